@@ -1,0 +1,13 @@
+package cli
+
+import "github.com/spf13/cobra"
+
+// subcommands lists the subcommands; each lives in its own file.
+func subcommands(g *Globals) []*cobra.Command {
+	return []*cobra.Command{
+		newSweepCommand(g),
+		newExecCommand(g),
+		newCreateCommand(g),
+		newEntrypointsCommand(g),
+	}
+}

@@ -1,0 +1,125 @@
+// Package cli holds sandscope's commands: the TUI (no subcommand) and the
+// subcommands for cron, CI and scripts. It parses flags and wires packages
+// together; the work itself lives in ui/, actions/, kube/ and model/.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/sandscope/sandscope/kube"
+)
+
+// Exit codes shared by every command unless the command documents its own.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1
+	ExitUsage    = 2
+	ExitInternal = 70
+)
+
+// ExitError ends the process with Code. When Silent, the command has already
+// printed everything (for example a JSON error object) and main prints nothing.
+type ExitError struct {
+	Code   int
+	Err    error
+	Silent bool
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Globals are the flags every command shares, and the streams it writes to.
+type Globals struct {
+	Kube          *genericclioptions.ConfigFlags
+	AllNamespaces bool
+	ReadOnly      bool
+	Demo          bool
+	Selector      string        // extra label selector for plain-Pod sandboxes
+	StuckAfter    time.Duration // a deleting Pod is stuck after grace + this
+
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Connect builds the clients for the current flags, or a one-line error.
+func (g *Globals) Connect(ctx context.Context) (*kube.Clients, error) {
+	return kube.Connect(ctx, g.Kube, kube.ConnectOptions{AllNamespaces: g.AllNamespaces})
+}
+
+// NewRootCommand builds the sandscope command tree.
+func NewRootCommand(g *Globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sandscope",
+		Short: "Inspect and act on Kubernetes sandbox fleets safely",
+		Long: "sandscope shows every sandbox of a fleet (OpenSandbox BatchSandbox, agent-sandbox Sandbox, labelled Pods)\n" +
+			"with its phase, notices and identity state, and runs identity-checked exec, fail-fast creates and sweeps.\n" +
+			"Without a subcommand it opens the terminal UI.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTUI(cmd.Context(), g)
+		},
+	}
+	root.SetIn(g.In)
+	root.SetOut(g.Out)
+	root.SetErr(g.Err)
+	pf := root.PersistentFlags()
+	g.Kube.AddFlags(pf)
+	pf.BoolVarP(&g.AllNamespaces, "all-namespaces", "A", false, "Look at sandboxes in every namespace")
+	pf.BoolVar(&g.ReadOnly, "readonly", false, "Refuse every mutating action (exec, create, delete)")
+	pf.BoolVar(&g.Demo, "demo", false, "Run on the embedded simulated fleet instead of a cluster")
+	pf.StringVar(&g.Selector, "selector", "", "Label selector for plain-Pod sandboxes (default: pods labelled opensandbox.io/id)")
+	pf.DurationVar(&g.StuckAfter, "stuck-after", 5*time.Minute, "A deleting Pod is stuck Terminating after its grace period plus this")
+	root.AddCommand(subcommands(g)...)
+	return root
+}
+
+// Main runs sandscope with args and returns the process exit code. Nothing
+// below it may panic into the user's terminal: a panic becomes one line.
+func Main(args []string, in io.Reader, out, errOut io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(errOut, "sandscope: internal error: %v\n", r)
+			code = ExitInternal
+		}
+	}()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g := &Globals{Kube: genericclioptions.NewConfigFlags(true), In: in, Out: out, Err: errOut}
+	root := NewRootCommand(g)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if !ee.Silent && ee.Err != nil {
+			fmt.Fprintf(errOut, "sandscope: %v\n", ee.Err)
+		}
+		return ee.Code
+	}
+	fmt.Fprintf(errOut, "sandscope: %v\n", err)
+	var ce *kube.ConnectError
+	if errors.As(err, &ce) {
+		return ExitFailure
+	}
+	return ExitUsage
+}

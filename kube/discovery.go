@@ -1,0 +1,89 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+)
+
+// Group names of the sandbox engines sandscope reads.
+const (
+	OpenSandboxGroup   = "sandbox.opensandbox.io"
+	OpenSandboxVersion = "v1alpha1"
+	AgentSandboxGroup  = "agents.x-k8s.io"
+)
+
+// Resources of the engines, at the versions sandscope reads them.
+var (
+	BatchSandboxGVR    = schema.GroupVersionResource{Group: OpenSandboxGroup, Version: OpenSandboxVersion, Resource: "batchsandboxes"}
+	PoolGVR            = schema.GroupVersionResource{Group: OpenSandboxGroup, Version: OpenSandboxVersion, Resource: "pools"}
+	SandboxSnapshotGVR = schema.GroupVersionResource{Group: OpenSandboxGroup, Version: OpenSandboxVersion, Resource: "sandboxsnapshots"}
+)
+
+// Sources says which sandbox sources a cluster serves. Pods are always there.
+type Sources struct {
+	BatchSandbox bool
+	Pool         bool
+	Snapshot     bool
+	// Agent is the agent-sandbox Sandbox resource at the server's preferred
+	// version (v1beta1 or v1alpha1); nil when the CRD is not installed.
+	Agent *schema.GroupVersionResource
+	// Notes are visible remarks, such as a missing CRD. Not errors.
+	Notes []string
+}
+
+// DiscoverSources asks discovery which engine CRDs the server serves. A
+// missing CRD becomes a note; only a failing server is an error.
+func DiscoverSources(ctx context.Context, disc discovery.DiscoveryInterface) (Sources, error) {
+	var s Sources
+	list, err := disc.ServerResourcesForGroupVersion(OpenSandboxGroup + "/" + OpenSandboxVersion)
+	switch {
+	case err == nil:
+		for _, r := range list.APIResources {
+			switch r.Name {
+			case BatchSandboxGVR.Resource:
+				s.BatchSandbox = true
+			case PoolGVR.Resource:
+				s.Pool = true
+			case SandboxSnapshotGVR.Resource:
+				s.Snapshot = true
+			}
+		}
+	case apierrors.IsNotFound(err):
+	default:
+		return s, fmt.Errorf("discovering %s/%s: %w", OpenSandboxGroup, OpenSandboxVersion, err)
+	}
+	if !s.BatchSandbox {
+		s.Notes = append(s.Notes, "OpenSandbox BatchSandbox CRD not installed")
+	}
+	groups, err := disc.ServerGroups()
+	if err != nil {
+		return s, fmt.Errorf("discovering API groups: %w", err)
+	}
+	s.Agent = agentResource(groups)
+	if s.Agent == nil {
+		s.Notes = append(s.Notes, "agent-sandbox Sandbox CRD not installed")
+	}
+	return s, nil
+}
+
+func agentResource(groups *metav1.APIGroupList) *schema.GroupVersionResource {
+	for _, g := range groups.Groups {
+		if g.Name != AgentSandboxGroup {
+			continue
+		}
+		version := g.PreferredVersion.Version
+		if version == "" && len(g.Versions) > 0 {
+			version = g.Versions[0].Version
+		}
+		if version == "" {
+			return nil
+		}
+		return &schema.GroupVersionResource{Group: AgentSandboxGroup, Version: version, Resource: "sandboxes"}
+	}
+	return nil
+}

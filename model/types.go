@@ -1,0 +1,163 @@
+// Package model is sandscope's pure domain: the sandboxes of a fleet, the
+// identity of the Pods behind them, the findings about them, and how rows are
+// filtered and sorted. It does no I/O: kube/ feeds it objects, actions/ and
+// ui/ read the snapshots it derives.
+package model
+
+import (
+	"time"
+)
+
+// Engine names the source a sandbox comes from.
+type Engine string
+
+const (
+	EngineBatchSandbox Engine = "bsbx"  // OpenSandbox BatchSandbox (sandbox.opensandbox.io)
+	EngineAgent        Engine = "agent" // kubernetes-sigs agent-sandbox Sandbox (agents.x-k8s.io)
+	EnginePod          Engine = "pod"   // a plain Pod labelled opensandbox.io/id (or a user selector)
+)
+
+// IdentityState answers, for one recorded address: "if a request were sent to
+// the address the engine records, which Pod would receive it?"
+type IdentityState string
+
+const (
+	// IdentityOK: the recorded IP is the linked Pod's current podIP, the Pod is
+	// Running and not deleting, and no other live Pod holds the IP.
+	IdentityOK IdentityState = "OK"
+	// IdentityIPTaken: another live Pod (different UID) holds the recorded IP.
+	IdentityIPTaken IdentityState = "IP_TAKEN"
+	// IdentityPodDead: the linked Pod is Failed/Succeeded (or its main
+	// container terminated) while the engine still records its address.
+	IdentityPodDead IdentityState = "POD_DEAD"
+	// IdentityPodGone: the linked Pod no longer exists; its address is still recorded.
+	IdentityPodGone IdentityState = "POD_GONE"
+	// IdentityUIDChanged: a Pod with the linked name exists but is not the Pod
+	// first bound (same-name re-creation seen while watching).
+	IdentityUIDChanged IdentityState = "UID_CHANGED"
+	// IdentityIPStale: the linked Pod lives but at another IP than recorded.
+	IdentityIPStale IdentityState = "IP_STALE"
+	// IdentityUnassigned: an empty slot (no address recorded yet).
+	IdentityUnassigned IdentityState = "UNASSIGNED"
+	// IdentityUnknown: informers not synced or connection lost. Never show a stale OK.
+	IdentityUnknown IdentityState = "UNKNOWN"
+)
+
+// EffectiveState is what is actually true of a sandbox, whatever its engine says.
+type EffectiveState string
+
+const (
+	StatePending     EffectiveState = "Pending"     // no Pod placed yet
+	StateStarting    EffectiveState = "Starting"    // Pod scheduled, containers not all running
+	StateRunning     EffectiveState = "Running"     // main container running, Pod not deleting
+	StateDead        EffectiveState = "Dead"        // Pod Failed/Succeeded or main container terminated
+	StateGone        EffectiveState = "Gone"        // the linked Pod no longer exists
+	StateTerminating EffectiveState = "Terminating" // the Pod (or the sandbox object) is being deleted
+	StateFailed      EffectiveState = "Failed"      // engine failure with no running Pod (image pull, crash loop, ...)
+	StateUnknown     EffectiveState = "Unknown"     // not synced / disconnected
+)
+
+// Severity of a notice or finding.
+type Severity string
+
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+// Rank orders severities: error > warning > info > anything else.
+func (s Severity) Rank() int {
+	switch s {
+	case SeverityError:
+		return 3
+	case SeverityWarning:
+		return 2
+	case SeverityInfo:
+		return 1
+	}
+	return 0
+}
+
+// EvidenceKind keeps what was seen apart from what was concluded.
+type EvidenceKind string
+
+const (
+	Observed EvidenceKind = "observed" // read from the API: a status field, an Event, a log line
+	Inferred EvidenceKind = "inferred" // computed from observed facts (a predicted time, a match)
+)
+
+// Evidence is one piece of support for a notice or finding.
+type Evidence struct {
+	Kind EvidenceKind `json:"kind"`
+	Text string       `json:"text"`
+	At   *time.Time   `json:"at,omitempty"`
+}
+
+// Notice codes. They are a contract shared by the TUI, the sweep (as finding
+// codes) and exec refusals: never rename one.
+const (
+	CodeIPTaken               = "IP_TAKEN"
+	CodePodDead               = "POD_DEAD"
+	CodePodGone               = "POD_GONE"
+	CodeUIDChanged            = "UID_CHANGED"
+	CodeIPStale               = "IP_STALE"
+	CodeStuckTerminating      = "STUCK_TERMINATING"
+	CodeEntrypointNotRun      = "ENTRYPOINT_NOT_RUN"
+	CodeImageConfigUnreadable = "IMAGE_CONFIG_UNREADABLE"
+	CodeNotExecReady          = "NOT_EXEC_READY"
+	CodeStateMismatch         = "STATE_MISMATCH"
+	CodeFailedSticky          = "FAILED_STICKY"
+	CodeExpiringSoon          = "EXPIRING_SOON"
+	CodeBadAnnotation         = "BAD_ANNOTATION"
+	CodeRestarted             = "RESTARTED"
+	CodeRestartOOM            = "RESTART_OOM"
+	CodeRestartLiveness       = "RESTART_LIVENESS"
+	CodeRestartEvicted        = "RESTART_EVICTED"
+	CodeRestartUnexplained    = "RESTART_UNEXPLAINED"
+	CodeContextUnreachable    = "CONTEXT_UNREACHABLE"
+)
+
+// Notice is a short coded message attached to a sandbox. The sweep turns each
+// into a Finding; the TUI shows them in the NOTICES column and the detail view.
+type Notice struct {
+	Code     string     `json:"code"`
+	Severity Severity   `json:"severity"`
+	Message  string     `json:"message"`
+	Pod      string     `json:"pod,omitempty"` // the Pod it is about, when there is one
+	Evidence []Evidence `json:"evidence,omitempty"`
+}
+
+// Finding is a notice placed in a context: what `sandscope sweep` reports.
+// The JSON field names are a contract.
+type Finding struct {
+	Code      string     `json:"code"`
+	Severity  Severity   `json:"severity"`
+	Context   string     `json:"context"`
+	Namespace string     `json:"namespace"`
+	Sandbox   string     `json:"sandbox"`
+	Pod       string     `json:"pod"`
+	Message   string     `json:"message"`
+	Evidence  []Evidence `json:"evidence"`
+}
+
+// Holder is a Pod that holds an IP address.
+type Holder struct {
+	Namespace string    `json:"namespace"`
+	Pod       string    `json:"pod"`
+	UID       string    `json:"uid"`
+	Sandbox   string    `json:"sandbox,omitempty"` // key of the sandbox the Pod belongs to, if any
+	Since     time.Time `json:"since"`             // first seen holding the IP
+}
+
+// IPHolding is one entry of an IP's history: a Pod held the IP from From
+// until To (nil while it still does).
+type IPHolding struct {
+	IP        string     `json:"ip"`
+	Namespace string     `json:"namespace"`
+	Pod       string     `json:"pod"`
+	UID       string     `json:"uid"`
+	Sandbox   string     `json:"sandbox,omitempty"`
+	From      time.Time  `json:"from"`
+	To        *time.Time `json:"to,omitempty"`
+}
