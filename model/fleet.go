@@ -1,13 +1,16 @@
 package model
 
-// CONTRACT STUB — the model helper replaces the bodies; the signatures are the
-// contract kube/, actions/ and ui/ build against.
-
 import (
+	"container/heap"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // FleetOptions configures derivation.
@@ -26,24 +29,1209 @@ type FleetOptions struct {
 // calls the Upsert/Delete methods from informer handlers; readers take
 // Snapshots. Safe for concurrent use. Work per event is proportional to the
 // sandboxes the event touches, never to the fleet.
-type Fleet struct{}
+//
+// Pods handed to UpsertPod should already be slim (SlimPod); the Fleet keeps
+// the pointer and never modifies it. Until SetStatus reports Synced, every
+// sandbox in a Snapshot reads identity UNKNOWN and state Unknown.
+type Fleet struct {
+	mu      sync.Mutex
+	opts    FleetOptions
+	version uint64
+	status  SourceStatus
+	changes chan struct{}
 
-func NewFleet(opts FleetOptions) *Fleet { return &Fleet{} }
+	pods     map[string]*podEntry // "ns/name"
+	byUID    map[types.UID]*podEntry
+	ipLive   map[string][]*podEntry // podIP → live Pods claiming it (normally one)
+	bsOwned  map[string][]string    // BatchSandbox key → Pod names it controls or that carry its name label
+	agOwned  map[string][]string    // agent Sandbox key → Pod names it controls
+	claims   map[string][]string    // "ns/pod" → keys of BatchSandboxes whose alloc-status lists it
+	selEq    map[string][]string    // "ns\x00k=v" → agent keys whose selector is that single equality
+	selOther map[string][]string    // ns → agent keys with any other selector
+	selKeys  map[string]bool        // label keys indexed in labelIdx (only grows)
+	labelIdx map[string][]string    // "ns\x00k=v" → Pod names, for keys in selKeys
+	podLinks map[string][]string    // "ns/pod" → sandbox keys whose slots name the Pod (existing or not)
+	ipWatch  map[string][]string    // recorded IP → sandbox keys recording it
 
-func (f *Fleet) UpsertPod(p *corev1.Pod)                   {}
-func (f *Fleet) DeletePod(p *corev1.Pod)                   {}
-func (f *Fleet) UpsertBatchSandbox(b *BatchSandbox)        {}
-func (f *Fleet) DeleteBatchSandbox(namespace, name string) {}
-func (f *Fleet) UpsertAgentSandbox(s *AgentSandbox)        {}
-func (f *Fleet) DeleteAgentSandbox(namespace, name string) {}
-func (f *Fleet) UpsertPool(p *Pool)                        {}
-func (f *Fleet) DeletePool(namespace, name string)         {}
-func (f *Fleet) SetImageConfig(cfg ImageConfig)            {}
-func (f *Fleet) SetStatus(st SourceStatus)                 {}
-func (f *Fleet) Tick()                                     {}
-func (f *Fleet) Changes() <-chan struct{}                  { return nil }
-func (f *Fleet) PendingImageChecks() []string              { return nil }
-func (f *Fleet) Snapshot() *Snapshot                       { return &Snapshot{} }
+	sandboxes map[string]*sbEntry
+	pools     map[string]*Pool
+
+	// The published lists. order/podOrder are sorted; sbSlice/podSlice hold
+	// their current values position by position, so an update writes one
+	// slot (copying the slice first if the last Snapshot shares it) and a
+	// Snapshot after updates only hands the slice out. Additions wait in
+	// pending* and removals are counted until the next Snapshot merges them.
+	order       []*sbEntry
+	sbSlice     []*Sandbox
+	sbShared    bool
+	pendingSbs  []*sbEntry // added since the last Snapshot, unsorted
+	podOrder    []*podEntry
+	podSlice    []*corev1.Pod
+	podShared   bool
+	pendingPods []*podEntry
+	poolList    []*Pool
+	poolsDirty  bool
+
+	timers       timerHeap
+	images       map[string]*ImageConfig
+	imageAsked   map[string]bool
+	imageWaiters map[string]map[string]struct{}
+	imagePending []string
+
+	history *ipHistory
+	snap    *Snapshot
+
+	removedSbs  []*sbEntry  // placed sandboxes removed since the last Snapshot
+	droppedPods []*podEntry // placed Pods deleted or unlinked since the last Snapshot
+
+	queue   []*sbEntry
+	passGen uint32
+	unknown bool
+}
+
+// podEntry is the Fleet's record of one Pod.
+type podEntry struct {
+	ns, name string
+	key      string
+	pod      *corev1.Pod
+	ip       string    // the live IP it is indexed under, "" when none
+	since    time.Time // when it was first seen holding ip
+	linked   bool      // some sandbox's slot names it (mirrors podLinks)
+	inOrder  bool      // in podOrder or pendingPods
+	pending  bool      // in pendingPods
+	removed  bool
+}
+
+// sbEntry is the Fleet's record of one sandbox: its source object and what
+// was derived from it last.
+type sbEntry struct {
+	key      string
+	engine   Engine
+	ns, name string
+	bs       *BatchSandbox
+	ag       *AgentSandbox
+	*agentLink
+	plainIP  string // plain Pod: first IP seen for the bound UID
+	bound    []boundUID
+	sb       *Sandbox
+	links    []string // pod keys its slots name
+	ips      []string // recorded IPs it watches
+	due      time.Time
+	masked   *Sandbox
+	maskedOf *Sandbox
+	inOrder  bool // in order or pendingSbs
+	pending  bool // in pendingSbs
+	removed  bool
+	queued   bool
+	passes   uint8  // derivations in the current event
+	passGen  uint32 // event the passes count belongs to
+}
+
+// agentLink is what an agent Sandbox entry needs beyond the common fields.
+type agentLink struct {
+	sel      labels.Selector // parsed status.selector (nil = none)
+	selStr   string
+	selErr   string
+	selIndex string // the selEq key it is registered under, or "\x00other"
+	lastPod  string // the Pod linked last (kept to say POD_GONE)
+}
+
+type boundUID struct {
+	pod string
+	uid types.UID
+}
+
+func (e *sbEntry) boundFor(pod string) types.UID {
+	for _, b := range e.bound {
+		if b.pod == pod {
+			return b.uid
+		}
+	}
+	return ""
+}
+
+// NewFleet returns an empty Fleet.
+func NewFleet(opts FleetOptions) *Fleet {
+	if opts.StuckAfter <= 0 {
+		opts.StuckAfter = 5 * time.Minute
+	}
+	if opts.ExpiringWithin <= 0 {
+		opts.ExpiringWithin = 10 * time.Minute
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.PodSelector == nil {
+		req, err := labels.NewRequirement(LabelSandboxID, "exists", nil)
+		if err == nil {
+			opts.PodSelector = labels.NewSelector().Add(*req)
+		} else {
+			opts.PodSelector = labels.Nothing()
+		}
+	}
+	return &Fleet{
+		opts:         opts,
+		changes:      make(chan struct{}, 1),
+		pods:         make(map[string]*podEntry),
+		byUID:        make(map[types.UID]*podEntry),
+		ipLive:       make(map[string][]*podEntry),
+		bsOwned:      make(map[string][]string),
+		agOwned:      make(map[string][]string),
+		claims:       make(map[string][]string),
+		selEq:        make(map[string][]string),
+		selOther:     make(map[string][]string),
+		selKeys:      make(map[string]bool),
+		labelIdx:     make(map[string][]string),
+		podLinks:     make(map[string][]string),
+		ipWatch:      make(map[string][]string),
+		sandboxes:    make(map[string]*sbEntry),
+		pools:        make(map[string]*Pool),
+		images:       make(map[string]*ImageConfig),
+		imageAsked:   make(map[string]bool),
+		imageWaiters: make(map[string]map[string]struct{}),
+		history:      newIPHistory(),
+		unknown:      true,
+	}
+}
+
+func nn(ns, name string) string { return ns + "/" + name }
+
+// internSandboxKey returns the key of a sandbox, reusing the stored string
+// when the sandbox is known (index keys then share one allocation).
+func (f *Fleet) internSandboxKey(e Engine, ns, name string) string {
+	k := sandboxKey(e, ns, name)
+	if sb := f.sandboxes[k]; sb != nil {
+		return sb.key
+	}
+	return k
+}
+
+// internPodKey returns "ns/name", reusing the Pod entry's string when the Pod is known.
+func (f *Fleet) internPodKey(ns, name string) string {
+	k := nn(ns, name)
+	if pe := f.pods[k]; pe != nil {
+		return pe.key
+	}
+	return k
+}
+
+func sandboxKey(e Engine, ns, name string) string { return string(e) + "/" + ns + "/" + name }
+
+// ---- Pods ----
+
+// UpsertPod records an added or updated Pod and re-derives the sandboxes it touches.
+func (f *Fleet) UpsertPod(p *corev1.Pod) {
+	if p == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.version++
+	now := f.opts.Now()
+	key := nn(p.Namespace, p.Name)
+	pe := f.pods[key]
+	var old *corev1.Pod
+	if pe == nil {
+		pe = &podEntry{ns: p.Namespace, name: p.Name, key: key}
+		f.pods[key] = pe
+	} else {
+		old = pe.pod
+		if old.UID != p.UID {
+			delete(f.byUID, old.UID)
+		}
+	}
+	pe.pod = p
+	f.byUID[p.UID] = pe
+	if pe.inOrder && !pe.pending {
+		if i, ok := f.podIndex(pe); ok {
+			if f.podShared {
+				f.podSlice, f.podShared = slices.Clone(f.podSlice), false
+			}
+			f.podSlice[i] = p
+		}
+	}
+	f.reindexPodClaims(pe, old, p)
+
+	// The live-IP index and the IP history.
+	oldIP := pe.ip
+	newIP := ""
+	if podLive(p) {
+		newIP = p.Status.PodIP
+	}
+	if oldIP != newIP || (old != nil && old.UID != p.UID) {
+		if oldIP != "" {
+			f.dropLive(pe, oldIP)
+			f.history.close(oldIP, string(uidOf(old)), now, f.version)
+		}
+		if newIP != "" {
+			pe.since = now
+			if old == nil && f.unknown && p.Status.StartTime != nil && p.Status.StartTime.Time.Before(now) {
+				// Seen in the initial list already holding its IP: it has held it
+				// since about its start, not since sandscope started.
+				pe.since = p.Status.StartTime.Time
+			}
+			f.ipLive[newIP] = append(f.ipLive[newIP], pe)
+			f.history.open(newIP, p.Namespace, p.Name, string(p.UID), "", pe.since, f.version)
+		}
+		pe.ip = newIP
+	}
+
+	f.enqueueAll(f.podLinks[key])
+	f.enqueueAll(f.ipWatch[oldIP])
+	f.enqueueAll(f.ipWatch[newIP])
+	f.enqueueCandidates(pe, old)
+	f.enqueueCandidates(pe, p)
+	f.ensurePlain(pe.ns, pe.name)
+	f.process(now)
+	pe.linked = len(f.podLinks[key]) > 0
+	if !pe.inOrder && pe.linked {
+		pe.inOrder, pe.pending = true, true
+		f.pendingPods = append(f.pendingPods, pe)
+	}
+	if pe.ip != "" {
+		f.history.setSandbox(pe.ip, string(p.UID), f.podSandboxKey(pe))
+	}
+	f.notify()
+}
+
+func uidOf(p *corev1.Pod) types.UID {
+	if p == nil {
+		return ""
+	}
+	return p.UID
+}
+
+// DeletePod records a Pod's deletion. A Pod whose UID differs from the one
+// stored under its name (a late tombstone of an older incarnation) is ignored.
+func (f *Fleet) DeletePod(p *corev1.Pod) {
+	if p == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := nn(p.Namespace, p.Name)
+	pe := f.pods[key]
+	if pe == nil && p.UID != "" {
+		pe = f.byUID[p.UID]
+	}
+	if pe == nil || (p.UID != "" && pe.pod.UID != p.UID) {
+		return
+	}
+	f.version++
+	now := f.opts.Now()
+	delete(f.pods, pe.key)
+	delete(f.byUID, pe.pod.UID)
+	f.reindexPodClaims(pe, pe.pod, nil)
+	if pe.ip != "" {
+		f.dropLive(pe, pe.ip)
+		f.history.close(pe.ip, string(pe.pod.UID), now, f.version)
+		f.enqueueAll(f.ipWatch[pe.ip])
+	}
+	pe.removed = true
+	f.dropPod(pe)
+	f.enqueueAll(f.podLinks[pe.key])
+	f.enqueueCandidates(pe, pe.pod)
+	f.ensurePlain(pe.ns, pe.name)
+	f.process(now)
+	f.notify()
+}
+
+func (f *Fleet) dropLive(pe *podEntry, ip string) {
+	list := f.ipLive[ip]
+	for i, x := range list {
+		if x == pe {
+			list = slices.Delete(list, i, i+1)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(f.ipLive, ip)
+	} else {
+		f.ipLive[ip] = list
+	}
+}
+
+// podOwners lists the BatchSandbox and agent Sandbox names a Pod declares
+// itself part of (controller owner references and the BatchSandbox name label).
+func podOwners(p *corev1.Pod) (bsbx []string, agents []string) {
+	if p == nil {
+		return nil, nil
+	}
+	for _, r := range p.OwnerReferences {
+		switch {
+		case r.Kind == "BatchSandbox":
+			bsbx = append(bsbx, r.Name)
+		case r.Kind == "Sandbox" && strings.HasPrefix(r.APIVersion, "agents.x-k8s.io/"):
+			agents = append(agents, r.Name)
+		}
+	}
+	if v, ok := p.Labels[LabelBatchSandboxName]; ok && v != "" && !slices.Contains(bsbx, v) {
+		bsbx = append(bsbx, v)
+	}
+	return bsbx, agents
+}
+
+// reindexPodClaims moves a Pod in the owner and label indexes from old to new (nil = absent).
+func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *corev1.Pod) {
+	ob, oa := podOwners(old)
+	nb, na := podOwners(new)
+	for _, o := range ob {
+		if !slices.Contains(nb, o) || new == nil {
+			removeFrom(f.bsOwned, sandboxKey(EngineBatchSandbox, pe.ns, o), pe.name)
+		}
+	}
+	for _, o := range nb {
+		addTo(f.bsOwned, f.internSandboxKey(EngineBatchSandbox, pe.ns, o), pe.name)
+	}
+	for _, o := range oa {
+		if !slices.Contains(na, o) || new == nil {
+			removeFrom(f.agOwned, sandboxKey(EngineAgent, pe.ns, o), pe.name)
+		}
+	}
+	for _, o := range na {
+		addTo(f.agOwned, f.internSandboxKey(EngineAgent, pe.ns, o), pe.name)
+	}
+	if len(f.selKeys) == 0 {
+		return
+	}
+	var oldL, newL map[string]string
+	if old != nil {
+		oldL = old.Labels
+	}
+	if new != nil {
+		newL = new.Labels
+	}
+	for k := range f.selKeys {
+		ov, oh := oldL[k]
+		nv, nh := newL[k]
+		if oh && (!nh || ov != nv) {
+			removeFrom(f.labelIdx, pe.ns+"\x00"+k+"="+ov, pe.name)
+		}
+		if nh {
+			addTo(f.labelIdx, pe.ns+"\x00"+k+"="+nv, pe.name)
+		}
+	}
+}
+
+func addTo(m map[string][]string, k, v string) {
+	list := m[k]
+	if slices.Contains(list, v) {
+		return
+	}
+	m[k] = append(list, v)
+}
+
+func removeFrom(m map[string][]string, k, v string) {
+	list := m[k]
+	i := slices.Index(list, v)
+	if i < 0 {
+		return
+	}
+	if len(list) == 1 {
+		delete(m, k)
+		return
+	}
+	m[k] = slices.Delete(slices.Clone(list), i, i+1)
+}
+
+// enqueueCandidates queues every sandbox that may link p by ownership,
+// allocation, selector or as a plain Pod.
+func (f *Fleet) enqueueCandidates(pe *podEntry, p *corev1.Pod) {
+	if p == nil {
+		return
+	}
+	bs, ag := podOwners(p)
+	for _, b := range bs {
+		f.enqueue(sandboxKey(EngineBatchSandbox, pe.ns, b))
+	}
+	for _, a := range ag {
+		f.enqueue(sandboxKey(EngineAgent, pe.ns, a))
+	}
+	f.enqueueAll(f.claims[pe.key])
+	f.enqueueAll(f.agentsMatching(pe.ns, p.Labels))
+	f.enqueue(sandboxKey(EnginePod, pe.ns, pe.name))
+}
+
+// agentsMatching returns the keys of agent Sandboxes whose selector matches the labels.
+func (f *Fleet) agentsMatching(ns string, l map[string]string) []string {
+	var out []string
+	for k, v := range l {
+		if keys, ok := f.selEq[ns+"\x00"+k+"="+v]; ok {
+			out = append(out, keys...)
+		}
+	}
+	for _, key := range f.selOther[ns] {
+		if e := f.sandboxes[key]; e != nil && e.sel != nil && e.sel.Matches(labels.Set(l)) {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// claimed reports whether a Pod belongs to an engine (so it is not a plain-Pod sandbox).
+func (f *Fleet) claimed(pe *podEntry) bool {
+	p := pe.pod
+	for _, r := range p.OwnerReferences {
+		if r.Kind == "BatchSandbox" || r.Kind == "Pool" || (r.Kind == "Sandbox" && strings.HasPrefix(r.APIVersion, "agents.x-k8s.io/")) {
+			return true
+		}
+	}
+	if _, ok := p.Labels[LabelBatchSandboxName]; ok {
+		return true
+	}
+	if len(f.claims[pe.key]) > 0 {
+		return true
+	}
+	return len(f.agentsMatching(pe.ns, p.Labels)) > 0
+}
+
+// ensurePlain creates or removes the plain-Pod sandbox of ns/name.
+func (f *Fleet) ensurePlain(ns, name string) {
+	key := sandboxKey(EnginePod, ns, name)
+	pe := f.pods[nn(ns, name)]
+	should := pe != nil && f.opts.PodSelector.Matches(labels.Set(pe.pod.Labels)) && !f.claimed(pe)
+	e := f.sandboxes[key]
+	switch {
+	case should && e == nil:
+		e = &sbEntry{key: key, engine: EnginePod, ns: ns, name: name}
+		f.addSandbox(e)
+	case !should && e != nil:
+		f.removeSandbox(e)
+	}
+}
+
+// podSandboxKey names the sandbox a Pod belongs to: its controlling
+// BatchSandbox, else the newest BatchSandbox that allocated it, else its
+// agent Sandbox, else its own plain-Pod sandbox; "" when none is known.
+func (f *Fleet) podSandboxKey(pe *podEntry) string {
+	bs, ag := podOwners(pe.pod)
+	for _, b := range bs {
+		if k := sandboxKey(EngineBatchSandbox, pe.ns, b); f.sandboxes[k] != nil {
+			return k
+		}
+	}
+	if k := f.primaryClaim(pe.key); k != "" {
+		return k
+	}
+	for _, a := range ag {
+		if k := sandboxKey(EngineAgent, pe.ns, a); f.sandboxes[k] != nil {
+			return k
+		}
+	}
+	if ks := f.agentsMatching(pe.ns, pe.pod.Labels); len(ks) > 0 {
+		slices.Sort(ks)
+		return ks[0]
+	}
+	if k := sandboxKey(EnginePod, pe.ns, pe.name); f.sandboxes[k] != nil {
+		return k
+	}
+	return ""
+}
+
+// primaryClaim picks, among the BatchSandboxes whose alloc-status lists a
+// pooled Pod, the one created last (it is the one the pool handed it to).
+func (f *Fleet) primaryClaim(podKey string) string {
+	best := ""
+	var bestT time.Time
+	for _, k := range f.claims[podKey] {
+		e := f.sandboxes[k]
+		if e == nil || e.bs == nil {
+			continue
+		}
+		t := e.bs.CreationTimestamp.Time
+		if best == "" || t.After(bestT) || (t.Equal(bestT) && k > best) {
+			best, bestT = k, t
+		}
+	}
+	return best
+}
+
+// holders lists the live Pods holding ip, with the sandbox each belongs to.
+func (f *Fleet) holders(ip string) []Holder {
+	list := f.ipLive[ip]
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]Holder, len(list))
+	for i, pe := range list {
+		out[i] = Holder{Namespace: pe.ns, Pod: pe.name, UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: pe.since}
+	}
+	return out
+}
+
+// ---- engine objects ----
+
+// UpsertBatchSandbox records an added or updated BatchSandbox.
+func (f *Fleet) UpsertBatchSandbox(b *BatchSandbox) {
+	if b == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.version++
+	key := sandboxKey(EngineBatchSandbox, b.Namespace, b.Name)
+	e := f.sandboxes[key]
+	var oldAlloc []string
+	if e == nil {
+		e = &sbEntry{key: key, engine: EngineBatchSandbox, ns: b.Namespace, name: b.Name}
+		f.addSandbox(e)
+	} else {
+		oldAlloc = e.bs.AllocatedPods
+		if e.bs.UID != b.UID && b.UID != "" {
+			e.bound = nil // a new object under the same name: bind afresh
+		}
+	}
+	e.bs = b
+	f.reclaim(e, oldAlloc, b.AllocatedPods)
+	f.enqueue(key)
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// reclaim moves a BatchSandbox's allocation claims from old to new Pod names
+// and re-derives everything those Pods touch.
+func (f *Fleet) reclaim(e *sbEntry, old, new []string) {
+	for _, p := range old {
+		if !slices.Contains(new, p) {
+			removeFrom(f.claims, nn(e.ns, p), e.key)
+		}
+	}
+	for _, p := range new {
+		addTo(f.claims, nn(e.ns, p), e.key)
+	}
+	for _, list := range [][]string{old, new} {
+		for _, p := range list {
+			f.touchPod(e.ns, p)
+		}
+	}
+}
+
+// touchPod re-derives what depends on who a Pod belongs to.
+func (f *Fleet) touchPod(ns, name string) {
+	k := nn(ns, name)
+	f.enqueueAll(f.podLinks[k])
+	f.enqueueAll(f.claims[k])
+	if pe := f.pods[k]; pe != nil && pe.ip != "" {
+		f.enqueueAll(f.ipWatch[pe.ip])
+	}
+	f.ensurePlain(ns, name)
+}
+
+// DeleteBatchSandbox records a BatchSandbox's deletion.
+func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.sandboxes[sandboxKey(EngineBatchSandbox, namespace, name)]
+	if e == nil {
+		return
+	}
+	f.version++
+	alloc := e.bs.AllocatedPods
+	f.removeSandbox(e)
+	f.reclaim(e, alloc, nil)
+	for _, p := range f.bsOwned[sandboxKey(EngineBatchSandbox, namespace, name)] {
+		f.touchPod(namespace, p)
+	}
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// UpsertAgentSandbox records an added or updated agent-sandbox Sandbox.
+func (f *Fleet) UpsertAgentSandbox(s *AgentSandbox) {
+	if s == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.version++
+	key := sandboxKey(EngineAgent, s.Namespace, s.Name)
+	e := f.sandboxes[key]
+	if e == nil {
+		e = &sbEntry{key: key, engine: EngineAgent, ns: s.Namespace, name: s.Name, agentLink: &agentLink{}}
+		f.addSandbox(e)
+	} else if e.ag.UID != s.UID && s.UID != "" {
+		e.bound = nil
+	}
+	before := f.agentCandidates(e)
+	e.ag = s
+	if s.Selector != e.selStr || e.sel == nil && e.selErr == "" && s.Selector != "" {
+		f.unregisterSelector(e)
+		e.selStr, e.sel, e.selErr = s.Selector, nil, ""
+		if s.Selector != "" {
+			sel, err := labels.Parse(s.Selector)
+			if err != nil {
+				e.selErr = err.Error()
+			} else {
+				e.sel = sel
+				f.registerSelector(e)
+			}
+		}
+	}
+	for _, p := range append(before, f.agentCandidates(e)...) {
+		f.touchPod(e.ns, p)
+	}
+	f.enqueue(key)
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// DeleteAgentSandbox records an agent Sandbox's deletion.
+func (f *Fleet) DeleteAgentSandbox(namespace, name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.sandboxes[sandboxKey(EngineAgent, namespace, name)]
+	if e == nil {
+		return
+	}
+	f.version++
+	before := f.agentCandidates(e)
+	f.removeSandbox(e)
+	for _, p := range before {
+		f.touchPod(namespace, p)
+	}
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// registerSelector indexes an agent's selector: a single equality (the
+// agent-sandbox controller's form) goes to selEq and the label index; any
+// other selector is matched by scanning the namespace's agents per Pod event.
+func (f *Fleet) registerSelector(e *sbEntry) {
+	reqs, _ := e.sel.Requirements()
+	if len(reqs) == 1 {
+		r := reqs[0]
+		vals := r.Values().List()
+		if (r.Operator() == "=" || r.Operator() == "==" || r.Operator() == "in") && len(vals) == 1 {
+			k := r.Key()
+			if !f.selKeys[k] {
+				// First selector on this label key: index the existing Pods once.
+				f.selKeys[k] = true
+				for _, pe := range f.pods {
+					if v, ok := pe.pod.Labels[k]; ok {
+						addTo(f.labelIdx, pe.ns+"\x00"+k+"="+v, pe.name)
+					}
+				}
+			}
+			e.selIndex = e.ns + "\x00" + k + "=" + vals[0]
+			addTo(f.selEq, e.selIndex, e.key)
+			return
+		}
+	}
+	e.selIndex = "\x00other"
+	addTo(f.selOther, e.ns, e.key)
+}
+
+func (f *Fleet) unregisterSelector(e *sbEntry) {
+	switch e.selIndex {
+	case "":
+	case "\x00other":
+		removeFrom(f.selOther, e.ns, e.key)
+	default:
+		removeFrom(f.selEq, e.selIndex, e.key)
+	}
+	e.selIndex = ""
+}
+
+// agentCandidates lists the Pod names that may back an agent Sandbox.
+func (f *Fleet) agentCandidates(e *sbEntry) []string {
+	if e.ag == nil {
+		return nil
+	}
+	out := slices.Clone(f.agOwned[e.key])
+	switch {
+	case e.sel != nil && e.selIndex != "\x00other" && e.selIndex != "":
+		out = append(out, f.labelIdx[e.selIndex]...)
+	case e.sel != nil:
+		prefix := e.ns + "/"
+		for k, pe := range f.pods {
+			if strings.HasPrefix(k, prefix) && e.sel.Matches(labels.Set(pe.pod.Labels)) {
+				out = append(out, pe.name)
+			}
+		}
+	}
+	if !slices.Contains(out, e.name) {
+		out = append(out, e.name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// UpsertPool records an added or updated Pool.
+func (f *Fleet) UpsertPool(p *Pool) {
+	if p == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.version++
+	f.pools[nn(p.Namespace, p.Name)] = p
+	f.poolsDirty = true
+	f.notify()
+}
+
+// DeletePool records a Pool's deletion.
+func (f *Fleet) DeletePool(namespace, name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.pools[nn(namespace, name)]; !ok {
+		return
+	}
+	f.version++
+	delete(f.pools, nn(namespace, name))
+	f.poolsDirty = true
+	f.notify()
+}
+
+// ---- images ----
+
+// SetImageConfig stores what a registry said about an image (keyed by
+// cfg.Ref, the string PendingImageChecks returned) and re-derives the
+// sandboxes waiting for it.
+func (f *Fleet) SetImageConfig(cfg ImageConfig) {
+	if cfg.Ref == "" {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.version++
+	c := cfg
+	f.images[cfg.Ref] = &c
+	f.imageAsked[cfg.Ref] = true
+	for k := range f.imageWaiters[cfg.Ref] {
+		if f.sandboxes[k] == nil {
+			delete(f.imageWaiters[cfg.Ref], k) // the sandbox is gone
+			continue
+		}
+		f.enqueue(k)
+	}
+	if cfg.Err == "" {
+		// A failed read stays watched: kube/ retries it, and the sandboxes
+		// showing "image config unreadable" must hear the later answer.
+		delete(f.imageWaiters, cfg.Ref)
+	}
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// PendingImageChecks returns the image references (digest references when
+// the runtime reported one) of keep-alive main containers whose config is not
+// known yet. Each is returned once until SetImageConfig answers it.
+func (f *Fleet) PendingImageChecks() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, k := range f.imagePending {
+		if f.images[k] == nil && !f.imageAsked[k] {
+			f.imageAsked[k] = true
+			out = append(out, k)
+		}
+	}
+	f.imagePending = f.imagePending[:0]
+	return out
+}
+
+// needImage returns the config of image ref, and notes that sandbox key
+// waits for it while it is unknown or its read failed.
+func (f *Fleet) needImage(ref, key string) *ImageConfig {
+	cfg := f.images[ref]
+	if cfg != nil && cfg.Err == "" {
+		return cfg
+	}
+	w := f.imageWaiters[ref]
+	if w == nil {
+		w = make(map[string]struct{})
+		f.imageWaiters[ref] = w
+		if !f.imageAsked[ref] {
+			f.imagePending = append(f.imagePending, ref)
+		}
+	}
+	w[key] = struct{}{}
+	return cfg
+}
+
+// ---- status, time, notifications ----
+
+// SetStatus stores where the data comes from and how fresh it is. While not
+// Synced, or disconnected, every Snapshot reads identity UNKNOWN and state Unknown.
+func (f *Fleet) SetStatus(st SourceStatus) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.version++
+	f.status = st
+	unknown := !st.Synced || st.DisconnectedSince != nil
+	if f.unknown && !unknown {
+		for _, e := range f.sandboxes {
+			e.masked, e.maskedOf = nil, nil
+		}
+	}
+	f.unknown = unknown
+	f.notify()
+}
+
+// Tick re-derives the sandboxes whose notices depend on the clock (a Pod
+// becoming stuck Terminating, an expiry coming close), and only those: they
+// wait in a heap ordered by the time they change. Call it every few seconds.
+func (f *Fleet) Tick() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.opts.Now()
+	changed := false
+	for len(f.timers) > 0 && !f.timers[0].due.After(now) {
+		t := heap.Pop(&f.timers).(timer)
+		if e := f.sandboxes[t.key]; e != nil && e.due.Equal(t.due) {
+			e.due = time.Time{}
+			if !changed {
+				f.version++
+				changed = true
+			}
+			f.enqueue(t.key)
+		}
+	}
+	if changed {
+		f.process(now)
+		f.notify()
+	}
+	f.history.prune(now)
+}
+
+// Changes delivers a coalesced notification after the fleet changed: take a
+// Snapshot when it fires. It never blocks the writers.
+func (f *Fleet) Changes() <-chan struct{} { return f.changes }
+
+func (f *Fleet) notify() {
+	select {
+	case f.changes <- struct{}{}:
+	default:
+	}
+}
+
+type timer struct {
+	due time.Time
+	key string
+}
+
+type timerHeap []timer
+
+func (h timerHeap) Len() int           { return len(h) }
+func (h timerHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *timerHeap) Push(x any)        { *h = append(*h, x.(timer)) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// ---- sandbox bookkeeping ----
+
+func (f *Fleet) addSandbox(e *sbEntry) {
+	f.sandboxes[e.key] = e
+	f.enqueue(e.key)
+}
+
+// publish places a freshly derived sandbox in the published list.
+func (f *Fleet) publish(e *sbEntry) {
+	switch {
+	case !e.inOrder:
+		e.inOrder, e.pending = true, true
+		f.pendingSbs = append(f.pendingSbs, e)
+	case e.pending:
+	default:
+		if i, ok := f.sbIndex(e); ok {
+			if f.sbShared {
+				f.sbSlice, f.sbShared = slices.Clone(f.sbSlice), false
+			}
+			f.sbSlice[i] = e.sb
+		}
+	}
+}
+
+// sbIndex finds a placed sandbox in order by binary search.
+func (f *Fleet) sbIndex(e *sbEntry) (int, bool) {
+	i, found := slices.BinarySearchFunc(f.order, e.key, func(x *sbEntry, k string) int { return strings.Compare(x.key, k) })
+	return i, found && f.order[i] == e
+}
+
+// podIndex finds a placed Pod in podOrder by binary search.
+func (f *Fleet) podIndex(pe *podEntry) (int, bool) {
+	i, found := slices.BinarySearchFunc(f.podOrder, pe, comparePodEntries)
+	return i, found && f.podOrder[i] == pe
+}
+
+// dropPod notes that a placed Pod may have to leave the published list.
+func (f *Fleet) dropPod(pe *podEntry) {
+	if pe.inOrder && !pe.pending {
+		f.droppedPods = append(f.droppedPods, pe)
+	}
+}
+
+// removeSandbox drops a sandbox and its links; the Pods it linked are re-examined.
+func (f *Fleet) removeSandbox(e *sbEntry) {
+	delete(f.sandboxes, e.key)
+	e.removed = true
+	if e.inOrder && !e.pending {
+		f.removedSbs = append(f.removedSbs, e)
+	}
+	if e.engine == EngineAgent {
+		f.unregisterSelector(e)
+	}
+	for _, pk := range e.links {
+		f.unlinkPod(pk, e.key)
+		if pe := f.pods[pk]; pe != nil {
+			f.enqueueAll(f.ipWatch[pe.ip])
+		}
+	}
+	for _, ip := range e.ips {
+		removeFrom(f.ipWatch, ip, e.key)
+	}
+	e.links, e.ips = nil, nil
+}
+
+func (f *Fleet) unlinkPod(podKey, sbKey string) {
+	removeFrom(f.podLinks, podKey, sbKey)
+	if len(f.podLinks[podKey]) == 0 {
+		if pe := f.pods[podKey]; pe != nil {
+			pe.linked = false
+			f.dropPod(pe)
+		}
+	}
+}
+
+func (f *Fleet) linkPod(podKey, sbKey string) {
+	addTo(f.podLinks, podKey, sbKey)
+	if pe := f.pods[podKey]; pe != nil {
+		pe.linked = true
+		if !pe.inOrder {
+			pe.inOrder, pe.pending = true, true
+			f.pendingPods = append(f.pendingPods, pe)
+		}
+	}
+}
+
+func (f *Fleet) enqueue(key string) {
+	if e := f.sandboxes[key]; e != nil && !e.queued {
+		e.queued = true
+		f.queue = append(f.queue, e)
+	}
+}
+
+func (f *Fleet) enqueueAll(keys []string) {
+	for _, k := range keys {
+		f.enqueue(k)
+	}
+}
+
+// process re-derives the queued sandboxes. A sandbox is derived at most
+// twice per event: links depend only on sources and Pods, so a second pass
+// only refreshes the names of holders.
+func (f *Fleet) process(now time.Time) {
+	f.passGen++
+	for i := 0; i < len(f.queue); i++ {
+		e := f.queue[i]
+		f.queue[i] = nil
+		e.queued = false
+		if e.removed {
+			continue
+		}
+		if e.passGen != f.passGen {
+			e.passGen, e.passes = f.passGen, 0
+		}
+		if e.passes >= 2 {
+			continue
+		}
+		e.passes++
+		f.derive(e, now)
+	}
+	if cap(f.queue) > 1024 {
+		f.queue = nil // do not keep a burst's worth of queue around
+	} else {
+		f.queue = f.queue[:0]
+	}
+}
+
+// ---- snapshots ----
+
+// Snapshot returns a consistent, immutable view. It is cached until the next
+// change; after a change it costs one pass over the sorted sandbox list (new
+// sandboxes are sorted among themselves and merged in, never a full sort).
+func (f *Fleet) Snapshot() *Snapshot {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.snap != nil && f.snap.Version == f.version {
+		return f.snap
+	}
+	f.mergeOrders()
+	sbs := f.sbSlice
+	if f.unknown {
+		sbs = make([]*Sandbox, len(f.order))
+		for i, e := range f.order {
+			sbs[i] = e.maskedSandbox()
+		}
+	} else {
+		f.sbShared = true
+	}
+	pods := f.podSlice
+	f.podShared = true
+	if f.poolsDirty || f.poolList == nil {
+		f.poolList = make([]*Pool, 0, len(f.pools))
+		for _, p := range f.pools {
+			f.poolList = append(f.poolList, p)
+		}
+		sort.Slice(f.poolList, func(i, j int) bool {
+			a, b := f.poolList[i], f.poolList[j]
+			if a.Namespace != b.Namespace {
+				return a.Namespace < b.Namespace
+			}
+			return a.Name < b.Name
+		})
+		f.poolsDirty = false
+	}
+	f.snap = &Snapshot{Version: f.version, Status: f.status, Sandboxes: sbs, Pods: pods, Pools: f.poolList, history: f.history}
+	return f.snap
+}
+
+// mergeOrders folds added entries into the sorted lists and drops removed
+// ones. Runs only when sandboxes or Pods were added or removed since the
+// last Snapshot, never for plain updates. Cost: O(k log n) comparisons to
+// place the k changes, then block copies of the unchanged runs; no full sort
+// and no walk over every entry.
+func (f *Fleet) mergeOrders() {
+	if len(f.pendingSbs) > 0 || len(f.removedSbs) > 0 {
+		var drop []int
+		for _, e := range f.removedSbs {
+			if i, ok := f.sbIndex(e); ok {
+				drop = append(drop, i)
+			}
+			e.inOrder = false
+		}
+		adds := f.pendingSbs[:0:0]
+		for _, e := range f.pendingSbs {
+			e.pending = false
+			if e.removed || e.sb == nil {
+				e.inOrder = false
+				continue
+			}
+			adds = append(adds, e)
+		}
+		slices.SortFunc(adds, func(a, b *sbEntry) int { return strings.Compare(a.key, b.key) })
+		ins := make([]int, len(adds))
+		addVals := make([]*Sandbox, len(adds))
+		for j, e := range adds {
+			ins[j], _ = slices.BinarySearchFunc(f.order, e.key, func(x *sbEntry, k string) int { return strings.Compare(x.key, k) })
+			addVals[j] = e.sb
+		}
+		f.order, f.sbSlice = splice(f.order, f.sbSlice, drop, ins, adds, addVals)
+		f.sbShared = false
+		clear(f.pendingSbs)
+		f.pendingSbs = f.pendingSbs[:0]
+		clear(f.removedSbs)
+		f.removedSbs = f.removedSbs[:0]
+	}
+	if len(f.pendingPods) == 0 && len(f.droppedPods) == 0 {
+		return
+	}
+	var drop []int
+	for _, pe := range f.droppedPods {
+		if !pe.removed && pe.linked {
+			continue // linked again since
+		}
+		if i, ok := f.podIndex(pe); ok {
+			drop = append(drop, i)
+			pe.inOrder = false
+		}
+	}
+	adds := f.pendingPods[:0:0]
+	for _, pe := range f.pendingPods {
+		pe.pending = false
+		if pe.removed || !pe.linked {
+			pe.inOrder = false
+			continue
+		}
+		adds = append(adds, pe)
+	}
+	slices.SortFunc(adds, comparePodEntries)
+	ins := make([]int, len(adds))
+	addVals := make([]*corev1.Pod, len(adds))
+	for j, pe := range adds {
+		ins[j], _ = slices.BinarySearchFunc(f.podOrder, pe, comparePodEntries)
+		addVals[j] = pe.pod
+	}
+	f.podOrder, f.podSlice = splice(f.podOrder, f.podSlice, drop, ins, adds, addVals)
+	f.podShared = false
+	clear(f.pendingPods)
+	f.pendingPods = f.pendingPods[:0]
+	clear(f.droppedPods)
+	f.droppedPods = f.droppedPods[:0]
+}
+
+// splice returns new copies of the parallel sorted slices order/vals without
+// the elements at the drop indices and with adds[j] inserted before old index
+// ins[j] (ins ascending, as from a binary search). Unchanged runs move as blocks.
+func splice[E, V any](order []E, vals []V, drop, ins []int, adds []E, addVals []V) ([]E, []V) {
+	slices.Sort(drop)
+	drop = slices.Compact(drop)
+	n := len(order) - len(drop) + len(adds)
+	outE, outV := make([]E, 0, n), make([]V, 0, n)
+	prev, d, a := 0, 0, 0
+	for {
+		next := len(order)
+		if d < len(drop) && drop[d] < next {
+			next = drop[d]
+		}
+		if a < len(ins) && ins[a] < next {
+			next = ins[a]
+		}
+		outE, outV = append(outE, order[prev:next]...), append(outV, vals[prev:next]...)
+		prev = next
+		for a < len(ins) && ins[a] == next {
+			outE, outV = append(outE, adds[a]), append(outV, addVals[a])
+			a++
+		}
+		if d < len(drop) && drop[d] == next {
+			prev = next + 1
+			d++
+			continue
+		}
+		if next == len(order) {
+			return outE, outV
+		}
+	}
+}
+
+func comparePodEntries(a, b *podEntry) int {
+	if c := strings.Compare(a.ns, b.ns); c != 0 {
+		return c
+	}
+	return strings.Compare(a.name, b.name)
+}
+
+// maskedSandbox is the sandbox as shown while the data cannot be trusted:
+// identity UNKNOWN, state Unknown, no identity notices.
+func (e *sbEntry) maskedSandbox() *Sandbox {
+	if e.maskedOf == e.sb && e.masked != nil {
+		return e.masked
+	}
+	m := *e.sb
+	m.State = StateUnknown
+	m.Slots = make([]Slot, max(len(e.sb.Slots), 1))
+	m.Slots[0].Identity = IdentityUnknown // a sandbox without slots reads UNKNOWN too
+	for i, sl := range e.sb.Slots {
+		sl.Identity = IdentityUnknown
+		sl.Holder = nil
+		m.Slots[i] = sl
+	}
+	m.Notices = nil
+	for _, n := range e.sb.Notices {
+		switch n.Code {
+		case CodeIPTaken, CodePodDead, CodePodGone, CodeUIDChanged, CodeIPStale, CodeStateMismatch, CodeFailedSticky:
+			continue
+		}
+		m.Notices = append(m.Notices, n)
+	}
+	e.masked, e.maskedOf = &m, e.sb
+	return &m
+}
 
 // Snapshot is a consistent, immutable view of the fleet at one moment.
 type Snapshot struct {
@@ -52,8 +1240,51 @@ type Snapshot struct {
 	Sandboxes []*Sandbox    // sorted by Key
 	Pods      []*corev1.Pod // every Pod behind a sandbox, sorted by namespace/name
 	Pools     []*Pool
+
+	history  *ipHistory
+	podOnce  sync.Once
+	podToSbx map[string]*Sandbox
 }
 
-func (s *Snapshot) Sandbox(key string) *Sandbox                  { return nil }
-func (s *Snapshot) IPHistory(ip string) []IPHolding              { return nil }
-func (s *Snapshot) SandboxOfPod(namespace, name string) *Sandbox { return nil }
+// Sandbox finds a sandbox by key (binary search), nil when absent.
+func (s *Snapshot) Sandbox(key string) *Sandbox {
+	i := sort.Search(len(s.Sandboxes), func(i int) bool { return s.Sandboxes[i].Key >= key })
+	if i < len(s.Sandboxes) && s.Sandboxes[i].Key == key {
+		return s.Sandboxes[i]
+	}
+	return nil
+}
+
+// IPHistory returns the Pods seen holding ip since the Fleet started, oldest
+// first, as they were when the snapshot was taken.
+func (s *Snapshot) IPHistory(ip string) []IPHolding {
+	if s.history == nil {
+		return nil
+	}
+	return s.history.at(ip, s.Version)
+}
+
+// SandboxOfPod returns the sandbox a Pod is linked to, nil when none. A Pod
+// named by several sandboxes (a pooled Pod handed on) belongs to the one it
+// serves, not to one that merely still lists it. The index is built on first use.
+func (s *Snapshot) SandboxOfPod(namespace, name string) *Sandbox {
+	s.podOnce.Do(func() {
+		s.podToSbx = make(map[string]*Sandbox)
+		for _, sb := range s.Sandboxes {
+			for i := range sb.Slots {
+				sl := &sb.Slots[i]
+				if sl.PodName == "" || sl.Pod == nil {
+					continue
+				}
+				if sl.Holder != nil && sl.Holder.Pod == sl.PodName && sl.Holder.Sandbox != "" && sl.Holder.Sandbox != sb.Key {
+					continue // the Pod serves another sandbox now
+				}
+				k := nn(sb.Namespace, sl.PodName)
+				if _, taken := s.podToSbx[k]; !taken {
+					s.podToSbx[k] = sb
+				}
+			}
+		}
+	})
+	return s.podToSbx[nn(namespace, name)]
+}

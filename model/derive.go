@@ -1,0 +1,396 @@
+package model
+
+import (
+	"container/heap"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// maxSlots bounds the slots of one sandbox whatever its annotations claim.
+const maxSlots = 1024
+
+// slotSpec is what a source says about one slot before the Pods are consulted.
+type slotSpec struct {
+	ip      string // recorded address
+	pod     string // linked Pod name
+	foreign bool   // the Pod is allocated to another sandbox now
+}
+
+// derive recomputes one sandbox from its source and the current Pods, and
+// re-links it in the Pod and IP indexes. The previous *Sandbox is replaced,
+// never modified.
+func (f *Fleet) derive(e *sbEntry, now time.Time) {
+	var specs []slotSpec
+	sb := &Sandbox{Key: e.key, Engine: e.engine, Namespace: e.ns, Name: e.name}
+	var notices []Notice
+	var engineReady bool
+	var expire *time.Time
+	expireField := ""
+	switch e.engine {
+	case EngineBatchSandbox:
+		b := e.bs
+		specs = f.batchSlots(e)
+		sb.UID, sb.Labels, sb.EnginePhase = string(b.UID), b.Labels, b.Phase
+		sb.CreatedAt = b.CreationTimestamp.Time
+		if b.DeletionTimestamp != nil {
+			sb.DeletingSince = &b.DeletionTimestamp.Time
+		}
+		sb.Finalizers, sb.Pool, sb.ExpireTime = b.Finalizers, b.PoolRef, b.ExpireTime
+		expire, expireField = b.ExpireTime, "spec.expireTime"
+		notices = append(notices, b.Notices...)
+	case EngineAgent:
+		a := e.ag
+		specs = f.agentSlots(e)
+		sb.UID, sb.Labels = string(a.UID), a.Labels
+		sb.CreatedAt = a.CreationTimestamp.Time
+		if a.DeletionTimestamp != nil {
+			sb.DeletingSince = &a.DeletionTimestamp.Time
+		}
+		sb.Finalizers, sb.ExpireTime = a.Finalizers, a.ShutdownTime
+		sb.EnginePhase = "NotReady"
+		for _, c := range a.Conditions {
+			if c.Type == "Ready" {
+				engineReady = c.Status == "True"
+				if engineReady {
+					sb.EnginePhase = "Ready"
+				} else if c.Reason != "" {
+					sb.EnginePhase = c.Reason
+				}
+			}
+		}
+		expire, expireField = a.ShutdownTime, "spec.shutdownTime"
+		notices = append(notices, a.Notices...)
+		if e.selErr != "" {
+			notices = append(notices, Notice{Code: CodeBadAnnotation, Severity: SeverityWarning,
+				Message:  "status.selector " + strconv.Quote(e.selStr) + " does not parse: " + e.selErr,
+				Evidence: []Evidence{{Kind: Observed, Text: "status.selector " + strconv.Quote(e.selStr)}}})
+		}
+	case EnginePod:
+		pe := f.pods[nn(e.ns, e.name)]
+		if pe == nil {
+			return // ensurePlain removes it
+		}
+		p := pe.pod
+		sb.UID, sb.Labels, sb.EnginePhase = string(p.UID), p.Labels, string(p.Status.Phase)
+		sb.CreatedAt = p.CreationTimestamp.Time
+		bound := e.boundFor(e.name)
+		if e.plainIP == "" && (bound == "" || bound == p.UID) {
+			// A plain Pod has no engine record: its recorded address is the first
+			// IP seen for the Pod first bound. Kubernetes never changes a live
+			// Pod's IP, so a different IP later means a re-creation (UID_CHANGED
+			// wins) or a status rewrite (IP_STALE, which is then true).
+			e.plainIP = p.Status.PodIP
+		}
+		specs = []slotSpec{{ip: e.plainIP, pod: e.name}}
+	}
+
+	var due time.Time
+	sb.Slots, due = f.buildSlots(e, specs, now)
+	f.relink(e, specs)
+
+	primary := sb.PrimarySlot()
+	primaryForeign := len(specs) > 0 && specs[0].foreign
+	sb.State = effectiveState(sb.DeletingSince != nil, sb.EnginePhase, primary, primaryForeign)
+
+	for i := range sb.Slots {
+		sl := &sb.Slots[i]
+		if n := identityNotice(sl, e.key); n != nil {
+			notices = append(notices, *n)
+		}
+		if sl.Stuck != nil {
+			notices = append(notices, stuckNotice(sl))
+		}
+	}
+	if n, next := objectStuck(sb.DeletingSince, sb.Finalizers, now, f.opts.StuckAfter); n != nil {
+		notices = append(notices, *n)
+	} else {
+		due = earliest(due, next)
+	}
+	notices = append(notices, stateNotices(e.engine, sb.EnginePhase, engineReady, sb.State, primary)...)
+
+	seen := make([]*corev1.Pod, 0, len(sb.Slots))
+	for i := range sb.Slots {
+		p := sb.Slots[i].Pod
+		if p == nil || slices.Contains(seen, p) {
+			continue
+		}
+		seen = append(seen, p)
+		rn, total := restartNotices(p)
+		sb.Restarts += total
+		notices = append(notices, rn...)
+		if i == 0 {
+			if n := execReadyNotice(e.engine, p); n != nil {
+				notices = append(notices, *n)
+			}
+		}
+		spec, st := mainContainer(p)
+		if ok, keepAlive := keepAliveOnly(spec); ok {
+			if ref := imageKey(spec, st); ref != "" {
+				if n := entrypointNotice(p.Name, spec, keepAlive, ref, f.needImage(ref, e.key)); n != nil {
+					notices = append(notices, *n)
+				}
+			}
+		}
+	}
+	n, next := expiryNotice(expireField, expire, now, f.opts.ExpiringWithin)
+	if n != nil {
+		notices = append(notices, *n)
+	}
+	due = earliest(due, next)
+	slices.SortStableFunc(notices, func(a, b Notice) int { return b.Severity.Rank() - a.Severity.Rank() })
+	sb.Notices = notices
+
+	e.sb = sb
+	f.publish(e)
+	if !due.IsZero() && !due.Equal(e.due) {
+		heap.Push(&f.timers, timer{due: due, key: e.key})
+	}
+	e.due = due
+}
+
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}
+
+// buildSlots resolves each slot's Pod, binds first UIDs and derives identity.
+// due is the next time a linked Pod becomes stuck Terminating.
+func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot, time.Time) {
+	if len(specs) == 0 {
+		e.bound = nil
+		return nil, time.Time{}
+	}
+	var due time.Time
+	slots := make([]Slot, len(specs))
+	for i, sp := range specs {
+		var pod *corev1.Pod
+		if sp.pod != "" {
+			if pe := f.pods[nn(e.ns, sp.pod)]; pe != nil {
+				pod = pe.pod
+			}
+		}
+		bound := e.boundFor(sp.pod)
+		if bound == "" && pod != nil && !sp.foreign {
+			e.bound = append(e.bound, boundUID{pod: sp.pod, uid: pod.UID})
+			bound = pod.UID
+		}
+		facts := slotFacts{RecordedIP: sp.ip, PodName: sp.pod, BoundUID: bound, Pod: pod, Holders: f.holders(sp.ip)}
+		if sp.foreign {
+			facts.ForeignSandbox = f.primaryClaim(nn(e.ns, sp.pod))
+		}
+		id, h := deriveIdentity(facts)
+		sl := Slot{Index: i, RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
+		if !sp.foreign {
+			sl.Pod = pod
+			var next time.Time
+			sl.Stuck, next = stuckInfo(pod, now, f.opts.StuckAfter)
+			due = earliest(due, next)
+		}
+		slots[i] = sl
+	}
+	// Forget bindings of Pods no longer named by any slot, so memory stays flat.
+	if len(e.bound) > len(specs) {
+		e.bound = slices.DeleteFunc(e.bound, func(b boundUID) bool {
+			return !slices.ContainsFunc(specs, func(sp slotSpec) bool { return sp.pod == b.pod })
+		})
+	}
+	return slots, due
+}
+
+// relink updates the Pod and IP indexes after a sandbox's slots changed.
+func (f *Fleet) relink(e *sbEntry, specs []slotSpec) {
+	var links, ips []string
+	for _, sp := range specs {
+		if sp.pod != "" {
+			if k := f.internPodKey(e.ns, sp.pod); !slices.Contains(links, k) {
+				links = append(links, k)
+			}
+		}
+		if sp.ip != "" && !slices.Contains(ips, sp.ip) {
+			ips = append(ips, sp.ip)
+		}
+	}
+	for _, k := range e.links {
+		if !slices.Contains(links, k) {
+			f.unlinkPod(k, e.key)
+			f.afterLinkChange(k, e.key)
+		}
+	}
+	for _, k := range links {
+		if !slices.Contains(e.links, k) {
+			f.linkPod(k, e.key)
+			f.afterLinkChange(k, e.key)
+		}
+	}
+	for _, ip := range e.ips {
+		if !slices.Contains(ips, ip) {
+			removeFrom(f.ipWatch, ip, e.key)
+		}
+	}
+	for _, ip := range ips {
+		addTo(f.ipWatch, ip, e.key)
+	}
+	e.links, e.ips = links, ips
+}
+
+// afterLinkChange: the sandboxes recording a Pod's IP name its sandbox as the
+// holder; when what the Pod belongs to changes, they are re-derived.
+func (f *Fleet) afterLinkChange(podKey, except string) {
+	pe := f.pods[podKey]
+	if pe == nil || pe.ip == "" {
+		return
+	}
+	for _, k := range f.ipWatch[pe.ip] {
+		if k != except {
+			f.enqueue(k)
+		}
+	}
+	f.history.setSandbox(pe.ip, string(pe.pod.UID), f.podSandboxKey(pe))
+}
+
+// batchSlots lays out a BatchSandbox's slots. Non-pooled: slot i is the Pod
+// with pod-index i (named <name>-<i>), recorded address endpoints[i]. Pooled:
+// the alloc-status Pods (minus released) in order ↔ endpoints entries; when
+// alloc-status is absent, the Pods labelled with the sandbox's name.
+func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
+	b := e.bs
+	ep := func(i int) string {
+		if i < len(b.Endpoints) {
+			return b.Endpoints[i]
+		}
+		return ""
+	}
+	owned := f.bsOwned[e.key]
+	if b.PoolRef != "" || len(b.AllocatedPods) > 0 {
+		names := b.AllocatedPods
+		fromClaims := len(names) > 0
+		if !fromClaims {
+			names = slices.Sorted(slices.Values(owned))
+		}
+		n := min(max(len(names), len(b.Endpoints)), maxSlots)
+		specs := make([]slotSpec, n)
+		for i := range specs {
+			specs[i].ip = ep(i)
+			if i < len(names) {
+				specs[i].pod = names[i]
+				if fromClaims {
+					if c := f.primaryClaim(nn(e.ns, names[i])); c != "" && c != e.key {
+						specs[i].foreign = true
+					}
+				}
+			}
+		}
+		return specs
+	}
+	type indexed struct {
+		i    int
+		name string
+	}
+	var byIndex []indexed
+	maxIdx := -1
+	for _, pn := range owned {
+		pe := f.pods[nn(e.ns, pn)]
+		if pe == nil {
+			continue
+		}
+		if i := podIndex(pe.pod, b.Name); i >= 0 && i < maxSlots {
+			byIndex = append(byIndex, indexed{i, pn})
+			maxIdx = max(maxIdx, i)
+		}
+	}
+	n := min(max(len(b.Endpoints), maxIdx+1, int(b.Replicas)), maxSlots)
+	specs := make([]slotSpec, n)
+	for i := range specs {
+		specs[i].ip = ep(i)
+		specs[i].pod = b.Name + "-" + strconv.Itoa(i)
+		for _, x := range byIndex {
+			if x.i == i {
+				specs[i].pod = x.name
+				break
+			}
+		}
+	}
+	return specs
+}
+
+// podIndex reads a BatchSandbox Pod's index: the pod-index label, else the
+// number after "<batchsandbox>-" in its name; -1 when neither says.
+func podIndex(p *corev1.Pod, owner string) int {
+	if v, ok := p.Labels[LabelPodIndex]; ok {
+		if i, err := strconv.Atoi(v); err == nil && i >= 0 {
+			return i
+		}
+	}
+	if rest, ok := strings.CutPrefix(p.Name, owner+"-"); ok {
+		if i, err := strconv.Atoi(rest); err == nil && i >= 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// agentSlots: an agent Sandbox has one slot, its Pod found through
+// status.selector (or, without one, the Pod it controls / named after it).
+// The recorded address is status.podIPs[0]; when the Sandbox records none,
+// traffic follows the selector (its Service), so the Pod's own IP is used.
+func (f *Fleet) agentSlots(e *sbEntry) []slotSpec {
+	a := e.ag
+	var best *podEntry
+	for _, name := range f.agentCandidates(e) {
+		pe := f.pods[nn(e.ns, name)]
+		if pe == nil {
+			continue
+		}
+		if e.sel != nil && !e.sel.Matches(labels.Set(pe.pod.Labels)) {
+			continue
+		}
+		if best == nil || betterAgentPod(pe.pod, best.pod) {
+			best = pe
+		}
+	}
+	if best != nil {
+		e.lastPod = best.name
+	}
+	rec := ""
+	if len(a.PodIPs) > 0 {
+		rec = a.PodIPs[0]
+	} else if best != nil {
+		rec = best.pod.Status.PodIP
+	}
+	if e.lastPod == "" && rec == "" && a.Replicas != nil && *a.Replicas == 0 {
+		return nil // scaled to zero, nothing ever bound
+	}
+	return []slotSpec{{ip: rec, pod: e.lastPod}}
+}
+
+// betterAgentPod prefers a Pod that is not deleting and not dead, then the newest.
+func betterAgentPod(a, b *corev1.Pod) bool {
+	ra, rb := agentPodRank(a), agentPodRank(b)
+	if ra != rb {
+		return ra > rb
+	}
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.After(b.CreationTimestamp.Time)
+	}
+	return a.Name < b.Name
+}
+
+func agentPodRank(p *corev1.Pod) int {
+	switch {
+	case p.DeletionTimestamp != nil:
+		return 0
+	case podDead(p):
+		return 1
+	}
+	return 2
+}

@@ -1,0 +1,351 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+func TestSnapshotIsImmutableAndSorted(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	for _, name := range []string{"c", "a", "b"} {
+		f.UpsertBatchSandbox(batchSandbox(name, "10.0.0."+name))
+	}
+	f.UpsertPod(runningPod("b-0", "ub", "10.0.1.1", ownedBy("b", 0)))
+	s1 := f.Snapshot()
+	if s2 := f.Snapshot(); s2 != s1 {
+		t.Error("unchanged fleet gave a new snapshot")
+	}
+	keys := func(s *Snapshot) []string {
+		var out []string
+		for _, sb := range s.Sandboxes {
+			out = append(out, sb.Key)
+		}
+		return out
+	}
+	if want := []string{bsKey("a"), bsKey("b"), bsKey("c")}; !slices.Equal(keys(s1), want) {
+		t.Fatalf("keys %v, want %v", keys(s1), want)
+	}
+	oldB := s1.Sandbox(bsKey("b"))
+	oldState := oldB.State
+	f.UpsertPod(runningPod("b-0", "ub", "10.0.1.1", ownedBy("b", 0), exited(1, "Error")))
+	f.UpsertBatchSandbox(batchSandbox("aa", ""))
+	f.DeleteBatchSandbox(ns, "c")
+	s2 := f.Snapshot()
+	if s1.Sandbox(bsKey("b")) != oldB || oldB.State != oldState || len(s1.Sandboxes) != 3 {
+		t.Error("an earlier snapshot changed")
+	}
+	if s2.Sandbox(bsKey("b")) == oldB || s2.Sandbox(bsKey("b")).State != StateDead {
+		t.Error("the new snapshot does not carry the new sandbox")
+	}
+	if want := []string{bsKey("a"), bsKey("aa"), bsKey("b")}; !slices.Equal(keys(s2), want) {
+		t.Fatalf("keys %v, want %v", keys(s2), want)
+	}
+	if s2.Sandbox(bsKey("c")) != nil || s2.Version <= s1.Version {
+		t.Error("deleted sandbox still there, or version did not grow")
+	}
+	if len(s2.Pods) != 1 || s2.Pods[0].Name != "b-0" || s2.Pods[0].Status.Phase != corev1.PodFailed {
+		t.Errorf("pods %v", s2.Pods)
+	}
+	if sb := s2.SandboxOfPod(ns, "b-0"); sb == nil || sb.Key != bsKey("b") {
+		t.Errorf("SandboxOfPod(b-0) = %v", sb)
+	}
+	if s2.SandboxOfPod(ns, "nope") != nil {
+		t.Error("SandboxOfPod of an unknown Pod")
+	}
+}
+
+func TestSnapshotPodsSortedByNamespaceThenName(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	for _, n := range [][2]string{{"a-b", "x"}, {"a", "y"}, {"a", "x"}} {
+		p := runningPod(n[1], n[0]+n[1], "")
+		p.Namespace = n[0]
+		f.UpsertPod(p)
+	}
+	var got []string
+	for _, p := range f.Snapshot().Pods {
+		got = append(got, p.Namespace+"/"+p.Name)
+	}
+	if want := []string{"a/x", "a/y", "a-b/x"}; !slices.Equal(got, want) {
+		t.Errorf("pods %v, want %v", got, want)
+	}
+}
+
+func TestPlainPodSandboxes(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	// A BatchSandbox Pod carries opensandbox.io/id too: never a plain sandbox,
+	// even before its BatchSandbox arrives.
+	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0)))
+	f.UpsertPod(runningPod("pool-x", "up", "10.0.0.2", pooledIn("pool-a")))
+	plain := runningPod("solo", "us", "10.0.0.3")
+	f.UpsertPod(plain)
+	unlabelled := runningPod("web", "uw", "10.0.0.4")
+	delete(unlabelled.Labels, LabelSandboxID)
+	f.UpsertPod(unlabelled)
+	s := f.Snapshot()
+	var keys []string
+	for _, sb := range s.Sandboxes {
+		keys = append(keys, sb.Key)
+	}
+	if !slices.Equal(keys, []string{plainKey("solo")}) {
+		t.Fatalf("sandboxes %v, want only the plain Pod", keys)
+	}
+	// A Pod allocated by a BatchSandbox stops being plain.
+	f.UpsertBatchSandbox(pooledSandbox("b", ft0, []string{"solo"}, "10.0.0.3"))
+	if f.Snapshot().Sandbox(plainKey("solo")) != nil {
+		t.Error("allocated Pod still a plain sandbox")
+	}
+	f.DeleteBatchSandbox(ns, "b")
+	if f.Snapshot().Sandbox(plainKey("solo")) == nil {
+		t.Error("released Pod not plain again")
+	}
+	f.DeletePod(plain)
+	if f.Snapshot().Sandbox(plainKey("solo")) != nil {
+		t.Error("deleted plain Pod still a sandbox")
+	}
+}
+
+func TestCustomPodSelector(t *testing.T) {
+	c := &testClock{now: ft0}
+	sel, err := labels.Parse("team=ml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFleet(FleetOptions{Now: c.Now, PodSelector: sel})
+	f.SetStatus(SourceStatus{Synced: true})
+	p := runningPod("m", "um", "10.0.0.1")
+	p.Labels = map[string]string{"team": "ml"}
+	f.UpsertPod(p)
+	f.UpsertPod(runningPod("other", "uo", "10.0.0.2"))
+	if s := f.Snapshot(); len(s.Sandboxes) != 1 || s.Sandboxes[0].Key != plainKey("m") {
+		t.Errorf("sandboxes %v", s.Sandboxes)
+	}
+}
+
+func TestIPHistory(t *testing.T) {
+	f, c := newSyncedFleet(t)
+	const ip = "10.0.3.7"
+	f.UpsertBatchSandbox(batchSandbox("a", ip))
+	a := runningPod("a-0", "ua", "", ownedBy("a", 0))
+	initializing(a)
+	f.UpsertPod(a)
+	c.Advance(time.Second)
+	f.UpsertPod(runningPod("a-0", "ua", ip, ownedBy("a", 0)))
+	holdA := c.now
+	c.Advance(38 * time.Second)
+	f.UpsertPod(runningPod("a-0", "ua", ip, ownedBy("a", 0), exited(0, "Completed")))
+	endA := c.now
+	before := f.Snapshot()
+	c.Advance(35 * time.Second)
+	f.UpsertBatchSandbox(batchSandbox("b", ip))
+	f.UpsertPod(runningPod("b-0", "ub", ip, ownedBy("b", 0)))
+	holdB := c.now
+	h := f.Snapshot().IPHistory(ip)
+	if len(h) != 2 {
+		t.Fatalf("history %+v", h)
+	}
+	if h[0].Pod != "a-0" || h[0].UID != "ua" || h[0].Sandbox != bsKey("a") || !h[0].From.Equal(holdA) || h[0].To == nil || !h[0].To.Equal(endA) {
+		t.Errorf("first holding %+v", h[0])
+	}
+	if h[1].Pod != "b-0" || h[1].Sandbox != bsKey("b") || !h[1].From.Equal(holdB) || h[1].To != nil {
+		t.Errorf("second holding %+v", h[1])
+	}
+	if old := before.IPHistory(ip); len(old) != 1 || old[0].Pod != "a-0" {
+		t.Errorf("history seen through the earlier snapshot: %+v", old)
+	}
+	sl := f.Snapshot().Sandbox(bsKey("a")).PrimarySlot()
+	if sl.Holder == nil || !sl.Holder.Since.Equal(holdB) {
+		t.Errorf("holder %+v, want since %v", sl.Holder, holdB)
+	}
+}
+
+func TestIPHistoryIsBounded(t *testing.T) {
+	h := newIPHistory()
+	at := ft0
+	for i := 0; i < 100; i++ {
+		uid := fmt.Sprint(i)
+		h.open("10.0.0.1", ns, "p", uid, "", at, uint64(i+1))
+		at = at.Add(time.Second)
+		h.close("10.0.0.1", uid, at, uint64(i+1))
+	}
+	got := h.at("10.0.0.1", 1000)
+	if len(got) != ipHistoryPerIP || got[len(got)-1].UID != "99" {
+		t.Fatalf("kept %d holdings, last %+v", len(got), got[len(got)-1])
+	}
+	h.open("10.0.0.2", ns, "q", "q", "", at, 200) // still held: survives pruning
+	h.prune(at.Add(ipHistoryRetention + time.Minute))
+	if h.at("10.0.0.1", 1000) != nil {
+		t.Error("an IP nobody held for the retention period survived")
+	}
+	if len(h.at("10.0.0.2", 1000)) != 1 {
+		t.Error("an IP still held was pruned")
+	}
+}
+
+func TestChangesCoalesce(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	<-f.Changes() // SetStatus
+	for i := 0; i < 100; i++ {
+		f.UpsertPod(runningPod(fmt.Sprint("p", i), fmt.Sprint("u", i), ""))
+	}
+	select {
+	case <-f.Changes():
+	default:
+		t.Fatal("no notification after changes")
+	}
+	select {
+	case <-f.Changes():
+		t.Fatal("100 changes were not coalesced into one notification")
+	default:
+	}
+}
+
+// TestConcurrentReaders runs writers and readers together (meaningful under -race).
+func TestConcurrentReaders(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				s := f.Snapshot()
+				for _, sb := range s.Sandboxes {
+					_ = sb.Identity()
+					_ = s.SandboxOfPod(sb.Namespace, sb.Name+"-0")
+				}
+				_ = s.IPHistory("10.0.0.1")
+			}
+		}()
+	}
+	for i := 0; i < 300; i++ {
+		name := fmt.Sprint("s", i%20)
+		ip := fmt.Sprint("10.0.0.", i%7)
+		f.UpsertBatchSandbox(batchSandbox(name, ip))
+		p := runningPod(name+"-0", fmt.Sprint("u", i), ip, ownedBy(name, 0))
+		f.UpsertPod(p)
+		if i%3 == 0 {
+			f.DeletePod(p)
+		}
+		if i%11 == 0 {
+			f.DeleteBatchSandbox(ns, name)
+		}
+		f.Tick()
+	}
+	close(stop)
+	wg.Wait()
+}
+
+// TestIndexesStayFlat: churn of create/delete leaves no residue in the indexes.
+func TestIndexesStayFlat(t *testing.T) {
+	f, c := newSyncedFleet(t)
+	for i := 0; i < 500; i++ {
+		name := fmt.Sprint("s", i)
+		ip := fmt.Sprint("10.0.", i%3, ".", i%250)
+		f.UpsertBatchSandbox(batchSandbox(name, ip))
+		p := runningPod(name+"-0", fmt.Sprint("u", i), ip, ownedBy(name, 0))
+		f.UpsertPod(p)
+		f.Snapshot()
+		c.Advance(time.Second)
+		f.DeleteBatchSandbox(ns, name)
+		f.DeletePod(p)
+	}
+	s := f.Snapshot()
+	if len(s.Sandboxes) != 0 || len(s.Pods) != 0 {
+		t.Fatalf("%d sandboxes %d pods left", len(s.Sandboxes), len(s.Pods))
+	}
+	for name, n := range map[string]int{"pods": len(f.pods), "byUID": len(f.byUID), "ipLive": len(f.ipLive), "bsOwned": len(f.bsOwned),
+		"claims": len(f.claims), "podLinks": len(f.podLinks), "ipWatch": len(f.ipWatch), "sandboxes": len(f.sandboxes),
+		"order": len(f.order), "podOrder": len(f.podOrder), "queue": len(f.queue), "selEq": len(f.selEq), "timers": len(f.timers)} {
+		if n != 0 {
+			t.Errorf("%s holds %d entries after full churn", name, n)
+		}
+	}
+}
+
+// TestRandomChurnInvariants drives random events and checks after each
+// Snapshot that the published lists agree with the Fleet's own records:
+// sorted, complete, current, and nothing removed left behind.
+func TestRandomChurnInvariants(t *testing.T) {
+	f, c := newSyncedFleet(t)
+	rng := newTestRand(7)
+	live := map[string]*corev1.Pod{}
+	for step := 0; step < 3000; step++ {
+		i := rng.Intn(40)
+		name := fmt.Sprint("s", i)
+		ip := fmt.Sprint("10.0.0.", rng.Intn(12))
+		switch rng.Intn(8) {
+		case 0, 1:
+			f.UpsertBatchSandbox(batchSandbox(name, ip))
+		case 2:
+			f.DeleteBatchSandbox(ns, name)
+		case 3, 4:
+			opts := []fpOpt{ownedBy(name, 0)}
+			if rng.Intn(4) == 0 {
+				opts = append(opts, exited(1, "Error"))
+			}
+			p := runningPod(name+"-0", fmt.Sprint("u", step), ip, opts...)
+			live[p.Name] = p
+			f.UpsertPod(p)
+		case 5:
+			if p := live[name+"-0"]; p != nil {
+				f.DeletePod(p)
+				delete(live, p.Name)
+			}
+		case 6:
+			p := runningPod(fmt.Sprint("plain", i), fmt.Sprint("pu", step), ip)
+			live[p.Name] = p
+			f.UpsertPod(p)
+		case 7:
+			f.UpsertBatchSandbox(pooledSandbox(fmt.Sprint("pooled", i%5), ft0.Add(time.Duration(i)*time.Second), []string{fmt.Sprint("plain", i)}, ip))
+		}
+		c.Advance(100 * time.Millisecond)
+		if step%7 != 0 {
+			continue
+		}
+		s := f.Snapshot()
+		f.mu.Lock()
+		if len(s.Sandboxes) != len(f.sandboxes) {
+			t.Fatalf("step %d: snapshot has %d sandboxes, fleet %d", step, len(s.Sandboxes), len(f.sandboxes))
+		}
+		for j, sb := range s.Sandboxes {
+			if j > 0 && s.Sandboxes[j-1].Key >= sb.Key {
+				t.Fatalf("step %d: not sorted at %d", step, j)
+			}
+			if e := f.sandboxes[sb.Key]; e == nil || e.sb != sb {
+				t.Fatalf("step %d: %s is not the current value", step, sb.Key)
+			}
+		}
+		linked := 0
+		for k, pe := range f.pods {
+			if len(f.podLinks[k]) > 0 {
+				linked++
+				_ = pe
+			}
+		}
+		if len(s.Pods) != linked {
+			t.Fatalf("step %d: snapshot has %d pods, %d linked", step, len(s.Pods), linked)
+		}
+		for j, p := range s.Pods {
+			pe := f.pods[nn(p.Namespace, p.Name)]
+			if pe == nil || pe.pod != p {
+				t.Fatalf("step %d: pod %s is not the current value", step, p.Name)
+			}
+			if j > 0 && comparePodEntries(&podEntry{ns: s.Pods[j-1].Namespace, name: s.Pods[j-1].Name}, &podEntry{ns: p.Namespace, name: p.Name}) >= 0 {
+				t.Fatalf("step %d: pods not sorted at %d", step, j)
+			}
+		}
+		f.mu.Unlock()
+	}
+}

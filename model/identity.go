@@ -1,0 +1,163 @@
+package model
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// slotFacts is everything the identity of one slot depends on. The Fleet
+// fills it from its indexes; identity derivation itself is a pure function.
+type slotFacts struct {
+	RecordedIP string      // what the engine forwards to; "" = unassigned
+	PodName    string      // the Pod name the slot links to ("" when no Pod is linked)
+	BoundUID   types.UID   // first UID seen for PodName by this sandbox
+	Pod        *corev1.Pod // the Pod with PodName now; nil when none exists
+	// ForeignSandbox is set when the linked Pod belongs to another sandbox now
+	// (a pooled Pod released, or listed by two sandboxes, and handed to the other).
+	ForeignSandbox string
+	// Holders are the live Pods whose podIP is RecordedIP (usually zero or one).
+	Holders []Holder
+}
+
+// deriveIdentity answers "if a request were sent to RecordedIP, which Pod
+// would receive it?" and names the Pod when it is not the linked one. Rules,
+// first match wins:
+//
+//  1. no recorded IP                                   → UNASSIGNED
+//  2. a live Pod other than ours holds the IP          → IP_TAKEN (holder named),
+//     except that a same-name re-creation holding it   → UID_CHANGED
+//     ("ours" = the linked Pod with the bound UID, not handed to another sandbox;
+//     when two live Pods claim one IP, each sandbox sees the other as taker)
+//  3. no Pod with the linked name, or it belongs to another sandbox → POD_GONE
+//  4. the Pod is not the first one bound to the slot   → UID_CHANGED
+//  5. the Pod is Failed/Succeeded, its main container terminated, or it is
+//     being deleted                                    → POD_DEAD
+//  6. the Pod has another IP than recorded             → IP_STALE
+//  7. the Pod is not Running yet (e.g. initializing)   → UNASSIGNED: the address
+//     is right but nothing serves it yet; the effective state says Starting
+//  8. otherwise                                        → OK
+func deriveIdentity(f slotFacts) (IdentityState, *Holder) {
+	if f.RecordedIP == "" {
+		return IdentityUnassigned, nil
+	}
+	var ourUID types.UID
+	if f.Pod != nil {
+		ourUID = f.Pod.UID
+	}
+	ours := f.Pod != nil && (f.BoundUID == "" || f.BoundUID == ourUID) && f.ForeignSandbox == ""
+	var taker *Holder
+	for i := range f.Holders {
+		h := f.Holders[i]
+		if ours && types.UID(h.UID) == ourUID {
+			continue
+		}
+		if f.Pod != nil && types.UID(h.UID) == ourUID && f.ForeignSandbox == "" {
+			// The Pod with our name holds the address but is a re-creation.
+			return IdentityUIDChanged, nil
+		}
+		if taker == nil || h.Since.Before(taker.Since) {
+			taker = &h
+		}
+	}
+	if taker != nil {
+		return IdentityIPTaken, taker
+	}
+	switch {
+	case f.Pod == nil || f.ForeignSandbox != "":
+		return IdentityPodGone, nil
+	case f.BoundUID != "" && f.BoundUID != ourUID:
+		return IdentityUIDChanged, nil
+	case podDead(f.Pod) || f.Pod.DeletionTimestamp != nil:
+		return IdentityPodDead, nil
+	case !podHasIP(f.Pod, f.RecordedIP):
+		return IdentityIPStale, nil
+	case !podRunning(f.Pod):
+		return IdentityUnassigned, nil
+	}
+	return IdentityOK, nil
+}
+
+// podHasIP reports whether ip is one of the Pod's current addresses.
+func podHasIP(p *corev1.Pod, ip string) bool {
+	if p.Status.PodIP == ip {
+		return true
+	}
+	for _, a := range p.Status.PodIPs {
+		if a.IP == ip {
+			return true
+		}
+	}
+	return false
+}
+
+// identityNotice turns a slot's identity into a notice (nil for harmless states).
+func identityNotice(sl *Slot, sandboxKey string) *Notice {
+	ev := func(text string) Evidence { return Evidence{Kind: Observed, Text: text} }
+	switch sl.Identity {
+	case IdentityIPTaken:
+		h := sl.Holder
+		n := &Notice{Code: CodeIPTaken, Severity: SeverityError, Pod: sl.PodName}
+		since := h.Since.UTC().Format(time.TimeOnly)
+		if h.Sandbox != "" {
+			n.Message = "recorded IP " + sl.RecordedIP + " is held by Pod " + h.Pod + " (sandbox " + h.Sandbox + ") since " + since + ": requests for this sandbox run there"
+		} else {
+			n.Message = "recorded IP " + sl.RecordedIP + " is held by Pod " + h.Pod + " since " + since + ": requests for this sandbox run there"
+		}
+		n.Evidence = []Evidence{
+			ev("engine records " + sl.RecordedIP + " for slot " + itoa(sl.Index)),
+			{Kind: Observed, Text: "Pod " + h.Namespace + "/" + h.Pod + " (uid " + h.UID + ") has podIP " + sl.RecordedIP, At: timePtr(h.Since)},
+		}
+		if sl.PodName != "" && sl.PodName != h.Pod {
+			if sl.Pod == nil {
+				n.Evidence = append(n.Evidence, ev("linked Pod "+sl.PodName+" no longer exists"))
+			} else {
+				n.Evidence = append(n.Evidence, ev("linked Pod "+sl.PodName+" is "+podSummary(sl.Pod)))
+			}
+		}
+		return n
+	case IdentityPodDead:
+		msg := "linked Pod " + sl.PodName + " is " + podSummary(sl.Pod) + " while the engine still records " + sl.RecordedIP
+		return &Notice{Code: CodePodDead, Severity: SeverityError, Pod: sl.PodName, Message: msg,
+			Evidence: []Evidence{ev("Pod " + sl.PodName + ": " + podSummary(sl.Pod)), ev("engine records " + sl.RecordedIP)}}
+	case IdentityPodGone:
+		msg := "linked Pod " + sl.PodName + " no longer exists while the engine still records " + sl.RecordedIP
+		if sl.PodName == "" {
+			msg = "no Pod is linked to slot " + itoa(sl.Index) + " while the engine still records " + sl.RecordedIP
+		}
+		return &Notice{Code: CodePodGone, Severity: SeverityError, Pod: sl.PodName, Message: msg,
+			Evidence: []Evidence{ev("engine records " + sl.RecordedIP + " for slot " + itoa(sl.Index))}}
+	case IdentityUIDChanged:
+		uid := ""
+		if sl.Pod != nil {
+			uid = string(sl.Pod.UID)
+		}
+		return &Notice{Code: CodeUIDChanged, Severity: SeverityWarning, Pod: sl.PodName,
+			Message:  "Pod " + sl.PodName + " was re-created (uid " + sl.BoundUID + " → " + uid + "): it is not the Pod first bound to this sandbox",
+			Evidence: []Evidence{ev("first bound uid " + sl.BoundUID), ev("current uid " + uid)}}
+	case IdentityIPStale:
+		cur := ""
+		if sl.Pod != nil {
+			cur = sl.Pod.Status.PodIP
+		}
+		return &Notice{Code: CodeIPStale, Severity: SeverityWarning, Pod: sl.PodName,
+			Message:  "engine records " + sl.RecordedIP + " but Pod " + sl.PodName + " is at " + orNone(cur),
+			Evidence: []Evidence{ev("engine records " + sl.RecordedIP), ev("Pod " + sl.PodName + " podIP " + orNone(cur))}}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no IP"
+	}
+	return s
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,363 @@
+package model
+
+import (
+	"testing"
+	"time"
+)
+
+// TestIdentityStates replays each identity state through the Fleet's public
+// API (the way kube/ feeds it) and checks the primary slot of one sandbox.
+func TestIdentityStates(t *testing.T) {
+	const ipA = "10.0.3.7"
+	type want struct {
+		key      string
+		identity IdentityState
+		holder   string // Pod named as holder, "" for none
+		holderSb string // sandbox of the holder
+		state    EffectiveState
+	}
+	cases := []struct {
+		name  string
+		steps func(f *Fleet, c *testClock)
+		want  []want
+	}{
+		{
+			name: "OK: recorded IP is the running linked Pod's",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityOK, state: StateRunning}},
+		},
+		{
+			name: "OK: sandbox before its Pod (informer order does not matter)",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityOK, state: StateRunning}},
+		},
+		{
+			name: "UNASSIGNED: empty endpoints entry",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ""))
+				p := runningPod("a-0", "ua", "", ownedBy("a", 0))
+				initializing(p)
+				f.UpsertPod(p)
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityUnassigned, state: StateStarting}},
+		},
+		{
+			name: "UNASSIGNED: no endpoints annotation yet",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a"))
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityUnassigned, state: StatePending}},
+		},
+		{
+			name: "POD_DEAD: Pod Failed, engine still records its IP",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(137, "OOMKilled")))
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateDead}},
+		},
+		{
+			name: "POD_DEAD: main container terminated, phase still Running",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), mainTerminated))
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateDead}},
+		},
+		{
+			name: "POD_DEAD: Pod being deleted",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), deletingAt(ft0, 30)))
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateTerminating}},
+		},
+		{
+			name: "POD_GONE: Pod deleted, address still recorded",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
+				f.UpsertPod(p)
+				f.DeletePod(p)
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityPodGone, state: StateGone}},
+		},
+		{
+			name: "IP_TAKEN: A died, B got its IP (incident 002)",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
+				c.Advance(39 * time.Second)
+				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(0, "Completed")))
+				c.Advance(35 * time.Second)
+				f.UpsertPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0)))
+				f.UpsertBatchSandbox(batchSandbox("b", ipA))
+			},
+			want: []want{
+				{key: bsKey("a"), identity: IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: StateDead},
+				{key: bsKey("b"), identity: IdentityOK, state: StateRunning},
+			},
+		},
+		{
+			name: "IP_TAKEN: IP reused within one second of the deletion",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
+				f.UpsertPod(p)
+				f.DeletePod(p)
+				c.Advance(800 * time.Millisecond)
+				f.UpsertBatchSandbox(batchSandbox("b", ipA))
+				f.UpsertPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0)))
+			},
+			want: []want{
+				{key: bsKey("a"), identity: IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: StateGone},
+				{key: bsKey("b"), identity: IdentityOK, state: StateRunning},
+			},
+		},
+		{
+			name: "IP_TAKEN both ways: two live Pods claim one IP",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				f.UpsertBatchSandbox(batchSandbox("b", ipA))
+				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
+				f.UpsertPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0)))
+			},
+			want: []want{
+				{key: bsKey("a"), identity: IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: StateRunning},
+				{key: bsKey("b"), identity: IdentityIPTaken, holder: "a-0", holderSb: bsKey("a"), state: StateRunning},
+			},
+		},
+		{
+			name: "IP_TAKEN by a Pod of no sandbox",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(1, "Error")))
+				stranger := runningPod("web-1", "uw", ipA)
+				delete(stranger.Labels, LabelSandboxID)
+				f.UpsertPod(stranger)
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityIPTaken, holder: "web-1", holderSb: "", state: StateDead}},
+		},
+		{
+			name: "UID_CHANGED: same-name re-creation at another IP",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
+				f.UpsertPod(p)
+				f.DeletePod(p)
+				f.UpsertPod(runningPod("a-0", "ua2", "10.0.9.9", ownedBy("a", 0)))
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
+		},
+		{
+			name: "UID_CHANGED: same-name re-creation holding the same IP",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
+				f.UpsertPod(p)
+				f.DeletePod(p)
+				f.UpsertPod(runningPod("a-0", "ua2", ipA, ownedBy("a", 0)))
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
+		},
+		{
+			name: "UID_CHANGED: re-creation seen without the delete event",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", ipA))
+				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
+				f.UpsertPod(runningPod("a-0", "ua2", "10.0.9.9", ownedBy("a", 0)))
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
+		},
+		{
+			name: "IP_STALE: linked Pod lives at another IP",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
+				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityIPStale, state: StateRunning}},
+		},
+		{
+			name: "pooled: released Pod reused by another sandbox",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertPod(runningPod("pool-a-x1", "up", ipA, pooledIn("pool-a")))
+				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
+				c.Advance(time.Minute)
+				f.UpsertBatchSandbox(pooledSandbox("a", ft0, nil, ipA)) // alloc-released lists it now
+				f.UpsertBatchSandbox(pooledSandbox("b", c.now, []string{"pool-a-x1"}, ipA))
+			},
+			want: []want{
+				{key: bsKey("a"), identity: IdentityIPTaken, holder: "pool-a-x1", holderSb: bsKey("b"), state: StateGone},
+				{key: bsKey("b"), identity: IdentityOK, state: StateRunning},
+			},
+		},
+		{
+			name: "pooled: Pod still listed by the old sandbox and handed to a newer one",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertPod(runningPod("pool-a-x1", "up", ipA, pooledIn("pool-a")))
+				f.UpsertBatchSandbox(pooledSandbox("b", ft0.Add(time.Hour), []string{"pool-a-x1"}, ipA))
+				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
+			},
+			want: []want{
+				{key: bsKey("a"), identity: IdentityIPTaken, holder: "pool-a-x1", holderSb: bsKey("b"), state: StateGone},
+				{key: bsKey("b"), identity: IdentityOK, state: StateRunning},
+			},
+		},
+		{
+			name: "pooled: allocated Pod deleted (OpenSandbox #954)",
+			steps: func(f *Fleet, c *testClock) {
+				p := runningPod("pool-a-x1", "up", ipA, pooledIn("pool-a"))
+				f.UpsertPod(p)
+				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
+				f.DeletePod(p)
+			},
+			want: []want{{key: bsKey("a"), identity: IdentityPodGone, state: StateGone}},
+		},
+		{
+			name: "plain Pod: OK, then dead",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertPod(runningPod("p1", "u1", ipA))
+				f.UpsertPod(runningPod("p1", "u1", ipA, exited(137, "OOMKilled")))
+			},
+			want: []want{{key: plainKey("p1"), identity: IdentityPodDead, state: StateDead}},
+		},
+		{
+			name: "plain Pod: a dead one's IP taken by another plain Pod",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertPod(runningPod("p1", "u1", ipA, exited(137, "OOMKilled")))
+				f.UpsertPod(runningPod("p2", "u2", ipA))
+			},
+			want: []want{
+				{key: plainKey("p1"), identity: IdentityIPTaken, holder: "p2", holderSb: plainKey("p2"), state: StateDead},
+				{key: plainKey("p2"), identity: IdentityOK, state: StateRunning},
+			},
+		},
+		{
+			name: "agent Sandbox: Pod through status.selector",
+			steps: func(f *Fleet, c *testClock) {
+				p := runningPod("ag", "u1", ipA)
+				p.Labels = map[string]string{"agents.x-k8s.io/sandbox-name-hash": "abc"}
+				f.UpsertPod(p)
+				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: p.ObjectMeta, Selector: "agents.x-k8s.io/sandbox-name-hash=abc",
+					PodIPs: []string{ipA}, Conditions: []Condition{{Type: "Ready", Status: "True"}}})
+			},
+			want: []want{{key: agentKey("ag"), identity: IdentityOK, state: StateRunning}},
+		},
+		{
+			name: "agent Sandbox: recorded podIPs differ from its Pod",
+			steps: func(f *Fleet, c *testClock) {
+				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: runningPod("ag", "ua", "").ObjectMeta, Selector: "app=x", PodIPs: []string{"10.0.0.1"}})
+				p := runningPod("ag-pod", "u1", ipA)
+				p.Labels = map[string]string{"app": "x"}
+				f.UpsertPod(p)
+			},
+			want: []want{{key: agentKey("ag"), identity: IdentityIPStale, state: StateRunning}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, c := newSyncedFleet(t)
+			tc.steps(f, c)
+			for _, w := range tc.want {
+				sb := mustSandbox(t, f, w.key)
+				sl := sb.PrimarySlot()
+				if sl == nil {
+					t.Fatalf("%s: no slots", w.key)
+				}
+				if sl.Identity != w.identity {
+					t.Errorf("%s: identity %s, want %s (notices %v)", w.key, sl.Identity, w.identity, noticeCodes(sb))
+				}
+				if sb.State != w.state {
+					t.Errorf("%s: state %s, want %s", w.key, sb.State, w.state)
+				}
+				holder, holderSb := "", ""
+				if sl.Holder != nil {
+					holder, holderSb = sl.Holder.Pod, sl.Holder.Sandbox
+				}
+				if holder != w.holder || holderSb != w.holderSb {
+					t.Errorf("%s: holder %q (sandbox %q), want %q (sandbox %q)", w.key, holder, holderSb, w.holder, w.holderSb)
+				}
+				if code := string(w.identity); w.identity != IdentityOK && w.identity != IdentityUnassigned && hasNotice(sb, code) == nil {
+					t.Errorf("%s: no %s notice; have %v", w.key, code, noticeCodes(sb))
+				}
+			}
+		})
+	}
+}
+
+// TestUnknownWhileNotSynced: never a stale OK while the source is not synced
+// or disconnected; the real state comes back once synced.
+func TestUnknownWhileNotSynced(t *testing.T) {
+	c := &testClock{now: ft0}
+	f := NewFleet(FleetOptions{Now: c.Now})
+	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
+	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0)))
+	check := func(wantID IdentityState, wantState EffectiveState) {
+		t.Helper()
+		sb := mustSandbox(t, f, bsKey("a"))
+		if sb.Identity() != wantID || sb.State != wantState {
+			t.Fatalf("identity %s state %s, want %s %s", sb.Identity(), sb.State, wantID, wantState)
+		}
+	}
+	check(IdentityUnknown, StateUnknown)
+	f.SetStatus(SourceStatus{Synced: true})
+	check(IdentityOK, StateRunning)
+	lost := ft0.Add(time.Minute)
+	f.SetStatus(SourceStatus{Synced: true, DisconnectedSince: &lost})
+	check(IdentityUnknown, StateUnknown)
+	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), exited(1, "Error")))
+	sb := mustSandbox(t, f, bsKey("a"))
+	if hasNotice(sb, CodePodDead) != nil || sb.Identity() != IdentityUnknown {
+		t.Fatalf("disconnected snapshot shows identity notices: %v", noticeCodes(sb))
+	}
+	f.SetStatus(SourceStatus{Synced: true})
+	check(IdentityPodDead, StateDead)
+}
+
+func TestDeriveIdentityPure(t *testing.T) {
+	p := runningPod("a-0", "ua", "10.0.0.1")
+	since := ft0
+	cases := []struct {
+		name  string
+		facts slotFacts
+		want  IdentityState
+	}{
+		{"unassigned", slotFacts{PodName: "a-0", Pod: p}, IdentityUnassigned},
+		{"ok", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "ua", Pod: p,
+			Holders: []Holder{{Pod: "a-0", UID: "ua", Since: since}}}, IdentityOK},
+		{"taken", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "ua", Pod: p,
+			Holders: []Holder{{Pod: "a-0", UID: "ua"}, {Pod: "b-0", UID: "ub", Since: since}}}, IdentityIPTaken},
+		{"gone", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "ua"}, IdentityPodGone},
+		{"gone, no pod named", slotFacts{RecordedIP: "10.0.0.1"}, IdentityPodGone},
+		{"uid changed", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "old", Pod: p}, IdentityUIDChanged},
+		{"stale", slotFacts{RecordedIP: "10.0.0.2", PodName: "a-0", BoundUID: "ua", Pod: p}, IdentityIPStale},
+		{"foreign pod holds it", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "ua", Pod: p, ForeignSandbox: "bsbx/x/b",
+			Holders: []Holder{{Pod: "a-0", UID: "ua", Sandbox: "bsbx/x/b"}}}, IdentityIPTaken},
+	}
+	for _, tc := range cases {
+		if got, _ := deriveIdentity(tc.facts); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestUnknownCoversSandboxesWithoutSlots(t *testing.T) {
+	c := &testClock{now: ft0}
+	f := NewFleet(FleetOptions{Now: c.Now})
+	b := batchSandbox("a")
+	b.Replicas = 0
+	f.UpsertBatchSandbox(b)
+	if id := mustSandbox(t, f, bsKey("a")).Identity(); id != IdentityUnknown {
+		t.Fatalf("identity %s while not synced", id)
+	}
+	f.SetStatus(SourceStatus{Synced: true})
+	if id := mustSandbox(t, f, bsKey("a")).Identity(); id != IdentityUnassigned {
+		t.Fatalf("identity %s once synced", id)
+	}
+}

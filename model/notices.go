@@ -1,0 +1,185 @@
+package model
+
+import (
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// keepAliveOnly reports whether a main container runs the engine bootstrap
+// followed by nothing but a keep-alive, i.e. the image's own ENTRYPOINT/CMD is
+// never started. It returns a description of the keep-alive ("" for none).
+func keepAliveOnly(c *corev1.Container) (bool, string) {
+	if c == nil || len(c.Command) == 0 || c.Command[0] != BootstrapPath {
+		return false, ""
+	}
+	rest := append(append([]string{}, c.Command[1:]...), c.Args...)
+	if len(rest) == 0 {
+		return true, "no user command"
+	}
+	if isKeepAlive(rest) {
+		return true, strings.Join(rest, " ")
+	}
+	// sh -c "tail -f /dev/null" and the like.
+	if len(rest) == 3 && (path.Base(rest[0]) == "sh" || path.Base(rest[0]) == "bash") && rest[1] == "-c" {
+		if f := strings.Fields(rest[2]); len(f) > 0 && isKeepAlive(f) {
+			return true, strings.Join(rest, " ")
+		}
+	}
+	return false, ""
+}
+
+func isKeepAlive(argv []string) bool {
+	if len(argv) > 0 && (path.Base(argv[0]) == "exec") {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		return false
+	}
+	switch path.Base(argv[0]) {
+	case "tail":
+		return len(argv) == 3 && argv[1] == "-f" && argv[2] == "/dev/null"
+	case "sleep":
+		return len(argv) == 2 && (argv[1] == "infinity" || argv[1] == "inf")
+	}
+	return false
+}
+
+// imageKey is the key an image config is read and cached under: the digest
+// reference from containerStatuses.imageID when present (runtime prefixes
+// such as docker-pullable:// stripped), else the image reference of the spec.
+func imageKey(spec *corev1.Container, st *corev1.ContainerStatus) string {
+	if st != nil && st.ImageID != "" {
+		id := st.ImageID
+		if i := strings.Index(id, "://"); i >= 0 {
+			id = id[i+3:]
+		}
+		if strings.Contains(id, "@") {
+			return id
+		}
+	}
+	if spec != nil && spec.Image != "" {
+		return spec.Image
+	}
+	if st != nil {
+		return st.Image
+	}
+	return ""
+}
+
+// entrypointNotice compares a keep-alive main container with its image config.
+func entrypointNotice(podName string, c *corev1.Container, keepAlive, key string, cfg *ImageConfig) *Notice {
+	if cfg == nil {
+		return nil
+	}
+	cmd := "[" + strings.Join(c.Command, " ") + "]"
+	if cfg.Err != "" {
+		return &Notice{Code: CodeImageConfigUnreadable, Severity: SeverityInfo, Pod: podName,
+			Message: "image config unreadable: " + cfg.Err,
+			Evidence: []Evidence{{Kind: Observed, Text: "main container command " + cmd + " (" + keepAlive + ")"},
+				{Kind: Observed, Text: "reading the config of " + key + " failed: " + cfg.Err}}}
+	}
+	if len(cfg.Entrypoint) == 0 && len(cfg.Cmd) == 0 {
+		return nil
+	}
+	img := "ENTRYPOINT " + quoteList(cfg.Entrypoint) + " CMD " + quoteList(cfg.Cmd)
+	return &Notice{Code: CodeEntrypointNotRun, Severity: SeverityWarning, Pod: podName,
+		Message: "the image's " + img + " never runs: the container starts bootstrap.sh + " + keepAlive,
+		Evidence: []Evidence{{Kind: Observed, Text: "main container command " + cmd},
+			{Kind: Observed, Text: "image " + key + " config: " + img},
+			{Kind: Inferred, Text: "Kubernetes replaces the image ENTRYPOINT when command is set"}}}
+}
+
+func quoteList(ss []string) string {
+	if len(ss) == 0 {
+		return "[]"
+	}
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// execReadyNotice is NOT_EXEC_READY, from status only (the actions package
+// adds the live /ping probe). The rule: a Pod that is Running and not deleting
+// shows no sign its exec daemon answers when
+//   - its main container is not ready, or the Pod's Ready condition is not True, or
+//   - it is an OpenSandbox Pod whose main command does not start with
+//     bootstrap.sh (execd is started by bootstrap.sh; without it nothing listens).
+func execReadyNotice(engine Engine, p *corev1.Pod) *Notice {
+	if p == nil || p.DeletionTimestamp != nil || !podRunning(p) {
+		return nil
+	}
+	spec, st := mainContainer(p)
+	var why []Evidence
+	if st != nil && !st.Ready {
+		why = append(why, Evidence{Kind: Observed, Text: "main container " + st.Name + " ready=false"})
+	}
+	if rs, ok := podReadyCondition(p); ok && rs != corev1.ConditionTrue {
+		why = append(why, Evidence{Kind: Observed, Text: "Pod condition Ready=" + string(rs)})
+	}
+	if engine == EngineBatchSandbox && spec != nil && len(spec.Command) > 0 && spec.Command[0] != BootstrapPath {
+		why = append(why, Evidence{Kind: Observed, Text: "main command " + strconv.Quote(spec.Command[0]) + " is not " + BootstrapPath},
+			Evidence{Kind: Inferred, Text: "execd is started by bootstrap.sh, so nothing listens on :44772"})
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return &Notice{Code: CodeNotExecReady, Severity: SeverityWarning, Pod: p.Name,
+		Message: "Pod " + p.Name + " is Running but there is no sign its exec daemon answers", Evidence: why}
+}
+
+// restartNotices surfaces restarts with the last termination reason and exit
+// code (the sweep's forensics classify them). It also returns the total count.
+func restartNotices(p *corev1.Pod) ([]Notice, int32) {
+	if p == nil {
+		return nil, 0
+	}
+	var out []Notice
+	var total int32
+	for i := range p.Status.ContainerStatuses {
+		st := &p.Status.ContainerStatuses[i]
+		total += st.RestartCount
+		if st.RestartCount == 0 {
+			continue
+		}
+		msg := "container " + st.Name + " restarted " + strconv.Itoa(int(st.RestartCount)) + "×"
+		ev := []Evidence{{Kind: Observed, Text: "restartCount " + strconv.Itoa(int(st.RestartCount))}}
+		if t := st.LastTerminationState.Terminated; t != nil {
+			msg += "; last: " + orDash(t.Reason) + ", exit code " + strconv.Itoa(int(t.ExitCode))
+			var at *time.Time
+			if !t.FinishedAt.IsZero() {
+				at = &t.FinishedAt.Time
+				msg += " at " + t.FinishedAt.UTC().Format(time.DateTime)
+			}
+			ev = append(ev, Evidence{Kind: Observed, Text: "lastState.terminated reason " + orDash(t.Reason) + " exitCode " + strconv.Itoa(int(t.ExitCode)), At: at})
+		}
+		out = append(out, Notice{Code: CodeRestarted, Severity: SeverityWarning, Pod: p.Name, Message: msg, Evidence: ev})
+	}
+	return out, total
+}
+
+// expiryNotice is EXPIRING_SOON when expire is within `within` of now (or
+// past). next is when it will appear or change, zero when it never will.
+func expiryNotice(field string, expire *time.Time, now time.Time, within time.Duration) (*Notice, time.Time) {
+	if expire == nil {
+		return nil, time.Time{}
+	}
+	from := expire.Add(-within)
+	if now.Before(from) {
+		return nil, from
+	}
+	msg := "expires at " + expire.UTC().Format(time.DateTime)
+	var next time.Time
+	if now.Before(*expire) {
+		next = *expire // the message changes once it has expired
+	} else {
+		msg = "expired at " + expire.UTC().Format(time.DateTime) + " and still exists"
+	}
+	return &Notice{Code: CodeExpiringSoon, Severity: SeverityInfo, Message: msg,
+		Evidence: []Evidence{{Kind: Observed, Text: field + " " + expire.UTC().Format(time.RFC3339), At: expire}}}, next
+}

@@ -1,0 +1,189 @@
+package model
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestKeepAliveOnly(t *testing.T) {
+	cases := []struct {
+		cmd, args []string
+		want      bool
+	}{
+		{[]string{BootstrapPath, "tail", "-f", "/dev/null"}, nil, true},
+		{[]string{BootstrapPath, "/usr/bin/tail", "-f", "/dev/null"}, nil, true},
+		{[]string{BootstrapPath, "sleep", "infinity"}, nil, true},
+		{[]string{BootstrapPath}, nil, true},
+		{[]string{BootstrapPath}, []string{"sleep", "infinity"}, true},
+		{[]string{BootstrapPath, "sh", "-c", "sleep infinity"}, nil, true},
+		{[]string{BootstrapPath, "python", "app.py"}, nil, false},
+		{[]string{BootstrapPath, "sleep", "30"}, nil, false},
+		{[]string{"tail", "-f", "/dev/null"}, nil, false}, // no bootstrap: not the engine's layout
+		{nil, nil, false},
+	}
+	for _, tc := range cases {
+		got, _ := keepAliveOnly(&corev1.Container{Command: tc.cmd, Args: tc.args})
+		if got != tc.want {
+			t.Errorf("%q %q: %v, want %v", tc.cmd, tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestImageKey(t *testing.T) {
+	spec := &corev1.Container{Image: "reg.example/app:1"}
+	cases := []struct{ id, want string }{
+		{"docker-pullable://reg.example/app@sha256:abc", "reg.example/app@sha256:abc"},
+		{"reg.example/app@sha256:abc", "reg.example/app@sha256:abc"},
+		{"sha256:abc", "reg.example/app:1"}, // a bare config id cannot be read from a registry
+		{"", "reg.example/app:1"},
+	}
+	for _, tc := range cases {
+		if got := imageKey(spec, &corev1.ContainerStatus{ImageID: tc.id}); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.id, got, tc.want)
+		}
+	}
+}
+
+func TestEntrypointNotRun(t *testing.T) {
+	const digestRef = "reg.example/rl-env@sha256:1111"
+	keepAlive := func(name, uid, ip string) *corev1.Pod {
+		return runningPod(name, uid, ip, ownedBy(strings.TrimSuffix(name, "-0"), 0),
+			withCommand(BootstrapPath, "tail", "-f", "/dev/null"), withImageID("docker-pullable://"+digestRef))
+	}
+	cases := []struct {
+		name     string
+		cfg      ImageConfig
+		wantCode string
+		severity Severity
+		inMsg    string
+	}{
+		{"image has an ENTRYPOINT", ImageConfig{Ref: digestRef, Entrypoint: []string{"/srv/start.sh"}}, CodeEntrypointNotRun, SeverityWarning, "/srv/start.sh"},
+		{"image has only a CMD", ImageConfig{Ref: digestRef, Cmd: []string{"python", "serve.py"}}, CodeEntrypointNotRun, SeverityWarning, "serve.py"},
+		{"registry unreachable", ImageConfig{Ref: digestRef, Err: "dial tcp: connection refused"}, CodeImageConfigUnreadable, SeverityInfo, "image config unreadable: dial tcp: connection refused"},
+		{"image has neither", ImageConfig{Ref: digestRef}, "", "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := newSyncedFleet(t)
+			f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
+			f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
+			f.UpsertPod(keepAlive("a-0", "ua", "10.0.0.1"))
+			f.UpsertPod(keepAlive("b-0", "ub", "10.0.0.2"))
+			if got := f.PendingImageChecks(); !slices.Equal(got, []string{digestRef}) {
+				t.Fatalf("pending checks %q, want the digest ref once", got)
+			}
+			if got := f.PendingImageChecks(); len(got) != 0 {
+				t.Fatalf("asked again before an answer: %q", got)
+			}
+			if hasNotice(mustSandbox(t, f, bsKey("a")), CodeEntrypointNotRun) != nil {
+				t.Fatal("notice before the image config is known")
+			}
+			f.SetImageConfig(tc.cfg)
+			for _, key := range []string{bsKey("a"), bsKey("b")} {
+				sb := mustSandbox(t, f, key)
+				for _, c := range []string{CodeEntrypointNotRun, CodeImageConfigUnreadable} {
+					n := hasNotice(sb, c)
+					if c != tc.wantCode {
+						if n != nil {
+							t.Errorf("%s: unexpected %s", key, c)
+						}
+						continue
+					}
+					if n == nil {
+						t.Fatalf("%s: no %s; have %v", key, c, noticeCodes(sb))
+					}
+					if n.Severity != tc.severity || !strings.Contains(n.Message, tc.inMsg) {
+						t.Errorf("%s: %s %q", key, n.Severity, n.Message)
+					}
+				}
+			}
+			if got := f.PendingImageChecks(); len(got) != 0 {
+				t.Errorf("answered image asked again: %q", got)
+			}
+		})
+	}
+}
+
+func TestUserCommandNeedsNoImageCheck(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
+	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0)))
+	if got := f.PendingImageChecks(); len(got) != 0 {
+		t.Fatalf("image check for a container running a user command: %q", got)
+	}
+}
+
+func TestNotExecReady(t *testing.T) {
+	cases := []struct {
+		name string
+		opts []fpOpt
+		want bool
+	}{
+		{"running and ready", nil, false},
+		{"main container not ready", []fpOpt{notReady}, true},
+		{"no bootstrap.sh: execd never started", []fpOpt{withCommand("python", "app.py")}, true},
+		{"not running yet", []fpOpt{initializing}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := newSyncedFleet(t)
+			f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
+			f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", append([]fpOpt{ownedBy("a", 0)}, tc.opts...)...))
+			sb := mustSandbox(t, f, bsKey("a"))
+			if got := hasNotice(sb, CodeNotExecReady) != nil; got != tc.want {
+				t.Errorf("NOT_EXEC_READY %v, want %v (%v)", got, tc.want, noticeCodes(sb))
+			}
+		})
+	}
+}
+
+func TestRestartNotice(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
+	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), restarted(3, "OOMKilled", 137)))
+	sb := mustSandbox(t, f, bsKey("a"))
+	n := hasNotice(sb, CodeRestarted)
+	if n == nil {
+		t.Fatalf("no RESTARTED: %v", noticeCodes(sb))
+	}
+	if !strings.Contains(n.Message, "OOMKilled") || !strings.Contains(n.Message, "137") || sb.Restarts != 3 {
+		t.Errorf("message %q restarts %d", n.Message, sb.Restarts)
+	}
+	if n.Evidence[len(n.Evidence)-1].Kind != Observed {
+		t.Errorf("evidence not labelled observed: %+v", n.Evidence)
+	}
+}
+
+func TestBadAnnotationReachesTheSandbox(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	u := unstructuredBatchSandbox("a", map[string]string{AnnotationEndpoints: `{"oops":1}`})
+	f.UpsertBatchSandbox(BatchSandboxFromUnstructured(u))
+	sb := mustSandbox(t, f, bsKey("a"))
+	n := hasNotice(sb, CodeBadAnnotation)
+	if n == nil || !strings.Contains(n.Message, AnnotationEndpoints) {
+		t.Fatalf("no BAD_ANNOTATION naming the annotation: %v", sb.Notices)
+	}
+}
+
+// TestImageConfigRetried: a failed read shows IMAGE_CONFIG_UNREADABLE; when
+// kube/ retries and succeeds, the sandbox hears it without another event.
+func TestImageConfigRetried(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
+	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), withCommand(BootstrapPath, "sleep", "infinity")))
+	if got := f.PendingImageChecks(); !slices.Equal(got, []string{"python:3.12"}) {
+		t.Fatalf("pending %q", got)
+	}
+	f.SetImageConfig(ImageConfig{Ref: "python:3.12", Err: "registry timeout"})
+	if hasNotice(mustSandbox(t, f, bsKey("a")), CodeImageConfigUnreadable) == nil {
+		t.Fatal("no IMAGE_CONFIG_UNREADABLE after a failed read")
+	}
+	f.SetImageConfig(ImageConfig{Ref: "python:3.12", Cmd: []string{"python3"}})
+	sb := mustSandbox(t, f, bsKey("a"))
+	if hasNotice(sb, CodeImageConfigUnreadable) != nil || hasNotice(sb, CodeEntrypointNotRun) == nil {
+		t.Fatalf("after a successful retry: %v", noticeCodes(sb))
+	}
+}

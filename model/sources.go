@@ -1,0 +1,566 @@
+package model
+
+// Pure converters that kube/ installs as informer transforms: they turn the
+// objects the API server sends into the small forms the Fleet keeps, so the
+// informer caches hold only what sandscope reads.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Annotation and label names of OpenSandbox (see shared/facts/opensandbox.md).
+const (
+	AnnotationEndpoints     = "sandbox.opensandbox.io/endpoints"
+	AnnotationAllocStatus   = "sandbox.opensandbox.io/alloc-status"
+	AnnotationAllocReleased = "sandbox.opensandbox.io/alloc-released"
+
+	LabelBatchSandboxName = "batch-sandbox.sandbox.opensandbox.io/name"
+	LabelPodIndex         = "batch-sandbox.sandbox.opensandbox.io/pod-index"
+	LabelSandboxID        = "opensandbox.io/id"
+	LabelPoolName         = "sandbox.opensandbox.io/pool-name"
+
+	// MainContainerName is the OpenSandbox main container; other engines use their first container.
+	MainContainerName = "sandbox"
+	// BootstrapPath is the engine bootstrap that starts execd before the user command.
+	BootstrapPath = "/opt/opensandbox/bootstrap.sh"
+)
+
+// Limits on annotation values: anything bigger is malformed, not parsed.
+const (
+	maxAnnotationBytes   = 64 << 10
+	maxAnnotationEntries = 1024
+	maxAnnotationEntry   = 512
+)
+
+// SlimPod returns a copy of p holding only the fields sandscope reads:
+// metadata (name, namespace, uid, labels, owner references, timestamps,
+// deletion grace, finalizers); spec (nodeName, restartPolicy, termination
+// grace; per container name, image, command, args, liveness probe, and the
+// memory limit of a container that restarted or terminated); status (phase,
+// reason, message, IPs, startTime, the Ready and DisruptionTarget conditions
+// and PodScheduled when not True, every container status, the init container
+// statuses until they all completed). Everything else goes: managedFields,
+// every annotation, env, volumes, other resources, init container specs.
+// Slices of the input are shared, not copied (informer objects are read
+// only). Safe on an already slim Pod; nil in, nil out.
+func SlimPod(p *corev1.Pod) *corev1.Pod {
+	if p == nil {
+		return nil
+	}
+	out := &corev1.Pod{
+		TypeMeta: p.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name:                       p.Name,
+			Namespace:                  p.Namespace,
+			UID:                        p.UID,
+			ResourceVersion:            p.ResourceVersion,
+			Labels:                     p.Labels,
+			OwnerReferences:            slimOwnerRefs(p.OwnerReferences),
+			CreationTimestamp:          p.CreationTimestamp,
+			DeletionTimestamp:          p.DeletionTimestamp,
+			DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds,
+			Finalizers:                 p.Finalizers,
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                      p.Spec.NodeName,
+			RestartPolicy:                 p.Spec.RestartPolicy,
+			TerminationGracePeriodSeconds: p.Spec.TerminationGracePeriodSeconds,
+			Containers:                    slimContainers(p.Spec.Containers, p.Status.ContainerStatuses),
+			// Init container specs are dropped: 400 bytes each, and their
+			// statuses already carry name, image and state.
+		},
+		Status: corev1.PodStatus{
+			Phase:                 p.Status.Phase,
+			Reason:                p.Status.Reason,
+			Message:               p.Status.Message,
+			PodIP:                 p.Status.PodIP,
+			PodIPs:                p.Status.PodIPs,
+			StartTime:             p.Status.StartTime,
+			Conditions:            slimConditions(p.Status.Conditions),
+			ContainerStatuses:     slimStatuses(p.Status.ContainerStatuses),
+			InitContainerStatuses: slimInitStatuses(p.Status.InitContainerStatuses),
+		},
+	}
+	if len(out.Status.PodIPs) == 1 && out.Status.PodIPs[0].IP == out.Status.PodIP {
+		// The common single-stack case repeats podIP; keep one copy.
+		out.Status.PodIPs = nil
+	}
+	return out
+}
+
+func slimOwnerRefs(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]metav1.OwnerReference, len(refs))
+	for i, r := range refs {
+		out[i] = metav1.OwnerReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID, Controller: r.Controller}
+	}
+	return out
+}
+
+func slimContainers(cs []corev1.Container, statuses []corev1.ContainerStatus) []corev1.Container {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i, c := range cs {
+		out[i] = corev1.Container{Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args, LivenessProbe: c.LivenessProbe}
+		if hasEnded(statuses, c.Name) {
+			out[i].Resources.Limits = memoryLimitOnly(c.Resources.Limits)
+		}
+	}
+	return out
+}
+
+// hasEnded: the container restarted or terminated, so restart forensics will
+// want its memory limit.
+func hasEnded(statuses []corev1.ContainerStatus, name string) bool {
+	for i := range statuses {
+		if s := &statuses[i]; s.Name == name {
+			return s.RestartCount > 0 || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil
+		}
+	}
+	return false
+}
+
+// memoryLimitOnly keeps the memory limit (restart forensics name it when
+// telling an OOM kill apart) and drops every other resource. A ResourceList
+// costs ~600 bytes, so it is kept only for containers that have ended once.
+func memoryLimitOnly(l corev1.ResourceList) corev1.ResourceList {
+	q, ok := l[corev1.ResourceMemory]
+	if !ok {
+		return nil
+	}
+	if len(l) == 1 {
+		return l // already only memory: share it
+	}
+	return corev1.ResourceList{corev1.ResourceMemory: q}
+}
+
+// slimInitStatuses drops the init container statuses once every init
+// container completed successfully (the usual running Pod): they then say
+// nothing the main container's status does not.
+func slimInitStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
+	done := true
+	for i := range ss {
+		t := ss[i].State.Terminated
+		if t == nil || t.ExitCode != 0 || ss[i].RestartCount > 0 {
+			done = false
+			break
+		}
+	}
+	if done {
+		return nil
+	}
+	return slimStatuses(ss)
+}
+
+func slimConditions(cs []corev1.PodCondition) []corev1.PodCondition {
+	n := 0
+	for _, c := range cs {
+		if keepPodCondition(c) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]corev1.PodCondition, 0, n)
+	for _, c := range cs {
+		if keepPodCondition(c) {
+			out = append(out, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime})
+		}
+	}
+	return out
+}
+
+// keepPodCondition: Ready and DisruptionTarget always; PodScheduled only when
+// it says something (not True: Unschedulable and the like), since a nodeName
+// already says the Pod is scheduled. Each kept condition costs 120 bytes.
+func keepPodCondition(c corev1.PodCondition) bool {
+	switch c.Type {
+	case corev1.PodReady, corev1.DisruptionTarget:
+		return true
+	case corev1.PodScheduled:
+		return c.Status != corev1.ConditionTrue
+	}
+	return false
+}
+
+func slimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(ss))
+	for i, s := range ss {
+		out[i] = corev1.ContainerStatus{
+			Name: s.Name, Image: s.Image, ImageID: s.ImageID, Ready: s.Ready, Started: s.Started,
+			RestartCount: s.RestartCount, State: s.State, LastTerminationState: s.LastTerminationState,
+		}
+	}
+	return out
+}
+
+// slimMeta keeps the metadata the model reads from a custom resource.
+func slimMeta(u *unstructured.Unstructured) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{
+		Name:              u.GetName(),
+		Namespace:         u.GetNamespace(),
+		UID:               u.GetUID(),
+		ResourceVersion:   u.GetResourceVersion(),
+		Generation:        u.GetGeneration(),
+		Labels:            u.GetLabels(),
+		CreationTimestamp: u.GetCreationTimestamp(),
+		DeletionTimestamp: u.GetDeletionTimestamp(),
+		Finalizers:        u.GetFinalizers(),
+	}
+	return m
+}
+
+// BatchSandboxFromUnstructured converts an OpenSandbox BatchSandbox. Malformed
+// annotations become BAD_ANNOTATION notices, never panics. nil in, nil out.
+func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
+	if u == nil {
+		return nil
+	}
+	obj := u.Object
+	b := &BatchSandbox{ObjectMeta: slimMeta(u)}
+	b.Replicas = int32(nestedInt(obj, "spec", "replicas"))
+	b.PoolRef = nestedString(obj, "spec", "poolRef")
+	b.ExpireTime = nestedTime(obj, "spec", "expireTime")
+	if cs, ok := nestedSlice(obj, "spec", "template", "spec", "containers"); ok {
+		if c := mainContainerOf(cs); c != nil {
+			b.MainImage = nestedString(c, "image")
+			b.MainCommand = nestedStrings(c, "command")
+		}
+	}
+	b.Phase = nestedString(obj, "status", "phase")
+	b.StatusReplicas = int32(nestedInt(obj, "status", "replicas"))
+	b.Allocated = int32(nestedInt(obj, "status", "allocated"))
+	b.Ready = int32(nestedInt(obj, "status", "ready"))
+	b.Conditions = conditionsOf(obj)
+
+	ann := u.GetAnnotations()
+	if v, ok := ann[AnnotationEndpoints]; ok {
+		eps, problem := parseEndpoints(v)
+		b.Endpoints = eps
+		if problem != "" {
+			b.Notices = append(b.Notices, badAnnotation(AnnotationEndpoints, problem))
+		}
+	}
+	var allocated, released []string
+	if v, ok := ann[AnnotationAllocStatus]; ok {
+		pods, problem := parseAllocPods(v)
+		allocated = pods
+		if problem != "" {
+			b.Notices = append(b.Notices, badAnnotation(AnnotationAllocStatus, problem))
+		}
+	}
+	if v, ok := ann[AnnotationAllocReleased]; ok {
+		pods, problem := parseAllocPods(v)
+		released = pods
+		if problem != "" {
+			b.Notices = append(b.Notices, badAnnotation(AnnotationAllocReleased, problem))
+		}
+	}
+	b.AllocatedPods = minus(allocated, released)
+	return b
+}
+
+// AgentSandboxFromUnstructured converts a kubernetes-sigs agent-sandbox Sandbox
+// read at the given served version. nil in, nil out.
+func AgentSandboxFromUnstructured(u *unstructured.Unstructured, version string) *AgentSandbox {
+	if u == nil {
+		return nil
+	}
+	obj := u.Object
+	s := &AgentSandbox{ObjectMeta: slimMeta(u), Version: version}
+	if _, ok := nestedField(obj, "spec", "replicas"); ok {
+		r := int32(nestedInt(obj, "spec", "replicas"))
+		s.Replicas = &r
+	}
+	if cs, ok := nestedSlice(obj, "spec", "podTemplate", "spec", "containers"); ok {
+		if c := mainContainerOf(cs); c != nil {
+			s.MainImage = nestedString(c, "image")
+		}
+	}
+	s.ShutdownTime = nestedTime(obj, "spec", "shutdownTime")
+	s.Selector = nestedString(obj, "status", "selector")
+	if len(s.Selector) > maxAnnotationBytes {
+		s.Notices = append(s.Notices, Notice{Code: CodeBadAnnotation, Severity: SeverityWarning,
+			Message:  fmt.Sprintf("status.selector is %d bytes long; ignored", len(s.Selector)),
+			Evidence: []Evidence{{Kind: Observed, Text: "status.selector longer than 64 KiB"}}})
+		s.Selector = ""
+	}
+	s.PodIPs = nestedStrings(obj, "status", "podIPs")
+	s.NodeName = nestedString(obj, "status", "nodeName")
+	s.Conditions = conditionsOf(obj)
+	return s
+}
+
+// PoolFromUnstructured converts an OpenSandbox Pool. nil in, nil out.
+func PoolFromUnstructured(u *unstructured.Unstructured) *Pool {
+	if u == nil {
+		return nil
+	}
+	obj := u.Object
+	return &Pool{
+		ObjectMeta: slimMeta(u),
+		Total:      int32(nestedInt(obj, "status", "total")),
+		Allocated:  int32(nestedInt(obj, "status", "allocated")),
+		Available:  int32(nestedInt(obj, "status", "available")),
+		Revision:   nestedString(obj, "status", "revision"),
+		BufferMin:  int32(nestedInt(obj, "spec", "capacitySpec", "bufferMin")),
+		BufferMax:  int32(nestedInt(obj, "spec", "capacitySpec", "bufferMax")),
+		PoolMin:    int32(nestedInt(obj, "spec", "capacitySpec", "poolMin")),
+		PoolMax:    int32(nestedInt(obj, "spec", "capacitySpec", "poolMax")),
+	}
+}
+
+func badAnnotation(name, problem string) Notice {
+	return Notice{
+		Code:     CodeBadAnnotation,
+		Severity: SeverityWarning,
+		Message:  fmt.Sprintf("annotation %s is malformed: %s", name, problem),
+		Evidence: []Evidence{{Kind: Observed, Text: fmt.Sprintf("metadata.annotations[%q]: %s", name, problem)}},
+	}
+}
+
+// parseEndpoints reads the endpoints annotation: a JSON array of strings.
+// It returns what it could read and a description of what was wrong, if anything.
+func parseEndpoints(v string) ([]string, string) {
+	if len(v) > maxAnnotationBytes {
+		return nil, fmt.Sprintf("value is %d bytes, more than the %d allowed; ignored", len(v), maxAnnotationBytes)
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal([]byte(v), &raw); err != nil {
+		return nil, fmt.Sprintf("not a JSON array of strings: %s", shortErr(err))
+	}
+	var problems []string
+	if len(raw) > maxAnnotationEntries {
+		problems = append(problems, fmt.Sprintf("%d entries, only the first %d kept", len(raw), maxAnnotationEntries))
+		raw = raw[:maxAnnotationEntries]
+	}
+	out := make([]string, len(raw))
+	for i, r := range raw {
+		var s string
+		if err := json.Unmarshal(r, &s); err != nil {
+			problems = append(problems, fmt.Sprintf("entry %d is not a string", i))
+			continue
+		}
+		switch {
+		case len(s) > maxAnnotationEntry:
+			problems = append(problems, fmt.Sprintf("entry %d is %d bytes long", i, len(s)))
+		case s != "" && net.ParseIP(s) == nil:
+			problems = append(problems, fmt.Sprintf("entry %d %q is not an IP address", i, s))
+			out[i] = s // the engine forwards to it anyway; keep what it records
+		default:
+			out[i] = s
+		}
+	}
+	return out, joinProblems(problems)
+}
+
+// parseAllocPods reads {"pods":["<pod>",...]}.
+func parseAllocPods(v string) ([]string, string) {
+	if len(v) > maxAnnotationBytes {
+		return nil, fmt.Sprintf("value is %d bytes, more than the %d allowed; ignored", len(v), maxAnnotationBytes)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(v), &doc); err != nil {
+		return nil, fmt.Sprintf(`not a JSON object {"pods":[...]}: %s`, shortErr(err))
+	}
+	rawPods, ok := doc["pods"]
+	if !ok {
+		return nil, `no "pods" field`
+	}
+	if string(rawPods) == "null" {
+		return nil, ""
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(rawPods, &raw); err != nil {
+		return nil, `"pods" is not an array of strings`
+	}
+	var problems []string
+	if len(raw) > maxAnnotationEntries {
+		problems = append(problems, fmt.Sprintf("%d pods, only the first %d kept", len(raw), maxAnnotationEntries))
+		raw = raw[:maxAnnotationEntries]
+	}
+	out := make([]string, 0, len(raw))
+	for i, r := range raw {
+		var s string
+		if err := json.Unmarshal(r, &s); err != nil {
+			problems = append(problems, fmt.Sprintf("pods[%d] is not a string", i))
+			continue
+		}
+		if s == "" || len(s) > 253 {
+			problems = append(problems, fmt.Sprintf("pods[%d] is not a Pod name", i))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, joinProblems(problems)
+}
+
+func joinProblems(ps []string) string {
+	if len(ps) > 3 {
+		ps = append(ps[:3], fmt.Sprintf("and %d more", len(ps)-3))
+	}
+	return strings.Join(ps, "; ")
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+func minus(a, b []string) []string {
+	if len(a) == 0 {
+		return nil
+	}
+	if len(b) == 0 {
+		return a
+	}
+	drop := make(map[string]struct{}, len(b))
+	for _, s := range b {
+		drop[s] = struct{}{}
+	}
+	out := make([]string, 0, len(a))
+	for _, s := range a {
+		if _, ok := drop[s]; !ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// mainContainerOf picks the container named "sandbox", else the first one.
+func mainContainerOf(cs []interface{}) map[string]interface{} {
+	var first map[string]interface{}
+	for _, c := range cs {
+		m, ok := c.(map[string]interface{})
+		if !ok {
+			continue
+		}
+		if first == nil {
+			first = m
+		}
+		if nestedString(m, "name") == MainContainerName {
+			return m
+		}
+	}
+	return first
+}
+
+func conditionsOf(obj map[string]interface{}) []Condition {
+	cs, ok := nestedSlice(obj, "status", "conditions")
+	if !ok || len(cs) == 0 {
+		return nil
+	}
+	if len(cs) > 64 {
+		cs = cs[:64]
+	}
+	out := make([]Condition, 0, len(cs))
+	for _, c := range cs {
+		m, ok := c.(map[string]interface{})
+		if !ok {
+			continue
+		}
+		cond := Condition{Type: nestedString(m, "type"), Status: nestedString(m, "status"),
+			Reason: nestedString(m, "reason"), Message: nestedString(m, "message")}
+		if t := nestedTime(m, "lastTransitionTime"); t != nil {
+			cond.LastTransitionTime = *t
+		}
+		out = append(out, cond)
+	}
+	return out
+}
+
+// The nested* helpers read an unstructured field and return the zero value
+// for a missing field or one of the wrong type (the API server validates the
+// schema; sandscope tolerates whatever arrives).
+
+func nestedField(obj map[string]interface{}, fields ...string) (interface{}, bool) {
+	var cur interface{} = obj
+	for _, f := range fields {
+		m, ok := cur.(map[string]interface{})
+		if !ok {
+			return nil, false
+		}
+		cur, ok = m[f]
+		if !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func nestedString(obj map[string]interface{}, fields ...string) string {
+	v, _ := nestedField(obj, fields...)
+	s, _ := v.(string)
+	return s
+}
+
+func nestedInt(obj map[string]interface{}, fields ...string) int64 {
+	v, _ := nestedField(obj, fields...)
+	switch n := v.(type) {
+	case int64:
+		return n
+	case int32:
+		return int64(n)
+	case int:
+		return int64(n)
+	case float64:
+		if n > -1<<31 && n < 1<<31 {
+			return int64(n)
+		}
+	case json.Number:
+		i, _ := n.Int64()
+		return i
+	}
+	return 0
+}
+
+func nestedSlice(obj map[string]interface{}, fields ...string) ([]interface{}, bool) {
+	v, _ := nestedField(obj, fields...)
+	s, ok := v.([]interface{})
+	return s, ok
+}
+
+func nestedStrings(obj map[string]interface{}, fields ...string) []string {
+	s, ok := nestedSlice(obj, fields...)
+	if !ok || len(s) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(s))
+	for _, e := range s {
+		if str, ok := e.(string); ok {
+			out = append(out, str)
+		}
+	}
+	return out
+}
+
+func nestedTime(obj map[string]interface{}, fields ...string) *time.Time {
+	s := nestedString(obj, fields...)
+	if s == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,241 @@
+package model
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func unstructuredBatchSandbox(name string, ann map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "sandbox.opensandbox.io/v1alpha1",
+		"kind":       "BatchSandbox",
+		"metadata": map[string]interface{}{
+			"name": name, "namespace": ns, "uid": "uid-" + name,
+			"creationTimestamp": "2026-11-29T17:24:05Z",
+			"labels":            map[string]interface{}{LabelSandboxID: name},
+			"managedFields":     []interface{}{map[string]interface{}{"manager": "kubectl"}},
+		},
+		"spec": map[string]interface{}{
+			"replicas":   int64(1),
+			"expireTime": "2026-11-29T18:24:05Z",
+			"template": map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{
+				map[string]interface{}{"name": "egress", "image": "egress:1"},
+				map[string]interface{}{"name": "sandbox", "image": "python:3.12", "command": []interface{}{BootstrapPath, "tail", "-f", "/dev/null"}},
+			}}},
+		},
+		"status": map[string]interface{}{
+			"phase": "Succeed", "replicas": int64(1), "allocated": int64(1), "ready": int64(1),
+			"conditions": []interface{}{map[string]interface{}{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-29T17:24:10Z"}},
+		},
+	}}
+	a := map[string]string{"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("x", 4096)}
+	for k, v := range ann {
+		a[k] = v
+	}
+	u.SetAnnotations(a)
+	return u
+}
+
+func TestBatchSandboxFromUnstructured(t *testing.T) {
+	u := unstructuredBatchSandbox("a", map[string]string{
+		AnnotationEndpoints:     `["10.0.3.7"]`,
+		AnnotationAllocStatus:   `{"pods":["pool-x1","pool-x2"]}`,
+		AnnotationAllocReleased: `{"pods":["pool-x1"]}`,
+	})
+	b := BatchSandboxFromUnstructured(u)
+	exp := time.Date(2026, 11, 29, 18, 24, 5, 0, time.UTC)
+	if b.Name != "a" || b.Namespace != ns || b.UID != "uid-a" || b.Phase != "Succeed" || b.Replicas != 1 ||
+		b.Ready != 1 || b.Allocated != 1 || b.MainImage != "python:3.12" || b.ExpireTime == nil || !b.ExpireTime.Equal(exp) {
+		t.Errorf("converted %+v", b)
+	}
+	if !reflect.DeepEqual(b.Endpoints, []string{"10.0.3.7"}) || !reflect.DeepEqual(b.AllocatedPods, []string{"pool-x2"}) {
+		t.Errorf("endpoints %q allocated %q", b.Endpoints, b.AllocatedPods)
+	}
+	if len(b.MainCommand) != 4 || len(b.Conditions) != 1 || b.Conditions[0].Type != "Ready" {
+		t.Errorf("command %q conditions %+v", b.MainCommand, b.Conditions)
+	}
+	if b.Annotations != nil || b.ManagedFields != nil || len(b.Notices) != 0 {
+		t.Errorf("kept annotations/managedFields or noticed problems: %v %v %v", b.Annotations, b.ManagedFields, b.Notices)
+	}
+}
+
+func TestMalformedAnnotations(t *testing.T) {
+	huge := `["` + strings.Repeat("1", 70<<10) + `"]`
+	many := "[" + strings.Repeat(`"10.0.0.1",`, 2000) + `"10.0.0.1"]`
+	cases := []struct {
+		name, annotation, value string
+		inMsg                   string
+	}{
+		{"endpoints not JSON", AnnotationEndpoints, `10.0.0.1`, "not a JSON array"},
+		{"endpoints an object", AnnotationEndpoints, `{"ip":"10.0.0.1"}`, "not a JSON array"},
+		{"endpoints with a number", AnnotationEndpoints, `[1]`, "entry 0 is not a string"},
+		{"endpoints not an IP", AnnotationEndpoints, `["pod-a"]`, "not an IP address"},
+		{"endpoints huge", AnnotationEndpoints, huge, "bytes"},
+		{"endpoints too many", AnnotationEndpoints, many, "only the first 1024 kept"},
+		{"alloc-status not JSON", AnnotationAllocStatus, `pods: [a]`, "not a JSON object"},
+		{"alloc-status without pods", AnnotationAllocStatus, `{"pod":["a"]}`, `no "pods"`},
+		{"alloc-status pods a string", AnnotationAllocStatus, `{"pods":"a"}`, "not an array"},
+		{"alloc-released with a number", AnnotationAllocReleased, `{"pods":[7]}`, "pods[0] is not a string"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{tc.annotation: tc.value}))
+			if len(b.Notices) != 1 {
+				t.Fatalf("notices %v", b.Notices)
+			}
+			n := b.Notices[0]
+			if n.Code != CodeBadAnnotation || !strings.Contains(n.Message, tc.annotation) || !strings.Contains(n.Message, tc.inMsg) {
+				t.Errorf("notice %s %q", n.Code, n.Message)
+			}
+			if len(n.Message) > 600 {
+				t.Errorf("message is %d bytes long", len(n.Message))
+			}
+			if len(b.Endpoints) > maxAnnotationEntries {
+				t.Errorf("%d endpoints kept", len(b.Endpoints))
+			}
+		})
+	}
+}
+
+func TestAgentSandboxAndPoolFromUnstructured(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]interface{}{
+		"metadata": map[string]interface{}{"name": "ag", "namespace": ns},
+		"spec": map[string]interface{}{"replicas": int64(1), "shutdownTime": "2026-11-29T19:00:00Z",
+			"podTemplate": map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{map[string]interface{}{"name": "c", "image": "img:1"}}}}},
+		"status": map[string]interface{}{"selector": "agents.x-k8s.io/sandbox-name-hash=abc", "podIPs": []interface{}{"10.0.0.5"}, "nodeName": "n1"},
+	}}
+	a := AgentSandboxFromUnstructured(u, "v1beta1")
+	if a.Version != "v1beta1" || a.Replicas == nil || *a.Replicas != 1 || a.MainImage != "img:1" || a.ShutdownTime == nil ||
+		a.Selector != "agents.x-k8s.io/sandbox-name-hash=abc" || !reflect.DeepEqual(a.PodIPs, []string{"10.0.0.5"}) || a.NodeName != "n1" {
+		t.Errorf("agent %+v", a)
+	}
+	p := PoolFromUnstructured(&unstructured.Unstructured{Object: map[string]interface{}{
+		"metadata": map[string]interface{}{"name": "pool-a", "namespace": ns},
+		"spec":     map[string]interface{}{"capacitySpec": map[string]interface{}{"bufferMin": int64(2), "poolMax": int64(50)}},
+		"status":   map[string]interface{}{"total": int64(10), "allocated": int64(4), "available": int64(6), "revision": "r3"},
+	}})
+	if p.Total != 10 || p.Allocated != 4 || p.Available != 6 || p.Revision != "r3" || p.BufferMin != 2 || p.PoolMax != 50 {
+		t.Errorf("pool %+v", p)
+	}
+	// Wrong types anywhere: zero values, no panic.
+	bad := &unstructured.Unstructured{Object: map[string]interface{}{"spec": "x", "status": []interface{}{1}}}
+	_ = AgentSandboxFromUnstructured(bad, "v1alpha1")
+	_ = PoolFromUnstructured(bad)
+	_ = BatchSandboxFromUnstructured(bad)
+}
+
+func TestSlimPod(t *testing.T) {
+	grace := int64(30)
+	p := runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), restarted(1, "Error", 1))
+	p.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}", "x": "y"}
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}
+	p.Finalizers = []string{"f"}
+	p.Spec.TerminationGracePeriodSeconds = &grace
+	p.Spec.Volumes = []corev1.Volume{{Name: "v"}}
+	p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "SECRET", Value: "s"}}
+	p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourceCPU: resource.MustParse("2")}
+	p.Spec.Containers[0].LivenessProbe = &corev1.Probe{PeriodSeconds: 10, FailureThreshold: 3}
+	p.Spec.InitContainers = []corev1.Container{{Name: "execd-installer", Image: "execd:1", Env: []corev1.EnvVar{{Name: "A"}}}}
+	p.Status.Conditions = append(p.Status.Conditions,
+		corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, // implied by nodeName: dropped
+		corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionTrue},
+		corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
+	p.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.1"}}
+	p.Status.ContainerStatuses[0].ImageID = "docker-pullable://python@sha256:1"
+
+	s := SlimPod(p)
+	if s.Annotations != nil || s.ManagedFields != nil || s.Spec.Volumes != nil || s.Spec.Containers[0].Env != nil ||
+		len(s.Spec.Containers[0].Resources.Limits) != 1 || s.Spec.InitContainers != nil {
+		t.Errorf("kept a dropped field: %+v", s)
+	}
+	if s.Name != "a-0" || s.UID != "ua" || s.Labels[LabelPodIndex] != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers) != 1 ||
+		*s.Spec.TerminationGracePeriodSeconds != 30 || s.Spec.NodeName != "node-1" || s.Spec.Containers[0].LivenessProbe == nil ||
+		s.Status.PodIP != "10.0.0.1" || s.Status.StartTime == nil || s.Spec.Containers[0].Resources.Limits.Memory().String() != "1Gi" {
+		t.Errorf("lost a kept field: %+v", s)
+	}
+	var types []corev1.PodConditionType
+	for _, c := range s.Status.Conditions {
+		types = append(types, c.Type)
+	}
+	if !reflect.DeepEqual(types, []corev1.PodConditionType{corev1.PodReady, corev1.DisruptionTarget}) {
+		t.Errorf("conditions %v", types)
+	}
+	cs := s.Status.ContainerStatuses[0]
+	if cs.ImageID == "" || cs.RestartCount != 1 || cs.LastTerminationState.Terminated == nil || cs.State.Running == nil || !cs.Ready {
+		t.Errorf("container status %+v", cs)
+	}
+	if again := SlimPod(s); !reflect.DeepEqual(again, s) {
+		t.Error("SlimPod of a slim Pod changed it")
+	}
+	if SlimPod(nil) != nil {
+		t.Error("SlimPod(nil) != nil")
+	}
+}
+
+// The fuzz targets: whatever an annotation holds, parsing never panics, keeps
+// its bounds, and a value that is not clean JSON of the right shape yields a notice.
+func FuzzParseEndpoints(f *testing.F) {
+	for _, s := range annotationSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		eps, problem := parseEndpoints(v)
+		if len(eps) > maxAnnotationEntries {
+			t.Fatalf("%d entries", len(eps))
+		}
+		var clean []string
+		if problem == "" && json.Unmarshal([]byte(v), &clean) != nil {
+			t.Fatalf("invalid value %q accepted without a problem", v)
+		}
+		b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{AnnotationEndpoints: v}))
+		if (problem != "") != (len(b.Notices) == 1) {
+			t.Fatalf("problem %q but notices %v", problem, b.Notices)
+		}
+	})
+}
+
+func FuzzParseAllocPods(f *testing.F) {
+	for _, s := range annotationSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		pods, problem := parseAllocPods(v)
+		if len(pods) > maxAnnotationEntries {
+			t.Fatalf("%d pods", len(pods))
+		}
+		for _, p := range pods {
+			if p == "" {
+				t.Fatal("empty Pod name kept")
+			}
+		}
+		if problem == "" {
+			var doc struct{ Pods []string }
+			if json.Unmarshal([]byte(v), &doc) != nil {
+				t.Fatalf("invalid value %q accepted without a problem", v)
+			}
+		}
+		_ = BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{AnnotationAllocStatus: v, AnnotationAllocReleased: v}))
+	})
+}
+
+var annotationSeeds = []string{
+	`["10.0.0.1"]`, `[""]`, `[]`, `null`, `["10.0.0.1",""]`, `[1,2]`, `[null]`, `{"pods":["a"]}`, `{"pods":null}`,
+	`{"pods":[1]}`, `{"pods":"a"}`, `{}`, `"x"`, ``, `[`, `["\u0000"]`, `["::1"]`, `{"pods":["a","b"],"x":1}`,
+	`[["10.0.0.1"]]`, `{"pods":[""]}`, strings.Repeat("[", 10000),
+}
+
+// TestAnnotationSeedCorpus runs the fuzz seeds as a normal test.
+func TestAnnotationSeedCorpus(t *testing.T) {
+	for _, s := range annotationSeeds {
+		_, _ = parseEndpoints(s)
+		_, _ = parseAllocPods(s)
+	}
+}

@@ -1,0 +1,309 @@
+package model
+
+import (
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Engine phases of an OpenSandbox BatchSandbox (status.phase).
+const (
+	PhaseSucceed   = "Succeed" // running and ready, not "finished"
+	PhasePending   = "Pending"
+	PhaseAllocated = "Allocated" // server-side state; tolerated in status too
+	PhaseFailed    = "Failed"
+)
+
+// engineFailureReasons are the waiting reasons OpenSandbox turns into a sticky Failed.
+var engineFailureReasons = map[string]bool{
+	"CrashLoopBackOff": true, "ImagePullBackOff": true, "ErrImagePull": true, "CreateContainerConfigError": true,
+}
+
+// mainContainer returns the main container's spec and status ("sandbox" for
+// OpenSandbox, else the first container). Either may be nil.
+func mainContainer(p *corev1.Pod) (*corev1.Container, *corev1.ContainerStatus) {
+	if p == nil || len(p.Spec.Containers) == 0 && len(p.Status.ContainerStatuses) == 0 {
+		return nil, nil
+	}
+	name := ""
+	var spec *corev1.Container
+	for i := range p.Spec.Containers {
+		if p.Spec.Containers[i].Name == MainContainerName {
+			spec = &p.Spec.Containers[i]
+			break
+		}
+	}
+	if spec == nil && len(p.Spec.Containers) > 0 {
+		spec = &p.Spec.Containers[0]
+	}
+	if spec != nil {
+		name = spec.Name
+	} else {
+		name = MainContainerName
+	}
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].Name == name {
+			return spec, &p.Status.ContainerStatuses[i]
+		}
+	}
+	if spec == nil && len(p.Status.ContainerStatuses) > 0 {
+		return nil, &p.Status.ContainerStatuses[0]
+	}
+	return spec, nil
+}
+
+// podDead: the Pod is Failed or Succeeded, or its main container has terminated.
+func podDead(p *corev1.Pod) bool {
+	if p == nil {
+		return false
+	}
+	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+		return true
+	}
+	_, st := mainContainer(p)
+	return st != nil && st.State.Terminated != nil
+}
+
+// podRunning: phase Running and the main container running.
+func podRunning(p *corev1.Pod) bool {
+	if p == nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	_, st := mainContainer(p)
+	return st == nil || st.State.Running != nil
+}
+
+// podLive: the Pod still holds its IP on the network (not terminal).
+func podLive(p *corev1.Pod) bool {
+	return p != nil && p.Status.PodIP != "" && p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded
+}
+
+func podReadyCondition(p *corev1.Pod) (corev1.ConditionStatus, bool) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status, true
+		}
+	}
+	return "", false
+}
+
+// podEngineFailure returns the waiting reason that makes OpenSandbox set Failed, if any.
+func podEngineFailure(p *corev1.Pod) string {
+	_, st := mainContainer(p)
+	if st != nil && st.State.Waiting != nil && engineFailureReasons[st.State.Waiting.Reason] {
+		return st.State.Waiting.Reason
+	}
+	return ""
+}
+
+// podSummary is a short human description of a Pod's condition.
+func podSummary(p *corev1.Pod) string {
+	if p == nil {
+		return "gone"
+	}
+	s := string(p.Status.Phase)
+	if s == "" {
+		s = "Pending"
+	}
+	if _, st := mainContainer(p); st != nil {
+		switch {
+		case st.State.Terminated != nil:
+			t := st.State.Terminated
+			s += ", main container terminated (" + orDash(t.Reason) + ", exit " + strconv.Itoa(int(t.ExitCode)) + ")"
+		case st.State.Waiting != nil && st.State.Waiting.Reason != "":
+			s += ", main container waiting (" + st.State.Waiting.Reason + ")"
+		}
+	}
+	if p.DeletionTimestamp != nil {
+		s += ", deleting since " + p.DeletionTimestamp.UTC().Format(time.TimeOnly)
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// podState is the effective state of one linked Pod.
+func podState(p *corev1.Pod) EffectiveState {
+	switch {
+	case p == nil:
+		return StateGone
+	case p.DeletionTimestamp != nil:
+		return StateTerminating
+	case podDead(p):
+		return StateDead
+	case podRunning(p):
+		return StateRunning
+	case podEngineFailure(p) != "":
+		return StateFailed
+	case p.Spec.NodeName != "":
+		return StateStarting
+	}
+	return StatePending
+}
+
+// effectiveState derives what is true of a sandbox from its primary slot
+// (the one the engine forwards to) and the engine's own phase:
+//   - the sandbox object being deleted → Terminating
+//   - no Pod linked and none ever seen → Pending (Failed when the engine says so)
+//   - a linked Pod that vanished, or was handed to another sandbox → Gone
+//   - else the Pod's own state; an engine Failed with no running Pod → Failed
+func effectiveState(deleting bool, enginePhase string, primary *Slot, foreign bool) EffectiveState {
+	if deleting {
+		return StateTerminating
+	}
+	if primary == nil {
+		if enginePhase == PhaseFailed {
+			return StateFailed
+		}
+		return StatePending
+	}
+	if primary.Pod == nil || foreign {
+		if primary.BoundUID != "" || primary.RecordedIP != "" {
+			return StateGone
+		}
+		if enginePhase == PhaseFailed {
+			return StateFailed
+		}
+		return StatePending
+	}
+	st := podState(primary.Pod)
+	if enginePhase == PhaseFailed && (st == StatePending || st == StateStarting) {
+		return StateFailed
+	}
+	return st
+}
+
+// stateNotices compares the engine's phase with the effective state.
+//   - STATE_MISMATCH (warning): the engine says running (Succeed, Allocated, an
+//     agent Sandbox Ready=True) but the effective state is not Running; or it says
+//     Pending while recording an address whose Pod is Dead/Gone (the BatchSandbox
+//     controller drops back to Pending when the main container exits).
+//   - FAILED_STICKY (warning): the engine says Failed while the Pod is Running and Ready again.
+func stateNotices(engine Engine, enginePhase string, engineReady bool, st EffectiveState, primary *Slot) []Notice {
+	var out []Notice
+	if st == StateUnknown || st == StateTerminating {
+		return nil
+	}
+	runningClaim := false
+	switch engine {
+	case EngineBatchSandbox:
+		runningClaim = enginePhase == PhaseSucceed || enginePhase == PhaseAllocated ||
+			(enginePhase == PhasePending || enginePhase == "") && primary != nil && primary.RecordedIP != "" && (st == StateDead || st == StateGone)
+	case EngineAgent:
+		runningClaim = engineReady
+	}
+	if runningClaim && st != StateRunning && !(st == StateStarting && enginePhase == PhaseAllocated) {
+		phase := enginePhase
+		if engine == EngineAgent {
+			phase = "Ready=True"
+		}
+		out = append(out, Notice{Code: CodeStateMismatch, Severity: SeverityWarning, Pod: slotPod(primary),
+			Message: "engine says " + orDash(phase) + " but the sandbox is " + string(st),
+			Evidence: []Evidence{{Kind: Observed, Text: "engine phase " + orDash(phase)},
+				{Kind: Inferred, Text: "effective state " + string(st) + " from Pod " + slotPodSummary(primary)}}})
+	}
+	if enginePhase == PhaseFailed && primary != nil && primary.Pod != nil && podRunning(primary.Pod) {
+		if rs, ok := podReadyCondition(primary.Pod); ok && rs == corev1.ConditionTrue {
+			out = append(out, Notice{Code: CodeFailedSticky, Severity: SeverityWarning, Pod: primary.PodName,
+				Message: "engine says Failed while Pod " + primary.PodName + " is Running and Ready again (Failed is sticky)",
+				Evidence: []Evidence{{Kind: Observed, Text: "status.phase Failed"},
+					{Kind: Observed, Text: "Pod " + primary.PodName + " Running, Ready=True"}}})
+		}
+	}
+	return out
+}
+
+func slotPod(s *Slot) string {
+	if s == nil {
+		return ""
+	}
+	return s.PodName
+}
+
+func slotPodSummary(s *Slot) string {
+	if s == nil || s.PodName == "" {
+		return "(none linked)"
+	}
+	return s.PodName + ": " + podSummary(s.Pod)
+}
+
+// graceSeconds is how long a deleting Pod may take: deletionGracePeriodSeconds,
+// else spec.terminationGracePeriodSeconds, else the Kubernetes default 30.
+func graceSeconds(p *corev1.Pod) int64 {
+	if p.DeletionGracePeriodSeconds != nil {
+		return *p.DeletionGracePeriodSeconds
+	}
+	if p.Spec.TerminationGracePeriodSeconds != nil {
+		return *p.Spec.TerminationGracePeriodSeconds
+	}
+	return 30
+}
+
+// stuckInfo reports a Pod stuck Terminating at now: its deletionTimestamp is
+// older than grace + stuckAfter. (The API server sets deletionTimestamp to the
+// request time plus grace, so this errs on the late side: never a false alarm.)
+// next is when the Pod will become stuck, zero when it already is or never will.
+func stuckInfo(p *corev1.Pod, now time.Time, stuckAfter time.Duration) (info *StuckInfo, next time.Time) {
+	if p == nil || p.DeletionTimestamp == nil {
+		return nil, time.Time{}
+	}
+	grace := graceSeconds(p)
+	at := p.DeletionTimestamp.Add(time.Duration(grace)*time.Second + stuckAfter)
+	if now.Before(at) {
+		return nil, at
+	}
+	_, st := mainContainer(p)
+	initializing := st != nil && st.State.Waiting != nil && st.State.Waiting.Reason == "PodInitializing"
+	return &StuckInfo{DeletingSince: p.DeletionTimestamp.Time, GraceSeconds: grace, PodInitializing: initializing}, time.Time{}
+}
+
+func stuckNotice(sl *Slot) Notice {
+	s := sl.Stuck
+	msg := "Pod " + sl.PodName + " stuck Terminating since " + s.DeletingSince.UTC().Format(time.DateTime) +
+		" (grace " + strconv.FormatInt(s.GraceSeconds, 10) + "s)"
+	ev := []Evidence{{Kind: Observed, Text: "metadata.deletionTimestamp " + s.DeletingSince.UTC().Format(time.RFC3339), At: timePtr(s.DeletingSince)}}
+	if s.PodInitializing {
+		msg += "; main container still waiting in PodInitializing"
+		ev = append(ev, Evidence{Kind: Observed, Text: "main container state waiting, reason PodInitializing"})
+	} else {
+		ev = append(ev, Evidence{Kind: Observed, Text: "main container is not waiting in PodInitializing"})
+	}
+	if sl.Pod != nil && len(sl.Pod.Finalizers) > 0 {
+		ev = append(ev, Evidence{Kind: Observed, Text: "finalizers " + joinComma(sl.Pod.Finalizers)})
+	}
+	return Notice{Code: CodeStuckTerminating, Severity: SeverityWarning, Pod: sl.PodName, Message: msg, Evidence: ev}
+}
+
+// objectStuck reports a sandbox object deleting for longer than stuckAfter while finalizers hold it.
+func objectStuck(deleting *time.Time, finalizers []string, now time.Time, stuckAfter time.Duration) (*Notice, time.Time) {
+	if deleting == nil || len(finalizers) == 0 {
+		return nil, time.Time{}
+	}
+	at := deleting.Add(stuckAfter)
+	if now.Before(at) {
+		return nil, at
+	}
+	return &Notice{Code: CodeStuckTerminating, Severity: SeverityWarning,
+		Message: "sandbox object stuck Terminating since " + deleting.UTC().Format(time.DateTime) + " on finalizers " + joinComma(finalizers),
+		Evidence: []Evidence{{Kind: Observed, Text: "metadata.deletionTimestamp " + deleting.UTC().Format(time.RFC3339), At: deleting},
+			{Kind: Observed, Text: "metadata.finalizers " + joinComma(finalizers)}}}, time.Time{}
+}
+
+func joinComma(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += ", "
+		}
+		out += s
+	}
+	return out
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
