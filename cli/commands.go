@@ -11,3 +11,9 @@ func subcommands(g *Globals) []*cobra.Command {
 		newEntrypointsCommand(g),
 	}
 }
+
+var errDemoNotReady = errorString("the demo fleet is not built yet")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }

@@ -2,15 +2,37 @@ package cli
 
 import (
 	"context"
-	"fmt"
+
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/ui"
 )
 
-// runTUI connects and opens the terminal UI. (Wired once ui/ lands.)
+// runTUI connects (or starts the demo fleet) and opens the terminal UI.
 func runTUI(ctx context.Context, g *Globals) error {
-	c, err := g.Connect(ctx)
+	if g.Demo {
+		return runDemoTUI(ctx, g)
+	}
+	clients, err := g.Connect(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.Out, "connected to %s (%s)\n", c.Context, c.Server)
-	return nil
+	s := newSession(ctx, g, imageconfig.New(imageconfig.Options{}))
+	s.connect = func(ctx context.Context, name string) (*kube.Clients, error) {
+		return kube.Connect(ctx, flagsForContext(g.Kube, name), kube.ConnectOptions{AllNamespaces: g.AllNamespaces})
+	}
+	s.contexts = kubeconfigContexts(g)
+	ns := clients.Namespace
+	if g.AllNamespaces {
+		ns = ""
+	}
+	s.start(clients, ns)
+	defer s.stop()
+	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, DefaultNamespace: clients.Namespace})
+}
+
+// runDemoTUI opens the UI on the embedded simulated fleet. (Wired once the
+// simulator lands.)
+func runDemoTUI(ctx context.Context, g *Globals) error {
+	return &ExitError{Code: ExitUsage, Err: errDemoNotReady}
 }

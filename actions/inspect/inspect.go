@@ -1,0 +1,78 @@
+// Package inspect is the thin layer between the terminal UI and kube's
+// on-demand reads: YAML, logs, events, and delete. It owns the one policy
+// these actions have: read-only mode refuses delete with code READ_ONLY,
+// before anything reaches the API server.
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
+)
+
+// CodeReadOnly is the refusal code of a mutating action under --readonly
+// (the same word exec uses).
+const CodeReadOnly = "READ_ONLY"
+
+// Error is a refusal: a stable code and a sentence. The UI shows the code.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string     { return e.Code + ": " + e.Message }
+func (e *Error) ErrorCode() string { return e.Code }
+
+// Reader is what Service needs from kube (satisfied by *kube.Inspector).
+type Reader interface {
+	YAML(ctx context.Context, sb *model.Sandbox) (string, error)
+	Logs(ctx context.Context, sb *model.Sandbox, opts kube.LogOptions, w io.Writer) error
+	Events(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error)
+	Delete(ctx context.Context, sb *model.Sandbox) error
+}
+
+// Service is what the UI calls; its methods have the shapes of ui.Backend's fields.
+type Service struct {
+	kube     Reader
+	readOnly bool
+	// LogTail bounds the log history fetched before following (default 2000 lines).
+	LogTail int64
+}
+
+// New returns a Service over r; readOnly refuses Delete.
+func New(r Reader, readOnly bool) *Service {
+	return &Service{kube: r, readOnly: readOnly, LogTail: 2000}
+}
+
+// YAML returns the sandbox object and its Pods as YAML.
+func (s *Service) YAML(ctx context.Context, sb *model.Sandbox) (string, error) {
+	return s.kube.YAML(ctx, sb)
+}
+
+// Logs streams the main container's log (following, unless previous) into w.
+func (s *Service) Logs(ctx context.Context, sb *model.Sandbox, previous bool, w io.Writer) error {
+	tail := s.LogTail
+	opts := kube.LogOptions{Previous: previous, Follow: !previous}
+	if tail > 0 {
+		opts.TailLines = &tail
+	}
+	return s.kube.Logs(ctx, sb, opts, w)
+}
+
+// Events lists the Events about the sandbox object and its Pods.
+func (s *Service) Events(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
+	return s.kube.Events(ctx, sb)
+}
+
+// Delete deletes the sandbox object, unless read-only.
+func (s *Service) Delete(ctx context.Context, sb *model.Sandbox) error {
+	if s.readOnly {
+		return &Error{Code: CodeReadOnly, Message: fmt.Sprintf("read-only mode: not deleting %s/%s", sb.Namespace, sb.Name)}
+	}
+	return s.kube.Delete(ctx, sb)
+}

@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sandscope/sandscope/actions/create"
+	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/inspect"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/ui"
+)
+
+// connection is everything sandscope holds for one cluster context: the
+// clients, the watcher that keeps its fleet live, and the actions over it.
+type connection struct {
+	clients  *kube.Clients
+	watcher  *kube.Watcher
+	executor *execute.Executor
+	creator  *create.Creator
+	inspect  *inspect.Service
+	cancel   context.CancelFunc
+}
+
+// session is the TUI's view of "the cluster": it can be re-pointed at
+// another namespace or context (":ns", ":ctx") while the UI keeps one
+// Source. Notifications of whichever watcher is current are forwarded to
+// the session's own subscribers.
+type session struct {
+	g        *Globals
+	ctx      context.Context
+	images   *imageconfig.Reader
+	connect  func(ctx context.Context, kubeContext string) (*kube.Clients, error)
+	execVia  map[execute.Via]execute.Transport // nil: the real transports
+	demo     bool
+	sources  *kube.Sources // fixed sources (demo); nil = discover
+	mu       sync.Mutex
+	cur      *connection
+	subs     map[chan struct{}]struct{}
+	nsScope  string // "" = all namespaces
+	contexts func() []string
+}
+
+func newSession(ctx context.Context, g *Globals, images *imageconfig.Reader) *session {
+	return &session{g: g, ctx: ctx, images: images, subs: map[chan struct{}]struct{}{}}
+}
+
+// start connects the watcher for clients and makes it current.
+func (s *session) start(clients *kube.Clients, namespace string) {
+	sources := s.sources
+	if sources == nil {
+		// Discover once here so the watcher and the inspector agree on the
+		// agent-sandbox version; a failure leaves discovery to the watcher,
+		// which reports it in the header.
+		if found, err := kube.DiscoverSources(s.ctx, clients.Discovery); err == nil {
+			sources = &found
+		}
+	}
+	var agent *schema.GroupVersionResource
+	if sources != nil {
+		agent = sources.Agent
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	var reader kube.ImageConfigReader
+	if s.images != nil {
+		reader = s.images
+	}
+	w := kube.NewWatcher(clients, kube.WatcherOptions{
+		Namespace: namespace, Sources: sources, PodSelector: s.g.Selector, StuckAfter: s.g.StuckAfter,
+		ImageConfig: reader, ReadOnly: s.g.ReadOnly, Demo: s.demo,
+	})
+	go func() { _ = w.Run(ctx) }()
+	transports := s.execVia
+	if transports == nil {
+		transports = execute.DefaultTransports(clients, execdToken(), 0)
+	}
+	x := execute.New(execute.Options{Cluster: clients, Snapshot: w.Fleet().Snapshot, Transports: transports, ReadOnly: s.g.ReadOnly})
+	conn := &connection{
+		clients: clients, watcher: w, executor: x, cancel: cancel,
+		creator: &create.Creator{Clients: clients, Images: s.images, Prober: &create.ExecProber{Exec: x}, Sources: sources},
+		inspect: inspect.New(kube.NewInspector(clients, agent), s.g.ReadOnly),
+	}
+	changes, unsubscribe := w.Subscribe()
+	go func() {
+		defer unsubscribe()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changes:
+				s.notify()
+			}
+		}
+	}()
+	s.mu.Lock()
+	old := s.cur
+	s.cur, s.nsScope = conn, namespace
+	s.mu.Unlock()
+	if old != nil {
+		old.cancel()
+	}
+	s.notify()
+}
+
+func (s *session) current() *connection {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+// Snapshot implements ui.Source.
+func (s *session) Snapshot() *model.Snapshot {
+	c := s.current()
+	if c == nil {
+		return &model.Snapshot{}
+	}
+	return c.watcher.Fleet().Snapshot()
+}
+
+// Subscribe implements ui.Source: a coalescing, cap-1 channel.
+func (s *session) Subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	s.mu.Lock()
+	s.subs[ch] = struct{}{}
+	s.mu.Unlock()
+	return ch, func() {
+		s.mu.Lock()
+		delete(s.subs, ch)
+		s.mu.Unlock()
+	}
+}
+
+func (s *session) notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ch := range s.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (s *session) stop() {
+	if c := s.current(); c != nil {
+		c.cancel()
+	}
+}
+
+// backend exposes the session's actions to the UI. Every call resolves the
+// current connection at call time, so ":ctx" and ":ns" take effect at once.
+func (s *session) backend() ui.Backend {
+	be := ui.Backend{
+		YAML: func(ctx context.Context, sb *model.Sandbox) (string, error) {
+			return s.current().inspect.YAML(ctx, sb)
+		},
+		Logs: func(ctx context.Context, sb *model.Sandbox, previous bool, w io.Writer) error {
+			return s.current().inspect.Logs(ctx, sb, previous, w)
+		},
+		Events: func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
+			return s.current().inspect.Events(ctx, sb)
+		},
+		Delete: func(ctx context.Context, sb *model.Sandbox) error {
+			return s.current().inspect.Delete(ctx, sb)
+		},
+		Shell: func(sb *model.Sandbox) (tea.ExecCommand, error) {
+			return s.current().executor.Shell(s.ctx, sb, execute.ShellOptions{Shell: s.g.Shell}), nil
+		},
+		Exec: func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (int, error) {
+			res, err := s.current().executor.Run(ctx, execute.Request{Sandbox: sb, Command: cmd, Stdout: out, Stderr: out})
+			return res.ExitCode, err
+		},
+		Create: func(ctx context.Context, req ui.CreateRequest, stage func(string)) (string, error) {
+			c := s.current()
+			ns := req.Namespace
+			if ns == "" {
+				ns = c.clients.Namespace
+			}
+			res, err := c.creator.Run(ctx, create.Request{
+				Namespace: ns, Image: req.Image, Entrypoint: req.Command, ReadOnly: s.g.ReadOnly,
+			}, func(u create.StageUpdate) { stage(stageLine(u)) })
+			if err != nil {
+				return "", err
+			}
+			return string(res.Engine) + "/" + res.Namespace + "/" + res.Sandbox, nil
+		},
+		SwitchNamespace: func(ns string) error {
+			c := s.current()
+			if ns == "all" || ns == "*" {
+				ns = ""
+			}
+			s.start(c.clients, ns)
+			return nil
+		},
+	}
+	if s.connect != nil {
+		be.SwitchContext = func(name string) error {
+			clients, err := s.connect(s.ctx, name)
+			if err != nil {
+				return err
+			}
+			s.mu.Lock()
+			ns := s.nsScope
+			s.mu.Unlock()
+			if ns != "" {
+				ns = clients.Namespace
+			}
+			s.start(clients, ns)
+			return nil
+		}
+	}
+	if s.contexts != nil {
+		be.Contexts = s.contexts
+	}
+	return be
+}
+
+// kubeconfigContexts lists the contexts of the kubeconfig the flags name.
+func kubeconfigContexts(g *Globals) func() []string {
+	return func() []string {
+		raw, err := g.Kube.ToRawKubeConfigLoader().RawConfig()
+		if err != nil {
+			return nil
+		}
+		names := make([]string, 0, len(raw.Contexts))
+		for name := range raw.Contexts {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		return names
+	}
+}
+
+// stageLine is one create stage as the TUI's live stage line shows it.
+func stageLine(u create.StageUpdate) string {
+	line := fmt.Sprintf("%s %s", u.Sandbox, u.Stage)
+	if u.Elapsed > 0 {
+		line += fmt.Sprintf(" (+%s)", u.Elapsed.Round(time.Millisecond))
+	}
+	if u.Detail != "" {
+		line += ": " + u.Detail
+	}
+	return line
+}
+
+// execdToken is execd's access token from the environment; it is never
+// printed or logged.
+func execdToken() string { return os.Getenv("SANDSCOPE_EXECD_TOKEN") }

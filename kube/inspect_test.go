@@ -1,0 +1,115 @@
+package kube_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/model"
+)
+
+// inspectFixture creates BatchSandbox "sbx-i" with one running Pod "sbx-i-0".
+func inspectFixture(t *testing.T) (*kubetest.Cluster, string, *kube.Inspector, *model.Sandbox) {
+	t.Helper()
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	ctl, kl := c.Controller(t), c.Kubelet(t)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
+		"metadata": map[string]any{"name": "sbx-i", "namespace": ns},
+		"spec":     map[string]any{"replicas": int64(1)},
+	}}
+	created := ctl.Create(kube.BatchSandboxGVR, ns, obj)
+	kl.CreatePod(ns, kubetest.SandboxPod("sbx-i-0", ""))
+	kl.SetRunning(ns, "sbx-i-0", "10.9.0.5")
+	clients, err := kube.NewClients(c.Config, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := &model.Sandbox{Key: "bsbx/" + ns + "/sbx-i", Engine: model.EngineBatchSandbox, Namespace: ns, Name: "sbx-i",
+		UID: string(created.GetUID()), Slots: []model.Slot{{RecordedIP: "10.9.0.5", PodName: "sbx-i-0"}}}
+	return c, ns, kube.NewInspector(clients, nil), sb
+}
+
+func TestInspectorYAML(t *testing.T) {
+	_, _, in, sb := inspectFixture(t)
+	out, err := in.YAML(kubetest.Context(t), sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kind: BatchSandbox", "name: sbx-i\n", "---\n", "kind: Pod", "name: sbx-i-0", "podIP: 10.9.0.5"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("YAML lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "managedFields") {
+		t.Errorf("YAML keeps managedFields")
+	}
+	// A Pod that is gone is a comment, not a failure.
+	gone := *sb
+	gone.Slots = []model.Slot{{PodName: "sbx-i-9"}}
+	out, err = in.YAML(kubetest.Context(t), &gone)
+	if err != nil || !strings.Contains(out, "# Pod "+sb.Namespace+"/sbx-i-9: not found") {
+		t.Fatalf("gone pod: %v\n%s", err, out)
+	}
+}
+
+func TestInspectorEvents(t *testing.T) {
+	c, ns, in, sb := inspectFixture(t)
+	now := time.Now()
+	c.Kubelet(t).Event(ns, "sbx-i-0", "Warning", "BackOff", "Back-off restarting failed container", now, now, 3)
+	evs, err := in.Events(kubetest.Context(t), sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range evs {
+		found = found || (e.Reason == "BackOff" && e.InvolvedObject.Name == "sbx-i-0")
+	}
+	if !found {
+		t.Fatalf("events %+v lack BackOff of sbx-i-0", evs)
+	}
+}
+
+func TestInspectorLogsNamesWhatFailed(t *testing.T) {
+	_, _, in, sb := inspectFixture(t)
+	// No kubelet serves logs in the test cluster: the error must say which
+	// Pod and container could not be read.
+	err := in.Logs(kubetest.Context(t), sb, kube.LogOptions{Follow: true}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "sbx-i-0") || !strings.Contains(err.Error(), "container sandbox") {
+		t.Fatalf("Logs error = %v", err)
+	}
+	noPod := *sb
+	noPod.Slots = nil
+	if err := in.Logs(kubetest.Context(t), &noPod, kube.LogOptions{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "has no Pod") {
+		t.Fatalf("Logs without a Pod = %v", err)
+	}
+}
+
+func TestInspectorDelete(t *testing.T) {
+	c, ns, in, sb := inspectFixture(t)
+	ctx := kubetest.Context(t)
+	// A same-name successor (other UID) must not be deleted.
+	stale := *sb
+	stale.UID = "00000000-0000-0000-0000-000000000000"
+	if err := in.Delete(ctx, &stale); err == nil || !apierrors.IsConflict(err) {
+		t.Fatalf("delete with a stale UID = %v, want a conflict", err)
+	}
+	if err := in.Delete(ctx, sb); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Dynamic.Resource(kube.BatchSandboxGVR).Namespace(ns).Get(ctx, "sbx-i", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("after delete: %v", err)
+	}
+	if err := in.Delete(ctx, sb); err != nil {
+		t.Fatalf("deleting again: %v", err)
+	}
+}

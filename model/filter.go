@@ -1,0 +1,230 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sahilm/fuzzy"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Filter narrows a list of sandboxes the way an operator types it: fuzzy text
+// over precomputed row keys, optionally inverted ("!text"), a label selector
+// ("-l app=x"), and a problems-only switch.
+type Filter struct {
+	Text         string          // fuzzy pattern; "" matches everything
+	Invert       bool            // keep the rows the pattern does NOT match
+	Selector     labels.Selector // nil = no label constraint
+	ProblemsOnly bool
+}
+
+// ParseFilter reads what was typed after "/": "text", "!text", "-l k=v",
+// or "text -l k=v". A bad selector is an error naming it.
+func ParseFilter(s string) (Filter, error) {
+	var f Filter
+	s = strings.TrimSpace(s)
+	if i := indexSelectorFlag(s); i >= 0 {
+		sel := strings.TrimSpace(s[i+2:])
+		if sel == "" {
+			return f, fmt.Errorf("label selector: -l needs key=value")
+		}
+		parsed, err := labels.Parse(sel)
+		if err != nil {
+			return f, fmt.Errorf("label selector %q: %w", sel, err)
+		}
+		f.Selector = parsed
+		s = strings.TrimSpace(s[:i])
+	}
+	if strings.HasPrefix(s, "!") {
+		f.Invert = true
+		s = strings.TrimSpace(s[1:])
+	}
+	f.Text = s
+	return f, nil
+}
+
+// indexSelectorFlag finds "-l" as a word ("-l x" at the start or " -l x").
+func indexSelectorFlag(s string) int {
+	if strings.HasPrefix(s, "-l ") || s == "-l" {
+		return 0
+	}
+	if i := strings.Index(s, " -l "); i >= 0 {
+		return i + 1
+	}
+	if strings.HasSuffix(s, " -l") {
+		return len(s) - 2
+	}
+	return -1
+}
+
+// IsZero reports whether the filter lets everything through.
+func (f Filter) IsZero() bool {
+	return f.Text == "" && !f.Invert && f.Selector == nil && !f.ProblemsOnly
+}
+
+// String renders the filter back in the form ParseFilter reads.
+func (f Filter) String() string {
+	var parts []string
+	if f.Invert {
+		parts = append(parts, "!"+f.Text)
+	} else if f.Text != "" {
+		parts = append(parts, f.Text)
+	}
+	if f.Selector != nil && !f.Selector.Empty() {
+		parts = append(parts, "-l "+f.Selector.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+// RowKey is the text the filter matches for one sandbox, lower-cased: what an
+// operator would type to find it (names, pod, IP, node, states, codes).
+// Callers compute it once per sandbox value and cache it.
+func RowKey(s *Sandbox) string {
+	var b strings.Builder
+	b.Grow(96)
+	b.WriteString(s.Namespace)
+	b.WriteByte('/')
+	b.WriteString(s.Name)
+	b.WriteByte(' ')
+	b.WriteString(string(s.Engine))
+	b.WriteByte(' ')
+	b.WriteString(string(s.State))
+	b.WriteByte(' ')
+	b.WriteString(string(s.Identity()))
+	for i := range s.Slots {
+		sl := &s.Slots[i]
+		if sl.PodName != "" {
+			b.WriteByte(' ')
+			b.WriteString(sl.PodName)
+		}
+		if sl.RecordedIP != "" {
+			b.WriteByte(' ')
+			b.WriteString(sl.RecordedIP)
+		}
+		if sl.Pod != nil && sl.Pod.Spec.NodeName != "" {
+			b.WriteByte(' ')
+			b.WriteString(sl.Pod.Spec.NodeName)
+		}
+	}
+	for _, n := range s.Notices {
+		b.WriteByte(' ')
+		b.WriteString(n.Code)
+	}
+	return strings.ToLower(b.String())
+}
+
+// keySource exposes a subset of cached keys to sahilm/fuzzy without copying strings.
+type keySource struct {
+	keys []string
+	idx  []int // positions into keys; nil = all
+}
+
+func (k keySource) String(i int) string {
+	if k.idx == nil {
+		return k.keys[i]
+	}
+	return k.keys[k.idx[i]]
+}
+
+func (k keySource) Len() int {
+	if k.idx == nil {
+		return len(k.keys)
+	}
+	return len(k.idx)
+}
+
+// Apply returns the positions of the rows that pass the filter, in the order
+// of within (every row, in order, when within is nil). keys[i] is the cached
+// RowKey of rows[i] (lower-case).
+//
+// Text matching is substring-first: when some candidate contains the pattern
+// (case-insensitively), only those match, so typing part of a name narrows to
+// that name; when none does, sahilm/fuzzy subsequence matching takes over
+// (abbreviations, typos of order). exact reports which of the two applied.
+func (f Filter) Apply(rows []*Sandbox, keys []string, within []int) (idx []int, exact bool) {
+	cand := within
+	if cand == nil {
+		cand = make([]int, len(rows))
+		for i := range cand {
+			cand[i] = i
+		}
+	}
+	var matched []bool
+	if f.Text != "" {
+		matched = make([]bool, len(cand))
+		pat := strings.ToLower(f.Text)
+		for j, i := range cand {
+			if strings.Contains(keys[i], pat) {
+				matched[j], exact = true, true
+			}
+		}
+		if !exact {
+			for _, m := range fuzzy.FindFromNoSort(f.Text, keySource{keys: keys, idx: cand}) {
+				matched[m.Index] = true
+			}
+		}
+	}
+	out := make([]int, 0, len(cand))
+	// An empty pattern ("!" alone) constrains nothing, inverted or not.
+	for j, i := range cand {
+		if matched != nil && matched[j] == f.Invert {
+			continue
+		}
+		s := rows[i]
+		if f.Selector != nil && !f.Selector.Matches(labels.Set(s.Labels)) {
+			continue
+		}
+		if f.ProblemsOnly && !IsProblem(s) {
+			continue
+		}
+		out = append(out, i)
+	}
+	return out, exact
+}
+
+// Narrows reports whether next can be applied to prev's result instead of
+// the whole fleet: next only adds characters to a non-inverted pattern and
+// nothing else changed (substring and subsequence matches only shrink as the
+// pattern grows). One exception the caller handles: when prev matched exact
+// and next finds no exact match among prev's rows, next's fuzzy matches may
+// lie outside them, so it must be applied to the whole fleet again.
+func Narrows(prev, next Filter) bool {
+	if prev.Invert || next.Invert || prev.ProblemsOnly != next.ProblemsOnly {
+		return false
+	}
+	if selString(prev.Selector) != selString(next.Selector) {
+		return false
+	}
+	return strings.HasPrefix(next.Text, prev.Text)
+}
+
+func selString(s labels.Selector) string {
+	if s == nil {
+		return ""
+	}
+	return s.String()
+}
+
+// IsProblem is the "problems only" predicate: the sandbox's identity is not
+// safe, its state is terminal or unknown-bad, or it carries a warning/error notice.
+func IsProblem(s *Sandbox) bool {
+	switch s.Identity() {
+	case IdentityIPTaken, IdentityPodDead, IdentityPodGone, IdentityUIDChanged, IdentityIPStale:
+		return true
+	}
+	switch s.State {
+	case StateDead, StateGone, StateFailed:
+		return true
+	}
+	for i := range s.Slots {
+		if s.Slots[i].Stuck != nil {
+			return true
+		}
+	}
+	for _, n := range s.Notices {
+		if n.Severity.Rank() >= SeverityWarning.Rank() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,156 @@
+package model
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func testRows() []*Sandbox {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	mk := func(name string, age time.Duration, st EffectiveState, id IdentityState, restarts int32, lbl map[string]string, notices ...Notice) *Sandbox {
+		return &Sandbox{
+			Key: "bsbx/team/" + name, Engine: EngineBatchSandbox, Namespace: "team", Name: name,
+			Labels: lbl, State: st, CreatedAt: t0.Add(-age), Restarts: restarts,
+			Slots:   []Slot{{RecordedIP: "10.0.0.1", PodName: name + "-0", Identity: id}},
+			Notices: notices,
+		}
+	}
+	return []*Sandbox{
+		mk("alpha", 3*time.Minute, StateRunning, IdentityOK, 0, map[string]string{"app": "x"}),
+		mk("bravo", 1*time.Minute, StateDead, IdentityIPTaken, 2, map[string]string{"app": "y"}),
+		mk("charlie", 2*time.Minute, StateRunning, IdentityOK, 5, map[string]string{"app": "x"},
+			Notice{Code: CodeEntrypointNotRun, Severity: SeverityWarning}),
+		mk("delta", 4*time.Minute, StateRunning, IdentityOK, 0, nil, Notice{Code: CodeRestarted, Severity: SeverityInfo}),
+	}
+}
+
+func names(rows []*Sandbox, idx []int) []string {
+	out := []string{}
+	for _, i := range idx {
+		out = append(out, rows[i].Name)
+	}
+	return out
+}
+
+func TestFilterApply(t *testing.T) {
+	rows := testRows()
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = RowKey(r)
+	}
+	tests := []struct {
+		in   string
+		prob bool
+		want []string
+	}{
+		{"", false, []string{"alpha", "bravo", "charlie", "delta"}},
+		{"alph", false, []string{"alpha"}},
+		{"chr", false, []string{"charlie"}}, // no substring anywhere: fuzzy c-h-(a)-r
+		{"ie", false, []string{"charlie"}},  // substring wins over fuzzy
+		{"Alpha", false, []string{"alpha"}}, // case-insensitive
+		{"!alph", false, []string{"bravo", "charlie", "delta"}},
+		{"!", false, []string{"alpha", "bravo", "charlie", "delta"}},
+		{"-l app=x", false, []string{"alpha", "charlie"}},
+		{"-l app!=x", false, []string{"bravo", "delta"}},
+		{"char -l app=x", false, []string{"charlie"}},
+		{"!char -l app=x", false, []string{"alpha"}},
+		{"IP_TAKEN", false, []string{"bravo"}},
+		{"", true, []string{"bravo", "charlie"}},
+		{"!bravo", true, []string{"charlie"}},
+		{"zzzz", false, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			f, err := ParseFilter(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.ProblemsOnly = tt.prob
+			res, _ := f.Apply(rows, keys, nil)
+			got := names(rows, res)
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("filter %q problems=%v = %v, want %v", tt.in, tt.prob, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseFilterErrors(t *testing.T) {
+	for _, in := range []string{"-l", "-l a b", "x -l !!"} {
+		if _, err := ParseFilter(in); err == nil {
+			t.Errorf("ParseFilter(%q): want error", in)
+		}
+	}
+	f, err := ParseFilter("!web -l app=x")
+	if err != nil || !f.Invert || f.Text != "web" || f.Selector.String() != "app=x" {
+		t.Fatalf("ParseFilter = %+v, %v", f, err)
+	}
+	if f.String() != "!web -l app=x" {
+		t.Fatalf("String() = %q", f.String())
+	}
+}
+
+func TestFilterNarrowsWithin(t *testing.T) {
+	rows := testRows()
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = RowKey(r)
+	}
+	prev, _ := ParseFilter("a")
+	next, _ := ParseFilter("al")
+	if !Narrows(prev, next) {
+		t.Fatal("'al' should narrow 'a'")
+	}
+	if Narrows(next, prev) {
+		t.Fatal("'a' does not narrow 'al'")
+	}
+	inv, _ := ParseFilter("!a")
+	if Narrows(prev, inv) || Narrows(inv, next) {
+		t.Fatal("inverted filters never narrow")
+	}
+	within, _ := prev.Apply(rows, keys, nil)
+	got, _ := next.Apply(rows, keys, within)
+	want, _ := next.Apply(rows, keys, nil)
+	if !slices.Equal(got, want) {
+		t.Fatalf("narrowed %v != full %v", got, want)
+	}
+}
+
+func TestSort(t *testing.T) {
+	rows := testRows()
+	tests := []struct {
+		o    SortOrder
+		want []string
+	}{
+		{SortOrder{Key: SortName}, []string{"alpha", "bravo", "charlie", "delta"}},
+		{SortOrder{Key: SortName, Desc: true}, []string{"delta", "charlie", "bravo", "alpha"}},
+		{SortOrder{Key: SortAge}, []string{"bravo", "charlie", "alpha", "delta"}},
+		{SortOrder{Key: SortState}, []string{"bravo", "alpha", "charlie", "delta"}},
+		{SortOrder{Key: SortRestarts}, []string{"charlie", "bravo", "alpha", "delta"}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.o.Key), func(t *testing.T) {
+			idx := []int{3, 1, 0, 2}
+			Sort(rows, idx, tt.o)
+			if got := names(rows, idx); !slices.Equal(got, tt.want) {
+				t.Fatalf("sort %+v = %v, want %v", tt.o, got, tt.want)
+			}
+		})
+	}
+}
+
+// Sorting is total: any input permutation gives the same order, so live
+// updates that reorder the snapshot never reshuffle equal rows.
+func TestSortIsTotal(t *testing.T) {
+	rows := testRows()
+	for _, k := range SortKeys {
+		a := []int{0, 1, 2, 3}
+		b := []int{3, 2, 1, 0}
+		Sort(rows, a, SortOrder{Key: k})
+		Sort(rows, b, SortOrder{Key: k})
+		if !slices.Equal(a, b) {
+			t.Fatalf("sort %s depends on input order: %v vs %v", k, a, b)
+		}
+	}
+}

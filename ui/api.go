@@ -1,0 +1,97 @@
+// Package ui is sandscope's terminal UI: a live, keyboard-driven view of the
+// sandbox fleet built on bubbletea. It reads the fleet through Source and acts
+// through Backend; it never talks to the API server itself (cli/ wires the
+// real implementations from kube/ and actions/).
+package ui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// Source is the live fleet: the latest immutable snapshot, and a channel that
+// receives a (coalescable) signal whenever a newer snapshot exists. The cancel
+// func ends the subscription. *kube.Watcher satisfies it via a tiny adapter.
+type Source interface {
+	Snapshot() *model.Snapshot
+	Subscribe() (<-chan struct{}, func())
+}
+
+// CreateRequest is what the create form collects.
+type CreateRequest struct {
+	Namespace string
+	Image     string
+	Command   []string // empty = let the server decide (it must not silently fall back)
+}
+
+// Backend is what the UI can ask for beyond the snapshot. Every field is
+// optional: a nil func hides and disables the feature (the zero Backend gives a
+// read-only browser). Funcs are called from tea.Cmds, never from Update, and
+// must honour ctx. Errors that carry a refusal code (READ_ONLY, IP_TAKEN, ...)
+// should implement `ErrorCode() string`; the UI shows the code prominently.
+type Backend struct {
+	// YAML of the sandbox object and of its Pod(s), as one document stream.
+	YAML func(ctx context.Context, sb *model.Sandbox) (string, error)
+	// Logs streams the main container's log (following) into w until ctx ends.
+	Logs func(ctx context.Context, sb *model.Sandbox, previous bool, w io.Writer) error
+	// Events lists recent Events about the sandbox object and its Pods.
+	Events func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error)
+	// Delete deletes the sandbox object (after the UI's confirmation).
+	Delete func(ctx context.Context, sb *model.Sandbox) error
+	// Shell returns an interactive shell into the sandbox, run via tea.Exec.
+	Shell func(sb *model.Sandbox) (tea.ExecCommand, error)
+	// Exec runs one command to completion, writing its output to out.
+	Exec func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (exitCode int, err error)
+	// Create creates a sandbox; stage is called with each stage line
+	// (queued, scheduled, pulling image, ready, failed: reason).
+	Create func(ctx context.Context, req CreateRequest, stage func(string)) (key string, err error)
+	// SwitchNamespace and SwitchContext re-point the Source (":ns", ":ctx").
+	// Without SwitchNamespace, ":ns" scopes the views locally.
+	SwitchNamespace func(ns string) error
+	SwitchContext   func(name string) error
+	// Contexts lists kubeconfig contexts for ":ctx" completion.
+	Contexts func() []string
+}
+
+// Options configure the UI.
+type Options struct {
+	ReadOnly bool
+	Demo     bool
+	// KeysFile overrides the key map path (default $XDG_CONFIG_HOME/sandscope/keys.yaml).
+	KeysFile string
+	// Now is the clock (tests pin it). Default time.Now.
+	Now func() time.Time
+	// DefaultNamespace is the namespace the create form starts with.
+	DefaultNamespace string
+}
+
+// Run opens the UI on the terminal and returns when the user quits or ctx ends.
+func Run(ctx context.Context, src Source, be Backend, opts Options) error {
+	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+		lipgloss.SetColorProfile(termenv.Ascii)
+	}
+	keys, keyErr := LoadKeyMap(opts.KeysFile)
+	m := New(src, be, opts, keys)
+	if keyErr != nil {
+		m.flashErr(keyErr)
+	}
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
+	_, err := p.Run()
+	if err != nil && ctx.Err() != nil {
+		return nil // cancelled by signal: a normal exit
+	}
+	if err != nil {
+		return fmt.Errorf("terminal UI: %w", err)
+	}
+	return nil
+}

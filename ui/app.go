@@ -1,0 +1,469 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// redrawEvery coalesces live updates: at most one snapshot refresh per period.
+const redrawEvery = 50 * time.Millisecond
+
+type mode int
+
+const (
+	modeNormal mode = iota
+	modeFilter
+	modeCommand
+	modeConfirmDelete
+	modeExecPrompt
+	modeCreate
+)
+
+// Messages of the root model.
+type (
+	changedMsg struct{ sub int }
+	refreshMsg struct{}
+	clockMsg   struct{}
+	actionDone struct {
+		text string
+		err  error
+	}
+	createStage struct {
+		stage string
+		ch    <-chan string
+	}
+)
+
+// App is the root bubbletea model: a stack of views over one shared context,
+// plus the header, the footer and the input modes (filter, palette, confirm).
+type App struct {
+	c      *shared
+	src    Source
+	subCh  <-chan struct{}
+	unsub  func()
+	subGen int
+
+	stack         []view
+	width, height int
+	mode          mode
+	showHelp      bool
+	help          help.Model
+	input         textinput.Model
+	pendingDelete *model.Sandbox // awaiting y/N
+	execTarget    *model.Sandbox // the sandbox the exec prompt runs in
+	create        createForm
+	refreshQueued bool
+
+	flash      string
+	flashIsErr bool
+	flashAt    time.Time
+
+	// gated holds the mutating bindings as configured, so a key that read-only
+	// mode (or a missing backend) disabled can still be recognised and refused.
+	gated map[string]key.Binding
+
+	headerSnap *model.Snapshot
+	headerNS   string
+	headerDisc bool
+	counts     string
+}
+
+// New builds the root model. Tests drive it with teatest; Run wraps it in a program.
+func New(src Source, be Backend, opts Options, keys KeyMap) *App {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	c := &shared{now: opts.Now, keys: keys, st: newStyles(), opts: opts, be: be}
+	a := &App{c: c, src: src, help: help.New(), width: 80, height: 24}
+	a.input = textinput.New()
+	a.input.ShowSuggestions = true
+	a.gateKeys()
+	a.takeSnapshot()
+	a.stack = []view{newSandboxesView(c)}
+	return a
+}
+
+// gateKeys disables (and so hides from help) every action that read-only mode
+// forbids or that the backend does not offer.
+func (a *App) gateKeys() {
+	k := &a.c.keys
+	be, ro := a.c.be, a.c.opts.ReadOnly
+	a.gated = map[string]key.Binding{}
+	gate := func(name string, b *key.Binding, mutating, available bool) {
+		a.gated[name] = *b
+		if (mutating && ro) || !available {
+			b.SetEnabled(false)
+		}
+	}
+	gate("shell", &k.Shell, true, be.Shell != nil)
+	gate("exec", &k.Exec, true, be.Exec != nil)
+	gate("create", &k.Create, true, be.Create != nil)
+	gate("delete", &k.Delete, true, be.Delete != nil)
+	gate("yaml", &k.YAML, false, be.YAML != nil)
+	gate("logs", &k.Logs, false, be.Logs != nil)
+	gate("previous logs", &k.Previous, false, be.Logs != nil)
+}
+
+// refusal explains why a gated key did nothing.
+func (a *App) refusal(msg tea.KeyMsg) (string, bool) {
+	for _, name := range []string{"shell", "exec", "create", "delete", "yaml", "logs", "previous logs"} {
+		b := a.gated[name]
+		if !key.Matches(msg, b) {
+			continue
+		}
+		mutating := name == "shell" || name == "exec" || name == "create" || name == "delete"
+		if mutating && a.c.opts.ReadOnly {
+			return fmt.Sprintf("refused (READ_ONLY): %s is disabled in read-only mode", name), true
+		}
+		return name + " is not available here", true
+	}
+	return "", false
+}
+
+func (a *App) takeSnapshot() {
+	if a.src == nil {
+		if a.c.snap == nil {
+			a.c.snap = &model.Snapshot{}
+		}
+		return
+	}
+	if s := a.src.Snapshot(); s != nil {
+		a.c.snap = s
+	} else if a.c.snap == nil {
+		a.c.snap = &model.Snapshot{}
+	}
+	a.c.snap.Status.ReadOnly = a.c.snap.Status.ReadOnly || a.c.opts.ReadOnly
+}
+
+func (a *App) Init() tea.Cmd {
+	cmds := []tea.Cmd{tickClock()}
+	if a.src != nil {
+		a.subCh, a.unsub = a.src.Subscribe()
+		a.subGen++
+		cmds = append(cmds, waitChange(a.subCh, a.subGen))
+	}
+	return tea.Batch(cmds...)
+}
+
+func waitChange(ch <-chan struct{}, gen int) tea.Cmd {
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		if _, ok := <-ch; !ok {
+			return nil
+		}
+		return changedMsg{gen}
+	}
+}
+
+func tickClock() tea.Cmd {
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return clockMsg{} })
+}
+
+func (a *App) top() view { return a.stack[len(a.stack)-1] }
+
+func (a *App) push(v view) { a.stack = append(a.stack, v) }
+
+func (a *App) pop() {
+	if len(a.stack) > 1 {
+		a.top().close()
+		a.stack = a.stack[:len(a.stack)-1]
+		a.top().snapshotChanged(a.c)
+	}
+}
+
+func (a *App) setFlash(s string, isErr bool) {
+	a.flash, a.flashIsErr, a.flashAt = s, isErr, a.c.now()
+}
+
+func (a *App) flashErr(err error) { a.setFlash(errText(err), true) }
+
+func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		a.width, a.height = msg.Width, msg.Height
+		a.help.Width = msg.Width
+		return a, nil
+	case changedMsg:
+		if msg.sub != a.subGen {
+			return a, nil
+		}
+		next := waitChange(a.subCh, a.subGen)
+		if a.refreshQueued {
+			return a, next
+		}
+		a.refreshQueued = true
+		return a, tea.Batch(next, tea.Tick(redrawEvery, func(time.Time) tea.Msg { return refreshMsg{} }))
+	case refreshMsg:
+		a.refreshQueued = false
+		a.refresh()
+		return a, nil
+	case clockMsg:
+		if a.flash != "" && a.c.now().Sub(a.flashAt) > 8*time.Second {
+			a.flash = ""
+		}
+		return a, tickClock()
+	case asyncMsg:
+		return a, a.route(msg)
+	case actionDone:
+		if msg.err != nil {
+			a.flashErr(msg.err)
+		} else if msg.text != "" {
+			a.setFlash(msg.text, false)
+		}
+		return a, nil
+	case createStage:
+		a.setFlash("create: "+msg.stage, strings.HasPrefix(msg.stage, "failed"))
+		return a, waitStage(msg.ch)
+	case tea.KeyMsg:
+		return a, a.onKey(msg)
+	case tea.MouseMsg:
+		return a, a.top().update(msg, a.c)
+	case peekMsg:
+		msg.frame <- ansi.Strip(a.View())
+		return a, nil
+	}
+	return a, nil
+}
+
+// refresh takes the latest snapshot and lets every view catch up.
+func (a *App) refresh() {
+	a.takeSnapshot()
+	for _, v := range a.stack {
+		v.snapshotChanged(a.c)
+	}
+}
+
+// route delivers an async reply to the view that asked, if it is still open
+// and still waiting for that generation; anything else is stale and dropped.
+func (a *App) route(msg asyncMsg) tea.Cmd {
+	for _, v := range a.stack {
+		if v.id() != msg.view {
+			continue
+		}
+		switch v := v.(type) {
+		case *textView:
+			if msg.gen == v.gen {
+				return v.onReply(msg.body, a.c)
+			}
+		case *detailView:
+			if msg.gen == v.gen {
+				v.onReply(msg.body, a.c)
+			}
+		}
+	}
+	return nil
+}
+
+func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
+	switch a.mode {
+	case modeFilter:
+		return a.onFilterKey(msg)
+	case modeCommand:
+		return a.onCommandKey(msg)
+	case modeExecPrompt:
+		return a.onExecKey(msg)
+	case modeConfirmDelete:
+		return a.onConfirmKey(msg)
+	case modeCreate:
+		return a.onCreateKey(msg)
+	}
+	k := a.c.keys
+	if msg.String() == "ctrl+c" {
+		return a.quit()
+	}
+	if a.showHelp {
+		if key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, k.Quit) {
+			a.showHelp = false
+		}
+		return nil
+	}
+	cur := a.top()
+	sel := a.selected()
+	switch {
+	case key.Matches(msg, k.Quit):
+		return a.quit()
+	case key.Matches(msg, k.Help):
+		a.showHelp = true
+	case key.Matches(msg, k.Filter):
+		if f, ok := cur.(filterable); ok {
+			a.openInput(modeFilter, "/", f.currentFilter().String(), nil)
+		}
+	case key.Matches(msg, k.Command):
+		a.openInput(modeCommand, ":", "", a.commandSuggestions())
+	case key.Matches(msg, k.Back):
+		if f, ok := cur.(filterable); ok && (f.currentFilter().Text != "" || f.currentFilter().Invert || f.currentFilter().Selector != nil) {
+			f.setFilter(model.Filter{}, a.c)
+			return nil
+		}
+		a.pop()
+	case key.Matches(msg, k.Detail):
+		if _, isDetail := cur.(*detailView); !isDetail && sel != nil {
+			d := newDetailView(a.c, sel)
+			d.snapshotChanged(a.c)
+			a.push(d)
+			return d.start(a.c)
+		}
+	case key.Matches(msg, k.YAML) && sel != nil:
+		return a.openText(kindYAML, "YAML "+sel.Namespace+"/"+sel.Name, sel, false)
+	case key.Matches(msg, k.Logs) && sel != nil:
+		return a.openText(kindLogs, "Logs "+sel.Namespace+"/"+sel.Name, sel, false)
+	case key.Matches(msg, k.Previous) && sel != nil:
+		return a.openText(kindLogs, "Previous logs "+sel.Namespace+"/"+sel.Name, sel, true)
+	case key.Matches(msg, k.Events) && sel != nil:
+		if a.c.be.Events == nil {
+			a.setFlash("events are not available here", true)
+			return nil
+		}
+		return a.openText(kindEvents, "Events "+sel.Namespace+"/"+sel.Name, sel, false)
+	case key.Matches(msg, k.Shell) && sel != nil:
+		ex, err := a.c.be.Shell(sel)
+		if err != nil {
+			a.flashErr(err)
+			return nil
+		}
+		return tea.Exec(ex, func(err error) tea.Msg { return actionDone{text: "shell ended", err: err} })
+	case key.Matches(msg, k.Exec) && sel != nil:
+		a.execTarget = sel
+		a.openInput(modeExecPrompt, "exec> ", "", nil)
+	case key.Matches(msg, k.Create):
+		a.create = newCreateForm(a.c)
+		a.mode = modeCreate
+		return a.create.focus()
+	case key.Matches(msg, k.Delete) && sel != nil:
+		a.pendingDelete = sel
+		a.mode = modeConfirmDelete
+	default:
+		if why, refused := a.refusal(msg); refused {
+			a.setFlash(why, true)
+			return nil
+		}
+		return cur.update(msg, a.c)
+	}
+	return nil
+}
+
+func (a *App) selected() *model.Sandbox {
+	if s, ok := a.top().(selecter); ok {
+		return s.selectedSandbox(a.c)
+	}
+	if t, ok := a.top().(*textView); ok {
+		return t.sb
+	}
+	return nil
+}
+
+func (a *App) quit() tea.Cmd {
+	for _, v := range a.stack {
+		v.close()
+	}
+	if a.unsub != nil {
+		a.unsub()
+	}
+	return tea.Quit
+}
+
+func (a *App) openText(kind textKind, title string, sb *model.Sandbox, previous bool) tea.Cmd {
+	v := newTextView(a.c, kind, title, sb)
+	v.previous = previous
+	a.push(v)
+	return v.start(a.c)
+}
+
+func (a *App) openInput(m mode, prompt, value string, suggestions []string) {
+	a.mode = m
+	a.input.Prompt = prompt
+	a.input.SetValue(value)
+	a.input.CursorEnd()
+	a.input.SetSuggestions(suggestions)
+	a.input.Focus()
+}
+
+func (a *App) closeInput() {
+	a.mode = modeNormal
+	a.input.Blur()
+	a.input.SetValue("")
+}
+
+func (a *App) onFilterKey(msg tea.KeyMsg) tea.Cmd {
+	f, _ := a.top().(filterable)
+	switch msg.Type {
+	case tea.KeyEsc:
+		if f != nil {
+			f.setFilter(model.Filter{}, a.c)
+		}
+		a.closeInput()
+		return nil
+	case tea.KeyEnter:
+		a.closeInput()
+		return nil
+	}
+	var cmd tea.Cmd
+	a.input, cmd = a.input.Update(msg)
+	if f != nil {
+		parsed, err := model.ParseFilter(a.input.Value())
+		if err != nil {
+			a.setFlash(err.Error(), true)
+			return cmd
+		}
+		a.flash = ""
+		f.setFilter(parsed, a.c)
+	}
+	return cmd
+}
+
+func (a *App) onExecKey(msg tea.KeyMsg) tea.Cmd {
+	switch msg.Type {
+	case tea.KeyEsc:
+		a.closeInput()
+		return nil
+	case tea.KeyEnter:
+		argv := strings.Fields(a.input.Value())
+		a.closeInput()
+		sb := a.execTarget
+		a.execTarget = nil
+		if len(argv) == 0 || sb == nil {
+			return nil
+		}
+		v := newTextView(a.c, kindExec, "Exec "+sb.Namespace+"/"+sb.Name+": "+strings.Join(argv, " "), sb)
+		a.push(v)
+		return v.startExec(a.c, argv)
+	}
+	var cmd tea.Cmd
+	a.input, cmd = a.input.Update(msg)
+	return cmd
+}
+
+func (a *App) onConfirmKey(msg tea.KeyMsg) tea.Cmd {
+	sb := a.pendingDelete
+	a.pendingDelete, a.mode = nil, modeNormal
+	if sb == nil || (msg.String() != "y" && msg.String() != "Y") {
+		a.setFlash("delete cancelled", false)
+		return nil
+	}
+	del := a.c.be.Delete
+	a.setFlash("deleting "+sb.Namespace+"/"+sb.Name+"…", false)
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := del(ctx, sb); err != nil {
+			return actionDone{err: fmt.Errorf("delete %s/%s: %w", sb.Namespace, sb.Name, err)}
+		}
+		return actionDone{text: "deleted " + sb.Namespace + "/" + sb.Name}
+	}
+}
+
+// peekMsg asks the running program for its current frame (tests only use it;
+// it costs nothing otherwise).
+type peekMsg struct{ frame chan<- string }

@@ -1,0 +1,299 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// commandNames are the palette's verbs, for completion.
+var commandNames = []string{"sandboxes", "sb", "pods", "pools", "ns ", "ctx ", "help", "q", "quit"}
+
+func (a *App) commandSuggestions() []string {
+	out := append([]string(nil), commandNames...)
+	seen := map[string]bool{}
+	var nss []string
+	if a.c.snap != nil {
+		for _, sb := range a.c.snap.Sandboxes {
+			if !seen[sb.Namespace] {
+				seen[sb.Namespace] = true
+				nss = append(nss, sb.Namespace)
+			}
+		}
+	}
+	sort.Strings(nss)
+	out = append(out, "ns all")
+	for _, ns := range nss {
+		out = append(out, "ns "+ns)
+	}
+	if a.c.be.Contexts != nil {
+		for _, ctx := range a.c.be.Contexts() {
+			out = append(out, "ctx "+ctx)
+		}
+	}
+	return out
+}
+
+func (a *App) onCommandKey(msg tea.KeyMsg) tea.Cmd {
+	switch msg.Type {
+	case tea.KeyEsc:
+		a.closeInput()
+		return nil
+	case tea.KeyEnter:
+		line := a.input.Value()
+		a.closeInput()
+		return a.runCommand(line)
+	}
+	var cmd tea.Cmd
+	a.input, cmd = a.input.Update(msg)
+	return cmd
+}
+
+// runCommand executes one palette line: ":sb /text", ":sb app=x", ":pods",
+// ":ns NAME", ":ctx NAME", ":q".
+func (a *App) runCommand(line string) tea.Cmd {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return nil
+	}
+	verb, args := strings.ToLower(fields[0]), fields[1:]
+	switch verb {
+	case "q", "quit", "q!":
+		return a.quit()
+	case "help", "?":
+		a.showHelp = true
+	case "sb", "sandbox", "sandboxes":
+		a.toRoot()
+		return a.inlineFilter(args)
+	case "pods", "pod", "po":
+		a.switchTo(newPodsView(a.c))
+		return a.inlineFilter(args)
+	case "pools", "pool":
+		a.switchTo(newPoolsView(a.c))
+		return a.inlineFilter(args)
+	case "ns", "namespace":
+		if len(args) != 1 {
+			a.setFlash(":ns needs one namespace (or all)", true)
+			return nil
+		}
+		return a.switchNamespace(args[0])
+	case "ctx", "context":
+		if len(args) != 1 {
+			a.setFlash(":ctx needs one context name", true)
+			return nil
+		}
+		return a.switchContext(args[0])
+	default:
+		a.setFlash(fmt.Sprintf("unknown command %q (try :sb, :pods, :pools, :ns, :ctx, :q)", verb), true)
+	}
+	return nil
+}
+
+// toRoot closes every view above the sandboxes view.
+func (a *App) toRoot() {
+	for len(a.stack) > 1 {
+		a.pop()
+	}
+}
+
+// switchTo shows v above the sandboxes view, so "-" returns to the fleet.
+func (a *App) switchTo(v view) {
+	a.toRoot()
+	a.push(v)
+}
+
+func (a *App) inlineFilter(args []string) tea.Cmd {
+	if len(args) == 0 {
+		return nil
+	}
+	f, ok := a.top().(filterable)
+	if !ok {
+		return nil
+	}
+	var text string
+	var sels []string
+	for _, arg := range args {
+		switch {
+		case strings.HasPrefix(arg, "@"):
+			return a.switchContext(arg[1:])
+		case strings.HasPrefix(arg, "/"):
+			text = strings.TrimSpace(text + " " + arg[1:])
+		case strings.ContainsAny(arg, "=!") && !strings.HasPrefix(arg, "!"):
+			sels = append(sels, arg)
+		default:
+			text = strings.TrimSpace(text + " " + arg)
+		}
+	}
+	spec := text
+	if len(sels) > 0 {
+		spec += " -l " + strings.Join(sels, ",")
+	}
+	parsed, err := model.ParseFilter(spec)
+	if err != nil {
+		a.flashErr(err)
+		return nil
+	}
+	f.setFilter(parsed, a.c)
+	return nil
+}
+
+func (a *App) switchNamespace(ns string) tea.Cmd {
+	if ns == "all" || ns == "-A" || ns == "*" {
+		ns = ""
+	}
+	if sw := a.c.be.SwitchNamespace; sw != nil {
+		if err := sw(ns); err != nil {
+			a.flashErr(fmt.Errorf("switching namespace: %w", err))
+			return nil
+		}
+	}
+	a.c.nsScope = ns
+	a.rebuildAll()
+	if ns == "" {
+		a.setFlash("namespace: all", false)
+	} else {
+		a.setFlash("namespace: "+ns, false)
+	}
+	return nil
+}
+
+func (a *App) switchContext(name string) tea.Cmd {
+	sw := a.c.be.SwitchContext
+	if sw == nil {
+		a.setFlash("switching context is not available here", true)
+		return nil
+	}
+	a.setFlash("switching to context "+name+"…", false)
+	return func() tea.Msg {
+		if err := sw(name); err != nil {
+			return actionDone{err: fmt.Errorf("switching to context %s: %w", name, err)}
+		}
+		return actionDone{text: "context: " + name}
+	}
+}
+
+// rebuildAll forces every view to rebuild from the snapshot (namespace scope changed).
+func (a *App) rebuildAll() {
+	for i, v := range a.stack {
+		switch v := v.(type) {
+		case *sandboxesView:
+			nv := newSandboxesView(a.c)
+			nv.sort, nv.filter = v.sort, v.filter
+			nv.resort()
+			a.stack[i] = nv
+		case *listView:
+			v.built = false
+			v.snapshotChanged(a.c)
+		}
+	}
+}
+
+// createForm collects a create request: namespace, image, command.
+type createForm struct {
+	fields [3]textinput.Model
+	focus_ int
+}
+
+func newCreateForm(c *shared) createForm {
+	var f createForm
+	labels := []string{"namespace: ", "image: ", "command: "}
+	for i := range f.fields {
+		f.fields[i] = textinput.New()
+		f.fields[i].Prompt = labels[i]
+	}
+	ns := c.nsScope
+	if ns == "" {
+		ns = c.opts.DefaultNamespace
+	}
+	f.fields[0].SetValue(ns)
+	f.fields[1].Placeholder = "registry/repo:tag"
+	f.fields[2].Placeholder = "(empty: the image's own ENTRYPOINT/CMD, read from the registry)"
+	f.focus_ = 1
+	return f
+}
+
+func (f *createForm) focus() tea.Cmd {
+	for i := range f.fields {
+		f.fields[i].Blur()
+	}
+	return f.fields[f.focus_].Focus()
+}
+
+func (f *createForm) view() string {
+	parts := make([]string, len(f.fields))
+	for i := range f.fields {
+		parts[i] = f.fields[i].View()
+	}
+	return "create  " + strings.Join(parts, "  ") + "   (tab: next field, enter: create, esc: cancel)"
+}
+
+func (a *App) onCreateKey(msg tea.KeyMsg) tea.Cmd {
+	f := &a.create
+	switch msg.Type {
+	case tea.KeyEsc:
+		a.mode = modeNormal
+		return nil
+	case tea.KeyTab, tea.KeyShiftTab:
+		if msg.Type == tea.KeyTab {
+			f.focus_ = (f.focus_ + 1) % len(f.fields)
+		} else {
+			f.focus_ = (f.focus_ + len(f.fields) - 1) % len(f.fields)
+		}
+		return f.focus()
+	case tea.KeyEnter:
+		req := CreateRequest{
+			Namespace: strings.TrimSpace(f.fields[0].Value()),
+			Image:     strings.TrimSpace(f.fields[1].Value()),
+			Command:   strings.Fields(f.fields[2].Value()),
+		}
+		if req.Image == "" {
+			a.setFlash("create: an image is required", true)
+			return nil
+		}
+		a.mode = modeNormal
+		return a.startCreate(req)
+	}
+	var cmd tea.Cmd
+	f.fields[f.focus_], cmd = f.fields[f.focus_].Update(msg)
+	return cmd
+}
+
+// startCreate runs the create in the background and streams its stage line.
+func (a *App) startCreate(req CreateRequest) tea.Cmd {
+	create := a.c.be.Create
+	stages := make(chan string, 16)
+	a.setFlash("create: queued", false)
+	run := func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		key, err := create(ctx, req, func(s string) {
+			select {
+			case stages <- s:
+			default: // a slow UI skips intermediate stages, never blocks the create
+			}
+		})
+		close(stages)
+		if err != nil {
+			return actionDone{err: fmt.Errorf("create in %s: %w", req.Namespace, err)}
+		}
+		return actionDone{text: "created " + key}
+	}
+	return tea.Batch(run, waitStage(stages))
+}
+
+func waitStage(ch <-chan string) tea.Cmd {
+	return func() tea.Msg {
+		s, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return createStage{stage: s, ch: ch}
+	}
+}

@@ -1,0 +1,313 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// detailView shows everything known about one sandbox. It follows the live
+// snapshot by Key, so the identity verdict updates while it is open.
+type detailView struct {
+	vid     int
+	gen     int
+	key     string
+	last    *model.Sandbox
+	gone    bool // the sandbox left the fleet while the view was open
+	events  []string
+	evState string
+	vp      viewport.Model
+	version uint64
+	width   int
+	cancel  context.CancelFunc
+}
+
+func newDetailView(c *shared, sb *model.Sandbox) *detailView {
+	return &detailView{vid: c.newID(), key: sb.Key, last: sb, vp: viewport.New(80, 20), evState: "not available"}
+}
+
+func (v *detailView) id() int { return v.vid }
+func (v *detailView) name() string {
+	return "Detail " + v.last.Namespace + "/" + v.last.Name
+}
+
+func (v *detailView) close() {
+	if v.cancel != nil {
+		v.cancel()
+	}
+}
+
+func (v *detailView) selectedSandbox(c *shared) *model.Sandbox { return v.last }
+
+func (v *detailView) start(c *shared) tea.Cmd {
+	if c.be.Events == nil {
+		return nil
+	}
+	v.gen++
+	v.evState = "loading…"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	v.cancel = cancel
+	id, gen, sb, f := v.vid, v.gen, v.last, c.be.Events
+	return func() tea.Msg {
+		ev, err := f(ctx, sb)
+		return asyncMsg{id, gen, eventsReply{ev, err}}
+	}
+}
+
+func (v *detailView) onReply(body any, c *shared) {
+	if r, ok := body.(eventsReply); ok {
+		if r.err != nil {
+			v.evState = "error: " + errText(r.err)
+			return
+		}
+		v.evState = ""
+		v.events = formatEvents(r.events, c)
+		v.refresh(c)
+	}
+}
+
+func (v *detailView) snapshotChanged(c *shared) {
+	if c.snap != nil {
+		sb := c.snap.Sandbox(v.key)
+		v.gone = sb == nil && len(c.snap.Sandboxes) > 0
+		if sb != nil {
+			v.last = sb
+		}
+	}
+	v.refresh(c)
+}
+
+func (v *detailView) refresh(c *shared) {
+	off := v.vp.YOffset
+	lines := detailLines(c, v.last, c.snap, v.events, v.evState)
+	if v.gone {
+		lines = append([]string{"GONE: this sandbox is no longer in the fleet; showing its last known state", ""}, lines...)
+	}
+	text := strings.Join(lines, "\n")
+	if v.vp.Width > 0 {
+		// Long notices wrap instead of running off the screen.
+		text = lipgloss.NewStyle().Width(v.vp.Width).Render(text)
+	}
+	v.vp.SetContent(text)
+	v.vp.SetYOffset(off)
+}
+
+func (v *detailView) update(msg tea.Msg, c *shared) tea.Cmd {
+	if km, ok := msg.(tea.KeyMsg); ok {
+		k := c.keys
+		switch {
+		case key.Matches(km, k.Up):
+			v.vp.ScrollUp(1)
+		case key.Matches(km, k.Down):
+			v.vp.ScrollDown(1)
+		case key.Matches(km, k.PageUp):
+			v.vp.PageUp()
+		case key.Matches(km, k.PageDown):
+			v.vp.PageDown()
+		case key.Matches(km, k.Top):
+			v.vp.GotoTop()
+		case key.Matches(km, k.Bottom):
+			v.vp.GotoBottom()
+		}
+		return nil
+	}
+	var cmd tea.Cmd
+	v.vp, cmd = v.vp.Update(msg)
+	return cmd
+}
+
+func (v *detailView) render(c *shared, width, height int) string {
+	if v.vp.Width != width || v.vp.Height != height {
+		v.vp.Width, v.vp.Height = width, height
+		v.refresh(c)
+	}
+	return v.vp.View()
+}
+
+func (v *detailView) shortHelp(c *shared) []key.Binding {
+	k := c.keys
+	return []key.Binding{k.YAML, k.Logs, k.Events, k.Shell, k.Back, k.Help, k.Quit}
+}
+
+func (v *detailView) fullHelp(c *shared) [][]key.Binding {
+	k := c.keys
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.YAML, k.Logs, k.Previous, k.Events}, {k.Shell, k.Exec, k.Delete}, {k.Back, k.Help, k.Quit}}
+}
+
+// detailLines renders the identity evidence line by line: what the engine
+// records, what the Pod says, who holds the address now, and its history.
+func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []string, evState string) []string {
+	now := c.now()
+	var out []string
+	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
+	when := func(t time.Time) string {
+		return fmt.Sprintf("%s (%s ago)", t.Format("2006-01-02 15:04:05"), age(now, t))
+	}
+
+	add("Sandbox     %s/%s  (%s)  uid %s", sb.Namespace, sb.Name, sb.Engine, orDash(sb.UID))
+	add("State       %s  (engine phase: %s)", sb.State, orDash(sb.EnginePhase))
+	if c.disconnected() {
+		add("            identity UNKNOWN: disconnected since %s; data as of %s", clock(*snap.Status.DisconnectedSince), clock(snap.Status.AsOf))
+	}
+	add("Created     %s", when(sb.CreatedAt))
+	if sb.DeletingSince != nil {
+		add("Deleting    since %s  finalizers: %s", when(*sb.DeletingSince), orDash(strings.Join(sb.Finalizers, ",")))
+	}
+	if sb.Pool != "" {
+		add("Pool        %s", sb.Pool)
+	}
+	if sb.ExpireTime != nil {
+		add("Expires     %s", sb.ExpireTime.Format("2006-01-02 15:04:05"))
+	}
+	add("Restarts    %d", sb.Restarts)
+	if len(sb.Labels) > 0 {
+		add("Labels      %s", labelString(sb.Labels))
+	}
+	add("")
+	add("IDENTITY    %s", identityCell(sb, c.disconnected()))
+	if len(sb.Slots) == 0 {
+		add("  no address recorded yet")
+	}
+	for i := range sb.Slots {
+		sl := &sb.Slots[i]
+		add("  slot %d", sl.Index)
+		add("    recorded IP     %s   (the address the engine forwards to)", orDash(sl.RecordedIP))
+		add("    identity        %s", sl.Identity)
+		add("    linked Pod      %s", orDash(sl.PodName))
+		add("    bound UID       %s", orDash(sl.BoundUID))
+		if p := sl.Pod; p != nil {
+			add("    Pod now         uid %s  ip %s  phase %s  node %s", p.UID, orDash(p.Status.PodIP), p.Status.Phase, orDash(p.Spec.NodeName))
+			if p.DeletionTimestamp != nil {
+				add("    Pod deleting    since %s", when(p.DeletionTimestamp.Time))
+			}
+		} else if sl.PodName != "" {
+			add("    Pod now         gone")
+		}
+		if h := sl.Holder; h != nil {
+			sbx := ""
+			if h.Sandbox != "" {
+				sbx = "  sandbox " + h.Sandbox
+			}
+			add("    IP held by      %s/%s  uid %s%s  since %s", h.Namespace, h.Pod, h.UID, sbx, clock(h.Since))
+		}
+		if st := sl.Stuck; st != nil {
+			init := ""
+			if st.PodInitializing {
+				init = "; main container still PodInitializing"
+			}
+			add("    STUCK           Terminating since %s (grace %ds)%s", when(st.DeletingSince), st.GraceSeconds, init)
+		}
+		if sl.RecordedIP != "" && snap != nil {
+			hist := snap.IPHistory(sl.RecordedIP)
+			add("    IP history of %s:", sl.RecordedIP)
+			if len(hist) == 0 {
+				add("      (none seen)")
+			}
+			for _, h := range hist {
+				to := "now"
+				if h.To != nil {
+					to = clock(*h.To)
+				}
+				sbx := ""
+				if h.Sandbox != "" {
+					sbx = "  sandbox " + h.Sandbox
+				}
+				add("      %s → %-8s %s/%s  uid %s%s", clock(h.From), to, h.Namespace, h.Pod, h.UID, sbx)
+			}
+		}
+	}
+	add("")
+	add("NOTICES")
+	if len(sb.Notices) == 0 {
+		add("  none")
+	}
+	for _, n := range sb.Notices {
+		add("  %-7s %s  %s", strings.ToUpper(string(n.Severity)), n.Code, n.Message)
+		for _, e := range n.Evidence {
+			at := ""
+			if e.At != nil {
+				at = " @" + clock(*e.At)
+			}
+			add("          %s%s: %s", e.Kind, at, e.Text)
+		}
+	}
+	add("")
+	add("CONTAINERS")
+	any := false
+	for i := range sb.Slots {
+		p := sb.Slots[i].Pod
+		if p == nil {
+			continue
+		}
+		for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+			any = true
+			add("  %s/%s  %s  ready=%v  restarts %d", p.Name, cs.Name, containerState(cs.State), cs.Ready, cs.RestartCount)
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				add("      last termination: %s exit %d  %s → %s %s", t.Reason, t.ExitCode, clock(t.StartedAt.Time), clock(t.FinishedAt.Time), strings.TrimSpace(t.Message))
+			}
+		}
+	}
+	if !any {
+		add("  no linked Pod")
+	}
+	add("")
+	add("EVENTS")
+	if evState != "" {
+		add("  %s", evState)
+	}
+	for _, e := range events {
+		add("  %s", e)
+	}
+	return out
+}
+
+func labelString(m map[string]string) string {
+	parts := make([]string, 0, len(m))
+	for k, v := range m {
+		parts = append(parts, k+"="+v)
+	}
+	sortStrings(parts)
+	return strings.Join(parts, ",")
+}
+
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.FirstTimestamp.IsZero():
+		return e.FirstTimestamp.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// coded is implemented by refusals (READ_ONLY, IP_TAKEN, ...).
+type coded interface{ ErrorCode() string }
+
+// errText phrases an error for the footer, leading with a refusal code.
+func errText(err error) string {
+	var c coded
+	if errors.As(err, &c) && c.ErrorCode() != "" {
+		msg := err.Error()
+		if !strings.Contains(msg, c.ErrorCode()) {
+			return "refused (" + c.ErrorCode() + "): " + msg
+		}
+		return "refused: " + msg
+	}
+	return err.Error()
+}
+
+func errorsIsCanceled(err error) bool {
+	return errors.Is(err, context.Canceled)
+}

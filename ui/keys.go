@@ -1,0 +1,178 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"sigs.k8s.io/yaml"
+)
+
+// KeyMap is every binding of the UI. Field names (lower-cased) are the action
+// names of keys.yaml.
+type KeyMap struct {
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	Filter, Problems, Command, Back, Help   key.Binding
+	Detail, YAML, Logs, Previous, Events    key.Binding
+	Follow                                  key.Binding
+	Shell, Exec, Create, Delete             key.Binding
+	SortName, SortAge, SortState            key.Binding
+	SortRestarts                            key.Binding
+	Quit                                    key.Binding
+}
+
+// DefaultKeyMap follows k9s habits.
+func DefaultKeyMap() KeyMap {
+	b := func(help string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keys[0], help))
+	}
+	return KeyMap{
+		Up:           b("up", "up", "k"),
+		Down:         b("down", "down", "j"),
+		PageUp:       b("page up", "pgup", "ctrl+b"),
+		PageDown:     b("page down", "pgdown", "ctrl+f", " "),
+		Top:          b("top", "g", "home"),
+		Bottom:       b("bottom", "G", "end"),
+		Filter:       b("filter (!inv, -l k=v)", "/"),
+		Problems:     b("problems only", "z"),
+		Command:      b("command", ":"),
+		Back:         b("back/clear", "esc", "-"),
+		Help:         b("help", "?"),
+		Detail:       b("detail", "d", "enter"),
+		YAML:         b("yaml", "y"),
+		Logs:         b("logs", "l"),
+		Previous:     b("previous logs", "p"),
+		Events:       b("events", "e"),
+		Follow:       b("follow", "f"),
+		Shell:        b("shell", "s"),
+		Exec:         b("exec", "x"),
+		Create:       b("create", "c"),
+		Delete:       b("delete", "ctrl+d"),
+		SortName:     b("sort name", "N"),
+		SortAge:      b("sort age", "A"),
+		SortState:    b("sort state", "S"),
+		SortRestarts: b("sort restarts", "R"),
+		Quit:         b("quit", "q", "ctrl+c"),
+	}
+}
+
+// actions maps keys.yaml names to bindings.
+func (k *KeyMap) actions() map[string]*key.Binding {
+	return map[string]*key.Binding{
+		"up": &k.Up, "down": &k.Down, "pageup": &k.PageUp, "pagedown": &k.PageDown,
+		"top": &k.Top, "bottom": &k.Bottom, "filter": &k.Filter, "problems": &k.Problems,
+		"command": &k.Command, "back": &k.Back, "help": &k.Help, "detail": &k.Detail,
+		"yaml": &k.YAML, "logs": &k.Logs, "previous": &k.Previous, "events": &k.Events,
+		"follow": &k.Follow, "shell": &k.Shell, "exec": &k.Exec, "create": &k.Create,
+		"delete": &k.Delete, "sortname": &k.SortName, "sortage": &k.SortAge,
+		"sortstate": &k.SortState, "sortrestarts": &k.SortRestarts, "quit": &k.Quit,
+	}
+}
+
+// KeysPath is where the key map lives: $XDG_CONFIG_HOME/sandscope/keys.yaml,
+// falling back to ~/.config/sandscope/keys.yaml.
+func KeysPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "sandscope", "keys.yaml")
+}
+
+// LoadKeyMap reads the key map file (path "" = KeysPath()). A missing file is
+// not an error. A bad file returns the defaults and an error that names the
+// file and the problem, so the UI can show it and keep working.
+//
+// Format: action: [keys...] (or a single string), e.g.
+//
+//	delete: ctrl+k
+//	shell: [s, ctrl+s]
+func LoadKeyMap(path string) (KeyMap, error) {
+	def := DefaultKeyMap()
+	if path == "" {
+		path = KeysPath()
+	}
+	if path == "" {
+		return def, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return def, nil
+	}
+	if err != nil {
+		return def, fmt.Errorf("key map %s: %w (using default keys)", path, err)
+	}
+	km, err := parseKeyMap(data)
+	if err != nil {
+		return def, fmt.Errorf("key map %s: %w (using default keys)", path, err)
+	}
+	return km, nil
+}
+
+func parseKeyMap(data []byte) (KeyMap, error) {
+	var raw map[string]any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return KeyMap{}, fmt.Errorf("not YAML: %w", err)
+	}
+	km := DefaultKeyMap()
+	acts := km.actions()
+	names := make([]string, 0, len(raw))
+	for n := range raw {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		b, ok := acts[strings.ToLower(name)]
+		if !ok {
+			return KeyMap{}, fmt.Errorf("unknown action %q (known: %s)", name, strings.Join(actionNames(acts), ", "))
+		}
+		var keys []string
+		switch v := raw[name].(type) {
+		case string:
+			keys = []string{v}
+		case []any:
+			for _, k := range v {
+				s, ok := k.(string)
+				if !ok || s == "" {
+					return KeyMap{}, fmt.Errorf("action %q: keys must be non-empty strings", name)
+				}
+				keys = append(keys, s)
+			}
+		default:
+			return KeyMap{}, fmt.Errorf("action %q: want a key or a list of keys", name)
+		}
+		if len(keys) == 0 || keys[0] == "" {
+			return KeyMap{}, fmt.Errorf("action %q: no keys", name)
+		}
+		b.SetKeys(keys...)
+		b.SetHelp(keys[0], b.Help().Desc)
+	}
+	// One key, one action: a collision would silently shadow an action.
+	owner := map[string]string{}
+	for _, name := range actionNames(acts) {
+		for _, k := range acts[name].Keys() {
+			if prev, dup := owner[k]; dup {
+				return KeyMap{}, fmt.Errorf("key %q bound to both %q and %q", k, prev, name)
+			}
+			owner[k] = name
+		}
+	}
+	return km, nil
+}
+
+func actionNames(m map[string]*key.Binding) []string {
+	out := make([]string, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,278 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/sahilm/fuzzy"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// listRow is one row of a secondary list (Pods, Pools).
+type listRow struct {
+	key     string // sandbox key this row belongs to, if any
+	cells   []string
+	created time.Time
+	labels  map[string]string
+	fkey    string
+	sev     rowSev
+}
+
+// listView is a filterable table rebuilt per snapshot version: Pods and Pools
+// are far fewer than sandboxes' worst case, so they skip the per-row cache.
+type listView struct {
+	vid     int
+	title   string
+	cols    []column
+	ageCol  int
+	build   func(c *shared) []listRow
+	snap    *model.Snapshot
+	built   bool
+	rows    []listRow
+	natural []int
+	filter  model.Filter
+	visible []int
+	cursor  int
+	offset  int
+	page    int
+}
+
+func (v *listView) id() int { return v.vid }
+func (v *listView) close()  {}
+func (v *listView) name() string {
+	return fmt.Sprintf("%s [%d/%d]", v.title, len(v.visible), len(v.rows)) + filterSuffix(v.filter)
+}
+
+func filterSuffix(f model.Filter) string {
+	if s := f.String(); s != "" {
+		return "  /" + s
+	}
+	return ""
+}
+
+func (v *listView) snapshotChanged(c *shared) {
+	if c.snap == nil || (v.built && c.snap == v.snap) {
+		return
+	}
+	v.built, v.snap = true, c.snap
+	v.rows = v.build(c)
+	v.natural = make([]int, len(v.cols))
+	for _, r := range v.rows {
+		for j, cell := range r.cells {
+			v.natural[j] = max(v.natural[j], len(cell))
+		}
+	}
+	if v.ageCol >= 0 {
+		v.natural[v.ageCol] = 4
+	}
+	v.refilter()
+}
+
+func (v *listView) refilter() {
+	v.visible = v.visible[:0]
+	var matched []bool
+	if v.filter.Text != "" {
+		keys := make([]string, len(v.rows))
+		for i := range v.rows {
+			keys[i] = v.rows[i].fkey
+		}
+		matched = make([]bool, len(v.rows))
+		pat, exact := strings.ToLower(v.filter.Text), false
+		for i, k := range keys {
+			if strings.Contains(k, pat) {
+				matched[i], exact = true, true
+			}
+		}
+		if !exact { // same substring-first rule as the sandboxes view
+			for _, m := range fuzzy.FindNoSort(v.filter.Text, keys) {
+				matched[m.Index] = true
+			}
+		}
+	}
+	for i := range v.rows {
+		if matched != nil && matched[i] == v.filter.Invert {
+			continue
+		}
+		if v.filter.Selector != nil && !v.filter.Selector.Matches(labels.Set(v.rows[i].labels)) {
+			continue
+		}
+		if v.filter.ProblemsOnly && v.rows[i].sev == sevNone {
+			continue
+		}
+		v.visible = append(v.visible, i)
+	}
+	v.cursor = min(v.cursor, max(0, len(v.visible)-1))
+}
+
+func (v *listView) setFilter(f model.Filter, c *shared) {
+	f.ProblemsOnly = v.filter.ProblemsOnly
+	v.filter = f
+	v.refilter()
+}
+func (v *listView) currentFilter() model.Filter { return v.filter }
+
+// selectedSandbox lets d/l/y work from the Pods view on the Pod's sandbox.
+func (v *listView) selectedSandbox(c *shared) *model.Sandbox {
+	if v.cursor >= len(v.visible) || c.snap == nil {
+		return nil
+	}
+	k := v.rows[v.visible[v.cursor]].key
+	if k == "" {
+		return nil
+	}
+	return c.snap.Sandbox(k)
+}
+
+func (v *listView) update(msg tea.Msg, c *shared) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		if key.Matches(msg, c.keys.Problems) {
+			v.filter.ProblemsOnly = !v.filter.ProblemsOnly
+			v.refilter()
+			return nil
+		}
+		moveCursor(msg, c.keys, &v.cursor, len(v.visible), v.page)
+	case tea.MouseMsg:
+		wheelCursor(msg, &v.cursor, len(v.visible))
+	}
+	return nil
+}
+
+func (v *listView) render(c *shared, width, height int) string {
+	v.page = height - 1
+	keep, widths := layout(v.cols, v.natural, width)
+	head := make([]string, len(v.cols))
+	for i, col := range v.cols {
+		head[i] = col.Title
+	}
+	var b strings.Builder
+	renderCells(&b, head, v.cols, keep, widths)
+	out := []string{c.st.colHead.Render(fitLine(b.String(), width))}
+	v.offset = window(v.cursor, v.offset, height-1, len(v.visible))
+	now := c.now()
+	cells := make([]string, len(v.cols))
+	for i := v.offset; i < min(len(v.visible), v.offset+height-1); i++ {
+		r := &v.rows[v.visible[i]]
+		copy(cells, r.cells)
+		if v.ageCol >= 0 {
+			cells[v.ageCol] = age(now, r.created)
+		}
+		b.Reset()
+		renderCells(&b, cells, v.cols, keep, widths)
+		out = append(out, styleRow(c, fitLine(b.String(), width), r.sev, i == v.cursor))
+	}
+	if len(v.visible) == 0 {
+		out = append(out, c.st.dim.Render(fitLine("nothing to show", width)))
+	}
+	return strings.Join(out, "\n")
+}
+
+func (v *listView) shortHelp(c *shared) []key.Binding {
+	k := c.keys
+	return []key.Binding{k.Detail, k.Filter, k.Command, k.Back, k.Help, k.Quit}
+}
+
+func (v *listView) fullHelp(c *shared) [][]key.Binding {
+	k := c.keys
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Detail, k.YAML, k.Logs, k.Events},
+		{k.Filter, k.Problems, k.Command, k.Back, k.Help, k.Quit},
+	}
+}
+
+var podCols = []column{
+	{Title: "NAMESPACE", Drop: 4, Max: 20},
+	{Title: "POD", Max: 40},
+	{Title: "SANDBOX", Drop: 5, Max: 36},
+	{Title: "PHASE", Max: 10},
+	{Title: "IP", Drop: 3, Max: 39},
+	{Title: "NODE", Drop: 6, Max: 20},
+	{Title: "CONTAINER", Drop: 2, Max: 32},
+	{Title: "DELETING", Drop: 1, Right: true},
+	{Title: "RESTARTS", Drop: 7, Right: true},
+	{Title: "AGE", Drop: 8, Right: true},
+}
+
+func newPodsView(c *shared) *listView {
+	v := &listView{vid: c.newID(), title: "Pods", cols: podCols, ageCol: 9, build: buildPodRows}
+	v.snapshotChanged(c)
+	return v
+}
+
+func buildPodRows(c *shared) []listRow {
+	now := c.now()
+	rows := make([]listRow, 0, len(c.snap.Pods))
+	for _, p := range c.snap.Pods {
+		if c.nsScope != "" && p.Namespace != c.nsScope {
+			continue
+		}
+		r := listRow{created: p.CreationTimestamp.Time, labels: p.Labels}
+		sbName := "-"
+		if sb := c.snap.SandboxOfPod(p.Namespace, p.Name); sb != nil {
+			r.key, sbName = sb.Key, sb.Name
+		}
+		cont := "-"
+		if cs := mainContainer(p); cs != nil {
+			cont = containerState(cs.State)
+		}
+		deleting := "-"
+		if p.DeletionTimestamp != nil {
+			deleting = age(now, p.DeletionTimestamp.Time)
+			r.sev = sevWarn
+		}
+		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+			r.sev = sevErr
+		}
+		r.cells = []string{p.Namespace, p.Name, sbName, string(p.Status.Phase), orDash(p.Status.PodIP),
+			orDash(p.Spec.NodeName), cont, deleting, strconv.Itoa(int(podRestarts(p))), ""}
+		r.fkey = strings.ToLower(strings.Join(r.cells[:7], " "))
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+var poolCols = []column{
+	{Title: "NAMESPACE", Drop: 3, Max: 20},
+	{Title: "POOL", Max: 40},
+	{Title: "TOTAL", Right: true},
+	{Title: "ALLOCATED", Right: true},
+	{Title: "AVAILABLE", Right: true},
+	{Title: "BUFFER", Drop: 2},
+	{Title: "POOL MIN/MAX", Drop: 1},
+	{Title: "REVISION", Drop: 4, Max: 16},
+	{Title: "AGE", Drop: 5, Right: true},
+}
+
+func newPoolsView(c *shared) *listView {
+	v := &listView{vid: c.newID(), title: "Pools", cols: poolCols, ageCol: 8, build: buildPoolRows}
+	v.snapshotChanged(c)
+	return v
+}
+
+func buildPoolRows(c *shared) []listRow {
+	rows := make([]listRow, 0, len(c.snap.Pools))
+	for _, p := range c.snap.Pools {
+		if c.nsScope != "" && p.Namespace != c.nsScope {
+			continue
+		}
+		r := listRow{created: p.CreationTimestamp.Time, labels: p.Labels}
+		if p.Available == 0 && p.Total > 0 {
+			r.sev = sevWarn
+		}
+		r.cells = []string{p.Namespace, p.Name, itoa(p.Total), itoa(p.Allocated), itoa(p.Available),
+			fmt.Sprintf("%d-%d", p.BufferMin, p.BufferMax), fmt.Sprintf("%d-%d", p.PoolMin, p.PoolMax), orDash(p.Revision), ""}
+		r.fkey = strings.ToLower(p.Namespace + "/" + p.Name)
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }

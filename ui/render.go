@@ -1,0 +1,220 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// View renders the frame: header, title, body (only the visible rows), footer.
+func (a *App) View() string {
+	w, h := a.width, a.height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	header := a.headerLines(w)
+	if h < 12 {
+		header = header[:1] // tiny terminals keep the connection line only
+	}
+	title := a.c.st.title.Render(fitLine(a.breadcrumb(), w))
+	footer := a.footerLines(w)
+	bodyH := max(1, h-len(header)-1-len(footer))
+	var body string
+	if a.showHelp {
+		body = a.help.FullHelpView(a.top().fullHelp(a.c))
+		body = clipLines(body, w, bodyH)
+	} else {
+		body = a.top().render(a.c, w, bodyH)
+	}
+	lines := make([]string, 0, h)
+	lines = append(lines, header...)
+	lines = append(lines, title)
+	lines = append(lines, padLines(body, bodyH)...)
+	lines = append(lines, footer...)
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (a *App) breadcrumb() string {
+	names := make([]string, 0, len(a.stack))
+	for _, v := range a.stack {
+		n := v.name()
+		if i := strings.Index(n, " ["); i > 0 && v != a.top() {
+			n = n[:i]
+		}
+		names = append(names, n)
+	}
+	if len(names) > 2 {
+		names = names[len(names)-2:]
+	}
+	return strings.Join(names, " › ")
+}
+
+// headerLines: connection and sync status, then counts per state, then notes.
+func (a *App) headerLines(w int) []string {
+	snap := a.c.snap
+	st := snap.Status
+	var b strings.Builder
+	b.WriteString("sandscope")
+	if st.Context != "" {
+		fmt.Fprintf(&b, "  ctx:%s", st.Context)
+	}
+	if st.Cluster != "" && st.Cluster != st.Context {
+		fmt.Fprintf(&b, "  cluster:%s", st.Cluster)
+	}
+	ns := "all"
+	if a.c.nsScope != "" {
+		ns = a.c.nsScope
+	} else if len(st.Namespaces) > 0 {
+		ns = strings.Join(st.Namespaces, ",")
+	}
+	fmt.Fprintf(&b, "  ns:%s", ns)
+	var sync string
+	switch {
+	case st.DisconnectedSince != nil:
+		sync = fmt.Sprintf("disconnected since %s · data as of %s", clock(*st.DisconnectedSince), clock(st.AsOf))
+	case !st.Synced:
+		sync = "syncing…"
+	case st.AsOf.IsZero():
+		sync = "synced"
+	default:
+		sync = "synced · as of " + clock(st.AsOf)
+	}
+	line1 := b.String() + "  " + sync
+	var badges []string
+	if st.ReadOnly || a.c.opts.ReadOnly {
+		badges = append(badges, "READ-ONLY")
+	}
+	if st.Demo || a.c.opts.Demo {
+		badges = append(badges, "DEMO")
+	}
+	l1 := fitLine(line1, max(0, w-badgeWidth(badges)))
+	if st.DisconnectedSince != nil {
+		l1 = a.c.st.flashErr.Render(l1)
+	} else {
+		l1 = a.c.st.header.Render(l1)
+	}
+	for _, bd := range badges {
+		l1 += " " + a.c.st.badge.Render(bd)
+	}
+	lines := []string{l1, fitLine(a.countLine(), w)}
+	var notes []string
+	for _, f := range st.Forbidden {
+		notes = append(notes, "forbidden: "+f)
+	}
+	notes = append(notes, st.Notes...)
+	if len(notes) > 0 {
+		lines = append(lines, a.c.st.warnRow.Render(fitLine(strings.Join(notes, " │ "), w)))
+	}
+	return lines
+}
+
+func badgeWidth(badges []string) int {
+	n := 0
+	for _, b := range badges {
+		n += len(b) + 1
+	}
+	return n
+}
+
+// countLine is computed once per snapshot version: a whole-fleet pass.
+func (a *App) countLine() string {
+	snap := a.c.snap
+	disc := a.c.disconnected()
+	if a.counts != "" && snap == a.headerSnap && disc == a.headerDisc && a.c.nsScope == a.headerNS {
+		return a.counts
+	}
+	var total, running, ipTaken, dead, gone, stuck, uidChanged, stale, unknown int
+	for _, sb := range snap.Sandboxes {
+		if a.c.nsScope != "" && sb.Namespace != a.c.nsScope {
+			continue
+		}
+		total++
+		if sb.State == model.StateRunning {
+			running++
+		}
+		switch sb.Identity() {
+		case model.IdentityIPTaken:
+			ipTaken++
+		case model.IdentityPodDead:
+			dead++
+		case model.IdentityPodGone:
+			gone++
+		case model.IdentityUIDChanged:
+			uidChanged++
+		case model.IdentityIPStale:
+			stale++
+		case model.IdentityUnknown:
+			unknown++
+		}
+		for i := range sb.Slots {
+			if sb.Slots[i].Stuck != nil {
+				stuck++
+				break
+			}
+		}
+	}
+	// Problems only when present, so the line stays short at 80 columns.
+	s := fmt.Sprintf("%d sandboxes  running %d", total, running)
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"IP_TAKEN", ipTaken}, {"POD_DEAD", dead}, {"POD_GONE", gone}, {"stuck", stuck}, {"UID_CHANGED", uidChanged}, {"IP_STALE", stale}, {"UNKNOWN", unknown}} {
+		if c.n > 0 && !(disc && c.name == "UNKNOWN") {
+			s += fmt.Sprintf("  %s %d", c.name, c.n)
+		}
+	}
+	if disc {
+		s += "  identity UNKNOWN (disconnected)"
+	}
+	a.counts, a.headerSnap, a.headerDisc, a.headerNS = s, snap, disc, a.c.nsScope
+	return s
+}
+
+func (a *App) footerLines(w int) []string {
+	var first string
+	switch a.mode {
+	case modeFilter, modeCommand, modeExecPrompt:
+		first = a.input.View()
+	case modeConfirmDelete:
+		sb := a.pendingDelete
+		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("Delete %s %s/%s? This cannot be undone. [y/N]", sb.Engine, sb.Namespace, sb.Name), w))
+	case modeCreate:
+		first = a.create.view()
+	default:
+		if a.flash != "" {
+			st := a.c.st.flashOK
+			if a.flashIsErr {
+				st = a.c.st.flashErr
+			}
+			first = st.Render(fitLine(a.flash, w))
+		}
+	}
+	helpLine := a.help.ShortHelpView(a.top().shortHelp(a.c))
+	return []string{clipLine(first, w), clipLine(helpLine, w)}
+}
+
+func padLines(s string, h int) []string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return lines
+}
+
+func clipLines(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i := range lines {
+		lines[i] = clipLine(lines[i], w)
+	}
+	return strings.Join(lines, "\n")
+}

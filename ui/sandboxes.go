@@ -1,0 +1,428 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// Sandboxes table columns, in display order.
+const (
+	colNamespace = iota
+	colSandbox
+	colEngine
+	colPhase
+	colState
+	colIdentity
+	colIP
+	colPod
+	colNode
+	colRestarts
+	colAge
+	colNotices
+	nSandboxCols
+)
+
+var sandboxCols = []column{
+	colNamespace: {Title: "NAMESPACE", Drop: 6, Max: 20},
+	colSandbox:   {Title: "SANDBOX", Max: 36},
+	colEngine:    {Title: "ENGINE", Drop: 10},
+	colPhase:     {Title: "PHASE", Drop: 9, Max: 12},
+	colState:     {Title: "STATE", Max: 12},
+	colIdentity:  {Title: "IDENTITY", Max: 40},
+	colIP:        {Title: "IP", Drop: 4, Max: 39},
+	colPod:       {Title: "POD", Drop: 5, Max: 36},
+	colNode:      {Title: "NODE", Drop: 8, Max: 20},
+	colRestarts:  {Title: "RESTARTS", Drop: 7, Right: true},
+	colAge:       {Title: "AGE", Drop: 3, Right: true},
+	colNotices:   {Title: "NOTICES", Drop: 2, Max: 40},
+}
+
+// sbRow is one sandbox formatted once. It is reused for as long as the
+// snapshot publishes the same *Sandbox pointer (sandboxes are immutable), so
+// a live update formats only the sandboxes that changed.
+type sbRow struct {
+	sb    *model.Sandbox
+	disc  bool
+	cells [nSandboxCols]string // AGE is rendered live, not cached
+	fkey  string
+	sev   rowSev
+}
+
+func newSBRow(sb *model.Sandbox, disc bool) *sbRow {
+	r := &sbRow{sb: sb, disc: disc, fkey: model.RowKey(sb), sev: sandboxSeverity(sb)}
+	c := &r.cells
+	c[colNamespace] = sb.Namespace
+	c[colSandbox] = sb.Name
+	c[colEngine] = string(sb.Engine)
+	c[colPhase] = orDash(sb.EnginePhase)
+	c[colState] = string(sb.State)
+	c[colIdentity] = identityCell(sb, disc)
+	c[colRestarts] = strconv.Itoa(int(sb.Restarts))
+	c[colNotices] = noticeCodes(sb.Notices)
+	if sl := sb.PrimarySlot(); sl != nil {
+		c[colIP] = orDash(sl.RecordedIP)
+		c[colPod] = orDash(sl.PodName)
+		if sl.Pod != nil {
+			c[colNode] = orDash(sl.Pod.Spec.NodeName)
+		} else {
+			c[colNode] = "-"
+		}
+		if n := len(sb.Slots); n > 1 {
+			c[colPod] += fmt.Sprintf(" +%d", n-1)
+		}
+	} else {
+		c[colIP], c[colPod], c[colNode] = "-", "-", "-"
+	}
+	if disc {
+		r.sev = sevNone // never paint a verdict drawn from stale data
+	}
+	return r
+}
+
+// sandboxesView is the default view. Work is staged so a keystroke costs only
+// what it changes: rows are rebuilt per snapshot version (reusing unchanged
+// sandboxes), the full sort order per version or sort change, and the
+// filtered list per filter change (narrowing on the previous result when the
+// pattern only grew).
+type sandboxesView struct {
+	vid int
+
+	disc    bool // built while disconnected
+	snap    *model.Snapshot
+	built   bool
+	rows    []*model.Sandbox
+	keys    []string
+	fmt     []*sbRow
+	natural [nSandboxCols]int
+	order   []int // every row, sorted
+
+	sort      model.SortOrder
+	filter    model.Filter
+	applied   model.Filter // filter that produced visible
+	exact     bool         // applied matched by substring (see model.Filter.Apply)
+	visible   []int
+	haveVis   bool
+	cursor    int
+	offset    int
+	selKey    string
+	pageLines int
+}
+
+func newSandboxesView(c *shared) *sandboxesView {
+	v := &sandboxesView{vid: c.newID(), sort: model.SortOrder{Key: model.SortName}}
+	v.snapshotChanged(c)
+	return v
+}
+
+func (v *sandboxesView) id() int { return v.vid }
+func (v *sandboxesView) close()  {}
+
+func (v *sandboxesView) name() string {
+	s := fmt.Sprintf("Sandboxes [%d/%d]", len(v.visible), len(v.rows))
+	if f := v.filter.String(); f != "" {
+		s += "  /" + f
+	}
+	if v.filter.ProblemsOnly {
+		s += "  problems only"
+	}
+	s += "  sort:" + string(v.sort.Key)
+	if v.sort.Desc {
+		s += " (reversed)"
+	}
+	return s
+}
+
+func (v *sandboxesView) snapshotChanged(c *shared) {
+	snap := c.snap
+	if snap == nil {
+		return
+	}
+	disc := c.disconnected()
+	// Snapshots are immutable: the same pointer means nothing changed. (The
+	// version alone is not enough: ":ctx" and ":ns" start a new fleet whose
+	// versions count from the beginning again.)
+	if v.built && snap == v.snap && v.disc == disc {
+		return
+	}
+	first := !v.built
+	v.built, v.snap, v.disc = true, snap, disc
+	rows := snap.Sandboxes
+	if c.nsScope != "" {
+		rows = make([]*model.Sandbox, 0, len(snap.Sandboxes))
+		for _, sb := range snap.Sandboxes {
+			if sb.Namespace == c.nsScope {
+				rows = append(rows, sb)
+			}
+		}
+	}
+	// Both the old and the new rows are sorted by Key (the Snapshot
+	// contract), so one merge pass pairs them: unchanged sandboxes (same
+	// pointer) keep their formatted row, and oldToNew carries the previous
+	// sort order over to the new positions.
+	oldRows, oldFmt := v.rows, v.fmt
+	oldToNew := make([]int32, len(oldRows))
+	fmtRows := make([]*sbRow, len(rows))
+	keys := make([]string, len(rows))
+	seen := make([]bool, len(rows))
+	var nat [nSandboxCols]int
+	i := 0
+	for j, sb := range rows {
+		for i < len(oldRows) && oldRows[i] != sb && oldRows[i].Key < sb.Key {
+			oldToNew[i] = -1
+			i++
+		}
+		var r *sbRow
+		if i < len(oldRows) && (oldRows[i] == sb || oldRows[i].Key == sb.Key) {
+			oldToNew[i] = int32(j)
+			seen[j] = true
+			if r = oldFmt[i]; r.sb != sb || r.disc != disc {
+				r = newSBRow(sb, disc)
+			}
+			i++
+		} else {
+			r = newSBRow(sb, disc)
+		}
+		fmtRows[j] = r
+		keys[j] = r.fkey
+		for k := range r.cells {
+			if l := len(r.cells[k]); l > nat[k] { // byte length: a cheap upper bound
+				nat[k] = l
+			}
+		}
+	}
+	for ; i < len(oldRows); i++ {
+		oldToNew[i] = -1
+	}
+	nat[colAge] = 4
+	prevOrder := v.order
+	v.rows, v.fmt, v.keys, v.natural = rows, fmtRows, keys, nat
+	if first || len(prevOrder) != len(oldRows) {
+		v.resort()
+		return
+	}
+	order := make([]int, 0, len(rows))
+	for _, oi := range prevOrder {
+		if ni := oldToNew[oi]; ni >= 0 {
+			order = append(order, int(ni))
+		}
+	}
+	for j := range rows {
+		if !seen[j] {
+			order = append(order, j)
+		}
+	}
+	model.Sort(v.rows, order, v.sort)
+	v.order = order
+	v.haveVis = false
+	v.refilter()
+}
+
+// resort sorts every row from scratch (first build, sort order changed).
+func (v *sandboxesView) resort() {
+	v.order = make([]int, len(v.rows))
+	for i := range v.order {
+		v.order[i] = i
+	}
+	model.Sort(v.rows, v.order, v.sort)
+	v.haveVis = false
+	v.refilter()
+}
+
+func (v *sandboxesView) refilter() {
+	switch {
+	case v.filter.IsZero():
+		v.visible, v.exact = v.order, false
+	case v.haveVis && model.Narrows(v.applied, v.filter):
+		vis, exact := v.filter.Apply(v.rows, v.keys, v.visible)
+		if v.exact && !exact && v.filter.Text != "" {
+			vis, exact = v.filter.Apply(v.rows, v.keys, v.order)
+		}
+		v.visible, v.exact = vis, exact
+	default:
+		v.visible, v.exact = v.filter.Apply(v.rows, v.keys, v.order)
+	}
+	v.applied, v.haveVis = v.filter, true
+	v.follow()
+}
+
+// follow keeps the cursor on the same sandbox when rows move.
+func (v *sandboxesView) follow() {
+	if v.selKey != "" {
+		for i, ri := range v.visible {
+			if v.rows[ri].Key == v.selKey {
+				v.cursor = i
+				return
+			}
+		}
+	}
+	v.cursor = min(v.cursor, max(0, len(v.visible)-1))
+	v.remember()
+}
+
+func (v *sandboxesView) remember() {
+	if v.cursor < len(v.visible) {
+		v.selKey = v.rows[v.visible[v.cursor]].Key
+	}
+}
+
+func (v *sandboxesView) setFilter(f model.Filter, c *shared) {
+	f.ProblemsOnly = v.filter.ProblemsOnly
+	v.filter = f
+	v.refilter()
+}
+
+func (v *sandboxesView) currentFilter() model.Filter { return v.filter }
+
+func (v *sandboxesView) setSort(k model.SortKey, c *shared) {
+	if v.sort.Key == k {
+		v.sort.Desc = !v.sort.Desc
+	} else {
+		v.sort = model.SortOrder{Key: k}
+	}
+	v.resort()
+}
+
+func (v *sandboxesView) selectedSandbox(c *shared) *model.Sandbox {
+	if v.cursor < len(v.visible) {
+		return v.rows[v.visible[v.cursor]]
+	}
+	return nil
+}
+
+func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		k := c.keys
+		switch {
+		case key.Matches(msg, k.Problems):
+			v.filter.ProblemsOnly = !v.filter.ProblemsOnly
+			v.refilter()
+		case key.Matches(msg, k.SortName):
+			v.setSort(model.SortName, c)
+		case key.Matches(msg, k.SortAge):
+			v.setSort(model.SortAge, c)
+		case key.Matches(msg, k.SortState):
+			v.setSort(model.SortState, c)
+		case key.Matches(msg, k.SortRestarts):
+			v.setSort(model.SortRestarts, c)
+		default:
+			if moveCursor(msg, k, &v.cursor, len(v.visible), v.pageLines) {
+				v.remember()
+			}
+		}
+	case tea.MouseMsg:
+		if wheelCursor(msg, &v.cursor, len(v.visible)) {
+			v.remember()
+		}
+	}
+	return nil
+}
+
+func (v *sandboxesView) render(c *shared, width, height int) string {
+	v.pageLines = height - 1
+	keep, widths := layout(sandboxCols, v.natural[:], width)
+	var b strings.Builder
+	var head [nSandboxCols]string
+	for i, col := range sandboxCols {
+		head[i] = col.Title
+	}
+	renderCells(&b, head[:], sandboxCols, keep, widths)
+	out := make([]string, 0, height)
+	out = append(out, c.st.colHead.Render(fitLine(b.String(), width)))
+	rowsH := height - 1
+	v.offset = window(v.cursor, v.offset, rowsH, len(v.visible))
+	now := c.now()
+	end := min(len(v.visible), v.offset+rowsH)
+	for i := v.offset; i < end; i++ {
+		r := v.fmt[v.visible[i]]
+		cells := r.cells
+		cells[colAge] = age(now, r.sb.CreatedAt)
+		b.Reset()
+		renderCells(&b, cells[:], sandboxCols, keep, widths)
+		out = append(out, styleRow(c, fitLine(b.String(), width), r.sev, i == v.cursor))
+	}
+	if len(v.visible) == 0 {
+		msg := "no sandboxes"
+		if !v.filter.IsZero() {
+			msg = "no sandboxes match the filter (esc clears)"
+		}
+		out = append(out, c.st.dim.Render(fitLine(msg, width)))
+	}
+	return strings.Join(out, "\n")
+}
+
+func styleRow(c *shared, line string, sev rowSev, selected bool) string {
+	st := c.st.cursor
+	switch {
+	case selected && sev == sevErr:
+		st = c.st.errRow.Reverse(true)
+	case selected && sev == sevWarn:
+		st = c.st.warnRow.Reverse(true)
+	case selected:
+	case sev == sevErr:
+		st = c.st.errRow
+	case sev == sevWarn:
+		st = c.st.warnRow
+	default:
+		return line
+	}
+	return st.Render(line)
+}
+
+func (v *sandboxesView) shortHelp(c *shared) []key.Binding {
+	k := c.keys
+	return []key.Binding{k.Detail, k.Logs, k.YAML, k.Shell, k.Filter, k.Problems, k.Command, k.Help, k.Quit}
+}
+
+func (v *sandboxesView) fullHelp(c *shared) [][]key.Binding {
+	k := c.keys
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Detail, k.YAML, k.Logs, k.Previous, k.Events},
+		{k.Shell, k.Exec, k.Create, k.Delete},
+		{k.Filter, k.Problems, k.SortName, k.SortAge, k.SortState, k.SortRestarts},
+		{k.Command, k.Back, k.Help, k.Quit},
+	}
+}
+
+// moveCursor applies a navigation key; it reports whether the key was one.
+func moveCursor(msg tea.KeyMsg, k KeyMap, cursor *int, n, page int) bool {
+	page = max(1, page)
+	switch {
+	case key.Matches(msg, k.Up):
+		*cursor--
+	case key.Matches(msg, k.Down):
+		*cursor++
+	case key.Matches(msg, k.PageUp):
+		*cursor -= page
+	case key.Matches(msg, k.PageDown):
+		*cursor += page
+	case key.Matches(msg, k.Top):
+		*cursor = 0
+	case key.Matches(msg, k.Bottom):
+		*cursor = n - 1
+	default:
+		return false
+	}
+	*cursor = max(0, min(*cursor, n-1))
+	return true
+}
+
+func wheelCursor(msg tea.MouseMsg, cursor *int, n int) bool {
+	switch msg.Button {
+	case tea.MouseButtonWheelUp:
+		*cursor -= 3
+	case tea.MouseButtonWheelDown:
+		*cursor += 3
+	default:
+		return false
+	}
+	*cursor = max(0, min(*cursor, n-1))
+	return true
+}

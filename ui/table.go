@@ -1,0 +1,139 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/mattn/go-runewidth"
+)
+
+// column describes one table column. Drop is the order in which narrow
+// terminals give the column up (1 first; 0 = never dropped). Max caps the
+// natural width so one long name cannot starve the others.
+type column struct {
+	Title string
+	Drop  int
+	Max   int
+	Right bool
+}
+
+// severity of a row, for highlighting.
+type rowSev uint8
+
+const (
+	sevNone rowSev = iota
+	sevWarn
+	sevErr
+)
+
+// layout decides which columns fit in width and how wide each is. natural[i]
+// is the widest cell of column i (title included). It returns the indexes of
+// the kept columns and their widths.
+func layout(cols []column, natural []int, width int) (keep []int, widths []int) {
+	const gap = 1
+	w := make([]int, len(cols))
+	alive := make([]bool, len(cols))
+	total := 0
+	for i, c := range cols {
+		w[i] = natural[i]
+		if c.Max > 0 && w[i] > c.Max {
+			w[i] = c.Max
+		}
+		if tw := runewidth.StringWidth(c.Title); w[i] < tw {
+			w[i] = tw
+		}
+		alive[i] = true
+		total += w[i] + gap
+	}
+	// Drop low-value columns first until the rest fits.
+	for total > width {
+		victim, rank := -1, 0
+		for i, c := range cols {
+			if alive[i] && c.Drop > rank {
+				victim, rank = i, c.Drop
+			}
+		}
+		if victim < 0 {
+			break
+		}
+		alive[victim] = false
+		total -= w[victim] + gap
+	}
+	// Still too wide: shrink the widest columns, never below their title or 6 cells.
+	for total > width {
+		widest := -1
+		for i := range cols {
+			if alive[i] && (widest < 0 || w[i] > w[widest]) {
+				widest = i
+			}
+		}
+		floor := max(6, min(runewidth.StringWidth(cols[widest].Title), 8))
+		if widest < 0 || w[widest] <= floor {
+			break
+		}
+		w[widest]--
+		total--
+	}
+	for i := range cols {
+		if alive[i] {
+			keep = append(keep, i)
+			widths = append(widths, w[i])
+		}
+	}
+	return keep, widths
+}
+
+// renderCells joins cells into one line of exactly the kept widths.
+func renderCells(b *strings.Builder, cells []string, cols []column, keep, widths []int) {
+	for j, ci := range keep {
+		if j > 0 {
+			b.WriteByte(' ')
+		}
+		cell := cells[ci]
+		wd := widths[j]
+		if runewidth.StringWidth(cell) > wd {
+			cell = runewidth.Truncate(cell, wd, "…")
+		}
+		if cols[ci].Right {
+			b.WriteString(runewidth.FillLeft(cell, wd))
+		} else {
+			b.WriteString(runewidth.FillRight(cell, wd))
+		}
+	}
+}
+
+// fitLine pads or cuts s to exactly w cells (plain text only).
+func fitLine(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if runewidth.StringWidth(s) > w {
+		return runewidth.Truncate(s, w, "…")
+	}
+	return runewidth.FillRight(s, w)
+}
+
+// window returns the first visible row so that cursor stays on screen.
+func window(cursor, offset, height, n int) int {
+	if height <= 0 {
+		return 0
+	}
+	if cursor < offset {
+		offset = cursor
+	}
+	if cursor >= offset+height {
+		offset = cursor - height + 1
+	}
+	if offset > n-height {
+		offset = max(0, n-height)
+	}
+	return max(0, offset)
+}
+
+// clipLine cuts a possibly styled line to w cells.
+func clipLine(s string, w int) string {
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}

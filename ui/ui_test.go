@@ -1,0 +1,427 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/muesli/termenv"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+const testW, testH = 140, 24
+
+func newTestApp(t *testing.T, src *fakeSource, be Backend, opts Options) (*App, *teatest.TestModel) {
+	return newTestAppSized(t, src, be, opts, testW, testH)
+}
+
+func newTestAppSized(t *testing.T, src *fakeSource, be Backend, opts Options, w, h int) (*App, *teatest.TestModel) {
+	t.Helper()
+	opts.Now = fixedNow
+	app := New(src, be, opts, DefaultKeyMap())
+	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(w, h))
+	t.Cleanup(func() { _ = tm.Quit() })
+	return app, tm
+}
+
+// waitScreen waits until the app's current frame satisfies cond. It asks the
+// running program for its View (what bubbletea paints) instead of parsing the
+// diffed byte stream, and fails with the last frame when time runs out.
+func waitScreen(t *testing.T, tm *teatest.TestModel, app *App, what string, cond func(string) bool) string {
+	t.Helper()
+	var last string
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		frame := make(chan string, 1)
+		tm.Send(peekMsg{frame})
+		select {
+		case last = <-frame:
+			if cond(last) {
+				return last
+			}
+		case <-time.After(time.Second):
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("screen never showed %s; last frame:\n%s", what, last)
+	return ""
+}
+
+// screenContains waits for a substring on screen.
+func screenContains(t *testing.T, tm *teatest.TestModel, app *App, sub string) string {
+	t.Helper()
+	return waitScreen(t, tm, app, "\""+sub+"\"", func(s string) bool { return strings.Contains(s, sub) })
+}
+
+func finalFrame(t *testing.T, tm *teatest.TestModel) string {
+	t.Helper()
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	m := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*App)
+	return ansi.Strip(m.View())
+}
+
+func goldenFrame(t *testing.T, tm *teatest.TestModel) string {
+	t.Helper()
+	f := finalFrame(t, tm)
+	golden.RequireEqual(t, []byte(f))
+	return f
+}
+
+func keys(tm *teatest.TestModel, ks ...string) {
+	for _, k := range ks {
+		switch k {
+		case "esc":
+			tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
+		case "enter":
+			tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+		case "tab":
+			tm.Send(tea.KeyMsg{Type: tea.KeyTab})
+		case "ctrl+d":
+			tm.Send(tea.KeyMsg{Type: tea.KeyCtrlD})
+		default:
+			tm.Type(k)
+		}
+	}
+}
+
+func TestSandboxesView(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	screen := screenContains(t, tm, app, "IP_TAKEN→sbx-b-0")
+	for _, want := range []string{"Sandboxes [4/4]", "synced · as of 17:25:59", "IP_TAKEN 1", "stuck 1"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("screen lacks %q:\n%s", want, screen)
+		}
+	}
+	goldenFrame(t, tm)
+}
+
+func TestFilter(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	keys(tm, "/", "sbx-a")
+	screenContains(t, tm, app, "Sandboxes [1/4]")
+	keys(tm, "enter")
+	goldenFrame(t, tm)
+}
+
+func TestFilterInvertAndLabels(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	keys(tm, "/", "!sbx-a", "enter")
+	screenContains(t, tm, app, "Sandboxes [3/4]")
+	keys(tm, "esc") // clears the filter
+	screenContains(t, tm, app, "Sandboxes [4/4]")
+	keys(tm, "/", "-l app=rl", "enter")
+	s := screenContains(t, tm, app, "Sandboxes [2/4]")
+	if strings.Contains(s, "sbx-c") {
+		t.Fatalf("label filter kept sbx-c:\n%s", s)
+	}
+	keys(tm, "esc", "z")
+	screenContains(t, tm, app, "Sandboxes [3/4]  problems only")
+}
+
+func TestSortKeepsCursorOnSandbox(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	screenContains(t, tm, app, "Sandboxes [4/4]")
+	keys(tm, "j", "j") // by name: batch/sbx-d, team-rl/sbx-a, team-rl/sbx-b → on sbx-b
+	keys(tm, "R")      // restarts: sbx-c first
+	screenContains(t, tm, app, "sort:restarts")
+	// A live update that moves rows: sbx-b gains restarts and a new sandbox appears.
+	src.set(withSandbox(incidentSnapshot(), "sbx-b", func(b model.Sandbox) model.Sandbox { b.Restarts = 9; return b }))
+	waitScreen(t, tm, app, "sbx-b first", func(s string) bool {
+		return strings.Contains(s, "9 ") && strings.Index(s, "sbx-b ") < strings.Index(s, "sbx-c ")
+	})
+	if sel := app.selected(); sel == nil || sel.Name != "sbx-b" {
+		t.Fatalf("cursor left sbx-b: %v", sel)
+	}
+	goldenFrame(t, tm)
+}
+
+func TestCommands(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	keys(tm, ":", "pods", "enter")
+	screenContains(t, tm, app, "Pods [4/4]")
+	keys(tm, ":", "pools", "enter")
+	screenContains(t, tm, app, "rl-pool")
+	keys(tm, "-")
+	screenContains(t, tm, app, "Sandboxes [4/4]")
+	keys(tm, ":", "sb /sbx-c", "enter")
+	screenContains(t, tm, app, "Sandboxes [1/4]  /sbx-c")
+	keys(tm, ":", "sb app=rl", "enter")
+	screenContains(t, tm, app, "Sandboxes [2/4]  /-l app=rl")
+	keys(tm, ":", "ns batch", "enter")
+	screenContains(t, tm, app, "ns:batch")
+	keys(tm, ":", "bogus", "enter")
+	screenContains(t, tm, app, `unknown command "bogus"`)
+	keys(tm, ":", "ctx other", "enter")
+	screenContains(t, tm, app, "switching context is not available here")
+	keys(tm, ":", "po", "tab", "enter") // completion: "po" → "pods"
+	screenContains(t, tm, app, "Pods [")
+	keys(tm, ":", "q", "enter")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}
+
+func TestPodsView(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	keys(tm, ":", "pods", "enter")
+	screenContains(t, tm, app, "Pods [4/4]")
+	goldenFrame(t, tm)
+}
+
+func TestHelp(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{Delete: func(context.Context, *model.Sandbox) error { return nil }}, Options{})
+	keys(tm, "?")
+	screenContains(t, tm, app, "sort restarts")
+	goldenFrame(t, tm)
+}
+
+func TestDetailShowsIdentityEvidence(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestAppSized(t, src, Backend{}, Options{}, testW, 40)
+	keys(tm, "/", "sbx-a", "enter", "d")
+	s := screenContains(t, tm, app, "IP held by")
+	for _, want := range []string{"recorded IP     10.244.1.17", "team-rl/sbx-b-0  uid uid-b", "observed: Pod sbx-b-0 (uid-b) has podIP 10.244.1.17", "IP history of 10.244.1.17"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("detail lacks %q:\n%s", want, s)
+		}
+	}
+	goldenFrame(t, tm)
+}
+
+// coded refusal, as actions/ returns it.
+type refusal struct{ code, msg string }
+
+func (r refusal) Error() string     { return r.msg }
+func (r refusal) ErrorCode() string { return r.code }
+
+func TestReadOnlyRefusesMutations(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	deleted := false
+	be := Backend{
+		Delete: func(context.Context, *model.Sandbox) error { deleted = true; return nil },
+		Shell:  func(*model.Sandbox) (tea.ExecCommand, error) { return nil, errors.New("must not be called") },
+	}
+	app, tm := newTestApp(t, src, be, Options{ReadOnly: true})
+	screenContains(t, tm, app, "READ-ONLY")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlD})
+	screenContains(t, tm, app, "refused (READ_ONLY): delete is disabled in read-only mode")
+	keys(tm, "s")
+	screenContains(t, tm, app, "refused (READ_ONLY): shell is disabled")
+	keys(tm, "?")
+	s := screenContains(t, tm, app, "sort restarts")
+	lines := strings.Split(s, "\n")
+	if body := strings.Join(lines[:len(lines)-2], "\n"); strings.Contains(body, "ctrl+d") || strings.Contains(body, "shell") {
+		t.Fatalf("read-only help still lists mutating keys:\n%s", s)
+	}
+	if deleted {
+		t.Fatal("delete ran in read-only mode")
+	}
+}
+
+func TestDeleteAsksConfirmation(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	got := make(chan string, 2)
+	be := Backend{Delete: func(_ context.Context, sb *model.Sandbox) error {
+		got <- sb.Key
+		return refusal{"IP_TAKEN", "IP_TAKEN: sandbox identity changed, refusing"}
+	}}
+	app, tm := newTestApp(t, src, be, Options{})
+	keys(tm, "/", "sbx-a", "enter", "ctrl+d")
+	screenContains(t, tm, app, "Delete bsbx team-rl/sbx-a? This cannot be undone. [y/N]")
+	keys(tm, "n")
+	screenContains(t, tm, app, "delete cancelled")
+	keys(tm, "ctrl+d", "y")
+	screenContains(t, tm, app, "refused: delete team-rl/sbx-a: IP_TAKEN")
+	if k := <-got; k != "bsbx/team-rl/sbx-a" {
+		t.Fatalf("deleted %s", k)
+	}
+}
+
+func TestResize(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	tm.Send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	waitScreen(t, tm, app, "80 columns", func(s string) bool { return app.width == 80 })
+	f := goldenFrame(t, tm)
+	for i, line := range strings.Split(f, "\n") {
+		if w := ansi.StringWidth(line); w > 80 {
+			t.Errorf("line %d is %d wide: %q", i, w, line)
+		}
+	}
+	if n := strings.Count(f, "\n") + 1; n != 24 {
+		t.Errorf("frame has %d lines, want 24", n)
+	}
+}
+
+func TestTinyTerminalDegrades(t *testing.T) {
+	app := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+	for _, sz := range [][2]int{{40, 10}, {20, 5}, {1, 1}} {
+		app.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		f := ansi.Strip(app.View())
+		lines := strings.Split(f, "\n")
+		if len(lines) > sz[1] {
+			t.Errorf("%dx%d: %d lines", sz[0], sz[1], len(lines))
+		}
+		for _, l := range lines {
+			if ansi.StringWidth(l) > sz[0] {
+				t.Errorf("%dx%d: line too wide: %q", sz[0], sz[1], l)
+			}
+		}
+	}
+}
+
+func TestDisconnected(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	screenContains(t, tm, app, "IP_TAKEN→sbx-b-0")
+	snap := incidentSnapshot()
+	snap.Version = 2
+	since := t0.Add(-30 * time.Second)
+	snap.Status.DisconnectedSince = &since
+	src.set(snap)
+	s := screenContains(t, tm, app, "disconnected since 17:25:30 · data as of 17:25:59")
+	if strings.Contains(s, "IP_TAKEN→") {
+		t.Fatalf("disconnected screen still shows a verdict:\n%s", s)
+	}
+	snap2 := incidentSnapshot()
+	snap2.Version = 3
+	src.set(snap2)
+	screenContains(t, tm, app, "IP_TAKEN→sbx-b-0")
+}
+
+func TestLogsFollowAndStaleRepliesDropped(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	release := make(chan struct{})
+	be := Backend{
+		Logs: func(ctx context.Context, sb *model.Sandbox, previous bool, w io.Writer) error {
+			if previous {
+				io.WriteString(w, "previous line 1\nprevious line 2\n")
+				return nil
+			}
+			io.WriteString(w, "hello from "+sb.Name+"\n")
+			<-release
+			io.WriteString(w, "late line\n")
+			<-ctx.Done()
+			return ctx.Err()
+		},
+		YAML: func(ctx context.Context, sb *model.Sandbox) (string, error) {
+			return "kind: BatchSandbox\nmetadata:\n  name: " + sb.Name + "\n", nil
+		},
+	}
+	app, tm := newTestApp(t, src, be, Options{})
+	keys(tm, "l")
+	screenContains(t, tm, app, "hello from sbx-d")
+	keys(tm, "-", "p")
+	screenContains(t, tm, app, "previous line 2")
+	close(release) // the first stream's late line must not reach the new view
+	keys(tm, "-", "y")
+	s := screenContains(t, tm, app, "kind: BatchSandbox")
+	if strings.Contains(s, "late line") {
+		t.Fatalf("stale log reply reached another view:\n%s", s)
+	}
+}
+
+func TestEventsView(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	be := Backend{Events: func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
+		e := corev1.Event{Type: "Warning", Reason: "BackOff", Message: "Back-off restarting failed container"}
+		e.InvolvedObject.Kind, e.InvolvedObject.Name = "Pod", sb.Name+"-0"
+		return []corev1.Event{e}, nil
+	}}
+	app, tm := newTestApp(t, src, be, Options{})
+	keys(tm, "e")
+	screenContains(t, tm, app, "pod/sbx-d-0")
+}
+
+func TestKeyMapConfig(t *testing.T) {
+	dir := t.TempDir()
+	good := dir + "/good.yaml"
+	os.WriteFile(good, []byte("delete: ctrl+k\nshell: [S2, ctrl+s]\n"), 0o600)
+	km, err := LoadKeyMap(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := km.Delete.Keys(); len(got) != 1 || got[0] != "ctrl+k" {
+		t.Fatalf("delete keys = %v", got)
+	}
+	for _, bad := range []string{"nuke: x\n", "delete: []\n", "delete: q\n", "::: not yaml"} {
+		p := dir + "/bad.yaml"
+		os.WriteFile(p, []byte(bad), 0o600)
+		km, err := LoadKeyMap(p)
+		if err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("%q: want an error naming the file, got %v", bad, err)
+		}
+		if km.Delete.Keys()[0] != "ctrl+d" {
+			t.Errorf("%q: defaults not kept", bad)
+		}
+	}
+	if _, err := LoadKeyMap(dir + "/missing.yaml"); err != nil {
+		t.Fatalf("missing file: %v", err)
+	}
+	t.Setenv("XDG_CONFIG_HOME", "/xdg")
+	if KeysPath() != "/xdg/sandscope/keys.yaml" {
+		t.Fatal(KeysPath())
+	}
+}
+
+var _ = bytes.MinRead
+
+func TestExecPromptShowsOutput(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	var gotCmd []string
+	be := Backend{Exec: func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (int, error) {
+		gotCmd = cmd
+		io.WriteString(out, "ran in "+sb.Name+"\n")
+		return 3, nil
+	}}
+	app, tm := newTestApp(t, src, be, Options{})
+	keys(tm, "x", "uname -a", "enter")
+	s := screenContains(t, tm, app, "ran in sbx-d")
+	screenContains(t, tm, app, "error: exit code 3")
+	if strings.Join(gotCmd, " ") != "uname -a" {
+		t.Fatalf("exec got %q\n%s", gotCmd, s)
+	}
+}
+
+func TestCreateShowsStages(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	step := make(chan struct{})
+	be := Backend{Create: func(ctx context.Context, req CreateRequest, stage func(string)) (string, error) {
+		stage("sbx-new scheduled")
+		<-step
+		if req.Image != "python:3.12" || req.Namespace != "team-rl" {
+			return "", fmt.Errorf("bad request %+v", req)
+		}
+		return "", refusal{"IMAGE_CONFIG_UNREADABLE", "IMAGE_CONFIG_UNREADABLE: registry unreachable; not creating"}
+	}}
+	app, tm := newTestApp(t, src, be, Options{DefaultNamespace: "team-rl"})
+	keys(tm, "c", "python:3.12", "enter")
+	screenContains(t, tm, app, "create: sbx-new scheduled")
+	close(step)
+	screenContains(t, tm, app, "refused: create in team-rl: IMAGE_CONFIG_UNREADABLE: registry unreachable")
+}
