@@ -1,0 +1,146 @@
+package execute_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/kube/testkubelet"
+)
+
+// The CLI is tested from here (an external test package may import cli)
+// so that it runs against this package's cluster, test kubelets and execd
+// daemons.
+
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCLI(t *testing.T, e *env, stdin string, args ...string) cliResult {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	full := append([]string{"--kubeconfig", e.c.Kubeconfig, "-n", e.ns, "exec"}, args...)
+	code := cli.Main(full, strings.NewReader(stdin), &out, &errOut)
+	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// cliError parses stderr, which must be exactly one JSON object.
+func cliError(t *testing.T, r cliResult) map[string]any {
+	t.Helper()
+	var v struct {
+		Error map[string]any `json:"error"`
+	}
+	if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || json.Unmarshal([]byte(r.stderr), &v) != nil || v.Error == nil {
+		t.Fatalf("stderr is not one JSON error object: %q (exit %d, stdout %q)", r.stderr, r.code, r.stdout)
+	}
+	for _, k := range []string{"code", "message", "retryable", "executed", "evidence"} {
+		if _, ok := v.Error[k]; !ok {
+			t.Errorf("error object lacks %q: %s", k, r.stderr)
+		}
+	}
+	return v.Error
+}
+
+func TestCLIExecExitCodes(t *testing.T) {
+	e := newEnv(t, nil)
+	e.token = "cli-token-do-not-print"
+	ip := nextIP()
+	a := e.start("cli-a", ip)
+	e.kill(a)
+	b := e.start("cli-b", ip)
+	healthy := e.start("cli-ok", nextIP())
+
+	for _, via := range []string{"kube", "execd", "execd-direct"} {
+		t.Run("ran/"+via, func(t *testing.T) {
+			r := runCLI(t, e, "", "cli-ok", "--via", via, "--execd-token", e.token, "--", "sh", "-c", "echo hello; exit 3")
+			if r.code != 3 || !strings.HasSuffix(r.stdout, "hello\n") || r.stderr != "" {
+				t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, string(healthy.UID)) {
+				t.Fatalf("ran in the wrong Pod: %q", r.stdout)
+			}
+		})
+		t.Run("refused/"+via, func(t *testing.T) {
+			r := runCLI(t, e, "", "cli-a", "--via", via, "--execd-token", e.token, "--", "echo", "pi")
+			obj := cliError(t, r)
+			if r.code != 125 || obj["executed"] != "no" || (obj["code"] != "IP_TAKEN" && obj["code"] != "POD_NOT_RUNNING") || r.stdout != "" {
+				t.Fatalf("exit %d stdout %q stderr %s", r.code, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stderr, e.token) {
+				t.Fatal("the token is printed")
+			}
+		})
+	}
+	if e.daemon(b).Requests() != 0 || e.execRequests("cli-b") != 0 {
+		t.Fatal("B received a request")
+	}
+
+	t.Run("stdin", func(t *testing.T) {
+		r := runCLI(t, e, "piped\n", "cli-ok", "-i", "--", "cat")
+		if r.code != 0 || !strings.HasSuffix(r.stdout, "piped\n") {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("wrong token", func(t *testing.T) {
+		r := runCLI(t, e, "", "cli-ok", "--via", "execd-direct", "--execd-token", "wrong-"+e.token, "--", "true")
+		obj := cliError(t, r)
+		if r.code != 125 || obj["code"] != "FORBIDDEN" || strings.Contains(r.stderr, e.token) {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("readonly", func(t *testing.T) {
+		var out, errOut bytes.Buffer
+		code := cli.Main([]string{"--kubeconfig", e.c.Kubeconfig, "-n", e.ns, "--readonly", "exec", "cli-ok", "--", "true"},
+			strings.NewReader(""), &out, &errOut)
+		obj := cliError(t, cliResult{code: code, stdout: out.String(), stderr: errOut.String()})
+		if code != 125 || obj["code"] != "READ_ONLY" {
+			t.Fatalf("exit %d %s", code, errOut.String())
+		}
+	})
+	t.Run("no such sandbox", func(t *testing.T) {
+		r := runCLI(t, e, "", "nope", "--", "true")
+		if obj := cliError(t, r); r.code != 125 || obj["code"] != "NOT_FOUND" {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("no command", func(t *testing.T) {
+		r := runCLI(t, e, "", "cli-ok")
+		if obj := cliError(t, r); r.code != 125 || obj["code"] != "USAGE" {
+			t.Fatalf("%+v", r)
+		}
+	})
+	if n := e.daemon(healthy).Commands(); n != 2 {
+		t.Errorf("the healthy Pod's execd ran %d commands, want 2", n)
+	}
+}
+
+// The node dies mid-command: exit 126 and executed "unknown", never 0.
+func TestCLIExecUnknownOutcome(t *testing.T) {
+	started := make(chan struct{}, 1)
+	e := newEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
+		io.WriteString(req.Stdout, "working\n")
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Second):
+		}
+		return nil
+	})
+	e.start("cli-dies", nextIP())
+	go func() {
+		<-started
+		time.Sleep(100 * time.Millisecond)
+		e.kubelet.Close()
+	}()
+	r := runCLI(t, e, "", "cli-dies", "--", "sleep", "10")
+	obj := cliError(t, r)
+	if r.code != 126 || obj["executed"] != "unknown" || obj["retryable"] != false {
+		t.Fatalf("exit %d stderr %s", r.code, r.stderr)
+	}
+}

@@ -1,0 +1,217 @@
+package execute_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/execd"
+	"github.com/sandscope/sandscope/kube/execd/execdtest"
+	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/kube/testkubelet"
+	"github.com/sandscope/sandscope/model"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	kubetest.Main(m)
+}
+
+// ipSeq hands out Pod IPs on loopback (127.77.x.y, this package only), so
+// each Pod's execd is a real server on its own address.
+var ipSeq atomic.Int64
+
+func nextIP() string {
+	n := ipSeq.Add(1)
+	return fmt.Sprintf("127.77.%d.%d", n/250, n%250+2)
+}
+
+// env is one test's cluster namespace, one test kubelet registered as a
+// Node, the execd daemons of its Pods, and a fleet model fed by the test.
+type env struct {
+	t       testing.TB
+	c       *kubetest.Cluster
+	kl      *kubetest.Kubelet
+	ns      string
+	node    string
+	clients *kube.Clients
+	kubelet *testkubelet.Server
+	fleet   *model.Fleet
+	token   string
+
+	mu      sync.Mutex
+	daemons map[string]*execdtest.Server // by Pod UID
+}
+
+func newEnv(t testing.TB, exec testkubelet.ExecFunc) *env {
+	t.Helper()
+	c := kubetest.Get(t)
+	e := &env{t: t, c: c, kl: c.Kubelet(t), ns: c.Namespace(t), fleet: model.NewFleet(model.FleetOptions{}),
+		daemons: map[string]*execdtest.Server{}}
+	e.node = "exec-" + e.ns
+	var err error
+	if e.clients, err = kube.NewClients(c.Config, e.ns); err != nil {
+		t.Fatal(err)
+	}
+	if exec == nil {
+		exec = testkubelet.ShellExec
+	}
+	e.kubelet, err = testkubelet.Start(testkubelet.Config{Addr: "127.0.0.1:0", LookupPod: testkubelet.APIPodLookup(c.Kube),
+		Exec: exec, PortForward: e.forward})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.kubelet.Close() })
+	if _, err := e.kubelet.RegisterNode(kubetest.Context(t), c.Kube, e.node); err != nil {
+		t.Fatal(err)
+	}
+	e.fleet.SetStatus(model.SourceStatus{Synced: true, Namespaces: []string{e.ns}})
+	t.Cleanup(func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		for _, d := range e.daemons {
+			d.Close()
+		}
+	})
+	return e
+}
+
+// forward plays the kubelet's port-forward into the Pod's network
+// namespace: it reaches the execd of that Pod incarnation (by UID) only; a
+// dead Pod's daemon is gone.
+func (e *env) forward(ctx context.Context, _, _, uid string, port int32, conn io.ReadWriteCloser) error {
+	defer conn.Close()
+	e.mu.Lock()
+	d := e.daemons[uid]
+	e.mu.Unlock()
+	if d == nil {
+		return fmt.Errorf("pod %s has no listener on port %d", uid, port)
+	}
+	up, err := net.Dial("tcp", d.Addr)
+	if err != nil {
+		return err
+	}
+	defer up.Close()
+	go func() { io.Copy(up, conn); up.(*net.TCPConn).CloseWrite() }() //nolint:errcheck
+	_, err = io.Copy(conn, up)
+	return err
+}
+
+// start creates a sandbox Pod (OpenSandbox layout, label opensandbox.io/id),
+// binds it to the env's node, makes it Running with ip, and starts its execd.
+func (e *env) start(name, ip string) *corev1.Pod {
+	e.t.Helper()
+	e.kl.CreatePod(e.ns, kubetest.SandboxPod(name, ""))
+	e.kl.Schedule(e.ns, name, e.node)
+	p := e.kl.SetRunning(e.ns, name, ip)
+	e.startDaemon(p)
+	return p
+}
+
+func (e *env) startDaemon(p *corev1.Pod) *execdtest.Server {
+	e.t.Helper()
+	d, err := execdtest.Start(execdtest.Config{Addr: net.JoinHostPort(p.Status.PodIP, strconv.Itoa(execd.DefaultPort)),
+		Identity: fmt.Sprintf("pod=%s/%s uid=%s", p.Namespace, p.Name, p.UID), Token: e.token})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.mu.Lock()
+	e.daemons[string(p.UID)] = d
+	e.mu.Unlock()
+	return d
+}
+
+func (e *env) daemon(p *corev1.Pod) *execdtest.Server {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.daemons[string(p.UID)]
+}
+
+// kill makes the Pod's main container exit and the Pod Failed, and stops its
+// execd, as when a sandbox's command ends (incident 002).
+func (e *env) kill(p *corev1.Pod) *corev1.Pod {
+	e.t.Helper()
+	e.kl.Terminate(e.ns, p.Name, "sandbox", 137, "Error")
+	out := e.kl.SetPhase(e.ns, p.Name, corev1.PodFailed, "", "")
+	if d := e.daemon(p); d != nil {
+		d.Close()
+	}
+	return out
+}
+
+// observe feeds the model the Pods as they are now on the API server.
+func (e *env) observe(pods ...*corev1.Pod) {
+	e.t.Helper()
+	for _, p := range pods {
+		live, err := e.c.Kube.CoreV1().Pods(p.Namespace).Get(kubetest.Context(e.t), p.Name, metav1.GetOptions{})
+		if err != nil {
+			e.t.Fatalf("observe %s: %v", p.Name, err)
+		}
+		e.fleet.UpsertPod(live)
+	}
+}
+
+func (e *env) executor(opts execute.Options) *execute.Executor {
+	if opts.Cluster == nil {
+		opts.Cluster = e.clients
+	}
+	if opts.Snapshot == nil {
+		opts.Snapshot = e.fleet.Snapshot
+	}
+	if opts.Transports == nil {
+		opts.Transports = execute.DefaultTransports(e.clients, e.token, 0)
+	}
+	return execute.New(opts)
+}
+
+// execRequests counts the exec requests the kubelet received for pod.
+func (e *env) execRequests(pod string) int {
+	n := 0
+	for _, r := range e.kubelet.Requests() {
+		if len(r.Path) > 0 && (hasPrefix(r.Path, "/exec/"+e.ns+"/"+pod+"/") || hasPrefix(r.Path, "/portForward/"+e.ns+"/"+pod)) {
+			n++
+		}
+	}
+	return n
+}
+
+func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// syncBuf is a goroutine-safe buffer for streamed output.
+type syncBuf struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b = append(s.b, p...)
+	return len(p), nil
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return string(s.b)
+}
+
+var allVias = []execute.Via{execute.ViaKube, execute.ViaExecd, execute.ViaExecdDirect}

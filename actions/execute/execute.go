@@ -1,0 +1,284 @@
+package execute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
+)
+
+// Cluster is the live view the check reads. *kube.Clients implements it; the
+// demo can plug in a simulated one.
+type Cluster interface {
+	// LivePod reads the Pod from the API server, never from a cache. A
+	// missing Pod is an error for which apierrors.IsNotFound is true.
+	LivePod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+	// PodsWithIP lists the Pods whose status.podIP is ip, live; limited is
+	// true when only namespace could be listed.
+	PodsWithIP(ctx context.Context, namespace, ip string) (pods []corev1.Pod, limited bool, err error)
+}
+
+// Options configure an Executor.
+type Options struct {
+	// Cluster is required: the check's live reads.
+	Cluster Cluster
+	// Snapshot returns the latest fleet snapshot (target resolution and the
+	// model's IP index). May be nil: then only pod/NAME targets resolve.
+	Snapshot func() *model.Snapshot
+	// Transports by name. DefaultTransports builds the real ones.
+	Transports map[Via]Transport
+	// ReadOnly refuses every exec with READ_ONLY.
+	ReadOnly bool
+	// AfterCheckTimeout bounds the check after the command (default 10 s).
+	AfterCheckTimeout time.Duration
+}
+
+// DefaultTransports are the real transports over c. token is execd's access
+// token ("" for none); port is execd's port (0 = 44772).
+func DefaultTransports(c *kube.Clients, token string, port int) map[Via]Transport {
+	return map[Via]Transport{
+		ViaKube:        &KubeTransport{Clients: c},
+		ViaExecd:       &ExecdTransport{Clients: c, Token: token, Port: port},
+		ViaExecdDirect: &ExecdDirectTransport{Token: token, Port: port},
+	}
+}
+
+// Executor runs identity-checked commands. Safe for concurrent use.
+type Executor struct {
+	opts Options
+}
+
+// New returns an Executor.
+func New(opts Options) *Executor {
+	if opts.AfterCheckTimeout <= 0 {
+		opts.AfterCheckTimeout = 10 * time.Second
+	}
+	return &Executor{opts: opts}
+}
+
+// Request is one command.
+type Request struct {
+	Namespace string
+	// Ref is SANDBOX (a name in Namespace or a sandbox key) or pod/NAME.
+	Ref string
+	// Sandbox, when set, is used instead of Ref (the UI has the row).
+	Sandbox *model.Sandbox
+	// Container; default: the main container ("sandbox", else the first).
+	Container string
+	Via       Via // default kube
+	Command   []string
+	Stdin     io.Reader
+	Stdout    io.Writer
+	Stderr    io.Writer
+	TTY       bool
+	Sizes     TerminalSizeQueue
+	// Timeout bounds the command (0: none). When it fires the outcome is
+	// unknown: a quiet remote command keeps running after the client leaves.
+	Timeout time.Duration
+	// Interactive: a shell a person drives (no end marker).
+	Interactive bool
+}
+
+// Result is a command that ran and whose end was seen in the Pod meant.
+type Result struct {
+	ExitCode int
+	Target   Target
+	Evidence []model.Evidence
+	// CheckTook is how long the check before dispatch took (its live reads).
+	CheckTook time.Duration
+}
+
+// Run checks the target, sends the command, and checks again after it. It
+// returns a Result only when the command provably ran to its end in the Pod
+// meant; otherwise an *Error saying whether it ran (no / unknown). It never
+// retries.
+func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
+	if x.opts.ReadOnly {
+		return Result{}, refused(CodeReadOnly, "sandscope runs read-only (--readonly): exec is refused", false)
+	}
+	if req.Via == "" {
+		req.Via = ViaKube
+	}
+	tr := x.opts.Transports[req.Via]
+	if tr == nil {
+		return Result{}, refused(CodeTransport, fmt.Sprintf("transport %q is not available", req.Via), false)
+	}
+	if (req.Stdin != nil || req.TTY) && !tr.Streams() {
+		return Result{}, refused(CodeUsage, fmt.Sprintf("transport %s carries no stdin or terminal; use --via kube", req.Via), false)
+	}
+	if len(req.Command) == 0 {
+		return Result{}, refused(CodeUsage, "no command given", false)
+	}
+	if x.opts.Cluster == nil {
+		return Result{}, refused(CodeTransport, "no cluster to check the target against", false)
+	}
+
+	target, err := x.resolve(req)
+	if err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	before, live, err := x.check(ctx, target, req.Via, Before)
+	took := time.Since(start)
+	if err != nil {
+		return Result{}, err
+	}
+	if !before.OK() {
+		e := refused(before.Code(), before.Message(), before.Retryable(), before.Evidence...)
+		return Result{}, e
+	}
+	if target.UID == "" {
+		target.UID = string(live.UID)
+		before.Evidence = append(before.Evidence, inferred("pod %s is not in the fleet model: bound to uid %s read just now", target.podRef(), live.UID))
+	}
+	if target.Container == "" {
+		target.Container = MainContainer(live)
+	}
+	d := Dispatch{Namespace: target.Namespace, Pod: target.Pod, UID: target.UID, Container: target.Container,
+		Command: req.Command, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, TTY: req.TTY, Sizes: req.Sizes,
+		Interactive: req.Interactive}
+	if req.Via == ViaExecdDirect {
+		d.Address = dialAddress(target, live)
+	}
+
+	runCtx := ctx
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
+	out, runErr := tr.Exec(runCtx, d)
+	if runErr != nil {
+		e := AsError(runErr)
+		if e.Executed == ExecutedNo {
+			e.Evidence = append(before.Evidence, e.Evidence...)
+			return Result{}, e
+		}
+		if runCtx.Err() != nil && ctx.Err() == nil {
+			e = &Error{Code: CodeTimeout, Executed: ExecutedUnknown, Err: runErr,
+				Message: fmt.Sprintf("no end of the command within %s; it may still be running in the Pod", req.Timeout)}
+		}
+		e.Evidence = append(before.Evidence, e.Evidence...)
+		return Result{}, e
+	}
+
+	// The command ended. Did it end in the Pod we meant?
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), x.opts.AfterCheckTimeout)
+	defer cancel()
+	after, _, err := x.check(actx, Target{Namespace: target.Namespace, Sandbox: target.Sandbox, Pod: target.Pod,
+		UID: target.UID, IP: d.Address, Container: target.Container}, req.Via, After)
+	if err != nil {
+		e := AsError(err)
+		return Result{}, &Error{Code: e.Code, Executed: ExecutedUnknown, Err: err, Evidence: append(before.Evidence, e.Evidence...),
+			Message: "the command ended but the Pod could not be re-checked: " + e.Message}
+	}
+	if !after.OK() {
+		return Result{}, &Error{Code: after.Code(), Executed: ExecutedUnknown,
+			Message:  "the Pod changed while the command ran, so it may have run elsewhere: " + after.Message(),
+			Evidence: append(before.Evidence, after.Evidence...)}
+	}
+	return Result{ExitCode: out.ExitCode, Target: target, Evidence: before.Evidence, CheckTook: took}, nil
+}
+
+func (x *Executor) resolve(req Request) (Target, error) {
+	var t Target
+	var err error
+	switch {
+	case req.Sandbox != nil:
+		t, err = TargetOf(req.Sandbox)
+	default:
+		var snap *model.Snapshot
+		if x.opts.Snapshot != nil {
+			snap = x.opts.Snapshot()
+		}
+		t, err = Resolve(snap, req.Namespace, req.Ref)
+	}
+	if err != nil {
+		return Target{}, err
+	}
+	if req.Container != "" {
+		t.Container = req.Container
+	}
+	return t, nil
+}
+
+// check reads the Pod live (plus, for execd-direct, every Pod holding the
+// address) and runs Check.
+func (x *Executor) check(ctx context.Context, t Target, via Via, m Moment) (Verdict, *corev1.Pod, error) {
+	live, err := x.opts.Cluster.LivePod(ctx, t.Namespace, t.Pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		live, err = nil, nil
+	case err != nil:
+		return Verdict{}, nil, readFailure(err)
+	}
+	in := CheckInput{Target: t, Via: via, Live: live, Moment: m}
+	addr := t.IP
+	if via == ViaExecdDirect {
+		if m == Before {
+			addr = dialAddress(t, live)
+		}
+		in.Address = addr
+	}
+	var snap *model.Snapshot
+	if x.opts.Snapshot != nil {
+		snap = x.opts.Snapshot()
+	}
+	in.Holders = modelHolders(snap, addr)
+	var extra []model.Evidence
+	if via == ViaExecdDirect && addr != "" {
+		pods, limited, err := x.opts.Cluster.PodsWithIP(ctx, t.Namespace, addr)
+		if err != nil {
+			return Verdict{}, nil, readFailure(err)
+		}
+		livePods := make([]*corev1.Pod, len(pods))
+		liveUIDs := map[string]bool{}
+		for i := range pods {
+			livePods[i] = &pods[i]
+			liveUIDs[string(pods[i].UID)] = true
+		}
+		// The live list is newer than the model: a model holder it does not
+		// show has since gone or moved (unless it sits in a namespace the
+		// list could not see).
+		kept := in.Holders[:0]
+		for _, h := range in.Holders {
+			if liveUIDs[h.UID] || (limited && h.Namespace != t.Namespace) {
+				kept = append(kept, h)
+			}
+		}
+		in.Holders = append(kept, HoldersFromPods(addr, "live", livePods...)...)
+		if limited {
+			extra = append(extra, inferred("listing pods in other namespaces is forbidden: only namespace %s was checked for another holder of %s", t.Namespace, addr))
+		}
+	}
+	v := Check(in)
+	v.Evidence = append(v.Evidence, extra...)
+	return v, live, nil
+}
+
+// dialAddress is the address execd-direct dials: the one the model knows,
+// else (a bare Pod) the live podIP. The check requires them to agree.
+func dialAddress(t Target, live *corev1.Pod) string {
+	if t.IP != "" || live == nil {
+		return t.IP
+	}
+	return live.Status.PodIP
+}
+
+func readFailure(err error) *Error {
+	if apierrors.IsForbidden(err) {
+		return &Error{Code: CodeForbidden, Message: err.Error(), Executed: ExecutedNo, Err: err}
+	}
+	e := &Error{Code: CodeTransport, Message: "cannot check the Pod on the API server: " + err.Error(), Executed: ExecutedNo, Retryable: true, Err: err}
+	if errors.Is(err, context.Canceled) {
+		e.Retryable = false
+	}
+	return e
+}

@@ -1,0 +1,143 @@
+package execute_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/kube/testkubelet"
+)
+
+// sizeQueue is a TerminalSizeQueue fed by the test.
+type sizeQueue struct{ ch chan execute.TerminalSize }
+
+func (q *sizeQueue) Next() *execute.TerminalSize {
+	s, ok := <-q.ch
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+// A TTY shell through pods/exec: bash is missing in the container (the
+// runtime says so and exits 126), so the shell falls back to sh; resizes
+// reach the node in order; typed input comes back; Ctrl-D ends it.
+func TestExecShellTTYWithResizeAndFallback(t *testing.T) {
+	var mu sync.Mutex
+	var tried []string
+	e := newEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
+		mu.Lock()
+		tried = append(tried, fmt.Sprintf("%s tty=%t", strings.Join(req.Command, " "), req.TTY))
+		mu.Unlock()
+		switch req.Command[0] {
+		case "bash":
+			fmt.Fprint(req.Stdout, "OCI runtime exec failed: exec failed: unable to start container process: exec: \"bash\": executable file not found in $PATH: unknown\r\n")
+			return testkubelet.ExitCode(126)
+		case "sh":
+			req.Command = []string{"tty"} // FakeExec's terminal: prints sizes, echoes input
+			return testkubelet.FakeExec(ctx, req)
+		}
+		return testkubelet.ExitCode(127)
+	})
+	p := e.start("shell", nextIP())
+	e.observe(p)
+	x := e.executor(execute.Options{})
+
+	sizes := &sizeQueue{ch: make(chan execute.TerminalSize, 4)}
+	sizes.ch <- execute.TerminalSize{Width: 80, Height: 24}
+	stdinR, stdinW := io.Pipe()
+	var out syncBuf
+	sh := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.ns+"/shell"), execute.ShellOptions{Sizes: sizes})
+	sh.SetStdin(stdinR)
+	sh.SetStdout(&out)
+	sh.SetStderr(&out)
+	done := make(chan error, 1)
+	go func() { done <- sh.Run() }()
+
+	waitFor := func(s string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(out.String(), s) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in %q", s, out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor("size=80x24")
+	sizes.ch <- execute.TerminalSize{Width: 120, Height: 40}
+	waitFor("size=120x40")
+	io.WriteString(stdinW, "hello")
+	waitFor("hello")
+	io.WriteString(stdinW, "\x04")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("shell: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("shell did not end after Ctrl-D")
+	}
+	close(sizes.ch)
+	stdinW.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(tried, ",") != "bash tty=true,sh tty=true" {
+		t.Errorf("commands tried: %v", tried)
+	}
+	if !strings.Contains(out.String(), "tty=true") || strings.Index(out.String(), "size=80x24") > strings.Index(out.String(), "size=120x40") {
+		t.Errorf("output %q", out.String())
+	}
+	if sh.Result().ExitCode != 0 || sh.Result().Target.UID != string(p.UID) {
+		t.Errorf("result %+v", sh.Result())
+	}
+}
+
+// A shell into a sandbox whose IP was taken is refused like any exec.
+func TestExecShellIsChecked(t *testing.T) {
+	e := newEnv(t, nil)
+	ip := nextIP()
+	a := e.start("shell-a", ip)
+	e.observe(a)
+	e.kill(a)
+	b := e.start("shell-b", ip)
+	e.observe(a, b)
+	x := e.executor(execute.Options{})
+	err := x.ShellRef(ctxT(t), e.ns, "shell-a", execute.ShellOptions{Sizes: &sizeQueue{ch: make(chan execute.TerminalSize)}}).Run()
+	ee := asExecError(t, err)
+	if ee.Code != execute.CodeIPTaken || ee.Executed != execute.ExecutedNo {
+		t.Fatalf("got %s", ee.JSON())
+	}
+	if e.execRequests("shell-a")+e.execRequests("shell-b") != 0 {
+		t.Fatal("the kubelet got a request")
+	}
+}
+
+// `exec -it -- CMD`: a command with a terminal still carries the end marker,
+// so its exit code is proven and the marker never shows.
+func TestExecTTYCommandUsesEndMarker(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.start("ttycmd", nextIP())
+	e.observe(p)
+	x := e.executor(execute.Options{})
+	var out syncBuf
+	sh := x.ShellRef(ctxT(t), e.ns, "ttycmd", execute.ShellOptions{Command: []string{"sh", "-c", "echo hi; exit 5"},
+		Sizes: &sizeQueue{ch: make(chan execute.TerminalSize)}})
+	sh.SetStdin(strings.NewReader(""))
+	sh.SetStdout(&out)
+	sh.SetStderr(&out)
+	if err := sh.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if sh.Result().ExitCode != 5 || !strings.HasSuffix(out.String(), "hi\r\n") {
+		t.Fatalf("exit %d output %q", sh.Result().ExitCode, out.String())
+	}
+	if _, rest, _ := strings.Cut(out.String(), "\n"); strings.Contains(rest, "__sandscope_end_") {
+		t.Fatalf("marker shown: %q", out.String())
+	}
+}

@@ -1,0 +1,31 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LivePod reads a Pod straight from the API server, never from an informer
+// cache, within the request timeout. Identity-checked actions (exec) call it
+// just before they act: a cached Pod may lag a same-name re-creation or an IP
+// change by the cache's delay, and the incident showed that acting on a stale
+// identity runs a command in a stranger's container.
+//
+// An empty ResourceVersion makes the server answer from etcd with a quorum
+// read, so the answer is at least as new as any write that finished before
+// the call. Errors wrap the API error (apierrors.IsNotFound still works).
+func (c *Clients) LivePod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	if c.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.RequestTimeout)
+		defer cancel()
+	}
+	pod, err := c.Kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading pod %s/%s from the API server: %w", namespace, name, err)
+	}
+	return pod, nil
+}

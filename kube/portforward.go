@@ -1,0 +1,116 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
+)
+
+// PortForward is one running pods/portforward session with a local listener
+// on 127.0.0.1, as `kubectl port-forward pod/NAME :PORT` sets up.
+type PortForward struct {
+	// LocalAddr is 127.0.0.1:<port> that reaches the Pod's port.
+	LocalAddr string
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	errOut *syncBuffer
+	err    error
+}
+
+// ForwardPort opens a port-forward to the Pod's remotePort, SPDY tunnelled
+// over WebSocket first and plain SPDY if that upgrade fails (kubectl's
+// order and predicate), and returns once the local listener is ready. A
+// failure here means nothing was sent to the Pod. Close it when done.
+func (c *Clients) ForwardPort(ctx context.Context, namespace, pod string, remotePort int) (*PortForward, error) {
+	u := c.Kube.CoreV1().RESTClient().Post().Namespace(namespace).Resource("pods").Name(pod).SubResource("portforward").URL()
+	transport, upgrader, err := spdy.RoundTripperFor(c.Config)
+	if err != nil {
+		return nil, &ExecError{NotStarted: true, Err: fmt.Errorf("port-forward to pod %s/%s: %w", namespace, pod, err)}
+	}
+	spdyDialer := spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: transport}, "POST", u)
+	wsDialer, err := portforward.NewSPDYOverWebsocketDialerForStreaming(u, c.Config)
+	if err != nil {
+		return nil, &ExecError{NotStarted: true, Err: fmt.Errorf("port-forward to pod %s/%s: %w", namespace, pod, err)}
+	}
+	dialer := portforward.NewFallbackDialerForStreaming(wsDialer, spdyDialer, shouldFallBack)
+
+	fctx, cancel := context.WithCancel(ctx)
+	pf := &PortForward{cancel: cancel, done: make(chan struct{}), errOut: &syncBuffer{}}
+	ready := make(chan struct{})
+	fw, err := portforward.NewOnAddressesForStreamingWithContext(fctx, dialer, []string{"127.0.0.1"},
+		[]string{"0:" + strconv.Itoa(remotePort)}, ready, io.Discard, pf.errOut)
+	if err != nil {
+		cancel()
+		return nil, &ExecError{NotStarted: true, Err: fmt.Errorf("port-forward to pod %s/%s: %w", namespace, pod, err)}
+	}
+	go func() {
+		defer close(pf.done)
+		pf.err = fw.ForwardPorts()
+	}()
+	select {
+	case <-ready:
+	case <-pf.done:
+		cancel()
+		err := orCanceled(pf.err)
+		if d := strings.TrimSpace(pf.errOut.String()); d != "" {
+			err = fmt.Errorf("%w (%s)", err, d)
+		}
+		ee := classifyExecError(fmt.Sprintf("port-forward to pod %s/%s", namespace, pod), err).(*ExecError)
+		ee.NotStarted = true // nothing was forwarded before the listener was ready
+		return nil, ee
+	case <-ctx.Done():
+		cancel()
+		<-pf.done
+		return nil, &ExecError{NotStarted: true, Err: fmt.Errorf("port-forward to pod %s/%s: %w", namespace, pod, ctx.Err())}
+	}
+	ports, err := fw.GetPorts()
+	if err != nil || len(ports) == 0 {
+		pf.Close()
+		return nil, &ExecError{NotStarted: true, Err: fmt.Errorf("port-forward to pod %s/%s: no local port: %v", namespace, pod, err)}
+	}
+	pf.LocalAddr = "127.0.0.1:" + strconv.Itoa(int(ports[0].Local))
+	return pf, nil
+}
+
+// Close stops forwarding and waits for the session to end.
+func (pf *PortForward) Close() {
+	pf.cancel()
+	select {
+	case <-pf.done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+func orCanceled(err error) error {
+	if err == nil {
+		return errors.New("port-forward ended before it was ready")
+	}
+	return err
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
