@@ -1,16 +1,185 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/sandscope/sandscope/actions/sweep"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
 )
 
-// CONTRACT STUB: replaced by the helper that owns this command.
+// sweepFlags are the sweep's own flags; -n, -A, --context, --stuck-after and
+// --selector are the global ones.
+type sweepFlags struct {
+	output  string
+	failOn  string
+	timeout time.Duration
+	probe   bool
+}
+
 func newSweepCommand(g *Globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "sweep",
-		Short: "not built yet",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("sweep: not built yet") },
+	f := &sweepFlags{}
+	cmd := &cobra.Command{
+		Use:   "sweep [-n NS | -A] [--context A,B,...] [-o table|json|junit] [--fail-on warning|error]",
+		Short: "Report what is wrong with the sandbox fleet now (for cron, CI and incident channels)",
+		Long: "sweep reads every sandbox of one or more contexts (swept concurrently, each within --timeout) and reports\n" +
+			"findings with evidence: identity (IP_TAKEN, POD_DEAD, POD_GONE, UID_CHANGED, IP_STALE), STUCK_TERMINATING,\n" +
+			"ENTRYPOINT_NOT_RUN, NOT_EXEC_READY, STATE_MISMATCH, FAILED_STICKY and restart forensics (RESTART_OOM,\n" +
+			"RESTART_LIVENESS, RESTART_EVICTED, RESTART_UNEXPLAINED). A context that does not answer is CONTEXT_UNREACHABLE.\n\n" +
+			"--context takes a comma-separated list of kubeconfig contexts.\n\n" +
+			"The score (0-100) is 100 minus the weighted findings per sandbox: error 10, warning 3, info 1, at most 10\n" +
+			"per sandbox; an unreachable context counts as one failed sandbox. 100 means no finding at all.\n\n" +
+			"Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage error or every context unreachable.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runSweep(cmd.Context(), g, f)
+		},
 	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.output, "output", "o", "table", "Output format: table, json or junit")
+	fl.StringVar(&f.failOn, "fail-on", "error", "Exit 1 when a finding is at or above this severity: warning or error")
+	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time allowed for each context (connect, sync, forensics)")
+	fl.BoolVar(&f.probe, "probe", false, "Check each running sandbox's exec daemon live (GET /ping on port 44772)")
+	return cmd
+}
+
+func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
+	usage := func(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+	failOn, err := sweep.ParseFailOn(f.failOn)
+	if err != nil {
+		return usage(err)
+	}
+	switch f.output {
+	case "table", "json", "junit":
+	default:
+		return usage(fmt.Errorf("-o must be table, json or junit, not %q", f.output))
+	}
+	if f.timeout <= 0 {
+		return usage(errors.New("--timeout must be positive"))
+	}
+	if g.AllNamespaces && g.Kube.Namespace != nil && *g.Kube.Namespace != "" {
+		return usage(errors.New("-n and -A cannot be used together"))
+	}
+
+	opts := sweep.Options{
+		AllNamespaces: g.AllNamespaces,
+		PodSelector:   g.Selector,
+		StuckAfter:    g.StuckAfter,
+		Timeout:       f.timeout,
+		Probe:         f.probe,
+		ImageConfig:   imageconfig.New(imageconfig.Options{}),
+	}
+	var targets []sweep.Target
+	if g.Demo {
+		if targets, err = sweepDemoTargets(g); err != nil {
+			return usage(err)
+		}
+	} else {
+		if targets, err = sweepTargets(g); err != nil {
+			return usage(err)
+		}
+	}
+
+	report := sweep.Sweep(ctx, targets, opts)
+	out := g.Out
+	switch f.output {
+	case "json":
+		err = sweep.WriteJSON(out, &report)
+	case "junit":
+		err = sweep.WriteJUnit(out, &report, failOn)
+	default:
+		err = sweep.WriteTable(out, &report)
+	}
+	if err != nil {
+		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("writing the report: %w", err)}
+	}
+	if code := report.ExitCode(failOn); code != sweep.ExitClean {
+		// The report says everything; for a table, one line on stderr says why the code.
+		var why error
+		if code == sweep.ExitUnusable {
+			why = errors.New("sweep: no context could be swept")
+		} else {
+			why = fmt.Errorf("sweep: findings at or above %s", failOn)
+		}
+		return &ExitError{Code: code, Err: why, Silent: f.output != "table"}
+	}
+	return nil
+}
+
+// sweepTargets builds one target per context named by --context (a comma
+// list; none = the kubeconfig's current context). Each connects lazily inside
+// its own timeout, with the global kubectl flags.
+func sweepTargets(g *Globals) ([]sweep.Target, error) {
+	names := splitContexts(g.Kube.Context)
+	connectOpts := kube.ConnectOptions{AllNamespaces: g.AllNamespaces}
+	if len(names) <= 1 {
+		name := ""
+		if len(names) == 1 {
+			name = names[0]
+		} else if raw, err := g.Kube.ToRawKubeConfigLoader().RawConfig(); err == nil {
+			name = raw.CurrentContext
+		}
+		if name == "" {
+			name = "(default)"
+		}
+		flags := g.Kube
+		return []sweep.Target{sweep.ConnectTarget(name, func(ctx context.Context) (*kube.Clients, error) {
+			return kube.Connect(ctx, flags, connectOpts)
+		})}, nil
+	}
+	seen := map[string]bool{}
+	var targets []sweep.Target
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		flags := flagsForContext(g.Kube, name)
+		targets = append(targets, sweep.ConnectTarget(name, func(ctx context.Context) (*kube.Clients, error) {
+			return kube.Connect(ctx, flags, connectOpts)
+		}))
+	}
+	return targets, nil
+}
+
+// splitContexts reads --context as a comma list; empty entries are dropped.
+func splitContexts(flag *string) []string {
+	if flag == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range strings.Split(*flag, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// flagsForContext copies the kubectl flags with --context set to one name.
+// (ConfigFlags caches its loader, so each context needs its own value.)
+func flagsForContext(src *genericclioptions.ConfigFlags, context string) *genericclioptions.ConfigFlags {
+	f := genericclioptions.NewConfigFlags(true)
+	f.KubeConfig, f.ClusterName, f.AuthInfoName, f.Namespace = src.KubeConfig, src.ClusterName, src.AuthInfoName, src.Namespace
+	f.APIServer, f.TLSServerName, f.Insecure = src.APIServer, src.TLSServerName, src.Insecure
+	f.CertFile, f.KeyFile, f.CAFile, f.BearerToken = src.CertFile, src.KeyFile, src.CAFile, src.BearerToken
+	f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup, f.ImpersonateUserExtra = src.Impersonate, src.ImpersonateUID, src.ImpersonateGroup, src.ImpersonateUserExtra
+	f.Username, f.Password, f.Timeout, f.DisableCompression = src.Username, src.Password, src.Timeout, src.DisableCompression
+	f.CacheDir, f.ProxyURL = src.CacheDir, src.ProxyURL
+	f.Context = &context
+	return f
+}
+
+// sweepDemoTargets is the hook for `sandscope sweep --demo`: the demo helper
+// returns a target whose Source (sweep.Source) reads the simulated fleet.
+// Until then --demo is refused as a usage error.
+func sweepDemoTargets(g *Globals) ([]sweep.Target, error) {
+	return nil, errors.New("sweep --demo is not wired yet")
 }

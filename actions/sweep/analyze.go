@@ -1,0 +1,385 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/sandscope/sandscope/kube/execd"
+	"github.com/sandscope/sandscope/model"
+)
+
+// Sibling bounds: a control group of this size says as much as a larger one,
+// and a pool of 50,000 Pods must not make each restart cost 50,000 compares.
+const (
+	maxControlSiblings = 100
+	maxOtherSiblings   = 20
+)
+
+// Analyze turns a synced snapshot of one context into findings: every
+// sandbox notice (at the severity table's level), restart forensics for the
+// Pods that restarted or were killed (their RESTARTED notice is replaced by
+// the classified one), and, with opts.Probe, the live execd check that
+// confirms or clears NOT_EXEC_READY. It returns notes where it was partial.
+// Only Pods with something to explain are looked up, never the whole fleet.
+func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, lookup Lookup, opts Options) ([]model.Finding, []string) {
+	opts = opts.withDefaults()
+	if snap == nil {
+		return []model.Finding{}, nil
+	}
+	var notes []string
+
+	todo := restartedPods(snap)
+	if len(todo) > opts.MaxForensics {
+		notes = append(notes, fmt.Sprintf("%s: %d Pods restarted or were killed; forensics ran for the first %d (the rest keep their RESTARTED notice)",
+			contextName, len(todo), opts.MaxForensics))
+		todo = todo[:opts.MaxForensics]
+	}
+	explained, fnotes := runForensics(ctx, snap, todo, lookup)
+	notes = append(notes, prefixed(contextName, fnotes)...)
+
+	var probed map[string]error
+	if opts.Probe {
+		var pnotes []string
+		probed, pnotes = runProbes(ctx, snap, opts)
+		notes = append(notes, prefixed(contextName, pnotes)...)
+	}
+
+	out := make([]model.Finding, 0, len(snap.Sandboxes)/8)
+	for _, sb := range snap.Sandboxes {
+		probeErr, wasProbed := probed[sb.Key]
+		var statusExec *model.Notice
+		for i := range sb.Notices {
+			n := sb.Notices[i]
+			switch {
+			case n.Code == model.CodeRestarted && explained[podKey(sb.Namespace, n.Pod)] != nil:
+				continue // replaced by its forensics below
+			case n.Code == model.CodeNotExecReady && wasProbed:
+				statusExec = &n // the live check decides
+				continue
+			}
+			out = append(out, model.NewFinding(contextName, sb, n))
+		}
+		for _, sl := range sb.Slots {
+			if sl.Pod == nil {
+				continue
+			}
+			for _, n := range explained[podKey(sb.Namespace, sl.Pod.Name)] {
+				out = append(out, model.NewFinding(contextName, sb, n))
+			}
+		}
+		if wasProbed && probeErr != nil {
+			out = append(out, model.NewFinding(contextName, sb, liveExecNotice(sb, probeErr, statusExec)))
+		}
+	}
+	model.SortFindings(out)
+	return out, notes
+}
+
+type podRef struct {
+	sb  *model.Sandbox
+	pod *corev1.Pod
+}
+
+func podKey(namespace, name string) string { return namespace + "/" + name }
+
+// restartedPods lists, once each, the Pods behind sandboxes that have a
+// restart or a kill to explain.
+func restartedPods(snap *model.Snapshot) []podRef {
+	var out []podRef
+	seen := map[string]bool{}
+	for _, sb := range snap.Sandboxes {
+		for _, sl := range sb.Slots {
+			p := sl.Pod
+			if p == nil || !model.NeedsForensics(p) {
+				continue
+			}
+			k := podKey(p.Namespace, p.Name)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, podRef{sb: sb, pod: p})
+		}
+	}
+	return out
+}
+
+// runForensics explains each Pod of todo, DefaultForensicsWorkers at a time:
+// the full Pod (the snapshot's is slimmed: no resources), its Events, and its
+// Node with the Node's Events (read once per node).
+func runForensics(ctx context.Context, snap *model.Snapshot, todo []podRef, lookup Lookup) (map[string][]model.Notice, []string) {
+	explained := make(map[string][]model.Notice, len(todo))
+	if len(todo) == 0 {
+		return explained, nil
+	}
+	groups := siblingGroups(snap)
+	nodes := &nodeCache{lookup: lookup, entries: map[string]*nodeEntry{}}
+	var mu sync.Mutex
+	var notes []string
+	work := make(chan podRef)
+	var wg sync.WaitGroup
+	for range min(DefaultForensicsWorkers, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ref := range work {
+				notices, note := explain(ctx, ref, groups, nodes, lookup)
+				mu.Lock()
+				if len(notices) > 0 {
+					explained[podKey(ref.pod.Namespace, ref.pod.Name)] = notices
+				}
+				if note != "" {
+					notes = append(notes, note)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, ref := range todo {
+		work <- ref
+	}
+	close(work)
+	wg.Wait()
+	return explained, notes
+}
+
+func explain(ctx context.Context, ref podRef, groups map[string][]*corev1.Pod, nodes *nodeCache, lookup Lookup) ([]model.Notice, string) {
+	pod := ref.pod
+	var extra []model.Evidence
+	var note string
+	if lookup != nil {
+		full, err := lookup.LivePod(ctx, pod.Namespace, pod.Name)
+		switch {
+		case err == nil && full.UID == pod.UID:
+			pod = full
+		case err == nil || apierrors.IsNotFound(err):
+			// Replaced or gone since the snapshot: explain what the snapshot saw.
+		default:
+			note = fmt.Sprintf("pod %s/%s: %v", pod.Namespace, pod.Name, err)
+		}
+	}
+	var events []corev1.Event
+	if lookup != nil {
+		evs, err := lookup.PodEvents(ctx, pod.Namespace, pod.Name)
+		if err != nil {
+			extra = append(extra, model.Evidence{Kind: model.Observed, Text: "the Pod's Events could not be read: " + err.Error()})
+		} else {
+			events = evs
+		}
+	}
+	var node *corev1.Node
+	if pod.Spec.NodeName != "" {
+		e := nodes.get(ctx, pod.Spec.NodeName)
+		node = e.node
+		events = append(events, e.events...)
+		if e.err != nil {
+			extra = append(extra, model.Evidence{Kind: model.Observed, Text: "node " + pod.Spec.NodeName + " could not be read: " + e.err.Error()})
+		}
+	}
+	notices := model.Forensics(pod, events, node, siblingsOf(pod, groups[groupKey(ref.sb)]))
+	for i := range notices {
+		notices[i].Evidence = append(notices[i].Evidence, extra...)
+	}
+	return notices, note
+}
+
+type nodeEntry struct {
+	once   sync.Once
+	node   *corev1.Node
+	events []corev1.Event
+	err    error
+}
+
+// nodeCache reads each node (and its Events) at most once per sweep.
+type nodeCache struct {
+	lookup  Lookup
+	mu      sync.Mutex
+	entries map[string]*nodeEntry
+}
+
+func (c *nodeCache) get(ctx context.Context, name string) *nodeEntry {
+	c.mu.Lock()
+	e := c.entries[name]
+	if e == nil {
+		e = &nodeEntry{}
+		c.entries[name] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() {
+		if c.lookup == nil {
+			return
+		}
+		e.node, e.err = c.lookup.Node(ctx, name)
+		if e.err != nil {
+			return
+		}
+		// Node Events are extra evidence; a namespace-scoped user may not
+		// read them, which is not worth failing the node for.
+		e.events, _ = c.lookup.NodeEvents(ctx, name)
+	})
+	return e
+}
+
+// groupKey: siblings are the Pods of the same engine and pool (or, without
+// a pool, the same engine) in the same namespace.
+func groupKey(sb *model.Sandbox) string {
+	if sb.Pool != "" {
+		return "pool\x00" + sb.Namespace + "\x00" + sb.Pool
+	}
+	return string(sb.Engine) + "\x00" + sb.Namespace
+}
+
+func siblingGroups(snap *model.Snapshot) map[string][]*corev1.Pod {
+	groups := map[string][]*corev1.Pod{}
+	for _, sb := range snap.Sandboxes {
+		k := groupKey(sb)
+		for _, sl := range sb.Slots {
+			if sl.Pod != nil {
+				groups[k] = append(groups[k], sl.Pod)
+			}
+		}
+	}
+	return groups
+}
+
+// siblingsOf picks the candidates Forensics compares against: up to
+// maxControlSiblings with the same main image and liveness probe (the
+// control), and a few that differ (so the report can say they were not used).
+func siblingsOf(pod *corev1.Pod, group []*corev1.Pod) []*corev1.Pod {
+	if len(group) <= 1 || len(pod.Spec.Containers) == 0 {
+		return nil
+	}
+	main := mainOf(pod)
+	var control, other []*corev1.Pod
+	for _, s := range group {
+		if s.UID == pod.UID && s.Name == pod.Name {
+			continue
+		}
+		sc := containerNamed(s, main.Name)
+		if sc != nil && sc.Image == main.Image && equality.Semantic.DeepEqual(sc.LivenessProbe, main.LivenessProbe) {
+			if len(control) < maxControlSiblings {
+				control = append(control, s)
+			}
+		} else if len(other) < maxOtherSiblings {
+			other = append(other, s)
+		}
+		if len(control) == maxControlSiblings {
+			break // enough for a control; the rest would only add compares
+		}
+	}
+	return append(control, other...)
+}
+
+// mainOf is the container forensics compares siblings on: the first one
+// with something to explain, else OpenSandbox's main container, else the first.
+func mainOf(pod *corev1.Pod) *corev1.Container {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.RestartCount > 0 || cs.LastTerminationState.Terminated != nil || cs.State.Terminated != nil {
+			if c := containerNamed(pod, cs.Name); c != nil {
+				return c
+			}
+		}
+	}
+	if c := containerNamed(pod, model.MainContainerName); c != nil {
+		return c
+	}
+	return &pod.Spec.Containers[0]
+}
+
+func containerNamed(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+// ---- live execd probe --------------------------------------------------------
+
+// runProbes pings execd on every Running sandbox whose primary address is
+// verified (identity OK: the address belongs to the sandbox's own Pod; a
+// probe to a taken address would test a stranger's daemon). Bounded by
+// MaxProbes, DefaultProbeWorkers in parallel, ProbeTimeout each.
+func runProbes(ctx context.Context, snap *model.Snapshot, opts Options) (map[string]error, []string) {
+	type target struct{ key, addr string }
+	var targets []target
+	skipped := 0
+	for _, sb := range snap.Sandboxes {
+		sl := sb.PrimarySlot()
+		if sb.State != model.StateRunning || sl == nil || sl.Identity != model.IdentityOK || sl.Pod == nil || sl.Pod.Status.PodIP == "" {
+			continue
+		}
+		if len(targets) >= opts.MaxProbes {
+			skipped++
+			continue
+		}
+		targets = append(targets, target{sb.Key, net.JoinHostPort(sl.Pod.Status.PodIP, strconv.Itoa(execd.DefaultPort))})
+	}
+	results := make(map[string]error, len(targets))
+	var notes []string
+	if skipped > 0 {
+		notes = append(notes, fmt.Sprintf("execd probe capped at %d sandboxes; %d not probed", opts.MaxProbes, skipped))
+	}
+	var mu sync.Mutex
+	work := make(chan target)
+	var wg sync.WaitGroup
+	for range min(DefaultProbeWorkers, len(targets)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range work {
+				pctx, cancel := context.WithTimeout(ctx, opts.ProbeTimeout)
+				err := opts.Ping(pctx, t.addr)
+				if err != nil {
+					err = fmt.Errorf("GET http://%s/ping: %w", t.addr, err)
+				}
+				cancel()
+				mu.Lock()
+				results[t.key] = err
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, t := range targets {
+		work <- t
+	}
+	close(work)
+	wg.Wait()
+	return results, notes
+}
+
+func execdPing(ctx context.Context, hostPort string) error {
+	c := &execd.Client{BaseURL: "http://" + hostPort}
+	return c.Ping(ctx)
+}
+
+// liveExecNotice is NOT_EXEC_READY from the live check, keeping what the
+// status said when it also pointed there.
+func liveExecNotice(sb *model.Sandbox, probeErr error, fromStatus *model.Notice) model.Notice {
+	n := model.Notice{Code: model.CodeNotExecReady, Severity: model.SeverityWarning,
+		Message:  "Running, but its exec daemon does not answer: " + probeErr.Error(),
+		Evidence: []model.Evidence{{Kind: model.Observed, Text: probeErr.Error()}}}
+	if sl := sb.PrimarySlot(); sl != nil && sl.Pod != nil {
+		n.Pod = sl.Pod.Name
+	}
+	if fromStatus != nil {
+		n.Evidence = append(n.Evidence, fromStatus.Evidence...)
+	}
+	return n
+}
+
+func prefixed(contextName string, notes []string) []string {
+	out := make([]string, len(notes))
+	for i, n := range notes {
+		out[i] = contextName + ": " + n
+	}
+	return out
+}

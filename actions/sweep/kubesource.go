@@ -1,0 +1,158 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
+)
+
+// imageSettleQuiet is how long image-config reads must have been idle before
+// the snapshot is taken: the watcher starts them on change signals after
+// sync, so "none in flight" alone could be read before the first one began.
+const imageSettleQuiet = 300 * time.Millisecond
+
+// ClientsSource reads a context through kube.Clients: a kube.Watcher for
+// the fleet, and single-object reads for forensics.
+func ClientsSource(c *kube.Clients) Source { return &clientsSource{Clients: c} }
+
+type clientsSource struct {
+	*kube.Clients
+	notes []string // where the last Snapshot was partial
+}
+
+// Notes says where the last Snapshot was partial.
+func (s *clientsSource) Notes() []string { return s.notes }
+
+func (s *clientsSource) Server() string { return s.Clients.Server }
+
+// Snapshot runs a watcher until its informers have synced and image-config
+// reads have settled, takes the fleet snapshot and stops the watcher.
+func (s *clientsSource) Snapshot(ctx context.Context, opts Options) (*model.Snapshot, error) {
+	ns := opts.Namespace
+	if ns == "" {
+		ns = s.Clients.Namespace
+	}
+	if opts.AllNamespaces || (opts.Namespace == "" && s.Clients.AllNamespaces) {
+		ns = ""
+	}
+	var images *settlingReader
+	wopts := kube.WatcherOptions{Namespace: ns, PodSelector: opts.PodSelector, StuckAfter: opts.StuckAfter}
+	if opts.ImageConfig != nil {
+		images = &settlingReader{next: opts.ImageConfig}
+		images.touch()
+		wopts.ImageConfig = images
+	}
+	w := kube.NewWatcher(s.Clients, wopts)
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(runCtx) }()
+	synced := make(chan error, 1)
+	go func() { synced <- w.WaitForSync(runCtx) }()
+
+	select {
+	case err := <-ran:
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("watching the fleet: %w", err)
+	case err := <-synced:
+		if err != nil {
+			return nil, syncError(w.Status(), err)
+		}
+	}
+	st := w.Status()
+	for _, f := range st.Forbidden {
+		if strings.HasPrefix(f, "list pods:") {
+			return nil, fmt.Errorf("access forbidden: %s", f)
+		}
+	}
+	var notes []string
+	if images != nil && !images.settle(ctx) {
+		notes = append(notes, fmt.Sprintf("%d image config read(s) still running when the sweep ended: ENTRYPOINT_NOT_RUN may be missing for them", images.inflight.Load()))
+	}
+	snap := w.Fleet().Snapshot()
+	stop()
+	<-ran // the informers are shut down before the next context's work counts
+	s.notes = notes
+	return snap, nil
+}
+
+// syncError explains why the informers did not sync, from the watcher's
+// view of the connection.
+func syncError(st model.SourceStatus, err error) error {
+	var why []string
+	if st.DisconnectedSince != nil {
+		why = append(why, "connection lost since "+st.DisconnectedSince.UTC().Format(time.RFC3339))
+	}
+	why = append(why, st.Forbidden...)
+	if len(why) == 0 {
+		return fmt.Errorf("the fleet did not sync: %w", err)
+	}
+	return fmt.Errorf("the fleet did not sync (%s): %w", strings.Join(why, "; "), err)
+}
+
+// settlingReader counts image-config reads in flight so the sweep can wait
+// until the watcher's checks are done before it takes its snapshot.
+type settlingReader struct {
+	next     kube.ImageConfigReader
+	inflight atomic.Int64
+	mu       sync.Mutex
+	last     time.Time // last start or end of a read
+}
+
+func (r *settlingReader) Read(ctx context.Context, ref string) (model.ImageConfig, error) {
+	r.inflight.Add(1)
+	r.touch()
+	defer func() {
+		r.inflight.Add(-1)
+		r.touch()
+	}()
+	return r.next.Read(ctx, ref)
+}
+
+func (r *settlingReader) touch() {
+	r.mu.Lock()
+	r.last = time.Now()
+	r.mu.Unlock()
+}
+
+func (r *settlingReader) idleFor() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Since(r.last)
+}
+
+// settle waits until no read is in flight and none started for a quiet
+// period, for at most half the time left (forensics need the rest). It
+// reports whether the reads settled.
+func (r *settlingReader) settle(ctx context.Context) bool {
+	limit := time.Now().Add(10 * time.Second)
+	if dl, ok := ctx.Deadline(); ok {
+		limit = time.Now().Add(time.Until(dl) / 2)
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if r.inflight.Load() == 0 && r.idleFor() >= imageSettleQuiet {
+			// SetImageConfig follows Read's return; give the fleet a beat.
+			time.Sleep(20 * time.Millisecond)
+			return true
+		}
+		if time.Now().After(limit) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package sweep
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// Exit codes of `sandscope sweep`.
+const (
+	ExitClean        = 0 // nothing at or above --fail-on
+	ExitFindings     = 1 // findings at or above --fail-on
+	ExitUnusable     = 2 // usage error, or every context unreachable
+	maxMessageColumn = 120
+)
+
+// ExitCode is the process exit code for r with findings failing at failOn
+// and above: 2 when every context was unreachable, 1 when a finding reaches
+// failOn, else 0.
+func (r *Report) ExitCode(failOn model.Severity) int {
+	if len(r.Contexts) > 0 {
+		reachable := false
+		for _, c := range r.Contexts {
+			reachable = reachable || c.Reachable
+		}
+		if !reachable {
+			return ExitUnusable
+		}
+	}
+	for _, f := range r.Findings {
+		if f.Severity.Rank() >= failOn.Rank() {
+			return ExitFindings
+		}
+	}
+	return ExitClean
+}
+
+// ParseFailOn reads --fail-on.
+func ParseFailOn(s string) (model.Severity, error) {
+	switch sev := model.Severity(strings.ToLower(s)); sev {
+	case model.SeverityError, model.SeverityWarning, model.SeverityInfo:
+		return sev, nil
+	}
+	return "", fmt.Errorf("--fail-on must be warning or error (or info), not %q", s)
+}
+
+// WriteJSON writes the report in its contract form.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the findings as aligned columns, then the evidence of
+// each finding under its number, then the contexts and the summary.
+func WriteTable(w io.Writer, r *Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if len(r.Findings) == 0 {
+		fmt.Fprintln(tw, "No findings.")
+	} else {
+		fmt.Fprintln(tw, "#\tSEVERITY\tCODE\tCONTEXT\tNAMESPACE\tSANDBOX\tPOD\tMESSAGE")
+		for i, f := range r.Findings {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, f.Severity, f.Code, dash(f.Context),
+				dash(f.Namespace), dash(f.Sandbox), dash(f.Pod), truncate(f.Message, maxMessageColumn))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Findings) > 0 {
+		fmt.Fprintln(w, "\nEVIDENCE")
+		for i, f := range r.Findings {
+			if len(f.Evidence) == 0 && len(f.Message) <= maxMessageColumn {
+				continue
+			}
+			fmt.Fprintf(w, "[%d] %s %s\n", i+1, f.Code, subjectOf(f))
+			if len(f.Message) > maxMessageColumn {
+				fmt.Fprintf(w, "    %s\n", f.Message)
+			}
+			for _, e := range f.Evidence {
+				at := ""
+				if e.At != nil {
+					at = " @" + e.At.UTC().Format(time.RFC3339)
+				}
+				fmt.Fprintf(w, "    %-8s %s%s\n", e.Kind, e.Text, at)
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONTEXT\tSERVER\tREACHABLE\tERROR")
+	for _, c := range r.Contexts {
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\n", dash(c.Name), dash(c.Server), c.Reachable, dash(c.Error))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	s := r.Summary
+	_, err := fmt.Fprintf(w, "\n%d sandboxes, %d pods: %d error, %d warning, %d info. Score %d/100.\n",
+		s.Sandboxes, s.Pods, s.Findings.Error, s.Findings.Warning, s.Findings.Info, s.Score)
+	return err
+}
+
+// JUnit documents (the de-facto schema CI systems read).
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Timestamp string      `xml:"timestamp,attr"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string         `xml:"name,attr"`
+	ClassName string         `xml:"classname,attr"`
+	Failures  []junitFailure `xml:"failure"`
+	SystemOut string         `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes one test suite per context and one test case per
+// sandbox (plus one for the context itself), with a failure per finding at
+// or above failOn; lower findings go to the case's system-out. Sandboxes
+// without findings (r.Swept) are passing cases.
+func WriteJUnit(w io.Writer, r *Report, failOn model.Severity) error {
+	type caseKey struct{ ns, name string }
+	doc := junitSuites{Name: "sandscope sweep"}
+	for _, c := range r.Contexts {
+		suite := junitSuite{Name: c.Name, Timestamp: r.GeneratedAt.UTC().Format(time.RFC3339)}
+		index := map[caseKey]int{}
+		addCase := func(k caseKey) int {
+			if i, ok := index[k]; ok {
+				return i
+			}
+			name := k.ns + "/" + k.name
+			if k.name == "" {
+				name = "context " + c.Name
+			}
+			suite.Cases = append(suite.Cases, junitCase{Name: name, ClassName: "sandscope." + c.Name})
+			index[k] = len(suite.Cases) - 1
+			return index[k]
+		}
+		addCase(caseKey{}) // the context itself: reachable or not
+		for _, id := range r.Swept {
+			if id.Context == c.Name {
+				addCase(caseKey{id.Namespace, id.Name})
+			}
+		}
+		for _, f := range r.Findings {
+			if f.Context != c.Name {
+				continue
+			}
+			tc := &suite.Cases[addCase(caseKey{f.Namespace, f.Sandbox})]
+			if f.Severity.Rank() >= failOn.Rank() {
+				tc.Failures = append(tc.Failures, junitFailure{
+					Message: f.Code + ": " + f.Message, Type: f.Code, Text: evidenceText(f)})
+				suite.Failures++
+			} else {
+				tc.SystemOut += fmt.Sprintf("%s %s: %s\n", f.Severity, f.Code, f.Message)
+			}
+		}
+		suite.Tests = len(suite.Cases)
+		doc.Tests += suite.Tests
+		doc.Failures += suite.Failures
+		doc.Suites = append(doc.Suites, suite)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("writing junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// SandboxID names one swept sandbox, for JUnit's passing cases.
+type SandboxID struct {
+	Context, Namespace, Name string
+}
+
+func evidenceText(f model.Finding) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s) %s\n", f.Code, f.Severity, subjectOf(f))
+	for _, e := range f.Evidence {
+		fmt.Fprintf(&b, "%s: %s\n", e.Kind, e.Text)
+	}
+	return b.String()
+}
+
+func subjectOf(f model.Finding) string {
+	s := f.Context
+	if f.Sandbox != "" {
+		s += " " + f.Namespace + "/" + f.Sandbox
+	}
+	if f.Pod != "" {
+		s += " pod " + f.Pod
+	}
+	return s
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

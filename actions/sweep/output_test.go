@@ -1,0 +1,269 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+func sampleReport() *Report {
+	at := time.Date(2026, 11, 29, 17, 25, 19, 0, time.UTC)
+	r := &Report{
+		GeneratedAt: at,
+		Contexts: []ContextResult{
+			{Name: "prod", Server: "https://10.0.0.1:6443", Reachable: true},
+			{Name: "staging", Server: "https://127.0.0.1:1", Error: "cannot reach cluster"},
+		},
+		Findings: []model.Finding{
+			{Code: model.CodeContextUnreachable, Severity: model.SeverityError, Context: "staging", Message: "context staging could not be swept", Evidence: []model.Evidence{{Kind: model.Observed, Text: "cannot reach cluster"}}},
+			{Code: model.CodeIPTaken, Severity: model.SeverityError, Context: "prod", Namespace: "ns", Sandbox: "a", Pod: "a-0", Message: "10.0.3.7 is held by b-0 <&>", Evidence: []model.Evidence{{Kind: model.Observed, Text: "holder b-0", At: &at}}},
+			{Code: model.CodeRestartOOM, Severity: model.SeverityWarning, Context: "prod", Namespace: "ns", Sandbox: "c", Pod: "c-0", Message: "OOMKilled", Evidence: []model.Evidence{{Kind: model.Inferred, Text: "no logs expected"}}},
+			{Code: model.CodeFailedSticky, Severity: model.SeverityInfo, Context: "prod", Namespace: "ns", Sandbox: "d", Pod: "d-0", Message: "sticky", Evidence: []model.Evidence{}},
+		},
+		Swept: []SandboxID{{"prod", "ns", "a"}, {"prod", "ns", "b"}, {"prod", "ns", "c"}, {"prod", "ns", "d"}},
+	}
+	r.Summary = Summary{Sandboxes: 4, Pods: 4, Findings: Counts{Error: 2, Warning: 1, Info: 1}}
+	r.Summary.Score = model.Score(r.Findings, 4)
+	return r
+}
+
+// contractReport has exactly the fields of the JSON contract; decoding with
+// DisallowUnknownFields proves nothing else is emitted.
+type contractReport struct {
+	GeneratedAt time.Time `json:"generatedAt"`
+	Contexts    []struct {
+		Name      string `json:"name"`
+		Server    string `json:"server"`
+		Reachable bool   `json:"reachable"`
+		Error     string `json:"error"`
+	} `json:"contexts"`
+	Summary struct {
+		Sandboxes int `json:"sandboxes"`
+		Pods      int `json:"pods"`
+		Findings  struct {
+			Error   int `json:"error"`
+			Warning int `json:"warning"`
+			Info    int `json:"info"`
+		} `json:"findings"`
+		Score int `json:"score"`
+	} `json:"summary"`
+	Findings []struct {
+		Code      string `json:"code"`
+		Severity  string `json:"severity"`
+		Context   string `json:"context"`
+		Namespace string `json:"namespace"`
+		Sandbox   string `json:"sandbox"`
+		Pod       string `json:"pod"`
+		Message   string `json:"message"`
+		Evidence  []struct {
+			Kind string     `json:"kind"`
+			Text string     `json:"text"`
+			At   *time.Time `json:"at"`
+		} `json:"evidence"`
+	} `json:"findings"`
+}
+
+// CheckJSONContract decodes data strictly into the contract and checks the
+// keys every object must carry. Shared with the integration tests.
+func CheckJSONContract(t *testing.T, data []byte) contractReport {
+	t.Helper()
+	var c contractReport
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		t.Fatalf("report JSON does not match the contract: %v\n%s", err, data)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"generatedAt", "contexts", "summary", "findings"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("top-level key %q missing", k)
+		}
+	}
+	if len(raw) != 4 {
+		t.Errorf("top-level keys: %d, want exactly 4", len(raw))
+	}
+	var loose struct {
+		Contexts []map[string]json.RawMessage `json:"contexts"`
+		Findings []map[string]json.RawMessage `json:"findings"`
+	}
+	_ = json.Unmarshal(data, &loose)
+	for _, c := range loose.Contexts {
+		for _, k := range []string{"name", "server", "reachable", "error"} {
+			if _, ok := c[k]; !ok {
+				t.Errorf("context lacks %q", k)
+			}
+		}
+	}
+	for _, f := range loose.Findings {
+		for _, k := range []string{"code", "severity", "context", "namespace", "sandbox", "pod", "message", "evidence"} {
+			if _, ok := f[k]; !ok {
+				t.Errorf("finding lacks %q", k)
+			}
+		}
+		if string(f["evidence"]) == "null" {
+			t.Errorf("evidence is null, want a list")
+		}
+	}
+	for _, f := range c.Findings {
+		for _, e := range f.Evidence {
+			if e.Kind != "observed" && e.Kind != "inferred" {
+				t.Errorf("evidence kind %q", e.Kind)
+			}
+		}
+	}
+	return c
+}
+
+func TestWriteJSONContract(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	c := CheckJSONContract(t, buf.Bytes())
+	if len(c.Findings) != 4 || c.Summary.Findings.Error != 2 || c.Contexts[1].Reachable || c.Contexts[1].Error == "" {
+		t.Errorf("decoded %+v", c)
+	}
+	if !strings.Contains(buf.String(), `"at": "2026-11-29T17:25:19Z"`) {
+		t.Errorf("evidence time not RFC 3339:\n%s", buf.String())
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	r := sampleReport()
+	if got := r.ExitCode(model.SeverityError); got != ExitFindings {
+		t.Errorf("fail-on error with errors = %d", got)
+	}
+	r.Findings = r.Findings[2:] // warning + info only
+	if got := r.ExitCode(model.SeverityError); got != ExitClean {
+		t.Errorf("fail-on error with warnings only = %d", got)
+	}
+	if got := r.ExitCode(model.SeverityWarning); got != ExitFindings {
+		t.Errorf("fail-on warning with a warning = %d", got)
+	}
+	r.Findings = r.Findings[1:] // info only
+	if got := r.ExitCode(model.SeverityWarning); got != ExitClean {
+		t.Errorf("fail-on warning with info only = %d", got)
+	}
+	r.Contexts[0].Reachable = false
+	if got := r.ExitCode(model.SeverityWarning); got != ExitUnusable {
+		t.Errorf("every context unreachable = %d", got)
+	}
+	if _, err := ParseFailOn("fatal"); err == nil {
+		t.Error("ParseFailOn accepted fatal")
+	}
+	if s, err := ParseFailOn("Warning"); err != nil || s != model.SeverityWarning {
+		t.Errorf("ParseFailOn(Warning) = %v %v", s, err)
+	}
+}
+
+type junitDoc struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Suites   []struct {
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Cases    []struct {
+			Name     string `xml:"name,attr"`
+			Failures []struct {
+				Type    string `xml:"type,attr"`
+				Message string `xml:"message,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+			SystemOut string `xml:"system-out"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+// ParseJUnit checks well-formedness by decoding every token, then decodes
+// the document. Shared with the integration tests.
+func ParseJUnit(t *testing.T, data []byte) junitDoc {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	for {
+		_, err := dec.Token()
+		if err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			t.Fatalf("JUnit is not well-formed XML: %v\n%s", err, data)
+		}
+	}
+	var doc junitDoc
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("JUnit does not decode: %v", err)
+	}
+	return doc
+}
+
+func TestWriteJUnit(t *testing.T) {
+	for _, tc := range []struct {
+		failOn       model.Severity
+		wantFailures int
+	}{{model.SeverityError, 2}, {model.SeverityWarning, 3}} {
+		var buf bytes.Buffer
+		if err := WriteJUnit(&buf, sampleReport(), tc.failOn); err != nil {
+			t.Fatal(err)
+		}
+		doc := ParseJUnit(t, buf.Bytes())
+		if doc.Failures != tc.wantFailures || len(doc.Suites) != 2 {
+			t.Fatalf("fail-on %s: %d failures in %d suites, want %d in 2\n%s", tc.failOn, doc.Failures, len(doc.Suites), tc.wantFailures, buf.String())
+		}
+		prod := doc.Suites[0]
+		// The context case plus one per swept sandbox (a..d), b passing.
+		if prod.Tests != 5 || len(prod.Cases) != 5 {
+			t.Errorf("prod suite has %d cases, want 5", len(prod.Cases))
+		}
+		for _, c := range prod.Cases {
+			if c.Name == "ns/b" && len(c.Failures) != 0 {
+				t.Errorf("clean sandbox b has failures")
+			}
+			if c.Name == "ns/a" && (len(c.Failures) != 1 || c.Failures[0].Type != model.CodeIPTaken || !strings.Contains(c.Failures[0].Message, "<&>")) {
+				t.Errorf("case a = %+v", c)
+			}
+			if c.Name == "ns/d" && !strings.Contains(c.SystemOut, "FAILED_STICKY") {
+				t.Errorf("info finding not in system-out: %+v", c)
+			}
+		}
+		staging := doc.Suites[1]
+		if staging.Failures != 1 || staging.Cases[0].Failures[0].Type != model.CodeContextUnreachable {
+			t.Errorf("staging suite = %+v", staging)
+		}
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	lines := strings.Split(out, "\n")
+	header := lines[0]
+	col := strings.Index(header, "CODE")
+	if col < 0 {
+		t.Fatalf("no header:\n%s", out)
+	}
+	// Aligned: every finding row has its code starting under CODE.
+	for _, l := range lines[1:5] {
+		if !strings.HasPrefix(l[col:], "CONTEXT_UNREACHABLE") && !strings.HasPrefix(l[col:], "IP_TAKEN") &&
+			!strings.HasPrefix(l[col:], "RESTART_OOM") && !strings.HasPrefix(l[col:], "FAILED_STICKY") {
+			t.Errorf("row not aligned under CODE: %q", l)
+		}
+	}
+	for _, want := range []string{"EVIDENCE", "observed holder b-0 @2026-11-29T17:25:19Z", "inferred no logs expected",
+		"staging", "cannot reach cluster", "4 sandboxes, 4 pods: 2 error, 1 warning, 1 info. Score"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}

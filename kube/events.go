@@ -1,0 +1,86 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+)
+
+// Reads for restart forensics: Events and Nodes, fetched one object at a time
+// for the few Pods that restarted, never listed for the whole fleet. Each call
+// is bounded by the request timeout.
+
+// eventListLimit bounds one Event list: a Pod in a crash loop has a handful of
+// (aggregated) Events, a node a few dozen; more is noise, not evidence.
+const eventListLimit = 500
+
+// PodEvents lists the core/v1 Events about one Pod (involvedObject kind Pod
+// and name), oldest first as the server returns them. Events of a same-name
+// predecessor are included; callers tell them apart by involvedObject.uid.
+func (c *Clients) PodEvents(ctx context.Context, namespace, pod string) ([]corev1.Event, error) {
+	sel := fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": pod}.AsSelector()
+	evs, err := c.listEvents(ctx, namespace, sel.String())
+	if err != nil {
+		return nil, fmt.Errorf("listing events of pod %s/%s: %w", namespace, pod, err)
+	}
+	return evs, nil
+}
+
+// NamespaceEvents lists every Event of a namespace (up to a bound).
+func (c *Clients) NamespaceEvents(ctx context.Context, namespace string) ([]corev1.Event, error) {
+	evs, err := c.listEvents(ctx, namespace, "")
+	if err != nil {
+		return nil, fmt.Errorf("listing events of namespace %s: %w", namespace, err)
+	}
+	return evs, nil
+}
+
+// NodeEvents lists the Events about one Node. The kubelet and the node
+// lifecycle controller record them in the "default" namespace; they are
+// looked up across all namespaces first and, when that is forbidden (a
+// namespace-scoped user), in "default" only.
+func (c *Clients) NodeEvents(ctx context.Context, node string) ([]corev1.Event, error) {
+	sel := fields.Set{"involvedObject.kind": "Node", "involvedObject.name": node}.AsSelector().String()
+	evs, err := c.listEvents(ctx, metav1.NamespaceAll, sel)
+	if apierrors.IsForbidden(err) {
+		evs, err = c.listEvents(ctx, metav1.NamespaceDefault, sel)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing events of node %s: %w", node, err)
+	}
+	return evs, nil
+}
+
+// Node reads one Node (its conditions say whether it was NotReady or under
+// pressure around a termination).
+func (c *Clients) Node(ctx context.Context, name string) (*corev1.Node, error) {
+	ctx, cancel := c.requestContext(ctx)
+	defer cancel()
+	n, err := c.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading node %s: %w", name, err)
+	}
+	return n, nil
+}
+
+func (c *Clients) listEvents(ctx context.Context, namespace, fieldSelector string) ([]corev1.Event, error) {
+	ctx, cancel := c.requestContext(ctx)
+	defer cancel()
+	list, err := c.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: fieldSelector, Limit: eventListLimit})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// requestContext bounds one call by the request timeout, if there is one.
+func (c *Clients) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.RequestTimeout > 0 {
+		return context.WithTimeout(ctx, c.RequestTimeout)
+	}
+	return context.WithCancel(ctx)
+}

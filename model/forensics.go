@@ -1,0 +1,815 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+)
+
+// Restart forensics (incident 003): one symptom, "the container restarted",
+// three explanations with their own traces. A liveness kill happens at a
+// moment computable from the Pod's own probe config; an OOM kill is SIGKILL
+// from the kernel with no fixed offset; eviction and node trouble show on the
+// Pod's status and on the node. Every Evidence says whether it was read from
+// the API (observed) or computed (inferred), and a restart nothing explains
+// says what was checked and which kubectl command confirms it.
+
+// Kubernetes defaults applied when a field is unset.
+const (
+	DefaultFailureThreshold = 3
+	DefaultPeriodSeconds    = 10
+	DefaultGraceSeconds     = 30
+)
+
+// How far around a termination an Event or a node condition change still
+// counts as "around the termination". Events carry second resolution and the
+// kubelet records Killing before the container actually stops.
+const (
+	fxEventSlack      = 2 * time.Second
+	fxNodeTroubleNear = 5 * time.Minute
+	// fxNodeFirstReady: a node's Ready transition this soon after it was
+	// created is its registration, not a recovery from NotReady.
+	fxNodeFirstReady = 2 * time.Minute
+)
+
+// Exit codes of the two signals that end a container from outside.
+const (
+	fxExitSIGKILL = 137 // 128 + 9: killed (OOM, or the end of the grace period)
+	fxExitSIGTERM = 143 // 128 + 15: SIGTERM honoured
+)
+
+// NeedsForensics reports whether a Pod has something to explain: a container
+// that restarted or has a last termination, a main container killed by a
+// signal, or an eviction. The sweep fetches Events only for such Pods.
+func NeedsForensics(pod *corev1.Pod) bool {
+	if pod == nil {
+		return false
+	}
+	if fxPodEvicted(pod) || fxDisruptionTarget(pod) != nil {
+		return true
+	}
+	for i := range pod.Status.ContainerStatuses {
+		if _, ok := fxTerminationOf(&pod.Status.ContainerStatuses[i]); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// fxTerminationOf picks the termination a container status asks to explain: its
+// last termination (a restart), or, for a container that is not restarted
+// (restartPolicy Never, the engine's default), its current termination when a
+// signal or the OOM killer ended it. A clean exit of a dead Pod is not a
+// restart question; POD_DEAD already reports it.
+func fxTerminationOf(cs *corev1.ContainerStatus) (term *corev1.ContainerStateTerminated, ok bool) {
+	if t := cs.LastTerminationState.Terminated; t != nil {
+		return t, true
+	}
+	if cs.RestartCount > 0 {
+		return nil, true // restarted, but the kubelet kept no last state
+	}
+	if t := cs.State.Terminated; t != nil && (t.Reason == "OOMKilled" || t.ExitCode == fxExitSIGKILL || t.ExitCode == fxExitSIGTERM) {
+		return t, true
+	}
+	return nil, false
+}
+
+// Forensics explains every restart (or signal death) of pod's containers from
+// the Pod's status, its Events (Pod Events and, when fetched, Events of its
+// node: pass both in events), its node (may be nil) and its siblings (other
+// Pods of the same engine/pool; those that differ in image or liveness probe
+// are not used as a control). It returns one RESTART_* notice per container
+// with something to explain, plus one RESTART_EVICTED for an evicted Pod
+// whose containers left no termination to explain.
+func Forensics(pod *corev1.Pod, events []corev1.Event, node *corev1.Node, siblings []*corev1.Pod) []Notice {
+	if pod == nil {
+		return nil
+	}
+	podEvents, nodeEvents := fxSplitEvents(pod, events)
+	var out []Notice
+	for i := range pod.Status.ContainerStatuses {
+		cs := &pod.Status.ContainerStatuses[i]
+		term, ok := fxTerminationOf(cs)
+		if !ok {
+			continue
+		}
+		r := &fxRestartCase{pod: pod, cs: cs, term: term, spec: fxContainerSpec(pod, cs.Name),
+			podEvents: podEvents, nodeEvents: nodeEvents, node: node, hadEvents: len(events) > 0}
+		n := r.classify()
+		n.Evidence = append(n.Evidence, fxSiblingEvidence(pod, cs.Name, r.spec, siblings)...)
+		out = append(out, n)
+	}
+	if len(out) == 0 && (fxPodEvicted(pod) || fxDisruptionTarget(pod) != nil) {
+		r := &fxRestartCase{pod: pod, podEvents: podEvents, nodeEvents: nodeEvents, node: node, hadEvents: len(events) > 0}
+		out = append(out, r.evictedWithoutTermination())
+	}
+	return out
+}
+
+// fxRestartCase is one container termination being explained.
+type fxRestartCase struct {
+	pod        *corev1.Pod
+	cs         *corev1.ContainerStatus // nil for a Pod-level eviction
+	term       *corev1.ContainerStateTerminated
+	spec       *corev1.Container
+	podEvents  []corev1.Event
+	nodeEvents []corev1.Event
+	node       *corev1.Node
+	hadEvents  bool
+}
+
+func (r *fxRestartCase) classify() Notice {
+	live := r.liveness()
+	eviction := r.evictionEvidence()
+
+	switch {
+	case r.term != nil && r.term.Reason == "OOMKilled":
+		return r.oom(true, live, eviction)
+	case live.killing != nil || live.fitsWithoutKilling():
+		return r.livenessNotice(live, eviction)
+	case len(eviction) > 0:
+		return r.evicted(eviction, live)
+	case r.term != nil && r.term.ExitCode == fxExitSIGKILL:
+		return r.oom(false, live, eviction)
+	}
+	return r.unexplained(r.checkedLines(live))
+}
+
+// ---- liveness --------------------------------------------------------------
+
+// fxProbeParams are the liveness parameters the prediction uses, with where each
+// came from (the Pod's spec or a Kubernetes default).
+type fxProbeParams struct {
+	failureThreshold, period, grace int64
+	graceFromProbe                  bool
+	defaulted                       []string
+}
+
+func fxLivenessParams(pod *corev1.Pod, c *corev1.Container) fxProbeParams {
+	p := fxProbeParams{failureThreshold: DefaultFailureThreshold, period: DefaultPeriodSeconds, grace: DefaultGraceSeconds}
+	var probe *corev1.Probe
+	if c != nil {
+		probe = c.LivenessProbe
+	}
+	if probe != nil && probe.FailureThreshold > 0 {
+		p.failureThreshold = int64(probe.FailureThreshold)
+	} else {
+		p.defaulted = append(p.defaulted, "failureThreshold")
+	}
+	if probe != nil && probe.PeriodSeconds > 0 {
+		p.period = int64(probe.PeriodSeconds)
+	} else {
+		p.defaulted = append(p.defaulted, "periodSeconds")
+	}
+	switch {
+	case probe != nil && probe.TerminationGracePeriodSeconds != nil:
+		// A probe-level grace overrides the Pod's for liveness kills.
+		p.grace, p.graceFromProbe = *probe.TerminationGracePeriodSeconds, true
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		p.grace = *pod.Spec.TerminationGracePeriodSeconds
+	default:
+		p.defaulted = append(p.defaulted, "terminationGracePeriodSeconds")
+	}
+	return p
+}
+
+type fxLivenessFacts struct {
+	unhealthy     []corev1.Event // "Liveness probe failed" Events of this run
+	killing       *corev1.Event  // "failed liveness probe, will be restarted"
+	firstFailure  time.Time      // earliest Unhealthy of the run
+	firstExact    bool           // false when an aggregated Event spans runs
+	seenFirst     time.Time      // earliest time on the Unhealthy Events as written
+	lastFailure   time.Time
+	failures      int32
+	params        fxProbeParams
+	predictedTerm time.Time // SIGTERM: first failure + (threshold-1) x period
+	predictedKill time.Time // end of grace: + grace
+	fit           bool      // actual termination within tolerance of the prediction
+	diff          time.Duration
+	computed      bool
+}
+
+// fitsWithoutKilling: Unhealthy Events and a signal exit whose time matches
+// the prediction, though the Killing Event itself is gone (expired, or lost).
+func (l *fxLivenessFacts) fitsWithoutKilling() bool {
+	return len(l.unhealthy) > 0 && l.computed && l.fit
+}
+
+func (r *fxRestartCase) liveness() *fxLivenessFacts {
+	l := &fxLivenessFacts{params: fxLivenessParams(r.pod, r.spec)}
+	if r.cs == nil {
+		return l
+	}
+	from, to := r.runWindow()
+	for i := range r.podEvents {
+		e := &r.podEvents[i]
+		if !fxEventForContainer(e, r.cs.Name, len(r.pod.Spec.Containers) == 1) {
+			continue
+		}
+		first, last := EventSpan(e)
+		if !fxOverlaps(first, last, from, to) {
+			continue
+		}
+		switch {
+		case e.Reason == "Unhealthy" && strings.Contains(e.Message, "Liveness probe failed"):
+			l.unhealthy = append(l.unhealthy, *e)
+		case e.Reason == "Killing" && strings.Contains(e.Message, "failed liveness probe"):
+			if l.killing == nil || last.After(fxEventLast(l.killing)) {
+				ev := *e
+				l.killing = &ev
+			}
+		}
+	}
+	if len(l.unhealthy) == 0 && l.killing == nil {
+		return l
+	}
+	l.firstExact = len(l.unhealthy) > 0
+	if l.killing != nil && len(l.unhealthy) == 0 {
+		// The kubelet kills at the threshold failure: the Killing time is
+		// the last failure.
+		l.lastFailure = fxEventLast(l.killing)
+	}
+	for i := range l.unhealthy {
+		first, last := EventSpan(&l.unhealthy[i])
+		l.failures += fxEventCount(&l.unhealthy[i])
+		if l.seenFirst.IsZero() || first.Before(l.seenFirst) {
+			l.seenFirst = first
+		}
+		if !from.IsZero() && first.Before(from.Add(-fxEventSlack)) {
+			// The kubelet aggregated this run's failures into an Event that
+			// began in an earlier run: its first time is not this run's.
+			l.firstExact = false
+			first = time.Time{}
+		}
+		if !first.IsZero() && (l.firstFailure.IsZero() || first.Before(l.firstFailure)) {
+			l.firstFailure = first
+		}
+		if last.After(l.lastFailure) {
+			l.lastFailure = last
+		}
+	}
+	p := l.params
+	thresholdAfter := time.Duration(p.failureThreshold-1) * time.Duration(p.period) * time.Second
+	if l.firstFailure.IsZero() {
+		// Only the last failure of the run is known; it is the threshold one
+		// when the kubelet killed at it, so count back to the first.
+		l.firstFailure = l.lastFailure.Add(-thresholdAfter)
+	}
+	l.predictedTerm = l.firstFailure.Add(thresholdAfter)
+	l.predictedKill = l.predictedTerm.Add(time.Duration(p.grace) * time.Second)
+	if r.term != nil && !r.term.FinishedAt.IsZero() {
+		l.computed = true
+		actual := r.term.FinishedAt.Time
+		tol := time.Duration(p.period) * time.Second
+		l.diff = actual.Sub(l.predictedKill)
+		if r.term.ExitCode == fxExitSIGTERM {
+			// SIGTERM honoured: it stops anywhere between the signal and the
+			// end of the grace period.
+			l.fit = !actual.Before(l.predictedTerm.Add(-tol)) && !actual.After(l.predictedKill.Add(tol))
+		} else {
+			l.fit = fxAbsDuration(l.diff) <= tol
+		}
+	}
+	return l
+}
+
+func (r *fxRestartCase) livenessNotice(l *fxLivenessFacts, eviction []Evidence) Notice {
+	n := r.notice(CodeRestartLiveness)
+	p := l.params
+	at := r.finishedAt()
+	n.Message = fmt.Sprintf("%s: killed by its liveness probe%s", r.subject(), r.exitSuffix())
+	switch {
+	case l.computed && r.term.ExitCode == fxExitSIGTERM:
+		n.Message += fmt.Sprintf(" at %s (SIGTERM predicted %s, %s; grace ends %s)", fxClock(*at), fxClock(l.predictedTerm), fxSignedSeconds((*at).Sub(l.predictedTerm)), fxClock(l.predictedKill))
+	case l.computed:
+		n.Message += fmt.Sprintf(" at %s (predicted %s, %s)", fxClock(*at), fxClock(l.predictedKill), fxSignedSeconds(l.diff))
+	}
+	if len(l.unhealthy) == 0 {
+		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred, At: fxTimePtr(l.firstFailure),
+			Text: fmt.Sprintf("no Unhealthy Event for this run (expired?): the Killing time is taken as the threshold failure, so the first failure = Killing − (failureThreshold−1) × periodSeconds = %s", fxClock(l.firstFailure))})
+	} else {
+		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, At: fxTimePtr(l.seenFirst),
+			Text: fmt.Sprintf("%d Unhealthy Event(s) \"Liveness probe failed\" overlapping this run (%d failed probe(s) counted), first at %s, last at %s: %s",
+				len(l.unhealthy), l.failures, fxClock(l.seenFirst), fxClock(l.lastFailure), fxOneLineMsg(l.unhealthy[0].Message))})
+		if !l.firstExact {
+			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred, At: fxTimePtr(l.firstFailure),
+				Text: fmt.Sprintf("the Unhealthy Event was aggregated across runs (it began before this run started), so this run's first failure is taken as last failure − (failureThreshold−1) × periodSeconds = %s", fxClock(l.firstFailure))})
+		}
+	}
+	if l.killing != nil {
+		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, At: fxTimePtr(fxEventLast(l.killing)),
+			Text: fmt.Sprintf("Killing Event at %s: %s", fxClock(fxEventLast(l.killing)), fxOneLineMsg(l.killing.Message))})
+	} else {
+		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+			Text: "no Killing Event for this run (expired or not recorded); the kill is inferred from the failed probes and the timing"})
+	}
+	if r.term != nil {
+		n.Evidence = append(n.Evidence, r.lastStateEvidence())
+	}
+	n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: fxProbeConfigText(p)})
+	if l.computed {
+		ft, per, gr := p.failureThreshold, p.period, p.grace
+		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred, At: fxTimePtr(l.predictedKill),
+			Text: fmt.Sprintf("predicted restart = first failure + (failureThreshold − 1) × periodSeconds + terminationGracePeriodSeconds = %s + (%d − 1) × %ds + %ds = %s; actual termination %s; difference %s (tolerance ±%ds)",
+				fxClock(l.firstFailure), ft, per, gr, fxClock(l.predictedKill), fxClock(*at), fxSignedSeconds(l.diff), per)})
+		verdict := "fits"
+		if !l.fit {
+			verdict = "does NOT fit"
+		}
+		switch r.term.ExitCode {
+		case fxExitSIGTERM:
+			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+				Text: fmt.Sprintf("exit 143: SIGTERM honoured, so it may stop anywhere between the signal at first failure + (failureThreshold − 1) × periodSeconds = %s and the end of the grace period (%s); actual − signal = %s: the timing %s; shutdown logs are expected",
+					fxClock(l.predictedTerm), fxClock(l.predictedKill), fxSignedSeconds((*at).Sub(l.predictedTerm)), verdict)})
+		case fxExitSIGKILL:
+			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+				Text: fmt.Sprintf("exit 137: SIGTERM ignored (a blocked process), killed when the grace period ended: the timing %s", verdict)})
+		default:
+			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+				Text: fmt.Sprintf("exit %d: the timing %s the liveness formula", r.term.ExitCode, verdict)})
+		}
+	}
+	n.Evidence = append(n.Evidence, eviction...)
+	return n
+}
+
+func fxProbeConfigText(p fxProbeParams) string {
+	grace := fmt.Sprintf("terminationGracePeriodSeconds %d", p.grace)
+	if p.graceFromProbe {
+		grace += " (the probe's own, overriding the Pod's)"
+	}
+	s := fmt.Sprintf("liveness probe: failureThreshold %d, periodSeconds %d; %s", p.failureThreshold, p.period, grace)
+	if len(p.defaulted) > 0 {
+		s += " (Kubernetes defaults for unset " + strings.Join(p.defaulted, ", ") + ")"
+	}
+	return s
+}
+
+// ---- OOM ---------------------------------------------------------------------
+
+func (r *fxRestartCase) oom(observed bool, l *fxLivenessFacts, eviction []Evidence) Notice {
+	n := r.notice(CodeRestartOOM)
+	limit := ""
+	if r.spec != nil {
+		if q, ok := r.spec.Resources.Limits[corev1.ResourceMemory]; ok {
+			limit = q.String()
+		}
+	}
+	if observed {
+		n.Message = fmt.Sprintf("%s: OOMKilled%s", r.subject(), r.exitSuffix())
+	} else {
+		n.Message = fmt.Sprintf("%s: SIGKILL (exit 137)", r.subject())
+	}
+	if at := r.finishedAt(); at != nil {
+		n.Message += " at " + fxClock(*at)
+	}
+	if !observed {
+		n.Message += " with no liveness kill or eviction: most likely out of memory"
+	}
+	if limit != "" {
+		n.Message += ", memory limit " + limit
+	}
+	n.Evidence = append(n.Evidence, r.lastStateEvidence())
+	if limit != "" {
+		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: "memory limit " + limit})
+	} else {
+		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: "no memory limit set: the kill came from node memory pressure or a cgroup above the container"})
+	}
+	if !observed {
+		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+			Text: fmt.Sprintf("exit 137 = SIGKILL; reason %q is not OOMKilled, but no liveness kill and no eviction or node trouble explain the signal", r.term.Reason)})
+	}
+	n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l))
+	n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+		Text: "an OOM kill is SIGKILL from the kernel: no shutdown logs are expected and there is no fixed offset to predict its time"})
+	n.Evidence = append(n.Evidence, eviction...)
+	if !observed {
+		n.Message += "; confirm: " + r.confirmCommands()
+	}
+	return n
+}
+
+func (r *fxRestartCase) noLivenessKillEvidence(l *fxLivenessFacts) Evidence {
+	switch {
+	case l.killing != nil:
+		return Evidence{Kind: Observed, At: fxTimePtr(fxEventLast(l.killing)), Text: "a liveness Killing Event exists too: " + fxOneLineMsg(l.killing.Message)}
+	case len(l.unhealthy) > 0:
+		return Evidence{Kind: Observed, Text: fmt.Sprintf("%d failed liveness probe(s) in the run but no Killing Event, and the timing does not fit the probe config", l.failures)}
+	case !r.hadEvents:
+		return Evidence{Kind: Observed, Text: "no Events recorded for the Pod (Events expire after the API server's --event-ttl, 1h by default), so a liveness kill cannot be ruled out by Events"}
+	}
+	return Evidence{Kind: Observed, Text: "no Unhealthy/Killing liveness Event in this run"}
+}
+
+// ---- eviction / node trouble -------------------------------------------------
+
+func fxPodEvicted(pod *corev1.Pod) bool { return pod.Status.Reason == "Evicted" }
+
+func fxDisruptionTarget(pod *corev1.Pod) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		c := &pod.Status.Conditions[i]
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
+// evictionEvidence collects what points at eviction or node trouble around
+// the termination: all observed.
+func (r *fxRestartCase) evictionEvidence() []Evidence {
+	var ev []Evidence
+	pod := r.pod
+	if fxPodEvicted(pod) {
+		ev = append(ev, Evidence{Kind: Observed, Text: "Pod status.reason Evicted: " + fxOneLineMsg(pod.Status.Message)})
+	}
+	if c := fxDisruptionTarget(pod); c != nil {
+		ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(c.LastTransitionTime.Time),
+			Text: fmt.Sprintf("condition DisruptionTarget=True reason %s: %s", c.Reason, fxOneLineMsg(c.Message))})
+	}
+	at := r.finishedAt()
+	for i := range r.podEvents {
+		e := &r.podEvents[i]
+		if e.Reason == "Evicted" || e.Reason == "Preempted" || e.Reason == "Preempting" {
+			ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(fxEventLast(e)), Text: fmt.Sprintf("%s Event: %s", e.Reason, fxOneLineMsg(e.Message))})
+		}
+	}
+	if r.node != nil {
+		for _, c := range r.node.Status.Conditions {
+			if !fxNodeConditionBad(c) {
+				continue
+			}
+			since := c.LastTransitionTime.Time
+			if at == nil || since.IsZero() || !since.After(at.Add(fxNodeTroubleNear)) {
+				ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(since),
+					Text: fmt.Sprintf("node %s condition %s=%s since %s (%s)", r.node.Name, c.Type, c.Status, fxClock(since), fxOneLineMsg(c.Message))})
+			}
+		}
+		if at != nil {
+			for _, c := range r.node.Status.Conditions {
+				// A Ready transition right after the node registered is its
+				// first Ready, not a recovery.
+				firstReady := !r.node.CreationTimestamp.IsZero() && c.LastTransitionTime.Sub(r.node.CreationTimestamp.Time) < fxNodeFirstReady
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && !firstReady && fxNear(c.LastTransitionTime.Time, *at, fxNodeTroubleNear) {
+					ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(c.LastTransitionTime.Time),
+						Text: fmt.Sprintf("node %s became Ready at %s, %s from the termination (it was not Ready before)", r.node.Name, fxClock(c.LastTransitionTime.Time), fxSignedSeconds(c.LastTransitionTime.Sub(*at)))})
+				}
+			}
+		}
+	}
+	for i := range r.nodeEvents {
+		e := &r.nodeEvents[i]
+		first, last := EventSpan(e)
+		if at != nil && !fxOverlaps(first, last, at.Add(-fxNodeTroubleNear), at.Add(fxNodeTroubleNear)) {
+			continue
+		}
+		if !fxNodeTroubleReason(e.Reason) {
+			continue
+		}
+		ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(last),
+			Text: fmt.Sprintf("node Event %s at %s: %s", e.Reason, fxClock(last), fxOneLineMsg(e.Message))})
+	}
+	return ev
+}
+
+func fxNodeConditionBad(c corev1.NodeCondition) bool {
+	switch c.Type {
+	case corev1.NodeReady:
+		return c.Status != corev1.ConditionTrue
+	case corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure, corev1.NodeNetworkUnavailable:
+		return c.Status == corev1.ConditionTrue
+	}
+	return false
+}
+
+// fxNodeTroubleReason: Events a kubelet or the node lifecycle controller
+// records about a node that can take its Pods down.
+func fxNodeTroubleReason(reason string) bool {
+	switch reason {
+	case "NodeNotReady", "Rebooted", "NodeHasInsufficientMemory", "NodeHasDiskPressure", "NodeHasInsufficientPID",
+		"EvictionThresholdMet", "SystemOOM", "Starting", "KubeletHasInsufficientMemory", "NodeShutdown",
+		"TerminatingEvictedPod", "DeletingNode", "RemovingNode":
+		return true
+	}
+	return false
+}
+
+func (r *fxRestartCase) evicted(eviction []Evidence, l *fxLivenessFacts) Notice {
+	n := r.notice(CodeRestartEvicted)
+	n.Message = fmt.Sprintf("%s: evicted or hit by node trouble%s", r.subject(), r.exitSuffix())
+	if at := r.finishedAt(); at != nil {
+		n.Message += " at " + fxClock(*at)
+	}
+	n.Message += ": " + eviction[0].Text
+	if r.term != nil {
+		n.Evidence = append(n.Evidence, r.lastStateEvidence())
+	}
+	n.Evidence = append(n.Evidence, eviction...)
+	if r.cs != nil {
+		n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l))
+	}
+	n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+		Text: "node-level causes hit co-located Pods too: check the other Pods on node " + fxOrDash(r.pod.Spec.NodeName)})
+	return n
+}
+
+func (r *fxRestartCase) evictedWithoutTermination() Notice {
+	ev := r.evictionEvidence()
+	n := r.notice(CodeRestartEvicted)
+	n.Message = fmt.Sprintf("Pod %s evicted: %s", r.pod.Name, ev[0].Text)
+	n.Evidence = ev
+	return n
+}
+
+// ---- unexplained -------------------------------------------------------------
+
+func (r *fxRestartCase) checkedLines(l *fxLivenessFacts) []string {
+	var c []string
+	if r.term != nil {
+		c = append(c, fmt.Sprintf("last termination: reason %s, exit %d (not OOMKilled, not a SIGKILL)", fxOrDash(r.term.Reason), r.term.ExitCode))
+	} else {
+		c = append(c, fmt.Sprintf("restartCount %d but no lastState.terminated recorded (the kubelet lost it, e.g. after a node restart)", r.cs.RestartCount))
+	}
+	switch {
+	case !r.hadEvents:
+		c = append(c, "no Events recorded for the Pod (they expire after the API server's --event-ttl, 1h by default)")
+	case len(l.unhealthy) > 0:
+		c = append(c, fmt.Sprintf("%d failed liveness probe(s) but no Killing Event and the timing does not fit", l.failures))
+	default:
+		c = append(c, "no Unhealthy/Killing liveness Event in the run")
+	}
+	c = append(c, "not evicted, no DisruptionTarget condition")
+	if r.node == nil {
+		c = append(c, "node conditions not available")
+	} else {
+		c = append(c, fmt.Sprintf("node %s showed no NotReady/pressure condition near the termination", r.node.Name))
+	}
+	return c
+}
+
+func (r *fxRestartCase) unexplained(checked []string) Notice {
+	n := r.notice(CodeRestartUnexplained)
+	n.Message = fmt.Sprintf("%s%s: not explained by OOM, liveness probe or eviction; confirm: %s", r.subject(), r.exitSuffix(), r.confirmCommands())
+	if r.term != nil {
+		n.Evidence = append(n.Evidence, r.lastStateEvidence())
+		if r.term.ExitCode != 0 && r.term.ExitCode < 128 {
+			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+				Text: fmt.Sprintf("exit %d is not a signal: the process exited on its own; its log says why: kubectl logs -n %s %s -c %s --previous",
+					r.term.ExitCode, r.pod.Namespace, r.pod.Name, r.cs.Name)})
+		}
+	}
+	n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: "checked: " + strings.Join(checked, "; ")})
+	return n
+}
+
+func (r *fxRestartCase) confirmCommands() string {
+	return fmt.Sprintf("kubectl describe pod -n %s %s; kubectl get events -n %s --field-selector involvedObject.name=%s",
+		r.pod.Namespace, r.pod.Name, r.pod.Namespace, r.pod.Name)
+}
+
+// ---- siblings ----------------------------------------------------------------
+
+// fxSiblingEvidence compares a restart with the siblings that differ from the
+// Pod in nothing that matters: same container image and same liveness probe.
+// A control is only valid if it differs in one variable.
+func fxSiblingEvidence(pod *corev1.Pod, container string, spec *corev1.Container, siblings []*corev1.Pod) []Evidence {
+	if spec == nil || len(siblings) == 0 {
+		return nil
+	}
+	var control, restarted, differ int
+	var names []string
+	for _, s := range siblings {
+		if s == nil || s.UID == pod.UID && s.Name == pod.Name && s.Namespace == pod.Namespace {
+			continue
+		}
+		sc := fxContainerSpec(s, container)
+		if sc == nil || sc.Image != spec.Image || !equality.Semantic.DeepEqual(sc.LivenessProbe, spec.LivenessProbe) {
+			differ++
+			continue
+		}
+		control++
+		for _, cs := range s.Status.ContainerStatuses {
+			if cs.Name == container && (cs.RestartCount > 0 || cs.LastTerminationState.Terminated != nil) {
+				restarted++
+				if len(names) < 3 {
+					names = append(names, s.Name)
+				}
+			}
+		}
+	}
+	var ev []Evidence
+	if control > 0 {
+		text := fmt.Sprintf("%d of %d siblings (same image and liveness probe) restarted", restarted, control)
+		switch {
+		case restarted == 0:
+			text += ": the cause is specific to this Pod's workload, not its image or probe config"
+		default:
+			text += " (" + strings.Join(names, ", ") + "): a shared cause (image, probe config, node or load) is likely"
+		}
+		ev = append(ev, Evidence{Kind: Observed, Text: text})
+	}
+	if differ > 0 {
+		ev = append(ev, Evidence{Kind: Observed,
+			Text: fmt.Sprintf("%d sibling(s) differ in image or liveness probe config: not used as a control", differ)})
+	}
+	return ev
+}
+
+// ---- helpers -----------------------------------------------------------------
+
+func (r *fxRestartCase) notice(code string) Notice {
+	return Notice{Code: code, Severity: SeverityWarning, Pod: r.pod.Name}
+}
+
+// subject names what is being explained: "container sandbox restarted 3×".
+func (r *fxRestartCase) subject() string {
+	if r.cs == nil {
+		return "Pod " + r.pod.Name
+	}
+	if r.cs.RestartCount > 0 {
+		return fmt.Sprintf("container %s restarted %d×", r.cs.Name, r.cs.RestartCount)
+	}
+	return fmt.Sprintf("container %s terminated", r.cs.Name)
+}
+
+func (r *fxRestartCase) exitSuffix() string {
+	if r.term == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (exit %d)", r.term.ExitCode)
+}
+
+func (r *fxRestartCase) finishedAt() *time.Time {
+	if r.term == nil || r.term.FinishedAt.IsZero() {
+		return nil
+	}
+	t := r.term.FinishedAt.Time
+	return &t
+}
+
+func (r *fxRestartCase) lastStateEvidence() Evidence {
+	t := r.term
+	which := "lastState.terminated"
+	if r.cs.LastTerminationState.Terminated == nil {
+		which = "state.terminated"
+	}
+	text := fmt.Sprintf("%s of container %s: reason %s, exit %d, started %s, finished %s",
+		which, r.cs.Name, fxOrDash(t.Reason), t.ExitCode, fxClockOrDash(t.StartedAt.Time), fxClockOrDash(t.FinishedAt.Time))
+	if t.Signal != 0 {
+		text += fmt.Sprintf(", signal %d", t.Signal)
+	}
+	if t.Message != "" {
+		text += ": " + fxOneLineMsg(t.Message)
+	}
+	return Evidence{Kind: Observed, Text: text, At: r.finishedAt()}
+}
+
+// runWindow is the time the terminated run lasted; zero bounds are open.
+func (r *fxRestartCase) runWindow() (from, to time.Time) {
+	if r.term == nil {
+		return time.Time{}, time.Time{}
+	}
+	if !r.term.StartedAt.IsZero() {
+		from = r.term.StartedAt.Time.Add(-fxEventSlack)
+	}
+	if !r.term.FinishedAt.IsZero() {
+		to = r.term.FinishedAt.Time.Add(fxEventSlack)
+	}
+	return from, to
+}
+
+func fxContainerSpec(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+// fxSplitEvents keeps the Events about this Pod (same UID when the Event names
+// one: a same-name predecessor's Events are not this Pod's) and about its node.
+func fxSplitEvents(pod *corev1.Pod, events []corev1.Event) (podEvents, nodeEvents []corev1.Event) {
+	for _, e := range events {
+		switch {
+		case e.InvolvedObject.Kind == "Node":
+			if pod.Spec.NodeName == "" || e.InvolvedObject.Name == pod.Spec.NodeName {
+				nodeEvents = append(nodeEvents, e)
+			}
+		case (e.InvolvedObject.Kind == "Pod" || e.InvolvedObject.Kind == "") && e.InvolvedObject.Name == pod.Name &&
+			(e.InvolvedObject.UID == "" || e.InvolvedObject.UID == pod.UID):
+			podEvents = append(podEvents, e)
+		}
+	}
+	sort.SliceStable(podEvents, func(i, j int) bool { return fxEventLast(&podEvents[i]).Before(fxEventLast(&podEvents[j])) })
+	return podEvents, nodeEvents
+}
+
+// fxEventForContainer: the kubelet names the container in fieldPath
+// ("spec.containers{sandbox}") and in the message ("Container sandbox ...").
+func fxEventForContainer(e *corev1.Event, container string, only bool) bool {
+	if fp := e.InvolvedObject.FieldPath; fp != "" {
+		return fp == "spec.containers{"+container+"}"
+	}
+	return only || strings.Contains(e.Message, "Container "+container+" ")
+}
+
+// EventSpan returns when an Event was first and last observed, from whichever
+// fields its writer filled: core/v1 first/last timestamps, or the events.k8s.io
+// eventTime and series.
+func EventSpan(e *corev1.Event) (first, last time.Time) {
+	first = e.FirstTimestamp.Time
+	if first.IsZero() {
+		first = e.EventTime.Time
+	}
+	if first.IsZero() {
+		first = e.CreationTimestamp.Time
+	}
+	last = e.LastTimestamp.Time
+	if e.Series != nil && e.Series.LastObservedTime.After(last) {
+		last = e.Series.LastObservedTime.Time
+	}
+	if last.IsZero() || last.Before(first) {
+		last = first
+	}
+	return first, last
+}
+
+func fxEventLast(e *corev1.Event) time.Time {
+	_, last := EventSpan(e)
+	return last
+}
+
+func fxEventCount(e *corev1.Event) int32 {
+	if e.Series != nil && e.Series.Count > 0 {
+		return e.Series.Count
+	}
+	if e.Count > 0 {
+		return e.Count
+	}
+	return 1
+}
+
+// fxOverlaps: [first,last] meets [from,to]; zero bounds of the window are open.
+func fxOverlaps(first, last, from, to time.Time) bool {
+	if !from.IsZero() && last.Before(from) {
+		return false
+	}
+	if !to.IsZero() && first.After(to) {
+		return false
+	}
+	return true
+}
+
+func fxNear(a, b time.Time, d time.Duration) bool {
+	return !a.IsZero() && fxAbsDuration(a.Sub(b)) <= d
+}
+
+func fxAbsDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func fxClock(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05Z")
+}
+
+func fxClockOrDash(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return fxClock(t)
+}
+
+func fxSignedSeconds(d time.Duration) string {
+	s := d.Round(100 * time.Millisecond).Seconds()
+	return fmt.Sprintf("%+gs", s)
+}
+
+func fxTimePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func fxOrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func fxOneLineMsg(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:197] + "..."
+	}
+	return s
+}

@@ -1,0 +1,514 @@
+package model
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+var t0 = time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+
+func at(sec float64) metav1.Time {
+	return metav1.NewTime(t0.Add(time.Duration(sec * float64(time.Second))))
+}
+
+type podOpt func(*corev1.Pod)
+
+func fxPod(opts ...podOpt) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "sbx-0", Namespace: "ns", UID: "uid-1"},
+		Spec: corev1.PodSpec{
+			NodeName: "node-a",
+			Containers: []corev1.Container{{
+				Name:  "sandbox",
+				Image: "registry.example/eval:1",
+			}},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+func withProbe(threshold, period int32, grace *int64) podOpt {
+	return func(p *corev1.Pod) {
+		p.Spec.Containers[0].LivenessProbe = &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz"}},
+			FailureThreshold: threshold, PeriodSeconds: period,
+		}
+		p.Spec.TerminationGracePeriodSeconds = grace
+	}
+}
+
+func withLast(restarts int32, reason string, exit int32, started, finished float64) podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+			Name: "sandbox", RestartCount: restarts, Image: p.Spec.Containers[0].Image,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at(finished + 1)}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				Reason: reason, ExitCode: exit, StartedAt: at(started), FinishedAt: at(finished)}},
+		}}
+	}
+}
+
+func withMemLimit(q string) podOpt {
+	return func(p *corev1.Pod) {
+		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)}
+	}
+}
+
+func podEvent(uid types.UID, reason, msg string, first, last float64, count int32) corev1.Event {
+	return corev1.Event{
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "sbx-0", UID: uid, FieldPath: "spec.containers{sandbox}"},
+		Reason:         reason, Message: msg, Type: corev1.EventTypeWarning,
+		FirstTimestamp: at(first), LastTimestamp: at(last), Count: count,
+	}
+}
+
+// seriesEvent is an Event as written through events.k8s.io/v1 and read back
+// as core/v1: eventTime and series, no first/last timestamps.
+func seriesEvent(reason, msg string, first, last float64, count int32) corev1.Event {
+	e := corev1.Event{
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "sbx-0", UID: "uid-1", FieldPath: "spec.containers{sandbox}"},
+		Reason:         reason, Message: msg, Type: corev1.EventTypeWarning,
+		EventTime: metav1.NewMicroTime(t0.Add(time.Duration(first * float64(time.Second)))),
+	}
+	if count > 1 {
+		e.Series = &corev1.EventSeries{Count: count, LastObservedTime: metav1.NewMicroTime(t0.Add(time.Duration(last * float64(time.Second))))}
+	}
+	return e
+}
+
+const (
+	unhealthyMsg = "Liveness probe failed: Get \"http://10.0.0.5:8080/healthz\": context deadline exceeded"
+	killingMsg   = "Container sandbox failed liveness probe, will be restarted"
+)
+
+type wantEvidence struct {
+	kind EvidenceKind
+	text string // substring
+}
+
+func TestForensics(t *testing.T) {
+	healthyNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+		{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: at(-86400)},
+		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, LastTransitionTime: at(-86400)},
+	}}}
+	notReadyNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+		{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, LastTransitionTime: at(140), Message: "Kubelet stopped posting node status."},
+	}}}
+
+	tests := []struct {
+		name     string
+		pod      *corev1.Pod
+		events   []corev1.Event
+		node     *corev1.Node
+		siblings []*corev1.Pod
+		wantCode string // "" = no notice
+		wantMsg  []string
+		want     []wantEvidence
+		notWant  []string
+	}{
+		{
+			// Incident 003: blocked at ~100 s, probes fail at 100, 110, 120;
+			// Killing at 120; SIGTERM ignored; SIGKILL at 150 (grace 30).
+			name: "liveness kill, SIGTERM ignored, predicted and actual within 1 s",
+			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150.6)),
+			events: []corev1.Event{
+				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100.2, 120.2, 3),
+				podEvent("uid-1", "Killing", killingMsg, 120.2, 120.2, 1),
+			},
+			node:     healthyNode,
+			wantCode: CodeRestartLiveness,
+			wantMsg:  []string{"killed by its liveness probe", "predicted 2026-11-29T17:02:30Z", "+0.4s"},
+			want: []wantEvidence{
+				{Observed, "Unhealthy Event(s) \"Liveness probe failed\""},
+				{Observed, "3 failed probe(s)"},
+				{Observed, "Killing Event at 2026-11-29T17:02:00Z"},
+				{Observed, "lastState.terminated of container sandbox: reason Error, exit 137"},
+				{Observed, "liveness probe: failureThreshold 3, periodSeconds 10; terminationGracePeriodSeconds 30"},
+				{Inferred, "= 2026-11-29T17:01:40Z + (3 − 1) × 10s + 30s = 2026-11-29T17:02:30Z; actual termination 2026-11-29T17:02:30Z; difference +0.4s (tolerance ±10s)"},
+				{Inferred, "exit 137: SIGTERM ignored"},
+				{Inferred, "timing fits"},
+			},
+			notWant: []string{"NOT fit"},
+		},
+		{
+			name: "liveness kill, SIGTERM honoured (143) right after the Killing event",
+			pod:  fxPod(withProbe(5, 6, ptr.To[int64](60)), withLast(2, "Error", 143, 0, 226)),
+			events: []corev1.Event{
+				podEvent("uid-1", "Unhealthy", unhealthyMsg, 200, 224, 5),
+				podEvent("uid-1", "Killing", killingMsg, 224, 224, 1),
+			},
+			wantCode: CodeRestartLiveness,
+			want: []wantEvidence{
+				{Inferred, "(5 − 1) × 6s + 60s"},
+				{Inferred, "exit 143: SIGTERM honoured"},
+				{Inferred, "actual − signal = +2s"},
+				{Inferred, "the timing fits"},
+				{Observed, "Killing Event"},
+			},
+		},
+		{
+			name: "liveness with Kubernetes defaults, events written through events.k8s.io (eventTime + series)",
+			pod:  fxPod(withProbe(0, 0, nil), withLast(1, "Error", 137, 0, 50)),
+			events: []corev1.Event{
+				seriesEvent("Unhealthy", unhealthyMsg, 0, 20, 3),
+				seriesEvent("Killing", killingMsg, 20, 20, 1),
+			},
+			wantCode: CodeRestartLiveness,
+			want: []wantEvidence{
+				{Observed, "failureThreshold 3, periodSeconds 10; terminationGracePeriodSeconds 30 (Kubernetes defaults for unset failureThreshold, periodSeconds, terminationGracePeriodSeconds)"},
+				{Inferred, "= 2026-11-29T17:00:00Z + (3 − 1) × 10s + 30s = 2026-11-29T17:00:50Z"},
+				{Inferred, "difference +0s"},
+			},
+		},
+		{
+			name: "liveness from failed probes and timing alone, Killing event gone",
+			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 151)),
+			events: []corev1.Event{
+				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3),
+			},
+			wantCode: CodeRestartLiveness,
+			want: []wantEvidence{
+				{Inferred, "no Killing Event for this run"},
+				{Inferred, "difference +1s"},
+			},
+		},
+		{
+			name: "liveness Event aggregated across runs: first failure counted back from the last",
+			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 1000, 1150)),
+			events: []corev1.Event{
+				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 1120, 6),
+				podEvent("uid-1", "Killing", killingMsg, 120, 1120, 2),
+			},
+			wantCode: CodeRestartLiveness,
+			want: []wantEvidence{
+				{Inferred, "aggregated across runs"},
+				{Inferred, "2026-11-29T17:18:20Z + (3 − 1) × 10s + 30s = 2026-11-29T17:19:10Z"},
+			},
+		},
+		{
+			name: "probe-level terminationGracePeriodSeconds overrides the Pod's",
+			pod: fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 125), func(p *corev1.Pod) {
+				p.Spec.Containers[0].LivenessProbe.TerminationGracePeriodSeconds = ptr.To[int64](5)
+			}),
+			events:   []corev1.Event{podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3), podEvent("uid-1", "Killing", killingMsg, 120, 120, 1)},
+			wantCode: CodeRestartLiveness,
+			want: []wantEvidence{
+				{Observed, "terminationGracePeriodSeconds 5 (the probe's own"},
+				{Inferred, "+ 5s = 2026-11-29T17:02:05Z"},
+				{Inferred, "timing fits"},
+			},
+		},
+		{
+			name: "liveness Killing observed but the timing does not fit",
+			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 400)),
+			events: []corev1.Event{
+				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3),
+				podEvent("uid-1", "Killing", killingMsg, 120, 120, 1),
+			},
+			wantCode: CodeRestartLiveness,
+			want:     []wantEvidence{{Inferred, "timing does NOT fit"}, {Inferred, "difference +250s"}},
+		},
+		{
+			name:     "OOMKilled observed",
+			pod:      fxPod(withProbe(3, 10, nil), withMemLimit("256Mi"), withLast(3, "OOMKilled", 137, 0, 42)),
+			events:   []corev1.Event{podEvent("uid-1", "Pulled", "Container image already present", 0, 0, 1)},
+			node:     healthyNode,
+			wantCode: CodeRestartOOM,
+			wantMsg:  []string{"container sandbox restarted 3×: OOMKilled (exit 137) at 2026-11-29T17:00:42Z, memory limit 256Mi"},
+			want: []wantEvidence{
+				{Observed, "reason OOMKilled, exit 137"},
+				{Observed, "memory limit 256Mi"},
+				{Observed, "no Unhealthy/Killing liveness Event"},
+				{Inferred, "no shutdown logs are expected"},
+			},
+			notWant: []string{"most likely"},
+		},
+		{
+			name:     "exit 137 without a liveness kill: OOM inferred",
+			pod:      fxPod(withLast(1, "Error", 137, 0, 42)),
+			node:     healthyNode,
+			wantCode: CodeRestartOOM,
+			wantMsg:  []string{"most likely out of memory", "kubectl describe pod -n ns sbx-0"},
+			want: []wantEvidence{
+				{Observed, "reason Error, exit 137"},
+				{Inferred, "exit 137 = SIGKILL"},
+				{Observed, "no Events recorded for the Pod"},
+				{Observed, "no memory limit set"},
+			},
+		},
+		{
+			name: "a same-name predecessor's liveness Events are not this Pod's",
+			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
+			events: []corev1.Event{
+				podEvent("uid-OLD", "Unhealthy", unhealthyMsg, 100, 120, 3),
+				podEvent("uid-OLD", "Killing", killingMsg, 120, 120, 1),
+			},
+			wantCode: CodeRestartOOM,
+			want:     []wantEvidence{{Inferred, "exit 137 = SIGKILL"}},
+		},
+		{
+			name: "evicted Pod without container statuses",
+			pod: fxPod(func(p *corev1.Pod) {
+				p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted"
+				p.Status.Message = "The node was low on resource: memory."
+			}),
+			wantCode: CodeRestartEvicted,
+			wantMsg:  []string{"Pod sbx-0 evicted"},
+			want:     []wantEvidence{{Observed, "Pod status.reason Evicted: The node was low on resource: memory."}},
+		},
+		{
+			name: "DisruptionTarget condition explains a SIGKILL",
+			pod: fxPod(withLast(1, "Error", 137, 0, 60), func(p *corev1.Pod) {
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+					Reason: "TerminationByKubelet", Message: "node shutdown", LastTransitionTime: at(55)}}
+			}),
+			wantCode: CodeRestartEvicted,
+			want: []wantEvidence{
+				{Observed, "condition DisruptionTarget=True reason TerminationByKubelet"},
+				{Inferred, "co-located Pods"},
+			},
+		},
+		{
+			name:     "node NotReady around the termination",
+			pod:      fxPod(withLast(1, "Error", 137, 0, 150)),
+			node:     notReadyNode,
+			wantCode: CodeRestartEvicted,
+			want:     []wantEvidence{{Observed, "node node-a condition Ready=Unknown since 2026-11-29T17:02:20Z"}},
+		},
+		{
+			name: "node Event near the termination",
+			pod:  fxPod(withLast(1, "Error", 255, 0, 150)),
+			events: []corev1.Event{{
+				InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "node-a"},
+				Reason:         "Rebooted", Message: "Node node-a has been rebooted, boot id: 1234",
+				FirstTimestamp: at(170), LastTimestamp: at(170), Count: 1,
+			}},
+			node:     healthyNode,
+			wantCode: CodeRestartEvicted,
+			want:     []wantEvidence{{Observed, "node Event Rebooted at 2026-11-29T17:02:50Z"}},
+		},
+		{
+			name:     "node that recovered (became Ready) near the termination",
+			pod:      fxPod(withLast(1, "Error", 2, 0, 150)),
+			node:     recoveredNode(metav1.NewTime(t0.Add(-48 * time.Hour))),
+			wantCode: CodeRestartEvicted,
+			want:     []wantEvidence{{Observed, "node node-a became Ready at 2026-11-29T17:02:40Z, +10s from the termination"}},
+		},
+		{
+			name:     "a node's first Ready after registering is not a recovery",
+			pod:      fxPod(withLast(1, "Error", 2, 0, 150)),
+			node:     recoveredNode(at(100)),
+			wantCode: CodeRestartUnexplained,
+		},
+		{
+			name: "node Event long before the termination is not evidence",
+			pod:  fxPod(withLast(1, "Error", 1, 0, 3600)),
+			events: []corev1.Event{{
+				InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "node-a"},
+				Reason:         "Rebooted", Message: "rebooted", FirstTimestamp: at(10), LastTimestamp: at(10), Count: 1,
+			}},
+			node:     healthyNode,
+			wantCode: CodeRestartUnexplained,
+		},
+		{
+			name:     "exit 1: unexplained, with what was checked and the commands that confirm",
+			pod:      fxPod(withLast(4, "Error", 1, 0, 30)),
+			events:   []corev1.Event{podEvent("uid-1", "BackOff", "Back-off restarting failed container", 31, 31, 1)},
+			node:     healthyNode,
+			wantCode: CodeRestartUnexplained,
+			wantMsg: []string{
+				"not explained by OOM, liveness probe or eviction",
+				"kubectl describe pod -n ns sbx-0",
+				"kubectl get events -n ns --field-selector involvedObject.name=sbx-0",
+			},
+			want: []wantEvidence{
+				{Observed, "checked: last termination: reason Error, exit 1"},
+				{Observed, "no Unhealthy/Killing liveness Event in the run"},
+				{Observed, "node node-a showed no NotReady/pressure condition"},
+				{Inferred, "kubectl logs -n ns sbx-0 -c sandbox --previous"},
+			},
+		},
+		{
+			name: "restarted but no lastState recorded",
+			pod: fxPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sandbox", RestartCount: 2}}
+			}),
+			wantCode: CodeRestartUnexplained,
+			want:     []wantEvidence{{Observed, "no lastState.terminated recorded"}, {Observed, "node conditions not available"}},
+		},
+		{
+			name: "never restarted: nothing to explain",
+			pod: fxPod(func(p *corev1.Pod) {
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sandbox", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+			}),
+		},
+		{
+			name: "dead Pod that exited 0 by itself: POD_DEAD's business, not forensics",
+			pod: fxPod(func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodSucceeded
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sandbox", State: corev1.ContainerState{
+					Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", ExitCode: 0}}}}
+			}),
+		},
+		{
+			name: "dead Pod OOM-killed (restartPolicy Never) is explained",
+			pod: fxPod(withMemLimit("1Gi"), func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodFailed
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sandbox", State: corev1.ContainerState{
+					Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137, FinishedAt: at(5)}}}}
+			}),
+			wantCode: CodeRestartOOM,
+			wantMsg:  []string{"container sandbox terminated: OOMKilled"},
+			want:     []wantEvidence{{Observed, "state.terminated of container sandbox: reason OOMKilled"}},
+		},
+		{
+			name:   "siblings: same image and probe are a control, others are not",
+			pod:    fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
+			events: []corev1.Event{podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3), podEvent("uid-1", "Killing", killingMsg, 120, 120, 1)},
+			siblings: []*corev1.Pod{
+				sibling("sbx-1", "registry.example/eval:1", 10, 0),
+				sibling("sbx-2", "registry.example/eval:1", 10, 0),
+				sibling("sbx-3", "registry.example/eval:1", 10, 0),
+				sibling("sbx-4", "registry.example/eval:2", 10, 5), // other image
+				sibling("sbx-5", "registry.example/eval:1", 30, 1), // other probe
+				fxPod(withProbe(3, 10, ptr.To[int64](30))),         // the Pod itself
+			},
+			wantCode: CodeRestartLiveness,
+			want: []wantEvidence{
+				{Observed, "0 of 3 siblings (same image and liveness probe) restarted: the cause is specific to this Pod's workload"},
+				{Observed, "2 sibling(s) differ in image or liveness probe config: not used as a control"},
+			},
+		},
+		{
+			name:     "siblings that restarted too point at a shared cause",
+			pod:      fxPod(withProbe(3, 10, nil), withLast(1, "OOMKilled", 137, 0, 150)),
+			siblings: []*corev1.Pod{sibling("sbx-1", "registry.example/eval:1", 10, 2), sibling("sbx-2", "registry.example/eval:1", 10, 0)},
+			wantCode: CodeRestartOOM,
+			want:     []wantEvidence{{Observed, "1 of 2 siblings (same image and liveness probe) restarted (sbx-1): a shared cause"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Forensics(tc.pod, tc.events, tc.node, tc.siblings)
+			if tc.wantCode == "" {
+				if len(got) != 0 {
+					t.Fatalf("want no notice, got %+v", got)
+				}
+				if NeedsForensics(tc.pod) {
+					t.Errorf("NeedsForensics = true for a Pod with nothing to explain")
+				}
+				return
+			}
+			if !NeedsForensics(tc.pod) {
+				t.Errorf("NeedsForensics = false")
+			}
+			if len(got) != 1 {
+				t.Fatalf("want 1 notice, got %d: %+v", len(got), got)
+			}
+			n := got[0]
+			dump := dumpNotice(n)
+			t.Log("\n" + dump)
+			if n.Code != tc.wantCode {
+				t.Fatalf("code = %s, want %s\n%s", n.Code, tc.wantCode, dump)
+			}
+			if n.Severity != SeverityWarning || n.Pod != "sbx-0" {
+				t.Errorf("severity %s pod %q, want warning sbx-0", n.Severity, n.Pod)
+			}
+			for _, m := range tc.wantMsg {
+				if !strings.Contains(n.Message, m) {
+					t.Errorf("message lacks %q\n%s", m, dump)
+				}
+			}
+			for _, w := range tc.want {
+				if !hasEvidence(n, w) {
+					t.Errorf("no %s evidence containing %q\n%s", w.kind, w.text, dump)
+				}
+			}
+			for _, nw := range tc.notWant {
+				if strings.Contains(dump, nw) {
+					t.Errorf("unexpected %q\n%s", nw, dump)
+				}
+			}
+			for _, e := range n.Evidence {
+				if e.Kind != Observed && e.Kind != Inferred {
+					t.Errorf("evidence without a kind: %+v", e)
+				}
+			}
+		})
+	}
+}
+
+func recoveredNode(created metav1.Time) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", CreationTimestamp: created}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+		{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: at(160)},
+	}}}
+}
+
+func sibling(name, image string, period int32, restarts int32) *corev1.Pod {
+	p := fxPod(withProbe(3, period, ptr.To[int64](30)))
+	p.Name, p.UID = name, types.UID("uid-"+name)
+	p.Spec.Containers[0].Image = image
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sandbox", RestartCount: restarts}}
+	return p
+}
+
+func hasEvidence(n Notice, w wantEvidence) bool {
+	for _, e := range n.Evidence {
+		if e.Kind == w.kind && strings.Contains(e.Text, w.text) {
+			return true
+		}
+	}
+	return false
+}
+
+func dumpNotice(n Notice) string {
+	var b strings.Builder
+	b.WriteString(n.Code + ": " + n.Message + "\n")
+	for _, e := range n.Evidence {
+		b.WriteString("  " + string(e.Kind) + ": " + e.Text + "\n")
+	}
+	return b.String()
+}
+
+func TestForensicsMultipleContainers(t *testing.T) {
+	pod := fxPod(withLast(1, "OOMKilled", 137, 0, 10))
+	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "egress", Image: "egress:1"})
+	pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+		Name: "egress", RestartCount: 1,
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2, FinishedAt: at(20)}},
+	})
+	// A Killing Event for the egress container must not be taken for the sandbox container.
+	ev := podEvent("uid-1", "Killing", "Container egress failed liveness probe, will be restarted", 8, 8, 1)
+	ev.InvolvedObject.FieldPath = "spec.containers{egress}"
+	got := Forensics(pod, []corev1.Event{ev}, nil, nil)
+	if len(got) != 2 || got[0].Code != CodeRestartOOM || got[1].Code != CodeRestartLiveness {
+		t.Fatalf("got %+v", got)
+	}
+	if hasEvidence(got[0], wantEvidence{Observed, "a liveness Killing Event exists too"}) {
+		t.Errorf("egress Killing event attributed to sandbox container:\n%s", dumpNotice(got[0]))
+	}
+}
+
+func TestEventSpan(t *testing.T) {
+	e := seriesEvent("Unhealthy", "x", 5, 25, 3)
+	first, last := EventSpan(&e)
+	if !first.Equal(t0.Add(5*time.Second)) || !last.Equal(t0.Add(25*time.Second)) {
+		t.Fatalf("series span = %v..%v", first, last)
+	}
+	c := podEvent("u", "Unhealthy", "x", 1, 9, 2)
+	first, last = EventSpan(&c)
+	if !first.Equal(t0.Add(time.Second)) || !last.Equal(t0.Add(9*time.Second)) {
+		t.Fatalf("core span = %v..%v", first, last)
+	}
+}
