@@ -12,8 +12,6 @@ func subcommands(g *Globals) []*cobra.Command {
 	}
 }
 
-var errDemoNotReady = errorString("the demo fleet is not built yet")
-
 type errorString string
 
 func (e errorString) Error() string { return string(e) }

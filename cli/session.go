@@ -40,7 +40,7 @@ type connection struct {
 type session struct {
 	g        *Globals
 	ctx      context.Context
-	images   *imageconfig.Reader
+	images   kube.ImageConfigReader // nil: no image-config checks
 	connect  func(ctx context.Context, kubeContext string) (*kube.Clients, error)
 	execVia  map[execute.Via]execute.Transport // nil: the real transports
 	demo     bool
@@ -52,7 +52,7 @@ type session struct {
 	contexts func() []string
 }
 
-func newSession(ctx context.Context, g *Globals, images *imageconfig.Reader) *session {
+func newSession(ctx context.Context, g *Globals, images kube.ImageConfigReader) *session {
 	return &session{g: g, ctx: ctx, images: images, subs: map[chan struct{}]struct{}{}}
 }
 
@@ -72,13 +72,9 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 		agent = sources.Agent
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	var reader kube.ImageConfigReader
-	if s.images != nil {
-		reader = s.images
-	}
 	w := kube.NewWatcher(clients, kube.WatcherOptions{
 		Namespace: namespace, Sources: sources, PodSelector: s.g.Selector, StuckAfter: s.g.StuckAfter,
-		ImageConfig: reader, ReadOnly: s.g.ReadOnly, Demo: s.demo,
+		ImageConfig: s.images, ReadOnly: s.g.ReadOnly, Demo: s.demo,
 	})
 	go func() { _ = w.Run(ctx) }()
 	transports := s.execVia
@@ -88,8 +84,12 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	x := execute.New(execute.Options{Cluster: clients, Snapshot: w.Fleet().Snapshot, Transports: transports, ReadOnly: s.g.ReadOnly})
 	conn := &connection{
 		clients: clients, watcher: w, executor: x, cancel: cancel,
-		creator: &create.Creator{Clients: clients, Images: s.images, Prober: &create.ExecProber{Exec: x}, Sources: sources},
 		inspect: inspect.New(kube.NewInspector(clients, agent), s.g.ReadOnly),
+	}
+	// Creates need a real registry to resolve the start command; the demo's
+	// simulated images cannot answer that, so the demo offers no create.
+	if reader, ok := s.images.(*imageconfig.Reader); ok {
+		conn.creator = &create.Creator{Clients: clients, Images: reader, Prober: &create.ExecProber{Exec: x}, Sources: sources}
 	}
 	changes, unsubscribe := w.Subscribe()
 	go func() {
@@ -183,6 +183,9 @@ func (s *session) backend() ui.Backend {
 		},
 		Create: func(ctx context.Context, req ui.CreateRequest, stage func(string)) (string, error) {
 			c := s.current()
+			if c.creator == nil {
+				return "", errNoCreate
+			}
 			ns := req.Namespace
 			if ns == "" {
 				ns = c.clients.Namespace
@@ -241,6 +244,8 @@ func kubeconfigContexts(g *Globals) func() []string {
 		return names
 	}
 }
+
+var errNoCreate = errorString("create is not available here (the demo fleet has no registry)")
 
 // stageLine is one create stage as the TUI's live stage line shows it.
 func stageLine(u create.StageUpdate) string {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/sandscope/sandscope/actions/sweep"
+	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 )
@@ -78,8 +79,15 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	}
 	var targets []sweep.Target
 	if g.Demo {
-		if targets, err = sweepDemoTargets(g); err != nil {
-			return usage(err)
+		d, err := demo.Start(ctx, demo.Options{})
+		if err != nil {
+			return &ExitError{Code: sweep.ExitUnusable, Err: err}
+		}
+		targets = []sweep.Target{d.SweepTarget()}
+		// The demo's answers come from the simulation: no registry is asked.
+		opts.ImageConfig = d.Images
+		if g.Kube.Namespace == nil || *g.Kube.Namespace == "" {
+			opts.AllNamespaces = true // the demo fleet spans several namespaces
 		}
 	} else {
 		if targets, err = sweepTargets(g); err != nil {
@@ -175,11 +183,4 @@ func flagsForContext(src *genericclioptions.ConfigFlags, context string) *generi
 	f.CacheDir, f.ProxyURL = src.CacheDir, src.ProxyURL
 	f.Context = &context
 	return f
-}
-
-// sweepDemoTargets is the hook for `sandscope sweep --demo`: the demo helper
-// returns a target whose Source (sweep.Source) reads the simulated fleet.
-// Until then --demo is refused as a usage error.
-func sweepDemoTargets(g *Globals) ([]sweep.Target, error) {
-	return nil, errors.New("sweep --demo is not wired yet")
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 
+	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/ui"
@@ -31,8 +32,22 @@ func runTUI(ctx context.Context, g *Globals) error {
 	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, DefaultNamespace: clients.Namespace})
 }
 
-// runDemoTUI opens the UI on the embedded simulated fleet. (Wired once the
-// simulator lands.)
+// runDemoTUI opens the UI on the embedded simulated fleet: in-memory
+// clients, a simulator playing the engines and the kubelet, and simulated
+// exec daemons, so no command ever runs on this machine.
 func runDemoTUI(ctx context.Context, g *Globals) error {
-	return &ExitError{Code: ExitUsage, Err: errDemoNotReady}
+	d, err := demo.Start(ctx, demo.Options{})
+	if err != nil {
+		return err
+	}
+	s := newSession(ctx, g, d.Images)
+	s.demo = true
+	s.execVia = d.Transports()
+	ns := ""
+	if g.Kube.Namespace != nil && *g.Kube.Namespace != "" {
+		ns = *g.Kube.Namespace
+	}
+	s.start(d.Clients, ns)
+	defer s.stop()
+	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, Demo: true, DefaultNamespace: d.Clients.Namespace})
 }

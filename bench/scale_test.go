@@ -1,0 +1,447 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/sandscope/sandscope/actions/sweep"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/kube/sim"
+	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/ui"
+)
+
+var (
+	scale     = flag.Int("scale", 200, "sandboxes (BatchSandbox + Pod) to load")
+	workers   = flag.Int("load-workers", 16, "concurrent writers while loading")
+	churnRate = flag.Int("churn-rate", 100, "status updates per second during the latency measurement")
+	churnFor  = flag.Duration("churn-for", 10*time.Second, "how long to churn")
+	idleFor   = flag.Duration("idle", 10*time.Second, "idle-CPU window (the issue's figure is over 60s)")
+)
+
+func TestMain(m *testing.M) { kubetest.Main(m) }
+
+// row is one line of the results table.
+type row struct{ what, value, note string }
+
+type results struct {
+	mu   sync.Mutex
+	rows []row
+}
+
+func (r *results) add(what, value, note string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rows = append(r.rows, row{what, value, note})
+}
+
+func (r *results) print(w io.Writer) {
+	width := 0
+	for _, x := range r.rows {
+		width = max(width, len(x.what))
+	}
+	for _, x := range r.rows {
+		fmt.Fprintf(w, "| %-*s | %14s | %s\n", width, x.what, x.value, x.note)
+	}
+}
+
+// watcherSource adapts a kube.Watcher to ui.Source.
+type watcherSource struct{ w *kube.Watcher }
+
+func (s watcherSource) Snapshot() *model.Snapshot            { return s.w.Fleet().Snapshot() }
+func (s watcherSource) Subscribe() (<-chan struct{}, func()) { return s.w.Subscribe() }
+
+func BenchmarkScale(b *testing.B) {
+	if b.N > 1 {
+		b.Skip("one run is the measurement: use -benchtime 1x")
+	}
+	c := kubetest.Get(b)
+	ns := c.Namespace(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := *scale
+	res := &results{}
+	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), load average %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), loadAvg())
+
+	// 1. Load the fleet with the simulator.
+	loadStart := time.Now()
+	loaded, err := sim.Load(ctx, c.Kube, c.Dynamic, sim.LoadOptions{N: n, Namespace: ns, Workers: *workers, Seed: 1,
+		Progress: func(done int) {
+			if done%5000 == 0 {
+				fmt.Printf("  loaded %d/%d (%s)\n", done, n, time.Since(loadStart).Round(time.Second))
+			}
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	loadTime := time.Since(loadStart)
+	res.add("load (simulator, "+strconv.Itoa(*workers)+" workers)", loadTime.Round(time.Millisecond).String(),
+		fmt.Sprintf("%d BatchSandboxes + %d Pods, 4 writes each, %.0f sandboxes/s", n, n, float64(n)/loadTime.Seconds()))
+	dead := 0
+	for _, l := range loaded {
+		if l.Dead {
+			dead++
+		}
+	}
+	loaded = nil
+
+	// Forget the loader's memory so heap and peak RSS are sandscope's alone.
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rssBefore := procStatus("VmRSS")
+
+	// 2. Start to synced model, and to the first full frame.
+	cfg := rest.CopyConfig(c.Config)
+	cfg.QPS, cfg.Burst = 50, 100 // what sandscope's Connect uses
+	clients, err := kube.NewClients(cfg, ns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cpu0 := cpuTime()
+	start := time.Now()
+	w := kube.NewWatcher(clients, kube.WatcherOptions{})
+	go func() {
+		if err := w.Run(ctx); err != nil {
+			b.Errorf("watcher: %v", err)
+		}
+	}()
+	if err := w.WaitForSync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	syncTime := time.Since(start)
+	for len(w.Fleet().Snapshot().Sandboxes) < n {
+		time.Sleep(5 * time.Millisecond)
+	}
+	modelTime := time.Since(start)
+	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
+	app.Init()
+	app.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	frame := app.View()
+	frameTime := time.Since(start)
+	startCPU := cpuTime() - cpu0
+	if !strings.Contains(frame, "SANDBOX") {
+		b.Fatalf("first frame has no sandbox table:\n%s", frame)
+	}
+	snap := w.Fleet().Snapshot()
+	taken := 0
+	for _, sb := range snap.Sandboxes {
+		if sb.Identity() == model.IdentityIPTaken {
+			taken++
+		}
+	}
+	res.add("sandscope: start to synced informers", ms(syncTime), "")
+	res.add("sandscope: start to full model", ms(modelTime), fmt.Sprintf("%d sandboxes, %d IP_TAKEN (loaded %d dead with a reused IP)", len(snap.Sandboxes), taken, dead))
+	res.add("sandscope: start to first full frame", ms(frameTime), fmt.Sprintf("CPU %s during start-up", ms(startCPU)))
+
+	// 3. Memory after sync.
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	heapPer := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+	res.add("heap per sandbox (Pod + BatchSandbox)", fmt.Sprintf("%.0f B", heapPer), fmt.Sprintf("HeapAlloc %s after GC (baseline %s)", mb(after.HeapAlloc), mb(before.HeapAlloc)))
+	res.add("process RSS after sync", procStatus("VmRSS"), "before watcher: "+rssBefore)
+	res.add("process peak RSS (VmHWM) since start", procStatus("VmHWM"), "peak reset after loading")
+
+	// 4. kubectl against the same server.
+	kubectl := filepath.Join(kubetest.BinDir(), "kubectl")
+	if _, err := os.Stat(kubectl); err == nil {
+		for _, args := range [][]string{
+			{"get", "pods", "-A", "-o", "name"},
+			{"get", "pods", "-A", "-o", "wide"},
+			{"get", "batchsandboxes", "-A", "-o", "name"},
+			{"get", "batchsandboxes", "-A", "-o", "wide"},
+		} {
+			d, lines, err := timeKubectl(ctx, kubectl, c.Kubeconfig, args)
+			if err != nil {
+				res.add("kubectl "+strings.Join(args, " "), "error", err.Error())
+				continue
+			}
+			res.add("kubectl "+strings.Join(args, " "), ms(d), fmt.Sprintf("%d lines; %.1f× sandscope's first frame", lines, d.Seconds()/frameTime.Seconds()))
+		}
+	} else {
+		res.add("kubectl", "skipped", kubectl+" not found")
+	}
+
+	// 5. Event-to-screen latency under churn: a running program renders to a
+	// writer that spots each update's marker (a unique restart count on a
+	// visible row).
+	eventToScreen(ctx, b, c, ns, w, snap, res)
+
+	// 6. Filter keystroke to frame at N rows.
+	filterLatency(w, res)
+
+	// 7. Idle CPU with nothing changing.
+	time.Sleep(2 * time.Second)
+	idle0 := cpuTime()
+	time.Sleep(*idleFor)
+	idleCPU := cpuTime() - idle0
+	res.add(fmt.Sprintf("idle CPU over %s", *idleFor), fmt.Sprintf("%.2f %%", 100*idleCPU.Seconds()/idleFor.Seconds()), "of one core; watcher + model running, nothing changing")
+
+	// 8. A sweep at N (its own informers, sync, analysis).
+	sweepCPU0 := cpuTime()
+	sweepStart := time.Now()
+	report := sweep.Sweep(ctx, []sweep.Target{sweep.ClientsTarget("bench", clients)}, sweep.Options{Timeout: 5 * time.Minute, StuckAfter: 5 * time.Minute})
+	res.add("sandscope sweep (connect, sync, analyse)", ms(time.Since(sweepStart)), fmt.Sprintf("CPU %s; %d findings", ms(cpuTime()-sweepCPU0), len(report.Findings)))
+
+	fmt.Printf("\nsandscope scale benchmark: N = %d sandboxes, %d CPUs, load average %s\n", n, runtime.NumCPU(), loadAvg())
+	res.print(os.Stdout)
+	b.ReportMetric(frameTime.Seconds(), "s-to-first-frame")
+	b.ReportMetric(heapPer, "heap-B/sandbox")
+}
+
+func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns string, w *kube.Watcher, snap *model.Snapshot, res *results) {
+	visible := snap.Sandboxes
+	if len(visible) > 30 {
+		visible = visible[:30] // the first rows by name: on screen in a 50-line terminal
+	}
+	fw := &frameWriter{pending: map[string]time.Time{}}
+	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
+	pctx, pcancel := context.WithCancel(ctx)
+	defer pcancel()
+	p := tea.NewProgram(app, tea.WithInput(nil), tea.WithOutput(fw), tea.WithoutSignalHandler(), tea.WithContext(pctx))
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = p.Run() }()
+	p.Send(tea.WindowSizeMsg{Width: 200, Height: 50})
+	time.Sleep(500 * time.Millisecond)
+
+	// The visible rows' Pods, read once; each writer owns some of them and
+	// keeps the latest version it wrote (no read per update).
+	pods := c.Kube.CoreV1().Pods(ns)
+	var targets []*corev1.Pod
+	for _, sb := range visible {
+		if sl := sb.PrimarySlot(); sl != nil && sl.PodName != "" {
+			if pod, err := pods.Get(ctx, sl.PodName, metav1.GetOptions{}); err == nil && len(pod.Status.ContainerStatuses) > 0 {
+				targets = append(targets, pod)
+			}
+		}
+	}
+	if len(targets) == 0 {
+		res.add("event-to-screen latency", "n/a", "no visible Pods to update")
+		return
+	}
+	const writers = 8
+	var wg sync.WaitGroup
+	var errs, skipped atomic.Int64
+	queues := make([]chan int, writers)
+	for i := range queues {
+		queues[i] = make(chan int, 64)
+		wg.Add(1)
+		go func(q chan int) {
+			defer wg.Done()
+			for k := range q {
+				idx := k % len(targets)
+				pod := targets[idx].DeepCopy()
+				marker := strconv.Itoa(100000 + k)
+				pod.Status.ContainerStatuses[0].RestartCount = int32(100000 + k)
+				fw.expect(marker, time.Now())
+				out, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+				if err != nil {
+					fw.forget(marker)
+					errs.Add(1)
+					continue
+				}
+				targets[idx] = out
+			}
+		}(queues[i])
+	}
+	tick := time.NewTicker(time.Second / time.Duration(*churnRate))
+	end := time.Now().Add(*churnFor)
+	k := 0
+	cpu0 := cpuTime()
+	for time.Now().Before(end) {
+		<-tick.C
+		// Pod idx is always written by the same writer, so its versions stay in order.
+		select {
+		case queues[(k%len(targets))%writers] <- k:
+		default:
+			skipped.Add(1)
+		}
+		k++
+	}
+	tick.Stop()
+	for _, q := range queues {
+		close(q)
+	}
+	wg.Wait()
+	time.Sleep(time.Second)
+	churnCPU := cpuTime() - cpu0
+	pcancel()
+	<-done
+	lat, lost := fw.results()
+	if len(lat) == 0 {
+		res.add("event-to-screen latency", "n/a", fmt.Sprintf("no update reached the screen (%d writes, %d errors)", k, errs.Load()))
+		return
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	res.add("event-to-screen p50 (status write -> frame)", ms(pct(lat, 50)), fmt.Sprintf("%d updates seen of %d sent at %d/s to %d visible rows (%d write errors, %d skipped: writers behind); %d not seen (superseded)", len(lat), k, *churnRate, len(targets), errs.Load(), skipped.Load(), lost))
+	res.add("event-to-screen p99", ms(pct(lat, 99)), fmt.Sprintf("max %s; sandscope CPU during churn %s (%.0f %% of a core)", ms(lat[len(lat)-1]), ms(churnCPU), 100*churnCPU.Seconds()/(churnFor.Seconds()+1)))
+}
+
+// frameWriter receives what the renderer writes and timestamps the first
+// frame containing each expected marker.
+type frameWriter struct {
+	mu      sync.Mutex
+	pending map[string]time.Time
+	lat     []time.Duration
+	buf     bytes.Buffer
+}
+
+func (f *frameWriter) expect(marker string, at time.Time) {
+	f.mu.Lock()
+	f.pending[marker] = at
+	f.mu.Unlock()
+}
+
+func (f *frameWriter) forget(marker string) {
+	f.mu.Lock()
+	delete(f.pending, marker)
+	f.mu.Unlock()
+}
+
+func (f *frameWriter) Write(p []byte) (int, error) {
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for m, at := range f.pending {
+		if bytes.Contains(p, []byte(m)) {
+			f.lat = append(f.lat, now.Sub(at))
+			delete(f.pending, m)
+		}
+	}
+	return len(p), nil
+}
+
+func (f *frameWriter) results() ([]time.Duration, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Duration(nil), f.lat...), len(f.pending)
+}
+
+// filterLatency types a filter into the sandboxes view, one keystroke at a
+// time, and times Update + View for each.
+func filterLatency(w *kube.Watcher, res *results) {
+	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
+	app.Init()
+	app.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	_ = app.View()
+	snap := w.Fleet().Snapshot()
+	if len(snap.Sandboxes) == 0 {
+		return
+	}
+	target := snap.Sandboxes[len(snap.Sandboxes)/2].Name[:8]
+	var lat []time.Duration
+	for round := 0; round < 5; round++ {
+		app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
+		for _, r := range target {
+			t := time.Now()
+			app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+			_ = app.View()
+			lat = append(lat, time.Since(t))
+		}
+		for range target {
+			t := time.Now()
+			app.Update(tea.KeyMsg{Type: tea.KeyBackspace})
+			_ = app.View()
+			lat = append(lat, time.Since(t))
+		}
+		app.Update(tea.KeyMsg{Type: tea.KeyEsc})
+		_ = app.View()
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	res.add(fmt.Sprintf("filter keystroke -> frame p50 (%d rows)", len(snap.Sandboxes)), ms(pct(lat, 50)), fmt.Sprintf("%d keystrokes typing/erasing %q", len(lat), target))
+	res.add("filter keystroke -> frame p95", ms(pct(lat, 95)), "max "+ms(lat[len(lat)-1]))
+}
+
+func timeKubectl(ctx context.Context, kubectl, kubeconfig string, args []string) (time.Duration, int, error) {
+	cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return d, 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
+	}
+	return d, bytes.Count(out.Bytes(), []byte("\n")), nil
+}
+
+func pct(sorted []time.Duration, p int) time.Duration {
+	i := (len(sorted)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return sorted[min(i, len(sorted)-1)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+func mb(b uint64) string        { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+
+// cpuTime is this process's user + system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procStatus reads one field of /proc/self/status ("VmRSS", "VmHWM").
+func procStatus(field string) string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "n/a"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, field+":") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				kb, _ := strconv.Atoi(f[1])
+				return fmt.Sprintf("%.1f MB", float64(kb)/1024)
+			}
+		}
+	}
+	return "n/a"
+}
+
+// resetPeakRSS sets VmHWM to the current RSS (Linux clear_refs "5"), so the
+// peak measured afterwards is sandscope's, not the loader's.
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "n/a"
+	}
+	return strings.Join(f[:3], " ")
+}

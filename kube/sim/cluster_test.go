@@ -1,0 +1,103 @@
+package sim_test
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/kube/sim"
+	"github.com/sandscope/sandscope/model"
+)
+
+// The engines' real CRDs: their schemas require every BatchSandbox status
+// counter, so a write the real controller could not make is refused here too.
+func TestMain(m *testing.M) { kubetest.MainWith(m, kubetest.Options{CRDs: kubetest.UpstreamCRDs}) }
+
+// TestSimulatorOnARealAPIServer runs the simulator's examples against a real
+// kube-apiserver (status through the status subresource, deletion through
+// Delete with finalizers) and checks that every object is accepted and that a
+// kube.Watcher sees the states the simulator plays.
+func TestSimulatorOnARealAPIServer(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	s, err := sim.New(c.Kube, c.Dynamic, sim.Config{Seed: 11, Namespaces: []string{ns}, Examples: true,
+		ChurnPerHour: -1, NodePrefix: ns + "-node-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go s.Run(ctx) //nolint:errcheck // ends with ctx; operation errors are checked below
+
+	clients, err := kube.NewClients(c.Config, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := kube.NewWatcher(clients, kube.WatcherOptions{Namespace: ns, ImageConfig: sim.ImageReader{}, StuckAfter: time.Second})
+	go func() {
+		if err := w.Run(ctx); err != nil {
+			t.Errorf("watcher: %v", err)
+		}
+	}()
+	syncCtx, syncCancel := context.WithTimeout(ctx, 30*time.Second)
+	defer syncCancel()
+	if err := w.WaitForSync(syncCtx); err != nil {
+		t.Fatal(err)
+	}
+
+	want := []string{
+		string(model.IdentityOK), string(model.IdentityIPTaken), string(model.IdentityPodDead), string(model.IdentityPodGone),
+		string(model.IdentityUIDChanged), string(model.IdentityIPStale),
+		model.CodeStuckTerminating, model.CodeEntrypointNotRun, model.CodeImageConfigUnreadable, model.CodeNotExecReady,
+		model.CodeStateMismatch, model.CodeFailedSticky, model.CodeBadAnnotation, model.CodeRestarted,
+	}
+	seen := map[string]string{}
+	deadline := time.Now().Add(150 * time.Second)
+	for time.Now().Before(deadline) {
+		if errs := s.Errors(); len(errs) > 0 {
+			t.Fatalf("the API server refused simulated operations: %v", errs)
+		}
+		for _, sb := range w.Fleet().Snapshot().Sandboxes {
+			for _, sl := range sb.Slots {
+				if _, ok := seen[string(sl.Identity)]; !ok {
+					seen[string(sl.Identity)] = sb.Key
+				}
+			}
+			for _, n := range sb.Notices {
+				if _, ok := seen[n.Code]; !ok {
+					seen[n.Code] = sb.Key + ": " + n.Message
+				}
+			}
+		}
+		if len(missingOf(want, seen)) == 0 {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	for _, code := range want {
+		if v, ok := seen[code]; ok {
+			t.Logf("%-24s %s", code, v)
+		}
+	}
+	if m := missingOf(want, seen); len(m) > 0 {
+		t.Fatalf("the watcher never saw %v (%d simulated operations)", m, s.Ops())
+	}
+}
+
+func missingOf(want []string, seen map[string]string) []string {
+	var out []string
+	for _, w := range want {
+		if _, ok := seen[w]; !ok {
+			out = append(out, w)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
