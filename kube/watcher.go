@@ -1,0 +1,582 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// Defaults of WatcherOptions.
+const (
+	DefaultTickEvery = time.Second
+	// probeEvery is how often the watcher asks the server for /version while
+	// connected: a silently dead connection (network partition, no reset)
+	// would otherwise only show when HTTP/2 pings time out (~45 s).
+	probeEvery = 5 * time.Second
+	// probeEveryDisconnected is the probe interval while the connection is lost.
+	probeEveryDisconnected = 2 * time.Second
+	syncPoll               = 50 * time.Millisecond
+)
+
+// WatcherOptions configure a Watcher.
+type WatcherOptions struct {
+	// Namespace limits every informer to one namespace; "" watches all.
+	Namespace string
+	// Sources says which engine resources to watch; nil runs DiscoverSources
+	// at the start of Run.
+	Sources *Sources
+	// PodSelector picks plain-Pod sandboxes (label selector syntax); "" is
+	// the model's default (has label opensandbox.io/id). Every Pod is still
+	// watched: any Pod may be the one holding a sandbox's recorded IP.
+	PodSelector string
+	// StuckAfter: a Pod deleting longer than its grace period plus this is
+	// stuck Terminating. 0 is the model's default (5 min).
+	StuckAfter time.Duration
+	// ImageConfig reads image configs for ENTRYPOINT_NOT_RUN; nil turns
+	// image checks off.
+	ImageConfig ImageConfigReader
+	// ReadOnly and Demo are shown in the status line as given.
+	ReadOnly, Demo bool
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// TickEvery is how often time-based states (stuck Terminating, expiring
+	// soon) are re-derived. Default 1 s.
+	TickEvery time.Duration
+}
+
+// Watcher keeps a model.Fleet up to date from informers: a typed Pod
+// informer and dynamic informers for the engines' custom resources, each
+// slimmed by a transform before it is cached. It also runs the fleet's
+// clock, the image-config checks, and reports sync and connection state
+// through model.SourceStatus.
+//
+// Change notifications: Fleet().Changes() has a single consumer, which is
+// the Watcher itself once Run starts. Readers call Subscribe instead.
+type Watcher struct {
+	clients     *Clients
+	opts        WatcherOptions
+	now         func() time.Time
+	fleet       *model.Fleet
+	selectorErr error
+	health      *apiHealth
+	changes     *broadcaster
+
+	running   atomic.Bool
+	syncedNow atomic.Bool   // every informer that can sync has; published before synced closes
+	synced    chan struct{} // closed once the fleet has been told it is synced
+	lastEvent atomic.Int64  // unix nanoseconds of the last informer event
+
+	mu        sync.Mutex
+	notes     []string // from discovery
+	informers []*watchedInformer
+
+	publishMu sync.Mutex
+	published *model.SourceStatus
+}
+
+// watchedInformer is one informer and the handler registration whose
+// HasSynced says the fleet has seen its initial list.
+type watchedInformer struct {
+	resource     string // plural, as in the request path and in messages
+	informer     cache.SharedIndexInformer
+	registration cache.ResourceEventHandlerRegistration
+}
+
+// NewWatcher builds a Watcher over c. Nothing talks to the server until Run.
+func NewWatcher(c *Clients, opts WatcherOptions) *Watcher {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.TickEvery <= 0 {
+		opts.TickEvery = DefaultTickEvery
+	}
+	w := &Watcher{
+		clients: c,
+		opts:    opts,
+		now:     opts.Now,
+		changes: newBroadcaster(),
+		synced:  make(chan struct{}),
+	}
+	fleetOpts := model.FleetOptions{StuckAfter: opts.StuckAfter, Now: opts.Now}
+	if opts.PodSelector != "" {
+		sel, err := labels.Parse(opts.PodSelector)
+		if err != nil {
+			w.selectorErr = fmt.Errorf("invalid pod selector %q: %w", opts.PodSelector, err)
+		} else {
+			fleetOpts.PodSelector = sel
+		}
+	}
+	w.fleet = model.NewFleet(fleetOpts)
+	w.health = newAPIHealth(w.now, w.publishStatus)
+	return w
+}
+
+// Fleet is the model the watcher feeds. Take Snapshots from it; for change
+// notifications use Subscribe, not Fleet().Changes().
+func (w *Watcher) Fleet() *model.Fleet { return w.fleet }
+
+// Subscribe returns a channel that receives a coalesced signal whenever the
+// fleet changed (capacity 1: several changes while the reader is busy make
+// one signal), and a function that ends the subscription. The channel holds
+// one signal from the start, so the first snapshot is taken at once. Any
+// number of readers (the TUI, the watcher's own image checks) may subscribe,
+// before or after Run starts.
+func (w *Watcher) Subscribe() (<-chan struct{}, func()) { return w.changes.subscribe() }
+
+// WaitForSync blocks until every informer delivered its initial list to the
+// fleet (informers refused by the server do not count) and the fleet knows it
+// is synced, or ctx ends.
+func (w *Watcher) WaitForSync(ctx context.Context) error {
+	select {
+	case <-w.synced:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the informers to sync: %w", ctx.Err())
+	}
+}
+
+// Run discovers the sources (unless given), starts the informers and the
+// watcher's loops, and returns when ctx ends. It returns an error only when
+// it cannot start.
+func (w *Watcher) Run(ctx context.Context) error {
+	if w.selectorErr != nil {
+		return w.selectorErr
+	}
+	if !w.running.CompareAndSwap(false, true) {
+		return errors.New("watcher is already running")
+	}
+	sources := w.opts.Sources
+	if sources == nil {
+		found, err := DiscoverSources(ctx, w.clients.Discovery)
+		if err != nil {
+			return err
+		}
+		sources = &found
+	}
+	w.mu.Lock()
+	w.notes = append([]string(nil), sources.Notes...)
+	w.mu.Unlock()
+	w.publishStatus()
+
+	kc, dc, probe, err := w.informerClients()
+	if err != nil {
+		return err
+	}
+	if dc == nil && (sources.BatchSandbox || sources.Pool || sources.Agent != nil) {
+		return errors.New("watching custom resources needs a dynamic client")
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if _, err := logr.FromContext(ctx); err != nil {
+		// client-go's reflectors log through the context's logger, by default
+		// to stderr, which would tear through a terminal UI. The watcher
+		// reports what matters through Status; a caller that wants the logs
+		// puts a logger into ctx.
+		ctx = klog.NewContext(ctx, logr.Discard())
+	}
+
+	ns := w.opts.Namespace
+	pods := coreinformers.NewFilteredPodInformer(kc, ns, 0, cache.Indexers{}, nil)
+	if err := w.addInformer("pods", pods, slimPod, w.podHandler()); err != nil {
+		return err
+	}
+	if sources.BatchSandbox {
+		inf := dynamicinformer.NewFilteredDynamicInformer(dc, BatchSandboxGVR, ns, 0, cache.Indexers{}, nil).Informer()
+		if err := w.addInformer(BatchSandboxGVR.Resource, inf, slimBatchSandbox, w.batchSandboxHandler()); err != nil {
+			return err
+		}
+	}
+	if sources.Pool {
+		inf := dynamicinformer.NewFilteredDynamicInformer(dc, PoolGVR, ns, 0, cache.Indexers{}, nil).Informer()
+		if err := w.addInformer(PoolGVR.Resource, inf, slimPool, w.poolHandler()); err != nil {
+			return err
+		}
+	}
+	if sources.Agent != nil {
+		gvr := *sources.Agent
+		inf := dynamicinformer.NewFilteredDynamicInformer(dc, gvr, ns, 0, cache.Indexers{}, nil).Informer()
+		if err := w.addInformer(gvr.Resource, inf, slimAgentSandbox(gvr), w.agentSandboxHandler()); err != nil {
+			return err
+		}
+	}
+
+	var wg sync.WaitGroup
+	goLoop := func(loop func(context.Context)) {
+		wg.Add(1)
+		go func() { defer wg.Done(); loop(ctx) }()
+	}
+	goLoop(w.forwardChanges)
+	goLoop(w.runTicker)
+	if probe != nil {
+		goLoop(func(ctx context.Context) { w.runProbe(ctx, probe) })
+	}
+	if w.opts.ImageConfig != nil {
+		sub, unsubscribe := w.Subscribe()
+		defer unsubscribe()
+		goLoop(func(ctx context.Context) { w.runImageChecks(ctx, sub) })
+	}
+
+	w.mu.Lock()
+	for _, wi := range w.informers {
+		goLoop(wi.informer.RunWithContext)
+	}
+	w.mu.Unlock()
+	goLoop(w.waitForInformers)
+
+	<-ctx.Done()
+	cancel()
+	wg.Wait()
+	return nil
+}
+
+// informerClients builds the informers' clients: their own, whose transport
+// reports every request's outcome to w.health, plus the client of the
+// /version probe. Clients without a rest.Config (fake clientsets: tests, the
+// demo) are used as they are, without connection tracking or probe.
+func (w *Watcher) informerClients() (kubernetes.Interface, dynamic.Interface, rest.Interface, error) {
+	if w.clients.Config == nil {
+		return w.clients.Kube, w.clients.Dynamic, nil, nil
+	}
+	cfg := rest.CopyConfig(w.clients.Config)
+	cfg.Wrap(w.health.wrap)
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("building the watcher's kubernetes client: %w", err)
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("building the watcher's dynamic client: %w", err)
+	}
+	return kc, dc, kc.Discovery().RESTClient(), nil
+}
+
+// addInformer sets the transform and the watch error handler (both must be
+// set before the informer starts) and registers the fleet's handler.
+func (w *Watcher) addInformer(resource string, inf cache.SharedIndexInformer, transform cache.TransformFunc, handler cache.ResourceEventHandler) error {
+	if transform != nil {
+		if err := inf.SetTransform(transform); err != nil {
+			return fmt.Errorf("setting the %s transform: %w", resource, err)
+		}
+	}
+	if err := inf.SetWatchErrorHandlerWithContext(w.watchErrorHandler(resource)); err != nil {
+		return fmt.Errorf("setting the %s watch error handler: %w", resource, err)
+	}
+	reg, err := inf.AddEventHandler(handler)
+	if err != nil {
+		return fmt.Errorf("adding the %s event handler: %w", resource, err)
+	}
+	w.mu.Lock()
+	w.informers = append(w.informers, &watchedInformer{resource: resource, informer: inf, registration: reg})
+	w.mu.Unlock()
+	return nil
+}
+
+// watchErrorHandler replaces client-go's default, which logs to stderr (and
+// would tear through a terminal UI). Connection failures are already seen by
+// the health transport; what only this handler sees is the server refusing
+// a resource.
+func (w *Watcher) watchErrorHandler(resource string) cache.WatchErrorHandlerWithContext {
+	return func(_ context.Context, _ *cache.Reflector, err error) {
+		switch {
+		case apierrors.IsForbidden(err):
+			w.health.refuse(resource, "list "+resource+": forbidden", true)
+		case apierrors.IsNotFound(err):
+			w.health.refuse(resource, "list "+resource+": not served (CRD removed?)", false)
+		}
+	}
+}
+
+// waitForInformers marks the fleet synced once every informer's handler has
+// seen its initial list, not counting informers the server refuses.
+func (w *Watcher) waitForInformers(ctx context.Context) {
+	tick := time.NewTicker(syncPoll)
+	defer tick.Stop()
+	for {
+		if w.allSynced() {
+			w.syncedNow.Store(true)
+			w.publishStatus()
+			close(w.synced)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (w *Watcher) allSynced() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, wi := range w.informers {
+		if !wi.registration.HasSynced() && !w.health.isRefused(wi.resource) {
+			return false
+		}
+	}
+	return true
+}
+
+// forwardChanges is the single reader of Fleet.Changes; it fans the signal
+// out to the subscribers.
+func (w *Watcher) forwardChanges(ctx context.Context) {
+	changes := w.fleet.Changes()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-changes:
+			if !ok {
+				return
+			}
+			w.changes.notify()
+		}
+	}
+}
+
+// runTicker drives the fleet's time-based states and keeps AsOf current.
+func (w *Watcher) runTicker(ctx context.Context) {
+	tick := time.NewTicker(w.opts.TickEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			w.fleet.Tick()
+			w.publishStatus()
+		}
+	}
+}
+
+// runProbe asks the server for /version, through the health transport, so a
+// dead connection shows even when no informer is talking, and so AsOf moves
+// while the cluster is quiet but reachable.
+func (w *Watcher) runProbe(ctx context.Context, rc rest.Interface) {
+	// A busy server may answer slowly; only the user's request timeout
+	// makes a slow answer a lost connection.
+	timeout := w.clients.RequestTimeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	for {
+		every := probeEvery
+		if !w.health.connected() {
+			every = probeEveryDisconnected
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		_ = rc.Get().AbsPath("/version").Do(pctx).Error()
+		if pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			// The transport skips requests whose context ended; a probe that
+			// timed out is exactly the failure it exists to see.
+			w.health.fail("version")
+		}
+		cancel()
+	}
+}
+
+// Status is the current source status: what the fleet is built from and how
+// fresh it is. AsOf is the last time data arrived or the server answered
+// (the probe keeps it moving while the cluster is quiet); it stops moving
+// when the connection is lost.
+func (w *Watcher) Status() model.SourceStatus {
+	c := w.clients
+	st := model.SourceStatus{
+		Context:  c.Context,
+		Cluster:  c.Cluster,
+		Server:   c.Server,
+		ReadOnly: w.opts.ReadOnly,
+		Demo:     w.opts.Demo,
+		Synced:   w.syncedNow.Load(),
+	}
+	if w.opts.Namespace != "" {
+		st.Namespaces = []string{w.opts.Namespace}
+	}
+	h := w.health.state()
+	st.DisconnectedSince = h.disconnectedSince
+	st.AsOf = h.lastContact
+	if ev := w.lastEvent.Load(); ev != 0 {
+		if t := time.Unix(0, ev); t.After(st.AsOf) {
+			st.AsOf = t
+		}
+	}
+	st.Forbidden = h.forbidden
+	w.mu.Lock()
+	st.Notes = append(st.Notes, w.notes...)
+	w.mu.Unlock()
+	st.Notes = append(st.Notes, h.unavailable...)
+	return st
+}
+
+// publishStatus hands the status to the fleet when it changed.
+func (w *Watcher) publishStatus() {
+	w.publishMu.Lock()
+	defer w.publishMu.Unlock()
+	st := w.Status()
+	if w.published != nil && reflect.DeepEqual(*w.published, st) {
+		return
+	}
+	w.published = &st
+	w.fleet.SetStatus(st)
+}
+
+func (w *Watcher) touch() { w.lastEvent.Store(w.now().UnixNano()) }
+
+// Event handlers: they call the fleet directly (it is incremental and
+// coalesces its own notifications) and never touch the network.
+
+func (w *Watcher) podHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); ok {
+				w.touch()
+				w.fleet.UpsertPod(p)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if p, ok := obj.(*corev1.Pod); ok {
+				w.touch()
+				w.fleet.UpsertPod(p)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			w.touch()
+			if p := deletedPod(obj); p != nil {
+				w.fleet.DeletePod(p)
+			}
+		},
+	}
+}
+
+// deletedPod unwraps a delete notification. A DeletedFinalStateUnknown (the
+// delete happened while the watch was down) carries the last cached Pod; if
+// it does not, the key still names it.
+func deletedPod(obj any) *corev1.Pod {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		if p, ok := tomb.Obj.(*corev1.Pod); ok {
+			return p
+		}
+		ns, name, err := cache.SplitMetaNamespaceKey(tomb.Key)
+		if err != nil {
+			return nil
+		}
+		p := &corev1.Pod{}
+		p.Namespace, p.Name = ns, name
+		return p
+	}
+	p, _ := obj.(*corev1.Pod)
+	return p
+}
+
+func (w *Watcher) batchSandboxHandler() cache.ResourceEventHandler {
+	return objectHandler(w, func(obj any) {
+		if b, ok := obj.(*model.BatchSandbox); ok {
+			w.fleet.UpsertBatchSandbox(b)
+		}
+	}, w.fleet.DeleteBatchSandbox)
+}
+
+func (w *Watcher) agentSandboxHandler() cache.ResourceEventHandler {
+	return objectHandler(w, func(obj any) {
+		if s, ok := obj.(*model.AgentSandbox); ok {
+			w.fleet.UpsertAgentSandbox(s)
+		}
+	}, w.fleet.DeleteAgentSandbox)
+}
+
+func (w *Watcher) poolHandler() cache.ResourceEventHandler {
+	return objectHandler(w, func(obj any) {
+		if p, ok := obj.(*model.Pool); ok {
+			w.fleet.UpsertPool(p)
+		}
+	}, w.fleet.DeletePool)
+}
+
+// objectHandler builds the handler of a custom resource whose informer
+// caches slim model structs; deletes only need the namespace and name.
+func objectHandler(w *Watcher, upsert func(any), remove func(namespace, name string)) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.touch(); upsert(obj) },
+		UpdateFunc: func(_, obj any) { w.touch(); upsert(obj) },
+		DeleteFunc: func(obj any) {
+			w.touch()
+			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+			if err != nil {
+				return
+			}
+			ns, name, err := cache.SplitMetaNamespaceKey(key)
+			if err != nil {
+				return
+			}
+			remove(ns, name)
+		},
+	}
+}
+
+// Transforms: they run before an object is cached, so the cache holds only
+// what the model reads. Since client-go may hand an already transformed
+// object to a transform again (a streamed initial list is transformed into a
+// temporary store, then replaced into the real one), each one passes through
+// anything that is not its raw input.
+
+func slimPod(obj any) (any, error) {
+	if p, ok := obj.(*corev1.Pod); ok {
+		return model.SlimPod(p), nil
+	}
+	return obj, nil
+}
+
+func slimBatchSandbox(obj any) (any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if b := model.BatchSandboxFromUnstructured(u); b != nil {
+			return b, nil
+		}
+	}
+	return obj, nil
+}
+
+func slimPool(obj any) (any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if p := model.PoolFromUnstructured(u); p != nil {
+			return p, nil
+		}
+	}
+	return obj, nil
+}
+
+func slimAgentSandbox(gvr schema.GroupVersionResource) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			if s := model.AgentSandboxFromUnstructured(u, gvr.Version); s != nil {
+				return s, nil
+			}
+		}
+		return obj, nil
+	}
+}

@@ -1,0 +1,201 @@
+package kube
+
+import (
+	"io"
+	"net/http"
+	"path"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// apiHealth follows the watcher's own HTTP traffic to the API server and
+// answers two questions the fleet model needs: is the connection lost (and
+// since when), and which resources the server refuses to list.
+//
+// Every informer request (list, watch) and the periodic /version probe go
+// through healthTransport, keyed by the last path segment ("pods",
+// "batchsandboxes", "version"). A key is failing from a transport error (or a
+// broken watch stream, or a 502/503/504 from a proxy) until a later request
+// for the same key gets an answer. The connection counts as lost while any
+// key fails. Recovery therefore means every broken informer has listed or
+// watched again, not merely that the server answers a ping: until then its
+// cache may miss changes, and a stale OK is what sandscope must never show.
+type apiHealth struct {
+	now     func() time.Time
+	changed func() // called, without locks held, after the visible state changed
+
+	mu          sync.Mutex
+	failing     map[string]struct{}
+	since       time.Time // when the connection was lost; zero while connected
+	lastContact time.Time // last answer from the server
+	refused     map[string]refusal
+}
+
+// refusal is the server declining to serve a resource the watcher lists.
+type refusal struct {
+	message   string // "list batchsandboxes: forbidden"
+	forbidden bool   // 403; otherwise the resource is not served (404)
+}
+
+func newAPIHealth(now func() time.Time, changed func()) *apiHealth {
+	return &apiHealth{
+		now:     now,
+		changed: changed,
+		failing: map[string]struct{}{},
+		refused: map[string]refusal{},
+	}
+}
+
+// fail records a transport-level failure of a request for key.
+func (h *apiHealth) fail(key string) {
+	h.mu.Lock()
+	h.failing[key] = struct{}{}
+	lost := h.since.IsZero() // the first failure while connected
+	if lost {
+		h.since = h.now()
+	}
+	h.mu.Unlock()
+	if lost {
+		h.changed()
+	}
+}
+
+// answered records that the server answered a request for key with status.
+func (h *apiHealth) answered(key string, status int) {
+	switch status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		// A proxy or load balancer in front of a dead API server answers
+		// these; the API server itself is not known to be there.
+		h.fail(key)
+		return
+	}
+	h.mu.Lock()
+	h.lastContact = h.now()
+	_, wasFailing := h.failing[key]
+	delete(h.failing, key)
+	recovered := wasFailing && len(h.failing) == 0
+	if recovered {
+		h.since = time.Time{}
+	}
+	_, wasRefused := h.refused[key]
+	accepted := wasRefused && status >= 200 && status < 300
+	if accepted {
+		delete(h.refused, key)
+	}
+	h.mu.Unlock()
+	if recovered || accepted {
+		h.changed()
+	}
+}
+
+// refuse records that the server will not serve key (forbidden, not
+// found); the message is shown as is.
+func (h *apiHealth) refuse(key, message string, forbidden bool) {
+	r := refusal{message: message, forbidden: forbidden}
+	h.mu.Lock()
+	old, ok := h.refused[key]
+	h.refused[key] = r
+	h.mu.Unlock()
+	if !ok || old != r {
+		h.changed()
+	}
+}
+
+// isRefused says whether key is currently refused (its informer will not
+// sync, and the fleet must not wait for it).
+func (h *apiHealth) isRefused(key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.refused[key]
+	return ok
+}
+
+type healthState struct {
+	disconnectedSince *time.Time
+	lastContact       time.Time
+	forbidden         []string // sorted messages of 403 refusals
+	unavailable       []string // sorted messages of resources not served
+}
+
+func (h *apiHealth) state() healthState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := healthState{lastContact: h.lastContact}
+	if !h.since.IsZero() {
+		since := h.since
+		st.disconnectedSince = &since
+	}
+	for _, r := range h.refused {
+		if r.forbidden {
+			st.forbidden = append(st.forbidden, r.message)
+		} else {
+			st.unavailable = append(st.unavailable, r.message)
+		}
+	}
+	sort.Strings(st.forbidden)
+	sort.Strings(st.unavailable)
+	return st
+}
+
+func (h *apiHealth) connected() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.since.IsZero()
+}
+
+// wrap is a transport.WrapperFunc for rest.Config.Wrap.
+func (h *apiHealth) wrap(next http.RoundTripper) http.RoundTripper {
+	return &healthTransport{next: next, health: h}
+}
+
+type healthTransport struct {
+	next   http.RoundTripper
+	health *apiHealth
+}
+
+func (t *healthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	key := path.Base(req.URL.Path)
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		// A request we canceled ourselves (shutdown, a stopped watch) says
+		// nothing about the server.
+		if req.Context().Err() == nil {
+			t.health.fail(key)
+		}
+		return resp, err
+	}
+	t.health.answered(key, resp.StatusCode)
+	if req.URL.Query().Get("watch") == "true" && resp.StatusCode/100 == 2 {
+		resp.Body = &watchBody{ReadCloser: resp.Body, req: req, key: key, health: t.health}
+	}
+	return resp, nil
+}
+
+// watchBody notices a watch stream that breaks (server killed, connection
+// reset) before the informer tries again, so the loss shows at once. A clean
+// end (EOF: the server's watch timeout, a graceful shutdown) is not a failure;
+// the informer's next request tells.
+type watchBody struct {
+	io.ReadCloser
+	req    *http.Request
+	key    string
+	health *apiHealth
+	closed atomic.Bool
+}
+
+func (b *watchBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && !b.closed.Load() && b.req.Context().Err() == nil {
+		b.health.fail(b.key)
+	}
+	return n, err
+}
+
+func (b *watchBody) Close() error {
+	// The informer stops watches by closing the body; the Read that this
+	// interrupts must not count as a broken connection.
+	b.closed.Store(true)
+	return b.ReadCloser.Close()
+}
