@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"io"
+
+	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/kube"
@@ -11,6 +14,10 @@ import (
 
 // runTUI connects (or starts the demo fleet) and opens the terminal UI.
 func runTUI(ctx context.Context, g *Globals) error {
+	// client-go reports watch trouble through klog on stderr, which would
+	// scribble over the full-screen UI; the UI's header shows it instead.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 	if g.Demo {
 		return runDemoTUI(ctx, g)
 	}
