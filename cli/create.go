@@ -1,16 +1,191 @@
 package cli
 
 import (
-	"errors"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sandscope/sandscope/actions/create"
+	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
 )
 
-// CONTRACT STUB: replaced by the helper that owns this command.
+type createFlags struct {
+	image        string
+	entrypoint   []string
+	pool         string
+	env          []string
+	lifetime     time.Duration
+	waitTimeout  time.Duration
+	cpu, memory  string
+	wait         bool
+	keepAlive    bool
+	keepFailed   bool
+	platform     string
+	output       string
+	engine       string
+	execdImage   string
+	table        string
+	registryWait time.Duration
+	execdWait    time.Duration
+}
+
 func newCreateCommand(g *Globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "create",
-		Short: "not built yet",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("create: not built yet") },
+	f := &createFlags{}
+	cmd := &cobra.Command{
+		Use:   "create --image IMAGE [flags] [-- ARGV...]",
+		Short: "Create a sandbox that fails fast and reports every stage",
+		Long: `Create a sandbox and follow it to Ready: Queued → Scheduled → PullingImage → Starting → Ready,
+where Ready means a command really ran through the exec daemon. Fails as soon as failure is certain
+(unschedulable, image pull, crash, exit, exec daemon silent, deadline) and deletes what it created.
+
+The start command is resolved BEFORE anything is created: --entrypoint (or ARGV after --), else the
+entrypoint table (sandscope entrypoints), else the image's ENTRYPOINT+CMD read from the registry; otherwise
+the create is refused (ENTRYPOINT_UNRESOLVED). --keep-alive starts tail -f /dev/null instead, on request only.
+
+Exit codes: 0 ready, 1 failed after creating (cleaned up), 2 refused before creating, 3 usage/connection error.`,
+		Example: `  sandscope create --image python:3.12 -- python -m http.server 8080
+  sandscope create --image registry.example.com/app:v3 --cpu 1 --memory 2Gi -o json
+  sandscope create --image busybox --keep-alive --timeout 30m`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() < 0 && len(args) > 0 {
+				return &ExitError{Code: create.ExitUsage, Err: fmt.Errorf("unexpected arguments %q: put the start command after --", args)}
+			}
+			return runCreate(cmd, g, f, args)
+		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &ExitError{Code: create.ExitUsage, Err: err}
+	})
+	fl := cmd.Flags()
+	fl.StringVar(&f.image, "image", "", "Image to run (required unless --pool)")
+	fl.StringArrayVar(&f.entrypoint, "entrypoint", nil, "Start command, one argv element per flag (or give ARGV after --)")
+	fl.StringVar(&f.pool, "pool", "", "Take the Pod from this OpenSandbox Pool (pooled BatchSandbox)")
+	fl.StringArrayVar(&f.env, "env", nil, "Environment variable KEY=VALUE (repeatable)")
+	fl.DurationVar(&f.lifetime, "timeout", create.DefaultLifetime, "Sandbox lifetime (expireTime); 0 = no expiry. Waiting never outlasts it")
+	fl.DurationVar(&f.waitTimeout, "wait-timeout", create.DefaultWaitTimeout, "Total deadline to reach Ready; then Failed with the last stage reached")
+	fl.StringVar(&f.cpu, "cpu", "", "CPU request and limit (e.g. 500m, 2)")
+	fl.StringVar(&f.memory, "memory", "", "Memory request and limit (e.g. 512Mi)")
+	fl.BoolVar(&f.wait, "wait", true, "Follow the sandbox to Ready (false: return once the object is accepted)")
+	fl.BoolVar(&f.keepAlive, "keep-alive", false, "Run tail -f /dev/null: the image's ENTRYPOINT/CMD will NOT run")
+	fl.BoolVar(&f.keepFailed, "keep-failed", false, "Do not delete a sandbox that failed (for inspection)")
+	fl.StringVar(&f.platform, "platform", "linux/amd64", "Platform whose image config is read from a multi-platform index (os/arch[/variant])")
+	fl.StringVarP(&f.output, "output", "o", "text", "Output: text (stages on stderr) or json (JSON lines on stdout)")
+	fl.StringVar(&f.engine, "engine", "", "bsbx or agent (default: bsbx when the BatchSandbox CRD is served, else agent)")
+	fl.StringVar(&f.execdImage, "execd-image", kube.DefaultExecdImage, "Image of the execd-installer init container")
+	fl.StringVar(&f.table, "entrypoint-table", kube.DefaultEntrypointsConfigMap, "ConfigMap holding the entrypoint table")
+	fl.DurationVar(&f.registryWait, "registry-timeout", imageconfig.DefaultTimeout, "Deadline of the registry read")
+	fl.DurationVar(&f.execdWait, "execd-timeout", create.DefaultExecdTimeout, "How long the exec daemon may take to answer once the container runs")
+	return cmd
+}
+
+func (f *createFlags) request(g *Globals, argv []string) (create.Request, *create.Error) {
+	req := create.Request{
+		Namespace: "", Image: f.image, Entrypoint: f.entrypoint, KeepAlive: f.keepAlive, Pool: f.pool,
+		CPU: f.cpu, Memory: f.memory, Lifetime: f.lifetime, WaitTimeout: f.waitTimeout, ExecdTimeout: f.execdWait,
+		NoWait: !f.wait, KeepFailed: f.keepFailed, Engine: f.engine, ExecdImage: f.execdImage,
+		EntrypointTable: f.table, ReadOnly: g.ReadOnly,
+	}
+	if len(argv) > 0 {
+		if len(f.entrypoint) > 0 {
+			return req, create.Usage("give the start command either with --entrypoint or after --, not both")
+		}
+		req.Entrypoint = argv
+	}
+	if f.lifetime == 0 {
+		req.Lifetime = -1 // no expiry
+	}
+	if len(f.env) > 0 {
+		req.Env = map[string]string{}
+		for _, kv := range f.env {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return req, create.Usage(fmt.Sprintf("--env %q: want KEY=VALUE", kv))
+			}
+			req.Env[k] = v
+		}
+	}
+	if f.output != "text" && f.output != "json" {
+		return req, create.Usage(fmt.Sprintf("-o %q: want text or json", f.output))
+	}
+	return req, nil
+}
+
+func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) error {
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	jsonOut := f.output == "json"
+	fail := func(e *create.Error) error {
+		if jsonOut {
+			writeJSONLine(out, map[string]any{"error": e})
+		} else {
+			fmt.Fprintf(errOut, "sandscope: %s\n", e.Error())
+		}
+		return &ExitError{Code: e.ExitCode(), Err: e, Silent: true}
+	}
+	req, uerr := f.request(g, argv)
+	if uerr != nil {
+		return fail(uerr)
+	}
+	if req.ReadOnly { // refuse before connecting; actions refuse again
+		return fail(create.Refuse(create.CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false))
+	}
+	platform, err := imageconfig.ParsePlatform(f.platform)
+	if err != nil {
+		return fail(create.Usage(err.Error()))
+	}
+	if g.Demo {
+		return fail(create.Usage("create needs a cluster; it is not simulated in --demo"))
+	}
+	ctx := cmd.Context()
+	clients, err := g.Connect(ctx)
+	if err != nil {
+		return fail(create.ConnectionError(err))
+	}
+	creator := &create.Creator{
+		Clients: clients,
+		Images:  imageconfig.New(imageconfig.Options{Timeout: f.registryWait, Platform: platform}),
+		Prober: &create.ExecProber{Exec: execute.New(execute.Options{
+			Cluster: clients, Transports: execute.DefaultTransports(clients, "", 0),
+		})},
+	}
+	start := time.Now()
+	res, cerr := creator.Run(ctx, req, func(u create.StageUpdate) {
+		if jsonOut {
+			writeJSONLine(out, u)
+			return
+		}
+		if u.Stage == create.StageFailed {
+			return // the error line says it
+		}
+		fmt.Fprintf(errOut, "%7s  %-12s %s\n", "+"+time.Since(start).Round(100*time.Millisecond).String(), u.Stage, u.Detail)
+	})
+	if cerr != nil {
+		if !jsonOut && cerr.Stage != "" {
+			fmt.Fprintf(errOut, "%7s  %-12s %s\n", "+"+time.Since(start).Round(100*time.Millisecond).String(), create.StageFailed, cerr.Code)
+		}
+		return fail(cerr)
+	}
+	if jsonOut {
+		writeJSONLine(out, res)
+		return nil
+	}
+	for _, n := range res.Notices {
+		fmt.Fprintf(errOut, "%s %s: %s\n", n.Severity, n.Code, n.Message)
+	}
+	fmt.Fprintf(errOut, "sandbox %s/%s %s (entrypoint from %s: %s)\n", res.Namespace, res.Sandbox, res.Stage, res.Entrypoint.Source, strings.Join(res.Entrypoint.Argv, " "))
+	fmt.Fprintln(out, res.Sandbox)
+	return nil
+}
+
+func writeJSONLine(w io.Writer, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(fmt.Sprintf(`{"error":{"code":"INTERNAL","message":%q}}`, err.Error()))
+	}
+	w.Write(append(b, '\n'))
 }

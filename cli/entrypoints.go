@@ -2,15 +2,194 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sandscope/sandscope/actions/create"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
 )
 
-// CONTRACT STUB: replaced by the helper that owns this command.
 func newEntrypointsCommand(g *Globals) *cobra.Command {
-	return &cobra.Command{
+	var (
+		table    string
+		platform string
+		output   string
+		timeout  time.Duration
+	)
+	cmd := &cobra.Command{
 		Use:   "entrypoints",
-		Short: "not built yet",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("entrypoints: not built yet") },
+		Short: "Manage the entrypoint table (image digest → start command) used by create",
+		Long: `The entrypoint table is a ConfigMap in the namespace (default sandscope-entrypoints) mapping an
+image DIGEST to the start command create uses when none is given. Images are resolved to their digest
+through the registry, so a tag moved to another image is not matched by accident.`,
+		Args: cobra.NoArgs,
 	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&table, "entrypoint-table", kube.DefaultEntrypointsConfigMap, "ConfigMap holding the table")
+	pf.StringVar(&platform, "platform", "linux/amd64", "Platform used to read a multi-platform image")
+	pf.StringVarP(&output, "output", "o", "text", "Output: text or json")
+	pf.DurationVar(&timeout, "registry-timeout", imageconfig.DefaultTimeout, "Deadline of a registry read")
+
+	tableFor := func(cmd *cobra.Command) (*create.Table, error) {
+		if output != "text" && output != "json" {
+			return nil, &ExitError{Code: create.ExitUsage, Err: fmt.Errorf("-o %q: want text or json", output)}
+		}
+		p, err := imageconfig.ParsePlatform(platform)
+		if err != nil {
+			return nil, &ExitError{Code: create.ExitUsage, Err: err}
+		}
+		if g.Demo {
+			return nil, &ExitError{Code: create.ExitUsage, Err: errors.New("entrypoints needs a cluster; not available in --demo")}
+		}
+		clients, err := g.Connect(cmd.Context())
+		if err != nil {
+			return nil, &ExitError{Code: create.ExitUsage, Err: err}
+		}
+		return &create.Table{
+			Clients: clients, Namespace: clients.Namespace, Name: table, ReadOnly: g.ReadOnly,
+			Images: imageconfig.New(imageconfig.Options{Timeout: timeout, Platform: p}),
+		}, nil
+	}
+	fail := func(err error) error {
+		var ce *create.Error
+		if errors.As(err, &ce) {
+			return &ExitError{Code: ce.ExitCode(), Err: ce}
+		}
+		var ie *imageconfig.Error
+		if errors.As(err, &ie) {
+			return &ExitError{Code: create.ExitRefused, Err: err}
+		}
+		return &ExitError{Code: create.ExitFailed, Err: err}
+	}
+
+	set := &cobra.Command{
+		Use:   "set IMAGE -- ARGV...",
+		Short: "Store the start command for IMAGE's digest",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 1 || len(args) < 2 {
+				return &ExitError{Code: create.ExitUsage, Err: errors.New("usage: sandscope entrypoints set IMAGE -- ARGV...")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := tableFor(cmd)
+			if err != nil {
+				return err
+			}
+			e, err := t.Set(cmd.Context(), args[0], args[1:])
+			if err != nil {
+				return fail(err)
+			}
+			if output == "json" {
+				writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
+				return nil
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s) → %s\n", e.Digest, e.Image, strings.Join(e.Argv, " "))
+			return nil
+		},
+	}
+	get := &cobra.Command{
+		Use:   "get IMAGE",
+		Short: "Show the start command stored for IMAGE's digest",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := tableFor(cmd)
+			if err != nil {
+				return err
+			}
+			e, digest, ok, err := t.Get(cmd.Context(), args[0])
+			if err != nil {
+				return fail(err)
+			}
+			if !ok {
+				return &ExitError{Code: create.ExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", args[0], digest, table)}
+			}
+			if output == "json" {
+				writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
+				return nil
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), strings.Join(e.Argv, " "))
+			return nil
+		},
+	}
+	ls := &cobra.Command{
+		Use:   "ls",
+		Short: "List the table",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := tableFor(cmd)
+			if err != nil {
+				return err
+			}
+			tbl, err := t.List(cmd.Context())
+			if err != nil {
+				return fail(err)
+			}
+			if output == "json" {
+				rows := []any{}
+				for _, e := range tbl.Sorted() {
+					rows = append(rows, entryJSON(e))
+				}
+				writeJSONLine(cmd.OutOrStdout(), map[string]any{"namespace": tbl.Namespace, "configMap": tbl.Name, "entries": rows, "malformed": tbl.Malformed})
+				return nil
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "DIGEST\tIMAGE\tARGV")
+			for _, e := range tbl.Sorted() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Digest, e.Image, strings.Join(e.Argv, " "))
+			}
+			tw.Flush()
+			for _, k := range tbl.Malformed {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: malformed entry %q in configmap %s/%s ignored\n", k, tbl.Namespace, tbl.Name)
+			}
+			return nil
+		},
+	}
+	rm := &cobra.Command{
+		Use:   "rm IMAGE|DIGEST",
+		Short: "Remove the entry for IMAGE's digest",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := tableFor(cmd)
+			if err != nil {
+				return err
+			}
+			digest, removed, err := t.Remove(cmd.Context(), args[0])
+			if err != nil {
+				return fail(err)
+			}
+			if !removed {
+				return &ExitError{Code: create.ExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", args[0], digest, table)}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", digest)
+			return nil
+		},
+	}
+	for _, c := range []*cobra.Command{set, get, ls, rm} {
+		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: create.ExitUsage, Err: err} })
+	}
+	cmd.AddCommand(set, get, ls, rm)
+	return cmd
+}
+
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return &ExitError{Code: create.ExitUsage, Err: fmt.Errorf("%s: want %d argument(s), got %d", cmd.CommandPath(), n, len(args))}
+		}
+		return nil
+	}
+}
+
+func entryJSON(e kube.EntrypointEntry) map[string]any {
+	m := map[string]any{"digest": e.Digest, "argv": e.Argv, "image": e.Image}
+	if !e.SetAt.IsZero() {
+		m["setAt"] = e.SetAt
+	}
+	return m
 }

@@ -1,0 +1,125 @@
+package create_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sandscope/sandscope/actions/create"
+	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/kube/execd"
+	"github.com/sandscope/sandscope/kube/execd/execdtest"
+	"github.com/sandscope/sandscope/kube/testkubelet"
+)
+
+// Pod IPs on loopback for this package only (actions/execute uses 127.77.x.y).
+var ipSeq atomic.Int64
+
+func nextIP() string {
+	n := ipSeq.Add(1)
+	return fmt.Sprintf("127.78.%d.%d", n/250, n%250+2)
+}
+
+// execPath wires the production prober: a test kubelet serving
+// pods/portforward into each Pod's fake execd, reached through the real
+// API server by actions/execute's identity-checked exec path.
+type execPath struct {
+	node    string
+	mu      sync.Mutex
+	daemons map[string]*execdtest.Server // by Pod UID
+}
+
+func (h *harness) useRealExecPath() *execPath {
+	h.t.Helper()
+	e := &execPath{node: "create-" + h.ns, daemons: map[string]*execdtest.Server{}}
+	kl, err := testkubelet.Start(testkubelet.Config{Addr: "127.0.0.1:0", LookupPod: testkubelet.APIPodLookup(h.c.Kube),
+		Exec: testkubelet.ShellExec, PortForward: e.forward})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { kl.Close() })
+	if _, err := kl.RegisterNode(h.ctx, h.c.Kube, e.node); err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		for _, d := range e.daemons {
+			d.Close()
+		}
+	})
+	h.creator.Prober = &create.ExecProber{Exec: execute.New(execute.Options{
+		Cluster: h.clients, Transports: execute.DefaultTransports(h.clients, "", 0)})}
+	return e
+}
+
+func (e *execPath) forward(ctx context.Context, _, _, uid string, port int32, conn io.ReadWriteCloser) error {
+	defer conn.Close()
+	e.mu.Lock()
+	d := e.daemons[uid]
+	e.mu.Unlock()
+	if d == nil {
+		return fmt.Errorf("pod %s has no listener on port %d", uid, port)
+	}
+	up, err := net.Dial("tcp", d.Addr)
+	if err != nil {
+		return err
+	}
+	defer up.Close()
+	go func() { io.Copy(up, conn); up.(*net.TCPConn).CloseWrite() }() //nolint:errcheck
+	_, err = io.Copy(conn, up)
+	return err
+}
+
+func TestReadyThroughRealExecPath(t *testing.T) {
+	h := newHarness(t)
+	e := h.useRealExecPath()
+	image, _ := h.reg.PushImage(t, "svc:v1", []string{"/bin/svc"}, nil)
+	r := h.start(create.Request{Image: image, ExecdTimeout: 20 * time.Second})
+	id := r.until(t, create.StageQueued).Sandbox
+	pod := h.podFor(id, image)
+	h.kl.Schedule(h.ns, pod.Name, e.node)
+	running := h.kl.SetRunning(h.ns, pod.Name, nextIP())
+	r.until(t, create.StageStarting)
+	// The daemon comes up a moment after the container: Starting must wait
+	// for it, not report Ready on Pod Running.
+	time.Sleep(300 * time.Millisecond)
+	d, err := execdtest.Start(execdtest.Config{Addr: net.JoinHostPort(running.Status.PodIP, strconv.Itoa(execd.DefaultPort)),
+		Identity: fmt.Sprintf("pod=%s/%s uid=%s", running.Namespace, running.Name, running.UID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Lock()
+	e.daemons[string(running.UID)] = d
+	e.mu.Unlock()
+	res, cerr := r.wait(t)
+	if cerr != nil {
+		t.Fatalf("Run: %v", cerr)
+	}
+	if res.Stage != create.StageReady {
+		t.Fatalf("stage %s", res.Stage)
+	}
+}
+
+func TestExecdSilentThroughRealExecPath(t *testing.T) {
+	h := newHarness(t)
+	e := h.useRealExecPath()
+	image, _ := h.reg.PushImage(t, "svc:v1", []string{"/bin/svc"}, nil)
+	r := h.start(create.Request{Image: image, ExecdTimeout: 2 * time.Second})
+	id := r.until(t, create.StageQueued).Sandbox
+	pod := h.podFor(id, image)
+	h.kl.Schedule(h.ns, pod.Name, e.node)
+	h.kl.SetRunning(h.ns, pod.Name, nextIP()) // no daemon ever starts
+	_, err := r.wait(t)
+	if err == nil || err.Code != create.CodeExecdUnreachable || err.Stage != create.StageStarting {
+		t.Fatalf("err = %v", err)
+	}
+	t.Logf("refusal: %s", err.Message)
+	h.assertCleanedUp(err)
+}
