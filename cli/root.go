@@ -88,7 +88,7 @@ func NewRootCommand(g *Globals) *cobra.Command {
 	pf.BoolVar(&g.Demo, "demo", false, "Run on the embedded simulated fleet instead of a cluster")
 	pf.StringVar(&g.Selector, "selector", "", "Label selector for plain-Pod sandboxes (default: pods labelled opensandbox.io/id)")
 	pf.DurationVar(&g.StuckAfter, "stuck-after", 5*time.Minute, "A deleting Pod is stuck Terminating after its grace period plus this")
-	root.Flags().StringVar(&g.Shell, "shell", "", "Shell the TUI's `s` key opens (default: bash, falling back to sh)")
+	root.Flags().StringVar(&g.Shell, "shell", "", "Shell the TUI's shell key opens (default: bash, falling back to sh)")
 	root.AddCommand(subcommands(g)...)
 	return root
 }

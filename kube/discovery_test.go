@@ -1,0 +1,69 @@
+package kube_test
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/kubetest"
+)
+
+// The package's cluster (TestMain in main_test.go) has sandscope's minimal
+// CRDs; DiscoverSources must find every engine resource through real
+// discovery, the agent Sandbox at its preferred (storage) version v1beta1.
+// The absent-CRD notes are tested against a cluster without CRDs in
+// kube/kubetest/nocrds.
+func TestDiscoverSourcesFindsEngineCRDs(t *testing.T) {
+	c := kubetest.Get(t)
+	clients, err := kube.NewClients(c.Config, "default")
+	if err != nil {
+		t.Fatalf("kube.NewClients: %v", err)
+	}
+	src, err := kube.DiscoverSources(kubetest.Context(t), clients.Discovery)
+	if err != nil {
+		t.Fatalf("DiscoverSources: %v", err)
+	}
+	if !src.BatchSandbox || !src.Pool || !src.Snapshot {
+		t.Errorf("OpenSandbox sources = batchsandbox %v, pool %v, snapshot %v; want all true", src.BatchSandbox, src.Pool, src.Snapshot)
+	}
+	if src.Agent == nil || *src.Agent != kubetest.AgentSandboxGVR {
+		t.Errorf("agent source = %v, want %v", src.Agent, kubetest.AgentSandboxGVR)
+	}
+	if len(src.Notes) != 0 {
+		t.Errorf("notes with every CRD installed: %q", src.Notes)
+	}
+	for _, gvr := range []struct{ got, want any }{
+		{kube.BatchSandboxGVR, kubetest.BatchSandboxGVR},
+		{kube.PoolGVR, kubetest.PoolGVR},
+		{kube.SandboxSnapshotGVR, kubetest.SandboxSnapshotGVR},
+	} {
+		if gvr.got != gvr.want {
+			t.Errorf("kube GVR %v differs from the installed CRD's %v", gvr.got, gvr.want)
+		}
+	}
+}
+
+// What discovery finds can be listed: the agent Sandbox at the discovered
+// version, through sandscope's own dynamic client.
+func TestDiscoveredAgentSandboxCanBeListed(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	clients, err := kube.NewClients(c.Config, ns)
+	if err != nil {
+		t.Fatalf("kube.NewClients: %v", err)
+	}
+	ctx := kubetest.Context(t)
+	src, err := kube.DiscoverSources(ctx, clients.Discovery)
+	if err != nil {
+		t.Fatalf("DiscoverSources: %v", err)
+	}
+	if src.Agent == nil {
+		t.Fatalf("agent sandbox not discovered: %+v", src)
+	}
+	c.Controller(t).Create(kubetest.AgentSandboxGVR, ns, kubetest.AgentSandbox("agent", kubetest.SandboxPod("agent", "")))
+	list, err := clients.Dynamic.Resource(*src.Agent).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 || list.Items[0].GetName() != "agent" {
+		t.Fatalf("listing %v: %d items, err %v", *src.Agent, len(list.Items), err)
+	}
+}

@@ -1,0 +1,182 @@
+package kubetest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+)
+
+// BatchSandboxStatusCounters are the status fields the real BatchSandbox
+// CRD requires in every status write; SetBatchSandboxStatus sends 0 for any
+// the caller leaves out.
+var BatchSandboxStatusCounters = []string{"replicas", "allocated", "ready", "taskRunning", "taskSucceed", "taskFailed", "taskPending", "taskUnknown"}
+
+// Controller plays the engines' controllers for one test: it creates their
+// custom resources and writes their status (status subresource) and
+// annotations, through the dynamic client (JSON, as custom resources are).
+type Controller struct {
+	c   *Cluster
+	t   testing.TB
+	ctx context.Context
+}
+
+// Controller returns the engine-controller helpers for this test.
+func (c *Cluster) Controller(t testing.TB) *Controller {
+	return &Controller{c: c, t: t, ctx: Context(t)}
+}
+
+// Create creates a custom resource (BatchSandbox, Pool, Sandbox, ...) in ns.
+func (ct *Controller) Create(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	ct.t.Helper()
+	out, err := ct.c.Dynamic.Resource(gvr).Namespace(ns).Create(ct.ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		ct.t.Fatalf("kubetest: creating %s %s/%s: %v", gvr.Resource, ns, obj.GetName(), err)
+	}
+	return out
+}
+
+// Get reads a custom resource.
+func (ct *Controller) Get(gvr schema.GroupVersionResource, ns, name string) *unstructured.Unstructured {
+	ct.t.Helper()
+	out, err := ct.c.Dynamic.Resource(gvr).Namespace(ns).Get(ct.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		ct.t.Fatalf("kubetest: reading %s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
+	return out
+}
+
+// SetStatus replaces .status of a custom resource through its status
+// subresource, retrying on conflicts.
+func (ct *Controller) SetStatus(gvr schema.GroupVersionResource, ns, name string, status map[string]any) *unstructured.Unstructured {
+	ct.t.Helper()
+	var out *unstructured.Unstructured
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		obj, err := ct.c.Dynamic.Resource(gvr).Namespace(ns).Get(ct.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		obj.Object["status"] = jsonNumbers(status)
+		out, err = ct.c.Dynamic.Resource(gvr).Namespace(ns).UpdateStatus(ct.ctx, obj, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		ct.t.Fatalf("kubetest: writing status of %s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
+	return out
+}
+
+// SetBatchSandboxStatus writes a BatchSandbox's status (phase, counters,
+// conditions, ...), always including every counter the real CRD requires
+// (missing ones are 0). Example:
+//
+//	ct.SetBatchSandboxStatus(ns, "sbx", map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
+func (ct *Controller) SetBatchSandboxStatus(ns, name string, status map[string]any) *unstructured.Unstructured {
+	ct.t.Helper()
+	full := make(map[string]any, len(status)+len(BatchSandboxStatusCounters))
+	for _, k := range BatchSandboxStatusCounters {
+		full[k] = int64(0)
+	}
+	for k, v := range status {
+		full[k] = v
+	}
+	return ct.SetStatus(BatchSandboxGVR, ns, name, full)
+}
+
+// SetAnnotations merges annotations into a custom resource's metadata
+// (a value of "" removes the key) with a merge patch.
+func (ct *Controller) SetAnnotations(gvr schema.GroupVersionResource, ns, name string, annotations map[string]string) *unstructured.Unstructured {
+	ct.t.Helper()
+	ann := make(map[string]any, len(annotations))
+	for k, v := range annotations {
+		if v == "" {
+			ann[k] = nil
+		} else {
+			ann[k] = v
+		}
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	if err != nil {
+		ct.t.Fatalf("kubetest: annotation patch: %v", err)
+	}
+	out, err := ct.c.Dynamic.Resource(gvr).Namespace(ns).Patch(ct.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		ct.t.Fatalf("kubetest: annotating %s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
+	return out
+}
+
+// SetEndpoints writes a BatchSandbox's sandbox.opensandbox.io/endpoints
+// annotation: a JSON array with one IP per Pod index, "" for an unplaced Pod.
+func (ct *Controller) SetEndpoints(ns, bsbx string, ips ...string) *unstructured.Unstructured {
+	ct.t.Helper()
+	if ips == nil {
+		ips = []string{}
+	}
+	data, _ := json.Marshal(ips)
+	return ct.SetAnnotations(BatchSandboxGVR, ns, bsbx, map[string]string{AnnotationEndpoints: string(data)})
+}
+
+// SetAllocStatus writes a pooled BatchSandbox's alloc-status annotation,
+// {"pods":[...]} (the Pool Pods given to it).
+func (ct *Controller) SetAllocStatus(ns, bsbx string, pods ...string) *unstructured.Unstructured {
+	ct.t.Helper()
+	return ct.SetAnnotations(BatchSandboxGVR, ns, bsbx, map[string]string{AnnotationAllocStatus: allocJSON(pods)})
+}
+
+// SetAllocReleased writes a pooled BatchSandbox's alloc-released annotation.
+func (ct *Controller) SetAllocReleased(ns, bsbx string, pods ...string) *unstructured.Unstructured {
+	ct.t.Helper()
+	return ct.SetAnnotations(BatchSandboxGVR, ns, bsbx, map[string]string{AnnotationAllocReleased: allocJSON(pods)})
+}
+
+func allocJSON(pods []string) string {
+	if pods == nil {
+		pods = []string{}
+	}
+	data, _ := json.Marshal(map[string]any{"pods": pods})
+	return string(data)
+}
+
+// jsonNumbers turns Go ints in a status map into int64, the only integer
+// type unstructured objects can deep-copy.
+func jsonNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonNumbers(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonNumbers(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonNumbers(e)
+		}
+		return out
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out
+	case int:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case float32:
+		return float64(x)
+	}
+	return v
+}
