@@ -111,7 +111,11 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, refused(CodeTransport, fmt.Sprintf("transport %q is not available", req.Via), false)
 	}
 	if (req.Stdin != nil || req.TTY) && !tr.Streams() {
-		return Result{}, refused(CodeUsage, fmt.Sprintf("transport %s carries no stdin or terminal; use --via kube", req.Via), false)
+		why := fmt.Sprintf("transport %s carries no stdin or terminal", req.Via)
+		if real, ok := x.opts.Transports[ViaKube]; ok && real.Streams() && req.Via != ViaKube {
+			why += "; use --via kube"
+		}
+		return Result{}, refused(CodeUsage, why+": run one-shot commands instead", false)
 	}
 	if len(req.Command) == 0 {
 		return Result{}, refused(CodeUsage, "no command given", false)
