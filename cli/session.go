@@ -191,7 +191,8 @@ func (s *session) backend() ui.Backend {
 				ns = c.clients.Namespace
 			}
 			res, err := c.creator.Run(ctx, create.Request{
-				Namespace: ns, Image: req.Image, Entrypoint: req.Command, ReadOnly: s.g.ReadOnly,
+				Namespace: ns, Image: req.Image, Entrypoint: req.Command, Pool: req.Pool, Env: req.Env,
+				Lifetime: req.Lifetime, CPU: req.CPU, Memory: req.Memory, ReadOnly: s.g.ReadOnly,
 			}, func(u create.StageUpdate) { stage(stageLine(u)) })
 			if err != nil {
 				return "", err

@@ -32,6 +32,11 @@ type CreateRequest struct {
 	Namespace string
 	Image     string
 	Command   []string // empty = let the server decide (it must not silently fall back)
+	Pool      string   // pooled create: the Pool to allocate from
+	Env       map[string]string
+	Lifetime  time.Duration // the sandbox's expiry; 0 = the default
+	CPU       string        // Kubernetes quantities; "" = none
+	Memory    string
 }
 
 // Backend is what the UI can ask for beyond the snapshot. Every field is

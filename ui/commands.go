@@ -195,27 +195,47 @@ func (a *App) rebuildAll() {
 	}
 }
 
-// createForm collects a create request: namespace, image, command.
+// createForm collects a create request. One field is edited at a time;
+// the footer shows it with its position, so the form fits any width.
 type createForm struct {
-	fields [3]textinput.Model
+	fields [len(createFieldLabels)]textinput.Model
 	focus_ int
+	err    string // why the last enter was not accepted
 }
+
+// The create form's fields, in tab order.
+const (
+	fieldNamespace = iota
+	fieldImage
+	fieldCommand
+	fieldPool
+	fieldEnv
+	fieldLifetime
+	fieldCPU
+	fieldMemory
+)
+
+var createFieldLabels = [...]string{"namespace: ", "image: ", "entrypoint: ", "pool: ", "env: ", "expires after: ", "cpu: ", "memory: "}
 
 func newCreateForm(c *shared) createForm {
 	var f createForm
-	labels := []string{"namespace: ", "image: ", "command: "}
 	for i := range f.fields {
 		f.fields[i] = textinput.New()
-		f.fields[i].Prompt = labels[i]
+		f.fields[i].Prompt = createFieldLabels[i]
 	}
 	ns := c.nsScope
 	if ns == "" {
 		ns = c.opts.DefaultNamespace
 	}
-	f.fields[0].SetValue(ns)
-	f.fields[1].Placeholder = "registry/repo:tag"
-	f.fields[2].Placeholder = "(empty: the image's own ENTRYPOINT/CMD, read from the registry)"
-	f.focus_ = 1
+	f.fields[fieldNamespace].SetValue(ns)
+	f.fields[fieldImage].Placeholder = "registry/repo:tag"
+	f.fields[fieldCommand].Placeholder = "(empty: the image's own ENTRYPOINT/CMD, read from the registry)"
+	f.fields[fieldPool].Placeholder = "(optional) pool name"
+	f.fields[fieldEnv].Placeholder = "(optional) K=V K2=V2"
+	f.fields[fieldLifetime].Placeholder = "(optional) e.g. 30m"
+	f.fields[fieldCPU].Placeholder = "(optional) e.g. 500m"
+	f.fields[fieldMemory].Placeholder = "(optional) e.g. 1Gi"
+	f.focus_ = fieldImage
 	return f
 }
 
@@ -227,11 +247,45 @@ func (f *createForm) focus() tea.Cmd {
 }
 
 func (f *createForm) view() string {
-	parts := make([]string, len(f.fields))
-	for i := range f.fields {
-		parts[i] = f.fields[i].View()
+	hint := "(tab/shift+tab: field, enter: create, esc: cancel)"
+	if f.err != "" {
+		hint = "✗ " + f.err
 	}
-	return "create  " + strings.Join(parts, "  ") + "   (tab: next field, enter: create, esc: cancel)"
+	return fmt.Sprintf("create [%d/%d] %s   %s", f.focus_+1, len(f.fields), f.fields[f.focus_].View(), hint)
+}
+
+// request validates the form; the error names the field that is wrong.
+func (f *createForm) request() (CreateRequest, error) {
+	val := func(i int) string { return strings.TrimSpace(f.fields[i].Value()) }
+	req := CreateRequest{
+		Namespace: val(fieldNamespace),
+		Image:     val(fieldImage),
+		Command:   strings.Fields(val(fieldCommand)),
+		Pool:      val(fieldPool),
+		CPU:       val(fieldCPU),
+		Memory:    val(fieldMemory),
+	}
+	if req.Image == "" && req.Pool == "" {
+		return req, fmt.Errorf("an image (or a pool) is required")
+	}
+	for _, kv := range strings.Fields(val(fieldEnv)) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return req, fmt.Errorf("env: %q is not K=V", kv)
+		}
+		if req.Env == nil {
+			req.Env = map[string]string{}
+		}
+		req.Env[k] = v
+	}
+	if d := val(fieldLifetime); d != "" {
+		lifetime, err := time.ParseDuration(d)
+		if err != nil || lifetime <= 0 {
+			return req, fmt.Errorf("expires after: %q is not a positive duration such as 30m", d)
+		}
+		req.Lifetime = lifetime
+	}
+	return req, nil
 }
 
 func (a *App) onCreateKey(msg tea.KeyMsg) tea.Cmd {
@@ -248,15 +302,12 @@ func (a *App) onCreateKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return f.focus()
 	case tea.KeyEnter:
-		req := CreateRequest{
-			Namespace: strings.TrimSpace(f.fields[0].Value()),
-			Image:     strings.TrimSpace(f.fields[1].Value()),
-			Command:   strings.Fields(f.fields[2].Value()),
-		}
-		if req.Image == "" {
-			a.setFlash("create: an image is required", true)
+		req, err := f.request()
+		if err != nil {
+			f.err = err.Error()
 			return nil
 		}
+		f.err = ""
 		a.mode = modeNormal
 		return a.startCreate(req)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -424,4 +425,33 @@ func TestCreateShowsStages(t *testing.T) {
 	screenContains(t, tm, app, "create: sbx-new scheduled")
 	close(step)
 	screenContains(t, tm, app, "refused: create in team-rl: IMAGE_CONFIG_UNREADABLE: registry unreachable")
+}
+
+func TestCreateFormCollectsEveryField(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	got := make(chan CreateRequest, 1)
+	be := Backend{Create: func(ctx context.Context, req CreateRequest, stage func(string)) (string, error) {
+		got <- req
+		return "bsbx/team-rl/sbx-new", nil
+	}}
+	app, tm := newTestApp(t, src, be, Options{DefaultNamespace: "team-rl"})
+	// image, entrypoint, pool, env (bad first), expiry, cpu, memory
+	keys(tm, "c", "python:3.12", "tab", "python -m http.server", "tab", "warm", "tab", "A=1 oops", "enter")
+	screenContains(t, tm, app, `env: "oops" is not K=V`)
+	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
+	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
+	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
+	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
+	keys(tm, "B=2", "tab", "30m", "tab", "500m", "tab", "1Gi", "enter")
+	select {
+	case req := <-got:
+		want := CreateRequest{Namespace: "team-rl", Image: "python:3.12", Command: []string{"python", "-m", "http.server"},
+			Pool: "warm", Env: map[string]string{"A": "1", "B": "2"}, Lifetime: 30 * time.Minute, CPU: "500m", Memory: "1Gi"}
+		if !reflect.DeepEqual(req, want) {
+			t.Fatalf("create request\n got %+v\nwant %+v", req, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the form never called Create")
+	}
+	screenContains(t, tm, app, "created bsbx/team-rl/sbx-new")
 }
