@@ -26,10 +26,13 @@ type detailView struct {
 	gone    bool // the sandbox left the fleet while the view was open
 	events  []string
 	evState string
-	vp      viewport.Model
-	version uint64
-	width   int
-	cancel  context.CancelFunc
+	// forensics explains the linked Pods' restarts from their Events (pure
+	// model.Forensics, computed once per Events reply, not per frame).
+	forensics []model.Notice
+	vp        viewport.Model
+	version   uint64
+	width     int
+	cancel    context.CancelFunc
 }
 
 func newDetailView(c *shared, sb *model.Sandbox) *detailView {
@@ -72,6 +75,7 @@ func (v *detailView) onReply(body any, c *shared) {
 		}
 		v.evState = ""
 		v.events = formatEvents(r.events, c)
+		v.forensics = restartForensics(v.last, r.events)
 		v.refresh(c)
 	}
 }
@@ -89,7 +93,7 @@ func (v *detailView) snapshotChanged(c *shared) {
 
 func (v *detailView) refresh(c *shared) {
 	off := v.vp.YOffset
-	lines := detailLines(c, v.last, c.snap, v.events, v.evState)
+	lines := detailLines(c, v.last, c.snap, v.events, v.evState, v.forensics)
 	if v.gone {
 		lines = append([]string{"GONE: this sandbox is no longer in the fleet; showing its last known state", ""}, lines...)
 	}
@@ -146,7 +150,7 @@ func (v *detailView) fullHelp(c *shared) [][]key.Binding {
 
 // detailLines renders the identity evidence line by line: what the engine
 // records, what the Pod says, who holds the address now, and its history.
-func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []string, evState string) []string {
+func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []string, evState string, forensics []model.Notice) []string {
 	now := c.now()
 	var out []string
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
@@ -226,20 +230,28 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 			}
 		}
 	}
+	addNotices := func(notices []model.Notice) {
+		for _, n := range notices {
+			add("  %-7s %s  %s", strings.ToUpper(string(n.Severity)), n.Code, n.Message)
+			for _, e := range n.Evidence {
+				at := ""
+				if e.At != nil {
+					at = " @" + clock(*e.At)
+				}
+				add("          %s%s: %s", e.Kind, at, e.Text)
+			}
+		}
+	}
 	add("")
 	add("NOTICES")
 	if len(sb.Notices) == 0 {
 		add("  none")
 	}
-	for _, n := range sb.Notices {
-		add("  %-7s %s  %s", strings.ToUpper(string(n.Severity)), n.Code, n.Message)
-		for _, e := range n.Evidence {
-			at := ""
-			if e.At != nil {
-				at = " @" + clock(*e.At)
-			}
-			add("          %s%s: %s", e.Kind, at, e.Text)
-		}
+	addNotices(sb.Notices)
+	if len(forensics) > 0 {
+		add("")
+		add("RESTART FORENSICS  (from this Pod's status and Events; node conditions and siblings: sandscope sweep)")
+		addNotices(forensics)
 	}
 	add("")
 	add("CONTAINERS")
@@ -310,4 +322,27 @@ func errText(err error) string {
 
 func errorsIsCanceled(err error) bool {
 	return errors.Is(err, context.Canceled)
+}
+
+// restartForensics explains the restarts of sb's linked Pods from the
+// Events the detail view fetched. The node and the sibling control group
+// are the sweep's job (they need more reads); without them the classes that
+// rest on them fall back to what the Pod's own status and Events prove.
+func restartForensics(sb *model.Sandbox, events []corev1.Event) []model.Notice {
+	var out []model.Notice
+	for i := range sb.Slots {
+		pod := sb.Slots[i].Pod
+		if pod == nil || !model.NeedsForensics(pod) {
+			continue
+		}
+		var own []corev1.Event
+		for _, e := range events {
+			if e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod.Name &&
+				(e.InvolvedObject.UID == "" || e.InvolvedObject.UID == pod.UID) {
+				own = append(own, e)
+			}
+		}
+		out = append(out, model.Forensics(pod, own, nil, nil)...)
+	}
+	return out
 }

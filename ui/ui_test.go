@@ -19,6 +19,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/model"
 )
@@ -454,4 +455,31 @@ func TestCreateFormCollectsEveryField(t *testing.T) {
 		t.Fatal("the form never called Create")
 	}
 	screenContains(t, tm, app, "created bsbx/team-rl/sbx-new")
+}
+
+func TestDetailExplainsRestartsFromEvents(t *testing.T) {
+	oom := pod("team-rl", "sbx-b-0", "uid-b", "10.244.1.17", "node-1", corev1.PodRunning, t0.Add(-time.Hour))
+	oom.Status.ContainerStatuses[0].RestartCount = 1
+	oom.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
+		Reason: "OOMKilled", ExitCode: 137, StartedAt: metav1.NewTime(t0.Add(-50 * time.Minute)), FinishedAt: metav1.NewTime(t0.Add(-10 * time.Minute)),
+	}
+	snap := withSandbox(incidentSnapshot(), "sbx-b", func(sb model.Sandbox) model.Sandbox {
+		sb.Slots = append([]model.Slot(nil), sb.Slots...)
+		sb.Slots[0].Pod = oom
+		return sb
+	})
+	fetched := make(chan struct{}, 1)
+	be := Backend{Events: func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
+		fetched <- struct{}{}
+		return nil, nil
+	}}
+	app, tm := newTestAppSized(t, &fakeSource{snap: snap}, be, Options{}, testW, 60)
+	keys(tm, "/", "sbx-b", "enter", "d")
+	s := screenContains(t, tm, app, "RESTART FORENSICS")
+	for _, want := range []string{"RESTART_OOM", "observed"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("detail lacks %q:\n%s", want, s)
+		}
+	}
+	<-fetched
 }
