@@ -1,12 +1,9 @@
 package create_test
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,16 +27,15 @@ func nextIP() string {
 // pods/portforward into each Pod's fake execd, reached through the real
 // API server by actions/execute's identity-checked exec path.
 type execPath struct {
-	node    string
-	mu      sync.Mutex
-	daemons map[string]*execdtest.Server // by Pod UID
+	node string
+	pods *execdtest.Pods
 }
 
 func (h *harness) useRealExecPath() *execPath {
 	h.t.Helper()
-	e := &execPath{node: "create-" + h.ns, daemons: map[string]*execdtest.Server{}}
+	e := &execPath{node: "create-" + h.ns, pods: execdtest.NewPods()}
 	kl, err := testkubelet.Start(testkubelet.Config{Addr: "127.0.0.1:0", LookupPod: testkubelet.APIPodLookup(h.c.Kube),
-		Exec: testkubelet.ShellExec, PortForward: e.forward})
+		Exec: testkubelet.ShellExec, PortForward: e.pods.Forward})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -47,34 +43,10 @@ func (h *harness) useRealExecPath() *execPath {
 	if _, err := kl.RegisterNode(h.ctx, h.c.Kube, e.node); err != nil {
 		h.t.Fatal(err)
 	}
-	h.t.Cleanup(func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		for _, d := range e.daemons {
-			d.Close()
-		}
-	})
+	h.t.Cleanup(e.pods.Close)
 	h.creator.Prober = &create.ExecProber{Exec: execute.New(execute.Options{
 		Cluster: h.clients, Transports: execute.DefaultTransports(h.clients, "", 0)})}
 	return e
-}
-
-func (e *execPath) forward(ctx context.Context, _, _, uid string, port int32, conn io.ReadWriteCloser) error {
-	defer conn.Close()
-	e.mu.Lock()
-	d := e.daemons[uid]
-	e.mu.Unlock()
-	if d == nil {
-		return fmt.Errorf("pod %s has no listener on port %d", uid, port)
-	}
-	up, err := net.Dial("tcp", d.Addr)
-	if err != nil {
-		return err
-	}
-	defer up.Close()
-	go func() { io.Copy(up, conn); up.(*net.TCPConn).CloseWrite() }() //nolint:errcheck
-	_, err = io.Copy(conn, up)
-	return err
 }
 
 func TestReadyThroughRealExecPath(t *testing.T) {
@@ -95,9 +67,7 @@ func TestReadyThroughRealExecPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.mu.Lock()
-	e.daemons[string(running.UID)] = d
-	e.mu.Unlock()
+	e.pods.Add(string(running.UID), d)
 	res, cerr := r.wait(t)
 	if cerr != nil {
 		t.Fatalf("Run: %v", cerr)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -50,16 +49,14 @@ type env struct {
 	kubelet *testkubelet.Server
 	fleet   *model.Fleet
 	token   string
-
-	mu      sync.Mutex
-	daemons map[string]*execdtest.Server // by Pod UID
+	pods    *execdtest.Pods // each Pod incarnation's execd, behind port-forward
 }
 
 func newEnv(t testing.TB, exec testkubelet.ExecFunc) *env {
 	t.Helper()
 	c := kubetest.Get(t)
 	e := &env{t: t, c: c, kl: c.Kubelet(t), ns: c.Namespace(t), fleet: model.NewFleet(model.FleetOptions{}),
-		daemons: map[string]*execdtest.Server{}}
+		pods: execdtest.NewPods()}
 	e.node = "exec-" + e.ns
 	var err error
 	if e.clients, err = kube.NewClients(c.Config, e.ns); err != nil {
@@ -69,7 +66,7 @@ func newEnv(t testing.TB, exec testkubelet.ExecFunc) *env {
 		exec = testkubelet.ShellExec
 	}
 	e.kubelet, err = testkubelet.Start(testkubelet.Config{Addr: "127.0.0.1:0", LookupPod: testkubelet.APIPodLookup(c.Kube),
-		Exec: exec, PortForward: e.forward})
+		Exec: exec, PortForward: e.pods.Forward})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,35 +75,8 @@ func newEnv(t testing.TB, exec testkubelet.ExecFunc) *env {
 		t.Fatal(err)
 	}
 	e.fleet.SetStatus(model.SourceStatus{Synced: true, Namespaces: []string{e.ns}})
-	t.Cleanup(func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		for _, d := range e.daemons {
-			d.Close()
-		}
-	})
+	t.Cleanup(e.pods.Close)
 	return e
-}
-
-// forward plays the kubelet's port-forward into the Pod's network
-// namespace: it reaches the execd of that Pod incarnation (by UID) only; a
-// dead Pod's daemon is gone.
-func (e *env) forward(ctx context.Context, _, _, uid string, port int32, conn io.ReadWriteCloser) error {
-	defer conn.Close()
-	e.mu.Lock()
-	d := e.daemons[uid]
-	e.mu.Unlock()
-	if d == nil {
-		return fmt.Errorf("pod %s has no listener on port %d", uid, port)
-	}
-	up, err := net.Dial("tcp", d.Addr)
-	if err != nil {
-		return err
-	}
-	defer up.Close()
-	go func() { io.Copy(up, conn); up.(*net.TCPConn).CloseWrite() }() //nolint:errcheck
-	_, err = io.Copy(conn, up)
-	return err
 }
 
 // start creates a sandbox Pod (OpenSandbox layout, label opensandbox.io/id),
@@ -127,16 +97,12 @@ func (e *env) startDaemon(p *corev1.Pod) *execdtest.Server {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.mu.Lock()
-	e.daemons[string(p.UID)] = d
-	e.mu.Unlock()
+	e.pods.Add(string(p.UID), d)
 	return d
 }
 
 func (e *env) daemon(p *corev1.Pod) *execdtest.Server {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.daemons[string(p.UID)]
+	return e.pods.Get(string(p.UID))
 }
 
 // kill makes the Pod's main container exit and the Pod Failed, and stops its

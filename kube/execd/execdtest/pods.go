@@ -1,0 +1,64 @@
+package execdtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+)
+
+// Pods plays the Pod network behind a test kubelet's port-forward: each Pod
+// incarnation (by UID) has its own execd Server, so a forward reaches the
+// daemon of that incarnation only — a dead Pod's daemon is gone, as on a node.
+type Pods struct {
+	mu      sync.Mutex
+	daemons map[string]*Server // by Pod UID
+}
+
+// NewPods returns an empty Pod network.
+func NewPods() *Pods { return &Pods{daemons: map[string]*Server{}} }
+
+// Add registers the daemon of the Pod incarnation uid.
+func (p *Pods) Add(uid string, d *Server) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.daemons[uid] = d
+}
+
+// Get returns the daemon of uid, or nil.
+func (p *Pods) Get(uid string) *Server {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.daemons[uid]
+}
+
+// Close stops every daemon.
+func (p *Pods) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, d := range p.daemons {
+		d.Close()
+	}
+}
+
+// Forward is a testkubelet PortForward function: it joins conn to the
+// daemon of the Pod incarnation uid, whatever port was asked for.
+func (p *Pods) Forward(_ context.Context, _, _, uid string, port int32, conn io.ReadWriteCloser) error {
+	defer conn.Close()
+	d := p.Get(uid)
+	if d == nil {
+		return fmt.Errorf("pod %s has no listener on port %d", uid, port)
+	}
+	up, err := net.Dial("tcp", d.Addr)
+	if err != nil {
+		return err
+	}
+	defer up.Close()
+	go func() {
+		_, _ = io.Copy(up, conn)
+		_ = up.(*net.TCPConn).CloseWrite()
+	}()
+	_, err = io.Copy(conn, up)
+	return err
+}
