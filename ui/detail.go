@@ -108,21 +108,7 @@ func (v *detailView) refresh(c *shared) {
 
 func (v *detailView) update(msg tea.Msg, c *shared) tea.Cmd {
 	if km, ok := msg.(tea.KeyMsg); ok {
-		k := c.keys
-		switch {
-		case key.Matches(km, k.Up):
-			v.vp.ScrollUp(1)
-		case key.Matches(km, k.Down):
-			v.vp.ScrollDown(1)
-		case key.Matches(km, k.PageUp):
-			v.vp.PageUp()
-		case key.Matches(km, k.PageDown):
-			v.vp.PageDown()
-		case key.Matches(km, k.Top):
-			v.vp.GotoTop()
-		case key.Matches(km, k.Bottom):
-			v.vp.GotoBottom()
-		}
+		scrollViewport(&v.vp, km, c.keys)
 		return nil
 	}
 	var cmd tea.Cmd
@@ -345,4 +331,27 @@ func restartForensics(sb *model.Sandbox, events []corev1.Event) []model.Notice {
 		out = append(out, model.Forensics(pod, own, nil, nil)...)
 	}
 	return out
+}
+
+// scrollViewport moves vp for the movement keys of the key map and reports
+// whether km was one of them. Every scrolling view shares it, so remapped
+// keys behave the same everywhere.
+func scrollViewport(vp *viewport.Model, km tea.KeyMsg, k KeyMap) bool {
+	switch {
+	case key.Matches(km, k.Up):
+		vp.ScrollUp(1)
+	case key.Matches(km, k.Down):
+		vp.ScrollDown(1)
+	case key.Matches(km, k.PageUp):
+		vp.PageUp()
+	case key.Matches(km, k.PageDown):
+		vp.PageDown()
+	case key.Matches(km, k.Top):
+		vp.GotoTop()
+	case key.Matches(km, k.Bottom):
+		vp.GotoBottom()
+	default:
+		return false
+	}
+	return true
 }

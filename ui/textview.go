@@ -224,21 +224,7 @@ func (v *textView) update(msg tea.Msg, c *shared) tea.Cmd {
 		return nil
 	}
 	if km, ok := msg.(tea.KeyMsg); ok {
-		k := c.keys
-		switch {
-		case key.Matches(km, k.Up):
-			v.vp.ScrollUp(1)
-		case key.Matches(km, k.Down):
-			v.vp.ScrollDown(1)
-		case key.Matches(km, k.PageUp):
-			v.vp.PageUp()
-		case key.Matches(km, k.PageDown):
-			v.vp.PageDown()
-		case key.Matches(km, k.Top):
-			v.vp.GotoTop()
-		case key.Matches(km, k.Bottom):
-			v.vp.GotoBottom()
-		default:
+		if !scrollViewport(&v.vp, km, c.keys) {
 			return nil
 		}
 		if v.kind == kindLogs {
