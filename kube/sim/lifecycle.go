@@ -1072,22 +1072,7 @@ func (s *Sim) userDelete(ctx context.Context, sb *sandbox) error {
 		return nil
 	}
 	sb.deleting = true
-	for _, p := range sb.pods {
-		if err := s.releasePod(ctx, p); err != nil {
-			return err
-		}
-	}
-	if sb.obj != nil {
-		gvr := BatchSandboxGVR
-		if sb.engine == EngineAgent {
-			gvr = AgentSandboxGVR(s.cfg.AgentVersion)
-		}
-		if _, err := s.deleteCR(ctx, gvr, sb.obj, false, ""); err != nil {
-			return err
-		}
-	}
-	s.forget(sb)
-	return nil
+	return s.teardown(ctx, sb)
 }
 
 // releasePod deletes a sandbox's Pod; a pool Pod is recycled (deleted, and the
@@ -1211,6 +1196,12 @@ func (s *Sim) releaseHeld(ctx context.Context, sb *sandbox) error {
 	if sb.gone {
 		return nil
 	}
+	return s.teardown(ctx, sb)
+}
+
+// teardown deletes a sandbox's Pods (recycling pool Pods) and its object,
+// and forgets it: what the server's DELETE does once nothing holds it.
+func (s *Sim) teardown(ctx context.Context, sb *sandbox) error {
 	for _, p := range sb.pods {
 		if err := s.releasePod(ctx, p); err != nil {
 			return err
