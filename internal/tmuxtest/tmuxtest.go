@@ -225,21 +225,79 @@ func (s *Session) Size() (width, height int) {
 	return width, height
 }
 
-// Exited reports whether the program has ended, and its exit status.
+// Exited reports whether the program has ended, and its exit status. A
+// program killed by a signal reports 128+signal, as a shell would.
+//
+// tmux marks a pane dead when its terminal closes, and records the status
+// only once it has reaped the process. tmux 3.3a sometimes leaves the
+// process a zombie for good (seen with programs that exit at once), so a
+// dead pane without a status is read from the zombie's /proc entry; until
+// the status is known from either place the program does not count as
+// exited, so a caller never reads a status that is not there.
 func (s *Session) Exited() (exited bool, status int) {
 	s.t.Helper()
-	out, err := s.tmux("display-message", "-p", "-t", s.target, "#{pane_dead} #{pane_dead_status}")
+	out, err := s.tmux("display-message", "-p", "-t", s.target,
+		"#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal} pid=#{pane_pid}")
 	if err != nil {
 		s.t.Fatalf("tmuxtest: %v", err)
 	}
-	fields := strings.Fields(out)
-	if len(fields) == 0 || fields[0] != "1" {
+	pane := parsePane(out)
+	if !pane.dead {
 		return false, 0
 	}
-	if len(fields) > 1 {
-		status, _ = strconv.Atoi(fields[1])
+	if pane.statusKnown {
+		return true, pane.status
 	}
-	return true, status
+	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pane.pid)); err == nil {
+		return zombieStatus(string(stat))
+	}
+	return false, 0
+}
+
+type paneState struct {
+	dead        bool
+	statusKnown bool
+	status      int
+	pid         int
+}
+
+// parsePane reads "DEAD status=N signal=N pid=N" as printed by Exited.
+func parsePane(out string) paneState {
+	var p paneState
+	fields := strings.Fields(out)
+	if len(fields) != 4 || fields[0] != "1" {
+		return p
+	}
+	p.dead = true
+	p.pid, _ = strconv.Atoi(strings.TrimPrefix(fields[3], "pid="))
+	if n, err := strconv.Atoi(strings.TrimPrefix(fields[1], "status=")); err == nil {
+		p.statusKnown, p.status = true, n
+	} else if n, err := strconv.Atoi(strings.TrimPrefix(fields[2], "signal=")); err == nil {
+		p.statusKnown, p.status = true, 128+n
+	}
+	return p
+}
+
+// zombieStatus decodes the exit status of a zombie from its /proc/PID/stat
+// line: state is field 3 and exit_code (a waitpid status) the last field.
+// A process that is not a zombie has not exited.
+func zombieStatus(stat string) (exited bool, status int) {
+	end := strings.LastIndexByte(stat, ')') // the command name may hold spaces
+	if end < 0 {
+		return false, 0
+	}
+	fields := strings.Fields(stat[end+1:])
+	if len(fields) == 0 || fields[0] != "Z" {
+		return false, 0
+	}
+	ws, err := strconv.Atoi(fields[len(fields)-1])
+	if err != nil {
+		return false, 0
+	}
+	if sig := ws & 0x7f; sig != 0 {
+		return true, 128 + sig
+	}
+	return true, (ws >> 8) & 0xff
 }
 
 // WaitExit waits until the program ends and returns its exit status and

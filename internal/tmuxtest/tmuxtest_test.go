@@ -50,6 +50,15 @@ func TestControlKeyAndExitStatus(t *testing.T) {
 	s.Close() // idempotent
 }
 
+func TestDeathBySignalReportsShellStatus(t *testing.T) {
+	s := tmuxtest.Start(t, tmuxtest.Options{}, "sh", "-c", `echo running; exec sleep 30`)
+	s.WaitFor(`running`, 5*time.Second)
+	s.SendKeys("C-c")
+	if status, _ := s.WaitExit(5 * time.Second); status != 130 {
+		t.Fatalf("exit status of a program killed by SIGINT = %d, want 130", status)
+	}
+}
+
 func TestSessionsArePrivate(t *testing.T) {
 	a := tmuxtest.Start(t, tmuxtest.Options{}, "sh", "-c", `echo session-a; sleep 30`)
 	b := tmuxtest.Start(t, tmuxtest.Options{}, "sh", "-c", `echo session-b; sleep 30`)
