@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,7 +40,47 @@ var (
 	churnRate = flag.Int("churn-rate", 100, "status updates per second during the latency measurement")
 	churnFor  = flag.Duration("churn-for", 10*time.Second, "how long to churn")
 	idleFor   = flag.Duration("idle", 10*time.Second, "idle-CPU window (the issue's figure is over 60s)")
+	// Profiles of sandscope's own phases only (go test's -cpuprofile would
+	// mostly show the simulator loading the cluster).
+	startProfile = flag.String("startprofile", "", "write a CPU profile of start-up (watcher start to first frame) to this file")
+	heapProfile  = flag.String("heapprofile", "", "write a heap profile after sync to this file")
+	churnProfile = flag.String("churnprofile", "", "write a CPU profile of the event-to-screen churn window to this file")
 )
+
+// profile starts a CPU profile into path ("" = none) and returns its stop.
+func profile(b *testing.B, path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatalf("cpu profile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatalf("cpu profile: %v", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Errorf("cpu profile: %v", err)
+		}
+	}
+}
+
+// writeHeapProfile writes the live heap to path ("" = none).
+func writeHeapProfile(b *testing.B, path string) {
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatalf("heap profile: %v", err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Errorf("heap profile: %v", err)
+	}
+}
 
 func TestMain(m *testing.M) { kubetest.Main(m) }
 
@@ -122,6 +163,7 @@ func BenchmarkScale(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	stopStartProfile := profile(b, *startProfile)
 	cpu0 := cpuTime()
 	start := time.Now()
 	w := kube.NewWatcher(clients, kube.WatcherOptions{})
@@ -144,6 +186,7 @@ func BenchmarkScale(b *testing.B) {
 	frame := app.View()
 	frameTime := time.Since(start)
 	startCPU := cpuTime() - cpu0
+	stopStartProfile()
 	if !strings.Contains(frame, "SANDBOX") {
 		b.Fatalf("first frame has no sandbox table:\n%s", frame)
 	}
@@ -162,6 +205,7 @@ func BenchmarkScale(b *testing.B) {
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
+	writeHeapProfile(b, *heapProfile)
 	heapPer := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
 	res.add("heap per sandbox (Pod + BatchSandbox)", fmt.Sprintf("%.0f B", heapPer), fmt.Sprintf("HeapAlloc %s after GC (baseline %s)", mb(after.HeapAlloc), mb(before.HeapAlloc)))
 	res.add("process RSS after sync", procStatus("VmRSS"), "before watcher: "+rssBefore)
@@ -190,7 +234,9 @@ func BenchmarkScale(b *testing.B) {
 	// 5. Event-to-screen latency under churn: a running program renders to a
 	// writer that spots each update's marker (a unique restart count on a
 	// visible row).
+	stopChurnProfile := profile(b, *churnProfile)
 	eventToScreen(ctx, b, c, ns, w, snap, res)
+	stopChurnProfile()
 
 	// 6. Filter keystroke to frame at N rows.
 	filterLatency(w, res)
@@ -226,8 +272,15 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 	p := tea.NewProgram(app, tea.WithInput(nil), tea.WithOutput(fw), tea.WithoutSignalHandler(), tea.WithContext(pctx))
 	done := make(chan struct{})
 	go func() { defer close(done); _, _ = p.Run() }()
-	p.Send(tea.WindowSizeMsg{Width: 200, Height: 50})
+	// Wide enough for every column at its maximum width: the markers are in
+	// RESTARTS, which a narrower terminal may drop when one of the N rows has
+	// long cells (at 50,000 sandboxes it did, and no marker could be seen).
+	p.Send(tea.WindowSizeMsg{Width: 300, Height: 50})
 	time.Sleep(500 * time.Millisecond)
+	if !fw.sawRestarts() {
+		res.add("event-to-screen latency", "n/a", "the RESTARTS column is not on screen; markers cannot be seen")
+		return
+	}
 
 	// The visible rows' Pods, read once; each writer owns some of them and
 	// keeps the latest version it wrote (no read per update).
@@ -305,10 +358,10 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 // frameWriter receives what the renderer writes and timestamps the first
 // frame containing each expected marker.
 type frameWriter struct {
-	mu      sync.Mutex
-	pending map[string]time.Time
-	lat     []time.Duration
-	buf     bytes.Buffer
+	mu       sync.Mutex
+	pending  map[string]time.Time
+	lat      []time.Duration
+	restarts bool // a frame showed the RESTARTS column
 }
 
 func (f *frameWriter) expect(marker string, at time.Time) {
@@ -323,10 +376,18 @@ func (f *frameWriter) forget(marker string) {
 	f.mu.Unlock()
 }
 
+// sawRestarts reports whether a frame showed the RESTARTS column title.
+func (f *frameWriter) sawRestarts() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.restarts
+}
+
 func (f *frameWriter) Write(p []byte) (int, error) {
 	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.restarts = f.restarts || bytes.Contains(p, []byte("RESTARTS"))
 	for m, at := range f.pending {
 		if bytes.Contains(p, []byte(m)) {
 			f.lat = append(f.lat, now.Sub(at))
