@@ -15,7 +15,10 @@ import (
 	"github.com/sandscope/sandscope/model"
 )
 
-// redrawEvery coalesces live updates: at most one snapshot refresh per period.
+// redrawEvery coalesces live updates: at most one snapshot refresh per
+// period. The first change after a quiet period refreshes at once (a
+// leading edge), so a lone update costs no waiting; changes that follow
+// within the period wait for its end and are taken together.
 const redrawEvery = 50 * time.Millisecond
 
 type mode int
@@ -63,6 +66,7 @@ type App struct {
 	execTarget    *model.Sandbox // the sandbox the exec prompt runs in
 	create        createForm
 	refreshQueued bool
+	lastRefresh   time.Time // wall clock of the last live refresh
 
 	flash      string
 	flashIsErr bool
@@ -203,11 +207,16 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if a.refreshQueued {
 			return a, next
 		}
+		wait := redrawEvery - time.Since(a.lastRefresh)
+		if wait <= 0 {
+			a.liveRefresh()
+			return a, next
+		}
 		a.refreshQueued = true
-		return a, tea.Batch(next, tea.Tick(redrawEvery, func(time.Time) tea.Msg { return refreshMsg{} }))
+		return a, tea.Batch(next, tea.Tick(wait, func(time.Time) tea.Msg { return refreshMsg{} }))
 	case refreshMsg:
 		a.refreshQueued = false
-		a.refresh()
+		a.liveRefresh()
 		return a, nil
 	case clockMsg:
 		if a.flash != "" && a.c.now().Sub(a.flashAt) > 8*time.Second {
@@ -235,6 +244,12 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	}
 	return a, nil
+}
+
+// liveRefresh is refresh on a change notification, remembering when.
+func (a *App) liveRefresh() {
+	a.lastRefresh = time.Now()
+	a.refresh()
 }
 
 // refresh takes the latest snapshot and lets every view catch up.

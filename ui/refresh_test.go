@@ -1,0 +1,36 @@
+package ui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// A change after a quiet period is shown at once; changes right behind it
+// wait for the end of the coalescing period and come as one refresh.
+func TestLiveRefreshLeadingEdge(t *testing.T) {
+	src := &fakeSource{snap: &model.Snapshot{Version: 1}}
+	a := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+	a.Init()
+	a.Update(changedMsg{a.subGen}) // the subscription's first signal
+
+	src.set(&model.Snapshot{Version: 2})
+	a.lastRefresh = time.Now().Add(-time.Second)
+	a.Update(changedMsg{a.subGen})
+	if a.c.snap.Version != 2 || a.refreshQueued {
+		t.Fatalf("after a quiet period: version %d, queued %v; want 2 shown at once", a.c.snap.Version, a.refreshQueued)
+	}
+
+	src.set(&model.Snapshot{Version: 3})
+	a.Update(changedMsg{a.subGen})
+	if a.c.snap.Version != 2 || !a.refreshQueued {
+		t.Fatalf("right behind a refresh: version %d, queued %v; want 2 still shown and a refresh queued", a.c.snap.Version, a.refreshQueued)
+	}
+	src.set(&model.Snapshot{Version: 4})
+	a.Update(changedMsg{a.subGen}) // coalesced into the queued refresh
+	a.Update(refreshMsg{})
+	if a.c.snap.Version != 4 || a.refreshQueued {
+		t.Fatalf("after the queued refresh: version %d, queued %v; want 4", a.c.snap.Version, a.refreshQueued)
+	}
+}
