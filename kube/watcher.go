@@ -178,7 +178,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.mu.Unlock()
 	w.publishStatus()
 
-	kc, dc, probe, err := w.informerClients()
+	kc, dc, cfg, probe, err := w.informerClients()
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return err
 	}
 	if sources.BatchSandbox {
-		inf := dynamicinformer.NewFilteredDynamicInformer(dc, BatchSandboxGVR, ns, 0, cache.Indexers{}, nil).Informer()
+		var inf cache.SharedIndexInformer
+		if cfg != nil {
+			// Decoded straight into the model's type (batchsandboxes.go).
+			if inf, err = newBatchSandboxInformer(cfg, ns); err != nil {
+				return err
+			}
+		} else {
+			inf = dynamicinformer.NewFilteredDynamicInformer(dc, BatchSandboxGVR, ns, 0, cache.Indexers{}, nil).Informer()
+		}
 		if err := w.addInformer(BatchSandboxGVR.Resource, inf, slimBatchSandbox, w.batchSandboxHandler()); err != nil {
 			return err
 		}
@@ -252,23 +260,24 @@ func (w *Watcher) Run(ctx context.Context) error {
 
 // informerClients builds the informers' clients: their own, whose transport
 // reports every request's outcome to w.health, plus the client of the
-// /version probe. Clients without a rest.Config (fake clientsets: tests, the
-// demo) are used as they are, without connection tracking or probe.
-func (w *Watcher) informerClients() (kubernetes.Interface, dynamic.Interface, rest.Interface, error) {
+// /version probe, and the config they are built from (for more clients).
+// Clients without a rest.Config (fake clientsets: tests, the demo) are used
+// as they are, without connection tracking or probe, and the config is nil.
+func (w *Watcher) informerClients() (kubernetes.Interface, dynamic.Interface, *rest.Config, rest.Interface, error) {
 	if w.clients.Config == nil {
-		return w.clients.Kube, w.clients.Dynamic, nil, nil
+		return w.clients.Kube, w.clients.Dynamic, nil, nil, nil
 	}
 	cfg := rest.CopyConfig(w.clients.Config)
 	cfg.Wrap(w.health.wrap)
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("building the watcher's kubernetes client: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("building the watcher's kubernetes client: %w", err)
 	}
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("building the watcher's dynamic client: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("building the watcher's dynamic client: %w", err)
 	}
-	return kc, dc, kc.Discovery().RESTClient(), nil
+	return kc, dc, cfg, kc.Discovery().RESTClient(), nil
 }
 
 // addInformer sets the transform and the watch error handler (both must be

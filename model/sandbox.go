@@ -1,10 +1,13 @@
 package model
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Sandbox is one derived row of the fleet: what the engine says about a
@@ -77,9 +80,10 @@ func (s *Sandbox) PrimarySlot() *Slot {
 }
 
 // BatchSandbox is the slim typed form of an OpenSandbox BatchSandbox
-// (sandbox.opensandbox.io/v1alpha1), converted from unstructured by an informer
-// transform. ObjectMeta keeps only what the model uses (no managedFields, no
-// annotations once parsed).
+// (sandbox.opensandbox.io/v1alpha1), decoded straight from the wire by kube/
+// (or converted from unstructured by an informer transform). ObjectMeta keeps
+// only what the model uses (no managedFields, no annotations once parsed).
+// It is a runtime.Object so an informer can carry it.
 type BatchSandbox struct {
 	metav1.ObjectMeta
 	Replicas       int32
@@ -95,6 +99,34 @@ type BatchSandbox struct {
 	Endpoints      []string // sandbox.opensandbox.io/endpoints, slot i <-> pod index i; nil when absent
 	AllocatedPods  []string // pooled: alloc-status pods minus alloc-released
 	Notices        []Notice // problems found while parsing (malformed annotations, ...)
+}
+
+// GetObjectKind: a slim BatchSandbox carries no type information.
+func (b *BatchSandbox) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject copies everything, so a copy shares nothing mutable.
+func (b *BatchSandbox) DeepCopyObject() runtime.Object {
+	if b == nil {
+		return nil
+	}
+	out := *b
+	b.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	if b.ExpireTime != nil {
+		t := *b.ExpireTime
+		out.ExpireTime = &t
+	}
+	out.MainCommand = slices.Clone(b.MainCommand)
+	out.Conditions = slices.Clone(b.Conditions)
+	out.Endpoints = slices.Clone(b.Endpoints)
+	out.AllocatedPods = slices.Clone(b.AllocatedPods)
+	if b.Notices != nil {
+		out.Notices = make([]Notice, len(b.Notices))
+		for i, n := range b.Notices {
+			n.Evidence = slices.Clone(n.Evidence)
+			out.Notices[i] = n
+		}
+	}
+	return &out
 }
 
 // AgentSandbox is the slim typed form of an agents.x-k8s.io Sandbox.

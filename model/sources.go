@@ -249,7 +249,14 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 	b.Ready = int32(nestedInt(obj, "status", "ready"))
 	b.Conditions = conditionsOf(obj)
 
-	ann := u.GetAnnotations()
+	b.ReadAnnotations(u.GetAnnotations())
+	return b
+}
+
+// ReadAnnotations fills what the engine records in annotations: the
+// endpoints (slot i <-> pod index i) and, pooled, the allocated Pods minus
+// the released ones. Malformed values become BAD_ANNOTATION notices.
+func (b *BatchSandbox) ReadAnnotations(ann map[string]string) {
 	if v, ok := ann[AnnotationEndpoints]; ok {
 		eps, problem := parseEndpoints(v)
 		b.Endpoints = eps
@@ -273,7 +280,6 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 		}
 	}
 	b.AllocatedPods = minus(allocated, released)
-	return b
 }
 
 // AgentSandboxFromUnstructured converts a kubernetes-sigs agent-sandbox Sandbox
@@ -464,13 +470,17 @@ func mainContainerOf(cs []interface{}) map[string]interface{} {
 	return first
 }
 
+// MaxConditions caps the conditions kept per object: a misbehaving
+// controller cannot grow the cache without bound.
+const MaxConditions = 64
+
 func conditionsOf(obj map[string]interface{}) []Condition {
 	cs, ok := nestedSlice(obj, "status", "conditions")
 	if !ok || len(cs) == 0 {
 		return nil
 	}
-	if len(cs) > 64 {
-		cs = cs[:64]
+	if len(cs) > MaxConditions {
+		cs = cs[:MaxConditions]
 	}
 	out := make([]Condition, 0, len(cs))
 	for _, c := range cs {

@@ -1,0 +1,292 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// BatchSandboxes are custom resources, so the server sends them as JSON only,
+// and a dynamic informer turns each one into nested maps (the whole Pod
+// template and managedFields included) before the transform keeps the few
+// fields the model reads. At 20,000 sandboxes that decode was the largest
+// single cost of start-up and the maps the largest garbage. This file reads
+// them the way generated typed clients read custom resources, through a
+// RESTClient, but decodes each object straight into model.BatchSandbox: the
+// fields the model reads are filled and everything else is skipped without
+// being allocated.
+
+// newBatchSandboxInformer returns a shared informer over BatchSandboxes in
+// namespace ("" = all) whose objects are *model.BatchSandbox.
+func newBatchSandboxInformer(cfg *rest.Config, namespace string) (cache.SharedIndexInformer, error) {
+	rc, err := newBatchSandboxClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			list := &batchSandboxList{}
+			err := rc.Get().Namespace(namespace).Resource(BatchSandboxGVR.Resource).
+				VersionedParams(&opts, metav1.ParameterCodec).Do(ctx).Into(list)
+			return list, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.Watch = true
+			return rc.Get().Namespace(namespace).Resource(BatchSandboxGVR.Resource).
+				VersionedParams(&opts, metav1.ParameterCodec).Watch(ctx)
+		},
+	}
+	return cache.NewSharedIndexInformer(lw, &model.BatchSandbox{}, 0, cache.Indexers{}), nil
+}
+
+// newBatchSandboxClient is a RESTClient for the BatchSandbox group version
+// that speaks JSON and decodes with batchSandboxCodec.
+func newBatchSandboxClient(cfg *rest.Config) (*rest.RESTClient, error) {
+	c := rest.CopyConfig(cfg)
+	gv := BatchSandboxGVR.GroupVersion()
+	c.GroupVersion = &gv
+	c.APIPath = "/apis"
+	c.ContentType = runtime.ContentTypeJSON
+	c.AcceptContentTypes = runtime.ContentTypeJSON
+	c.NegotiatedSerializer = batchSandboxSerializers{}
+	rc, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, fmt.Errorf("building the BatchSandbox client: %w", err)
+	}
+	return rc, nil
+}
+
+// batchSandboxList is a BatchSandboxList as the reflector needs it: list
+// metadata and items that are runtime.Objects.
+type batchSandboxList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+	Items []*model.BatchSandbox
+}
+
+func (l *batchSandboxList) DeepCopyObject() runtime.Object {
+	out := &batchSandboxList{TypeMeta: l.TypeMeta}
+	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	out.Items = make([]*model.BatchSandbox, len(l.Items))
+	for i, b := range l.Items {
+		out.Items[i] = b.DeepCopyObject().(*model.BatchSandbox)
+	}
+	return out
+}
+
+// batchSandboxSerializers offers one media type, JSON: objects through
+// batchSandboxCodec, watch event envelopes through apimachinery's JSON
+// serializer (the envelope's object is handed on as raw bytes).
+type batchSandboxSerializers struct{}
+
+func (batchSandboxSerializers) SupportedMediaTypes() []runtime.SerializerInfo {
+	// An empty scheme: the envelope (metav1.WatchEvent) is decoded into the
+	// typed value the watch decoder passes, which needs no registration.
+	empty := runtime.NewScheme()
+	envelopeSerializer := k8sjson.NewSerializerWithOptions(k8sjson.DefaultMetaFactory, empty, empty, k8sjson.SerializerOptions{})
+	return []runtime.SerializerInfo{{
+		MediaType:        runtime.ContentTypeJSON,
+		MediaTypeType:    "application",
+		MediaTypeSubType: "json",
+		EncodesAsText:    true,
+		Serializer:       batchSandboxCodec{},
+		StreamSerializer: &runtime.StreamSerializerInfo{
+			EncodesAsText: true,
+			Serializer:    envelopeSerializer,
+			Framer:        k8sjson.Framer,
+		},
+	}}
+}
+
+func (batchSandboxSerializers) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
+	return e
+}
+
+func (batchSandboxSerializers) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
+	return d
+}
+
+// batchSandboxCodec decodes a BatchSandbox, a BatchSandboxList or a Status.
+// It only reads: the client never sends a body.
+type batchSandboxCodec struct{}
+
+func (batchSandboxCodec) Identifier() runtime.Identifier { return "sandscope-batchsandbox-json" }
+
+func (batchSandboxCodec) Encode(runtime.Object, io.Writer) error {
+	return errors.New("the BatchSandbox client only reads")
+}
+
+// Decode fills into when it is a *batchSandboxList, and otherwise returns a
+// new *model.BatchSandbox, or a *metav1.Status when the server sent one (an
+// error response, a watch ERROR event). A field of the wrong type is skipped
+// like the dynamic path skips it (the template is free-form in the CRD, so a
+// container's command may be anything); only malformed JSON is an error.
+func (batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	var doc wireBatchSandbox
+	err := json.Unmarshal(data, &doc)
+	var typeErr *json.UnmarshalTypeError
+	if err != nil && !errors.As(err, &typeErr) {
+		return nil, nil, fmt.Errorf("decoding a BatchSandbox: %w", err)
+	}
+	gvk := schema.FromAPIVersionAndKind(doc.APIVersion, doc.Kind)
+	switch {
+	case doc.Kind == "Status":
+		status := &metav1.Status{}
+		if err := json.Unmarshal(data, status); err != nil {
+			return nil, nil, fmt.Errorf("decoding a Status: %w", err)
+		}
+		return status, &gvk, nil
+	case doc.Items != nil || doc.Kind == "BatchSandboxList":
+		list, ok := into.(*batchSandboxList)
+		if !ok {
+			list = &batchSandboxList{}
+		}
+		list.TypeMeta = metav1.TypeMeta{APIVersion: doc.APIVersion, Kind: doc.Kind}
+		list.ListMeta = metav1.ListMeta{ResourceVersion: doc.Metadata.ResourceVersion,
+			Continue: doc.Metadata.Continue, RemainingItemCount: doc.Metadata.RemainingItemCount}
+		list.Items = make([]*model.BatchSandbox, len(doc.Items))
+		for i := range doc.Items {
+			list.Items[i] = doc.Items[i].model()
+		}
+		return list, &gvk, nil
+	}
+	return doc.model(), &gvk, nil
+}
+
+// wireBatchSandbox is the part of a BatchSandbox (or of a list of them) the
+// model reads. encoding/json skips every other field without allocating it.
+type wireBatchSandbox struct {
+	APIVersion string             `json:"apiVersion"`
+	Kind       string             `json:"kind"`
+	Metadata   wireMeta           `json:"metadata"`
+	Spec       wireBatchSpec      `json:"spec"`
+	Status     wireBatchStatus    `json:"status"`
+	Items      []wireBatchSandbox `json:"items"` // a BatchSandboxList
+}
+
+type wireMeta struct {
+	Name              string            `json:"name"`
+	Namespace         string            `json:"namespace"`
+	UID               string            `json:"uid"`
+	ResourceVersion   string            `json:"resourceVersion"`
+	Generation        int64             `json:"generation"`
+	Labels            map[string]string `json:"labels"`
+	Annotations       map[string]string `json:"annotations"`
+	CreationTimestamp metav1.Time       `json:"creationTimestamp"`
+	DeletionTimestamp *metav1.Time      `json:"deletionTimestamp"`
+	Finalizers        []string          `json:"finalizers"`
+	// A list's metadata.
+	Continue           string `json:"continue"`
+	RemainingItemCount *int64 `json:"remainingItemCount"`
+}
+
+type wireBatchSpec struct {
+	Replicas   int32  `json:"replicas"`
+	PoolRef    string `json:"poolRef"`
+	ExpireTime string `json:"expireTime"`
+	Template   struct {
+		Spec struct {
+			Containers []wireContainer `json:"containers"`
+		} `json:"spec"`
+	} `json:"template"`
+}
+
+type wireContainer struct {
+	Name    string   `json:"name"`
+	Image   string   `json:"image"`
+	Command []string `json:"command"`
+}
+
+type wireBatchStatus struct {
+	Phase      string          `json:"phase"`
+	Replicas   int32           `json:"replicas"`
+	Allocated  int32           `json:"allocated"`
+	Ready      int32           `json:"ready"`
+	Conditions []wireCondition `json:"conditions"`
+}
+
+type wireCondition struct {
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Reason             string `json:"reason"`
+	Message            string `json:"message"`
+	LastTransitionTime string `json:"lastTransitionTime"`
+}
+
+// model converts to the slim model form, parsing the engine's annotations.
+// Annotations are not kept, except the one that marks the end of a streamed
+// initial list on a bookmark: the reflector reads it from the object.
+func (w *wireBatchSandbox) model() *model.BatchSandbox {
+	m := &w.Metadata
+	b := &model.BatchSandbox{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: m.Name, Namespace: m.Namespace, UID: types.UID(m.UID), ResourceVersion: m.ResourceVersion,
+			Generation: m.Generation, Labels: m.Labels, CreationTimestamp: m.CreationTimestamp,
+			DeletionTimestamp: m.DeletionTimestamp, Finalizers: m.Finalizers,
+		},
+		Replicas:       w.Spec.Replicas,
+		PoolRef:        w.Spec.PoolRef,
+		ExpireTime:     parseRFC3339(w.Spec.ExpireTime),
+		Phase:          w.Status.Phase,
+		StatusReplicas: w.Status.Replicas,
+		Allocated:      w.Status.Allocated,
+		Ready:          w.Status.Ready,
+	}
+	if v, ok := m.Annotations[metav1.InitialEventsAnnotationKey]; ok {
+		b.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: v}
+	}
+	if c := mainContainer(w.Spec.Template.Spec.Containers); c != nil {
+		b.MainImage, b.MainCommand = c.Image, c.Command
+	}
+	conds := w.Status.Conditions
+	if len(conds) > model.MaxConditions {
+		conds = conds[:model.MaxConditions]
+	}
+	for _, c := range conds {
+		cond := model.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}
+		if t := parseRFC3339(c.LastTransitionTime); t != nil {
+			cond.LastTransitionTime = *t
+		}
+		b.Conditions = append(b.Conditions, cond)
+	}
+	b.ReadAnnotations(m.Annotations)
+	return b
+}
+
+// mainContainer is the container named like the engine's main container, or
+// the first one.
+func mainContainer(cs []wireContainer) *wireContainer {
+	if i := slices.IndexFunc(cs, func(c wireContainer) bool { return c.Name == model.MainContainerName }); i >= 0 {
+		return &cs[i]
+	}
+	if len(cs) > 0 {
+		return &cs[0]
+	}
+	return nil
+}
+
+func parseRFC3339(s string) *time.Time {
+	if s == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil
+	}
+	return &t
+}
