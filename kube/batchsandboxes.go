@@ -235,14 +235,14 @@ func (w *wireBatchSandbox) model() *model.BatchSandbox {
 	m := &w.Metadata
 	b := &model.BatchSandbox{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: m.Name, Namespace: m.Namespace, UID: types.UID(m.UID), ResourceVersion: m.ResourceVersion,
-			Generation: m.Generation, Labels: m.Labels, CreationTimestamp: m.CreationTimestamp,
-			DeletionTimestamp: m.DeletionTimestamp, Finalizers: m.Finalizers,
+			Name: m.Name, Namespace: model.Intern(m.Namespace), UID: types.UID(m.UID), ResourceVersion: m.ResourceVersion,
+			Generation: m.Generation, Labels: model.InternKeys(m.Labels), CreationTimestamp: m.CreationTimestamp,
+			DeletionTimestamp: m.DeletionTimestamp, Finalizers: model.InternAll(m.Finalizers),
 		},
 		Replicas:       w.Spec.Replicas,
 		PoolRef:        w.Spec.PoolRef,
 		ExpireTime:     parseRFC3339(w.Spec.ExpireTime),
-		Phase:          w.Status.Phase,
+		Phase:          model.Intern(w.Status.Phase),
 		StatusReplicas: w.Status.Replicas,
 		Allocated:      w.Status.Allocated,
 		Ready:          w.Status.Ready,
@@ -251,14 +251,14 @@ func (w *wireBatchSandbox) model() *model.BatchSandbox {
 		b.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: v}
 	}
 	if c := mainContainer(w.Spec.Template.Spec.Containers); c != nil {
-		b.MainImage, b.MainCommand = c.Image, c.Command
+		b.MainImage, b.MainCommand = model.Intern(c.Image), model.InternAll(c.Command)
 	}
 	conds := w.Status.Conditions
 	if len(conds) > model.MaxConditions {
 		conds = conds[:model.MaxConditions]
 	}
 	for _, c := range conds {
-		cond := model.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}
+		cond := model.Condition{Type: model.Intern(c.Type), Status: model.Intern(c.Status), Reason: model.Intern(c.Reason), Message: c.Message}
 		if t := parseRFC3339(c.LastTransitionTime); t != nil {
 			cond.LastTransitionTime = *t
 		}

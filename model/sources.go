@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"time"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,10 +60,10 @@ func SlimPod(p *corev1.Pod) *corev1.Pod {
 		TypeMeta: p.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{
 			Name:                       p.Name,
-			Namespace:                  p.Namespace,
+			Namespace:                  Intern(p.Namespace),
 			UID:                        p.UID,
 			ResourceVersion:            p.ResourceVersion,
-			Labels:                     p.Labels,
+			Labels:                     InternKeys(p.Labels),
 			OwnerReferences:            slimOwnerRefs(p.OwnerReferences),
 			CreationTimestamp:          p.CreationTimestamp,
 			DeletionTimestamp:          p.DeletionTimestamp,
@@ -70,7 +71,7 @@ func SlimPod(p *corev1.Pod) *corev1.Pod {
 			Finalizers:                 p.Finalizers,
 		},
 		Spec: corev1.PodSpec{
-			NodeName:                      p.Spec.NodeName,
+			NodeName:                      Intern(p.Spec.NodeName),
 			RestartPolicy:                 p.Spec.RestartPolicy,
 			TerminationGracePeriodSeconds: p.Spec.TerminationGracePeriodSeconds,
 			Containers:                    slimContainers(p.Spec.Containers, p.Status.ContainerStatuses),
@@ -102,7 +103,7 @@ func slimOwnerRefs(refs []metav1.OwnerReference) []metav1.OwnerReference {
 	}
 	out := make([]metav1.OwnerReference, len(refs))
 	for i, r := range refs {
-		out[i] = metav1.OwnerReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID, Controller: r.Controller}
+		out[i] = metav1.OwnerReference{APIVersion: Intern(r.APIVersion), Kind: Intern(r.Kind), Name: r.Name, UID: r.UID, Controller: r.Controller}
 	}
 	return out
 }
@@ -113,7 +114,7 @@ func slimContainers(cs []corev1.Container, statuses []corev1.ContainerStatus) []
 	}
 	out := make([]corev1.Container, len(cs))
 	for i, c := range cs {
-		out[i] = corev1.Container{Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args, LivenessProbe: c.LivenessProbe}
+		out[i] = corev1.Container{Name: Intern(c.Name), Image: Intern(c.Image), Command: InternAll(c.Command), Args: InternAll(c.Args), LivenessProbe: c.LivenessProbe}
 		if hasEnded(statuses, c.Name) {
 			out[i].Resources.Limits = memoryLimitOnly(c.Resources.Limits)
 		}
@@ -177,7 +178,8 @@ func slimConditions(cs []corev1.PodCondition) []corev1.PodCondition {
 	out := make([]corev1.PodCondition, 0, n)
 	for _, c := range cs {
 		if keepPodCondition(c) {
-			out = append(out, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime})
+			out = append(out, corev1.PodCondition{Type: corev1.PodConditionType(Intern(string(c.Type))), Status: corev1.ConditionStatus(Intern(string(c.Status))),
+				Reason: Intern(c.Reason), Message: c.Message, LastTransitionTime: c.LastTransitionTime})
 		}
 	}
 	return out
@@ -203,9 +205,48 @@ func slimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
 	out := make([]corev1.ContainerStatus, len(ss))
 	for i, s := range ss {
 		out[i] = corev1.ContainerStatus{
-			Name: s.Name, Image: s.Image, ImageID: s.ImageID, Ready: s.Ready, Started: s.Started,
+			Name: Intern(s.Name), Image: Intern(s.Image), ImageID: Intern(s.ImageID), Ready: s.Ready, Started: s.Started,
 			RestartCount: s.RestartCount, State: s.State, LastTerminationState: s.LastTerminationState,
 		}
+	}
+	return out
+}
+
+// Interning: strings that repeat across thousands of objects (namespaces,
+// label keys, images, node and container names, owner kinds) are kept once.
+// unique.Make's table is weak, so a string no object uses any more is
+// dropped from it; strings that rarely repeat (names, UIDs, label values)
+// are not interned, since their table entry would cost more than it saves.
+
+// Intern returns the canonical copy of s.
+func Intern(s string) string {
+	if s == "" {
+		return s
+	}
+	return unique.Make(s).Value()
+}
+
+// InternAll returns a copy of ss with every element interned (the input
+// may be shared with its decoder's caller, so it is not modified).
+func InternAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Intern(s)
+	}
+	return out
+}
+
+// InternKeys returns m with its keys interned (values are left alone).
+func InternKeys(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[Intern(k)] = v
 	}
 	return out
 }

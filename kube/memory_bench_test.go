@@ -1,0 +1,149 @@
+package kube
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/sandscope/sandscope/kube/sim"
+	"github.com/sandscope/sandscope/model"
+)
+
+// BenchmarkRetainedMemory is the watcher's memory per sandbox without a
+// cluster, for quick iteration: the simulator's fleet (the same objects the
+// scale bench loads into a real server) is encoded as the server sends it
+// (Pods as protobuf, BatchSandboxes as JSON), decoded by the watcher's own
+// decoders and transforms into informer stores, and fed to a Fleet. The
+// figure is the live heap after GC over N (target <= 3 KB per sandbox,
+// Pod + BatchSandbox). The real-cluster figure comes from bench/run.sh.
+//
+//	SANDSCOPE_BENCH_SIZES=10000 go test ./kube/ -run '^$' -bench RetainedMemory -benchtime 1x
+func BenchmarkRetainedMemory(b *testing.B) {
+	n := 10000
+	if env := os.Getenv("SANDSCOPE_BENCH_SIZES"); env != "" {
+		v, err := strconv.Atoi(strings.Split(env, ",")[0])
+		if err != nil || v <= 0 {
+			b.Fatalf("SANDSCOPE_BENCH_SIZES: bad size %q", env)
+		}
+		n = v
+	}
+	pods, bsbxs := wireFleet(b, n)
+	var perSandbox float64
+	for range b.N {
+		before := liveHeap()
+		podStore := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		bsStore := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		fleet := model.NewFleet(model.FleetOptions{})
+		for _, data := range bsbxs {
+			obj, _, err := batchSandboxCodec{}.Decode(data, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := bsStore.Add(obj); err != nil {
+				b.Fatal(err)
+			}
+			fleet.UpsertBatchSandbox(obj.(*model.BatchSandbox))
+		}
+		for _, data := range pods {
+			p := &corev1.Pod{}
+			if err := p.Unmarshal(data); err != nil {
+				b.Fatal(err)
+			}
+			slim, _ := slimPod(p)
+			if err := podStore.Add(slim); err != nil {
+				b.Fatal(err)
+			}
+			fleet.UpsertPod(slim.(*corev1.Pod))
+		}
+		fleet.SetStatus(model.SourceStatus{Synced: true})
+		if got := len(fleet.Snapshot().Sandboxes); got != n {
+			b.Fatalf("%d sandboxes in the fleet, want %d", got, n)
+		}
+		perSandbox = float64(int64(liveHeap())-int64(before)) / float64(n)
+		if path := os.Getenv("SANDSCOPE_HEAPPROFILE"); path != "" {
+			writeHeapProfile(b, path)
+		}
+		runtime.KeepAlive(podStore)
+		runtime.KeepAlive(bsStore)
+		runtime.KeepAlive(fleet)
+	}
+	b.ReportMetric(perSandbox, "heapB/sandbox")
+}
+
+// wireFleet loads n simulated sandboxes into fake clients and returns their
+// Pods and BatchSandboxes encoded as a server sends them.
+func wireFleet(b *testing.B, n int) (pods, bsbxs [][]byte) {
+	b.Helper()
+	kc := kubefake.NewSimpleClientset()
+	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(kruntime.NewScheme(),
+		map[schema.GroupVersionResource]string{sim.BatchSandboxGVR: "BatchSandboxList"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const ns = "bench"
+	if _, err := sim.Load(ctx, kc, dc, sim.LoadOptions{N: n, Namespace: ns, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	podList, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range podList.Items {
+		p := &podList.Items[i]
+		// The server adds managedFields; the fake does not.
+		p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "opensandbox-controller", Operation: metav1.ManagedFieldsOperationUpdate},
+			{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"}}
+		data, err := p.Marshal()
+		if err != nil {
+			b.Fatal(err)
+		}
+		pods = append(pods, data)
+	}
+	bsList, err := dc.Resource(sim.BatchSandboxGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range bsList.Items {
+		data, err := bsList.Items[i].MarshalJSON()
+		if err != nil {
+			b.Fatal(err)
+		}
+		bsbxs = append(bsbxs, data)
+	}
+	if len(pods) != n || len(bsbxs) != n {
+		b.Fatalf("simulator loaded %d Pods and %d BatchSandboxes, want %d", len(pods), len(bsbxs), n)
+	}
+	return pods, bsbxs
+}
+
+// writeHeapProfile writes the live heap (for go tool pprof) to path.
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
