@@ -133,10 +133,25 @@ type ProberFunc func(ctx context.Context, t ProbeTarget) error
 
 func (f ProberFunc) ProbeReady(ctx context.Context, t ProbeTarget) error { return f(ctx, t) }
 
+// ImageReader reads an image's config from its registry: the digest the
+// reference names, and its ENTRYPOINT and CMD. It is all a create needs of
+// a registry, so the real *imageconfig.Reader and the demo's simulated
+// sim.ImageReader both satisfy it. A failure should be an
+// *imageconfig.Error: its Kind decides the refusal's message and whether it
+// is retryable (an unreachable registry is, a missing image is not). An
+// image without ENTRYPOINT and CMD returns its config (with Digest) together
+// with an error of Kind NoEntrypoint, so the entrypoint table can still
+// answer for it by digest.
+type ImageReader interface {
+	Read(ctx context.Context, ref string) (model.ImageConfig, error)
+}
+
+var _ ImageReader = (*imageconfig.Reader)(nil)
+
 // Creator creates sandboxes.
 type Creator struct {
 	Clients *kube.Clients
-	Images  *imageconfig.Reader
+	Images  ImageReader
 	Prober  ReadyProber
 	// Sources, when set, skips discovery.
 	Sources *kube.Sources

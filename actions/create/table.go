@@ -20,7 +20,7 @@ import (
 // points at another image is not matched by accident.
 type Table struct {
 	Clients   *kube.Clients
-	Images    *imageconfig.Reader
+	Images    ImageReader
 	Namespace string
 	Name      string // default kube.DefaultEntrypointsConfigMap
 	ReadOnly  bool

@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -24,7 +28,8 @@ const (
 
 type imageSpec struct {
 	entrypoint, cmd []string
-	unreachable     bool
+	unreachable     bool // sandscope's reads of its config time out (the nodes still pull it)
+	pullFails       bool // the kubelet cannot pull it: ErrImagePull, then ImagePullBackOff
 }
 
 var imageCatalog = map[string]imageSpec{
@@ -34,7 +39,7 @@ var imageCatalog = map[string]imageSpec{
 	ImageBashBox:     {entrypoint: []string{"/usr/bin/tini", "--"}, cmd: []string{"bash"}},
 	ImageUnreachable: {unreachable: true},
 	ImageExecd:       {entrypoint: []string{"/execd"}},
-	ImageMissing:     {cmd: []string{"python3"}},
+	ImageMissing:     {cmd: []string{"python3"}, pullFails: true},
 }
 
 // imageDigest is a stable fake digest for an image reference.
@@ -54,25 +59,40 @@ func imageID(ref string) string {
 
 // ImageReader answers image-config reads from the simulation's catalog, so
 // the demo never reaches a registry. It satisfies the kube watcher's
-// ImageConfigReader: Read(ctx, ref) (model.ImageConfig, error). A reference
-// may be a tag ("repo:tag"), a digest ("repo@sha256:...") or an imageID.
+// ImageConfigReader and actions/create's ImageReader: Read(ctx, ref)
+// (model.ImageConfig, error). A reference may be a tag ("repo:tag"), a
+// digest ("repo@sha256:...") or an imageID.
+//
+// Failures are *imageconfig.Error values of the Kind the real reader would
+// give, so a create refuses the same way it would against a registry: the
+// unreachable registry is Unreachable (retryable), an image the demo
+// registry does not have is NotFound.
 type ImageReader struct{}
 
 // Read returns the config of ref, or an error that reads like a registry
 // failure for the images on the unreachable registry.
 func (ImageReader) Read(ctx context.Context, ref string) (model.ImageConfig, error) {
-	if err := ctx.Err(); err != nil {
+	fail := func(kind imageconfig.Kind, host string, cause error) (model.ImageConfig, error) {
+		err := &imageconfig.Error{Kind: kind, Host: host, Ref: ref, Err: cause}
 		return model.ImageConfig{Ref: ref, Err: err.Error()}, err
+	}
+	host := registryHost(ref)
+	if err := ctx.Err(); err != nil {
+		kind := imageconfig.Canceled
+		if errors.Is(err, context.DeadlineExceeded) {
+			kind = imageconfig.Timeout
+		}
+		return fail(kind, host, err)
 	}
 	tag, spec, ok := lookupImage(ref)
 	if !ok {
-		err := fmt.Errorf("reading image config of %s: MANIFEST_UNKNOWN: manifest unknown to the demo registry", ref)
-		return model.ImageConfig{Ref: ref, Err: err.Error()}, err
+		if _, err := name.ParseReference(strings.TrimPrefix(ref, "docker-pullable://")); err != nil {
+			return fail(imageconfig.Invalid, host, err)
+		}
+		return fail(imageconfig.NotFound, host, errors.New("MANIFEST_UNKNOWN: manifest unknown to the demo registry"))
 	}
 	if spec.unreachable {
-		host := tag[:strings.Index(tag, "/")]
-		err := fmt.Errorf("reading image config of %s: Get \"https://%s/v2/\": dial tcp 10.96.14.3:443: i/o timeout", ref, host)
-		return model.ImageConfig{Ref: ref, Err: err.Error()}, err
+		return fail(imageconfig.Unreachable, host, fmt.Errorf("Get \"https://%s/v2/\": dial tcp 10.96.14.3:443: i/o timeout", host))
 	}
 	return model.ImageConfig{
 		Ref:        ref,
@@ -80,6 +100,25 @@ func (ImageReader) Read(ctx context.Context, ref string) (model.ImageConfig, err
 		Entrypoint: append([]string(nil), spec.entrypoint...),
 		Cmd:        append([]string(nil), spec.cmd...),
 	}, nil
+}
+
+// registryHost is the registry a reference names ("index.docker.io" for a
+// bare "python:3.12"), as the real reader reports it.
+func registryHost(ref string) string {
+	parsed, err := name.ParseReference(strings.TrimPrefix(ref, "docker-pullable://"))
+	if err != nil {
+		return ""
+	}
+	return parsed.Context().RegistryStr()
+}
+
+// pullable says whether the simulated kubelet can pull image: the demo
+// registry has it and it is not one whose pulls fail. The unreachable
+// registry answers the nodes (it is only unreachable from where sandscope
+// runs), as in the unreadable-image scenario.
+func pullable(image string) bool {
+	_, spec, ok := lookupImage(image)
+	return ok && !spec.pullFails
 }
 
 // lookupImage finds a catalog entry by tag, digest reference or imageID.
