@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 )
@@ -47,6 +49,9 @@ where Ready means a command really ran through the exec daemon. Fails as soon as
 The start command is resolved BEFORE anything is created: --entrypoint (or ARGV after --), else the
 entrypoint table (sandscope entrypoints), else the image's ENTRYPOINT+CMD read from the registry; otherwise
 the create is refused (ENTRYPOINT_UNRESOLVED). --keep-alive starts tail -f /dev/null instead, on request only.
+
+With --demo the create runs in the embedded simulated fleet, started in this process and gone when it ends:
+its registry resolves the start command and its simulated engine and kubelet run the sandbox.
 
 Exit codes: 0 ready, 1 failed after creating (cleaned up), 2 refused before creating, 3 usage/connection error.`,
 		Example: `  sandscope create --image python:3.12 -- python -m http.server 8080
@@ -138,20 +143,35 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 	if err != nil {
 		return fail(create.Usage(err.Error()))
 	}
+	// The demo fleet (if any) lives as long as this command.
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	var creator *create.Creator
 	if g.Demo {
-		return fail(create.Usage("create needs a cluster; it is not simulated in --demo"))
-	}
-	ctx := cmd.Context()
-	clients, err := g.Connect(ctx)
-	if err != nil {
-		return fail(create.ConnectionError(err))
-	}
-	creator := &create.Creator{
-		Clients: clients,
-		Images:  imageconfig.New(imageconfig.Options{Timeout: f.registryWait, Platform: platform}),
-		Prober: &create.ExecProber{Exec: execute.New(execute.Options{
-			Cluster: clients, Transports: execute.DefaultTransports(clients, "", 0),
-		})},
+		// The simulated fleet starts in this process and adopts what the
+		// create writes; its registry resolves the start command, so
+		// --registry-timeout and --platform do not apply.
+		d, err := demo.Start(ctx, demo.Options{})
+		if err != nil {
+			return fail(create.ConnectionError(fmt.Errorf("starting the demo fleet: %w", err)))
+		}
+		defer func() { cancel(); <-d.Done() }()
+		creator = d.Creator()
+		if ns := g.Kube.Namespace; ns != nil && *ns != "" {
+			req.Namespace = *ns
+		}
+	} else {
+		clients, err := g.Connect(ctx)
+		if err != nil {
+			return fail(create.ConnectionError(err))
+		}
+		creator = &create.Creator{
+			Clients: clients,
+			Images:  imageconfig.New(imageconfig.Options{Timeout: f.registryWait, Platform: platform}),
+			Prober: &create.ExecProber{Exec: execute.New(execute.Options{
+				Cluster: clients, Transports: execute.DefaultTransports(clients, "", 0),
+			})},
+		}
 	}
 	start := time.Now()
 	res, cerr := creator.Run(ctx, req, func(u create.StageUpdate) {
@@ -178,6 +198,9 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		fmt.Fprintf(errOut, "%s %s: %s\n", n.Severity, n.Code, n.Message)
 	}
 	fmt.Fprintf(errOut, "sandbox %s/%s %s (entrypoint from %s: %s)\n", res.Namespace, res.Sandbox, res.Stage, res.Entrypoint.Source, strings.Join(res.Entrypoint.Argv, " "))
+	if g.Demo {
+		fmt.Fprintln(errOut, "demo: the simulated fleet, and this sandbox in it, end with this command")
+	}
 	fmt.Fprintln(out, res.Sandbox)
 	return nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/inspect"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/ui"
 )
@@ -86,10 +85,12 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 		clients: clients, watcher: w, executor: x, cancel: cancel,
 		inspect: inspect.New(kube.NewInspector(clients, agent), s.g.ReadOnly),
 	}
-	// Creates need a real registry to resolve the start command; the demo's
-	// simulated images cannot answer that, so the demo offers no create.
-	if reader, ok := s.images.(*imageconfig.Reader); ok {
-		conn.creator = &create.Creator{Clients: clients, Images: reader, Prober: &create.ExecProber{Exec: x}, Sources: sources}
+	// A create resolves the start command through the image-config reader
+	// (a registry, or the demo's simulated one) and probes readiness through
+	// this connection's executor (the demo's simulated exec daemons in the
+	// demo, where the simulator adopts what the create writes).
+	if s.images != nil {
+		conn.creator = &create.Creator{Clients: clients, Images: s.images, Prober: &create.ExecProber{Exec: x}, Sources: sources}
 	}
 	changes, unsubscribe := w.Subscribe()
 	go func() {
@@ -246,7 +247,7 @@ func kubeconfigContexts(g *Globals) func() []string {
 	}
 }
 
-var errNoCreate = errorString("create is not available here (the demo fleet has no registry)")
+var errNoCreate = errorString("create is not available here (no image-config reader to resolve the start command)")
 
 // stageLine is one create stage as the TUI's live stage line shows it.
 func stageLine(u create.StageUpdate) string {

@@ -12,6 +12,7 @@
 //	go w.Run(ctx)                                        // header says DEMO (SourceStatus.Demo)
 //	execute.New(execute.Options{Cluster: d.Clients, Snapshot: ..., Transports: d.Transports()})
 //	sweep.Sweep(ctx, []sweep.Target{d.SweepTarget()}, sweep.Options{ImageConfig: d.Images, ...})
+//	d.Creator().Run(ctx, create.Request{Image: sim.ImageTrainer}, onStage) // the simulator adopts what it creates
 package demo
 
 import (
@@ -19,11 +20,14 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -32,6 +36,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/kube"
@@ -95,7 +100,10 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 		Examples:      true,
 		Warmup:        opts.Warmup,
 		EmulateServer: true,
-		Clock:         opts.Clock,
+		// Adopt what sandscope's create writes (the TUI's form, create
+		// --demo) within a second, as an engine's controller would.
+		AdoptEvery: time.Second,
+		Clock:      opts.Clock,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("preparing the demo fleet: %w", err)
@@ -130,11 +138,25 @@ func (d *Demo) SweepTarget() sweep.Target {
 	return sweep.ClientsTarget(ContextName, d.Clients)
 }
 
+// Creator creates sandboxes in the demo fleet (`sandscope create --demo`):
+// the start command is resolved by the simulated registry (Images), the
+// simulator adopts the object the create writes and plays its engine and
+// kubelet, and readiness is probed through the identity-checked exec path
+// over the simulated exec daemons. The TUI's session builds the same from
+// its own executor.
+func (d *Demo) Creator() *create.Creator {
+	x := execute.New(execute.Options{Cluster: d.Clients, Transports: d.Transports()})
+	return &create.Creator{Clients: d.Clients, Images: d.Images, Prober: &create.ExecProber{Exec: x}}
+}
+
 // NewClients returns in-memory clients that serve Pods, Events, Nodes and
 // the engines' resources (BatchSandbox, Pool, SandboxSnapshot, agent-sandbox
 // Sandbox v1beta1), with discovery listing them so kube.DiscoverSources
-// finds them. Pod lists honour field selectors (status.podIP, spec.nodeName,
-// ...), which the plain fake ignores.
+// finds them. Lists honour field selectors (status.podIP, spec.nodeName,
+// metadata.name, involvedObject.name, ...) and watches honour label and
+// field selectors, which the plain fakes ignore: a create follows exactly
+// its own object, Pods and Events through selected informers. Like an API
+// server, they refuse a sandbox object in a namespace that does not exist.
 func NewClients(namespace string) *kube.Clients {
 	agentGVR := sim.AgentSandboxGVR("v1beta1")
 	snapshotGVR := schema.GroupVersionResource{Group: sim.BatchSandboxGVR.Group, Version: sim.BatchSandboxGVR.Version, Resource: "sandboxsnapshots"}
@@ -149,7 +171,12 @@ func NewClients(namespace string) *kube.Clients {
 	// latter rebuilds a REST mapper on every write, which makes the demo's
 	// warm-up take tens of seconds instead of about one.
 	kc := kubefake.NewSimpleClientset()
-	kc.PrependReactor("list", "pods", podFieldSelector(kc.Tracker()))
+	kc.PrependReactor("list", "pods", fieldSelectedList(kc.Tracker()))
+	kc.PrependReactor("list", "events", fieldSelectedList(kc.Tracker()))
+	kc.PrependWatchReactor("*", selectedWatch(kc.Tracker()))
+	dyn.PrependReactor("list", "*", fieldSelectedList(dyn.Tracker()))
+	dyn.PrependWatchReactor("*", selectedWatch(dyn.Tracker()))
+	dyn.PrependReactor("create", "*", namespaceMustExist(kc.Tracker()))
 	disc := kc.Discovery().(*fakediscovery.FakeDiscovery)
 	disc.Resources = []*metav1.APIResourceList{
 		{GroupVersion: "v1", APIResources: []metav1.APIResource{
@@ -183,12 +210,14 @@ func NewClients(namespace string) *kube.Clients {
 
 var verbs = metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
 
-// podFieldSelector answers Pod lists that carry a field selector, which the
-// fake's default reactor ignores (it would return every Pod for
-// status.podIP=X, and the exec check would see many holders of one IP).
-func podFieldSelector(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc {
+// fieldSelectedList answers lists that carry a field selector, which the
+// fakes' default reactors ignore (a Pod list for status.podIP=X would return
+// every Pod, and the exec check would see many holders of one IP; a list of
+// BatchSandboxes for metadata.name=X would return all of them). Label
+// selectors are applied too (the typed and dynamic fakes apply them again).
+func fieldSelectedList(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc {
 	return func(action k8stesting.Action) (bool, runtime.Object, error) {
-		list, ok := action.(k8stesting.ListAction)
+		list, ok := action.(k8stesting.ListActionImpl)
 		if !ok {
 			return false, nil, nil
 		}
@@ -196,23 +225,100 @@ func podFieldSelector(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc 
 		if sel == nil || sel.Empty() {
 			return false, nil, nil
 		}
-		obj, err := tracker.List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), action.GetNamespace())
+		obj, err := tracker.List(list.GetResource(), list.GetKind(), list.GetNamespace())
 		if err != nil {
 			return true, nil, err
 		}
-		all := obj.(*corev1.PodList)
-		lsel := list.GetListRestrictions().Labels
-		out := &corev1.PodList{ListMeta: all.ListMeta}
-		for _, p := range all.Items {
-			set := fields.Set{
-				"metadata.name": p.Name, "metadata.namespace": p.Namespace, "spec.nodeName": p.Spec.NodeName,
-				"status.podIP": p.Status.PodIP, "status.phase": string(p.Status.Phase),
-			}
-			if sel.Matches(set) && (lsel == nil || lsel.Matches(labels.Set(p.Labels))) {
-				out.Items = append(out.Items, p)
+		items, err := meta.ExtractList(obj)
+		if err != nil {
+			return true, nil, err
+		}
+		kept := make([]runtime.Object, 0, len(items))
+		for _, item := range items {
+			if selected(item, list.GetListRestrictions().Labels, sel) {
+				kept = append(kept, item)
 			}
 		}
-		return true, out, nil
+		if err := meta.SetList(obj, kept); err != nil {
+			return true, nil, err
+		}
+		return true, obj, nil
+	}
+}
+
+// selectedWatch delivers only the events of objects that match the watch's
+// label and field selectors (the fakes deliver every object of the
+// resource). An object that stops matching is not reported deleted, as a
+// real server would: nothing in sandscope relabels what it watches.
+func selectedWatch(tracker k8stesting.ObjectTracker) k8stesting.WatchReactionFunc {
+	return func(action k8stesting.Action) (bool, watch.Interface, error) {
+		wa, ok := action.(k8stesting.WatchActionImpl)
+		if !ok {
+			return false, nil, nil
+		}
+		r := wa.GetWatchRestrictions()
+		if (r.Labels == nil || r.Labels.Empty()) && (r.Fields == nil || r.Fields.Empty()) {
+			return false, nil, nil // the default reactor
+		}
+		w, err := tracker.Watch(wa.GetResource(), wa.GetNamespace(), wa.ListOptions)
+		if err != nil {
+			return true, nil, fmt.Errorf("watching %s: %w", wa.GetResource().Resource, err)
+		}
+		return true, watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+			if e.Type == watch.Error || e.Type == watch.Bookmark {
+				return e, true
+			}
+			return e, selected(e.Object, r.Labels, r.Fields)
+		}), nil
+	}
+}
+
+// selected matches obj against label and field selectors. The fields are
+// those the API server supports for the object's kind and sandscope selects
+// on; a selector on any other field matches nothing.
+func selected(obj runtime.Object, lsel labels.Selector, fsel fields.Selector) bool {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	if lsel != nil && !lsel.Empty() && !lsel.Matches(labels.Set(m.GetLabels())) {
+		return false
+	}
+	if fsel == nil || fsel.Empty() {
+		return true
+	}
+	set := fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		set["spec.nodeName"], set["status.podIP"], set["status.phase"] = o.Spec.NodeName, o.Status.PodIP, string(o.Status.Phase)
+	case *corev1.Event:
+		io := o.InvolvedObject
+		set["involvedObject.kind"], set["involvedObject.name"], set["involvedObject.namespace"] = io.Kind, io.Name, io.Namespace
+		set["involvedObject.uid"], set["reason"], set["type"] = string(io.UID), o.Reason, o.Type
+	}
+	for _, req := range fsel.Requirements() {
+		if _, ok := set[req.Field]; !ok {
+			return false
+		}
+	}
+	return fsel.Matches(set)
+}
+
+// namespaceMustExist refuses, as an API server does, an object created in a
+// namespace that does not exist (the fakes accept anything), so a create in
+// a namespace outside the demo fleet is refused instead of waiting for an
+// engine that never looks there.
+func namespaceMustExist(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc {
+	nsGVR := corev1.SchemeGroupVersion.WithResource("namespaces")
+	return func(action k8stesting.Action) (bool, runtime.Object, error) {
+		ns := action.GetNamespace()
+		if ns == "" {
+			return false, nil, nil
+		}
+		if _, err := tracker.Get(nsGVR, "", ns); apierrors.IsNotFound(err) {
+			return true, nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
+		}
+		return false, nil, nil
 	}
 }
 

@@ -3,14 +3,21 @@ package demo
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/kube/sim"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -206,5 +213,164 @@ func TestExecAnswersFromTheSimulation(t *testing.T) {
 	_, err = tr[execute.ViaKube].Exec(ctx, execute.Dispatch{Namespace: sl.Pod.Namespace, Pod: sl.Pod.Name, Command: []string{"sh"}, Stdin: strings.NewReader("id"), TTY: true})
 	if execute.AsError(err) == nil || execute.AsError(err).Executed != execute.ExecutedNo {
 		t.Fatalf("an interactive exec on the demo: %v", err)
+	}
+}
+
+// TestCreateInTheDemo creates sandboxes in the demo fleet the way
+// `sandscope create --demo` and the TUI's create form do: the simulated
+// registry resolves the start command, the simulator adopts the object the
+// create writes and plays its engine and kubelet, and readiness is probed
+// through the identity-checked exec path over the simulated exec daemons.
+func TestCreateInTheDemo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d, err := Start(ctx, Options{Seed: 13})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creator := d.Creator()
+	creator.ProbeInterval = 100 * time.Millisecond
+	ns := d.Clients.Namespace
+	run := func(t *testing.T, req create.Request) (*create.Result, *create.Error, []create.StageUpdate) {
+		t.Helper()
+		req.WaitTimeout, req.CleanupWait = time.Minute, 5*time.Second
+		var updates []create.StageUpdate
+		res, cerr := creator.Run(ctx, req, func(u create.StageUpdate) { updates = append(updates, u) })
+		var stages []create.Stage
+		for _, u := range updates {
+			stages = append(stages, u.Stage)
+		}
+		t.Logf("stages %v; error %v", stages, cerr)
+		return res, cerr, updates
+	}
+	// leftovers are the objects sandscope created that still exist.
+	leftovers := func(t *testing.T, id string) []string {
+		t.Helper()
+		var left []string
+		sel := metav1.ListOptions{LabelSelector: kube.LabelCreatedBy + "=sandscope"}
+		objs, err := d.Clients.Dynamic.Resource(kube.BatchSandboxGVR).Namespace(ns).List(ctx, sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs.Items {
+			if id == "" || o.GetName() == id {
+				left = append(left, "batchsandbox/"+o.GetName())
+			}
+		}
+		if id != "" {
+			pods, err := d.Clients.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelSandboxID + "=" + id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pods.Items {
+				left = append(left, "pod/"+p.Name)
+			}
+		}
+		return left
+	}
+
+	t.Run("ready with the registry's start command", func(t *testing.T) {
+		cfg, err := d.Images.Read(ctx, sim.ImageTrainer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, cerr, updates := run(t, create.Request{Image: sim.ImageTrainer})
+		if cerr != nil {
+			t.Fatalf("create failed: %v", cerr)
+		}
+		if res.Stage != create.StageReady || res.Entrypoint.Source != create.SourceRegistry || res.Entrypoint.Digest != cfg.Digest ||
+			!slices.Equal(res.Entrypoint.Argv, imageconfig.Argv(cfg)) {
+			t.Errorf("result: stage %s, entrypoint %+v; want Ready with %v from the registry (%s)", res.Stage, res.Entrypoint, imageconfig.Argv(cfg), cfg.Digest)
+		}
+		want := []create.Stage{create.StageQueued, create.StageScheduled, create.StagePullingImage, create.StageStarting, create.StageReady}
+		var got []create.Stage
+		for _, u := range updates {
+			got = append(got, u.Stage)
+		}
+		if !slices.Equal(got, want) || !updates[len(updates)-1].Final {
+			t.Errorf("stages %v, want %v ending Final", got, want)
+		}
+		pod, err := d.Clients.Kube.CoreV1().Pods(ns).Get(ctx, res.Sandbox+"-0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the sandbox's Pod: %v", err)
+		}
+		if pod.Status.Phase != corev1.PodRunning || pod.Labels[kube.LabelBatchSandboxName] != res.Sandbox {
+			t.Errorf("pod %s: phase %s, labels %v", pod.Name, pod.Status.Phase, pod.Labels)
+		}
+		want0 := strings.Join(append([]string{kube.BootstrapPath}, imageconfig.Argv(cfg)...), " ")
+		if got := strings.Join(pod.Spec.Containers[0].Command, " "); got != want0 {
+			t.Errorf("main container runs %q, want %q", got, want0)
+		}
+		var out bytes.Buffer
+		if _, err := d.Transports()[execute.ViaExecd].Exec(ctx, execute.Dispatch{Namespace: ns, Pod: pod.Name, Command: []string{"hostname"}, Stdout: &out}); err != nil || strings.TrimSpace(out.String()) != pod.Name {
+			t.Errorf("exec in the created sandbox: %v, output %q", err, out.String())
+		}
+	})
+
+	t.Run("registry unreachable: refused before creating", func(t *testing.T) {
+		before := leftovers(t, "")
+		_, cerr, _ := run(t, create.Request{Image: sim.ImageUnreachable})
+		if cerr == nil {
+			t.Fatal("create of an image whose registry does not answer succeeded")
+		}
+		if cerr.ExitCode() != create.ExitRefused || !cerr.Refused() || cerr.Code != create.CodeEntrypointUnresolved ||
+			!cerr.Retryable || cerr.Executed != create.ExecutedNo || cerr.Sandbox != "" {
+			t.Errorf("error %+v; want a retryable %s refusal (exit 2), executed no, nothing created", cerr, create.CodeEntrypointUnresolved)
+		}
+		if after := leftovers(t, ""); len(after) != len(before) {
+			t.Errorf("a refused create left objects: before %v, after %v", before, after)
+		}
+	})
+
+	t.Run("image cannot be pulled: fails after creating and cleans up", func(t *testing.T) {
+		_, cerr, _ := run(t, create.Request{Image: sim.ImageMissing})
+		if cerr == nil {
+			t.Fatal("create of an image the nodes cannot pull succeeded")
+		}
+		if cerr.ExitCode() != create.ExitFailed || cerr.Refused() || cerr.Sandbox == "" || cerr.Stage == "" || cerr.Executed != create.ExecutedNo {
+			t.Errorf("error %+v; want a failure after creating (exit 1) with the last stage, executed no", cerr)
+		}
+		if (cerr.Code != create.CodeImagePull && cerr.Code != create.CodeEngineFailed) ||
+			(!strings.Contains(cerr.Message, "ErrImagePull") && !strings.Contains(cerr.Message, "ImagePullBackOff")) {
+			t.Errorf("error %s %q; want an image pull failure with its reason", cerr.Code, cerr.Message)
+		}
+		if cerr.Cleanup == nil || !cerr.Cleanup.Deleted || len(cerr.Cleanup.Terminating) > 0 {
+			t.Errorf("cleanup %+v; want everything deleted", cerr.Cleanup)
+		}
+		if left := leftovers(t, cerr.Sandbox); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
+		}
+		// The engine must not bring anything back on its next passes.
+		time.Sleep(2500 * time.Millisecond)
+		if left := leftovers(t, cerr.Sandbox); len(left) > 0 {
+			t.Errorf("left behind after the simulator's next passes: %v", left)
+		}
+	})
+
+	t.Run("start command ends at once", func(t *testing.T) {
+		// python:3.12's CMD is a bare python3: without a terminal it reads
+		// end-of-file and exits, so the sandbox never becomes exec-ready.
+		_, cerr, _ := run(t, create.Request{Image: sim.ImagePython})
+		if cerr == nil || cerr.Code != create.CodeMainExited || cerr.Executed != create.ExecutedYes || cerr.ExitCode() != create.ExitFailed {
+			t.Fatalf("error %+v; want %s, executed yes, exit 1", cerr, create.CodeMainExited)
+		}
+		if left := leftovers(t, cerr.Sandbox); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
+		}
+	})
+
+	t.Run("pooled", func(t *testing.T) {
+		res, cerr, _ := run(t, create.Request{Pool: "warm-python", Entrypoint: []string{"python3", "/srv/task.py"}})
+		if cerr != nil {
+			t.Fatalf("pooled create failed: %v", cerr)
+		}
+		pods, err := d.Clients.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelBatchSandboxName + "=" + res.Sandbox})
+		if err != nil || len(pods.Items) != 1 || pods.Items[0].Labels[kube.LabelPoolName] != "warm-python" {
+			t.Fatalf("pods allocated to %s: %v (%v); want one of pool warm-python", res.Sandbox, pods, err)
+		}
+	})
+
+	if errs := d.Sim.Errors(); len(errs) > 0 {
+		t.Errorf("simulated operations failed: %v", errs)
 	}
 }

@@ -6,6 +6,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/kube/sim"
@@ -100,4 +105,77 @@ func missingOf(want []string, seen map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestAdoptionOnARealAPIServer: a BatchSandbox written the way sandscope's
+// create writes it is adopted on a real API server (the engine's finalizer,
+// its Pod, status through the status subresource), and the create's cleanup
+// — the object, held by that finalizer, then its Pods with a grace period no
+// kubelet would end here — leaves nothing behind.
+func TestAdoptionOnARealAPIServer(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := sim.New(c.Kube, c.Dynamic, sim.Config{Seed: 12, Namespaces: []string{ns}, ChurnPerHour: -1, PoolBuffer: -1,
+		NodePrefix: ns + "-node-", AdoptEvery: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go s.Run(ctx) //nolint:errcheck // ends with ctx; operation errors are checked below
+
+	clients, err := kube.NewClients(c.Config, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "0f1e2d3c-made-by-sandscope"
+	obj, err := kube.BatchSandboxObject(kube.SandboxSpec{Namespace: ns, Name: name, Image: sim.ImageScorer,
+		Command: []string{kube.BootstrapPath, "uvicorn", "scorer.app:app"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clients.CreateObject(ctx, kube.BatchSandboxGVR, obj); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if errs := s.Errors(); len(errs) > 0 {
+			t.Fatalf("the API server refused simulated operations: %v", errs)
+		}
+		pod, perr := clients.LivePod(ctx, ns, name+"-0")
+		b, berr := clients.Dynamic.Resource(kube.BatchSandboxGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		phase := ""
+		if berr == nil {
+			phase, _, _ = unstructured.NestedString(b.Object, "status", "phase")
+		}
+		if perr == nil && pod.Status.Phase == corev1.PodRunning && phase == "Succeed" && len(b.GetFinalizers()) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not adopted within 30s: pod %v (%v), phase %q (%v)", pod, perr, phase, berr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	out := clients.DeleteSandbox(ctx, kube.BatchSandboxGVR, ns, name, kube.LabelSandboxID+"="+name, nil, 15*time.Second)
+	if !out.Gone || out.Err != nil {
+		t.Fatalf("cleanup of the adopted sandbox: %+v", out)
+	}
+	deadline = time.Now().Add(15 * time.Second)
+	for {
+		_, err := clients.LivePod(ctx, ns, name+"-0")
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the adopted sandbox's Pod is still there after its cleanup: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if errs := s.Errors(); len(errs) > 0 {
+		t.Fatalf("simulated operations failed: %v", errs)
+	}
 }

@@ -88,6 +88,12 @@ type sandbox struct {
 	pinned        bool // an example: never deleted by its user
 	pool          *pool
 
+	// adopted: the object was written by someone else (sandscope's create)
+	// and the simulator plays its engine; template is the Pod template it
+	// carries (nil for a pooled sandbox).
+	adopted  bool
+	template *corev1.PodTemplateSpec
+
 	obj         *unstructured.Unstructured // the engine object as last written (nil for plain Pods)
 	pods        []*simPod                  // slot i <-> pod index i
 	failedStuck bool                       // BatchSandbox phase Failed, sticky
@@ -156,6 +162,11 @@ func (s *Sim) setup(ctx context.Context) error {
 	}
 	if s.cfg.ChurnPerHour > 0 {
 		s.after(s.churnInterval(), "churn", s.churn)
+	}
+	if s.cfg.AdoptEvery > 0 {
+		// Nobody else writes into the fleet during the warm-up (it is played
+		// at once): adoption starts with the live simulation.
+		s.after(s.liveStart.Sub(s.now), "adopt", s.adoptPoll)
 	}
 	return nil
 }
@@ -383,9 +394,11 @@ func (s *Sim) newSandboxPod(ctx context.Context, sb *sandbox, index, node int) e
 	switch sb.engine {
 	case EngineBatch:
 		podName = fmt.Sprintf("%s-%d", sb.name, index)
-		pod = s.podTemplate(sb, podName, node)
-		for k, v := range s.sandboxLabels(sb) {
-			pod.Labels[k] = v
+		pod = s.podFor(sb, podName, node)
+		if !sb.adopted {
+			for k, v := range s.sandboxLabels(sb) {
+				pod.Labels[k] = v
+			}
 		}
 		pod.Labels[LabelBatchName] = sb.name
 		pod.Labels[LabelPodIndex] = fmt.Sprint(index)
@@ -395,7 +408,7 @@ func (s *Sim) newSandboxPod(ctx context.Context, sb *sandbox, index, node int) e
 		}}
 	case EngineAgent:
 		podName = sb.name
-		pod = s.podTemplate(sb, podName, node)
+		pod = s.podFor(sb, podName, node)
 		pod.Labels[LabelAgentNameHash] = nameHash(sb.name)
 		pod.OwnerReferences = []metav1.OwnerReference{{
 			APIVersion: AgentSandboxGVR(s.cfg.AgentVersion).GroupVersion().String(), Kind: "Sandbox", Name: sb.name, UID: sb.obj.GetUID(),
@@ -417,9 +430,9 @@ func (s *Sim) newSandboxPod(ctx context.Context, sb *sandbox, index, node int) e
 	}
 	sb.pods[index] = p
 	s.podOwner[key(sb.ns, podName)] = sb
-	s.after(s.between(500*time.Millisecond, 1500*time.Millisecond), "schedule "+podName, func(ctx context.Context) error {
+	s.after(s.between(500*time.Millisecond, 1500*time.Millisecond), "schedule "+podName, s.guarded(sb, func(ctx context.Context) error {
 		return s.schedulePod(ctx, sb, p)
-	})
+	}))
 	return nil
 }
 
@@ -462,7 +475,7 @@ func (s *Sim) allocate(ctx context.Context, sb *sandbox) error {
 				return err
 			}
 		}
-		s.after(2*time.Second, "allocate "+sb.name, func(ctx context.Context) error { return s.allocate(ctx, sb) })
+		s.after(2*time.Second, "allocate "+sb.name, s.guarded(sb, func(ctx context.Context) error { return s.allocate(ctx, sb) }))
 		return nil
 	}
 	pp := p.idle[0]
@@ -552,11 +565,19 @@ func (s *Sim) schedulePod(ctx context.Context, sb *sandbox, p *simPod) error {
 	ip := s.ipam.allocate(p.node)
 	if ip == "" {
 		// The node's Pod CIDR is exhausted: the Pod waits, as on a real node.
-		s.after(5*time.Second, "reschedule "+p.obj.Name, func(ctx context.Context) error { return s.schedulePod(ctx, sb, p) })
+		s.after(5*time.Second, "reschedule "+p.obj.Name, s.guarded(sb, func(ctx context.Context) error { return s.schedulePod(ctx, sb, p) }))
 		return nil
 	}
 	p.ip = ip
 	stuck := sb != nil && sb.scenario == StuckTerminating
+	if sb != nil && sb.adopted {
+		// The kubelet says what it pulls first (the init image, if any); a
+		// create shows it as its PullingImage stage.
+		if err := s.recordEvent(ctx, sb, p.obj, corev1.EventTypeNormal, "Pulling",
+			fmt.Sprintf("Pulling image %q", firstImage(p.obj))); err != nil {
+			return err
+		}
+	}
 	obj, err := s.mutatePod(ctx, p.obj, true, "scheduled "+ip, func(pod *corev1.Pod) {
 		s.statusScheduled(pod, ip, s.hostIP(p.node), stuck)
 	})
@@ -576,13 +597,16 @@ func (s *Sim) schedulePod(ctx context.Context, sb *sandbox, p *simPod) error {
 		})
 		return nil
 	}
-	s.after(s.between(time.Second, 3*time.Second), "start "+p.obj.Name, func(ctx context.Context) error { return s.startPod(ctx, sb, p) })
+	s.after(s.between(time.Second, 3*time.Second), "start "+p.obj.Name, s.guarded(sb, func(ctx context.Context) error { return s.startPod(ctx, sb, p) }))
 	return nil
 }
 
 func (s *Sim) startPod(ctx context.Context, sb *sandbox, p *simPod) error {
 	if p.obj == nil || p.obj.DeletionTimestamp != nil {
 		return nil
+	}
+	if sb != nil && sb.adopted {
+		return s.startAdopted(ctx, sb, p)
 	}
 	if sb != nil && sb.scenario == FailedSticky && !sb.failedStuck {
 		obj, err := s.mutatePod(ctx, p.obj, true, "ImagePullBackOff", func(pod *corev1.Pod) {
@@ -945,11 +969,11 @@ func (s *Sim) reconcileBatch(ctx context.Context, sb *sandbox, endpoints bool) e
 	switch {
 	case sb.failedStuck || waitingFailure != "":
 		st.Phase = "Failed"
-		msg := "container sandbox is waiting: " + waitingFailure
+		reason, msg := waitingFailure, "container sandbox is waiting: "+waitingFailure
 		if waitingFailure == "" {
-			msg = "container sandbox was waiting: ImagePullBackOff"
+			reason, msg = "ImagePullBackOff", "container sandbox was waiting: ImagePullBackOff"
 		}
-		st.Conditions = []map[string]any{condition("PodFailed", "True", "ImagePullBackOff", msg, s.now)}
+		st.Conditions = []map[string]any{condition("PodFailed", "True", reason, msg, s.now)}
 	case st.Ready >= 1:
 		st.Phase = "Succeed"
 		st.Conditions = []map[string]any{condition("Ready", "True", "PodReady", "all pods are ready", s.now)}

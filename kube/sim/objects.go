@@ -153,8 +153,12 @@ func setCondition(p *corev1.Pod, c corev1.PodCondition) {
 	p.Status.Conditions = append(p.Status.Conditions, c)
 }
 
-// statusScheduled: the Pod is on its node with an IP; the init container runs
-// (or waits, pulling); the main container waits in PodInitializing.
+// statusScheduled: the Pod is on its node with an IP; the first init
+// container runs (or waits, pulling) and the main container waits in
+// PodInitializing. A Pod without init containers is initialized at once and
+// its main container waits in ContainerCreating. The statuses follow the
+// Pod's spec, so a Pod made from someone else's template (an adopted
+// sandbox) reads right too.
 func (s *Sim) statusScheduled(p *corev1.Pod, ip, hostIP string, initPulling bool) {
 	now := s.now
 	p.Status.Phase = corev1.PodPending
@@ -163,24 +167,58 @@ func (s *Sim) statusScheduled(p *corev1.Pod, ip, hostIP string, initPulling bool
 	p.Status.PodIP = ip
 	p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
 	p.Status.StartTime = ptr(metav1.NewTime(now))
-	p.Status.QOSClass = corev1.PodQOSBurstable
+	if p.Status.QOSClass == "" { // set (and immutable) once a real API server has the Pod
+		p.Status.QOSClass = qosClass(&p.Spec)
+	}
 	setCondition(p, podCondition(corev1.PodScheduled, true, now))
 	setCondition(p, podCondition(corev1.PodReadyToStartContainers, true, now))
-	setCondition(p, podCondition(corev1.PodInitialized, false, now))
+	setCondition(p, podCondition(corev1.PodInitialized, len(p.Spec.InitContainers) == 0, now))
 	setCondition(p, podCondition(corev1.ContainersReady, false, now))
 	setCondition(p, podCondition(corev1.PodReady, false, now))
-	initState := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}
-	if initPulling {
-		initState = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
+	p.Status.InitContainerStatuses = nil
+	for i, c := range p.Spec.InitContainers {
+		running := i == 0 && !initPulling
+		st := corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), Started: ptr(running),
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}
+		if running {
+			st.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}
+			st.ContainerID = s.containerID()
+		}
+		p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, st)
 	}
-	p.Status.InitContainerStatuses = []corev1.ContainerStatus{{
-		Name: initContainer, Image: ImageExecd, ImageID: imageID(ImageExecd), State: initState,
-		ContainerID: s.containerIDIf(!initPulling), Started: ptr(!initPulling),
-	}}
+	mainWaiting := "PodInitializing"
+	if len(p.Spec.InitContainers) == 0 {
+		mainWaiting = "ContainerCreating"
+	}
 	p.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name: mainContainer, Image: p.Spec.Containers[0].Image, Started: ptr(false),
-		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}},
+		Name: p.Spec.Containers[0].Name, Image: p.Spec.Containers[0].Image, Started: ptr(false),
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: mainWaiting}},
 	}}
+}
+
+// qosClass is the QoS class an API server gives a Pod with spec: no
+// requests or limits anywhere is BestEffort, CPU and memory limits equal to
+// the requests in every container is Guaranteed, anything else Burstable.
+func qosClass(spec *corev1.PodSpec) corev1.PodQOSClass {
+	limited, guaranteed := false, true
+	for _, c := range append(append([]corev1.Container(nil), spec.InitContainers...), spec.Containers...) {
+		if len(c.Resources.Requests)+len(c.Resources.Limits) > 0 {
+			limited = true
+		}
+		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			l, ok := c.Resources.Limits[r]
+			if q, has := c.Resources.Requests[r]; !ok || (has && q.Cmp(l) != 0) {
+				guaranteed = false
+			}
+		}
+	}
+	switch {
+	case !limited:
+		return corev1.PodQOSBestEffort
+	case guaranteed:
+		return corev1.PodQOSGuaranteed
+	}
+	return corev1.PodQOSBurstable
 }
 
 func (s *Sim) containerIDIf(ok bool) string {
@@ -190,12 +228,15 @@ func (s *Sim) containerIDIf(ok bool) string {
 	return s.containerID()
 }
 
-// statusInitDone finishes the init container.
+// statusInitDone finishes the init containers.
 func (s *Sim) statusInitDone(p *corev1.Pod) {
 	now := s.now
-	started := metav1.NewTime(now.Add(-400 * time.Millisecond))
-	if len(p.Status.InitContainerStatuses) == 1 {
-		ics := &p.Status.InitContainerStatuses[0]
+	for i := range p.Status.InitContainerStatuses {
+		ics := &p.Status.InitContainerStatuses[i]
+		if ics.State.Terminated != nil {
+			continue
+		}
+		started := metav1.NewTime(now.Add(-400 * time.Millisecond))
 		if ics.State.Running != nil {
 			started = ics.State.Running.StartedAt
 		}

@@ -8,6 +8,13 @@
 // entrypoints, same-name re-creations, Pods gone behind their sandbox and
 // BatchSandboxes stuck on finalizers.
 //
+// With Config.AdoptEvery it also adopts the sandboxes it did not create — a
+// BatchSandbox (template or pooled) or an agent-sandbox Sandbox written
+// through the API by sandscope's create — and plays their engine and kubelet
+// the way it does for its own: Pods named and owned as the engine does,
+// scheduling, image pulls (failing for images the demo registry cannot
+// serve), start-up, and the engine's status. See adopt.go.
+//
 // The simulator is deterministic: the same Config.Seed yields the same
 // sequence of operations, whatever the wall clock does. Every timestamp it
 // writes comes from the virtual time of the event that writes it.
@@ -92,6 +99,12 @@ type Config struct {
 	// EmulateServer: the API is a client-go fake that does not set UIDs or
 	// timestamps and does not honour finalizers; the simulator does it.
 	EmulateServer bool
+	// AdoptEvery, when positive, is how often (virtual time) the simulator
+	// lists the sandbox objects of its namespaces to adopt those it did not
+	// create and to notice adopted ones deleted behind it (see adopt.go).
+	// Default 0: it adopts nothing. Each pass lists every sandbox object, so
+	// replaying hours of virtual time with it costs; the demo sets 1s.
+	AdoptEvery time.Duration
 	// Clock paces Run. Default the real clock.
 	Clock clock.Clock
 	// OnOp, when set, is called after every operation (tests, logs).

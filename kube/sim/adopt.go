@@ -1,0 +1,526 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Adoption: the simulator plays the engine and the kubelet for sandboxes it
+// did not create. sandscope's create (actions/create, kube.BatchSandboxObject
+// and kube.AgentSandboxObject) writes a BatchSandbox — with a Pod template,
+// or a poolRef and a task — or an agent-sandbox Sandbox through the API, then
+// follows what the engine and the kubelet make of it. A real controller
+// reconciles every object of its kind; the simulator lists its namespaces
+// every Config.AdoptEvery of virtual time instead of watching, so that
+// adopting runs in an event like every other operation: for a given
+// sequence of outside writes the operations stay the same, and every draw
+// comes from the seeded generator.
+//
+// An adopted sandbox then lives like the simulator's own (scenario Normal):
+// the engine adds its finalizers, makes Pods <name>-<index> (non-pooled,
+// owned by the object, labelled with its name and index) or allocates an
+// idle pool Pod, and writes the endpoints annotation and status; the kubelet
+// schedules, pulls and starts them. What the simulated registry and the
+// start command decide, a create sees: a main image the nodes cannot pull
+// (ImageMissing, or one the demo registry does not have; init images always
+// pull) ends in ErrImagePull then ImagePullBackOff (and a sticky engine
+// Failed), a start command that ends at once (a shell or an interpreter with
+// no script and no terminal) ends the main container. The Pod's own command
+// and image are what is run, so the simulated exec daemon answers only where
+// the engine's bootstrap started it.
+//
+// Deleting the object (a create cleaning up, a user) is noticed on the next
+// poll: its Pods go as the garbage collector would take them (pool Pods are
+// recycled) and the simulator forgets it. A step of an adopted sandbox that
+// finds its object or Pod gone is not an error for the same reason.
+
+// maxAdoptedReplicas bounds the Pods made for one adopted object, so a stray
+// replicas value cannot exhaust the simulated nodes' Pod ranges.
+const maxAdoptedReplicas = 4
+
+// adoptPoll lists the sandbox objects of every namespace of the fleet,
+// adopts the new ones and follows the adopted ones.
+func (s *Sim) adoptPoll(ctx context.Context) error {
+	s.after(s.cfg.AdoptEvery, "adopt", s.adoptPoll)
+	var errs []error
+	for _, ns := range s.cfg.Namespaces {
+		for _, gvr := range []schema.GroupVersionResource{BatchSandboxGVR, AgentSandboxGVR(s.cfg.AgentVersion)} {
+			if err := s.adoptIn(ctx, gvr, ns); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Sim) adoptIn(ctx context.Context, gvr schema.GroupVersionResource, ns string) error {
+	list, err := s.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil // the resource is not served here: nothing to adopt
+	}
+	if err != nil {
+		return fmt.Errorf("listing %s in %s for adoption: %w", gvr.Resource, ns, err)
+	}
+	// Sorted: the order of a list is not part of the simulation's input.
+	items := list.Items
+	sort.Slice(items, func(i, j int) bool { return items[i].GetName() < items[j].GetName() })
+	present := make(map[string]bool, len(items))
+	var errs []error
+	keep := func(err error) {
+		// Gone between the list and the write: the next poll sees it.
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	for i := range items {
+		u := &items[i]
+		present[u.GetName()] = true
+		sb := s.sandboxes[key(ns, u.GetName())]
+		switch {
+		case sb == nil && u.GetDeletionTimestamp() == nil:
+			keep(s.adopt(ctx, gvr, u))
+		case sb != nil && sb.adopted && sb.servedBy(gvr):
+			keep(s.followAdopted(ctx, sb, u))
+		}
+	}
+	keys := make([]string, 0, len(s.sandboxes))
+	for k, sb := range s.sandboxes {
+		if sb.adopted && sb.ns == ns && sb.servedBy(gvr) && !present[sb.name] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		keep(s.loseAdopted(ctx, s.sandboxes[k]))
+	}
+	return errors.Join(errs...)
+}
+
+// servedBy says whether gvr is the resource of sb's engine object.
+func (sb *sandbox) servedBy(gvr schema.GroupVersionResource) bool {
+	if sb.engine == EngineAgent {
+		return gvr.Group == AgentSandboxGVR("").Group
+	}
+	return gvr == BatchSandboxGVR
+}
+
+// adopt takes an object it did not write and does what the engine does on
+// its first reconcile.
+func (s *Sim) adopt(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured) error {
+	ns, name := u.GetNamespace(), u.GetName()
+	labels := u.GetLabels()
+	sb := &sandbox{
+		engine: EngineBatch, scenario: Normal, ns: ns, name: name, id: name, tenant: labels["opensandbox.io/tenant"],
+		adopted: true, pinned: true, restartPolicy: corev1.RestartPolicyAlways, events: map[eventKey]*corev1.Event{},
+	}
+	if id := labels[LabelSandboxID]; id != "" {
+		sb.id = id
+	}
+	templatePath := []string{"spec", "template"}
+	finalizers := []string{FinalizerTaskCleanup}
+	poolRef, _, _ := unstructured.NestedString(u.Object, "spec", "poolRef")
+	switch {
+	case gvr.Group == AgentSandboxGVR("").Group:
+		sb.engine, templatePath, finalizers = EngineAgent, []string{"spec", "podTemplate"}, nil
+	case poolRef != "":
+		sb.engine = EnginePooled
+		finalizers = append(finalizers, FinalizerPoolAlloc)
+		// A Pool the simulation does not run allocates nothing: the sandbox
+		// stays Pending, as behind a real engine whose Pool is missing.
+		if p := s.pools[ns]; p != nil && p.name == poolRef {
+			sb.pool = p
+			sb.image = ImagePython
+		}
+	}
+	if sb.engine != EnginePooled {
+		sb.template = templateOf(u, templatePath...)
+	}
+	if t := sb.template; t != nil {
+		main := t.Spec.Containers[0]
+		sb.image, sb.entrypoint = main.Image, main.Command
+		if t.Spec.RestartPolicy != "" {
+			sb.restartPolicy = t.Spec.RestartPolicy
+		}
+		// Only the engine's bootstrap starts execd (NOT_EXEC_READY otherwise).
+		sb.noBootstrap = sb.engine == EngineBatch && (len(main.Command) == 0 || main.Command[0] != bootstrap)
+		sb.execdDown = sb.noBootstrap
+	}
+	replicas := int64(1)
+	if r, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas"); found {
+		replicas = min(max(r, 0), maxAdoptedReplicas)
+	}
+
+	k := key(ns, name)
+	s.sandboxes[k] = sb
+	obj, err := s.mutateCR(ctx, gvr, u, false, "adopted", func(o *unstructured.Unstructured) {
+		for _, f := range finalizers {
+			addFinalizer(o, f)
+		}
+		s.stampAdopted(o)
+	})
+	if err != nil {
+		delete(s.sandboxes, k) // tried again on the next poll
+		return err
+	}
+	sb.obj = obj
+	switch {
+	case sb.engine == EnginePooled && sb.pool != nil:
+		return s.allocate(ctx, sb)
+	case sb.template != nil:
+		for i := range int(replicas) {
+			if err := s.newSandboxPod(ctx, sb, i, s.leastUsedNode()); err != nil {
+				return err
+			}
+		}
+	}
+	return s.reconcile(ctx, sb)
+}
+
+// templateOf reads the Pod template at path of u; nil when there is none
+// the engine could make a Pod from.
+func templateOf(u *unstructured.Unstructured, path ...string) *corev1.PodTemplateSpec {
+	raw, found, err := unstructured.NestedMap(u.Object, path...)
+	if !found || err != nil {
+		return nil
+	}
+	var t corev1.PodTemplateSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &t); err != nil || len(t.Spec.Containers) == 0 {
+		return nil
+	}
+	return &t
+}
+
+// stampAdopted sets what an API server sets on create, when the simulator
+// emulates one (a client-go fake leaves UID and creation time empty).
+func (s *Sim) stampAdopted(o metav1.Object) {
+	if !s.cfg.EmulateServer {
+		return
+	}
+	if o.GetUID() == "" {
+		o.SetUID(types.UID(s.newUID()))
+	}
+	if ts := o.GetCreationTimestamp(); ts.IsZero() {
+		o.SetCreationTimestamp(metav1.NewTime(s.now))
+	}
+	if o.GetGeneration() == 0 {
+		o.SetGeneration(1)
+	}
+}
+
+// followAdopted reacts to what others did to an adopted sandbox: deleting
+// its object (held by the engine's finalizers on a real API server) or its
+// Pods.
+func (s *Sim) followAdopted(ctx context.Context, sb *sandbox, u *unstructured.Unstructured) error {
+	sb.obj = u
+	if u.GetDeletionTimestamp() != nil {
+		// The engine cleans up and removes its finalizers.
+		sb.deleting = true
+		return s.teardown(ctx, sb)
+	}
+	released := false
+	for _, p := range sb.pods {
+		if p == nil || p.obj == nil || p.pool != nil {
+			continue // a pool Pod deleted behind the sandbox stays listed (#954)
+		}
+		cur, err := s.kube.CoreV1().Pods(sb.ns).Get(ctx, p.obj.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return fmt.Errorf("reading pod %s/%s: %w", sb.ns, p.obj.Name, err)
+		case cur.DeletionTimestamp == nil:
+			continue
+		}
+		// Deleted, or being deleted: the kubelet stops it and lets it go.
+		// The simulated engine does not make a new one.
+		if err := s.releasePod(ctx, p); err != nil {
+			return err
+		}
+		released = true
+	}
+	if released {
+		return s.reconcile(ctx, sb)
+	}
+	return nil
+}
+
+// loseAdopted: the object is gone. Its Pods go with it, as the garbage
+// collector takes the Pods an object owns (pool Pods are recycled).
+func (s *Sim) loseAdopted(ctx context.Context, sb *sandbox) error {
+	sb.deleting = true
+	for _, p := range sb.pods {
+		if err := s.releasePod(ctx, p); err != nil {
+			return err
+		}
+	}
+	s.forget(sb)
+	return nil
+}
+
+// guarded wraps an event of sb's life cycle. For an adopted sandbox an
+// object or Pod that vanished under the step is not a simulation error:
+// someone else deleted it, and the next poll lets the sandbox go. Steps of a
+// sandbox being deleted do not run.
+func (s *Sim) guarded(sb *sandbox, fn func(context.Context) error) func(context.Context) error {
+	if sb == nil || !sb.adopted {
+		return fn
+	}
+	return func(ctx context.Context) error {
+		if sb.gone || sb.deleting {
+			return nil
+		}
+		if err := fn(ctx); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		return nil
+	}
+}
+
+// podFor builds the Pod of sb named name on node: from the object's own
+// template when sb is adopted, else the simulator's OpenSandbox layout.
+func (s *Sim) podFor(sb *sandbox, name string, node int) *corev1.Pod {
+	if sb.template == nil {
+		return s.podTemplate(sb, name, node)
+	}
+	t := sb.template.DeepCopy()
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sb.ns, Labels: t.Labels, Annotations: t.Annotations},
+		Spec:       t.Spec,
+	}
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	// What the API server defaults on a Pod whose template leaves it open.
+	if pod.Spec.RestartPolicy == "" {
+		pod.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	}
+	if pod.Spec.TerminationGracePeriodSeconds == nil {
+		pod.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
+	}
+	if pod.Spec.DNSPolicy == "" {
+		pod.Spec.DNSPolicy = corev1.DNSClusterFirst
+	}
+	if pod.Spec.SchedulerName == "" {
+		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
+	}
+	// The simulator's Pods are created bound, the scheduler's choice made.
+	pod.Spec.NodeName = s.nodeName(node)
+	return pod
+}
+
+// leastUsedNode is the node with the most free Pod IPs (the lowest index on
+// a tie), where a scheduler spreading Pods would put the next one.
+func (s *Sim) leastUsedNode() int {
+	best := 0
+	for i := 1; i < s.cfg.Nodes; i++ {
+		if s.ipam.available(i) > s.ipam.available(best) {
+			best = i
+		}
+	}
+	return best
+}
+
+// --- the kubelet starting an adopted sandbox's Pod ---
+
+// startAdopted finishes the pull and starts the main container, which then
+// runs, or ends at once when its start command does.
+func (s *Sim) startAdopted(ctx context.Context, sb *sandbox, p *simPod) error {
+	pod := p.obj
+	main := pod.Spec.Containers[0]
+	if !pullable(main.Image) {
+		return s.pullFails(ctx, sb, p)
+	}
+	took := time.Duration(0)
+	if pod.Status.StartTime != nil {
+		took = s.now.Sub(pod.Status.StartTime.Time)
+	}
+	events := []struct{ reason, message string }{
+		{"Pulled", fmt.Sprintf("Successfully pulled image %q in %s (%s including waiting)", main.Image, took, took)},
+		{"Created", "Created container: " + main.Name},
+		{"Started", "Started container " + main.Name},
+	}
+	if firstImage(pod) != main.Image {
+		// The main image is pulled once the init containers are done.
+		events = append([]struct{ reason, message string }{{"Pulling", fmt.Sprintf("Pulling image %q", main.Image)}}, events...)
+	}
+	for _, ev := range events {
+		if err := s.recordEvent(ctx, sb, pod, corev1.EventTypeNormal, ev.reason, ev.message); err != nil {
+			return err
+		}
+	}
+	if code, reason, ok := exitsAtOnce(main); ok {
+		return s.exitAtOnce(ctx, sb, p, code, reason)
+	}
+	obj, err := s.mutatePod(ctx, p.obj, true, "running", func(pod *corev1.Pod) { s.statusRunning(pod) })
+	if err != nil {
+		return err
+	}
+	p.obj = obj
+	if err := s.reconcile(ctx, sb); err != nil {
+		return err
+	}
+	s.onRunning(sb, p)
+	return nil
+}
+
+// pullFails: the demo registry cannot serve the image. ErrImagePull now,
+// ImagePullBackOff after the kubelet's back-off; the engine marks the
+// sandbox Failed (sticky) on its next reconcile.
+func (s *Sim) pullFails(ctx context.Context, sb *sandbox, p *simPod) error {
+	image := p.obj.Spec.Containers[0].Image
+	cause := fmt.Sprintf("rpc error: code = NotFound desc = failed to pull and unpack image %q: failed to resolve reference %q: %s: not found", image, image, image)
+	obj, err := s.mutatePod(ctx, p.obj, true, "ErrImagePull", func(pod *corev1.Pod) { s.statusWaiting(pod, "ErrImagePull", cause) })
+	if err != nil {
+		return err
+	}
+	p.obj = obj
+	if err := s.recordEvent(ctx, sb, obj, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %s", image, cause)); err != nil {
+		return err
+	}
+	if err := s.recordEvent(ctx, sb, obj, corev1.EventTypeWarning, "Failed", "Error: ErrImagePull"); err != nil {
+		return err
+	}
+	sb.failedStuck = true
+	// A controller hears of a Pod change a moment after the kubelet wrote it.
+	s.after(s.between(200*time.Millisecond, 600*time.Millisecond), "reconcile "+sb.name, s.guarded(sb, func(ctx context.Context) error {
+		return s.reconcile(ctx, sb)
+	}))
+	s.after(s.between(5*time.Second, 15*time.Second), "back-off "+obj.Name, s.guarded(sb, func(ctx context.Context) error {
+		return s.pullBackOff(ctx, sb, p)
+	}))
+	return nil
+}
+
+func (s *Sim) pullBackOff(ctx context.Context, sb *sandbox, p *simPod) error {
+	if p.obj == nil || p.obj.DeletionTimestamp != nil {
+		return nil
+	}
+	image := p.obj.Spec.Containers[0].Image
+	msg := fmt.Sprintf("Back-off pulling image %q", image)
+	obj, err := s.mutatePod(ctx, p.obj, true, "ImagePullBackOff", func(pod *corev1.Pod) { s.statusWaiting(pod, "ImagePullBackOff", msg) })
+	if err != nil {
+		return err
+	}
+	p.obj = obj
+	if err := s.recordEvent(ctx, sb, obj, corev1.EventTypeNormal, "BackOff", msg); err != nil {
+		return err
+	}
+	if err := s.recordEvent(ctx, sb, obj, corev1.EventTypeWarning, "Failed", "Error: ImagePullBackOff"); err != nil {
+		return err
+	}
+	return s.reconcile(ctx, sb)
+}
+
+// firstImage is the image the kubelet pulls first for pod: its first init
+// container's, else its main container's.
+func firstImage(pod *corev1.Pod) string {
+	if len(pod.Spec.InitContainers) > 0 {
+		return pod.Spec.InitContainers[0].Image
+	}
+	return pod.Spec.Containers[0].Image
+}
+
+// initWrappers pass their arguments on as the command they run.
+var initWrappers = map[string]bool{"tini": true, "dumb-init": true}
+
+// interactive programs read commands from stdin when given no script.
+var interactive = map[string]bool{"bash": true, "sh": true, "dash": true, "ash": true, "zsh": true,
+	"python": true, "python3": true, "node": true}
+
+// exitsAtOnce says whether the main container's start command ends as soon
+// as it starts, and how: an interactive shell or interpreter with no script
+// reads end-of-file from the empty stdin of a container without a terminal
+// and exits 0 (incident 002's `tini -- bash`); `true` and `false` end with
+// their code. bootstrap.sh lives as long as the command it runs.
+func exitsAtOnce(c corev1.Container) (int32, string, bool) {
+	argv := append(append([]string(nil), c.Command...), c.Args...)
+	if len(argv) == 0 {
+		// No command: the image's own ENTRYPOINT and CMD run.
+		if _, spec, ok := lookupImage(c.Image); ok {
+			argv = append(append(argv, spec.entrypoint...), spec.cmd...)
+		}
+	} else if argv[0] == bootstrap {
+		argv = argv[1:]
+	}
+	if len(argv) > 0 && initWrappers[path.Base(argv[0])] {
+		argv = argv[1:]
+		if len(argv) > 0 && argv[0] == "--" {
+			argv = argv[1:]
+		}
+	}
+	if len(argv) == 0 {
+		return 0, "Completed", true
+	}
+	switch prog := path.Base(argv[0]); {
+	case prog == "true":
+		return 0, "Completed", true
+	case prog == "false":
+		return 1, "Error", true
+	case len(argv) == 1 && interactive[prog]:
+		return 0, "Completed", true
+	}
+	return 0, "", false
+}
+
+// exitAtOnce writes a main container that started and ended. With
+// restartPolicy Never the Pod is over (the CNI frees its IP; the engine
+// keeps advertising it); otherwise the kubelet backs off restarting it.
+func (s *Sim) exitAtOnce(ctx context.Context, sb *sandbox, p *simPod, code int32, reason string) error {
+	policy := p.obj.Spec.RestartPolicy
+	terminal := policy == corev1.RestartPolicyNever || (policy == corev1.RestartPolicyOnFailure && code == 0)
+	obj, err := s.mutatePod(ctx, p.obj, true, fmt.Sprintf("main exited at once %d %s", code, reason), func(pod *corev1.Pod) {
+		s.statusRunning(pod)
+		s.statusTerminated(pod, code, reason, terminal)
+	})
+	if err != nil {
+		return err
+	}
+	p.obj = obj
+	if terminal {
+		s.ipam.release(p.node, p.ip)
+		return s.reconcile(ctx, sb)
+	}
+	if err := s.reconcile(ctx, sb); err != nil {
+		return err
+	}
+	s.after(time.Second, "crash loop "+obj.Name, s.guarded(sb, func(ctx context.Context) error { return s.crashLoop(ctx, sb, p) }))
+	return nil
+}
+
+// crashLoop: the restarted container ended again; the kubelet backs off.
+func (s *Sim) crashLoop(ctx context.Context, sb *sandbox, p *simPod) error {
+	if p.obj == nil || p.obj.DeletionTimestamp != nil {
+		return nil
+	}
+	pod := p.obj
+	msg := fmt.Sprintf("back-off 10s restarting failed container=%s pod=%s_%s(%s)", pod.Spec.Containers[0].Name, pod.Name, pod.Namespace, pod.UID)
+	obj, err := s.mutatePod(ctx, pod, true, "CrashLoopBackOff", func(pod *corev1.Pod) {
+		cs := &pod.Status.ContainerStatuses[0]
+		if cs.State.Terminated != nil {
+			cs.LastTerminationState = corev1.ContainerState{Terminated: cs.State.Terminated}
+		}
+		cs.RestartCount++
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: msg}}
+	})
+	if err != nil {
+		return err
+	}
+	p.obj = obj
+	if err := s.recordEvent(ctx, sb, obj, corev1.EventTypeWarning, "BackOff",
+		fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", pod.Spec.Containers[0].Name, pod.Name, pod.Namespace, pod.UID)); err != nil {
+		return err
+	}
+	return s.reconcile(ctx, sb)
+}
