@@ -154,3 +154,29 @@ func TestSortIsTotal(t *testing.T) {
 		}
 	}
 }
+
+// InOrderAround agrees with a full sort: after changing one row, it says
+// "in order" exactly when sorting again would not move anything.
+func TestInOrderAroundAgreesWithSort(t *testing.T) {
+	for _, k := range SortKeys {
+		for changed := range testRows() {
+			for _, restarts := range []int32{0, 1, 5, 100} {
+				rows := testRows()
+				idx := []int{0, 1, 2, 3}
+				o := SortOrder{Key: k}
+				Sort(rows, idx, o)
+				c := *rows[changed]
+				c.Restarts = restarts
+				c.CreatedAt = c.CreatedAt.Add(time.Duration(restarts) * time.Hour)
+				rows[changed] = &c
+				pos := slices.Index(idx, changed)
+				resorted := slices.Clone(idx)
+				Sort(rows, resorted, o)
+				want := slices.Equal(idx, resorted)
+				if got := InOrderAround(rows, idx, o, []int{pos}); got != want {
+					t.Errorf("sort %s, %s changed to %d restarts: InOrderAround = %v, a sort %s", k, c.Name, restarts, got, map[bool]string{true: "keeps the order", false: "moves rows"}[want])
+				}
+			}
+		}
+	}
+}

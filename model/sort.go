@@ -39,17 +39,43 @@ type SortOrder struct {
 // name: namespace/name. age: newest first. state: worst identity first, then
 // worst effective state. restarts: most first. Desc reverses the primary field only.
 func Sort(rows []*Sandbox, idx []int, o SortOrder) {
+	compare := o.compare()
+	slices.SortFunc(idx, func(a, b int) int { return compare(rows[a], rows[b]) })
+}
+
+// InOrderAround reports whether idx is sorted by o at the given positions:
+// each one against its neighbours. When only the rows at those positions
+// changed since idx was last sorted (rows may also have been removed), that
+// is enough to know the whole order still holds, since every other adjacent
+// pair kept its fields and sortedness is a property of adjacent pairs. A
+// live update that changes a few rows then costs a few comparisons instead
+// of a sort of the fleet.
+func InOrderAround(rows []*Sandbox, idx []int, o SortOrder, positions []int) bool {
+	compare := o.compare()
+	for _, p := range positions {
+		if p > 0 && compare(rows[idx[p-1]], rows[idx[p]]) > 0 {
+			return false
+		}
+		if p+1 < len(idx) && compare(rows[idx[p]], rows[idx[p+1]]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// compare is the total order Sort uses: the primary field (reversed when
+// Desc), then Key.
+func (o SortOrder) compare() func(a, b *Sandbox) int {
 	primary := comparer(o.Key)
-	slices.SortFunc(idx, func(a, b int) int {
-		ra, rb := rows[a], rows[b]
-		if c := primary(ra, rb); c != 0 {
+	return func(a, b *Sandbox) int {
+		if c := primary(a, b); c != 0 {
 			if o.Desc {
 				return -c
 			}
 			return c
 		}
-		return cmp.Compare(ra.Key, rb.Key)
-	})
+		return cmp.Compare(a.Key, b.Key)
+	}
 }
 
 func comparer(k SortKey) func(a, b *Sandbox) int {

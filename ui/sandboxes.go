@@ -170,6 +170,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	fmtRows := make([]*sbRow, len(rows))
 	keys := make([]string, len(rows))
 	seen := make([]bool, len(rows))
+	changed := make([]bool, len(rows)) // formatted anew: its sort fields may differ
 	var nat [nSandboxCols]int
 	i := 0
 	for j, sb := range rows {
@@ -183,6 +184,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 			seen[j] = true
 			if r = oldFmt[i]; r.sb != sb || r.disc != disc {
 				r = newSBRow(sb, disc)
+				changed[j] = true
 			}
 			i++
 		} else {
@@ -207,17 +209,26 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 		return
 	}
 	order := make([]int, 0, len(rows))
+	var moved []int // positions in order of the rows that changed
 	for _, oi := range prevOrder {
 		if ni := oldToNew[oi]; ni >= 0 {
+			if changed[ni] {
+				moved = append(moved, len(order))
+			}
 			order = append(order, int(ni))
 		}
 	}
+	kept := len(order)
 	for j := range rows {
 		if !seen[j] {
 			order = append(order, j)
 		}
 	}
-	model.Sort(v.rows, order, v.sort)
+	// New rows (appended) need a sort; changed rows only if they left
+	// their place.
+	if len(order) > kept || !model.InOrderAround(v.rows, order, v.sort, moved) {
+		model.Sort(v.rows, order, v.sort)
+	}
 	v.order = order
 	v.haveVis = false
 	v.refilter()
