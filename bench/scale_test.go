@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -286,13 +287,23 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 	// keeps the latest version it wrote (no read per update).
 	pods := c.Kube.CoreV1().Pods(ns)
 	var targets []*corev1.Pod
+	var targetKeys []string
 	for _, sb := range visible {
 		if sl := sb.PrimarySlot(); sl != nil && sl.PodName != "" {
 			if pod, err := pods.Get(ctx, sl.PodName, metav1.GetOptions{}); err == nil && len(pod.Status.ContainerStatuses) > 0 {
 				targets = append(targets, pod)
+				targetKeys = append(targetKeys, sb.Key)
 			}
 		}
 	}
+	// The same markers seen in the model (a Snapshot after each change
+	// signal) split the latency into server + watcher, and UI.
+	mw := &modelWatch{frameWriter: frameWriter{pending: map[string]time.Time{}}}
+	mctx, mcancel := context.WithCancel(ctx)
+	defer mcancel()
+	mdone := make(chan struct{})
+	go func() { defer close(mdone); mw.run(mctx, w, targetKeys) }()
+	var rtt durations
 	if len(targets) == 0 {
 		res.add("event-to-screen latency", "n/a", "no visible Pods to update")
 		return
@@ -311,10 +322,14 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 				pod := targets[idx].DeepCopy()
 				marker := strconv.Itoa(100000 + k)
 				pod.Status.ContainerStatuses[0].RestartCount = int32(100000 + k)
-				fw.expect(marker, time.Now())
+				sent := time.Now()
+				fw.expect(marker, sent)
+				mw.expect(marker, sent)
 				out, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+				rtt.add(time.Since(sent))
 				if err != nil {
 					fw.forget(marker)
+					mw.forget(marker)
 					errs.Add(1)
 					continue
 				}
@@ -345,6 +360,15 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 	churnCPU := cpuTime() - cpu0
 	pcancel()
 	<-done
+	mcancel()
+	<-mdone
+	if writes := rtt.sorted(); len(writes) > 0 {
+		res.add("status write round trip p50 / p99", ms(pct(writes, 50))+" / "+ms(pct(writes, 99)), "UpdateStatus to the API server (etcd commit included)")
+	}
+	if mlat, _ := mw.results(); len(mlat) > 0 {
+		sort.Slice(mlat, func(i, j int) bool { return mlat[i] < mlat[j] })
+		res.add("status write -> model p50 / p99", ms(pct(mlat, 50))+" / "+ms(pct(mlat, 99)), fmt.Sprintf("%d updates seen in a Snapshot (server, watch, informer, fleet)", len(mlat)))
+	}
 	lat, lost := fw.results()
 	if len(lat) == 0 {
 		res.add("event-to-screen latency", "n/a", fmt.Sprintf("no update reached the screen (%d writes, %d errors)", k, errs.Load()))
@@ -353,6 +377,57 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	res.add("event-to-screen p50 (status write -> frame)", ms(pct(lat, 50)), fmt.Sprintf("%d updates seen of %d sent at %d/s to %d visible rows (%d write errors, %d skipped: writers behind); %d not seen (superseded)", len(lat), k, *churnRate, len(targets), errs.Load(), skipped.Load(), lost))
 	res.add("event-to-screen p99", ms(pct(lat, 99)), fmt.Sprintf("max %s; sandscope CPU during churn %s (%.0f %% of a core)", ms(lat[len(lat)-1]), ms(churnCPU), 100*churnCPU.Seconds()/(churnFor.Seconds()+1)))
+}
+
+// modelWatch spots the markers in the fleet: after each change signal it
+// reads the target sandboxes' restart counts from a Snapshot.
+type modelWatch struct{ frameWriter }
+
+func (m *modelWatch) run(ctx context.Context, w *kube.Watcher, keys []string) {
+	changes, stop := w.Subscribe()
+	defer stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+		}
+		snap := w.Fleet().Snapshot()
+		now := time.Now()
+		for _, k := range keys {
+			i, ok := sort.Find(len(snap.Sandboxes), func(i int) int { return strings.Compare(k, snap.Sandboxes[i].Key) })
+			if !ok {
+				continue
+			}
+			marker := strconv.Itoa(int(snap.Sandboxes[i].Restarts))
+			m.mu.Lock()
+			if at, ok := m.pending[marker]; ok {
+				m.lat = append(m.lat, now.Sub(at))
+				delete(m.pending, marker)
+			}
+			m.mu.Unlock()
+		}
+	}
+}
+
+// durations collects samples from several goroutines.
+type durations struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (d *durations) add(v time.Duration) {
+	d.mu.Lock()
+	d.d = append(d.d, v)
+	d.mu.Unlock()
+}
+
+func (d *durations) sorted() []time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := slices.Clone(d.d)
+	slices.Sort(out)
+	return out
 }
 
 // frameWriter receives what the renderer writes and timestamps the first

@@ -15,11 +15,19 @@ import (
 	"github.com/sandscope/sandscope/model"
 )
 
-// redrawEvery coalesces live updates: at most one snapshot refresh per
-// period. The first change after a quiet period refreshes at once (a
-// leading edge), so a lone update costs no waiting; changes that follow
-// within the period wait for its end and are taken together.
-const redrawEvery = 50 * time.Millisecond
+// Live updates are coalesced: at most one snapshot refresh per period. The
+// first change after a quiet period refreshes at once (a leading edge), so
+// a lone update costs no waiting; changes that follow within the period wait
+// for its end and are taken together. The period follows the cost of a
+// refresh (three times the last one, so refreshing under constant churn
+// takes at most a third of a core), between a frame at 60 fps and half a
+// second: a small fleet shows each change within a frame, a huge one stays
+// responsive to keys.
+const (
+	minRedrawEvery  = 16 * time.Millisecond
+	maxRedrawEvery  = 500 * time.Millisecond
+	redrawCostShare = 3
+)
 
 type mode int
 
@@ -66,7 +74,8 @@ type App struct {
 	execTarget    *model.Sandbox // the sandbox the exec prompt runs in
 	create        createForm
 	refreshQueued bool
-	lastRefresh   time.Time // wall clock of the last live refresh
+	lastRefresh   time.Time     // wall clock of the last live refresh
+	refreshCost   time.Duration // how long the last live refresh took
 
 	flash      string
 	flashIsErr bool
@@ -207,7 +216,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if a.refreshQueued {
 			return a, next
 		}
-		wait := redrawEvery - time.Since(a.lastRefresh)
+		wait := a.redrawEvery() - time.Since(a.lastRefresh)
 		if wait <= 0 {
 			a.liveRefresh()
 			return a, next
@@ -246,10 +255,17 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return a, nil
 }
 
-// liveRefresh is refresh on a change notification, remembering when.
+// liveRefresh is refresh on a change notification, remembering when and
+// what it cost.
 func (a *App) liveRefresh() {
 	a.lastRefresh = time.Now()
 	a.refresh()
+	a.refreshCost = time.Since(a.lastRefresh)
+}
+
+// redrawEvery is the current coalescing period.
+func (a *App) redrawEvery() time.Duration {
+	return min(max(redrawCostShare*a.refreshCost, minRedrawEvery), maxRedrawEvery)
 }
 
 // refresh takes the latest snapshot and lets every view catch up.

@@ -34,3 +34,19 @@ func TestLiveRefreshLeadingEdge(t *testing.T) {
 		t.Fatalf("after the queued refresh: version %d, queued %v; want 4", a.c.snap.Version, a.refreshQueued)
 	}
 }
+
+// The coalescing period follows what a refresh costs, within bounds.
+func TestRedrawPeriodFollowsRefreshCost(t *testing.T) {
+	a := New(&fakeSource{snap: &model.Snapshot{}}, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+	for _, tc := range []struct{ cost, want time.Duration }{
+		{0, minRedrawEvery},
+		{time.Millisecond, minRedrawEvery},
+		{20 * time.Millisecond, 60 * time.Millisecond},
+		{time.Second, maxRedrawEvery},
+	} {
+		a.refreshCost = tc.cost
+		if got := a.redrawEvery(); got != tc.want {
+			t.Errorf("refresh cost %s: period %s, want %s", tc.cost, got, tc.want)
+		}
+	}
+}
