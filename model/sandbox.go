@@ -52,10 +52,29 @@ type StuckInfo struct {
 	PodInitializing bool      `json:"podInitializing"` // main container still waiting in PodInitializing
 }
 
-// identityRank orders identity states from harmless to dangerous.
-var identityRank = map[IdentityState]int{
-	IdentityOK: 0, IdentityUnassigned: 1, IdentityUnknown: 2, IdentityIPStale: 3,
-	IdentityUIDChanged: 4, IdentityPodGone: 5, IdentityPodDead: 6, IdentityIPTaken: 7,
+// identityRank orders identity states from harmless to dangerous. A switch,
+// not a map: the header's counts, the state sort and the problem filter ask
+// it for every sandbox on every live refresh.
+func identityRank(s IdentityState) int {
+	switch s {
+	case IdentityOK:
+		return 0
+	case IdentityUnassigned:
+		return 1
+	case IdentityUnknown:
+		return 2
+	case IdentityIPStale:
+		return 3
+	case IdentityUIDChanged:
+		return 4
+	case IdentityPodGone:
+		return 5
+	case IdentityPodDead:
+		return 6
+	case IdentityIPTaken:
+		return 7
+	}
+	return 0
 }
 
 // Identity is the worst identity state over the sandbox's slots
@@ -63,7 +82,7 @@ var identityRank = map[IdentityState]int{
 func (s *Sandbox) Identity() IdentityState {
 	worst := IdentityUnassigned
 	for i, sl := range s.Slots {
-		if i == 0 || identityRank[sl.Identity] > identityRank[worst] {
+		if i == 0 || identityRank(sl.Identity) > identityRank(worst) {
 			worst = sl.Identity
 		}
 	}
