@@ -50,3 +50,49 @@ func TestRedrawPeriodFollowsRefreshCost(t *testing.T) {
 		}
 	}
 }
+
+// The header's counts, kept row by row across live updates, always equal a
+// count from scratch.
+func TestHeaderCountsFollowLiveUpdates(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	a := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+	a.Init()
+	recount := func(snap *model.Snapshot) tally {
+		var t tally
+		for _, sb := range snap.Sandboxes {
+			t.add(countOf(sb), 1)
+		}
+		return t
+	}
+	check := func(step string) {
+		t.Helper()
+		a.liveRefresh()
+		got, want := a.stack[0].(*sandboxesView).tally, recount(a.c.snap)
+		if got.total != want.total || got.running != want.running || got.stuck != want.stuck {
+			t.Fatalf("%s: tally %+v, recount %+v", step, got, want)
+		}
+		for _, id := range []model.IdentityState{model.IdentityOK, model.IdentityIPTaken, model.IdentityPodDead,
+			model.IdentityPodGone, model.IdentityUnknown, model.IdentityUnassigned} {
+			if got.identity[id] != want.identity[id] {
+				t.Fatalf("%s: %s counted %d, recount %d", step, id, got.identity[id], want.identity[id])
+			}
+		}
+	}
+	check("first")
+	snap := a.c.snap
+	snap = withSandbox(snap, "sbx-c", func(b model.Sandbox) model.Sandbox {
+		b.Slots = []model.Slot{{Identity: model.IdentityIPTaken}}
+		b.State = model.StateDead
+		return b
+	})
+	src.set(snap)
+	check("sbx-c IP_TAKEN")
+	removed := &model.Snapshot{Version: snap.Version + 1, Status: snap.Status, Sandboxes: snap.Sandboxes[1:]}
+	src.set(removed)
+	check("first sandbox removed")
+	added := &model.Snapshot{Version: removed.Version + 1, Status: removed.Status,
+		Sandboxes: append([]*model.Sandbox{{Key: "bsbx/aaa/new", Namespace: "aaa", Name: "new", State: model.StateRunning,
+			Slots: []model.Slot{{Identity: model.IdentityOK}}}}, removed.Sandboxes...)}
+	src.set(added)
+	check("sandbox added")
+}

@@ -121,42 +121,32 @@ func badgeWidth(badges []string) int {
 }
 
 // countLine is computed once per snapshot version: a whole-fleet pass.
+// sandboxTally is the counts over snap's sandboxes in scope: the root
+// view's running tally when it is of this snapshot (the usual case, kept up
+// to date row by row), else counted now.
+func (a *App) sandboxTally(snap *model.Snapshot) tally {
+	if sv, ok := a.stack[0].(*sandboxesView); ok && sv.built && sv.snap == snap {
+		return sv.tally
+	}
+	var t tally
+	for _, sb := range snap.Sandboxes {
+		if a.c.nsScope == "" || sb.Namespace == a.c.nsScope {
+			t.add(countOf(sb), 1)
+		}
+	}
+	return t
+}
+
 func (a *App) countLine() string {
 	snap := a.c.snap
 	disc := a.c.disconnected()
 	if a.counts != "" && snap == a.headerSnap && disc == a.headerDisc && a.c.nsScope == a.headerNS {
 		return a.counts
 	}
-	var total, running, ipTaken, dead, gone, stuck, uidChanged, stale, unknown int
-	for _, sb := range snap.Sandboxes {
-		if a.c.nsScope != "" && sb.Namespace != a.c.nsScope {
-			continue
-		}
-		total++
-		if sb.State == model.StateRunning {
-			running++
-		}
-		switch sb.Identity() {
-		case model.IdentityIPTaken:
-			ipTaken++
-		case model.IdentityPodDead:
-			dead++
-		case model.IdentityPodGone:
-			gone++
-		case model.IdentityUIDChanged:
-			uidChanged++
-		case model.IdentityIPStale:
-			stale++
-		case model.IdentityUnknown:
-			unknown++
-		}
-		for i := range sb.Slots {
-			if sb.Slots[i].Stuck != nil {
-				stuck++
-				break
-			}
-		}
-	}
+	t := a.sandboxTally(snap)
+	total, running, stuck := t.total, t.running, t.stuck
+	ipTaken, dead, gone := t.identity[model.IdentityIPTaken], t.identity[model.IdentityPodDead], t.identity[model.IdentityPodGone]
+	uidChanged, stale, unknown := t.identity[model.IdentityUIDChanged], t.identity[model.IdentityIPStale], t.identity[model.IdentityUnknown]
 	// Problems only when present, so the line stays short at 80 columns.
 	s := fmt.Sprintf("%d sandboxes  running %d", total, running)
 	for _, c := range []struct {

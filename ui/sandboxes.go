@@ -52,10 +52,51 @@ type sbRow struct {
 	cells [nSandboxCols]string // AGE is rendered live, not cached
 	fkey  string
 	sev   rowSev
+	count rowCount // what the row adds to the header's counts
+}
+
+// rowCount is one sandbox's part in the header's counts, worked out once
+// when its row is formatted.
+type rowCount struct {
+	identity model.IdentityState
+	running  bool
+	stuck    bool
+}
+
+func countOf(sb *model.Sandbox) rowCount {
+	c := rowCount{identity: sb.Identity(), running: sb.State == model.StateRunning}
+	for i := range sb.Slots {
+		if sb.Slots[i].Stuck != nil {
+			c.stuck = true
+			break
+		}
+	}
+	return c
+}
+
+// tally is the header's counts over a set of rows, kept up to date as rows
+// come, change and go, so a live refresh does not recount the fleet.
+type tally struct {
+	total, running, stuck int
+	identity              map[model.IdentityState]int
+}
+
+func (t *tally) add(c rowCount, sign int) {
+	if t.identity == nil {
+		t.identity = map[model.IdentityState]int{}
+	}
+	t.total += sign
+	if c.running {
+		t.running += sign
+	}
+	if c.stuck {
+		t.stuck += sign
+	}
+	t.identity[c.identity] += sign
 }
 
 func newSBRow(sb *model.Sandbox, disc bool) *sbRow {
-	r := &sbRow{sb: sb, disc: disc, fkey: model.RowKey(sb), sev: sandboxSeverity(sb)}
+	r := &sbRow{sb: sb, disc: disc, fkey: model.RowKey(sb), sev: sandboxSeverity(sb), count: countOf(sb)}
 	c := &r.cells
 	c[colNamespace] = sb.Namespace
 	c[colSandbox] = sb.Name
@@ -101,6 +142,7 @@ type sandboxesView struct {
 	fmt     []*sbRow
 	natural [nSandboxCols]int
 	order   []int // every row, sorted
+	tally   tally // the header's counts over rows
 
 	sort      model.SortOrder
 	filter    model.Filter
@@ -152,6 +194,9 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	}
 	first := !v.built
 	v.built, v.snap, v.disc = true, snap, disc
+	if first {
+		v.tally = tally{}
+	}
 	rows := snap.Sandboxes
 	if c.nsScope != "" {
 		rows = make([]*model.Sandbox, 0, len(snap.Sandboxes))
@@ -176,6 +221,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	for j, sb := range rows {
 		for i < len(oldRows) && oldRows[i] != sb && oldRows[i].Key < sb.Key {
 			oldToNew[i] = -1
+			v.tally.add(oldFmt[i].count, -1)
 			i++
 		}
 		var r *sbRow
@@ -183,12 +229,15 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 			oldToNew[i] = int32(j)
 			seen[j] = true
 			if r = oldFmt[i]; r.sb != sb || r.disc != disc {
+				v.tally.add(r.count, -1)
 				r = newSBRow(sb, disc)
+				v.tally.add(r.count, 1)
 				changed[j] = true
 			}
 			i++
 		} else {
 			r = newSBRow(sb, disc)
+			v.tally.add(r.count, 1)
 		}
 		fmtRows[j] = r
 		keys[j] = r.fkey
@@ -200,6 +249,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	}
 	for ; i < len(oldRows); i++ {
 		oldToNew[i] = -1
+		v.tally.add(oldFmt[i].count, -1)
 	}
 	nat[colAge] = 4
 	prevOrder := v.order
