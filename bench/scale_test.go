@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/sandscope/sandscope/actions/sweep"
+	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/kube/sim"
@@ -148,6 +150,10 @@ func BenchmarkScale(b *testing.B) {
 		}
 	}
 	loaded = nil
+
+	// 2a. The real binary in a real terminal: whole-process figures that no
+	// in-process measurement can give (this process also holds the loader).
+	realBinary(b, c, ns, n, res)
 
 	// Forget the loader's memory so heap and peak RSS are sandscope's alone.
 	runtime.GC()
@@ -377,6 +383,67 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	res.add("event-to-screen p50 (status write -> frame)", ms(pct(lat, 50)), fmt.Sprintf("%d updates seen of %d sent at %d/s to %d visible rows (%d write errors, %d skipped: writers behind); %d not seen (superseded)", len(lat), k, *churnRate, len(targets), errs.Load(), skipped.Load(), lost))
 	res.add("event-to-screen p99", ms(pct(lat, 99)), fmt.Sprintf("max %s; sandscope CPU during churn %s (%.0f %% of a core)", ms(lat[len(lat)-1]), ms(churnCPU), 100*churnCPU.Seconds()/(churnFor.Seconds()+1)))
+}
+
+// realBinary starts the sandscope binary in tmux against the cluster and
+// reports the time to a synced table showing all n sandboxes, its RSS and
+// peak RSS then, and its idle CPU.
+func realBinary(b *testing.B, c *kubetest.Cluster, ns string, n int, res *results) {
+	if err := tmuxtest.Available(); err != nil {
+		res.add("sandscope binary in tmux", "skipped", err.Error())
+		return
+	}
+	bin := tmuxtest.BuildSandscope(b)
+	start := time.Now()
+	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50}, bin, "--kubeconfig", c.Kubeconfig, "-n", ns)
+	defer s.Close()
+	s.WaitForRegexp(regexp.MustCompile(fmt.Sprintf(`(?s)synced.*\b%d sandboxes\b`, n)), 10*time.Minute)
+	full := time.Since(start)
+	pid := s.PID()
+	rss, hwm := procField(pid, "VmRSS"), procField(pid, "VmHWM")
+	res.add("sandscope binary: start to synced full table", ms(full), fmt.Sprintf("in tmux 200x50, `sandscope -n NS` (%d sandboxes on screen's count)", n))
+	res.add("sandscope binary: RSS / peak RSS then", rss+" / "+hwm, "whole process, /proc/PID/status")
+	time.Sleep(2 * time.Second)
+	cpu0 := procCPU(pid)
+	time.Sleep(*idleFor)
+	idle := procCPU(pid) - cpu0
+	res.add(fmt.Sprintf("sandscope binary: idle CPU over %s", *idleFor), fmt.Sprintf("%.2f %%", 100*idle.Seconds()/idleFor.Seconds()), "of one core; RSS then "+procField(pid, "VmRSS"))
+	s.Type(":q")
+	s.SendKeys("Enter")
+	if status, _ := s.WaitExit(30 * time.Second); status != 0 {
+		b.Errorf("sandscope binary exited with %d after :q", status)
+	}
+}
+
+// procField reads one field of /proc/PID/status ("VmRSS", "VmHWM").
+func procField(pid int, field string) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}
+
+// procCPU is the user+system CPU time of a process, from /proc/PID/stat
+// (clock ticks of 10 ms, the Linux default USER_HZ).
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.Atoi(fields[11])
+	stime, _ := strconv.Atoi(fields[12])
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // modelWatch spots the markers in the fleet: after each change signal it

@@ -300,6 +300,22 @@ func zombieStatus(stat string) (exited bool, status int) {
 	return true, (ws >> 8) & 0xff
 }
 
+// PID is the process ID of the program in the pane (tmux runs a program
+// given as several arguments directly, without a shell), for reading its
+// /proc entry while it runs.
+func (s *Session) PID() int {
+	s.t.Helper()
+	out, err := s.tmux("display-message", "-p", "-t", s.target, "#{pane_pid}")
+	if err != nil {
+		s.t.Fatalf("tmuxtest: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		s.t.Fatalf("tmuxtest: pane pid %q: %v", out, err)
+	}
+	return pid
+}
+
 // WaitExit waits until the program ends and returns its exit status and
 // everything it left on the terminal (history included), or fails the
 // test with the last screen.

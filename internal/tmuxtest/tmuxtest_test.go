@@ -1,6 +1,7 @@
 package tmuxtest_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +78,13 @@ func TestBuildSandscopeRunsInTmux(t *testing.T) {
 	status, screen := s.WaitExit(20 * time.Second)
 	if status != 0 || !strings.Contains(screen, "sandscope") || !strings.Contains(screen, "--kubeconfig") {
 		t.Fatalf("sandscope --help: status %d, screen:\n%s", status, screen)
+	}
+}
+
+func TestPIDIsTheProgram(t *testing.T) {
+	s := tmuxtest.Start(t, tmuxtest.Options{}, "sh", "-c", `echo "pid=$$"; sleep 30`)
+	screen := s.WaitFor(`pid=[0-9]+`, 5*time.Second)
+	if want := fmt.Sprintf("pid=%d", s.PID()); !strings.Contains(screen, want) {
+		t.Fatalf("PID() = %d, but the program printed:\n%s", s.PID(), screen)
 	}
 }
