@@ -160,3 +160,25 @@ func TestBatchSandboxDeepCopyObject(t *testing.T) {
 		t.Fatal("the copy shares memory with the original")
 	}
 }
+
+func TestWatchEventCodec(t *testing.T) {
+	ev := &metav1.WatchEvent{}
+	obj, _, err := watchEventCodec{}.Decode([]byte(`{"type":"ADDED","object":`+wireBSBX+`}`), nil, ev)
+	if err != nil || obj != ev {
+		t.Fatalf("Decode = %v, %v", obj, err)
+	}
+	if ev.Type != "ADDED" {
+		t.Fatalf("type %q", ev.Type)
+	}
+	// The object is handed on whole, for the object codec.
+	b, _, err := batchSandboxCodec{}.Decode(ev.Object.Raw, nil, nil)
+	if err != nil || b.(*model.BatchSandbox).Name != "sbx-a" {
+		t.Fatalf("object %v, %v", b, err)
+	}
+	if _, _, err := (watchEventCodec{}).Decode([]byte(`{"type":"ADDED","object":{`), nil, &metav1.WatchEvent{}); err == nil {
+		t.Fatal("a truncated event decoded without error")
+	}
+	if _, _, err := (watchEventCodec{}).Decode([]byte(`{}`), nil, &metav1.Status{}); err == nil {
+		t.Fatal("decoded into something other than a WatchEvent")
+	}
+}
