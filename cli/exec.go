@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/kube"
 )
 
@@ -35,6 +36,8 @@ func newExecCommand(g *Globals) *cobra.Command {
 			"bound UID, phase Running, no deletion, the Pod's current IP and no other live Pod holding that IP, then checks\n" +
 			"again after the command. The command runs in the main container (\"sandbox\" for OpenSandbox, else the first).\n" +
 			"With -i -t and no command it opens a shell (bash, then sh).\n\n" +
+			"With --demo it runs in the embedded simulated fleet: the simulation answers the command, and -i -t opens a\n" +
+			"simulated shell; nothing runs on this machine.\n\n" +
 			"Transports: kube (pods/exec via the API server), execd (the sandbox's exec daemon on port 44772 through a\n" +
 			"port-forward), execd-direct (http://<podIP>:44772, from inside the cluster). execd's access token comes from\n" +
 			"--execd-token, $SANDSCOPE_EXECD_TOKEN or --execd-token-secret NS/NAME:KEY and is never printed.\n\n" +
@@ -94,21 +97,44 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 		return fail(execute.AsError(err))
 	}
 
-	clients, err := g.Connect(ctx)
-	if err != nil {
-		return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true,
-			Message: err.Error(), Err: err})
-	}
-	token, err := execdTokenFrom(ctx, clients, f)
-	if err != nil {
-		return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Message: err.Error(), Err: err})
+	var clients *kube.Clients
+	var transports map[execute.Via]execute.Transport
+	wopts := kube.WatcherOptions{PodSelector: g.Selector, StuckAfter: g.StuckAfter}
+	if g.Demo {
+		// The simulated fleet lives as long as this command; its exec daemons
+		// and simulated shell answer, nothing runs on this machine.
+		dctx, stopDemo := context.WithCancel(ctx)
+		d, err := demo.Start(dctx, demo.Options{})
+		if err != nil {
+			stopDemo()
+			return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo,
+				Message: "starting the demo fleet: " + err.Error(), Err: err})
+		}
+		defer func() { stopDemo(); <-d.Done() }()
+		clients, transports, wopts = d.Clients, d.Transports(), d.WatcherOptions(wopts)
+		if ns := g.Kube.Namespace; ns != nil && *ns != "" {
+			clients.Namespace = *ns
+		}
+	} else {
+		var err error
+		clients, err = g.Connect(ctx)
+		if err != nil {
+			return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true,
+				Message: err.Error(), Err: err})
+		}
+		token, err := execdTokenFrom(ctx, clients, f)
+		if err != nil {
+			return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Message: err.Error(), Err: err})
+		}
+		transports = execute.DefaultTransports(clients, token, f.execdPort)
 	}
 
 	// The fleet of the target's namespace: resolves SANDBOX to its Pod and
 	// gives the bound UID, the recorded address and the IP index.
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	w := kube.NewWatcher(clients, kube.WatcherOptions{Namespace: clients.Namespace, PodSelector: g.Selector, StuckAfter: g.StuckAfter})
+	wopts.Namespace = clients.Namespace
+	w := kube.NewWatcher(clients, wopts)
 	go func() { _ = w.Run(wctx) }()
 	sctx, cancel := context.WithTimeout(ctx, f.syncTimeout)
 	err = w.WaitForSync(sctx)
@@ -118,8 +144,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 			Message: "reading the fleet of namespace " + clients.Namespace + ": " + err.Error(), Err: err})
 	}
 
-	x := execute.New(execute.Options{Cluster: clients, Snapshot: w.Fleet().Snapshot,
-		Transports: execute.DefaultTransports(clients, token, f.execdPort)})
+	x := execute.New(execute.Options{Cluster: clients, Snapshot: w.Fleet().Snapshot, Transports: transports})
 
 	if f.tty {
 		if via != execute.ViaKube {

@@ -2,8 +2,8 @@
 // clients (client-go fake clientsets that serve the sandbox engines' custom
 // resources and list them in discovery) with the fleet simulator running on
 // them, an image-config reader and exec transports that answer from the
-// simulation. Nothing in the demo reaches a cluster, a registry or a host
-// command.
+// simulation, including a simulated interactive shell (the TUI's `s`).
+// Nothing in the demo reaches a cluster, a registry or a host command.
 //
 // Wiring (cli):
 //
@@ -18,6 +18,7 @@ package demo
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -333,23 +334,63 @@ func (d *Demo) Transports() map[execute.Via]execute.Transport {
 	}
 }
 
-// Transport is an execute.Transport answered by the simulation. One-shot
-// commands only: no stdin, no terminal.
+// Transport is an execute.Transport answered by the simulation. Through
+// pods/exec (ViaKube) it carries a terminal and stdin as the real one does,
+// for a simulated shell (shell.go); the execd transports are one-shot, as
+// the real ones are.
 type Transport struct {
 	Sim *sim.Sim
 	Via execute.Via
 }
 
-// Streams is false: the simulated sandboxes take no stdin or terminal.
-func (t *Transport) Streams() bool { return false }
+// Streams is true for pods/exec only: execd has no stdin or terminal.
+func (t *Transport) Streams() bool { return t.Via == execute.ViaKube }
 
-// Exec runs d in the simulated sandbox.
+// Exec runs d in the simulated sandbox. A shell (sh or bash, no script) with
+// stdin or a terminal is the simulated interactive shell; any other command
+// runs once and reads no input (the simulated commands take none).
 func (t *Transport) Exec(ctx context.Context, d execute.Dispatch) (execute.Outcome, error) {
-	if d.Stdin != nil || d.TTY || d.Interactive {
+	streams := d.Stdin != nil || d.TTY || d.Interactive
+	if streams && !t.Streams() {
 		return execute.Outcome{}, &execute.Error{Code: execute.CodeUsage, Executed: execute.ExecutedNo,
-			Message: "the demo's simulated sandboxes run one-shot commands only (no stdin, no terminal)"}
+			Message: "the demo's simulated " + string(t.Via) + " runs one-shot commands only (no stdin, no terminal)"}
 	}
-	req := sim.ExecRequest{Namespace: d.Namespace, Pod: d.Pod, Command: d.Command, Stdout: d.Stdout, Stderr: d.Stderr,
+	if len(d.Command) == 0 {
+		return execute.Outcome{}, &execute.Error{Code: execute.CodeUsage, Executed: execute.ExecutedNo, Message: "no command given"}
+	}
+	stdout, stderr := d.Stdout, d.Stderr
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	if d.TTY {
+		// A terminal is one output stream, translated as a pty does.
+		stdout = crlfWriter{w: stdout}
+		stderr = stdout
+	}
+	if streams && interactiveShell(d.Command) {
+		sh := &shell{pod: d.Pod, tty: d.TTY, in: d.Stdin, stdout: stdout, stderr: stderr,
+			run: func(ctx context.Context, line string, last int, stdout, stderr io.Writer) (int, bool, error) {
+				// By UID too: a real session is bound to the container it
+				// started in and never moves into a same-name re-creation.
+				return t.Sim.ShellLine(ctx, sim.ExecRequest{Namespace: d.Namespace, Pod: d.Pod, UID: d.UID,
+					Stdout: stdout, Stderr: stderr}, line, last)
+			}}
+		code, err := sh.serve(ctx)
+		if err != nil {
+			return execute.Outcome{}, err
+		}
+		return execute.Outcome{ExitCode: code}, nil
+	}
+	if d.Interactive {
+		// A login shell the simulated image lacks (--shell zsh): say so the
+		// way a container runtime does, so execute.Shell falls back to sh.
+		return execute.Outcome{}, &execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo,
+			Message: fmt.Sprintf("simulated kube: OCI runtime exec failed: exec: %q: executable file not found in $PATH", d.Command[0])}
+	}
+	req := sim.ExecRequest{Namespace: d.Namespace, Pod: d.Pod, Command: d.Command, Stdout: stdout, Stderr: stderr,
 		Execd: t.Via != execute.ViaKube}
 	if t.Via == execute.ViaExecdDirect {
 		req.Address = d.Address
@@ -360,4 +401,18 @@ func (t *Transport) Exec(ctx context.Context, d execute.Dispatch) (execute.Outco
 			Message: "simulated " + string(t.Via) + ": " + err.Error(), Err: err}
 	}
 	return execute.Outcome{ExitCode: code}, nil
+}
+
+// interactiveShell: argv starts a shell that reads its commands from stdin
+// (no -c script), possibly as a login or interactive shell.
+func interactiveShell(argv []string) bool {
+	if len(argv) == 0 || !sim.IsShell(argv[0]) {
+		return false
+	}
+	for _, a := range argv[1:] {
+		if a != "-i" && a != "-l" && a != "--login" && a != "-s" {
+			return false
+		}
+	}
+	return true
 }

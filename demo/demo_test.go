@@ -210,9 +210,10 @@ func TestExecAnswersFromTheSimulation(t *testing.T) {
 		t.Fatalf("a request to %s's recorded IP %s ran in %q; the holder is %s", taken.Name, ts.RecordedIP, got, ts.Holder.Pod)
 	}
 	t.Logf("exec to the recorded IP of %s ran in %s (the incident)", taken.Key, out.String())
-	_, err = tr[execute.ViaKube].Exec(ctx, execute.Dispatch{Namespace: sl.Pod.Namespace, Pod: sl.Pod.Name, Command: []string{"sh"}, Stdin: strings.NewReader("id"), TTY: true})
-	if execute.AsError(err) == nil || execute.AsError(err).Executed != execute.ExecutedNo {
-		t.Fatalf("an interactive exec on the demo: %v", err)
+	// execd has no terminal, in the demo as in a cluster (the shell is pods/exec).
+	_, err = tr[execute.ViaExecd].Exec(ctx, execute.Dispatch{Namespace: sl.Pod.Namespace, Pod: sl.Pod.Name, Command: []string{"sh"}, Stdin: strings.NewReader("id"), TTY: true})
+	if e := execute.AsError(err); e == nil || e.Executed != execute.ExecutedNo || e.Code != execute.CodeUsage {
+		t.Fatalf("a terminal over the demo's execd: %v; want a USAGE refusal, executed no", err)
 	}
 }
 

@@ -56,14 +56,30 @@ func (s *Sim) Exec(ctx context.Context, req ExecRequest) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	stdout, stderr := req.Stdout, req.Stderr
-	if stdout == nil {
-		stdout = io.Discard
+	return runSimulated(ctx, t, req.Command, orDiscard(req.Stdout), orDiscard(req.Stderr)), nil
+}
+
+// ShellLine runs one line typed into a simulated interactive shell in req's
+// Pod (req.Command is ignored), the way sh runs it: commands separated by
+// ';', '&&' or newlines, "$?" is the status of the command before, and
+// "exit [N]" ends the shell (a bare exit with that status). last is the
+// status the previous line left. An error means the Pod can no longer be
+// reached (gone, re-created under another UID, terminating, its container
+// stopped): nothing of the line ran.
+func (s *Sim) ShellLine(ctx context.Context, req ExecRequest, line string, last int) (code int, exited bool, err error) {
+	t, err := s.execTarget(req)
+	if err != nil {
+		return last, false, err
 	}
-	if stderr == nil {
-		stderr = io.Discard
+	code, exited = runScript(ctx, t, line, last, orDiscard(req.Stdout), orDiscard(req.Stderr))
+	return code, exited, nil
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
 	}
-	return runSimulated(ctx, t, req.Command, stdout, stderr), nil
+	return w
 }
 
 func (s *Sim) execTarget(req ExecRequest) (execTarget, error) {
@@ -158,21 +174,8 @@ func isLive(p *corev1.Pod) bool {
 // simulated file system. "sh -c SCRIPT" runs SCRIPT's commands separated by
 // ';' or '&&'.
 func runSimulated(ctx context.Context, t execTarget, argv []string, stdout, stderr io.Writer) int {
-	if len(argv) >= 3 && (argv[0] == "sh" || argv[0] == "bash" || argv[0] == "/bin/sh" || argv[0] == "/bin/bash") && argv[1] == "-c" {
-		code := 0
-		for _, part := range splitScript(argv[2]) {
-			words := splitWords(part.cmd)
-			if len(words) == 0 {
-				continue
-			}
-			if part.and && code != 0 {
-				continue
-			}
-			code = runOne(ctx, t, words, stdout, stderr)
-			if words[0] == "exit" {
-				return code
-			}
-		}
+	if len(argv) >= 3 && IsShell(argv[0]) && argv[1] == "-c" {
+		code, _ := runScript(ctx, t, argv[2], 0, stdout, stderr)
 		return code
 	}
 	if len(argv) == 0 {
@@ -180,6 +183,46 @@ func runSimulated(ctx context.Context, t execTarget, argv []string, stdout, stde
 		return 127
 	}
 	return runOne(ctx, t, argv, stdout, stderr)
+}
+
+// IsShell says whether name is a shell the simulated sandboxes have.
+func IsShell(name string) bool {
+	switch name {
+	case "sh", "bash", "/bin/sh", "/bin/bash":
+		return true
+	}
+	return false
+}
+
+// runScript runs a shell script's commands; last is "$?" before the first.
+// exited reports an "exit", which ends the script (and an interactive shell).
+func runScript(ctx context.Context, t execTarget, script string, last int, stdout, stderr io.Writer) (code int, exited bool) {
+	code = last
+	for _, part := range splitScript(script) {
+		words := splitWords(part.cmd)
+		if len(words) == 0 {
+			continue
+		}
+		if part.and && code != 0 {
+			continue
+		}
+		for i, w := range words {
+			words[i] = strings.ReplaceAll(w, "$?", strconv.Itoa(code))
+		}
+		if words[0] == "exit" {
+			if len(words) > 1 {
+				n, err := strconv.Atoi(words[1])
+				if err != nil {
+					fmt.Fprintf(stderr, "sh: 1: exit: Illegal number: %s\n", words[1])
+					return 2, true
+				}
+				code = n & 0xff
+			}
+			return code, true
+		}
+		code = runOne(ctx, t, words, stdout, stderr)
+	}
+	return code, false
 }
 
 type scriptPart struct {
@@ -261,6 +304,12 @@ func runOne(ctx context.Context, t execTarget, argv []string, stdout, stderr io.
 	case "true", ":":
 	case "false":
 		return 1
+	case "cd":
+		// One directory, and the prompt always shows it.
+		if len(argv) > 1 && argv[1] != "/workspace" && argv[1] != "." {
+			fmt.Fprintf(stderr, "sh: 1: cd: can't cd to %s (the demo sandbox has one directory, /workspace)\n", argv[1])
+			return 2
+		}
 	case "exit":
 		if len(argv) > 1 {
 			n, _ := strconv.Atoi(argv[1])
@@ -343,7 +392,7 @@ func runOne(ctx context.Context, t execTarget, argv []string, stdout, stderr io.
 		case <-time.After(d):
 		}
 	default:
-		fmt.Fprintf(stderr, "sh: 1: %s: not found (the demo sandbox knows: hostname, id, whoami, pwd, ls, cat, echo, env, date, uname, ps, sleep, python3 --version)\n", argv[0])
+		fmt.Fprintf(stderr, "sh: 1: %s: not found (the demo sandbox knows: hostname, id, whoami, pwd, ls, cat, echo, env, date, uname, ps, sleep, true, false, exit, python3 --version)\n", argv[0])
 		return 127
 	}
 	return 0

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
+)
+
+// steadyDemoSandbox is a BatchSandbox of the default demo fleet that stays
+// running: the oldest one, one of the simulator's pinned examples (never
+// deleted, nothing scripted to happen to it). `sandscope --demo` starts the
+// same fleet (same seed), so the name is valid in its own process too.
+func steadyDemoSandbox(t *testing.T) (ns, sandbox, pod string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d, err := demo.Start(ctx, demo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := d.Clients.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: kube.LabelBatchSandboxName + ",!" + kube.LabelPoolName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := pods.Items
+	sort.SliceStable(items, func(i, j int) bool { return items[i].CreationTimestamp.Before(&items[j].CreationTimestamp) })
+	for _, p := range items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			return p.Namespace, p.Labels[kube.LabelBatchSandboxName], p.Name
+		}
+	}
+	t.Fatal("no running BatchSandbox Pod in the demo fleet")
+	return "", "", ""
+}
+
+// TestExecDemoCommand is `sandscope --demo exec`: one-shot, a shell reading
+// a script from stdin (-i -- sh), and a refusal, all in the simulated fleet.
+func TestExecDemoCommand(t *testing.T) {
+	ns, sandbox, pod := steadyDemoSandbox(t)
+	run := func(stdin string, args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := Main(append([]string{"--demo", "exec", "-n", ns}, args...), strings.NewReader(stdin), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	if code, out, errOut := run("", sandbox, "--", "hostname"); code != 0 || out != pod+"\n" {
+		t.Errorf("exec hostname in %s/%s: exit %d, stdout %q, stderr %q; want 0 and %s", ns, sandbox, code, out, errOut, pod)
+	}
+	if code, out, errOut := run("hostname\necho hi\nexit 3\n", sandbox, "-i", "--", "sh"); code != 3 || out != pod+"\nhi\n" {
+		t.Errorf("exec -i -- sh: exit %d, stdout %q, stderr %q; want 3 and the two answers", code, out, errOut)
+	}
+	code, _, errOut := run("", "no-such-sandbox", "--", "hostname")
+	var e struct{ Error execute.Error }
+	if err := json.Unmarshal([]byte(errOut), &e); err != nil || code != execute.ExitRefused || e.Error.Code != execute.CodeNotFound {
+		t.Errorf("exec into a sandbox the demo lacks: exit %d, stderr %q; want 125 and NOT_FOUND", code, errOut)
+	}
+}
+
+// TestDemoSessionShell is the TUI's `s` on the demo: the session's shell
+// runs the simulated shell in a running sandbox and refuses an IP_TAKEN one
+// before anything starts.
+func TestDemoSessionShell(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d, err := demo.Start(ctx, demo.Options{Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSession(ctx, &Globals{Kube: genericclioptions.NewConfigFlags(true)}, d.Images)
+	s.demo, s.execVia = true, d.Transports()
+	s.start(d.Clients, "")
+	defer s.stop()
+	var running, taken *model.Sandbox
+	for deadline := time.Now().Add(30 * time.Second); (running == nil || taken == nil) && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, sb := range s.Snapshot().Sandboxes {
+			sl := sb.PrimarySlot()
+			switch {
+			case sl == nil || sl.Pod == nil:
+			case sl.Identity == model.IdentityOK && sb.Engine == model.EngineBatchSandbox && len(sb.Notices) == 0 && running == nil:
+				running = sb
+			case sl.Identity == model.IdentityIPTaken && taken == nil:
+				taken = sb
+			}
+		}
+	}
+	if running == nil || taken == nil {
+		t.Fatalf("no OK and IP_TAKEN sandboxes in the demo (ok=%v taken=%v)", running != nil, taken != nil)
+	}
+
+	sh, err := s.backend().Shell(running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	sh.SetStdin(strings.NewReader("hostname\nexit\n"))
+	sh.SetStdout(&out)
+	sh.SetStderr(&out)
+	pod := running.PrimarySlot().Pod.Name
+	if err := sh.Run(); err != nil || !strings.Contains(out.String(), "root@"+pod+":/workspace# hostname\r\n"+pod+"\r\n") {
+		t.Errorf("shell in %s: %v, terminal %q", running.Key, err, out.String())
+	}
+
+	sh, err = s.backend().Shell(taken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	sh.SetStdin(strings.NewReader("hostname\n"))
+	sh.SetStdout(&out)
+	sh.SetStderr(&out)
+	if e := execute.AsError(sh.Run()); e == nil || e.Code != execute.CodeIPTaken || e.Executed != execute.ExecutedNo || out.Len() != 0 {
+		t.Errorf("shell into IP_TAKEN %s: %v, terminal %q; want an IP_TAKEN refusal and nothing on the terminal", taken.Key, e, out.String())
+	}
+}

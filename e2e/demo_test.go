@@ -1,0 +1,59 @@
+package e2e_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandscope/sandscope/internal/tmuxtest"
+)
+
+// TestTUIDemoShell opens `sandscope --demo` in a real terminal, opens the
+// shell (`s`) of a running sandbox and drives the simulated shell the way a
+// person would: the prompt names the sandbox's Pod, hostname answers it,
+// exit brings the table back. It needs no cluster.
+func TestTUIDemoShell(t *testing.T) {
+	if err := tmuxtest.Available(); err != nil {
+		t.Skip(err)
+	}
+	bin := tmuxtest.BuildSandscope(t)
+	s := tmuxtest.Start(t, tmuxtest.Options{Width: 230, Height: 30, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
+		bin, "--demo")
+	s.WaitFor(`synced`, 30*time.Second)
+
+	// Oldest first: the demo's first sandboxes are pinned examples that keep
+	// running (a newer one may be deleted or re-created at any moment).
+	s.SendKeys("A")
+	s.WaitFor(`sort:age\s`, 10*time.Second)
+	s.SendKeys("A")
+	s.WaitFor(`sort:age \(reversed\)`, 10*time.Second)
+	s.SendKeys("g")
+	time.Sleep(300 * time.Millisecond) // the cursor moves with the next frame
+	row := regexp.MustCompile(`(?m)^\S+\s+(\S+)\s+\S+\s+Running\s+OK\s+\S+\s+(\S+)`)
+	m := row.FindStringSubmatch(s.Capture())
+	if m == nil {
+		t.Fatalf("the oldest sandbox is not Running and OK:\n%s", s.Capture())
+	}
+	sandbox, podCol := m[1], strings.TrimSuffix(m[2], "…")
+
+	s.SendKeys("s")
+	screen := s.WaitFor(`root@\S+:/workspace#\s*$`, 15*time.Second)
+	pod := regexp.MustCompile(`root@(\S+):/workspace#`).FindStringSubmatch(screen)[1]
+	if !strings.HasPrefix(pod, podCol) || !strings.Contains(screen, "simulated shell in pod "+pod) {
+		t.Fatalf("shell of %s opened in pod %q; the table shows pod %q:\n%s", sandbox, pod, podCol, screen)
+	}
+	s.Type("hostname")
+	s.SendKeys("Enter")
+	s.WaitFor(`(?m)# hostname\n`+regexp.QuoteMeta(pod)+`\n.*#\s*$`, 10*time.Second)
+
+	s.Type("exit")
+	s.SendKeys("Enter")
+	screen = s.WaitFor(`Sandboxes \[\d+/\d+\]`, 10*time.Second)
+	if !strings.Contains(screen, "shell ended") {
+		t.Errorf("the table is back but does not say the shell ended:\n%s", screen)
+	}
+	if exited, status := s.Exited(); exited {
+		t.Fatalf("sandscope exited (%d) after the shell", status)
+	}
+}
