@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/muesli/cancelreader"
 	"golang.org/x/term"
 
 	"github.com/sandscope/sandscope/model"
@@ -115,7 +116,9 @@ func (s *Shell) Run() error {
 	}
 	var relay *stdinRelay
 	if s.stdin != nil {
-		relay = newStdinRelay(s.stdin)
+		src, release := cancelable(s.stdin)
+		defer release()
+		relay = newStdinRelay(src)
 	}
 	attempts := make([][]string, len(s.shells))
 	for i, sh := range s.shells {
@@ -158,6 +161,26 @@ func (s *Shell) Run() error {
 		return nil
 	}
 	return lastErr
+}
+
+// cancelable wraps a terminal (an *os.File) so that the relay's pending
+// read can be called off when the session ends. Otherwise that read
+// outlives the session and swallows the first key typed into the UI after
+// it. release cancels the read and frees the reader. Other readers (tests,
+// pipes handed in by callers) are used as they are.
+func cancelable(r io.Reader) (io.Reader, func()) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return r, func() {}
+	}
+	cr, err := cancelreader.NewReader(f)
+	if err != nil {
+		return r, func() {}
+	}
+	return cr, func() {
+		cr.Cancel()
+		_ = cr.Close()
+	}
 }
 
 // shellMissing: the runtime could not start the shell binary. Container

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -139,5 +140,65 @@ func TestExecTTYCommandUsesEndMarker(t *testing.T) {
 	}
 	if _, rest, _ := strings.Cut(out.String(), "\n"); strings.Contains(rest, "__sandscope_end_") {
 		t.Fatalf("marker shown: %q", out.String())
+	}
+}
+
+// A shell reading a terminal (an *os.File) stops reading it when the
+// session ends: the first key typed afterwards belongs to the UI, not to a
+// reader left behind by the session.
+func TestExecShellLeavesStdinAlone(t *testing.T) {
+	e := newEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
+		req.Command = []string{"tty"} // echoes input until Ctrl-D
+		return testkubelet.FakeExec(ctx, req)
+	})
+	p := e.start("shell-stdin", nextIP())
+	e.observe(p)
+	x := e.executor(execute.Options{})
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdinR.Close()
+	defer stdinW.Close()
+	var out syncBuf
+	sh := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.ns+"/shell-stdin"), execute.ShellOptions{Shell: "sh"})
+	sh.SetStdin(stdinR)
+	sh.SetStdout(&out)
+	sh.SetStderr(&out)
+	done := make(chan error, 1)
+	go func() { done <- sh.Run() }()
+	io.WriteString(stdinW, "typed-in-shell")
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "typed-in-shell") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no echo in %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	io.WriteString(stdinW, "\x04")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("shell: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("shell did not end after Ctrl-D")
+	}
+
+	// The next key is the UI's.
+	io.WriteString(stdinW, "k")
+	got := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 8)
+		n, _ := stdinR.Read(buf)
+		got <- string(buf[:n])
+	}()
+	select {
+	case s := <-got:
+		if s != "k" {
+			t.Fatalf("read %q after the session, want the key k", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the key typed after the session was swallowed by the session's stdin reader")
 	}
 }
