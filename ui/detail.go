@@ -293,15 +293,25 @@ func eventTime(e corev1.Event) time.Time {
 // coded is implemented by refusals (READ_ONLY, IP_TAKEN, ...).
 type coded interface{ ErrorCode() string }
 
-// errText phrases an error for the footer, leading with a refusal code.
+// mayHaveRun is an action error that knows whether its command may have
+// started (execute.Error): such an error is no refusal.
+type mayHaveRun interface{ MayHaveRun() bool }
+
+// errText phrases an error for the footer, leading with its code: a
+// refusal when nothing ran, else a failure whose outcome is unknown (a
+// shell whose connection broke, a command cut off).
 func errText(err error) string {
 	var c coded
 	if errors.As(err, &c) && c.ErrorCode() != "" {
+		verb := "refused"
+		if m, ok := c.(mayHaveRun); ok && m.MayHaveRun() {
+			verb = "failed, may have run"
+		}
 		msg := err.Error()
 		if !strings.Contains(msg, c.ErrorCode()) {
-			return "refused (" + c.ErrorCode() + "): " + msg
+			return verb + " (" + c.ErrorCode() + "): " + msg
 		}
-		return "refused: " + msg
+		return verb + ": " + msg
 	}
 	return err.Error()
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -95,4 +96,24 @@ func TestHeaderCountsFollowLiveUpdates(t *testing.T) {
 			Slots: []model.Slot{{Identity: model.IdentityOK}}}}, removed.Sandboxes...)}
 	src.set(added)
 	check("sandbox added")
+}
+
+type testActionErr struct {
+	code string
+	ran  bool
+}
+
+func (e testActionErr) Error() string     { return e.code + ": something (executed: ?)" }
+func (e testActionErr) ErrorCode() string { return e.code }
+func (e testActionErr) MayHaveRun() bool  { return e.ran }
+
+// A refusal says so; an error after which the command may have run does
+// not call itself a refusal.
+func TestErrTextRefusedOrMayHaveRun(t *testing.T) {
+	if got := errText(testActionErr{code: "IP_TAKEN"}); !strings.HasPrefix(got, "refused: IP_TAKEN") {
+		t.Errorf("refusal: %q", got)
+	}
+	if got := errText(testActionErr{code: "TRANSPORT", ran: true}); !strings.HasPrefix(got, "failed, may have run: TRANSPORT") {
+		t.Errorf("outcome unknown: %q", got)
+	}
 }

@@ -66,6 +66,10 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrorCode is what the UI shows prominently.
 func (e *Error) ErrorCode() string { return e.Code }
 
+// MayHaveRun reports whether the command may have started (executed is
+// not "no"): then the error is not a refusal, and nothing may retry blindly.
+func (e *Error) MayHaveRun() bool { return e.Executed != ExecutedNo }
+
 // ExitCode is 126 when the command may have run, else 125.
 func (e *Error) ExitCode() int {
 	if e.Executed == ExecutedNo {
