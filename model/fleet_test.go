@@ -349,3 +349,27 @@ func TestRandomChurnInvariants(t *testing.T) {
 		f.mu.Unlock()
 	}
 }
+
+// A change of status alone (the server answered, AsOf moved) publishes a
+// new Snapshot that shares its predecessor's sandbox list, so readers can
+// tell by identity that no sandbox changed.
+func TestStatusOnlyChangeSharesTheSandboxList(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
+	s1 := f.Snapshot()
+	st := s1.Status
+	st.AsOf = st.AsOf.Add(time.Minute)
+	f.SetStatus(st)
+	f.Tick()
+	s2 := f.Snapshot()
+	if s2 == s1 || !s2.Status.AsOf.Equal(st.AsOf) {
+		t.Fatal("the status change did not publish a new snapshot")
+	}
+	if len(s2.Sandboxes) != len(s1.Sandboxes) || &s2.Sandboxes[0] != &s1.Sandboxes[0] {
+		t.Fatal("a status-only change published a new sandbox list")
+	}
+	f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
+	if s3 := f.Snapshot(); &s3.Sandboxes[0] == &s1.Sandboxes[0] {
+		t.Fatal("a sandbox change reused the published list")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -115,5 +117,37 @@ func TestErrTextRefusedOrMayHaveRun(t *testing.T) {
 	}
 	if got := errText(testActionErr{code: "TRANSPORT", ran: true}); !strings.HasPrefix(got, "failed, may have run: TRANSPORT") {
 		t.Errorf("outcome unknown: %q", got)
+	}
+}
+
+// A snapshot whose sandboxes are the same published list (only the status
+// moved) updates the header without rebuilding the table.
+func TestStatusOnlySnapshotKeepsRows(t *testing.T) {
+	first := incidentSnapshot()
+	first.Status.Synced, first.Status.AsOf = true, t0
+	src := &fakeSource{snap: first}
+	a := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+	a.Init()
+	a.liveRefresh()
+	a.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
+	sv := a.stack[0].(*sandboxesView)
+	rowsBefore := &sv.fmt[0]
+
+	next := &model.Snapshot{Version: first.Version + 1, Status: first.Status, Sandboxes: first.Sandboxes, Pods: first.Pods, Pools: first.Pools}
+	next.Status.AsOf = t0.Add(42 * time.Second)
+	src.set(next)
+	a.liveRefresh()
+	if &sv.fmt[0] != rowsBefore {
+		t.Fatal("a status-only snapshot rebuilt the rows")
+	}
+	if view := a.View(); !strings.Contains(view, "as of 17:26:42") {
+		t.Fatalf("header did not move to the new status:\n%s", view)
+	}
+
+	// A snapshot with a changed sandbox still rebuilds.
+	src.set(withSandbox(next, "sbx-c", func(b model.Sandbox) model.Sandbox { b.Restarts = 7; return b }))
+	a.liveRefresh()
+	if &sv.fmt[0] == rowsBefore {
+		t.Fatal("a changed sandbox did not rebuild the rows")
 	}
 }

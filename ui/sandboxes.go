@@ -141,8 +141,9 @@ type sandboxesView struct {
 	keys    []string
 	fmt     []*sbRow
 	natural [nSandboxCols]int
-	order   []int // every row, sorted
-	tally   tally // the header's counts over rows
+	order   []int  // every row, sorted
+	nsScope string // the namespace the rows were picked for ("" = all)
+	tally   tally  // the header's counts over rows
 
 	sort      model.SortOrder
 	filter    model.Filter
@@ -192,8 +193,14 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	if v.built && snap == v.snap && v.disc == disc {
 		return
 	}
+	// Only the status moved (the server answered, the clock ticked): the
+	// fleet hands out the same sandboxes, so the rows stand as they are.
+	if v.built && v.disc == disc && v.nsScope == c.nsScope && sameSandboxes(snap.Sandboxes, v.snap.Sandboxes) {
+		v.snap = snap
+		return
+	}
 	first := !v.built
-	v.built, v.snap, v.disc = true, snap, disc
+	v.built, v.snap, v.disc, v.nsScope = true, snap, disc, c.nsScope
 	if first {
 		v.tally = tally{}
 	}
@@ -282,6 +289,12 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	v.order = order
 	v.haveVis = false
 	v.refilter()
+}
+
+// sameSandboxes: a and b are the same published list (a Snapshot after a
+// status-only change shares its predecessor's).
+func sameSandboxes(a, b []*model.Sandbox) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // resort sorts every row from scratch (first build, sort order changed).
