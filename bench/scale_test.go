@@ -48,6 +48,7 @@ var (
 	startProfile = flag.String("startprofile", "", "write a CPU profile of start-up (watcher start to first frame) to this file")
 	heapProfile  = flag.String("heapprofile", "", "write a heap profile after sync to this file")
 	churnProfile = flag.String("churnprofile", "", "write a CPU profile of the event-to-screen churn window to this file")
+	binProfile   = flag.String("binaryprofile", "", "write a CPU profile of the sandscope binary's whole run (start, sync, idle) to this file")
 )
 
 // profile starts a CPU profile into path ("" = none) and returns its stop.
@@ -395,7 +396,11 @@ func realBinary(b *testing.B, c *kubetest.Cluster, ns string, n int, res *result
 	}
 	bin := tmuxtest.BuildSandscope(b)
 	start := time.Now()
-	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50}, bin, "--kubeconfig", c.Kubeconfig, "-n", ns)
+	var env []string
+	if *binProfile != "" {
+		env = append(env, "SANDSCOPE_CPUPROFILE="+*binProfile)
+	}
+	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50, Env: env}, bin, "--kubeconfig", c.Kubeconfig, "-n", ns)
 	defer s.Close()
 	s.WaitForRegexp(regexp.MustCompile(fmt.Sprintf(`(?s)synced.*\b%d sandboxes\b`, n)), 10*time.Minute)
 	full := time.Since(start)
