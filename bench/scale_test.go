@@ -49,6 +49,7 @@ var (
 	heapProfile  = flag.String("heapprofile", "", "write a heap profile after sync to this file")
 	churnProfile = flag.String("churnprofile", "", "write a CPU profile of the event-to-screen churn window to this file")
 	binProfile   = flag.String("binaryprofile", "", "write a CPU profile of the sandscope binary's whole run (start, sync, idle) to this file")
+	idleProfile  = flag.String("idleprofile", "", "write a CPU profile of the idle window with the TUI running to this file")
 )
 
 // profile starts a CPU profile into path ("" = none) and returns its stop.
@@ -256,6 +257,10 @@ func BenchmarkScale(b *testing.B) {
 	idleCPU := cpuTime() - idle0
 	res.add(fmt.Sprintf("idle CPU over %s", *idleFor), fmt.Sprintf("%.2f %%", 100*idleCPU.Seconds()/idleFor.Seconds()), "of one core; watcher + model running, nothing changing")
 
+	// 7a. The same with the TUI running (rendering to nowhere), which is
+	// what the binary does when idle.
+	uiIdle(ctx, b, w, res)
+
 	// 8. A sweep at N (its own informers, sync, analysis).
 	sweepCPU0 := cpuTime()
 	sweepStart := time.Now()
@@ -448,6 +453,26 @@ func procCPU(pid int) time.Duration {
 	utime, _ := strconv.Atoi(fields[11])
 	stime, _ := strconv.Atoi(fields[12])
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// uiIdle measures idle CPU with the watcher and a running TUI program (in
+// a 200x50 terminal, output discarded).
+func uiIdle(ctx context.Context, b *testing.B, w *kube.Watcher, res *results) {
+	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
+	pctx, cancel := context.WithCancel(ctx)
+	p := tea.NewProgram(app, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler(), tea.WithContext(pctx))
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = p.Run() }()
+	p.Send(tea.WindowSizeMsg{Width: 200, Height: 50})
+	time.Sleep(2 * time.Second)
+	stop := profile(b, *idleProfile)
+	cpu0 := cpuTime()
+	time.Sleep(*idleFor)
+	idle := cpuTime() - cpu0
+	stop()
+	cancel()
+	<-done
+	res.add(fmt.Sprintf("idle CPU over %s, TUI running", *idleFor), fmt.Sprintf("%.2f %%", 100*idle.Seconds()/idleFor.Seconds()), "of one core; watcher + model + TUI (output discarded)")
 }
 
 // modelWatch spots the markers in the fleet: after each change signal it
