@@ -410,32 +410,18 @@ func realBinary(b *testing.B, c *kubetest.Cluster, ns string, n int, res *result
 	s.WaitForRegexp(regexp.MustCompile(fmt.Sprintf(`(?s)synced.*\b%d sandboxes\b`, n)), 10*time.Minute)
 	full := time.Since(start)
 	pid := s.PID()
-	rss, hwm := procField(pid, "VmRSS"), procField(pid, "VmHWM")
+	rss, hwm := procMemory(strconv.Itoa(pid), "VmRSS"), procMemory(strconv.Itoa(pid), "VmHWM")
 	res.add("sandscope binary: start to synced full table", ms(full), fmt.Sprintf("in tmux 200x50, `sandscope -n NS` (%d sandboxes on screen's count)", n))
 	res.add("sandscope binary: RSS / peak RSS then", rss+" / "+hwm, "whole process, /proc/PID/status")
 	time.Sleep(2 * time.Second)
 	cpu0 := procCPU(pid)
 	time.Sleep(*idleFor)
 	idle := procCPU(pid) - cpu0
-	res.add(fmt.Sprintf("sandscope binary: idle CPU over %s", *idleFor), fmt.Sprintf("%.2f %%", 100*idle.Seconds()/idleFor.Seconds()), "of one core; RSS then "+procField(pid, "VmRSS"))
+	res.add(fmt.Sprintf("sandscope binary: idle CPU over %s", *idleFor), fmt.Sprintf("%.2f %%", 100*idle.Seconds()/idleFor.Seconds()), "of one core; RSS then "+procMemory(strconv.Itoa(pid), "VmRSS"))
 	s.SendKeys("q")
 	if status, _ := s.WaitExit(30 * time.Second); status != 0 {
 		b.Errorf("sandscope binary exited with %d after q", status)
 	}
-}
-
-// procField reads one field of /proc/PID/status ("VmRSS", "VmHWM").
-func procField(pid int, field string) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "?"
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "?"
 }
 
 // procCPU is the user+system CPU time of a process, from /proc/PID/stat
@@ -643,8 +629,12 @@ func cpuTime() time.Duration {
 }
 
 // procStatus reads one field of /proc/self/status ("VmRSS", "VmHWM").
-func procStatus(field string) string {
-	data, err := os.ReadFile("/proc/self/status")
+func procStatus(field string) string { return procMemory("self", field) }
+
+// procMemory reads a memory field ("VmRSS", "VmHWM") of /proc/PROC/status,
+// PROC being "self" or a process ID, in MB.
+func procMemory(proc, field string) string {
+	data, err := os.ReadFile("/proc/" + proc + "/status")
 	if err != nil {
 		return "n/a"
 	}
