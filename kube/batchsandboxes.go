@@ -186,11 +186,11 @@ func (batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into ru
 			Continue: doc.Metadata.Continue, RemainingItemCount: doc.Metadata.RemainingItemCount}
 		list.Items = make([]*model.BatchSandbox, len(doc.Items))
 		for i := range doc.Items {
-			list.Items[i] = doc.Items[i].model()
+			list.Items[i] = doc.Items[i].toModel()
 		}
 		return list, &gvk, nil
 	}
-	return doc.model(), &gvk, nil
+	return doc.toModel(), &gvk, nil
 }
 
 // wireBatchSandbox is the part of a BatchSandbox (or of a list of them) the
@@ -253,10 +253,10 @@ type wireCondition struct {
 	LastTransitionTime string `json:"lastTransitionTime"`
 }
 
-// model converts to the slim model form, parsing the engine's annotations.
+// toModel converts to the slim model form, parsing the engine's annotations.
 // Annotations are not kept, except the one that marks the end of a streamed
 // initial list on a bookmark: the reflector reads it from the object.
-func (w *wireBatchSandbox) model() *model.BatchSandbox {
+func (w *wireBatchSandbox) toModel() *model.BatchSandbox {
 	m := &w.Metadata
 	b := &model.BatchSandbox{
 		ObjectMeta: metav1.ObjectMeta{
