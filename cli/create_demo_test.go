@@ -72,13 +72,7 @@ func TestCreateDemoCommand(t *testing.T) {
 func TestDemoSessionCreates(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d, err := demo.Start(ctx, demo.Options{Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSession(ctx, &Globals{Kube: genericclioptions.NewConfigFlags(true)}, d.Images)
-	s.demo, s.execVia = true, d.Transports()
-	s.start(d.Clients, "")
+	s, d := demoSession(ctx, t)
 	defer s.stop()
 	var stages []string
 	key, err := s.backend().Create(ctx, ui.CreateRequest{Image: sim.ImageTrainer}, func(line string) { stages = append(stages, line) })
@@ -88,4 +82,18 @@ func TestDemoSessionCreates(t *testing.T) {
 	if !strings.HasPrefix(key, "bsbx/"+d.Clients.Namespace+"/") || len(stages) == 0 || !strings.Contains(stages[len(stages)-1], "Ready") {
 		t.Errorf("key %q, stages %q; want a BatchSandbox key and a last stage Ready", key, stages)
 	}
+}
+
+// demoSession is the TUI's session on the demo fleet (seed 4), started and
+// connected; the fleet ends with ctx, the session with stop.
+func demoSession(ctx context.Context, t *testing.T) (*session, *demo.Demo) {
+	t.Helper()
+	d, err := demo.Start(ctx, demo.Options{Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSession(ctx, &Globals{Kube: genericclioptions.NewConfigFlags(true)}, d.Images)
+	s.demo, s.execVia = true, d.Transports()
+	s.start(d.Clients, "")
+	return s, d
 }

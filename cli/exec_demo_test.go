@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/demo"
@@ -74,13 +73,7 @@ func TestExecDemoCommand(t *testing.T) {
 func TestDemoSessionShell(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d, err := demo.Start(ctx, demo.Options{Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSession(ctx, &Globals{Kube: genericclioptions.NewConfigFlags(true)}, d.Images)
-	s.demo, s.execVia = true, d.Transports()
-	s.start(d.Clients, "")
+	s, _ := demoSession(ctx, t)
 	defer s.stop()
 	var running, taken *model.Sandbox
 	for deadline := time.Now().Add(30 * time.Second); (running == nil || taken == nil) && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

@@ -158,17 +158,7 @@ func TestSweepOnTheDemo(t *testing.T) {
 func TestExecAnswersFromTheSimulation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d, err := Start(ctx, Options{Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := kube.NewWatcher(d.Clients, d.WatcherOptions(kube.WatcherOptions{}))
-	go w.Run(ctx) //nolint:errcheck // the test fails below if it never syncs
-	syncCtx, syncCancel := context.WithTimeout(ctx, 20*time.Second)
-	defer syncCancel()
-	if err := w.WaitForSync(syncCtx); err != nil {
-		t.Fatal(err)
-	}
+	d, w := startWatched(ctx, t, 9)
 	var running, taken *model.Sandbox
 	deadline := time.Now().Add(20 * time.Second)
 	for (running == nil || taken == nil) && time.Now().Before(deadline) {
@@ -374,4 +364,22 @@ func TestCreateInTheDemo(t *testing.T) {
 	if errs := d.Sim.Errors(); len(errs) > 0 {
 		t.Errorf("simulated operations failed: %v", errs)
 	}
+}
+
+// startWatched starts the demo fleet with seed and a watcher over it, and
+// waits until the watcher has synced; both end with ctx.
+func startWatched(ctx context.Context, t *testing.T, seed int64) (*Demo, *kube.Watcher) {
+	t.Helper()
+	d, err := Start(ctx, Options{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := kube.NewWatcher(d.Clients, d.WatcherOptions(kube.WatcherOptions{}))
+	go w.Run(ctx) //nolint:errcheck // WaitForSync fails the test if it never syncs
+	syncCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := w.WaitForSync(syncCtx); err != nil {
+		t.Fatal(err)
+	}
+	return d, w
 }

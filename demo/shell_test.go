@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/actions/execute"
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -195,17 +194,7 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 func TestShellInTheDemo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d, err := Start(ctx, Options{Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := kube.NewWatcher(d.Clients, d.WatcherOptions(kube.WatcherOptions{}))
-	go w.Run(ctx) //nolint:errcheck // the test fails below if it never syncs
-	syncCtx, syncCancel := context.WithTimeout(ctx, 20*time.Second)
-	defer syncCancel()
-	if err := w.WaitForSync(syncCtx); err != nil {
-		t.Fatal(err)
-	}
+	d, w := startWatched(ctx, t, 9)
 	var running, taken *model.Sandbox
 	deadline := time.Now().Add(20 * time.Second)
 	for (running == nil || taken == nil) && time.Now().Before(deadline) {
