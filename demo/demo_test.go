@@ -159,26 +159,7 @@ func TestExecAnswersFromTheSimulation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	d, w := startWatched(ctx, t, 9)
-	var running, taken *model.Sandbox
-	deadline := time.Now().Add(20 * time.Second)
-	for (running == nil || taken == nil) && time.Now().Before(deadline) {
-		for _, sb := range w.Fleet().Snapshot().Sandboxes {
-			sl := sb.PrimarySlot()
-			if sl == nil || sl.Pod == nil {
-				continue
-			}
-			switch {
-			case sl.Identity == model.IdentityOK && running == nil && sb.Engine == model.EngineBatchSandbox:
-				running = sb
-			case sl.Identity == model.IdentityIPTaken && sl.Holder != nil && taken == nil:
-				taken = sb
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if running == nil || taken == nil {
-		t.Fatalf("no OK and IP_TAKEN sandboxes to exec into (ok=%v taken=%v)", running != nil, taken != nil)
-	}
+	running, taken := runningAndTaken(t, w, false)
 	tr := d.Transports()
 	var out bytes.Buffer
 	sl := running.PrimarySlot()
@@ -382,4 +363,31 @@ func startWatched(ctx context.Context, t *testing.T, seed int64) (*Demo, *kube.W
 		t.Fatal(err)
 	}
 	return d, w
+}
+
+// runningAndTaken waits for a BatchSandbox whose Pod is OK (quiet: without
+// notices too) and a sandbox whose recorded IP another Pod holds, and
+// fails the test if the demo shows neither within 20 s.
+func runningAndTaken(t *testing.T, w *kube.Watcher, quiet bool) (running, taken *model.Sandbox) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for (running == nil || taken == nil) && time.Now().Before(deadline) {
+		for _, sb := range w.Fleet().Snapshot().Sandboxes {
+			sl := sb.PrimarySlot()
+			if sl == nil || sl.Pod == nil {
+				continue
+			}
+			switch {
+			case sl.Identity == model.IdentityOK && running == nil && sb.Engine == model.EngineBatchSandbox && (!quiet || len(sb.Notices) == 0):
+				running = sb
+			case sl.Identity == model.IdentityIPTaken && sl.Holder != nil && taken == nil:
+				taken = sb
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if running == nil || taken == nil {
+		t.Fatalf("no OK and IP_TAKEN sandboxes (ok=%v taken=%v)", running != nil, taken != nil)
+	}
+	return running, taken
 }

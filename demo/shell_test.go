@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/actions/execute"
-	"github.com/sandscope/sandscope/model"
 )
 
 // fakeLines answers lines the way the simulation would, recording them.
@@ -195,26 +194,7 @@ func TestShellInTheDemo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	d, w := startWatched(ctx, t, 9)
-	var running, taken *model.Sandbox
-	deadline := time.Now().Add(20 * time.Second)
-	for (running == nil || taken == nil) && time.Now().Before(deadline) {
-		for _, sb := range w.Fleet().Snapshot().Sandboxes {
-			sl := sb.PrimarySlot()
-			if sl == nil || sl.Pod == nil {
-				continue
-			}
-			switch {
-			case sl.Identity == model.IdentityOK && running == nil && sb.Engine == model.EngineBatchSandbox && len(sb.Notices) == 0:
-				running = sb
-			case sl.Identity == model.IdentityIPTaken && taken == nil:
-				taken = sb
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if running == nil || taken == nil {
-		t.Fatalf("no OK and IP_TAKEN sandboxes (ok=%v taken=%v)", running != nil, taken != nil)
-	}
+	running, taken := runningAndTaken(t, w, true)
 	x := execute.New(execute.Options{Cluster: d.Clients, Snapshot: w.Fleet().Snapshot, Transports: d.Transports()})
 	pod := running.PrimarySlot().Pod.Name
 
