@@ -116,9 +116,9 @@ func (s *Shell) Run() error {
 	}
 	var relay *stdinRelay
 	if s.stdin != nil {
-		src, release := cancelable(s.stdin)
-		defer release()
-		relay = newStdinRelay(src)
+		src, cancel, closeSrc := cancelable(s.stdin)
+		relay = newStdinRelay(src, closeSrc)
+		defer relay.release(cancel, cancel != nil)
 	}
 	attempts := make([][]string, len(s.shells))
 	for i, sh := range s.shells {
@@ -166,21 +166,20 @@ func (s *Shell) Run() error {
 // cancelable wraps a terminal (an *os.File) so that the relay's pending
 // read can be called off when the session ends. Otherwise that read
 // outlives the session and swallows the first key typed into the UI after
-// it. release cancels the read and frees the reader. Other readers (tests,
-// pipes handed in by callers) are used as they are.
-func cancelable(r io.Reader) (io.Reader, func()) {
+// it. cancel calls the read off; closeSrc frees the reader and may only run
+// once no read is in progress (the relay sees to that). Other readers
+// (tests, pipes handed in by callers) are used as they are.
+func cancelable(r io.Reader) (src io.Reader, cancel, closeSrc func()) {
+	nop := func() {}
 	f, ok := r.(*os.File)
 	if !ok {
-		return r, func() {}
+		return r, nil, nop
 	}
 	cr, err := cancelreader.NewReader(f)
 	if err != nil {
-		return r, func() {}
+		return r, nil, nop
 	}
-	return cr, func() {
-		cr.Cancel()
-		_ = cr.Close()
-	}
+	return cr, func() { cr.Cancel() }, func() { _ = cr.Close() }
 }
 
 // shellMissing: the runtime could not start the shell binary. Container
@@ -289,24 +288,36 @@ func (a *attemptSizes) Next() *TerminalSize {
 // chunk to the attempt running now: an attempt that ended (a missing shell)
 // must not swallow the first keys meant for the next one.
 type stdinRelay struct {
-	once sync.Once
-	src  io.Reader
-	data chan []byte
-	err  chan error
+	once     sync.Once
+	started  bool // the reading goroutine runs (set inside once)
+	src      io.Reader
+	closeSrc func()
+	data     chan []byte
+	err      chan error
+	quit     chan struct{}
+	stopped  chan struct{} // closed when the reading goroutine ends
 }
 
-func newStdinRelay(src io.Reader) *stdinRelay {
-	return &stdinRelay{src: src, data: make(chan []byte), err: make(chan error, 1)}
+func newStdinRelay(src io.Reader, closeSrc func()) *stdinRelay {
+	return &stdinRelay{src: src, closeSrc: closeSrc, data: make(chan []byte), err: make(chan error, 1), quit: make(chan struct{}), stopped: make(chan struct{})}
 }
 
 func (r *stdinRelay) start() {
 	r.once.Do(func() {
+		r.started = true
 		go func() {
+			// The goroutine owns the reader: it frees it after its last read.
+			defer close(r.stopped)
+			defer r.closeSrc()
 			buf := make([]byte, 32<<10)
 			for {
 				n, err := r.src.Read(buf)
 				if n > 0 {
-					r.data <- append([]byte(nil), buf[:n]...)
+					select {
+					case r.data <- append([]byte(nil), buf[:n]...):
+					case <-r.quit:
+						return
+					}
 				}
 				if err != nil {
 					r.err <- err
@@ -316,6 +327,27 @@ func (r *stdinRelay) start() {
 			}
 		}()
 	})
+}
+
+// release ends the relay when the session is over: cancel calls off a
+// pending read, and the reader is freed by the goroutine after that read
+// returns, or here if reading never started (start cannot begin after).
+// When the read was called off, release waits for the goroutine, so the
+// terminal is the caller's again when Run returns. A reader that cannot be
+// called off (cancel nil: a pipe) is left to end with its input.
+func (r *stdinRelay) release(cancel func(), wait bool) {
+	close(r.quit)
+	if cancel != nil {
+		cancel()
+	}
+	r.once.Do(func() {})
+	if !r.started {
+		r.closeSrc()
+		return
+	}
+	if wait {
+		<-r.stopped
+	}
 }
 
 // attempt returns the reader for one attempt and the func that ends it.
