@@ -66,7 +66,7 @@ func BenchmarkRetainedMemory(b *testing.B) {
 			if err := podStore.Add(slim); err != nil {
 				b.Fatal(err)
 			}
-			fleet.UpsertPod(slim.(*corev1.Pod))
+			fleet.UpsertPod(slim.(*model.Pod))
 		}
 		fleet.SetStatus(model.SourceStatus{Synced: true})
 		if got := len(fleet.Snapshot().Sandboxes); got != n {

@@ -463,13 +463,13 @@ func (w *Watcher) touch() { w.lastEvent.Store(w.now().UnixNano()) }
 func (w *Watcher) podHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if p, ok := obj.(*corev1.Pod); ok {
+			if p, ok := obj.(*model.Pod); ok {
 				w.touch()
 				w.fleet.UpsertPod(p)
 			}
 		},
 		UpdateFunc: func(_, obj any) {
-			if p, ok := obj.(*corev1.Pod); ok {
+			if p, ok := obj.(*model.Pod); ok {
 				w.touch()
 				w.fleet.UpsertPod(p)
 			}
@@ -486,20 +486,20 @@ func (w *Watcher) podHandler() cache.ResourceEventHandler {
 // deletedPod unwraps a delete notification. A DeletedFinalStateUnknown (the
 // delete happened while the watch was down) carries the last cached Pod; if
 // it does not, the key still names it.
-func deletedPod(obj any) *corev1.Pod {
+func deletedPod(obj any) *model.Pod {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		if p, ok := tomb.Obj.(*corev1.Pod); ok {
+		if p, ok := tomb.Obj.(*model.Pod); ok {
 			return p
 		}
 		ns, name, err := cache.SplitMetaNamespaceKey(tomb.Key)
 		if err != nil {
 			return nil
 		}
-		p := &corev1.Pod{}
+		p := &model.Pod{}
 		p.Namespace, p.Name = ns, name
 		return p
 	}
-	p, _ := obj.(*corev1.Pod)
+	p, _ := obj.(*model.Pod)
 	return p
 }
 

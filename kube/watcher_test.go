@@ -530,7 +530,7 @@ func TestWatcherTransforms(t *testing.T) {
 	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "pod and sandbox", func(s *model.Snapshot) bool {
 		return s.SandboxOfPod(ns, "fat") != nil && s.Sandbox(key) != nil
 	})
-	var cached *corev1.Pod
+	var cached *model.Pod
 	for _, p := range snap.Pods {
 		if p.Namespace == ns && p.Name == "fat" {
 			cached = p

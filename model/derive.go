@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -113,7 +112,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	}
 	notices = append(notices, stateNotices(e.engine, sb.EnginePhase, engineReady, sb.State, primary)...)
 
-	seen := make([]*corev1.Pod, 0, len(sb.Slots))
+	seen := make([]*Pod, 0, len(sb.Slots))
 	for i := range sb.Slots {
 		p := sb.Slots[i].Pod
 		if p == nil || slices.Contains(seen, p) {
@@ -173,7 +172,7 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot,
 	var due time.Time
 	slots := make([]Slot, len(specs))
 	for i, sp := range specs {
-		var pod *corev1.Pod
+		var pod *Pod
 		if sp.pod != "" {
 			if pe := f.pods[nn(e.ns, sp.pod)]; pe != nil {
 				pod = pe.pod
@@ -325,7 +324,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 
 // podIndex reads a BatchSandbox Pod's index: the pod-index label, else the
 // number after "<batchsandbox>-" in its name; -1 when neither says.
-func podIndex(p *corev1.Pod, owner string) int {
+func podIndex(p *Pod, owner string) int {
 	if v, ok := p.Labels[LabelPodIndex]; ok {
 		if i, err := strconv.Atoi(v); err == nil && i >= 0 {
 			return i
@@ -374,7 +373,7 @@ func (f *Fleet) agentSlots(e *sbEntry) []slotSpec {
 }
 
 // betterAgentPod prefers a Pod that is not deleting and not dead, then the newest.
-func betterAgentPod(a, b *corev1.Pod) bool {
+func betterAgentPod(a, b *Pod) bool {
 	ra, rb := agentPodRank(a), agentPodRank(b)
 	if ra != rb {
 		return ra > rb
@@ -385,7 +384,7 @@ func betterAgentPod(a, b *corev1.Pod) bool {
 	return a.Name < b.Name
 }
 
-func agentPodRank(p *corev1.Pod) int {
+func agentPodRank(p *Pod) int {
 	switch {
 	case p.DeletionTimestamp != nil:
 		return 0

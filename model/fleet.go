@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -66,7 +65,7 @@ type Fleet struct {
 	sbShared    bool
 	pendingSbs  []*sbEntry // added since the last Snapshot, unsorted
 	podOrder    []*podEntry
-	podSlice    []*corev1.Pod
+	podSlice    []*Pod
 	podShared   bool
 	pendingPods []*podEntry
 	poolList    []*Pool
@@ -93,7 +92,7 @@ type Fleet struct {
 type podEntry struct {
 	ns, name string
 	key      string
-	pod      *corev1.Pod
+	pod      *Pod
 	ip       string    // the live IP it is indexed under, "" when none
 	since    time.Time // when it was first seen holding ip
 	linked   bool      // some sandbox's slot names it (mirrors podLinks)
@@ -220,7 +219,7 @@ func sandboxKey(e Engine, ns, name string) string { return string(e) + "/" + ns 
 // ---- Pods ----
 
 // UpsertPod records an added or updated Pod and re-derives the sandboxes it touches.
-func (f *Fleet) UpsertPod(p *corev1.Pod) {
+func (f *Fleet) UpsertPod(p *Pod) {
 	if p == nil {
 		return
 	}
@@ -230,7 +229,7 @@ func (f *Fleet) UpsertPod(p *corev1.Pod) {
 	now := f.opts.Now()
 	key := nn(p.Namespace, p.Name)
 	pe := f.pods[key]
-	var old *corev1.Pod
+	var old *Pod
 	if pe == nil {
 		pe = &podEntry{ns: p.Namespace, name: p.Name, key: key}
 		f.pods[key] = pe
@@ -294,7 +293,7 @@ func (f *Fleet) UpsertPod(p *corev1.Pod) {
 	f.notify()
 }
 
-func uidOf(p *corev1.Pod) types.UID {
+func uidOf(p *Pod) types.UID {
 	if p == nil {
 		return ""
 	}
@@ -303,7 +302,7 @@ func uidOf(p *corev1.Pod) types.UID {
 
 // DeletePod records a Pod's deletion. A Pod whose UID differs from the one
 // stored under its name (a late tombstone of an older incarnation) is ignored.
-func (f *Fleet) DeletePod(p *corev1.Pod) {
+func (f *Fleet) DeletePod(p *Pod) {
 	if p == nil {
 		return
 	}
@@ -353,7 +352,7 @@ func (f *Fleet) dropLive(pe *podEntry, ip string) {
 
 // podOwners lists the BatchSandbox and agent Sandbox names a Pod declares
 // itself part of (controller owner references and the BatchSandbox name label).
-func podOwners(p *corev1.Pod) (bsbx []string, agents []string) {
+func podOwners(p *Pod) (bsbx []string, agents []string) {
 	if p == nil {
 		return nil, nil
 	}
@@ -372,7 +371,7 @@ func podOwners(p *corev1.Pod) (bsbx []string, agents []string) {
 }
 
 // reindexPodClaims moves a Pod in the owner and label indexes from old to new (nil = absent).
-func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *corev1.Pod) {
+func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
 	ob, oa := podOwners(old)
 	nb, na := podOwners(new)
 	for _, o := range ob {
@@ -436,7 +435,7 @@ func removeFrom(m map[string][]string, k, v string) {
 
 // enqueueCandidates queues every sandbox that may link p by ownership,
 // allocation, selector or as a plain Pod.
-func (f *Fleet) enqueueCandidates(pe *podEntry, p *corev1.Pod) {
+func (f *Fleet) enqueueCandidates(pe *podEntry, p *Pod) {
 	if p == nil {
 		return
 	}
@@ -1152,7 +1151,7 @@ func (f *Fleet) mergeOrders() {
 	}
 	slices.SortFunc(adds, comparePodEntries)
 	ins := make([]int, len(adds))
-	addVals := make([]*corev1.Pod, len(adds))
+	addVals := make([]*Pod, len(adds))
 	for j, pe := range adds {
 		ins[j], _ = slices.BinarySearchFunc(f.podOrder, pe, comparePodEntries)
 		addVals[j] = pe.pod
@@ -1238,7 +1237,7 @@ type Snapshot struct {
 	Version   uint64
 	Status    SourceStatus
 	Sandboxes []*Sandbox    // sorted by Key
-	Pods      []*corev1.Pod // every Pod behind a sandbox, sorted by namespace/name
+	Pods      []*Pod // every Pod behind a sandbox, sorted by namespace/name
 	Pools     []*Pool
 
 	history  *ipHistory

@@ -127,7 +127,7 @@ func BenchmarkFleetLoad(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			bs := make([]*BatchSandbox, n)
-			pods := make([]*corev1.Pod, n)
+			pods := make([]*Pod, n)
 			for i := range bs {
 				bs[i], pods[i] = benchBatchSandbox(i), SlimPod(benchPod(i))
 			}
@@ -159,8 +159,8 @@ func benchFleet(n int) *Fleet {
 }
 
 // updatedPods prepares status updates (a restart) for the first k Pods, slimmed, outside the timing.
-func updatedPods(k int, round int) []*corev1.Pod {
-	out := make([]*corev1.Pod, k)
+func updatedPods(k int, round int) []*Pod {
+	out := make([]*Pod, k)
 	for i := range out {
 		p := benchPod(i)
 		p.Status.ContainerStatuses[0].RestartCount = int32(round)
@@ -173,7 +173,7 @@ func BenchmarkPodUpdate(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			f := benchFleet(n)
-			ups := [2][]*corev1.Pod{updatedPods(1000, 1), updatedPods(1000, 2)}
+			ups := [2][]*Pod{updatedPods(1000, 1), updatedPods(1000, 2)}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -191,7 +191,7 @@ func BenchmarkSnapshotAfterChange(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			f := benchFleet(n)
-			ups := [2][]*corev1.Pod{updatedPods(1000, 3), updatedPods(1000, 4)}
+			ups := [2][]*Pod{updatedPods(1000, 3), updatedPods(1000, 4)}
 			var inSnapshot time.Duration
 			b.ReportAllocs()
 			b.ResetTimer()

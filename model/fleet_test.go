@@ -16,7 +16,7 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 	for _, name := range []string{"c", "a", "b"} {
 		f.UpsertBatchSandbox(batchSandbox(name, "10.0.0."+name))
 	}
-	f.UpsertPod(runningPod("b-0", "ub", "10.0.1.1", ownedBy("b", 0)))
+	f.UpsertPod(SlimPod(runningPod("b-0", "ub", "10.0.1.1", ownedBy("b", 0))))
 	s1 := f.Snapshot()
 	if s2 := f.Snapshot(); s2 != s1 {
 		t.Error("unchanged fleet gave a new snapshot")
@@ -33,7 +33,7 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 	}
 	oldB := s1.Sandbox(bsKey("b"))
 	oldState := oldB.State
-	f.UpsertPod(runningPod("b-0", "ub", "10.0.1.1", ownedBy("b", 0), exited(1, "Error")))
+	f.UpsertPod(SlimPod(runningPod("b-0", "ub", "10.0.1.1", ownedBy("b", 0), exited(1, "Error"))))
 	f.UpsertBatchSandbox(batchSandbox("aa", ""))
 	f.DeleteBatchSandbox(ns, "c")
 	s2 := f.Snapshot()
@@ -65,7 +65,7 @@ func TestSnapshotPodsSortedByNamespaceThenName(t *testing.T) {
 	for _, n := range [][2]string{{"a-b", "x"}, {"a", "y"}, {"a", "x"}} {
 		p := runningPod(n[1], n[0]+n[1], "")
 		p.Namespace = n[0]
-		f.UpsertPod(p)
+		f.UpsertPod(SlimPod(p))
 	}
 	var got []string
 	for _, p := range f.Snapshot().Pods {
@@ -80,13 +80,13 @@ func TestPlainPodSandboxes(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	// A BatchSandbox Pod carries opensandbox.io/id too: never a plain sandbox,
 	// even before its BatchSandbox arrives.
-	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0)))
-	f.UpsertPod(runningPod("pool-x", "up", "10.0.0.2", pooledIn("pool-a")))
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0))))
+	f.UpsertPod(SlimPod(runningPod("pool-x", "up", "10.0.0.2", pooledIn("pool-a"))))
 	plain := runningPod("solo", "us", "10.0.0.3")
-	f.UpsertPod(plain)
+	f.UpsertPod(SlimPod(plain))
 	unlabelled := runningPod("web", "uw", "10.0.0.4")
 	delete(unlabelled.Labels, LabelSandboxID)
-	f.UpsertPod(unlabelled)
+	f.UpsertPod(SlimPod(unlabelled))
 	s := f.Snapshot()
 	var keys []string
 	for _, sb := range s.Sandboxes {
@@ -104,7 +104,7 @@ func TestPlainPodSandboxes(t *testing.T) {
 	if f.Snapshot().Sandbox(plainKey("solo")) == nil {
 		t.Error("released Pod not plain again")
 	}
-	f.DeletePod(plain)
+	f.DeletePod(SlimPod(plain))
 	if f.Snapshot().Sandbox(plainKey("solo")) != nil {
 		t.Error("deleted plain Pod still a sandbox")
 	}
@@ -120,8 +120,8 @@ func TestCustomPodSelector(t *testing.T) {
 	f.SetStatus(SourceStatus{Synced: true})
 	p := runningPod("m", "um", "10.0.0.1")
 	p.Labels = map[string]string{"team": "ml"}
-	f.UpsertPod(p)
-	f.UpsertPod(runningPod("other", "uo", "10.0.0.2"))
+	f.UpsertPod(SlimPod(p))
+	f.UpsertPod(SlimPod(runningPod("other", "uo", "10.0.0.2")))
 	if s := f.Snapshot(); len(s.Sandboxes) != 1 || s.Sandboxes[0].Key != plainKey("m") {
 		t.Errorf("sandboxes %v", s.Sandboxes)
 	}
@@ -133,17 +133,17 @@ func TestIPHistory(t *testing.T) {
 	f.UpsertBatchSandbox(batchSandbox("a", ip))
 	a := runningPod("a-0", "ua", "", ownedBy("a", 0))
 	initializing(a)
-	f.UpsertPod(a)
+	f.UpsertPod(SlimPod(a))
 	c.Advance(time.Second)
-	f.UpsertPod(runningPod("a-0", "ua", ip, ownedBy("a", 0)))
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", ip, ownedBy("a", 0))))
 	holdA := c.now
 	c.Advance(38 * time.Second)
-	f.UpsertPod(runningPod("a-0", "ua", ip, ownedBy("a", 0), exited(0, "Completed")))
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", ip, ownedBy("a", 0), exited(0, "Completed"))))
 	endA := c.now
 	before := f.Snapshot()
 	c.Advance(35 * time.Second)
 	f.UpsertBatchSandbox(batchSandbox("b", ip))
-	f.UpsertPod(runningPod("b-0", "ub", ip, ownedBy("b", 0)))
+	f.UpsertPod(SlimPod(runningPod("b-0", "ub", ip, ownedBy("b", 0))))
 	holdB := c.now
 	h := f.Snapshot().IPHistory(ip)
 	if len(h) != 2 {
@@ -191,7 +191,7 @@ func TestChangesCoalesce(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	<-f.Changes() // SetStatus
 	for i := 0; i < 100; i++ {
-		f.UpsertPod(runningPod(fmt.Sprint("p", i), fmt.Sprint("u", i), ""))
+		f.UpsertPod(SlimPod(runningPod(fmt.Sprint("p", i), fmt.Sprint("u", i), "")))
 	}
 	select {
 	case <-f.Changes():
@@ -234,9 +234,9 @@ func TestConcurrentReaders(t *testing.T) {
 		ip := fmt.Sprint("10.0.0.", i%7)
 		f.UpsertBatchSandbox(batchSandbox(name, ip))
 		p := runningPod(name+"-0", fmt.Sprint("u", i), ip, ownedBy(name, 0))
-		f.UpsertPod(p)
+		f.UpsertPod(SlimPod(p))
 		if i%3 == 0 {
-			f.DeletePod(p)
+			f.DeletePod(SlimPod(p))
 		}
 		if i%11 == 0 {
 			f.DeleteBatchSandbox(ns, name)
@@ -255,11 +255,11 @@ func TestIndexesStayFlat(t *testing.T) {
 		ip := fmt.Sprint("10.0.", i%3, ".", i%250)
 		f.UpsertBatchSandbox(batchSandbox(name, ip))
 		p := runningPod(name+"-0", fmt.Sprint("u", i), ip, ownedBy(name, 0))
-		f.UpsertPod(p)
+		f.UpsertPod(SlimPod(p))
 		f.Snapshot()
 		c.Advance(time.Second)
 		f.DeleteBatchSandbox(ns, name)
-		f.DeletePod(p)
+		f.DeletePod(SlimPod(p))
 	}
 	s := f.Snapshot()
 	if len(s.Sandboxes) != 0 || len(s.Pods) != 0 {
@@ -297,16 +297,16 @@ func TestRandomChurnInvariants(t *testing.T) {
 			}
 			p := runningPod(name+"-0", fmt.Sprint("u", step), ip, opts...)
 			live[p.Name] = p
-			f.UpsertPod(p)
+			f.UpsertPod(SlimPod(p))
 		case 5:
 			if p := live[name+"-0"]; p != nil {
-				f.DeletePod(p)
+				f.DeletePod(SlimPod(p))
 				delete(live, p.Name)
 			}
 		case 6:
 			p := runningPod(fmt.Sprint("plain", i), fmt.Sprint("pu", step), ip)
 			live[p.Name] = p
-			f.UpsertPod(p)
+			f.UpsertPod(SlimPod(p))
 		case 7:
 			f.UpsertBatchSandbox(pooledSandbox(fmt.Sprint("pooled", i%5), ft0.Add(time.Duration(i)*time.Second), []string{fmt.Sprint("plain", i)}, ip))
 		}

@@ -45,7 +45,7 @@ const (
 // NeedsForensics reports whether a Pod has something to explain: a container
 // that restarted or has a last termination, a main container killed by a
 // signal, or an eviction. The sweep fetches Events only for such Pods.
-func NeedsForensics(pod *corev1.Pod) bool {
+func NeedsForensics(pod *Pod) bool {
 	if pod == nil {
 		return false
 	}
@@ -65,7 +65,7 @@ func NeedsForensics(pod *corev1.Pod) bool {
 // (restartPolicy Never, the engine's default), its current termination when a
 // signal or the OOM killer ended it. A clean exit of a dead Pod is not a
 // restart question; POD_DEAD already reports it.
-func fxTerminationOf(cs *corev1.ContainerStatus) (term *corev1.ContainerStateTerminated, ok bool) {
+func fxTerminationOf(cs *ContainerStatus) (term *corev1.ContainerStateTerminated, ok bool) {
 	if t := cs.LastTerminationState.Terminated; t != nil {
 		return t, true
 	}
@@ -85,7 +85,7 @@ func fxTerminationOf(cs *corev1.ContainerStatus) (term *corev1.ContainerStateTer
 // are not used as a control). It returns one RESTART_* notice per container
 // with something to explain, plus one RESTART_EVICTED for an evicted Pod
 // whose containers left no termination to explain.
-func Forensics(pod *corev1.Pod, events []corev1.Event, node *corev1.Node, siblings []*corev1.Pod) []Notice {
+func Forensics(pod *Pod, events []corev1.Event, node *corev1.Node, siblings []*Pod) []Notice {
 	if pod == nil {
 		return nil
 	}
@@ -112,10 +112,10 @@ func Forensics(pod *corev1.Pod, events []corev1.Event, node *corev1.Node, siblin
 
 // fxRestartCase is one container termination being explained.
 type fxRestartCase struct {
-	pod        *corev1.Pod
-	cs         *corev1.ContainerStatus // nil for a Pod-level eviction
+	pod        *Pod
+	cs         *ContainerStatus // nil for a Pod-level eviction
 	term       *corev1.ContainerStateTerminated
-	spec       *corev1.Container
+	spec       *Container
 	podEvents  []corev1.Event
 	nodeEvents []corev1.Event
 	node       *corev1.Node
@@ -149,7 +149,7 @@ type fxProbeParams struct {
 	defaulted                       []string
 }
 
-func fxLivenessParams(pod *corev1.Pod, c *corev1.Container) fxProbeParams {
+func fxLivenessParams(pod *Pod, c *Container) fxProbeParams {
 	p := fxProbeParams{failureThreshold: DefaultFailureThreshold, period: DefaultPeriodSeconds, grace: DefaultGraceSeconds}
 	var probe *corev1.Probe
 	if c != nil {
@@ -354,10 +354,8 @@ func fxProbeConfigText(p fxProbeParams) string {
 func (r *fxRestartCase) oom(observed bool, l *fxLivenessFacts, eviction []Evidence) Notice {
 	n := r.notice(CodeRestartOOM)
 	limit := ""
-	if r.spec != nil {
-		if q, ok := r.spec.Resources.Limits[corev1.ResourceMemory]; ok {
-			limit = q.String()
-		}
+	if r.spec != nil && r.spec.MemoryLimit != nil {
+		limit = r.spec.MemoryLimit.String()
 	}
 	if observed {
 		n.Message = fmt.Sprintf("%s: OOMKilled%s", r.subject(), r.exitSuffix())
@@ -407,9 +405,9 @@ func (r *fxRestartCase) noLivenessKillEvidence(l *fxLivenessFacts) Evidence {
 
 // ---- eviction / node trouble -------------------------------------------------
 
-func fxPodEvicted(pod *corev1.Pod) bool { return pod.Status.Reason == "Evicted" }
+func fxPodEvicted(pod *Pod) bool { return pod.Status.Reason == "Evicted" }
 
-func fxDisruptionTarget(pod *corev1.Pod) *corev1.PodCondition {
+func fxDisruptionTarget(pod *Pod) *PodCondition {
 	for i := range pod.Status.Conditions {
 		c := &pod.Status.Conditions[i]
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
@@ -576,7 +574,7 @@ func (r *fxRestartCase) confirmCommands() string {
 // fxSiblingEvidence compares a restart with the siblings that differ from the
 // Pod in nothing that matters: same container image and same liveness probe.
 // A control is only valid if it differs in one variable.
-func fxSiblingEvidence(pod *corev1.Pod, container string, spec *corev1.Container, siblings []*corev1.Pod) []Evidence {
+func fxSiblingEvidence(pod *Pod, container string, spec *Container, siblings []*Pod) []Evidence {
 	if spec == nil || len(siblings) == 0 {
 		return nil
 	}
@@ -682,7 +680,7 @@ func (r *fxRestartCase) runWindow() (from, to time.Time) {
 	return from, to
 }
 
-func fxContainerSpec(pod *corev1.Pod, name string) *corev1.Container {
+func fxContainerSpec(pod *Pod, name string) *Container {
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == name {
 			return &pod.Spec.Containers[i]
@@ -693,7 +691,7 @@ func fxContainerSpec(pod *corev1.Pod, name string) *corev1.Container {
 
 // fxSplitEvents keeps the Events about this Pod (same UID when the Event names
 // one: a same-name predecessor's Events are not this Pod's) and about its node.
-func fxSplitEvents(pod *corev1.Pod, events []corev1.Event) (podEvents, nodeEvents []corev1.Event) {
+func fxSplitEvents(pod *Pod, events []corev1.Event) (podEvents, nodeEvents []corev1.Event) {
 	for _, e := range events {
 		switch {
 		case e.InvolvedObject.Kind == "Node":

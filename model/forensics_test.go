@@ -400,17 +400,18 @@ func TestForensics(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Forensics(tc.pod, tc.events, tc.node, tc.siblings)
+			pod := SlimPod(tc.pod)
+			got := Forensics(pod, tc.events, tc.node, slimAll(tc.siblings))
 			if tc.wantCode == "" {
 				if len(got) != 0 {
 					t.Fatalf("want no notice, got %+v", got)
 				}
-				if NeedsForensics(tc.pod) {
+				if NeedsForensics(pod) {
 					t.Errorf("NeedsForensics = true for a Pod with nothing to explain")
 				}
 				return
 			}
-			if !NeedsForensics(tc.pod) {
+			if !NeedsForensics(pod) {
 				t.Errorf("NeedsForensics = false")
 			}
 			if len(got) != 1 {
@@ -491,7 +492,7 @@ func TestForensicsMultipleContainers(t *testing.T) {
 	// A Killing Event for the egress container must not be taken for the sandbox container.
 	ev := podEvent("uid-1", "Killing", "Container egress failed liveness probe, will be restarted", 8, 8, 1)
 	ev.InvolvedObject.FieldPath = "spec.containers{egress}"
-	got := Forensics(pod, []corev1.Event{ev}, nil, nil)
+	got := Forensics(SlimPod(pod), []corev1.Event{ev}, nil, nil)
 	if len(got) != 2 || got[0].Code != CodeRestartOOM || got[1].Code != CodeRestartLiveness {
 		t.Fatalf("got %+v", got)
 	}
@@ -511,4 +512,13 @@ func TestEventSpan(t *testing.T) {
 	if !first.Equal(t0.Add(time.Second)) || !last.Equal(t0.Add(9*time.Second)) {
 		t.Fatalf("core span = %v..%v", first, last)
 	}
+}
+
+// slimAll converts siblings the way the informer transform would.
+func slimAll(pods []*corev1.Pod) []*Pod {
+	out := make([]*Pod, len(pods))
+	for i, p := range pods {
+		out[i] = SlimPod(p)
+	}
+	return out
 }

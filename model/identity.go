@@ -3,7 +3,6 @@ package model
 import (
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -13,7 +12,7 @@ type slotFacts struct {
 	RecordedIP string      // what the engine forwards to; "" = unassigned
 	PodName    string      // the Pod name the slot links to ("" when no Pod is linked)
 	BoundUID   types.UID   // first UID seen for PodName by this sandbox
-	Pod        *corev1.Pod // the Pod with PodName now; nil when none exists
+	Pod        *Pod // the Pod with PodName now; nil when none exists
 	// ForeignSandbox is set when the linked Pod belongs to another sandbox now
 	// (a pooled Pod released, or listed by two sandboxes, and handed to the other).
 	ForeignSandbox string
@@ -71,25 +70,12 @@ func deriveIdentity(f slotFacts) (IdentityState, *Holder) {
 		return IdentityUIDChanged, nil
 	case podDead(f.Pod) || f.Pod.DeletionTimestamp != nil:
 		return IdentityPodDead, nil
-	case !podHasIP(f.Pod, f.RecordedIP):
+	case !f.Pod.HasIP(f.RecordedIP):
 		return IdentityIPStale, nil
 	case !podRunning(f.Pod):
 		return IdentityUnassigned, nil
 	}
 	return IdentityOK, nil
-}
-
-// podHasIP reports whether ip is one of the Pod's current addresses.
-func podHasIP(p *corev1.Pod, ip string) bool {
-	if p.Status.PodIP == ip {
-		return true
-	}
-	for _, a := range p.Status.PodIPs {
-		if a.IP == ip {
-			return true
-		}
-	}
-	return false
 }
 
 // identityNotice turns a slot's identity into a notice (nil for harmless states).

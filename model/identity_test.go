@@ -24,7 +24,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "OK: recorded IP is the running linked Pod's",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityOK, state: StateRunning}},
@@ -33,7 +33,7 @@ func TestIdentityStates(t *testing.T) {
 			name: "OK: sandbox before its Pod (informer order does not matter)",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityOK, state: StateRunning}},
 		},
@@ -43,7 +43,7 @@ func TestIdentityStates(t *testing.T) {
 				f.UpsertBatchSandbox(batchSandbox("a", ""))
 				p := runningPod("a-0", "ua", "", ownedBy("a", 0))
 				initializing(p)
-				f.UpsertPod(p)
+				f.UpsertPod(SlimPod(p))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityUnassigned, state: StateStarting}},
 		},
@@ -58,7 +58,7 @@ func TestIdentityStates(t *testing.T) {
 			name: "POD_DEAD: Pod Failed, engine still records its IP",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(137, "OOMKilled")))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(137, "OOMKilled"))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateDead}},
 		},
@@ -66,7 +66,7 @@ func TestIdentityStates(t *testing.T) {
 			name: "POD_DEAD: main container terminated, phase still Running",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), mainTerminated))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), mainTerminated)))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateDead}},
 		},
@@ -74,7 +74,7 @@ func TestIdentityStates(t *testing.T) {
 			name: "POD_DEAD: Pod being deleted",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), deletingAt(ft0, 30)))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), deletingAt(ft0, 30))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateTerminating}},
 		},
@@ -83,8 +83,8 @@ func TestIdentityStates(t *testing.T) {
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
-				f.UpsertPod(p)
-				f.DeletePod(p)
+				f.UpsertPod(SlimPod(p))
+				f.DeletePod(SlimPod(p))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityPodGone, state: StateGone}},
 		},
@@ -92,11 +92,11 @@ func TestIdentityStates(t *testing.T) {
 			name: "IP_TAKEN: A died, B got its IP (incident 002)",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
 				c.Advance(39 * time.Second)
-				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(0, "Completed")))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(0, "Completed"))))
 				c.Advance(35 * time.Second)
-				f.UpsertPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0)))
+				f.UpsertPod(SlimPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0))))
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
 			},
 			want: []want{
@@ -109,11 +109,11 @@ func TestIdentityStates(t *testing.T) {
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
-				f.UpsertPod(p)
-				f.DeletePod(p)
+				f.UpsertPod(SlimPod(p))
+				f.DeletePod(SlimPod(p))
 				c.Advance(800 * time.Millisecond)
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
-				f.UpsertPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0)))
+				f.UpsertPod(SlimPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0))))
 			},
 			want: []want{
 				{key: bsKey("a"), identity: IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: StateGone},
@@ -125,8 +125,8 @@ func TestIdentityStates(t *testing.T) {
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
-				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
-				f.UpsertPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0)))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
+				f.UpsertPod(SlimPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0))))
 			},
 			want: []want{
 				{key: bsKey("a"), identity: IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: StateRunning},
@@ -137,10 +137,10 @@ func TestIdentityStates(t *testing.T) {
 			name: "IP_TAKEN by a Pod of no sandbox",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(1, "Error")))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(1, "Error"))))
 				stranger := runningPod("web-1", "uw", ipA)
 				delete(stranger.Labels, LabelSandboxID)
-				f.UpsertPod(stranger)
+				f.UpsertPod(SlimPod(stranger))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityIPTaken, holder: "web-1", holderSb: "", state: StateDead}},
 		},
@@ -149,9 +149,9 @@ func TestIdentityStates(t *testing.T) {
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
-				f.UpsertPod(p)
-				f.DeletePod(p)
-				f.UpsertPod(runningPod("a-0", "ua2", "10.0.9.9", ownedBy("a", 0)))
+				f.UpsertPod(SlimPod(p))
+				f.DeletePod(SlimPod(p))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua2", "10.0.9.9", ownedBy("a", 0))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
 		},
@@ -160,9 +160,9 @@ func TestIdentityStates(t *testing.T) {
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
-				f.UpsertPod(p)
-				f.DeletePod(p)
-				f.UpsertPod(runningPod("a-0", "ua2", ipA, ownedBy("a", 0)))
+				f.UpsertPod(SlimPod(p))
+				f.DeletePod(SlimPod(p))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua2", ipA, ownedBy("a", 0))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
 		},
@@ -170,8 +170,8 @@ func TestIdentityStates(t *testing.T) {
 			name: "UID_CHANGED: re-creation seen without the delete event",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
-				f.UpsertPod(runningPod("a-0", "ua2", "10.0.9.9", ownedBy("a", 0)))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua2", "10.0.9.9", ownedBy("a", 0))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
 		},
@@ -179,14 +179,14 @@ func TestIdentityStates(t *testing.T) {
 			name: "IP_STALE: linked Pod lives at another IP",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-				f.UpsertPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0)))
+				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityIPStale, state: StateRunning}},
 		},
 		{
 			name: "pooled: released Pod reused by another sandbox",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(runningPod("pool-a-x1", "up", ipA, pooledIn("pool-a")))
+				f.UpsertPod(SlimPod(runningPod("pool-a-x1", "up", ipA, pooledIn("pool-a"))))
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
 				c.Advance(time.Minute)
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, nil, ipA)) // alloc-released lists it now
@@ -200,7 +200,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "pooled: Pod still listed by the old sandbox and handed to a newer one",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(runningPod("pool-a-x1", "up", ipA, pooledIn("pool-a")))
+				f.UpsertPod(SlimPod(runningPod("pool-a-x1", "up", ipA, pooledIn("pool-a"))))
 				f.UpsertBatchSandbox(pooledSandbox("b", ft0.Add(time.Hour), []string{"pool-a-x1"}, ipA))
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
 			},
@@ -213,25 +213,25 @@ func TestIdentityStates(t *testing.T) {
 			name: "pooled: allocated Pod deleted (OpenSandbox #954)",
 			steps: func(f *Fleet, c *testClock) {
 				p := runningPod("pool-a-x1", "up", ipA, pooledIn("pool-a"))
-				f.UpsertPod(p)
+				f.UpsertPod(SlimPod(p))
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
-				f.DeletePod(p)
+				f.DeletePod(SlimPod(p))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityPodGone, state: StateGone}},
 		},
 		{
 			name: "plain Pod: OK, then dead",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(runningPod("p1", "u1", ipA))
-				f.UpsertPod(runningPod("p1", "u1", ipA, exited(137, "OOMKilled")))
+				f.UpsertPod(SlimPod(runningPod("p1", "u1", ipA)))
+				f.UpsertPod(SlimPod(runningPod("p1", "u1", ipA, exited(137, "OOMKilled"))))
 			},
 			want: []want{{key: plainKey("p1"), identity: IdentityPodDead, state: StateDead}},
 		},
 		{
 			name: "plain Pod: a dead one's IP taken by another plain Pod",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(runningPod("p1", "u1", ipA, exited(137, "OOMKilled")))
-				f.UpsertPod(runningPod("p2", "u2", ipA))
+				f.UpsertPod(SlimPod(runningPod("p1", "u1", ipA, exited(137, "OOMKilled"))))
+				f.UpsertPod(SlimPod(runningPod("p2", "u2", ipA)))
 			},
 			want: []want{
 				{key: plainKey("p1"), identity: IdentityIPTaken, holder: "p2", holderSb: plainKey("p2"), state: StateDead},
@@ -243,7 +243,7 @@ func TestIdentityStates(t *testing.T) {
 			steps: func(f *Fleet, c *testClock) {
 				p := runningPod("ag", "u1", ipA)
 				p.Labels = map[string]string{"agents.x-k8s.io/sandbox-name-hash": "abc"}
-				f.UpsertPod(p)
+				f.UpsertPod(SlimPod(p))
 				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: p.ObjectMeta, Selector: "agents.x-k8s.io/sandbox-name-hash=abc",
 					PodIPs: []string{ipA}, Conditions: []Condition{{Type: "Ready", Status: "True"}}})
 			},
@@ -255,7 +255,7 @@ func TestIdentityStates(t *testing.T) {
 				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: runningPod("ag", "ua", "").ObjectMeta, Selector: "app=x", PodIPs: []string{"10.0.0.1"}})
 				p := runningPod("ag-pod", "u1", ipA)
 				p.Labels = map[string]string{"app": "x"}
-				f.UpsertPod(p)
+				f.UpsertPod(SlimPod(p))
 			},
 			want: []want{{key: agentKey("ag"), identity: IdentityIPStale, state: StateRunning}},
 		},
@@ -297,7 +297,7 @@ func TestUnknownWhileNotSynced(t *testing.T) {
 	c := &testClock{now: ft0}
 	f := NewFleet(FleetOptions{Now: c.Now})
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0)))
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0))))
 	check := func(wantID IdentityState, wantState EffectiveState) {
 		t.Helper()
 		sb := mustSandbox(t, f, bsKey("a"))
@@ -311,7 +311,7 @@ func TestUnknownWhileNotSynced(t *testing.T) {
 	lost := ft0.Add(time.Minute)
 	f.SetStatus(SourceStatus{Synced: true, DisconnectedSince: &lost})
 	check(IdentityUnknown, StateUnknown)
-	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), exited(1, "Error")))
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), exited(1, "Error"))))
 	sb := mustSandbox(t, f, bsKey("a"))
 	if hasNotice(sb, CodePodDead) != nil || sb.Identity() != IdentityUnknown {
 		t.Fatalf("disconnected snapshot shows identity notices: %v", noticeCodes(sb))
@@ -321,7 +321,7 @@ func TestUnknownWhileNotSynced(t *testing.T) {
 }
 
 func TestDeriveIdentityPure(t *testing.T) {
-	p := runningPod("a-0", "ua", "10.0.0.1")
+	p := SlimPod(runningPod("a-0", "ua", "10.0.0.1"))
 	since := ft0
 	cases := []struct {
 		name  string

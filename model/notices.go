@@ -12,7 +12,7 @@ import (
 // keepAliveOnly reports whether a main container runs the engine bootstrap
 // followed by nothing but a keep-alive, i.e. the image's own ENTRYPOINT/CMD is
 // never started. It returns a description of the keep-alive ("" for none).
-func keepAliveOnly(c *corev1.Container) (bool, string) {
+func keepAliveOnly(c *Container) (bool, string) {
 	if c == nil || len(c.Command) == 0 || c.Command[0] != BootstrapPath {
 		return false, ""
 	}
@@ -51,7 +51,7 @@ func isKeepAlive(argv []string) bool {
 // imageKey is the key an image config is read and cached under: the digest
 // reference from containerStatuses.imageID when present (runtime prefixes
 // such as docker-pullable:// stripped), else the image reference of the spec.
-func imageKey(spec *corev1.Container, st *corev1.ContainerStatus) string {
+func imageKey(spec *Container, st *ContainerStatus) string {
 	if st != nil && st.ImageID != "" {
 		id := st.ImageID
 		if i := strings.Index(id, "://"); i >= 0 {
@@ -71,7 +71,7 @@ func imageKey(spec *corev1.Container, st *corev1.ContainerStatus) string {
 }
 
 // entrypointNotice compares a keep-alive main container with its image config.
-func entrypointNotice(podName string, c *corev1.Container, keepAlive, key string, cfg *ImageConfig) *Notice {
+func entrypointNotice(podName string, c *Container, keepAlive, key string, cfg *ImageConfig) *Notice {
 	if cfg == nil {
 		return nil
 	}
@@ -110,7 +110,7 @@ func quoteList(ss []string) string {
 //   - its main container is not ready, or the Pod's Ready condition is not True, or
 //   - it is an OpenSandbox Pod whose main command does not start with
 //     bootstrap.sh (execd is started by bootstrap.sh; without it nothing listens).
-func execReadyNotice(engine Engine, p *corev1.Pod) *Notice {
+func execReadyNotice(engine Engine, p *Pod) *Notice {
 	if p == nil || p.DeletionTimestamp != nil || !podRunning(p) {
 		return nil
 	}
@@ -135,7 +135,7 @@ func execReadyNotice(engine Engine, p *corev1.Pod) *Notice {
 
 // restartNotices surfaces restarts with the last termination reason and exit
 // code (the sweep's forensics classify them). It also returns the total count.
-func restartNotices(p *corev1.Pod) ([]Notice, int32) {
+func restartNotices(p *Pod) ([]Notice, int32) {
 	if p == nil {
 		return nil, 0
 	}

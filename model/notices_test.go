@@ -25,7 +25,7 @@ func TestKeepAliveOnly(t *testing.T) {
 		{nil, nil, false},
 	}
 	for _, tc := range cases {
-		got, _ := keepAliveOnly(&corev1.Container{Command: tc.cmd, Args: tc.args})
+		got, _ := keepAliveOnly(&Container{Command: tc.cmd, Args: tc.args})
 		if got != tc.want {
 			t.Errorf("%q %q: %v, want %v", tc.cmd, tc.args, got, tc.want)
 		}
@@ -33,7 +33,7 @@ func TestKeepAliveOnly(t *testing.T) {
 }
 
 func TestImageKey(t *testing.T) {
-	spec := &corev1.Container{Image: "reg.example/app:1"}
+	spec := &Container{Image: "reg.example/app:1"}
 	cases := []struct{ id, want string }{
 		{"docker-pullable://reg.example/app@sha256:abc", "reg.example/app@sha256:abc"},
 		{"reg.example/app@sha256:abc", "reg.example/app@sha256:abc"},
@@ -41,7 +41,7 @@ func TestImageKey(t *testing.T) {
 		{"", "reg.example/app:1"},
 	}
 	for _, tc := range cases {
-		if got := imageKey(spec, &corev1.ContainerStatus{ImageID: tc.id}); got != tc.want {
+		if got := imageKey(spec, &ContainerStatus{ImageID: tc.id}); got != tc.want {
 			t.Errorf("%q: %q, want %q", tc.id, got, tc.want)
 		}
 	}
@@ -70,8 +70,8 @@ func TestEntrypointNotRun(t *testing.T) {
 			f, _ := newSyncedFleet(t)
 			f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
 			f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
-			f.UpsertPod(keepAlive("a-0", "ua", "10.0.0.1"))
-			f.UpsertPod(keepAlive("b-0", "ub", "10.0.0.2"))
+			f.UpsertPod(SlimPod(keepAlive("a-0", "ua", "10.0.0.1")))
+			f.UpsertPod(SlimPod(keepAlive("b-0", "ub", "10.0.0.2")))
 			if got := f.PendingImageChecks(); !slices.Equal(got, []string{digestRef}) {
 				t.Fatalf("pending checks %q, want the digest ref once", got)
 			}
@@ -110,7 +110,7 @@ func TestEntrypointNotRun(t *testing.T) {
 func TestUserCommandNeedsNoImageCheck(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0)))
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0))))
 	if got := f.PendingImageChecks(); len(got) != 0 {
 		t.Fatalf("image check for a container running a user command: %q", got)
 	}
@@ -131,7 +131,7 @@ func TestNotExecReady(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _ := newSyncedFleet(t)
 			f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-			f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", append([]fpOpt{ownedBy("a", 0)}, tc.opts...)...))
+			f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", append([]fpOpt{ownedBy("a", 0)}, tc.opts...)...)))
 			sb := mustSandbox(t, f, bsKey("a"))
 			if got := hasNotice(sb, CodeNotExecReady) != nil; got != tc.want {
 				t.Errorf("NOT_EXEC_READY %v, want %v (%v)", got, tc.want, noticeCodes(sb))
@@ -143,7 +143,7 @@ func TestNotExecReady(t *testing.T) {
 func TestRestartNotice(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), restarted(3, "OOMKilled", 137)))
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), restarted(3, "OOMKilled", 137))))
 	sb := mustSandbox(t, f, bsKey("a"))
 	n := hasNotice(sb, CodeRestarted)
 	if n == nil {
@@ -173,7 +173,7 @@ func TestBadAnnotationReachesTheSandbox(t *testing.T) {
 func TestImageConfigRetried(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), withCommand(BootstrapPath, "sleep", "infinity")))
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), withCommand(BootstrapPath, "sleep", "infinity"))))
 	if got := f.PendingImageChecks(); !slices.Equal(got, []string{"python:3.12"}) {
 		t.Fatalf("pending %q", got)
 	}

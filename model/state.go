@@ -22,12 +22,12 @@ var engineFailureReasons = map[string]bool{
 
 // mainContainer returns the main container's spec and status ("sandbox" for
 // OpenSandbox, else the first container). Either may be nil.
-func mainContainer(p *corev1.Pod) (*corev1.Container, *corev1.ContainerStatus) {
+func mainContainer(p *Pod) (*Container, *ContainerStatus) {
 	if p == nil || len(p.Spec.Containers) == 0 && len(p.Status.ContainerStatuses) == 0 {
 		return nil, nil
 	}
 	name := ""
-	var spec *corev1.Container
+	var spec *Container
 	for i := range p.Spec.Containers {
 		if p.Spec.Containers[i].Name == MainContainerName {
 			spec = &p.Spec.Containers[i]
@@ -54,7 +54,7 @@ func mainContainer(p *corev1.Pod) (*corev1.Container, *corev1.ContainerStatus) {
 }
 
 // podDead: the Pod is Failed or Succeeded, or its main container has terminated.
-func podDead(p *corev1.Pod) bool {
+func podDead(p *Pod) bool {
 	if p == nil {
 		return false
 	}
@@ -66,7 +66,7 @@ func podDead(p *corev1.Pod) bool {
 }
 
 // podRunning: phase Running and the main container running.
-func podRunning(p *corev1.Pod) bool {
+func podRunning(p *Pod) bool {
 	if p == nil || p.Status.Phase != corev1.PodRunning {
 		return false
 	}
@@ -75,11 +75,11 @@ func podRunning(p *corev1.Pod) bool {
 }
 
 // podLive: the Pod still holds its IP on the network (not terminal).
-func podLive(p *corev1.Pod) bool {
+func podLive(p *Pod) bool {
 	return p != nil && p.Status.PodIP != "" && p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded
 }
 
-func podReadyCondition(p *corev1.Pod) (corev1.ConditionStatus, bool) {
+func podReadyCondition(p *Pod) (corev1.ConditionStatus, bool) {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status, true
@@ -89,7 +89,7 @@ func podReadyCondition(p *corev1.Pod) (corev1.ConditionStatus, bool) {
 }
 
 // podEngineFailure returns the waiting reason that makes OpenSandbox set Failed, if any.
-func podEngineFailure(p *corev1.Pod) string {
+func podEngineFailure(p *Pod) string {
 	_, st := mainContainer(p)
 	if st != nil && st.State.Waiting != nil && engineFailureReasons[st.State.Waiting.Reason] {
 		return st.State.Waiting.Reason
@@ -98,7 +98,7 @@ func podEngineFailure(p *corev1.Pod) string {
 }
 
 // podSummary is a short human description of a Pod's condition.
-func podSummary(p *corev1.Pod) string {
+func podSummary(p *Pod) string {
 	if p == nil {
 		return "gone"
 	}
@@ -129,7 +129,7 @@ func orDash(s string) string {
 }
 
 // podState is the effective state of one linked Pod.
-func podState(p *corev1.Pod) EffectiveState {
+func podState(p *Pod) EffectiveState {
 	switch {
 	case p == nil:
 		return StateGone
@@ -235,7 +235,7 @@ func slotPodSummary(s *Slot) string {
 
 // graceSeconds is how long a deleting Pod may take: deletionGracePeriodSeconds,
 // else spec.terminationGracePeriodSeconds, else the Kubernetes default 30.
-func graceSeconds(p *corev1.Pod) int64 {
+func graceSeconds(p *Pod) int64 {
 	if p.DeletionGracePeriodSeconds != nil {
 		return *p.DeletionGracePeriodSeconds
 	}
@@ -249,7 +249,7 @@ func graceSeconds(p *corev1.Pod) int64 {
 // older than grace + stuckAfter. (The API server sets deletionTimestamp to the
 // request time plus grace, so this errs on the late side: never a false alarm.)
 // next is when the Pod will become stuck, zero when it already is or never will.
-func stuckInfo(p *corev1.Pod, now time.Time, stuckAfter time.Duration) (info *StuckInfo, next time.Time) {
+func stuckInfo(p *Pod, now time.Time, stuckAfter time.Duration) (info *StuckInfo, next time.Time) {
 	if p == nil || p.DeletionTimestamp == nil {
 		return nil, time.Time{}
 	}

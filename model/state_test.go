@@ -54,7 +54,7 @@ func TestEffectiveStateAndEngineMismatch(t *testing.T) {
 			}
 			f.UpsertBatchSandbox(b)
 			if tc.pod != nil {
-				f.UpsertPod(tc.pod)
+				f.UpsertPod(SlimPod(tc.pod))
 			}
 			sb := mustSandbox(t, f, bsKey("a"))
 			if sb.State != tc.wantState {
@@ -91,7 +91,7 @@ func TestStuckTerminating(t *testing.T) {
 			if tc.initializing {
 				initializing(p)
 			}
-			f.UpsertPod(p)
+			f.UpsertPod(SlimPod(p))
 			if sl := mustSandbox(t, f, bsKey("a")).PrimarySlot(); sl.Stuck != nil {
 				t.Fatal("stuck before grace + threshold")
 			}
@@ -123,17 +123,17 @@ func TestStuckTerminating(t *testing.T) {
 
 func TestGraceSecondsOrder(t *testing.T) {
 	p := runningPod("a", "u", "")
-	if g := graceSeconds(p); g != 30 {
+	if g := graceSeconds(SlimPod(p)); g != 30 {
 		t.Errorf("default grace %d", g)
 	}
 	tg := int64(120)
 	p.Spec.TerminationGracePeriodSeconds = &tg
-	if g := graceSeconds(p); g != 120 {
+	if g := graceSeconds(SlimPod(p)); g != 120 {
 		t.Errorf("spec grace %d", g)
 	}
 	dg := int64(5)
 	p.DeletionGracePeriodSeconds = &dg
-	if g := graceSeconds(p); g != 5 {
+	if g := graceSeconds(SlimPod(p)); g != 5 {
 		t.Errorf("deletion grace %d", g)
 	}
 }
@@ -165,7 +165,7 @@ func TestBatchSandboxStuckOnFinalizers(t *testing.T) {
 func TestTickTouchesOnlyTimedSandboxes(t *testing.T) {
 	f, c := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("calm", "10.0.0.2"))
-	f.UpsertPod(runningPod("calm-0", "uc", "10.0.0.2", ownedBy("calm", 0)))
+	f.UpsertPod(SlimPod(runningPod("calm-0", "uc", "10.0.0.2", ownedBy("calm", 0))))
 	b := batchSandbox("exp", "10.0.0.3")
 	exp := ft0.Add(time.Hour)
 	b.ExpireTime = &exp

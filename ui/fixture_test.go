@@ -53,11 +53,11 @@ func (f *fakeSource) set(s *model.Snapshot) {
 	}
 }
 
-func pod(ns, name, uid, ip, node string, phase corev1.PodPhase, created time.Time) *corev1.Pod {
-	return &corev1.Pod{
+func pod(ns, name, uid, ip, node string, phase corev1.PodPhase, created time.Time) *model.Pod {
+	return &model.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid), CreationTimestamp: metav1.NewTime(created)},
-		Spec:       corev1.PodSpec{NodeName: node},
-		Status: corev1.PodStatus{Phase: phase, PodIP: ip, ContainerStatuses: []corev1.ContainerStatus{{
+		Spec:       model.PodSpec{NodeName: node},
+		Status: model.PodStatus{Phase: phase, PodIP: ip, ContainerStatuses: []model.ContainerStatus{{
 			Name: "sandbox", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, Ready: true,
 		}}},
 	}
@@ -124,7 +124,7 @@ func incidentSnapshot() *model.Snapshot {
 		Status: model.SourceStatus{Context: "kind-rl", Cluster: "kind-rl", Server: "https://127.0.0.1:6443",
 			Synced: true, AsOf: at("17:25:59")},
 		Sandboxes: sbs,
-		Pods:      []*corev1.Pod{podD, podA, podB, podC},
+		Pods:      []*model.Pod{podD, podA, podB, podC},
 		Pools: []*model.Pool{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rl-pool", CreationTimestamp: metav1.NewTime(at("12:00:00"))},
 			Total: 8, Allocated: 6, Available: 2, BufferMin: 2, BufferMax: 4, PoolMin: 4, PoolMax: 16, Revision: "r7"}},
 	}

@@ -46,16 +46,16 @@ func incidentFleet() *model.Snapshot {
 	f := model.NewFleet(model.FleetOptions{Now: func() time.Time { return now }})
 	f.SetStatus(model.SourceStatus{Context: "kind-rl", Cluster: "kind-rl", Synced: true})
 	f.UpsertBatchSandbox(fleetSandbox(ns, "sbx-a", now, ip))
-	f.UpsertPod(fleetPod(ns, "sbx-a", "uid-pod-a", ip, now))
+	f.UpsertPod(model.SlimPod(fleetPod(ns, "sbx-a", "uid-pod-a", ip, now)))
 	now = now.Add(39 * time.Second) // 17:24:44
 	dead := fleetPod(ns, "sbx-a", "uid-pod-a", ip, now.Add(-39*time.Second))
 	dead.Status.Phase = corev1.PodFailed
 	dead.Status.ContainerStatuses[0].Ready = false
 	dead.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"}}
-	f.UpsertPod(dead)
+	f.UpsertPod(model.SlimPod(dead))
 	now = now.Add(35 * time.Second) // 17:25:19
 	f.UpsertBatchSandbox(fleetSandbox(ns, "sbx-b", now, ip))
-	f.UpsertPod(fleetPod(ns, "sbx-b", "uid-pod-b", ip, now))
+	f.UpsertPod(model.SlimPod(fleetPod(ns, "sbx-b", "uid-pod-b", ip, now)))
 	now = t0
 	f.Tick()
 	return f.Snapshot()

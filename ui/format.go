@@ -90,20 +90,6 @@ func noticeCodes(ns []model.Notice) string {
 	return strings.Join(codes, ",")
 }
 
-// mainContainer is the sandbox's main container status: the one named
-// "sandbox" when present, else the first.
-func mainContainer(p *corev1.Pod) *corev1.ContainerStatus {
-	if p == nil || len(p.Status.ContainerStatuses) == 0 {
-		return nil
-	}
-	for i := range p.Status.ContainerStatuses {
-		if p.Status.ContainerStatuses[i].Name == "sandbox" {
-			return &p.Status.ContainerStatuses[i]
-		}
-	}
-	return &p.Status.ContainerStatuses[0]
-}
-
 // containerState is a one-word state with its reason: Running,
 // Waiting(PodInitializing), Terminated(OOMKilled:137).
 func containerState(st corev1.ContainerState) string {
@@ -118,7 +104,7 @@ func containerState(st corev1.ContainerState) string {
 	return "-"
 }
 
-func podRestarts(p *corev1.Pod) int32 {
+func podRestarts(p *model.Pod) int32 {
 	var n int32
 	for _, c := range p.Status.ContainerStatuses {
 		n += c.RestartCount

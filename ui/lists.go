@@ -220,7 +220,7 @@ func buildPodRows(c *shared) []listRow {
 			r.key, sbName = sb.Key, sb.Name
 		}
 		cont := "-"
-		if cs := mainContainer(p); cs != nil {
+		if _, cs := p.Main(); cs != nil {
 			cont = containerState(cs.State)
 		}
 		deleting := "-"

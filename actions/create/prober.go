@@ -41,7 +41,7 @@ func (p *ExecProber) ProbeReady(ctx context.Context, t ProbeTarget) error {
 		Key: string(t.Engine) + "/" + t.Namespace + "/" + t.Sandbox, Engine: t.Engine,
 		Namespace: t.Namespace, Name: t.Sandbox,
 		Slots: []model.Slot{{Index: 0, RecordedIP: t.Pod.Status.PodIP, PodName: t.Pod.Name,
-			BoundUID: string(t.Pod.UID), Pod: t.Pod, Identity: model.IdentityOK}},
+			BoundUID: string(t.Pod.UID), Pod: model.SlimPod(t.Pod), Identity: model.IdentityOK}},
 	}
 	res, err := p.Exec.Run(ctx, execute.Request{Sandbox: sb, Command: []string{"true"}, Via: via, Timeout: timeout})
 	if err != nil {

@@ -125,7 +125,7 @@ func (e *env) observe(pods ...*corev1.Pod) {
 		if err != nil {
 			e.t.Fatalf("observe %s: %v", p.Name, err)
 		}
-		e.fleet.UpsertPod(live)
+		e.fleet.UpsertPod(model.SlimPod(live))
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sandscope/sandscope/model"
 )
@@ -62,7 +61,7 @@ func TargetOf(sb *model.Sandbox) (Target, error) {
 		if t.IP == "" {
 			t.IP = slot.Pod.Status.PodIP
 		}
-		t.Container = MainContainer(slot.Pod)
+		t.Container = modelMainContainer(slot.Pod)
 	}
 	return t, nil
 }
@@ -86,14 +85,14 @@ func resolvePod(snap *model.Snapshot, namespace, name string) Target {
 					if t.IP == "" {
 						t.IP = slot.Pod.Status.PodIP
 					}
-					t.Container = MainContainer(slot.Pod)
+					t.Container = modelMainContainer(slot.Pod)
 				}
 				return t
 			}
 		}
 		for _, p := range snap.Pods {
 			if p != nil && p.Namespace == namespace && p.Name == name {
-				return Target{Namespace: namespace, Pod: name, UID: string(p.UID), IP: p.Status.PodIP, Container: MainContainer(p)}
+				return Target{Namespace: namespace, Pod: name, UID: string(p.UID), IP: p.Status.PodIP, Container: modelMainContainer(p)}
 			}
 		}
 	}
@@ -106,23 +105,35 @@ func modelHolders(snap *model.Snapshot, ip string) []Holder {
 	if snap == nil || ip == "" {
 		return nil
 	}
-	var pods []*corev1.Pod
-	pods = append(pods, snap.Pods...)
+	var hs []Holder
+	add := func(p *model.Pod) {
+		if p != nil && p.HasIP(ip) {
+			hs = append(hs, Holder{Namespace: p.Namespace, Pod: p.Name, UID: string(p.UID), Phase: p.Status.Phase,
+				Deleting: p.DeletionTimestamp != nil, HostNetwork: p.Spec.HostNetwork, Source: "model"})
+		}
+	}
+	for _, p := range snap.Pods {
+		add(p)
+	}
 	for _, sb := range snap.Sandboxes {
 		if sb == nil {
 			continue
 		}
 		for _, sl := range sb.Slots {
-			if sl.Pod != nil {
-				pods = append(pods, sl.Pod)
-			}
+			add(sl.Pod)
 			if sl.Holder != nil && sl.RecordedIP == ip {
-				pods = append(pods, &corev1.Pod{})
-				h := pods[len(pods)-1]
-				h.Namespace, h.Name, h.UID = sl.Holder.Namespace, sl.Holder.Pod, types.UID(sl.Holder.UID)
-				h.Status.PodIP, h.Status.Phase = ip, corev1.PodRunning
+				// The model saw another live Pod at this sandbox's address.
+				hs = append(hs, Holder{Namespace: sl.Holder.Namespace, Pod: sl.Holder.Pod, UID: sl.Holder.UID, Phase: corev1.PodRunning, Source: "model"})
 			}
 		}
 	}
-	return HoldersFromPods(ip, "model", pods...)
+	return hs
+}
+
+// modelMainContainer names the main container of a Pod of the model.
+func modelMainContainer(p *model.Pod) string {
+	if c, _ := p.Main(); c != nil {
+		return c.Name
+	}
+	return ""
 }

@@ -84,7 +84,7 @@ func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, look
 
 type podRef struct {
 	sb  *model.Sandbox
-	pod *corev1.Pod
+	pod *model.Pod
 }
 
 func podKey(namespace, name string) string { return namespace + "/" + name }
@@ -150,7 +150,7 @@ func runForensics(ctx context.Context, snap *model.Snapshot, todo []podRef, look
 	return explained, notes
 }
 
-func explain(ctx context.Context, ref podRef, groups map[string][]*corev1.Pod, nodes *nodeCache, lookup Lookup) ([]model.Notice, string) {
+func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, nodes *nodeCache, lookup Lookup) ([]model.Notice, string) {
 	pod := ref.pod
 	var extra []model.Evidence
 	var note string
@@ -158,7 +158,7 @@ func explain(ctx context.Context, ref podRef, groups map[string][]*corev1.Pod, n
 		full, err := lookup.LivePod(ctx, pod.Namespace, pod.Name)
 		switch {
 		case err == nil && full.UID == pod.UID:
-			pod = full
+			pod = model.SlimPod(full)
 		case err == nil || apierrors.IsNotFound(err):
 			// Replaced or gone since the snapshot: explain what the snapshot saw.
 		default:
@@ -236,8 +236,8 @@ func groupKey(sb *model.Sandbox) string {
 	return string(sb.Engine) + "\x00" + sb.Namespace
 }
 
-func siblingGroups(snap *model.Snapshot) map[string][]*corev1.Pod {
-	groups := map[string][]*corev1.Pod{}
+func siblingGroups(snap *model.Snapshot) map[string][]*model.Pod {
+	groups := map[string][]*model.Pod{}
 	for _, sb := range snap.Sandboxes {
 		k := groupKey(sb)
 		for _, sl := range sb.Slots {
@@ -252,12 +252,12 @@ func siblingGroups(snap *model.Snapshot) map[string][]*corev1.Pod {
 // siblingsOf picks the candidates Forensics compares against: up to
 // maxControlSiblings with the same main image and liveness probe (the
 // control), and a few that differ (so the report can say they were not used).
-func siblingsOf(pod *corev1.Pod, group []*corev1.Pod) []*corev1.Pod {
+func siblingsOf(pod *model.Pod, group []*model.Pod) []*model.Pod {
 	if len(group) <= 1 || len(pod.Spec.Containers) == 0 {
 		return nil
 	}
 	main := mainOf(pod)
-	var control, other []*corev1.Pod
+	var control, other []*model.Pod
 	for _, s := range group {
 		if s.UID == pod.UID && s.Name == pod.Name {
 			continue
@@ -279,7 +279,7 @@ func siblingsOf(pod *corev1.Pod, group []*corev1.Pod) []*corev1.Pod {
 
 // mainOf is the container forensics compares siblings on: the first one
 // with something to explain, else OpenSandbox's main container, else the first.
-func mainOf(pod *corev1.Pod) *corev1.Container {
+func mainOf(pod *model.Pod) *model.Container {
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.RestartCount > 0 || cs.LastTerminationState.Terminated != nil || cs.State.Terminated != nil {
 			if c := containerNamed(pod, cs.Name); c != nil {
@@ -293,7 +293,7 @@ func mainOf(pod *corev1.Pod) *corev1.Container {
 	return &pod.Spec.Containers[0]
 }
 
-func containerNamed(pod *corev1.Pod, name string) *corev1.Container {
+func containerNamed(pod *model.Pod, name string) *model.Container {
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == name {
 			return &pod.Spec.Containers[i]

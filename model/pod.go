@@ -1,0 +1,256 @@
+package model
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Pod is the part of a corev1.Pod that sandscope reads, and the form the
+// informer cache and the Fleet keep. A corev1.Pod struct alone is 1.2 KB
+// (its spec 600 bytes, each container 400) before any of its fields hold
+// anything; with tens of thousands of Pods that is most of the process. The
+// fields keep the API's names and layout (Spec.Containers,
+// Status.ContainerStatuses, State.Terminated, ...), so code reading a Pod
+// reads like code reading the API object. SlimPod makes one.
+//
+// ObjectMeta is embedded whole: the informer's store and key functions find
+// names, namespaces and UIDs through it, and most of its fields are used.
+type Pod struct {
+	metav1.ObjectMeta
+	Spec   PodSpec
+	Status PodStatus
+}
+
+// PodSpec: where the Pod runs, how it restarts, how long it may take to
+// stop, and its containers.
+type PodSpec struct {
+	NodeName                      string
+	HostNetwork                   bool // its podIP is the node's, shared by design
+	RestartPolicy                 corev1.RestartPolicy
+	TerminationGracePeriodSeconds *int64
+	Containers                    []Container
+}
+
+// Container: what runs (image, command, args), how it is probed, and its
+// memory limit, which is kept only once the container has ended (restart
+// forensics name it when telling an OOM kill apart).
+type Container struct {
+	Name          string
+	Image         string
+	Command       []string
+	Args          []string
+	LivenessProbe *corev1.Probe
+	MemoryLimit   *resource.Quantity
+}
+
+// PodStatus: the phase and addresses, and the statuses of the containers.
+type PodStatus struct {
+	Phase   corev1.PodPhase
+	Reason  string
+	Message string
+	PodIP   string
+	// PodIPs only when the Pod has more than its podIP (dual stack): the
+	// single-stack case would repeat it.
+	PodIPs                []corev1.PodIP
+	StartTime             *metav1.Time
+	Conditions            []PodCondition
+	ContainerStatuses     []ContainerStatus
+	InitContainerStatuses []ContainerStatus
+}
+
+// PodCondition: the Ready and DisruptionTarget conditions, and PodScheduled
+// when it is not True.
+type PodCondition struct {
+	Type               corev1.PodConditionType
+	Status             corev1.ConditionStatus
+	Reason             string
+	Message            string
+	LastTransitionTime metav1.Time
+}
+
+// ContainerStatus: the state of one container now and at its last end.
+type ContainerStatus struct {
+	Name                 string
+	Image                string
+	ImageID              string
+	State                corev1.ContainerState
+	LastTerminationState corev1.ContainerState
+	Ready                bool
+	RestartCount         int32
+}
+
+// HasIP: ip is the Pod's podIP or one of its podIPs.
+func (p *Pod) HasIP(ip string) bool {
+	if p.Status.PodIP == ip {
+		return true
+	}
+	for _, a := range p.Status.PodIPs {
+		if a.IP == ip {
+			return true
+		}
+	}
+	return false
+}
+
+// Main returns the main container's spec and status: OpenSandbox's
+// "sandbox" when present, else the first container. Either may be nil.
+func (p *Pod) Main() (*Container, *ContainerStatus) { return mainContainer(p) }
+
+// SlimPod returns the Pod sandscope keeps of p: metadata (name, namespace,
+// uid, resourceVersion, labels, owner references, timestamps, deletion
+// grace, finalizers); spec (nodeName, restartPolicy, termination grace; per
+// container name, image, command, args, liveness probe, and the memory limit
+// of a container that restarted or terminated); status (phase, reason,
+// message, IPs, startTime, the Ready and DisruptionTarget conditions and
+// PodScheduled when not True, every container status, the init container
+// statuses until they all completed). Everything else goes: managedFields,
+// every annotation, env, volumes, other resources, init container specs.
+// Strings and slices of p are shared, not copied (informer objects are read
+// only); strings that repeat across Pods are interned. Nil in, nil out.
+func SlimPod(p *corev1.Pod) *Pod {
+	if p == nil {
+		return nil
+	}
+	out := &Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:                       p.Name,
+			Namespace:                  Intern(p.Namespace),
+			UID:                        p.UID,
+			ResourceVersion:            p.ResourceVersion,
+			Labels:                     InternKeys(p.Labels),
+			OwnerReferences:            slimOwnerRefs(p.OwnerReferences),
+			CreationTimestamp:          p.CreationTimestamp,
+			DeletionTimestamp:          p.DeletionTimestamp,
+			DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds,
+			Finalizers:                 p.Finalizers,
+		},
+		Spec: PodSpec{
+			NodeName:                      Intern(p.Spec.NodeName),
+			HostNetwork:                   p.Spec.HostNetwork,
+			RestartPolicy:                 p.Spec.RestartPolicy,
+			TerminationGracePeriodSeconds: p.Spec.TerminationGracePeriodSeconds,
+			Containers:                    slimContainers(p.Spec.Containers, p.Status.ContainerStatuses),
+			// Init container specs are dropped: their statuses already carry
+			// name, image and state.
+		},
+		Status: PodStatus{
+			Phase:                 p.Status.Phase,
+			Reason:                p.Status.Reason,
+			Message:               p.Status.Message,
+			PodIP:                 p.Status.PodIP,
+			PodIPs:                p.Status.PodIPs,
+			StartTime:             p.Status.StartTime,
+			Conditions:            slimConditions(p.Status.Conditions),
+			ContainerStatuses:     slimStatuses(p.Status.ContainerStatuses),
+			InitContainerStatuses: slimInitStatuses(p.Status.InitContainerStatuses),
+		},
+	}
+	if len(out.Status.PodIPs) == 1 && out.Status.PodIPs[0].IP == out.Status.PodIP {
+		out.Status.PodIPs = nil
+	}
+	return out
+}
+
+func slimOwnerRefs(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]metav1.OwnerReference, len(refs))
+	for i, r := range refs {
+		out[i] = metav1.OwnerReference{APIVersion: Intern(r.APIVersion), Kind: Intern(r.Kind), Name: r.Name, UID: r.UID, Controller: r.Controller}
+	}
+	return out
+}
+
+func slimContainers(cs []corev1.Container, statuses []corev1.ContainerStatus) []Container {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]Container, len(cs))
+	for i, c := range cs {
+		out[i] = Container{Name: Intern(c.Name), Image: Intern(c.Image), Command: InternAll(c.Command), Args: InternAll(c.Args), LivenessProbe: c.LivenessProbe}
+		if hasEnded(statuses, c.Name) {
+			if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+				out[i].MemoryLimit = &q
+			}
+		}
+	}
+	return out
+}
+
+// hasEnded: the container restarted or terminated, so restart forensics will
+// want its memory limit.
+func hasEnded(statuses []corev1.ContainerStatus, name string) bool {
+	for i := range statuses {
+		if s := &statuses[i]; s.Name == name {
+			return s.RestartCount > 0 || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil
+		}
+	}
+	return false
+}
+
+// slimInitStatuses drops the init container statuses once every init
+// container completed successfully (the usual running Pod): they then say
+// nothing the main container's status does not.
+func slimInitStatuses(ss []corev1.ContainerStatus) []ContainerStatus {
+	done := true
+	for i := range ss {
+		t := ss[i].State.Terminated
+		if t == nil || t.ExitCode != 0 || ss[i].RestartCount > 0 {
+			done = false
+			break
+		}
+	}
+	if done {
+		return nil
+	}
+	return slimStatuses(ss)
+}
+
+func slimConditions(cs []corev1.PodCondition) []PodCondition {
+	n := 0
+	for _, c := range cs {
+		if keepPodCondition(c) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]PodCondition, 0, n)
+	for _, c := range cs {
+		if keepPodCondition(c) {
+			out = append(out, PodCondition{Type: corev1.PodConditionType(Intern(string(c.Type))), Status: corev1.ConditionStatus(Intern(string(c.Status))),
+				Reason: Intern(c.Reason), Message: c.Message, LastTransitionTime: c.LastTransitionTime})
+		}
+	}
+	return out
+}
+
+// keepPodCondition: Ready and DisruptionTarget always; PodScheduled only when
+// it says something (not True: Unschedulable and the like), since a nodeName
+// already says the Pod is scheduled.
+func keepPodCondition(c corev1.PodCondition) bool {
+	switch c.Type {
+	case corev1.PodReady, corev1.DisruptionTarget:
+		return true
+	case corev1.PodScheduled:
+		return c.Status != corev1.ConditionTrue
+	}
+	return false
+}
+
+func slimStatuses(ss []corev1.ContainerStatus) []ContainerStatus {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]ContainerStatus, len(ss))
+	for i, s := range ss {
+		out[i] = ContainerStatus{
+			Name: Intern(s.Name), Image: Intern(s.Image), ImageID: Intern(s.ImageID), Ready: s.Ready,
+			RestartCount: s.RestartCount, State: s.State, LastTerminationState: s.LastTerminationState,
+		}
+	}
+	return out
+}
