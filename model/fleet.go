@@ -1236,8 +1236,8 @@ func (e *sbEntry) maskedSandbox() *Sandbox {
 type Snapshot struct {
 	Version   uint64
 	Status    SourceStatus
-	Sandboxes []*Sandbox    // sorted by Key
-	Pods      []*Pod // every Pod behind a sandbox, sorted by namespace/name
+	Sandboxes []*Sandbox // sorted by Key
+	Pods      []*Pod     // every Pod behind a sandbox, sorted by namespace/name
 	Pools     []*Pool
 
 	history  *ipHistory

@@ -9,10 +9,10 @@ import (
 // slotFacts is everything the identity of one slot depends on. The Fleet
 // fills it from its indexes; identity derivation itself is a pure function.
 type slotFacts struct {
-	RecordedIP string      // what the engine forwards to; "" = unassigned
-	PodName    string      // the Pod name the slot links to ("" when no Pod is linked)
-	BoundUID   types.UID   // first UID seen for PodName by this sandbox
-	Pod        *Pod // the Pod with PodName now; nil when none exists
+	RecordedIP string    // what the engine forwards to; "" = unassigned
+	PodName    string    // the Pod name the slot links to ("" when no Pod is linked)
+	BoundUID   types.UID // first UID seen for PodName by this sandbox
+	Pod        *Pod      // the Pod with PodName now; nil when none exists
 	// ForeignSandbox is set when the linked Pod belongs to another sandbox now
 	// (a pooled Pod released, or listed by two sandboxes, and handed to the other).
 	ForeignSandbox string

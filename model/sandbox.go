@@ -38,7 +38,7 @@ type Slot struct {
 	RecordedIP string        `json:"recordedIP"` // the address the engine forwards to; "" = unassigned
 	PodName    string        `json:"podName,omitempty"`
 	BoundUID   string        `json:"boundUID,omitempty"` // UID of the Pod first bound to this slot
-	Pod        *Pod   `json:"-"`                  // the linked Pod now; nil when gone. Read only.
+	Pod        *Pod          `json:"-"`                  // the linked Pod now; nil when gone. Read only.
 	Identity   IdentityState `json:"identity"`
 	Holder     *Holder       `json:"holder,omitempty"` // who holds RecordedIP now, when another Pod does
 	Stuck      *StuckInfo    `json:"stuck,omitempty"`  // set when the linked Pod is stuck Terminating
