@@ -63,6 +63,7 @@ type Fleet struct {
 	order       []*sbEntry
 	sbSlice     []*Sandbox
 	sbShared    bool
+	sbLog       changeLog // positions of sbSlice replaced in place, for readers catching up
 	pendingSbs  []*sbEntry // added since the last Snapshot, unsorted
 	podOrder    []*podEntry
 	podSlice    []*Pod
@@ -863,6 +864,9 @@ func (f *Fleet) SetStatus(st SourceStatus) {
 			e.masked, e.maskedOf = nil, nil
 		}
 	}
+	if f.unknown != unknown {
+		f.sbLog.restart(f.version) // every row is masked or unmasked
+	}
 	f.unknown = unknown
 	f.notify()
 }
@@ -942,6 +946,7 @@ func (f *Fleet) publish(e *sbEntry) {
 				f.sbSlice, f.sbShared = slices.Clone(f.sbSlice), false
 			}
 			f.sbSlice[i] = e.sb
+			f.sbLog.add(f.version, i)
 		}
 	}
 }
@@ -1087,6 +1092,9 @@ func (f *Fleet) Snapshot() *Snapshot {
 		f.poolsDirty = false
 	}
 	f.snap = &Snapshot{Version: f.version, Status: f.status, Sandboxes: sbs, Pods: pods, Pools: f.poolList, history: f.history}
+	if !f.unknown {
+		f.snap.changes = f.sbLog // masked lists are built anew each time: no log
+	}
 	return f.snap
 }
 
@@ -1122,6 +1130,7 @@ func (f *Fleet) mergeOrders() {
 		}
 		f.order, f.sbSlice = splice(f.order, f.sbSlice, drop, ins, adds, addVals)
 		f.sbShared = false
+		f.sbLog.restart(f.version)
 		clear(f.pendingSbs)
 		f.pendingSbs = f.pendingSbs[:0]
 		clear(f.removedSbs)
@@ -1241,6 +1250,7 @@ type Snapshot struct {
 	Pools     []*Pool
 
 	history  *ipHistory
+	changes  changeLog
 	podOnce  sync.Once
 	podToSbx map[string]*Sandbox
 }

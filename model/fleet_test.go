@@ -281,6 +281,8 @@ func TestRandomChurnInvariants(t *testing.T) {
 	f, c := newSyncedFleet(t)
 	rng := newTestRand(7)
 	live := map[string]*corev1.Pod{}
+	var recent []*Snapshot // for ChangedSince
+	caughtUp := 0
 	for step := 0; step < 3000; step++ {
 		i := rng.Intn(40)
 		name := fmt.Sprint("s", i)
@@ -315,6 +317,21 @@ func TestRandomChurnInvariants(t *testing.T) {
 			continue
 		}
 		s := f.Snapshot()
+		for _, prev := range recent {
+			positions, ok := s.ChangedSince(prev)
+			if !ok {
+				continue
+			}
+			caughtUp++
+			for j := range s.Sandboxes {
+				if s.Sandboxes[j] != prev.Sandboxes[j] && !slices.Contains(positions, j) {
+					t.Fatalf("step %d: position %d changed since version %d but ChangedSince(%v) misses it", step, j, prev.Version, positions)
+				}
+			}
+		}
+		if recent = append(recent, s); len(recent) > 4 {
+			recent = recent[1:]
+		}
 		f.mu.Lock()
 		if len(s.Sandboxes) != len(f.sandboxes) {
 			t.Fatalf("step %d: snapshot has %d sandboxes, fleet %d", step, len(s.Sandboxes), len(f.sandboxes))
@@ -347,6 +364,69 @@ func TestRandomChurnInvariants(t *testing.T) {
 			}
 		}
 		f.mu.Unlock()
+	}
+	if caughtUp == 0 {
+		t.Fatal("ChangedSince never applied: the check above proved nothing")
+	}
+	t.Logf("ChangedSince applied %d times", caughtUp)
+}
+
+// ChangedSince names the positions replaced since an older Snapshot, and
+// refuses whenever positions may have shifted or the log does not reach back.
+func TestChangedSince(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	for _, name := range []string{"a", "b", "c", "d"} {
+		f.UpsertBatchSandbox(batchSandbox(name, "10.0.0."+name))
+	}
+	s1 := f.Snapshot()
+	f.UpsertPod(SlimPod(runningPod("c-0", "uc", "10.0.1.3", ownedBy("c", 0))))
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.1.1", ownedBy("a", 0))))
+	s2 := f.Snapshot()
+	got, ok := s2.ChangedSince(s1)
+	if !ok || !slices.Equal(got, []int{0, 2}) {
+		t.Fatalf("ChangedSince = %v, %v; want [0 2], true", got, ok)
+	}
+	if got, ok := s2.ChangedSince(s2); !ok || len(got) != 0 {
+		t.Fatalf("ChangedSince(itself) = %v, %v; want none, true", got, ok)
+	}
+	if _, ok := s1.ChangedSince(s2); ok {
+		t.Fatal("ChangedSince a newer snapshot")
+	}
+	f.UpsertBatchSandbox(batchSandbox("bb", ""))
+	s3 := f.Snapshot()
+	if _, ok := s3.ChangedSince(s2); ok {
+		t.Fatal("ChangedSince across an added sandbox")
+	}
+	f.DeleteBatchSandbox(ns, "bb")
+	if _, ok := f.Snapshot().ChangedSince(s3); ok {
+		t.Fatal("ChangedSince across a removed sandbox")
+	}
+	s4 := f.Snapshot()
+	other, _ := newSyncedFleet(t)
+	for _, name := range []string{"a", "b", "c", "d"} {
+		other.UpsertBatchSandbox(batchSandbox(name, "10.0.0."+name))
+	}
+	if _, ok := other.Snapshot().ChangedSince(s4); ok {
+		t.Fatal("ChangedSince across fleets")
+	}
+	// Disconnected: every row is masked, then unmasked.
+	lost := ft0
+	f.SetStatus(SourceStatus{Synced: true, DisconnectedSince: &lost})
+	s5 := f.Snapshot()
+	if _, ok := s5.ChangedSince(s4); ok {
+		t.Fatal("ChangedSince into a masked snapshot")
+	}
+	f.SetStatus(SourceStatus{Synced: true})
+	s6 := f.Snapshot()
+	if _, ok := s6.ChangedSince(s5); ok {
+		t.Fatal("ChangedSince out of a masked snapshot")
+	}
+	// A log that overflowed no longer reaches back.
+	for i := 0; i <= maxChangeLog; i++ {
+		f.UpsertPod(SlimPod(runningPod("d-0", fmt.Sprint("ud", i%2), "10.0.1.4", ownedBy("d", 0))))
+	}
+	if _, ok := f.Snapshot().ChangedSince(s6); ok {
+		t.Fatal("ChangedSince past an overflowed log")
 	}
 }
 

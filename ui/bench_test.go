@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -67,6 +68,54 @@ func BenchmarkLiveUpdate(b *testing.B) {
 					next.Sandboxes[j] = &c
 				}
 				src.snap = &next
+				b.StartTimer()
+				app.Update(refreshMsg{})
+				_ = app.View()
+			}
+		})
+	}
+}
+
+// BenchmarkFleetUpdate is a live refresh as the fleet drives it: a few Pod
+// status writes (at 100 writes/s and a 16 ms redraw period, about two per
+// refresh) through a real model.Fleet, then the refresh and one frame. The
+// fleet names the replaced rows, so the cost should not grow with the fleet;
+// BenchmarkLiveUpdate is the same work when every row must be compared.
+func BenchmarkFleetUpdate(b *testing.B) {
+	const ns, perRefresh = "bench", 2
+	at := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+	name := func(i int) string { return fmt.Sprintf("sbx-%05d", i) }
+	ip := func(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255) }
+	for _, n := range []int{1000, 50000} {
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			f := model.NewFleet(model.FleetOptions{Now: func() time.Time { return at }})
+			f.SetStatus(model.SourceStatus{Synced: true})
+			pods := make([]*model.Pod, n)
+			restarted := make([]*model.Pod, n)
+			for i := range n {
+				f.UpsertBatchSandbox(fleetSandbox(ns, name(i), at, ip(i)))
+				p := fleetPod(ns, name(i), "uid-"+name(i), ip(i), at)
+				pods[i] = model.SlimPod(p)
+				p.Status.ContainerStatuses[0].RestartCount = 1
+				restarted[i] = model.SlimPod(p)
+				f.UpsertPod(pods[i])
+			}
+			src := &fakeSource{snap: f.Snapshot()}
+			app := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+			app.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for it := 0; it < b.N; it++ {
+				b.StopTimer()
+				for k := range perRefresh {
+					i := (it*perRefresh + k) * 7919 % n
+					if it/n%2 == 0 {
+						f.UpsertPod(restarted[i])
+					} else {
+						f.UpsertPod(pods[i])
+					}
+				}
+				src.set(f.Snapshot())
 				b.StartTimer()
 				app.Update(refreshMsg{})
 				_ = app.View()

@@ -142,6 +142,8 @@ type sandboxesView struct {
 	fmt     []*sbRow
 	natural [nSandboxCols]int
 	order   []int  // every row, sorted
+	where   []int  // where[row] = its index in order, valid while whereOK
+	whereOK bool
 	nsScope string // the namespace the rows were picked for ("" = all)
 	tally   tally  // the header's counts over rows
 
@@ -198,6 +200,15 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	if v.built && v.disc == disc && v.nsScope == c.nsScope && sameSandboxes(snap.Sandboxes, v.snap.Sandboxes) {
 		v.snap = snap
 		return
+	}
+	// Only sandboxes replaced in place, none added or removed: the fleet
+	// names their positions, so the refresh costs what changed, not the fleet.
+	if v.built && v.disc == disc && c.nsScope == "" && v.nsScope == "" && len(v.order) == len(v.rows) {
+		if positions, ok := snap.ChangedSince(v.snap); ok {
+			v.snap = snap
+			v.replaceRows(snap.Sandboxes, positions)
+			return
+		}
 	}
 	first := !v.built
 	v.built, v.snap, v.disc, v.nsScope = true, snap, disc, c.nsScope
@@ -286,9 +297,56 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	if len(order) > kept || !model.InOrderAround(v.rows, order, v.sort, moved) {
 		model.Sort(v.rows, order, v.sort)
 	}
-	v.order = order
+	v.order, v.whereOK = order, false
 	v.haveVis = false
 	v.refilter()
+}
+
+// replaceRows takes rows that differ from the current ones only at
+// positions (the same sandboxes at the same places otherwise). Column widths
+// only grow here; a full rebuild (any add or remove) lets them shrink.
+func (v *sandboxesView) replaceRows(rows []*model.Sandbox, positions []int) {
+	var moved []int // indexes in order of the rows formatted anew
+	for _, j := range positions {
+		sb, r := rows[j], v.fmt[j]
+		if r.sb == sb {
+			continue
+		}
+		v.tally.add(r.count, -1)
+		r = newSBRow(sb, v.disc)
+		v.tally.add(r.count, 1)
+		v.fmt[j], v.keys[j] = r, r.fkey
+		for k := range r.cells {
+			if l := len(r.cells[k]); l > v.natural[k] {
+				v.natural[k] = l
+			}
+		}
+		moved = append(moved, v.orderIndex(j))
+	}
+	v.rows = rows
+	if len(moved) == 0 {
+		return
+	}
+	if !model.InOrderAround(v.rows, v.order, v.sort, moved) {
+		model.Sort(v.rows, v.order, v.sort)
+		v.whereOK = false
+	}
+	v.haveVis = false
+	v.refilter()
+}
+
+// orderIndex is where row j sits in order.
+func (v *sandboxesView) orderIndex(j int) int {
+	if !v.whereOK {
+		if len(v.where) != len(v.order) {
+			v.where = make([]int, len(v.order))
+		}
+		for i, ri := range v.order {
+			v.where[ri] = i
+		}
+		v.whereOK = true
+	}
+	return v.where[j]
 }
 
 // sameSandboxes: a and b are the same published list (a Snapshot after a
@@ -304,6 +362,7 @@ func (v *sandboxesView) resort() {
 		v.order[i] = i
 	}
 	model.Sort(v.rows, v.order, v.sort)
+	v.whereOK = false
 	v.haveVis = false
 	v.refilter()
 }
@@ -327,6 +386,9 @@ func (v *sandboxesView) refilter() {
 
 // follow keeps the cursor on the same sandbox when rows move.
 func (v *sandboxesView) follow() {
+	if v.cursor < len(v.visible) && v.rows[v.visible[v.cursor]].Key == v.selKey {
+		return // still on it: no search
+	}
 	if v.selKey != "" {
 		for i, ri := range v.visible {
 			if v.rows[ri].Key == v.selKey {

@@ -1,0 +1,119 @@
+package ui
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// A live refresh that only replaces the rows the fleet names (no sandbox
+// added or removed) must leave the view exactly as a full rebuild from the
+// same snapshot would: rows, sort order, visible rows, header counts and
+// cells. Random churn through a real Fleet, under several sort orders, with
+// and without the problems filter.
+func TestPartialRefreshMatchesFullRebuild(t *testing.T) {
+	const ns, n = "team-rl", 30
+	now := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+	name := func(i int) string { return fmt.Sprintf("sbx-%02d", i) }
+	ip := func(i int) string { return fmt.Sprintf("10.0.0.%d", i) }
+	for _, sortKey := range []model.SortKey{model.SortName, model.SortState, model.SortRestarts} {
+		for _, problems := range []bool{false, true} {
+			f := model.NewFleet(model.FleetOptions{Now: func() time.Time { return now }})
+			f.SetStatus(model.SourceStatus{Synced: true})
+			for i := range n {
+				f.UpsertBatchSandbox(fleetSandbox(ns, name(i), now, ip(i)))
+				f.UpsertPod(model.SlimPod(fleetPod(ns, name(i), "uid-"+name(i), ip(i), now)))
+			}
+			src := &fakeSource{snap: f.Snapshot()}
+			open := func() (*App, *sandboxesView) {
+				a := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+				a.Init()
+				v := a.stack[0].(*sandboxesView)
+				if sortKey != v.sort.Key {
+					v.setSort(sortKey, a.c)
+				}
+				if problems {
+					v.filter.ProblemsOnly = true
+					v.refilter()
+				}
+				return a, v
+			}
+			a, live := open()
+			rng := rand.New(rand.NewPCG(uint64(len(sortKey)), 7))
+			partial := 0
+			for step := range 200 {
+				i := rng.IntN(n)
+				switch rng.IntN(12) {
+				case 0:
+					f.DeleteBatchSandbox(ns, name(i))
+				case 1:
+					f.UpsertBatchSandbox(fleetSandbox(ns, name(i), now, ip(i)))
+				default:
+					p := fleetPod(ns, name(i), "uid-"+name(i), ip(i), now)
+					switch rng.IntN(3) {
+					case 0:
+						p.Status.Phase = corev1.PodFailed
+						p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}
+					case 1:
+						p.Status.ContainerStatuses[0].RestartCount = int32(rng.IntN(4))
+					}
+					f.UpsertPod(model.SlimPod(p))
+				}
+				next := f.Snapshot()
+				if _, ok := next.ChangedSince(a.c.snap); ok {
+					partial++
+				}
+				src.set(next)
+				a.liveRefresh()
+				_, fresh := open()
+				where := fmt.Sprintf("sort %s, problems %v, step %d", sortKey, problems, step)
+				sameView(t, where, live, fresh)
+			}
+			if partial < 100 {
+				t.Fatalf("sort %s: only %d of 200 refreshes could be partial; the test proves little", sortKey, partial)
+			}
+		}
+	}
+}
+
+func sameView(t *testing.T, where string, got, want *sandboxesView) {
+	t.Helper()
+	keysOf := func(v *sandboxesView, idx []int) []string {
+		out := make([]string, len(idx))
+		for i, ri := range idx {
+			out[i] = v.rows[ri].Key
+		}
+		return out
+	}
+	if g, w := keysOf(got, got.order), keysOf(want, want.order); !slices.Equal(g, w) {
+		t.Fatalf("%s: order\n got %v\nwant %v", where, g, w)
+	}
+	if g, w := keysOf(got, got.visible), keysOf(want, want.visible); !slices.Equal(g, w) {
+		t.Fatalf("%s: visible\n got %v\nwant %v", where, g, w)
+	}
+	for j := range want.rows {
+		if got.rows[j] != want.rows[j] || got.fmt[j].cells != want.fmt[j].cells || got.keys[j] != want.keys[j] {
+			t.Fatalf("%s: row %d (%s) differs", where, j, want.rows[j].Key)
+		}
+	}
+	gt, wt := got.tally, want.tally
+	if gt.total != wt.total || gt.running != wt.running || gt.stuck != wt.stuck {
+		t.Fatalf("%s: tally %+v, want %+v", where, gt, wt)
+	}
+	for id, c := range wt.identity {
+		if gt.identity[id] != c {
+			t.Fatalf("%s: %s counted %d, want %d", where, id, gt.identity[id], c)
+		}
+	}
+	for k := range want.natural {
+		if got.natural[k] < want.natural[k] {
+			t.Fatalf("%s: column %d width %d, narrower than its cells (%d)", where, k, got.natural[k], want.natural[k])
+		}
+	}
+}
