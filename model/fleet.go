@@ -63,7 +63,7 @@ type Fleet struct {
 	order       []*sbEntry
 	sbSlice     []*Sandbox
 	sbShared    bool
-	sbLog       changeLog // positions of sbSlice replaced in place, for readers catching up
+	sbLog       changeLog  // positions of sbSlice replaced in place, for readers catching up
 	pendingSbs  []*sbEntry // added since the last Snapshot, unsorted
 	podOrder    []*podEntry
 	podSlice    []*Pod

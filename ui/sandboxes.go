@@ -141,8 +141,8 @@ type sandboxesView struct {
 	keys    []string
 	fmt     []*sbRow
 	natural [nSandboxCols]int
-	order   []int  // every row, sorted
-	where   []int  // where[row] = its index in order, valid while whereOK
+	order   []int // every row, sorted
+	where   []int // where[row] = its index in order, valid while whereOK
 	whereOK bool
 	nsScope string // the namespace the rows were picked for ("" = all)
 	tally   tally  // the header's counts over rows
