@@ -261,7 +261,7 @@ func (w *wireBatchSandbox) toModel() *model.BatchSandbox {
 	b := &model.BatchSandbox{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: m.Name, Namespace: model.Intern(m.Namespace), UID: types.UID(m.UID), ResourceVersion: m.ResourceVersion,
-			Generation: m.Generation, Labels: model.InternKeys(m.Labels), CreationTimestamp: m.CreationTimestamp,
+			Generation: m.Generation, Labels: model.InternLabels(m.Labels, m.Name), CreationTimestamp: m.CreationTimestamp,
 			DeletionTimestamp: m.DeletionTimestamp, Finalizers: model.InternAll(m.Finalizers),
 		},
 		Replicas:       w.Spec.Replicas,

@@ -112,14 +112,19 @@ func SlimPod(p *corev1.Pod) *Pod {
 	if p == nil {
 		return nil
 	}
+	owners := slimOwnerRefs(p.OwnerReferences)
+	var ownerNames []string
+	for _, o := range owners {
+		ownerNames = append(ownerNames, o.Name)
+	}
 	out := &Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:                       p.Name,
 			Namespace:                  Intern(p.Namespace),
 			UID:                        p.UID,
 			ResourceVersion:            p.ResourceVersion,
-			Labels:                     InternKeys(p.Labels),
-			OwnerReferences:            slimOwnerRefs(p.OwnerReferences),
+			Labels:                     InternLabels(p.Labels, ownerNames...),
+			OwnerReferences:            owners,
 			CreationTimestamp:          p.CreationTimestamp,
 			DeletionTimestamp:          p.DeletionTimestamp,
 			DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds,

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"time"
 	"unique"
@@ -67,13 +68,27 @@ func InternAll(ss []string) []string {
 	return out
 }
 
-// InternKeys returns m with its keys interned (values are left alone).
-func InternKeys(m map[string]string) map[string]string {
+// InternLabels returns m with its keys interned. Values are not interned
+// (most are unique per object), but a value equal to one of same, or to
+// another value of m, shares that string: engines repeat an object's ID in
+// several labels and in its owner's name, each decoded into its own copy.
+func InternLabels(m map[string]string, same ...string) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
+	kept := make([]string, 0, len(same)+len(m))
+	for _, s := range same {
+		if s != "" {
+			kept = append(kept, s)
+		}
+	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
+		if i := slices.Index(kept, v); i >= 0 {
+			v = kept[i]
+		} else if len(v) > 8 { // shorter ones cost no more than the search
+			kept = append(kept, v)
+		}
 		out[Intern(k)] = v
 	}
 	return out

@@ -2,10 +2,12 @@ package model
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -241,5 +243,27 @@ func TestAnnotationSeedCorpus(t *testing.T) {
 	for _, s := range annotationSeeds {
 		_, _ = parseEndpoints(s)
 		_, _ = parseAllocPods(s)
+	}
+}
+
+// Equal label values, and a value equal to the owner's name, share one string.
+func TestInternLabelsSharesEqualValues(t *testing.T) {
+	owner := strings.Clone("0033f9d5-118c-4d5e-973f-be1e3dc471df")
+	m := map[string]string{
+		LabelBatchSandboxName: strings.Clone(owner),
+		LabelSandboxID:        strings.Clone(owner),
+		"tenant":              "team-agents",
+	}
+	got := InternLabels(m, owner)
+	if !maps.Equal(got, m) {
+		t.Fatalf("labels changed: %v", got)
+	}
+	for _, k := range []string{LabelBatchSandboxName, LabelSandboxID} {
+		if unsafe.StringData(got[k]) != unsafe.StringData(owner) {
+			t.Errorf("label %s keeps its own copy of the owner's name", k)
+		}
+	}
+	if InternLabels(nil) != nil {
+		t.Error("nil labels became non-nil")
 	}
 }
