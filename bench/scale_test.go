@@ -185,7 +185,7 @@ func BenchmarkScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	syncTime := time.Since(start)
-	for len(w.Fleet().Snapshot().Sandboxes) < n {
+	for w.Fleet().Snapshot().NumSandboxes() < n {
 		time.Sleep(5 * time.Millisecond)
 	}
 	modelTime := time.Since(start)
@@ -201,13 +201,13 @@ func BenchmarkScale(b *testing.B) {
 	}
 	snap := w.Fleet().Snapshot()
 	taken := 0
-	for _, sb := range snap.Sandboxes {
+	for _, sb := range snap.Sandboxes() {
 		if sb.Identity() == model.IdentityIPTaken {
 			taken++
 		}
 	}
 	res.add("sandscope: start to synced informers", ms(syncTime), "")
-	res.add("sandscope: start to full model", ms(modelTime), fmt.Sprintf("%d sandboxes, %d IP_TAKEN (loaded %d dead with a reused IP)", len(snap.Sandboxes), taken, dead))
+	res.add("sandscope: start to full model", ms(modelTime), fmt.Sprintf("%d sandboxes, %d IP_TAKEN (loaded %d dead with a reused IP)", len(snap.Sandboxes()), taken, dead))
 	res.add("sandscope: start to first full frame", ms(frameTime), fmt.Sprintf("CPU %s during start-up", ms(startCPU)))
 
 	// 3. Memory after sync.
@@ -274,7 +274,7 @@ func BenchmarkScale(b *testing.B) {
 }
 
 func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns string, w *kube.Watcher, snap *model.Snapshot, res *results) {
-	visible := snap.Sandboxes
+	visible := snap.Sandboxes()
 	if len(visible) > 30 {
 		visible = visible[:30] // the first rows by name: on screen in a 50-line terminal
 	}
@@ -477,11 +477,11 @@ func (m *modelWatch) run(ctx context.Context, w *kube.Watcher, keys []string) {
 		snap := w.Fleet().Snapshot()
 		now := time.Now()
 		for _, k := range keys {
-			i, ok := sort.Find(len(snap.Sandboxes), func(i int) int { return strings.Compare(k, snap.Sandboxes[i].Key) })
-			if !ok {
+			sb := snap.Sandbox(k)
+			if sb == nil {
 				continue
 			}
-			marker := strconv.Itoa(int(snap.Sandboxes[i].Restarts))
+			marker := strconv.Itoa(int(sb.Restarts))
 			m.mu.Lock()
 			if at, ok := m.pending[marker]; ok {
 				m.lat = append(m.lat, now.Sub(at))
@@ -568,10 +568,10 @@ func filterLatency(w *kube.Watcher, res *results) {
 	app.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	_ = app.View()
 	snap := w.Fleet().Snapshot()
-	if len(snap.Sandboxes) == 0 {
+	if len(snap.Sandboxes()) == 0 {
 		return
 	}
-	target := snap.Sandboxes[len(snap.Sandboxes)/2].Name[:8]
+	target := snap.Sandboxes()[len(snap.Sandboxes())/2].Name[:8]
 	var lat []time.Duration
 	for round := 0; round < 5; round++ {
 		app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
@@ -591,7 +591,7 @@ func filterLatency(w *kube.Watcher, res *results) {
 		_ = app.View()
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	res.add(fmt.Sprintf("filter keystroke -> frame p50 (%d rows)", len(snap.Sandboxes)), ms(pct(lat, 50)), fmt.Sprintf("%d keystrokes typing/erasing %q", len(lat), target))
+	res.add(fmt.Sprintf("filter keystroke -> frame p50 (%d rows)", len(snap.Sandboxes())), ms(pct(lat, 50)), fmt.Sprintf("%d keystrokes typing/erasing %q", len(lat), target))
 	res.add("filter keystroke -> frame p95", ms(pct(lat, 95)), "max "+ms(lat[len(lat)-1]))
 }
 

@@ -69,7 +69,7 @@ func BenchmarkRetainedMemory(b *testing.B) {
 			fleet.UpsertPod(slim.(*model.Pod))
 		}
 		fleet.SetStatus(model.SourceStatus{Synced: true})
-		if got := len(fleet.Snapshot().Sandboxes); got != n {
+		if got := len(fleet.Snapshot().Sandboxes()); got != n {
 			b.Fatalf("%d sandboxes in the fleet, want %d", got, n)
 		}
 		perSandbox = float64(int64(liveHeap())-int64(before)) / float64(n)

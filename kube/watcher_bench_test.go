@@ -82,7 +82,7 @@ func benchWatcherFleet(b *testing.B, n int) {
 		}
 		syncCancel()
 		syncSecs = time.Since(start).Seconds()
-		if got := len(w.Fleet().Snapshot().Sandboxes); got != n {
+		if got := len(w.Fleet().Snapshot().Sandboxes()); got != n {
 			b.Fatalf("fleet has %d sandboxes after sync, want %d", got, n)
 		}
 		runtime.GC()
@@ -226,7 +226,7 @@ func patchPods(b *testing.B, c *kubetest.Cluster, ns string, m int, gen string, 
 
 func allPatched(s *model.Snapshot, ns string, m int, gen string) bool {
 	seen := 0
-	for _, p := range s.Pods {
+	for _, p := range s.Pods() {
 		if p.Namespace == ns && p.Labels["bench.sandscope.io/gen"] == gen {
 			seen++
 		}

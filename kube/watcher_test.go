@@ -102,7 +102,7 @@ func waitFor(t *testing.T, w *kube.Watcher, start time.Time, timeout time.Durati
 func describe(s *model.Snapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  status: synced=%v disconnectedSince=%v forbidden=%v notes=%v\n", s.Status.Synced, s.Status.DisconnectedSince, s.Status.Forbidden, s.Status.Notes)
-	for _, sb := range s.Sandboxes {
+	for _, sb := range s.Sandboxes() {
 		fmt.Fprintf(&b, "  %s phase=%q state=%s identity=%s", sb.Key, sb.EnginePhase, sb.State, sb.Identity())
 		for _, sl := range sb.Slots {
 			fmt.Fprintf(&b, " slot%d{ip=%q pod=%s id=%s", sl.Index, sl.RecordedIP, sl.PodName, sl.Identity)
@@ -531,7 +531,7 @@ func TestWatcherTransforms(t *testing.T) {
 		return s.SandboxOfPod(ns, "fat") != nil && s.Sandbox(key) != nil
 	})
 	var cached *model.Pod
-	for _, p := range snap.Pods {
+	for _, p := range snap.Pods() {
 		if p.Namespace == ns && p.Name == "fat" {
 			cached = p
 		}

@@ -47,15 +47,15 @@ func (l *changeLog) add(ver uint64, pos int) {
 	l.entries = append(l.entries, change{ver: ver, pos: int32(pos)})
 }
 
-// ChangedSince lists the positions of s.Sandboxes that may hold another
-// sandbox than the same position of prev.Sandboxes, when the fleet can tell
+// ChangedSince lists the positions of s.Sandboxes() that may hold another
+// sandbox than the same position of prev.Sandboxes(), when the fleet can tell
 // without comparing the lists: both come from the same Fleet, no sandbox
 // was added or removed in between, and the log reaches back to prev. ok is
 // false otherwise, and the caller compares the lists itself. The positions
 // are sorted and distinct; an unchanged sandbox may be among them.
 func (s *Snapshot) ChangedSince(prev *Snapshot) (positions []int, ok bool) {
 	if prev == nil || s.changes.layout == nil || prev.changes.layout != s.changes.layout ||
-		prev.Version < s.changes.from || prev.Version > s.Version || len(prev.Sandboxes) != len(s.Sandboxes) {
+		prev.Version < s.changes.from || prev.Version > s.Version || prev.NumSandboxes() != s.NumSandboxes() {
 		return nil, false
 	}
 	log := s.changes.entries

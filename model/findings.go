@@ -62,11 +62,11 @@ func Findings(snap *Snapshot, context string) []Finding {
 		return nil
 	}
 	n := 0
-	for _, sb := range snap.Sandboxes {
+	for _, sb := range snap.Sandboxes() {
 		n += len(sb.Notices)
 	}
 	out := make([]Finding, 0, n)
-	for _, sb := range snap.Sandboxes {
+	for _, sb := range snap.Sandboxes() {
 		for _, no := range sb.Notices {
 			out = append(out, NewFinding(context, sb, no))
 		}

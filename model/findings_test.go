@@ -5,7 +5,7 @@ import (
 )
 
 func TestFindingsUseTheSeverityTable(t *testing.T) {
-	snap := &Snapshot{Sandboxes: []*Sandbox{
+	snap := NewSnapshot(0, SourceStatus{}, []*Sandbox{
 		{Key: "bsbx/ns/b", Namespace: "ns", Name: "b", Notices: []Notice{
 			{Code: CodeIPTaken, Severity: SeverityWarning, Pod: "b-0", Message: "taken"}, // table says error
 			{Code: CodeFailedSticky, Severity: SeverityError, Pod: "b-0"},                // table says info
@@ -15,7 +15,7 @@ func TestFindingsUseTheSeverityTable(t *testing.T) {
 			{Code: CodeStuckTerminating, Severity: SeverityWarning, Pod: "a-0", Evidence: []Evidence{{Kind: Observed, Text: "x"}}},
 		}},
 		{Key: "bsbx/ns/c", Namespace: "ns", Name: "c"},
-	}}
+	}, nil, nil)
 	got := Findings(snap, "prod")
 	want := []struct {
 		code, sandbox string

@@ -55,19 +55,17 @@ type Fleet struct {
 	sandboxes map[string]*sbEntry
 	pools     map[string]*Pool
 
-	// The published lists. order/podOrder are sorted; sbSlice/podSlice hold
+	// The published lists. order/podOrder are sorted; sbVec/podVec hold
 	// their current values position by position, so an update writes one
-	// slot (copying the slice first if the last Snapshot shares it) and a
-	// Snapshot after updates only hands the slice out. Additions wait in
+	// slot (copying its chunk first if the last Snapshot shares it) and a
+	// Snapshot after updates only hands the chunks out. Additions wait in
 	// pending* and removals are counted until the next Snapshot merges them.
 	order       []*sbEntry
-	sbSlice     []*Sandbox
-	sbShared    bool
-	sbLog       changeLog  // positions of sbSlice replaced in place, for readers catching up
+	sbVec       chunked[Sandbox]
+	sbLog       changeLog  // positions of sbVec replaced in place, for readers catching up
 	pendingSbs  []*sbEntry // added since the last Snapshot, unsorted
 	podOrder    []*podEntry
-	podSlice    []*Pod
-	podShared   bool
+	podVec      chunked[Pod]
 	pendingPods []*podEntry
 	poolList    []*Pool
 	poolsDirty  bool
@@ -244,10 +242,7 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	f.byUID[p.UID] = pe
 	if pe.inOrder && !pe.pending {
 		if i, ok := f.podIndex(pe); ok {
-			if f.podShared {
-				f.podSlice, f.podShared = slices.Clone(f.podSlice), false
-			}
-			f.podSlice[i] = p
+			f.podVec.set(i, p)
 		}
 	}
 	f.reindexPodClaims(pe, old, p)
@@ -942,10 +937,7 @@ func (f *Fleet) publish(e *sbEntry) {
 	case e.pending:
 	default:
 		if i, ok := f.sbIndex(e); ok {
-			if f.sbShared {
-				f.sbSlice, f.sbShared = slices.Clone(f.sbSlice), false
-			}
-			f.sbSlice[i] = e.sb
+			f.sbVec.set(i, e.sb)
 			f.sbLog.add(f.version, i)
 		}
 	}
@@ -1066,17 +1058,16 @@ func (f *Fleet) Snapshot() *Snapshot {
 		return f.snap
 	}
 	f.mergeOrders()
-	sbs := f.sbSlice
+	var sbs snapList[Sandbox]
 	if f.unknown {
-		sbs = make([]*Sandbox, len(f.order))
+		masked := make([]*Sandbox, len(f.order))
 		for i, e := range f.order {
-			sbs[i] = e.maskedSandbox()
+			masked[i] = e.maskedSandbox()
 		}
+		sbs = plainList(masked)
 	} else {
-		f.sbShared = true
+		sbs = f.sbVec.share()
 	}
-	pods := f.podSlice
-	f.podShared = true
 	if f.poolsDirty || f.poolList == nil {
 		f.poolList = make([]*Pool, 0, len(f.pools))
 		for _, p := range f.pools {
@@ -1091,7 +1082,7 @@ func (f *Fleet) Snapshot() *Snapshot {
 		})
 		f.poolsDirty = false
 	}
-	f.snap = &Snapshot{Version: f.version, Status: f.status, Sandboxes: sbs, Pods: pods, Pools: f.poolList, history: f.history}
+	f.snap = &Snapshot{Version: f.version, Status: f.status, sbs: sbs, pods: f.podVec.share(), Pools: f.poolList, history: f.history}
 	if !f.unknown {
 		f.snap.changes = f.sbLog // masked lists are built anew each time: no log
 	}
@@ -1128,8 +1119,9 @@ func (f *Fleet) mergeOrders() {
 			ins[j], _ = slices.BinarySearchFunc(f.order, e.key, func(x *sbEntry, k string) int { return strings.Compare(x.key, k) })
 			addVals[j] = e.sb
 		}
-		f.order, f.sbSlice = splice(f.order, f.sbSlice, drop, ins, adds, addVals)
-		f.sbShared = false
+		var sbs []*Sandbox
+		f.order, sbs = splice(f.order, f.sbVec.flat(), drop, ins, adds, addVals)
+		f.sbVec.reset(sbs)
 		f.sbLog.restart(f.version)
 		clear(f.pendingSbs)
 		f.pendingSbs = f.pendingSbs[:0]
@@ -1165,8 +1157,9 @@ func (f *Fleet) mergeOrders() {
 		ins[j], _ = slices.BinarySearchFunc(f.podOrder, pe, comparePodEntries)
 		addVals[j] = pe.pod
 	}
-	f.podOrder, f.podSlice = splice(f.podOrder, f.podSlice, drop, ins, adds, addVals)
-	f.podShared = false
+	var pods []*Pod
+	f.podOrder, pods = splice(f.podOrder, f.podVec.flat(), drop, ins, adds, addVals)
+	f.podVec.reset(pods)
 	clear(f.pendingPods)
 	f.pendingPods = f.pendingPods[:0]
 	clear(f.droppedPods)
@@ -1243,11 +1236,12 @@ func (e *sbEntry) maskedSandbox() *Sandbox {
 
 // Snapshot is a consistent, immutable view of the fleet at one moment.
 type Snapshot struct {
-	Version   uint64
-	Status    SourceStatus
-	Sandboxes []*Sandbox // sorted by Key
-	Pods      []*Pod     // every Pod behind a sandbox, sorted by namespace/name
-	Pools     []*Pool
+	Version uint64
+	Status  SourceStatus
+	Pools   []*Pool
+
+	sbs  snapList[Sandbox] // sorted by Key
+	pods snapList[Pod]     // every Pod behind a sandbox, sorted by namespace/name
 
 	history  *ipHistory
 	changes  changeLog
@@ -1255,11 +1249,41 @@ type Snapshot struct {
 	podToSbx map[string]*Sandbox
 }
 
+// NewSnapshot is a Snapshot of plain lists, for code that assembles a fleet
+// without a Fleet (tests, fixtures). sandboxes must be sorted by Key and
+// pods by namespace/name; the Snapshot keeps them, so they must not change.
+func NewSnapshot(version uint64, status SourceStatus, sandboxes []*Sandbox, pods []*Pod, pools []*Pool) *Snapshot {
+	return &Snapshot{Version: version, Status: status, sbs: plainList(sandboxes), pods: plainList(pods), Pools: pools}
+}
+
+// Sandboxes returns every sandbox, sorted by Key. Read only. The first call
+// on a Snapshot from a Fleet builds the list (O(n)); a reader following
+// changes should use ChangedSince, NumSandboxes and SandboxAt instead.
+func (s *Snapshot) Sandboxes() []*Sandbox { return s.sbs.all() }
+
+// NumSandboxes is len(Sandboxes()) without building the list.
+func (s *Snapshot) NumSandboxes() int { return s.sbs.n }
+
+// SandboxAt is Sandboxes()[i] without building the list.
+func (s *Snapshot) SandboxAt(i int) *Sandbox { return s.sbs.at(i) }
+
+// SameSandboxes: s and o hold the same sandbox list, as a Snapshot after a
+// change of status alone shares its predecessor's.
+func (s *Snapshot) SameSandboxes(o *Snapshot) bool { return o != nil && s.sbs.same(&o.sbs) }
+
+// Pods returns every Pod behind a sandbox, sorted by namespace/name. Read
+// only; built on first use.
+func (s *Snapshot) Pods() []*Pod { return s.pods.all() }
+
+// NumPods is len(Pods()) without building the list.
+func (s *Snapshot) NumPods() int { return s.pods.n }
+
 // Sandbox finds a sandbox by key (binary search), nil when absent.
 func (s *Snapshot) Sandbox(key string) *Sandbox {
-	i := sort.Search(len(s.Sandboxes), func(i int) bool { return s.Sandboxes[i].Key >= key })
-	if i < len(s.Sandboxes) && s.Sandboxes[i].Key == key {
-		return s.Sandboxes[i]
+	n := s.NumSandboxes()
+	i := sort.Search(n, func(i int) bool { return s.SandboxAt(i).Key >= key })
+	if i < n && s.SandboxAt(i).Key == key {
+		return s.SandboxAt(i)
 	}
 	return nil
 }
@@ -1279,7 +1303,7 @@ func (s *Snapshot) IPHistory(ip string) []IPHolding {
 func (s *Snapshot) SandboxOfPod(namespace, name string) *Sandbox {
 	s.podOnce.Do(func() {
 		s.podToSbx = make(map[string]*Sandbox)
-		for _, sb := range s.Sandboxes {
+		for _, sb := range s.Sandboxes() {
 			for i := range sb.Slots {
 				sl := &sb.Slots[i]
 				if sl.PodName == "" || sl.Pod == nil {

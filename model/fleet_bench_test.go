@@ -111,7 +111,7 @@ func BenchmarkFleetMemory(b *testing.B) {
 				f := buildBenchFleet(n)
 				after := heapInUse()
 				perSandbox = float64(int64(after)-int64(before)) / float64(n)
-				if got := len(f.Snapshot().Sandboxes); got != n {
+				if got := len(f.Snapshot().Sandboxes()); got != n {
 					b.Fatalf("%d sandboxes", got)
 				}
 				runtime.KeepAlive(f)
@@ -200,8 +200,8 @@ func BenchmarkSnapshotAfterChange(b *testing.B) {
 				start := time.Now()
 				s := f.Snapshot()
 				inSnapshot += time.Since(start)
-				if len(s.Sandboxes) != n {
-					b.Fatalf("%d sandboxes", len(s.Sandboxes))
+				if s.NumSandboxes() != n {
+					b.Fatalf("%d sandboxes", s.NumSandboxes())
 				}
 			}
 			b.ReportMetric(float64(inSnapshot.Nanoseconds())/float64(b.N), "snapshot-ns/op")

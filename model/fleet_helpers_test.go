@@ -151,7 +151,7 @@ func mustSandbox(t *testing.T, f *Fleet, key string) *Sandbox {
 	sb := f.Snapshot().Sandbox(key)
 	if sb == nil {
 		var keys []string
-		for _, s := range f.Snapshot().Sandboxes {
+		for _, s := range f.Snapshot().Sandboxes() {
 			keys = append(keys, s.Key)
 		}
 		t.Fatalf("sandbox %s not in snapshot; have %v", key, keys)

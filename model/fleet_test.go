@@ -23,7 +23,7 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 	}
 	keys := func(s *Snapshot) []string {
 		var out []string
-		for _, sb := range s.Sandboxes {
+		for _, sb := range s.Sandboxes() {
 			out = append(out, sb.Key)
 		}
 		return out
@@ -37,7 +37,7 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 	f.UpsertBatchSandbox(batchSandbox("aa", ""))
 	f.DeleteBatchSandbox(ns, "c")
 	s2 := f.Snapshot()
-	if s1.Sandbox(bsKey("b")) != oldB || oldB.State != oldState || len(s1.Sandboxes) != 3 {
+	if s1.Sandbox(bsKey("b")) != oldB || oldB.State != oldState || len(s1.Sandboxes()) != 3 {
 		t.Error("an earlier snapshot changed")
 	}
 	if s2.Sandbox(bsKey("b")) == oldB || s2.Sandbox(bsKey("b")).State != StateDead {
@@ -49,8 +49,8 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 	if s2.Sandbox(bsKey("c")) != nil || s2.Version <= s1.Version {
 		t.Error("deleted sandbox still there, or version did not grow")
 	}
-	if len(s2.Pods) != 1 || s2.Pods[0].Name != "b-0" || s2.Pods[0].Status.Phase != corev1.PodFailed {
-		t.Errorf("pods %v", s2.Pods)
+	if len(s2.Pods()) != 1 || s2.Pods()[0].Name != "b-0" || s2.Pods()[0].Status.Phase != corev1.PodFailed {
+		t.Errorf("pods %v", s2.Pods())
 	}
 	if sb := s2.SandboxOfPod(ns, "b-0"); sb == nil || sb.Key != bsKey("b") {
 		t.Errorf("SandboxOfPod(b-0) = %v", sb)
@@ -68,7 +68,7 @@ func TestSnapshotPodsSortedByNamespaceThenName(t *testing.T) {
 		f.UpsertPod(SlimPod(p))
 	}
 	var got []string
-	for _, p := range f.Snapshot().Pods {
+	for _, p := range f.Snapshot().Pods() {
 		got = append(got, p.Namespace+"/"+p.Name)
 	}
 	if want := []string{"a/x", "a/y", "a-b/x"}; !slices.Equal(got, want) {
@@ -89,7 +89,7 @@ func TestPlainPodSandboxes(t *testing.T) {
 	f.UpsertPod(SlimPod(unlabelled))
 	s := f.Snapshot()
 	var keys []string
-	for _, sb := range s.Sandboxes {
+	for _, sb := range s.Sandboxes() {
 		keys = append(keys, sb.Key)
 	}
 	if !slices.Equal(keys, []string{plainKey("solo")}) {
@@ -122,8 +122,8 @@ func TestCustomPodSelector(t *testing.T) {
 	p.Labels = map[string]string{"team": "ml"}
 	f.UpsertPod(SlimPod(p))
 	f.UpsertPod(SlimPod(runningPod("other", "uo", "10.0.0.2")))
-	if s := f.Snapshot(); len(s.Sandboxes) != 1 || s.Sandboxes[0].Key != plainKey("m") {
-		t.Errorf("sandboxes %v", s.Sandboxes)
+	if s := f.Snapshot(); len(s.Sandboxes()) != 1 || s.Sandboxes()[0].Key != plainKey("m") {
+		t.Errorf("sandboxes %v", s.Sandboxes())
 	}
 }
 
@@ -221,7 +221,7 @@ func TestConcurrentReaders(t *testing.T) {
 				default:
 				}
 				s := f.Snapshot()
-				for _, sb := range s.Sandboxes {
+				for _, sb := range s.Sandboxes() {
 					_ = sb.Identity()
 					_ = s.SandboxOfPod(sb.Namespace, sb.Name+"-0")
 				}
@@ -262,8 +262,8 @@ func TestIndexesStayFlat(t *testing.T) {
 		f.DeletePod(SlimPod(p))
 	}
 	s := f.Snapshot()
-	if len(s.Sandboxes) != 0 || len(s.Pods) != 0 {
-		t.Fatalf("%d sandboxes %d pods left", len(s.Sandboxes), len(s.Pods))
+	if len(s.Sandboxes()) != 0 || len(s.Pods()) != 0 {
+		t.Fatalf("%d sandboxes %d pods left", len(s.Sandboxes()), len(s.Pods()))
 	}
 	for name, n := range map[string]int{"pods": len(f.pods), "byUID": len(f.byUID), "ipLive": len(f.ipLive), "bsOwned": len(f.bsOwned),
 		"claims": len(f.claims), "podLinks": len(f.podLinks), "ipWatch": len(f.ipWatch), "sandboxes": len(f.sandboxes),
@@ -323,8 +323,8 @@ func TestRandomChurnInvariants(t *testing.T) {
 				continue
 			}
 			caughtUp++
-			for j := range s.Sandboxes {
-				if s.Sandboxes[j] != prev.Sandboxes[j] && !slices.Contains(positions, j) {
+			for j := range s.Sandboxes() {
+				if s.Sandboxes()[j] != prev.Sandboxes()[j] && !slices.Contains(positions, j) {
 					t.Fatalf("step %d: position %d changed since version %d but ChangedSince(%v) misses it", step, j, prev.Version, positions)
 				}
 			}
@@ -333,11 +333,11 @@ func TestRandomChurnInvariants(t *testing.T) {
 			recent = recent[1:]
 		}
 		f.mu.Lock()
-		if len(s.Sandboxes) != len(f.sandboxes) {
-			t.Fatalf("step %d: snapshot has %d sandboxes, fleet %d", step, len(s.Sandboxes), len(f.sandboxes))
+		if len(s.Sandboxes()) != len(f.sandboxes) {
+			t.Fatalf("step %d: snapshot has %d sandboxes, fleet %d", step, len(s.Sandboxes()), len(f.sandboxes))
 		}
-		for j, sb := range s.Sandboxes {
-			if j > 0 && s.Sandboxes[j-1].Key >= sb.Key {
+		for j, sb := range s.Sandboxes() {
+			if j > 0 && s.Sandboxes()[j-1].Key >= sb.Key {
 				t.Fatalf("step %d: not sorted at %d", step, j)
 			}
 			if e := f.sandboxes[sb.Key]; e == nil || e.sb != sb {
@@ -351,15 +351,15 @@ func TestRandomChurnInvariants(t *testing.T) {
 				_ = pe
 			}
 		}
-		if len(s.Pods) != linked {
-			t.Fatalf("step %d: snapshot has %d pods, %d linked", step, len(s.Pods), linked)
+		if len(s.Pods()) != linked {
+			t.Fatalf("step %d: snapshot has %d pods, %d linked", step, len(s.Pods()), linked)
 		}
-		for j, p := range s.Pods {
+		for j, p := range s.Pods() {
 			pe := f.pods[nn(p.Namespace, p.Name)]
 			if pe == nil || pe.pod != p {
 				t.Fatalf("step %d: pod %s is not the current value", step, p.Name)
 			}
-			if j > 0 && comparePodEntries(&podEntry{ns: s.Pods[j-1].Namespace, name: s.Pods[j-1].Name}, &podEntry{ns: p.Namespace, name: p.Name}) >= 0 {
+			if j > 0 && comparePodEntries(&podEntry{ns: s.Pods()[j-1].Namespace, name: s.Pods()[j-1].Name}, &podEntry{ns: p.Namespace, name: p.Name}) >= 0 {
 				t.Fatalf("step %d: pods not sorted at %d", step, j)
 			}
 		}
@@ -445,11 +445,16 @@ func TestStatusOnlyChangeSharesTheSandboxList(t *testing.T) {
 	if s2 == s1 || !s2.Status.AsOf.Equal(st.AsOf) {
 		t.Fatal("the status change did not publish a new snapshot")
 	}
-	if len(s2.Sandboxes) != len(s1.Sandboxes) || &s2.Sandboxes[0] != &s1.Sandboxes[0] {
+	if !s2.SameSandboxes(s1) {
 		t.Fatal("a status-only change published a new sandbox list")
 	}
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0))))
+	s3 := f.Snapshot()
+	if s3.SameSandboxes(s2) || s3.SandboxAt(0) == s2.SandboxAt(0) {
+		t.Fatal("a sandbox change in place reused the published list")
+	}
 	f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
-	if s3 := f.Snapshot(); &s3.Sandboxes[0] == &s1.Sandboxes[0] {
-		t.Fatal("a sandbox change reused the published list")
+	if s4 := f.Snapshot(); s4.SameSandboxes(s3) {
+		t.Fatal("an added sandbox reused the published list")
 	}
 }

@@ -60,14 +60,13 @@ func BenchmarkLiveUpdate(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				prev := src.snap
-				next := model.Snapshot{Version: prev.Version + 1, Status: prev.Status,
-					Sandboxes: append([]*model.Sandbox(nil), prev.Sandboxes...)}
+				sbs := append([]*model.Sandbox(nil), prev.Sandboxes()...)
 				for j := i % 100; j < n; j += 100 {
-					c := *next.Sandboxes[j]
+					c := *sbs[j]
 					c.Restarts++
-					next.Sandboxes[j] = &c
+					sbs[j] = &c
 				}
-				src.snap = &next
+				src.snap = model.NewSnapshot(prev.Version+1, prev.Status, sbs, nil, nil)
 				b.StartTimer()
 				app.Update(refreshMsg{})
 				_ = app.View()

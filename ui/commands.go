@@ -21,7 +21,7 @@ func (a *App) commandSuggestions() []string {
 	seen := map[string]bool{}
 	var nss []string
 	if a.c.snap != nil {
-		for _, sb := range a.c.snap.Sandboxes {
+		for _, sb := range a.c.snap.Sandboxes() {
 			if !seen[sb.Namespace] {
 				seen[sb.Namespace] = true
 				nss = append(nss, sb.Namespace)

@@ -83,7 +83,7 @@ func (v *detailView) onReply(body any, c *shared) {
 func (v *detailView) snapshotChanged(c *shared) {
 	if c.snap != nil {
 		sb := c.snap.Sandbox(v.key)
-		v.gone = sb == nil && len(c.snap.Sandboxes) > 0
+		v.gone = sb == nil && c.snap.NumSandboxes() > 0
 		if sb != nil {
 			v.last = sb
 		}

@@ -119,15 +119,11 @@ func incidentSnapshot() *model.Snapshot {
 		},
 	}
 	slices.SortFunc(sbs, func(a, b *model.Sandbox) int { return strings.Compare(a.Key, b.Key) })
-	return &model.Snapshot{
-		Version: 1,
-		Status: model.SourceStatus{Context: "kind-rl", Cluster: "kind-rl", Server: "https://127.0.0.1:6443",
-			Synced: true, AsOf: at("17:25:59")},
-		Sandboxes: sbs,
-		Pods:      []*model.Pod{podD, podA, podB, podC},
-		Pools: []*model.Pool{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rl-pool", CreationTimestamp: metav1.NewTime(at("12:00:00"))},
-			Total: 8, Allocated: 6, Available: 2, BufferMin: 2, BufferMax: 4, PoolMin: 4, PoolMax: 16, Revision: "r7"}},
-	}
+	status := model.SourceStatus{Context: "kind-rl", Cluster: "kind-rl", Server: "https://127.0.0.1:6443",
+		Synced: true, AsOf: at("17:25:59")}
+	pools := []*model.Pool{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rl-pool", CreationTimestamp: metav1.NewTime(at("12:00:00"))},
+		Total: 8, Allocated: 6, Available: 2, BufferMin: 2, BufferMax: 4, PoolMin: 4, PoolMax: 16, Revision: "r7"}}
+	return model.NewSnapshot(1, status, sbs, []*model.Pod{podD, podA, podB, podC}, pools)
 }
 
 // bigSnapshot has n healthy sandboxes spread over 20 namespaces.
@@ -149,19 +145,19 @@ func bigSnapshot(n int) *model.Snapshot {
 			Slots:  []model.Slot{{RecordedIP: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), PodName: name + "-0", Identity: id}},
 		}
 	}
-	return &model.Snapshot{Version: 1, Status: model.SourceStatus{Context: "bench", Synced: true, AsOf: t0}, Sandboxes: sbs}
+	return model.NewSnapshot(1, model.SourceStatus{Context: "bench", Synced: true, AsOf: t0}, sbs, nil, nil)
 }
 
 // withSandbox returns a copy of snap (next version) in which the named
 // sandbox is replaced by edit's result.
 func withSandbox(snap *model.Snapshot, name string, edit func(model.Sandbox) model.Sandbox) *model.Snapshot {
-	next := &model.Snapshot{Version: snap.Version + 1, Status: snap.Status, Pods: snap.Pods, Pools: snap.Pools,
-		Sandboxes: append([]*model.Sandbox(nil), snap.Sandboxes...)}
-	for i, sb := range next.Sandboxes {
+	sbs := append([]*model.Sandbox(nil), snap.Sandboxes()...)
+	for i, sb := range sbs {
 		if sb.Name == name {
 			c := edit(*sb)
-			next.Sandboxes[i] = &c
+			sbs[i] = &c
 		}
 	}
+	next := model.NewSnapshot(snap.Version+1, snap.Status, sbs, snap.Pods(), snap.Pools)
 	return next
 }

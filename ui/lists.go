@@ -209,8 +209,8 @@ func newPodsView(c *shared) *listView {
 
 func buildPodRows(c *shared) []listRow {
 	now := c.now()
-	rows := make([]listRow, 0, len(c.snap.Pods))
-	for _, p := range c.snap.Pods {
+	rows := make([]listRow, 0, len(c.snap.Pods()))
+	for _, p := range c.snap.Pods() {
 		if c.nsScope != "" && p.Namespace != c.nsScope {
 			continue
 		}

@@ -62,7 +62,7 @@ func TestHeaderCountsFollowLiveUpdates(t *testing.T) {
 	a.Init()
 	recount := func(snap *model.Snapshot) tally {
 		var t tally
-		for _, sb := range snap.Sandboxes {
+		for _, sb := range snap.Sandboxes() {
 			t.add(countOf(sb), 1)
 		}
 		return t
@@ -90,12 +90,12 @@ func TestHeaderCountsFollowLiveUpdates(t *testing.T) {
 	})
 	src.set(snap)
 	check("sbx-c IP_TAKEN")
-	removed := &model.Snapshot{Version: snap.Version + 1, Status: snap.Status, Sandboxes: snap.Sandboxes[1:]}
+	removed := model.NewSnapshot(snap.Version+1, snap.Status, snap.Sandboxes()[1:], nil, nil)
 	src.set(removed)
 	check("first sandbox removed")
-	added := &model.Snapshot{Version: removed.Version + 1, Status: removed.Status,
-		Sandboxes: append([]*model.Sandbox{{Key: "bsbx/aaa/new", Namespace: "aaa", Name: "new", State: model.StateRunning,
-			Slots: []model.Slot{{Identity: model.IdentityOK}}}}, removed.Sandboxes...)}
+	added := model.NewSnapshot(removed.Version+1, removed.Status,
+		append([]*model.Sandbox{{Key: "bsbx/aaa/new", Namespace: "aaa", Name: "new", State: model.StateRunning,
+			Slots: []model.Slot{{Identity: model.IdentityOK}}}}, removed.Sandboxes()...), nil, nil)
 	src.set(added)
 	check("sandbox added")
 }
@@ -133,7 +133,7 @@ func TestStatusOnlySnapshotKeepsRows(t *testing.T) {
 	sv := a.stack[0].(*sandboxesView)
 	rowsBefore := &sv.fmt[0]
 
-	next := &model.Snapshot{Version: first.Version + 1, Status: first.Status, Sandboxes: first.Sandboxes, Pods: first.Pods, Pools: first.Pools}
+	next := model.NewSnapshot(first.Version+1, first.Status, first.Sandboxes(), first.Pods(), first.Pools)
 	next.Status.AsOf = t0.Add(42 * time.Second)
 	src.set(next)
 	a.liveRefresh()

@@ -129,7 +129,7 @@ func (a *App) sandboxTally(snap *model.Snapshot) tally {
 		return sv.tally
 	}
 	var t tally
-	for _, sb := range snap.Sandboxes {
+	for _, sb := range snap.Sandboxes() {
 		if a.c.nsScope == "" || sb.Namespace == a.c.nsScope {
 			t.add(countOf(sb), 1)
 		}

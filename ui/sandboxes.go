@@ -197,7 +197,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	}
 	// Only the status moved (the server answered, the clock ticked): the
 	// fleet hands out the same sandboxes, so the rows stand as they are.
-	if v.built && v.disc == disc && v.nsScope == c.nsScope && sameSandboxes(snap.Sandboxes, v.snap.Sandboxes) {
+	if v.built && v.disc == disc && v.nsScope == c.nsScope && snap.SameSandboxes(v.snap) {
 		v.snap = snap
 		return
 	}
@@ -206,7 +206,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	if v.built && v.disc == disc && c.nsScope == "" && v.nsScope == "" && len(v.order) == len(v.rows) {
 		if positions, ok := snap.ChangedSince(v.snap); ok {
 			v.snap = snap
-			v.replaceRows(snap.Sandboxes, positions)
+			v.replaceRows(snap, positions)
 			return
 		}
 	}
@@ -215,13 +215,12 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	if first {
 		v.tally = tally{}
 	}
-	rows := snap.Sandboxes
-	if c.nsScope != "" {
-		rows = make([]*model.Sandbox, 0, len(snap.Sandboxes))
-		for _, sb := range snap.Sandboxes {
-			if sb.Namespace == c.nsScope {
-				rows = append(rows, sb)
-			}
+	// The view owns its rows (replaceRows writes them in place), so it
+	// copies them out of the snapshot.
+	rows := make([]*model.Sandbox, 0, snap.NumSandboxes())
+	for i := range snap.NumSandboxes() {
+		if sb := snap.SandboxAt(i); c.nsScope == "" || sb.Namespace == c.nsScope {
+			rows = append(rows, sb)
 		}
 	}
 	// Both the old and the new rows are sorted by Key (the Snapshot
@@ -302,16 +301,17 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	v.refilter()
 }
 
-// replaceRows takes rows that differ from the current ones only at
-// positions (the same sandboxes at the same places otherwise). Column widths
+// replaceRows takes the sandboxes of snap at positions, the only ones that
+// differ from the current rows (see Snapshot.ChangedSince). Column widths
 // only grow here; a full rebuild (any add or remove) lets them shrink.
-func (v *sandboxesView) replaceRows(rows []*model.Sandbox, positions []int) {
+func (v *sandboxesView) replaceRows(snap *model.Snapshot, positions []int) {
 	var moved []int // indexes in order of the rows formatted anew
 	for _, j := range positions {
-		sb, r := rows[j], v.fmt[j]
+		sb, r := snap.SandboxAt(j), v.fmt[j]
 		if r.sb == sb {
 			continue
 		}
+		v.rows[j] = sb
 		v.tally.add(r.count, -1)
 		r = newSBRow(sb, v.disc)
 		v.tally.add(r.count, 1)
@@ -323,7 +323,6 @@ func (v *sandboxesView) replaceRows(rows []*model.Sandbox, positions []int) {
 		}
 		moved = append(moved, v.orderIndex(j))
 	}
-	v.rows = rows
 	if len(moved) == 0 {
 		return
 	}
@@ -347,12 +346,6 @@ func (v *sandboxesView) orderIndex(j int) int {
 		v.whereOK = true
 	}
 	return v.where[j]
-}
-
-// sameSandboxes: a and b are the same published list (a Snapshot after a
-// status-only change shares its predecessor's).
-func sameSandboxes(a, b []*model.Sandbox) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // resort sorts every row from scratch (first build, sort order changed).

@@ -174,10 +174,10 @@ func TestExecChurn(t *testing.T) {
 				default:
 				}
 				snap := w.Fleet().Snapshot()
-				if len(snap.Sandboxes) == 0 {
+				if len(snap.Sandboxes()) == 0 {
 					continue
 				}
-				sb := snap.Sandboxes[rand.IntN(len(snap.Sandboxes))]
+				sb := snap.Sandboxes()[rand.IntN(len(snap.Sandboxes()))]
 				slot := sb.PrimarySlot()
 				if slot == nil {
 					continue

@@ -22,7 +22,7 @@ func Resolve(snap *model.Snapshot, namespace, ref string) (Target, error) {
 	}
 	var matches []*model.Sandbox
 	if snap != nil {
-		for _, sb := range snap.Sandboxes {
+		for _, sb := range snap.Sandboxes() {
 			if sb == nil {
 				continue
 			}
@@ -68,7 +68,7 @@ func TargetOf(sb *model.Sandbox) (Target, error) {
 
 func resolvePod(snap *model.Snapshot, namespace, name string) Target {
 	if snap != nil {
-		for _, sb := range snap.Sandboxes {
+		for _, sb := range snap.Sandboxes() {
 			if sb == nil || sb.Namespace != namespace {
 				continue
 			}
@@ -90,7 +90,7 @@ func resolvePod(snap *model.Snapshot, namespace, name string) Target {
 				return t
 			}
 		}
-		for _, p := range snap.Pods {
+		for _, p := range snap.Pods() {
 			if p != nil && p.Namespace == namespace && p.Name == name {
 				return Target{Namespace: namespace, Pod: name, UID: string(p.UID), IP: p.Status.PodIP, Container: modelMainContainer(p)}
 			}
@@ -112,10 +112,10 @@ func modelHolders(snap *model.Snapshot, ip string) []Holder {
 				Deleting: p.DeletionTimestamp != nil, HostNetwork: p.Spec.HostNetwork, Source: "model"})
 		}
 	}
-	for _, p := range snap.Pods {
+	for _, p := range snap.Pods() {
 		add(p)
 	}
-	for _, sb := range snap.Sandboxes {
+	for _, sb := range snap.Sandboxes() {
 		if sb == nil {
 			continue
 		}

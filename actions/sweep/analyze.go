@@ -51,8 +51,8 @@ func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, look
 		notes = append(notes, prefixed(contextName, pnotes)...)
 	}
 
-	out := make([]model.Finding, 0, len(snap.Sandboxes)/8)
-	for _, sb := range snap.Sandboxes {
+	out := make([]model.Finding, 0, snap.NumSandboxes()/8)
+	for _, sb := range snap.Sandboxes() {
 		probeErr, wasProbed := probed[sb.Key]
 		var statusExec *model.Notice
 		for i := range sb.Notices {
@@ -94,7 +94,7 @@ func podKey(namespace, name string) string { return namespace + "/" + name }
 func restartedPods(snap *model.Snapshot) []podRef {
 	var out []podRef
 	seen := map[string]bool{}
-	for _, sb := range snap.Sandboxes {
+	for _, sb := range snap.Sandboxes() {
 		for _, sl := range sb.Slots {
 			p := sl.Pod
 			if p == nil || !model.NeedsForensics(p) {
@@ -238,7 +238,7 @@ func groupKey(sb *model.Sandbox) string {
 
 func siblingGroups(snap *model.Snapshot) map[string][]*model.Pod {
 	groups := map[string][]*model.Pod{}
-	for _, sb := range snap.Sandboxes {
+	for _, sb := range snap.Sandboxes() {
 		k := groupKey(sb)
 		for _, sl := range sb.Slots {
 			if sl.Pod != nil {
@@ -312,7 +312,7 @@ func runProbes(ctx context.Context, snap *model.Snapshot, opts Options) (map[str
 	type target struct{ key, addr string }
 	var targets []target
 	skipped := 0
-	for _, sb := range snap.Sandboxes {
+	for _, sb := range snap.Sandboxes() {
 		sl := sb.PrimarySlot()
 		if sb.State != model.StateRunning || sl == nil || sl.Identity != model.IdentityOK || sl.Pod == nil || sl.Pod.Status.PodIP == "" {
 			continue

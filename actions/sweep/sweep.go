@@ -231,9 +231,9 @@ func sweepContext(parent context.Context, t Target, opts Options) (cs contextSwe
 		return unreachable(t.Name, cs.result.Server, timeoutWrap(ctx, opts.Timeout, err))
 	}
 	cs.result.Reachable = true
-	cs.sandboxes, cs.pods = len(snap.Sandboxes), len(snap.Pods)
-	cs.swept = make([]SandboxID, len(snap.Sandboxes))
-	for i, sb := range snap.Sandboxes {
+	cs.sandboxes, cs.pods = snap.NumSandboxes(), snap.NumPods()
+	cs.swept = make([]SandboxID, snap.NumSandboxes())
+	for i, sb := range snap.Sandboxes() {
 		cs.swept[i] = SandboxID{Context: t.Name, Namespace: sb.Namespace, Name: sb.Name}
 	}
 	cs.findings, cs.notes = Analyze(ctx, t.Name, snap, src, opts)

@@ -69,7 +69,7 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 		if errs := s.Errors(); len(errs) > 0 {
 			t.Fatalf("the API server refused simulated operations: %v", errs)
 		}
-		for _, sb := range w.Fleet().Snapshot().Sandboxes {
+		for _, sb := range w.Fleet().Snapshot().Sandboxes() {
 			for _, sl := range sb.Slots {
 				if _, ok := seen[string(sl.Identity)]; !ok {
 					seen[string(sl.Identity)] = sb.Key
