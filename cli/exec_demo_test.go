@@ -77,7 +77,7 @@ func TestDemoSessionShell(t *testing.T) {
 	defer s.stop()
 	var running, taken *model.Sandbox
 	for deadline := time.Now().Add(30 * time.Second); (running == nil || taken == nil) && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		for _, sb := range s.Snapshot().Sandboxes {
+		for _, sb := range s.Snapshot().Sandboxes() {
 			sl := sb.PrimarySlot()
 			switch {
 			case sl == nil || sl.Pod == nil:

@@ -80,7 +80,7 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 		if len(snap.Pools) > 0 {
 			seen["pools"] = snap.Pools[0].Name
 		}
-		for _, sb := range snap.Sandboxes {
+		for _, sb := range snap.Sandboxes() {
 			seen["engine:"+string(sb.Engine)] = sb.Key
 			if sb.DeletingSince != nil && len(sb.Finalizers) > 0 {
 				seen["finalizer-stuck"] = sb.Key
@@ -372,7 +372,7 @@ func runningAndTaken(t *testing.T, w *kube.Watcher, quiet bool) (running, taken 
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for (running == nil || taken == nil) && time.Now().Before(deadline) {
-		for _, sb := range w.Fleet().Snapshot().Sandboxes {
+		for _, sb := range w.Fleet().Snapshot().Sandboxes() {
 			sl := sb.PrimarySlot()
 			if sl == nil || sl.Pod == nil {
 				continue
