@@ -282,7 +282,9 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
 	pctx, pcancel := context.WithCancel(ctx)
 	defer pcancel()
-	p := tea.NewProgram(app, tea.WithInput(nil), tea.WithOutput(fw), tea.WithoutSignalHandler(), tea.WithContext(pctx))
+	// The program the binary runs (ui.NewProgram: the UI's own renderer),
+	// drawing into fw.
+	p := ui.NewProgram(app, fw, tea.WithInput(nil), tea.WithoutSignalHandler(), tea.WithContext(pctx))
 	done := make(chan struct{})
 	go func() { defer close(done); _, _ = p.Run() }()
 	// Wide enough for every column at its maximum width: the markers are in
@@ -441,12 +443,12 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-// uiIdle measures idle CPU with the watcher and a running TUI program (in
-// a 200x50 terminal, output discarded).
+// uiIdle measures idle CPU with the watcher and a running TUI program (the
+// one the binary runs, in a 200x50 terminal, output discarded).
 func uiIdle(ctx context.Context, b *testing.B, w *kube.Watcher, res *results) {
 	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
 	pctx, cancel := context.WithCancel(ctx)
-	p := tea.NewProgram(app, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler(), tea.WithContext(pctx))
+	p := ui.NewProgram(app, io.Discard, tea.WithInput(nil), tea.WithoutSignalHandler(), tea.WithContext(pctx))
 	done := make(chan struct{})
 	go func() { defer close(done); _, _ = p.Run() }()
 	p.Send(tea.WindowSizeMsg{Width: 200, Height: 50})

@@ -90,8 +90,26 @@ func Run(ctx context.Context, src Source, be Backend, opts Options) error {
 	if keyErr != nil {
 		m.flashErr(keyErr)
 	}
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
-	_, err := p.Run()
+	in, err := keyboard()
+	if err != nil {
+		return fmt.Errorf("terminal UI: %w", err)
+	}
+	if in != os.Stdin {
+		defer in.Close()
+	}
+	// The program draws through a screen, not bubbletea's renderer (see
+	// screen), so the terminal's modes and size, which bubbletea handles
+	// only with its renderer, are set and followed here.
+	scr := newScreen(os.Stdout)
+	scr.fullScreen, scr.tty = true, in
+	err = scr.takeOver()
+	defer scr.giveBack() //nolint:errcheck // best effort: the program is over
+	if err != nil {
+		return fmt.Errorf("terminal UI: %w", err)
+	}
+	p := newProgram(m, scr, tea.WithInput(in), tea.WithMouseCellMotion(), tea.WithContext(ctx))
+	defer watchSize(os.Stdout, p.Send)()
+	_, err = p.Run()
 	if err != nil && ctx.Err() != nil {
 		return nil // cancelled by signal: a normal exit
 	}

@@ -85,6 +85,15 @@ type App struct {
 	// mode (or a missing backend) disabled can still be recognised and refused.
 	gated map[string]key.Binding
 
+	// scr draws the frames when the App runs under NewProgram (nil under
+	// bubbletea's own renderer, as in tests).
+	scr *screen
+
+	// frame is the last View, still true while frameOK: nothing but the
+	// clock has come since, and no age on it reads differently yet.
+	frame   string
+	frameOK bool
+
 	headerSnap *model.Snapshot
 	headerNS   string
 	headerDisc bool
@@ -203,6 +212,9 @@ func (a *App) setFlash(s string, isErr bool) {
 func (a *App) flashErr(err error) { a.setFlash(errText(err), true) }
 
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if _, tick := msg.(clockMsg); !tick {
+		a.frameOK = false // anything but the clock may change what is shown
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		a.width, a.height = msg.Width, msg.Height
@@ -228,8 +240,15 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.liveRefresh()
 		return a, nil
 	case clockMsg:
-		if a.flash != "" && a.c.now().Sub(a.flashAt) > 8*time.Second {
+		// The clock only moves the ages on the screen and ends the flash:
+		// when neither is due, the frame stands and View costs nothing.
+		now := a.c.now()
+		if a.flash != "" && now.Sub(a.flashAt) > 8*time.Second {
 			a.flash = ""
+			a.frameOK = false
+		}
+		if !a.c.ageChange.IsZero() && !now.Before(a.c.ageChange) {
+			a.frameOK = false
 		}
 		return a, tickClock()
 	case asyncMsg:
@@ -363,6 +382,9 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		if err != nil {
 			a.flashErr(err)
 			return nil
+		}
+		if a.scr != nil {
+			ex = a.scr.handOver(ex)
 		}
 		return tea.Exec(ex, func(err error) tea.Msg { return actionDone{text: "shell ended", err: err} })
 	case key.Matches(msg, k.Exec) && sel != nil:

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,18 +17,32 @@ func age(now, t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	d := now.Sub(t)
+	d := max(now.Sub(t), 0)
+	unit, suffix := ageUnit(d)
+	return strconv.FormatInt(int64(d/unit), 10) + suffix
+}
+
+// ageUnit is the unit age counts d in.
+func ageUnit(d time.Duration) (time.Duration, string) {
 	switch {
-	case d < 0:
-		return "0s"
 	case d < 2*time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
+		return time.Second, "s"
 	case d < 2*time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
+		return time.Minute, "m"
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
+		return time.Hour, "h"
 	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
+	return 24 * time.Hour, "d"
+}
+
+// ageChanges is when age(now, t) next reads differently (zero: never).
+func ageChanges(now, t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	d := max(now.Sub(t), 0)
+	unit, _ := ageUnit(d)
+	return t.Add((d/unit + 1) * unit)
 }
 
 func orDash(s string) string {

@@ -162,7 +162,7 @@ func (v *listView) render(c *shared, width, height int) string {
 		r := &v.rows[v.visible[i]]
 		copy(cells, r.cells)
 		if v.ageCol >= 0 {
-			cells[v.ageCol] = age(now, r.created)
+			cells[v.ageCol] = c.drawAge(now, r.created)
 		}
 		b.Reset()
 		renderCells(&b, cells, v.cols, keep, widths)

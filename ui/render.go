@@ -3,16 +3,22 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sandscope/sandscope/model"
 )
 
-// View renders the frame: header, title, body (only the visible rows), footer.
+// View renders the frame: header, title, body (only the visible rows),
+// footer. A frame the clock did not change is not rendered again.
 func (a *App) View() string {
 	w, h := a.width, a.height
 	if w <= 0 || h <= 0 {
 		return ""
 	}
+	if a.frameOK {
+		return a.frame
+	}
+	a.c.ageChange = time.Time{}
 	header := a.headerLines(w)
 	if h < 12 {
 		header = header[:1] // tiny terminals keep the connection line only
@@ -35,7 +41,8 @@ func (a *App) View() string {
 	if len(lines) > h {
 		lines = lines[:h]
 	}
-	return strings.Join(lines, "\n")
+	a.frame, a.frameOK = strings.Join(lines, "\n"), true
+	return a.frame
 }
 
 func (a *App) breadcrumb() string {

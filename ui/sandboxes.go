@@ -471,7 +471,7 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 	for i := v.offset; i < end; i++ {
 		r := v.fmt[v.visible[i]]
 		cells := r.cells
-		cells[colAge] = age(now, r.sb.CreatedAt)
+		cells[colAge] = c.drawAge(now, r.sb.CreatedAt)
 		b.Reset()
 		renderCells(&b, cells[:], sandboxCols, keep, widths)
 		out = append(out, styleRow(c, fitLine(b.String(), width), r.sev, i == v.cursor))

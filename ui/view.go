@@ -21,6 +21,20 @@ type shared struct {
 	nsScope  string // ":ns NAME" applied locally ("" = every namespace in the snapshot)
 	nextID   int
 	selected *model.Sandbox // the sandbox under the cursor of the sandboxes view
+	// ageChange is when the first of the ages drawn in the last frame reads
+	// differently (zero: none drawn): until then, the clock alone changes
+	// nothing on the screen.
+	ageChange time.Time
+}
+
+// drawAge is age for a frame being rendered: it notes when the text
+// changes. Every age drawn at render time must come through here, or the
+// clock would leave it standing (see App.View).
+func (c *shared) drawAge(now, t time.Time) string {
+	if next := ageChanges(now, t); !next.IsZero() && (c.ageChange.IsZero() || next.Before(c.ageChange)) {
+		c.ageChange = next
+	}
+	return age(now, t)
 }
 
 func (c *shared) newID() int { c.nextID++; return c.nextID }

@@ -1,0 +1,90 @@
+package ui
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// ageChanges is exactly when age reads differently: the same text up to it,
+// another from it on.
+func TestAgeChanges(t *testing.T) {
+	created := t0
+	for _, d := range []time.Duration{-time.Second, 0, 500 * time.Millisecond, 59 * time.Second, 119*time.Second + 1,
+		2 * time.Minute, 61 * time.Minute, 119*time.Minute + 59*time.Second, 2 * time.Hour, 47 * time.Hour, 48 * time.Hour, 100 * time.Hour} {
+		now := created.Add(d)
+		next := ageChanges(now, created)
+		if !next.After(now) {
+			t.Errorf("age %s: changes at %s, not after now", d, next.Sub(created))
+			continue
+		}
+		if a, b := age(now, created), age(next.Add(-time.Nanosecond), created); a != b {
+			t.Errorf("age %s: %q turns %q before its change at %s", d, a, b, next.Sub(created))
+		}
+		if a, b := age(now, created), age(next, created); a == b {
+			t.Errorf("age %s: still %q at its change at %s", d, a, next.Sub(created))
+		}
+	}
+	if !ageChanges(t0, time.Time{}).IsZero() {
+		t.Error("an unknown time (shown as -) changes")
+	}
+}
+
+// A clock tick re-renders only when the screen would change: an age on it
+// reads differently, or the flash ends. Otherwise the last frame stands
+// (an idle fleet costs no rendering).
+func TestClockRedrawsOnlyWhenTextChanges(t *testing.T) {
+	now := t0
+	snap := model.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, []*model.Sandbox{{
+		Key: "bsbx/ns/old", Engine: model.EngineBatchSandbox, Namespace: "ns", Name: "old", State: model.StateRunning,
+		CreatedAt: t0.Add(-5*time.Minute - 20*time.Second), // "5m" until t0+40s
+	}}, nil, nil)
+	a := New(&fakeSource{snap: snap}, Backend{}, Options{Now: func() time.Time { return now }}, DefaultKeyMap())
+	a.Init()
+	a.Update(tea.WindowSizeMsg{Width: 120, Height: 20})
+	ageRe := regexp.MustCompile(`(?m)^ns\s+old\s.*\s(\d+[smhd])\s*$`)
+	ageShown := func() string {
+		t.Helper()
+		m := ageRe.FindStringSubmatch(a.View())
+		if m == nil {
+			t.Fatalf("no row for sandbox old:\n%s", a.View())
+		}
+		return m[1]
+	}
+	tick := func(to time.Duration) {
+		now = t0.Add(to)
+		a.Update(clockMsg{})
+	}
+	if got := ageShown(); got != "5m" {
+		t.Fatalf("age %q, want 5m", got)
+	}
+	for s := 1; s < 40; s++ {
+		tick(time.Duration(s) * time.Second)
+		if !a.frameOK {
+			t.Fatalf("tick at +%ds re-renders; the age changes at +40s", s)
+		}
+		ageShown()
+	}
+	tick(40 * time.Second)
+	if got := ageShown(); got != "6m" {
+		t.Fatalf("at +40s the age is %q, want 6m", got)
+	}
+
+	a.Update(actionDone{text: "deleted ns/x"})
+	if !strings.Contains(a.View(), "deleted ns/x") {
+		t.Fatalf("the flash is not shown:\n%s", a.View())
+	}
+	tick(45 * time.Second)
+	if !a.frameOK {
+		t.Fatal("a tick with the flash still due re-renders")
+	}
+	tick(49 * time.Second) // 9 s after the flash: it ends
+	if strings.Contains(a.View(), "deleted ns/x") {
+		t.Fatalf("the flash outlived its 8 s:\n%s", a.View())
+	}
+}
