@@ -49,6 +49,9 @@ type session struct {
 	subs     map[chan struct{}]struct{}
 	nsScope  string // "" = all namespaces
 	contexts func() []string
+	// tuneMemory: this process is the TUI, which lives on with the fleet
+	// loaded; tune the GC for that once the watcher synced (see memory.go).
+	tuneMemory bool
 }
 
 func newSession(ctx context.Context, g *Globals, images kube.ImageConfigReader) *session {
@@ -76,6 +79,9 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 		ImageConfig: s.images, ReadOnly: s.g.ReadOnly, Demo: s.demo,
 	})
 	go func() { _ = w.Run(ctx) }()
+	if s.tuneMemory {
+		go tuneMemoryAfterSync(ctx, w.WaitForSync)
+	}
 	transports := s.execVia
 	if transports == nil {
 		transports = execute.DefaultTransports(clients, execdToken(), 0)

@@ -30,6 +30,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 		return kube.Connect(ctx, flagsForContext(g.Kube, name), kube.ConnectOptions{AllNamespaces: g.AllNamespaces})
 	}
 	s.contexts = kubeconfigContexts(g)
+	s.tuneMemory = true
 	ns := clients.Namespace
 	if g.AllNamespaces {
 		ns = ""
