@@ -25,12 +25,16 @@ type chunked[T any] struct {
 	indexGen uint64
 }
 
-// reset replaces the contents with flat (which the chunks do not keep).
+// reset replaces the contents with flat, which it takes over: the chunks
+// are windows on flat's array, so the caller must not use flat afterwards
+// (mergeOrders hands over the list splice just built; copying it again
+// would be a third pass over the fleet per Snapshot after an add).
 func (c *chunked[T]) reset(flat []*T) {
 	c.n = len(flat)
 	c.chunks = make([][]*T, 0, (len(flat)+chunkSize-1)/chunkSize)
 	for i := 0; i < len(flat); i += chunkSize {
-		c.chunks = append(c.chunks, slices.Clone(flat[i:min(i+chunkSize, len(flat))]))
+		end := min(i+chunkSize, len(flat))
+		c.chunks = append(c.chunks, flat[i:end:end])
 	}
 	c.gen++
 	c.indexGen = c.gen
