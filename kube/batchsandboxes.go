@@ -261,9 +261,10 @@ func (w *wireBatchSandbox) toModel() *model.BatchSandbox {
 	b := &model.BatchSandbox{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: m.Name, Namespace: model.Intern(m.Namespace), UID: types.UID(m.UID), ResourceVersion: m.ResourceVersion,
-			Generation: m.Generation, Labels: model.InternLabels(m.Labels, m.Name), CreationTimestamp: m.CreationTimestamp,
+			Generation: m.Generation, CreationTimestamp: m.CreationTimestamp,
 			DeletionTimestamp: m.DeletionTimestamp, Finalizers: model.InternAll(m.Finalizers),
 		},
+		Labels:         model.LabelsFrom(m.Labels, m.Name),
 		Replicas:       w.Spec.Replicas,
 		PoolRef:        w.Spec.PoolRef,
 		ExpireTime:     parseRFC3339(w.Spec.ExpireTime),

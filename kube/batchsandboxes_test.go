@@ -153,10 +153,10 @@ func TestBatchSandboxDeepCopyObject(t *testing.T) {
 	if !reflect.DeepEqual(b, c) {
 		t.Fatalf("copy differs:\n%+v\n%+v", b, c)
 	}
-	c.Labels["app"] = "changed"
+	// Labels are read only (no setter), so the copy may share them.
 	c.MainCommand[0] = "changed"
 	c.Endpoints[0] = "changed"
-	if b.Labels["app"] != "rl" || b.MainCommand[0] == "changed" || b.Endpoints[0] == "changed" {
+	if b.Labels.Get("app") != "rl" || b.MainCommand[0] == "changed" || b.Endpoints[0] == "changed" {
 		t.Fatal("the copy shares memory with the original")
 	}
 }

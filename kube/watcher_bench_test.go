@@ -227,7 +227,7 @@ func patchPods(b *testing.B, c *kubetest.Cluster, ns string, m int, gen string, 
 func allPatched(s *model.Snapshot, ns string, m int, gen string) bool {
 	seen := 0
 	for _, p := range s.Pods() {
-		if p.Namespace == ns && p.Labels["bench.sandscope.io/gen"] == gen {
+		if p.Namespace == ns && p.Labels.Get("bench.sandscope.io/gen") == gen {
 			seen++
 		}
 	}

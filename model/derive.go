@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
 )
 
 // maxSlots bounds the slots of one sandbox whatever its annotations claim.
@@ -325,7 +324,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 // podIndex reads a BatchSandbox Pod's index: the pod-index label, else the
 // number after "<batchsandbox>-" in its name; -1 when neither says.
 func podIndex(p *Pod, owner string) int {
-	if v, ok := p.Labels[LabelPodIndex]; ok {
+	if v, ok := p.Labels.Lookup(LabelPodIndex); ok {
 		if i, err := strconv.Atoi(v); err == nil && i >= 0 {
 			return i
 		}
@@ -350,7 +349,7 @@ func (f *Fleet) agentSlots(e *sbEntry) []slotSpec {
 		if pe == nil {
 			continue
 		}
-		if e.sel != nil && !e.sel.Matches(labels.Set(pe.pod.Labels)) {
+		if e.sel != nil && !e.sel.Matches(pe.pod.Labels) {
 			continue
 		}
 		if best == nil || betterAgentPod(pe.pod, best.pod) {

@@ -171,7 +171,7 @@ func (f Filter) Apply(rows []*Sandbox, keys []string, within []int) (idx []int, 
 			continue
 		}
 		s := rows[i]
-		if f.Selector != nil && !f.Selector.Matches(labels.Set(s.Labels)) {
+		if f.Selector != nil && !f.Selector.Matches(s.Labels) {
 			continue
 		}
 		if f.ProblemsOnly && !IsProblem(s) {

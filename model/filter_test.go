@@ -11,7 +11,7 @@ func testRows() []*Sandbox {
 	mk := func(name string, age time.Duration, st EffectiveState, id IdentityState, restarts int32, lbl map[string]string, notices ...Notice) *Sandbox {
 		return &Sandbox{
 			Key: "bsbx/team/" + name, Engine: EngineBatchSandbox, Namespace: "team", Name: name,
-			Labels: lbl, State: st, CreatedAt: t0.Add(-age), Restarts: restarts,
+			Labels: LabelsFrom(lbl), State: st, CreatedAt: t0.Add(-age), Restarts: restarts,
 			Slots:   []Slot{{RecordedIP: "10.0.0.1", PodName: name + "-0", Identity: id}},
 			Notices: notices,
 		}

@@ -360,7 +360,7 @@ func podOwners(p *Pod) (bsbx []string, agents []string) {
 			agents = append(agents, r.Name)
 		}
 	}
-	if v, ok := p.Labels[LabelBatchSandboxName]; ok && v != "" && !slices.Contains(bsbx, v) {
+	if v, ok := p.Labels.Lookup(LabelBatchSandboxName); ok && v != "" && !slices.Contains(bsbx, v) {
 		bsbx = append(bsbx, v)
 	}
 	return bsbx, agents
@@ -389,7 +389,7 @@ func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
 	if len(f.selKeys) == 0 {
 		return
 	}
-	var oldL, newL map[string]string
+	var oldL, newL Labels
 	if old != nil {
 		oldL = old.Labels
 	}
@@ -397,8 +397,8 @@ func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
 		newL = new.Labels
 	}
 	for k := range f.selKeys {
-		ov, oh := oldL[k]
-		nv, nh := newL[k]
+		ov, oh := oldL.Lookup(k)
+		nv, nh := newL.Lookup(k)
 		if oh && (!nh || ov != nv) {
 			removeFrom(f.labelIdx, pe.ns+"\x00"+k+"="+ov, pe.name)
 		}
@@ -448,15 +448,15 @@ func (f *Fleet) enqueueCandidates(pe *podEntry, p *Pod) {
 }
 
 // agentsMatching returns the keys of agent Sandboxes whose selector matches the labels.
-func (f *Fleet) agentsMatching(ns string, l map[string]string) []string {
+func (f *Fleet) agentsMatching(ns string, l Labels) []string {
 	var out []string
-	for k, v := range l {
+	for k, v := range l.All() {
 		if keys, ok := f.selEq[ns+"\x00"+k+"="+v]; ok {
 			out = append(out, keys...)
 		}
 	}
 	for _, key := range f.selOther[ns] {
-		if e := f.sandboxes[key]; e != nil && e.sel != nil && e.sel.Matches(labels.Set(l)) {
+		if e := f.sandboxes[key]; e != nil && e.sel != nil && e.sel.Matches(l) {
 			out = append(out, key)
 		}
 	}
@@ -471,7 +471,7 @@ func (f *Fleet) claimed(pe *podEntry) bool {
 			return true
 		}
 	}
-	if _, ok := p.Labels[LabelBatchSandboxName]; ok {
+	if p.Labels.Has(LabelBatchSandboxName) {
 		return true
 	}
 	if len(f.claims[pe.key]) > 0 {
@@ -484,7 +484,7 @@ func (f *Fleet) claimed(pe *podEntry) bool {
 func (f *Fleet) ensurePlain(ns, name string) {
 	key := sandboxKey(EnginePod, ns, name)
 	pe := f.pods[nn(ns, name)]
-	should := pe != nil && f.opts.PodSelector.Matches(labels.Set(pe.pod.Labels)) && !f.claimed(pe)
+	should := pe != nil && f.opts.PodSelector.Matches(pe.pod.Labels) && !f.claimed(pe)
 	e := f.sandboxes[key]
 	switch {
 	case should && e == nil:
@@ -702,7 +702,7 @@ func (f *Fleet) registerSelector(e *sbEntry) {
 				// First selector on this label key: index the existing Pods once.
 				f.selKeys[k] = true
 				for _, pe := range f.pods {
-					if v, ok := pe.pod.Labels[k]; ok {
+					if v, ok := pe.pod.Labels.Lookup(k); ok {
 						addTo(f.labelIdx, pe.ns+"\x00"+k+"="+v, pe.name)
 					}
 				}
@@ -739,7 +739,7 @@ func (f *Fleet) agentCandidates(e *sbEntry) []string {
 	case e.sel != nil:
 		prefix := e.ns + "/"
 		for k, pe := range f.pods {
-			if strings.HasPrefix(k, prefix) && e.sel.Matches(labels.Set(pe.pod.Labels)) {
+			if strings.HasPrefix(k, prefix) && e.sel.Matches(pe.pod.Labels) {
 				out = append(out, pe.name)
 			}
 		}

@@ -14,22 +14,22 @@ import (
 // in a Snapshot are immutable: the Fleet replaces a changed sandbox with a new
 // pointer instead of editing it, so readers never lock.
 type Sandbox struct {
-	Key           string            `json:"key"` // "<engine>/<namespace>/<name>", unique in a fleet
-	Engine        Engine            `json:"engine"`
-	Namespace     string            `json:"namespace"`
-	Name          string            `json:"name"`
-	UID           string            `json:"uid,omitempty"`
-	Labels        map[string]string `json:"labels,omitempty"`
-	EnginePhase   string            `json:"enginePhase"` // as the engine says it (BatchSandbox "Succeed" = running)
-	State         EffectiveState    `json:"state"`       // what is actually true
-	CreatedAt     time.Time         `json:"createdAt"`
-	DeletingSince *time.Time        `json:"deletingSince,omitempty"` // the sandbox object's deletionTimestamp
-	Finalizers    []string          `json:"finalizers,omitempty"`
-	Pool          string            `json:"pool,omitempty"`
-	ExpireTime    *time.Time        `json:"expireTime,omitempty"`
-	Slots         []Slot            `json:"slots"` // one per recorded address / Pod index
-	Notices       []Notice          `json:"notices,omitempty"`
-	Restarts      int32             `json:"restarts"` // summed over the linked Pods' containers
+	Key           string         `json:"key"` // "<engine>/<namespace>/<name>", unique in a fleet
+	Engine        Engine         `json:"engine"`
+	Namespace     string         `json:"namespace"`
+	Name          string         `json:"name"`
+	UID           string         `json:"uid,omitempty"`
+	Labels        Labels         `json:"labels,omitzero"`
+	EnginePhase   string         `json:"enginePhase"` // as the engine says it (BatchSandbox "Succeed" = running)
+	State         EffectiveState `json:"state"`       // what is actually true
+	CreatedAt     time.Time      `json:"createdAt"`
+	DeletingSince *time.Time     `json:"deletingSince,omitempty"` // the sandbox object's deletionTimestamp
+	Finalizers    []string       `json:"finalizers,omitempty"`
+	Pool          string         `json:"pool,omitempty"`
+	ExpireTime    *time.Time     `json:"expireTime,omitempty"`
+	Slots         []Slot         `json:"slots"` // one per recorded address / Pod index
+	Notices       []Notice       `json:"notices,omitempty"`
+	Restarts      int32          `json:"restarts"` // summed over the linked Pods' containers
 }
 
 // Slot is one recorded address of a sandbox and the Pod linked to it.
@@ -104,6 +104,7 @@ func (s *Sandbox) PrimarySlot() *Slot {
 // It is a runtime.Object so an informer can carry it.
 type BatchSandbox struct {
 	metav1.ObjectMeta
+	Labels         Labels // replaces ObjectMeta.Labels, left nil (see Pod.Labels)
 	Replicas       int32
 	PoolRef        string
 	ExpireTime     *time.Time
@@ -150,6 +151,7 @@ func (b *BatchSandbox) DeepCopyObject() runtime.Object {
 // AgentSandbox is the slim typed form of an agents.x-k8s.io Sandbox.
 type AgentSandbox struct {
 	metav1.ObjectMeta
+	Labels       Labels // replaces ObjectMeta.Labels, left nil (see Pod.Labels)
 	Version      string // served version it was read at (v1beta1, v1alpha1)
 	Replicas     *int32
 	MainImage    string
@@ -164,6 +166,7 @@ type AgentSandbox struct {
 // Pool is the slim typed form of an OpenSandbox Pool.
 type Pool struct {
 	metav1.ObjectMeta
+	Labels                      Labels // replaces ObjectMeta.Labels, left nil (see Pod.Labels)
 	Total, Allocated, Available int32
 	Revision                    string
 	BufferMin, BufferMax        int32

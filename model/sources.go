@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"slices"
 	"strings"
 	"time"
 	"unique"
@@ -68,33 +67,8 @@ func InternAll(ss []string) []string {
 	return out
 }
 
-// InternLabels returns m with its keys interned. Values are not interned
-// (most are unique per object), but a value equal to one of same, or to
-// another value of m, shares that string: engines repeat an object's ID in
-// several labels and in its owner's name, each decoded into its own copy.
-func InternLabels(m map[string]string, same ...string) map[string]string {
-	if len(m) == 0 {
-		return m
-	}
-	kept := make([]string, 0, len(same)+len(m))
-	for _, s := range same {
-		if s != "" {
-			kept = append(kept, s)
-		}
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if i := slices.Index(kept, v); i >= 0 {
-			v = kept[i]
-		} else if len(v) > 8 { // shorter ones cost no more than the search
-			kept = append(kept, v)
-		}
-		out[Intern(k)] = v
-	}
-	return out
-}
-
-// slimMeta keeps the metadata the model reads from a custom resource.
+// slimMeta keeps the metadata the model reads from a custom resource; its
+// labels go to the object's own Labels field (see labelsOf).
 func slimMeta(u *unstructured.Unstructured) metav1.ObjectMeta {
 	m := metav1.ObjectMeta{
 		Name:              u.GetName(),
@@ -102,12 +76,17 @@ func slimMeta(u *unstructured.Unstructured) metav1.ObjectMeta {
 		UID:               u.GetUID(),
 		ResourceVersion:   u.GetResourceVersion(),
 		Generation:        u.GetGeneration(),
-		Labels:            u.GetLabels(),
 		CreationTimestamp: u.GetCreationTimestamp(),
 		DeletionTimestamp: u.GetDeletionTimestamp(),
 		Finalizers:        u.GetFinalizers(),
 	}
 	return m
+}
+
+// labelsOf: an object's labels; those equal to its name share the string.
+func labelsOf(u *unstructured.Unstructured) Labels {
+	name := u.GetName()
+	return LabelsFrom(u.GetLabels(), name)
 }
 
 // BatchSandboxFromUnstructured converts an OpenSandbox BatchSandbox. Malformed
@@ -117,7 +96,7 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 		return nil
 	}
 	obj := u.Object
-	b := &BatchSandbox{ObjectMeta: slimMeta(u)}
+	b := &BatchSandbox{ObjectMeta: slimMeta(u), Labels: labelsOf(u)}
 	b.Replicas = int32(nestedInt(obj, "spec", "replicas"))
 	b.PoolRef = nestedString(obj, "spec", "poolRef")
 	b.ExpireTime = nestedTime(obj, "spec", "expireTime")
@@ -173,7 +152,7 @@ func AgentSandboxFromUnstructured(u *unstructured.Unstructured, version string) 
 		return nil
 	}
 	obj := u.Object
-	s := &AgentSandbox{ObjectMeta: slimMeta(u), Version: version}
+	s := &AgentSandbox{ObjectMeta: slimMeta(u), Labels: labelsOf(u), Version: version}
 	if _, ok := nestedField(obj, "spec", "replicas"); ok {
 		r := int32(nestedInt(obj, "spec", "replicas"))
 		s.Replicas = &r
@@ -205,6 +184,7 @@ func PoolFromUnstructured(u *unstructured.Unstructured) *Pool {
 	obj := u.Object
 	return &Pool{
 		ObjectMeta: slimMeta(u),
+		Labels:     labelsOf(u),
 		Total:      int32(nestedInt(obj, "status", "total")),
 		Allocated:  int32(nestedInt(obj, "status", "allocated")),
 		Available:  int32(nestedInt(obj, "status", "available")),

@@ -2,12 +2,10 @@ package model
 
 import (
 	"encoding/json"
-	"maps"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -159,7 +157,7 @@ func TestSlimPod(t *testing.T) {
 	if s.Annotations != nil || s.ManagedFields != nil || s.Status.PodIPs != nil {
 		t.Errorf("kept a dropped field: %+v", s)
 	}
-	if s.Name != "a-0" || s.UID != "ua" || s.Labels[LabelPodIndex] != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers) != 1 ||
+	if s.Name != "a-0" || s.UID != "ua" || s.Labels.Get(LabelPodIndex) != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers) != 1 ||
 		*s.Spec.TerminationGracePeriodSeconds != 30 || s.Spec.NodeName != "node-1" || s.Spec.Containers[0].LivenessProbe == nil ||
 		s.Status.PodIP != "10.0.0.1" || s.Status.StartTime == nil || s.Spec.Containers[0].MemoryLimit == nil || s.Spec.Containers[0].MemoryLimit.String() != "1Gi" {
 		t.Errorf("lost a kept field: %+v", s)
@@ -246,24 +244,3 @@ func TestAnnotationSeedCorpus(t *testing.T) {
 	}
 }
 
-// Equal label values, and a value equal to the owner's name, share one string.
-func TestInternLabelsSharesEqualValues(t *testing.T) {
-	owner := strings.Clone("0033f9d5-118c-4d5e-973f-be1e3dc471df")
-	m := map[string]string{
-		LabelBatchSandboxName: strings.Clone(owner),
-		LabelSandboxID:        strings.Clone(owner),
-		"tenant":              "team-agents",
-	}
-	got := InternLabels(m, owner)
-	if !maps.Equal(got, m) {
-		t.Fatalf("labels changed: %v", got)
-	}
-	for _, k := range []string{LabelBatchSandboxName, LabelSandboxID} {
-		if unsafe.StringData(got[k]) != unsafe.StringData(owner) {
-			t.Errorf("label %s keeps its own copy of the owner's name", k)
-		}
-	}
-	if InternLabels(nil) != nil {
-		t.Error("nil labels became non-nil")
-	}
-}

@@ -160,8 +160,8 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 		add("Expires     %s", sb.ExpireTime.Format("2006-01-02 15:04:05"))
 	}
 	add("Restarts    %d", sb.Restarts)
-	if len(sb.Labels) > 0 {
-		add("Labels      %s", labelString(sb.Labels))
+	if sb.Labels.Len() > 0 {
+		add("Labels      %s", sb.Labels)
 	}
 	add("")
 	add("IDENTITY    %s", identityCell(sb, c.disconnected()))
@@ -267,15 +267,6 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 		add("  %s", e)
 	}
 	return out
-}
-
-func labelString(m map[string]string) string {
-	parts := make([]string, 0, len(m))
-	for k, v := range m {
-		parts = append(parts, k+"="+v)
-	}
-	sortStrings(parts)
-	return strings.Join(parts, ",")
 }
 
 func eventTime(e corev1.Event) time.Time {

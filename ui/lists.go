@@ -10,7 +10,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/sahilm/fuzzy"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/sandscope/sandscope/model"
 )
@@ -20,7 +19,7 @@ type listRow struct {
 	key     string // sandbox key this row belongs to, if any
 	cells   []string
 	created time.Time
-	labels  map[string]string
+	labels  model.Labels
 	fkey    string
 	sev     rowSev
 }
@@ -100,7 +99,7 @@ func (v *listView) refilter() {
 		if matched != nil && matched[i] == v.filter.Invert {
 			continue
 		}
-		if v.filter.Selector != nil && !v.filter.Selector.Matches(labels.Set(v.rows[i].labels)) {
+		if v.filter.Selector != nil && !v.filter.Selector.Matches(v.rows[i].labels) {
 			continue
 		}
 		if v.filter.ProblemsOnly && v.rows[i].sev == sevNone {

@@ -1,0 +1,101 @@
+package model
+
+import (
+	"encoding/json"
+	"maps"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Equal label values, and a value equal to the owner's name, share one string.
+func TestLabelsFromSharesEqualValues(t *testing.T) {
+	owner := strings.Clone("0033f9d5-118c-4d5e-973f-be1e3dc471df")
+	m := map[string]string{
+		LabelBatchSandboxName: strings.Clone(owner),
+		LabelSandboxID:        strings.Clone(owner),
+		"tenant":              "team-agents",
+	}
+	got := LabelsFrom(m, owner)
+	if !maps.Equal(got.Map(), m) {
+		t.Fatalf("labels changed: %v", got)
+	}
+	for _, k := range []string{LabelBatchSandboxName, LabelSandboxID} {
+		v, _ := got.Lookup(k)
+		if unsafe.StringData(v) != unsafe.StringData(owner) {
+			t.Errorf("label %s keeps its own copy of the owner's name", k)
+		}
+	}
+	if !LabelsFrom(nil).IsZero() || LabelsFrom(nil).Map() != nil {
+		t.Error("nil labels are not empty")
+	}
+}
+
+func TestLabelsLookup(t *testing.T) {
+	m := map[string]string{"a": "1", "b.io/x": "", "c": "3", "zz": "last", "app": "rl"}
+	l := LabelsFrom(m)
+	if l.Len() != len(m) {
+		t.Fatalf("Len %d, want %d", l.Len(), len(m))
+	}
+	for k, want := range m {
+		if v, ok := l.Lookup(k); !ok || v != want {
+			t.Errorf("Lookup(%q) = %q, %v; want %q, true", k, v, ok, want)
+		}
+	}
+	for _, k := range []string{"", "0", "b", "b.io/y", "zzz", "ap"} {
+		if l.Has(k) {
+			t.Errorf("Has(%q) for a label that is not set", k)
+		}
+	}
+	var keys []string
+	for k := range l.All() {
+		keys = append(keys, k)
+	}
+	if got := strings.Join(keys, " "); got != "a app b.io/x c zz" {
+		t.Errorf("All yields %q, want keys in order", got)
+	}
+	if got := l.String(); got != "a=1,app=rl,b.io/x=,c=3,zz=last" {
+		t.Errorf("String %q", got)
+	}
+}
+
+// A selector reads Labels directly, as it reads a labels.Set.
+func TestLabelsMatchSelectors(t *testing.T) {
+	m := map[string]string{"app": "rl", "tier": "gpu"}
+	l := LabelsFrom(m)
+	for _, expr := range []string{"app=rl", "app in (rl,web)", "tier", "!missing", "app=rl,tier!=cpu", "app=web", "missing", "tier notin (gpu)"} {
+		sel, err := labels.Parse(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := sel.Matches(l), sel.Matches(labels.Set(m)); got != want {
+			t.Errorf("%q matches Labels: %v, labels.Set: %v", expr, got, want)
+		}
+	}
+}
+
+// JSON output keeps the API's shape: an object, left out when empty.
+func TestLabelsJSON(t *testing.T) {
+	type wrap struct {
+		Labels Labels `json:"labels,omitzero"`
+	}
+	data, err := json.Marshal(wrap{Labels: LabelsFrom(map[string]string{"b": "2", "a": "1"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != `{"labels":{"a":"1","b":"2"}}` {
+		t.Errorf("marshal: %s", data)
+	}
+	var back wrap
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Labels.String() != "a=1,b=2" {
+		t.Errorf("round trip: %v", back.Labels)
+	}
+	if data, _ := json.Marshal(wrap{}); string(data) != `{}` {
+		t.Errorf("empty labels marshal to %s", data)
+	}
+}
