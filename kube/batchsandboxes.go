@@ -259,12 +259,11 @@ type wireCondition struct {
 func (w *wireBatchSandbox) toModel() *model.BatchSandbox {
 	m := &w.Metadata
 	b := &model.BatchSandbox{
-		ObjectMeta: metav1.ObjectMeta{
+		ObjectMeta: model.ObjectMeta{
 			Name: m.Name, Namespace: model.Intern(m.Namespace), UID: types.UID(m.UID), ResourceVersion: m.ResourceVersion,
-			Generation: m.Generation, CreationTimestamp: m.CreationTimestamp,
-			DeletionTimestamp: m.DeletionTimestamp, Finalizers: model.InternAll(m.Finalizers),
+			CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
+			Finalizers: model.InternAll(m.Finalizers), Labels: model.LabelsFrom(m.Labels, m.Name),
 		},
-		Labels:         model.LabelsFrom(m.Labels, m.Name),
 		Replicas:       w.Spec.Replicas,
 		PoolRef:        w.Spec.PoolRef,
 		ExpireTime:     parseRFC3339(w.Spec.ExpireTime),
@@ -273,9 +272,7 @@ func (w *wireBatchSandbox) toModel() *model.BatchSandbox {
 		Allocated:      w.Status.Allocated,
 		Ready:          w.Status.Ready,
 	}
-	if v, ok := m.Annotations[metav1.InitialEventsAnnotationKey]; ok {
-		b.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: v}
-	}
+	b.InitialEventsEnd = m.Annotations[metav1.InitialEventsAnnotationKey] == "true"
 	if c := mainContainer(w.Spec.Template.Spec.Containers); c != nil {
 		b.MainImage, b.MainCommand = model.Intern(c.Image), model.InternAll(c.Command)
 	}

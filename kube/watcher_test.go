@@ -539,8 +539,9 @@ func TestWatcherTransforms(t *testing.T) {
 	if cached == nil {
 		t.Fatalf("pod fat not in the snapshot")
 	}
-	if len(cached.ManagedFields) != 0 || cached.Annotations[corev1.LastAppliedConfigAnnotation] != "" {
-		t.Errorf("cached Pod keeps managedFields (%d) or last-applied-configuration", len(cached.ManagedFields))
+	// model.Pod has no field for them; through metav1.Object they read empty.
+	if len(cached.GetManagedFields()) != 0 || cached.GetAnnotations()[corev1.LastAppliedConfigAnnotation] != "" || cached.UID != created.UID {
+		t.Errorf("cached Pod keeps managedFields (%d) or last-applied-configuration, or lost its UID", len(cached.GetManagedFields()))
 	}
 
 	ct.SetBatchSandboxStatus(ns, "sbx-t", map[string]any{"phase": "Paused"})

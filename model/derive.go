@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 )
 
 // maxSlots bounds the slots of one sandbox whatever its annotations claim.

@@ -127,7 +127,7 @@ func restarted(count int32, reason string, code int32) fpOpt {
 // batchSandbox is a non-pooled BatchSandbox in phase Succeed recording the given endpoints.
 func batchSandbox(name string, endpoints ...string) *BatchSandbox {
 	b := &BatchSandbox{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(ft0)},
+		ObjectMeta: ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(ft0)},
 		Replicas:   1, Phase: PhaseSucceed, Endpoints: endpoints,
 	}
 	return b

@@ -244,7 +244,7 @@ func TestIdentityStates(t *testing.T) {
 				p := runningPod("ag", "u1", ipA)
 				p.Labels = map[string]string{"agents.x-k8s.io/sandbox-name-hash": "abc"}
 				f.UpsertPod(SlimPod(p))
-				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: p.ObjectMeta, Selector: "agents.x-k8s.io/sandbox-name-hash=abc",
+				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: SlimPod(p).ObjectMeta, Selector: "agents.x-k8s.io/sandbox-name-hash=abc",
 					PodIPs: []string{ipA}, Conditions: []Condition{{Type: "Ready", Status: "True"}}})
 			},
 			want: []want{{key: agentKey("ag"), identity: IdentityOK, state: StateRunning}},
@@ -252,7 +252,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "agent Sandbox: recorded podIPs differ from its Pod",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: runningPod("ag", "ua", "").ObjectMeta, Selector: "app=x", PodIPs: []string{"10.0.0.1"}})
+				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: SlimPod(runningPod("ag", "ua", "")).ObjectMeta, Selector: "app=x", PodIPs: []string{"10.0.0.1"}})
 				p := runningPod("ag-pod", "u1", ipA)
 				p.Labels = map[string]string{"app": "x"}
 				f.UpsertPod(SlimPod(p))

@@ -14,13 +14,10 @@ import (
 // Status.ContainerStatuses, State.Terminated, ...), so code reading a Pod
 // reads like code reading the API object. SlimPod makes one.
 //
-// ObjectMeta is embedded whole: the informer's store and key functions find
-// names, namespaces and UIDs through it, and most of its fields are used.
+// Its ObjectMeta is the model's own, which the informer's store and key
+// functions read through metav1.Object.
 type Pod struct {
-	metav1.ObjectMeta
-	// Labels replaces ObjectMeta.Labels, which SlimPod leaves nil: a sorted
-	// list is a fraction of a map's size.
-	Labels Labels
+	ObjectMeta
 	Spec   PodSpec
 	Status PodStatus
 }
@@ -121,7 +118,7 @@ func SlimPod(p *corev1.Pod) *Pod {
 		ownerNames = append(ownerNames, o.Name)
 	}
 	out := &Pod{
-		ObjectMeta: metav1.ObjectMeta{
+		ObjectMeta: ObjectMeta{
 			Name:                       p.Name,
 			Namespace:                  Intern(p.Namespace),
 			UID:                        p.UID,
@@ -131,8 +128,8 @@ func SlimPod(p *corev1.Pod) *Pod {
 			DeletionTimestamp:          p.DeletionTimestamp,
 			DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds,
 			Finalizers:                 p.Finalizers,
+			Labels:                     LabelsFrom(p.Labels, ownerNames...),
 		},
-		Labels: LabelsFrom(p.Labels, ownerNames...),
 		Spec: PodSpec{
 			NodeName:                      Intern(p.Spec.NodeName),
 			HostNetwork:                   p.Spec.HostNetwork,

@@ -1,10 +1,10 @@
 package model
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -103,21 +103,33 @@ func (s *Sandbox) PrimarySlot() *Slot {
 // only what the model uses (no managedFields, no annotations once parsed).
 // It is a runtime.Object so an informer can carry it.
 type BatchSandbox struct {
-	metav1.ObjectMeta
-	Labels         Labels // replaces ObjectMeta.Labels, left nil (see Pod.Labels)
-	Replicas       int32
-	PoolRef        string
-	ExpireTime     *time.Time
-	MainImage      string   // image of the template's main container ("sandbox")
-	MainCommand    []string // command of the template's main container
-	Phase          string   // status.phase: Pending, Succeed (= running), Pausing, Paused, Resuming, Failed
-	StatusReplicas int32
-	Allocated      int32
-	Ready          int32
-	Conditions     []Condition
-	Endpoints      []string // sandbox.opensandbox.io/endpoints, slot i <-> pod index i; nil when absent
-	AllocatedPods  []string // pooled: alloc-status pods minus alloc-released
-	Notices        []Notice // problems found while parsing (malformed annotations, ...)
+	ObjectMeta
+	Replicas int32
+	// InitialEventsEnd: this is the bookmark that ends a streamed initial
+	// list (annotation k8s.io/initial-events-end), which the reflector
+	// recognises through GetAnnotations.
+	InitialEventsEnd bool
+	PoolRef          string
+	ExpireTime       *time.Time
+	MainImage        string   // image of the template's main container ("sandbox")
+	MainCommand      []string // command of the template's main container
+	Phase            string   // status.phase: Pending, Succeed (= running), Pausing, Paused, Resuming, Failed
+	StatusReplicas   int32
+	Allocated        int32
+	Ready            int32
+	Conditions       []Condition
+	Endpoints        []string // sandbox.opensandbox.io/endpoints, slot i <-> pod index i; nil when absent
+	AllocatedPods    []string // pooled: alloc-status pods minus alloc-released
+	Notices          []Notice // problems found while parsing (malformed annotations, ...)
+}
+
+// GetAnnotations says only whether this is the initial-events-end bookmark:
+// the other annotations are parsed into fields and dropped.
+func (b *BatchSandbox) GetAnnotations() map[string]string {
+	if b.InitialEventsEnd {
+		return map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	}
+	return nil
 }
 
 // GetObjectKind: a slim BatchSandbox carries no type information.
@@ -150,8 +162,7 @@ func (b *BatchSandbox) DeepCopyObject() runtime.Object {
 
 // AgentSandbox is the slim typed form of an agents.x-k8s.io Sandbox.
 type AgentSandbox struct {
-	metav1.ObjectMeta
-	Labels       Labels // replaces ObjectMeta.Labels, left nil (see Pod.Labels)
+	ObjectMeta
 	Version      string // served version it was read at (v1beta1, v1alpha1)
 	Replicas     *int32
 	MainImage    string
@@ -165,8 +176,7 @@ type AgentSandbox struct {
 
 // Pool is the slim typed form of an OpenSandbox Pool.
 type Pool struct {
-	metav1.ObjectMeta
-	Labels                      Labels // replaces ObjectMeta.Labels, left nil (see Pod.Labels)
+	ObjectMeta
 	Total, Allocated, Available int32
 	Revision                    string
 	BufferMin, BufferMax        int32

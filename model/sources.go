@@ -12,7 +12,6 @@ import (
 	"time"
 	"unique"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -67,15 +66,14 @@ func InternAll(ss []string) []string {
 	return out
 }
 
-// slimMeta keeps the metadata the model reads from a custom resource; its
-// labels go to the object's own Labels field (see labelsOf).
-func slimMeta(u *unstructured.Unstructured) metav1.ObjectMeta {
-	m := metav1.ObjectMeta{
+// slimMeta keeps the metadata the model reads from a custom resource.
+func slimMeta(u *unstructured.Unstructured) ObjectMeta {
+	m := ObjectMeta{
 		Name:              u.GetName(),
 		Namespace:         u.GetNamespace(),
 		UID:               u.GetUID(),
 		ResourceVersion:   u.GetResourceVersion(),
-		Generation:        u.GetGeneration(),
+		Labels:            labelsOf(u),
 		CreationTimestamp: u.GetCreationTimestamp(),
 		DeletionTimestamp: u.GetDeletionTimestamp(),
 		Finalizers:        u.GetFinalizers(),
@@ -96,7 +94,7 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 		return nil
 	}
 	obj := u.Object
-	b := &BatchSandbox{ObjectMeta: slimMeta(u), Labels: labelsOf(u)}
+	b := &BatchSandbox{ObjectMeta: slimMeta(u)}
 	b.Replicas = int32(nestedInt(obj, "spec", "replicas"))
 	b.PoolRef = nestedString(obj, "spec", "poolRef")
 	b.ExpireTime = nestedTime(obj, "spec", "expireTime")
@@ -152,7 +150,7 @@ func AgentSandboxFromUnstructured(u *unstructured.Unstructured, version string) 
 		return nil
 	}
 	obj := u.Object
-	s := &AgentSandbox{ObjectMeta: slimMeta(u), Labels: labelsOf(u), Version: version}
+	s := &AgentSandbox{ObjectMeta: slimMeta(u), Version: version}
 	if _, ok := nestedField(obj, "spec", "replicas"); ok {
 		r := int32(nestedInt(obj, "spec", "replicas"))
 		s.Replicas = &r
@@ -184,7 +182,6 @@ func PoolFromUnstructured(u *unstructured.Unstructured) *Pool {
 	obj := u.Object
 	return &Pool{
 		ObjectMeta: slimMeta(u),
-		Labels:     labelsOf(u),
 		Total:      int32(nestedInt(obj, "status", "total")),
 		Allocated:  int32(nestedInt(obj, "status", "allocated")),
 		Available:  int32(nestedInt(obj, "status", "available")),

@@ -55,7 +55,7 @@ func (f *fakeSource) set(s *model.Snapshot) {
 
 func pod(ns, name, uid, ip, node string, phase corev1.PodPhase, created time.Time) *model.Pod {
 	return &model.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid), CreationTimestamp: metav1.NewTime(created)},
+		ObjectMeta: model.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid), CreationTimestamp: metav1.NewTime(created)},
 		Spec:       model.PodSpec{NodeName: node},
 		Status: model.PodStatus{Phase: phase, PodIP: ip, ContainerStatuses: []model.ContainerStatus{{
 			Name: "sandbox", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, Ready: true,
@@ -121,7 +121,7 @@ func incidentSnapshot() *model.Snapshot {
 	slices.SortFunc(sbs, func(a, b *model.Sandbox) int { return strings.Compare(a.Key, b.Key) })
 	status := model.SourceStatus{Context: "kind-rl", Cluster: "kind-rl", Server: "https://127.0.0.1:6443",
 		Synced: true, AsOf: at("17:25:59")}
-	pools := []*model.Pool{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rl-pool", CreationTimestamp: metav1.NewTime(at("12:00:00"))},
+	pools := []*model.Pool{{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: "rl-pool", CreationTimestamp: metav1.NewTime(at("12:00:00"))},
 		Total: 8, Allocated: 6, Available: 2, BufferMin: 2, BufferMax: 4, PoolMin: 4, PoolMax: 16, Revision: "r7"}}
 	return model.NewSnapshot(1, status, sbs, []*model.Pod{podD, podA, podB, podC}, pools)
 }

@@ -32,7 +32,7 @@ func fleetPod(ns, owner, uid, ip string, at time.Time) *corev1.Pod {
 
 func fleetSandbox(ns, name string, at time.Time, ip string) *model.BatchSandbox {
 	return &model.BatchSandbox{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(at)},
+		ObjectMeta: model.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(at)},
 		Replicas:   1, Phase: "Succeed", Endpoints: []string{ip},
 	}
 }

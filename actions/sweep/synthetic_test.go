@@ -86,8 +86,8 @@ func synthPod(i int, kind synthKind) *corev1.Pod {
 func synthBatchSandbox(i int) *model.BatchSandbox {
 	owner := synthName(i)
 	return &model.BatchSandbox{
-		ObjectMeta: metav1.ObjectMeta{Name: owner, Namespace: "opensandbox", UID: types.UID("uid-" + owner),
-			CreationTimestamp: metav1.NewTime(synthT0), Labels: map[string]string{model.LabelSandboxID: owner}},
+		ObjectMeta: model.ObjectMeta{Name: owner, Namespace: "opensandbox", UID: types.UID("uid-" + owner),
+			CreationTimestamp: metav1.NewTime(synthT0), Labels: model.LabelsFrom(map[string]string{model.LabelSandboxID: owner})},
 		Replicas: 1, MainImage: "registry.example/rl-env:2026.11", MainCommand: []string{model.BootstrapPath, "python", "-m", "server"},
 		Phase: "Succeed", StatusReplicas: 1, Allocated: 1, Ready: 1,
 		Endpoints: []string{synthIP(i)},

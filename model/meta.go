@@ -1,0 +1,91 @@
+package model
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// ObjectMeta is the part of metav1.ObjectMeta that sandscope reads, with the
+// same field names, so code reads like code over API objects. It leaves out
+// generateName, selfLink, generation, annotations and managedFields (80
+// bytes of every cached object, even empty), and keeps labels as a sorted
+// list (Labels). The engines' annotations are parsed into typed fields by
+// the conversions (BatchSandbox.Endpoints, ...).
+//
+// *ObjectMeta implements metav1.Object, which the informer machinery uses
+// to key, version and delete cached objects. Fields it does not keep read
+// as empty and ignore writes, as metav1.Common allows.
+type ObjectMeta struct {
+	Name                       string
+	Namespace                  string
+	UID                        types.UID
+	ResourceVersion            string
+	CreationTimestamp          metav1.Time
+	DeletionTimestamp          *metav1.Time
+	DeletionGracePeriodSeconds *int64
+	Labels                     Labels
+	OwnerReferences            []metav1.OwnerReference
+	Finalizers                 []string
+}
+
+var _ metav1.Object = (*ObjectMeta)(nil)
+
+func (m *ObjectMeta) GetNamespace() string                { return m.Namespace }
+func (m *ObjectMeta) SetNamespace(namespace string)       { m.Namespace = namespace }
+func (m *ObjectMeta) GetName() string                     { return m.Name }
+func (m *ObjectMeta) SetName(name string)                 { m.Name = name }
+func (m *ObjectMeta) GetUID() types.UID                   { return m.UID }
+func (m *ObjectMeta) SetUID(uid types.UID)                { m.UID = uid }
+func (m *ObjectMeta) GetResourceVersion() string          { return m.ResourceVersion }
+func (m *ObjectMeta) SetResourceVersion(version string)   { m.ResourceVersion = version }
+func (m *ObjectMeta) GetCreationTimestamp() metav1.Time   { return m.CreationTimestamp }
+func (m *ObjectMeta) SetCreationTimestamp(t metav1.Time)  { m.CreationTimestamp = t }
+func (m *ObjectMeta) GetDeletionTimestamp() *metav1.Time  { return m.DeletionTimestamp }
+func (m *ObjectMeta) SetDeletionTimestamp(t *metav1.Time) { m.DeletionTimestamp = t }
+func (m *ObjectMeta) GetDeletionGracePeriodSeconds() *int64 {
+	return m.DeletionGracePeriodSeconds
+}
+func (m *ObjectMeta) SetDeletionGracePeriodSeconds(s *int64) { m.DeletionGracePeriodSeconds = s }
+func (m *ObjectMeta) GetLabels() map[string]string           { return m.Labels.Map() }
+func (m *ObjectMeta) SetLabels(labels map[string]string)     { m.Labels = LabelsFrom(labels) }
+func (m *ObjectMeta) GetFinalizers() []string                { return m.Finalizers }
+func (m *ObjectMeta) SetFinalizers(finalizers []string)      { m.Finalizers = finalizers }
+func (m *ObjectMeta) GetOwnerReferences() []metav1.OwnerReference {
+	return m.OwnerReferences
+}
+func (m *ObjectMeta) SetOwnerReferences(refs []metav1.OwnerReference) { m.OwnerReferences = refs }
+
+// Not kept: they read as empty and ignore writes.
+
+func (m *ObjectMeta) GetGenerateName() string                                    { return "" }
+func (m *ObjectMeta) SetGenerateName(string)                                     {}
+func (m *ObjectMeta) GetGeneration() int64                                       { return 0 }
+func (m *ObjectMeta) SetGeneration(int64)                                        {}
+func (m *ObjectMeta) GetSelfLink() string                                        { return "" }
+func (m *ObjectMeta) SetSelfLink(string)                                         {}
+func (m *ObjectMeta) GetAnnotations() map[string]string                          { return nil }
+func (m *ObjectMeta) SetAnnotations(map[string]string)                           {}
+func (m *ObjectMeta) GetManagedFields() []metav1.ManagedFieldsEntry              { return nil }
+func (m *ObjectMeta) SetManagedFields(managedFields []metav1.ManagedFieldsEntry) {}
+
+// DeepCopyInto copies m into out. Labels are shared: they are read only.
+func (m *ObjectMeta) DeepCopyInto(out *ObjectMeta) {
+	*out = *m
+	if m.DeletionTimestamp != nil {
+		t := *m.DeletionTimestamp
+		out.DeletionTimestamp = &t
+	}
+	if m.DeletionGracePeriodSeconds != nil {
+		s := *m.DeletionGracePeriodSeconds
+		out.DeletionGracePeriodSeconds = &s
+	}
+	if m.OwnerReferences != nil {
+		out.OwnerReferences = make([]metav1.OwnerReference, len(m.OwnerReferences))
+		for i := range m.OwnerReferences {
+			m.OwnerReferences[i].DeepCopyInto(&out.OwnerReferences[i])
+		}
+	}
+	if m.Finalizers != nil {
+		out.Finalizers = append([]string(nil), m.Finalizers...)
+	}
+}
