@@ -266,7 +266,7 @@ func (f *Fleet) UpsertPod(p *Pod) {
 				pe.since = p.Status.StartTime.Time
 			}
 			f.ipLive[newIP] = append(f.ipLive[newIP], pe)
-			f.history.open(newIP, p.Namespace, p.Name, string(p.UID), "", pe.since, f.version)
+			f.history.open(newIP, pe.key, string(p.UID), "", pe.since, f.version)
 		}
 		pe.ip = newIP
 	}

@@ -169,7 +169,7 @@ func TestIPHistoryIsBounded(t *testing.T) {
 	at := ft0
 	for i := 0; i < 100; i++ {
 		uid := fmt.Sprint(i)
-		h.open("10.0.0.1", ns, "p", uid, "", at, uint64(i+1))
+		h.open("10.0.0.1", nn(ns, "p"), uid, "", at, uint64(i+1))
 		at = at.Add(time.Second)
 		h.close("10.0.0.1", uid, at, uint64(i+1))
 	}
@@ -177,7 +177,7 @@ func TestIPHistoryIsBounded(t *testing.T) {
 	if len(got) != ipHistoryPerIP || got[len(got)-1].UID != "99" {
 		t.Fatalf("kept %d holdings, last %+v", len(got), got[len(got)-1])
 	}
-	h.open("10.0.0.2", ns, "q", "q", "", at, 200) // still held: survives pruning
+	h.open("10.0.0.2", nn(ns, "q"), "q", "", at, 200) // still held: survives pruning
 	h.prune(at.Add(ipHistoryRetention + time.Minute))
 	if h.at("10.0.0.1", 1000) != nil {
 		t.Error("an IP nobody held for the retention period survived")

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"math"
+	"strings"
 	"sync"
 	"time"
 )
@@ -12,97 +14,146 @@ const (
 	ipHistoryMaxIPs    = 1 << 18        // hard cap on IPs remembered
 )
 
+// Layout. The Fleet holds 10,000–50,000 Pods and nearly every one holds an IP
+// no other Pod has held, so the history is sized for that case: one IP, one
+// open holding. It costs one map slot and one 96-byte ipRecord that stores the
+// holding inline; a second allocation (rest) appears only once a second Pod
+// holds the IP. To get there:
+//   - a holding names its Pod by the Fleet's "ns/name" key, one string header
+//     shared with the podEntry instead of two, split again when read;
+//   - times are Unix nanoseconds, 8 bytes where a time.Time takes 24;
+//   - there is no per-IP LRU list (two pointers and a last-seen time per IP):
+//     only IPs nobody holds can age out, so only they are queued (unheld), in
+//     the order they were let go.
+
 // holding is one entry of an IP's history. Versions let a Snapshot see the
 // history exactly as it was when it was taken.
 type holding struct {
-	ns, pod, uid, sandbox string
-	from                  time.Time
-	to                    time.Time // zero while held
-	fromVer, toVer        uint64    // fleet versions of the open/close (toVer 0 = open)
+	pod, uid, sandbox string // pod is the Fleet's "ns/name" key
+	from, to          int64  // Unix ns (see ipHistory.nanos); to unset while held
+	fromVer, toVer    uint64 // fleet versions of the open/close (toVer 0 = open)
 }
 
+// ipRecord is one IP's history, oldest first: first, then *rest.
 type ipRecord struct {
-	ip         string
-	holdings   []holding
-	lastSeen   time.Time
-	prev, next *ipRecord // the LRU list, least recently touched first
+	first holding
+	rest  *[]holding // nil until a second Pod holds the IP
+	// unheldSeq is, while nobody holds the IP, the seq of its entry in
+	// ipHistory.unheld; 0 while somebody does. Any other entry for the IP is
+	// stale: it was let go, taken again, and possibly let go again later.
+	unheldSeq uint64
+}
+
+func (r *ipRecord) len() int {
+	if r.rest == nil {
+		return 1
+	}
+	return 1 + len(*r.rest)
+}
+
+// get returns the i-th holding, oldest first.
+func (r *ipRecord) get(i int) *holding {
+	if i == 0 {
+		return &r.first
+	}
+	return &(*r.rest)[i-1]
+}
+
+func (r *ipRecord) held() bool {
+	for i := range r.len() {
+		if r.get(i).toVer == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// add appends hd, dropping the oldest holding beyond ipHistoryPerIP.
+func (r *ipRecord) add(hd holding) {
+	if r.rest == nil {
+		r.rest = new([]holding)
+	}
+	rest := append(*r.rest, hd)
+	if 1+len(rest) > ipHistoryPerIP {
+		r.first = rest[0]
+		n := copy(rest, rest[1:])
+		rest[n] = holding{} // let go of its strings
+		rest = rest[:n]
+	}
+	*r.rest = rest
+}
+
+// unheldIP is an entry of ipHistory.unheld.
+type unheldIP struct {
+	ip  string
+	at  int64  // Unix ns: when the IP's last holder let go
+	seq uint64 // matches the record's unheldSeq unless the entry is stale
 }
 
 // ipHistory records, per IP, the Pods seen holding it since the Fleet
 // started. It has its own lock so Snapshots can read it without the Fleet's.
 type ipHistory struct {
-	mu         sync.RWMutex
-	ips        map[string]*ipRecord
-	head, tail *ipRecord // LRU list (intrusive: no allocation per IP)
+	mu  sync.RWMutex
+	ips map[string]*ipRecord
+	// unheld queues the IPs nobody holds, in the order they were let go, so
+	// prune and the cap forget the IPs let go longest ago by popping from the
+	// front: cost proportional to what they drop. An IP taken again leaves a
+	// stale entry behind, skipped when popped; compactLocked drops stale
+	// entries once they could outnumber the IPs, so reuse cannot grow it.
+	unheld []unheldIP
+	seq    uint64 // last seq handed to an unheld entry
+	maxIPs int    // ipHistoryMaxIPs (a field so tests can lower it)
+	// loc is the location of the times the Fleet gives (its clock's: Local in
+	// production, UTC on the tests' clock). Times are read back in it, so they
+	// print as they did when held as time.Time.
+	loc *time.Location
 }
 
 func newIPHistory() *ipHistory {
-	return &ipHistory{ips: make(map[string]*ipRecord)}
+	return &ipHistory{ips: make(map[string]*ipRecord), maxIPs: ipHistoryMaxIPs, loc: time.Local}
 }
 
-func (h *ipHistory) unlink(r *ipRecord) {
-	if r.prev != nil {
-		r.prev.next = r.next
-	} else {
-		h.head = r.next
+// zeroNanos stands for the zero time.Time, whose UnixNano is undefined.
+const zeroNanos = math.MinInt64
+
+// nanos converts t for storage, noting its location.
+func (h *ipHistory) nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return zeroNanos
 	}
-	if r.next != nil {
-		r.next.prev = r.prev
-	} else {
-		h.tail = r.prev
-	}
-	r.prev, r.next = nil, nil
+	h.loc = t.Location()
+	return t.UnixNano()
 }
 
-func (h *ipHistory) pushBack(r *ipRecord) {
-	r.prev, r.next = h.tail, nil
-	if h.tail != nil {
-		h.tail.next = r
-	} else {
-		h.head = r
+// time converts back what nanos stored.
+func (h *ipHistory) time(ns int64) time.Time {
+	if ns == zeroNanos {
+		return time.Time{}
 	}
-	h.tail = r
+	return time.Unix(0, ns).In(h.loc)
 }
 
-func (h *ipHistory) touch(r *ipRecord) {
-	if h.tail != r {
-		h.unlink(r)
-		h.pushBack(r)
-	}
-}
-
-func (h *ipHistory) record(ip string) *ipRecord {
-	r := h.ips[ip]
-	if r == nil {
-		r = &ipRecord{ip: ip}
-		h.pushBack(r)
-		h.ips[ip] = r
-	} else {
-		h.touch(r)
-	}
-	return r
-}
-
-// open notes that a Pod started holding ip at `at`.
-func (h *ipHistory) open(ip, ns, pod, uid, sandbox string, at time.Time, ver uint64) {
+// open notes that a Pod (pod: its "ns/name" key) started holding ip at `at`.
+func (h *ipHistory) open(ip, pod, uid, sandbox string, at time.Time, ver uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	r := h.record(ip)
-	r.lastSeen = at
-	for i := range r.holdings {
-		hd := &r.holdings[i]
-		if hd.uid == uid && hd.toVer == 0 {
-			hd.sandbox = sandbox // already open: refresh what it belongs to
+	hd := holding{pod: pod, uid: uid, sandbox: sandbox, from: h.nanos(at), fromVer: ver}
+	r := h.ips[ip]
+	if r == nil {
+		h.ips[ip] = &ipRecord{first: hd}
+		if len(h.ips) > h.maxIPs {
+			h.evictLocked(ip)
+		}
+		return
+	}
+	for i := range r.len() {
+		if old := r.get(i); old.uid == uid && old.toVer == 0 {
+			old.sandbox = sandbox // already open: refresh what it belongs to
 			return
 		}
 	}
-	r.holdings = append(r.holdings, holding{ns: ns, pod: pod, uid: uid, sandbox: sandbox, from: at, fromVer: ver})
-	if len(r.holdings) > ipHistoryPerIP {
-		r.holdings = append(r.holdings[:0:0], r.holdings[len(r.holdings)-ipHistoryPerIP:]...)
-	}
-	if len(h.ips) > ipHistoryMaxIPs {
-		h.evictLocked(at, true)
-	}
+	r.add(hd)
+	r.unheldSeq = 0 // held again: its entry in unheld, if any, is stale
 }
 
 // setSandbox updates the sandbox an open holding belongs to (it can be learnt late).
@@ -110,8 +161,8 @@ func (h *ipHistory) setSandbox(ip, uid, sandbox string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if r := h.ips[ip]; r != nil {
-		for i := range r.holdings {
-			if hd := &r.holdings[i]; hd.uid == uid && hd.toVer == 0 {
+		for i := range r.len() {
+			if hd := r.get(i); hd.uid == uid && hd.toVer == 0 {
 				hd.sandbox = sandbox
 			}
 		}
@@ -126,48 +177,87 @@ func (h *ipHistory) close(ip, uid string, at time.Time, ver uint64) {
 	if r == nil {
 		return
 	}
-	r.lastSeen = at
-	h.touch(r)
-	for i := range r.holdings {
-		if hd := &r.holdings[i]; hd.uid == uid && hd.toVer == 0 {
-			hd.to, hd.toVer = at, ver
+	to := h.nanos(at)
+	closed := false
+	for i := range r.len() {
+		if hd := r.get(i); hd.uid == uid && hd.toVer == 0 {
+			hd.to, hd.toVer = to, ver
+			closed = true
+		}
+	}
+	if closed && !r.held() {
+		h.seq++
+		r.unheldSeq = h.seq
+		h.unheld = append(h.unheld, unheldIP{ip: ip, at: to, seq: h.seq})
+		if len(h.unheld) > 2*len(h.ips)+64 {
+			h.compactLocked()
 		}
 	}
 }
 
 // prune forgets IPs nobody has held for ipHistoryRetention. Cost is
-// proportional to what it drops (the LRU front is the oldest).
+// proportional to what it drops (the front of unheld is the oldest).
 func (h *ipHistory) prune(now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.evictLocked(now, false)
+	cutoff := now.UnixNano() - int64(ipHistoryRetention)
+	n := 0
+	for n < len(h.unheld) && h.unheld[n].at <= cutoff {
+		h.forgetLocked(h.unheld[n])
+		n++
+	}
+	h.popLocked(n)
 }
 
-func (h *ipHistory) evictLocked(now time.Time, force bool) {
-	for r := h.head; r != nil; {
-		next := r.next
-		overCap := force && len(h.ips) > ipHistoryMaxIPs
-		if !overCap && now.Sub(r.lastSeen) < ipHistoryRetention {
-			return
+// evictLocked brings the history back under its cap after ip was added:
+// first the IPs let go longest ago, then, if every IP left is held (more
+// than maxIPs Pods hold one), any held IP but the one just added.
+func (h *ipHistory) evictLocked(ip string) {
+	n := 0
+	for len(h.ips) > h.maxIPs && n < len(h.unheld) {
+		h.forgetLocked(h.unheld[n])
+		n++
+	}
+	h.popLocked(n)
+	for k := range h.ips {
+		if len(h.ips) <= h.maxIPs {
+			break
 		}
-		if overCap || !r.open() {
-			h.unlink(r)
-			delete(h.ips, r.ip)
-		} else {
-			h.touch(r) // still held: keep, look again later
-			r.lastSeen = now
+		if k != ip {
+			delete(h.ips, k)
 		}
-		r = next
 	}
 }
 
-func (r *ipRecord) open() bool {
-	for i := range r.holdings {
-		if r.holdings[i].toVer == 0 {
-			return true
+// forgetLocked forgets e's IP unless e is stale.
+func (h *ipHistory) forgetLocked(e unheldIP) {
+	if r := h.ips[e.ip]; r != nil && r.unheldSeq == e.seq {
+		delete(h.ips, e.ip)
+	}
+}
+
+// popLocked drops the first n entries of unheld.
+func (h *ipHistory) popLocked(n int) {
+	clear(h.unheld[:n])
+	h.unheld = h.unheld[n:]
+	if len(h.unheld) == 0 {
+		h.unheld = nil // release the array once drained
+	}
+}
+
+// compactLocked drops the stale entries of unheld, keeping the order. It runs
+// when unheld has grown past 2·len(ips)+64 entries; at most len(ips) of them
+// are live, so at least as many closes as it scans entries have happened since
+// the last compaction: its cost is amortised over them.
+func (h *ipHistory) compactLocked() {
+	kept := h.unheld[:0]
+	for _, e := range h.unheld {
+		if r := h.ips[e.ip]; r != nil && r.unheldSeq == e.seq {
+			kept = append(kept, e)
 		}
 	}
-	return false
+	clear(h.unheld[len(kept):])
+	h.unheld = kept
 }
 
 // at returns ip's history as it was at fleet version ver, oldest first.
@@ -179,13 +269,15 @@ func (h *ipHistory) at(ip string, ver uint64) []IPHolding {
 		return nil
 	}
 	var out []IPHolding
-	for _, hd := range r.holdings {
+	for i := range r.len() {
+		hd := r.get(i)
 		if hd.fromVer > ver {
 			continue
 		}
-		e := IPHolding{IP: ip, Namespace: hd.ns, Pod: hd.pod, UID: hd.uid, Sandbox: hd.sandbox, From: hd.from}
+		ns, pod, _ := strings.Cut(hd.pod, "/")
+		e := IPHolding{IP: ip, Namespace: ns, Pod: pod, UID: hd.uid, Sandbox: hd.sandbox, From: h.time(hd.from)}
 		if hd.toVer != 0 && hd.toVer <= ver {
-			to := hd.to
+			to := h.time(hd.to)
 			e.To = &to
 		}
 		out = append(out, e)
