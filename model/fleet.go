@@ -497,28 +497,30 @@ func (f *Fleet) ensurePlain(ns, name string) {
 
 // podSandboxKey names the sandbox a Pod belongs to: its controlling
 // BatchSandbox, else the newest BatchSandbox that allocated it, else its
-// agent Sandbox, else its own plain-Pod sandbox; "" when none is known.
+// agent Sandbox, else its own plain-Pod sandbox; "" when none is known. It
+// returns the entry's own key string: the IP history and slot holders keep
+// it, and a freshly built copy would cost one allocation per Pod.
 func (f *Fleet) podSandboxKey(pe *podEntry) string {
 	bs, ag := podOwners(pe.pod)
 	for _, b := range bs {
-		if k := sandboxKey(EngineBatchSandbox, pe.ns, b); f.sandboxes[k] != nil {
-			return k
+		if e := f.sandboxes[sandboxKey(EngineBatchSandbox, pe.ns, b)]; e != nil {
+			return e.key
 		}
 	}
 	if k := f.primaryClaim(pe.key); k != "" {
 		return k
 	}
 	for _, a := range ag {
-		if k := sandboxKey(EngineAgent, pe.ns, a); f.sandboxes[k] != nil {
-			return k
+		if e := f.sandboxes[sandboxKey(EngineAgent, pe.ns, a)]; e != nil {
+			return e.key
 		}
 	}
 	if ks := f.agentsMatching(pe.ns, pe.pod.Labels); len(ks) > 0 {
 		slices.Sort(ks)
 		return ks[0]
 	}
-	if k := sandboxKey(EnginePod, pe.ns, pe.name); f.sandboxes[k] != nil {
-		return k
+	if e := f.sandboxes[sandboxKey(EnginePod, pe.ns, pe.name)]; e != nil {
+		return e.key
 	}
 	return ""
 }
