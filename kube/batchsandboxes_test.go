@@ -1,12 +1,22 @@
 package kube
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+	restclientwatch "k8s.io/client-go/rest/watch"
 
 	"github.com/sandscope/sandscope/model"
 )
@@ -161,25 +171,58 @@ func TestBatchSandboxDeepCopyObject(t *testing.T) {
 	}
 }
 
-func TestWatchEventCodec(t *testing.T) {
-	ev := &metav1.WatchEvent{}
-	obj, _, err := watchEventCodec{}.Decode([]byte(`{"type":"ADDED","object":`+wireBSBX+`}`), nil, ev)
-	if err != nil || obj != ev {
-		t.Fatalf("Decode = %v, %v", obj, err)
+// A watch stream as the server sends it: events one after another, a
+// bookmark, an ERROR carrying a Status; each event is read whole.
+func TestBatchSandboxEvents(t *testing.T) {
+	compact := func(doc string) string {
+		var b bytes.Buffer
+		if err := json.Compact(&b, []byte(doc)); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
 	}
-	if ev.Type != "ADDED" {
-		t.Fatalf("type %q", ev.Type)
+	stream := `{"type":"ADDED","object":` + compact(wireBSBX) + "}\n" +
+		// Whitespace between and inside events is allowed, as JSON allows it.
+		"  {\"type\": \"MODIFIED\",\n \"object\": {\"kind\":\"BatchSandbox\",\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"9\"}," +
+		`"spec":{"template":{"spec":{"containers":[{"name":"sandbox","command":"not a list"}]}}}}}` +
+		`{"type":"BOOKMARK","object":{"kind":"BatchSandbox","metadata":{"resourceVersion":"10","annotations":{"k8s.io/initial-events-end":"true"}}}}` +
+		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (900)","reason":"Expired","code":410}}`
+	d := newBatchSandboxEvents(io.NopCloser(strings.NewReader(stream)))
+	next := func() (watch.EventType, runtime.Object) {
+		t.Helper()
+		typ, obj, err := d.Decode()
+		if err != nil {
+			t.Fatalf("Decode: %v", err)
+		}
+		return typ, obj
 	}
-	// The object is handed on whole, for the object codec.
-	b, _, err := batchSandboxCodec{}.Decode(ev.Object.Raw, nil, nil)
-	if err != nil || b.(*model.BatchSandbox).Name != "sbx-a" {
-		t.Fatalf("object %v, %v", b, err)
+	if typ, obj := next(); typ != watch.Added || obj.(*model.BatchSandbox).Name != "sbx-a" || len(obj.(*model.BatchSandbox).Endpoints) != 2 {
+		t.Fatalf("first event %s %+v", typ, obj)
 	}
-	if _, _, err := (watchEventCodec{}).Decode([]byte(`{"type":"ADDED","object":{`), nil, &metav1.WatchEvent{}); err == nil {
-		t.Fatal("a truncated event decoded without error")
+	// The wrong-typed command is skipped, the rest of the object read.
+	if typ, obj := next(); typ != watch.Modified || obj.(*model.BatchSandbox).ResourceVersion != "9" || obj.(*model.BatchSandbox).MainCommand != nil {
+		t.Fatalf("second event %s %+v", typ, obj)
 	}
-	if _, _, err := (watchEventCodec{}).Decode([]byte(`{}`), nil, &metav1.Status{}); err == nil {
-		t.Fatal("decoded into something other than a WatchEvent")
+	if typ, obj := next(); typ != watch.Bookmark || !obj.(*model.BatchSandbox).InitialEventsEnd || obj.(*model.BatchSandbox).ResourceVersion != "10" {
+		t.Fatalf("bookmark %s %+v", typ, obj)
+	}
+	typ, obj := next()
+	st, ok := obj.(*metav1.Status)
+	if typ != watch.Error || !ok || !apierrors.IsResourceExpired(apierrors.FromObject(st)) || st.Message == "" {
+		t.Fatalf("error event %s %T %+v", typ, obj, obj)
+	}
+	if _, _, err := d.Decode(); err != io.EOF {
+		t.Fatalf("after the last event: %v, want io.EOF", err)
+	}
+
+	for name, bad := range map[string]string{
+		"truncated":    `{"type":"ADDED","object":{"metadata":`,
+		"unknown type": `{"type":"RENAMED","object":{}}`,
+		"not JSON":     `<html>`,
+	} {
+		if _, _, err := newBatchSandboxEvents(io.NopCloser(strings.NewReader(bad))).Decode(); err == nil || err == io.EOF {
+			t.Errorf("%s: decoded without error (%v)", name, err)
+		}
 	}
 }
 
@@ -201,4 +244,50 @@ func FuzzBatchSandboxCodec(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkBatchSandboxWatchDecode reads a watch stream of 10,000 added
+// BatchSandboxes (the start-up of a streamed initial list) with
+// batchSandboxEvents, and, as the reference in the same run, with client-go's
+// pipeline (JSON framer, envelope serializer, then the object decoder).
+//
+//	go test ./kube/ -run '^$' -bench BatchSandboxWatchDecode -benchmem
+func BenchmarkBatchSandboxWatchDecode(b *testing.B) {
+	var one bytes.Buffer
+	if err := json.Compact(&one, []byte(wireBSBX)); err != nil {
+		b.Fatal(err)
+	}
+	const n = 10000
+	var stream bytes.Buffer
+	for range n {
+		stream.WriteString(`{"type":"ADDED","object":`)
+		stream.Write(one.Bytes())
+		stream.WriteString("}\n")
+	}
+	scheme := runtime.NewScheme()
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	info, ok := runtime.SerializerInfoForMediaType(serializer.NewCodecFactory(scheme).SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if !ok {
+		b.Fatal("no JSON serializer")
+	}
+	decoders := map[string]func(io.ReadCloser) watch.Decoder{
+		"sandscope": func(body io.ReadCloser) watch.Decoder { return newBatchSandboxEvents(body) },
+		"client-go": func(body io.ReadCloser) watch.Decoder {
+			frames := info.StreamSerializer.Framer.NewFrameReader(body)
+			return restclientwatch.NewDecoder(streaming.NewDecoder(frames, info.StreamSerializer.Serializer), batchSandboxCodec{})
+		},
+	}
+	for _, name := range []string{"client-go", "sandscope"} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(stream.Len()))
+			for range b.N {
+				d := decoders[name](io.NopCloser(bytes.NewReader(stream.Bytes())))
+				for i := range n {
+					if _, obj, err := d.Decode(); err != nil || obj.(*model.BatchSandbox).Name != "sbx-a" {
+						b.Fatalf("event %d: %v", i, err)
+					}
+				}
+			}
+		})
+	}
 }
