@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
@@ -100,8 +102,24 @@ func wireFleet(b *testing.B, n int) (pods, bsbxs [][]byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The server sets uid, resourceVersion and creationTimestamp on every
+	// object, and the engine puts its BatchSandbox's uid in the owner
+	// reference; the fake clients do none of it.
+	rv := 4_000_000
+	stamp := func(m *metav1.ObjectMeta) {
+		rv++
+		m.UID = serverUID(m.Namespace, m.Name)
+		m.ResourceVersion = strconv.Itoa(rv)
+		if m.CreationTimestamp.IsZero() {
+			m.CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC))
+		}
+		for i := range m.OwnerReferences {
+			m.OwnerReferences[i].UID = serverUID(m.Namespace, m.OwnerReferences[i].Name)
+		}
+	}
 	for i := range podList.Items {
 		p := &podList.Items[i]
+		stamp(&p.ObjectMeta)
 		// The server adds managedFields; the fake does not.
 		p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "opensandbox-controller", Operation: metav1.ManagedFieldsOperationUpdate},
 			{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"}}
@@ -116,7 +134,15 @@ func wireFleet(b *testing.B, n int) (pods, bsbxs [][]byte) {
 		b.Fatal(err)
 	}
 	for i := range bsList.Items {
-		data, err := bsList.Items[i].MarshalJSON()
+		u := &bsList.Items[i]
+		var m metav1.ObjectMeta
+		stamp(&m)
+		u.SetUID(serverUID(u.GetNamespace(), u.GetName()))
+		u.SetResourceVersion(m.ResourceVersion)
+		if ct := u.GetCreationTimestamp(); ct.IsZero() {
+			u.SetCreationTimestamp(m.CreationTimestamp)
+		}
+		data, err := u.MarshalJSON()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -126,6 +152,12 @@ func wireFleet(b *testing.B, n int) (pods, bsbxs [][]byte) {
 		b.Fatalf("simulator loaded %d Pods and %d BatchSandboxes, want %d", len(pods), len(bsbxs), n)
 	}
 	return pods, bsbxs
+}
+
+// serverUID is a UID as the server makes them (a UUID), the same for the
+// same object every run.
+func serverUID(namespace, name string) types.UID {
+	return types.UID(uuid.NewSHA1(uuid.NameSpaceOID, []byte(namespace+"/"+name)).String())
 }
 
 // writeHeapProfile writes the live heap (for go tool pprof) to path.
