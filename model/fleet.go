@@ -39,8 +39,7 @@ type Fleet struct {
 	status  SourceStatus
 	changes chan struct{}
 
-	pods     map[string]*podEntry // "ns/name"
-	byUID    map[types.UID]*podEntry
+	pods     map[string]*podEntry   // "ns/name"
 	ipLive   map[string][]*podEntry // podIP → live Pods claiming it (normally one)
 	bsOwned  map[string][]string    // BatchSandbox key → Pod names it controls or that carry its name label
 	agOwned  map[string][]string    // agent Sandbox key → Pod names it controls
@@ -171,7 +170,6 @@ func NewFleet(opts FleetOptions) *Fleet {
 		opts:         opts,
 		changes:      make(chan struct{}, 1),
 		pods:         make(map[string]*podEntry),
-		byUID:        make(map[types.UID]*podEntry),
 		ipLive:       make(map[string][]*podEntry),
 		bsOwned:      make(map[string][]string),
 		agOwned:      make(map[string][]string),
@@ -234,12 +232,8 @@ func (f *Fleet) UpsertPod(p *Pod) {
 		f.pods[key] = pe
 	} else {
 		old = pe.pod
-		if old.UID != p.UID {
-			delete(f.byUID, old.UID)
-		}
 	}
 	pe.pod = p
-	f.byUID[p.UID] = pe
 	if pe.inOrder && !pe.pending {
 		if i, ok := f.podIndex(pe); ok {
 			f.podVec.set(i, p)
@@ -306,16 +300,12 @@ func (f *Fleet) DeletePod(p *Pod) {
 	defer f.mu.Unlock()
 	key := nn(p.Namespace, p.Name)
 	pe := f.pods[key]
-	if pe == nil && p.UID != "" {
-		pe = f.byUID[p.UID]
-	}
 	if pe == nil || (p.UID != "" && pe.pod.UID != p.UID) {
 		return
 	}
 	f.version++
 	now := f.opts.Now()
 	delete(f.pods, pe.key)
-	delete(f.byUID, pe.pod.UID)
 	f.reindexPodClaims(pe, pe.pod, nil)
 	if pe.ip != "" {
 		f.dropLive(pe, pe.ip)

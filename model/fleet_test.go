@@ -265,7 +265,7 @@ func TestIndexesStayFlat(t *testing.T) {
 	if len(s.Sandboxes()) != 0 || len(s.Pods()) != 0 {
 		t.Fatalf("%d sandboxes %d pods left", len(s.Sandboxes()), len(s.Pods()))
 	}
-	for name, n := range map[string]int{"pods": len(f.pods), "byUID": len(f.byUID), "ipLive": len(f.ipLive), "bsOwned": len(f.bsOwned),
+	for name, n := range map[string]int{"pods": len(f.pods), "ipLive": len(f.ipLive), "bsOwned": len(f.bsOwned),
 		"claims": len(f.claims), "podLinks": len(f.podLinks), "ipWatch": len(f.ipWatch), "sandboxes": len(f.sandboxes),
 		"order": len(f.order), "podOrder": len(f.podOrder), "queue": len(f.queue), "selEq": len(f.selEq), "timers": len(f.timers)} {
 		if n != 0 {
