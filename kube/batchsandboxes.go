@@ -35,8 +35,8 @@ import (
 
 // newBatchSandboxInformer returns a shared informer over BatchSandboxes in
 // namespace ("" = all) whose objects are *model.BatchSandbox.
-func newBatchSandboxInformer(cfg *rest.Config, namespace string) (cache.SharedIndexInformer, error) {
-	rc, err := newBatchSandboxClient(cfg)
+func newBatchSandboxInformer(cfg *rest.Config, namespace string, lists *model.StringLists) (cache.SharedIndexInformer, error) {
+	rc, err := newBatchSandboxClient(cfg, lists)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func newBatchSandboxInformer(cfg *rest.Config, namespace string) (cache.SharedIn
 				return nil, err
 			}
 			// As rest.Request.Watch reports a stream that cannot be decoded.
-			return watch.NewStreamWatcherWithLogger(klog.FromContext(ctx), newBatchSandboxEvents(body),
+			return watch.NewStreamWatcherWithLogger(klog.FromContext(ctx), newBatchSandboxEvents(body, lists),
 				apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding")), nil
 		},
 	}
@@ -64,14 +64,14 @@ func newBatchSandboxInformer(cfg *rest.Config, namespace string) (cache.SharedIn
 
 // newBatchSandboxClient is a RESTClient for the BatchSandbox group version
 // that speaks JSON and decodes with batchSandboxCodec.
-func newBatchSandboxClient(cfg *rest.Config) (*rest.RESTClient, error) {
+func newBatchSandboxClient(cfg *rest.Config, lists *model.StringLists) (*rest.RESTClient, error) {
 	c := rest.CopyConfig(cfg)
 	gv := BatchSandboxGVR.GroupVersion()
 	c.GroupVersion = &gv
 	c.APIPath = "/apis"
 	c.ContentType = runtime.ContentTypeJSON
 	c.AcceptContentTypes = runtime.ContentTypeJSON
-	c.NegotiatedSerializer = batchSandboxSerializers{}
+	c.NegotiatedSerializer = batchSandboxSerializers{lists: lists}
 	rc, err := rest.RESTClientFor(c)
 	if err != nil {
 		return nil, fmt.Errorf("building the BatchSandbox client: %w", err)
@@ -99,15 +99,16 @@ func (l *batchSandboxList) DeepCopyObject() runtime.Object {
 
 // batchSandboxSerializers offers one media type, JSON, decoded by
 // batchSandboxCodec.
-type batchSandboxSerializers struct{}
+// Commands and finalizers are shared through lists (nil: copied).
+type batchSandboxSerializers struct{ lists *model.StringLists }
 
-func (batchSandboxSerializers) SupportedMediaTypes() []runtime.SerializerInfo {
+func (s batchSandboxSerializers) SupportedMediaTypes() []runtime.SerializerInfo {
 	return []runtime.SerializerInfo{{
 		MediaType:        runtime.ContentTypeJSON,
 		MediaTypeType:    "application",
 		MediaTypeSubType: "json",
 		EncodesAsText:    true,
-		Serializer:       batchSandboxCodec{},
+		Serializer:       batchSandboxCodec{lists: s.lists},
 		// No stream serializer: watches are read by batchSandboxEvents.
 	}}
 }
@@ -128,12 +129,13 @@ func (batchSandboxSerializers) DecoderToVersion(d runtime.Decoder, _ runtime.Gro
 // envelope with the object typed does one scan and one decode, and skips
 // what the model does not read without allocating it.
 type batchSandboxEvents struct {
-	body io.ReadCloser
-	dec  *json.Decoder
+	body  io.ReadCloser
+	dec   *json.Decoder
+	lists *model.StringLists
 }
 
-func newBatchSandboxEvents(body io.ReadCloser) *batchSandboxEvents {
-	return &batchSandboxEvents{body: body, dec: json.NewDecoder(body)}
+func newBatchSandboxEvents(body io.ReadCloser, lists *model.StringLists) *batchSandboxEvents {
+	return &batchSandboxEvents{body: body, dec: json.NewDecoder(body), lists: lists}
 }
 
 // wireWatchEvent is a watch event whose object is a BatchSandbox, a bookmark
@@ -155,7 +157,7 @@ func (d *batchSandboxEvents) Decode() (watch.EventType, runtime.Object, error) {
 	}
 	switch t := watch.EventType(ev.Type); t {
 	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
-		return t, ev.Object.toModel(), nil
+		return t, ev.Object.toModel(d.lists), nil
 	case watch.Error:
 		return t, ev.Object.toStatus(), nil
 	default:
@@ -167,7 +169,8 @@ func (d *batchSandboxEvents) Close() { _ = d.body.Close() }
 
 // batchSandboxCodec decodes a BatchSandbox, a BatchSandboxList or a Status.
 // It only reads: the client never sends a body.
-type batchSandboxCodec struct{}
+// Commands and finalizers are shared through lists (nil: copied).
+type batchSandboxCodec struct{ lists *model.StringLists }
 
 func (batchSandboxCodec) Identifier() runtime.Identifier { return "sandscope-batchsandbox-json" }
 
@@ -180,7 +183,7 @@ func (batchSandboxCodec) Encode(runtime.Object, io.Writer) error {
 // error response, a watch ERROR event). A field of the wrong type is skipped
 // like the dynamic path skips it (the template is free-form in the CRD, so a
 // container's command may be anything); only malformed JSON is an error.
-func (batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+func (c batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	var doc wireBatchSandbox
 	err := json.Unmarshal(data, &doc)
 	var typeErr *json.UnmarshalTypeError
@@ -205,11 +208,11 @@ func (batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into ru
 			Continue: doc.Metadata.Continue, RemainingItemCount: doc.Metadata.RemainingItemCount}
 		list.Items = make([]*model.BatchSandbox, len(doc.Items))
 		for i := range doc.Items {
-			list.Items[i] = doc.Items[i].toModel()
+			list.Items[i] = doc.Items[i].toModel(c.lists)
 		}
 		return list, &gvk, nil
 	}
-	return doc.toModel(), &gvk, nil
+	return doc.toModel(c.lists), &gvk, nil
 }
 
 // wireBatchSandbox is the part of a BatchSandbox (or of a list of them) the
@@ -287,13 +290,13 @@ type wireCondition struct {
 // toModel converts to the slim model form, parsing the engine's annotations.
 // Annotations are not kept, except the one that marks the end of a streamed
 // initial list on a bookmark: the reflector reads it from the object.
-func (w *wireBatchSandbox) toModel() *model.BatchSandbox {
+func (w *wireBatchSandbox) toModel(lists *model.StringLists) *model.BatchSandbox {
 	m := &w.Metadata
 	b := &model.BatchSandbox{
 		ObjectMeta: model.ObjectMeta{
 			Name: m.Name, Namespace: model.Intern(m.Namespace), UID: types.UID(m.UID), ResourceVersion: m.ResourceVersion,
 			CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
-			Finalizers: model.InternAll(m.Finalizers), Labels: model.LabelsFrom(m.Labels, m.Name),
+			Finalizers: lists.Share(m.Finalizers), Labels: model.LabelsFrom(m.Labels, m.Name),
 		},
 		Replicas:       w.Spec.Replicas,
 		PoolRef:        w.Spec.PoolRef,
@@ -305,7 +308,7 @@ func (w *wireBatchSandbox) toModel() *model.BatchSandbox {
 	}
 	b.InitialEventsEnd = m.Annotations[metav1.InitialEventsAnnotationKey] == "true"
 	if c := mainContainer(w.Spec.Template.Spec.Containers); c != nil {
-		b.MainImage, b.MainCommand = model.Intern(c.Image), model.InternAll(c.Command)
+		b.MainImage, b.MainCommand = model.Intern(c.Image), lists.Share(c.Command)
 	}
 	conds := w.Status.Conditions
 	if len(conds) > model.MaxConditions {

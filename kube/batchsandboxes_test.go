@@ -187,7 +187,7 @@ func TestBatchSandboxEvents(t *testing.T) {
 		`"spec":{"template":{"spec":{"containers":[{"name":"sandbox","command":"not a list"}]}}}}}` +
 		`{"type":"BOOKMARK","object":{"kind":"BatchSandbox","metadata":{"resourceVersion":"10","annotations":{"k8s.io/initial-events-end":"true"}}}}` +
 		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (900)","reason":"Expired","code":410}}`
-	d := newBatchSandboxEvents(io.NopCloser(strings.NewReader(stream)))
+	d := newBatchSandboxEvents(io.NopCloser(strings.NewReader(stream)), model.NewStringLists())
 	next := func() (watch.EventType, runtime.Object) {
 		t.Helper()
 		typ, obj, err := d.Decode()
@@ -220,7 +220,7 @@ func TestBatchSandboxEvents(t *testing.T) {
 		"unknown type": `{"type":"RENAMED","object":{}}`,
 		"not JSON":     `<html>`,
 	} {
-		if _, _, err := newBatchSandboxEvents(io.NopCloser(strings.NewReader(bad))).Decode(); err == nil || err == io.EOF {
+		if _, _, err := newBatchSandboxEvents(io.NopCloser(strings.NewReader(bad)), nil).Decode(); err == nil || err == io.EOF {
 			t.Errorf("%s: decoded without error (%v)", name, err)
 		}
 	}
@@ -271,7 +271,7 @@ func BenchmarkBatchSandboxWatchDecode(b *testing.B) {
 		b.Fatal("no JSON serializer")
 	}
 	decoders := map[string]func(io.ReadCloser) watch.Decoder{
-		"sandscope": func(body io.ReadCloser) watch.Decoder { return newBatchSandboxEvents(body) },
+		"sandscope": func(body io.ReadCloser) watch.Decoder { return newBatchSandboxEvents(body, nil) },
 		"client-go": func(body io.ReadCloser) watch.Decoder {
 			frames := info.StreamSerializer.Framer.NewFrameReader(body)
 			return restclientwatch.NewDecoder(streaming.NewDecoder(frames, info.StreamSerializer.Serializer), batchSandboxCodec{})

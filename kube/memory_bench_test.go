@@ -49,8 +49,9 @@ func BenchmarkRetainedMemory(b *testing.B) {
 		podStore := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 		bsStore := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 		fleet := model.NewFleet(model.FleetOptions{})
+		lists := model.NewStringLists() // as the Watcher shares them
 		for _, data := range bsbxs {
-			obj, _, err := batchSandboxCodec{}.Decode(data, nil, nil)
+			obj, _, err := batchSandboxCodec{lists: lists}.Decode(data, nil, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -64,11 +65,11 @@ func BenchmarkRetainedMemory(b *testing.B) {
 			if err := p.Unmarshal(data); err != nil {
 				b.Fatal(err)
 			}
-			slim, _ := slimPod(p)
+			slim := model.SlimPodSharing(p, lists)
 			if err := podStore.Add(slim); err != nil {
 				b.Fatal(err)
 			}
-			fleet.UpsertPod(slim.(*model.Pod))
+			fleet.UpsertPod(slim)
 		}
 		fleet.SetStatus(model.SourceStatus{Synced: true})
 		if got := len(fleet.Snapshot().Sandboxes()); got != n {

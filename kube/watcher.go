@@ -80,6 +80,7 @@ type Watcher struct {
 	selectorErr error
 	health      *apiHealth
 	changes     *broadcaster
+	lists       *model.StringLists // commands and finalizers shared by the cached objects
 
 	running   atomic.Bool
 	syncedNow atomic.Bool   // every informer that can sync has; published before synced closes
@@ -115,6 +116,7 @@ func NewWatcher(c *Clients, opts WatcherOptions) *Watcher {
 		opts:    opts,
 		now:     opts.Now,
 		changes: newBroadcaster(),
+		lists:   model.NewStringLists(),
 		synced:  make(chan struct{}),
 	}
 	fleetOpts := model.FleetOptions{StuckAfter: opts.StuckAfter, Now: opts.Now}
@@ -198,14 +200,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 
 	ns := w.opts.Namespace
 	pods := coreinformers.NewFilteredPodInformer(kc, ns, 0, cache.Indexers{}, nil)
-	if err := w.addInformer("pods", pods, slimPod, w.podHandler()); err != nil {
+	if err := w.addInformer("pods", pods, w.slimPod, w.podHandler()); err != nil {
 		return err
 	}
 	if sources.BatchSandbox {
 		var inf cache.SharedIndexInformer
 		if cfg != nil {
 			// Decoded straight into the model's type (batchsandboxes.go).
-			if inf, err = newBatchSandboxInformer(cfg, ns); err != nil {
+			if inf, err = newBatchSandboxInformer(cfg, ns, w.lists); err != nil {
 				return err
 			}
 		} else {
@@ -554,9 +556,9 @@ func objectHandler(w *Watcher, upsert func(any), remove func(namespace, name str
 // temporary store, then replaced into the real one), each one passes through
 // anything that is not its raw input.
 
-func slimPod(obj any) (any, error) {
+func (w *Watcher) slimPod(obj any) (any, error) {
 	if p, ok := obj.(*corev1.Pod); ok {
-		return model.SlimPod(p), nil
+		return model.SlimPodSharing(p, w.lists), nil
 	}
 	return obj, nil
 }

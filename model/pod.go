@@ -108,9 +108,18 @@ func (p *Pod) Main() (*Container, *ContainerStatus) { return mainContainer(p) }
 // every annotation, env, volumes, other resources, init container specs.
 // Strings and slices of p are shared, not copied (informer objects are read
 // only); strings that repeat across Pods are interned. Nil in, nil out.
-func SlimPod(p *corev1.Pod) *Pod {
+func SlimPod(p *corev1.Pod) *Pod { return SlimPodSharing(p, nil) }
+
+// SlimPodSharing is SlimPod taking the containers' commands and args, and
+// the finalizers, from lists, so that Pods of one template share them. A
+// nil lists copies them, as SlimPod does.
+func SlimPodSharing(p *corev1.Pod, lists *StringLists) *Pod {
 	if p == nil {
 		return nil
+	}
+	finalizers := p.Finalizers
+	if lists != nil {
+		finalizers = lists.Share(p.Finalizers)
 	}
 	owners := slimOwnerRefs(p.OwnerReferences)
 	var ownerNames []string
@@ -127,7 +136,7 @@ func SlimPod(p *corev1.Pod) *Pod {
 			CreationTimestamp:          p.CreationTimestamp,
 			DeletionTimestamp:          p.DeletionTimestamp,
 			DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds,
-			Finalizers:                 p.Finalizers,
+			Finalizers:                 finalizers,
 			Labels:                     LabelsFrom(p.Labels, ownerNames...),
 		},
 		Spec: PodSpec{
@@ -135,7 +144,7 @@ func SlimPod(p *corev1.Pod) *Pod {
 			HostNetwork:                   p.Spec.HostNetwork,
 			RestartPolicy:                 p.Spec.RestartPolicy,
 			TerminationGracePeriodSeconds: p.Spec.TerminationGracePeriodSeconds,
-			Containers:                    slimContainers(p.Spec.Containers, p.Status.ContainerStatuses),
+			Containers:                    slimContainers(p.Spec.Containers, p.Status.ContainerStatuses, lists),
 			// Init container specs are dropped: their statuses already carry
 			// name, image and state.
 		},
@@ -168,13 +177,13 @@ func slimOwnerRefs(refs []metav1.OwnerReference) []metav1.OwnerReference {
 	return out
 }
 
-func slimContainers(cs []corev1.Container, statuses []corev1.ContainerStatus) []Container {
+func slimContainers(cs []corev1.Container, statuses []corev1.ContainerStatus, lists *StringLists) []Container {
 	if len(cs) == 0 {
 		return nil
 	}
 	out := make([]Container, len(cs))
 	for i, c := range cs {
-		out[i] = Container{Name: Intern(c.Name), Image: Intern(c.Image), Command: InternAll(c.Command), Args: InternAll(c.Args), LivenessProbe: c.LivenessProbe}
+		out[i] = Container{Name: Intern(c.Name), Image: Intern(c.Image), Command: lists.Share(c.Command), Args: lists.Share(c.Args), LivenessProbe: c.LivenessProbe}
 		if hasEnded(statuses, c.Name) {
 			if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
 				out[i].MemoryLimit = &q
