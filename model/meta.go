@@ -24,8 +24,17 @@ type ObjectMeta struct {
 	DeletionTimestamp          *metav1.Time
 	DeletionGracePeriodSeconds *int64
 	Labels                     Labels
-	OwnerReferences            []metav1.OwnerReference
+	OwnerReferences            []OwnerReference
 	Finalizers                 []string
+}
+
+// OwnerReference is what the model reads of an owner reference: which
+// engine object a Pod belongs to. The owner's UID (a 36-byte string) and
+// the controller flags are not kept.
+type OwnerReference struct {
+	APIVersion string
+	Kind       string
+	Name       string
 }
 
 var _ metav1.Object = (*ObjectMeta)(nil)
@@ -50,10 +59,34 @@ func (m *ObjectMeta) GetLabels() map[string]string           { return m.Labels.M
 func (m *ObjectMeta) SetLabels(labels map[string]string)     { m.Labels = LabelsFrom(labels) }
 func (m *ObjectMeta) GetFinalizers() []string                { return m.Finalizers }
 func (m *ObjectMeta) SetFinalizers(finalizers []string)      { m.Finalizers = finalizers }
+
+// GetOwnerReferences returns the references as the API types, without the
+// UIDs and flags ObjectMeta does not keep.
 func (m *ObjectMeta) GetOwnerReferences() []metav1.OwnerReference {
-	return m.OwnerReferences
+	if m.OwnerReferences == nil {
+		return nil
+	}
+	out := make([]metav1.OwnerReference, len(m.OwnerReferences))
+	for i, r := range m.OwnerReferences {
+		out[i] = metav1.OwnerReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name}
+	}
+	return out
 }
-func (m *ObjectMeta) SetOwnerReferences(refs []metav1.OwnerReference) { m.OwnerReferences = refs }
+func (m *ObjectMeta) SetOwnerReferences(refs []metav1.OwnerReference) {
+	m.OwnerReferences = ownerRefsOf(refs)
+}
+
+// ownerRefsOf keeps what OwnerReference holds of refs (nil for none).
+func ownerRefsOf(refs []metav1.OwnerReference) []OwnerReference {
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]OwnerReference, len(refs))
+	for i, r := range refs {
+		out[i] = OwnerReference{APIVersion: Intern(r.APIVersion), Kind: Intern(r.Kind), Name: r.Name}
+	}
+	return out
+}
 
 // Not kept: they read as empty and ignore writes.
 
@@ -80,10 +113,7 @@ func (m *ObjectMeta) DeepCopyInto(out *ObjectMeta) {
 		out.DeletionGracePeriodSeconds = &s
 	}
 	if m.OwnerReferences != nil {
-		out.OwnerReferences = make([]metav1.OwnerReference, len(m.OwnerReferences))
-		for i := range m.OwnerReferences {
-			m.OwnerReferences[i].DeepCopyInto(&out.OwnerReferences[i])
-		}
+		out.OwnerReferences = append([]OwnerReference(nil), m.OwnerReferences...)
 	}
 	if m.Finalizers != nil {
 		out.Finalizers = append([]string(nil), m.Finalizers...)

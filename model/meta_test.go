@@ -33,8 +33,10 @@ func TestObjectMetaAsMetav1Object(t *testing.T) {
 		m.SetDeletionTimestamp(&now)
 		m.SetDeletionGracePeriodSeconds(&grace)
 		m.SetFinalizers([]string{"f"})
+		m.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "BatchSandbox", Name: "a", UID: "u0"}})
 		if m.GetResourceVersion() != "8" || m.GetLabels()["app"] != "rl" || m.GetDeletionTimestamp() != &now ||
-			*m.GetDeletionGracePeriodSeconds() != 30 || len(m.GetFinalizers()) != 1 {
+			*m.GetDeletionGracePeriodSeconds() != 30 || len(m.GetFinalizers()) != 1 ||
+			len(m.GetOwnerReferences()) != 1 || m.GetOwnerReferences()[0].Kind != "BatchSandbox" || m.GetOwnerReferences()[0].Name != "a" {
 			t.Errorf("%T: setters did not stick: %+v", obj, m)
 		}
 		// Not kept: reads empty, writes ignored.
@@ -64,18 +66,17 @@ func TestBatchSandboxBookmarkAnnotation(t *testing.T) {
 }
 
 func TestObjectMetaDeepCopyShares(t *testing.T) {
-	yes := true
 	grace := int64(5)
 	now := metav1.Now()
 	in := ObjectMeta{Name: "a", DeletionTimestamp: &now, DeletionGracePeriodSeconds: &grace, Finalizers: []string{"f"},
-		OwnerReferences: []metav1.OwnerReference{{Kind: "BatchSandbox", Name: "a", Controller: &yes}}}
+		OwnerReferences: []OwnerReference{{Kind: "BatchSandbox", Name: "a"}}}
 	var out ObjectMeta
 	in.DeepCopyInto(&out)
 	out.Finalizers[0] = "changed"
 	*out.DeletionGracePeriodSeconds = 9
-	*out.OwnerReferences[0].Controller = false
+	out.OwnerReferences[0].Name = "changed"
 	out.DeletionTimestamp.Time = now.Add(1)
-	if in.Finalizers[0] != "f" || *in.DeletionGracePeriodSeconds != 5 || !*in.OwnerReferences[0].Controller || !in.DeletionTimestamp.Equal(&now) {
+	if in.Finalizers[0] != "f" || *in.DeletionGracePeriodSeconds != 5 || in.OwnerReferences[0].Name != "a" || !in.DeletionTimestamp.Equal(&now) {
 		t.Errorf("the copy shares memory with the original: %+v", in)
 	}
 }

@@ -121,7 +121,7 @@ func SlimPodSharing(p *corev1.Pod, lists *StringLists) *Pod {
 	if lists != nil {
 		finalizers = lists.Share(p.Finalizers)
 	}
-	owners := slimOwnerRefs(p.OwnerReferences)
+	owners := ownerRefsOf(p.OwnerReferences)
 	var ownerNames []string
 	for _, o := range owners {
 		ownerNames = append(ownerNames, o.Name)
@@ -162,17 +162,6 @@ func SlimPodSharing(p *corev1.Pod, lists *StringLists) *Pod {
 	}
 	if len(out.Status.PodIPs) == 1 && out.Status.PodIPs[0].IP == out.Status.PodIP {
 		out.Status.PodIPs = nil
-	}
-	return out
-}
-
-func slimOwnerRefs(refs []metav1.OwnerReference) []metav1.OwnerReference {
-	if len(refs) == 0 {
-		return nil
-	}
-	out := make([]metav1.OwnerReference, len(refs))
-	for i, r := range refs {
-		out[i] = metav1.OwnerReference{APIVersion: Intern(r.APIVersion), Kind: Intern(r.Kind), Name: r.Name, UID: r.UID, Controller: r.Controller}
 	}
 	return out
 }
