@@ -231,11 +231,11 @@ func (f *Fleet) relink(e *sbEntry, specs []slotSpec) {
 	}
 	for _, ip := range e.ips {
 		if !slices.Contains(ips, ip) {
-			removeFrom(f.ipWatch, ip, e.key)
+			f.ipWatch.remove(ip, e.key)
 		}
 	}
 	for _, ip := range ips {
-		addTo(f.ipWatch, ip, e.key)
+		f.ipWatch.add(ip, e.key)
 	}
 	e.links, e.ips = links, ips
 }
@@ -247,7 +247,7 @@ func (f *Fleet) afterLinkChange(podKey, except string) {
 	if pe == nil || pe.ip == "" {
 		return
 	}
-	for _, k := range f.ipWatch[pe.ip] {
+	for k := range f.ipWatch.all(pe.ip) {
 		if k != except {
 			f.enqueue(k)
 		}
@@ -267,7 +267,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		}
 		return ""
 	}
-	owned := f.bsOwned[e.key]
+	owned := f.bsOwned.values(e.key)
 	if b.PoolRef != "" || len(b.AllocatedPods) > 0 {
 		names := b.AllocatedPods
 		fromClaims := len(names) > 0

@@ -2,6 +2,7 @@ package model
 
 import (
 	"container/heap"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -40,16 +41,16 @@ type Fleet struct {
 	changes chan struct{}
 
 	pods     map[string]*podEntry   // "ns/name"
-	ipLive   map[string][]*podEntry // podIP → live Pods claiming it (normally one)
-	bsOwned  map[string][]string    // BatchSandbox key → Pod names it controls or that carry its name label
-	agOwned  map[string][]string    // agent Sandbox key → Pod names it controls
-	claims   map[string][]string    // "ns/pod" → keys of BatchSandboxes whose alloc-status lists it
-	selEq    map[string][]string    // "ns\x00k=v" → agent keys whose selector is that single equality
-	selOther map[string][]string    // ns → agent keys with any other selector
-	selKeys  map[string]bool        // label keys indexed in labelIdx (only grows)
-	labelIdx map[string][]string    // "ns\x00k=v" → Pod names, for keys in selKeys
-	podLinks map[string][]string    // "ns/pod" → sandbox keys whose slots name the Pod (existing or not)
-	ipWatch  map[string][]string    // recorded IP → sandbox keys recording it
+	ipLive   index[*podEntry] // podIP → live Pods claiming it (normally one)
+	bsOwned  index[string]    // BatchSandbox key → Pod names it controls or that carry its name label
+	agOwned  index[string]    // agent Sandbox key → Pod names it controls
+	claims   index[string]    // "ns/pod" → keys of BatchSandboxes whose alloc-status lists it
+	selEq    index[string]    // "ns\x00k=v" → agent keys whose selector is that single equality
+	selOther index[string]    // ns → agent keys with any other selector
+	selKeys  map[string]bool  // label keys indexed in labelIdx (only grows)
+	labelIdx index[string]    // "ns\x00k=v" → Pod names, for keys in selKeys
+	podLinks index[string]    // "ns/pod" → sandbox keys whose slots name the Pod (existing or not)
+	ipWatch  index[string]    // recorded IP → sandbox keys recording it
 
 	sandboxes map[string]*sbEntry
 	pools     map[string]*Pool
@@ -170,16 +171,16 @@ func NewFleet(opts FleetOptions) *Fleet {
 		opts:         opts,
 		changes:      make(chan struct{}, 1),
 		pods:         make(map[string]*podEntry),
-		ipLive:       make(map[string][]*podEntry),
-		bsOwned:      make(map[string][]string),
-		agOwned:      make(map[string][]string),
-		claims:       make(map[string][]string),
-		selEq:        make(map[string][]string),
-		selOther:     make(map[string][]string),
+		ipLive:       newIndex[*podEntry](),
+		bsOwned:      newIndex[string](),
+		agOwned:      newIndex[string](),
+		claims:       newIndex[string](),
+		selEq:        newIndex[string](),
+		selOther:     newIndex[string](),
 		selKeys:      make(map[string]bool),
-		labelIdx:     make(map[string][]string),
-		podLinks:     make(map[string][]string),
-		ipWatch:      make(map[string][]string),
+		labelIdx:     newIndex[string](),
+		podLinks:     newIndex[string](),
+		ipWatch:      newIndex[string](),
 		sandboxes:    make(map[string]*sbEntry),
 		pools:        make(map[string]*Pool),
 		images:       make(map[string]*ImageConfig),
@@ -259,20 +260,20 @@ func (f *Fleet) UpsertPod(p *Pod) {
 				// since about its start, not since sandscope started.
 				pe.since = p.Status.StartTime.Time
 			}
-			f.ipLive[newIP] = append(f.ipLive[newIP], pe)
+			f.ipLive.add(newIP, pe)
 			f.history.open(newIP, pe.key, string(p.UID), "", pe.since, f.version)
 		}
 		pe.ip = newIP
 	}
 
-	f.enqueueAll(f.podLinks[key])
-	f.enqueueAll(f.ipWatch[oldIP])
-	f.enqueueAll(f.ipWatch[newIP])
+	f.enqueueAll(f.podLinks.all(key))
+	f.enqueueAll(f.ipWatch.all(oldIP))
+	f.enqueueAll(f.ipWatch.all(newIP))
 	f.enqueueCandidates(pe, old)
 	f.enqueueCandidates(pe, p)
 	f.ensurePlain(pe.ns, pe.name)
 	f.process(now)
-	pe.linked = len(f.podLinks[key]) > 0
+	pe.linked = f.podLinks.has(key)
 	if !pe.inOrder && pe.linked {
 		pe.inOrder, pe.pending = true, true
 		f.pendingPods = append(f.pendingPods, pe)
@@ -310,31 +311,18 @@ func (f *Fleet) DeletePod(p *Pod) {
 	if pe.ip != "" {
 		f.dropLive(pe, pe.ip)
 		f.history.close(pe.ip, string(pe.pod.UID), now, f.version)
-		f.enqueueAll(f.ipWatch[pe.ip])
+		f.enqueueAll(f.ipWatch.all(pe.ip))
 	}
 	pe.removed = true
 	f.dropPod(pe)
-	f.enqueueAll(f.podLinks[pe.key])
+	f.enqueueAll(f.podLinks.all(pe.key))
 	f.enqueueCandidates(pe, pe.pod)
 	f.ensurePlain(pe.ns, pe.name)
 	f.process(now)
 	f.notify()
 }
 
-func (f *Fleet) dropLive(pe *podEntry, ip string) {
-	list := f.ipLive[ip]
-	for i, x := range list {
-		if x == pe {
-			list = slices.Delete(list, i, i+1)
-			break
-		}
-	}
-	if len(list) == 0 {
-		delete(f.ipLive, ip)
-	} else {
-		f.ipLive[ip] = list
-	}
-}
+func (f *Fleet) dropLive(pe *podEntry, ip string) { f.ipLive.remove(ip, pe) }
 
 // podOwners lists the BatchSandbox and agent Sandbox names a Pod declares
 // itself part of (controller owner references and the BatchSandbox name label).
@@ -362,19 +350,19 @@ func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
 	nb, na := podOwners(new)
 	for _, o := range ob {
 		if !slices.Contains(nb, o) || new == nil {
-			removeFrom(f.bsOwned, sandboxKey(EngineBatchSandbox, pe.ns, o), pe.name)
+			f.bsOwned.remove(sandboxKey(EngineBatchSandbox, pe.ns, o), pe.name)
 		}
 	}
 	for _, o := range nb {
-		addTo(f.bsOwned, f.internSandboxKey(EngineBatchSandbox, pe.ns, o), pe.name)
+		f.bsOwned.add(f.internSandboxKey(EngineBatchSandbox, pe.ns, o), pe.name)
 	}
 	for _, o := range oa {
 		if !slices.Contains(na, o) || new == nil {
-			removeFrom(f.agOwned, sandboxKey(EngineAgent, pe.ns, o), pe.name)
+			f.agOwned.remove(sandboxKey(EngineAgent, pe.ns, o), pe.name)
 		}
 	}
 	for _, o := range na {
-		addTo(f.agOwned, f.internSandboxKey(EngineAgent, pe.ns, o), pe.name)
+		f.agOwned.add(f.internSandboxKey(EngineAgent, pe.ns, o), pe.name)
 	}
 	if len(f.selKeys) == 0 {
 		return
@@ -390,33 +378,12 @@ func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
 		ov, oh := oldL.Lookup(k)
 		nv, nh := newL.Lookup(k)
 		if oh && (!nh || ov != nv) {
-			removeFrom(f.labelIdx, pe.ns+"\x00"+k+"="+ov, pe.name)
+			f.labelIdx.remove(pe.ns+"\x00"+k+"="+ov, pe.name)
 		}
 		if nh {
-			addTo(f.labelIdx, pe.ns+"\x00"+k+"="+nv, pe.name)
+			f.labelIdx.add(pe.ns+"\x00"+k+"="+nv, pe.name)
 		}
 	}
-}
-
-func addTo(m map[string][]string, k, v string) {
-	list := m[k]
-	if slices.Contains(list, v) {
-		return
-	}
-	m[k] = append(list, v)
-}
-
-func removeFrom(m map[string][]string, k, v string) {
-	list := m[k]
-	i := slices.Index(list, v)
-	if i < 0 {
-		return
-	}
-	if len(list) == 1 {
-		delete(m, k)
-		return
-	}
-	m[k] = slices.Delete(slices.Clone(list), i, i+1)
 }
 
 // enqueueCandidates queues every sandbox that may link p by ownership,
@@ -432,8 +399,8 @@ func (f *Fleet) enqueueCandidates(pe *podEntry, p *Pod) {
 	for _, a := range ag {
 		f.enqueue(sandboxKey(EngineAgent, pe.ns, a))
 	}
-	f.enqueueAll(f.claims[pe.key])
-	f.enqueueAll(f.agentsMatching(pe.ns, p.Labels))
+	f.enqueueAll(f.claims.all(pe.key))
+	f.enqueueAll(slices.Values(f.agentsMatching(pe.ns, p.Labels)))
 	f.enqueue(sandboxKey(EnginePod, pe.ns, pe.name))
 }
 
@@ -441,11 +408,9 @@ func (f *Fleet) enqueueCandidates(pe *podEntry, p *Pod) {
 func (f *Fleet) agentsMatching(ns string, l Labels) []string {
 	var out []string
 	for k, v := range l.All() {
-		if keys, ok := f.selEq[ns+"\x00"+k+"="+v]; ok {
-			out = append(out, keys...)
-		}
+		out = slices.AppendSeq(out, f.selEq.all(ns+"\x00"+k+"="+v))
 	}
-	for _, key := range f.selOther[ns] {
+	for key := range f.selOther.all(ns) {
 		if e := f.sandboxes[key]; e != nil && e.sel != nil && e.sel.Matches(l) {
 			out = append(out, key)
 		}
@@ -464,7 +429,7 @@ func (f *Fleet) claimed(pe *podEntry) bool {
 	if p.Labels.Has(LabelBatchSandboxName) {
 		return true
 	}
-	if len(f.claims[pe.key]) > 0 {
+	if f.claims.has(pe.key) {
 		return true
 	}
 	return len(f.agentsMatching(pe.ns, p.Labels)) > 0
@@ -520,7 +485,7 @@ func (f *Fleet) podSandboxKey(pe *podEntry) string {
 func (f *Fleet) primaryClaim(podKey string) string {
 	best := ""
 	var bestT time.Time
-	for _, k := range f.claims[podKey] {
+	for k := range f.claims.all(podKey) {
 		e := f.sandboxes[k]
 		if e == nil || e.bs == nil {
 			continue
@@ -535,13 +500,12 @@ func (f *Fleet) primaryClaim(podKey string) string {
 
 // holders lists the live Pods holding ip, with the sandbox each belongs to.
 func (f *Fleet) holders(ip string) []Holder {
-	list := f.ipLive[ip]
-	if len(list) == 0 {
+	if !f.ipLive.has(ip) {
 		return nil
 	}
-	out := make([]Holder, len(list))
-	for i, pe := range list {
-		out[i] = Holder{Namespace: pe.ns, Pod: pe.name, UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: pe.since}
+	var out []Holder
+	for pe := range f.ipLive.all(ip) {
+		out = append(out, Holder{Namespace: pe.ns, Pod: pe.name, UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: pe.since})
 	}
 	return out
 }
@@ -580,11 +544,11 @@ func (f *Fleet) UpsertBatchSandbox(b *BatchSandbox) {
 func (f *Fleet) reclaim(e *sbEntry, old, new []string) {
 	for _, p := range old {
 		if !slices.Contains(new, p) {
-			removeFrom(f.claims, nn(e.ns, p), e.key)
+			f.claims.remove(nn(e.ns, p), e.key)
 		}
 	}
 	for _, p := range new {
-		addTo(f.claims, nn(e.ns, p), e.key)
+		f.claims.add(nn(e.ns, p), e.key)
 	}
 	for _, list := range [][]string{old, new} {
 		for _, p := range list {
@@ -596,10 +560,10 @@ func (f *Fleet) reclaim(e *sbEntry, old, new []string) {
 // touchPod re-derives what depends on who a Pod belongs to.
 func (f *Fleet) touchPod(ns, name string) {
 	k := nn(ns, name)
-	f.enqueueAll(f.podLinks[k])
-	f.enqueueAll(f.claims[k])
+	f.enqueueAll(f.podLinks.all(k))
+	f.enqueueAll(f.claims.all(k))
 	if pe := f.pods[k]; pe != nil && pe.ip != "" {
-		f.enqueueAll(f.ipWatch[pe.ip])
+		f.enqueueAll(f.ipWatch.all(pe.ip))
 	}
 	f.ensurePlain(ns, name)
 }
@@ -616,7 +580,7 @@ func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
 	alloc := e.bs.AllocatedPods
 	f.removeSandbox(e)
 	f.reclaim(e, alloc, nil)
-	for _, p := range f.bsOwned[sandboxKey(EngineBatchSandbox, namespace, name)] {
+	for _, p := range f.bsOwned.values(sandboxKey(EngineBatchSandbox, namespace, name)) {
 		f.touchPod(namespace, p)
 	}
 	f.process(f.opts.Now())
@@ -695,26 +659,26 @@ func (f *Fleet) registerSelector(e *sbEntry) {
 				f.selKeys[k] = true
 				for _, pe := range f.pods {
 					if v, ok := pe.pod.Labels.Lookup(k); ok {
-						addTo(f.labelIdx, pe.ns+"\x00"+k+"="+v, pe.name)
+						f.labelIdx.add(pe.ns+"\x00"+k+"="+v, pe.name)
 					}
 				}
 			}
 			e.selIndex = e.ns + "\x00" + k + "=" + vals[0]
-			addTo(f.selEq, e.selIndex, e.key)
+			f.selEq.add(e.selIndex, e.key)
 			return
 		}
 	}
 	e.selIndex = "\x00other"
-	addTo(f.selOther, e.ns, e.key)
+	f.selOther.add(e.ns, e.key)
 }
 
 func (f *Fleet) unregisterSelector(e *sbEntry) {
 	switch e.selIndex {
 	case "":
 	case "\x00other":
-		removeFrom(f.selOther, e.ns, e.key)
+		f.selOther.remove(e.ns, e.key)
 	default:
-		removeFrom(f.selEq, e.selIndex, e.key)
+		f.selEq.remove(e.selIndex, e.key)
 	}
 	e.selIndex = ""
 }
@@ -724,10 +688,10 @@ func (f *Fleet) agentCandidates(e *sbEntry) []string {
 	if e.ag == nil {
 		return nil
 	}
-	out := slices.Clone(f.agOwned[e.key])
+	out := f.agOwned.values(e.key)
 	switch {
 	case e.sel != nil && e.selIndex != "\x00other" && e.selIndex != "":
-		out = append(out, f.labelIdx[e.selIndex]...)
+		out = slices.AppendSeq(out, f.labelIdx.all(e.selIndex))
 	case e.sel != nil:
 		prefix := e.ns + "/"
 		for k, pe := range f.pods {
@@ -967,18 +931,18 @@ func (f *Fleet) removeSandbox(e *sbEntry) {
 	for _, pk := range e.links {
 		f.unlinkPod(pk, e.key)
 		if pe := f.pods[pk]; pe != nil {
-			f.enqueueAll(f.ipWatch[pe.ip])
+			f.enqueueAll(f.ipWatch.all(pe.ip))
 		}
 	}
 	for _, ip := range e.ips {
-		removeFrom(f.ipWatch, ip, e.key)
+		f.ipWatch.remove(ip, e.key)
 	}
 	e.links, e.ips = nil, nil
 }
 
 func (f *Fleet) unlinkPod(podKey, sbKey string) {
-	removeFrom(f.podLinks, podKey, sbKey)
-	if len(f.podLinks[podKey]) == 0 {
+	f.podLinks.remove(podKey, sbKey)
+	if !f.podLinks.has(podKey) {
 		if pe := f.pods[podKey]; pe != nil {
 			pe.linked = false
 			f.dropPod(pe)
@@ -987,7 +951,7 @@ func (f *Fleet) unlinkPod(podKey, sbKey string) {
 }
 
 func (f *Fleet) linkPod(podKey, sbKey string) {
-	addTo(f.podLinks, podKey, sbKey)
+	f.podLinks.add(podKey, sbKey)
 	if pe := f.pods[podKey]; pe != nil {
 		pe.linked = true
 		if !pe.inOrder {
@@ -1004,8 +968,8 @@ func (f *Fleet) enqueue(key string) {
 	}
 }
 
-func (f *Fleet) enqueueAll(keys []string) {
-	for _, k := range keys {
+func (f *Fleet) enqueueAll(keys iter.Seq[string]) {
+	for k := range keys {
 		f.enqueue(k)
 	}
 }

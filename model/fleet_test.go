@@ -265,9 +265,9 @@ func TestIndexesStayFlat(t *testing.T) {
 	if len(s.Sandboxes()) != 0 || len(s.Pods()) != 0 {
 		t.Fatalf("%d sandboxes %d pods left", len(s.Sandboxes()), len(s.Pods()))
 	}
-	for name, n := range map[string]int{"pods": len(f.pods), "ipLive": len(f.ipLive), "bsOwned": len(f.bsOwned),
-		"claims": len(f.claims), "podLinks": len(f.podLinks), "ipWatch": len(f.ipWatch), "sandboxes": len(f.sandboxes),
-		"order": len(f.order), "podOrder": len(f.podOrder), "queue": len(f.queue), "selEq": len(f.selEq), "timers": len(f.timers)} {
+	for name, n := range map[string]int{"pods": len(f.pods), "ipLive": f.ipLive.keys(), "bsOwned": f.bsOwned.keys(),
+		"claims": f.claims.keys(), "podLinks": f.podLinks.keys(), "ipWatch": f.ipWatch.keys(), "sandboxes": len(f.sandboxes),
+		"order": len(f.order), "podOrder": len(f.podOrder), "queue": len(f.queue), "selEq": f.selEq.keys(), "timers": len(f.timers)} {
 		if n != 0 {
 			t.Errorf("%s holds %d entries after full churn", name, n)
 		}
@@ -346,7 +346,7 @@ func TestRandomChurnInvariants(t *testing.T) {
 		}
 		linked := 0
 		for k, pe := range f.pods {
-			if len(f.podLinks[k]) > 0 {
+			if f.podLinks.has(k) {
 				linked++
 				_ = pe
 			}

@@ -1,0 +1,95 @@
+package model
+
+import (
+	"iter"
+	"slices"
+)
+
+// index maps a key to a small ordered set of values: the sandboxes naming a
+// Pod, the Pods claiming an IP, the Pods a BatchSandbox owns. Nearly every
+// key has exactly one value, so a lone value is kept in a plain map; a map
+// of slices would give every key a slice (a 16-byte array of its own, and a
+// map slot 8 bytes wider), about 45 bytes a key, several keys a sandbox.
+type index[V comparable] struct {
+	one  map[string]V
+	many map[string][]V // keys with two or more values, in insertion order; never also in one
+}
+
+func newIndex[V comparable]() index[V] {
+	return index[V]{one: make(map[string]V), many: make(map[string][]V)}
+}
+
+// add puts v under k, once.
+func (x *index[V]) add(k string, v V) {
+	if list, ok := x.many[k]; ok {
+		if !slices.Contains(list, v) {
+			x.many[k] = append(list, v)
+		}
+		return
+	}
+	if cur, ok := x.one[k]; ok {
+		if cur != v {
+			delete(x.one, k)
+			x.many[k] = []V{cur, v}
+		}
+		return
+	}
+	x.one[k] = v
+}
+
+// remove takes v from under k. A list handed out by values is not changed.
+func (x *index[V]) remove(k string, v V) {
+	if cur, ok := x.one[k]; ok {
+		if cur == v {
+			delete(x.one, k)
+		}
+		return
+	}
+	list := x.many[k]
+	i := slices.Index(list, v)
+	if i < 0 {
+		return
+	}
+	if len(list) == 2 {
+		delete(x.many, k)
+		x.one[k] = list[1-i]
+		return
+	}
+	// Copy on write: a caller may be ranging over the old list.
+	x.many[k] = slices.Delete(slices.Clone(list), i, i+1)
+}
+
+// has reports whether anything is under k.
+func (x *index[V]) has(k string) bool {
+	if _, ok := x.one[k]; ok {
+		return true
+	}
+	return len(x.many[k]) > 0
+}
+
+// all yields the values under k in insertion order. The body must not add
+// to or remove from k.
+func (x *index[V]) all(k string) iter.Seq[V] {
+	return func(yield func(V) bool) {
+		if v, ok := x.one[k]; ok {
+			yield(v)
+			return
+		}
+		for _, v := range x.many[k] {
+			if !yield(v) {
+				return
+			}
+		}
+	}
+}
+
+// values returns the values under k as a new slice (nil when none).
+func (x *index[V]) values(k string) []V {
+	if v, ok := x.one[k]; ok {
+		return []V{v}
+	}
+	return slices.Clone(x.many[k])
+}
+
+// keys is the number of keys with a value.
+func (x *index[V]) keys() int { return len(x.one) + len(x.many) }
