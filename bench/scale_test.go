@@ -394,32 +394,50 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 }
 
 // realBinary starts the sandscope binary in tmux against the cluster and
-// reports the time to a synced table showing all n sandboxes, its RSS and
-// peak RSS then, and its idle CPU.
+// reports the time to a synced table showing all n sandboxes, its CPU time
+// and RSS and peak RSS then, and its idle CPU; then the start-up again with
+// --disable-compression (the server gzips watch streams by default, which
+// on a fast network costs both sides CPU for nothing).
 func realBinary(b *testing.B, c *kubetest.Cluster, ns string, n int, res *results) {
 	if err := tmuxtest.Available(); err != nil {
 		res.add("sandscope binary in tmux", "skipped", err.Error())
 		return
 	}
 	bin := tmuxtest.BuildSandscope(b)
-	start := time.Now()
 	var env []string
 	if *binProfile != "" {
 		env = append(env, "SANDSCOPE_CPUPROFILE="+*binProfile)
 	}
-	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50, Env: env}, bin, "--kubeconfig", c.Kubeconfig, "-n", ns)
-	defer s.Close()
-	s.WaitForRegexp(regexp.MustCompile(fmt.Sprintf(`(?s)synced.*\b%d sandboxes\b`, n)), 10*time.Minute)
-	full := time.Since(start)
+	s, full, cpu := startBinary(b, bin, env, c, ns, n)
 	pid := s.PID()
 	rss, hwm := procMemory(strconv.Itoa(pid), "VmRSS"), procMemory(strconv.Itoa(pid), "VmHWM")
-	res.add("sandscope binary: start to synced full table", ms(full), fmt.Sprintf("in tmux 200x50, `sandscope -n NS` (%d sandboxes on screen's count)", n))
+	res.add("sandscope binary: start to synced full table", ms(full), fmt.Sprintf("in tmux 200x50, `sandscope -n NS` (%d sandboxes on screen's count); CPU %s", n, ms(cpu)))
 	res.add("sandscope binary: RSS / peak RSS then", rss+" / "+hwm, "whole process, /proc/PID/status")
 	time.Sleep(2 * time.Second)
 	cpu0 := procCPU(pid)
 	time.Sleep(*idleFor)
 	idle := procCPU(pid) - cpu0
 	res.add(fmt.Sprintf("sandscope binary: idle CPU over %s", *idleFor), fmt.Sprintf("%.2f %%", 100*idle.Seconds()/idleFor.Seconds()), "of one core; RSS then "+procMemory(strconv.Itoa(pid), "VmRSS"))
+	quitBinary(b, s)
+
+	s, full, cpu = startBinary(b, bin, nil, c, ns, n, "--disable-compression")
+	res.add("sandscope binary --disable-compression: start to synced", ms(full), fmt.Sprintf("CPU %s; the same with the server's gzip off", ms(cpu)))
+	quitBinary(b, s)
+}
+
+// startBinary runs the binary in tmux and waits for the synced table
+// showing all n sandboxes: the session, the time that took, and the
+// process's CPU time then.
+func startBinary(b *testing.B, bin string, env []string, c *kubetest.Cluster, ns string, n int, args ...string) (*tmuxtest.Session, time.Duration, time.Duration) {
+	start := time.Now()
+	argv := append([]string{bin, "--kubeconfig", c.Kubeconfig, "-n", ns}, args...)
+	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50, Env: env}, argv...)
+	s.WaitForRegexp(regexp.MustCompile(fmt.Sprintf(`(?s)synced.*\b%d sandboxes\b`, n)), 10*time.Minute)
+	return s, time.Since(start), procCPU(s.PID())
+}
+
+func quitBinary(b *testing.B, s *tmuxtest.Session) {
+	defer s.Close()
 	s.SendKeys("q")
 	if status, _ := s.WaitExit(30 * time.Second); status != 0 {
 		b.Errorf("sandscope binary exited with %d after q", status)
