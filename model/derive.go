@@ -144,10 +144,14 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 
 	e.sb = sb
 	f.publish(e)
-	if !due.IsZero() && !due.Equal(e.due) {
+	var dueNanos int64
+	if !due.IsZero() {
+		dueNanos = due.UnixNano()
+	}
+	if dueNanos != 0 && dueNanos != e.due {
 		heap.Push(&f.timers, timer{due: due, key: e.key})
 	}
-	e.due = due
+	e.due = dueNanos
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -40,17 +40,17 @@ type Fleet struct {
 	status  SourceStatus
 	changes chan struct{}
 
-	pods     map[string]*podEntry   // "ns/name"
-	ipLive   index[*podEntry] // podIP → live Pods claiming it (normally one)
-	bsOwned  index[string]    // BatchSandbox key → Pod names it controls or that carry its name label
-	agOwned  index[string]    // agent Sandbox key → Pod names it controls
-	claims   index[string]    // "ns/pod" → keys of BatchSandboxes whose alloc-status lists it
-	selEq    index[string]    // "ns\x00k=v" → agent keys whose selector is that single equality
-	selOther index[string]    // ns → agent keys with any other selector
-	selKeys  map[string]bool  // label keys indexed in labelIdx (only grows)
-	labelIdx index[string]    // "ns\x00k=v" → Pod names, for keys in selKeys
-	podLinks index[string]    // "ns/pod" → sandbox keys whose slots name the Pod (existing or not)
-	ipWatch  index[string]    // recorded IP → sandbox keys recording it
+	pods     map[string]*podEntry // "ns/name"
+	ipLive   index[*podEntry]     // podIP → live Pods claiming it (normally one)
+	bsOwned  index[string]        // BatchSandbox key → Pod names it controls or that carry its name label
+	agOwned  index[string]        // agent Sandbox key → Pod names it controls
+	claims   index[string]        // "ns/pod" → keys of BatchSandboxes whose alloc-status lists it
+	selEq    index[string]        // "ns\x00k=v" → agent keys whose selector is that single equality
+	selOther index[string]        // ns → agent keys with any other selector
+	selKeys  map[string]bool      // label keys indexed in labelIdx (only grows)
+	labelIdx index[string]        // "ns\x00k=v" → Pod names, for keys in selKeys
+	podLinks index[string]        // "ns/pod" → sandbox keys whose slots name the Pod (existing or not)
+	ipWatch  index[string]        // recorded IP → sandbox keys recording it
 
 	sandboxes map[string]*sbEntry
 	pools     map[string]*Pool
@@ -114,7 +114,7 @@ type sbEntry struct {
 	sb       *Sandbox
 	links    []string // pod keys its slots name
 	ips      []string // recorded IPs it watches
-	due      time.Time
+	due      int64    // Unix ns of the timer it is waiting for, 0 = none (a time.Time is 24 bytes)
 	masked   *Sandbox
 	maskedOf *Sandbox
 	inOrder  bool // in order or pendingSbs
@@ -832,8 +832,8 @@ func (f *Fleet) Tick() {
 	changed := false
 	for len(f.timers) > 0 && !f.timers[0].due.After(now) {
 		t := heap.Pop(&f.timers).(timer)
-		if e := f.sandboxes[t.key]; e != nil && e.due.Equal(t.due) {
-			e.due = time.Time{}
+		if e := f.sandboxes[t.key]; e != nil && e.due == t.due.UnixNano() {
+			e.due = 0
 			if !changed {
 				f.version++
 				changed = true
