@@ -246,6 +246,27 @@ func FuzzBatchSandboxCodec(f *testing.F) {
 	})
 }
 
+// Whatever a watch stream carries, the event decoder returns events or an
+// error, never panics, and never returns an event without an object.
+func FuzzBatchSandboxEvents(f *testing.F) {
+	f.Add([]byte(`{"type":"ADDED","object":` + wireBSBX + `}`))
+	f.Add([]byte(`{"type":"ERROR","object":{"kind":"Status","status":"Failure","code":410,"details":{"causes":[{"type":7}]}}}`))
+	f.Add([]byte(`{"type":"BOOKMARK","object":{"metadata":{"annotations":{"k8s.io/initial-events-end":"true"}}}}{"type":"DELETED"}`))
+	f.Add([]byte(`{"type":"ADDED","object":{"spec":{"template":{"spec":{"containers":[{"command":[1,{}]}]}}}}}  [`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := newBatchSandboxEvents(io.NopCloser(bytes.NewReader(data)), model.NewStringLists())
+		for range 64 {
+			typ, obj, err := d.Decode()
+			if err != nil {
+				return
+			}
+			if typ == "" || obj == nil {
+				t.Fatalf("event %q with object %v and no error", typ, obj)
+			}
+		}
+	})
+}
+
 // BenchmarkBatchSandboxWatchDecode reads a watch stream of 10,000 added
 // BatchSandboxes (the start-up of a streamed initial list) with
 // batchSandboxEvents, and, as the reference in the same run, with client-go's
