@@ -271,12 +271,11 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		}
 		return ""
 	}
-	owned := f.bsOwned.values(e.key)
 	if b.PoolRef != "" || len(b.AllocatedPods) > 0 {
 		names := b.AllocatedPods
 		fromClaims := len(names) > 0
 		if !fromClaims {
-			names = slices.Sorted(slices.Values(owned))
+			names = slices.Sorted(f.bsOwned.all(e.key))
 		}
 		n := min(max(len(names), len(b.Endpoints)), maxSlots)
 		specs := make([]slotSpec, n)
@@ -299,7 +298,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 	}
 	var byIndex []indexed
 	maxIdx := -1
-	for _, pn := range owned {
+	for pn := range f.bsOwned.all(e.key) { // read only: no copy per derivation
 		pe := f.pods[nn(e.ns, pn)]
 		if pe == nil {
 			continue

@@ -406,6 +406,9 @@ func (f *Fleet) enqueueCandidates(pe *podEntry, p *Pod) {
 
 // agentsMatching returns the keys of agent Sandboxes whose selector matches the labels.
 func (f *Fleet) agentsMatching(ns string, l Labels) []string {
+	if f.selEq.keys() == 0 && f.selOther.keys() == 0 {
+		return nil // no agent Sandbox has a selector: skip building a key per label
+	}
 	var out []string
 	for k, v := range l.All() {
 		out = slices.AppendSeq(out, f.selEq.all(ns+"\x00"+k+"="+v))
