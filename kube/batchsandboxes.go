@@ -33,9 +33,9 @@ import (
 // fields the model reads are filled and everything else is skipped without
 // being allocated.
 
-// newBatchSandboxInformer returns a shared informer over BatchSandboxes in
-// namespace ("" = all) whose objects are *model.BatchSandbox.
-func newBatchSandboxInformer(cfg *rest.Config, namespace string, lists *model.StringLists) (cache.SharedIndexInformer, error) {
+// newBatchSandboxListWatch lists and watches BatchSandboxes in namespace
+// ("" = all) as *model.BatchSandbox.
+func newBatchSandboxListWatch(cfg *rest.Config, namespace string, lists *model.StringLists) (cache.ListerWatcher, error) {
 	rc, err := newBatchSandboxClient(cfg, lists)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func newBatchSandboxInformer(cfg *rest.Config, namespace string, lists *model.St
 				apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding")), nil
 		},
 	}
-	return cache.NewSharedIndexInformer(lw, &model.BatchSandbox{}, 0, cache.Indexers{}), nil
+	return lw, nil
 }
 
 // newBatchSandboxClient is a RESTClient for the BatchSandbox group version

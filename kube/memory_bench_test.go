@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/sandscope/sandscope/kube/sim"
 	"github.com/sandscope/sandscope/model"
@@ -46,16 +45,12 @@ func BenchmarkRetainedMemory(b *testing.B) {
 	var perSandbox float64
 	for range b.N {
 		before := liveHeap()
-		podStore := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-		bsStore := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		// As the Watcher does: the fleet is the only store (fleetwatch.go).
 		fleet := model.NewFleet(model.FleetOptions{})
 		lists := model.NewStringLists() // as the Watcher shares them
 		for _, data := range bsbxs {
 			obj, _, err := batchSandboxCodec{lists: lists}.Decode(data, nil, nil)
 			if err != nil {
-				b.Fatal(err)
-			}
-			if err := bsStore.Add(obj); err != nil {
 				b.Fatal(err)
 			}
 			fleet.UpsertBatchSandbox(obj.(*model.BatchSandbox))
@@ -66,9 +61,6 @@ func BenchmarkRetainedMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 			slim := model.SlimPodSharing(p, lists)
-			if err := podStore.Add(slim); err != nil {
-				b.Fatal(err)
-			}
 			fleet.UpsertPod(slim)
 		}
 		fleet.SetStatus(model.SourceStatus{Synced: true})
@@ -79,8 +71,6 @@ func BenchmarkRetainedMemory(b *testing.B) {
 		if path := os.Getenv("SANDSCOPE_HEAPPROFILE"); path != "" {
 			writeHeapProfile(b, path)
 		}
-		runtime.KeepAlive(podStore)
-		runtime.KeepAlive(bsStore)
 		runtime.KeepAlive(fleet)
 	}
 	b.ReportMetric(perSandbox, "heapB/sandbox")

@@ -14,10 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -64,9 +64,10 @@ type WatcherOptions struct {
 	TickEvery time.Duration
 }
 
-// Watcher keeps a model.Fleet up to date from informers: a typed Pod
-// informer and dynamic informers for the engines' custom resources, each
-// slimmed by a transform before it is cached. It also runs the fleet's
+// Watcher keeps a model.Fleet up to date from watches: Pods and
+// BatchSandboxes feed the fleet with no cache beside it (fleetwatch.go),
+// Pools and agent Sandboxes come through dynamic informers; every object is
+// slimmed by a transform before anything keeps it. It also runs the fleet's
 // clock, the image-config checks, and reports sync and connection state
 // through model.SourceStatus.
 //
@@ -95,12 +96,12 @@ type Watcher struct {
 	published *model.SourceStatus
 }
 
-// watchedInformer is one informer and the handler registration whose
-// HasSynced says the fleet has seen its initial list.
+// watchedInformer is one informer or fleet watch: how to run it, and
+// whether the fleet has seen its initial list.
 type watchedInformer struct {
-	resource     string // plural, as in the request path and in messages
-	informer     cache.SharedIndexInformer
-	registration cache.ResourceEventHandlerRegistration
+	resource  string // plural, as in the request path and in messages
+	run       func(context.Context)
+	hasSynced func() bool
 }
 
 // NewWatcher builds a Watcher over c. Nothing talks to the server until Run.
@@ -199,23 +200,20 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 
 	ns := w.opts.Namespace
-	pods := coreinformers.NewFilteredPodInformer(kc, ns, 0, cache.Indexers{}, nil)
-	if err := w.addInformer("pods", pods, w.slimPod, w.podHandler()); err != nil {
-		return err
-	}
+	w.addFleetWatch("pods", podListWatch(kc, ns), &corev1.Pod{}, w.slimPod, fleetPods{w.fleet}, w.podHandler())
 	if sources.BatchSandbox {
-		var inf cache.SharedIndexInformer
+		var lw cache.ListerWatcher
+		var wireType runtime.Object
 		if cfg != nil {
 			// Decoded straight into the model's type (batchsandboxes.go).
-			if inf, err = newBatchSandboxInformer(cfg, ns, w.lists); err != nil {
+			if lw, err = newBatchSandboxListWatch(cfg, ns, w.lists); err != nil {
 				return err
 			}
+			wireType = &model.BatchSandbox{}
 		} else {
-			inf = dynamicinformer.NewFilteredDynamicInformer(dc, BatchSandboxGVR, ns, 0, cache.Indexers{}, nil).Informer()
+			lw, wireType = dynamicListWatch(dc, BatchSandboxGVR, ns), &unstructured.Unstructured{}
 		}
-		if err := w.addInformer(BatchSandboxGVR.Resource, inf, slimBatchSandbox, w.batchSandboxHandler()); err != nil {
-			return err
-		}
+		w.addFleetWatch(BatchSandboxGVR.Resource, lw, wireType, slimBatchSandbox, fleetBatchSandboxes{w.fleet}, w.batchSandboxHandler())
 	}
 	if sources.Pool {
 		inf := dynamicinformer.NewFilteredDynamicInformer(dc, PoolGVR, ns, 0, cache.Indexers{}, nil).Informer()
@@ -249,7 +247,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 
 	w.mu.Lock()
 	for _, wi := range w.informers {
-		goLoop(wi.informer.RunWithContext)
+		goLoop(wi.run)
 	}
 	w.mu.Unlock()
 	goLoop(w.waitForInformers)
@@ -298,9 +296,18 @@ func (w *Watcher) addInformer(resource string, inf cache.SharedIndexInformer, tr
 		return fmt.Errorf("adding the %s event handler: %w", resource, err)
 	}
 	w.mu.Lock()
-	w.informers = append(w.informers, &watchedInformer{resource: resource, informer: inf, registration: reg})
+	w.informers = append(w.informers, &watchedInformer{resource: resource, run: inf.RunWithContext, hasSynced: reg.HasSynced})
 	w.mu.Unlock()
 	return nil
+}
+
+// addFleetWatch registers a watch that feeds the fleet without a cache of
+// its own (fleetwatch.go).
+func (w *Watcher) addFleetWatch(resource string, lw cache.ListerWatcher, objType runtime.Object, transform cache.TransformFunc, known cache.KeyListerGetter, handler cache.ResourceEventHandler) {
+	c := newFleetWatch(resource, lw, objType, transform, known, handler, w.watchErrorHandler(resource))
+	w.mu.Lock()
+	w.informers = append(w.informers, &watchedInformer{resource: resource, run: c.RunWithContext, hasSynced: c.HasSynced})
+	w.mu.Unlock()
 }
 
 // watchErrorHandler replaces client-go's default, which logs to stderr (and
@@ -342,7 +349,7 @@ func (w *Watcher) allSynced() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, wi := range w.informers {
-		if !wi.registration.HasSynced() && !w.health.isRefused(wi.resource) {
+		if !wi.hasSynced() && !w.health.isRefused(wi.resource) {
 			return false
 		}
 	}

@@ -1,0 +1,100 @@
+package kube
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// noWatchList marks a ListerWatcher as not serving streamed initial lists, so
+// the reflector lists first, as it does with the fake clients.
+type noWatchList struct{}
+
+func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
+
+// TestFleetWatchRelistDeletes drives a fleet watch through a list, watch
+// events, and a re-list that no longer has a Pod: with no cache of its own,
+// the watch must learn from the fleet which Pods to delete.
+func TestFleetWatchRelistDeletes(t *testing.T) {
+	pod := func(name, ip string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip},
+		}
+	}
+	var mu sync.Mutex
+	lists := []*corev1.PodList{
+		{ListMeta: metav1.ListMeta{ResourceVersion: "10"}, Items: []corev1.Pod{*pod("a", "10.0.0.1"), *pod("b", "10.0.0.2")}},
+		{ListMeta: metav1.ListMeta{ResourceVersion: "20"}, Items: []corev1.Pod{*pod("b", "10.0.0.2")}},
+	}
+	watches := make(chan *watch.FakeWatcher, 2)
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			l := lists[0]
+			if len(lists) > 1 {
+				lists = lists[1:]
+			}
+			return l.DeepCopy(), nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			fw := watch.NewFake()
+			watches <- fw
+			return fw, nil
+		},
+	}, noWatchList{})
+
+	w := NewWatcher(&Clients{}, WatcherOptions{})
+	c := newFleetWatch("pods", lw, &corev1.Pod{}, w.slimPod, fleetPods{w.fleet}, w.podHandler(), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { defer close(done); c.RunWithContext(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting until %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	has := func(name string) bool { _, ok := w.fleet.PodByKey("ns/" + name); return ok }
+	waitFor("the initial list is in the fleet", c.HasSynced)
+	if !has("a") || !has("b") {
+		t.Fatalf("after sync: a=%v b=%v, want both", has("a"), has("b"))
+	}
+
+	fw := <-watches
+	changed := pod("b", "10.0.0.9")
+	fw.Modify(changed)
+	waitFor("b's new IP is in the fleet", func() bool {
+		p, ok := w.fleet.PodByKey("ns/b")
+		return ok && p.Status.PodIP == "10.0.0.9"
+	})
+	fw.Add(pod("c", "10.0.0.3"))
+	waitFor("c is added", func() bool { return has("c") })
+	fw.Delete(pod("c", "10.0.0.3"))
+	waitFor("c is deleted", func() bool { return !has("c") })
+
+	// The server no longer has the watch's resource version: the reflector
+	// re-lists, and a, missing from the new list, must go.
+	fw.Error(&apierrors.NewResourceExpired("too old resource version").ErrStatus)
+	waitFor("a, missing from the re-list, is deleted", func() bool { return !has("a") })
+	if !has("b") {
+		t.Fatal("b, still listed, was deleted by the re-list")
+	}
+}

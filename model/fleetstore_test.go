@@ -1,0 +1,61 @@
+package model
+
+import (
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestFleetAsKnownObjects(t *testing.T) {
+	f := NewFleet(FleetOptions{})
+	pod := func(ns, name string) *Pod {
+		p := &Pod{}
+		p.Namespace, p.Name = ns, name
+		p.UID = types.UID("uid-" + name)
+		return p
+	}
+	a, b := pod("ns1", "a"), pod("ns2", "b")
+	f.UpsertPod(a)
+	f.UpsertPod(b)
+	bs := &BatchSandbox{}
+	bs.Namespace, bs.Name = "ns1", "sb"
+	f.UpsertBatchSandbox(bs)
+
+	keys := f.PodKeys()
+	slices.Sort(keys)
+	if want := []string{"ns1/a", "ns2/b"}; !slices.Equal(keys, want) {
+		t.Fatalf("PodKeys = %q, want %q", keys, want)
+	}
+	if got, ok := f.PodByKey("ns2/b"); !ok || got != b {
+		t.Fatalf("PodByKey(ns2/b) = %v, %v; want the Pod handed in", got, ok)
+	}
+	f.DeletePod(a)
+	if _, ok := f.PodByKey("ns1/a"); ok {
+		t.Fatal("PodByKey finds a deleted Pod")
+	}
+	if keys := f.PodKeys(); !slices.Equal(keys, []string{"ns2/b"}) {
+		t.Fatalf("PodKeys after delete = %q", keys)
+	}
+
+	// A Pod owned by a BatchSandbox that is not there yet makes no
+	// BatchSandbox key: only objects handed in count.
+	owned := pod("ns1", "ghost-0")
+	owned.OwnerReferences = []OwnerReference{{Kind: "BatchSandbox", Name: "ghost"}}
+	f.UpsertPod(owned)
+	if keys := f.BatchSandboxKeys(); !slices.Equal(keys, []string{"ns1/sb"}) {
+		t.Fatalf("BatchSandboxKeys = %q, want [ns1/sb]", keys)
+	}
+	if got, ok := f.BatchSandboxByKey("ns1/sb"); !ok || got != bs {
+		t.Fatalf("BatchSandboxByKey(ns1/sb) = %v, %v", got, ok)
+	}
+	for _, key := range []string{"ns1/ghost", "sb", "ns2/sb"} {
+		if _, ok := f.BatchSandboxByKey(key); ok {
+			t.Errorf("BatchSandboxByKey(%q) found one", key)
+		}
+	}
+	f.DeleteBatchSandbox("ns1", "sb")
+	if keys := f.BatchSandboxKeys(); len(keys) != 0 {
+		t.Fatalf("BatchSandboxKeys after delete = %q", keys)
+	}
+}
