@@ -359,7 +359,7 @@ func (f *Fleet) agentSlots(e *sbEntry) []slotSpec {
 		}
 	}
 	if best != nil {
-		e.lastPod = best.name
+		e.lastPod = best.name()
 	}
 	rec := ""
 	if len(a.PodIPs) > 0 {

@@ -89,16 +89,19 @@ type Fleet struct {
 
 // podEntry is the Fleet's record of one Pod.
 type podEntry struct {
-	ns, name string
-	key      string
-	pod      *Pod
-	ip       string    // the live IP it is indexed under, "" when none
-	since    time.Time // when it was first seen holding ip
-	linked   bool      // some sandbox's slot names it (mirrors podLinks)
-	inOrder  bool      // in podOrder or pendingPods
-	pending  bool      // in pendingPods
-	removed  bool
+	key     string // "ns/name"
+	pod     *Pod   // set when the entry is made, kept after a delete
+	ip      string // the live IP it is indexed under, "" when none
+	since   int64  // Unix ns when it was first seen holding ip (see ipHistory.nanos; a time.Time is 24 bytes)
+	linked  bool   // some sandbox's slot names it (mirrors podLinks)
+	inOrder bool   // in podOrder or pendingPods
+	pending bool   // in pendingPods
+	removed bool
 }
+
+// The namespace and name are the Pod's own strings: an entry keeps no copy.
+func (pe *podEntry) ns() string   { return pe.pod.Namespace }
+func (pe *podEntry) name() string { return pe.pod.Name }
 
 // sbEntry is the Fleet's record of one sandbox: its source object and what
 // was derived from it last.
@@ -229,7 +232,7 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	pe := f.pods[key]
 	var old *Pod
 	if pe == nil {
-		pe = &podEntry{ns: p.Namespace, name: p.Name, key: key}
+		pe = &podEntry{key: key, pod: p}
 		f.pods[key] = pe
 	} else {
 		old = pe.pod
@@ -254,14 +257,15 @@ func (f *Fleet) UpsertPod(p *Pod) {
 			f.history.close(oldIP, string(uidOf(old)), now, f.version)
 		}
 		if newIP != "" {
-			pe.since = now
+			since := now
 			if old == nil && f.unknown && p.Status.StartTime != nil && p.Status.StartTime.Time.Before(now) {
 				// Seen in the initial list already holding its IP: it has held it
 				// since about its start, not since sandscope started.
-				pe.since = p.Status.StartTime.Time
+				since = p.Status.StartTime.Time
 			}
+			pe.since = f.history.nanos(since)
 			f.ipLive.add(newIP, pe)
-			f.history.open(newIP, pe.key, string(p.UID), "", pe.since, f.version)
+			f.history.open(newIP, pe.key, string(p.UID), "", since, f.version)
 		}
 		pe.ip = newIP
 	}
@@ -271,7 +275,7 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	f.enqueueAll(f.ipWatch.all(newIP))
 	f.enqueueCandidates(pe, old)
 	f.enqueueCandidates(pe, p)
-	f.ensurePlain(pe.ns, pe.name)
+	f.ensurePlain(pe.ns(), pe.name())
 	f.process(now)
 	pe.linked = f.podLinks.has(key)
 	if !pe.inOrder && pe.linked {
@@ -317,7 +321,7 @@ func (f *Fleet) DeletePod(p *Pod) {
 	f.dropPod(pe)
 	f.enqueueAll(f.podLinks.all(pe.key))
 	f.enqueueCandidates(pe, pe.pod)
-	f.ensurePlain(pe.ns, pe.name)
+	f.ensurePlain(pe.ns(), pe.name())
 	f.process(now)
 	f.notify()
 }
@@ -350,19 +354,19 @@ func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
 	nb, na := podOwners(new)
 	for _, o := range ob {
 		if !slices.Contains(nb, o) || new == nil {
-			f.bsOwned.remove(sandboxKey(EngineBatchSandbox, pe.ns, o), pe.name)
+			f.bsOwned.remove(sandboxKey(EngineBatchSandbox, pe.ns(), o), pe.name())
 		}
 	}
 	for _, o := range nb {
-		f.bsOwned.add(f.internSandboxKey(EngineBatchSandbox, pe.ns, o), pe.name)
+		f.bsOwned.add(f.internSandboxKey(EngineBatchSandbox, pe.ns(), o), pe.name())
 	}
 	for _, o := range oa {
 		if !slices.Contains(na, o) || new == nil {
-			f.agOwned.remove(sandboxKey(EngineAgent, pe.ns, o), pe.name)
+			f.agOwned.remove(sandboxKey(EngineAgent, pe.ns(), o), pe.name())
 		}
 	}
 	for _, o := range na {
-		f.agOwned.add(f.internSandboxKey(EngineAgent, pe.ns, o), pe.name)
+		f.agOwned.add(f.internSandboxKey(EngineAgent, pe.ns(), o), pe.name())
 	}
 	if len(f.selKeys) == 0 {
 		return
@@ -378,10 +382,10 @@ func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
 		ov, oh := oldL.Lookup(k)
 		nv, nh := newL.Lookup(k)
 		if oh && (!nh || ov != nv) {
-			f.labelIdx.remove(pe.ns+"\x00"+k+"="+ov, pe.name)
+			f.labelIdx.remove(pe.ns()+"\x00"+k+"="+ov, pe.name())
 		}
 		if nh {
-			f.labelIdx.add(pe.ns+"\x00"+k+"="+nv, pe.name)
+			f.labelIdx.add(pe.ns()+"\x00"+k+"="+nv, pe.name())
 		}
 	}
 }
@@ -394,14 +398,14 @@ func (f *Fleet) enqueueCandidates(pe *podEntry, p *Pod) {
 	}
 	bs, ag := podOwners(p)
 	for _, b := range bs {
-		f.enqueue(sandboxKey(EngineBatchSandbox, pe.ns, b))
+		f.enqueue(sandboxKey(EngineBatchSandbox, pe.ns(), b))
 	}
 	for _, a := range ag {
-		f.enqueue(sandboxKey(EngineAgent, pe.ns, a))
+		f.enqueue(sandboxKey(EngineAgent, pe.ns(), a))
 	}
 	f.enqueueAll(f.claims.all(pe.key))
-	f.enqueueAll(slices.Values(f.agentsMatching(pe.ns, p.Labels)))
-	f.enqueue(sandboxKey(EnginePod, pe.ns, pe.name))
+	f.enqueueAll(slices.Values(f.agentsMatching(pe.ns(), p.Labels)))
+	f.enqueue(sandboxKey(EnginePod, pe.ns(), pe.name()))
 }
 
 // agentsMatching returns the keys of agent Sandboxes whose selector matches the labels.
@@ -435,7 +439,7 @@ func (f *Fleet) claimed(pe *podEntry) bool {
 	if f.claims.has(pe.key) {
 		return true
 	}
-	return len(f.agentsMatching(pe.ns, p.Labels)) > 0
+	return len(f.agentsMatching(pe.ns(), p.Labels)) > 0
 }
 
 // ensurePlain creates or removes the plain-Pod sandbox of ns/name.
@@ -461,7 +465,7 @@ func (f *Fleet) ensurePlain(ns, name string) {
 func (f *Fleet) podSandboxKey(pe *podEntry) string {
 	bs, ag := podOwners(pe.pod)
 	for _, b := range bs {
-		if e := f.sandboxes[sandboxKey(EngineBatchSandbox, pe.ns, b)]; e != nil {
+		if e := f.sandboxes[sandboxKey(EngineBatchSandbox, pe.ns(), b)]; e != nil {
 			return e.key
 		}
 	}
@@ -469,15 +473,15 @@ func (f *Fleet) podSandboxKey(pe *podEntry) string {
 		return k
 	}
 	for _, a := range ag {
-		if e := f.sandboxes[sandboxKey(EngineAgent, pe.ns, a)]; e != nil {
+		if e := f.sandboxes[sandboxKey(EngineAgent, pe.ns(), a)]; e != nil {
 			return e.key
 		}
 	}
-	if ks := f.agentsMatching(pe.ns, pe.pod.Labels); len(ks) > 0 {
+	if ks := f.agentsMatching(pe.ns(), pe.pod.Labels); len(ks) > 0 {
 		slices.Sort(ks)
 		return ks[0]
 	}
-	if e := f.sandboxes[sandboxKey(EnginePod, pe.ns, pe.name)]; e != nil {
+	if e := f.sandboxes[sandboxKey(EnginePod, pe.ns(), pe.name())]; e != nil {
 		return e.key
 	}
 	return ""
@@ -508,7 +512,7 @@ func (f *Fleet) holders(ip string) []Holder {
 	}
 	var out []Holder
 	for pe := range f.ipLive.all(ip) {
-		out = append(out, Holder{Namespace: pe.ns, Pod: pe.name, UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: pe.since})
+		out = append(out, Holder{Namespace: pe.ns(), Pod: pe.name(), UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: f.history.time(pe.since)})
 	}
 	return out
 }
@@ -662,7 +666,7 @@ func (f *Fleet) registerSelector(e *sbEntry) {
 				f.selKeys[k] = true
 				for _, pe := range f.pods {
 					if v, ok := pe.pod.Labels.Lookup(k); ok {
-						f.labelIdx.add(pe.ns+"\x00"+k+"="+v, pe.name)
+						f.labelIdx.add(pe.ns()+"\x00"+k+"="+v, pe.name())
 					}
 				}
 			}
@@ -699,7 +703,7 @@ func (f *Fleet) agentCandidates(e *sbEntry) []string {
 		prefix := e.ns + "/"
 		for k, pe := range f.pods {
 			if strings.HasPrefix(k, prefix) && e.sel.Matches(pe.pod.Labels) {
-				out = append(out, pe.name)
+				out = append(out, pe.name())
 			}
 		}
 	}
@@ -1160,10 +1164,10 @@ func splice[E, V any](order []E, vals []V, drop, ins []int, adds []E, addVals []
 }
 
 func comparePodEntries(a, b *podEntry) int {
-	if c := strings.Compare(a.ns, b.ns); c != 0 {
+	if c := strings.Compare(a.ns(), b.ns()); c != 0 {
 		return c
 	}
-	return strings.Compare(a.name, b.name)
+	return strings.Compare(a.name(), b.name())
 }
 
 // maskedSandbox is the sandbox as shown while the data cannot be trusted:

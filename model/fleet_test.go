@@ -359,7 +359,7 @@ func TestRandomChurnInvariants(t *testing.T) {
 			if pe == nil || pe.pod != p {
 				t.Fatalf("step %d: pod %s is not the current value", step, p.Name)
 			}
-			if j > 0 && comparePodEntries(&podEntry{ns: s.Pods()[j-1].Namespace, name: s.Pods()[j-1].Name}, &podEntry{ns: p.Namespace, name: p.Name}) >= 0 {
+			if j > 0 && comparePodEntries(&podEntry{pod: s.Pods()[j-1]}, &podEntry{pod: p}) >= 0 {
 				t.Fatalf("step %d: pods not sorted at %d", step, j)
 			}
 		}
