@@ -21,10 +21,18 @@ type Labels struct {
 	kv []string // k0, v0, k1, v1, ... sorted by key, keys unique
 }
 
+// maxInternedLabelValue: label values up to this long are interned. Short
+// values are mostly the fleet's few tenants, apps, tiers, versions and
+// template hashes, each repeated on thousands of objects; the long ones
+// (UUIDs and other IDs) are unique, and an interning table entry for each
+// would cost more than the copy it saves.
+const maxInternedLabelValue = 24
+
 // LabelsFrom converts a label map. Keys are interned (they repeat across
-// the fleet); a value equal to one of same, or to another value of m,
-// shares that string: engines repeat an object's ID in several labels and
-// in its owner's name, and each is decoded into its own copy.
+// the fleet), and so are short values. A longer value equal to one of same,
+// or to another value of m, shares that string: engines repeat an object's
+// ID in several labels and in its owner's name, and each is decoded into its
+// own copy.
 func LabelsFrom(m map[string]string, same ...string) Labels {
 	if len(m) == 0 {
 		return Labels{}
@@ -45,7 +53,9 @@ func LabelsFrom(m map[string]string, same ...string) Labels {
 		v := m[k]
 		if i := slices.Index(kept, v); i >= 0 {
 			v = kept[i]
-		} else if len(v) > 8 { // shorter ones cost no more than the search
+		} else if len(v) <= maxInternedLabelValue {
+			v = Intern(v)
+		} else {
 			kept = append(kept, v)
 		}
 		kv = append(kv, Intern(k), v)

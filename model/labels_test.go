@@ -10,6 +10,27 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
+// Short values (tenants, apps, hashes) repeat across the fleet and are kept
+// once; a long one not repeated within its object keeps its own copy.
+func TestLabelsFromInternsShortValues(t *testing.T) {
+	id := "5b0c29f4-61a9-4c64-9a7e-2f3f31e0c8aa" // longer than maxInternedLabelValue
+	a := LabelsFrom(map[string]string{"tenant": strings.Clone("team-agents"), "id": strings.Clone(id)})
+	b := LabelsFrom(map[string]string{"tenant": strings.Clone("team-agents"), "id": strings.Clone(id)})
+	ta, _ := a.Lookup("tenant")
+	tb, _ := b.Lookup("tenant")
+	if unsafe.StringData(ta) != unsafe.StringData(tb) {
+		t.Error("two objects keep separate copies of the short value team-agents")
+	}
+	ia, _ := a.Lookup("id")
+	ib, _ := b.Lookup("id")
+	if ia != id || ib != id {
+		t.Fatalf("id labels %q, %q; want %q", ia, ib, id)
+	}
+	if unsafe.StringData(ia) == unsafe.StringData(ib) {
+		t.Error("a long value was interned across objects")
+	}
+}
+
 // Equal label values, and a value equal to the owner's name, share one string.
 func TestLabelsFromSharesEqualValues(t *testing.T) {
 	owner := strings.Clone("0033f9d5-118c-4d5e-973f-be1e3dc471df")

@@ -42,8 +42,9 @@ const (
 // Interning: strings that repeat across thousands of objects (namespaces,
 // label keys, images, node and container names, owner kinds) are kept once.
 // unique.Make's table is weak, so a string no object uses any more is
-// dropped from it; strings that rarely repeat (names, UIDs, label values)
-// are not interned, since their table entry would cost more than it saves.
+// dropped from it; strings that rarely repeat (names, UIDs, long label
+// values) are not interned, since their table entry would cost more than it
+// saves.
 
 // Intern returns the canonical copy of s.
 func Intern(s string) string {
