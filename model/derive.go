@@ -23,12 +23,12 @@ type slotSpec struct {
 // never modified.
 func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	var specs []slotSpec
-	sb := &Sandbox{Key: e.key, Engine: e.engine, Namespace: e.ns, Name: e.name}
+	sb := &Sandbox{Key: e.key, Engine: e.engine(), Namespace: e.ns(), Name: e.name()}
 	var notices []Notice
 	var engineReady bool
 	var expire *time.Time
 	expireField := ""
-	switch e.engine {
+	switch e.engine() {
 	case EngineBatchSandbox:
 		b := e.bs
 		specs = f.batchSlots(e)
@@ -68,14 +68,14 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 				Evidence: []Evidence{{Kind: Observed, Text: "status.selector " + strconv.Quote(e.selStr)}}})
 		}
 	case EnginePod:
-		pe := f.pods[nn(e.ns, e.name)]
+		pe := f.pods[nn(e.ns(), e.name())]
 		if pe == nil {
 			return // ensurePlain removes it
 		}
 		p := pe.pod
 		sb.UID, sb.Labels, sb.EnginePhase = string(p.UID), p.Labels, string(p.Status.Phase)
 		sb.CreatedAt = p.CreationTimestamp.Time
-		bound := e.boundFor(e.name)
+		bound := e.boundFor(e.name())
 		if e.plainIP == "" && (bound == "" || bound == p.UID) {
 			// A plain Pod has no engine record: its recorded address is the first
 			// IP seen for the Pod first bound. Kubernetes never changes a live
@@ -83,7 +83,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			// wins) or a status rewrite (IP_STALE, which is then true).
 			e.plainIP = p.Status.PodIP
 		}
-		specs = []slotSpec{{ip: e.plainIP, pod: e.name}}
+		specs = []slotSpec{{ip: e.plainIP, pod: e.name()}}
 	}
 
 	var due time.Time
@@ -108,7 +108,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	} else {
 		due = earliest(due, next)
 	}
-	notices = append(notices, stateNotices(e.engine, sb.EnginePhase, engineReady, sb.State, primary)...)
+	notices = append(notices, stateNotices(e.engine(), sb.EnginePhase, engineReady, sb.State, primary)...)
 
 	seen := make([]*Pod, 0, len(sb.Slots))
 	for i := range sb.Slots {
@@ -121,7 +121,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		sb.Restarts += total
 		notices = append(notices, rn...)
 		if i == 0 {
-			if n := execReadyNotice(e.engine, p); n != nil {
+			if n := execReadyNotice(e.engine(), p); n != nil {
 				notices = append(notices, *n)
 			}
 		}
@@ -176,7 +176,7 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot,
 	for i, sp := range specs {
 		var pod *Pod
 		if sp.pod != "" {
-			if pe := f.pods[nn(e.ns, sp.pod)]; pe != nil {
+			if pe := f.pods[nn(e.ns(), sp.pod)]; pe != nil {
 				pod = pe.pod
 			}
 		}
@@ -187,7 +187,7 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot,
 		}
 		facts := slotFacts{RecordedIP: sp.ip, PodName: sp.pod, BoundUID: bound, Pod: pod, Holders: f.holders(sp.ip)}
 		if sp.foreign {
-			facts.ForeignSandbox = f.primaryClaim(nn(e.ns, sp.pod))
+			facts.ForeignSandbox = f.primaryClaim(nn(e.ns(), sp.pod))
 		}
 		id, h := deriveIdentity(facts)
 		sl := Slot{Index: i, RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
@@ -213,7 +213,7 @@ func (f *Fleet) relink(e *sbEntry, specs []slotSpec) {
 	var links, ips []string
 	for _, sp := range specs {
 		if sp.pod != "" {
-			if k := f.internPodKey(e.ns, sp.pod); !slices.Contains(links, k) {
+			if k := f.internPodKey(e.ns(), sp.pod); !slices.Contains(links, k) {
 				links = append(links, k)
 			}
 		}
@@ -284,7 +284,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 			if i < len(names) {
 				specs[i].pod = names[i]
 				if fromClaims {
-					if c := f.primaryClaim(nn(e.ns, names[i])); c != "" && c != e.key {
+					if c := f.primaryClaim(nn(e.ns(), names[i])); c != "" && c != e.key {
 						specs[i].foreign = true
 					}
 				}
@@ -298,8 +298,9 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 	}
 	var byIndex []indexed
 	maxIdx := -1
+	ns := e.ns()
 	for pn := range f.bsOwned.all(e.key) { // read only: no copy per derivation
-		pe := f.pods[nn(e.ns, pn)]
+		pe := f.pods[nn(ns, pn)]
 		if pe == nil {
 			continue
 		}
@@ -347,7 +348,7 @@ func (f *Fleet) agentSlots(e *sbEntry) []slotSpec {
 	a := e.ag
 	var best *podEntry
 	for _, name := range f.agentCandidates(e) {
-		pe := f.pods[nn(e.ns, name)]
+		pe := f.pods[nn(e.ns(), name)]
 		if pe == nil {
 			continue
 		}

@@ -106,26 +106,48 @@ func (pe *podEntry) name() string { return pe.pod.Name }
 // sbEntry is the Fleet's record of one sandbox: its source object and what
 // was derived from it last.
 type sbEntry struct {
-	key      string
-	engine   Engine
-	ns, name string
-	bs       *BatchSandbox
-	ag       *AgentSandbox
+	key string // "<engine>/<namespace>/<name>"; engine(), ns() and name() read it
+	bs  *BatchSandbox
+	ag  *AgentSandbox
 	*agentLink
-	plainIP  string // plain Pod: first IP seen for the bound UID
-	bound    []boundUID
-	sb       *Sandbox
-	links    []string // pod keys its slots name
-	ips      []string // recorded IPs it watches
-	due      int64    // Unix ns of the timer it is waiting for, 0 = none (a time.Time is 24 bytes)
-	masked   *Sandbox
-	maskedOf *Sandbox
-	inOrder  bool // in order or pendingSbs
-	pending  bool // in pendingSbs
-	removed  bool
-	queued   bool
-	passes   uint8  // derivations in the current event
-	passGen  uint32 // event the passes count belongs to
+	plainIP string // plain Pod: first IP seen for the bound UID
+	bound   []boundUID
+	sb      *Sandbox
+	links   []string // pod keys its slots name
+	ips     []string // recorded IPs it watches
+	due     int64    // Unix ns of the timer it is waiting for, 0 = none (a time.Time is 24 bytes)
+	masked  *maskedRow
+	inOrder bool // in order or pendingSbs
+	pending bool // in pendingSbs
+	removed bool
+	queued  bool
+	passes  uint8  // derivations in the current event
+	passGen uint32 // event the passes count belongs to
+}
+
+// The key holds the engine, namespace and name; an entry keeps no copies.
+// None of the three can contain a slash.
+func (e *sbEntry) engine() Engine {
+	eng, _, _ := strings.Cut(e.key, "/")
+	return Engine(eng)
+}
+
+func (e *sbEntry) ns() string {
+	_, rest, _ := strings.Cut(e.key, "/")
+	ns, _, _ := strings.Cut(rest, "/")
+	return ns
+}
+
+func (e *sbEntry) name() string {
+	_, rest, _ := strings.Cut(e.key, "/")
+	_, name, _ := strings.Cut(rest, "/")
+	return name
+}
+
+// maskedRow caches the masked form of a row (see maskedSandbox). Entries
+// only have one while the fleet is unknown, so it is not kept inline.
+type maskedRow struct {
+	of, row *Sandbox
 }
 
 // agentLink is what an agent Sandbox entry needs beyond the common fields.
@@ -450,7 +472,7 @@ func (f *Fleet) ensurePlain(ns, name string) {
 	e := f.sandboxes[key]
 	switch {
 	case should && e == nil:
-		e = &sbEntry{key: key, engine: EnginePod, ns: ns, name: name}
+		e = &sbEntry{key: key}
 		f.addSandbox(e)
 	case !should && e != nil:
 		f.removeSandbox(e)
@@ -531,7 +553,7 @@ func (f *Fleet) UpsertBatchSandbox(b *BatchSandbox) {
 	e := f.sandboxes[key]
 	var oldAlloc []string
 	if e == nil {
-		e = &sbEntry{key: key, engine: EngineBatchSandbox, ns: b.Namespace, name: b.Name}
+		e = &sbEntry{key: key}
 		f.addSandbox(e)
 	} else {
 		oldAlloc = e.bs.AllocatedPods
@@ -551,15 +573,15 @@ func (f *Fleet) UpsertBatchSandbox(b *BatchSandbox) {
 func (f *Fleet) reclaim(e *sbEntry, old, new []string) {
 	for _, p := range old {
 		if !slices.Contains(new, p) {
-			f.claims.remove(nn(e.ns, p), e.key)
+			f.claims.remove(nn(e.ns(), p), e.key)
 		}
 	}
 	for _, p := range new {
-		f.claims.add(nn(e.ns, p), e.key)
+		f.claims.add(nn(e.ns(), p), e.key)
 	}
 	for _, list := range [][]string{old, new} {
 		for _, p := range list {
-			f.touchPod(e.ns, p)
+			f.touchPod(e.ns(), p)
 		}
 	}
 }
@@ -605,7 +627,7 @@ func (f *Fleet) UpsertAgentSandbox(s *AgentSandbox) {
 	key := sandboxKey(EngineAgent, s.Namespace, s.Name)
 	e := f.sandboxes[key]
 	if e == nil {
-		e = &sbEntry{key: key, engine: EngineAgent, ns: s.Namespace, name: s.Name, agentLink: &agentLink{}}
+		e = &sbEntry{key: key, agentLink: &agentLink{}}
 		f.addSandbox(e)
 	} else if e.ag.UID != s.UID && s.UID != "" {
 		e.bound = nil
@@ -626,7 +648,7 @@ func (f *Fleet) UpsertAgentSandbox(s *AgentSandbox) {
 		}
 	}
 	for _, p := range append(before, f.agentCandidates(e)...) {
-		f.touchPod(e.ns, p)
+		f.touchPod(e.ns(), p)
 	}
 	f.enqueue(key)
 	f.process(f.opts.Now())
@@ -670,20 +692,20 @@ func (f *Fleet) registerSelector(e *sbEntry) {
 					}
 				}
 			}
-			e.selIndex = e.ns + "\x00" + k + "=" + vals[0]
+			e.selIndex = e.ns() + "\x00" + k + "=" + vals[0]
 			f.selEq.add(e.selIndex, e.key)
 			return
 		}
 	}
 	e.selIndex = "\x00other"
-	f.selOther.add(e.ns, e.key)
+	f.selOther.add(e.ns(), e.key)
 }
 
 func (f *Fleet) unregisterSelector(e *sbEntry) {
 	switch e.selIndex {
 	case "":
 	case "\x00other":
-		f.selOther.remove(e.ns, e.key)
+		f.selOther.remove(e.ns(), e.key)
 	default:
 		f.selEq.remove(e.selIndex, e.key)
 	}
@@ -700,15 +722,15 @@ func (f *Fleet) agentCandidates(e *sbEntry) []string {
 	case e.sel != nil && e.selIndex != "\x00other" && e.selIndex != "":
 		out = slices.AppendSeq(out, f.labelIdx.all(e.selIndex))
 	case e.sel != nil:
-		prefix := e.ns + "/"
+		prefix := e.ns() + "/"
 		for k, pe := range f.pods {
 			if strings.HasPrefix(k, prefix) && e.sel.Matches(pe.pod.Labels) {
 				out = append(out, pe.name())
 			}
 		}
 	}
-	if !slices.Contains(out, e.name) {
-		out = append(out, e.name)
+	if !slices.Contains(out, e.name()) {
+		out = append(out, e.name())
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -819,7 +841,7 @@ func (f *Fleet) SetStatus(st SourceStatus) {
 	unknown := !st.Synced || st.DisconnectedSince != nil
 	if f.unknown && !unknown {
 		for _, e := range f.sandboxes {
-			e.masked, e.maskedOf = nil, nil
+			e.masked = nil
 		}
 	}
 	if f.unknown != unknown {
@@ -932,7 +954,7 @@ func (f *Fleet) removeSandbox(e *sbEntry) {
 	if e.inOrder && !e.pending {
 		f.removedSbs = append(f.removedSbs, e)
 	}
-	if e.engine == EngineAgent {
+	if e.engine() == EngineAgent {
 		f.unregisterSelector(e)
 	}
 	for _, pk := range e.links {
@@ -1173,8 +1195,8 @@ func comparePodEntries(a, b *podEntry) int {
 // maskedSandbox is the sandbox as shown while the data cannot be trusted:
 // identity UNKNOWN, state Unknown, no identity notices.
 func (e *sbEntry) maskedSandbox() *Sandbox {
-	if e.maskedOf == e.sb && e.masked != nil {
-		return e.masked
+	if e.masked != nil && e.masked.of == e.sb {
+		return e.masked.row
 	}
 	m := *e.sb
 	m.State = StateUnknown
@@ -1193,7 +1215,7 @@ func (e *sbEntry) maskedSandbox() *Sandbox {
 		}
 		m.Notices = append(m.Notices, n)
 	}
-	e.masked, e.maskedOf = &m, e.sb
+	e.masked = &maskedRow{of: e.sb, row: &m}
 	return &m
 }
 

@@ -35,8 +35,8 @@ func (f *Fleet) BatchSandboxKeys() []string {
 	defer f.mu.Unlock()
 	var keys []string
 	for _, e := range f.sandboxes {
-		if e.engine == EngineBatchSandbox && e.bs != nil {
-			keys = append(keys, e.ns+"/"+e.name)
+		if e.engine() == EngineBatchSandbox && e.bs != nil {
+			keys = append(keys, e.ns()+"/"+e.name())
 		}
 	}
 	return keys
