@@ -228,6 +228,20 @@ func (f *Fleet) internSandboxKey(e Engine, ns, name string) string {
 	return k
 }
 
+// linkedPodKey returns key, as the string a sandbox linking the Pod already
+// holds when there is one: a sandbox seen before its Pod made the key first,
+// and the Pod's entry and the indexes can share it.
+func (f *Fleet) linkedPodKey(key string) string {
+	for sbKey := range f.podLinks.all(key) {
+		if e := f.sandboxes[sbKey]; e != nil {
+			if i := slices.Index(e.links, key); i >= 0 {
+				return e.links[i]
+			}
+		}
+	}
+	return key
+}
+
 // internPodKey returns "ns/name", reusing the Pod entry's string when the Pod is known.
 func (f *Fleet) internPodKey(ns, name string) string {
 	k := nn(ns, name)
@@ -254,8 +268,8 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	pe := f.pods[key]
 	var old *Pod
 	if pe == nil {
-		pe = &podEntry{key: key, pod: p}
-		f.pods[key] = pe
+		pe = &podEntry{key: f.linkedPodKey(key), pod: p}
+		f.pods[pe.key] = pe
 	} else {
 		old = pe.pod
 	}

@@ -3,6 +3,7 @@ package model
 import (
 	"slices"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -57,5 +58,21 @@ func TestFleetAsKnownObjects(t *testing.T) {
 	f.DeleteBatchSandbox("ns1", "sb")
 	if keys := f.BatchSandboxKeys(); len(keys) != 0 {
 		t.Fatalf("BatchSandboxKeys after delete = %q", keys)
+	}
+}
+
+// A Pod that arrives after the sandbox linking it reuses the key string the
+// sandbox made for it, so the two entries and the indexes share one copy.
+func TestPodEntrySharesLinkedKey(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	f.UpsertBatchSandbox(batchSandbox("sb", "10.0.0.1"))
+	f.UpsertPod(SlimPod(runningPod("sb-0", "uid-1", "10.0.0.1", ownedBy("sb", 0))))
+	e := f.sandboxes[bsKey("sb")]
+	pe := f.pods[nn(ns, "sb-0")]
+	if e == nil || pe == nil || len(e.links) != 1 {
+		t.Fatalf("sandbox entry %v, pod entry %v", e, pe)
+	}
+	if e.links[0] != pe.key || unsafe.StringData(e.links[0]) != unsafe.StringData(pe.key) {
+		t.Errorf("pod entry key %q and the sandbox's link %q are separate copies", pe.key, e.links[0])
 	}
 }
