@@ -62,17 +62,28 @@ func TestFleetAsKnownObjects(t *testing.T) {
 }
 
 // A Pod that arrives after the sandbox linking it reuses the key string the
-// sandbox made for it, so the two entries and the indexes share one copy.
+// sandbox made for it (the link index's key), so the Pod map and the index
+// share one copy.
 func TestPodEntrySharesLinkedKey(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("sb", "10.0.0.1"))
 	f.UpsertPod(SlimPod(runningPod("sb-0", "uid-1", "10.0.0.1", ownedBy("sb", 0))))
-	e := f.sandboxes[bsKey("sb")]
-	pe := f.pods[nn(ns, "sb-0")]
-	if e == nil || pe == nil || len(e.links) != 1 {
-		t.Fatalf("sandbox entry %v, pod entry %v", e, pe)
+	key := nn(ns, "sb-0")
+	var linkKey, podKey string
+	for k := range f.podLinks.one {
+		if k == key {
+			linkKey = k
+		}
 	}
-	if e.links[0] != pe.key || unsafe.StringData(e.links[0]) != unsafe.StringData(pe.key) {
-		t.Errorf("pod entry key %q and the sandbox's link %q are separate copies", pe.key, e.links[0])
+	for k := range f.pods {
+		if k == key {
+			podKey = k
+		}
+	}
+	if linkKey == "" || podKey == "" {
+		t.Fatalf("link index key %q, pod map key %q; want both %q", linkKey, podKey, key)
+	}
+	if unsafe.StringData(linkKey) != unsafe.StringData(podKey) {
+		t.Error("the Pod map and the link index keep separate copies of the Pod's key")
 	}
 }
