@@ -591,7 +591,7 @@ func filterLatency(w *kube.Watcher, res *results) {
 	if len(snap.Sandboxes()) == 0 {
 		return
 	}
-	target := snap.Sandboxes()[len(snap.Sandboxes())/2].Name[:8]
+	target := snap.Sandboxes()[len(snap.Sandboxes())/2].Name()[:8]
 	var lat []time.Duration
 	for round := 0; round < 5; round++ {
 		app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})

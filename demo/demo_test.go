@@ -82,7 +82,7 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 		}
 		for _, sb := range snap.Sandboxes() {
 			seen["engine:"+string(sb.Engine)] = sb.Key
-			if sb.DeletingSince != nil && len(sb.Finalizers) > 0 {
+			if sb.DeletingSince() != nil && len(sb.Finalizers()) > 0 {
 				seen["finalizer-stuck"] = sb.Key
 			}
 			for _, sl := range sb.Slots {
@@ -178,7 +178,7 @@ func TestExecAnswersFromTheSimulation(t *testing.T) {
 		t.Fatalf("execd-direct to %s: %v", ts.RecordedIP, err)
 	}
 	if got := strings.TrimSpace(out.String()); got != ts.Holder.Pod {
-		t.Fatalf("a request to %s's recorded IP %s ran in %q; the holder is %s", taken.Name, ts.RecordedIP, got, ts.Holder.Pod)
+		t.Fatalf("a request to %s's recorded IP %s ran in %q; the holder is %s", taken.Name(), ts.RecordedIP, got, ts.Holder.Pod)
 	}
 	t.Logf("exec to the recorded IP of %s ran in %s (the incident)", taken.Key, out.String())
 	// execd has no terminal, in the demo as in a cluster (the shell is pods/exec).

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sandscope/sandscope/model"
@@ -65,7 +64,7 @@ func podNames(sb *model.Sandbox) []string {
 		}
 	}
 	if sb.Engine == model.EnginePod && len(out) == 0 {
-		out = append(out, sb.Name)
+		out = append(out, sb.Name())
 	}
 	return out
 }
@@ -81,32 +80,32 @@ func (i *Inspector) YAML(ctx context.Context, sb *model.Sandbox) (string, error)
 		return "", err
 	}
 	if gvr != nil {
-		obj, err := i.c.Dynamic.Resource(*gvr).Namespace(sb.Namespace).Get(ctx, sb.Name, metav1.GetOptions{})
+		obj, err := i.c.Dynamic.Resource(*gvr).Namespace(sb.Namespace()).Get(ctx, sb.Name(), metav1.GetOptions{})
 		if err != nil {
-			return "", fmt.Errorf("reading %s %s/%s: %w", gvr.Resource, sb.Namespace, sb.Name, err)
+			return "", fmt.Errorf("reading %s %s/%s: %w", gvr.Resource, sb.Namespace(), sb.Name(), err)
 		}
 		obj.SetManagedFields(nil)
 		out, err := yaml.Marshal(obj.Object)
 		if err != nil {
-			return "", fmt.Errorf("encoding %s/%s as YAML: %w", sb.Namespace, sb.Name, err)
+			return "", fmt.Errorf("encoding %s/%s as YAML: %w", sb.Namespace(), sb.Name(), err)
 		}
 		docs = append(docs, string(out))
 	}
 	for _, name := range podNames(sb) {
-		p, err := i.c.Kube.CoreV1().Pods(sb.Namespace).Get(ctx, name, metav1.GetOptions{})
+		p, err := i.c.Kube.CoreV1().Pods(sb.Namespace()).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			docs = append(docs, fmt.Sprintf("# Pod %s/%s: not found (gone)\n", sb.Namespace, name))
+			docs = append(docs, fmt.Sprintf("# Pod %s/%s: not found (gone)\n", sb.Namespace(), name))
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("reading pod %s/%s: %w", sb.Namespace, name, err)
+			return "", fmt.Errorf("reading pod %s/%s: %w", sb.Namespace(), name, err)
 		}
 		p.ManagedFields = nil
 		// Typed GETs come back without kind/apiVersion; put them back for a readable document.
 		p.APIVersion, p.Kind = "v1", "Pod"
 		out, err := yaml.Marshal(p)
 		if err != nil {
-			return "", fmt.Errorf("encoding pod %s/%s as YAML: %w", sb.Namespace, name, err)
+			return "", fmt.Errorf("encoding pod %s/%s as YAML: %w", sb.Namespace(), name, err)
 		}
 		docs = append(docs, string(out))
 	}
@@ -128,24 +127,24 @@ func (i *Inspector) Logs(ctx context.Context, sb *model.Sandbox, opts LogOptions
 	if name == "" {
 		names := podNames(sb)
 		if len(names) == 0 {
-			return fmt.Errorf("sandbox %s/%s has no Pod yet", sb.Namespace, sb.Name)
+			return fmt.Errorf("sandbox %s/%s has no Pod yet", sb.Namespace(), sb.Name())
 		}
 		name = names[0]
 	}
-	container, err := i.mainContainer(ctx, sb.Namespace, name)
+	container, err := i.mainContainer(ctx, sb.Namespace(), name)
 	if err != nil {
 		return err
 	}
-	req := i.c.Kube.CoreV1().Pods(sb.Namespace).GetLogs(name, &corev1.PodLogOptions{
+	req := i.c.Kube.CoreV1().Pods(sb.Namespace()).GetLogs(name, &corev1.PodLogOptions{
 		Container: container, Follow: opts.Follow && !opts.Previous, Previous: opts.Previous, TailLines: opts.TailLines,
 	})
 	stream, err := req.Stream(ctx)
 	if err != nil {
-		return fmt.Errorf("opening log of %s/%s container %s: %w", sb.Namespace, name, container, err)
+		return fmt.Errorf("opening log of %s/%s container %s: %w", sb.Namespace(), name, container, err)
 	}
 	defer stream.Close()
 	if _, err := io.Copy(w, stream); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("reading log of %s/%s: %w", sb.Namespace, name, err)
+		return fmt.Errorf("reading log of %s/%s: %w", sb.Namespace(), name, err)
 	}
 	return nil
 }
@@ -170,10 +169,10 @@ func (i *Inspector) mainContainer(ctx context.Context, ns, pod string) (string, 
 func (i *Inspector) Events(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
 	var out []corev1.Event
 	if sb.Engine != model.EnginePod {
-		sel := fields.Set{"involvedObject.name": sb.Name}.AsSelector().String()
-		evs, err := i.c.listEvents(ctx, sb.Namespace, sel)
+		sel := fields.Set{"involvedObject.name": sb.Name()}.AsSelector().String()
+		evs, err := i.c.listEvents(ctx, sb.Namespace(), sel)
 		if err != nil {
-			return nil, fmt.Errorf("listing events of sandbox %s/%s: %w", sb.Namespace, sb.Name, err)
+			return nil, fmt.Errorf("listing events of sandbox %s/%s: %w", sb.Namespace(), sb.Name(), err)
 		}
 		for _, e := range evs {
 			if e.InvolvedObject.Kind != "Pod" { // same-name Pods are listed below
@@ -182,7 +181,7 @@ func (i *Inspector) Events(ctx context.Context, sb *model.Sandbox) ([]corev1.Eve
 		}
 	}
 	for _, name := range podNames(sb) {
-		evs, err := i.c.PodEvents(ctx, sb.Namespace, name)
+		evs, err := i.c.PodEvents(ctx, sb.Namespace(), name)
 		if err != nil {
 			return nil, err
 		}
@@ -202,21 +201,21 @@ func (i *Inspector) Delete(ctx context.Context, sb *model.Sandbox) error {
 	}
 	bg := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &bg}
-	if sb.UID != "" {
+	if sb.UID() != "" {
 		// Delete exactly the object shown, never a same-name successor.
-		uid := sb.UID
-		opts.Preconditions = &metav1.Preconditions{UID: (*types.UID)(&uid)}
+		uid := sb.UID()
+		opts.Preconditions = &metav1.Preconditions{UID: &uid}
 	}
 	if gvr == nil {
-		err = i.c.Kube.CoreV1().Pods(sb.Namespace).Delete(ctx, sb.Name, opts)
+		err = i.c.Kube.CoreV1().Pods(sb.Namespace()).Delete(ctx, sb.Name(), opts)
 	} else {
-		err = i.c.Dynamic.Resource(*gvr).Namespace(sb.Namespace).Delete(ctx, sb.Name, opts)
+		err = i.c.Dynamic.Resource(*gvr).Namespace(sb.Namespace()).Delete(ctx, sb.Name(), opts)
 	}
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("deleting %s %s/%s: %w", sb.Engine, sb.Namespace, sb.Name, err)
+		return fmt.Errorf("deleting %s %s/%s: %w", sb.Engine, sb.Namespace(), sb.Name(), err)
 	}
 	return nil
 }

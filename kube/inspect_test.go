@@ -33,8 +33,9 @@ func inspectFixture(t *testing.T) (*kubetest.Cluster, string, *kube.Inspector, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb := &model.Sandbox{Key: "bsbx/" + ns + "/sbx-i", Engine: model.EngineBatchSandbox, Namespace: ns, Name: "sbx-i",
-		UID: string(created.GetUID()), Slots: []model.Slot{{RecordedIP: "10.9.0.5", PodName: "sbx-i-0"}}}
+	sb := &model.Sandbox{Key: "bsbx/" + ns + "/sbx-i", Engine: model.EngineBatchSandbox,
+		Meta:  &model.ObjectMeta{Namespace: ns, Name: "sbx-i", UID: created.GetUID()},
+		Slots: []model.Slot{{RecordedIP: "10.9.0.5", PodName: "sbx-i-0"}}}
 	return c, ns, kube.NewInspector(clients, nil), sb
 }
 
@@ -56,7 +57,7 @@ func TestInspectorYAML(t *testing.T) {
 	gone := *sb
 	gone.Slots = []model.Slot{{PodName: "sbx-i-9"}}
 	out, err = in.YAML(kubetest.Context(t), &gone)
-	if err != nil || !strings.Contains(out, "# Pod "+sb.Namespace+"/sbx-i-9: not found") {
+	if err != nil || !strings.Contains(out, "# Pod "+sb.Namespace()+"/sbx-i-9: not found") {
 		t.Fatalf("gone pod: %v\n%s", err, out)
 	}
 }
@@ -97,8 +98,9 @@ func TestInspectorDelete(t *testing.T) {
 	c, ns, in, sb := inspectFixture(t)
 	ctx := kubetest.Context(t)
 	// A same-name successor (other UID) must not be deleted.
-	stale := *sb
-	stale.UID = "00000000-0000-0000-0000-000000000000"
+	stale, staleMeta := *sb, *sb.Meta
+	staleMeta.UID = "00000000-0000-0000-0000-000000000000"
+	stale.Meta = &staleMeta
 	if err := in.Delete(ctx, &stale); err == nil || !apierrors.IsConflict(err) {
 		t.Fatalf("delete with a stale UID = %v, want a conflict", err)
 	}

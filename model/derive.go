@@ -23,7 +23,12 @@ type slotSpec struct {
 // never modified.
 func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	var specs []slotSpec
-	sb := &Sandbox{Key: e.key, Engine: e.engine(), Namespace: e.ns(), Name: e.name()}
+	// The row's Meta points into its source, not at a copy. That keeps it
+	// immutable only because sources are: an update hands the Fleet a new
+	// object (Upsert* replace e.bs, e.ag, pe.pod, never edit them), and kube/
+	// hands in objects decoded or slimmed afresh for each event that neither
+	// client-go nor sandscope writes to afterwards.
+	sb := &Sandbox{Key: e.key, Engine: e.engine()}
 	var notices []Notice
 	var engineReady bool
 	var expire *time.Time
@@ -32,23 +37,14 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	case EngineBatchSandbox:
 		b := e.bs
 		specs = f.batchSlots(e)
-		sb.UID, sb.Labels, sb.EnginePhase = string(b.UID), b.Labels, b.Phase
-		sb.CreatedAt = b.CreationTimestamp.Time
-		if b.DeletionTimestamp != nil {
-			sb.DeletingSince = &b.DeletionTimestamp.Time
-		}
-		sb.Finalizers, sb.Pool, sb.ExpireTime = b.Finalizers, b.PoolRef, b.ExpireTime
+		sb.Meta, sb.EnginePhase = &b.ObjectMeta, b.Phase
+		sb.Pool, sb.ExpireTime = b.PoolRef, b.ExpireTime
 		expire, expireField = b.ExpireTime, "spec.expireTime"
 		notices = append(notices, b.Notices...)
 	case EngineAgent:
 		a := e.ag
 		specs = f.agentSlots(e)
-		sb.UID, sb.Labels = string(a.UID), a.Labels
-		sb.CreatedAt = a.CreationTimestamp.Time
-		if a.DeletionTimestamp != nil {
-			sb.DeletingSince = &a.DeletionTimestamp.Time
-		}
-		sb.Finalizers, sb.ExpireTime = a.Finalizers, a.ShutdownTime
+		sb.Meta, sb.ExpireTime = &a.ObjectMeta, a.ShutdownTime
 		sb.EnginePhase = "NotReady"
 		for _, c := range a.Conditions {
 			if c.Type == "Ready" {
@@ -73,8 +69,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			return // ensurePlain removes it
 		}
 		p := pe.pod
-		sb.UID, sb.Labels, sb.EnginePhase = string(p.UID), p.Labels, string(p.Status.Phase)
-		sb.CreatedAt = p.CreationTimestamp.Time
+		sb.Meta, sb.EnginePhase = &p.ObjectMeta, string(p.Status.Phase)
 		bound := e.boundFor(e.name())
 		if e.plainIP == "" && (bound == "" || bound == p.UID) {
 			// A plain Pod has no engine record: its recorded address is the first
@@ -92,7 +87,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 
 	primary := sb.PrimarySlot()
 	primaryForeign := len(specs) > 0 && specs[0].foreign
-	sb.State = effectiveState(sb.DeletingSince != nil, sb.EnginePhase, primary, primaryForeign)
+	sb.State = effectiveState(sb.DeletingSince() != nil, sb.EnginePhase, primary, primaryForeign)
 
 	for i := range sb.Slots {
 		sl := &sb.Slots[i]
@@ -103,7 +98,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			notices = append(notices, stuckNotice(sl))
 		}
 	}
-	if n, next := objectStuck(sb.DeletingSince, sb.Finalizers, now, f.opts.StuckAfter); n != nil {
+	if n, next := objectStuck(sb.DeletingSince(), sb.Finalizers(), now, f.opts.StuckAfter); n != nil {
 		notices = append(notices, *n)
 	} else {
 		due = earliest(due, next)

@@ -82,9 +82,9 @@ func (f Filter) String() string {
 func RowKey(s *Sandbox) string {
 	var b strings.Builder
 	b.Grow(96)
-	b.WriteString(s.Namespace)
+	b.WriteString(s.Namespace())
 	b.WriteByte('/')
-	b.WriteString(s.Name)
+	b.WriteString(s.Name())
 	b.WriteByte(' ')
 	b.WriteString(string(s.Engine))
 	b.WriteByte(' ')
@@ -171,7 +171,7 @@ func (f Filter) Apply(rows []*Sandbox, keys []string, within []int) (idx []int, 
 			continue
 		}
 		s := rows[i]
-		if f.Selector != nil && !f.Selector.Matches(s.Labels) {
+		if f.Selector != nil && !f.Selector.Matches(s.Labels()) {
 			continue
 		}
 		if f.ProblemsOnly && !IsProblem(s) {

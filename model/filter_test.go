@@ -4,14 +4,17 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func testRows() []*Sandbox {
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	mk := func(name string, age time.Duration, st EffectiveState, id IdentityState, restarts int32, lbl map[string]string, notices ...Notice) *Sandbox {
 		return &Sandbox{
-			Key: "bsbx/team/" + name, Engine: EngineBatchSandbox, Namespace: "team", Name: name,
-			Labels: LabelsFrom(lbl), State: st, CreatedAt: t0.Add(-age), Restarts: restarts,
+			Key: "bsbx/team/" + name, Engine: EngineBatchSandbox,
+			Meta:  &ObjectMeta{Namespace: "team", Name: name, Labels: LabelsFrom(lbl), CreationTimestamp: metav1.NewTime(t0.Add(-age))},
+			State: st, Restarts: restarts,
 			Slots:   []Slot{{RecordedIP: "10.0.0.1", PodName: name + "-0", Identity: id}},
 			Notices: notices,
 		}
@@ -28,7 +31,7 @@ func testRows() []*Sandbox {
 func names(rows []*Sandbox, idx []int) []string {
 	out := []string{}
 	for _, i := range idx {
-		out = append(out, rows[i].Name)
+		out = append(out, rows[i].Name())
 	}
 	return out
 }
@@ -165,16 +168,17 @@ func TestInOrderAroundAgreesWithSort(t *testing.T) {
 				idx := []int{0, 1, 2, 3}
 				o := SortOrder{Key: k}
 				Sort(rows, idx, o)
-				c := *rows[changed]
+				c, meta := *rows[changed], *rows[changed].Meta // a changed row: new values, never edits
 				c.Restarts = restarts
-				c.CreatedAt = c.CreatedAt.Add(time.Duration(restarts) * time.Hour)
+				meta.CreationTimestamp = metav1.NewTime(c.CreatedAt().Add(time.Duration(restarts) * time.Hour))
+				c.Meta = &meta
 				rows[changed] = &c
 				pos := slices.Index(idx, changed)
 				resorted := slices.Clone(idx)
 				Sort(rows, resorted, o)
 				want := slices.Equal(idx, resorted)
 				if got := InOrderAround(rows, idx, o, []int{pos}); got != want {
-					t.Errorf("sort %s, %s changed to %d restarts: InOrderAround = %v, a sort %s", k, c.Name, restarts, got, map[bool]string{true: "keeps the order", false: "moves rows"}[want])
+					t.Errorf("sort %s, %s changed to %d restarts: InOrderAround = %v, a sort %s", k, c.Name(), restarts, got, map[bool]string{true: "keeps the order", false: "moves rows"}[want])
 				}
 			}
 		}

@@ -47,7 +47,7 @@ func NewFinding(context string, sb *Sandbox, n Notice) Finding {
 		Evidence: n.Evidence,
 	}
 	if sb != nil {
-		f.Namespace, f.Sandbox = sb.Namespace, sb.Name
+		f.Namespace, f.Sandbox = sb.Namespace(), sb.Name()
 	}
 	if f.Evidence == nil {
 		f.Evidence = []Evidence{} // "evidence": [] rather than null in JSON

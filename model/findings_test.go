@@ -6,15 +6,15 @@ import (
 
 func TestFindingsUseTheSeverityTable(t *testing.T) {
 	snap := NewSnapshot(0, SourceStatus{}, []*Sandbox{
-		{Key: "bsbx/ns/b", Namespace: "ns", Name: "b", Notices: []Notice{
+		{Key: "bsbx/ns/b", Meta: &ObjectMeta{Namespace: "ns", Name: "b"}, Notices: []Notice{
 			{Code: CodeIPTaken, Severity: SeverityWarning, Pod: "b-0", Message: "taken"}, // table says error
 			{Code: CodeFailedSticky, Severity: SeverityError, Pod: "b-0"},                // table says info
 			{Code: CodeExpiringSoon, Severity: SeverityInfo},                             // not in the table: kept
 		}},
-		{Key: "bsbx/ns/a", Namespace: "ns", Name: "a", Notices: []Notice{
+		{Key: "bsbx/ns/a", Meta: &ObjectMeta{Namespace: "ns", Name: "a"}, Notices: []Notice{
 			{Code: CodeStuckTerminating, Severity: SeverityWarning, Pod: "a-0", Evidence: []Evidence{{Kind: Observed, Text: "x"}}},
 		}},
-		{Key: "bsbx/ns/c", Namespace: "ns", Name: "c"},
+		{Key: "bsbx/ns/c", Meta: &ObjectMeta{Namespace: "ns", Name: "c"}},
 	}, nil, nil)
 	got := Findings(snap, "prod")
 	want := []struct {

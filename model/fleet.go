@@ -30,8 +30,10 @@ type FleetOptions struct {
 // Snapshots. Safe for concurrent use. Work per event is proportional to the
 // sandboxes the event touches, never to the fleet.
 //
-// Pods handed to UpsertPod should already be slim (SlimPod); the Fleet keeps
-// the pointer and never modifies it. Until SetStatus reports Synced, every
+// Pods handed to UpsertPod should already be slim (SlimPod). The Fleet keeps
+// the objects handed to Upsert* and never modifies them; nor may the caller
+// afterwards: published rows share their metadata (Sandbox.Meta), and
+// Snapshot readers hold no lock. Until SetStatus reports Synced, every
 // sandbox in a Snapshot reads identity UNKNOWN and state Unknown.
 type Fleet struct {
 	mu      sync.Mutex
@@ -1311,7 +1313,7 @@ func (s *Snapshot) SandboxOfPod(namespace, name string) *Sandbox {
 				if sl.Holder != nil && sl.Holder.Pod == sl.PodName && sl.Holder.Sandbox != "" && sl.Holder.Sandbox != sb.Key {
 					continue // the Pod serves another sandbox now
 				}
-				k := nn(sb.Namespace, sl.PodName)
+				k := nn(sb.Namespace(), sl.PodName)
 				if _, taken := s.podToSbx[k]; !taken {
 					s.podToSbx[k] = sb
 				}

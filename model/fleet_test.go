@@ -223,7 +223,7 @@ func TestConcurrentReaders(t *testing.T) {
 				s := f.Snapshot()
 				for _, sb := range s.Sandboxes() {
 					_ = sb.Identity()
-					_ = s.SandboxOfPod(sb.Namespace, sb.Name+"-0")
+					_ = s.SandboxOfPod(sb.Namespace(), sb.Name()+"-0")
 				}
 				_ = s.IPHistory("10.0.0.1")
 			}

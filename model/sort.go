@@ -81,7 +81,7 @@ func (o SortOrder) compare() func(a, b *Sandbox) int {
 func comparer(k SortKey) func(a, b *Sandbox) int {
 	switch k {
 	case SortAge:
-		return func(a, b *Sandbox) int { return b.CreatedAt.Compare(a.CreatedAt) }
+		return func(a, b *Sandbox) int { return b.CreatedAt().Compare(a.CreatedAt()) }
 	case SortState:
 		return func(a, b *Sandbox) int {
 			if c := cmp.Compare(identityRank(b.Identity()), identityRank(a.Identity())); c != 0 {
@@ -93,10 +93,10 @@ func comparer(k SortKey) func(a, b *Sandbox) int {
 		return func(a, b *Sandbox) int { return cmp.Compare(b.Restarts, a.Restarts) }
 	default:
 		return func(a, b *Sandbox) int {
-			if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+			if c := cmp.Compare(a.Namespace(), b.Namespace()); c != 0 {
 				return c
 			}
-			return cmp.Compare(a.Name, b.Name)
+			return cmp.Compare(a.Name(), b.Name())
 		}
 	}
 }

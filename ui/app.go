@@ -366,17 +366,17 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 			return d.start(a.c)
 		}
 	case key.Matches(msg, k.YAML) && sel != nil:
-		return a.openText(kindYAML, "YAML "+sel.Namespace+"/"+sel.Name, sel, false)
+		return a.openText(kindYAML, "YAML "+sel.Namespace()+"/"+sel.Name(), sel, false)
 	case key.Matches(msg, k.Logs) && sel != nil:
-		return a.openText(kindLogs, "Logs "+sel.Namespace+"/"+sel.Name, sel, false)
+		return a.openText(kindLogs, "Logs "+sel.Namespace()+"/"+sel.Name(), sel, false)
 	case key.Matches(msg, k.Previous) && sel != nil:
-		return a.openText(kindLogs, "Previous logs "+sel.Namespace+"/"+sel.Name, sel, true)
+		return a.openText(kindLogs, "Previous logs "+sel.Namespace()+"/"+sel.Name(), sel, true)
 	case key.Matches(msg, k.Events) && sel != nil:
 		if a.c.be.Events == nil {
 			a.setFlash("events are not available here", true)
 			return nil
 		}
-		return a.openText(kindEvents, "Events "+sel.Namespace+"/"+sel.Name, sel, false)
+		return a.openText(kindEvents, "Events "+sel.Namespace()+"/"+sel.Name(), sel, false)
 	case key.Matches(msg, k.Shell) && sel != nil:
 		ex, err := a.c.be.Shell(sel)
 		if err != nil {
@@ -489,7 +489,7 @@ func (a *App) onExecKey(msg tea.KeyMsg) tea.Cmd {
 		if len(argv) == 0 || sb == nil {
 			return nil
 		}
-		v := newTextView(a.c, kindExec, "Exec "+sb.Namespace+"/"+sb.Name+": "+strings.Join(argv, " "), sb)
+		v := newTextView(a.c, kindExec, "Exec "+sb.Namespace()+"/"+sb.Name()+": "+strings.Join(argv, " "), sb)
 		a.push(v)
 		return v.startExec(a.c, argv)
 	}
@@ -506,14 +506,14 @@ func (a *App) onConfirmKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	del := a.c.be.Delete
-	a.setFlash("deleting "+sb.Namespace+"/"+sb.Name+"…", false)
+	a.setFlash("deleting "+sb.Namespace()+"/"+sb.Name()+"…", false)
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := del(ctx, sb); err != nil {
-			return actionDone{err: fmt.Errorf("delete %s/%s: %w", sb.Namespace, sb.Name, err)}
+			return actionDone{err: fmt.Errorf("delete %s/%s: %w", sb.Namespace(), sb.Name(), err)}
 		}
-		return actionDone{text: "deleted " + sb.Namespace + "/" + sb.Name}
+		return actionDone{text: "deleted " + sb.Namespace() + "/" + sb.Name()}
 	}
 }
 

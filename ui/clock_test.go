@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/model"
 )
@@ -41,8 +42,9 @@ func TestAgeChanges(t *testing.T) {
 func TestClockRedrawsOnlyWhenTextChanges(t *testing.T) {
 	now := t0
 	snap := model.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, []*model.Sandbox{{
-		Key: "bsbx/ns/old", Engine: model.EngineBatchSandbox, Namespace: "ns", Name: "old", State: model.StateRunning,
-		CreatedAt: t0.Add(-5*time.Minute - 20*time.Second), // "5m" until t0+40s
+		Key: "bsbx/ns/old", Engine: model.EngineBatchSandbox, State: model.StateRunning,
+		Meta: &model.ObjectMeta{Namespace: "ns", Name: "old",
+			CreationTimestamp: metav1.NewTime(t0.Add(-5*time.Minute - 20*time.Second))}, // "5m" until t0+40s
 	}}, nil, nil)
 	a := New(&fakeSource{snap: snap}, Backend{}, Options{Now: func() time.Time { return now }}, DefaultKeyMap())
 	a.Init()

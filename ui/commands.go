@@ -22,9 +22,9 @@ func (a *App) commandSuggestions() []string {
 	var nss []string
 	if a.c.snap != nil {
 		for _, sb := range a.c.snap.Sandboxes() {
-			if !seen[sb.Namespace] {
-				seen[sb.Namespace] = true
-				nss = append(nss, sb.Namespace)
+			if ns := sb.Namespace(); !seen[ns] {
+				seen[ns] = true
+				nss = append(nss, ns)
 			}
 		}
 	}

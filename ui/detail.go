@@ -41,7 +41,7 @@ func newDetailView(c *shared, sb *model.Sandbox) *detailView {
 
 func (v *detailView) id() int { return v.vid }
 func (v *detailView) name() string {
-	return "Detail " + v.last.Namespace + "/" + v.last.Name
+	return "Detail " + v.last.Namespace() + "/" + v.last.Name()
 }
 
 func (v *detailView) close() {
@@ -144,14 +144,14 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 		return fmt.Sprintf("%s (%s ago)", t.Format("2006-01-02 15:04:05"), age(now, t))
 	}
 
-	add("Sandbox     %s/%s  (%s)  uid %s", sb.Namespace, sb.Name, sb.Engine, orDash(sb.UID))
+	add("Sandbox     %s/%s  (%s)  uid %s", sb.Namespace(), sb.Name(), sb.Engine, orDash(string(sb.UID())))
 	add("State       %s  (engine phase: %s)", sb.State, orDash(sb.EnginePhase))
 	if c.disconnected() {
 		add("            identity UNKNOWN: disconnected since %s; data as of %s", clock(*snap.Status.DisconnectedSince), clock(snap.Status.AsOf))
 	}
-	add("Created     %s", when(sb.CreatedAt))
-	if sb.DeletingSince != nil {
-		add("Deleting    since %s  finalizers: %s", when(*sb.DeletingSince), orDash(strings.Join(sb.Finalizers, ",")))
+	add("Created     %s", when(sb.CreatedAt()))
+	if since := sb.DeletingSince(); since != nil {
+		add("Deleting    since %s  finalizers: %s", when(*since), orDash(strings.Join(sb.Finalizers(), ",")))
 	}
 	if sb.Pool != "" {
 		add("Pool        %s", sb.Pool)
@@ -160,8 +160,8 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 		add("Expires     %s", sb.ExpireTime.Format("2006-01-02 15:04:05"))
 	}
 	add("Restarts    %d", sb.Restarts)
-	if sb.Labels.Len() > 0 {
-		add("Labels      %s", sb.Labels)
+	if labels := sb.Labels(); labels.Len() > 0 {
+		add("Labels      %s", labels)
 	}
 	add("")
 	add("IDENTITY    %s", identityCell(sb, c.disconnected()))

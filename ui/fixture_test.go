@@ -85,15 +85,17 @@ func incidentSnapshot() *model.Snapshot {
 	fell := at("17:01:02")
 	sbs := []*model.Sandbox{
 		{
-			Key: "bsbx/batch/sbx-d", Engine: model.EngineBatchSandbox, Namespace: "batch", Name: "sbx-d", EnginePhase: "Pending",
-			State: model.StateTerminating, CreatedAt: at("16:40:00"), Labels: model.LabelsFrom(map[string]string{"app": "eval"}),
+			Key: "bsbx/batch/sbx-d", Engine: model.EngineBatchSandbox, EnginePhase: "Pending", State: model.StateTerminating,
+			Meta: &model.ObjectMeta{Namespace: "batch", Name: "sbx-d", CreationTimestamp: metav1.NewTime(at("16:40:00")),
+				Labels: model.LabelsFrom(map[string]string{"app": "eval"})},
 			Slots: []model.Slot{{RecordedIP: "10.244.2.4", PodName: "sbx-d-0", BoundUID: "uid-d", Pod: podD, Identity: model.IdentityOK,
 				Stuck: &model.StuckInfo{DeletingSince: del.Time, GraceSeconds: 30, PodInitializing: true}}},
 			Notices: []model.Notice{{Code: model.CodeStuckTerminating, Severity: model.SeverityWarning, Message: "Pod deleting for 21m, main container still PodInitializing"}},
 		},
 		{
-			Key: "bsbx/team-rl/sbx-a", Engine: model.EngineBatchSandbox, Namespace: ns, Name: "sbx-a", UID: "sbx-uid-a", EnginePhase: "Succeed",
-			State: model.StateDead, CreatedAt: at("17:24:05"), Labels: model.LabelsFrom(map[string]string{"app": "rl"}),
+			Key: "bsbx/team-rl/sbx-a", Engine: model.EngineBatchSandbox, EnginePhase: "Succeed", State: model.StateDead,
+			Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-a", UID: "sbx-uid-a", CreationTimestamp: metav1.NewTime(at("17:24:05")),
+				Labels: model.LabelsFrom(map[string]string{"app": "rl"})},
 			Slots: []model.Slot{{RecordedIP: "10.244.1.17", PodName: "sbx-a-0", BoundUID: "uid-a", Pod: podA, Identity: model.IdentityIPTaken,
 				Holder: &model.Holder{Namespace: ns, Pod: "sbx-b-0", UID: "uid-b", Sandbox: "bsbx/team-rl/sbx-b", Since: at("17:25:19")}}},
 			Notices: []model.Notice{
@@ -105,13 +107,15 @@ func incidentSnapshot() *model.Snapshot {
 			},
 		},
 		{
-			Key: "bsbx/team-rl/sbx-b", Engine: model.EngineBatchSandbox, Namespace: ns, Name: "sbx-b", EnginePhase: "Succeed",
-			State: model.StateRunning, CreatedAt: at("17:25:19"), Labels: model.LabelsFrom(map[string]string{"app": "rl"}),
+			Key: "bsbx/team-rl/sbx-b", Engine: model.EngineBatchSandbox, EnginePhase: "Succeed", State: model.StateRunning,
+			Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-b", CreationTimestamp: metav1.NewTime(at("17:25:19")),
+				Labels: model.LabelsFrom(map[string]string{"app": "rl"})},
 			Slots: []model.Slot{{RecordedIP: "10.244.1.17", PodName: "sbx-b-0", BoundUID: "uid-b", Pod: podB, Identity: model.IdentityOK}},
 		},
 		{
-			Key: "agent/team-rl/sbx-c", Engine: model.EngineAgent, Namespace: ns, Name: "sbx-c", EnginePhase: "Ready",
-			State: model.StateRunning, CreatedAt: at("17:01:00"), Restarts: 3, Labels: model.LabelsFrom(map[string]string{"app": "web"}),
+			Key: "agent/team-rl/sbx-c", Engine: model.EngineAgent, EnginePhase: "Ready", State: model.StateRunning, Restarts: 3,
+			Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-c", CreationTimestamp: metav1.NewTime(at("17:01:00")),
+				Labels: model.LabelsFrom(map[string]string{"app": "web"})},
 			Slots: []model.Slot{{RecordedIP: "10.244.1.30", PodName: "sbx-c-0", BoundUID: "uid-c", Pod: podC, Identity: model.IdentityOK}},
 			Notices: []model.Notice{{Code: model.CodeEntrypointNotRun, Severity: model.SeverityWarning,
 				Message:  "image config unreadable; started with sleep, ENTRYPOINT/CMD will not run",
@@ -139,10 +143,11 @@ func bigSnapshot(n int) *model.Snapshot {
 			st, id = model.StateDead, model.IdentityPodDead
 		}
 		sbs[i] = &model.Sandbox{
-			Key: "bsbx/" + ns + "/" + name, Engine: model.EngineBatchSandbox, Namespace: ns, Name: name,
-			EnginePhase: "Succeed", State: st, CreatedAt: t0.Add(-time.Duration(i) * time.Second), Restarts: int32(i % 5),
-			Labels: model.LabelsFrom(map[string]string{"app": fmt.Sprintf("app-%d", i%7)}),
-			Slots:  []model.Slot{{RecordedIP: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), PodName: name + "-0", Identity: id}},
+			Key: "bsbx/" + ns + "/" + name, Engine: model.EngineBatchSandbox,
+			Meta: &model.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: metav1.NewTime(t0.Add(-time.Duration(i) * time.Second)),
+				Labels: model.LabelsFrom(map[string]string{"app": fmt.Sprintf("app-%d", i%7)})},
+			EnginePhase: "Succeed", State: st, Restarts: int32(i % 5),
+			Slots: []model.Slot{{RecordedIP: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), PodName: name + "-0", Identity: id}},
 		}
 	}
 	return model.NewSnapshot(1, model.SourceStatus{Context: "bench", Synced: true, AsOf: t0}, sbs, nil, nil)
@@ -153,7 +158,7 @@ func bigSnapshot(n int) *model.Snapshot {
 func withSandbox(snap *model.Snapshot, name string, edit func(model.Sandbox) model.Sandbox) *model.Snapshot {
 	sbs := append([]*model.Sandbox(nil), snap.Sandboxes()...)
 	for i, sb := range sbs {
-		if sb.Name == name {
+		if sb.Name() == name {
 			c := edit(*sb)
 			sbs[i] = &c
 		}

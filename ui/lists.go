@@ -216,7 +216,7 @@ func buildPodRows(c *shared) []listRow {
 		r := listRow{created: p.CreationTimestamp.Time, labels: p.Labels}
 		sbName := "-"
 		if sb := c.snap.SandboxOfPod(p.Namespace, p.Name); sb != nil {
-			r.key, sbName = sb.Key, sb.Name
+			r.key, sbName = sb.Key, sb.Name()
 		}
 		cont := "-"
 		if _, cs := p.Main(); cs != nil {

@@ -94,7 +94,7 @@ func TestHeaderCountsFollowLiveUpdates(t *testing.T) {
 	src.set(removed)
 	check("first sandbox removed")
 	added := model.NewSnapshot(removed.Version+1, removed.Status,
-		append([]*model.Sandbox{{Key: "bsbx/aaa/new", Namespace: "aaa", Name: "new", State: model.StateRunning,
+		append([]*model.Sandbox{{Key: "bsbx/aaa/new", Meta: &model.ObjectMeta{Namespace: "aaa", Name: "new"}, State: model.StateRunning,
 			Slots: []model.Slot{{Identity: model.IdentityOK}}}}, removed.Sandboxes()...), nil, nil)
 	src.set(added)
 	check("sandbox added")

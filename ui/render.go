@@ -137,7 +137,7 @@ func (a *App) sandboxTally(snap *model.Snapshot) tally {
 	}
 	var t tally
 	for _, sb := range snap.Sandboxes() {
-		if a.c.nsScope == "" || sb.Namespace == a.c.nsScope {
+		if a.c.nsScope == "" || sb.Namespace() == a.c.nsScope {
 			t.add(countOf(sb), 1)
 		}
 	}
@@ -178,7 +178,7 @@ func (a *App) footerLines(w int) []string {
 		first = a.input.View()
 	case modeConfirmDelete:
 		sb := a.pendingDelete
-		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("Delete %s %s/%s? This cannot be undone. [y/N]", sb.Engine, sb.Namespace, sb.Name), w))
+		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("Delete %s %s/%s? This cannot be undone. [y/N]", sb.Engine, sb.Namespace(), sb.Name()), w))
 	case modeCreate:
 		first = a.create.view()
 	default:

@@ -98,8 +98,8 @@ func (t *tally) add(c rowCount, sign int) {
 func newSBRow(sb *model.Sandbox, disc bool) *sbRow {
 	r := &sbRow{sb: sb, disc: disc, fkey: model.RowKey(sb), sev: sandboxSeverity(sb), count: countOf(sb)}
 	c := &r.cells
-	c[colNamespace] = sb.Namespace
-	c[colSandbox] = sb.Name
+	c[colNamespace] = sb.Namespace()
+	c[colSandbox] = sb.Name()
 	c[colEngine] = string(sb.Engine)
 	c[colPhase] = orDash(sb.EnginePhase)
 	c[colState] = string(sb.State)
@@ -219,7 +219,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	// copies them out of the snapshot.
 	rows := make([]*model.Sandbox, 0, snap.NumSandboxes())
 	for i := range snap.NumSandboxes() {
-		if sb := snap.SandboxAt(i); c.nsScope == "" || sb.Namespace == c.nsScope {
+		if sb := snap.SandboxAt(i); c.nsScope == "" || sb.Namespace() == c.nsScope {
 			rows = append(rows, sb)
 		}
 	}
@@ -471,7 +471,7 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 	for i := v.offset; i < end; i++ {
 		r := v.fmt[v.visible[i]]
 		cells := r.cells
-		cells[colAge] = c.drawAge(now, r.sb.CreatedAt)
+		cells[colAge] = c.drawAge(now, r.sb.CreatedAt())
 		b.Reset()
 		renderCells(&b, cells[:], sandboxCols, keep, widths)
 		out = append(out, styleRow(c, fitLine(b.String(), width), r.sev, i == v.cursor))

@@ -155,7 +155,7 @@ func TestSortKeepsCursorOnSandbox(t *testing.T) {
 	waitScreen(t, tm, app, "sbx-b first", func(s string) bool {
 		return strings.Contains(s, "9 ") && strings.Index(s, "sbx-b ") < strings.Index(s, "sbx-c ")
 	})
-	if sel := app.selected(); sel == nil || sel.Name != "sbx-b" {
+	if sel := app.selected(); sel == nil || sel.Name() != "sbx-b" {
 		t.Fatalf("cursor left sbx-b: %v", sel)
 	}
 	goldenFrame(t, tm)
@@ -325,14 +325,14 @@ func TestLogsFollowAndStaleRepliesDropped(t *testing.T) {
 				io.WriteString(w, "previous line 1\nprevious line 2\n")
 				return nil
 			}
-			io.WriteString(w, "hello from "+sb.Name+"\n")
+			io.WriteString(w, "hello from "+sb.Name()+"\n")
 			<-release
 			io.WriteString(w, "late line\n")
 			<-ctx.Done()
 			return ctx.Err()
 		},
 		YAML: func(ctx context.Context, sb *model.Sandbox) (string, error) {
-			return "kind: BatchSandbox\nmetadata:\n  name: " + sb.Name + "\n", nil
+			return "kind: BatchSandbox\nmetadata:\n  name: " + sb.Name() + "\n", nil
 		},
 	}
 	app, tm := newTestApp(t, src, be, Options{})
@@ -352,7 +352,7 @@ func TestEventsView(t *testing.T) {
 	src := &fakeSource{snap: incidentSnapshot()}
 	be := Backend{Events: func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
 		e := corev1.Event{Type: "Warning", Reason: "BackOff", Message: "Back-off restarting failed container"}
-		e.InvolvedObject.Kind, e.InvolvedObject.Name = "Pod", sb.Name+"-0"
+		e.InvolvedObject.Kind, e.InvolvedObject.Name = "Pod", sb.Name()+"-0"
 		return []corev1.Event{e}, nil
 	}}
 	app, tm := newTestApp(t, src, be, Options{})
@@ -398,7 +398,7 @@ func TestExecPromptShowsOutput(t *testing.T) {
 	var gotCmd []string
 	be := Backend{Exec: func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (int, error) {
 		gotCmd = cmd
-		io.WriteString(out, "ran in "+sb.Name+"\n")
+		io.WriteString(out, "ran in "+sb.Name()+"\n")
 		return 3, nil
 	}}
 	app, tm := newTestApp(t, src, be, Options{})

@@ -39,7 +39,9 @@ func (p *ExecProber) ProbeReady(ctx context.Context, t ProbeTarget) error {
 	}
 	sb := &model.Sandbox{
 		Key: string(t.Engine) + "/" + t.Namespace + "/" + t.Sandbox, Engine: t.Engine,
-		Namespace: t.Namespace, Name: t.Sandbox,
+		// The sandbox just created has no cached source to share: its row
+		// needs only the namespace and name to find and exec in its Pod.
+		Meta: &model.ObjectMeta{Namespace: t.Namespace, Name: t.Sandbox},
 		Slots: []model.Slot{{Index: 0, RecordedIP: t.Pod.Status.PodIP, PodName: t.Pod.Name,
 			BoundUID: string(t.Pod.UID), Pod: model.SlimPod(t.Pod), Identity: model.IdentityOK}},
 	}

@@ -26,7 +26,7 @@ func Resolve(snap *model.Snapshot, namespace, ref string) (Target, error) {
 			if sb == nil {
 				continue
 			}
-			if sb.Key == ref || (sb.Namespace == namespace && sb.Name == ref) {
+			if sb.Key == ref || (sb.Namespace() == namespace && sb.Name() == ref) {
 				matches = append(matches, sb)
 			}
 		}
@@ -53,7 +53,7 @@ func TargetOf(sb *model.Sandbox) (Target, error) {
 		return Target{}, refused(CodeNotExecReady, fmt.Sprintf("sandbox %s has no Pod yet", sb.Key), true,
 			observed("fleet model: sandbox %s state %s, no linked Pod", sb.Key, sb.State))
 	}
-	t := Target{Namespace: sb.Namespace, Sandbox: sb.Key, Pod: slot.PodName, UID: slot.BoundUID, IP: slot.RecordedIP}
+	t := Target{Namespace: sb.Namespace(), Sandbox: sb.Key, Pod: slot.PodName, UID: slot.BoundUID, IP: slot.RecordedIP}
 	if slot.Pod != nil {
 		if t.UID == "" {
 			t.UID = string(slot.Pod.UID)
@@ -69,7 +69,7 @@ func TargetOf(sb *model.Sandbox) (Target, error) {
 func resolvePod(snap *model.Snapshot, namespace, name string) Target {
 	if snap != nil {
 		for _, sb := range snap.Sandboxes() {
-			if sb == nil || sb.Namespace != namespace {
+			if sb == nil || sb.Namespace() != namespace {
 				continue
 			}
 			for i := range sb.Slots {

@@ -72,7 +72,7 @@ func (s *Service) Events(ctx context.Context, sb *model.Sandbox) ([]corev1.Event
 // Delete deletes the sandbox object, unless read-only.
 func (s *Service) Delete(ctx context.Context, sb *model.Sandbox) error {
 	if s.readOnly {
-		return &Error{Code: CodeReadOnly, Message: fmt.Sprintf("read-only mode: not deleting %s/%s", sb.Namespace, sb.Name)}
+		return &Error{Code: CodeReadOnly, Message: fmt.Sprintf("read-only mode: not deleting %s/%s", sb.Namespace(), sb.Name())}
 	}
 	return s.kube.Delete(ctx, sb)
 }

@@ -29,7 +29,7 @@ func (r *recorder) Delete(_ context.Context, sb *model.Sandbox) error {
 }
 
 func TestDeleteRefusedReadOnly(t *testing.T) {
-	sb := &model.Sandbox{Key: "bsbx/ns/a", Namespace: "ns", Name: "a"}
+	sb := &model.Sandbox{Key: "bsbx/ns/a", Meta: &model.ObjectMeta{Namespace: "ns", Name: "a"}}
 	for _, tc := range []struct {
 		readOnly bool
 		wantCode string

@@ -58,7 +58,7 @@ func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, look
 		for i := range sb.Notices {
 			n := sb.Notices[i]
 			switch {
-			case n.Code == model.CodeRestarted && explained[podKey(sb.Namespace, n.Pod)] != nil:
+			case n.Code == model.CodeRestarted && explained[podKey(sb.Namespace(), n.Pod)] != nil:
 				continue // replaced by its forensics below
 			case n.Code == model.CodeNotExecReady && wasProbed:
 				statusExec = &n // the live check decides
@@ -70,7 +70,7 @@ func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, look
 			if sl.Pod == nil {
 				continue
 			}
-			for _, n := range explained[podKey(sb.Namespace, sl.Pod.Name)] {
+			for _, n := range explained[podKey(sb.Namespace(), sl.Pod.Name)] {
 				out = append(out, model.NewFinding(contextName, sb, n))
 			}
 		}
@@ -231,9 +231,9 @@ func (c *nodeCache) get(ctx context.Context, name string) *nodeEntry {
 // a pool, the same engine) in the same namespace.
 func groupKey(sb *model.Sandbox) string {
 	if sb.Pool != "" {
-		return "pool\x00" + sb.Namespace + "\x00" + sb.Pool
+		return "pool\x00" + sb.Namespace() + "\x00" + sb.Pool
 	}
-	return string(sb.Engine) + "\x00" + sb.Namespace
+	return string(sb.Engine) + "\x00" + sb.Namespace()
 }
 
 func siblingGroups(snap *model.Snapshot) map[string][]*model.Pod {

@@ -234,7 +234,7 @@ func sweepContext(parent context.Context, t Target, opts Options) (cs contextSwe
 	cs.sandboxes, cs.pods = snap.NumSandboxes(), snap.NumPods()
 	cs.swept = make([]SandboxID, snap.NumSandboxes())
 	for i, sb := range snap.Sandboxes() {
-		cs.swept[i] = SandboxID{Context: t.Name, Namespace: sb.Namespace, Name: sb.Name}
+		cs.swept[i] = SandboxID{Context: t.Name, Namespace: sb.Namespace(), Name: sb.Name()}
 	}
 	cs.findings, cs.notes = Analyze(ctx, t.Name, snap, src, opts)
 	if n, ok := src.(interface{ Notes() []string }); ok {
