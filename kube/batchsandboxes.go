@@ -299,12 +299,14 @@ func (w *wireBatchSandbox) toModel(lists *model.StringLists) *model.BatchSandbox
 			Finalizers: lists.Share(m.Finalizers), Labels: model.LabelsFrom(m.Labels, m.Name),
 		},
 		Replicas:       w.Spec.Replicas,
-		PoolRef:        w.Spec.PoolRef,
 		ExpireTime:     parseRFC3339(w.Spec.ExpireTime),
 		Phase:          model.Intern(w.Status.Phase),
 		StatusReplicas: w.Status.Replicas,
 		Allocated:      w.Status.Allocated,
 		Ready:          w.Status.Ready,
+	}
+	if w.Spec.PoolRef != "" {
+		b.Rare = &model.RareBatchSandbox{PoolRef: w.Spec.PoolRef} // ReadAnnotations adds the allocated Pods
 	}
 	b.InitialEventsEnd = m.Annotations[metav1.InitialEventsAnnotationKey] == "true"
 	if c := mainContainer(w.Spec.Template.Spec.Containers); c != nil {

@@ -38,9 +38,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		b := e.bs
 		specs = f.batchSlots(e)
 		sb.Meta, sb.EnginePhase = &b.ObjectMeta, b.Phase
-		sb.Pool, sb.ExpireTime = b.PoolRef, b.ExpireTime
+		sb.Pool, sb.ExpireTime = b.PoolRef(), b.ExpireTime
 		expire, expireField = b.ExpireTime, "spec.expireTime"
-		notices = append(notices, b.Notices...)
+		notices = append(notices, b.Notices()...)
 	case EngineAgent:
 		a := e.ag
 		specs = f.agentSlots(e)
@@ -266,8 +266,8 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		}
 		return ""
 	}
-	if b.PoolRef != "" || len(b.AllocatedPods) > 0 {
-		names := b.AllocatedPods
+	if b.PoolRef() != "" || len(b.AllocatedPods()) > 0 {
+		names := b.AllocatedPods()
 		fromClaims := len(names) > 0
 		if !fromClaims {
 			names = slices.Sorted(f.bsOwned.all(e.key))

@@ -572,13 +572,13 @@ func (f *Fleet) UpsertBatchSandbox(b *BatchSandbox) {
 		e = &sbEntry{key: key}
 		f.addSandbox(e)
 	} else {
-		oldAlloc = e.bs.AllocatedPods
+		oldAlloc = e.bs.AllocatedPods()
 		if e.bs.UID != b.UID && b.UID != "" {
 			e.bound = nil // a new object under the same name: bind afresh
 		}
 	}
 	e.bs = b
-	f.reclaim(e, oldAlloc, b.AllocatedPods)
+	f.reclaim(e, oldAlloc, b.AllocatedPods())
 	f.enqueue(key)
 	f.process(f.opts.Now())
 	f.notify()
@@ -622,7 +622,7 @@ func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
 		return
 	}
 	f.version++
-	alloc := e.bs.AllocatedPods
+	alloc := e.bs.AllocatedPods()
 	f.removeSandbox(e)
 	f.reclaim(e, alloc, nil)
 	for _, p := range f.bsOwned.values(sandboxKey(EngineBatchSandbox, namespace, name)) {

@@ -136,8 +136,7 @@ func batchSandbox(name string, endpoints ...string) *BatchSandbox {
 func pooledSandbox(name string, created time.Time, pods []string, endpoints ...string) *BatchSandbox {
 	b := batchSandbox(name, endpoints...)
 	b.CreationTimestamp = metav1.NewTime(created)
-	b.PoolRef = "pool-a"
-	b.AllocatedPods = pods
+	b.Rare = &RareBatchSandbox{PoolRef: "pool-a", AllocatedPods: pods}
 	return b
 }
 

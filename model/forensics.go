@@ -405,7 +405,7 @@ func (r *fxRestartCase) noLivenessKillEvidence(l *fxLivenessFacts) Evidence {
 
 // ---- eviction / node trouble -------------------------------------------------
 
-func fxPodEvicted(pod *Pod) bool { return pod.Status.Reason == "Evicted" }
+func fxPodEvicted(pod *Pod) bool { return pod.Status.Reason() == "Evicted" }
 
 func fxDisruptionTarget(pod *Pod) *PodCondition {
 	for i := range pod.Status.Conditions {
@@ -423,7 +423,7 @@ func (r *fxRestartCase) evictionEvidence() []Evidence {
 	var ev []Evidence
 	pod := r.pod
 	if fxPodEvicted(pod) {
-		ev = append(ev, Evidence{Kind: Observed, Text: "Pod status.reason Evicted: " + fxOneLineMsg(pod.Status.Message)})
+		ev = append(ev, Evidence{Kind: Observed, Text: "Pod status.reason Evicted: " + fxOneLineMsg(pod.Status.Message())})
 	}
 	if c := fxDisruptionTarget(pod); c != nil {
 		ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(c.LastTransitionTime.Time),

@@ -97,7 +97,9 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 	obj := u.Object
 	b := &BatchSandbox{ObjectMeta: slimMeta(u)}
 	b.Replicas = int32(nestedInt(obj, "spec", "replicas"))
-	b.PoolRef = nestedString(obj, "spec", "poolRef")
+	if ref := nestedString(obj, "spec", "poolRef"); ref != "" {
+		b.rare().PoolRef = ref
+	}
 	b.ExpireTime = nestedTime(obj, "spec", "expireTime")
 	if cs, ok := nestedSlice(obj, "spec", "template", "spec", "containers"); ok {
 		if c := mainContainerOf(cs); c != nil {
@@ -119,11 +121,12 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 // endpoints (slot i <-> pod index i) and, pooled, the allocated Pods minus
 // the released ones. Malformed values become BAD_ANNOTATION notices.
 func (b *BatchSandbox) ReadAnnotations(ann map[string]string) {
+	var notices []Notice
 	if v, ok := ann[AnnotationEndpoints]; ok {
 		eps, problem := parseEndpoints(v)
 		b.Endpoints = eps
 		if problem != "" {
-			b.Notices = append(b.Notices, badAnnotation(AnnotationEndpoints, problem))
+			notices = append(notices, badAnnotation(AnnotationEndpoints, problem))
 		}
 	}
 	var allocated, released []string
@@ -131,17 +134,25 @@ func (b *BatchSandbox) ReadAnnotations(ann map[string]string) {
 		pods, problem := parseAllocPods(v)
 		allocated = pods
 		if problem != "" {
-			b.Notices = append(b.Notices, badAnnotation(AnnotationAllocStatus, problem))
+			notices = append(notices, badAnnotation(AnnotationAllocStatus, problem))
 		}
 	}
 	if v, ok := ann[AnnotationAllocReleased]; ok {
 		pods, problem := parseAllocPods(v)
 		released = pods
 		if problem != "" {
-			b.Notices = append(b.Notices, badAnnotation(AnnotationAllocReleased, problem))
+			notices = append(notices, badAnnotation(AnnotationAllocReleased, problem))
 		}
 	}
-	b.AllocatedPods = minus(allocated, released)
+	if pods := minus(allocated, released); len(pods) > 0 {
+		b.rare().AllocatedPods = pods
+	} else if b.Rare != nil {
+		b.Rare.AllocatedPods = nil
+	}
+	if notices != nil {
+		r := b.rare()
+		r.Notices = append(r.Notices, notices...)
+	}
 }
 
 // AgentSandboxFromUnstructured converts a kubernetes-sigs agent-sandbox Sandbox

@@ -56,14 +56,14 @@ func TestBatchSandboxFromUnstructured(t *testing.T) {
 		b.Ready != 1 || b.Allocated != 1 || b.MainImage != "python:3.12" || b.ExpireTime == nil || !b.ExpireTime.Equal(exp) {
 		t.Errorf("converted %+v", b)
 	}
-	if !reflect.DeepEqual(b.Endpoints, []string{"10.0.3.7"}) || !reflect.DeepEqual(b.AllocatedPods, []string{"pool-x2"}) {
-		t.Errorf("endpoints %q allocated %q", b.Endpoints, b.AllocatedPods)
+	if !reflect.DeepEqual(b.Endpoints, []string{"10.0.3.7"}) || !reflect.DeepEqual(b.AllocatedPods(), []string{"pool-x2"}) {
+		t.Errorf("endpoints %q allocated %q", b.Endpoints, b.AllocatedPods())
 	}
 	if len(b.MainCommand) != 4 || len(b.Conditions) != 1 || b.Conditions[0].Type != "Ready" {
 		t.Errorf("command %q conditions %+v", b.MainCommand, b.Conditions)
 	}
-	if b.GetAnnotations() != nil || len(b.Notices) != 0 {
-		t.Errorf("kept annotations or noticed problems: %v %v", b.GetAnnotations(), b.Notices)
+	if b.GetAnnotations() != nil || len(b.Notices()) != 0 {
+		t.Errorf("kept annotations or noticed problems: %v %v", b.GetAnnotations(), b.Notices())
 	}
 }
 
@@ -88,10 +88,10 @@ func TestMalformedAnnotations(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{tc.annotation: tc.value}))
-			if len(b.Notices) != 1 {
-				t.Fatalf("notices %v", b.Notices)
+			if len(b.Notices()) != 1 {
+				t.Fatalf("notices %v", b.Notices())
 			}
-			n := b.Notices[0]
+			n := b.Notices()[0]
 			if n.Code != CodeBadAnnotation || !strings.Contains(n.Message, tc.annotation) || !strings.Contains(n.Message, tc.inMsg) {
 				t.Errorf("notice %s %q", n.Code, n.Message)
 			}
@@ -153,8 +153,9 @@ func TestSlimPod(t *testing.T) {
 
 	s := SlimPod(p)
 	// Volumes, env, other resources, init container specs, annotations and
-	// managedFields have no field in Pod; a single-stack podIPs repeats podIP.
-	if s.Status.PodIPs != nil {
+	// managedFields have no field in Pod; a single-stack podIPs repeats podIP,
+	// so nothing rare is set and the Pod carries no RarePodStatus.
+	if s.Status.Rare != nil {
 		t.Errorf("kept a dropped field: %+v", s)
 	}
 	if s.Name != "a-0" || s.UID != "ua" || s.Labels.Get(LabelPodIndex) != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers) != 1 ||
@@ -184,6 +185,64 @@ func TestSlimPod(t *testing.T) {
 	}
 }
 
+// The fields few Pods set live in PodStatus.Rare, allocated only for a Pod
+// that sets one, and read through PodStatus's methods.
+func TestSlimPodRareStatus(t *testing.T) {
+	initDone := corev1.ContainerStatus{Name: "execd-installer", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}}
+	initFailed := corev1.ContainerStatus{Name: "execd-installer", RestartCount: 2,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}
+	cases := []struct {
+		name                  string
+		pod                   *corev1.Pod
+		rare                  bool
+		reason, message       string
+		podIPs                int
+		initContainerStatuses int
+	}{
+		{name: "running, single stack, init done", pod: runningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
+			p.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.1"}}
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{initDone}
+		})},
+		{name: "evicted", pod: runningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
+			p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, "Evicted", "The node was low on resource: memory."
+		}), rare: true, reason: "Evicted", message: "The node was low on resource: memory."},
+		{name: "dual stack", pod: runningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
+			p.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.1"}, {IP: "fd00::1"}}
+		}), rare: true, podIPs: 2},
+		{name: "init container failing", pod: runningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodPending
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{initFailed}
+		}), rare: true, initContainerStatuses: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &SlimPod(tc.pod).Status
+			if (st.Rare != nil) != tc.rare {
+				t.Errorf("Rare = %+v, want one: %v", st.Rare, tc.rare)
+			}
+			if st.Reason() != tc.reason || st.Message() != tc.message || len(st.PodIPs()) != tc.podIPs ||
+				len(st.InitContainerStatuses()) != tc.initContainerStatuses {
+				t.Errorf("reason %q message %q podIPs %v init statuses %+v", st.Reason(), st.Message(), st.PodIPs(), st.InitContainerStatuses())
+			}
+		})
+	}
+}
+
+// A sandbox made from a template, with well-formed annotations, carries no
+// RareBatchSandbox; a pooled one keeps its pool and allocated Pods there.
+func TestBatchSandboxRareOnlyWhenSet(t *testing.T) {
+	tmpl := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{AnnotationEndpoints: `["10.0.3.7"]`}))
+	if tmpl.Rare != nil {
+		t.Errorf("template sandbox carries %+v", tmpl.Rare)
+	}
+	u := unstructuredBatchSandbox("p", map[string]string{AnnotationAllocStatus: `{"pods":["pool-x1"]}`})
+	u.Object["spec"] = map[string]interface{}{"poolRef": "pool-x", "replicas": int64(1)}
+	pooled := BatchSandboxFromUnstructured(u)
+	if pooled.PoolRef() != "pool-x" || !reflect.DeepEqual(pooled.AllocatedPods(), []string{"pool-x1"}) || pooled.Notices() != nil {
+		t.Errorf("pooled sandbox: pool %q allocated %q notices %v", pooled.PoolRef(), pooled.AllocatedPods(), pooled.Notices())
+	}
+}
+
 // The fuzz targets: whatever an annotation holds, parsing never panics, keeps
 // its bounds, and a value that is not clean JSON of the right shape yields a notice.
 func FuzzParseEndpoints(f *testing.F) {
@@ -200,8 +259,8 @@ func FuzzParseEndpoints(f *testing.F) {
 			t.Fatalf("invalid value %q accepted without a problem", v)
 		}
 		b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{AnnotationEndpoints: v}))
-		if (problem != "") != (len(b.Notices) == 1) {
-			t.Fatalf("problem %q but notices %v", problem, b.Notices)
+		if (problem != "") != (len(b.Notices()) == 1) {
+			t.Fatalf("problem %q but notices %v", problem, b.Notices())
 		}
 	})
 }

@@ -247,7 +247,7 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 		if p == nil {
 			continue
 		}
-		for _, cs := range append(append([]model.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		for _, cs := range append(append([]model.ContainerStatus{}, p.Status.InitContainerStatuses()...), p.Status.ContainerStatuses...) {
 			any = true
 			add("  %s/%s  %s  ready=%v  restarts %d", p.Name, cs.Name, containerState(cs.State), cs.Ready, cs.RestartCount)
 			if t := cs.LastTerminationState.Terminated; t != nil {
