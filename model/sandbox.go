@@ -227,7 +227,6 @@ type BatchSandbox struct {
 	StatusReplicas   int32
 	Allocated        int32
 	Ready            int32
-	Conditions       []Condition
 	Endpoints        []string // sandbox.opensandbox.io/endpoints, slot i <-> pod index i; nil when absent
 	// Rare holds the fields a sandbox made from a template, with well-formed
 	// annotations, leaves empty; nil when all of them are. Inline they took
@@ -307,7 +306,6 @@ func (b *BatchSandbox) DeepCopyObject() runtime.Object {
 		out.ExpireTime = &t
 	}
 	out.MainCommand = slices.Clone(b.MainCommand)
-	out.Conditions = slices.Clone(b.Conditions)
 	out.Endpoints = slices.Clone(b.Endpoints)
 	if b.Rare != nil {
 		out.Rare = &RareBatchSandbox{PoolRef: b.Rare.PoolRef, AllocatedPods: slices.Clone(b.Rare.AllocatedPods),

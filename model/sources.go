@@ -111,7 +111,6 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 	b.StatusReplicas = int32(nestedInt(obj, "status", "replicas"))
 	b.Allocated = int32(nestedInt(obj, "status", "allocated"))
 	b.Ready = int32(nestedInt(obj, "status", "ready"))
-	b.Conditions = conditionsOf(obj)
 
 	b.ReadAnnotations(u.GetAnnotations())
 	return b
