@@ -287,16 +287,17 @@ func (w *wireBatchSandbox) toModel(lists *model.StringLists) *model.BatchSandbox
 	m := &w.Metadata
 	b := &model.BatchSandbox{
 		ObjectMeta: model.ObjectMeta{
-			Name: m.Name, Namespace: model.Intern(m.Namespace), UID: types.UID(m.UID), ResourceVersion: m.ResourceVersion,
+			Name: m.Name, Namespace: model.Intern(m.Namespace), UID: types.UID(m.UID),
 			CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
 			Finalizers: lists.Share(m.Finalizers), Labels: model.LabelsFrom(m.Labels, m.Name),
 		},
-		Replicas:       w.Spec.Replicas,
-		ExpireTime:     parseRFC3339(w.Spec.ExpireTime),
-		Phase:          model.Intern(w.Status.Phase),
-		StatusReplicas: w.Status.Replicas,
-		Allocated:      w.Status.Allocated,
-		Ready:          w.Status.Ready,
+		ResourceVersion: m.ResourceVersion,
+		Replicas:        w.Spec.Replicas,
+		ExpireTime:      parseRFC3339(w.Spec.ExpireTime),
+		Phase:           model.Intern(w.Status.Phase),
+		StatusReplicas:  w.Status.Replicas,
+		Allocated:       w.Status.Allocated,
+		Ready:           w.Status.Ready,
 	}
 	if w.Spec.PoolRef != "" {
 		b.Rare = &model.RareBatchSandbox{PoolRef: w.Spec.PoolRef} // ReadAnnotations adds the allocated Pods

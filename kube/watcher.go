@@ -571,10 +571,16 @@ func (w *Watcher) slimPod(obj any) (any, error) {
 }
 
 func slimBatchSandbox(obj any) (any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		if b := model.BatchSandboxFromUnstructured(u); b != nil {
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		if b := model.BatchSandboxFromUnstructured(o); b != nil {
 			return b, nil
 		}
+	case *model.BatchSandbox:
+		// Decoded straight into the model (batchsandboxes.go): the
+		// reflector has read the version, and nothing else will. The
+		// object is the decoder's own, so clearing it in place is safe.
+		o.ResourceVersion = ""
 	}
 	return obj, nil
 }

@@ -8,8 +8,11 @@ import (
 // ObjectMeta is the part of metav1.ObjectMeta that sandscope reads, with the
 // same field names, so code reads like code over API objects. It leaves out
 // generateName, selfLink, generation, annotations and managedFields (80
-// bytes of every cached object, even empty), and keeps labels as a sorted
-// list (Labels). The engines' annotations are parsed into typed fields by
+// bytes of every cached object, even empty), and the resourceVersion: the
+// reflector reads that from the object as decoded, before the transform
+// makes this one, and nothing reads it after (BatchSandbox, decoded
+// straight into the model, keeps its own). Labels are a sorted list
+// (Labels). The engines' annotations are parsed into typed fields by
 // the conversions (BatchSandbox.Endpoints, ...).
 //
 // *ObjectMeta implements metav1.Object, which the informer machinery uses
@@ -19,7 +22,6 @@ type ObjectMeta struct {
 	Name                       string
 	Namespace                  string
 	UID                        types.UID
-	ResourceVersion            string
 	CreationTimestamp          metav1.Time
 	DeletionTimestamp          *metav1.Time
 	DeletionGracePeriodSeconds *int64
@@ -45,8 +47,8 @@ func (m *ObjectMeta) GetName() string                     { return m.Name }
 func (m *ObjectMeta) SetName(name string)                 { m.Name = name }
 func (m *ObjectMeta) GetUID() types.UID                   { return m.UID }
 func (m *ObjectMeta) SetUID(uid types.UID)                { m.UID = uid }
-func (m *ObjectMeta) GetResourceVersion() string          { return m.ResourceVersion }
-func (m *ObjectMeta) SetResourceVersion(version string)   { m.ResourceVersion = version }
+func (m *ObjectMeta) GetResourceVersion() string          { return "" }
+func (m *ObjectMeta) SetResourceVersion(string)           {}
 func (m *ObjectMeta) GetCreationTimestamp() metav1.Time   { return m.CreationTimestamp }
 func (m *ObjectMeta) SetCreationTimestamp(t metav1.Time)  { m.CreationTimestamp = t }
 func (m *ObjectMeta) GetDeletionTimestamp() *metav1.Time  { return m.DeletionTimestamp }

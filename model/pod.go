@@ -189,7 +189,6 @@ func SlimPodSharing(p *corev1.Pod, lists *StringLists) *Pod {
 			Name:                       p.Name,
 			Namespace:                  Intern(p.Namespace),
 			UID:                        p.UID,
-			ResourceVersion:            p.ResourceVersion,
 			OwnerReferences:            owners,
 			CreationTimestamp:          p.CreationTimestamp,
 			DeletionTimestamp:          p.DeletionTimestamp,

@@ -215,7 +215,12 @@ func (s *Sandbox) PrimarySlot() *Slot {
 // It is a runtime.Object so an informer can carry it.
 type BatchSandbox struct {
 	ObjectMeta
-	Replicas int32
+	// ResourceVersion: the watch decodes straight into this type, so the
+	// reflector reads each event's version here. The watch's transform
+	// clears it after (nothing reads it later): it is the decoder's, not
+	// the cache's.
+	ResourceVersion string
+	Replicas        int32
 	// InitialEventsEnd: this is the bookmark that ends a streamed initial
 	// list (annotation k8s.io/initial-events-end), which the reflector
 	// recognises through GetAnnotations.
@@ -281,6 +286,9 @@ func (b *BatchSandbox) rare() *RareBatchSandbox {
 	}
 	return b.Rare
 }
+
+func (b *BatchSandbox) GetResourceVersion() string        { return b.ResourceVersion }
+func (b *BatchSandbox) SetResourceVersion(version string) { b.ResourceVersion = version }
 
 // GetAnnotations says only whether this is the initial-events-end bookmark:
 // the other annotations are parsed into fields and dropped.

@@ -17,13 +17,13 @@ func fullBatchSandbox() *BatchSandbox {
 	expire := time.Date(2026, 11, 29, 18, 20, 0, 0, time.UTC)
 	noticed := time.Date(2026, 11, 29, 17, 21, 0, 0, time.UTC)
 	return &BatchSandbox{
-		ObjectMeta: ObjectMeta{Name: "sbx-a", Namespace: "team-rl", UID: "6f1c", ResourceVersion: "812",
+		ObjectMeta: ObjectMeta{Name: "sbx-a", Namespace: "team-rl", UID: "6f1c",
 			CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 17, 20, 0, 0, time.UTC)),
 			DeletionTimestamp: &deleted, DeletionGracePeriodSeconds: &grace,
 			Labels:          LabelsFrom(map[string]string{"app": "rl"}),
 			OwnerReferences: []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}},
 			Finalizers:      []string{"pool.sandbox.opensandbox.io/pool-allocation"}},
-		Replicas: 1, InitialEventsEnd: true, ExpireTime: &expire,
+		ResourceVersion: "812", Replicas: 1, InitialEventsEnd: true, ExpireTime: &expire,
 		MainImage: "python:3.12", MainCommand: []string{BootstrapPath, "tail", "-f", "/dev/null"},
 		Phase: PhaseSucceed, StatusReplicas: 1, Allocated: 1, Ready: 1,
 		Endpoints: []string{"10.0.3.7"},

@@ -73,7 +73,6 @@ func slimMeta(u *unstructured.Unstructured) ObjectMeta {
 		Name:              u.GetName(),
 		Namespace:         u.GetNamespace(),
 		UID:               u.GetUID(),
-		ResourceVersion:   u.GetResourceVersion(),
 		Labels:            labelsOf(u),
 		CreationTimestamp: u.GetCreationTimestamp(),
 		DeletionTimestamp: u.GetDeletionTimestamp(),
