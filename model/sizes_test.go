@@ -18,6 +18,7 @@ func TestCachedStructsFitTheirSizeClass(t *testing.T) {
 	}{
 		{"Pod", unsafe.Sizeof(Pod{}), 352},
 		{"BatchSandbox", unsafe.Sizeof(BatchSandbox{}), 320},
+		{"AgentSandbox", unsafe.Sizeof(AgentSandbox{}), 320},
 		{"ContainerStatus", unsafe.Sizeof(ContainerStatus{}), 96},
 	} {
 		if c.size > c.class {
