@@ -412,12 +412,15 @@ func realBinary(b *testing.B, c *kubetest.Cluster, ns string, n int, res *result
 	pid := s.PID()
 	rss, hwm := procMemory(strconv.Itoa(pid), "VmRSS"), procMemory(strconv.Itoa(pid), "VmHWM")
 	res.add("sandscope binary: start to synced full table", ms(full), fmt.Sprintf("in tmux 200x50, `sandscope -n NS` (%d sandboxes on screen's count); CPU %s", n, ms(cpu)))
-	res.add("sandscope binary: RSS / peak RSS then", rss+" / "+hwm, "whole process, /proc/PID/status")
+	proc := strconv.Itoa(pid)
+	res.add("sandscope binary: RSS / peak RSS then", rss+" / "+hwm, "whole process, /proc/PID/status; of the RSS, anonymous "+
+		procMemory(proc, "RssAnon")+", pages of the binary and other files "+procMemory(proc, "RssFile"))
 	time.Sleep(2 * time.Second)
 	cpu0 := procCPU(pid)
 	time.Sleep(*idleFor)
 	idle := procCPU(pid) - cpu0
-	res.add(fmt.Sprintf("sandscope binary: idle CPU over %s", *idleFor), fmt.Sprintf("%.2f %%", 100*idle.Seconds()/idleFor.Seconds()), "of one core; RSS then "+procMemory(strconv.Itoa(pid), "VmRSS"))
+	res.add(fmt.Sprintf("sandscope binary: idle CPU over %s", *idleFor), fmt.Sprintf("%.2f %%", 100*idle.Seconds()/idleFor.Seconds()),
+		"of one core; RSS then "+procMemory(proc, "VmRSS")+" (anonymous "+procMemory(proc, "RssAnon")+", files "+procMemory(proc, "RssFile")+")")
 	quitBinary(b, s)
 
 	s, full, cpu = startBinary(b, bin, nil, c, ns, n, "--disable-compression")
@@ -651,8 +654,8 @@ func cpuTime() time.Duration {
 // procStatus reads one field of /proc/self/status ("VmRSS", "VmHWM").
 func procStatus(field string) string { return procMemory("self", field) }
 
-// procMemory reads a memory field ("VmRSS", "VmHWM") of /proc/PROC/status,
-// PROC being "self" or a process ID, in MB.
+// procMemory reads a memory field ("VmRSS", "VmHWM", "RssAnon", "RssFile")
+// of /proc/PROC/status, PROC being "self" or a process ID, in MB.
 func procMemory(proc, field string) string {
 	data, err := os.ReadFile("/proc/" + proc + "/status")
 	if err != nil {
