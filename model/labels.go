@@ -6,11 +6,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unique"
 )
 
 // Labels is an object's labels kept as one sorted list of key, value pairs.
 // A Go map of five labels costs about 340 bytes before its strings; this
-// list costs 32 bytes a label, and with tens of thousands of Pods and
+// list costs 24 bytes a label (the key is an interning handle, one pointer
+// to the copy every object shares), and with tens of thousands of Pods and
 // sandboxes that difference is a large part of the fleet's memory. Lookups
 // are a binary search over a handful of keys.
 //
@@ -18,7 +20,12 @@ import (
 // matches it directly. The zero value is empty. A Labels is read only: it
 // may share its array with the informer cache and with Snapshots.
 type Labels struct {
-	kv []string // k0, v0, k1, v1, ... sorted by key, keys unique
+	pairs []labelPair // sorted by key, keys unique
+}
+
+type labelPair struct {
+	key   unique.Handle[string]
+	value string
 }
 
 // maxInternedLabelValue: label values up to this long are interned. Short
@@ -48,7 +55,7 @@ func LabelsFrom(m map[string]string, same ...string) Labels {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	kv := make([]string, 0, 2*len(m))
+	pairs := make([]labelPair, 0, len(m))
 	for _, k := range keys {
 		v := m[k]
 		if i := slices.Index(kept, v); i >= 0 {
@@ -58,22 +65,22 @@ func LabelsFrom(m map[string]string, same ...string) Labels {
 		} else {
 			kept = append(kept, v)
 		}
-		kv = append(kv, Intern(k), v)
+		pairs = append(pairs, labelPair{unique.Make(k), v})
 	}
-	return Labels{kv: kv}
+	return Labels{pairs: pairs}
 }
 
 // Len is the number of labels.
-func (l Labels) Len() int { return len(l.kv) / 2 }
+func (l Labels) Len() int { return len(l.pairs) }
 
 // Lookup returns the value of key and whether it is set.
 func (l Labels) Lookup(key string) (string, bool) {
-	lo, hi := 0, len(l.kv)/2
+	lo, hi := 0, len(l.pairs)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		switch k := l.kv[2*mid]; {
+		switch k := l.pairs[mid].key.Value(); {
 		case k == key:
-			return l.kv[2*mid+1], true
+			return l.pairs[mid].value, true
 		case k < key:
 			lo = mid + 1
 		default:
@@ -98,8 +105,8 @@ func (l Labels) Get(key string) string {
 // All yields the labels in key order.
 func (l Labels) All() iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
-		for i := 0; i+1 < len(l.kv); i += 2 {
-			if !yield(l.kv[i], l.kv[i+1]) {
+		for _, p := range l.pairs {
+			if !yield(p.key.Value(), p.value) {
 				return
 			}
 		}
@@ -108,7 +115,7 @@ func (l Labels) All() iter.Seq2[string, string] {
 
 // Map returns the labels as a new map (nil when there are none).
 func (l Labels) Map() map[string]string {
-	if len(l.kv) == 0 {
+	if len(l.pairs) == 0 {
 		return nil
 	}
 	m := make(map[string]string, l.Len())
@@ -146,4 +153,4 @@ func (l *Labels) UnmarshalJSON(data []byte) error {
 }
 
 // IsZero lets `omitzero` leave empty labels out of JSON.
-func (l Labels) IsZero() bool { return len(l.kv) == 0 }
+func (l Labels) IsZero() bool { return len(l.pairs) == 0 }
