@@ -50,7 +50,7 @@ type session struct {
 	nsScope  string // "" = all namespaces
 	contexts func() []string
 	// tuneMemory: this process is the TUI, which lives on with the fleet
-	// loaded; tune the GC for that once the watcher synced (see memory.go).
+	// loaded; tune the GC for that from the watcher's start (see memory.go).
 	tuneMemory bool
 }
 
