@@ -71,14 +71,19 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		p := pe.pod
 		sb.Meta, sb.EnginePhase = &p.ObjectMeta, string(p.Status.Phase)
 		bound := e.boundFor(e.name())
-		if e.plainIP == "" && (bound == "" || bound == p.UID) {
-			// A plain Pod has no engine record: its recorded address is the first
-			// IP seen for the Pod first bound. Kubernetes never changes a live
-			// Pod's IP, so a different IP later means a re-creation (UID_CHANGED
-			// wins) or a status rewrite (IP_STALE, which is then true).
-			e.plainIP = p.Status.PodIP
+		// A plain Pod has no engine record: its recorded address is the first
+		// IP seen for the Pod first bound. Kubernetes never changes a live
+		// Pod's IP, so a different IP later means a re-creation (UID_CHANGED
+		// wins) or a status rewrite (IP_STALE, which is then true). Once set
+		// it is kept in the entry's last row, the one place it is read from.
+		ip := ""
+		if e.sb != nil && len(e.sb.Slots) > 0 {
+			ip = e.sb.Slots[0].RecordedIP
 		}
-		specs = []slotSpec{{ip: e.plainIP, pod: e.name()}}
+		if ip == "" && (bound == "" || bound == p.UID) {
+			ip = p.Status.PodIP
+		}
+		specs = []slotSpec{{ip: ip, pod: e.name()}}
 	}
 
 	var due time.Time

@@ -80,6 +80,7 @@ type Fleet struct {
 
 	history *ipHistory
 	snap    *Snapshot
+	masked  map[*sbEntry]maskedRow // while unknown: rows as shown masked, by entry
 
 	removedSbs  []*sbEntry  // placed sandboxes removed since the last Snapshot
 	droppedPods []*podEntry // placed Pods deleted or unlinked since the last Snapshot
@@ -112,15 +113,13 @@ type sbEntry struct {
 	bs  *BatchSandbox
 	ag  *AgentSandbox
 	*agentLink
-	plainIP string // plain Pod: first IP seen for the bound UID
 	bound   []boundUID
 	sb      *Sandbox
 	links   []string // pod keys its slots name
 	ips     []string // recorded IPs it watches
 	due     int64    // Unix ns of the timer it is waiting for, 0 = none (a time.Time is 24 bytes)
-	masked  *maskedRow
-	inOrder bool // in order or pendingSbs
-	pending bool // in pendingSbs
+	inOrder bool     // in order or pendingSbs
+	pending bool     // in pendingSbs
 	removed bool
 	queued  bool
 	passes  uint8  // derivations in the current event
@@ -146,8 +145,9 @@ func (e *sbEntry) name() string {
 	return name
 }
 
-// maskedRow caches the masked form of a row (see maskedSandbox). Entries
-// only have one while the fleet is unknown, so it is not kept inline.
+// maskedRow caches the masked form of a row (see maskedSandbox). Rows are
+// masked only while the fleet is unknown, so the cache lives in a map of
+// the Fleet's that exists only then, not in a field of every entry.
 type maskedRow struct {
 	of, row *Sandbox
 }
@@ -856,9 +856,7 @@ func (f *Fleet) SetStatus(st SourceStatus) {
 	f.status = st
 	unknown := !st.Synced || st.DisconnectedSince != nil
 	if f.unknown && !unknown {
-		for _, e := range f.sandboxes {
-			e.masked = nil
-		}
+		f.masked = nil
 	}
 	if f.unknown != unknown {
 		f.sbLog.restart(f.version) // every row is masked or unmasked
@@ -966,6 +964,7 @@ func (f *Fleet) dropPod(pe *podEntry) {
 // removeSandbox drops a sandbox and its links; the Pods it linked are re-examined.
 func (f *Fleet) removeSandbox(e *sbEntry) {
 	delete(f.sandboxes, e.key)
+	delete(f.masked, e)
 	e.removed = true
 	if e.inOrder && !e.pending {
 		f.removedSbs = append(f.removedSbs, e)
@@ -1063,7 +1062,7 @@ func (f *Fleet) Snapshot() *Snapshot {
 	if f.unknown {
 		masked := make([]*Sandbox, len(f.order))
 		for i, e := range f.order {
-			masked[i] = e.maskedSandbox()
+			masked[i] = f.maskedSandbox(e)
 		}
 		sbs = plainList(masked)
 	} else {
@@ -1210,9 +1209,9 @@ func comparePodEntries(a, b *podEntry) int {
 
 // maskedSandbox is the sandbox as shown while the data cannot be trusted:
 // identity UNKNOWN, state Unknown, no identity notices.
-func (e *sbEntry) maskedSandbox() *Sandbox {
-	if e.masked != nil && e.masked.of == e.sb {
-		return e.masked.row
+func (f *Fleet) maskedSandbox(e *sbEntry) *Sandbox {
+	if m, ok := f.masked[e]; ok && m.of == e.sb {
+		return m.row
 	}
 	m := *e.sb
 	m.State = StateUnknown
@@ -1231,7 +1230,10 @@ func (e *sbEntry) maskedSandbox() *Sandbox {
 		}
 		m.Notices = append(m.Notices, n)
 	}
-	e.masked = &maskedRow{of: e.sb, row: &m}
+	if f.masked == nil {
+		f.masked = make(map[*sbEntry]maskedRow)
+	}
+	f.masked[e] = maskedRow{of: e.sb, row: &m}
 	return &m
 }
 

@@ -20,6 +20,9 @@ func TestCachedStructsFitTheirSizeClass(t *testing.T) {
 		{"BatchSandbox", unsafe.Sizeof(BatchSandbox{}), 320},
 		{"AgentSandbox", unsafe.Sizeof(AgentSandbox{}), 320},
 		{"ContainerStatus", unsafe.Sizeof(ContainerStatus{}), 96},
+		// The fleet's own record of each sandbox and each Pod.
+		{"sbEntry", unsafe.Sizeof(sbEntry{}), 144},
+		{"podEntry", unsafe.Sizeof(podEntry{}), 64},
 	} {
 		if c.size > c.class {
 			t.Errorf("%s is %d bytes: it no longer fits the %d-byte size class it is allocated in; "+
