@@ -81,7 +81,7 @@ func TestDemoSessionShell(t *testing.T) {
 			sl := sb.PrimarySlot()
 			switch {
 			case sl == nil || sl.Pod == nil:
-			case sl.Identity == model.IdentityOK && sb.Engine == model.EngineBatchSandbox && len(sb.Notices) == 0 && running == nil:
+			case sl.Identity == model.IdentityOK && sb.Engine() == model.EngineBatchSandbox && len(sb.Notices) == 0 && running == nil:
 				running = sb
 			case sl.Identity == model.IdentityIPTaken && taken == nil:
 				taken = sb

@@ -81,7 +81,7 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 			seen["pools"] = snap.Pools[0].Name
 		}
 		for _, sb := range snap.Sandboxes() {
-			seen["engine:"+string(sb.Engine)] = sb.Key
+			seen["engine:"+string(sb.Engine())] = sb.Key
 			if sb.DeletingSince() != nil && len(sb.Finalizers()) > 0 {
 				seen["finalizer-stuck"] = sb.Key
 			}
@@ -378,7 +378,7 @@ func runningAndTaken(t *testing.T, w *kube.Watcher, quiet bool) (running, taken 
 				continue
 			}
 			switch {
-			case sl.Identity == model.IdentityOK && running == nil && sb.Engine == model.EngineBatchSandbox && (!quiet || len(sb.Notices) == 0):
+			case sl.Identity == model.IdentityOK && running == nil && sb.Engine() == model.EngineBatchSandbox && (!quiet || len(sb.Notices) == 0):
 				running = sb
 			case sl.Identity == model.IdentityIPTaken && sl.Holder != nil && taken == nil:
 				taken = sb

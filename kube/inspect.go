@@ -39,7 +39,7 @@ const mainContainerName = "sandbox"
 // objectResource is the resource of the sandbox object itself, or nil for
 // plain-Pod sandboxes (whose object is the Pod).
 func (i *Inspector) objectResource(sb *model.Sandbox) (*schema.GroupVersionResource, error) {
-	switch sb.Engine {
+	switch sb.Engine() {
 	case model.EngineBatchSandbox:
 		return &BatchSandboxGVR, nil
 	case model.EngineAgent:
@@ -50,7 +50,7 @@ func (i *Inspector) objectResource(sb *model.Sandbox) (*schema.GroupVersionResou
 	case model.EnginePod:
 		return nil, nil
 	}
-	return nil, fmt.Errorf("unknown engine %q", sb.Engine)
+	return nil, fmt.Errorf("unknown engine %q", sb.Engine())
 }
 
 // podNames are the Pods linked to the sandbox's slots, without duplicates.
@@ -63,7 +63,7 @@ func podNames(sb *model.Sandbox) []string {
 			out = append(out, sl.PodName)
 		}
 	}
-	if sb.Engine == model.EnginePod && len(out) == 0 {
+	if sb.Engine() == model.EnginePod && len(out) == 0 {
 		out = append(out, sb.Name())
 	}
 	return out
@@ -168,7 +168,7 @@ func (i *Inspector) mainContainer(ctx context.Context, ns, pod string) (string, 
 // Events lists the Events about the sandbox object and about each of its Pods.
 func (i *Inspector) Events(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
 	var out []corev1.Event
-	if sb.Engine != model.EnginePod {
+	if sb.Engine() != model.EnginePod {
 		sel := fields.Set{"involvedObject.name": sb.Name()}.AsSelector().String()
 		evs, err := i.c.listEvents(ctx, sb.Namespace(), sel)
 		if err != nil {
@@ -215,7 +215,7 @@ func (i *Inspector) Delete(ctx context.Context, sb *model.Sandbox) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("deleting %s %s/%s: %w", sb.Engine, sb.Namespace(), sb.Name(), err)
+		return fmt.Errorf("deleting %s %s/%s: %w", sb.Engine(), sb.Namespace(), sb.Name(), err)
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func inspectFixture(t *testing.T) (*kubetest.Cluster, string, *kube.Inspector, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb := &model.Sandbox{Key: "bsbx/" + ns + "/sbx-i", Engine: model.EngineBatchSandbox,
+	sb := &model.Sandbox{Key: "bsbx/" + ns + "/sbx-i",
 		Meta:  &model.ObjectMeta{Namespace: ns, Name: "sbx-i", UID: created.GetUID()},
 		Slots: []model.Slot{{RecordedIP: "10.9.0.5", PodName: "sbx-i-0"}}}
 	return c, ns, kube.NewInspector(clients, nil), sb

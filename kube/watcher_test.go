@@ -503,7 +503,7 @@ func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {
 	kl.SetRunning(ns, "plain-1", "127.0.0.31")
 	snap, d = waitFor(t, w, start, waitTimeout, "plain Pod sandbox Running", func(s *model.Snapshot) bool {
 		sb := s.SandboxOfPod(ns, "plain-1")
-		return sb != nil && sb.Engine == model.EnginePod && sb.State == model.StateRunning
+		return sb != nil && sb.Engine() == model.EnginePod && sb.State == model.StateRunning
 	})
 	t.Logf("latency: plain Pod Running → sandbox Running: %s", d)
 	if got := snap.SandboxOfPod(ns, "plain-1").Identity(); got != model.IdentityOK {

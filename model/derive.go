@@ -28,7 +28,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	// object (Upsert* replace e.bs, e.ag, pe.pod, never edit them), and kube/
 	// hands in objects decoded or slimmed afresh for each event that neither
 	// client-go nor sandscope writes to afterwards.
-	sb := &Sandbox{Key: e.key, Engine: e.engine()}
+	sb := &Sandbox{Key: e.key}
 	var notices []Notice
 	var engineReady bool
 	var expire *time.Time

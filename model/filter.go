@@ -86,7 +86,7 @@ func RowKey(s *Sandbox) string {
 	b.WriteByte('/')
 	b.WriteString(s.Name())
 	b.WriteByte(' ')
-	b.WriteString(string(s.Engine))
+	b.WriteString(string(s.Engine()))
 	b.WriteByte(' ')
 	b.WriteString(string(s.State))
 	b.WriteByte(' ')

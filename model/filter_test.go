@@ -12,7 +12,7 @@ func testRows() []*Sandbox {
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	mk := func(name string, age time.Duration, st EffectiveState, id IdentityState, restarts int32, lbl map[string]string, notices ...Notice) *Sandbox {
 		return &Sandbox{
-			Key: "bsbx/team/" + name, Engine: EngineBatchSandbox,
+			Key:   "bsbx/team/" + name,
 			Meta:  &ObjectMeta{Namespace: "team", Name: name, Labels: LabelsFrom(lbl), CreationTimestamp: metav1.NewTime(t0.Add(-age))},
 			State: st, Restarts: restarts,
 			Slots:   []Slot{{RecordedIP: "10.0.0.1", PodName: name + "-0", Identity: id}},

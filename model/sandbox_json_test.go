@@ -52,7 +52,7 @@ func goldenRows(t *testing.T) []*Sandbox {
 	c.Advance(10 * time.Minute)
 	f.Tick()
 	rows := append([]*Sandbox(nil), f.Snapshot().Sandboxes()...)
-	rows = append(rows, &Sandbox{Key: "bsbx/ns/bare", Engine: EngineBatchSandbox})
+	rows = append(rows, &Sandbox{Key: "bsbx/ns/bare"})
 	f.SetStatus(SourceStatus{Synced: false})
 	return append(rows, f.Snapshot().Sandboxes()...)
 }

@@ -42,7 +42,7 @@ func TestAgeChanges(t *testing.T) {
 func TestClockRedrawsOnlyWhenTextChanges(t *testing.T) {
 	now := t0
 	snap := model.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, []*model.Sandbox{{
-		Key: "bsbx/ns/old", Engine: model.EngineBatchSandbox, State: model.StateRunning,
+		Key: "bsbx/ns/old", State: model.StateRunning,
 		Meta: &model.ObjectMeta{Namespace: "ns", Name: "old",
 			CreationTimestamp: metav1.NewTime(t0.Add(-5*time.Minute - 20*time.Second))}, // "5m" until t0+40s
 	}}, nil, nil)

@@ -144,7 +144,7 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 		return fmt.Sprintf("%s (%s ago)", t.Format("2006-01-02 15:04:05"), age(now, t))
 	}
 
-	add("Sandbox     %s/%s  (%s)  uid %s", sb.Namespace(), sb.Name(), sb.Engine, orDash(string(sb.UID())))
+	add("Sandbox     %s/%s  (%s)  uid %s", sb.Namespace(), sb.Name(), sb.Engine(), orDash(string(sb.UID())))
 	add("State       %s  (engine phase: %s)", sb.State, orDash(sb.EnginePhase))
 	if c.disconnected() {
 		add("            identity UNKNOWN: disconnected since %s; data as of %s", clock(*snap.Status.DisconnectedSince), clock(snap.Status.AsOf))

@@ -85,7 +85,7 @@ func incidentSnapshot() *model.Snapshot {
 	fell := at("17:01:02")
 	sbs := []*model.Sandbox{
 		{
-			Key: "bsbx/batch/sbx-d", Engine: model.EngineBatchSandbox, EnginePhase: "Pending", State: model.StateTerminating,
+			Key: "bsbx/batch/sbx-d", EnginePhase: "Pending", State: model.StateTerminating,
 			Meta: &model.ObjectMeta{Namespace: "batch", Name: "sbx-d", CreationTimestamp: metav1.NewTime(at("16:40:00")),
 				Labels: model.LabelsFrom(map[string]string{"app": "eval"})},
 			Slots: []model.Slot{{RecordedIP: "10.244.2.4", PodName: "sbx-d-0", BoundUID: "uid-d", Pod: podD, Identity: model.IdentityOK,
@@ -93,7 +93,7 @@ func incidentSnapshot() *model.Snapshot {
 			Notices: []model.Notice{{Code: model.CodeStuckTerminating, Severity: model.SeverityWarning, Message: "Pod deleting for 21m, main container still PodInitializing"}},
 		},
 		{
-			Key: "bsbx/team-rl/sbx-a", Engine: model.EngineBatchSandbox, EnginePhase: "Succeed", State: model.StateDead,
+			Key: "bsbx/team-rl/sbx-a", EnginePhase: "Succeed", State: model.StateDead,
 			Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-a", UID: "sbx-uid-a", CreationTimestamp: metav1.NewTime(at("17:24:05")),
 				Labels: model.LabelsFrom(map[string]string{"app": "rl"})},
 			Slots: []model.Slot{{RecordedIP: "10.244.1.17", PodName: "sbx-a-0", BoundUID: "uid-a", Pod: podA, Identity: model.IdentityIPTaken,
@@ -107,13 +107,13 @@ func incidentSnapshot() *model.Snapshot {
 			},
 		},
 		{
-			Key: "bsbx/team-rl/sbx-b", Engine: model.EngineBatchSandbox, EnginePhase: "Succeed", State: model.StateRunning,
+			Key: "bsbx/team-rl/sbx-b", EnginePhase: "Succeed", State: model.StateRunning,
 			Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-b", CreationTimestamp: metav1.NewTime(at("17:25:19")),
 				Labels: model.LabelsFrom(map[string]string{"app": "rl"})},
 			Slots: []model.Slot{{RecordedIP: "10.244.1.17", PodName: "sbx-b-0", BoundUID: "uid-b", Pod: podB, Identity: model.IdentityOK}},
 		},
 		{
-			Key: "agent/team-rl/sbx-c", Engine: model.EngineAgent, EnginePhase: "Ready", State: model.StateRunning, Restarts: 3,
+			Key: "agent/team-rl/sbx-c", EnginePhase: "Ready", State: model.StateRunning, Restarts: 3,
 			Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-c", CreationTimestamp: metav1.NewTime(at("17:01:00")),
 				Labels: model.LabelsFrom(map[string]string{"app": "web"})},
 			Slots: []model.Slot{{RecordedIP: "10.244.1.30", PodName: "sbx-c-0", BoundUID: "uid-c", Pod: podC, Identity: model.IdentityOK}},
@@ -143,7 +143,7 @@ func bigSnapshot(n int) *model.Snapshot {
 			st, id = model.StateDead, model.IdentityPodDead
 		}
 		sbs[i] = &model.Sandbox{
-			Key: "bsbx/" + ns + "/" + name, Engine: model.EngineBatchSandbox,
+			Key: "bsbx/" + ns + "/" + name,
 			Meta: &model.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: metav1.NewTime(t0.Add(-time.Duration(i) * time.Second)),
 				Labels: model.LabelsFrom(map[string]string{"app": fmt.Sprintf("app-%d", i%7)})},
 			EnginePhase: "Succeed", State: st, Restarts: int32(i % 5),

@@ -178,7 +178,7 @@ func (a *App) footerLines(w int) []string {
 		first = a.input.View()
 	case modeConfirmDelete:
 		sb := a.pendingDelete
-		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("Delete %s %s/%s? This cannot be undone. [y/N]", sb.Engine, sb.Namespace(), sb.Name()), w))
+		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("Delete %s %s/%s? This cannot be undone. [y/N]", sb.Engine(), sb.Namespace(), sb.Name()), w))
 	case modeCreate:
 		first = a.create.view()
 	default:

@@ -100,7 +100,7 @@ func newSBRow(sb *model.Sandbox, disc bool) *sbRow {
 	c := &r.cells
 	c[colNamespace] = sb.Namespace()
 	c[colSandbox] = sb.Name()
-	c[colEngine] = string(sb.Engine)
+	c[colEngine] = string(sb.Engine())
 	c[colPhase] = orDash(sb.EnginePhase)
 	c[colState] = string(sb.State)
 	c[colIdentity] = identityCell(sb, disc)

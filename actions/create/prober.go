@@ -38,7 +38,7 @@ func (p *ExecProber) ProbeReady(ctx context.Context, t ProbeTarget) error {
 		timeout = 10 * time.Second
 	}
 	sb := &model.Sandbox{
-		Key: string(t.Engine) + "/" + t.Namespace + "/" + t.Sandbox, Engine: t.Engine,
+		Key: string(t.Engine) + "/" + t.Namespace + "/" + t.Sandbox,
 		// The sandbox just created has no cached source to share: its row
 		// needs only the namespace and name to find and exec in its Pod.
 		Meta: &model.ObjectMeta{Namespace: t.Namespace, Name: t.Sandbox},

@@ -233,7 +233,7 @@ func groupKey(sb *model.Sandbox) string {
 	if sb.Pool != "" {
 		return "pool\x00" + sb.Namespace() + "\x00" + sb.Pool
 	}
-	return string(sb.Engine) + "\x00" + sb.Namespace()
+	return string(sb.Engine()) + "\x00" + sb.Namespace()
 }
 
 func siblingGroups(snap *model.Snapshot) map[string][]*model.Pod {
