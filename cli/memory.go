@@ -6,28 +6,27 @@ import (
 	"runtime/debug"
 )
 
-// tuiGCPercent is the TUI's GC ratio, from start-up on. The watcher's heap
-// is large and long-lived (one entry per sandbox), while most of what it
-// allocates is short-lived: the decoded API objects it slims, a re-derived
-// sandbox, a redrawn row. Go's default (collect at 100 % growth) lets the
-// start-up's decoding garbage pile up between the objects that stay, and a
-// span goes back to the OS only once every object in it is dead: with the
-// same 2.9 KB live per sandbox, `BenchmarkRetainedMemory` (kube/) ends with
-// 5.9 KB of heap spans per sandbox at GOGC=100, 4.1 KB at 25 and 3.6 KB at
-// 10. 25 costs a few more collections while the lists load, and keeps the
-// process near its live heap for the rest of its life.
-const tuiGCPercent = 25
+// steadyGCPercent is the GC ratio once the fleet is loaded. The watcher's
+// heap is large and mostly static (one entry per sandbox), while what it
+// allocates afterwards (a decoded event, a re-derived sandbox, a redrawn
+// row) is small and short-lived: collecting at 25% growth instead of 100%
+// keeps the process near its live heap at little CPU cost, since the live
+// heap rarely moves. The start-up keeps Go's default: decoding the initial
+// lists allocates fast, and a tight ratio there would only cost time.
+const steadyGCPercent = 25
 
-// tuneMemory applies tuiGCPercent and, once the watcher synced, returns the
-// start-up's free spans to the OS (a switch to another context loads again
-// and calls it again). A user who set GOGC or GOMEMLIMIT keeps their setting.
-func tuneMemory(ctx context.Context, synced func(context.Context) error) {
+// tuneMemoryAfterSync keeps Go's default ratio while a watcher loads (a
+// switch to another context loads again), then applies steadyGCPercent and
+// returns the start-up's garbage to the OS. A user who set GOGC or
+// GOMEMLIMIT keeps their setting.
+func tuneMemoryAfterSync(ctx context.Context, synced func(context.Context) error) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetGCPercent(tuiGCPercent)
+	debug.SetGCPercent(100)
 	if synced(ctx) != nil {
 		return
 	}
+	debug.SetGCPercent(steadyGCPercent)
 	debug.FreeOSMemory()
 }

@@ -14,27 +14,25 @@ func gcPercent() int {
 	return p
 }
 
-func TestTuneMemory(t *testing.T) {
+func TestTuneMemoryAfterSync(t *testing.T) {
 	defer debug.SetGCPercent(gcPercent())
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
 	synced := func(context.Context) error { return nil }
 	failed := func(context.Context) error { return errors.New("context canceled") }
 
-	debug.SetGCPercent(100)
-	tuneMemory(context.Background(), failed)
-	if got := gcPercent(); got != tuiGCPercent {
-		t.Fatalf("while loading: GC percent %d, want %d from the start", got, tuiGCPercent)
+	tuneMemoryAfterSync(context.Background(), failed)
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("before a sync: GC percent %d, want Go's default 100", got)
 	}
-	debug.SetGCPercent(100)
-	tuneMemory(context.Background(), synced)
-	if got := gcPercent(); got != tuiGCPercent {
-		t.Fatalf("after the sync: GC percent %d, want %d", got, tuiGCPercent)
+	tuneMemoryAfterSync(context.Background(), synced)
+	if got := gcPercent(); got != steadyGCPercent {
+		t.Fatalf("after the sync: GC percent %d, want %d", got, steadyGCPercent)
 	}
 
 	debug.SetGCPercent(100)
 	t.Setenv("GOGC", "200")
-	tuneMemory(context.Background(), synced)
+	tuneMemoryAfterSync(context.Background(), synced)
 	if got := gcPercent(); got != 100 {
 		t.Fatalf("with GOGC set: GC percent changed to %d", got)
 	}

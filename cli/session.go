@@ -50,7 +50,7 @@ type session struct {
 	nsScope  string // "" = all namespaces
 	contexts func() []string
 	// tuneMemory: this process is the TUI, which lives on with the fleet
-	// loaded; tune the GC for that from the watcher's start (see memory.go).
+	// loaded; tune the GC for that once the watcher synced (see memory.go).
 	tuneMemory bool
 }
 
@@ -80,7 +80,7 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	})
 	go func() { _ = w.Run(ctx) }()
 	if s.tuneMemory {
-		go tuneMemory(ctx, w.WaitForSync)
+		go tuneMemoryAfterSync(ctx, w.WaitForSync)
 	}
 	transports := s.execVia
 	if transports == nil {
