@@ -61,28 +61,28 @@ func newFleetWatch(resource string, lw cache.ListerWatcher, objType runtime.Obje
 	})
 }
 
-// fleetPods and fleetBatchSandboxes are the fleet seen as the FIFO's
-// known objects.
-type fleetPods struct{ fleet *model.Fleet }
+// fleetKnown is the fleet seen as a FIFO's known objects: its keys and its
+// objects of one kind.
+type fleetKnown[T any] struct {
+	keys func() []string
+	get  func(key string) (T, bool)
+}
 
-func (s fleetPods) ListKeys() []string { return s.fleet.PodKeys() }
+func (k fleetKnown[T]) ListKeys() []string { return k.keys() }
 
-func (s fleetPods) GetByKey(key string) (any, bool, error) {
-	if p, ok := s.fleet.PodByKey(key); ok {
-		return p, true, nil
+func (k fleetKnown[T]) GetByKey(key string) (any, bool, error) {
+	if obj, ok := k.get(key); ok {
+		return obj, true, nil
 	}
 	return nil, false, nil
 }
 
-type fleetBatchSandboxes struct{ fleet *model.Fleet }
+func fleetPods(f *model.Fleet) cache.KeyListerGetter {
+	return fleetKnown[*model.Pod]{keys: f.PodKeys, get: f.PodByKey}
+}
 
-func (s fleetBatchSandboxes) ListKeys() []string { return s.fleet.BatchSandboxKeys() }
-
-func (s fleetBatchSandboxes) GetByKey(key string) (any, bool, error) {
-	if b, ok := s.fleet.BatchSandboxByKey(key); ok {
-		return b, true, nil
-	}
-	return nil, false, nil
+func fleetBatchSandboxes(f *model.Fleet) cache.KeyListerGetter {
+	return fleetKnown[*model.BatchSandbox]{keys: f.BatchSandboxKeys, get: f.BatchSandboxByKey}
 }
 
 // podListWatch lists and watches Pods as client-go's Pod informer does,

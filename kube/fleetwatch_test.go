@@ -55,7 +55,7 @@ func TestFleetWatchRelistDeletes(t *testing.T) {
 	}, noWatchList{})
 
 	w := NewWatcher(&Clients{}, WatcherOptions{})
-	c := newFleetWatch("pods", lw, &corev1.Pod{}, w.slimPod, fleetPods{w.fleet}, w.podHandler(), nil)
+	c := newFleetWatch("pods", lw, &corev1.Pod{}, w.slimPod, fleetPods(w.fleet), w.podHandler(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})

@@ -200,7 +200,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 
 	ns := w.opts.Namespace
-	w.addFleetWatch("pods", podListWatch(kc, ns), &corev1.Pod{}, w.slimPod, fleetPods{w.fleet}, w.podHandler())
+	w.addFleetWatch("pods", podListWatch(kc, ns), &corev1.Pod{}, w.slimPod, fleetPods(w.fleet), w.podHandler())
 	if sources.BatchSandbox {
 		var lw cache.ListerWatcher
 		var wireType runtime.Object
@@ -213,7 +213,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		} else {
 			lw, wireType = dynamicListWatch(dc, BatchSandboxGVR, ns), &unstructured.Unstructured{}
 		}
-		w.addFleetWatch(BatchSandboxGVR.Resource, lw, wireType, slimBatchSandbox, fleetBatchSandboxes{w.fleet}, w.batchSandboxHandler())
+		w.addFleetWatch(BatchSandboxGVR.Resource, lw, wireType, slimBatchSandbox, fleetBatchSandboxes(w.fleet), w.batchSandboxHandler())
 	}
 	if sources.Pool {
 		inf := dynamicinformer.NewFilteredDynamicInformer(dc, PoolGVR, ns, 0, cache.Indexers{}, nil).Informer()
