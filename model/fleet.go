@@ -95,7 +95,7 @@ type podEntry struct {
 	key     string // "ns/name"
 	pod     *Pod   // set when the entry is made, kept after a delete
 	ip      string // the live IP it is indexed under, "" when none
-	since   int64  // Unix ns when it was first seen holding ip (see ipHistory.nanos; a time.Time is 24 bytes)
+	since   int64  // Unix ns when it was first seen holding ip (read back with ipHistory.time; a time.Time is 24 bytes)
 	linked  bool   // some sandbox's slot names it (mirrors podLinks)
 	inOrder bool   // in podOrder or pendingPods
 	pending bool   // in pendingPods
@@ -301,7 +301,9 @@ func (f *Fleet) UpsertPod(p *Pod) {
 				// since about its start, not since sandscope started.
 				since = p.Status.StartTime.Time
 			}
-			pe.since = f.history.nanos(since)
+			// Read back through the history's time (holders), in the location
+			// open is about to note under the history's lock.
+			pe.since = since.UnixNano()
 			f.ipLive.add(newIP, pe)
 			f.history.open(newIP, pe.key, string(p.UID), "", since, f.version)
 		}
