@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
@@ -64,12 +65,10 @@ func TestFleetWatchRelistDeletes(t *testing.T) {
 
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting until %s", what)
-			}
-			time.Sleep(5 * time.Millisecond)
+		err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true,
+			func(context.Context) (bool, error) { return cond(), nil })
+		if err != nil {
+			t.Fatalf("waiting until %s: %v", what, err)
 		}
 	}
 	has := func(name string) bool { _, ok := w.fleet.PodByKey("ns/" + name); return ok }
