@@ -157,8 +157,8 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		}
 		defer func() { cancel(); <-d.Done() }()
 		creator = d.Creator()
-		if ns := g.Kube.Namespace; ns != nil && *ns != "" {
-			req.Namespace = *ns
+		if ns := g.Kube.Namespace(); ns != "" {
+			req.Namespace = ns
 		}
 	} else {
 		clients, err := g.Connect(ctx)

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-
 	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/sim"
 	"github.com/sandscope/sandscope/ui"
 )
@@ -92,7 +91,7 @@ func demoSession(ctx context.Context, t *testing.T) (*session, *demo.Demo) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSession(ctx, &Globals{Kube: genericclioptions.NewConfigFlags(true)}, d.Images)
+	s := newSession(ctx, &Globals{Kube: kube.NewConfigFlags()}, d.Images)
 	s.demo, s.execVia = true, d.Transports()
 	s.start(d.Clients, "")
 	return s, d

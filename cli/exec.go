@@ -112,8 +112,8 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 		}
 		defer func() { stopDemo(); <-d.Done() }()
 		clients, transports, wopts = d.Clients, d.Transports(), d.WatcherOptions(wopts)
-		if ns := g.Kube.Namespace; ns != nil && *ns != "" {
-			clients.Namespace = *ns
+		if ns := g.Kube.Namespace(); ns != "" {
+			clients.Namespace = ns
 		}
 	} else {
 		var err error

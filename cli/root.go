@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/sandscope/sandscope/kube"
 )
@@ -46,7 +45,7 @@ func (e *ExitError) Unwrap() error { return e.Err }
 
 // Globals are the flags every command shares, and the streams it writes to.
 type Globals struct {
-	Kube          *genericclioptions.ConfigFlags
+	Kube          *kube.ConfigFlags
 	AllNamespaces bool
 	ReadOnly      bool
 	Demo          bool
@@ -104,7 +103,7 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) (code int) {
 	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	g := &Globals{Kube: genericclioptions.NewConfigFlags(true), In: in, Out: out, Err: errOut}
+	g := &Globals{Kube: kube.NewConfigFlags(), In: in, Out: out, Err: errOut}
 	root := NewRootCommand(g)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

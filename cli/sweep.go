@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/demo"
@@ -65,7 +64,7 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	if f.timeout <= 0 {
 		return usage(errors.New("--timeout must be positive"))
 	}
-	if g.AllNamespaces && g.Kube.Namespace != nil && *g.Kube.Namespace != "" {
+	if g.AllNamespaces && g.Kube.Namespace() != "" {
 		return usage(errors.New("-n and -A cannot be used together"))
 	}
 
@@ -86,7 +85,7 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 		targets = []sweep.Target{d.SweepTarget()}
 		// The demo's answers come from the simulation: no registry is asked.
 		opts.ImageConfig = d.Images
-		if g.Kube.Namespace == nil || *g.Kube.Namespace == "" {
+		if g.Kube.Namespace() == "" {
 			opts.AllNamespaces = true // the demo fleet spans several namespaces
 		}
 	} else {
@@ -125,7 +124,7 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 // list; none = the kubeconfig's current context). Each connects lazily inside
 // its own timeout, with the global kubectl flags.
 func sweepTargets(g *Globals) ([]sweep.Target, error) {
-	names := splitContexts(g.Kube.Context)
+	names := splitContexts(g.Kube.Context())
 	connectOpts := kube.ConnectOptions{AllNamespaces: g.AllNamespaces}
 	if len(names) <= 1 {
 		name := ""
@@ -149,7 +148,7 @@ func sweepTargets(g *Globals) ([]sweep.Target, error) {
 			continue
 		}
 		seen[name] = true
-		flags := flagsForContext(g.Kube, name)
+		flags := g.Kube.WithContext(name)
 		targets = append(targets, sweep.ConnectTarget(name, func(ctx context.Context) (*kube.Clients, error) {
 			return kube.Connect(ctx, flags, connectOpts)
 		}))
@@ -158,29 +157,12 @@ func sweepTargets(g *Globals) ([]sweep.Target, error) {
 }
 
 // splitContexts reads --context as a comma list; empty entries are dropped.
-func splitContexts(flag *string) []string {
-	if flag == nil {
-		return nil
-	}
+func splitContexts(flag string) []string {
 	var out []string
-	for _, s := range strings.Split(*flag, ",") {
+	for _, s := range strings.Split(flag, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
 	}
 	return out
-}
-
-// flagsForContext copies the kubectl flags with --context set to one name.
-// (ConfigFlags caches its loader, so each context needs its own value.)
-func flagsForContext(src *genericclioptions.ConfigFlags, context string) *genericclioptions.ConfigFlags {
-	f := genericclioptions.NewConfigFlags(true)
-	f.KubeConfig, f.ClusterName, f.AuthInfoName, f.Namespace = src.KubeConfig, src.ClusterName, src.AuthInfoName, src.Namespace
-	f.APIServer, f.TLSServerName, f.Insecure = src.APIServer, src.TLSServerName, src.Insecure
-	f.CertFile, f.KeyFile, f.CAFile, f.BearerToken = src.CertFile, src.KeyFile, src.CAFile, src.BearerToken
-	f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup, f.ImpersonateUserExtra = src.Impersonate, src.ImpersonateUID, src.ImpersonateGroup, src.ImpersonateUserExtra
-	f.Username, f.Password, f.Timeout, f.DisableCompression = src.Username, src.Password, src.Timeout, src.DisableCompression
-	f.CacheDir, f.ProxyURL = src.CacheDir, src.ProxyURL
-	f.Context = &context
-	return f
 }

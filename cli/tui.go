@@ -27,7 +27,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 	}
 	s := newSession(ctx, g, imageconfig.New(imageconfig.Options{}))
 	s.connect = func(ctx context.Context, name string) (*kube.Clients, error) {
-		return kube.Connect(ctx, flagsForContext(g.Kube, name), kube.ConnectOptions{AllNamespaces: g.AllNamespaces})
+		return kube.Connect(ctx, g.Kube.WithContext(name), kube.ConnectOptions{AllNamespaces: g.AllNamespaces})
 	}
 	s.contexts = kubeconfigContexts(g)
 	s.tuneMemory = true
@@ -52,8 +52,8 @@ func runDemoTUI(ctx context.Context, g *Globals) error {
 	s.demo = true
 	s.execVia = d.Transports()
 	ns := ""
-	if g.Kube.Namespace != nil && *g.Kube.Namespace != "" {
-		ns = *g.Kube.Namespace
+	if g.Kube.Namespace() != "" {
+		ns = g.Kube.Namespace()
 	}
 	s.start(d.Clients, ns)
 	defer s.stop()

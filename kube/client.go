@@ -14,7 +14,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -87,21 +86,21 @@ type ConnectOptions struct {
 
 // Connect builds clients from kubectl-style flags and proves, within the
 // request timeout, that the server answers and accepts the credentials.
-func Connect(ctx context.Context, flags *genericclioptions.ConfigFlags, opts ConnectOptions) (*Clients, error) {
+func Connect(ctx context.Context, flags *ConfigFlags, opts ConnectOptions) (*Clients, error) {
 	loader := flags.ToRawKubeConfigLoader()
 	raw, err := loader.RawConfig()
 	if err != nil {
 		return nil, &ConnectError{Reason: "cannot load kubeconfig " + kubeconfigPath(flags), Err: err}
 	}
 	c := &Clients{Context: raw.CurrentContext, AllNamespaces: opts.AllNamespaces}
-	if flags.Context != nil && *flags.Context != "" {
-		c.Context = *flags.Context
+	if flags.Context() != "" {
+		c.Context = flags.Context()
 	}
 	if kctx, ok := raw.Contexts[c.Context]; ok {
 		c.Cluster = kctx.Cluster
 	}
-	if flags.ClusterName != nil && *flags.ClusterName != "" {
-		c.Cluster = *flags.ClusterName
+	if name := flags.Overrides.Context.Cluster; name != "" {
+		c.Cluster = name
 	}
 	if cl, ok := raw.Clusters[c.Cluster]; ok {
 		c.Server = cl.Server
@@ -111,7 +110,7 @@ func Connect(ctx context.Context, flags *genericclioptions.ConfigFlags, opts Con
 			return nil, &ConnectError{Context: c.Context, Reason: "context not found in kubeconfig " + kubeconfigPath(flags)}
 		}
 	}
-	if len(raw.Clusters) == 0 && (flags.APIServer == nil || *flags.APIServer == "") && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
+	if len(raw.Clusters) == 0 && flags.Overrides.ClusterInfo.Server == "" && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
 		return nil, &ConnectError{Reason: "no cluster configured: kubeconfig " + kubeconfigPath(flags) + " is missing or empty (set KUBECONFIG or --kubeconfig, or try --demo)"}
 	}
 	cfg, err := flags.ToRESTConfig()
@@ -216,9 +215,9 @@ func (c *Clients) classify(ctx context.Context, err error) error {
 	return ce
 }
 
-func kubeconfigPath(flags *genericclioptions.ConfigFlags) string {
-	if flags.KubeConfig != nil && *flags.KubeConfig != "" {
-		return *flags.KubeConfig
+func kubeconfigPath(flags *ConfigFlags) string {
+	if flags.KubeConfig != "" {
+		return flags.KubeConfig
 	}
 	if env := os.Getenv("KUBECONFIG"); env != "" {
 		return env

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sandscope/sandscope/kube"
@@ -335,8 +334,8 @@ func TestStopAndStartAPIServerKeepsPortAndData(t *testing.T) {
 // naming the context and server.
 func TestKubeconfigWithKubectlStyleConnect(t *testing.T) {
 	c := kubetest.Get(t)
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig = &c.Kubeconfig
+	flags := kube.NewConfigFlags()
+	flags.KubeConfig = c.Kubeconfig
 	clients, err := kube.Connect(kubetest.Context(t), flags, kube.ConnectOptions{})
 	if err != nil {
 		t.Fatalf("kube.Connect with the test kubeconfig: %v", err)
@@ -356,8 +355,8 @@ func TestKubeconfigWithKubectlStyleConnect(t *testing.T) {
 	if err := clientcmd.WriteToFile(*raw, wrong); err != nil {
 		t.Fatal(err)
 	}
-	flags = genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig = &wrong
+	flags = kube.NewConfigFlags()
+	flags.KubeConfig = wrong
 	_, err = kube.Connect(kubetest.Context(t), flags, kube.ConnectOptions{})
 	var ce *kube.ConnectError
 	if !errors.As(err, &ce) {
