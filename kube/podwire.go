@@ -1,0 +1,1185 @@
+package kube
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// Pods come from the server as protobuf. The generated decoder builds a
+// whole corev1.Pod (about 1.2 KB of structs before any string, plus
+// managedFields, env, volumes...) that model.SlimPodSharing then reduces to
+// the few fields the model keeps. With tens of thousands of Pods that
+// garbage, allocated between the long-lived slim Pods, fragments the heap:
+// resident memory was about twice the live heap. This file reads the
+// protobuf bytes straight into *model.Pod, as batchsandboxes.go does for
+// BatchSandboxes from JSON: what the model keeps is allocated, everything
+// else is skipped without being allocated. The result is the Pod
+// SlimPodSharing makes of the same bytes decoded the ordinary way
+// (podwire_test.go checks it field by field, down to nil against empty).
+//
+// Protobuf merges a message field that occurs twice, appends to repeated
+// fields and lets the last scalar win; the generated decoder does the same
+// and so does this one, so that even concatenated messages decode alike.
+
+// Field numbers, from the generated.proto files of k8s.io/api v0.37.2
+// (core/v1) and k8s.io/apimachinery v0.37.2 (pkg/apis/meta/v1,
+// pkg/runtime). Only the fields read are named; every other one is skipped.
+const (
+	// k8s.io.api.core.v1.Pod
+	podMetadata protowire.Number = 1
+	podSpec     protowire.Number = 2
+	podStatus   protowire.Number = 3
+
+	// k8s.io.api.core.v1.PodList
+	podListMetadata protowire.Number = 1
+	podListItems    protowire.Number = 2
+
+	// k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta
+	metaName                       protowire.Number = 1
+	metaNamespace                  protowire.Number = 3
+	metaUID                        protowire.Number = 5
+	metaResourceVersion            protowire.Number = 6
+	metaCreationTimestamp          protowire.Number = 8
+	metaDeletionTimestamp          protowire.Number = 9
+	metaDeletionGracePeriodSeconds protowire.Number = 10
+	metaLabels                     protowire.Number = 11
+	metaOwnerReferences            protowire.Number = 13
+	metaFinalizers                 protowire.Number = 14
+
+	// A map<K, V> field is a repeated message of these two fields.
+	mapEntryKey   protowire.Number = 1
+	mapEntryValue protowire.Number = 2
+
+	// k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference
+	ownerKind       protowire.Number = 1
+	ownerName       protowire.Number = 3
+	ownerAPIVersion protowire.Number = 5
+
+	// k8s.io.api.core.v1.PodSpec
+	specContainers                    protowire.Number = 2
+	specRestartPolicy                 protowire.Number = 3
+	specTerminationGracePeriodSeconds protowire.Number = 4
+	specNodeName                      protowire.Number = 10
+	specHostNetwork                   protowire.Number = 11
+
+	// k8s.io.api.core.v1.Container
+	containerName          protowire.Number = 1
+	containerImage         protowire.Number = 2
+	containerCommand       protowire.Number = 3
+	containerArgs          protowire.Number = 4
+	containerResources     protowire.Number = 8
+	containerLivenessProbe protowire.Number = 10
+
+	// k8s.io.api.core.v1.ResourceRequirements
+	resourcesLimits protowire.Number = 1
+
+	// k8s.io.api.core.v1.PodStatus
+	statusPhase                 protowire.Number = 1
+	statusConditions            protowire.Number = 2
+	statusMessage               protowire.Number = 3
+	statusReason                protowire.Number = 4
+	statusPodIP                 protowire.Number = 6
+	statusStartTime             protowire.Number = 7
+	statusContainerStatuses     protowire.Number = 8
+	statusInitContainerStatuses protowire.Number = 10
+	statusPodIPs                protowire.Number = 12
+
+	// k8s.io.api.core.v1.PodCondition
+	conditionType               protowire.Number = 1
+	conditionStatus             protowire.Number = 2
+	conditionLastTransitionTime protowire.Number = 4
+	conditionReason             protowire.Number = 5
+	conditionMessage            protowire.Number = 6
+
+	// k8s.io.api.core.v1.ContainerStatus
+	cstatusName         protowire.Number = 1
+	cstatusState        protowire.Number = 2
+	cstatusLastState    protowire.Number = 3
+	cstatusReady        protowire.Number = 4
+	cstatusRestartCount protowire.Number = 5
+	cstatusImage        protowire.Number = 6
+	cstatusImageID      protowire.Number = 7
+
+	// k8s.io.api.core.v1.ContainerState
+	stateTerminated protowire.Number = 3
+
+	// k8s.io.api.core.v1.ContainerStateTerminated
+	terminatedExitCode protowire.Number = 1
+
+	// k8s.io.api.core.v1.PodIP
+	podIPIP protowire.Number = 1
+
+	// k8s.io.apimachinery.pkg.runtime.Unknown
+	unknownTypeMeta protowire.Number = 1
+	unknownRaw      protowire.Number = 2
+
+	// k8s.io.apimachinery.pkg.runtime.TypeMeta
+	typeMetaAPIVersion protowire.Number = 1
+	typeMetaKind       protowire.Number = 2
+
+	// k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent
+	watchEventType   protowire.Number = 1
+	watchEventObject protowire.Number = 2
+
+	// k8s.io.apimachinery.pkg.runtime.RawExtension
+	rawExtensionRaw protowire.Number = 1
+)
+
+// protobufMagic starts every object the protobuf serializer writes
+// (k8s.io/apimachinery/pkg/runtime/serializer/protobuf), before the
+// runtime.Unknown that wraps it.
+const protobufMagic = "k8s\x00"
+
+// decodeEnvelope reads an object as the protobuf serializer writes it: the
+// magic, then a runtime.Unknown whose typeMeta names the object and whose
+// raw holds its message. raw aliases data. As the serializer does,
+// contentEncoding and contentType are ignored.
+func decodeEnvelope(data []byte) (apiVersion, kind string, raw []byte, err error) {
+	if len(data) < len(protobufMagic) || string(data[:len(protobufMagic)]) != protobufMagic {
+		return "", "", nil, fmt.Errorf("decoding a protobuf envelope: no %q prefix", protobufMagic)
+	}
+	body := data[len(protobufMagic):]
+	if len(body) == 0 {
+		return "", "", nil, errors.New("decoding a protobuf envelope: empty body")
+	}
+	var av, k []byte
+	r := fieldReader{msg: body}
+	var f field
+	for r.next(&f) {
+		switch f.num {
+		case unknownTypeMeta:
+			err = f.message("typeMeta", func(b []byte) error { return decodeTypeMeta(b, &av, &k) })
+		case unknownRaw:
+			raw, err = f.bytes()
+		}
+		if err != nil {
+			return "", "", nil, fmt.Errorf("decoding a protobuf envelope: %w", err)
+		}
+	}
+	if r.err != nil {
+		return "", "", nil, fmt.Errorf("decoding a protobuf envelope: %w", r.err)
+	}
+	// Interned: a stream repeats a handful of them, and they must not
+	// alias data.
+	return model.Intern(viewString(av)), model.Intern(viewString(k)), raw, nil
+}
+
+func decodeTypeMeta(b []byte, apiVersion, kind *[]byte) error {
+	r := fieldReader{msg: b}
+	var f field
+	var err error
+	for r.next(&f) {
+		switch f.num {
+		case typeMetaAPIVersion:
+			*apiVersion, err = f.bytes()
+		case typeMetaKind:
+			*kind, err = f.bytes()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return r.err
+}
+
+// decodeWatchEvent reads one frame of a protobuf watch stream (the frame's
+// contents, after its 4-byte length): a metav1.WatchEvent, written by the
+// apiserver with the stream serializer, which is the raw one (no magic, no
+// runtime.Unknown: see serializer.newSerializersForScheme and the
+// apiserver's watchEncoder). Its object is the event's object as the
+// ordinary serializer writes it, enveloped: decode it with decodeEnvelope
+// (a Pod; a Status for ERROR; a Pod with only metadata for BOOKMARK).
+// objectEnvelope aliases frame. A frame that is itself enveloped is read
+// too, though the apiserver does not send one: the magic cannot start a
+// WatchEvent, so the two cannot be confused.
+//
+// The type is checked as client-go's watch decoder checks it.
+func decodeWatchEvent(frame []byte) (eventType string, objectEnvelope []byte, err error) {
+	msg := frame
+	if len(frame) >= len(protobufMagic) && string(frame[:len(protobufMagic)]) == protobufMagic {
+		if _, _, msg, err = decodeEnvelope(frame); err != nil {
+			return "", nil, fmt.Errorf("decoding a watch event: %w", err)
+		}
+	}
+	var typ []byte
+	r := fieldReader{msg: msg}
+	var f field
+	for r.next(&f) {
+		switch f.num {
+		case watchEventType:
+			typ, err = f.bytes()
+		case watchEventObject:
+			err = f.message("object", func(b []byte) error { return decodeRawExtension(b, &objectEnvelope) })
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("decoding a watch event: %w", err)
+		}
+	}
+	if r.err != nil {
+		return "", nil, fmt.Errorf("decoding a watch event: %w", r.err)
+	}
+	t, ok := knownEventType(typ)
+	if !ok {
+		return "", nil, fmt.Errorf("decoding a watch event: invalid type %q", typ)
+	}
+	return t, objectEnvelope, nil
+}
+
+// knownEventType returns the watch event type b names, as the constant
+// (not a copy of b), and whether it is one client-go accepts.
+func knownEventType(b []byte) (string, bool) {
+	for _, t := range [...]watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Error, watch.Bookmark} {
+		if string(b) == string(t) {
+			return string(t), true
+		}
+	}
+	return "", false
+}
+
+func decodeRawExtension(b []byte, raw *[]byte) error {
+	r := fieldReader{msg: b}
+	var f field
+	var err error
+	for r.next(&f) {
+		if f.num == rawExtensionRaw {
+			if *raw, err = f.bytes(); err != nil {
+				return err
+			}
+		}
+	}
+	return r.err
+}
+
+// decodePodList reads a PodList message (the raw of its envelope) into
+// model Pods and the list's metadata: what a list object for client-go's
+// reflector needs. The reflector takes the list's resourceVersion from the
+// ListMeta and never reads its items' (the model's ObjectMeta has none), so
+// they are not copied out.
+func decodePodList(data []byte, lists *model.StringLists) ([]*model.Pod, metav1.ListMeta, error) {
+	var meta metav1.ListMeta
+	n := 0
+	r := fieldReader{msg: data}
+	var f field
+	for r.next(&f) {
+		var err error
+		switch f.num {
+		case podListMetadata:
+			// Merged into meta, as the generated decoder does.
+			err = f.message("metadata", meta.Unmarshal)
+		case podListItems:
+			if _, err = f.bytes(); err != nil {
+				err = fmt.Errorf("items[%d]: %w", n, err)
+			}
+			n++
+		}
+		if err != nil {
+			return nil, metav1.ListMeta{}, fmt.Errorf("decoding a PodList: %w", err)
+		}
+	}
+	if r.err != nil {
+		return nil, metav1.ListMeta{}, fmt.Errorf("decoding a PodList: %w", r.err)
+	}
+	// Counted first, so the items are allocated at their final size. The
+	// second reading cannot fail where the first did not.
+	items := make([]*model.Pod, 0, n)
+	r = fieldReader{msg: data}
+	for r.next(&f) {
+		if f.num != podListItems {
+			continue
+		}
+		p, _, err := decodePodMessage(f.b, lists)
+		if err != nil {
+			return nil, metav1.ListMeta{}, fmt.Errorf("decoding a PodList: items[%d]: %w", len(items), err)
+		}
+		items = append(items, p)
+	}
+	return items, meta, nil
+}
+
+// decodePod reads a Pod message (the raw of its envelope) into the Pod
+// model.SlimPodSharing(pod, lists) makes of it, and returns its
+// resourceVersion beside it, which the model does not keep but a watch's
+// reflector reads from each event.
+func decodePod(data []byte, lists *model.StringLists) (*model.Pod, string, error) {
+	p, rv, err := decodePodMessage(data, lists)
+	if err != nil {
+		return nil, "", err
+	}
+	return p, string(rv), nil
+}
+
+// decodePodMessage is decodePod with the resourceVersion aliasing data, for
+// callers that do not keep it.
+func decodePodMessage(data []byte, lists *model.StringLists) (*model.Pod, []byte, error) {
+	w := podWire{lists: lists}
+	r := fieldReader{msg: data}
+	var f field
+	for r.next(&f) {
+		var err error
+		switch f.num {
+		case podMetadata:
+			err = f.message("metadata", w.readMeta)
+		case podSpec:
+			err = f.message("spec", w.readSpec)
+		case podStatus:
+			err = f.message("status", w.readStatus)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("decoding a Pod: %w", err)
+		}
+	}
+	if r.err != nil {
+		return nil, nil, fmt.Errorf("decoding a Pod: %w", r.err)
+	}
+	p, err := w.build()
+	if err != nil {
+		return nil, nil, fmt.Errorf("decoding a Pod: %w", err)
+	}
+	return p, w.resourceVersion, nil
+}
+
+// podWire is a Pod read off the wire, before it becomes a model.Pod: the
+// scalars the model keeps, as byte slices of the input until they are
+// known to be the last of their field, and the raw messages of the
+// repeated fields. Those are decoded once the whole Pod is read: a
+// container's memory limit is kept only when its status (which comes after
+// the spec) says it ended, which init statuses and conditions are kept is
+// known only from their contents, and every slice is allocated at its final
+// size. Times and probes are decoded as they come: the model keeps them.
+type podWire struct {
+	lists *model.StringLists
+
+	// metadata
+	name, namespace, uid, resourceVersion []byte
+	creationTimestamp                     metav1.Time
+	deletionTimestamp                     *metav1.Time
+	deletionGrace                         optionalInt64
+	labels, owners, finalizers            rawList
+
+	// spec
+	nodeName, restartPolicy []byte
+	hostNetwork             bool
+	terminationGrace        optionalInt64
+	containers              rawList
+
+	// status
+	phase, podIP, reason, message []byte
+	startTime                     *metav1.Time
+	conditions, podIPs            rawList
+	statuses, initStatuses        rawList
+}
+
+// optionalInt64 is an *int64 field, allocated only once the last of its
+// occurrences is read.
+type optionalInt64 struct {
+	set bool
+	v   int64
+}
+
+func (o optionalInt64) ptr() *int64 {
+	if !o.set {
+		return nil
+	}
+	v := o.v
+	return &v
+}
+
+func (w *podWire) readMeta(b []byte) error {
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		var err error
+		switch f.num {
+		case metaName:
+			w.name, err = f.bytes()
+		case metaNamespace:
+			w.namespace, err = f.bytes()
+		case metaUID:
+			w.uid, err = f.bytes()
+		case metaResourceVersion:
+			w.resourceVersion, err = f.bytes()
+		case metaCreationTimestamp:
+			err = f.message("creationTimestamp", w.creationTimestamp.Unmarshal)
+		case metaDeletionTimestamp:
+			if w.deletionTimestamp == nil {
+				w.deletionTimestamp = &metav1.Time{}
+			}
+			err = f.message("deletionTimestamp", w.deletionTimestamp.Unmarshal)
+		case metaDeletionGracePeriodSeconds:
+			err = f.setInt64(&w.deletionGrace)
+		case metaLabels:
+			err = f.repeated(&w.labels)
+		case metaOwnerReferences:
+			err = f.repeated(&w.owners)
+		case metaFinalizers:
+			err = f.repeated(&w.finalizers)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return r.err
+}
+
+func (w *podWire) readSpec(b []byte) error {
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		var err error
+		switch f.num {
+		case specContainers:
+			err = f.repeated(&w.containers)
+		case specRestartPolicy:
+			w.restartPolicy, err = f.bytes()
+		case specTerminationGracePeriodSeconds:
+			err = f.setInt64(&w.terminationGrace)
+		case specNodeName:
+			w.nodeName, err = f.bytes()
+		case specHostNetwork:
+			w.hostNetwork, err = f.bool()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return r.err
+}
+
+func (w *podWire) readStatus(b []byte) error {
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		var err error
+		switch f.num {
+		case statusPhase:
+			w.phase, err = f.bytes()
+		case statusConditions:
+			err = f.repeated(&w.conditions)
+		case statusMessage:
+			w.message, err = f.bytes()
+		case statusReason:
+			w.reason, err = f.bytes()
+		case statusPodIP:
+			w.podIP, err = f.bytes()
+		case statusStartTime:
+			if w.startTime == nil {
+				w.startTime = &metav1.Time{}
+			}
+			err = f.message("startTime", w.startTime.Unmarshal)
+		case statusContainerStatuses:
+			err = f.repeated(&w.statuses)
+		case statusInitContainerStatuses:
+			err = f.repeated(&w.initStatuses)
+		case statusPodIPs:
+			err = f.repeated(&w.podIPs)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return r.err
+}
+
+// build makes the model.Pod, as SlimPodSharing does (model/pod.go): the
+// container statuses first, since the containers' memory limits depend on
+// them.
+func (w *podWire) build() (*model.Pod, error) {
+	statuses, err := w.containerStatuses(&w.statuses)
+	if err != nil {
+		return nil, fmt.Errorf("status: containerStatuses%w", err)
+	}
+	containers, err := w.slimContainers(statuses)
+	if err != nil {
+		return nil, fmt.Errorf("spec: containers%w", err)
+	}
+	inits, err := w.slimInitStatuses()
+	if err != nil {
+		return nil, fmt.Errorf("status: initContainerStatuses%w", err)
+	}
+	conditions, err := w.slimConditions()
+	if err != nil {
+		return nil, fmt.Errorf("status: conditions%w", err)
+	}
+	podIPs, err := w.slimPodIPs()
+	if err != nil {
+		return nil, fmt.Errorf("status: podIPs%w", err)
+	}
+	owners, err := w.ownerRefs()
+	if err != nil {
+		return nil, fmt.Errorf("metadata: ownerReferences%w", err)
+	}
+	labels, err := w.slimLabels(owners)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: labels%w", err)
+	}
+	p := &model.Pod{
+		ObjectMeta: model.ObjectMeta{
+			Name:                       string(w.name),
+			Namespace:                  internBytes(w.namespace),
+			UID:                        types.UID(w.uid),
+			OwnerReferences:            owners,
+			CreationTimestamp:          w.creationTimestamp,
+			DeletionTimestamp:          w.deletionTimestamp,
+			DeletionGracePeriodSeconds: w.deletionGrace.ptr(),
+			Finalizers:                 shareStrings(w.lists, &w.finalizers),
+			Labels:                     labels,
+		},
+		Spec: model.PodSpec{
+			NodeName:    internBytes(w.nodeName),
+			HostNetwork: w.hostNetwork,
+			// Interned where SlimPodSharing keeps the decoder's copy: one of
+			// a few constants, so interning saves a string a Pod.
+			RestartPolicy:                 corev1.RestartPolicy(internBytes(w.restartPolicy)),
+			TerminationGracePeriodSeconds: w.terminationGrace.ptr(),
+			Containers:                    containers,
+		},
+		Status: model.PodStatus{
+			Phase:             corev1.PodPhase(internBytes(w.phase)),
+			PodIP:             string(w.podIP),
+			StartTime:         w.startTime,
+			Conditions:        conditions,
+			ContainerStatuses: statuses,
+		},
+	}
+	if len(w.reason) > 0 || len(w.message) > 0 || podIPs != nil || inits != nil {
+		p.Status.Rare = &model.RarePodStatus{Reason: string(w.reason), Message: string(w.message), PodIPs: podIPs, InitContainerStatuses: inits}
+	}
+	return p, nil
+}
+
+// containerStatuses decodes every status of l (slimStatuses keeps them all).
+// Errors start with the index, for the caller to prefix the field's name.
+func (w *podWire) containerStatuses(l *rawList) ([]model.ContainerStatus, error) {
+	if l.len() == 0 {
+		return nil, nil
+	}
+	out := make([]model.ContainerStatus, l.len())
+	for i := range out {
+		if err := decodeContainerStatus(l.at(i), &out[i]); err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// decodeContainerStatus fills s, as slimStatuses makes one of a
+// corev1.ContainerStatus. The current state is kept whole, of the last
+// state only the termination.
+func decodeContainerStatus(b []byte, s *model.ContainerStatus) error {
+	var name, image, imageID []byte
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		var err error
+		switch f.num {
+		case cstatusName:
+			name, err = f.bytes()
+		case cstatusState:
+			err = f.message("state", s.State.Unmarshal)
+		case cstatusLastState:
+			err = f.message("lastState", func(b []byte) error { return decodeLastTermination(b, &s.LastTerminationState.Terminated) })
+		case cstatusReady:
+			s.Ready, err = f.bool()
+		case cstatusRestartCount:
+			var v uint64
+			v, err = f.varint()
+			s.RestartCount = int32(v) // int32 fields are sign-extended varints
+		case cstatusImage:
+			image, err = f.bytes()
+		case cstatusImageID:
+			imageID, err = f.bytes()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	s.Name, s.Image, s.ImageID = internBytes(name), internBytes(image), internBytes(imageID)
+	return nil
+}
+
+// decodeLastTermination reads a ContainerState for its terminated field
+// only (TerminationState keeps no more), merging into *t as the generated
+// decoder merges repeated occurrences.
+func decodeLastTermination(b []byte, t **corev1.ContainerStateTerminated) error {
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		if f.num != stateTerminated {
+			continue
+		}
+		if *t == nil {
+			*t = &corev1.ContainerStateTerminated{}
+		}
+		if err := f.message("terminated", (*t).Unmarshal); err != nil {
+			return err
+		}
+	}
+	return r.err
+}
+
+// slimContainers decodes the spec's containers as model.slimContainers
+// keeps them: a memory limit only for a container that ended.
+func (w *podWire) slimContainers(statuses []model.ContainerStatus) ([]model.Container, error) {
+	if w.containers.len() == 0 {
+		return nil, nil
+	}
+	out := make([]model.Container, w.containers.len())
+	for i := range out {
+		if err := w.decodeContainer(w.containers.at(i), statuses, &out[i]); err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+func (w *podWire) decodeContainer(b []byte, statuses []model.ContainerStatus, c *model.Container) error {
+	var name, image []byte
+	var command, args rawList
+	var memory memoryLimit
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		var err error
+		switch f.num {
+		case containerName:
+			name, err = f.bytes()
+		case containerImage:
+			image, err = f.bytes()
+		case containerCommand:
+			err = f.repeated(&command)
+		case containerArgs:
+			err = f.repeated(&args)
+		case containerResources:
+			err = f.message("resources", memory.read)
+		case containerLivenessProbe:
+			if c.LivenessProbe == nil {
+				c.LivenessProbe = &corev1.Probe{}
+			}
+			err = f.message("livenessProbe", c.LivenessProbe.Unmarshal)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	c.Name, c.Image = internBytes(name), internBytes(image)
+	c.Command, c.Args = shareStrings(w.lists, &command), shareStrings(w.lists, &args)
+	if memory.set && containerEnded(statuses, c.Name) {
+		// As the generated decoder makes a map value: a zero Quantity when
+		// the entry has none.
+		q := &resource.Quantity{}
+		if err := q.Unmarshal(memory.value); err != nil {
+			return fmt.Errorf("resources: limits[memory]: %w", err)
+		}
+		c.MemoryLimit = q
+	}
+	return nil
+}
+
+// containerEnded is model.hasEnded over the statuses already decoded: the
+// container restarted or terminated, so restart forensics will want its
+// memory limit.
+func containerEnded(statuses []model.ContainerStatus, name string) bool {
+	for i := range statuses {
+		if s := &statuses[i]; s.Name == name {
+			return s.RestartCount > 0 || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil
+		}
+	}
+	return false
+}
+
+// memoryLimit is the raw Quantity of a container's memory limit: the last
+// limits entry keyed "memory" across the resources read (the generated
+// decoder merges repeated resources into one map).
+type memoryLimit struct {
+	set   bool
+	value []byte // nil: the entry had no value
+}
+
+// read reads one ResourceRequirements message.
+func (m *memoryLimit) read(b []byte) error {
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		if f.num != resourcesLimits {
+			continue
+		}
+		var key, value []byte
+		if err := f.message("limits", func(b []byte) error { return decodeMapEntry(b, &key, &value) }); err != nil {
+			return err
+		}
+		if string(key) == string(corev1.ResourceMemory) {
+			m.set, m.value = true, value
+		}
+	}
+	return r.err
+}
+
+// decodeMapEntry reads one entry of a map field whose values are strings or
+// messages: a missing key or value stays nil, a repeated one replaces the
+// earlier, as in the generated decoders.
+func decodeMapEntry(b []byte, key, value *[]byte) error {
+	r := fieldReader{msg: b}
+	var f field
+	var err error
+	for r.next(&f) {
+		switch f.num {
+		case mapEntryKey:
+			*key, err = f.bytes()
+		case mapEntryValue:
+			*value, err = f.bytes()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return r.err
+}
+
+// slimInitStatuses is model.slimInitStatuses: nil once every init container
+// completed at its first run, else every status. The check reads the raw
+// statuses, so the usual Pod (all completed) decodes none of them.
+func (w *podWire) slimInitStatuses() ([]model.ContainerStatus, error) {
+	for i := range w.initStatuses.len() {
+		done, err := initCompleted(w.initStatuses.at(i))
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+		if !done {
+			return w.containerStatuses(&w.initStatuses)
+		}
+	}
+	return nil, nil
+}
+
+// initCompleted: the ContainerStatus b is terminated with exit code 0 and
+// never restarted. Its state merges over repeated occurrences as the
+// generated decoder merges them: terminated once seen stays, the last exit
+// code wins.
+func initCompleted(b []byte) (bool, error) {
+	var restarts, exitCode int32
+	terminated := false
+	readTerminated := func(b []byte) error {
+		terminated = true
+		return readExitCode(b, &exitCode)
+	}
+	readState := func(b []byte) error { return forMessages(b, stateTerminated, "terminated", readTerminated) }
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		var err error
+		switch f.num {
+		case cstatusRestartCount:
+			var v uint64
+			v, err = f.varint()
+			restarts = int32(v)
+		case cstatusState:
+			err = f.message("state", readState)
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	if r.err != nil {
+		return false, r.err
+	}
+	return terminated && exitCode == 0 && restarts == 0, nil
+}
+
+func readExitCode(b []byte, exitCode *int32) error {
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		if f.num == terminatedExitCode {
+			v, err := f.varint()
+			if err != nil {
+				return err
+			}
+			*exitCode = int32(v)
+		}
+	}
+	return r.err
+}
+
+// forMessages calls fn with every message of field num (named name) in b.
+func forMessages(b []byte, num protowire.Number, name string, fn func([]byte) error) error {
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		if f.num == num {
+			if err := f.message(name, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return r.err
+}
+
+// slimConditions is model.slimConditions: the kept conditions are counted
+// on the raw messages, then decoded into a slice of that size.
+func (w *podWire) slimConditions() ([]model.PodCondition, error) {
+	n := 0
+	for i := range w.conditions.len() {
+		keep, err := keepCondition(w.conditions.at(i))
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+		if keep {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	out := make([]model.PodCondition, 0, n)
+	for i := range w.conditions.len() {
+		b := w.conditions.at(i)
+		if keep, _ := keepCondition(b); !keep { // read without error above
+			continue
+		}
+		c, err := decodeCondition(b)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// keepCondition is model.keepPodCondition on a raw PodCondition: Ready and
+// DisruptionTarget, and PodScheduled when not True.
+func keepCondition(b []byte) (bool, error) {
+	var typ, status []byte
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		var err error
+		switch f.num {
+		case conditionType:
+			typ, err = f.bytes()
+		case conditionStatus:
+			status, err = f.bytes()
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	if r.err != nil {
+		return false, r.err
+	}
+	switch {
+	case string(typ) == string(corev1.PodReady), string(typ) == string(corev1.DisruptionTarget):
+		return true, nil
+	case string(typ) == string(corev1.PodScheduled):
+		return string(status) != string(corev1.ConditionTrue), nil
+	}
+	return false, nil
+}
+
+func decodeCondition(b []byte) (model.PodCondition, error) {
+	var c model.PodCondition
+	var typ, status, reason, message []byte
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		var err error
+		switch f.num {
+		case conditionType:
+			typ, err = f.bytes()
+		case conditionStatus:
+			status, err = f.bytes()
+		case conditionLastTransitionTime:
+			err = f.message("lastTransitionTime", c.LastTransitionTime.Unmarshal)
+		case conditionReason:
+			reason, err = f.bytes()
+		case conditionMessage:
+			message, err = f.bytes()
+		}
+		if err != nil {
+			return model.PodCondition{}, err
+		}
+	}
+	if r.err != nil {
+		return model.PodCondition{}, r.err
+	}
+	c.Type, c.Status = corev1.PodConditionType(internBytes(typ)), corev1.ConditionStatus(internBytes(status))
+	c.Reason, c.Message = internBytes(reason), string(message)
+	return c, nil
+}
+
+// slimPodIPs is the podIPs SlimPodSharing keeps: none when they only repeat
+// the podIP.
+func (w *podWire) slimPodIPs() ([]corev1.PodIP, error) {
+	n := w.podIPs.len()
+	if n == 0 {
+		return nil, nil
+	}
+	if n == 1 {
+		ip, err := podIPOf(w.podIPs.at(0))
+		if err != nil {
+			return nil, fmt.Errorf("[0]: %w", err)
+		}
+		if string(ip) == string(w.podIP) {
+			return nil, nil
+		}
+	}
+	out := make([]corev1.PodIP, n)
+	for i := range out {
+		if err := out[i].Unmarshal(w.podIPs.at(i)); err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// podIPOf reads a PodIP's ip without copying it.
+func podIPOf(b []byte) ([]byte, error) {
+	var ip []byte
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		if f.num == podIPIP {
+			var err error
+			if ip, err = f.bytes(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ip, r.err
+}
+
+// ownerRefs is model.ownerRefsOf: kind and apiVersion interned, the name
+// copied.
+func (w *podWire) ownerRefs() ([]model.OwnerReference, error) {
+	if w.owners.len() == 0 {
+		return nil, nil
+	}
+	out := make([]model.OwnerReference, w.owners.len())
+	for i := range out {
+		if err := decodeOwnerRef(w.owners.at(i), &out[i]); err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+func decodeOwnerRef(b []byte, o *model.OwnerReference) error {
+	var apiVersion, kind, name []byte
+	r := fieldReader{msg: b}
+	var f field
+	for r.next(&f) {
+		var err error
+		switch f.num {
+		case ownerAPIVersion:
+			apiVersion, err = f.bytes()
+		case ownerKind:
+			kind, err = f.bytes()
+		case ownerName:
+			name, err = f.bytes()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	*o = model.OwnerReference{APIVersion: internBytes(apiVersion), Kind: internBytes(kind), Name: string(name)}
+	return nil
+}
+
+// slimLabels is the LabelsFrom(labels, ownerNames...) of SlimPodSharing,
+// from the raw map entries: the pairs view the input, and
+// model.LabelsFromPairs keeps only interned strings and copies.
+func (w *podWire) slimLabels(owners []model.OwnerReference) (model.Labels, error) {
+	if w.labels.len() == 0 {
+		return model.Labels{}, nil
+	}
+	var pairBuf [8]model.LabelPair // scratch; a Pod has a handful of labels
+	pairs := pairBuf[:0]
+	for i := range w.labels.len() {
+		var key, value []byte
+		if err := decodeMapEntry(w.labels.at(i), &key, &value); err != nil {
+			return model.Labels{}, fmt.Errorf("[%d]: %w", i, err)
+		}
+		pairs = append(pairs, model.LabelPair{Key: viewString(key), Value: viewString(value)})
+	}
+	var nameBuf [2]string
+	names := nameBuf[:0]
+	for _, o := range owners {
+		names = append(names, o.Name)
+	}
+	return model.LabelsFromPairs(pairs, names...), nil
+}
+
+// shareStrings is StringLists.Share of a repeated string field: nil when
+// the field is absent, as the generated decoder leaves it. Share interns
+// every string it keeps, and keeps none of its argument's, so the scratch
+// list may view the input.
+func shareStrings(lists *model.StringLists, l *rawList) []string {
+	if l.len() == 0 {
+		return nil
+	}
+	var buf [8]string // scratch, as rawList's
+	ss := buf[:0]
+	for i := range l.len() {
+		ss = append(ss, viewString(l.at(i)))
+	}
+	return lists.Share(ss)
+}
+
+// internBytes interns the string b holds. model.Intern copies a string the
+// first time it sees it (unique.Make clones), so viewing b without a copy
+// costs nothing on the strings the fleet repeats.
+func internBytes(b []byte) string { return model.Intern(viewString(b)) }
+
+// viewString is b as a string, without copying: only for strings that are
+// compared or interned and then dropped, never kept, since b belongs to a
+// buffer its owner reuses.
+func viewString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// rawList collects the raw values of a repeated field, in wire order. The
+// first few sit in the array, so that the usual Pod needs no scratch on
+// the heap (a running Pod has five conditions, a command may have a few
+// more words).
+type rawList struct {
+	n     int
+	first [8][]byte
+	more  [][]byte
+}
+
+func (l *rawList) add(b []byte) {
+	if l.n < len(l.first) {
+		l.first[l.n] = b
+	} else {
+		l.more = append(l.more, b)
+	}
+	l.n++
+}
+
+func (l *rawList) len() int { return l.n }
+
+func (l *rawList) at(i int) []byte {
+	if i < len(l.first) {
+		return l.first[i]
+	}
+	return l.more[i-len(l.first)]
+}
+
+// field is one field of a message as read off the wire: a varint's value,
+// or the contents of a length-delimited field (aliasing the input).
+// Fixed-width and group fields are consumed whole: none of the fields read
+// here has one, so they are skipped as unknown.
+type field struct {
+	num protowire.Number
+	typ protowire.Type
+	u   uint64
+	b   []byte
+}
+
+// fieldReader reads the fields of one message in wire order; err is set
+// when the message is malformed.
+type fieldReader struct {
+	msg []byte
+	err error
+}
+
+// next reads the next field into f, false at the end of the message or on
+// an error.
+func (r *fieldReader) next(f *field) bool {
+	if r.err != nil || len(r.msg) == 0 {
+		return false
+	}
+	num, typ, n := protowire.ConsumeTag(r.msg)
+	if n < 0 {
+		r.err = fmt.Errorf("reading a field tag: %w", protowire.ParseError(n))
+		return false
+	}
+	rest := r.msg[n:]
+	*f = field{num: num, typ: typ}
+	switch typ {
+	case protowire.VarintType:
+		f.u, n = protowire.ConsumeVarint(rest)
+	case protowire.BytesType:
+		f.b, n = protowire.ConsumeBytes(rest)
+	default:
+		n = protowire.ConsumeFieldValue(num, typ, rest)
+	}
+	if n < 0 {
+		r.err = fmt.Errorf("field %d: %w", num, protowire.ParseError(n))
+		return false
+	}
+	r.msg = rest[n:]
+	return true
+}
+
+func (f *field) bytes() ([]byte, error) {
+	if f.typ != protowire.BytesType {
+		return nil, f.wrongType(protowire.BytesType)
+	}
+	return f.b, nil
+}
+
+func (f *field) varint() (uint64, error) {
+	if f.typ != protowire.VarintType {
+		return 0, f.wrongType(protowire.VarintType)
+	}
+	return f.u, nil
+}
+
+func (f *field) bool() (bool, error) {
+	v, err := f.varint()
+	return protowire.DecodeBool(v), err
+}
+
+// setInt64 sets o from an int64 varint field.
+func (f *field) setInt64(o *optionalInt64) error {
+	v, err := f.varint()
+	if err != nil {
+		return err
+	}
+	*o = optionalInt64{set: true, v: int64(v)}
+	return nil
+}
+
+// message calls decode with the contents of a message field, naming the
+// field in its error.
+func (f *field) message(name string, decode func([]byte) error) error {
+	b, err := f.bytes()
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := decode(b); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// repeated adds the contents of a length-delimited field to l.
+func (f *field) repeated(l *rawList) error {
+	b, err := f.bytes()
+	if err != nil {
+		return err
+	}
+	l.add(b)
+	return nil
+}
+
+func (f *field) wrongType(want protowire.Type) error {
+	return fmt.Errorf("field %d: wire type %d, want %d", f.num, f.typ, want)
+}
