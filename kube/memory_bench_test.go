@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -56,12 +55,11 @@ func BenchmarkRetainedMemory(b *testing.B) {
 			fleet.UpsertBatchSandbox(obj.(*model.BatchSandbox))
 		}
 		for _, data := range pods {
-			p := &corev1.Pod{}
-			if err := p.Unmarshal(data); err != nil {
+			p, _, err := decodePod(data, lists) // as podwatch.go reads them
+			if err != nil {
 				b.Fatal(err)
 			}
-			slim := model.SlimPodSharing(p, lists)
-			fleet.UpsertPod(slim)
+			fleet.UpsertPod(p)
 		}
 		fleet.SetStatus(model.SourceStatus{Synced: true})
 		if got := len(fleet.Snapshot().Sandboxes()); got != n {

@@ -200,7 +200,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 
 	ns := w.opts.Namespace
-	w.addFleetWatch("pods", podListWatch(kc, ns), &corev1.Pod{}, w.slimPod, fleetPods(w.fleet), w.podHandler())
+	podLW, podType := podListWatch(kc, ns), runtime.Object(&corev1.Pod{})
+	if cfg != nil {
+		// Decoded straight into the model's type (podwatch.go).
+		if podLW, err = newPodListWatch(cfg, ns, w.lists); err != nil {
+			return err
+		}
+		podType = &versionedPod{}
+	}
+	w.addFleetWatch("pods", podLW, podType, w.slimPod, fleetPods(w.fleet), w.podHandler())
 	if sources.BatchSandbox {
 		var lw cache.ListerWatcher
 		var wireType runtime.Object
@@ -564,8 +572,13 @@ func objectHandler(w *Watcher, upsert func(any), remove func(namespace, name str
 // anything that is not its raw input.
 
 func (w *Watcher) slimPod(obj any) (any, error) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		return model.SlimPodSharing(p, w.lists), nil
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return model.SlimPodSharing(o, w.lists), nil
+	case *versionedPod:
+		// Decoded straight into the model (podwatch.go): the reflector has
+		// read the version, and nothing else will.
+		return o.Pod, nil
 	}
 	return obj, nil
 }

@@ -1,9 +1,13 @@
 package model
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Pod is the part of a corev1.Pod that sandscope reads, and the form the
@@ -136,6 +140,56 @@ type ContainerStatus struct {
 // statuses take the 96-byte size class per container instead of 112.
 type TerminationState struct {
 	Terminated *corev1.ContainerStateTerminated
+}
+
+// GetObjectKind: a slim Pod carries no type information.
+func (p *Pod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject copies everything, so a copy shares nothing mutable (the
+// Labels excepted: they are read only and shared by design).
+func (p *Pod) DeepCopyObject() runtime.Object {
+	if p == nil {
+		return nil
+	}
+	out := *p
+	p.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	if t := p.Spec.TerminationGracePeriodSeconds; t != nil {
+		v := *t
+		out.Spec.TerminationGracePeriodSeconds = &v
+	}
+	if p.Spec.Containers != nil {
+		out.Spec.Containers = make([]Container, len(p.Spec.Containers))
+		for i, c := range p.Spec.Containers {
+			c.Command, c.Args = slices.Clone(c.Command), slices.Clone(c.Args)
+			c.LivenessProbe = c.LivenessProbe.DeepCopy()
+			if c.MemoryLimit != nil {
+				q := c.MemoryLimit.DeepCopy()
+				c.MemoryLimit = &q
+			}
+			out.Spec.Containers[i] = c
+		}
+	}
+	out.Status.StartTime = p.Status.StartTime.DeepCopy()
+	out.Status.Conditions = slices.Clone(p.Status.Conditions)
+	out.Status.ContainerStatuses = copyContainerStatuses(p.Status.ContainerStatuses)
+	if r := p.Status.Rare; r != nil {
+		out.Status.Rare = &RarePodStatus{Reason: r.Reason, Message: r.Message, PodIPs: slices.Clone(r.PodIPs),
+			InitContainerStatuses: copyContainerStatuses(r.InitContainerStatuses)}
+	}
+	return &out
+}
+
+func copyContainerStatuses(in []ContainerStatus) []ContainerStatus {
+	if in == nil {
+		return nil
+	}
+	out := make([]ContainerStatus, len(in))
+	for i := range in {
+		out[i] = in[i]
+		in[i].State.DeepCopyInto(&out[i].State)
+		out[i].LastTerminationState.Terminated = in[i].LastTerminationState.Terminated.DeepCopy()
+	}
+	return out
 }
 
 // HasIP: ip is the Pod's podIP or one of its podIPs.

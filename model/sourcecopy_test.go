@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -102,4 +104,57 @@ func sharedMemory(a, b reflect.Value, path string) []string {
 		}
 	}
 	return out
+}
+
+// fullPod sets every field of a Pod, of its containers and statuses and of
+// its Rare part, so that a copy of it has every pointer and slice to get
+// wrong.
+func fullPod() *Pod {
+	deleted := metav1.NewTime(time.Date(2026, 11, 29, 17, 30, 0, 0, time.UTC))
+	started := metav1.NewTime(time.Date(2026, 11, 29, 17, 21, 0, 0, time.UTC))
+	grace, termGrace := int64(30), int64(60)
+	limit := resource.MustParse("512Mi")
+	status := ContainerStatus{Name: "sandbox", Image: "python:3.12", ImageID: "sha256:ab",
+		State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}},
+		LastTerminationState: TerminationState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}},
+		Ready:                true, RestartCount: 2}
+	return &Pod{
+		ObjectMeta: ObjectMeta{Name: "sbx-a-0", Namespace: "team-rl", UID: "7a2d",
+			CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 17, 20, 0, 0, time.UTC)),
+			DeletionTimestamp: &deleted, DeletionGracePeriodSeconds: &grace,
+			Labels:          LabelsFrom(map[string]string{"app": "rl"}),
+			OwnerReferences: []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}},
+			Finalizers:      []string{"f"}},
+		Spec: PodSpec{NodeName: "node-1", HostNetwork: true, RestartPolicy: corev1.RestartPolicyAlways,
+			TerminationGracePeriodSeconds: &termGrace,
+			Containers: []Container{{Name: "sandbox", Image: "python:3.12", Command: []string{"/bin/sh"}, Args: []string{"-c", "x"},
+				LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 5},
+				MemoryLimit:   &limit}}},
+		Status: PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.7", StartTime: &started,
+			Conditions:        []PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}},
+			ContainerStatuses: []ContainerStatus{status},
+			Rare: &RarePodStatus{Reason: "Evicted", Message: "m", PodIPs: []corev1.PodIP{{IP: "10.0.0.7"}, {IP: "fd00::7"}},
+				InitContainerStatuses: []ContainerStatus{status}}},
+	}
+}
+
+// The reflector's list hands Pods on as runtime.Objects; a copy must share
+// nothing that can be written through.
+func TestPodDeepCopySharesNothing(t *testing.T) {
+	p := fullPod()
+	for _, v := range []reflect.Value{reflect.ValueOf(*p), reflect.ValueOf(p.Spec), reflect.ValueOf(p.Spec.Containers[0]),
+		reflect.ValueOf(p.Status), reflect.ValueOf(p.Status.ContainerStatuses[0]), reflect.ValueOf(*p.Status.Rare)} {
+		for i := range v.NumField() {
+			if v.Field(i).IsZero() {
+				t.Fatalf("the fixture leaves %s.%s empty, so its copy goes untested", v.Type().Name(), v.Type().Field(i).Name)
+			}
+		}
+	}
+	c := p.DeepCopyObject().(*Pod)
+	if !reflect.DeepEqual(p, c) {
+		t.Fatalf("copy differs:\n%+v\n%+v", p, c)
+	}
+	for _, where := range sharedMemory(reflect.ValueOf(p), reflect.ValueOf(c), "Pod") {
+		t.Errorf("the copy shares %s with the original", where)
+	}
 }
