@@ -14,25 +14,27 @@ func gcPercent() int {
 	return p
 }
 
-func TestTuneMemoryAfterSync(t *testing.T) {
+func TestTuneMemoryForWatch(t *testing.T) {
 	defer debug.SetGCPercent(gcPercent())
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
 	synced := func(context.Context) error { return nil }
-	failed := func(context.Context) error { return errors.New("context canceled") }
+	var ratioWhileLoading int
+	loading := func(context.Context) error { ratioWhileLoading = gcPercent(); return errors.New("context canceled") }
 
-	tuneMemoryAfterSync(context.Background(), failed)
-	if got := gcPercent(); got != 100 {
-		t.Fatalf("before a sync: GC percent %d, want Go's default 100", got)
+	debug.SetGCPercent(100)
+	tuneMemoryForWatch(context.Background(), loading)
+	if ratioWhileLoading != watchGCPercent {
+		t.Fatalf("while loading: GC percent %d, want %d", ratioWhileLoading, watchGCPercent)
 	}
-	tuneMemoryAfterSync(context.Background(), synced)
-	if got := gcPercent(); got != steadyGCPercent {
-		t.Fatalf("after the sync: GC percent %d, want %d", got, steadyGCPercent)
+	tuneMemoryForWatch(context.Background(), synced)
+	if got := gcPercent(); got != watchGCPercent {
+		t.Fatalf("after the sync: GC percent %d, want %d", got, watchGCPercent)
 	}
 
 	debug.SetGCPercent(100)
 	t.Setenv("GOGC", "200")
-	tuneMemoryAfterSync(context.Background(), synced)
+	tuneMemoryForWatch(context.Background(), synced)
 	if got := gcPercent(); got != 100 {
 		t.Fatalf("with GOGC set: GC percent changed to %d", got)
 	}

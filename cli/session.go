@@ -80,7 +80,7 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	})
 	go func() { _ = w.Run(ctx) }()
 	if s.tuneMemory {
-		go tuneMemoryAfterSync(ctx, w.WaitForSync)
+		go tuneMemoryForWatch(ctx, w.WaitForSync)
 	}
 	transports := s.execVia
 	if transports == nil {
