@@ -45,11 +45,12 @@ var (
 	idleFor   = flag.Duration("idle", 10*time.Second, "idle-CPU window (the issue's figure is over 60s)")
 	// Profiles of sandscope's own phases only (go test's -cpuprofile would
 	// mostly show the simulator loading the cluster).
-	startProfile = flag.String("startprofile", "", "write a CPU profile of start-up (watcher start to first frame) to this file")
-	heapProfile  = flag.String("heapprofile", "", "write a heap profile after sync to this file")
-	churnProfile = flag.String("churnprofile", "", "write a CPU profile of the event-to-screen churn window to this file")
-	binProfile   = flag.String("binaryprofile", "", "write a CPU profile of the sandscope binary's whole run (start, sync, idle) to this file")
-	idleProfile  = flag.String("idleprofile", "", "write a CPU profile of the idle window with the TUI running to this file")
+	startProfile   = flag.String("startprofile", "", "write a CPU profile of start-up (watcher start to first frame) to this file")
+	heapProfile    = flag.String("heapprofile", "", "write a heap profile after sync to this file")
+	churnProfile   = flag.String("churnprofile", "", "write a CPU profile of the event-to-screen churn window to this file")
+	binProfile     = flag.String("binaryprofile", "", "write a CPU profile of the sandscope binary's whole run (start, sync, idle) to this file")
+	binHeapProfile = flag.String("binaryheapprofile", "", "write a heap profile (text form, with MemStats) of the sandscope binary once synced to this file")
+	idleProfile    = flag.String("idleprofile", "", "write a CPU profile of the idle window with the TUI running to this file")
 )
 
 // profile starts a CPU profile into path ("" = none) and returns its stop.
@@ -407,6 +408,9 @@ func realBinary(b *testing.B, c *kubetest.Cluster, ns string, n int, res *result
 	var env []string
 	if *binProfile != "" {
 		env = append(env, "SANDSCOPE_CPUPROFILE="+*binProfile)
+	}
+	if *binHeapProfile != "" {
+		env = append(env, "SANDSCOPE_HEAPPROFILE="+*binHeapProfile)
 	}
 	s, full, cpu := startBinary(b, bin, env, c, ns, n)
 	pid := s.PID()

@@ -2,8 +2,12 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 )
 
 // watchGCPercent is the GC ratio while sandscope watches a fleet, from the
@@ -31,4 +35,31 @@ func tuneMemoryForWatch(ctx context.Context, synced func(context.Context) error)
 		return
 	}
 	debug.FreeOSMemory()
+}
+
+// heapProfileEnv names a file for a heap profile of the TUI, written once
+// its watcher has synced (after the load's garbage went back to the OS):
+// for memory reports, which need the figures of the real process, and the
+// TUI owns the terminal. The text form carries runtime.MemStats too.
+const heapProfileEnv = "SANDSCOPE_HEAPPROFILE"
+
+// writeHeapProfileAfterSync writes the profile heapProfileEnv asks for, if
+// it does, once synced reports the watcher synced. It reports a failure on
+// errOut only: a profile is never worth stopping the TUI for.
+func writeHeapProfileAfterSync(ctx context.Context, synced func(context.Context) error, errOut io.Writer) {
+	path := os.Getenv(heapProfileEnv)
+	if path == "" || synced(ctx) != nil {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("heap").WriteTo(f, 1)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(errOut, "sandscope: %s: %v\n", heapProfileEnv, err)
+	}
 }

@@ -80,7 +80,10 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	})
 	go func() { _ = w.Run(ctx) }()
 	if s.tuneMemory {
-		go tuneMemoryForWatch(ctx, w.WaitForSync)
+		go func() {
+			tuneMemoryForWatch(ctx, w.WaitForSync)
+			writeHeapProfileAfterSync(ctx, w.WaitForSync, s.g.Err)
+		}()
 	}
 	transports := s.execVia
 	if transports == nil {
