@@ -82,8 +82,8 @@ func BenchmarkRetainedMemory(b *testing.B) {
 
 // wireFleet loads n simulated sandboxes into fake clients and returns their
 // Pods and BatchSandboxes encoded as a server sends them.
-func wireFleet(b *testing.B, n int) (pods, bsbxs [][]byte) {
-	b.Helper()
+func wireFleet(tb testing.TB, n int) (pods, bsbxs [][]byte) {
+	tb.Helper()
 	kc := kubefake.NewSimpleClientset()
 	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(kruntime.NewScheme(),
 		map[schema.GroupVersionResource]string{sim.BatchSandboxGVR: "BatchSandboxList"})
@@ -91,47 +91,28 @@ func wireFleet(b *testing.B, n int) (pods, bsbxs [][]byte) {
 	defer cancel()
 	const ns = "bench"
 	if _, err := sim.Load(ctx, kc, dc, sim.LoadOptions{N: n, Namespace: ns, Seed: 1}); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	podList, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	// The server sets uid, resourceVersion and creationTimestamp on every
-	// object, and the engine puts its BatchSandbox's uid in the owner
-	// reference; the fake clients do none of it.
 	rv := 4_000_000
-	stamp := func(m *metav1.ObjectMeta) {
-		rv++
-		m.UID = serverUID(m.Namespace, m.Name)
-		m.ResourceVersion = strconv.Itoa(rv)
-		if m.CreationTimestamp.IsZero() {
-			m.CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC))
-		}
-		for i := range m.OwnerReferences {
-			m.OwnerReferences[i].UID = serverUID(m.Namespace, m.OwnerReferences[i].Name)
-		}
-	}
 	for i := range podList.Items {
 		p := &podList.Items[i]
-		stamp(&p.ObjectMeta)
-		// The server adds managedFields; the fake does not.
-		p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "opensandbox-controller", Operation: metav1.ManagedFieldsOperationUpdate},
-			{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"}}
-		data, err := p.Marshal()
-		if err != nil {
-			b.Fatal(err)
-		}
-		pods = append(pods, data)
+		rv++
+		stampAsServer(&p.ObjectMeta, rv)
+		pods = append(pods, marshalPod(tb, p))
 	}
 	bsList, err := dc.Resource(sim.BatchSandboxGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	for i := range bsList.Items {
 		u := &bsList.Items[i]
 		var m metav1.ObjectMeta
-		stamp(&m)
+		rv++
+		stampAsServer(&m, rv)
 		u.SetUID(serverUID(u.GetNamespace(), u.GetName()))
 		u.SetResourceVersion(m.ResourceVersion)
 		if ct := u.GetCreationTimestamp(); ct.IsZero() {
@@ -139,12 +120,12 @@ func wireFleet(b *testing.B, n int) (pods, bsbxs [][]byte) {
 		}
 		data, err := u.MarshalJSON()
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		bsbxs = append(bsbxs, data)
 	}
 	if len(pods) != n || len(bsbxs) != n {
-		b.Fatalf("simulator loaded %d Pods and %d BatchSandboxes, want %d", len(pods), len(bsbxs), n)
+		tb.Fatalf("simulator loaded %d Pods and %d BatchSandboxes, want %d", len(pods), len(bsbxs), n)
 	}
 	return pods, bsbxs
 }

@@ -21,13 +21,7 @@ import (
 // annotation, an ERROR as its Status, and the end of the stream as io.EOF.
 func TestPodEventsDecodeAServerStream(t *testing.T) {
 	info := protobufInfo(t)
-	pods := make([]*corev1.Pod, 2)
-	for i, data := range simulatorPods(t, 2) {
-		pods[i] = &corev1.Pod{}
-		if err := pods[i].Unmarshal(data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pods := simulatorCorePods(t, 2)
 	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "4009999",
 		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
 	gone := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
@@ -96,12 +90,8 @@ func TestPodEventsRejectOtherObjects(t *testing.T) {
 func TestPodCodecListAndStatus(t *testing.T) {
 	info := protobufInfo(t)
 	var list corev1.PodList
-	for _, data := range simulatorPods(t, 3) {
-		var p corev1.Pod
-		if err := p.Unmarshal(data); err != nil {
-			t.Fatal(err)
-		}
-		list.Items = append(list.Items, p)
+	for _, p := range simulatorCorePods(t, 3) {
+		list.Items = append(list.Items, *p)
 	}
 	list.ResourceVersion, list.Continue = "4010000", "next-page"
 	codec := podCodec{lists: model.NewStringLists()}

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,17 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	restwatch "k8s.io/client-go/rest/watch"
 	"sigs.k8s.io/randfill"
 
-	"github.com/sandscope/sandscope/kube/sim"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -523,37 +518,30 @@ func shapePodIPs(s *corev1.PodStatus, c randfill.Continue) {
 }
 
 // simulatorPods returns n of the simulator's Pods as the server sends them
-// (protobuf), made as wireFleet (memory_bench_test.go) makes them.
+// (protobuf), as wireFleet (memory_bench_test.go) makes them.
 func simulatorPods(tb testing.TB, n int) [][]byte {
 	tb.Helper()
-	kc := kubefake.NewSimpleClientset()
-	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{sim.BatchSandboxGVR: "BatchSandboxList"})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	const ns = "podwire"
-	if _, err := sim.Load(ctx, kc, dc, sim.LoadOptions{N: n, Namespace: ns, Seed: 1}); err != nil {
-		tb.Fatal(err)
-	}
-	podList, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var pods [][]byte
-	for i := range podList.Items {
-		p := &podList.Items[i]
-		stampAsServer(&p.ObjectMeta, 4_000_000+i)
-		pods = append(pods, marshalPod(tb, p))
-	}
-	if len(pods) != n {
-		tb.Fatalf("simulator loaded %d Pods, want %d", len(pods), n)
+	pods, _ := wireFleet(tb, n)
+	return pods
+}
+
+// simulatorCorePods is simulatorPods decoded the ordinary way.
+func simulatorCorePods(tb testing.TB, n int) []*corev1.Pod {
+	tb.Helper()
+	var pods []*corev1.Pod
+	for _, data := range simulatorPods(tb, n) {
+		p := &corev1.Pod{}
+		if err := p.Unmarshal(data); err != nil {
+			tb.Fatal(err)
+		}
+		pods = append(pods, p)
 	}
 	return pods
 }
 
-// stampAsServer sets what the server sets and the fake clients do not, as
-// wireFleet does: uid, resourceVersion, creationTimestamp, owner uids,
-// managedFields.
+// stampAsServer sets what the server sets and the fake clients do not: uid,
+// resourceVersion, creationTimestamp, the owner's uid (the engine puts its
+// BatchSandbox's there), managedFields.
 func stampAsServer(m *metav1.ObjectMeta, rv int) {
 	m.UID = serverUID(m.Namespace, m.Name)
 	m.ResourceVersion = strconv.Itoa(rv)
@@ -716,14 +704,7 @@ func aliases(buf, sub []byte) bool {
 // and decodePod read them alike.
 func TestWatchEvent(t *testing.T) {
 	info := protobufInfo(t)
-	podBytes := simulatorPods(t, 2)
-	pods := make([]*corev1.Pod, len(podBytes))
-	for i, data := range podBytes {
-		pods[i] = &corev1.Pod{}
-		if err := pods[i].Unmarshal(data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pods := simulatorCorePods(t, 2)
 	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "4009999",
 		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
 	gone := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
