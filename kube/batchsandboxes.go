@@ -71,7 +71,14 @@ func newBatchSandboxClient(cfg *rest.Config, lists *model.StringLists) (*rest.RE
 	c.APIPath = "/apis"
 	c.ContentType = runtime.ContentTypeJSON
 	c.AcceptContentTypes = runtime.ContentTypeJSON
-	c.NegotiatedSerializer = batchSandboxSerializers{lists: lists}
+	// Commands and finalizers are shared through lists (nil: copied).
+	c.NegotiatedSerializer = readOnlySerializers{runtime.SerializerInfo{
+		MediaType:        runtime.ContentTypeJSON,
+		MediaTypeType:    "application",
+		MediaTypeSubType: "json",
+		EncodesAsText:    true,
+		Serializer:       batchSandboxCodec{lists: lists},
+	}}
 	rc, err := rest.RESTClientFor(c)
 	if err != nil {
 		return nil, fmt.Errorf("building the BatchSandbox client: %w", err)
@@ -79,47 +86,8 @@ func newBatchSandboxClient(cfg *rest.Config, lists *model.StringLists) (*rest.RE
 	return rc, nil
 }
 
-// batchSandboxList is a BatchSandboxList as the reflector needs it: list
-// metadata and items that are runtime.Objects.
-type batchSandboxList struct {
-	metav1.TypeMeta
-	metav1.ListMeta
-	Items []*model.BatchSandbox
-}
-
-func (l *batchSandboxList) DeepCopyObject() runtime.Object {
-	out := &batchSandboxList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
-	out.Items = make([]*model.BatchSandbox, len(l.Items))
-	for i, b := range l.Items {
-		out.Items[i] = b.DeepCopyObject().(*model.BatchSandbox)
-	}
-	return out
-}
-
-// batchSandboxSerializers offers one media type, JSON, decoded by
-// batchSandboxCodec.
-// Commands and finalizers are shared through lists (nil: copied).
-type batchSandboxSerializers struct{ lists *model.StringLists }
-
-func (s batchSandboxSerializers) SupportedMediaTypes() []runtime.SerializerInfo {
-	return []runtime.SerializerInfo{{
-		MediaType:        runtime.ContentTypeJSON,
-		MediaTypeType:    "application",
-		MediaTypeSubType: "json",
-		EncodesAsText:    true,
-		Serializer:       batchSandboxCodec{lists: s.lists},
-		// No stream serializer: watches are read by batchSandboxEvents.
-	}}
-}
-
-func (batchSandboxSerializers) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
-	return e
-}
-
-func (batchSandboxSerializers) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
-	return d
-}
+// batchSandboxList is a BatchSandboxList as the reflector needs it.
+type batchSandboxList = modelList[*model.BatchSandbox]
 
 // batchSandboxEvents decodes a JSON watch stream of BatchSandboxes in one
 // pass per event. client-go's path frames the stream with a JSON scan, then

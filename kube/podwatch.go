@@ -67,7 +67,12 @@ func newPodClient(cfg *rest.Config, lists *model.StringLists) (*rest.RESTClient,
 	c.APIPath = "/api"
 	c.ContentType = protobufMediaType
 	c.AcceptContentTypes = protobufMediaType
-	c.NegotiatedSerializer = podSerializers{lists: lists}
+	c.NegotiatedSerializer = readOnlySerializers{runtime.SerializerInfo{
+		MediaType:        protobufMediaType,
+		MediaTypeType:    "application",
+		MediaTypeSubType: "vnd.kubernetes.protobuf",
+		Serializer:       podCodec{lists: lists},
+	}}
 	rc, err := rest.RESTClientFor(c)
 	if err != nil {
 		return nil, fmt.Errorf("building the Pod client: %w", err)
@@ -100,44 +105,8 @@ func (p *versionedPod) DeepCopyObject() runtime.Object {
 	return &out
 }
 
-// podList is a PodList as the reflector needs it: list metadata and items
-// that are runtime.Objects.
-type podList struct {
-	metav1.TypeMeta
-	metav1.ListMeta
-	Items []*model.Pod
-}
-
-func (l *podList) DeepCopyObject() runtime.Object {
-	out := &podList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
-	out.Items = make([]*model.Pod, len(l.Items))
-	for i, p := range l.Items {
-		out.Items[i] = p.DeepCopyObject().(*model.Pod)
-	}
-	return out
-}
-
-// podSerializers offers one media type, protobuf, decoded by podCodec.
-type podSerializers struct{ lists *model.StringLists }
-
-func (s podSerializers) SupportedMediaTypes() []runtime.SerializerInfo {
-	return []runtime.SerializerInfo{{
-		MediaType:        protobufMediaType,
-		MediaTypeType:    "application",
-		MediaTypeSubType: "vnd.kubernetes.protobuf",
-		Serializer:       podCodec{lists: s.lists},
-		// No stream serializer: watches are read by podEvents.
-	}}
-}
-
-func (podSerializers) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
-	return e
-}
-
-func (podSerializers) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
-	return d
-}
+// podList is a PodList as the reflector needs it.
+type podList = modelList[*model.Pod]
 
 // podCodec decodes an enveloped Pod, PodList or Status. It only reads: the
 // client never sends a body.
