@@ -184,3 +184,29 @@ func TestInOrderAroundAgreesWithSort(t *testing.T) {
 		}
 	}
 }
+
+// A row key is lower-case, non-ASCII included, and appending one leaves
+// what the buffer held before it alone (keys are packed into one buffer).
+func TestAppendRowKey(t *testing.T) {
+	sb := &Sandbox{
+		Key:   "bsbx/Team/Ärger",
+		Meta:  &ObjectMeta{Namespace: "Team", Name: "Ärger"},
+		State: StateRunning,
+		Slots: []Slot{{RecordedIP: "10.0.0.9", PodName: "Ärger-0", Identity: IdentityIPTaken,
+			Pod: &Pod{Spec: PodSpec{NodeName: "Node-A"}}}},
+		Notices: []Notice{{Code: CodeEntrypointNotRun}},
+	}
+	want := "team/ärger bsbx running ip_taken ärger-0 10.0.0.9 node-a entrypoint_not_run"
+	if got := RowKey(sb); got != want {
+		t.Fatalf("RowKey = %q, want %q", got, want)
+	}
+	buf := AppendRowKey([]byte("PREFIX|"), sb)
+	if got := string(buf); got != "PREFIX|"+want {
+		t.Fatalf("AppendRowKey after a prefix = %q", got)
+	}
+	ascii := &Sandbox{Key: "bsbx/ns/web", Meta: &ObjectMeta{Namespace: "ns", Name: "web"}, State: StateDead}
+	buf = AppendRowKey(buf[:0], ascii)
+	if got := string(buf); got != "ns/web bsbx dead unassigned" {
+		t.Fatalf("reused buffer: %q", got)
+	}
+}

@@ -98,7 +98,7 @@ func sameView(t *testing.T, where string, got, want *sandboxesView) {
 		t.Fatalf("%s: visible\n got %v\nwant %v", where, g, w)
 	}
 	for j := range want.rows {
-		if got.rows[j] != want.rows[j] || got.fmt[j].cells != want.fmt[j].cells || got.keys[j] != want.keys[j] {
+		if got.rows[j] != want.rows[j] || got.widths[j] != want.widths[j] || got.keys[j] != want.keys[j] {
 			t.Fatalf("%s: row %d (%s) differs", where, j, want.rows[j].Key)
 		}
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -43,20 +44,25 @@ var sandboxCols = []column{
 	colNotices:   {Title: "NOTICES", Drop: 2, Max: 40},
 }
 
-// sbRow is one sandbox formatted once. It is reused for as long as the
-// snapshot publishes the same *Sandbox pointer (sandboxes are immutable), so
-// a live update formats only the sandboxes that changed.
-type sbRow struct {
-	sb    *model.Sandbox
-	disc  bool
-	cells [nSandboxCols]string // AGE is rendered live, not cached
-	fkey  string
-	sev   rowSev
-	count rowCount // what the row adds to the header's counts
+// cellWidths is the byte length of each of one row's formatted cells,
+// capped at 255 (no column is drawn wider than 40). The view keeps these and
+// not the cells: only the rows on screen are formatted, as they are drawn,
+// where cells kept for every row held 780 bytes a row at 50,000 sandboxes
+// (the binary's heap profile); the widths let a full rebuild size the
+// columns without formatting the whole fleet again.
+type cellWidths [nSandboxCols]uint8
+
+func widthsOf(sb *model.Sandbox, disc bool) cellWidths {
+	cells := sandboxCells(sb, disc)
+	var w cellWidths
+	for k, cell := range cells {
+		w[k] = uint8(min(len(cell), math.MaxUint8))
+	}
+	return w
 }
 
-// rowCount is one sandbox's part in the header's counts, worked out once
-// when its row is formatted.
+// rowCount is one sandbox's part in the header's counts. A sandbox never
+// changes, so the part it added is worked out from it again when it goes.
 type rowCount struct {
 	identity model.IdentityState
 	running  bool
@@ -95,9 +101,9 @@ func (t *tally) add(c rowCount, sign int) {
 	t.identity[c.identity] += sign
 }
 
-func newSBRow(sb *model.Sandbox, disc bool) *sbRow {
-	r := &sbRow{sb: sb, disc: disc, fkey: model.RowKey(sb), sev: sandboxSeverity(sb), count: countOf(sb)}
-	c := &r.cells
+// sandboxCells formats one row, but for AGE, which the drawing renders live.
+func sandboxCells(sb *model.Sandbox, disc bool) [nSandboxCols]string {
+	var c [nSandboxCols]string
 	c[colNamespace] = sb.Namespace()
 	c[colSandbox] = sb.Name()
 	c[colEngine] = string(sb.Engine())
@@ -120,17 +126,24 @@ func newSBRow(sb *model.Sandbox, disc bool) *sbRow {
 	} else {
 		c[colIP], c[colPod], c[colNode] = "-", "-", "-"
 	}
+	return c
+}
+
+// rowSeverity is the row's highlight: none while disconnected, which never
+// paints a verdict drawn from stale data.
+func rowSeverity(sb *model.Sandbox, disc bool) rowSev {
 	if disc {
-		r.sev = sevNone // never paint a verdict drawn from stale data
+		return sevNone
 	}
-	return r
+	return sandboxSeverity(sb)
 }
 
 // sandboxesView is the default view. Work is staged so a keystroke costs only
-// what it changes: rows are rebuilt per snapshot version (reusing unchanged
-// sandboxes), the full sort order per version or sort change, and the
-// filtered list per filter change (narrowing on the previous result when the
-// pattern only grew).
+// what it changes: rows are rebuilt per snapshot version (reusing the column
+// widths of unchanged sandboxes), the full sort order per version or sort
+// change, and the filtered list per filter change (narrowing on the previous
+// result when the pattern only grew). Cells are formatted only for the rows
+// drawn.
 type sandboxesView struct {
 	vid int
 
@@ -138,8 +151,9 @@ type sandboxesView struct {
 	snap    *model.Snapshot
 	built   bool
 	rows    []*model.Sandbox
-	keys    []string
-	fmt     []*sbRow
+	widths  []cellWidths // widths[i] of rows[i]'s cells
+	keys    []string     // keys[i]: rows[i]'s filter key, packed (rowkeys.go)
+	unpack  int          // keys composed since they were last packed
 	natural [nSandboxCols]int
 	order   []int // every row, sorted
 	where   []int // where[row] = its index in order, valid while whereOK
@@ -210,7 +224,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 			return
 		}
 	}
-	first := !v.built
+	first, discChanged := !v.built, v.disc != disc
 	v.built, v.snap, v.disc, v.nsScope = true, snap, disc, c.nsScope
 	if first {
 		v.tally = tally{}
@@ -225,52 +239,62 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	}
 	// Both the old and the new rows are sorted by Key (the Snapshot
 	// contract), so one merge pass pairs them: unchanged sandboxes (same
-	// pointer) keep their formatted row, and oldToNew carries the previous
-	// sort order over to the new positions.
-	oldRows, oldFmt := v.rows, v.fmt
+	// pointer) keep their column widths, and oldToNew carries the previous
+	// sort order over to the new positions. Sandboxes are immutable, so what
+	// a replaced or dropped one added to the tally is counted again from it.
+	oldRows, oldWidths, oldKeys := v.rows, v.widths, v.keys
 	oldToNew := make([]int32, len(oldRows))
-	fmtRows := make([]*sbRow, len(rows))
+	widths := make([]cellWidths, len(rows))
 	keys := make([]string, len(rows))
+	var batch keyBatch // the keys of new and replaced rows
 	seen := make([]bool, len(rows))
-	changed := make([]bool, len(rows)) // formatted anew: its sort fields may differ
+	changed := make([]bool, len(rows)) // replaced: its sort fields may differ
 	var nat [nSandboxCols]int
 	i := 0
 	for j, sb := range rows {
 		for i < len(oldRows) && oldRows[i] != sb && oldRows[i].Key < sb.Key {
 			oldToNew[i] = -1
-			v.tally.add(oldFmt[i].count, -1)
+			v.tally.add(countOf(oldRows[i]), -1)
 			i++
 		}
-		var r *sbRow
-		if i < len(oldRows) && (oldRows[i] == sb || oldRows[i].Key == sb.Key) {
+		switch {
+		case i < len(oldRows) && (oldRows[i] == sb || oldRows[i].Key == sb.Key):
 			oldToNew[i] = int32(j)
 			seen[j] = true
-			if r = oldFmt[i]; r.sb != sb || r.disc != disc {
-				v.tally.add(r.count, -1)
-				r = newSBRow(sb, disc)
-				v.tally.add(r.count, 1)
+			if old := oldRows[i]; old != sb {
+				v.tally.add(countOf(old), -1)
+				v.tally.add(countOf(sb), 1)
+				widths[j] = widthsOf(sb, disc)
+				batch.add(j, sb)
 				changed[j] = true
+			} else {
+				widths[j], keys[j] = oldWidths[i], oldKeys[i]
+				if discChanged {
+					widths[j] = widthsOf(sb, disc)
+				}
 			}
 			i++
-		} else {
-			r = newSBRow(sb, disc)
-			v.tally.add(r.count, 1)
+		default:
+			widths[j] = widthsOf(sb, disc)
+			batch.add(j, sb)
+			v.tally.add(countOf(sb), 1)
 		}
-		fmtRows[j] = r
-		keys[j] = r.fkey
-		for k := range r.cells {
-			if l := len(r.cells[k]); l > nat[k] { // byte length: a cheap upper bound
-				nat[k] = l
-			}
+		for k, l := range widths[j] { // byte length: a cheap upper bound
+			nat[k] = max(nat[k], int(l))
 		}
 	}
 	for ; i < len(oldRows); i++ {
 		oldToNew[i] = -1
-		v.tally.add(oldFmt[i].count, -1)
+		v.tally.add(countOf(oldRows[i]), -1)
 	}
 	nat[colAge] = 4
 	prevOrder := v.order
-	v.rows, v.fmt, v.keys, v.natural = rows, fmtRows, keys, nat
+	batch.fill(keys)
+	v.unpack += len(batch.rows)
+	if packKeys(keys, v.unpack) {
+		v.unpack = 0
+	}
+	v.rows, v.widths, v.keys, v.natural = rows, widths, keys, nat
 	if first || len(prevOrder) != len(oldRows) {
 		v.resort()
 		return
@@ -305,23 +329,24 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 // differ from the current rows (see Snapshot.ChangedSince). Column widths
 // only grow here; a full rebuild (any add or remove) lets them shrink.
 func (v *sandboxesView) replaceRows(snap *model.Snapshot, positions []int) {
-	var moved []int // indexes in order of the rows formatted anew
+	var moved []int // indexes in order of the rows replaced
 	for _, j := range positions {
-		sb, r := snap.SandboxAt(j), v.fmt[j]
-		if r.sb == sb {
+		sb, old := snap.SandboxAt(j), v.rows[j]
+		if old == sb {
 			continue
 		}
 		v.rows[j] = sb
-		v.tally.add(r.count, -1)
-		r = newSBRow(sb, v.disc)
-		v.tally.add(r.count, 1)
-		v.fmt[j], v.keys[j] = r, r.fkey
-		for k := range r.cells {
-			if l := len(r.cells[k]); l > v.natural[k] {
-				v.natural[k] = l
-			}
+		v.tally.add(countOf(old), -1)
+		v.tally.add(countOf(sb), 1)
+		v.widths[j], v.keys[j] = widthsOf(sb, v.disc), model.RowKey(sb)
+		v.unpack++
+		for k, l := range v.widths[j] {
+			v.natural[k] = max(v.natural[k], int(l))
 		}
 		moved = append(moved, v.orderIndex(j))
+	}
+	if packKeys(v.keys, v.unpack) {
+		v.unpack = 0
 	}
 	if len(moved) == 0 {
 		return
@@ -469,12 +494,12 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 	now := c.now()
 	end := min(len(v.visible), v.offset+rowsH)
 	for i := v.offset; i < end; i++ {
-		r := v.fmt[v.visible[i]]
-		cells := r.cells
-		cells[colAge] = c.drawAge(now, r.sb.CreatedAt())
+		sb := v.rows[v.visible[i]]
+		cells := sandboxCells(sb, v.disc)
+		cells[colAge] = c.drawAge(now, sb.CreatedAt())
 		b.Reset()
 		renderCells(&b, cells[:], sandboxCols, keep, widths)
-		out = append(out, styleRow(c, fitLine(b.String(), width), r.sev, i == v.cursor))
+		out = append(out, styleRow(c, fitLine(b.String(), width), rowSeverity(sb, v.disc), i == v.cursor))
 	}
 	if len(v.visible) == 0 {
 		msg := "no sandboxes"
