@@ -11,55 +11,88 @@ import (
 // slots and its Pod, and at 50,000 rows those cache misses took a fresh
 // filter's first keystroke from 0.6 ms to 20 ms (BenchmarkFilterKeystroke).
 // A string allocated per key held 290 bytes a row there (the binary's heap
-// profile), so keys are packed: each is a substring of a shared block, and
-// the keys composed in one rebuild share one new block.
+// profile), so keys are packed: each is a substring of a 64 KB block.
 
-// keyBatch composes the keys of one rebuild's new or replaced rows into one
-// block.
-type keyBatch struct {
-	buf  []byte
-	rows []int // positions in keys to fill, in buf's order
-	ends []int // ends[k]: where rows[k]'s key ends in buf
+// Keys are cut from blocks that double in size as a writer writes more,
+// from firstKeyBlock to keyBlockSize: a rebuild that composes two keys (a
+// live update adding a sandbox) takes a block about their size, one that
+// composes 50,000 never grows one large buffer by copying, and the unused
+// tail of the last block is at most about the keys written before it.
+const (
+	firstKeyBlock = 256
+	keyBlockSize  = 64 << 10
+)
+
+// keyWriter writes keys into keys[row], packed into blocks written through a
+// strings.Builder, whose String() hands its buffer over without a copy.
+type keyWriter struct {
+	keys    []string
+	b       strings.Builder
+	scratch []byte
+	rows    []int // rows whose keys are in b, in b's order
+	ends    []int // ends[k]: where rows[k]'s key ends in b
+	written int   // keys written
+	bytes   int   // bytes of keys written
 }
 
-func (b *keyBatch) add(row int, sb *model.Sandbox) {
-	b.buf = model.AppendRowKey(b.buf, sb)
-	b.rows = append(b.rows, row)
-	b.ends = append(b.ends, len(b.buf))
+// add composes sb's key into keys[row].
+func (w *keyWriter) add(row int, sb *model.Sandbox) {
+	w.scratch = model.AppendRowKey(w.scratch[:0], sb)
+	w.reserve(len(w.scratch))
+	w.b.Write(w.scratch)
+	w.record(row, len(w.scratch))
 }
 
-// fill sets the batch's keys in keys, as substrings of one string.
-func (b *keyBatch) fill(keys []string) {
-	block := string(b.buf)
-	start := 0
-	for k, row := range b.rows {
-		keys[row] = block[start:b.ends[k]]
-		start = b.ends[k]
+// copyKey moves keys[row] into the current block.
+func (w *keyWriter) copyKey(row int) {
+	w.reserve(len(w.keys[row]))
+	w.b.WriteString(w.keys[row])
+	w.record(row, len(w.keys[row]))
+}
+
+func (w *keyWriter) reserve(n int) {
+	if w.b.Cap()-w.b.Len() < n {
+		w.flush()
+		w.b.Grow(max(min(max(w.bytes, firstKeyBlock), keyBlockSize), n))
 	}
 }
 
-// packKeys copies keys into one block when enough of them live outside the
-// last packed one, and reports whether it did. A key keeps its whole block
-// alive, so without packing, blocks from many rebuilds would be held for a
-// few of their keys each; composed counts the keys made since the last pack
-// and bounds that waste to a quarter of the fleet's keys.
+func (w *keyWriter) record(row, n int) {
+	w.rows = append(w.rows, row)
+	w.bytes += n
+	w.ends = append(w.ends, w.b.Len())
+	w.written++
+}
+
+// flush sets the keys of the current block and starts a new one. Call it
+// once done, too.
+func (w *keyWriter) flush() {
+	if len(w.rows) == 0 {
+		return
+	}
+	block, start := w.b.String(), 0
+	for k, row := range w.rows {
+		w.keys[row] = block[start:w.ends[k]]
+		start = w.ends[k]
+	}
+	w.b = strings.Builder{}
+	w.rows, w.ends = w.rows[:0], w.ends[:0]
+}
+
+// packKeys copies keys into fresh blocks when enough of them were composed
+// since the last pack, and reports whether it did. A key keeps its whole
+// block alive, and a live update composes keys one or a few at a time, so
+// without packing, blocks would be held for a few of their keys each;
+// composed counts the keys made since the last pack and bounds that waste
+// to about a quarter of the keys.
 func packKeys(keys []string, composed int) bool {
 	if composed <= len(keys)/4 {
 		return false
 	}
-	total := 0
-	for _, k := range keys {
-		total += len(k)
+	w := keyWriter{keys: keys}
+	for row := range keys {
+		w.copyKey(row)
 	}
-	var b strings.Builder
-	b.Grow(total)
-	for _, k := range keys {
-		b.WriteString(k)
-	}
-	block, start := b.String(), 0
-	for i, k := range keys {
-		keys[i] = block[start : start+len(k)]
-		start += len(k)
-	}
+	w.flush()
 	return true
 }

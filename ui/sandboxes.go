@@ -246,7 +246,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	oldToNew := make([]int32, len(oldRows))
 	widths := make([]cellWidths, len(rows))
 	keys := make([]string, len(rows))
-	var batch keyBatch // the keys of new and replaced rows
+	batch := keyWriter{keys: keys} // the keys of new and replaced rows
 	seen := make([]bool, len(rows))
 	changed := make([]bool, len(rows)) // replaced: its sort fields may differ
 	var nat [nSandboxCols]int
@@ -289,8 +289,8 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	}
 	nat[colAge] = 4
 	prevOrder := v.order
-	batch.fill(keys)
-	v.unpack += len(batch.rows)
+	batch.flush()
+	v.unpack += batch.written
 	if packKeys(keys, v.unpack) {
 		v.unpack = 0
 	}
