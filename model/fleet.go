@@ -849,8 +849,10 @@ func (f *Fleet) needImage(ref, key string) *ImageConfig {
 
 // ---- status, time, notifications ----
 
-// SetStatus stores where the data comes from and how fresh it is. While not
-// Synced, or disconnected, every Snapshot reads identity UNKNOWN and state Unknown.
+// SetStatus stores where the data comes from and how fresh it is. Until
+// Synced, Snapshots list nothing (see Snapshot.Loading); while
+// disconnected, every sandbox in them reads identity UNKNOWN and state
+// Unknown.
 func (f *Fleet) SetStatus(st SourceStatus) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -1061,16 +1063,24 @@ func (f *Fleet) Snapshot() *Snapshot {
 	}
 	f.mergeOrders()
 	var sbs snapList[Sandbox]
-	if f.unknown {
+	var pods snapList[Pod]
+	switch {
+	case !f.status.Synced:
+		// The first list is still arriving: the Snapshot holds none of
+		// it, only its count. Every row would read UNKNOWN, of a list not
+		// yet complete; and masked copies of 50,000 rows, with the views
+		// built over them, are memory that is garbage the moment the fleet
+		// syncs, in spans shared with the objects that stay.
+	case f.unknown:
 		masked := make([]*Sandbox, len(f.order))
 		for i, e := range f.order {
 			masked[i] = f.maskedSandbox(e)
 		}
-		sbs = plainList(masked)
-	} else {
-		sbs = f.sbVec.share()
+		sbs, pods = plainList(masked), f.podVec.share()
+	default:
+		sbs, pods = f.sbVec.share(), f.podVec.share()
 	}
-	if f.poolsDirty || f.poolList == nil {
+	if f.status.Synced && (f.poolsDirty || f.poolList == nil) {
 		f.poolList = make([]*Pool, 0, len(f.pools))
 		for _, p := range f.pools {
 			f.poolList = append(f.poolList, p)
@@ -1084,7 +1094,10 @@ func (f *Fleet) Snapshot() *Snapshot {
 		})
 		f.poolsDirty = false
 	}
-	f.snap = &Snapshot{Version: f.version, Status: f.status, sbs: sbs, pods: f.podVec.share(), Pools: f.poolList, history: f.history}
+	f.snap = &Snapshot{Version: f.version, Status: f.status, sbs: sbs, pods: pods, Pools: f.poolList, history: f.history}
+	if !f.status.Synced {
+		f.snap.Pools, f.snap.Loading = nil, len(f.order)
+	}
 	if !f.unknown {
 		f.snap.changes = f.sbLog // masked lists are built anew each time: no log
 	}
@@ -1244,6 +1257,9 @@ type Snapshot struct {
 	Version uint64
 	Status  SourceStatus
 	Pools   []*Pool
+	// Loading counts the sandboxes read so far while the source has not
+	// synced (Status.Synced false); until then the Snapshot lists none.
+	Loading int
 
 	sbs  snapList[Sandbox] // sorted by Key
 	pods snapList[Pod]     // every Pod behind a sandbox, sorted by namespace/name

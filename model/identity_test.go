@@ -292,11 +292,14 @@ func TestIdentityStates(t *testing.T) {
 }
 
 // TestUnknownWhileNotSynced: never a stale OK while the source is not synced
-// or disconnected; the real state comes back once synced.
+// (nothing is listed, only counted) or disconnected (every row masked); the
+// real state comes back once synced.
 func TestUnknownWhileNotSynced(t *testing.T) {
 	c := &testClock{now: ft0}
 	f := NewFleet(FleetOptions{Now: c.Now})
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
+	f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
+	f.UpsertPool(&Pool{ObjectMeta: ObjectMeta{Namespace: "sbx", Name: "pool-a"}})
 	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0))))
 	check := func(wantID IdentityState, wantState EffectiveState) {
 		t.Helper()
@@ -305,8 +308,19 @@ func TestUnknownWhileNotSynced(t *testing.T) {
 			t.Fatalf("identity %s state %s, want %s %s", sb.Identity(), sb.State, wantID, wantState)
 		}
 	}
-	check(IdentityUnknown, StateUnknown)
+	loading := f.Snapshot()
+	if loading.NumSandboxes() != 0 || loading.NumPods() != 0 || len(loading.Pools) != 0 || loading.Sandbox(bsKey("a")) != nil ||
+		loading.SandboxOfPod("sbx", "a-0") != nil {
+		t.Fatalf("before the first sync the snapshot lists %d sandboxes, %d Pods, %d pools",
+			loading.NumSandboxes(), loading.NumPods(), len(loading.Pools))
+	}
+	if loading.Loading != 2 {
+		t.Fatalf("Loading = %d before the first sync, want 2", loading.Loading)
+	}
 	f.SetStatus(SourceStatus{Synced: true})
+	if s := f.Snapshot(); s.Loading != 0 || len(s.Pools) != 1 {
+		t.Fatalf("synced: Loading %d, %d pools", s.Loading, len(s.Pools))
+	}
 	check(IdentityOK, StateRunning)
 	lost := ft0.Add(time.Minute)
 	f.SetStatus(SourceStatus{Synced: true, DisconnectedSince: &lost})
@@ -353,11 +367,13 @@ func TestUnknownCoversSandboxesWithoutSlots(t *testing.T) {
 	b := batchSandbox("a")
 	b.Replicas = 0
 	f.UpsertBatchSandbox(b)
-	if id := mustSandbox(t, f, bsKey("a")).Identity(); id != IdentityUnknown {
-		t.Fatalf("identity %s while not synced", id)
-	}
 	f.SetStatus(SourceStatus{Synced: true})
 	if id := mustSandbox(t, f, bsKey("a")).Identity(); id != IdentityUnassigned {
 		t.Fatalf("identity %s once synced", id)
+	}
+	lost := ft0
+	f.SetStatus(SourceStatus{Synced: true, DisconnectedSince: &lost})
+	if id := mustSandbox(t, f, bsKey("a")).Identity(); id != IdentityUnknown {
+		t.Fatalf("identity %s while disconnected", id)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // restarted Pod stuck Terminating in one slot and an address held by
 // another Pod in the other; an agent Sandbox; a plain-Pod sandbox whose Pod
 // is deleting (its row says nothing of an object deletion); a row built by
-// hand with no source at all; and the same fleet masked while unsynced.
+// hand with no source at all; and the same fleet masked while disconnected.
 func goldenRows(t *testing.T) []*Sandbox {
 	t.Helper()
 	const ipA, ipB, ipC = "10.0.3.7", "10.0.3.8", "10.0.3.9"
@@ -53,7 +53,8 @@ func goldenRows(t *testing.T) []*Sandbox {
 	f.Tick()
 	rows := append([]*Sandbox(nil), f.Snapshot().Sandboxes()...)
 	rows = append(rows, &Sandbox{Key: "bsbx/ns/bare"})
-	f.SetStatus(SourceStatus{Synced: false})
+	lost := ft0
+	f.SetStatus(SourceStatus{Synced: true, DisconnectedSince: &lost})
 	return append(rows, f.Snapshot().Sandboxes()...)
 }
 

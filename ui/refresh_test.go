@@ -151,3 +151,29 @@ func TestStatusOnlySnapshotKeepsRows(t *testing.T) {
 		t.Fatal("a changed sandbox did not rebuild the rows")
 	}
 }
+
+// Before its first sync the fleet lists nothing: the header and the table
+// say how many sandboxes have arrived, and the table fills once synced.
+func TestLoadingShowsProgressThenRows(t *testing.T) {
+	loading := model.NewSnapshot(1, model.SourceStatus{Context: "kind"}, nil, nil, nil)
+	loading.Loading = 1234
+	src := &fakeSource{snap: loading}
+	a := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+	a.Init()
+	a.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
+	a.liveRefresh()
+	view := a.View()
+	for _, want := range []string{"syncing… 1234 sandboxes so far", "loading: 1234 sandboxes so far"} {
+		if !strings.Contains(view, want) {
+			t.Fatalf("loading view lacks %q:\n%s", want, view)
+		}
+	}
+	synced := incidentSnapshot()
+	synced.Version, synced.Status.Synced, synced.Status.AsOf = 2, true, t0
+	src.set(synced)
+	a.Update(refreshMsg{})
+	view = a.View()
+	if strings.Contains(view, "so far") || !strings.Contains(view, "sbx-c") {
+		t.Fatalf("synced view:\n%s", view)
+	}
+}

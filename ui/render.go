@@ -84,7 +84,7 @@ func (a *App) headerLines(w int) []string {
 	case st.DisconnectedSince != nil:
 		sync = fmt.Sprintf("disconnected since %s · data as of %s", clock(*st.DisconnectedSince), clock(st.AsOf))
 	case !st.Synced:
-		sync = "syncing…"
+		sync = fmt.Sprintf("syncing… %d sandboxes so far", snap.Loading)
 	case st.AsOf.IsZero():
 		sync = "synced"
 	default:

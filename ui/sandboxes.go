@@ -503,7 +503,11 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 	}
 	if len(v.visible) == 0 {
 		msg := "no sandboxes"
-		if !v.filter.IsZero() {
+		switch {
+		case v.snap != nil && !v.snap.Status.Synced:
+			// The fleet lists nothing until its first full list is in.
+			msg = fmt.Sprintf("loading: %d sandboxes so far; the table fills when the first full list is in", v.snap.Loading)
+		case !v.filter.IsZero():
 			msg = "no sandboxes match the filter (esc clears)"
 		}
 		out = append(out, c.st.dim.Render(fitLine(msg, width)))

@@ -23,10 +23,11 @@ const (
 	CodeReadOnly            = "READ_ONLY"
 	CodeForbidden           = "FORBIDDEN"
 	CodeTransport           = "TRANSPORT"
-	CodeNotFound            = "NOT_FOUND" // no such sandbox or Pod in the fleet
-	CodeAmbiguous           = "AMBIGUOUS" // a sandbox name matches several engines
-	CodeTimeout             = "TIMEOUT"   // --timeout ended the wait; the command may still run
-	CodeUsage               = "USAGE"     // a request the transport cannot carry (stdin over execd, ...)
+	CodeNotFound            = "NOT_FOUND"  // no such sandbox or Pod in the fleet
+	CodeNotSynced           = "NOT_SYNCED" // the fleet's first list is still arriving: nothing is resolved yet
+	CodeAmbiguous           = "AMBIGUOUS"  // a sandbox name matches several engines
+	CodeTimeout             = "TIMEOUT"    // --timeout ended the wait; the command may still run
+	CodeUsage               = "USAGE"      // a request the transport cannot carry (stdin over execd, ...)
 )
 
 // Executed says whether the command ran, as far as sandscope can prove.

@@ -33,6 +33,11 @@ func Resolve(snap *model.Snapshot, namespace, ref string) (Target, error) {
 	}
 	switch len(matches) {
 	case 0:
+		if snap != nil && snap.Loading > 0 {
+			// Before its first sync the fleet lists nothing (model.Snapshot.Loading).
+			return Target{}, refused(CodeNotSynced, fmt.Sprintf("the fleet has not synced yet (%d sandboxes read so far)", snap.Loading), true,
+				observed("fleet model: first list still arriving"))
+		}
 		return Target{}, refused(CodeNotFound, fmt.Sprintf("no sandbox %q in namespace %s", ref, namespace), false,
 			inferred("not in the fleet snapshot (use pod/NAME for a Pod)"))
 	case 1:
