@@ -3,6 +3,7 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -514,7 +515,8 @@ func (w *podWire) build() (*model.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status: podIPs%w", err)
 	}
-	owners, err := w.ownerRefs()
+	name := string(w.name)
+	owners, err := w.ownerRefs(name)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: ownerReferences%w", err)
 	}
@@ -524,15 +526,14 @@ func (w *podWire) build() (*model.Pod, error) {
 	}
 	p := &model.Pod{
 		ObjectMeta: model.ObjectMeta{
-			Name:                       string(w.name),
-			Namespace:                  internBytes(w.namespace),
-			UID:                        types.UID(w.uid),
-			OwnerReferences:            owners,
-			CreationTimestamp:          w.creationTimestamp,
-			DeletionTimestamp:          w.deletionTimestamp,
-			DeletionGracePeriodSeconds: w.deletionGrace.ptr(),
-			Finalizers:                 shareStrings(w.lists, &w.finalizers),
-			Labels:                     labels,
+			Name:              name,
+			Namespace:         internBytes(w.namespace),
+			UID:               types.UID(w.uid),
+			OwnerReferences:   owners,
+			CreationTimestamp: w.creationTimestamp,
+			DeletionTimestamp: w.deletionTimestamp,
+			Finalizers:        shareStrings(w.lists, &w.finalizers),
+			Labels:            labels,
 		},
 		Spec: model.PodSpec{
 			NodeName:    internBytes(w.nodeName),
@@ -551,8 +552,9 @@ func (w *podWire) build() (*model.Pod, error) {
 			ContainerStatuses: statuses,
 		},
 	}
-	if len(w.reason) > 0 || len(w.message) > 0 || podIPs != nil || inits != nil {
-		p.Status.Rare = &model.RarePodStatus{Reason: string(w.reason), Message: string(w.message), PodIPs: podIPs, InitContainerStatuses: inits}
+	if len(w.reason) > 0 || len(w.message) > 0 || podIPs != nil || inits != nil || w.deletionGrace.set {
+		p.Status.Rare = &model.RarePodStatus{Reason: string(w.reason), Message: string(w.message), PodIPs: podIPs, InitContainerStatuses: inits,
+			DeletionGracePeriodSeconds: w.deletionGrace.ptr()}
 	}
 	return p, nil
 }
@@ -964,21 +966,26 @@ func podIPOf(b []byte) ([]byte, error) {
 }
 
 // ownerRefs is model.ownerRefsOf: kind and apiVersion interned, the name
-// copied.
-func (w *podWire) ownerRefs() ([]model.OwnerReference, error) {
+// copied, or shared with podName (the Pod's own name) when it begins it.
+func (w *podWire) ownerRefs(podName string) ([]model.OwnerReference, error) {
 	if w.owners.len() == 0 {
 		return nil, nil
 	}
 	out := make([]model.OwnerReference, w.owners.len())
 	for i := range out {
-		if err := decodeOwnerRef(w.owners.at(i), &out[i]); err != nil {
+		if err := decodeOwnerRef(w.owners.at(i), podName, &out[i]); err != nil {
 			return nil, fmt.Errorf("[%d]: %w", i, err)
 		}
 	}
 	return out, nil
 }
 
-func decodeOwnerRef(b []byte, o *model.OwnerReference) error {
+// decodeOwnerRef reads one owner reference. Controllers name their Pods
+// after themselves (BatchSandbox <name> owns <name>-<index>, a ReplicaSet
+// <rs>-<hash>), so an owner's name that begins podName is kept as that
+// part of podName instead of a copy: 48 bytes a Pod with UUID names. A
+// substring keeps all of podName alive, which the Pod does anyway.
+func decodeOwnerRef(b []byte, podName string, o *model.OwnerReference) error {
 	var apiVersion, kind, name []byte
 	r := fieldReader{msg: b}
 	var f field
@@ -999,7 +1006,13 @@ func decodeOwnerRef(b []byte, o *model.OwnerReference) error {
 	if r.err != nil {
 		return r.err
 	}
-	*o = model.OwnerReference{APIVersion: internBytes(apiVersion), Kind: internBytes(kind), Name: string(name)}
+	var ownerName string
+	if strings.HasPrefix(podName, viewString(name)) {
+		ownerName = podName[:len(name)]
+	} else {
+		ownerName = string(name)
+	}
+	*o = model.OwnerReference{APIVersion: internBytes(apiVersion), Kind: internBytes(kind), Name: ownerName}
 	return nil
 }
 

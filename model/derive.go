@@ -2,6 +2,7 @@ package model
 
 import (
 	"container/heap"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -208,55 +209,75 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot,
 	return slots, due
 }
 
-// relink updates the Pod and IP indexes after a sandbox's slots changed.
+// relink updates the Pod and IP indexes after a sandbox's slots changed. It
+// runs before e.sb is replaced: the IPs e watched are those of its last row.
 func (f *Fleet) relink(e *sbEntry, specs []slotSpec) {
-	var links, ips []string
+	var links []string
 	for _, sp := range specs {
 		if sp.pod != "" {
 			if k := f.internPodKey(e.ns(), sp.pod); !slices.Contains(links, k) {
 				links = append(links, k)
 			}
 		}
-		if sp.ip != "" && !slices.Contains(ips, sp.ip) {
-			ips = append(ips, sp.ip)
-		}
 	}
 	for _, k := range e.links {
 		if !slices.Contains(links, k) {
-			f.unlinkPod(k, e.key)
-			f.afterLinkChange(k, e.key)
+			f.unlinkPod(k, e)
+			f.afterLinkChange(k, e)
 		}
 	}
 	for _, k := range links {
 		if !slices.Contains(e.links, k) {
-			f.linkPod(k, e.key)
-			f.afterLinkChange(k, e.key)
+			f.linkPod(k, e)
+			f.afterLinkChange(k, e)
 		}
 	}
-	for _, ip := range e.ips {
-		if !slices.Contains(ips, ip) {
-			f.ipWatch.remove(ip, e.key)
+	for ip := range e.watchedIPs() {
+		if !slices.ContainsFunc(specs, func(sp slotSpec) bool { return sp.ip == ip }) {
+			f.ipWatch.remove(ip, e) // once per IP: a second remove finds nothing
 		}
 	}
-	for _, ip := range ips {
-		f.ipWatch.add(ip, e.key)
+	for _, sp := range specs {
+		if sp.ip != "" {
+			f.ipWatch.add(sp.ip, e) // once per IP: add ignores a repeat
+		}
 	}
-	e.links, e.ips = links, ips
+	e.links = links
+}
+
+// watchedIPs yields the recorded IPs e is indexed under in ipWatch: those of
+// the slots of its last row (relink indexed them from the same specs). An
+// IP recorded by several slots comes once per slot.
+func (e *sbEntry) watchedIPs() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if e.sb == nil {
+			return
+		}
+		for i := range e.sb.Slots {
+			if ip := e.sb.Slots[i].RecordedIP; ip != "" && !yield(ip) {
+				return
+			}
+		}
+	}
 }
 
 // afterLinkChange: the sandboxes recording a Pod's IP name its sandbox as the
 // holder; when what the Pod belongs to changes, they are re-derived.
-func (f *Fleet) afterLinkChange(podKey, except string) {
+func (f *Fleet) afterLinkChange(podKey string, except *sbEntry) {
 	pe := f.pods[podKey]
-	if pe == nil || pe.ip == "" {
+	if pe == nil {
 		return
 	}
-	for k := range f.ipWatch.all(pe.ip) {
-		if k != except {
-			f.enqueue(k)
+	ip := pe.ip()
+	if ip == "" {
+		return
+	}
+	for e := range f.ipWatch.all(ip) {
+		if e != except {
+			f.enqueueEntry(e)
 		}
 	}
-	f.history.setSandbox(pe.ip, string(pe.pod.UID), f.podSandboxKey(pe))
+	f.history.setSandbox(ip, string(pe.pod.UID), f.podSandboxKey(pe))
 }
 
 // batchSlots lays out a BatchSandbox's slots. Non-pooled: slot i is the Pod
@@ -275,7 +296,10 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		names := b.AllocatedPods()
 		fromClaims := len(names) > 0
 		if !fromClaims {
-			names = slices.Sorted(f.bsOwned.all(e.key))
+			for pe := range f.bsOwned.all(e.key) {
+				names = append(names, pe.name())
+			}
+			slices.Sort(names)
 		}
 		n := min(max(len(names), len(b.Endpoints)), maxSlots)
 		specs := make([]slotSpec, n)
@@ -298,14 +322,9 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 	}
 	var byIndex []indexed
 	maxIdx := -1
-	ns := e.ns()
-	for pn := range f.bsOwned.all(e.key) { // read only: no copy per derivation
-		pe := f.pods[nn(ns, pn)]
-		if pe == nil {
-			continue
-		}
+	for pe := range f.bsOwned.all(e.key) { // read only: no copy per derivation
 		if i := podIndex(pe.pod, b.Name); i >= 0 && i < maxSlots {
-			byIndex = append(byIndex, indexed{i, pn})
+			byIndex = append(byIndex, indexed{i, pe.name()})
 			maxIdx = max(maxIdx, i)
 		}
 	}

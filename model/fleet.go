@@ -44,15 +44,15 @@ type Fleet struct {
 
 	pods     map[string]*podEntry // "ns/name"
 	ipLive   index[*podEntry]     // podIP → live Pods claiming it (normally one)
-	bsOwned  index[string]        // BatchSandbox key → Pod names it controls or that carry its name label
-	agOwned  index[string]        // agent Sandbox key → Pod names it controls
+	bsOwned  index[*podEntry]     // BatchSandbox key → Pods it controls or that carry its name label
+	agOwned  index[*podEntry]     // agent Sandbox key → Pods it controls
 	claims   index[string]        // "ns/pod" → keys of BatchSandboxes whose alloc-status lists it
 	selEq    index[string]        // "ns\x00k=v" → agent keys whose selector is that single equality
 	selOther index[string]        // ns → agent keys with any other selector
 	selKeys  map[string]bool      // label keys indexed in labelIdx (only grows)
 	labelIdx index[string]        // "ns\x00k=v" → Pod names, for keys in selKeys
-	podLinks index[string]        // "ns/pod" → sandbox keys whose slots name the Pod (existing or not)
-	ipWatch  index[string]        // recorded IP → sandbox keys recording it
+	podLinks index[*sbEntry]      // "ns/pod" → sandboxes whose slots name the Pod, but for podEntry.link (see linksOf)
+	ipWatch  index[*sbEntry]      // recorded IP → sandboxes recording it
 
 	sandboxes map[string]*sbEntry
 	pools     map[string]*Pool
@@ -92,13 +92,13 @@ type Fleet struct {
 
 // podEntry is the Fleet's record of one Pod.
 type podEntry struct {
-	key     string // "ns/name"
-	pod     *Pod   // set when the entry is made, kept after a delete
-	ip      string // the live IP it is indexed under, "" when none
-	since   int64  // Unix ns when it was first seen holding ip (read back with ipHistory.time; a time.Time is 24 bytes)
-	linked  bool   // some sandbox's slot names it (mirrors podLinks)
-	inOrder bool   // in podOrder or pendingPods
-	pending bool   // in pendingPods
+	key     string   // "ns/name"
+	pod     *Pod     // set when the entry is made, kept after a delete
+	since   int64    // Unix ns when it was first seen holding ip() (read back with ipHistory.time; a time.Time is 24 bytes)
+	link    *sbEntry // the sandbox naming it when that is the only one (then not in podLinks; see linksOf)
+	linked  bool     // some sandbox's slot names it (mirrors linksOf)
+	inOrder bool     // in podOrder or pendingPods
+	pending bool     // in pendingPods
 	removed bool
 }
 
@@ -106,24 +106,42 @@ type podEntry struct {
 func (pe *podEntry) ns() string   { return pe.pod.Namespace }
 func (pe *podEntry) name() string { return pe.pod.Name }
 
+// ip is the live IP the entry is indexed under (ipLive, the IP history), ""
+// when none. It is a function of the Pod, which only UpsertPod replaces, and
+// it re-indexes the entry as it does: so it is read from the Pod, not kept
+// (a string field took the entry from the 48-byte size class to 64).
+func (pe *podEntry) ip() string { return liveIP(pe.pod) }
+
+// liveIP is the IP a Pod holds: its podIP while it is live, else "".
+func liveIP(p *Pod) string {
+	if podLive(p) {
+		return p.Status.PodIP
+	}
+	return ""
+}
+
 // sbEntry is the Fleet's record of one sandbox: its source object and what
 // was derived from it last.
+//
+// Size: 112 bytes, a size class of its own. The agent Sandbox is kept in
+// agentLink, which only agent entries have, and the recorded IPs an entry
+// watches (ipWatch) are read from its last row, whose slots relink indexed:
+// as fields they made it 136 bytes (the 144-byte class), and the IPs took a
+// 16-byte array per sandbox.
 type sbEntry struct {
-	key string // "<engine>/<namespace>/<name>"; engine(), ns() and name() read it
-	bs  *BatchSandbox
-	ag  *AgentSandbox
-	*agentLink
-	bound   []boundUID
-	sb      *Sandbox
-	links   []string // pod keys its slots name
-	ips     []string // recorded IPs it watches
-	due     int64    // Unix ns of the timer it is waiting for, 0 = none (a time.Time is 24 bytes)
-	inOrder bool     // in order or pendingSbs
-	pending bool     // in pendingSbs
-	removed bool
-	queued  bool
-	passes  uint8  // derivations in the current event
-	passGen uint32 // event the passes count belongs to
+	key        string // "<engine>/<namespace>/<name>"; engine(), ns() and name() read it
+	bs         *BatchSandbox
+	*agentLink // agent Sandboxes only (nil for the other engines)
+	bound      []boundUID
+	sb         *Sandbox // the last row derived; its slots' RecordedIPs are the IPs it watches
+	links      []string // pod keys its slots name
+	due        int64    // Unix ns of the timer it is waiting for, 0 = none (a time.Time is 24 bytes)
+	inOrder    bool     // in order or pendingSbs
+	pending    bool     // in pendingSbs
+	removed    bool
+	queued     bool
+	passes     uint8  // derivations in the current event
+	passGen    uint32 // event the passes count belongs to
 }
 
 // The key holds the engine, namespace and name; an entry keeps no copies.
@@ -153,7 +171,9 @@ type maskedRow struct {
 }
 
 // agentLink is what an agent Sandbox entry needs beyond the common fields.
+// Its fields, ag included, are read only on agent entries.
 type agentLink struct {
+	ag       *AgentSandbox
 	sel      labels.Selector // parsed status.selector (nil = none)
 	selStr   string
 	selErr   string
@@ -199,15 +219,15 @@ func NewFleet(opts FleetOptions) *Fleet {
 		changes:      make(chan struct{}, 1),
 		pods:         make(map[string]*podEntry),
 		ipLive:       newIndex[*podEntry](),
-		bsOwned:      newIndex[string](),
-		agOwned:      newIndex[string](),
+		bsOwned:      newIndex[*podEntry](),
+		agOwned:      newIndex[*podEntry](),
 		claims:       newIndex[string](),
 		selEq:        newIndex[string](),
 		selOther:     newIndex[string](),
 		selKeys:      make(map[string]bool),
 		labelIdx:     newIndex[string](),
-		podLinks:     newIndex[string](),
-		ipWatch:      newIndex[string](),
+		podLinks:     newIndex[*sbEntry](),
+		ipWatch:      newIndex[*sbEntry](),
 		sandboxes:    make(map[string]*sbEntry),
 		pools:        make(map[string]*Pool),
 		images:       make(map[string]*ImageConfig),
@@ -234,11 +254,9 @@ func (f *Fleet) internSandboxKey(e Engine, ns, name string) string {
 // holds when there is one: a sandbox seen before its Pod made the key first,
 // and the Pod's entry and the indexes can share it.
 func (f *Fleet) linkedPodKey(key string) string {
-	for sbKey := range f.podLinks.all(key) {
-		if e := f.sandboxes[sbKey]; e != nil {
-			if i := slices.Index(e.links, key); i >= 0 {
-				return e.links[i]
-			}
+	for e := range f.linksOf(key) {
+		if i := slices.Index(e.links, key); i >= 0 {
+			return e.links[i]
 		}
 	}
 	return key
@@ -272,6 +290,7 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	if pe == nil {
 		pe = &podEntry{key: f.linkedPodKey(key), pod: p}
 		f.pods[pe.key] = pe
+		f.settleLink(pe)
 	} else {
 		old = pe.pod
 	}
@@ -284,11 +303,7 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	f.reindexPodClaims(pe, old, p)
 
 	// The live-IP index and the IP history.
-	oldIP := pe.ip
-	newIP := ""
-	if podLive(p) {
-		newIP = p.Status.PodIP
-	}
+	oldIP, newIP := liveIP(old), liveIP(p)
 	if oldIP != newIP || (old != nil && old.UID != p.UID) {
 		if oldIP != "" {
 			f.dropLive(pe, oldIP)
@@ -307,23 +322,22 @@ func (f *Fleet) UpsertPod(p *Pod) {
 			f.ipLive.add(newIP, pe)
 			f.history.open(newIP, pe.key, string(p.UID), "", since, f.version)
 		}
-		pe.ip = newIP
 	}
 
-	f.enqueueAll(f.podLinks.all(key))
-	f.enqueueAll(f.ipWatch.all(oldIP))
-	f.enqueueAll(f.ipWatch.all(newIP))
+	f.enqueueEntries(f.linksOf(key))
+	f.enqueueEntries(f.ipWatch.all(oldIP))
+	f.enqueueEntries(f.ipWatch.all(newIP))
 	f.enqueueCandidates(pe, old)
 	f.enqueueCandidates(pe, p)
 	f.ensurePlain(pe.ns(), pe.name())
 	f.process(now)
-	pe.linked = f.podLinks.has(key)
+	pe.linked = f.hasLinks(key)
 	if !pe.inOrder && pe.linked {
 		pe.inOrder, pe.pending = true, true
 		f.pendingPods = append(f.pendingPods, pe)
 	}
-	if pe.ip != "" {
-		f.history.setSandbox(pe.ip, string(p.UID), f.podSandboxKey(pe))
+	if newIP != "" {
+		f.history.setSandbox(newIP, string(p.UID), f.podSandboxKey(pe))
 	}
 	f.notify()
 }
@@ -350,16 +364,20 @@ func (f *Fleet) DeletePod(p *Pod) {
 	}
 	f.version++
 	now := f.opts.Now()
+	if pe.link != nil { // the index keeps the links of a Pod it does not have
+		f.podLinks.add(pe.key, pe.link)
+		pe.link = nil
+	}
 	delete(f.pods, pe.key)
 	f.reindexPodClaims(pe, pe.pod, nil)
-	if pe.ip != "" {
-		f.dropLive(pe, pe.ip)
-		f.history.close(pe.ip, string(pe.pod.UID), now, f.version)
-		f.enqueueAll(f.ipWatch.all(pe.ip))
+	if ip := pe.ip(); ip != "" {
+		f.dropLive(pe, ip)
+		f.history.close(ip, string(pe.pod.UID), now, f.version)
+		f.enqueueEntries(f.ipWatch.all(ip))
 	}
 	pe.removed = true
 	f.dropPod(pe)
-	f.enqueueAll(f.podLinks.all(pe.key))
+	f.enqueueEntries(f.linksOf(pe.key))
 	f.enqueueCandidates(pe, pe.pod)
 	f.ensurePlain(pe.ns(), pe.name())
 	f.process(now)
@@ -394,19 +412,19 @@ func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
 	nb, na := podOwners(new)
 	for _, o := range ob {
 		if !slices.Contains(nb, o) || new == nil {
-			f.bsOwned.remove(sandboxKey(EngineBatchSandbox, pe.ns(), o), pe.name())
+			f.bsOwned.remove(sandboxKey(EngineBatchSandbox, pe.ns(), o), pe)
 		}
 	}
 	for _, o := range nb {
-		f.bsOwned.add(f.internSandboxKey(EngineBatchSandbox, pe.ns(), o), pe.name())
+		f.bsOwned.add(f.internSandboxKey(EngineBatchSandbox, pe.ns(), o), pe)
 	}
 	for _, o := range oa {
 		if !slices.Contains(na, o) || new == nil {
-			f.agOwned.remove(sandboxKey(EngineAgent, pe.ns(), o), pe.name())
+			f.agOwned.remove(sandboxKey(EngineAgent, pe.ns(), o), pe)
 		}
 	}
 	for _, o := range na {
-		f.agOwned.add(f.internSandboxKey(EngineAgent, pe.ns(), o), pe.name())
+		f.agOwned.add(f.internSandboxKey(EngineAgent, pe.ns(), o), pe)
 	}
 	if len(f.selKeys) == 0 {
 		return
@@ -607,10 +625,10 @@ func (f *Fleet) reclaim(e *sbEntry, old, new []string) {
 // touchPod re-derives what depends on who a Pod belongs to.
 func (f *Fleet) touchPod(ns, name string) {
 	k := nn(ns, name)
-	f.enqueueAll(f.podLinks.all(k))
+	f.enqueueEntries(f.linksOf(k))
 	f.enqueueAll(f.claims.all(k))
-	if pe := f.pods[k]; pe != nil && pe.ip != "" {
-		f.enqueueAll(f.ipWatch.all(pe.ip))
+	if pe := f.pods[k]; pe != nil && pe.ip() != "" {
+		f.enqueueEntries(f.ipWatch.all(pe.ip()))
 	}
 	f.ensurePlain(ns, name)
 }
@@ -627,8 +645,8 @@ func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
 	alloc := e.bs.AllocatedPods()
 	f.removeSandbox(e)
 	f.reclaim(e, alloc, nil)
-	for _, p := range f.bsOwned.values(sandboxKey(EngineBatchSandbox, namespace, name)) {
-		f.touchPod(namespace, p)
+	for _, pe := range f.bsOwned.values(sandboxKey(EngineBatchSandbox, namespace, name)) {
+		f.touchPod(namespace, pe.name())
 	}
 	f.process(f.opts.Now())
 	f.notify()
@@ -735,7 +753,10 @@ func (f *Fleet) agentCandidates(e *sbEntry) []string {
 	if e.ag == nil {
 		return nil
 	}
-	out := f.agOwned.values(e.key)
+	var out []string
+	for pe := range f.agOwned.all(e.key) {
+		out = append(out, pe.name())
+	}
 	switch {
 	case e.sel != nil && e.selIndex != "\x00other" && e.selIndex != "":
 		out = slices.AppendSeq(out, f.labelIdx.all(e.selIndex))
@@ -977,20 +998,82 @@ func (f *Fleet) removeSandbox(e *sbEntry) {
 		f.unregisterSelector(e)
 	}
 	for _, pk := range e.links {
-		f.unlinkPod(pk, e.key)
+		f.unlinkPod(pk, e)
 		if pe := f.pods[pk]; pe != nil {
-			f.enqueueAll(f.ipWatch.all(pe.ip))
+			f.enqueueEntries(f.ipWatch.all(pe.ip()))
 		}
 	}
-	for _, ip := range e.ips {
-		f.ipWatch.remove(ip, e.key)
+	for ip := range e.watchedIPs() {
+		f.ipWatch.remove(ip, e)
 	}
-	e.links, e.ips = nil, nil
+	e.links = nil
 }
 
-func (f *Fleet) unlinkPod(podKey, sbKey string) {
-	f.podLinks.remove(podKey, sbKey)
-	if !f.podLinks.has(podKey) {
+// The sandboxes whose slots name a Pod are its links. Nearly every Pod
+// exists and has one, which its entry keeps (podEntry.link): the entry had
+// room for the pointer (48-byte size class either way) and an index entry
+// costs about 45 bytes of map. podLinks has the links of every other key:
+// those of a Pod named by several sandboxes, or that does not exist.
+
+// linksOf yields the sandboxes whose slots name the Pod key, in the order
+// they linked it.
+func (f *Fleet) linksOf(key string) iter.Seq[*sbEntry] {
+	if pe := f.pods[key]; pe != nil && pe.link != nil {
+		return func(yield func(*sbEntry) bool) { yield(pe.link) }
+	}
+	return f.podLinks.all(key)
+}
+
+// hasLinks reports whether a sandbox's slot names the Pod key.
+func (f *Fleet) hasLinks(key string) bool {
+	if pe := f.pods[key]; pe != nil && pe.link != nil {
+		return true
+	}
+	return f.podLinks.has(key)
+}
+
+// addLink notes that e's slots name the Pod key, once.
+func (f *Fleet) addLink(key string, e *sbEntry) {
+	pe := f.pods[key]
+	switch {
+	case pe == nil:
+		f.podLinks.add(key, e)
+	case pe.link == e:
+	case pe.link != nil: // a second link: both go to the index, in order
+		f.podLinks.add(key, pe.link)
+		f.podLinks.add(key, e)
+		pe.link = nil
+	case f.podLinks.has(key):
+		f.podLinks.add(key, e)
+	default:
+		pe.link = e
+	}
+}
+
+// removeLink undoes addLink.
+func (f *Fleet) removeLink(key string, e *sbEntry) {
+	pe := f.pods[key]
+	if pe != nil && pe.link == e {
+		pe.link = nil
+		return
+	}
+	f.podLinks.remove(key, e)
+	if pe != nil {
+		f.settleLink(pe)
+	}
+}
+
+// settleLink moves an existing Pod's only link from the index to its entry.
+func (f *Fleet) settleLink(pe *podEntry) {
+	if e, ok := f.podLinks.lone(pe.key); ok {
+		f.podLinks.remove(pe.key, e)
+		pe.link = e
+	}
+}
+
+func (f *Fleet) unlinkPod(podKey string, e *sbEntry) {
+	f.removeLink(podKey, e)
+	if !f.hasLinks(podKey) {
 		if pe := f.pods[podKey]; pe != nil {
 			pe.linked = false
 			f.dropPod(pe)
@@ -998,8 +1081,8 @@ func (f *Fleet) unlinkPod(podKey, sbKey string) {
 	}
 }
 
-func (f *Fleet) linkPod(podKey, sbKey string) {
-	f.podLinks.add(podKey, sbKey)
+func (f *Fleet) linkPod(podKey string, e *sbEntry) {
+	f.addLink(podKey, e)
 	if pe := f.pods[podKey]; pe != nil {
 		pe.linked = true
 		if !pe.inOrder {
@@ -1010,7 +1093,13 @@ func (f *Fleet) linkPod(podKey, sbKey string) {
 }
 
 func (f *Fleet) enqueue(key string) {
-	if e := f.sandboxes[key]; e != nil && !e.queued {
+	if e := f.sandboxes[key]; e != nil {
+		f.enqueueEntry(e)
+	}
+}
+
+func (f *Fleet) enqueueEntry(e *sbEntry) {
+	if !e.removed && !e.queued {
 		e.queued = true
 		f.queue = append(f.queue, e)
 	}
@@ -1019,6 +1108,14 @@ func (f *Fleet) enqueue(key string) {
 func (f *Fleet) enqueueAll(keys iter.Seq[string]) {
 	for k := range keys {
 		f.enqueue(k)
+	}
+}
+
+// enqueueEntries queues the sandboxes an index of entries yields (podLinks,
+// ipWatch: removeSandbox takes an entry out of them).
+func (f *Fleet) enqueueEntries(es iter.Seq[*sbEntry]) {
+	for e := range es {
+		f.enqueueEntry(e)
 	}
 }
 

@@ -346,10 +346,29 @@ func TestRandomChurnInvariants(t *testing.T) {
 		}
 		linked := 0
 		for k, pe := range f.pods {
-			if f.podLinks.has(k) {
+			if f.hasLinks(k) {
 				linked++
-				_ = pe
 			}
+			// A Pod's only link is in its entry, never in the index.
+			if _, lone := f.podLinks.lone(k); lone || pe.link != nil && f.podLinks.has(k) {
+				t.Fatalf("step %d: pod %s: entry link %v, index %v", step, k, pe.link != nil, f.podLinks.values(k))
+			}
+		}
+		// The links are exactly the sandboxes' slots.
+		want := map[string][]*sbEntry{}
+		for _, e := range f.sandboxes {
+			for _, k := range e.links {
+				want[k] = append(want[k], e)
+			}
+		}
+		for k, es := range want {
+			got := slices.Collect(f.linksOf(k))
+			if len(got) != len(es) || slices.ContainsFunc(es, func(e *sbEntry) bool { return !slices.Contains(got, e) }) {
+				t.Fatalf("step %d: links of %s: %d sandboxes, want %d", step, k, len(got), len(es))
+			}
+		}
+		if n := f.podLinks.keys(); n > len(want) {
+			t.Fatalf("step %d: the link index has %d keys, %d are linked", step, n, len(want))
 		}
 		if len(s.Pods()) != linked {
 			t.Fatalf("step %d: snapshot has %d pods, %d linked", step, len(s.Pods()), linked)

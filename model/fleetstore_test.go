@@ -3,6 +3,7 @@ package model
 import (
 	"slices"
 	"testing"
+	"time"
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -62,7 +63,7 @@ func TestFleetAsKnownObjects(t *testing.T) {
 }
 
 // A Pod that arrives after the sandbox linking it reuses the key string the
-// sandbox made for it (the link index's key), so the Pod map and the index
+// sandbox made for it (its entry's links), so the Pod map and the sandbox
 // share one copy.
 func TestPodEntrySharesLinkedKey(t *testing.T) {
 	f, _ := newSyncedFleet(t)
@@ -70,7 +71,7 @@ func TestPodEntrySharesLinkedKey(t *testing.T) {
 	f.UpsertPod(SlimPod(runningPod("sb-0", "uid-1", "10.0.0.1", ownedBy("sb", 0))))
 	key := nn(ns, "sb-0")
 	var linkKey, podKey string
-	for k := range f.podLinks.one {
+	for _, k := range f.sandboxes[sandboxKey(EngineBatchSandbox, ns, "sb")].links {
 		if k == key {
 			linkKey = k
 		}
@@ -81,9 +82,57 @@ func TestPodEntrySharesLinkedKey(t *testing.T) {
 		}
 	}
 	if linkKey == "" || podKey == "" {
-		t.Fatalf("link index key %q, pod map key %q; want both %q", linkKey, podKey, key)
+		t.Fatalf("sandbox link %q, pod map key %q; want both %q", linkKey, podKey, key)
 	}
 	if unsafe.StringData(linkKey) != unsafe.StringData(podKey) {
-		t.Error("the Pod map and the link index keep separate copies of the Pod's key")
+		t.Error("the Pod map and the sandbox's links keep separate copies of the Pod's key")
+	}
+}
+
+// A Pod's only link is kept in its entry, two or more, and the links of a
+// Pod the Fleet does not have, in the index; links move between the two as
+// sandboxes link and unlink the Pod and as it comes and goes.
+func TestPodLinksMoveBetweenEntryAndIndex(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	key := nn(ns, "p")
+	check := func(step string, want ...string) {
+		t.Helper()
+		var got []string
+		for e := range f.linksOf(key) {
+			got = append(got, e.name())
+		}
+		if !slices.Equal(got, want) || f.hasLinks(key) != (len(want) > 0) {
+			t.Fatalf("%s: links %q, want %q", step, got, want)
+		}
+		pe := f.pods[key]
+		if _, lone := f.podLinks.lone(key); pe != nil && (lone || pe.link != nil && f.podLinks.has(key)) {
+			t.Fatalf("%s: the only link of an existing Pod is in the index", step)
+		}
+		if pe == nil && f.podLinks.has(key) != (len(want) > 0) {
+			t.Fatalf("%s: the index does not have the links of a Pod the Fleet does not have", step)
+		}
+	}
+	pod := runningPod("p", "u1", "10.0.0.5")
+	f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"p"}, "10.0.0.5"))
+	check("linked before the Pod exists", "a")
+	f.UpsertPod(SlimPod(pod))
+	if pe := f.pods[key]; pe.link == nil || pe.link.name() != "a" || f.podLinks.keys() != 0 {
+		t.Fatal("the Pod's only link is not in its entry")
+	}
+	check("the Pod arrived", "a")
+	f.UpsertBatchSandbox(pooledSandbox("b", ft0.Add(time.Second), []string{"p"}, "10.0.0.5"))
+	check("a second sandbox", "a", "b")
+	f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"other"}, "10.0.0.6"))
+	check("the first one let go", "b")
+	f.DeletePod(SlimPod(pod))
+	check("the Pod deleted", "b")
+	f.UpsertPod(SlimPod(pod))
+	check("the Pod back", "b")
+	f.DeleteBatchSandbox(ns, "b")
+	check("the sandbox deleted: the Pod is its own sandbox again", "p")
+	f.DeletePod(SlimPod(pod))
+	check("the Pod deleted again")
+	if n := f.podLinks.keys(); n != 1 { // "other", which sandbox a still claims
+		t.Errorf("the index has %d keys, want 1", n)
 	}
 }

@@ -10,10 +10,19 @@ import (
 // key has exactly one value, so a lone value is kept in a plain map; a map
 // of slices would give every key a slice (a 16-byte array of its own, and a
 // map slot 8 bytes wider), about 45 bytes a key, several keys a sandbox.
+//
+// A Go map never gives back the memory of deleted entries, so one is made
+// anew when it has shrunk to a quarter of the keys it once held (see
+// remove): keys can move out in bulk, as the Fleet's links do when Pods
+// listed after their sandboxes arrive.
 type index[V comparable] struct {
 	one  map[string]V
 	many map[string][]V // keys with two or more values, in insertion order; never also in one
+	peak int            // most keys one has held since it was made
 }
+
+// minShrink: a map of fewer keys than this is never made anew.
+const minShrink = 1024
 
 func newIndex[V comparable]() index[V] {
 	return index[V]{one: make(map[string]V), many: make(map[string][]V)}
@@ -35,6 +44,7 @@ func (x *index[V]) add(k string, v V) {
 		return
 	}
 	x.one[k] = v
+	x.peak = max(x.peak, len(x.one))
 }
 
 // remove takes v from under k. A list handed out by values is not changed.
@@ -42,6 +52,7 @@ func (x *index[V]) remove(k string, v V) {
 	if cur, ok := x.one[k]; ok {
 		if cur == v {
 			delete(x.one, k)
+			x.shrink()
 		}
 		return
 	}
@@ -53,10 +64,24 @@ func (x *index[V]) remove(k string, v V) {
 	if len(list) == 2 {
 		delete(x.many, k)
 		x.one[k] = list[1-i]
+		x.peak = max(x.peak, len(x.one))
 		return
 	}
 	// Copy on write: a caller may be ranging over the old list.
 	x.many[k] = slices.Delete(slices.Clone(list), i, i+1)
+}
+
+// shrink makes one anew once it holds a quarter of its peak: copying the
+// keys left costs less than the removals since the last time it was made.
+func (x *index[V]) shrink() {
+	if x.peak < minShrink || len(x.one) >= x.peak/4 {
+		return
+	}
+	one := make(map[string]V, len(x.one))
+	for k, v := range x.one {
+		one[k] = v
+	}
+	x.one, x.peak = one, len(one)
 }
 
 // has reports whether anything is under k.
@@ -89,6 +114,12 @@ func (x *index[V]) values(k string) []V {
 		return []V{v}
 	}
 	return slices.Clone(x.many[k])
+}
+
+// lone returns the value under k when it is the only one.
+func (x *index[V]) lone(k string) (V, bool) {
+	v, ok := x.one[k]
+	return v, ok
 }
 
 // keys is the number of keys with a value.

@@ -2,6 +2,7 @@ package model
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -68,5 +69,32 @@ func TestIndexRemoveWhileRanging(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("ranged %d times after break", n)
+	}
+}
+
+// A map that has shrunk to a quarter of its peak is made anew, keeping
+// every key left.
+func TestIndexShrinks(t *testing.T) {
+	x := newIndex[int]()
+	const n = 4 * minShrink
+	for i := range n {
+		x.add(strconv.Itoa(i), i)
+	}
+	before := x.one
+	for i := range n - minShrink/2 {
+		x.remove(strconv.Itoa(i), i)
+	}
+	if x.keys() != minShrink/2 || x.peak >= n {
+		t.Fatalf("%d keys, peak %d after removing all but %d of %d", x.keys(), x.peak, minShrink/2, n)
+	}
+	x.one["probe"] = -1 // made anew: no longer the map of before
+	if _, ok := before["probe"]; ok {
+		t.Fatal("the map was not made anew")
+	}
+	delete(x.one, "probe")
+	for i := n - minShrink/2; i < n; i++ {
+		if got := slices.Collect(x.all(strconv.Itoa(i))); !slices.Equal(got, []int{i}) {
+			t.Fatalf("key %d: %v after the shrink", i, got)
+		}
 	}
 }

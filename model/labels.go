@@ -1,31 +1,69 @@
 package model
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"iter"
 	"slices"
 	"sort"
 	"strings"
-	"unique"
 )
 
-// Labels is an object's labels kept as one sorted list of key, value pairs.
-// A Go map of five labels costs about 340 bytes before its strings; this
-// list costs 24 bytes a label (the key is an interning handle, one pointer
-// to the copy every object shares), and with tens of thousands of Pods and
-// sandboxes that difference is a large part of the fleet's memory. Lookups
-// are a binary search over a handful of keys.
+// Labels is an object's labels: its label keys, sorted, and their values.
+// A Go map of five labels costs about 340 bytes before its strings. Here
+// the keys are one interned string, shared by every object with the same
+// label keys (a fleet has a handful of such key sets), and the values a
+// list beside it: an object pays a string header (16 bytes) a label and one
+// for its key set. With tens of thousands of Pods and sandboxes that is a
+// large part of the fleet's memory: a sandbox Pod's six labels take 112
+// bytes, where a list of (interned key, value) pairs took 144, and a
+// BatchSandbox's four 80 instead of 96. Lookups scan the key set, a few
+// hundred bytes at most.
 //
 // Labels implements k8s.io/apimachinery/pkg/labels.Labels, so a selector
 // matches it directly. The zero value is empty. A Labels is read only: it
 // may share its array with the informer cache and with Snapshots.
 type Labels struct {
-	pairs []labelPair // sorted by key, keys unique
+	// kv[0] is the key set: each key in order, as its length (uvarint)
+	// then its bytes, interned. kv[1+i] is the value of the i-th key. nil
+	// when there are no labels.
+	kv []string
 }
 
-type labelPair struct {
-	key   unique.Handle[string]
-	value string
+// labelsBuilder makes a Labels of keys added in order, each once.
+type labelsBuilder struct {
+	keys []byte   // the key set being encoded
+	kv   []string // kv[0] is set by done
+}
+
+func newLabelsBuilder(n int, scratch []byte) labelsBuilder {
+	return labelsBuilder{keys: scratch[:0], kv: make([]string, 1, 1+n)}
+}
+
+func (b *labelsBuilder) add(key, value string) {
+	b.keys = binary.AppendUvarint(b.keys, uint64(len(key)))
+	b.keys = append(b.keys, key...)
+	b.kv = append(b.kv, value)
+}
+
+func (b *labelsBuilder) done() Labels {
+	b.kv[0] = Intern(string(b.keys))
+	return Labels{kv: b.kv}
+}
+
+// cutKey splits the first key off a key set.
+func cutKey(set string) (key, rest string) {
+	var n uint64
+	i := 0
+	for shift := 0; ; shift += 7 {
+		c := set[i]
+		i++
+		n |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			break
+		}
+	}
+	return set[i : i+int(n)], set[i+int(n):]
 }
 
 // maxInternedLabelValue: label values up to this long are interned. Short
@@ -35,7 +73,7 @@ type labelPair struct {
 // would cost more than the copy it saves.
 const maxInternedLabelValue = 24
 
-// LabelsFrom converts a label map. Keys are interned (they repeat across
+// LabelsFrom converts a label map. The key set is interned (it repeats across
 // the fleet), and so are short values. A longer value equal to one of same,
 // or to another value of m, shares that string: engines repeat an object's
 // ID in several labels and in its owner's name, and each is decoded into its
@@ -55,7 +93,8 @@ func LabelsFrom(m map[string]string, same ...string) Labels {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	pairs := make([]labelPair, 0, len(m))
+	var scratch [256]byte
+	out := newLabelsBuilder(len(keys), scratch[:])
 	for _, k := range keys {
 		v := m[k]
 		if i := slices.Index(kept, v); i >= 0 {
@@ -65,26 +104,28 @@ func LabelsFrom(m map[string]string, same ...string) Labels {
 		} else {
 			kept = append(kept, v)
 		}
-		pairs = append(pairs, labelPair{unique.Make(k), v})
+		out.add(k, v)
 	}
-	return Labels{pairs: pairs}
+	return out.done()
 }
 
 // Len is the number of labels.
-func (l Labels) Len() int { return len(l.pairs) }
+func (l Labels) Len() int { return max(len(l.kv)-1, 0) }
 
 // Lookup returns the value of key and whether it is set.
 func (l Labels) Lookup(key string) (string, bool) {
-	lo, hi := 0, len(l.pairs)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		switch k := l.pairs[mid].key.Value(); {
+	if len(l.kv) == 0 {
+		return "", false
+	}
+	set := l.kv[0]
+	for i := 1; i < len(l.kv); i++ {
+		var k string
+		k, set = cutKey(set)
+		switch {
 		case k == key:
-			return l.pairs[mid].value, true
-		case k < key:
-			lo = mid + 1
-		default:
-			hi = mid
+			return l.kv[i], true
+		case k > key:
+			return "", false // keys are sorted
 		}
 	}
 	return "", false
@@ -105,8 +146,14 @@ func (l Labels) Get(key string) string {
 // All yields the labels in key order.
 func (l Labels) All() iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
-		for _, p := range l.pairs {
-			if !yield(p.key.Value(), p.value) {
+		if len(l.kv) == 0 {
+			return
+		}
+		set := l.kv[0]
+		for _, v := range l.kv[1:] {
+			var k string
+			k, set = cutKey(set)
+			if !yield(k, v) {
 				return
 			}
 		}
@@ -115,7 +162,7 @@ func (l Labels) All() iter.Seq2[string, string] {
 
 // Map returns the labels as a new map (nil when there are none).
 func (l Labels) Map() map[string]string {
-	if len(l.pairs) == 0 {
+	if len(l.kv) == 0 {
 		return nil
 	}
 	m := make(map[string]string, l.Len())
@@ -153,4 +200,4 @@ func (l *Labels) UnmarshalJSON(data []byte) error {
 }
 
 // IsZero lets `omitzero` leave empty labels out of JSON.
-func (l Labels) IsZero() bool { return len(l.pairs) == 0 }
+func (l Labels) IsZero() bool { return len(l.kv) == 0 }

@@ -8,7 +8,10 @@ import (
 // ObjectMeta is the part of metav1.ObjectMeta that sandscope reads, with the
 // same field names, so code reads like code over API objects. It leaves out
 // generateName, selfLink, generation, annotations and managedFields (80
-// bytes of every cached object, even empty), and the resourceVersion: the
+// bytes of every cached object, even empty), the deletionGracePeriodSeconds,
+// which only a Pod's deletion reads (a Pod keeps it, see
+// Pod.GetDeletionGracePeriodSeconds; here its 8 bytes took a BatchSandbox
+// from the 288-byte size class to 320), and the resourceVersion: the
 // reflector reads that from the object as decoded, before the transform
 // makes this one, and nothing reads it after (BatchSandbox, decoded
 // straight into the model, keeps its own). Labels are a sorted list
@@ -19,15 +22,14 @@ import (
 // to key, version and delete cached objects. Fields it does not keep read
 // as empty and ignore writes, as metav1.Common allows.
 type ObjectMeta struct {
-	Name                       string
-	Namespace                  string
-	UID                        types.UID
-	CreationTimestamp          metav1.Time
-	DeletionTimestamp          *metav1.Time
-	DeletionGracePeriodSeconds *int64
-	Labels                     Labels
-	OwnerReferences            []OwnerReference
-	Finalizers                 []string
+	Name              string
+	Namespace         string
+	UID               types.UID
+	CreationTimestamp metav1.Time
+	DeletionTimestamp *metav1.Time
+	Labels            Labels
+	OwnerReferences   []OwnerReference
+	Finalizers        []string
 }
 
 // OwnerReference is what the model reads of an owner reference: which
@@ -53,14 +55,10 @@ func (m *ObjectMeta) GetCreationTimestamp() metav1.Time   { return m.CreationTim
 func (m *ObjectMeta) SetCreationTimestamp(t metav1.Time)  { m.CreationTimestamp = t }
 func (m *ObjectMeta) GetDeletionTimestamp() *metav1.Time  { return m.DeletionTimestamp }
 func (m *ObjectMeta) SetDeletionTimestamp(t *metav1.Time) { m.DeletionTimestamp = t }
-func (m *ObjectMeta) GetDeletionGracePeriodSeconds() *int64 {
-	return m.DeletionGracePeriodSeconds
-}
-func (m *ObjectMeta) SetDeletionGracePeriodSeconds(s *int64) { m.DeletionGracePeriodSeconds = s }
-func (m *ObjectMeta) GetLabels() map[string]string           { return m.Labels.Map() }
-func (m *ObjectMeta) SetLabels(labels map[string]string)     { m.Labels = LabelsFrom(labels) }
-func (m *ObjectMeta) GetFinalizers() []string                { return m.Finalizers }
-func (m *ObjectMeta) SetFinalizers(finalizers []string)      { m.Finalizers = finalizers }
+func (m *ObjectMeta) GetLabels() map[string]string        { return m.Labels.Map() }
+func (m *ObjectMeta) SetLabels(labels map[string]string)  { m.Labels = LabelsFrom(labels) }
+func (m *ObjectMeta) GetFinalizers() []string             { return m.Finalizers }
+func (m *ObjectMeta) SetFinalizers(finalizers []string)   { m.Finalizers = finalizers }
 
 // GetOwnerReferences returns the references as the API types, without the
 // UIDs and flags ObjectMeta does not keep.
@@ -102,6 +100,8 @@ func (m *ObjectMeta) GetAnnotations() map[string]string                         
 func (m *ObjectMeta) SetAnnotations(map[string]string)                           {}
 func (m *ObjectMeta) GetManagedFields() []metav1.ManagedFieldsEntry              { return nil }
 func (m *ObjectMeta) SetManagedFields(managedFields []metav1.ManagedFieldsEntry) {}
+func (m *ObjectMeta) GetDeletionGracePeriodSeconds() *int64                      { return nil }
+func (m *ObjectMeta) SetDeletionGracePeriodSeconds(*int64)                       {}
 
 // DeepCopyInto copies m into out. Labels are shared: they are read only.
 func (m *ObjectMeta) DeepCopyInto(out *ObjectMeta) {
@@ -109,10 +109,6 @@ func (m *ObjectMeta) DeepCopyInto(out *ObjectMeta) {
 	if m.DeletionTimestamp != nil {
 		t := *m.DeletionTimestamp
 		out.DeletionTimestamp = &t
-	}
-	if m.DeletionGracePeriodSeconds != nil {
-		s := *m.DeletionGracePeriodSeconds
-		out.DeletionGracePeriodSeconds = &s
 	}
 	if m.OwnerReferences != nil {
 		out.OwnerReferences = append([]OwnerReference(nil), m.OwnerReferences...)

@@ -26,6 +26,8 @@ func TestObjectMetaAsMetav1Object(t *testing.T) {
 			}
 			return ""
 		}
+		// Only a Pod keeps a deletion grace period: its deletion reads it.
+		_, keepsGrace := obj.(*Pod)
 		key, err := cache.MetaNamespaceKeyFunc(obj)
 		if err != nil || key != "ns/a-0" {
 			t.Fatalf("%T: key %q, %v", obj, key, err)
@@ -43,8 +45,11 @@ func TestObjectMetaAsMetav1Object(t *testing.T) {
 		m.SetDeletionGracePeriodSeconds(&grace)
 		m.SetFinalizers([]string{"f"})
 		m.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "BatchSandbox", Name: "a", UID: "u0"}})
+		if g := m.GetDeletionGracePeriodSeconds(); keepsGrace != (g != nil) || g != nil && *g != 30 {
+			t.Errorf("%T: deletion grace %v after setting 30 (kept: %v)", obj, g, keepsGrace)
+		}
 		if m.GetResourceVersion() != wantRV("8") || m.GetLabels()["app"] != "rl" || m.GetDeletionTimestamp() != &now ||
-			*m.GetDeletionGracePeriodSeconds() != 30 || len(m.GetFinalizers()) != 1 ||
+			len(m.GetFinalizers()) != 1 ||
 			len(m.GetOwnerReferences()) != 1 || m.GetOwnerReferences()[0].Kind != "BatchSandbox" || m.GetOwnerReferences()[0].Name != "a" {
 			t.Errorf("%T: setters did not stick: %+v", obj, m)
 		}
@@ -75,17 +80,15 @@ func TestBatchSandboxBookmarkAnnotation(t *testing.T) {
 }
 
 func TestObjectMetaDeepCopyShares(t *testing.T) {
-	grace := int64(5)
 	now := metav1.Now()
-	in := ObjectMeta{Name: "a", DeletionTimestamp: &now, DeletionGracePeriodSeconds: &grace, Finalizers: []string{"f"},
+	in := ObjectMeta{Name: "a", DeletionTimestamp: &now, Finalizers: []string{"f"},
 		OwnerReferences: []OwnerReference{{Kind: "BatchSandbox", Name: "a"}}}
 	var out ObjectMeta
 	in.DeepCopyInto(&out)
 	out.Finalizers[0] = "changed"
-	*out.DeletionGracePeriodSeconds = 9
 	out.OwnerReferences[0].Name = "changed"
 	out.DeletionTimestamp.Time = now.Add(1)
-	if in.Finalizers[0] != "f" || *in.DeletionGracePeriodSeconds != 5 || in.OwnerReferences[0].Name != "a" || !in.DeletionTimestamp.Equal(&now) {
+	if in.Finalizers[0] != "f" || in.OwnerReferences[0].Name != "a" || !in.DeletionTimestamp.Equal(&now) {
 		t.Errorf("the copy shares memory with the original: %+v", in)
 	}
 }

@@ -3,7 +3,6 @@ package model
 import (
 	"slices"
 	"strings"
-	"unique"
 )
 
 // LabelPair is one label as a decoder reads it off the wire, one map entry
@@ -42,7 +41,8 @@ func LabelsFromPairs(pairs []LabelPair, same ...string) Labels {
 			kept = append(kept, s)
 		}
 	}
-	out := make([]labelPair, 0, n)
+	var scratch [256]byte
+	out := newLabelsBuilder(n, scratch[:])
 	for i, p := range pairs {
 		if replacedPair(pairs, i) {
 			continue
@@ -56,9 +56,9 @@ func LabelsFromPairs(pairs []LabelPair, same ...string) Labels {
 			v = strings.Clone(v) // p.Value may alias the caller's buffer
 			kept = append(kept, v)
 		}
-		out = append(out, labelPair{unique.Make(p.Key), v})
+		out.add(p.Key, v)
 	}
-	return Labels{pairs: out}
+	return out.done()
 }
 
 // replacedPair: a later pair of sorted pairs has the key of pairs[i].

@@ -244,7 +244,7 @@ type BatchSandbox struct {
 	// Rare holds the fields a sandbox made from a template, with well-formed
 	// annotations, leaves empty; nil when all of them are. Inline they took
 	// 64 bytes of every cached BatchSandbox; behind the pointer they take 8
-	// (the 320-byte size class instead of 384). A pooled sandbox sets them
+	// (the 288-byte size class instead of 352). A pooled sandbox sets them
 	// and pays the 64 bytes apart, as much as it paid inline. Read them
 	// through PoolRef, AllocatedPods and Notices.
 	Rare *RareBatchSandbox

@@ -15,16 +15,15 @@ import (
 // so that a copy of it has every pointer and slice to get wrong.
 func fullBatchSandbox() *BatchSandbox {
 	deleted := metav1.NewTime(time.Date(2026, 11, 29, 17, 30, 0, 0, time.UTC))
-	grace := int64(30)
 	expire := time.Date(2026, 11, 29, 18, 20, 0, 0, time.UTC)
 	noticed := time.Date(2026, 11, 29, 17, 21, 0, 0, time.UTC)
 	return &BatchSandbox{
 		ObjectMeta: ObjectMeta{Name: "sbx-a", Namespace: "team-rl", UID: "6f1c",
 			CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 17, 20, 0, 0, time.UTC)),
-			DeletionTimestamp: &deleted, DeletionGracePeriodSeconds: &grace,
-			Labels:          LabelsFrom(map[string]string{"app": "rl"}),
-			OwnerReferences: []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}},
-			Finalizers:      []string{"pool.sandbox.opensandbox.io/pool-allocation"}},
+			DeletionTimestamp: &deleted,
+			Labels:            LabelsFrom(map[string]string{"app": "rl"}),
+			OwnerReferences:   []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}},
+			Finalizers:        []string{"pool.sandbox.opensandbox.io/pool-allocation"}},
 		ResourceVersion: "812", Replicas: 1, InitialEventsEnd: true, ExpireTime: &expire,
 		MainImage: "python:3.12", MainCommand: []string{BootstrapPath, "tail", "-f", "/dev/null"},
 		Phase: PhaseSucceed, StatusReplicas: 1, Allocated: 1, Ready: 1,
@@ -121,10 +120,10 @@ func fullPod() *Pod {
 	return &Pod{
 		ObjectMeta: ObjectMeta{Name: "sbx-a-0", Namespace: "team-rl", UID: "7a2d",
 			CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 17, 20, 0, 0, time.UTC)),
-			DeletionTimestamp: &deleted, DeletionGracePeriodSeconds: &grace,
-			Labels:          LabelsFrom(map[string]string{"app": "rl"}),
-			OwnerReferences: []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}},
-			Finalizers:      []string{"f"}},
+			DeletionTimestamp: &deleted,
+			Labels:            LabelsFrom(map[string]string{"app": "rl"}),
+			OwnerReferences:   []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}},
+			Finalizers:        []string{"f"}},
 		Spec: PodSpec{NodeName: "node-1", HostNetwork: true, RestartPolicy: corev1.RestartPolicyAlways,
 			TerminationGracePeriodSeconds: &termGrace,
 			Containers: []Container{{Name: "sandbox", Image: "python:3.12", Command: []string{"/bin/sh"}, Args: []string{"-c", "x"},
@@ -134,7 +133,7 @@ func fullPod() *Pod {
 			Conditions:        []PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}},
 			ContainerStatuses: []ContainerStatus{status},
 			Rare: &RarePodStatus{Reason: "Evicted", Message: "m", PodIPs: []corev1.PodIP{{IP: "10.0.0.7"}, {IP: "fd00::7"}},
-				InitContainerStatuses: []ContainerStatus{status}}},
+				InitContainerStatuses: []ContainerStatus{status}, DeletionGracePeriodSeconds: &grace}},
 	}
 }
 

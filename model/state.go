@@ -236,8 +236,8 @@ func slotPodSummary(s *Slot) string {
 // graceSeconds is how long a deleting Pod may take: deletionGracePeriodSeconds,
 // else spec.terminationGracePeriodSeconds, else the Kubernetes default 30.
 func graceSeconds(p *Pod) int64 {
-	if p.DeletionGracePeriodSeconds != nil {
-		return *p.DeletionGracePeriodSeconds
+	if g := p.GetDeletionGracePeriodSeconds(); g != nil {
+		return *g
 	}
 	if p.Spec.TerminationGracePeriodSeconds != nil {
 		return *p.Spec.TerminationGracePeriodSeconds
