@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -226,26 +225,12 @@ type wireBatchSpec struct {
 	Replicas   int32  `json:"replicas"`
 	PoolRef    string `json:"poolRef"`
 	ExpireTime string `json:"expireTime"`
-	Template   struct {
-		Spec struct {
-			Containers []wireContainer `json:"containers"`
-		} `json:"spec"`
-	} `json:"template"`
-}
-
-type wireContainer struct {
-	Name    string   `json:"name"`
-	Image   string   `json:"image"`
-	Command []string `json:"command"`
 }
 
 type wireBatchStatus struct {
-	Phase     string `json:"phase"`
-	Replicas  int32  `json:"replicas"`
-	Allocated int32  `json:"allocated"`
-	Ready     int32  `json:"ready"`
-	// status.conditions are skipped: nothing reads them (the phase says
-	// the same), and they took about 120 bytes a sandbox.
+	Phase string `json:"phase"`
+	// status.conditions and the replica counts are skipped: nothing reads
+	// them (the phase says what the table shows).
 }
 
 // toModel converts to the slim model form, parsing the engine's annotations.
@@ -263,31 +248,13 @@ func (w *wireBatchSandbox) toModel(lists *model.StringLists) *model.BatchSandbox
 		Replicas:        w.Spec.Replicas,
 		ExpireTime:      parseRFC3339(w.Spec.ExpireTime),
 		Phase:           model.Intern(w.Status.Phase),
-		StatusReplicas:  w.Status.Replicas,
-		Allocated:       w.Status.Allocated,
-		Ready:           w.Status.Ready,
 	}
 	if w.Spec.PoolRef != "" {
 		b.Rare = &model.RareBatchSandbox{PoolRef: w.Spec.PoolRef} // ReadAnnotations adds the allocated Pods
 	}
 	b.InitialEventsEnd = m.Annotations[metav1.InitialEventsAnnotationKey] == "true"
-	if c := mainContainer(w.Spec.Template.Spec.Containers); c != nil {
-		b.MainImage, b.MainCommand = model.Intern(c.Image), lists.Share(c.Command)
-	}
 	b.ReadAnnotations(m.Annotations)
 	return b
-}
-
-// mainContainer is the container named like the engine's main container, or
-// the first one.
-func mainContainer(cs []wireContainer) *wireContainer {
-	if i := slices.IndexFunc(cs, func(c wireContainer) bool { return c.Name == model.MainContainerName }); i >= 0 {
-		return &cs[i]
-	}
-	if len(cs) > 0 {
-		return &cs[0]
-	}
-	return nil
 }
 
 func parseRFC3339(s string) *time.Time {

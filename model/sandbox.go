@@ -234,17 +234,12 @@ type BatchSandbox struct {
 	// recognises through GetAnnotations.
 	InitialEventsEnd bool
 	ExpireTime       *time.Time
-	MainImage        string   // image of the template's main container ("sandbox")
-	MainCommand      []string // command of the template's main container
 	Phase            string   // status.phase: Pending, Succeed (= running), Pausing, Paused, Resuming, Failed
-	StatusReplicas   int32
-	Allocated        int32
-	Ready            int32
 	Endpoints        []string // sandbox.opensandbox.io/endpoints, slot i <-> pod index i; nil when absent
 	// Rare holds the fields a sandbox made from a template, with well-formed
 	// annotations, leaves empty; nil when all of them are. Inline they took
 	// 64 bytes of every cached BatchSandbox; behind the pointer they take 8
-	// (the 288-byte size class instead of 352). A pooled sandbox sets them
+	// (the 240-byte size class instead of 288). A pooled sandbox sets them
 	// and pays the 64 bytes apart, as much as it paid inline. Read them
 	// through PoolRef, AllocatedPods and Notices.
 	Rare *RareBatchSandbox
@@ -321,7 +316,6 @@ func (b *BatchSandbox) DeepCopyObject() runtime.Object {
 		t := *b.ExpireTime
 		out.ExpireTime = &t
 	}
-	out.MainCommand = slices.Clone(b.MainCommand)
 	out.Endpoints = slices.Clone(b.Endpoints)
 	if b.Rare != nil {
 		out.Rare = &RareBatchSandbox{PoolRef: b.Rare.PoolRef, AllocatedPods: slices.Clone(b.Rare.AllocatedPods),
@@ -354,7 +348,6 @@ type AgentSandbox struct {
 	ObjectMeta
 	Version      string // served version it was read at (v1beta1, v1alpha1)
 	Replicas     *int32
-	MainImage    string
 	ShutdownTime *time.Time
 	Selector     string   // status.selector: label selector of its Pod
 	PodIPs       []string // status.podIPs

@@ -100,16 +100,7 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 		b.rare().PoolRef = ref
 	}
 	b.ExpireTime = nestedTime(obj, "spec", "expireTime")
-	if cs, ok := nestedSlice(obj, "spec", "template", "spec", "containers"); ok {
-		if c := mainContainerOf(cs); c != nil {
-			b.MainImage = nestedString(c, "image")
-			b.MainCommand = nestedStrings(c, "command")
-		}
-	}
 	b.Phase = nestedString(obj, "status", "phase")
-	b.StatusReplicas = int32(nestedInt(obj, "status", "replicas"))
-	b.Allocated = int32(nestedInt(obj, "status", "allocated"))
-	b.Ready = int32(nestedInt(obj, "status", "ready"))
 
 	b.ReadAnnotations(u.GetAnnotations())
 	return b
@@ -164,11 +155,6 @@ func AgentSandboxFromUnstructured(u *unstructured.Unstructured, version string) 
 	if _, ok := nestedField(obj, "spec", "replicas"); ok {
 		r := int32(nestedInt(obj, "spec", "replicas"))
 		s.Replicas = &r
-	}
-	if cs, ok := nestedSlice(obj, "spec", "podTemplate", "spec", "containers"); ok {
-		if c := mainContainerOf(cs); c != nil {
-			s.MainImage = nestedString(c, "image")
-		}
 	}
 	s.ShutdownTime = nestedTime(obj, "spec", "shutdownTime")
 	s.Selector = nestedString(obj, "status", "selector")
@@ -321,24 +307,6 @@ func minus(a, b []string) []string {
 		}
 	}
 	return out
-}
-
-// mainContainerOf picks the container named "sandbox", else the first one.
-func mainContainerOf(cs []interface{}) map[string]interface{} {
-	var first map[string]interface{}
-	for _, c := range cs {
-		m, ok := c.(map[string]interface{})
-		if !ok {
-			continue
-		}
-		if first == nil {
-			first = m
-		}
-		if nestedString(m, "name") == MainContainerName {
-			return m
-		}
-	}
-	return first
 }
 
 // MaxConditions caps the conditions kept per object: a misbehaving

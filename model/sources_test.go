@@ -53,14 +53,11 @@ func TestBatchSandboxFromUnstructured(t *testing.T) {
 	b := BatchSandboxFromUnstructured(u)
 	exp := time.Date(2026, 11, 29, 18, 24, 5, 0, time.UTC)
 	if b.Name != "a" || b.Namespace != ns || b.UID != "uid-a" || b.Phase != "Succeed" || b.Replicas != 1 ||
-		b.Ready != 1 || b.Allocated != 1 || b.MainImage != "python:3.12" || b.ExpireTime == nil || !b.ExpireTime.Equal(exp) {
+		b.ExpireTime == nil || !b.ExpireTime.Equal(exp) {
 		t.Errorf("converted %+v", b)
 	}
 	if !reflect.DeepEqual(b.Endpoints, []string{"10.0.3.7"}) || !reflect.DeepEqual(b.AllocatedPods(), []string{"pool-x2"}) {
 		t.Errorf("endpoints %q allocated %q", b.Endpoints, b.AllocatedPods())
-	}
-	if len(b.MainCommand) != 4 {
-		t.Errorf("command %q", b.MainCommand)
 	}
 	if b.GetAnnotations() != nil || len(b.Notices()) != 0 {
 		t.Errorf("kept annotations or noticed problems: %v %v", b.GetAnnotations(), b.Notices())
@@ -113,7 +110,7 @@ func TestAgentSandboxAndPoolFromUnstructured(t *testing.T) {
 		"status": map[string]interface{}{"selector": "agents.x-k8s.io/sandbox-name-hash=abc", "podIPs": []interface{}{"10.0.0.5"}, "nodeName": "n1"},
 	}}
 	a := AgentSandboxFromUnstructured(u, "v1beta1")
-	if a.Version != "v1beta1" || a.Replicas == nil || *a.Replicas != 1 || a.MainImage != "img:1" || a.ShutdownTime == nil ||
+	if a.Version != "v1beta1" || a.Replicas == nil || *a.Replicas != 1 || a.ShutdownTime == nil ||
 		a.Selector != "agents.x-k8s.io/sandbox-name-hash=abc" || !reflect.DeepEqual(a.PodIPs, []string{"10.0.0.5"}) || a.NodeName != "n1" {
 		t.Errorf("agent %+v", a)
 	}

@@ -88,8 +88,7 @@ func synthBatchSandbox(i int) *model.BatchSandbox {
 	return &model.BatchSandbox{
 		ObjectMeta: model.ObjectMeta{Name: owner, Namespace: "opensandbox", UID: types.UID("uid-" + owner),
 			CreationTimestamp: metav1.NewTime(synthT0), Labels: model.LabelsFrom(map[string]string{model.LabelSandboxID: owner})},
-		Replicas: 1, MainImage: "registry.example/rl-env:2026.11", MainCommand: []string{model.BootstrapPath, "python", "-m", "server"},
-		Phase: "Succeed", StatusReplicas: 1, Allocated: 1, Ready: 1,
+		Replicas: 1, Phase: "Succeed",
 		Endpoints: []string{synthIP(i)},
 	}
 }
