@@ -25,7 +25,7 @@ func fullBatchSandbox() *BatchSandbox {
 			OwnerReferences:   []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}},
 			Finalizers:        []string{"pool.sandbox.opensandbox.io/pool-allocation"}},
 		ResourceVersion: "812", Replicas: 1, InitialEventsEnd: true, ExpireTime: &expire,
-		Phase: PhaseSucceed,
+		Phase:     PhaseSucceed,
 		Endpoints: []string{"10.0.3.7"},
 		Rare: &RareBatchSandbox{PoolRef: "pool-a", AllocatedPods: []string{"pool-a-x1"},
 			Notices: []Notice{{Code: CodeBadAnnotation, Severity: SeverityWarning, Message: "m",
