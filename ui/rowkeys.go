@@ -79,14 +79,15 @@ func (w *keyWriter) flush() {
 	w.rows, w.ends = w.rows[:0], w.ends[:0]
 }
 
-// packKeys copies keys into fresh blocks when enough of them were composed
-// since the last pack, and reports whether it did. A key keeps its whole
-// block alive, and a live update composes keys one or a few at a time, so
-// without packing, blocks would be held for a few of their keys each;
-// composed counts the keys made since the last pack and bounds that waste
-// to about a quarter of the keys.
-func packKeys(keys []string, composed int) bool {
-	if composed <= len(keys)/4 {
+// packKeys copies keys into fresh blocks when more than a quarter of them
+// are stale, and reports whether it did. A key keeps its whole block alive:
+// stale counts the keys replaced or dropped since the last pack, whose bytes
+// a block may still hold for the keys beside them. Keys composed for new
+// rows are not stale: the first build writes every key into blocks it
+// fills, and packing them again would only copy them (it did, at 50,000
+// rows: 5 MB copied at the moment the fleet synced).
+func packKeys(keys []string, stale int) bool {
+	if stale <= len(keys)/4 {
 		return false
 	}
 	w := keyWriter{keys: keys}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -91,7 +92,7 @@ func TestKeyWriterBlocks(t *testing.T) {
 	}
 }
 
-// Keys are packed once more than a quarter of them were composed since the
+// Keys are packed once more than a quarter of them went stale since the
 // last pack, and packing keeps every key's text.
 func TestPackKeys(t *testing.T) {
 	rows := keyTestRows(40)
@@ -100,13 +101,13 @@ func TestPackKeys(t *testing.T) {
 		keys[i] = model.RowKey(sb)
 	}
 	if packKeys(keys, 10) {
-		t.Fatal("packed with 10 of 40 keys composed")
+		t.Fatal("packed with 10 of 40 keys stale")
 	}
 	if n := blocks(keys); n < len(keys)/2 {
 		t.Fatalf("keys allocated one by one read as %d blocks: the check proves nothing", n)
 	}
 	if !packKeys(keys, 11) {
-		t.Fatal("did not pack with 11 of 40 keys composed")
+		t.Fatal("did not pack with 11 of 40 keys stale")
 	}
 	for i, sb := range rows {
 		if keys[i] != model.RowKey(sb) {
@@ -137,6 +138,10 @@ func TestViewKeysFollowRows(t *testing.T) {
 		}
 	}
 	check("first build")
+	if sv.stale != 0 {
+		t.Fatalf("%d keys stale after the first build", sv.stale)
+	}
+	firstKeys := slices.Clone(sv.keys)
 	if n := blocks(sv.keys); n > 8 { // 200 keys of 70 bytes: blocks of 256 bytes to 8 KB
 		t.Fatalf("the first build's keys are in %d blocks", n)
 	}
@@ -148,6 +153,12 @@ func TestViewKeysFollowRows(t *testing.T) {
 		a.liveRefresh()
 	}
 	check("60 sandboxes replaced")
+	// 60 of 200 replaced: more than a quarter went stale, so the keys were
+	// packed once, at the 51st, and the ones left alone were copied then.
+	if sv.stale != 9 || unsafe.StringData(sv.keys[1]) == unsafe.StringData(firstKeys[1]) {
+		t.Fatalf("after 60 replacements: %d stale, row 1's key moved %v", sv.stale,
+			unsafe.StringData(sv.keys[1]) != unsafe.StringData(firstKeys[1]))
+	}
 	removed := model.NewSnapshot(snap.Version+1, snap.Status, snap.Sandboxes()[10:], nil, nil)
 	src.set(removed)
 	a.liveRefresh()

@@ -153,7 +153,7 @@ type sandboxesView struct {
 	rows    []*model.Sandbox
 	widths  []cellWidths // widths[i] of rows[i]'s cells
 	keys    []string     // keys[i]: rows[i]'s filter key, packed (rowkeys.go)
-	unpack  int          // keys composed since they were last packed
+	stale   int          // keys replaced or dropped since they were last packed
 	natural [nSandboxCols]int
 	order   []int // every row, sorted
 	where   []int // where[row] = its index in order, valid while whereOK
@@ -255,6 +255,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 		for i < len(oldRows) && oldRows[i] != sb && oldRows[i].Key < sb.Key {
 			oldToNew[i] = -1
 			v.tally.add(countOf(oldRows[i]), -1)
+			v.stale++
 			i++
 		}
 		switch {
@@ -267,6 +268,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 				widths[j] = widthsOf(sb, disc)
 				batch.add(j, sb)
 				changed[j] = true
+				v.stale++
 			} else {
 				widths[j], keys[j] = oldWidths[i], oldKeys[i]
 				if discChanged {
@@ -286,13 +288,13 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	for ; i < len(oldRows); i++ {
 		oldToNew[i] = -1
 		v.tally.add(countOf(oldRows[i]), -1)
+		v.stale++
 	}
 	nat[colAge] = 4
 	prevOrder := v.order
 	batch.flush()
-	v.unpack += batch.written
-	if packKeys(keys, v.unpack) {
-		v.unpack = 0
+	if packKeys(keys, v.stale) {
+		v.stale = 0
 	}
 	v.rows, v.widths, v.keys, v.natural = rows, widths, keys, nat
 	if first || len(prevOrder) != len(oldRows) {
@@ -339,14 +341,14 @@ func (v *sandboxesView) replaceRows(snap *model.Snapshot, positions []int) {
 		v.tally.add(countOf(old), -1)
 		v.tally.add(countOf(sb), 1)
 		v.widths[j], v.keys[j] = widthsOf(sb, v.disc), model.RowKey(sb)
-		v.unpack++
+		v.stale++
 		for k, l := range v.widths[j] {
 			v.natural[k] = max(v.natural[k], int(l))
 		}
 		moved = append(moved, v.orderIndex(j))
 	}
-	if packKeys(v.keys, v.unpack) {
-		v.unpack = 0
+	if packKeys(v.keys, v.stale) {
+		v.stale = 0
 	}
 	if len(moved) == 0 {
 		return
