@@ -6,9 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // gcPercent reads the current GC ratio (SetGCPercent returns the old one).
@@ -41,6 +45,47 @@ func TestTuneMemoryForWatch(t *testing.T) {
 	tuneMemoryForWatch(context.Background(), synced)
 	if got := gcPercent(); got != 100 {
 		t.Fatalf("with GOGC set: GC percent changed to %d", got)
+	}
+}
+
+// A load tightens the GC ratio once its live heap is large, not before, and
+// stops looking when the load ends.
+func TestTightenWhenLarge(t *testing.T) {
+	defer debug.SetGCPercent(gcPercent())
+	debug.SetGCPercent(watchGCPercent)
+	ctx, cancel := context.WithCancel(context.Background())
+	var looks atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tightenWhenLarge(ctx, func() uint64 { looks.Add(1); return largeLoadHeap - 1 }, time.Millisecond)
+	}()
+	for looks.Load() < 5 {
+		time.Sleep(time.Millisecond)
+	}
+	if got := gcPercent(); got != watchGCPercent {
+		t.Fatalf("below the threshold: GC percent %d", got)
+	}
+	cancel()
+	<-done
+
+	heap := uint64(0)
+	var mu sync.Mutex
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		tightenWhenLarge(context.Background(), func() uint64 { mu.Lock(); defer mu.Unlock(); return heap }, time.Millisecond)
+	}()
+	mu.Lock()
+	heap = largeLoadHeap
+	mu.Unlock()
+	<-done // returns once it tightened, without a cancel
+	if got := gcPercent(); got != largeLoadGCPercent {
+		t.Fatalf("past the threshold: GC percent %d, want %d", got, largeLoadGCPercent)
+	}
+	runtime.GC() // the figure is the last GC's
+	if liveHeapBytes() == 0 {
+		t.Fatal("the runtime reports no live heap")
 	}
 }
 
