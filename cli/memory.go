@@ -10,6 +10,8 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // watchGCPercent is the GC ratio while sandscope watches a fleet, from the
@@ -63,18 +65,11 @@ func tuneMemoryForWatch(ctx context.Context, synced func(context.Context) error)
 // tightenWhenLarge sets largeLoadGCPercent once live reports at least
 // largeLoadHeap, looking every period until ctx ends.
 func tightenWhenLarge(ctx context.Context, live func() uint64, period time.Duration) {
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if live() >= largeLoadHeap {
-			debug.SetGCPercent(largeLoadGCPercent)
-			return
-		}
+	err := wait.PollUntilContextCancel(ctx, period, false, func(context.Context) (bool, error) {
+		return live() >= largeLoadHeap, nil
+	})
+	if err == nil {
+		debug.SetGCPercent(largeLoadGCPercent)
 	}
 }
 
