@@ -33,8 +33,9 @@ func Resolve(snap *model.Snapshot, namespace, ref string) (Target, error) {
 	}
 	switch len(matches) {
 	case 0:
-		if snap != nil && snap.Loading > 0 {
-			// Before its first sync the fleet lists nothing (model.Snapshot.Loading).
+		if snap != nil && !snap.Status.Synced && snap.NumSandboxes() == 0 {
+			// Before its first sync the fleet lists nothing, however many
+			// sandboxes it has read (model.Snapshot.Loading, 0 at first).
 			return Target{}, refused(CodeNotSynced, fmt.Sprintf("the fleet has not synced yet (%d sandboxes read so far)", snap.Loading), true,
 				observed("fleet model: first list still arriving"))
 		}

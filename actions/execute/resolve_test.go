@@ -16,6 +16,10 @@ func TestResolveBeforeFirstSync(t *testing.T) {
 	if e == nil || e.Code != CodeNotSynced || !e.Retryable || e.Executed != ExecutedNo {
 		t.Fatalf("before the first sync: %v", err)
 	}
+	justStarted := model.NewSnapshot(1, model.SourceStatus{}, nil, nil, nil) // nothing read yet
+	if e := AsError(func() error { _, err := Resolve(justStarted, "ns", "web"); return err }()); e == nil || e.Code != CodeNotSynced {
+		t.Fatalf("before the first sync, nothing read yet: %v", e)
+	}
 	synced := model.NewSnapshot(2, model.SourceStatus{Synced: true}, nil, nil, nil)
 	if e := AsError(func() error { _, err := Resolve(synced, "ns", "web"); return err }()); e == nil || e.Code != CodeNotFound {
 		t.Fatalf("synced, no such sandbox: %v", e)
