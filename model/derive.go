@@ -14,9 +14,11 @@ const maxSlots = 1024
 
 // slotSpec is what a source says about one slot before the Pods are consulted.
 type slotSpec struct {
-	ip      string // recorded address
-	pod     string // linked Pod name
-	foreign bool   // the Pod is allocated to another sandbox now
+	ip  string // recorded address
+	pod string // linked Pod name
+	// foreign names the sandbox the Pod belongs to now when that is another
+	// one (a pooled Pod the Pool handed on); "" when it is this sandbox's.
+	foreign string
 }
 
 // derive recomputes one sandbox from its source and the current Pods, and
@@ -92,7 +94,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	f.relink(e, specs)
 
 	primary := sb.PrimarySlot()
-	primaryForeign := len(specs) > 0 && specs[0].foreign
+	primaryForeign := len(specs) > 0 && specs[0].foreign != ""
 	sb.State = effectiveState(sb.DeletingSince() != nil, sb.EnginePhase, primary, primaryForeign)
 
 	for i := range sb.Slots {
@@ -182,17 +184,15 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot,
 			}
 		}
 		bound := e.boundFor(sp.pod)
-		if bound == "" && pod != nil && !sp.foreign {
+		if bound == "" && pod != nil && sp.foreign == "" {
 			e.bound = append(e.bound, boundUID{pod: sp.pod, uid: pod.UID})
 			bound = pod.UID
 		}
 		facts := slotFacts{RecordedIP: sp.ip, PodName: sp.pod, BoundUID: bound, Pod: pod, Holders: f.holders(sp.ip)}
-		if sp.foreign {
-			facts.ForeignSandbox = f.primaryClaim(nn(e.ns(), sp.pod))
-		}
+		facts.ForeignSandbox = sp.foreign
 		id, h := deriveIdentity(facts)
 		sl := Slot{Index: i, RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
-		if !sp.foreign {
+		if sp.foreign == "" {
 			sl.Pod = pod
 			var next time.Time
 			sl.Stuck, next = stuckInfo(pod, now, f.opts.StuckAfter)
@@ -308,9 +308,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 			if i < len(names) {
 				specs[i].pod = names[i]
 				if fromClaims {
-					if c := f.primaryClaim(nn(e.ns(), names[i])); c != "" && c != e.key {
-						specs[i].foreign = true
-					}
+					specs[i].foreign = f.pooledPodOwner(e, names[i])
 				}
 			}
 		}
@@ -341,6 +339,24 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		}
 	}
 	return specs
+}
+
+// pooledPodOwner names the sandbox a Pod that e's alloc-status lists
+// belongs to now, when that is not e: the newest BatchSandbox whose
+// alloc-status lists it too (the Pool handed it on while e's allocation
+// still names it), or the BatchSandbox its name label points at (newer
+// controllers label allocated pool Pods). "" when it is still e's.
+func (f *Fleet) pooledPodOwner(e *sbEntry, pod string) string {
+	key := nn(e.ns(), pod)
+	if c := f.primaryClaim(key); c != "" && c != e.key {
+		return c
+	}
+	if pe := f.pods[key]; pe != nil {
+		if v, ok := pe.pod.Labels.Lookup(LabelBatchSandboxName); ok && v != "" && v != e.bs.Name {
+			return sandboxKey(EngineBatchSandbox, e.ns(), v)
+		}
+	}
+	return ""
 }
 
 // podIndex reads a BatchSandbox Pod's index: the pod-index label, else the
