@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -87,8 +88,14 @@ type Error struct {
 	Status int
 	// Code and Message come from the daemon's JSON error, or from an error frame.
 	Code, Message string
-	Err           error
+	// Location is where a redirect (3xx) pointed; it was not followed.
+	Location string
+	Err      error
 }
+
+// Redirected reports whether the daemon answered with a redirect, which is
+// never followed.
+func (e *Error) Redirected() bool { return e.Status >= 300 && e.Status < 400 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
@@ -128,15 +135,35 @@ type Client struct {
 }
 
 // NewHTTPClient is the default client: no keep-alives, no proxy (a Pod IP
-// must be dialled directly), bounded dial and header waits.
+// must be dialled directly), bounded dial and header waits, and no
+// redirects. Whatever answers on a sandbox's port is sandbox code: a
+// redirect it sends would carry the command and the access token to any
+// host it names, so a 3xx is returned as the answer (a refusal) instead.
 func NewHTTPClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		DisableKeepAlives:     true,
-		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
-		ResponseHeaderTimeout: 30 * time.Second,
-	}}
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                 nil,
+			DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			DisableKeepAlives:     true,
+			TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+			ResponseHeaderTimeout: 30 * time.Second,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// pinnedHTTPClient is NewHTTPClient that dials only addr (host:port): the
+// address the identity check approved, and nothing a response could name.
+func pinnedHTTPClient(addr string) *http.Client {
+	c := NewHTTPClient()
+	dial := c.Transport.(*http.Transport).DialContext
+	c.Transport.(*http.Transport).DialContext = func(ctx context.Context, network, to string) (net.Conn, error) {
+		if to != addr {
+			return nil, fmt.Errorf("refusing to dial %s: only the checked address %s may be dialled", to, addr)
+		}
+		return dial(ctx, network, to)
+	}
+	return c
 }
 
 // Ping calls GET /ping; nil means the daemon answers.
@@ -189,11 +216,14 @@ func (c *Client) Run(ctx context.Context, cmd CommandRequest, stdout, stderr io.
 // readFrames reads the stream until its end frame. A stream that ends without
 // one is an Error with Sent set: the command may have run, or may still run.
 func readFrames(r io.Reader, stdout, stderr io.Writer) (Result, error) {
-	dec := json.NewDecoder(r)
+	budget := &frameBudget{r: r, limit: MaxFrameBytes}
+	dec := json.NewDecoder(budget)
 	var res Result
 	for {
 		var f Frame
-		if err := dec.Decode(&f); err != nil {
+		err := dec.Decode(&f)
+		budget.limit = dec.InputOffset() + MaxFrameBytes
+		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("stream ended before the command's end frame")
 			}
@@ -225,6 +255,32 @@ func readFrames(r io.Reader, stdout, stderr io.Writer) (Result, error) {
 	}
 }
 
+// MaxFrameBytes bounds one frame of the /command stream. The stream is
+// written by sandbox code: a frame that never ends must cost bounded
+// memory, not whatever the sandbox sends.
+const MaxFrameBytes = 4 << 20
+
+var errFrameTooLarge = fmt.Errorf("a frame of the command stream is larger than %d bytes", MaxFrameBytes)
+
+// frameBudget lets the JSON decoder read at most limit bytes in all; the
+// reader moves limit to MaxFrameBytes past the end of each decoded frame.
+type frameBudget struct {
+	r           io.Reader
+	read, limit int64
+}
+
+func (b *frameBudget) Read(p []byte) (int, error) {
+	if b.read >= b.limit {
+		return 0, errFrameTooLarge
+	}
+	if room := b.limit - b.read; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.r.Read(p)
+	b.read += int64(n)
+	return n, err
+}
+
 func writeLine(w io.Writer, text string) {
 	if w == nil {
 		return
@@ -240,6 +296,11 @@ func writeLine(w io.Writer, text string) {
 func refusal(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	e := &Error{Status: resp.StatusCode}
+	if e.Redirected() {
+		e.Location = resp.Header.Get("Location")
+		e.Message = fmt.Sprintf("redirect to %q not followed", e.Location)
+		return e
+	}
 	var body struct {
 		Code    string          `json:"code"`
 		Message string          `json:"message"`
@@ -267,6 +328,16 @@ func (c *Client) auth(req *http.Request) {
 func (c *Client) client() *http.Client {
 	if c.HTTP != nil {
 		return c.HTTP
+	}
+	if u, err := url.Parse(c.BaseURL); err == nil && u.Host != "" {
+		port := u.Port()
+		if port == "" {
+			port = "80"
+			if u.Scheme == "https" {
+				port = "443"
+			}
+		}
+		return pinnedHTTPClient(net.JoinHostPort(u.Hostname(), port))
 	}
 	return NewHTTPClient()
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sandscope/sandscope/kube/execd"
@@ -115,5 +116,56 @@ func TestAgainstTestDaemon(t *testing.T) {
 	}
 	if d.Commands() != 1 || d.Requests() != 3 {
 		t.Fatalf("commands %d requests %d", d.Commands(), d.Requests())
+	}
+}
+
+// A frame that never ends (sandbox code writes the stream) costs bounded
+// memory: the read stops once one frame passes MaxFrameBytes, and the
+// command counts as sent (it may have run).
+func TestRunOversizedFrameIsBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"type":"init","text":"c1"}`+"\n\n"+`{"type":"stdout","text":"`)
+		chunk := bytes.Repeat([]byte("A"), 64<<10)
+		for i := 0; i < (execd.MaxFrameBytes/len(chunk))*4; i++ {
+			if _, err := w.Write(chunk); err != nil {
+				return // the client gave up, as it should
+			}
+		}
+	}))
+	defer srv.Close()
+	c := &execd.Client{BaseURL: srv.URL}
+	_, err := c.Run(context.Background(), execd.CommandRequest{Command: "yes"}, io.Discard, io.Discard)
+	var ee *execd.Error
+	if !errors.As(err, &ee) || !ee.Sent || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("err %v, want a sent error about the frame size", err)
+	}
+}
+
+// A redirect is the daemon's answer, never followed: the target it names
+// receives nothing (not the command, not the token).
+func TestRedirectIsNotFollowed(t *testing.T) {
+	var stolen atomic.Int64
+	thief := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { stolen.Add(1) }))
+	defer thief.Close()
+	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, thief.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer hostile.Close()
+	c := &execd.Client{BaseURL: hostile.URL, Token: "t0ken"}
+	for name, call := range map[string]func() error{
+		"ping": func() error { return c.Ping(context.Background()) },
+		"command": func() error {
+			_, err := c.Run(context.Background(), execd.CommandRequest{Command: "id"}, io.Discard, io.Discard)
+			return err
+		},
+	} {
+		err := call()
+		var ee *execd.Error
+		if !errors.As(err, &ee) || !ee.Redirected() || ee.Sent || !strings.HasPrefix(ee.Location, thief.URL) {
+			t.Errorf("%s: err %v, want an unsent redirect refusal", name, err)
+		}
+	}
+	if n := stolen.Load(); n != 0 {
+		t.Fatalf("the redirect target received %d requests", n)
 	}
 }

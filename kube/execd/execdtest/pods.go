@@ -14,10 +14,19 @@ import (
 type Pods struct {
 	mu      sync.Mutex
 	daemons map[string]*Server // by Pod UID
+	addrs   map[string]string  // by Pod UID: listeners that are not a Server
 }
 
 // NewPods returns an empty Pod network.
-func NewPods() *Pods { return &Pods{daemons: map[string]*Server{}} }
+func NewPods() *Pods { return &Pods{daemons: map[string]*Server{}, addrs: map[string]string{}} }
+
+// AddAddr registers a listener of the Pod incarnation uid that is not a
+// Server (a hostile daemon a test writes itself).
+func (p *Pods) AddAddr(uid, addr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.addrs[uid] = addr
+}
 
 // Add registers the daemon of the Pod incarnation uid.
 func (p *Pods) Add(uid string, d *Server) {
@@ -46,11 +55,16 @@ func (p *Pods) Close() {
 // daemon of the Pod incarnation uid, whatever port was asked for.
 func (p *Pods) Forward(_ context.Context, _, _, uid string, port int32, conn io.ReadWriteCloser) error {
 	defer conn.Close()
-	d := p.Get(uid)
-	if d == nil {
+	p.mu.Lock()
+	addr := p.addrs[uid]
+	if d := p.daemons[uid]; d != nil {
+		addr = d.Addr
+	}
+	p.mu.Unlock()
+	if addr == "" {
 		return fmt.Errorf("pod %s has no listener on port %d", uid, port)
 	}
-	up, err := net.Dial("tcp", d.Addr)
+	up, err := net.Dial("tcp", addr)
 	if err != nil {
 		return err
 	}
