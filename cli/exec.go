@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +16,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
 )
 
 type execFlags struct {
@@ -25,6 +28,11 @@ type execFlags struct {
 	tokenSecret string
 	execdPort   int
 	syncTimeout time.Duration
+	expectUID   string
+	expectIP    string
+	pool        string
+	maxParallel int
+	output      string
 }
 
 func newExecCommand(g *Globals) *cobra.Command {
@@ -50,8 +58,16 @@ func newExecCommand(g *Globals) *cobra.Command {
 			if dash < 0 {
 				dash = len(args)
 			}
-			if dash != 1 {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("exec takes one target (SANDBOX or pod/NAME) before --, got %d", dash)}
+			fanOut := f.pool != "" || (dash == 0 && g.Selector != "")
+			switch {
+			case fanOut && dash != 0:
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("exec with --selector or --all-of-pool takes no target before --, got %d", dash)}
+			case fanOut:
+				return runExecMany(cmd.Context(), g, f, args)
+			case dash != 1:
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("exec takes one target (SANDBOX or pod/NAME) before --, got %d (or --selector/--all-of-pool for many)", dash)}
+			case f.output != "":
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("-o is for exec --selector/--all-of-pool only")}
 			}
 			return runExec(cmd.Context(), g, f, args[0], args[dash:])
 		},
@@ -65,7 +81,12 @@ func newExecCommand(g *Globals) *cobra.Command {
 	fl.StringVar(&f.token, "execd-token", "", "execd access token (prefer $SANDSCOPE_EXECD_TOKEN or --execd-token-secret)")
 	fl.StringVar(&f.tokenSecret, "execd-token-secret", "", "Read execd's access token from a Secret: NS/NAME:KEY")
 	fl.IntVar(&f.execdPort, "execd-port", 0, "execd's port (default 44772)")
-	fl.DurationVar(&f.syncTimeout, "sync-timeout", 30*time.Second, "Time allowed to read the namespace's fleet before the check")
+	fl.DurationVar(&f.syncTimeout, "sync-timeout", 30*time.Second, "With --demo: time allowed to read the demo fleet before the check")
+	fl.StringVar(&f.expectUID, "expect-uid", "", "Refuse (UID_CHANGED) unless the sandbox's Pod still has this UID (as recorded at create: sandscope create -o json prints it)")
+	fl.StringVar(&f.expectIP, "expect-ip", "", "Refuse (IP_STALE) unless the sandbox's Pod still has this IP")
+	fl.StringVar(&f.pool, "all-of-pool", "", "Run on every BatchSandbox of this Pool (with -o jsonl; no target)")
+	fl.IntVar(&f.maxParallel, "max-parallel", 8, "With --selector/--all-of-pool: targets run at once")
+	fl.StringVarP(&f.output, "output", "o", "", "With --selector/--all-of-pool: jsonl (one JSON line per sandbox, the default)")
 	_ = fl.MarkHidden("execd-port")
 	return cmd
 }
@@ -99,6 +120,8 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 
 	var clients *kube.Clients
 	var transports map[execute.Via]execute.Transport
+	var xopts execute.Options
+	namespace := g.Kube.Namespace() // "" without -n: the target is looked up in every namespace
 	wopts := kube.WatcherOptions{PodSelector: g.Selector, StuckAfter: g.StuckAfter}
 	if g.Demo {
 		// The simulated fleet lives as long as this command; its exec daemons
@@ -127,31 +150,42 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 			return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Message: err.Error(), Err: err})
 		}
 		transports = execute.DefaultTransports(clients, token, f.execdPort)
+		// Targeted reads of just the target and what its identity depends
+		// on: the cost does not grow with the namespace's fleet.
+		lookup := kube.LookupOptions{PodSelector: g.Selector, StuckAfter: g.StuckAfter}
+		xopts.Lookup = func(ctx context.Context, ns, ref string) (*model.Snapshot, error) {
+			o := lookup
+			o.Namespace = ns
+			return clients.LookupSandbox(ctx, ref, o)
+		}
 	}
+	xopts.Cluster, xopts.Transports = clients, transports
 
-	// The fleet of the target's namespace: resolves SANDBOX to its Pod and
-	// gives the bound UID, the recorded address and the IP index.
-	wctx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	wopts.Namespace = clients.Namespace
-	w := kube.NewWatcher(clients, wopts)
-	go func() { _ = w.Run(wctx) }()
-	sctx, cancel := context.WithTimeout(ctx, f.syncTimeout)
-	err = w.WaitForSync(sctx)
-	cancel()
-	if err != nil {
-		return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true,
-			Message: "reading the fleet of namespace " + clients.Namespace + ": " + err.Error(), Err: err})
+	if g.Demo {
+		// The demo fleet is small and in-process: watch it whole.
+		wctx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		wopts.Namespace = clients.Namespace
+		w := kube.NewWatcher(clients, wopts)
+		go func() { _ = w.Run(wctx) }()
+		sctx, cancel := context.WithTimeout(ctx, f.syncTimeout)
+		err := w.WaitForSync(sctx)
+		cancel()
+		if err != nil {
+			return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true,
+				Message: "reading the demo fleet: " + err.Error(), Err: err})
+		}
+		xopts.Snapshot = w.Fleet().Snapshot
+		namespace = clients.Namespace
 	}
-
-	x := execute.New(execute.Options{Cluster: clients, Snapshot: w.Fleet().Snapshot, Transports: transports})
+	x := execute.New(xopts)
 
 	if f.tty {
 		if via != execute.ViaKube {
 			return usage("--tty needs --via kube: execd has no terminal")
 		}
-		opts := execute.ShellOptions{Container: f.container, Command: command}
-		sh := x.ShellRef(ctx, clients.Namespace, ref, opts)
+		opts := execute.ShellOptions{Container: f.container, Command: command, ExpectUID: f.expectUID, ExpectIP: f.expectIP}
+		sh := x.ShellRef(ctx, namespace, ref, opts)
 		sh.SetStdin(g.In)
 		sh.SetStdout(g.Out)
 		sh.SetStderr(g.Err)
@@ -161,8 +195,8 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 		return exitWith(sh.Result().ExitCode)
 	}
 
-	req := execute.Request{Namespace: clients.Namespace, Ref: ref, Container: f.container, Via: via,
-		Command: command, Stdout: g.Out, Stderr: g.Err, Timeout: f.timeout}
+	req := execute.Request{Namespace: namespace, Ref: ref, Container: f.container, Via: via,
+		Command: command, Stdout: g.Out, Stderr: g.Err, Timeout: f.timeout, ExpectUID: f.expectUID, ExpectIP: f.expectIP}
 	if f.stdin {
 		req.Stdin = g.In
 	}
@@ -171,6 +205,79 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 		return fail(execute.AsError(err))
 	}
 	return exitWith(res.ExitCode)
+}
+
+// runExecMany runs one command on every sandbox --selector or
+// --all-of-pool picks, each identity-checked on its own, printing one JSON
+// line per sandbox.
+func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string) error {
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	fail := func(e *execute.Error) error {
+		fmt.Fprintf(g.Err, "%s\n", e.JSON())
+		return &ExitError{Code: e.ExitCode(), Err: e, Silent: true}
+	}
+	usage := func(format string, args ...any) error {
+		return fail(&execute.Error{Code: execute.CodeUsage, Executed: execute.ExecutedNo, Message: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case f.output != "" && f.output != "jsonl":
+		return usage("-o %s: exec over many sandboxes writes jsonl only", f.output)
+	case len(command) == 0:
+		return usage("no command given after --")
+	case f.stdin || f.tty:
+		return usage("-i/-t cannot be used when running on many sandboxes")
+	case f.expectUID != "" || f.expectIP != "":
+		return usage("--expect-uid/--expect-ip name one Pod: give one target instead")
+	case f.maxParallel < 1:
+		return usage("--max-parallel must be at least 1, got %d", f.maxParallel)
+	case g.Demo:
+		return usage("exec over many sandboxes needs a cluster (not --demo)")
+	}
+	via, err := execute.ParseVia(f.via)
+	if err != nil {
+		return usage("%v", err)
+	}
+	if g.ReadOnly {
+		_, err := execute.New(execute.Options{ReadOnly: true}).Run(ctx, execute.Request{Command: []string{"-"}})
+		return fail(execute.AsError(err))
+	}
+	clients, err := g.Connect(ctx)
+	if err != nil {
+		return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+	}
+	token, err := execdTokenFrom(ctx, clients, f)
+	if err != nil {
+		return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Message: err.Error(), Err: err})
+	}
+	namespace := g.Kube.Namespace()
+	if g.AllNamespaces {
+		namespace = ""
+	}
+	sel := kube.SelectOptions{Namespace: namespace, Pool: f.pool, PodSelector: ""}
+	if f.pool == "" {
+		sel.Selector = g.Selector
+	}
+	keys, err := clients.SelectSandboxes(ctx, sel)
+	if err != nil {
+		return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+	}
+	lookup := kube.LookupOptions{StuckAfter: g.StuckAfter}
+	x := execute.New(execute.Options{Cluster: clients, Transports: execute.DefaultTransports(clients, token, f.execdPort),
+		Lookup: func(ctx context.Context, ns, ref string) (*model.Snapshot, error) {
+			o := lookup
+			o.Namespace = ns
+			return clients.LookupSandbox(ctx, ref, o)
+		}})
+	var mu sync.Mutex
+	enc := json.NewEncoder(g.Out)
+	code := x.RunMany(ctx, keys, execute.Request{Via: via, Container: f.container, Command: command, Timeout: f.timeout}, f.maxParallel,
+		func(l execute.Line) {
+			mu.Lock()
+			defer mu.Unlock()
+			_ = enc.Encode(l) // a broken stdout shows in the exit code of the pipeline's reader
+		})
+	return exitWith(code)
 }
 
 func exitWith(code int) error {

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // LivePod reads a Pod straight from the API server, never from an informer
@@ -28,4 +30,18 @@ func (c *Clients) LivePod(ctx context.Context, namespace, name string) (*corev1.
 		return nil, fmt.Errorf("reading pod %s/%s from the API server: %w", namespace, name, err)
 	}
 	return pod, nil
+}
+
+// LiveBatchSandbox reads a BatchSandbox straight from the API server (a
+// quorum read, as LivePod): a pooled sandbox's allocation is re-read just
+// before an exec, because the Pool may have handed its Pod to another
+// sandbox since the fleet model last heard of it.
+func (c *Clients) LiveBatchSandbox(ctx context.Context, namespace, name string) (*model.BatchSandbox, error) {
+	ctx, cancel := c.requestContext(ctx)
+	defer cancel()
+	u, err := c.Dynamic.Resource(BatchSandboxGVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading batchsandbox %s/%s from the API server: %w", namespace, name, err)
+	}
+	return model.BatchSandboxFromUnstructured(u), nil
 }

@@ -5,6 +5,7 @@
 package model
 
 import (
+	"strings"
 	"time"
 )
 
@@ -160,4 +161,23 @@ type IPHolding struct {
 	Sandbox   string     `json:"sandbox,omitempty"`
 	From      time.Time  `json:"from"`
 	To        *time.Time `json:"to,omitempty"`
+}
+
+// SandboxKey is the key of a sandbox in a fleet: "<engine>/<namespace>/<name>".
+func SandboxKey(e Engine, namespace, name string) string { return sandboxKey(e, namespace, name) }
+
+// ParseSandboxKey splits a sandbox key; ok is false for anything that is
+// not "<engine>/<namespace>/<name>" with a known engine.
+func ParseSandboxKey(key string) (e Engine, namespace, name string, ok bool) {
+	eng, rest, ok1 := strings.Cut(key, "/")
+	ns, name, ok2 := strings.Cut(rest, "/")
+	switch Engine(eng) {
+	case EngineBatchSandbox, EngineAgent, EnginePod:
+	default:
+		return "", "", "", false
+	}
+	if !ok1 || !ok2 || ns == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", "", false
+	}
+	return Engine(eng), ns, name, true
 }

@@ -23,6 +23,32 @@ type Target struct {
 	// the cached Pod's podIP. Empty when it knows none.
 	IP        string `json:"ip,omitempty"`
 	Container string `json:"container,omitempty"`
+
+	// What the fleet model derived for the sandbox's slot (sandbox targets
+	// only): the exec is refused unless it is OK.
+	Identity         model.IdentityState `json:"-"`
+	identityEvidence []model.Evidence
+	// Pooled: a BatchSandbox whose Pod a Pool allocated; its allocation is
+	// re-read live before dispatch.
+	Pooled bool `json:"-"`
+	// byPod: the caller named the Pod (pod/NAME), not the sandbox: the
+	// sandbox's slot state does not gate it, and an unknown UID is bound
+	// to the one read live.
+	byPod bool
+	// ExpectIP is the Pod IP the caller recorded (--expect-ip): the live Pod
+	// must still have it.
+	ExpectIP string `json:"-"`
+}
+
+// sandboxName is the sandbox's own name (the last part of its key).
+func (t Target) sandboxName() string {
+	_, _, name, _ := model.ParseSandboxKey(t.Sandbox)
+	return name
+}
+
+func (t Target) engine() model.Engine {
+	e, _, _, _ := model.ParseSandboxKey(t.Sandbox)
+	return e
 }
 
 func (t Target) podRef() string { return t.Namespace + "/" + t.Pod }
@@ -87,6 +113,14 @@ type CheckInput struct {
 	// itself may appear; it is skipped.
 	Holders []Holder
 	Moment  Moment
+	// Allocation is the pooled sandbox's allocation read live just now
+	// (Target.Pooled only); nil when the sandbox object is gone.
+	Allocation *Allocation
+}
+
+// Allocation is what a pooled BatchSandbox says, live, about its Pods.
+type Allocation struct {
+	Pods []string // alloc-status minus alloc-released
 }
 
 // Violation is one unmet requirement.
@@ -141,7 +175,7 @@ func (v Verdict) Retryable() bool {
 
 // severity orders codes from most to least dangerous: the first one is what
 // a refusal is reported as.
-var severity = []string{CodeIPTaken, CodePodGone, CodeUIDChanged, CodePodDeleting, CodePodNotRunning,
+var severity = []string{CodeIPTaken, CodePodGone, CodeUIDChanged, CodePodDead, CodeHostNetwork, CodePodDeleting, CodePodNotRunning,
 	CodeIPStale, CodeContainerNotRunning, CodeNotExecReady}
 
 // Check is the one identity check every exec surface shares (CLI, TUI
@@ -179,6 +213,7 @@ func Check(in CheckInput) Verdict {
 		switch {
 		case t.UID != "" && string(live.UID) != t.UID:
 			add(CodeUIDChanged, "pod %s was re-created: uid %s now, the sandbox was bound to %s", t.podRef(), live.UID, t.UID)
+		case in.Moment == Before && !belongs(in, live, add):
 		case in.Moment == After && !direct:
 			// Routed by name and the same UID still holds the name: the command
 			// reached the Pod we meant (a deleted UID never comes back).
@@ -192,13 +227,15 @@ func Check(in CheckInput) Verdict {
 
 	// Another live Pod holding the address is what runs a stranger's command.
 	if addr != "" {
-		self := t.UID
-		if self == "" && live != nil {
-			self = string(live.UID)
+		// The live Pod itself is no stranger: if it is a re-creation, that
+		// is reported as UID_CHANGED above.
+		var liveUID string
+		if live != nil {
+			liveUID = string(live.UID)
 		}
 		seen := map[string]bool{}
 		for _, h := range in.Holders {
-			if h.UID == self || seen[h.UID] || h.HostNetwork || h.Phase == corev1.PodSucceeded || h.Phase == corev1.PodFailed {
+			if h.UID == t.UID || h.UID == liveUID || seen[h.UID] || h.HostNetwork || h.Phase == corev1.PodSucceeded || h.Phase == corev1.PodFailed {
 				continue
 			}
 			seen[h.UID] = true
@@ -207,6 +244,51 @@ func Check(in CheckInput) Verdict {
 		}
 	}
 	return sortViolations(v)
+}
+
+// belongs checks, before dispatch, that the live Pod still belongs to the
+// sandbox meant: a BatchSandbox's own Pod is owned or labelled by it, a
+// pooled one is still in its live allocation and labelled by no other
+// sandbox. The same Pod (name and UID) can pass every other check while the
+// Pool has handed it to another sandbox.
+func belongs(in CheckInput, live *corev1.Pod, add func(code, format string, args ...any)) bool {
+	t := in.Target
+	if t.engine() != model.EngineBatchSandbox {
+		return true
+	}
+	name := t.sandboxName()
+	label := live.Labels[model.LabelBatchSandboxName]
+	if label != "" && label != name {
+		add(CodePodGone, "pod %s now belongs to sandbox %s, not %s", t.podRef(), label, name)
+		return false
+	}
+	if !t.Pooled {
+		owned := label == name
+		for _, r := range live.OwnerReferences {
+			if r.Kind == "BatchSandbox" {
+				if r.Name != name {
+					add(CodePodGone, "pod %s is owned by BatchSandbox %s, not %s", t.podRef(), r.Name, name)
+					return false
+				}
+				owned = true
+			}
+		}
+		if !owned {
+			add(CodePodGone, "pod %s is neither owned nor labelled by BatchSandbox %s", t.podRef(), name)
+			return false
+		}
+		return true
+	}
+	switch {
+	case in.Allocation == nil:
+		add(CodePodGone, "sandbox %s no longer exists", t.Sandbox)
+		return false
+	case !slices.Contains(in.Allocation.Pods, t.Pod):
+		add(CodePodGone, "pooled pod %s is no longer allocated to sandbox %s (alloc-status minus alloc-released: %s)",
+			t.podRef(), name, orNone(strings.Join(in.Allocation.Pods, ",")))
+		return false
+	}
+	return true
 }
 
 // checkState checks the live Pod that has the bound UID.
@@ -224,6 +306,13 @@ func checkState(in CheckInput, live *corev1.Pod, addr string, add func(code, for
 			add(CodeIPStale, "pod %s no longer has address %s (podIP %s)", t.podRef(), addr, orNone(live.Status.PodIP))
 		}
 		return
+	}
+	if in.Via != ViaKube && live.Spec.HostNetwork {
+		// The "Pod IP" is the node's: any process on the node may own the port.
+		add(CodeHostNetwork, "pod %s uses the node's network (hostNetwork): whatever listens on its execd port may be another process; use --via kube", t.podRef())
+	}
+	if t.ExpectIP != "" && !podHasIP(live, t.ExpectIP) {
+		add(CodeIPStale, "pod %s has IP %s, not the %s the caller recorded", t.podRef(), orNone(live.Status.PodIP), t.ExpectIP)
 	}
 	switch {
 	case in.Via == ViaKube && live.Spec.NodeName == "":

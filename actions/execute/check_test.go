@@ -8,12 +8,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 func runningPod(name, uid, ip string) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(uid)},
-		Spec:       corev1.PodSpec{NodeName: "node", Containers: []corev1.Container{{Name: "sandbox"}, {Name: "egress"}}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(uid),
+			Labels: map[string]string{model.LabelBatchSandboxName: strings.TrimSuffix(name, "-0")}},
+		Spec: corev1.PodSpec{NodeName: "node", Containers: []corev1.Container{{Name: "sandbox"}, {Name: "egress"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
 			ContainerStatuses: []corev1.ContainerStatus{
 				{Name: "sandbox", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
@@ -40,7 +43,9 @@ func TestCheck(t *testing.T) {
 		live    *corev1.Pod
 		holders []Holder
 		target  *Target
-		want    []string // violation codes, most dangerous first; nil = OK
+		// allocation is the pooled sandbox's live allocation.
+		allocation *Allocation
+		want       []string // violation codes, most dangerous first; nil = OK
 	}{
 		{name: "healthy kube", via: ViaKube, live: healthy},
 		{name: "healthy direct", via: ViaExecdDirect, live: healthy,
@@ -76,6 +81,26 @@ func TestCheck(t *testing.T) {
 			live: with(healthy, func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }), holders: []Holder{stranger},
 			want: []string{CodeIPTaken, CodePodNotRunning}},
 		{name: "after direct: fine", via: ViaExecdDirect, moment: After, live: healthy},
+		{name: "owned by another sandbox", via: ViaKube, live: with(healthy, func(p *corev1.Pod) {
+			p.Labels = nil
+			p.OwnerReferences = []metav1.OwnerReference{{Kind: "BatchSandbox", Name: "b"}}
+		}), want: []string{CodePodGone}},
+		{name: "labelled for another sandbox", via: ViaKube, live: with(healthy, func(p *corev1.Pod) {
+			p.Labels[model.LabelBatchSandboxName] = "b"
+		}), want: []string{CodePodGone}},
+		{name: "neither owned nor labelled", via: ViaKube, live: with(healthy, func(p *corev1.Pod) { p.Labels = nil }), want: []string{CodePodGone}},
+		{name: "pooled: released", via: ViaKube, target: &Target{Namespace: "ns", Sandbox: "bsbx/ns/a", Pod: "a-0", UID: "uid-a", IP: "10.0.0.5", Pooled: true},
+			allocation: &Allocation{Pods: []string{"other"}}, live: healthy, want: []string{CodePodGone}},
+		{name: "pooled: sandbox deleted", via: ViaKube, target: &Target{Namespace: "ns", Sandbox: "bsbx/ns/a", Pod: "a-0", UID: "uid-a", IP: "10.0.0.5", Pooled: true},
+			live: healthy, want: []string{CodePodGone}},
+		{name: "pooled: still allocated", via: ViaKube, target: &Target{Namespace: "ns", Sandbox: "bsbx/ns/a", Pod: "a-0", UID: "uid-a", IP: "10.0.0.5", Pooled: true},
+			allocation: &Allocation{Pods: []string{"a-0"}}, live: healthy},
+		{name: "hostNetwork over execd", via: ViaExecd, live: with(healthy, func(p *corev1.Pod) { p.Spec.HostNetwork = true }), want: []string{CodeHostNetwork}},
+		{name: "hostNetwork over kube", via: ViaKube, live: with(healthy, func(p *corev1.Pod) { p.Spec.HostNetwork = true })},
+		{name: "expected IP differs", via: ViaKube, target: &Target{Namespace: "ns", Sandbox: "bsbx/ns/a", Pod: "a-0", UID: "uid-a", IP: "10.0.0.5", ExpectIP: "10.0.0.4"},
+			live: healthy, want: []string{CodeIPStale}},
+		{name: "re-creation holding the address is UID_CHANGED", via: ViaExecdDirect, live: runningPod("a-0", "uid-a2", "10.0.0.5"),
+			holders: []Holder{{Namespace: "ns", Pod: "a-0", UID: "uid-a2", Phase: corev1.PodRunning}}, want: []string{CodeUIDChanged}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,7 +108,7 @@ func TestCheck(t *testing.T) {
 			if tc.target != nil {
 				tg = *tc.target
 			}
-			in := CheckInput{Target: tg, Via: tc.via, Live: tc.live, Holders: tc.holders, Moment: tc.moment}
+			in := CheckInput{Target: tg, Via: tc.via, Live: tc.live, Holders: tc.holders, Moment: tc.moment, Allocation: tc.allocation}
 			if tc.via == ViaExecdDirect {
 				in.Address = tg.IP
 			}

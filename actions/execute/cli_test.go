@@ -30,6 +30,12 @@ func runCLI(t *testing.T, e *env, stdin string, args ...string) cliResult {
 	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
+// runCLIArgs runs the CLI with the env's kubeconfig and no -n.
+func runCLIArgs(t *testing.T, e *env, out, errOut io.Writer, args ...string) int {
+	t.Helper()
+	return cli.Main(append([]string{"--kubeconfig", e.c.Kubeconfig}, args...), strings.NewReader(""), out, errOut)
+}
+
 // cliError parses stderr, which must be exactly one JSON object.
 func cliError(t *testing.T, r cliResult) map[string]any {
 	t.Helper()

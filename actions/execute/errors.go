@@ -17,6 +17,9 @@ const (
 	CodeUIDChanged          = model.CodeUIDChanged
 	CodeIPStale             = model.CodeIPStale
 	CodeNotExecReady        = model.CodeNotExecReady
+	CodePodDead             = model.CodePodDead
+	CodeHostNetwork         = "HOST_NETWORK" // execd over a hostNetwork Pod's address: the node's, not the sandbox's
+	CodeRedirected          = "REDIRECTED"   // execd answered with a redirect: never followed
 	CodePodNotRunning       = "POD_NOT_RUNNING"
 	CodePodDeleting         = "POD_DELETING"
 	CodeContainerNotRunning = "CONTAINER_NOT_RUNNING"

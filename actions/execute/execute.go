@@ -23,6 +23,9 @@ type Cluster interface {
 	// PodsWithIP lists the Pods whose status.podIP is ip, live; limited is
 	// true when only namespace could be listed.
 	PodsWithIP(ctx context.Context, namespace, ip string) (pods []corev1.Pod, limited bool, err error)
+	// LiveBatchSandbox reads a BatchSandbox from the API server, never from
+	// a cache (a pooled sandbox's allocation). Not found as LivePod.
+	LiveBatchSandbox(ctx context.Context, namespace, name string) (*model.BatchSandbox, error)
 }
 
 // Options configure an Executor.
@@ -32,6 +35,12 @@ type Options struct {
 	// Snapshot returns the latest fleet snapshot (target resolution and the
 	// model's IP index). May be nil: then only pod/NAME targets resolve.
 	Snapshot func() *model.Snapshot
+	// Lookup, when set, resolves a Request.Ref with targeted live reads
+	// instead of Snapshot (a one-shot exec has no watched fleet): it returns
+	// a snapshot holding just the sandboxes ref names and what their
+	// identity depends on (kube.Clients.LookupSandbox). namespace "" looks
+	// everywhere.
+	Lookup func(ctx context.Context, namespace, ref string) (*model.Snapshot, error)
 	// Transports by name. DefaultTransports builds the real ones.
 	Transports map[Via]Transport
 	// ReadOnly refuses every exec with READ_ONLY.
@@ -84,6 +93,11 @@ type Request struct {
 	Timeout time.Duration
 	// Interactive: a shell a person drives (no end marker).
 	Interactive bool
+	// ExpectUID and ExpectIP are the Pod UID and IP the caller recorded
+	// when it created the sandbox: the live Pod must still have them, so a
+	// same-name re-creation is refused even by a process that never saw
+	// the first Pod.
+	ExpectUID, ExpectIP string
 }
 
 // Result is a command that ran and whose end was seen in the Pod meant.
@@ -124,12 +138,21 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, refused(CodeTransport, "no cluster to check the target against", false)
 	}
 
-	target, err := x.resolve(req)
+	target, snap, err := x.resolve(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
+	if err := target.gate(); err != nil {
+		return Result{}, err
+	}
+	if target.Sandbox != "" && !target.byPod && target.UID == "" {
+		// Never bind a sandbox to whatever Pod answers now: only a bare
+		// pod/NAME target is bound to the UID read live.
+		return Result{}, refused(CodeNotExecReady, fmt.Sprintf("sandbox %s has no Pod bound to it yet", target.Sandbox), true,
+			observed("fleet model: slot 0 of %s links pod %s, whose UID it has not seen", target.Sandbox, orNone(target.Pod)))
+	}
 	start := time.Now()
-	before, live, err := x.check(ctx, target, req.Via, Before)
+	before, live, err := x.check(ctx, target, snap, req.Via, Before)
 	took := time.Since(start)
 	if err != nil {
 		return Result{}, err
@@ -176,8 +199,11 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 	// The command ended. Did it end in the Pod we meant?
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), x.opts.AfterCheckTimeout)
 	defer cancel()
+	if x.opts.Lookup == nil && x.opts.Snapshot != nil {
+		snap = x.opts.Snapshot() // the watched fleet moved on while the command ran
+	}
 	after, _, err := x.check(actx, Target{Namespace: target.Namespace, Sandbox: target.Sandbox, Pod: target.Pod,
-		UID: target.UID, IP: d.Address, Container: target.Container}, req.Via, After)
+		UID: target.UID, IP: d.Address, Container: target.Container}, snap, req.Via, After)
 	if err != nil {
 		e := AsError(err)
 		return Result{}, &Error{Code: e.Code, Executed: ExecutedUnknown, Err: err, Evidence: append(before.Evidence, e.Evidence...),
@@ -191,31 +217,44 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 	return Result{ExitCode: out.ExitCode, Target: target, Evidence: before.Evidence, CheckTook: took}, nil
 }
 
-func (x *Executor) resolve(req Request) (Target, error) {
+// resolve finds the target and the snapshot its identity was read from.
+func (x *Executor) resolve(ctx context.Context, req Request) (Target, *model.Snapshot, error) {
+	var snap *model.Snapshot
+	if x.opts.Snapshot != nil {
+		snap = x.opts.Snapshot()
+	}
 	var t Target
 	var err error
 	switch {
 	case req.Sandbox != nil:
 		t, err = TargetOf(req.Sandbox)
-	default:
-		var snap *model.Snapshot
-		if x.opts.Snapshot != nil {
-			snap = x.opts.Snapshot()
+	case x.opts.Lookup != nil:
+		snap, err = x.opts.Lookup(ctx, req.Namespace, req.Ref)
+		if err != nil {
+			return Target{}, nil, readFailure(err)
 		}
+		t, err = Resolve(snap, req.Namespace, req.Ref)
+	default:
 		t, err = Resolve(snap, req.Namespace, req.Ref)
 	}
 	if err != nil {
-		return Target{}, err
+		return Target{}, nil, err
 	}
 	if req.Container != "" {
 		t.Container = req.Container
 	}
-	return t, nil
+	if req.ExpectUID != "" {
+		// The caller's record outranks what the model bound: a process that
+		// starts after a re-creation binds the new UID.
+		t.UID = req.ExpectUID
+	}
+	t.ExpectIP = req.ExpectIP
+	return t, snap, nil
 }
 
 // check reads the Pod live (plus, for execd-direct, every Pod holding the
-// address) and runs Check.
-func (x *Executor) check(ctx context.Context, t Target, via Via, m Moment) (Verdict, *corev1.Pod, error) {
+// address; for a pooled sandbox, its allocation) and runs Check.
+func (x *Executor) check(ctx context.Context, t Target, snap *model.Snapshot, via Via, m Moment) (Verdict, *corev1.Pod, error) {
 	live, err := x.opts.Cluster.LivePod(ctx, t.Namespace, t.Pod)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -224,16 +263,22 @@ func (x *Executor) check(ctx context.Context, t Target, via Via, m Moment) (Verd
 		return Verdict{}, nil, readFailure(err)
 	}
 	in := CheckInput{Target: t, Via: via, Live: live, Moment: m}
+	if t.Pooled && m == Before {
+		b, err := x.opts.Cluster.LiveBatchSandbox(ctx, t.Namespace, t.sandboxName())
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return Verdict{}, nil, readFailure(err)
+		default:
+			in.Allocation = &Allocation{Pods: b.AllocatedPods()}
+		}
+	}
 	addr := t.IP
 	if via == ViaExecdDirect {
 		if m == Before {
 			addr = dialAddress(t, live)
 		}
 		in.Address = addr
-	}
-	var snap *model.Snapshot
-	if x.opts.Snapshot != nil {
-		snap = x.opts.Snapshot()
 	}
 	in.Holders = modelHolders(snap, addr)
 	var extra []model.Evidence

@@ -14,11 +14,13 @@ import (
 // A pod/NAME the model does not know resolves to a bare target with no UID
 // (bound live before dispatch).
 func Resolve(snap *model.Snapshot, namespace, ref string) (Target, error) {
-	if name, ok := strings.CutPrefix(ref, "pod/"); ok {
-		return resolvePod(snap, namespace, name), nil
-	}
-	if name, ok := strings.CutPrefix(ref, "pods/"); ok {
-		return resolvePod(snap, namespace, name), nil
+	_, _, _, isKey := model.ParseSandboxKey(ref) // "pod/NS/NAME" is a plain-Pod sandbox's key
+	for _, prefix := range []string{"pod/", "pods/"} {
+		if name, ok := strings.CutPrefix(ref, prefix); ok && !isKey {
+			t := resolvePod(snap, namespace, name)
+			t.byPod = true
+			return t, nil
+		}
 	}
 	var matches []*model.Sandbox
 	if snap != nil {
@@ -26,7 +28,7 @@ func Resolve(snap *model.Snapshot, namespace, ref string) (Target, error) {
 			if sb == nil {
 				continue
 			}
-			if sb.Key == ref || (sb.Namespace() == namespace && sb.Name() == ref) {
+			if sb.Key == ref || ((namespace == "" || sb.Namespace() == namespace) && sb.Name() == ref) {
 				matches = append(matches, sb)
 			}
 		}
@@ -39,7 +41,11 @@ func Resolve(snap *model.Snapshot, namespace, ref string) (Target, error) {
 			return Target{}, refused(CodeNotSynced, fmt.Sprintf("the fleet has not synced yet (%d sandboxes read so far)", snap.Loading), true,
 				observed("fleet model: first list still arriving"))
 		}
-		return Target{}, refused(CodeNotFound, fmt.Sprintf("no sandbox %q in namespace %s", ref, namespace), false,
+		where := "in namespace " + namespace
+		if namespace == "" {
+			where = "in any namespace"
+		}
+		return Target{}, refused(CodeNotFound, fmt.Sprintf("no sandbox %q %s", ref, where), false,
 			inferred("not in the fleet snapshot (use pod/NAME for a Pod)"))
 	case 1:
 		return TargetOf(matches[0])
@@ -48,7 +54,7 @@ func Resolve(snap *model.Snapshot, namespace, ref string) (Target, error) {
 	for i, m := range matches {
 		keys[i] = m.Key
 	}
-	return Target{}, refused(CodeAmbiguous, fmt.Sprintf("%q names several sandboxes: %s; use the key", ref, strings.Join(keys, ", ")), false)
+	return Target{}, refused(CodeAmbiguous, fmt.Sprintf("%q names several sandboxes: %s; give -n NAMESPACE or the key", ref, strings.Join(keys, ", ")), false)
 }
 
 // TargetOf is the target of a sandbox: its primary slot (the one the engine
@@ -59,7 +65,9 @@ func TargetOf(sb *model.Sandbox) (Target, error) {
 		return Target{}, refused(CodeNotExecReady, fmt.Sprintf("sandbox %s has no Pod yet", sb.Key), true,
 			observed("fleet model: sandbox %s state %s, no linked Pod", sb.Key, sb.State))
 	}
-	t := Target{Namespace: sb.Namespace(), Sandbox: sb.Key, Pod: slot.PodName, UID: slot.BoundUID, IP: slot.RecordedIP}
+	t := Target{Namespace: sb.Namespace(), Sandbox: sb.Key, Pod: slot.PodName, UID: slot.BoundUID, IP: slot.RecordedIP,
+		Identity: slot.Identity, identityEvidence: identityEvidence(sb, slot)}
+	t.Pooled = sb.Engine() == model.EngineBatchSandbox && sb.Pool != ""
 	if slot.Pod != nil {
 		if t.UID == "" {
 			t.UID = string(slot.Pod.UID)
@@ -72,10 +80,49 @@ func TargetOf(sb *model.Sandbox) (Target, error) {
 	return t, nil
 }
 
+// identityEvidence is the evidence of the notice the model raised for the
+// slot's identity state (IP_TAKEN names the holder, ...).
+func identityEvidence(sb *model.Sandbox, slot *model.Slot) []model.Evidence {
+	for _, n := range sb.Notices {
+		if n.Code == string(slot.Identity) && (n.Pod == "" || n.Pod == slot.PodName) {
+			return append([]model.Evidence{observed("fleet model: %s", n.Message)}, n.Evidence...)
+		}
+	}
+	return []model.Evidence{observed("fleet model: sandbox %s slot %d identity %s", sb.Key, slot.Index, slot.Identity)}
+}
+
+// gate refuses a sandbox target whose slot the model does not hold for OK:
+// the live check proves the Pod is the same Pod, the model proves it is
+// still this sandbox's (a pooled Pod handed to another sandbox, an address
+// another Pod holds, a Pod gone for good).
+func (t Target) gate() error {
+	if t.Sandbox == "" || t.byPod || t.Identity == model.IdentityOK {
+		return nil
+	}
+	ev := t.identityEvidence
+	switch t.Identity {
+	case model.IdentityIPTaken, model.IdentityPodGone, model.IdentityUIDChanged, model.IdentityPodDead:
+		return refused(string(t.Identity), fmt.Sprintf("sandbox %s: %s", t.Sandbox, identityMeaning[t.Identity]), false, ev...)
+	case model.IdentityIPStale:
+		return refused(CodeIPStale, fmt.Sprintf("sandbox %s: %s", t.Sandbox, identityMeaning[t.Identity]), true, ev...)
+	case model.IdentityUnknown:
+		return refused(CodeNotSynced, fmt.Sprintf("sandbox %s: the fleet model cannot vouch for it now (disconnected)", t.Sandbox), true, ev...)
+	}
+	return refused(CodeNotExecReady, fmt.Sprintf("sandbox %s has no running Pod at a recorded address yet", t.Sandbox), true, ev...)
+}
+
+var identityMeaning = map[model.IdentityState]string{
+	model.IdentityIPTaken:    "another Pod holds the address the engine records: requests for this sandbox run there",
+	model.IdentityPodGone:    "its Pod no longer exists or belongs to another sandbox now",
+	model.IdentityUIDChanged: "its Pod was re-created under the same name: in-container state is gone",
+	model.IdentityPodDead:    "its Pod has ended while the engine still records its address",
+	model.IdentityIPStale:    "its Pod has another address than the one the engine records",
+}
+
 func resolvePod(snap *model.Snapshot, namespace, name string) Target {
 	if snap != nil {
 		for _, sb := range snap.Sandboxes() {
-			if sb == nil || sb.Namespace() != namespace {
+			if sb == nil || (namespace != "" && sb.Namespace() != namespace) {
 				continue
 			}
 			for i := range sb.Slots {
@@ -83,7 +130,7 @@ func resolvePod(snap *model.Snapshot, namespace, name string) Target {
 					continue
 				}
 				slot := sb.Slots[i]
-				t := Target{Namespace: namespace, Sandbox: sb.Key, Pod: name, UID: slot.BoundUID, IP: slot.RecordedIP}
+				t := Target{Namespace: sb.Namespace(), Sandbox: sb.Key, Pod: name, UID: slot.BoundUID, IP: slot.RecordedIP}
 				if slot.Pod != nil {
 					if t.UID == "" {
 						t.UID = string(slot.Pod.UID)
@@ -97,8 +144,8 @@ func resolvePod(snap *model.Snapshot, namespace, name string) Target {
 			}
 		}
 		for _, p := range snap.Pods() {
-			if p != nil && p.Namespace == namespace && p.Name == name {
-				return Target{Namespace: namespace, Pod: name, UID: string(p.UID), IP: p.Status.PodIP, Container: modelMainContainer(p)}
+			if p != nil && (namespace == "" || p.Namespace == namespace) && p.Name == name {
+				return Target{Namespace: p.Namespace, Pod: name, UID: string(p.UID), IP: p.Status.PodIP, Container: modelMainContainer(p)}
 			}
 		}
 	}

@@ -49,17 +49,19 @@ type ShellOptions struct {
 	// Sizes overrides the terminal size source (tests); by default the size
 	// of stdout's terminal, followed on SIGWINCH.
 	Sizes TerminalSizeQueue
+	// ExpectUID and ExpectIP as Request's.
+	ExpectUID, ExpectIP string
 }
 
 // Shell prepares an interactive shell into sb; nothing is checked or sent
 // until Run. ctx bounds the session.
 func (x *Executor) Shell(ctx context.Context, sb *model.Sandbox, opts ShellOptions) *Shell {
-	return x.shell(ctx, Request{Sandbox: sb, Container: opts.Container}, opts)
+	return x.shell(ctx, Request{Sandbox: sb, Container: opts.Container, ExpectUID: opts.ExpectUID, ExpectIP: opts.ExpectIP}, opts)
 }
 
 // ShellRef is Shell for a reference (SANDBOX or pod/NAME in namespace).
 func (x *Executor) ShellRef(ctx context.Context, namespace, ref string, opts ShellOptions) *Shell {
-	return x.shell(ctx, Request{Namespace: namespace, Ref: ref, Container: opts.Container}, opts)
+	return x.shell(ctx, Request{Namespace: namespace, Ref: ref, Container: opts.Container, ExpectUID: opts.ExpectUID, ExpectIP: opts.ExpectIP}, opts)
 }
 
 func (x *Executor) shell(ctx context.Context, req Request, opts ShellOptions) *Shell {

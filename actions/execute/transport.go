@@ -223,6 +223,9 @@ func execdFailure(err error, ping bool) *Error {
 		return &Error{Code: CodeTransport, Message: err.Error(), Executed: ExecutedUnknown, Err: err}
 	}
 	switch {
+	case ee.Redirected():
+		return &Error{Code: CodeRedirected, Executed: ExecutedNo, Err: err,
+			Message: fmt.Sprintf("execd answered HTTP %d with a redirect to %q; redirects are never followed (the command and token stay with the checked address)", ee.Status, ee.Location)}
 	case ee.Unauthorized():
 		return &Error{Code: CodeForbidden, Message: "execd refused the access token: " + ee.Message, Executed: ExecutedNo, Err: err}
 	case ping:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -179,4 +180,16 @@ func jsonNumbers(v any) any {
 		return float64(x)
 	}
 	return v
+}
+
+// LabelPod sets labels on a Pod as an engine's controller does (the pool
+// controller labels a Pod it allocates with the BatchSandbox's name).
+func (ct *Controller) LabelPod(ns, name string, labels map[string]string) *corev1.Pod {
+	ct.t.Helper()
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels}})
+	out, err := ct.c.Kube.CoreV1().Pods(ns).Patch(ct.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		ct.t.Fatalf("kubetest: labelling pod %s/%s: %v", ns, name, err)
+	}
+	return out
 }

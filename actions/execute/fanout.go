@@ -1,0 +1,113 @@
+package execute
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Line is the outcome of one target of a fan-out, one JSON line each.
+type Line struct {
+	Sandbox    string   `json:"sandbox"`
+	Pod        string   `json:"pod,omitempty"`
+	UID        string   `json:"uid,omitempty"`
+	IP         string   `json:"ip,omitempty"`
+	ExitCode   *int     `json:"exitCode,omitempty"` // set when the command ran to its end
+	Error      *Error   `json:"error,omitempty"`    // the refusal or failure otherwise
+	Executed   Executed `json:"executed"`
+	DurationMs int64    `json:"durationMs"`
+	Stdout     string   `json:"stdout"`
+	Stderr     string   `json:"stderr"`
+	// Truncated: the output was longer than FanOutOutputLimit and was cut.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// FanOutOutputLimit bounds the output kept per target and stream: a fleet
+// operation's lines must stay lines, whatever a sandbox prints.
+const FanOutOutputLimit = 64 << 10
+
+// RunMany runs req's command on every target (sandbox keys), each one
+// identity-checked on its own, at most parallel at a time, and calls emit
+// once per target (from several goroutines; emit must be safe for that).
+// A refused target never stops the others and nothing is retried. It
+// returns the exit code of the whole: 126 when any outcome is unknown, else
+// 125 when any target was refused or failed before running, else 0.
+func (x *Executor) RunMany(ctx context.Context, targets []string, req Request, parallel int, emit func(Line)) int {
+	if parallel < 1 {
+		parallel = 1
+	}
+	var mu sync.Mutex
+	refusedAny, unknownAny := false, false
+	g := new(errgroup.Group)
+	g.SetLimit(parallel)
+	for _, key := range targets {
+		g.Go(func() error {
+			r := req
+			r.Ref, r.Sandbox, r.Stdin, r.TTY = key, nil, nil, false
+			var out, errOut capped
+			r.Stdout, r.Stderr = &out, &errOut
+			start := time.Now()
+			res, err := x.Run(ctx, r)
+			line := Line{Sandbox: key, DurationMs: time.Since(start).Milliseconds(),
+				Stdout: out.String(), Stderr: errOut.String(), Truncated: out.cut || errOut.cut}
+			if err != nil {
+				e := AsError(err)
+				line.Error, line.Executed = e, e.Executed
+				if line.Executed == "" {
+					line.Executed = ExecutedUnknown
+				}
+			} else {
+				code := res.ExitCode
+				line.ExitCode, line.Executed = &code, ExecutedYes
+				line.Pod, line.UID, line.IP = res.Target.Pod, res.Target.UID, res.Target.IP
+			}
+			mu.Lock()
+			switch line.Executed {
+			case ExecutedNo:
+				refusedAny = true
+			case ExecutedUnknown:
+				unknownAny = true
+			}
+			mu.Unlock()
+			emit(line)
+			return nil
+		})
+	}
+	_ = g.Wait() // the goroutines report through emit, never an error
+	switch {
+	case unknownAny:
+		return ExitUnknown
+	case refusedAny:
+		return ExitRefused
+	}
+	return 0
+}
+
+// capped keeps the first FanOutOutputLimit bytes written to it.
+type capped struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	cut bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := FanOutOutputLimit - c.buf.Len()
+	if len(p) > room {
+		c.buf.Write(p[:max(room, 0)])
+		c.cut = true
+		return len(p), nil
+	}
+	c.buf.Write(p)
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}

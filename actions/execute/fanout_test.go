@@ -1,0 +1,76 @@
+package execute_test
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sandscope/sandscope/kube/kubetest"
+)
+
+// One command over every sandbox a selector picks: each target is checked
+// on its own, a refused one does not stop the others, one JSON line each,
+// and the exit code says some were refused.
+func TestCLIExecFanOut(t *testing.T) {
+	e := newEnv(t, nil)
+	labelled := func(name string) {
+		p := kubetest.SandboxPod(name, "")
+		p.Labels["team"] = "rl"
+		e.kl.CreatePod(e.ns, p)
+		e.kl.Schedule(e.ns, name, e.node)
+	}
+	for _, n := range []string{"fan-a", "fan-b"} {
+		labelled(n)
+		e.startDaemon(e.kl.SetRunning(e.ns, n, nextIP()))
+	}
+	// fan-c died and its address went to a Pod of another team.
+	ip := nextIP()
+	labelled("fan-c")
+	e.kill(e.kl.SetRunning(e.ns, "fan-c", ip))
+	e.start("stranger", ip)
+	// Not selected.
+	e.start("fan-other", nextIP())
+
+	r := runCLI(t, e, "", "--selector", "team=rl", "--max-parallel", "2", "-o", "jsonl", "--", "sh", "-c", "echo hi")
+	if r.code != 125 {
+		t.Fatalf("exit %d, want 125 (one refused); stderr %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3: %s", len(lines), r.stdout)
+	}
+	got := map[string]map[string]any{}
+	var names []string
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		name := m["sandbox"].(string)
+		got[name[strings.LastIndex(name, "/")+1:]] = m
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, n := range []string{"fan-a", "fan-b"} {
+		m := got[n]
+		if m == nil || m["executed"] != "yes" || m["exitCode"] != float64(0) || !strings.Contains(m["stdout"].(string), "hi") || m["uid"] == "" {
+			t.Errorf("%s: %v", n, m)
+		}
+	}
+	c := got["fan-c"]
+	if c == nil || c["executed"] != "no" || c["exitCode"] != nil {
+		t.Fatalf("fan-c: %v", c)
+	}
+	if code := c["error"].(map[string]any)["code"]; code != "IP_TAKEN" && code != "POD_DEAD" {
+		t.Errorf("fan-c refused with %v", code)
+	}
+	if n := e.execRequests("stranger") + int(e.daemon(e.kl.GetPod(e.ns, "stranger")).Requests()); n != 0 {
+		t.Errorf("%d requests reached the stranger", n)
+	}
+
+	// Usage: a target and a selector together.
+	if r := runCLI(t, e, "", "fan-a", "--all-of-pool", "warm", "--", "true"); r.code != 2 {
+		t.Errorf("target with --all-of-pool: exit %d", r.code)
+	}
+}

@@ -1,0 +1,315 @@
+package execute_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/kube/execd"
+	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/model"
+)
+
+// startPod creates pod, binds it to the env's node, makes it Running with
+// ip and starts its execd (a pool Pod, a hostNetwork Pod, ...).
+func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
+	e.t.Helper()
+	e.kl.CreatePod(e.ns, pod)
+	e.kl.Schedule(e.ns, pod.Name, e.node)
+	p := e.kl.SetRunning(e.ns, pod.Name, ip)
+	e.startDaemon(p)
+	return p
+}
+
+// poolPod is a warm Pod of a Pool as OpenSandbox's pool controller makes
+// it: owned by the Pool, pool labels, no opensandbox.io/id label.
+func poolPod(name, pool string) *corev1.Pod {
+	p := kubetest.SandboxPod(name, "")
+	p.Labels = map[string]string{kubetest.LabelPoolName: pool, "sandbox.opensandbox.io/pool-revision": "1"}
+	yes := true
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: kubetest.PoolGVR.GroupVersion().String(), Kind: "Pool",
+		Name: pool, UID: types.UID("pool-uid-" + pool), Controller: &yes}}
+	return p
+}
+
+// pooledSandbox creates a pooled BatchSandbox allocated pods, recording ip.
+func (e *env) pooledSandbox(ct *kubetest.Controller, name, pool, ip string, pods ...string) {
+	e.t.Helper()
+	ct.Create(kubetest.BatchSandboxGVR, e.ns, kubetest.PooledBatchSandbox(name, pool))
+	ct.SetAllocStatus(e.ns, name, pods...)
+	ct.SetEndpoints(e.ns, name, ip)
+	ct.SetBatchSandboxStatus(e.ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1,
+		"taskRunning": 0, "taskSucceed": 0, "taskFailed": 0, "taskPending": 0, "taskUnknown": 0})
+}
+
+// A pooled sandbox's Pod handed by the Pool to a newer sandbox while the
+// older one's alloc-status still lists it: the Pod is the same Pod (name,
+// UID and IP all match), and yet a command for A would run in B's sandbox.
+// Every transport, from the CLI (targeted reads) and from a watched model,
+// must refuse before anything reaches the Pod.
+func TestExecPoolHandoverIsRefused(t *testing.T) {
+	for _, labelled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ownerLabel=%v", labelled), func(t *testing.T) {
+			e := newEnv(t, nil)
+			ct := e.c.Controller(t)
+			ip := nextIP()
+			warm := e.startPod(poolPod("warm-x1", "warm"), ip)
+			e.pooledSandbox(ct, "sbx-a", "warm", ip, "warm-x1")
+
+			// Control: while warm-x1 is A's, exec to A runs there.
+			r := runCLI(t, e, "", "sbx-a", "--via", "execd-direct", "--", "true")
+			if r.code != 0 {
+				t.Fatalf("control: exec to A before the handover: exit %d stderr %s", r.code, r.stderr)
+			}
+			ran := e.daemon(warm).Commands()
+
+			// The Pool hands warm-x1 to B; A's allocation still lists it.
+			e.pooledSandbox(ct, "sbx-b", "warm", ip, "warm-x1")
+			if labelled {
+				ct.LabelPod(e.ns, "warm-x1", map[string]string{model.LabelBatchSandboxName: "sbx-b"})
+			}
+			before := e.execRequests("warm-x1")
+			for _, via := range allVias {
+				r := runCLI(t, e, "", "sbx-a", "--via", string(via), "--", "sh", "-c", "echo pi > pi.txt")
+				obj := cliError(t, r)
+				code, _ := obj["code"].(string)
+				if r.code != 125 || obj["executed"] != "no" || (code != execute.CodeIPTaken && code != execute.CodePodGone) {
+					t.Errorf("%s: exit %d, %s; want 125, executed no, IP_TAKEN or POD_GONE", via, r.code, r.stderr)
+				}
+				if !strings.Contains(r.stderr, "sbx-b") {
+					t.Errorf("%s: the refusal does not name the sandbox that holds the Pod now: %s", via, r.stderr)
+				}
+			}
+			if n := e.daemon(warm).Commands() - ran; n != 0 {
+				t.Errorf("warm-x1's execd ran %d commands meant for A", n)
+			}
+			if n := e.execRequests("warm-x1") - before; n != 0 {
+				t.Errorf("the kubelet received %d exec/port-forward requests for warm-x1", n)
+			}
+
+			// B itself still reaches its Pod.
+			if r := runCLI(t, e, "", "sbx-b", "--", "true"); r.code != 0 {
+				t.Errorf("exec to B: exit %d %s", r.code, r.stderr)
+			}
+		})
+	}
+}
+
+// The TUI's path: a watched model that has not heard of the handover yet
+// (B is unknown to it) still refuses, because a pooled sandbox's
+// allocation and its Pod's owner label are re-read live before dispatch.
+func TestExecPoolReleaseSeenLiveDespiteLaggingModel(t *testing.T) {
+	e := newEnv(t, nil)
+	ct := e.c.Controller(t)
+	ip := nextIP()
+	warm := e.startPod(poolPod("warm-y1", "warm"), ip)
+	e.pooledSandbox(ct, "sbx-c", "warm", ip, "warm-y1")
+	e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(kubetest.BatchSandboxGVR, e.ns, "sbx-c")))
+	e.observe(warm)
+	x := e.executor(execute.Options{})
+	if _, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sbx-c", Command: []string{"true"}, Stdout: io.Discard}); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+
+	ct.SetAllocReleased(e.ns, "sbx-c", "warm-y1") // the model does not see this
+	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sbx-c", Via: execute.ViaExecdDirect, Command: []string{"true"}, Stdout: io.Discard})
+	ee := asExecError(t, err)
+	if ee.Code != execute.CodePodGone || ee.Executed != execute.ExecutedNo {
+		t.Fatalf("released: got %s", ee.JSON())
+	}
+
+	ct.SetAllocReleased(e.ns, "sbx-c") // allocated again, but labelled for another sandbox now
+	ct.LabelPod(e.ns, "warm-y1", map[string]string{model.LabelBatchSandboxName: "sbx-other"})
+	_, err = x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sbx-c", Command: []string{"true"}, Stdout: io.Discard})
+	ee = asExecError(t, err)
+	if ee.Code != execute.CodePodGone || !strings.Contains(ee.Message, "sbx-other") {
+		t.Fatalf("relabelled: got %s", ee.JSON())
+	}
+}
+
+// The TUI's path: the watched model saw the Pool hand warm-z1 to B while
+// A's alloc-status still lists it. The live reads alone cannot tell (the
+// Pod has the same name, UID and IP, carries no owner label, and A's live
+// allocation still names it): the model's slot state must refuse.
+func TestExecRefusedWhenModelSlotIsNotOK(t *testing.T) {
+	e := newEnv(t, nil)
+	ct := e.c.Controller(t)
+	ip := nextIP()
+	warm := e.startPod(poolPod("warm-z1", "warm"), ip)
+	e.pooledSandbox(ct, "sbx-a", "warm", ip, "warm-z1")
+	e.pooledSandbox(ct, "sbx-b", "warm", ip, "warm-z1")
+	for _, n := range []string{"sbx-a", "sbx-b"} {
+		e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(kubetest.BatchSandboxGVR, e.ns, n)))
+	}
+	e.observe(warm)
+	var a *model.Sandbox
+	for _, s := range e.fleet.Snapshot().Sandboxes() {
+		if s.Name() == "sbx-a" {
+			a = s
+		}
+	}
+	if a == nil || a.Identity() == model.IdentityOK {
+		t.Fatalf("the model holds sbx-a as OK: %+v", a)
+	}
+	x := e.executor(execute.Options{})
+	for _, via := range allVias {
+		_, err := x.Run(ctxT(t), execute.Request{Sandbox: a, Via: via, Command: []string{"true"}, Stdout: io.Discard})
+		ee := asExecError(t, err)
+		if ee.Executed != execute.ExecutedNo || (ee.Code != execute.CodeIPTaken && ee.Code != execute.CodePodGone) ||
+			!strings.Contains(string(ee.JSON()), "sbx-b") {
+			t.Errorf("%s: got %s", via, ee.JSON())
+		}
+	}
+	if n := e.execRequests("warm-z1") + int(e.daemon(warm).Requests()); n != 0 {
+		t.Fatalf("%d requests reached warm-z1", n)
+	}
+}
+
+// Whatever answers on a sandbox's execd port is sandbox code. A redirect
+// must not carry the command or the access token anywhere: the thief
+// server it points at receives nothing, and the refusal says executed no.
+func TestExecdRedirectIsNeverFollowed(t *testing.T) {
+	e := newEnv(t, nil)
+	e.token = "redirect-token-must-stay"
+	var stolen atomic.Int64
+	thief := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stolen.Add(1)
+		w.WriteHeader(http.StatusOK)
+	})}
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go thief.Serve(tl) //nolint:errcheck // closed below
+	t.Cleanup(func() { thief.Close() })
+
+	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
+		t.Run(string(via), func(t *testing.T) {
+			ip := nextIP()
+			name := "redir-" + strings.ReplaceAll(string(via), "-", "")
+			e.kl.CreatePod(e.ns, kubetest.SandboxPod(name, ""))
+			e.kl.Schedule(e.ns, name, e.node)
+			p := e.kl.SetRunning(e.ns, name, ip)
+			// The sandbox's "execd" redirects every request to the thief.
+			var seen atomic.Int64
+			hostile := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				seen.Add(1)
+				http.Redirect(w, r, "http://"+tl.Addr().String()+r.URL.Path, http.StatusTemporaryRedirect)
+			})}
+			hl, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(execd.DefaultPort)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			go hostile.Serve(hl) //nolint:errcheck // closed below
+			t.Cleanup(func() { hostile.Close() })
+			e.pods.AddAddr(string(p.UID), hl.Addr().String())
+			e.observe(p)
+
+			x := e.executor(execute.Options{})
+			_, err = x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: name, Via: via, Command: []string{"id"}, Stdout: io.Discard})
+			ee := asExecError(t, err)
+			if ee.Code != execute.CodeRedirected || ee.Executed != execute.ExecutedNo || ee.ExitCode() != 125 {
+				t.Fatalf("got %s", ee.JSON())
+			}
+			if strings.Contains(string(ee.JSON()), e.token) {
+				t.Fatalf("the token is in the error: %s", ee.JSON())
+			}
+			if seen.Load() == 0 {
+				t.Fatal("the hostile execd was never asked: the test proves nothing")
+			}
+		})
+	}
+	if n := stolen.Load(); n != 0 {
+		t.Fatalf("the redirect target received %d requests", n)
+	}
+}
+
+// With hostNetwork the "Pod IP" is the node's: any process there may own
+// execd's port. execd transports refuse; kube (routed by Pod name) runs.
+func TestExecHostNetworkRefusesExecd(t *testing.T) {
+	e := newEnv(t, nil)
+	pod := kubetest.SandboxPod("hostnet", "")
+	pod.Spec.HostNetwork = true
+	p := e.startPod(pod, nextIP())
+	e.observe(p)
+	x := e.executor(execute.Options{})
+	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
+		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "hostnet", Via: via, Command: []string{"id"}, Stdout: io.Discard})
+		ee := asExecError(t, err)
+		if ee.Code != execute.CodeHostNetwork || ee.Executed != execute.ExecutedNo {
+			t.Fatalf("%s: got %s", via, ee.JSON())
+		}
+	}
+	if n := e.daemon(p).Requests(); n != 0 {
+		t.Fatalf("execd received %d requests", n)
+	}
+	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "hostnet", Via: execute.ViaKube, Command: []string{"true"}, Stdout: io.Discard})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("kube: %v exit %d", err, res.ExitCode)
+	}
+}
+
+// A process that never saw the first Pod (a fresh CLI) cannot tell a
+// same-name re-creation from the Pod alone; the UID the caller recorded
+// at create can. --expect-uid and --expect-ip refuse a Pod that differs.
+func TestCLIExecExpectUIDAndIP(t *testing.T) {
+	e := newEnv(t, nil)
+	first := e.start("expect", nextIP())
+	e.kl.ForceDelete(e.ns, "expect")
+	e.daemon(first).Close()
+	fresh := e.start("expect", nextIP())
+
+	r := runCLI(t, e, "", "expect", "--expect-uid", string(first.UID), "--", "true")
+	if obj := cliError(t, r); r.code != 125 || obj["code"] != execute.CodeUIDChanged || obj["executed"] != "no" {
+		t.Fatalf("--expect-uid of the first Pod: exit %d %s", r.code, r.stderr)
+	}
+	r = runCLI(t, e, "", "expect", "--expect-uid", string(fresh.UID), "--expect-ip", first.Status.PodIP, "--", "true")
+	if obj := cliError(t, r); r.code != 125 || obj["code"] != execute.CodeIPStale {
+		t.Fatalf("--expect-ip of the first Pod: exit %d %s", r.code, r.stderr)
+	}
+	if n := e.execRequests("expect"); n != 0 {
+		t.Fatalf("%d exec requests reached the re-created Pod", n)
+	}
+	r = runCLI(t, e, "", "expect", "--expect-uid", string(fresh.UID), "--expect-ip", fresh.Status.PodIP, "--", "true")
+	if r.code != 0 {
+		t.Fatalf("matching expectations: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// Without -n a sandbox id is looked up in every namespace: found when it
+// is unique, refused with the candidates when it is not.
+func TestCLIExecFindsSandboxWithoutNamespace(t *testing.T) {
+	e := newEnv(t, nil)
+	uniq := "uniq-" + e.ns
+	p := e.start(uniq, nextIP())
+	var out, errOut strings.Builder
+	code := runCLIArgs(t, e, &out, &errOut, "exec", uniq, "--", "true")
+	if code != 0 {
+		t.Fatalf("unique id without -n: exit %d %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), string(p.UID)) {
+		t.Fatalf("ran elsewhere: %q", out.String())
+	}
+
+	e2 := newEnv(t, nil)
+	twin := "twin-" + e.ns
+	e.start(twin, nextIP())
+	e2.start(twin, nextIP())
+	out.Reset()
+	errOut.Reset()
+	code = runCLIArgs(t, e, &out, &errOut, "exec", twin, "--", "true")
+	if code != 125 || !strings.Contains(errOut.String(), `"AMBIGUOUS"`) ||
+		!strings.Contains(errOut.String(), e.ns) || !strings.Contains(errOut.String(), e2.ns) {
+		t.Fatalf("ambiguous id: exit %d %s", code, errOut.String())
+	}
+}

@@ -1,0 +1,100 @@
+package kube_test
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/model"
+)
+
+// requestLog records the requests a client sends.
+type requestLog struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		l.mu.Lock()
+		l.urls = append(l.urls, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+		l.mu.Unlock()
+		return rt.RoundTrip(r)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A one-shot lookup reads the sandbox, its Pods and the holders of its
+// address, and derives the same identity as the watched model, without a
+// watch and without listing the namespace's fleet (its cost must not grow
+// with the namespace).
+func TestLookupSandboxIsTargeted(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	kl, ct := c.Kubelet(t), c.Controller(t)
+
+	// Noise: other sandboxes in the namespace that a namespace-wide read would touch.
+	for _, n := range []string{"noise-1", "noise-2", "noise-3"} {
+		kl.CreatePod(ns, kubetest.SandboxPod(n, ""))
+	}
+	bs := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox("sbx-a", kubetest.SandboxPod("t", "")))
+	kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod("sbx-a-0", ""), bs, 0))
+	kl.SetRunning(ns, "sbx-a-0", "10.250.13.77")
+	ct.SetEndpoints(ns, "sbx-a", "10.250.13.77")
+	// The address is also held by a Pod in another namespace: IP_TAKEN.
+	other := c.Namespace(t)
+	kl.CreatePod(other, kubetest.SandboxPod("taker", ""))
+	kl.SetRunning(other, "taker", "10.250.13.77")
+
+	var log requestLog
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WrapTransport = log.wrap
+	clients, err := kube.NewClients(cfg, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, searchNS := range []string{ns, ""} {
+		log.urls = nil
+		snap, err := clients.LookupSandbox(kubetest.Context(t), "sbx-a", kube.LookupOptions{Namespace: searchNS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var found *model.Sandbox
+		for _, sb := range snap.Sandboxes() {
+			if sb.Key == model.SandboxKey(model.EngineBatchSandbox, ns, "sbx-a") {
+				found = sb
+			}
+		}
+		if found == nil {
+			t.Fatalf("namespace %q: sbx-a not in the lookup's snapshot", searchNS)
+		}
+		if found.Identity() != model.IdentityIPTaken || found.PrimarySlot().Holder == nil || found.PrimarySlot().Holder.Pod != "taker" {
+			t.Errorf("namespace %q: identity %s holder %+v, want IP_TAKEN by taker", searchNS, found.Identity(), found.PrimarySlot().Holder)
+		}
+		for _, sb := range snap.Sandboxes() {
+			if strings.Contains(sb.Key, "noise") {
+				t.Errorf("namespace %q: the lookup read unrelated sandbox %s", searchNS, sb.Key)
+			}
+		}
+		for _, u := range log.urls {
+			if strings.Contains(u, "watch=true") {
+				t.Errorf("namespace %q: the lookup started a watch: %s", searchNS, u)
+			}
+			if strings.HasPrefix(u, "GET /api/v1/namespaces/"+ns+"/pods?") && !strings.Contains(u, "Selector=") {
+				t.Errorf("namespace %q: the lookup listed the namespace's Pods: %s", searchNS, u)
+			}
+			if strings.Contains(u, "/batchsandboxes?") && !strings.Contains(u, "Selector=") {
+				t.Errorf("namespace %q: the lookup listed every BatchSandbox: %s", searchNS, u)
+			}
+		}
+		t.Logf("namespace %q: %d requests: %v", searchNS, len(log.urls), log.urls)
+	}
+}
