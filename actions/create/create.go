@@ -204,6 +204,18 @@ type Result struct {
 	Entrypoint Entrypoint     `json:"entrypoint"`
 	Notices    []model.Notice `json:"notices"`
 	Stages     []StageRecord  `json:"stages"`
+	// Pod is the Pod the Ready probe ran in. A caller keeps it to prove,
+	// at every later exec (sandscope exec --expect-uid UID --expect-ip IP),
+	// that the sandbox still runs in that Pod: the controller re-creates a
+	// deleted Pod under the same name with a new UID and none of its state.
+	Pod *PodRecord `json:"pod,omitempty"`
+}
+
+// PodRecord identifies one Pod incarnation.
+type PodRecord struct {
+	Name string `json:"name"`
+	UID  string `json:"uid"`
+	IP   string `json:"ip,omitempty"`
 }
 
 // Run resolves the start command, creates the sandbox and follows it to

@@ -208,6 +208,10 @@ func TestReadyThroughEveryStage(t *testing.T) {
 			t.Errorf("result JSON lacks %q: %s", k, b)
 		}
 	}
+	// The Pod's identity, for a later exec --expect-uid/--expect-ip.
+	if p, _ := m["pod"].(map[string]any); p == nil || p["name"] != pod.Name || p["uid"] != string(pod.UID) || p["ip"] != "10.1.2.3" {
+		t.Errorf("result JSON pod %v, want %s uid %s ip 10.1.2.3", m["pod"], pod.Name, pod.UID)
+	}
 	if ep := m["entrypoint"].(map[string]any); ep["source"] != "registry" {
 		t.Errorf("entrypoint JSON %v", ep)
 	}

@@ -132,6 +132,7 @@ func (r *run) follow(ctx context.Context) (*Result, *Error) {
 	var (
 		seenObject bool
 		probing    bool
+		probed     *corev1.Pod // the Pod the Ready probe runs in
 		probeDone  = make(chan error, 1)
 	)
 	tick := time.NewTicker(time.Second) // re-evaluate even without events (probe deadlines)
@@ -148,6 +149,7 @@ func (r *run) follow(ctx context.Context) (*Result, *Error) {
 			if perr == nil {
 				r.reach(StageReady, r.c.Now(), "the exec daemon answered and `true` returned 0")
 				r.result.Stage = StageReady
+				r.result.Pod = &PodRecord{Name: probed.Name, UID: string(probed.UID), IP: probed.Status.PodIP}
 				r.result.Notices = sortedNotices(r.result.Notices)
 				return r.result, nil
 			}
@@ -176,7 +178,7 @@ func (r *run) follow(ctx context.Context) (*Result, *Error) {
 		}
 		r.reachUpTo(o)
 		if o.running && !probing {
-			probing = true
+			probing, probed = true, o.pod
 			// The probe's context ends with the wait, so returning from
 			// follow stops it.
 			go r.probe(waitCtx, o.pod, probeDone)
