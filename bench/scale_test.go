@@ -241,6 +241,9 @@ func BenchmarkScale(b *testing.B) {
 		res.add("kubectl", "skipped", kubectl+" not found")
 	}
 
+	// 4a. Exec at fleet scale: the one-shot CLI and the TUI's x.
+	execLatency(ctx, b, c, ns, w, clients, res)
+
 	// 5. Event-to-screen latency under churn: a running program renders to a
 	// writer that spots each update's marker (a unique restart count on a
 	// visible row).
