@@ -31,6 +31,9 @@ type Target struct {
 	// Pooled: a BatchSandbox whose Pod a Pool allocated; its allocation is
 	// re-read live before dispatch.
 	Pooled bool `json:"-"`
+	// hints are evidence about the target that refuses nothing but that
+	// the caller should see (a likely same-name re-creation).
+	hints []model.Evidence
 	// byPod: the caller named the Pod (pod/NAME), not the sandbox: the
 	// sandbox's slot state does not gate it, and an unknown UID is bound
 	// to the one read live.

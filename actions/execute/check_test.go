@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -181,5 +182,28 @@ func TestErrorJSON(t *testing.T) {
 	}
 	if e.ExitCode() != ExitRefused || (&Error{Executed: ExecutedUnknown}).ExitCode() != ExitUnknown {
 		t.Fatal("exit codes")
+	}
+}
+
+// A one-shot reader cannot see the UID a sandbox was first bound to; a Pod
+// created long after its BatchSandbox is reported (inferred) as a likely
+// same-name re-creation, with the command that would confirm it.
+func TestRecreationHint(t *testing.T) {
+	born := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+	row := func(podAge time.Duration, pool string) (*model.Sandbox, *model.Slot) {
+		pod := &model.Pod{ObjectMeta: model.ObjectMeta{Name: "sbx-0", Namespace: "ns", CreationTimestamp: metav1.NewTime(born.Add(podAge))}}
+		sb := &model.Sandbox{Key: "bsbx/ns/sbx", Meta: &model.ObjectMeta{Name: "sbx", Namespace: "ns", CreationTimestamp: metav1.NewTime(born)}, Pool: pool,
+			Slots: []model.Slot{{PodName: "sbx-0", Pod: pod, Identity: model.IdentityOK}}}
+		return sb, &sb.Slots[0]
+	}
+	if ev := recreationHint(row(3*time.Second, "")); ev != nil {
+		t.Errorf("a Pod made with its sandbox: %v", ev)
+	}
+	if ev := recreationHint(row(2*time.Minute, "warm")); ev != nil {
+		t.Errorf("a pooled sandbox's Pod predates or postdates it freely: %v", ev)
+	}
+	ev := recreationHint(row(20*time.Minute, ""))
+	if len(ev) != 1 || ev[0].Kind != model.Inferred || !strings.Contains(ev[0].Text, "reason=SuccessfulCreate") || !strings.Contains(ev[0].Text, "20m0s") {
+		t.Fatalf("a Pod 20 minutes younger than its sandbox: %v", ev)
 	}
 }

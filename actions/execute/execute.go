@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -158,7 +160,7 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	if !before.OK() {
-		e := refused(before.Code(), before.Message(), before.Retryable(), before.Evidence...)
+		e := refused(before.Code(), before.Message(), before.Retryable(), append(before.Evidence, target.hints...)...)
 		return Result{}, e
 	}
 	if target.UID == "" {
@@ -214,7 +216,7 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 			Message:  "the Pod changed while the command ran, so it may have run elsewhere: " + after.Message(),
 			Evidence: append(before.Evidence, after.Evidence...)}
 	}
-	return Result{ExitCode: out.ExitCode, Target: target, Evidence: before.Evidence, CheckTook: took}, nil
+	return Result{ExitCode: out.ExitCode, Target: target, Evidence: append(before.Evidence, target.hints...), CheckTook: took}, nil
 }
 
 // resolve finds the target and the snapshot its identity was read from.
@@ -234,6 +236,9 @@ func (x *Executor) resolve(ctx context.Context, req Request) (Target, *model.Sna
 			return Target{}, nil, readFailure(err)
 		}
 		t, err = Resolve(snap, req.Namespace, req.Ref)
+		if e := AsError(err); e != nil && e.Code == CodeNotFound && req.Namespace != "" {
+			x.elsewhere(ctx, req.Ref, e)
+		}
 	default:
 		t, err = Resolve(snap, req.Namespace, req.Ref)
 	}
@@ -250,6 +255,26 @@ func (x *Executor) resolve(ctx context.Context, req Request) (Target, *model.Sna
 	}
 	t.ExpectIP = req.ExpectIP
 	return t, snap, nil
+}
+
+// elsewhere adds to a NOT_FOUND in one namespace the namespaces that do
+// hold a sandbox of that name (namespaces are case-sensitive, and the
+// kubeconfig's default is easy to forget).
+func (x *Executor) elsewhere(ctx context.Context, ref string, e *Error) {
+	snap, err := x.opts.Lookup(ctx, "", ref)
+	if err != nil || snap == nil {
+		return
+	}
+	var where []string
+	for _, sb := range snap.Sandboxes() {
+		if sb.Name() == ref && !slices.Contains(where, sb.Namespace()) {
+			where = append(where, sb.Namespace())
+		}
+	}
+	if len(where) > 0 {
+		e.Message += fmt.Sprintf("; a sandbox of that name is in namespace %s (use -n)", strings.Join(where, ", "))
+		e.Evidence = append(e.Evidence, observed("API server: sandboxes named %s exist in namespace %s", ref, strings.Join(where, ", ")))
+	}
 }
 
 // check reads the Pod live (plus, for execd-direct, every Pod holding the

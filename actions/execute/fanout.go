@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // Line is the outcome of one target of a fan-out, one JSON line each.
@@ -19,8 +21,11 @@ type Line struct {
 	Error      *Error   `json:"error,omitempty"`    // the refusal or failure otherwise
 	Executed   Executed `json:"executed"`
 	DurationMs int64    `json:"durationMs"`
-	Stdout     string   `json:"stdout"`
-	Stderr     string   `json:"stderr"`
+	// Evidence the caller should see even though the command ran (a Pod
+	// that is most likely a same-name re-creation).
+	Evidence []model.Evidence `json:"evidence,omitempty"`
+	Stdout   string           `json:"stdout"`
+	Stderr   string           `json:"stderr"`
 	// Truncated: the output was longer than FanOutOutputLimit and was cut.
 	Truncated bool `json:"truncated,omitempty"`
 }
@@ -63,6 +68,11 @@ func (x *Executor) RunMany(ctx context.Context, targets []string, req Request, p
 				code := res.ExitCode
 				line.ExitCode, line.Executed = &code, ExecutedYes
 				line.Pod, line.UID, line.IP = res.Target.Pod, res.Target.UID, res.Target.IP
+				for _, ev := range res.Evidence {
+					if ev.Kind == model.Inferred {
+						line.Evidence = append(line.Evidence, ev)
+					}
+				}
 			}
 			mu.Lock()
 			switch line.Executed {

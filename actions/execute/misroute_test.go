@@ -312,4 +312,12 @@ func TestCLIExecFindsSandboxWithoutNamespace(t *testing.T) {
 		!strings.Contains(errOut.String(), e.ns) || !strings.Contains(errOut.String(), e2.ns) {
 		t.Fatalf("ambiguous id: exit %d %s", code, errOut.String())
 	}
+
+	// In the wrong namespace: NOT_FOUND names where it is.
+	out.Reset()
+	errOut.Reset()
+	code = runCLIArgs(t, e, &out, &errOut, "-n", e2.ns, "exec", uniq, "--", "true")
+	if code != 125 || !strings.Contains(errOut.String(), `"NOT_FOUND"`) || !strings.Contains(errOut.String(), "namespace "+e.ns) {
+		t.Fatalf("wrong namespace: exit %d %s", code, errOut.String())
+	}
 }

@@ -3,6 +3,7 @@ package execute
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -68,6 +69,7 @@ func TargetOf(sb *model.Sandbox) (Target, error) {
 	t := Target{Namespace: sb.Namespace(), Sandbox: sb.Key, Pod: slot.PodName, UID: slot.BoundUID, IP: slot.RecordedIP,
 		Identity: slot.Identity, identityEvidence: identityEvidence(sb, slot)}
 	t.Pooled = sb.Engine() == model.EngineBatchSandbox && sb.Pool != ""
+	t.hints = recreationHint(sb, slot)
 	if slot.Pod != nil {
 		if t.UID == "" {
 			t.UID = string(slot.Pod.UID)
@@ -78,6 +80,27 @@ func TargetOf(sb *model.Sandbox) (Target, error) {
 		t.Container = modelMainContainer(slot.Pod)
 	}
 	return t, nil
+}
+
+// recreatedAfter: a BatchSandbox's own Pod is created within seconds of
+// the sandbox; one created this much later is most likely a re-creation.
+const recreatedAfter = time.Minute
+
+// recreationHint is inferred evidence that the sandbox's Pod is a
+// same-name re-creation, for a caller that never saw the first Pod: the
+// real controller re-creates a deleted Pod at once under the same name
+// with a new UID, and the sandbox's in-container state is gone.
+func recreationHint(sb *model.Sandbox, slot *model.Slot) []model.Evidence {
+	if sb.Engine() != model.EngineBatchSandbox || sb.Pool != "" || slot.Pod == nil || sb.CreatedAt().IsZero() {
+		return nil
+	}
+	late := slot.Pod.CreationTimestamp.Sub(sb.CreatedAt())
+	if late < recreatedAfter {
+		return nil
+	}
+	return []model.Evidence{inferred("pod %s was created %s after sandbox %s: most likely a same-name re-creation whose in-container state is gone "+
+		"(confirm: kubectl get events -n %s --field-selector involvedObject.name=%s,reason=SuccessfulCreate; pass --expect-uid to refuse any Pod but the one recorded at create)",
+		slot.PodName, late.Round(time.Second), sb.Name(), sb.Namespace(), sb.Name())}
 }
 
 // identityEvidence is the evidence of the notice the model raised for the
