@@ -348,8 +348,15 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 // controllers label allocated pool Pods). "" when it is still e's.
 func (f *Fleet) pooledPodOwner(e *sbEntry, pod string) string {
 	key := nn(e.ns(), pod)
-	if c := f.primaryClaim(key); c != "" && c != e.key {
-		return c
+	newest := f.newestClaims(key)
+	if len(newest) > 0 && (len(newest) > 1 || newest[0] != e.key) {
+		// Another sandbox claimed it later, or as late (creation times have
+		// whole seconds): lean strict and hold it for that one.
+		for _, c := range newest {
+			if c != e.key {
+				return c
+			}
+		}
 	}
 	if pe := f.pods[key]; pe != nil {
 		if v, ok := pe.pod.Labels.Lookup(LabelBatchSandboxName); ok && v != "" && v != e.bs.Name {

@@ -563,6 +563,28 @@ func (f *Fleet) primaryClaim(podKey string) string {
 	return best
 }
 
+// newestClaims are the BatchSandboxes whose alloc-status lists a pooled
+// Pod and that were created last (several when their creation times, whole
+// seconds, are equal), in key order.
+func (f *Fleet) newestClaims(podKey string) []string {
+	var best []string
+	var bestT time.Time
+	for k := range f.claims.all(podKey) {
+		e := f.sandboxes[k]
+		if e == nil || e.bs == nil {
+			continue
+		}
+		switch t := e.bs.CreationTimestamp.Time; {
+		case len(best) == 0 || t.After(bestT):
+			best, bestT = append(best[:0], k), t
+		case t.Equal(bestT):
+			best = append(best, k)
+		}
+	}
+	slices.Sort(best)
+	return best
+}
+
 // holders lists the live Pods holding ip, with the sandbox each belongs to.
 func (f *Fleet) holders(ip string) []Holder {
 	if !f.ipLive.has(ip) {

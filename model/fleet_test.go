@@ -477,3 +477,36 @@ func TestStatusOnlyChangeSharesTheSandboxList(t *testing.T) {
 		t.Fatal("an added sandbox reused the published list")
 	}
 }
+
+// A pooled Pod listed by two sandboxes belongs to the newer; with equal
+// creation times (whole seconds) neither can be proven its owner, and one
+// labelled for another sandbox belongs to that one.
+func TestPooledPodOwnership(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	f.UpsertPod(SlimPod(runningPod("warm-1", "uw", "10.0.0.9", pooledIn("pool-a"))))
+	f.UpsertBatchSandbox(pooledSandbox("old", ft0, []string{"warm-1"}, "10.0.0.9"))
+	if id := mustSandbox(t, f, bsKey("old")).Identity(); id != IdentityOK {
+		t.Fatalf("sole claimer: %s", id)
+	}
+	f.UpsertBatchSandbox(pooledSandbox("tie", ft0, []string{"warm-1"}, "10.0.0.9"))
+	for _, k := range []string{"old", "tie"} {
+		if id := mustSandbox(t, f, bsKey(k)).Identity(); id == IdentityOK {
+			t.Errorf("%s holds a Pod claimed as late by another sandbox", k)
+		}
+	}
+	f.DeleteBatchSandbox(ns, "tie")
+	f.UpsertBatchSandbox(pooledSandbox("new", ft0.Add(time.Minute), []string{"warm-1"}, "10.0.0.9"))
+	if id := mustSandbox(t, f, bsKey("old")).Identity(); id == IdentityOK {
+		t.Error("the older claimer still holds the Pod")
+	}
+	if id := mustSandbox(t, f, bsKey("new")).Identity(); id != IdentityOK {
+		t.Errorf("the newer claimer: %s", id)
+	}
+	f.DeleteBatchSandbox(ns, "new")
+	relabelled := runningPod("warm-1", "uw", "10.0.0.9", pooledIn("pool-a"))
+	relabelled.Labels[LabelBatchSandboxName] = "someone-else"
+	f.UpsertPod(SlimPod(relabelled))
+	if id := mustSandbox(t, f, bsKey("old")).Identity(); id == IdentityOK {
+		t.Error("a Pod labelled for another sandbox is still held by the old claimer")
+	}
+}
