@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/cli"
 	"github.com/sandscope/sandscope/kube/testkubelet"
 )
@@ -148,5 +149,21 @@ func TestCLIExecUnknownOutcome(t *testing.T) {
 	obj := cliError(t, r)
 	if r.code != 126 || obj["executed"] != "unknown" || obj["retryable"] != false {
 		t.Fatalf("exit %d stderr %s", r.code, r.stderr)
+	}
+}
+
+// --timeout ends the wait: exit 126 with the TIMEOUT error, whatever the
+// stream did as the client left (a killed command may still report an exit
+// status, which is then the client's doing, not the command's).
+func TestCLIExecTimeoutIsUnknown(t *testing.T) {
+	e := newEnv(t, nil)
+	e.start("cli-timeout", nextIP())
+	for _, via := range []string{"kube", "execd", "execd-direct"} {
+		r := runCLI(t, e, "", "cli-timeout", "--via", via, "--timeout", "2s", "--", "sleep", "30")
+		t.Logf("%s: exit %d stderr %s", via, r.code, r.stderr)
+		obj := cliError(t, r)
+		if r.code != 126 || obj["code"] != execute.CodeTimeout || obj["executed"] != "unknown" {
+			t.Errorf("%s: exit %d stderr %s", via, r.code, r.stderr)
+		}
 	}
 }

@@ -348,3 +348,27 @@ func TestExecBareContainerNotRunning(t *testing.T) {
 		t.Fatalf("got %s", ee.JSON())
 	}
 }
+
+// killedOnCancel is a transport whose command is killed when the client
+// leaves and still reports the kill's exit status (as the demo's does).
+type killedOnCancel struct{}
+
+func (killedOnCancel) Streams() bool { return true }
+func (killedOnCancel) Exec(ctx context.Context, _ execute.Dispatch) (execute.Outcome, error) {
+	<-ctx.Done()
+	return execute.Outcome{ExitCode: 137}, nil
+}
+
+// An exit status that arrives only because --timeout cut the command off
+// is not the command's: the outcome is TIMEOUT, executed unknown.
+func TestExecTimeoutWinsOverAKilledExitStatus(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.start("killed", nextIP())
+	e.observe(p)
+	x := e.executor(execute.Options{Transports: map[execute.Via]execute.Transport{execute.ViaKube: killedOnCancel{}}})
+	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "killed", Command: []string{"sleep", "5"}, Timeout: 200 * time.Millisecond, Stdout: io.Discard})
+	ee := asExecError(t, err)
+	if ee.Code != execute.CodeTimeout || ee.Executed != execute.ExecutedUnknown || ee.ExitCode() != 126 {
+		t.Fatalf("got %s", ee.JSON())
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -170,8 +171,15 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 	if target.Container == "" {
 		target.Container = MainContainer(live)
 	}
+	// A transport may return while its stream goroutines still copy output
+	// (client-go's do, when the context ends); nothing may reach the
+	// caller's writers after Run returns, where the CLI writes its one JSON
+	// error line.
+	stdout, stderr := newGatedWriter(req.Stdout), newGatedWriter(req.Stderr)
+	defer stdout.close()
+	defer stderr.close()
 	d := Dispatch{Namespace: target.Namespace, Pod: target.Pod, UID: target.UID, Container: target.Container,
-		Command: req.Command, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, TTY: req.TTY, Sizes: req.Sizes,
+		Command: req.Command, Stdin: req.Stdin, Stdout: stdout.writer(), Stderr: stderr.writer(), TTY: req.TTY, Sizes: req.Sizes,
 		Interactive: req.Interactive}
 	if req.Via == ViaExecdDirect {
 		d.Address = dialAddress(target, live)
@@ -184,6 +192,14 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 		defer cancel()
 	}
 	out, runErr := tr.Exec(runCtx, d)
+	stdout.close()
+	stderr.close()
+	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {
+		// The deadline passed before the end was seen: an exit status that
+		// came after it is the client leaving (the command killed), not
+		// the command's own.
+		runErr = &Error{Code: CodeTimeout, Executed: ExecutedUnknown, Message: "the command was cut off by --timeout"}
+	}
 	if runErr != nil {
 		e := AsError(runErr)
 		if e.Executed == ExecutedNo {
@@ -355,4 +371,38 @@ func readFailure(err error) *Error {
 		e.Retryable = false
 	}
 	return e
+}
+
+// gatedWriter passes writes on until it is closed, then drops them; close
+// waits for a write in progress.
+type gatedWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+func newGatedWriter(w io.Writer) *gatedWriter { return &gatedWriter{w: w} }
+
+// writer is the gate, or nil when there is nothing to write to (transports
+// treat a nil writer as "discard").
+func (g *gatedWriter) writer() io.Writer {
+	if g.w == nil {
+		return nil
+	}
+	return g
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return len(p), nil
+	}
+	return g.w.Write(p)
+}
+
+func (g *gatedWriter) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 }
