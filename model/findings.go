@@ -16,7 +16,7 @@ var FindingSeverity = map[string]Severity{
 	CodeIPStale:               SeverityWarning,
 	CodeStuckTerminating:      SeverityWarning,
 	CodeEntrypointNotRun:      SeverityWarning,
-	CodeImageConfigUnreadable: SeverityInfo,
+	CodeImageConfigUnreadable: SeverityWarning,
 	CodeNotExecReady:          SeverityWarning,
 	CodeStateMismatch:         SeverityWarning,
 	CodeFailedSticky:          SeverityInfo,

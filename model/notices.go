@@ -77,7 +77,10 @@ func entrypointNotice(podName string, c *Container, keepAlive, key string, cfg *
 	}
 	cmd := "[" + strings.Join(c.Command, " ") + "]"
 	if cfg.Err != "" {
-		return &Notice{Code: CodeImageConfigUnreadable, Severity: SeverityInfo, Pod: podName,
+		// A warning, not info: a keep-alive sandbox whose image config cannot
+		// be read may be one whose image service never started, and the
+		// failed read is the only trace of it (incident 000's 46 sandboxes).
+		return &Notice{Code: CodeImageConfigUnreadable, Severity: SeverityWarning, Pod: podName,
 			Message: "image config unreadable: " + cfg.Err,
 			Evidence: []Evidence{{Kind: Observed, Text: "main container command " + cmd + " (" + keepAlive + ")"},
 				{Kind: Observed, Text: "reading the config of " + key + " failed: " + cfg.Err}}}

@@ -17,8 +17,12 @@ import (
 
 // Sibling bounds: a control group of this size says as much as a larger one,
 // and a pool of 50,000 Pods must not make each restart cost 50,000 compares.
+//
+// The snapshot's Pods carry no memory limit while their containers run, so
+// the control candidates (same image and probe) are read live, at most
+// maxControlSiblings per restart and once per sweep, for their limits.
 const (
-	maxControlSiblings = 100
+	maxControlSiblings = 10
 	maxOtherSiblings   = 20
 )
 
@@ -121,6 +125,7 @@ func runForensics(ctx context.Context, snap *model.Snapshot, todo []podRef, look
 	}
 	groups := siblingGroups(snap)
 	nodes := &nodeCache{lookup: lookup, entries: map[string]*nodeEntry{}}
+	sibs := &siblingCache{lookup: lookup, entries: map[string]*siblingEntry{}}
 	var mu sync.Mutex
 	var notes []string
 	work := make(chan podRef)
@@ -130,7 +135,7 @@ func runForensics(ctx context.Context, snap *model.Snapshot, todo []podRef, look
 		go func() {
 			defer wg.Done()
 			for ref := range work {
-				notices, note := explain(ctx, ref, groups, nodes, lookup)
+				notices, note := explain(ctx, ref, groups, nodes, sibs, lookup)
 				mu.Lock()
 				if len(notices) > 0 {
 					explained[podKey(ref.pod.Namespace, ref.pod.Name)] = notices
@@ -150,7 +155,7 @@ func runForensics(ctx context.Context, snap *model.Snapshot, todo []podRef, look
 	return explained, notes
 }
 
-func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, nodes *nodeCache, lookup Lookup) ([]model.Notice, string) {
+func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, nodes *nodeCache, sibs *siblingCache, lookup Lookup) ([]model.Notice, string) {
 	pod := ref.pod
 	var extra []model.Evidence
 	var note string
@@ -158,7 +163,7 @@ func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, no
 		full, err := lookup.LivePod(ctx, pod.Namespace, pod.Name)
 		switch {
 		case err == nil && full.UID == pod.UID:
-			pod = model.SlimPod(full)
+			pod = model.SlimPodForForensics(full)
 		case err == nil || apierrors.IsNotFound(err):
 			// Replaced or gone since the snapshot: explain what the snapshot saw.
 		default:
@@ -183,7 +188,8 @@ func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, no
 			extra = append(extra, model.Evidence{Kind: model.Observed, Text: "node " + pod.Spec.NodeName + " could not be read: " + e.err.Error()})
 		}
 	}
-	notices := model.Forensics(pod, events, node, siblingsOf(pod, groups[groupKey(ref.sb)]))
+	control, other := siblingsOf(pod, groups[groupKey(ref.sb)])
+	notices := model.Forensics(pod, events, node, append(sibs.withLimits(ctx, control), other...))
 	for i := range notices {
 		notices[i].Evidence = append(notices[i].Evidence, extra...)
 	}
@@ -227,6 +233,50 @@ func (c *nodeCache) get(ctx context.Context, name string) *nodeEntry {
 	return e
 }
 
+type siblingEntry struct {
+	once sync.Once
+	pod  *model.Pod // nil when it could not be read or was replaced
+}
+
+// siblingCache reads each control candidate live at most once per sweep:
+// the snapshot's slim Pods lack the memory limit of running containers,
+// which a control must share.
+type siblingCache struct {
+	lookup  Lookup
+	mu      sync.Mutex
+	entries map[string]*siblingEntry
+}
+
+// withLimits replaces each candidate with its live form (limits included);
+// one that cannot be read or was replaced is dropped, since comparing it
+// would be a guess. Without a lookup the candidates are kept as they are.
+func (c *siblingCache) withLimits(ctx context.Context, candidates []*model.Pod) []*model.Pod {
+	if c == nil || c.lookup == nil {
+		return candidates
+	}
+	out := make([]*model.Pod, 0, len(candidates))
+	for _, p := range candidates {
+		k := podKey(p.Namespace, p.Name)
+		c.mu.Lock()
+		e := c.entries[k]
+		if e == nil {
+			e = &siblingEntry{}
+			c.entries[k] = e
+		}
+		c.mu.Unlock()
+		e.once.Do(func() {
+			full, err := c.lookup.LivePod(ctx, p.Namespace, p.Name)
+			if err == nil && full.UID == p.UID {
+				e.pod = model.SlimPodForForensics(full)
+			}
+		})
+		if e.pod != nil {
+			out = append(out, e.pod)
+		}
+	}
+	return out
+}
+
 // groupKey: siblings are the Pods of the same engine and pool (or, without
 // a pool, the same engine) in the same namespace.
 func groupKey(sb *model.Sandbox) string {
@@ -251,13 +301,13 @@ func siblingGroups(snap *model.Snapshot) map[string][]*model.Pod {
 
 // siblingsOf picks the candidates Forensics compares against: up to
 // maxControlSiblings with the same main image and liveness probe (the
-// control), and a few that differ (so the report can say they were not used).
-func siblingsOf(pod *model.Pod, group []*model.Pod) []*model.Pod {
+// control candidates; their memory limits are read live), and a few that
+// differ (so the report can say they were not used).
+func siblingsOf(pod *model.Pod, group []*model.Pod) (control, other []*model.Pod) {
 	if len(group) <= 1 || len(pod.Spec.Containers) == 0 {
-		return nil
+		return nil, nil
 	}
 	main := mainOf(pod)
-	var control, other []*model.Pod
 	for _, s := range group {
 		if s.UID == pod.UID && s.Name == pod.Name {
 			continue
@@ -274,7 +324,7 @@ func siblingsOf(pod *model.Pod, group []*model.Pod) []*model.Pod {
 			break // enough for a control; the rest would only add compares
 		}
 	}
-	return append(control, other...)
+	return control, other
 }
 
 // mainOf is the container forensics compares siblings on: the first one
