@@ -435,7 +435,7 @@ func TestForensics(t *testing.T) {
 					p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}
 					return p
 				}(),
-				fxPod(withProbe(3, 10, ptr.To[int64](30))),         // the Pod itself
+				fxPod(withProbe(3, 10, ptr.To[int64](30))), // the Pod itself
 			},
 			wantCode: CodeRestartLiveness,
 			want: []wantEvidence{
