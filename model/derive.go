@@ -42,6 +42,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		sb.Pool, sb.ExpireTime = b.PoolRef(), b.ExpireTime
 		expire, expireField = b.ExpireTime, "spec.expireTime"
 		notices = append(notices, b.Notices()...)
+		if n := taskNotice(b); n != nil {
+			notices = append(notices, *n)
+		}
 	case EngineAgent:
 		a := e.ag
 		specs = f.agentSlots(e)
@@ -127,6 +130,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			}
 		}
 		spec, st := mainContainer(p)
+		if e.engine() == EngineBatchSandbox && taskRunsCommand(e.bs) {
+			continue // the task runs the user's command; the keep-alive is by design
+		}
 		if ok, keepAlive := keepAliveOnly(spec); ok {
 			if ref := imageKey(spec, st); ref != "" {
 				if n := entrypointNotice(p.Name, spec, keepAlive, ref, f.needImage(ref, e.key)); n != nil {

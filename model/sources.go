@@ -101,6 +101,25 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 	}
 	b.ExpireTime = nestedTime(obj, "spec", "expireTime")
 	b.Phase = nestedString(obj, "status", "phase")
+	_, hasTask := nestedField(obj, "spec", "taskTemplate")
+	var taskCmd []string
+	if hasTask {
+		taskCmd = append(nestedStrings(obj, "spec", "taskTemplate", "spec", "process", "command"),
+			nestedStrings(obj, "spec", "taskTemplate", "spec", "process", "args")...)
+		if len(taskCmd) == 0 {
+			taskCmd = nil
+		}
+	}
+	b.SetTask(hasTask, taskCmd, TaskCounts{
+		Running: int32(nestedInt(obj, "status", "taskRunning")), Succeed: int32(nestedInt(obj, "status", "taskSucceed")),
+		Failed: int32(nestedInt(obj, "status", "taskFailed")), Pending: int32(nestedInt(obj, "status", "taskPending")),
+		Unknown: int32(nestedInt(obj, "status", "taskUnknown")),
+	})
+	for _, c := range conditionsOf(obj) {
+		if c.Type == "Ready" && c.Status == "True" {
+			b.SetReady(c.LastTransitionTime)
+		}
+	}
 
 	b.ReadAnnotations(u.GetAnnotations())
 	return b
