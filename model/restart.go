@@ -231,7 +231,7 @@ func checkBlockStart(r *fxRestartCase, lt LivenessTiming, b time.Time, rec []Rec
 		Text: fmt.Sprintf("predicted kill = block start + failureThreshold × periodSeconds + terminationGracePeriodSeconds = %s + %d × %ds + %ds = %s",
 			fxClock(b), lt.FailureThreshold, lt.PeriodSeconds, lt.GraceSeconds, fxClock(c.Predicted))},
 		Evidence{Kind: Inferred,
-			Text: fmt.Sprintf("window: the first attempt after the block starts within %s of it and fails %ds later (timeoutSeconds), the kubelet sends SIGTERM at the %d-th failure and SIGKILL %ds after: SIGTERM %s–%s, SIGKILL %s–%s",
+			Text: fmt.Sprintf("window: the first attempt after the block starts within %s of it and fails %ds later (timeoutSeconds), the kubelet sends SIGTERM at failure number %d and SIGKILL %ds after: SIGTERM %s–%s, SIGKILL %s–%s",
 				iv, lt.TimeoutSeconds, lt.FailureThreshold, lt.GraceSeconds, fxClock(termFrom), fxClock(termTo), fxClock(c.Earliest), fxClock(c.Latest))})
 
 	// The recorded run the block start falls in.
