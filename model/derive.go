@@ -107,6 +107,13 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			notices = append(notices, stuckNotice(sl))
 		}
 	}
+	if recreationApplies(sb) {
+		for i := range sb.Slots {
+			if n := recreatedNotice(sb.CreatedAt(), readySince(e), &sb.Slots[i]); n != nil {
+				notices = append(notices, *n)
+			}
+		}
+	}
 	if n, next := objectStuck(sb.DeletingSince(), sb.Finalizers(), now, f.opts.StuckAfter); n != nil {
 		notices = append(notices, *n)
 	} else {
@@ -419,4 +426,21 @@ func agentPodRank(p *Pod) int {
 		return 1
 	}
 	return 2
+}
+
+// readySince is when the sandbox's engine last said Ready=True, nil when it
+// does not (or, for a BatchSandbox, when that came early: see
+// RareBatchSandbox.ReadySince).
+func readySince(e *sbEntry) *time.Time {
+	switch e.engine() {
+	case EngineBatchSandbox:
+		return e.bs.ReadySince()
+	case EngineAgent:
+		for i := range e.ag.Conditions {
+			if c := &e.ag.Conditions[i]; c.Type == "Ready" && c.Status == "True" && !c.LastTransitionTime.IsZero() {
+				return &c.LastTransitionTime
+			}
+		}
+	}
+	return nil
 }

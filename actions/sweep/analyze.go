@@ -48,6 +48,9 @@ func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, look
 	explained, fnotes := runForensics(ctx, snap, todo, lookup)
 	notes = append(notes, prefixed(contextName, fnotes)...)
 
+	recreated, rnotes := recreationEvents(ctx, snap, lookup)
+	notes = append(notes, prefixed(contextName, rnotes)...)
+
 	var probed map[string]error
 	if opts.Probe {
 		var pnotes []string
@@ -67,6 +70,8 @@ func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, look
 			case n.Code == model.CodeNotExecReady && wasProbed:
 				statusExec = &n // the live check decides
 				continue
+			case n.Code == model.CodePodRecreated && recreated[sb.Key] != nil:
+				continue // replaced below, with what the Events add
 			}
 			out = append(out, model.NewFinding(contextName, sb, n))
 		}
@@ -78,11 +83,65 @@ func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, look
 				out = append(out, model.NewFinding(contextName, sb, n))
 			}
 		}
+		for _, n := range recreated[sb.Key] {
+			out = append(out, model.NewFinding(contextName, sb, n))
+		}
 		if wasProbed && probeErr != nil {
 			out = append(out, model.NewFinding(contextName, sb, liveExecNotice(sb, probeErr, statusExec)))
 		}
 	}
 	model.SortFindings(out)
+	return out, notes
+}
+
+// createEventsLookup is the optional part of a Lookup that lists a
+// namespace's SuccessfulCreate Events (*kube.Clients has it).
+type createEventsLookup interface {
+	CreateEvents(ctx context.Context, namespace string) ([]corev1.Event, error)
+}
+
+// maxCreateEventNamespaces bounds the namespaces whose SuccessfulCreate
+// Events are read (one paged list each).
+const maxCreateEventNamespaces = 50
+
+// recreationEvents reads the SuccessfulCreate Events of the namespaces of
+// the sandboxes whose controller creates their Pods, and returns, per
+// sandbox key, its POD_RECREATED notices with what the Events add (only
+// for the sandboxes where they add something).
+func recreationEvents(ctx context.Context, snap *model.Snapshot, lookup Lookup) (map[string][]model.Notice, []string) {
+	cl, ok := lookup.(createEventsLookup)
+	if !ok {
+		return nil, nil
+	}
+	byNS := map[string][]*model.Sandbox{}
+	var order []string
+	for _, sb := range snap.Sandboxes() {
+		if sb.Engine() == model.EnginePod || sb.Pool != "" || sb.PrimarySlot() == nil || sb.PrimarySlot().Pod == nil {
+			continue
+		}
+		if _, seen := byNS[sb.Namespace()]; !seen {
+			order = append(order, sb.Namespace())
+		}
+		byNS[sb.Namespace()] = append(byNS[sb.Namespace()], sb)
+	}
+	var notes []string
+	if len(order) > maxCreateEventNamespaces {
+		notes = append(notes, fmt.Sprintf("SuccessfulCreate Events read for %d of %d namespaces: POD_RECREATED elsewhere rests on timestamps alone", maxCreateEventNamespaces, len(order)))
+		order = order[:maxCreateEventNamespaces]
+	}
+	out := map[string][]model.Notice{}
+	for _, ns := range order {
+		events, err := cl.CreateEvents(ctx, ns)
+		if err != nil {
+			notes = append(notes, err.Error()+": POD_RECREATED rests on timestamps alone there")
+			continue
+		}
+		for _, sb := range byNS[ns] {
+			if ns, changed := model.RecreatedFromEvents(sb, events); changed {
+				out[sb.Key] = ns
+			}
+		}
+	}
 	return out, notes
 }
 
