@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -218,11 +219,12 @@ func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, no
 	pod := ref.pod
 	var extra []model.Evidence
 	var note string
+	var livePod *corev1.Pod // the full Pod, for the control's resource limits
 	if lookup != nil {
 		full, err := lookup.LivePod(ctx, pod.Namespace, pod.Name)
 		switch {
 		case err == nil && full.UID == pod.UID:
-			pod = model.SlimPodForForensics(full)
+			pod, livePod = model.SlimPodForForensics(full), full
 		case err == nil || apierrors.IsNotFound(err):
 			// Replaced or gone since the snapshot: explain what the snapshot saw.
 		default:
@@ -248,7 +250,16 @@ func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, no
 		}
 	}
 	control, other := siblingsOf(pod, groups[groupKey(ref.sb)])
-	notices := model.Forensics(pod, events, node, append(sibs.withLimits(ctx, control), other...))
+	var want corev1.ResourceList
+	if livePod != nil && len(pod.Spec.Containers) > 0 {
+		want = containerLimits(livePod, mainOf(pod).Name)
+	}
+	control, differ, names := sibs.withLimits(ctx, control, want, livePod != nil)
+	if differ > 0 {
+		extra = append(extra, model.Evidence{Kind: model.Observed,
+			Text: fmt.Sprintf("%d sibling(s) with the same image and liveness probe differ in resource limits (%s): not used as a control", differ, strings.Join(names, ", "))})
+	}
+	notices := model.Forensics(pod, events, node, append(control, other...))
 	for i := range notices {
 		notices[i].Evidence = append(notices[i].Evidence, extra...)
 	}
@@ -293,12 +304,13 @@ func (c *nodeCache) get(ctx context.Context, name string) *nodeEntry {
 }
 
 type siblingEntry struct {
-	once sync.Once
-	pod  *model.Pod // nil when it could not be read or was replaced
+	once   sync.Once
+	pod    *model.Pod                     // nil when it could not be read or was replaced
+	limits map[string]corev1.ResourceList // per container, from the full Pod
 }
 
 // siblingCache reads each control candidate live at most once per sweep:
-// the snapshot's slim Pods lack the memory limit of running containers,
+// the snapshot's slim Pods lack the resource limits of running containers,
 // which a control must share.
 type siblingCache struct {
 	lookup  Lookup
@@ -306,14 +318,16 @@ type siblingCache struct {
 	entries map[string]*siblingEntry
 }
 
-// withLimits replaces each candidate with its live form (limits included);
-// one that cannot be read or was replaced is dropped, since comparing it
-// would be a guess. Without a lookup the candidates are kept as they are.
-func (c *siblingCache) withLimits(ctx context.Context, candidates []*model.Pod) []*model.Pod {
+// withLimits replaces each candidate with its live form (memory limit
+// included) and keeps only those whose main container's resource limits
+// equal want (when check); the others are named in differ. A candidate that
+// cannot be read or was replaced is dropped, since comparing it would be a
+// guess. Without a lookup the candidates are kept as they are.
+func (c *siblingCache) withLimits(ctx context.Context, candidates []*model.Pod, want corev1.ResourceList, check bool) (out []*model.Pod, differ int, names []string) {
 	if c == nil || c.lookup == nil {
-		return candidates
+		return candidates, 0, nil
 	}
-	out := make([]*model.Pod, 0, len(candidates))
+	out = make([]*model.Pod, 0, len(candidates))
 	for _, p := range candidates {
 		k := podKey(p.Namespace, p.Name)
 		c.mu.Lock()
@@ -327,13 +341,48 @@ func (c *siblingCache) withLimits(ctx context.Context, candidates []*model.Pod) 
 			full, err := c.lookup.LivePod(ctx, p.Namespace, p.Name)
 			if err == nil && full.UID == p.UID {
 				e.pod = model.SlimPodForForensics(full)
+				e.limits = map[string]corev1.ResourceList{}
+				for _, ct := range full.Spec.Containers {
+					e.limits[ct.Name] = ct.Resources.Limits
+				}
 			}
 		})
-		if e.pod != nil {
-			out = append(out, e.pod)
+		if e.pod == nil || len(e.pod.Spec.Containers) == 0 {
+			continue
+		}
+		if check && !sameLimits(e.limits[mainOf(e.pod).Name], want) {
+			differ++
+			if len(names) < 3 {
+				names = append(names, p.Name)
+			}
+			continue
+		}
+		out = append(out, e.pod)
+	}
+	return out, differ, names
+}
+
+func containerLimits(p *corev1.Pod, name string) corev1.ResourceList {
+	for _, c := range p.Spec.Containers {
+		if c.Name == name {
+			return c.Resources.Limits
 		}
 	}
-	return out
+	return nil
+}
+
+// sameLimits: the same resources limited, each to the same quantity.
+func sameLimits(a, b corev1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, qa := range a {
+		qb, ok := b[name]
+		if !ok || qa.Cmp(qb) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // groupKey: siblings are the Pods of the same engine and pool (or, without

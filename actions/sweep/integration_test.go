@@ -229,6 +229,12 @@ func TestSweepEveryFinding(t *testing.T) {
 		f.sandbox(n, plain, userCommand, withProbe)
 		f.running(n, fmt.Sprintf("10.1.0.%d", 30+i), "Succeed")
 	}
+	// Same image and probe, another CPU limit: not a valid control.
+	f.sandbox("twin-c", plain, userCommand, func(p *corev1.Pod) {
+		withProbe(p)
+		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
+	})
+	f.running("twin-c", "10.1.0.32", "Succeed")
 	end := time.Now().Add(-time.Minute).Truncate(time.Second)
 	f.k.UpdatePodStatus(f.ns, "liveness-0", func(p *corev1.Pod) {
 		cs := &p.Status.ContainerStatuses[0]
@@ -278,8 +284,8 @@ func TestSweepEveryFinding(t *testing.T) {
 	if len(contract.Contexts) != 1 || !contract.Contexts[0].Reachable || contract.Contexts[0].Name != "testcluster" {
 		t.Errorf("contexts = %+v", contract.Contexts)
 	}
-	if contract.Summary.Sandboxes != 19 {
-		t.Errorf("summary.sandboxes = %d, want 19", contract.Summary.Sandboxes)
+	if contract.Summary.Sandboxes != 20 {
+		t.Errorf("summary.sandboxes = %d, want 20", contract.Summary.Sandboxes)
 	}
 	if contract.Summary.Score <= 0 || contract.Summary.Score >= 100 {
 		t.Errorf("score %d", contract.Summary.Score)
@@ -310,7 +316,7 @@ func TestSweepEveryFinding(t *testing.T) {
 		}
 	}
 	for _, fd := range rep.Findings {
-		if fd.Sandbox == "healthy" || fd.Sandbox == "thief" || fd.Sandbox == "twin-a" || fd.Sandbox == "twin-b" {
+		if fd.Sandbox == "healthy" || fd.Sandbox == "thief" || fd.Sandbox == "twin-a" || fd.Sandbox == "twin-b" || fd.Sandbox == "twin-c" {
 			t.Errorf("finding on a healthy sandbox: %+v", fd)
 		}
 		if fd.Code == model.CodeRestarted {
@@ -342,6 +348,7 @@ func TestSweepEveryFinding(t *testing.T) {
 			{model.Observed, "0 of 2 siblings (same image, liveness probe and memory limit) restarted"},
 			{model.Inferred, "the cause is specific to this Pod's workload"},
 			{model.Observed, "sibling(s) differ in image, liveness probe or memory limit: not used as a control"},
+			{model.Observed, "1 sibling(s) with the same image and liveness probe differ in resource limits (twin-c-0): not used as a control"},
 		} {
 			if !hasEvidence(l, w.kind, w.text) {
 				t.Errorf("liveness finding lacks %s evidence %q: %+v", w.kind, w.text, l.Evidence)
@@ -400,8 +407,8 @@ func TestSweepEveryFinding(t *testing.T) {
 		t.Errorf("-o junit: exit %d, want 1", code)
 	}
 	doc := sweep.ParseJUnit(t, []byte(junit))
-	if len(doc.Suites) != 1 || doc.Suites[0].Tests != 20 { // 19 sandboxes + the context
-		t.Errorf("junit: %d suites, tests %d, want 1 suite with 20 cases", len(doc.Suites), doc.Tests)
+	if len(doc.Suites) != 1 || doc.Suites[0].Tests != 21 { // 20 sandboxes + the context
+		t.Errorf("junit: %d suites, tests %d, want 1 suite with 21 cases", len(doc.Suites), doc.Tests)
 	}
 	if doc.Failures != contract.Summary.Findings.Error {
 		t.Errorf("junit failures %d, want the %d errors (--fail-on error)", doc.Failures, contract.Summary.Findings.Error)
