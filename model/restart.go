@@ -163,6 +163,24 @@ func ExplainRestart(pod *Pod, events []corev1.Event, container string, blockStar
 	for _, b := range blockStarts {
 		x.Checks = append(x.Checks, checkBlockStart(r, lt, b, x.Recorded))
 	}
+	// Every recorded termination is compared, or the report says why not.
+	for i := range x.Recorded {
+		t := &x.Recorded[i]
+		if !slices.ContainsFunc(x.Checks, func(c RestartCheck) bool { return c.Recorded != nil && *c.Recorded == *t }) {
+			x.Notes = append(x.Notes, fmt.Sprintf("%s (finished %s) was not compared: no --block-start falls inside its run (started %s)",
+				t.Field, fxClockOrDash(t.FinishedAt), fxClockOrDash(t.StartedAt)))
+		}
+	}
+	// The Killing Events, while they last, date the earlier liveness kills
+	// the status no longer records.
+	for i := range podEvents {
+		e := &podEvents[i]
+		if e.Reason == "Killing" && strings.Contains(e.Message, "failed liveness probe") && fxEventForContainer(e, cs.Name, len(pod.Spec.Containers) == 1) {
+			first, last := EventSpan(e)
+			x.Notes = append(x.Notes, fmt.Sprintf("Killing Event \"failed liveness probe\" ×%d, first at %s, last at %s: the SIGTERMs of that many liveness kills",
+				fxEventCount(e), fxClock(first), fxClock(last)))
+		}
+	}
 	return x, nil
 }
 
@@ -247,9 +265,13 @@ func checkBlockStart(r *fxRestartCase, lt LivenessTiming, b time.Time, rec []Rec
 		r.term = &corev1.ContainerStateTerminated{Reason: c.Recorded.Reason, ExitCode: c.Recorded.ExitCode}
 		r.term.StartedAt.Time, r.term.FinishedAt.Time = c.Recorded.StartedAt, c.Recorded.FinishedAt
 	}
-	c.Evidence = append(c.Evidence, restartEventEvidence(r, b, termFrom, termTo)...)
+	evs, killing := restartEventEvidence(r, b, termFrom, termTo)
+	c.Evidence = append(c.Evidence, evs...)
 
 	switch {
+	case c.Recorded == nil && killing != nil:
+		c.Verdict = fmt.Sprintf("not recorded in the status (the Pod keeps only the last termination), but a liveness Killing Event at %s lies inside the predicted SIGTERM window: consistent with a liveness kill after this block start (inferred)", fxClock(*killing))
+		return c
 	case c.Recorded == nil:
 		c.Verdict = "not recorded: no recorded run contains the block start (the Pod keeps only the last termination); compare with the Killing Events while they last"
 		return c
@@ -297,8 +319,7 @@ func checkBlockStart(r *fxRestartCase, lt LivenessTiming, b time.Time, rec []Rec
 
 // restartEventEvidence: the Unhealthy and Killing Events around a block
 // start, observed, beside the predicted first failure and SIGTERM.
-func restartEventEvidence(r *fxRestartCase, b, termFrom, termTo time.Time) []Evidence {
-	var out []Evidence
+func restartEventEvidence(r *fxRestartCase, b, termFrom, termTo time.Time) (out []Evidence, killingInWindow *time.Time) {
 	var firstUnhealthy, killing []time.Time
 	for i := range r.podEvents {
 		e := &r.podEvents[i]
@@ -330,10 +351,18 @@ func restartEventEvidence(r *fxRestartCase, b, termFrom, termTo time.Time) []Evi
 		}
 	}
 	if len(near) > 0 {
-		out = append(out, Evidence{Kind: Observed, At: &near[0],
-			Text: fmt.Sprintf("Killing Event \"failed liveness probe\" at %s, inside the predicted SIGTERM window", fxClock(near[0]))})
+		killingInWindow = &near[0]
+		out = append(out, Evidence{Kind: Observed, At: &near[0], Text: fmt.Sprintf("Killing Event \"failed liveness probe\" at %s", fxClock(near[0]))},
+			Evidence{Kind: Inferred, Text: "the Killing Event lies inside the predicted SIGTERM window"})
 	} else if len(killing) > 0 {
-		out = append(out, Evidence{Kind: Observed, Text: "Killing Event(s) \"failed liveness probe\" exist, none inside the predicted SIGTERM window"})
+		times := make([]string, 0, len(killing))
+		for _, k := range killing {
+			times = append(times, fxClock(k))
+		}
+		slices.Sort(times)
+		times = slices.Compact(times)
+		out = append(out, Evidence{Kind: Observed, Text: "Killing Event(s) \"failed liveness probe\" at " + strings.Join(times, ", ")},
+			Evidence{Kind: Inferred, Text: "none of them lies inside the predicted SIGTERM window"})
 	}
-	return out
+	return out, killingInWindow
 }

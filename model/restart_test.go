@@ -78,14 +78,32 @@ func TestExplainRestart(t *testing.T) {
 			wantVerd: "agrees within 1 s", agrees: true, fits: true,
 			wantEv: []wantEvidence{
 				{Observed, "first Unhealthy Event \"Liveness probe failed\" at or after the block start: 2026-11-29T17:01:41Z (+1s after it)"},
-				{Observed, "Killing Event \"failed liveness probe\" at 2026-11-29T17:02:01Z, inside the predicted SIGTERM window"},
+				{Observed, "Killing Event \"failed liveness probe\" at 2026-11-29T17:02:01Z"},
+				{Inferred, "the Killing Event lies inside the predicted SIGTERM window"},
 			},
 		},
 		{
-			name:     "a block start in no recorded run",
+			name:     "a block start in no recorded run; the recorded one is listed as not compared",
 			pod:      fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
+			events:   []corev1.Event{podEvent("uid-1", "Killing", killingMsg, 121, 670, 2)},
 			blocks:   []time.Time{block},
-			wantVerd: "not recorded",
+			wantVerd: "not recorded in the status (the Pod keeps only the last termination), but a liveness Killing Event at 2026-11-29T17:02:01Z lies inside the predicted SIGTERM window",
+			wantNote: "lastState.terminated (finished 2026-11-29T17:11:40Z) was not compared: no --block-start falls inside its run",
+			wantEv:   []wantEvidence{{Observed, "Killing Event \"failed liveness probe\" at 2026-11-29T17:02:01Z"}, {Inferred, "inside the predicted SIGTERM window"}},
+		},
+		{
+			name:     "a block start that matches nothing at all",
+			pod:      fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
+			events:   []corev1.Event{podEvent("uid-1", "Killing", killingMsg, 300, 670, 2)},
+			blocks:   []time.Time{block},
+			wantVerd: "not recorded: no recorded run contains the block start",
+			wantEv:   []wantEvidence{{Inferred, "none of them lies inside the predicted SIGTERM window"}},
+		},
+		{
+			name:     "Killing Events date the kills the status no longer records",
+			pod:      fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
+			events:   []corev1.Event{podEvent("uid-1", "Killing", killingMsg, 121, 670, 2)},
+			wantNote: "Killing Event \"failed liveness probe\" ×2, first at 2026-11-29T17:02:01Z, last at 2026-11-29T17:11:10Z",
 		},
 		{
 			name:     "OOMKilled is observed OOM whatever the timing",
@@ -143,7 +161,7 @@ func TestExplainRestart(t *testing.T) {
 				}
 			}
 			// A verdict computed from timing is inferred; only OOMKilled is read.
-			if !strings.Contains(c.Verdict, "(inferred)") && !strings.Contains(c.Verdict, "(observed)") && !strings.HasPrefix(c.Verdict, "not recorded") {
+			if !strings.Contains(c.Verdict, "(inferred)") && !strings.Contains(c.Verdict, "(observed)") && !strings.HasPrefix(c.Verdict, "not recorded:") {
 				t.Errorf("verdict not labelled: %q", c.Verdict)
 			}
 		})

@@ -96,7 +96,8 @@ func TestExplainRestartOnTheAPIServer(t *testing.T) {
 		finished.UTC().Format("2006-01-02T15:04:05.0Z"),
 		"+1.0s", "agrees within 1 s (+1s)",
 		"observed  first Unhealthy Event",
-		"observed  Killing Event \"failed liveness probe\" at " + block.Add(31*time.Second).UTC().Format(time.RFC3339) + ", inside the predicted SIGTERM window",
+		"observed  Killing Event \"failed liveness probe\" at " + block.Add(31*time.Second).UTC().Format(time.RFC3339),
+		"inferred  the Killing Event lies inside the predicted SIGTERM window",
 		"kubectl describe pod -n " + ns + " eval-0",
 		"kubectl get events -n " + ns + " --field-selector involvedObject.name=eval-0",
 	} {
