@@ -85,7 +85,7 @@ func TestRecreatedFromEvents(t *testing.T) {
 	f.UpsertPod(SlimPod(runningPod("late-0", "u6", "10.0.0.6", ownedBy("late", 0), createdAt(ft0.Add(time.Hour)))))
 	events := []corev1.Event{
 		createEvent("quick", "quick-0", ft0, ft0, 1), createEvent("quick", "quick-0", ft0.Add(30*time.Second), ft0.Add(30*time.Second), 1),
-		createEvent("late", "late-0", ft0, ft0.Add(time.Hour), 2),        // aggregated: count 2
+		createEvent("late", "late-0", ft0, ft0.Add(time.Hour), 2),         // aggregated: count 2
 		createEvent("quick", "quick-0-other", ft0, ft0.Add(time.Hour), 5), // another Pod's name
 	}
 	quick := mustSandbox(t, f, bsKey("quick"))
