@@ -251,10 +251,33 @@ type wireBatchStatus struct {
 	Conditions []wireCondition `json:"conditions"`
 }
 
+// wireCondition reads a condition without allocating its strings: only
+// whether it is Ready=True, and when it last changed.
 type wireCondition struct {
-	Type               string      `json:"type"`
-	Status             string      `json:"status"`
-	LastTransitionTime metav1.Time `json:"lastTransitionTime"`
+	Type               isWord   `json:"type"`
+	Status             isWord   `json:"status"`
+	LastTransitionTime wireTime `json:"lastTransitionTime"`
+}
+
+// isWord keeps the JSON string it was given only as "is it Ready" / "is it
+// True": a comparison of the raw bytes allocates nothing.
+type isWord struct{ isReady, isTrue bool }
+
+func (w *isWord) UnmarshalJSON(b []byte) error {
+	w.isReady, w.isTrue = string(b) == `"Ready"`, string(b) == `"True"`
+	return nil
+}
+
+// wireTime is an RFC 3339 time; a malformed one reads as zero, as the
+// dynamic path's nestedTime reads it.
+type wireTime struct{ time.Time }
+
+func (t *wireTime) UnmarshalJSON(b []byte) error {
+	if len(b) < 2 || b[0] != '"' {
+		return nil
+	}
+	t.Time, _ = time.Parse(time.RFC3339, string(b[1:len(b)-1]))
+	return nil
 }
 
 // toModel converts to the slim model form, parsing the engine's annotations.
@@ -290,7 +313,7 @@ func (w *wireBatchSandbox) toModel(lists *model.StringLists) *model.BatchSandbox
 		if i >= model.MaxConditions {
 			break
 		}
-		if c.Type == "Ready" && c.Status == "True" {
+		if c.Type.isReady && c.Status.isTrue {
 			b.SetReady(c.LastTransitionTime.Time)
 		}
 	}
