@@ -104,8 +104,8 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 	_, hasTask := nestedField(obj, "spec", "taskTemplate")
 	var taskCmd []string
 	if hasTask {
-		taskCmd = append(nestedStrings(obj, "spec", "taskTemplate", "spec", "process", "command"),
-			nestedStrings(obj, "spec", "taskTemplate", "spec", "process", "args")...)
+		taskCmd = append(nestedArgv(obj, "spec", "taskTemplate", "spec", "process", "command"),
+			nestedArgv(obj, "spec", "taskTemplate", "spec", "process", "args")...)
 		if len(taskCmd) == 0 {
 			taskCmd = nil
 		}
@@ -417,6 +417,21 @@ func nestedStrings(obj map[string]interface{}, fields ...string) []string {
 		if str, ok := e.(string); ok {
 			out = append(out, str)
 		}
+	}
+	return out
+}
+
+// nestedArgv reads a list of strings as encoding/json reads it into a
+// []string (kube/'s wire decoder): an element of another type is kept as
+// "", so both decoders of a free-form field agree.
+func nestedArgv(obj map[string]interface{}, fields ...string) []string {
+	s, ok := nestedSlice(obj, fields...)
+	if !ok || len(s) == 0 {
+		return nil
+	}
+	out := make([]string, len(s))
+	for i, e := range s {
+		out[i], _ = e.(string)
 	}
 	return out
 }
