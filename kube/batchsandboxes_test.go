@@ -61,8 +61,8 @@ func TestBatchSandboxCodecMatchesDynamicPath(t *testing.T) {
 		  "status":{"phase":"Succeed","replicas":1,"allocated":1,"ready":1,"taskRunning":1,"taskSucceed":2,"taskFailed":3,"taskPending":4,"taskUnknown":5,
 		    "conditions":[{"type":"Ready","status":"True","reason":"PodsReady","message":"Sandbox is running","lastTransitionTime":"2026-11-29T17:12:00Z"}]}}`,
 		// taskTemplate is free-form in the real CRD (preserve-unknown-fields).
-		"task-wrong-types": `{"kind":"BatchSandbox","metadata":{"name":"v","namespace":"n"},"spec":{"taskTemplate":{"spec":{"process":{"command":["python",7,"x"],"args":"--fast"}}}},"status":{"taskFailed":"two"}}`,
-		"task-command-string": `{"kind":"BatchSandbox","metadata":{"name":"w","namespace":"n"},"spec":{"taskTemplate":{"spec":{"process":{"command":"python -m eval"}}}}}`,
+		"task-wrong-types":         `{"kind":"BatchSandbox","metadata":{"name":"v","namespace":"n"},"spec":{"taskTemplate":{"spec":{"process":{"command":["python",7,"x"],"args":"--fast"}}}},"status":{"taskFailed":"two"}}`,
+		"task-command-string":      `{"kind":"BatchSandbox","metadata":{"name":"w","namespace":"n"},"spec":{"taskTemplate":{"spec":{"process":{"command":"python -m eval"}}}}}`,
 		"task-template-no-command": `{"kind":"BatchSandbox","metadata":{"name":"u","namespace":"n"},"spec":{"taskTemplate":{}},"status":{}}`,
 		"early-ready":              `{"kind":"BatchSandbox","metadata":{"name":"r","namespace":"n","creationTimestamp":"2026-11-29T17:00:00Z"},"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-11-29T17:00:05Z"}]}}`,
 	}
