@@ -110,4 +110,14 @@ func TestSweepTasksAndRecreationWithTheRealCRDs(t *testing.T) {
 	if !strings.Contains(rc[0].Evidence[1].Text, string(second.UID)) {
 		t.Errorf("POD_RECREATED evidence does not name the Pod now: %+v", rc[0].Evidence)
 	}
+
+	// explain restart resolves a pooled sandbox through its alloc-status to
+	// the pool Pod (read with the real CRD's object), which has no probe.
+	out.Reset()
+	errOut.Reset()
+	code = cli.Main([]string{"--kubeconfig", c.Kubeconfig, "-n", ns, "explain", "restart", "task", "--block-start", "2026-11-29T17:00:00Z"},
+		strings.NewReader(""), &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "BatchSandbox task → Pod pool-a-x1") || !strings.Contains(out.String(), "has no liveness probe") {
+		t.Errorf("explain restart task: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
 }
