@@ -9,6 +9,7 @@ func subcommands(g *Globals) []*cobra.Command {
 		newExecCommand(g),
 		newCreateCommand(g),
 		newEntrypointsCommand(g),
+		newExplainCommand(g),
 	}
 }
 

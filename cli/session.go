@@ -267,6 +267,10 @@ func stageLine(u create.StageUpdate) string {
 	if u.Detail != "" {
 		line += ": " + u.Detail
 	}
+	if u.Stage == create.StageFailed && u.Retryable != nil {
+		// What the error object says, so the line and the error agree.
+		line += fmt.Sprintf(" (retryable: %v, executed: %s)", *u.Retryable, u.Executed)
+	}
 	return line
 }
 

@@ -31,8 +31,9 @@ func newSweepCommand(g *Globals) *cobra.Command {
 		Short: "Report what is wrong with the sandbox fleet now (for cron, CI and incident channels)",
 		Long: "sweep reads every sandbox of one or more contexts (swept concurrently, each within --timeout) and reports\n" +
 			"findings with evidence: identity (IP_TAKEN, POD_DEAD, POD_GONE, UID_CHANGED, IP_STALE), STUCK_TERMINATING,\n" +
-			"ENTRYPOINT_NOT_RUN, NOT_EXEC_READY, STATE_MISMATCH, FAILED_STICKY and restart forensics (RESTART_OOM,\n" +
-			"RESTART_LIVENESS, RESTART_EVICTED, RESTART_UNEXPLAINED). A context that does not answer is CONTEXT_UNREACHABLE.\n\n" +
+			"ENTRYPOINT_NOT_RUN, NOT_EXEC_READY, STATE_MISMATCH, FAILED_STICKY, TASK_FAILED, POD_RECREATED and restart\n" +
+			"forensics (RESTART_OOM, RESTART_LIVENESS, RESTART_EVICTED, RESTART_UNEXPLAINED; `explain restart` checks a\n" +
+			"liveness kill's timing). A context that does not answer is CONTEXT_UNREACHABLE.\n\n" +
 			"--context takes a comma-separated list of kubeconfig contexts.\n\n" +
 			"The score (0-100) is 100 minus the weighted findings per sandbox: error 10, warning 3, info 1, at most 10\n" +
 			"per sandbox; an unreachable context counts as one failed sandbox. 100 means no finding at all.\n\n" +

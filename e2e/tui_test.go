@@ -145,3 +145,51 @@ func waitOrExplain(t *testing.T, s *tmuxtest.Session, pattern string, timeout ti
 	}
 	t.Fatalf("%s.\nlast screen:\n%s", why, screen)
 }
+
+// TestTUIPodRecreated: the controller re-created a sandbox's Pod under the
+// same name before sandscope started, so no UID change was ever seen; the
+// detail view reads the sandbox's Events and shows the re-creation the two
+// SuccessfulCreate Events prove.
+func TestTUIPodRecreated(t *testing.T) {
+	if err := tmuxtest.Available(); err != nil {
+		t.Skip(err)
+	}
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	ctl, kl := c.Controller(t), c.Kubelet(t)
+	sandboxWithPod(t, c, ns, "again")
+	bsbx := ctl.Get(kube.BatchSandboxGVR, ns, "again")
+	created := func() {
+		now := metav1.Now()
+		ev := &corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "again.", Namespace: ns},
+			InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", APIVersion: kube.BatchSandboxGVR.GroupVersion().String(),
+				Namespace: ns, Name: "again", UID: bsbx.GetUID()},
+			Reason: "SuccessfulCreate", Message: "Created pod: again-0", Type: corev1.EventTypeNormal,
+			FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		}
+		if _, err := c.Kube.CoreV1().Events(ns).Create(kubetest.Context(t), ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	created()
+	old := kl.GetPod(ns, "again-0")
+	kl.ForceDelete(ns, "again-0")
+	p := old.DeepCopy()
+	p.ResourceVersion, p.UID, p.CreationTimestamp, p.Status = "", "", metav1.Time{}, corev1.PodStatus{}
+	kl.CreatePod(ns, p)
+	created()
+	kl.SetRunning(ns, "again-0", sharedIP)
+
+	bin := tmuxtest.BuildSandscope(t)
+	s := tmuxtest.Start(t, tmuxtest.Options{Width: 200, Height: 50, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
+		bin, "--kubeconfig", c.Kubeconfig, "-n", ns)
+	waitOrExplain(t, s, `again\s+bsbx`, 30*time.Second, "the sandbox never showed")
+	s.SendKeys("d")
+	screen := s.WaitFor(`RE-CREATION`, 20*time.Second)
+	t.Logf("detail view:\n%s", screen)
+	if !strings.Contains(screen, "POD_RECREATED") || !strings.Contains(screen, "created 2 times under the same name (observed)") {
+		t.Errorf("detail lacks the re-creation:\n%s", screen)
+	}
+	s.SendKeys("q")
+}

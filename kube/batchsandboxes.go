@@ -222,15 +222,62 @@ type wireMeta struct {
 }
 
 type wireBatchSpec struct {
-	Replicas   int32  `json:"replicas"`
-	PoolRef    string `json:"poolRef"`
-	ExpireTime string `json:"expireTime"`
+	Replicas     int32             `json:"replicas"`
+	PoolRef      string            `json:"poolRef"`
+	ExpireTime   string            `json:"expireTime"`
+	TaskTemplate *wireTaskTemplate `json:"taskTemplate"`
+}
+
+// wireTaskTemplate is spec.taskTemplate: only the process it runs.
+type wireTaskTemplate struct {
+	Spec struct {
+		Process struct {
+			Command []string `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"process"`
+	} `json:"spec"`
 }
 
 type wireBatchStatus struct {
 	Phase string `json:"phase"`
-	// status.conditions and the replica counts are skipped: nothing reads
-	// them (the phase says what the table shows).
+	// The task counters: taskFailed > 0 is a finding.
+	TaskRunning int32 `json:"taskRunning"`
+	TaskSucceed int32 `json:"taskSucceed"`
+	TaskFailed  int32 `json:"taskFailed"`
+	TaskPending int32 `json:"taskPending"`
+	TaskUnknown int32 `json:"taskUnknown"`
+	// Of the conditions only Ready's transition time is read (a late one is
+	// evidence of a re-created Pod); the replica counts are skipped.
+	Conditions []wireCondition `json:"conditions"`
+}
+
+// wireCondition reads a condition without allocating its strings: only
+// whether it is Ready=True, and when it last changed.
+type wireCondition struct {
+	Type               isWord   `json:"type"`
+	Status             isWord   `json:"status"`
+	LastTransitionTime wireTime `json:"lastTransitionTime"`
+}
+
+// isWord keeps the JSON string it was given only as "is it Ready" / "is it
+// True": a comparison of the raw bytes allocates nothing.
+type isWord struct{ isReady, isTrue bool }
+
+func (w *isWord) UnmarshalJSON(b []byte) error {
+	w.isReady, w.isTrue = string(b) == `"Ready"`, string(b) == `"True"`
+	return nil
+}
+
+// wireTime is an RFC 3339 time; a malformed one reads as zero, as the
+// dynamic path's nestedTime reads it.
+type wireTime struct{ time.Time }
+
+func (t *wireTime) UnmarshalJSON(b []byte) error {
+	if len(b) < 2 || b[0] != '"' {
+		return nil
+	}
+	t.Time, _ = time.Parse(time.RFC3339, string(b[1:len(b)-1]))
+	return nil
 }
 
 // toModel converts to the slim model form, parsing the engine's annotations.
@@ -251,6 +298,24 @@ func (w *wireBatchSandbox) toModel(lists *model.StringLists) *model.BatchSandbox
 	}
 	if w.Spec.PoolRef != "" {
 		b.Rare = &model.RareBatchSandbox{PoolRef: w.Spec.PoolRef} // ReadAnnotations adds the allocated Pods
+	}
+	var taskCmd []string
+	if t := w.Spec.TaskTemplate; t != nil {
+		taskCmd = append(t.Spec.Process.Command, t.Spec.Process.Args...)
+		if len(taskCmd) == 0 {
+			taskCmd = nil
+		}
+	}
+	st := &w.Status
+	b.SetTask(w.Spec.TaskTemplate != nil, taskCmd, model.TaskCounts{Running: st.TaskRunning, Succeed: st.TaskSucceed,
+		Failed: st.TaskFailed, Pending: st.TaskPending, Unknown: st.TaskUnknown})
+	for i, c := range st.Conditions {
+		if i >= model.MaxConditions {
+			break
+		}
+		if c.Type.isReady && c.Status.isTrue {
+			b.SetReady(c.LastTransitionTime.Time)
+		}
 	}
 	b.InitialEventsEnd = m.Annotations[metav1.InitialEventsAnnotationKey] == "true"
 	b.ReadAnnotations(m.Annotations)

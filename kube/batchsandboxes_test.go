@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,6 +55,16 @@ func TestBatchSandboxCodecMatchesDynamicPath(t *testing.T) {
 		// is skipped, like the dynamic path skips it.
 		"wrong-types": `{"kind":"BatchSandbox","metadata":{"name":"w","namespace":"n"},"spec":{"template":{"spec":{"containers":[{"name":"sandbox","image":"img:1","command":"sleep infinity"}]}}}}`,
 		"no-spec":     `{"kind":"BatchSandbox","metadata":{"name":"e","namespace":"n"}}`,
+		// A pooled sandbox running a task, with failed tasks and a late Ready.
+		"tasks": `{"kind":"BatchSandbox","metadata":{"name":"t","namespace":"n","creationTimestamp":"2026-11-29T17:00:00Z"},
+		  "spec":{"poolRef":"pool-a","replicas":1,"taskTemplate":{"spec":{"process":{"command":["python","-m","eval"],"args":["--fast"],"env":[{"name":"A","value":"b"}]}}}},
+		  "status":{"phase":"Succeed","replicas":1,"allocated":1,"ready":1,"taskRunning":1,"taskSucceed":2,"taskFailed":3,"taskPending":4,"taskUnknown":5,
+		    "conditions":[{"type":"Ready","status":"True","reason":"PodsReady","message":"Sandbox is running","lastTransitionTime":"2026-11-29T17:12:00Z"}]}}`,
+		// taskTemplate is free-form in the real CRD (preserve-unknown-fields).
+		"task-wrong-types":         `{"kind":"BatchSandbox","metadata":{"name":"v","namespace":"n"},"spec":{"taskTemplate":{"spec":{"process":{"command":["python",7,"x"],"args":"--fast"}}}},"status":{"taskFailed":"two"}}`,
+		"task-command-string":      `{"kind":"BatchSandbox","metadata":{"name":"w","namespace":"n"},"spec":{"taskTemplate":{"spec":{"process":{"command":"python -m eval"}}}}}`,
+		"task-template-no-command": `{"kind":"BatchSandbox","metadata":{"name":"u","namespace":"n"},"spec":{"taskTemplate":{}},"status":{}}`,
+		"early-ready":              `{"kind":"BatchSandbox","metadata":{"name":"r","namespace":"n","creationTimestamp":"2026-11-29T17:00:00Z"},"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-11-29T17:00:05Z"}]}}`,
 	}
 	for name, doc := range docs {
 		t.Run(name, func(t *testing.T) {
@@ -81,6 +92,34 @@ func TestBatchSandboxCodecMatchesDynamicPath(t *testing.T) {
 				t.Fatalf("typed decode differs from the dynamic path:\ndynamic: %+v\ntyped:   %+v", want, got)
 			}
 		})
+	}
+}
+
+// The task template and counters, and a late Ready, reach the model the same
+// way through both decoders (TestBatchSandboxCodecMatchesDynamicPath); this
+// checks what they read.
+func TestBatchSandboxCodecTasks(t *testing.T) {
+	doc := `{"kind":"BatchSandbox","metadata":{"name":"t","namespace":"n","creationTimestamp":"2026-11-29T17:00:00Z"},
+	  "spec":{"poolRef":"pool-a","taskTemplate":{"spec":{"process":{"command":["python","-m","eval"],"args":["--fast"]}}}},
+	  "status":{"taskRunning":1,"taskSucceed":2,"taskFailed":3,"taskPending":4,"taskUnknown":5,
+	    "conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-11-29T17:12:00Z"}]}}`
+	obj, _, err := batchSandboxCodec{}.Decode([]byte(doc), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := obj.(*model.BatchSandbox)
+	task := b.Task()
+	if task == nil || !task.HasTemplate || strings.Join(task.Command, " ") != "python -m eval --fast" ||
+		task.Counts != (model.TaskCounts{Running: 1, Succeed: 2, Failed: 3, Pending: 4, Unknown: 5}) {
+		t.Fatalf("task %+v", task)
+	}
+	if r := b.ReadySince(); r == nil || !r.Equal(time.Date(2026, 11, 29, 17, 12, 0, 0, time.UTC)) {
+		t.Fatalf("ReadySince %v", r)
+	}
+	// No template and every counter 0: nothing kept, no Rare part.
+	obj, _, _ = batchSandboxCodec{}.Decode([]byte(`{"kind":"BatchSandbox","metadata":{"name":"p","namespace":"n"},"status":{"taskRunning":0}}`), nil, nil)
+	if b := obj.(*model.BatchSandbox); b.Rare != nil {
+		t.Fatalf("Rare %+v for a sandbox without tasks", b.Rare)
 	}
 }
 

@@ -84,3 +84,31 @@ func (c *Clients) requestContext(ctx context.Context) (context.Context, context.
 	}
 	return context.WithCancel(ctx)
 }
+
+// createEventsLimit bounds the SuccessfulCreate Events read per namespace:
+// ~800 sandboxes created an hour, Events kept an hour (--event-ttl), with
+// room to spare.
+const createEventsLimit = 5000
+
+// CreateEvents lists the SuccessfulCreate Events of a namespace (a
+// controller records one each time it creates a Pod), page by page up to
+// createEventsLimit. A one-shot reader counts them per Pod name: two for
+// one name is a same-name re-creation.
+func (c *Clients) CreateEvents(ctx context.Context, namespace string) ([]corev1.Event, error) {
+	sel := fields.Set{"reason": "SuccessfulCreate"}.AsSelector().String()
+	var out []corev1.Event
+	opts := metav1.ListOptions{FieldSelector: sel, Limit: eventListLimit}
+	for {
+		rctx, cancel := c.requestContext(ctx)
+		list, err := c.Kube.CoreV1().Events(namespace).List(rctx, opts)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("listing SuccessfulCreate events of namespace %s: %w", namespace, err)
+		}
+		out = append(out, list.Items...)
+		if list.Continue == "" || len(out) >= createEventsLimit {
+			return out, nil
+		}
+		opts.Continue = list.Continue
+	}
+}

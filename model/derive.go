@@ -44,6 +44,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		sb.Pool, sb.ExpireTime = b.PoolRef(), b.ExpireTime
 		expire, expireField = b.ExpireTime, "spec.expireTime"
 		notices = append(notices, b.Notices()...)
+		if n := taskNotice(b); n != nil {
+			notices = append(notices, *n)
+		}
 	case EngineAgent:
 		a := e.ag
 		specs = f.agentSlots(e)
@@ -106,6 +109,13 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			notices = append(notices, stuckNotice(sl))
 		}
 	}
+	if recreationApplies(sb) {
+		for i := range sb.Slots {
+			if n := recreatedNotice(sb.CreatedAt(), readySince(e), &sb.Slots[i]); n != nil {
+				notices = append(notices, *n)
+			}
+		}
+	}
 	if n, next := objectStuck(sb.DeletingSince(), sb.Finalizers(), now, f.opts.StuckAfter); n != nil {
 		notices = append(notices, *n)
 	} else {
@@ -129,6 +139,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			}
 		}
 		spec, st := mainContainer(p)
+		if e.engine() == EngineBatchSandbox && taskRunsCommand(e.bs) {
+			continue // the task runs the user's command; the keep-alive is by design
+		}
 		if ok, keepAlive := keepAliveOnly(spec); ok {
 			if ref := imageKey(spec, st); ref != "" {
 				if n := entrypointNotice(p.Name, spec, keepAlive, ref, f.needImage(ref, e.key)); n != nil {
@@ -436,4 +449,21 @@ func agentPodRank(p *Pod) int {
 		return 1
 	}
 	return 2
+}
+
+// readySince is when the sandbox's engine last said Ready=True, nil when it
+// does not (or, for a BatchSandbox, when that came early: see
+// RareBatchSandbox.ReadySince).
+func readySince(e *sbEntry) *time.Time {
+	switch e.engine() {
+	case EngineBatchSandbox:
+		return e.bs.ReadySince()
+	case EngineAgent:
+		for i := range e.ag.Conditions {
+			if c := &e.ag.Conditions[i]; c.Type == "Ready" && c.Status == "True" && !c.LastTransitionTime.IsZero() {
+				return &c.LastTransitionTime
+			}
+		}
+	}
+	return nil
 }

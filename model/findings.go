@@ -16,7 +16,7 @@ var FindingSeverity = map[string]Severity{
 	CodeIPStale:               SeverityWarning,
 	CodeStuckTerminating:      SeverityWarning,
 	CodeEntrypointNotRun:      SeverityWarning,
-	CodeImageConfigUnreadable: SeverityInfo,
+	CodeImageConfigUnreadable: SeverityWarning,
 	CodeNotExecReady:          SeverityWarning,
 	CodeStateMismatch:         SeverityWarning,
 	CodeFailedSticky:          SeverityInfo,
@@ -25,6 +25,8 @@ var FindingSeverity = map[string]Severity{
 	CodeRestartEvicted:        SeverityWarning,
 	CodeRestartUnexplained:    SeverityWarning,
 	CodeContextUnreachable:    SeverityError,
+	CodeTaskFailed:            SeverityWarning,
+	CodePodRecreated:          SeverityWarning,
 }
 
 // SeverityOf returns the sweep severity of a notice: the table's, else its own.

@@ -48,9 +48,10 @@ func TestEveryTableCodeHasASeverity(t *testing.T) {
 	table := map[string]Severity{
 		"IP_TAKEN": "error", "POD_DEAD": "error", "POD_GONE": "error", "UID_CHANGED": "warning",
 		"IP_STALE": "warning", "STUCK_TERMINATING": "warning", "ENTRYPOINT_NOT_RUN": "warning",
-		"IMAGE_CONFIG_UNREADABLE": "info", "NOT_EXEC_READY": "warning", "STATE_MISMATCH": "warning",
+		"IMAGE_CONFIG_UNREADABLE": "warning", "NOT_EXEC_READY": "warning", "STATE_MISMATCH": "warning",
 		"FAILED_STICKY": "info", "RESTART_OOM": "warning", "RESTART_LIVENESS": "warning",
 		"RESTART_EVICTED": "warning", "RESTART_UNEXPLAINED": "warning", "CONTEXT_UNREACHABLE": "error",
+		"TASK_FAILED": "warning", "POD_RECREATED": "warning",
 	}
 	for code, sev := range table {
 		if got := SeverityOf(Notice{Code: code, Severity: "bogus"}); got != sev {

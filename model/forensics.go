@@ -34,6 +34,9 @@ const (
 	// fxNodeFirstReady: a node's Ready transition this soon after it was
 	// created is its registration, not a recovery from NotReady.
 	fxNodeFirstReady = 2 * time.Minute
+	// fxNodeOOMNear: a kernel OOM kill and the container's end are
+	// recorded by different components, seconds apart at most.
+	fxNodeOOMNear = 10 * time.Second
 )
 
 // Exit codes of the two signals that end a container from outside.
@@ -126,17 +129,80 @@ func (r *fxRestartCase) classify() Notice {
 	live := r.liveness()
 	eviction := r.evictionEvidence()
 
+	sigkill := r.term != nil && r.term.ExitCode == fxExitSIGKILL
+	// OOM is concluded only from what reports one: the kubelet writes
+	// OOMKilled when the kernel's cgroup OOM killer ends the main process,
+	// and the node reports kernel OOM kills. A SIGKILL with reason Error is
+	// not an OOM kill the kubelet saw; it is what a liveness kill of a
+	// process that ignored SIGTERM looks like once its Events expired.
+	nodeOOM := r.nodeOOMEvidence()
 	switch {
 	case r.term != nil && r.term.Reason == "OOMKilled":
-		return r.oom(true, live, eviction)
+		return r.oom(nil, live, eviction)
 	case live.killing != nil || live.fitsWithoutKilling():
 		return r.livenessNotice(live, eviction)
+	case sigkill && len(nodeOOM) > 0:
+		return r.oom(nodeOOM, live, eviction)
 	case len(eviction) > 0:
 		return r.evicted(eviction, live)
-	case r.term != nil && r.term.ExitCode == fxExitSIGKILL:
-		return r.oom(false, live, eviction)
+	case sigkill && r.spec != nil && r.spec.LivenessProbe != nil && !r.livenessRuledOut(live):
+		return r.livenessInferred(live)
+	case sigkill:
+		return r.sigkillUnexplained(live)
 	}
 	return r.unexplained(r.checkedLines(live))
+}
+
+// livenessRuledOut: the Pod's Events still cover the terminated run (an
+// Event of this Pod from before the termination is still there, so the
+// newer Unhealthy/Killing ones would be too) and none of them is a failed
+// liveness probe.
+func (r *fxRestartCase) livenessRuledOut(l *fxLivenessFacts) bool {
+	if len(l.unhealthy) > 0 || l.killing != nil {
+		return false
+	}
+	return r.eventsCoverRun()
+}
+
+// eventsCoverRun reports whether Events of this Pod reach back to before
+// its termination. Events expire (--event-ttl, 1h by default) oldest
+// first, so one older than the termination still being there means the
+// termination's own Events have not expired.
+func (r *fxRestartCase) eventsCoverRun() bool {
+	at := r.finishedAt()
+	if at == nil {
+		return false
+	}
+	for i := range r.podEvents {
+		if first, _ := EventSpan(&r.podEvents[i]); !first.IsZero() && !first.After(*at) {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeOOMEvidence: the node reported a kernel OOM kill around the
+// termination (the kubelet's SystemOOM Event, node-problem-detector's
+// OOMKilling).
+func (r *fxRestartCase) nodeOOMEvidence() []Evidence {
+	at := r.finishedAt()
+	if at == nil {
+		return nil
+	}
+	var ev []Evidence
+	for i := range r.nodeEvents {
+		e := &r.nodeEvents[i]
+		if e.Reason != "SystemOOM" && e.Reason != "OOMKilling" {
+			continue
+		}
+		first, last := EventSpan(e)
+		if !fxOverlaps(first, last, at.Add(-fxNodeOOMNear), at.Add(fxNodeOOMNear)) {
+			continue
+		}
+		ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(last),
+			Text: fmt.Sprintf("node Event %s at %s (%s from the termination): %s", e.Reason, fxClock(last), fxSignedSeconds(last.Sub(*at)), fxOneLineMsg(e.Message))})
+	}
+	return ev
 }
 
 // ---- liveness --------------------------------------------------------------
@@ -334,6 +400,10 @@ func (r *fxRestartCase) livenessNotice(l *fxLivenessFacts, eviction []Evidence) 
 		}
 	}
 	n.Evidence = append(n.Evidence, eviction...)
+	if l.killing == nil {
+		n.Message += " (inferred: no Killing Event)"
+		r.inferredVerdict(&n, "liveness kill")
+	}
 	return n
 }
 
@@ -351,8 +421,12 @@ func fxProbeConfigText(p fxProbeParams) string {
 
 // ---- OOM ---------------------------------------------------------------------
 
-func (r *fxRestartCase) oom(observed bool, l *fxLivenessFacts, eviction []Evidence) Notice {
+// oom explains an OOM kill: observed when the kubelet recorded OOMKilled
+// (nodeOOM nil), inferred from the node's kernel OOM report otherwise (the
+// victim it names may be another process of the Pod).
+func (r *fxRestartCase) oom(nodeOOM []Evidence, l *fxLivenessFacts, eviction []Evidence) Notice {
 	n := r.notice(CodeRestartOOM)
+	observed := nodeOOM == nil
 	limit := ""
 	if r.spec != nil && r.spec.MemoryLimit != nil {
 		limit = r.spec.MemoryLimit.String()
@@ -360,13 +434,13 @@ func (r *fxRestartCase) oom(observed bool, l *fxLivenessFacts, eviction []Eviden
 	if observed {
 		n.Message = fmt.Sprintf("%s: OOMKilled%s", r.subject(), r.exitSuffix())
 	} else {
-		n.Message = fmt.Sprintf("%s: SIGKILL (exit 137)", r.subject())
+		n.Message = fmt.Sprintf("%s: SIGKILL%s", r.subject(), r.exitSuffix())
 	}
 	if at := r.finishedAt(); at != nil {
 		n.Message += " at " + fxClock(*at)
 	}
 	if !observed {
-		n.Message += " with no liveness kill or eviction: most likely out of memory"
+		n.Message += ", the node reported a kernel OOM kill at that moment (inferred)"
 	}
 	if limit != "" {
 		n.Message += ", memory limit " + limit
@@ -375,32 +449,91 @@ func (r *fxRestartCase) oom(observed bool, l *fxLivenessFacts, eviction []Eviden
 	if limit != "" {
 		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: "memory limit " + limit})
 	} else {
-		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: "no memory limit set: the kill came from node memory pressure or a cgroup above the container"})
+		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: "no memory limit set"},
+			Evidence{Kind: Inferred, Text: "without a container memory limit, the kill came from node memory pressure or a cgroup above the container"})
 	}
 	if !observed {
+		n.Evidence = append(n.Evidence, nodeOOM...)
 		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
-			Text: fmt.Sprintf("exit 137 = SIGKILL; reason %q is not OOMKilled, but no liveness kill and no eviction or node trouble explain the signal", r.term.Reason)})
+			Text: fmt.Sprintf("exit 137 = SIGKILL; reason %q is not OOMKilled, so the kubelet did not see the container's main process OOM-killed: the node's OOM kill at the same moment is the explanation, but its victim may be another process", r.term.Reason)})
 	}
-	n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l))
+	n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l)...)
 	n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
 		Text: "an OOM kill is SIGKILL from the kernel: no shutdown logs are expected and there is no fixed offset to predict its time"})
 	n.Evidence = append(n.Evidence, eviction...)
 	if !observed {
-		n.Message += "; confirm: " + r.confirmCommands()
+		r.inferredVerdict(&n, "OOM kill (node-level evidence)")
 	}
 	return n
 }
 
-func (r *fxRestartCase) noLivenessKillEvidence(l *fxLivenessFacts) Evidence {
+// livenessInferred: exit 137 with reason Error, a liveness probe configured,
+// and no Event left that would say more. A liveness kill of a process that
+// ignores SIGTERM (a blocked one, as in the incident) ends exactly so; OOM
+// is not concluded, since the kubelet reports a cgroup OOM kill as OOMKilled.
+func (r *fxRestartCase) livenessInferred(l *fxLivenessFacts) Notice {
+	n := r.notice(CodeRestartLiveness)
+	p := l.params
+	n.Message = fmt.Sprintf("%s: SIGKILL", r.subject()) + r.exitSuffix()
+	if at := r.finishedAt(); at != nil {
+		n.Message += " at " + fxClock(*at)
+	}
+	n.Message += ", most likely its liveness probe (inferred; not OOM: the kubelet would have recorded OOMKilled)"
+	n.Evidence = append(n.Evidence, r.lastStateEvidence(), Evidence{Kind: Observed, Text: fxProbeConfigText(p)})
+	n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l)...)
+	n.Evidence = append(n.Evidence,
+		Evidence{Kind: Inferred, Text: fmt.Sprintf("exit 137 = SIGKILL with reason %q, not OOMKilled: the kubelet reports a cgroup OOM kill of the main process as OOMKilled, so OOM is not concluded", r.term.Reason)},
+		Evidence{Kind: Inferred, Text: fmt.Sprintf("a liveness kill sends SIGTERM, then SIGKILL when the grace period (%ds) ends: exit 137 means the process did not stop on SIGTERM, as a blocked process does", p.grace)},
+		Evidence{Kind: Inferred, Text: fmt.Sprintf("with the time the process blocked (business logs), sandscope explain restart -n %s %s --block-start TIME predicts the kill: block start + failureThreshold × periodSeconds + terminationGracePeriodSeconds = block start + %ds",
+			r.pod.Namespace, r.pod.Name, p.failureThreshold*p.period+p.grace)})
+	r.inferredVerdict(&n, "liveness kill")
+	return n
+}
+
+// sigkillUnexplained: exit 137 that neither the kubelet (OOMKilled), the
+// node (kernel OOM, eviction, trouble) nor a liveness probe explains.
+func (r *fxRestartCase) sigkillUnexplained(l *fxLivenessFacts) Notice {
+	n := r.notice(CodeRestartUnexplained)
+	n.Message = fmt.Sprintf("%s: SIGKILL%s", r.subject(), r.exitSuffix())
+	if at := r.finishedAt(); at != nil {
+		n.Message += " at " + fxClock(*at)
+	}
+	n.Message += " not recorded as OOMKilled, no liveness kill, no eviction or node trouble (inferred: unexplained)"
+	n.Evidence = append(n.Evidence, r.lastStateEvidence())
+	if r.spec == nil || r.spec.LivenessProbe == nil {
+		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: "no liveness probe configured on container " + r.cs.Name})
+	}
+	n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l)...)
+	n.Evidence = append(n.Evidence,
+		Evidence{Kind: Inferred, Text: fmt.Sprintf("exit 137 = SIGKILL with reason %q, not OOMKilled: the kubelet did not see an OOM kill of the main process, so OOM is not concluded; a kill from inside the container, a runtime stop or an OOM kill of a child process remain", r.term.Reason)},
+		Evidence{Kind: Observed, Text: "checked: " + strings.Join(r.checkedLines(l), "; ")})
+	r.inferredVerdict(&n, "unexplained SIGKILL")
+	return n
+}
+
+// inferredVerdict labels a notice's verdict as inferred: one evidence line
+// that says so and the commands that would confirm it, also in the message.
+func (r *fxRestartCase) inferredVerdict(n *Notice, verdict string) {
+	n.Message += "; confirm: " + r.confirmCommands()
+	n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+		Text: "verdict " + verdict + " is inferred, not observed; confirm (Last State reason and exit code, Unhealthy/Killing/OOM Events while they last): " + r.confirmCommands()})
+}
+
+func (r *fxRestartCase) noLivenessKillEvidence(l *fxLivenessFacts) []Evidence {
 	switch {
 	case l.killing != nil:
-		return Evidence{Kind: Observed, At: fxTimePtr(fxEventLast(l.killing)), Text: "a liveness Killing Event exists too: " + fxOneLineMsg(l.killing.Message)}
+		return []Evidence{{Kind: Observed, At: fxTimePtr(fxEventLast(l.killing)), Text: "a liveness Killing Event exists too: " + fxOneLineMsg(l.killing.Message)}}
 	case len(l.unhealthy) > 0:
-		return Evidence{Kind: Observed, Text: fmt.Sprintf("%d failed liveness probe(s) in the run but no Killing Event, and the timing does not fit the probe config", l.failures)}
-	case !r.hadEvents:
-		return Evidence{Kind: Observed, Text: "no Events recorded for the Pod (Events expire after the API server's --event-ttl, 1h by default), so a liveness kill cannot be ruled out by Events"}
+		return []Evidence{{Kind: Observed, Text: fmt.Sprintf("%d failed liveness probe(s) in the run but no Killing Event", l.failures)},
+			{Kind: Inferred, Text: "the timing does not fit the probe config"}}
+	case len(r.podEvents) == 0:
+		return []Evidence{{Kind: Observed, Text: "no Events recorded for the Pod"},
+			{Kind: Inferred, Text: "Events expire after the API server's --event-ttl (1h by default), so a liveness kill cannot be ruled out by Events"}}
+	case !r.eventsCoverRun():
+		return []Evidence{{Kind: Observed, Text: "no Event of the Pod from before the termination is left"},
+			{Kind: Inferred, Text: "the termination's Events have expired (--event-ttl, 1h by default), so a liveness kill cannot be ruled out by Events"}}
 	}
-	return Evidence{Kind: Observed, Text: "no Unhealthy/Killing liveness Event in this run"}
+	return []Evidence{{Kind: Observed, Text: "no Unhealthy/Killing liveness Event in this run"}}
 }
 
 // ---- eviction / node trouble -------------------------------------------------
@@ -489,7 +622,7 @@ func fxNodeConditionBad(c corev1.NodeCondition) bool {
 func fxNodeTroubleReason(reason string) bool {
 	switch reason {
 	case "NodeNotReady", "Rebooted", "NodeHasInsufficientMemory", "NodeHasDiskPressure", "NodeHasInsufficientPID",
-		"EvictionThresholdMet", "SystemOOM", "Starting", "KubeletHasInsufficientMemory", "NodeShutdown",
+		"EvictionThresholdMet", "Starting", "KubeletHasInsufficientMemory", "NodeShutdown",
 		"TerminatingEvictedPod", "DeletingNode", "RemovingNode":
 		return true
 	}
@@ -508,7 +641,7 @@ func (r *fxRestartCase) evicted(eviction []Evidence, l *fxLivenessFacts) Notice 
 	}
 	n.Evidence = append(n.Evidence, eviction...)
 	if r.cs != nil {
-		n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l))
+		n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l)...)
 	}
 	n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
 		Text: "node-level causes hit co-located Pods too: check the other Pods on node " + fxOrDash(r.pod.Spec.NodeName)})
@@ -572,8 +705,10 @@ func (r *fxRestartCase) confirmCommands() string {
 // ---- siblings ----------------------------------------------------------------
 
 // fxSiblingEvidence compares a restart with the siblings that differ from the
-// Pod in nothing that matters: same container image and same liveness probe.
-// A control is only valid if it differs in one variable.
+// Pod in nothing that matters: same container image, same liveness probe and
+// same memory limit. A control is only valid if it differs in one variable.
+// Siblings must carry their memory limits (SlimPodForForensics): nil reads
+// as "no limit".
 func fxSiblingEvidence(pod *Pod, container string, spec *Container, siblings []*Pod) []Evidence {
 	if spec == nil || len(siblings) == 0 {
 		return nil
@@ -585,7 +720,7 @@ func fxSiblingEvidence(pod *Pod, container string, spec *Container, siblings []*
 			continue
 		}
 		sc := fxContainerSpec(s, container)
-		if sc == nil || sc.Image != spec.Image || !equality.Semantic.DeepEqual(sc.LivenessProbe, spec.LivenessProbe) {
+		if !SameControl(sc, spec) {
 			differ++
 			continue
 		}
@@ -601,20 +736,59 @@ func fxSiblingEvidence(pod *Pod, container string, spec *Container, siblings []*
 	}
 	var ev []Evidence
 	if control > 0 {
-		text := fmt.Sprintf("%d of %d siblings (same image and liveness probe) restarted", restarted, control)
-		switch {
-		case restarted == 0:
-			text += ": the cause is specific to this Pod's workload, not its image or probe config"
-		default:
-			text += " (" + strings.Join(names, ", ") + "): a shared cause (image, probe config, node or load) is likely"
+		text := fmt.Sprintf("%d of %d siblings (same image, liveness probe and memory limit) restarted", restarted, control)
+		if restarted > 0 {
+			text += " (" + strings.Join(names, ", ") + ")"
 		}
 		ev = append(ev, Evidence{Kind: Observed, Text: text})
+		if restarted == 0 {
+			ev = append(ev, Evidence{Kind: Inferred, Text: "the cause is specific to this Pod's workload, not its image, probe config or limits"})
+		} else {
+			ev = append(ev, Evidence{Kind: Inferred, Text: "a shared cause (image, probe config, limits, node or load) is likely"})
+		}
 	}
 	if differ > 0 {
 		ev = append(ev, Evidence{Kind: Observed,
-			Text: fmt.Sprintf("%d sibling(s) differ in image or liveness probe config: not used as a control", differ)})
+			Text: fmt.Sprintf("%d sibling(s) differ in image, liveness probe or memory limit: not used as a control", differ)})
 	}
 	return ev
+}
+
+// SameControl reports whether container a may serve as a control for b:
+// same image, same liveness probe and same memory limit.
+func SameControl(a, b *Container) bool {
+	if a == nil || b == nil || a.Image != b.Image || !equality.Semantic.DeepEqual(a.LivenessProbe, b.LivenessProbe) {
+		return false
+	}
+	if (a.MemoryLimit == nil) != (b.MemoryLimit == nil) {
+		return false
+	}
+	return a.MemoryLimit == nil || a.MemoryLimit.Cmp(*b.MemoryLimit) == 0
+}
+
+// SlimPodForForensics is SlimPod keeping every container's memory limit
+// (SlimPod keeps it only for containers that ended), so a sibling can be
+// compared as a control.
+func SlimPodForForensics(p *corev1.Pod) *Pod {
+	out := SlimPod(p)
+	if out == nil {
+		return nil
+	}
+	for i := range out.Spec.Containers {
+		c := &out.Spec.Containers[i]
+		if c.MemoryLimit != nil {
+			continue
+		}
+		for j := range p.Spec.Containers {
+			if p.Spec.Containers[j].Name != c.Name {
+				continue
+			}
+			if q, ok := p.Spec.Containers[j].Resources.Limits[corev1.ResourceMemory]; ok {
+				c.MemoryLimit = &q
+			}
+		}
+	}
+	return out
 }
 
 // ---- helpers -----------------------------------------------------------------

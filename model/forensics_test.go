@@ -178,9 +178,11 @@ func TestForensics(t *testing.T) {
 				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3),
 			},
 			wantCode: CodeRestartLiveness,
+			wantMsg:  []string{"(inferred: no Killing Event)", "confirm: kubectl describe pod -n ns sbx-0"},
 			want: []wantEvidence{
 				{Inferred, "no Killing Event for this run"},
 				{Inferred, "difference +1s"},
+				{Inferred, "verdict liveness kill is inferred"},
 			},
 		},
 		{
@@ -235,16 +237,61 @@ func TestForensics(t *testing.T) {
 			notWant: []string{"most likely"},
 		},
 		{
-			name:     "exit 137 without a liveness kill: OOM inferred",
-			pod:      fxPod(withLast(1, "Error", 137, 0, 42)),
+			// Incident 003 an hour later: the Events expired. The kubelet
+			// reports a cgroup OOM kill as OOMKilled; reason Error with a
+			// liveness probe is not OOM.
+			name:     "exit 137 reason Error, liveness probe, Events expired: liveness inferred, never OOM",
+			pod:      fxPod(withProbe(3, 10, ptr.To[int64](30)), withMemLimit("1Gi"), withLast(3, "Error", 137, 0, 150)),
 			node:     healthyNode,
-			wantCode: CodeRestartOOM,
-			wantMsg:  []string{"most likely out of memory", "kubectl describe pod -n ns sbx-0"},
+			wantCode: CodeRestartLiveness,
+			wantMsg:  []string{"most likely its liveness probe (inferred", "not OOM", "kubectl describe pod -n ns sbx-0", "kubectl get events -n ns --field-selector involvedObject.name=sbx-0"},
 			want: []wantEvidence{
 				{Observed, "reason Error, exit 137"},
-				{Inferred, "exit 137 = SIGKILL"},
 				{Observed, "no Events recorded for the Pod"},
-				{Observed, "no memory limit set"},
+				{Inferred, "so OOM is not concluded"},
+				{Inferred, "did not stop on SIGTERM"},
+				{Inferred, "block start + 60s"},
+				{Inferred, "verdict liveness kill is inferred, not observed; confirm"},
+			},
+			notWant: []string{"out of memory", "OOM kill (node"},
+		},
+		{
+			name:     "exit 137 without a liveness probe: unexplained, not OOM",
+			pod:      fxPod(withLast(1, "Error", 137, 0, 42)),
+			node:     healthyNode,
+			wantCode: CodeRestartUnexplained,
+			wantMsg:  []string{"not recorded as OOMKilled", "inferred", "kubectl describe pod -n ns sbx-0"},
+			want: []wantEvidence{
+				{Observed, "reason Error, exit 137"},
+				{Observed, "no liveness probe configured"},
+				{Inferred, "OOM is not concluded"},
+				{Inferred, "verdict unexplained SIGKILL is inferred"},
+			},
+			notWant: []string{"out of memory"},
+		},
+		{
+			name: "exit 137 with a liveness probe, Events cover the run and show no failed probe: unexplained",
+			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
+			events: []corev1.Event{
+				podEvent("uid-1", "Started", "Started container sandbox", 0, 0, 1),
+			},
+			wantCode: CodeRestartUnexplained,
+			want:     []wantEvidence{{Observed, "no Unhealthy/Killing liveness Event in this run"}, {Inferred, "verdict unexplained SIGKILL"}},
+		},
+		{
+			name: "exit 137 with a kernel OOM reported by the node: OOM, inferred",
+			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
+			events: []corev1.Event{{
+				InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "node-a"},
+				Reason:         "SystemOOM", Message: "System OOM encountered, victim process: python, pid: 4242",
+				FirstTimestamp: at(149), LastTimestamp: at(149), Count: 1,
+			}},
+			node:     healthyNode,
+			wantCode: CodeRestartOOM,
+			wantMsg:  []string{"kernel OOM kill", "inferred", "kubectl describe pod"},
+			want: []wantEvidence{
+				{Observed, "node Event SystemOOM at 2026-11-29T17:02:29Z"},
+				{Inferred, "verdict OOM kill (node-level evidence) is inferred"},
 			},
 		},
 		{
@@ -254,8 +301,9 @@ func TestForensics(t *testing.T) {
 				podEvent("uid-OLD", "Unhealthy", unhealthyMsg, 100, 120, 3),
 				podEvent("uid-OLD", "Killing", killingMsg, 120, 120, 1),
 			},
-			wantCode: CodeRestartOOM,
-			want:     []wantEvidence{{Inferred, "exit 137 = SIGKILL"}},
+			wantCode: CodeRestartLiveness,
+			want:     []wantEvidence{{Observed, "no Events recorded for the Pod"}, {Inferred, "verdict liveness kill is inferred"}},
+			notWant:  []string{"Killing Event at"},
 		},
 		{
 			name: "evicted Pod without container statuses",
@@ -382,12 +430,18 @@ func TestForensics(t *testing.T) {
 				sibling("sbx-3", "registry.example/eval:1", 10, 0),
 				sibling("sbx-4", "registry.example/eval:2", 10, 5), // other image
 				sibling("sbx-5", "registry.example/eval:1", 30, 1), // other probe
-				fxPod(withProbe(3, 10, ptr.To[int64](30))),         // the Pod itself
+				func() *corev1.Pod { // other memory limit
+					p := sibling("sbx-6", "registry.example/eval:1", 10, 0)
+					p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}
+					return p
+				}(),
+				fxPod(withProbe(3, 10, ptr.To[int64](30))), // the Pod itself
 			},
 			wantCode: CodeRestartLiveness,
 			want: []wantEvidence{
-				{Observed, "0 of 3 siblings (same image and liveness probe) restarted: the cause is specific to this Pod's workload"},
-				{Observed, "2 sibling(s) differ in image or liveness probe config: not used as a control"},
+				{Observed, "0 of 3 siblings (same image, liveness probe and memory limit) restarted"},
+				{Inferred, "the cause is specific to this Pod's workload"},
+				{Observed, "3 sibling(s) differ in image, liveness probe or memory limit: not used as a control"},
 			},
 		},
 		{
@@ -395,7 +449,7 @@ func TestForensics(t *testing.T) {
 			pod:      fxPod(withProbe(3, 10, nil), withLast(1, "OOMKilled", 137, 0, 150)),
 			siblings: []*corev1.Pod{sibling("sbx-1", "registry.example/eval:1", 10, 2), sibling("sbx-2", "registry.example/eval:1", 10, 0)},
 			wantCode: CodeRestartOOM,
-			want:     []wantEvidence{{Observed, "1 of 2 siblings (same image and liveness probe) restarted (sbx-1): a shared cause"}},
+			want:     []wantEvidence{{Observed, "1 of 2 siblings (same image, liveness probe and memory limit) restarted (sbx-1)"}, {Inferred, "a shared cause"}},
 		},
 	}
 	for _, tc := range tests {
@@ -444,6 +498,20 @@ func TestForensics(t *testing.T) {
 			for _, e := range n.Evidence {
 				if e.Kind != Observed && e.Kind != Inferred {
 					t.Errorf("evidence without a kind: %+v", e)
+				}
+				// A line that states a conclusion is inferred, never observed.
+				if e.Kind == Observed && (strings.Contains(e.Text, "verdict") || strings.Contains(e.Text, "is likely") ||
+					strings.Contains(e.Text, "the cause is") || strings.Contains(e.Text, "came from") || strings.Contains(e.Text, "cannot be ruled out")) {
+					t.Errorf("observed evidence states a conclusion: %q", e.Text)
+				}
+			}
+			// Every inferred verdict says so and names the commands that confirm it.
+			if strings.Contains(n.Message, "inferred") {
+				if !strings.Contains(n.Message, "kubectl describe pod -n ns sbx-0") || !strings.Contains(n.Message, "kubectl get events -n ns") {
+					t.Errorf("inferred verdict without the commands that confirm it: %s", n.Message)
+				}
+				if !hasEvidence(n, wantEvidence{Inferred, "is inferred, not observed"}) {
+					t.Errorf("inferred verdict without its inferred verdict line\n%s", dump)
 				}
 			}
 		})
@@ -518,7 +586,7 @@ func TestEventSpan(t *testing.T) {
 func slimAll(pods []*corev1.Pod) []*Pod {
 	out := make([]*Pod, len(pods))
 	for i, p := range pods {
-		out[i] = SlimPod(p)
+		out[i] = SlimPodForForensics(p)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -77,7 +78,10 @@ func entrypointNotice(podName string, c *Container, keepAlive, key string, cfg *
 	}
 	cmd := "[" + strings.Join(c.Command, " ") + "]"
 	if cfg.Err != "" {
-		return &Notice{Code: CodeImageConfigUnreadable, Severity: SeverityInfo, Pod: podName,
+		// A warning, not info: a keep-alive sandbox whose image config cannot
+		// be read may be one whose image service never started, and the
+		// failed read is the only trace of it (incident 000's 46 sandboxes).
+		return &Notice{Code: CodeImageConfigUnreadable, Severity: SeverityWarning, Pod: podName,
 			Message: "image config unreadable: " + cfg.Err,
 			Evidence: []Evidence{{Kind: Observed, Text: "main container command " + cmd + " (" + keepAlive + ")"},
 				{Kind: Observed, Text: "reading the config of " + key + " failed: " + cfg.Err}}}
@@ -182,4 +186,32 @@ func expiryNotice(field string, expire *time.Time, now time.Time, within time.Du
 	}
 	return &Notice{Code: CodeExpiringSoon, Severity: SeverityInfo, Message: msg,
 		Evidence: []Evidence{{Kind: Observed, Text: field + " " + expire.UTC().Format(time.RFC3339), At: expire}}}, next
+}
+
+// taskNotice is TASK_FAILED: the engine counts failed tasks of the
+// sandbox's task template (status.taskFailed > 0).
+func taskNotice(b *BatchSandbox) *Notice {
+	t := b.Task()
+	if t == nil || t.Counts.Failed <= 0 {
+		return nil
+	}
+	c := t.Counts
+	ev := []Evidence{{Kind: Observed, Text: fmt.Sprintf("status.taskFailed %d (taskRunning %d, taskSucceed %d, taskPending %d, taskUnknown %d)",
+		c.Failed, c.Running, c.Succeed, c.Pending, c.Unknown)}}
+	if len(t.Command) > 0 {
+		ev = append(ev, Evidence{Kind: Observed, Text: "spec.taskTemplate process: " + quoteList(t.Command)})
+	}
+	return &Notice{Code: CodeTaskFailed, Severity: SeverityWarning,
+		Message: fmt.Sprintf("%d task(s) failed (running %d, succeeded %d, failed %d, pending %d, unknown %d)",
+			c.Failed, c.Running, c.Succeed, c.Failed, c.Pending, c.Unknown),
+		Evidence: ev}
+}
+
+// taskRunsCommand: the sandbox's task template runs a command of its own,
+// so a keep-alive main container is by design (the pool template keeps the
+// container alive; the task executor runs the user's command in it) and
+// the image's ENTRYPOINT not running is no finding.
+func taskRunsCommand(b *BatchSandbox) bool {
+	t := b.Task()
+	return t != nil && t.HasTemplate && len(t.Command) > 0
 }

@@ -62,7 +62,7 @@ func TestEntrypointNotRun(t *testing.T) {
 	}{
 		{"image has an ENTRYPOINT", ImageConfig{Ref: digestRef, Entrypoint: []string{"/srv/start.sh"}}, CodeEntrypointNotRun, SeverityWarning, "/srv/start.sh"},
 		{"image has only a CMD", ImageConfig{Ref: digestRef, Cmd: []string{"python", "serve.py"}}, CodeEntrypointNotRun, SeverityWarning, "serve.py"},
-		{"registry unreachable", ImageConfig{Ref: digestRef, Err: "dial tcp: connection refused"}, CodeImageConfigUnreadable, SeverityInfo, "image config unreadable: dial tcp: connection refused"},
+		{"registry unreachable", ImageConfig{Ref: digestRef, Err: "dial tcp: connection refused"}, CodeImageConfigUnreadable, SeverityWarning, "image config unreadable: dial tcp: connection refused"},
 		{"image has neither", ImageConfig{Ref: digestRef}, "", "", ""},
 	}
 	for _, tc := range cases {

@@ -252,6 +252,76 @@ type RareBatchSandbox struct {
 	PoolRef       string
 	AllocatedPods []string // alloc-status pods minus alloc-released
 	Notices       []Notice // problems found while parsing (malformed annotations, ...)
+	// Task is spec.taskTemplate and the task counters of the status, nil
+	// for a sandbox without a task template and with every counter 0.
+	Task *BatchTask
+	// ReadySince is the lastTransitionTime of the engine's Ready=True
+	// condition, kept only when it came later than LateReadyAfter after
+	// the sandbox was created (a sandbox becomes Ready seconds after it is
+	// created, so a late one is rare and points at a re-created Pod or a
+	// slow start); nil otherwise.
+	ReadySince *time.Time
+}
+
+// LateReadyAfter: a Ready=True transition this long after the sandbox was
+// created is kept (RareBatchSandbox.ReadySince) as evidence for
+// POD_RECREATED.
+const LateReadyAfter = time.Minute
+
+// BatchTask is a BatchSandbox's task: the process of spec.taskTemplate
+// (the controller's task executor runs it in the sandbox) and the five
+// task counters of its status.
+type BatchTask struct {
+	HasTemplate bool
+	Command     []string // taskTemplate.spec.process command followed by args
+	Counts      TaskCounts
+}
+
+// TaskCounts are BatchSandbox status.taskRunning, taskSucceed, taskFailed,
+// taskPending and taskUnknown.
+type TaskCounts struct {
+	Running, Succeed, Failed, Pending, Unknown int32
+}
+
+// IsZero reports whether every counter is 0.
+func (c TaskCounts) IsZero() bool { return c == TaskCounts{} }
+
+// Task is the sandbox's task template and counters, nil when it has
+// neither. Read only.
+func (b *BatchSandbox) Task() *BatchTask {
+	if b.Rare == nil {
+		return nil
+	}
+	return b.Rare.Task
+}
+
+// ReadySince is the engine's Ready transition when it came late (see
+// RareBatchSandbox.ReadySince), else nil.
+func (b *BatchSandbox) ReadySince() *time.Time {
+	if b.Rare == nil {
+		return nil
+	}
+	return b.Rare.ReadySince
+}
+
+// SetTask records the task template (hasTemplate, command) and counters,
+// allocating the rare part only when there is something to keep. Both
+// decoders call it, so they agree.
+func (b *BatchSandbox) SetTask(hasTemplate bool, command []string, counts TaskCounts) {
+	if !hasTemplate && counts.IsZero() {
+		return
+	}
+	b.rare().Task = &BatchTask{HasTemplate: hasTemplate, Command: command, Counts: counts}
+}
+
+// SetReady records the engine's Ready=True transition time when it came
+// later than LateReadyAfter after creation. Both decoders call it.
+func (b *BatchSandbox) SetReady(since time.Time) {
+	if since.IsZero() || b.CreationTimestamp.IsZero() || since.Sub(b.CreationTimestamp.Time) <= LateReadyAfter {
+		return
+	}
+	since = since.UTC() // both decoders' times read alike (metav1 gives Local)
+	b.rare().ReadySince = &since
 }
 
 // PoolRef is spec.poolRef: the Pool a pooled sandbox takes its Pods from,
@@ -320,6 +390,13 @@ func (b *BatchSandbox) DeepCopyObject() runtime.Object {
 	if b.Rare != nil {
 		out.Rare = &RareBatchSandbox{PoolRef: b.Rare.PoolRef, AllocatedPods: slices.Clone(b.Rare.AllocatedPods),
 			Notices: copyNotices(b.Rare.Notices)}
+		if t := b.Rare.Task; t != nil {
+			out.Rare.Task = &BatchTask{HasTemplate: t.HasTemplate, Command: slices.Clone(t.Command), Counts: t.Counts}
+		}
+		if r := b.Rare.ReadySince; r != nil {
+			at := *r
+			out.Rare.ReadySince = &at
+		}
 	}
 	return &out
 }

@@ -29,7 +29,9 @@ func fullBatchSandbox() *BatchSandbox {
 		Endpoints: []string{"10.0.3.7"},
 		Rare: &RareBatchSandbox{PoolRef: "pool-a", AllocatedPods: []string{"pool-a-x1"},
 			Notices: []Notice{{Code: CodeBadAnnotation, Severity: SeverityWarning, Message: "m",
-				Evidence: []Evidence{{Kind: Observed, Text: "t", At: &noticed}}}}},
+				Evidence: []Evidence{{Kind: Observed, Text: "t", At: &noticed}}}},
+			Task:       &BatchTask{HasTemplate: true, Command: []string{"python", "-m", "eval"}, Counts: TaskCounts{Failed: 1}},
+			ReadySince: &noticed},
 	}
 }
 

@@ -101,6 +101,25 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 	}
 	b.ExpireTime = nestedTime(obj, "spec", "expireTime")
 	b.Phase = nestedString(obj, "status", "phase")
+	_, hasTask := nestedField(obj, "spec", "taskTemplate")
+	var taskCmd []string
+	if hasTask {
+		taskCmd = append(nestedArgv(obj, "spec", "taskTemplate", "spec", "process", "command"),
+			nestedArgv(obj, "spec", "taskTemplate", "spec", "process", "args")...)
+		if len(taskCmd) == 0 {
+			taskCmd = nil
+		}
+	}
+	b.SetTask(hasTask, taskCmd, TaskCounts{
+		Running: int32(nestedInt(obj, "status", "taskRunning")), Succeed: int32(nestedInt(obj, "status", "taskSucceed")),
+		Failed: int32(nestedInt(obj, "status", "taskFailed")), Pending: int32(nestedInt(obj, "status", "taskPending")),
+		Unknown: int32(nestedInt(obj, "status", "taskUnknown")),
+	})
+	for _, c := range conditionsOf(obj) {
+		if c.Type == "Ready" && c.Status == "True" {
+			b.SetReady(c.LastTransitionTime)
+		}
+	}
 
 	b.ReadAnnotations(u.GetAnnotations())
 	return b
@@ -398,6 +417,21 @@ func nestedStrings(obj map[string]interface{}, fields ...string) []string {
 		if str, ok := e.(string); ok {
 			out = append(out, str)
 		}
+	}
+	return out
+}
+
+// nestedArgv reads a list of strings as encoding/json reads it into a
+// []string (kube/'s wire decoder): an element of another type is kept as
+// "", so both decoders of a free-form field agree.
+func nestedArgv(obj map[string]interface{}, fields ...string) []string {
+	s, ok := nestedSlice(obj, fields...)
+	if !ok || len(s) == 0 {
+		return nil
+	}
+	out := make([]string, len(s))
+	for i, e := range s {
+		out[i], _ = e.(string)
 	}
 	return out
 }

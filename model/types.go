@@ -117,6 +117,8 @@ const (
 	CodeRestartEvicted        = "RESTART_EVICTED"
 	CodeRestartUnexplained    = "RESTART_UNEXPLAINED"
 	CodeContextUnreachable    = "CONTEXT_UNREACHABLE"
+	CodeTaskFailed            = "TASK_FAILED"
+	CodePodRecreated          = "POD_RECREATED"
 )
 
 // Notice is a short coded message attached to a sandbox. The sweep turns each

@@ -29,6 +29,8 @@ type detailView struct {
 	// forensics explains the linked Pods' restarts from their Events (pure
 	// model.Forensics, computed once per Events reply, not per frame).
 	forensics []model.Notice
+	// recreated is POD_RECREATED with what the SuccessfulCreate Events add.
+	recreated []model.Notice
 	vp        viewport.Model
 	version   uint64
 	width     int
@@ -76,6 +78,12 @@ func (v *detailView) onReply(body any, c *shared) {
 		v.evState = ""
 		v.events = formatEvents(r.events, c)
 		v.forensics = restartForensics(v.last, r.events)
+		// The controller's SuccessfulCreate Events (among the sandbox's):
+		// a Pod name created twice is an observed same-name re-creation.
+		v.recreated = nil
+		if rec, changed := model.RecreatedFromEvents(v.last, r.events); changed {
+			v.recreated = rec
+		}
 		v.refresh(c)
 	}
 }
@@ -93,7 +101,7 @@ func (v *detailView) snapshotChanged(c *shared) {
 
 func (v *detailView) refresh(c *shared) {
 	off := v.vp.YOffset
-	lines := detailLines(c, v.last, c.snap, v.events, v.evState, v.forensics)
+	lines := detailLines(c, v.last, c.snap, v.events, v.evState, v.forensics, v.recreated)
 	if v.gone {
 		lines = append([]string{"GONE: this sandbox is no longer in the fleet; showing its last known state", ""}, lines...)
 	}
@@ -136,7 +144,7 @@ func (v *detailView) fullHelp(c *shared) [][]key.Binding {
 
 // detailLines renders the identity evidence line by line: what the engine
 // records, what the Pod says, who holds the address now, and its history.
-func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []string, evState string, forensics []model.Notice) []string {
+func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []string, evState string, forensics, recreated []model.Notice) []string {
 	now := c.now()
 	var out []string
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
@@ -238,6 +246,11 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 		add("")
 		add("RESTART FORENSICS  (from this Pod's status and Events; node conditions and siblings: sandscope sweep)")
 		addNotices(forensics)
+	}
+	if len(recreated) > 0 {
+		add("")
+		add("RE-CREATION  (from the controller's SuccessfulCreate Events)")
+		addNotices(recreated)
 	}
 	add("")
 	add("CONTAINERS")

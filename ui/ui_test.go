@@ -483,3 +483,30 @@ func TestDetailExplainsRestartsFromEvents(t *testing.T) {
 	}
 	<-fetched
 }
+
+// The detail view reads the sandbox's Events: the controller's
+// SuccessfulCreate for the same Pod name twice is an observed re-creation.
+func TestDetailShowsRecreationFromEvents(t *testing.T) {
+	snap := incidentSnapshot()
+	sb := snap.Sandbox("bsbx/team-rl/sbx-b")
+	if sb == nil || sb.PrimarySlot() == nil || sb.PrimarySlot().Pod == nil {
+		t.Skip("incident snapshot has no sbx-b with a Pod")
+	}
+	podName := sb.PrimarySlot().Pod.Name
+	created := func(at time.Time) corev1.Event {
+		return corev1.Event{InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", Namespace: "team-rl", Name: "sbx-b"},
+			Reason: model.ReasonSuccessfulCreate, Message: "Created pod: " + podName,
+			FirstTimestamp: metav1.NewTime(at), LastTimestamp: metav1.NewTime(at), Count: 1}
+	}
+	be := Backend{Events: func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
+		return []corev1.Event{created(t0.Add(-time.Hour)), created(t0.Add(-time.Minute))}, nil
+	}}
+	app, tm := newTestAppSized(t, &fakeSource{snap: snap}, be, Options{}, testW, 60)
+	keys(tm, "/", "sbx-b", "enter", "d")
+	s := screenContains(t, tm, app, "RE-CREATION")
+	for _, want := range []string{"POD_RECREATED", "created 2 times under the same name (observed)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("detail lacks %q:\n%s", want, s)
+		}
+	}
+}

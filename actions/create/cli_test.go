@@ -69,6 +69,10 @@ func TestCLICreateFailsWithStagesJSON(t *testing.T) {
 	if e["code"] != "TIMEOUT" || e["stage"] != "Queued" || e["executed"] != "no" {
 		t.Errorf("error %v", e)
 	}
+	// The Failed stage line and the error object agree.
+	if lines[1]["executed"] != e["executed"] || lines[1]["retryable"] != e["retryable"] {
+		t.Errorf("Failed line executed %v retryable %v, error executed %v retryable %v", lines[1]["executed"], lines[1]["retryable"], e["executed"], e["retryable"])
+	}
 	if c, _ := e["cleanup"].(map[string]any); c["deleted"] != true {
 		t.Errorf("cleanup %v", e["cleanup"])
 	}

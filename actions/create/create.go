@@ -193,6 +193,11 @@ type StageUpdate struct {
 	Elapsed   time.Duration `json:"-"` // time spent in the previous stage
 	Final     bool          `json:"-"`
 	Err       *Error        `json:"-"` // set on Failed
+	// Set on Failed, from Err, so the stage stream and the error object
+	// say the same about whether the command may have run and whether to
+	// retry.
+	Executed  Executed `json:"executed,omitempty"`
+	Retryable *bool    `json:"retryable,omitempty"`
 }
 
 // Result of a create that reached Ready (or Queued with NoWait).

@@ -549,3 +549,53 @@ func BenchmarkRefusalLatency(b *testing.B) {
 		})
 	}
 }
+
+// Incident 000's pile-up: a create that gives up while its Pod is still
+// pulling the image is not retryable now (a deleted Pod keeps its pull
+// slot), and the Failed update says the same as the error.
+func TestFailWhilePullingIsNotRetryable(t *testing.T) {
+	h := newHarness(t)
+	image, _ := h.reg.PushImage(t, "svc:v1", []string{"/bin/svc"}, nil)
+	r := h.start(create.Request{Image: image, WaitTimeout: 2 * time.Second})
+	id := r.until(t, create.StageQueued).Sandbox
+	pod := h.podFor(id, image)
+	h.kl.Schedule(h.ns, pod.Name, "node-a")
+	h.kl.SetWaiting(h.ns, pod.Name, kubetest.SandboxContainer, "ContainerCreating", "")
+	_, err := r.wait(t)
+	if err == nil || err.Code != create.CodeTimeout || err.Stage != create.StagePullingImage {
+		t.Fatalf("err = %+v, want TIMEOUT at PullingImage", err)
+	}
+	if err.Retryable || !strings.Contains(err.RetryReason, "still pulling its image") || !strings.Contains(err.RetryReason, "pile-up") {
+		t.Errorf("retryable %v, reason %q: want not retryable, with the reason", err.Retryable, err.RetryReason)
+	}
+	last := r.seen[len(r.seen)-1]
+	if last.Stage != create.StageFailed || last.Executed != err.Executed || last.Retryable == nil || *last.Retryable != err.Retryable {
+		t.Errorf("Failed update executed %q retryable %v, error executed %q retryable %v", last.Executed, last.Retryable, err.Executed, err.Retryable)
+	}
+	h.assertCleanedUp(err)
+}
+
+// Once the stage stream said the main container ran (Starting), the error
+// cannot say the command did not run, whatever the Pod's status says by
+// then (here its main container is reported waiting again).
+func TestExecutedNeverContradictsTheStages(t *testing.T) {
+	h := newHarness(t)
+	image, _ := h.reg.PushImage(t, "svc:v1", []string{"/bin/svc"}, nil)
+	r := h.start(create.Request{Image: image, WaitTimeout: 3 * time.Second, ExecdTimeout: time.Hour})
+	id := r.until(t, create.StageQueued).Sandbox
+	pod := h.podFor(id, image)
+	h.kl.SetRunning(h.ns, pod.Name, "10.0.0.7")
+	r.until(t, create.StageStarting)
+	h.kl.SetWaiting(h.ns, pod.Name, kubetest.SandboxContainer, "ContainerCreating", "")
+	_, err := r.wait(t)
+	if err == nil || err.Code != create.CodeTimeout || err.Stage != create.StageStarting {
+		t.Fatalf("err = %+v, want TIMEOUT at Starting", err)
+	}
+	if err.Executed != create.ExecutedUnknown {
+		t.Errorf("executed %q after the stages said the main container ran; want unknown", err.Executed)
+	}
+	if last := r.seen[len(r.seen)-1]; last.Executed != err.Executed {
+		t.Errorf("Failed update executed %q, error %q", last.Executed, err.Executed)
+	}
+	h.assertCleanedUp(err)
+}

@@ -52,17 +52,20 @@ type Cleanup struct {
 // Error is a refusal or a failure, shaped for programs (the CLI prints
 // {"error":{...}}).
 type Error struct {
-	Code      string        `json:"code"`
-	Message   string        `json:"message"`
-	Retryable bool          `json:"retryable"`
-	Executed  Executed      `json:"executed"`
-	Stage     Stage         `json:"stage,omitempty"` // last stage reached; empty when nothing was created
-	Sandbox   string        `json:"sandbox,omitempty"`
-	Namespace string        `json:"namespace,omitempty"`
-	Cleanup   *Cleanup      `json:"cleanup,omitempty"`
-	Stages    []StageRecord `json:"stages,omitempty"`
-	Err       error         `json:"-"`
-	exit      int
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable"`
+	// RetryReason says why a failure that would otherwise be retryable is
+	// not: retrying at once would add to a pile-up (Pods still pulling).
+	RetryReason string        `json:"retryReason,omitempty"`
+	Executed    Executed      `json:"executed"`
+	Stage       Stage         `json:"stage,omitempty"` // last stage reached; empty when nothing was created
+	Sandbox     string        `json:"sandbox,omitempty"`
+	Namespace   string        `json:"namespace,omitempty"`
+	Cleanup     *Cleanup      `json:"cleanup,omitempty"`
+	Stages      []StageRecord `json:"stages,omitempty"`
+	Err         error         `json:"-"`
+	exit        int
 }
 
 func (e *Error) Error() string {
@@ -78,7 +81,11 @@ func (e *Error) Error() string {
 	if e.Cleanup != nil && e.Cleanup.Detail != "" {
 		fmt.Fprintf(&b, "; %s", e.Cleanup.Detail)
 	}
-	fmt.Fprintf(&b, " (retryable: %v, executed: %s)", e.Retryable, e.Executed)
+	if e.RetryReason != "" {
+		fmt.Fprintf(&b, " (retryable: %v: %s; executed: %s)", e.Retryable, e.RetryReason, e.Executed)
+	} else {
+		fmt.Fprintf(&b, " (retryable: %v, executed: %s)", e.Retryable, e.Executed)
+	}
 	return b.String()
 }
 

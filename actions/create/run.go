@@ -77,8 +77,9 @@ func (r *run) emitFinal(e *Error) {
 		return
 	}
 	now := r.c.Now()
+	retryable := e.Retryable
 	r.onStage(StageUpdate{Sandbox: r.id, Namespace: r.req.Namespace, Stage: StageFailed, At: now, Detail: e.Message,
-		Elapsed: now.Sub(r.stageAt), Final: true, Err: e})
+		Elapsed: now.Sub(r.stageAt), Final: true, Err: e, Executed: e.Executed, Retryable: &retryable})
 }
 
 func (r *run) target() kube.WatchTarget {
@@ -250,6 +251,11 @@ func (r *run) fail(ctx context.Context, f *failure) *Error {
 	if e.Executed == "" {
 		e.Executed = ExecutedUnknown
 	}
+	if e.Executed == ExecutedNo && stageRank[r.stage] >= stageRank[StageStarting] {
+		// The stage stream already said the main container ran (Starting):
+		// a Pod gone since cannot make that "not executed".
+		e.Executed = ExecutedUnknown
+	}
 	if r.req.KeepFailed {
 		e.Cleanup = &Cleanup{Kept: true, Detail: fmt.Sprintf("kept %s %s/%s for inspection (--keep-failed); delete it when done", r.gvr.Resource, r.req.Namespace, r.id)}
 	} else {
@@ -259,9 +265,28 @@ func (r *run) fail(ctx context.Context, f *failure) *Error {
 		}
 		e.Cleanup = r.cleanup(pods)
 	}
+	if e.Retryable && r.stage == StagePullingImage {
+		// Incident 000's pile-up: callers deleted and re-created sandboxes
+		// whose images were still pulling; a deleted Pod keeps its quota
+		// and its image-pull slot until the pull ends, so each retry added
+		// one more. Not retryable now; the reason says when it is.
+		e.Retryable = false
+		e.RetryReason = "the sandbox's Pod was still pulling its image (" + r.stageDetail() + "); a deleted Pod keeps its quota and image-pull slot until the pull ends, so creating again now adds to the pile-up: retry once that image is on the node (or the pull failed)"
+		if e.Cleanup != nil && len(e.Cleanup.Terminating) > 0 {
+			e.RetryReason += "; still terminating: " + strings.Join(e.Cleanup.Terminating, ", ")
+		}
+	}
 	e.Stages = r.result.Stages
 	r.emitFinal(e)
 	return e
+}
+
+// stageDetail is the detail of the last stage reached.
+func (r *run) stageDetail() string {
+	if n := len(r.result.Stages); n > 0 {
+		return r.result.Stages[n-1].Detail
+	}
+	return string(r.stage)
 }
 
 // cleanup deletes the object (and its Pods) on a context of its own: the

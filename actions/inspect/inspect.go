@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -75,4 +76,38 @@ func (s *Service) Delete(ctx context.Context, sb *model.Sandbox) error {
 		return &Error{Code: CodeReadOnly, Message: fmt.Sprintf("read-only mode: not deleting %s/%s", sb.Namespace(), sb.Name())}
 	}
 	return s.kube.Delete(ctx, sb)
+}
+
+// RestartReader is what ExplainRestart needs from kube (satisfied by
+// *kube.Clients): the Pod a name designates, read live, and its Events.
+type RestartReader interface {
+	ResolvePod(ctx context.Context, namespace, name string) (*corev1.Pod, string, error)
+	PodEvents(ctx context.Context, namespace, pod string) ([]corev1.Event, error)
+}
+
+// RestartReport is ExplainRestart's answer: the explanation and how the
+// name was resolved.
+type RestartReport struct {
+	Resolved string `json:"resolved"` // "Pod x", "BatchSandbox y → Pod y-0"
+	*model.RestartExplanation
+}
+
+// ExplainRestart reads the Pod that name designates (a Pod, or a sandbox's
+// primary Pod) and its Events, and predicts a liveness kill forward from
+// each block start. Events that cannot be read are a note, not a failure:
+// they expire anyway, and the recorded termination is the comparison.
+func ExplainRestart(ctx context.Context, r RestartReader, namespace, name, container string, blockStarts []time.Time) (*RestartReport, error) {
+	pod, how, err := r.ResolvePod(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	events, evErr := r.PodEvents(ctx, namespace, pod.Name)
+	x, err := model.ExplainRestart(model.SlimPodForForensics(pod), events, container, blockStarts)
+	if err != nil {
+		return nil, err
+	}
+	if evErr != nil {
+		x.Notes = append(x.Notes, "the Pod's Events could not be read: "+evErr.Error())
+	}
+	return &RestartReport{Resolved: how, RestartExplanation: x}, nil
 }

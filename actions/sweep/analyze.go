@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,8 +18,12 @@ import (
 
 // Sibling bounds: a control group of this size says as much as a larger one,
 // and a pool of 50,000 Pods must not make each restart cost 50,000 compares.
+//
+// The snapshot's Pods carry no memory limit while their containers run, so
+// the control candidates (same image and probe) are read live, at most
+// maxControlSiblings per restart and once per sweep, for their limits.
 const (
-	maxControlSiblings = 100
+	maxControlSiblings = 10
 	maxOtherSiblings   = 20
 )
 
@@ -44,6 +49,9 @@ func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, look
 	explained, fnotes := runForensics(ctx, snap, todo, lookup)
 	notes = append(notes, prefixed(contextName, fnotes)...)
 
+	recreated, rnotes := recreationEvents(ctx, snap, lookup)
+	notes = append(notes, prefixed(contextName, rnotes)...)
+
 	var probed map[string]error
 	if opts.Probe {
 		var pnotes []string
@@ -63,6 +71,8 @@ func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, look
 			case n.Code == model.CodeNotExecReady && wasProbed:
 				statusExec = &n // the live check decides
 				continue
+			case n.Code == model.CodePodRecreated && recreated[sb.Key] != nil:
+				continue // replaced below, with what the Events add
 			}
 			out = append(out, model.NewFinding(contextName, sb, n))
 		}
@@ -74,11 +84,65 @@ func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, look
 				out = append(out, model.NewFinding(contextName, sb, n))
 			}
 		}
+		for _, n := range recreated[sb.Key] {
+			out = append(out, model.NewFinding(contextName, sb, n))
+		}
 		if wasProbed && probeErr != nil {
 			out = append(out, model.NewFinding(contextName, sb, liveExecNotice(sb, probeErr, statusExec)))
 		}
 	}
 	model.SortFindings(out)
+	return out, notes
+}
+
+// createEventsLookup is the optional part of a Lookup that lists a
+// namespace's SuccessfulCreate Events (*kube.Clients has it).
+type createEventsLookup interface {
+	CreateEvents(ctx context.Context, namespace string) ([]corev1.Event, error)
+}
+
+// maxCreateEventNamespaces bounds the namespaces whose SuccessfulCreate
+// Events are read (one paged list each).
+const maxCreateEventNamespaces = 50
+
+// recreationEvents reads the SuccessfulCreate Events of the namespaces of
+// the sandboxes whose controller creates their Pods, and returns, per
+// sandbox key, its POD_RECREATED notices with what the Events add (only
+// for the sandboxes where they add something).
+func recreationEvents(ctx context.Context, snap *model.Snapshot, lookup Lookup) (map[string][]model.Notice, []string) {
+	cl, ok := lookup.(createEventsLookup)
+	if !ok {
+		return nil, nil
+	}
+	byNS := map[string][]*model.Sandbox{}
+	var order []string
+	for _, sb := range snap.Sandboxes() {
+		if sb.Engine() == model.EnginePod || sb.Pool != "" || sb.PrimarySlot() == nil || sb.PrimarySlot().Pod == nil {
+			continue
+		}
+		if _, seen := byNS[sb.Namespace()]; !seen {
+			order = append(order, sb.Namespace())
+		}
+		byNS[sb.Namespace()] = append(byNS[sb.Namespace()], sb)
+	}
+	var notes []string
+	if len(order) > maxCreateEventNamespaces {
+		notes = append(notes, fmt.Sprintf("SuccessfulCreate Events read for %d of %d namespaces: POD_RECREATED elsewhere rests on timestamps alone", maxCreateEventNamespaces, len(order)))
+		order = order[:maxCreateEventNamespaces]
+	}
+	out := map[string][]model.Notice{}
+	for _, ns := range order {
+		events, err := cl.CreateEvents(ctx, ns)
+		if err != nil {
+			notes = append(notes, err.Error()+": POD_RECREATED rests on timestamps alone there")
+			continue
+		}
+		for _, sb := range byNS[ns] {
+			if ns, changed := model.RecreatedFromEvents(sb, events); changed {
+				out[sb.Key] = ns
+			}
+		}
+	}
 	return out, notes
 }
 
@@ -121,6 +185,7 @@ func runForensics(ctx context.Context, snap *model.Snapshot, todo []podRef, look
 	}
 	groups := siblingGroups(snap)
 	nodes := &nodeCache{lookup: lookup, entries: map[string]*nodeEntry{}}
+	sibs := &siblingCache{lookup: lookup, entries: map[string]*siblingEntry{}}
 	var mu sync.Mutex
 	var notes []string
 	work := make(chan podRef)
@@ -130,7 +195,7 @@ func runForensics(ctx context.Context, snap *model.Snapshot, todo []podRef, look
 		go func() {
 			defer wg.Done()
 			for ref := range work {
-				notices, note := explain(ctx, ref, groups, nodes, lookup)
+				notices, note := explain(ctx, ref, groups, nodes, sibs, lookup)
 				mu.Lock()
 				if len(notices) > 0 {
 					explained[podKey(ref.pod.Namespace, ref.pod.Name)] = notices
@@ -150,15 +215,16 @@ func runForensics(ctx context.Context, snap *model.Snapshot, todo []podRef, look
 	return explained, notes
 }
 
-func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, nodes *nodeCache, lookup Lookup) ([]model.Notice, string) {
+func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, nodes *nodeCache, sibs *siblingCache, lookup Lookup) ([]model.Notice, string) {
 	pod := ref.pod
 	var extra []model.Evidence
 	var note string
+	var livePod *corev1.Pod // the full Pod, for the control's resource limits
 	if lookup != nil {
 		full, err := lookup.LivePod(ctx, pod.Namespace, pod.Name)
 		switch {
 		case err == nil && full.UID == pod.UID:
-			pod = model.SlimPod(full)
+			pod, livePod = model.SlimPodForForensics(full), full
 		case err == nil || apierrors.IsNotFound(err):
 			// Replaced or gone since the snapshot: explain what the snapshot saw.
 		default:
@@ -183,7 +249,17 @@ func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, no
 			extra = append(extra, model.Evidence{Kind: model.Observed, Text: "node " + pod.Spec.NodeName + " could not be read: " + e.err.Error()})
 		}
 	}
-	notices := model.Forensics(pod, events, node, siblingsOf(pod, groups[groupKey(ref.sb)]))
+	control, other := siblingsOf(pod, groups[groupKey(ref.sb)])
+	var want corev1.ResourceList
+	if livePod != nil && len(pod.Spec.Containers) > 0 {
+		want = containerLimits(livePod, mainOf(pod).Name)
+	}
+	control, differ, names := sibs.withLimits(ctx, control, want, livePod != nil)
+	if differ > 0 {
+		extra = append(extra, model.Evidence{Kind: model.Observed,
+			Text: fmt.Sprintf("%d sibling(s) with the same image and liveness probe differ in resource limits (%s): not used as a control", differ, strings.Join(names, ", "))})
+	}
+	notices := model.Forensics(pod, events, node, append(control, other...))
 	for i := range notices {
 		notices[i].Evidence = append(notices[i].Evidence, extra...)
 	}
@@ -227,6 +303,88 @@ func (c *nodeCache) get(ctx context.Context, name string) *nodeEntry {
 	return e
 }
 
+type siblingEntry struct {
+	once   sync.Once
+	pod    *model.Pod                     // nil when it could not be read or was replaced
+	limits map[string]corev1.ResourceList // per container, from the full Pod
+}
+
+// siblingCache reads each control candidate live at most once per sweep:
+// the snapshot's slim Pods lack the resource limits of running containers,
+// which a control must share.
+type siblingCache struct {
+	lookup  Lookup
+	mu      sync.Mutex
+	entries map[string]*siblingEntry
+}
+
+// withLimits replaces each candidate with its live form (memory limit
+// included) and keeps only those whose main container's resource limits
+// equal want (when check); the others are named in differ. A candidate that
+// cannot be read or was replaced is dropped, since comparing it would be a
+// guess. Without a lookup the candidates are kept as they are.
+func (c *siblingCache) withLimits(ctx context.Context, candidates []*model.Pod, want corev1.ResourceList, check bool) (out []*model.Pod, differ int, names []string) {
+	if c == nil || c.lookup == nil {
+		return candidates, 0, nil
+	}
+	out = make([]*model.Pod, 0, len(candidates))
+	for _, p := range candidates {
+		k := podKey(p.Namespace, p.Name)
+		c.mu.Lock()
+		e := c.entries[k]
+		if e == nil {
+			e = &siblingEntry{}
+			c.entries[k] = e
+		}
+		c.mu.Unlock()
+		e.once.Do(func() {
+			full, err := c.lookup.LivePod(ctx, p.Namespace, p.Name)
+			if err == nil && full.UID == p.UID {
+				e.pod = model.SlimPodForForensics(full)
+				e.limits = map[string]corev1.ResourceList{}
+				for _, ct := range full.Spec.Containers {
+					e.limits[ct.Name] = ct.Resources.Limits
+				}
+			}
+		})
+		if e.pod == nil || len(e.pod.Spec.Containers) == 0 {
+			continue
+		}
+		if check && !sameLimits(e.limits[mainOf(e.pod).Name], want) {
+			differ++
+			if len(names) < 3 {
+				names = append(names, p.Name)
+			}
+			continue
+		}
+		out = append(out, e.pod)
+	}
+	return out, differ, names
+}
+
+func containerLimits(p *corev1.Pod, name string) corev1.ResourceList {
+	for _, c := range p.Spec.Containers {
+		if c.Name == name {
+			return c.Resources.Limits
+		}
+	}
+	return nil
+}
+
+// sameLimits: the same resources limited, each to the same quantity.
+func sameLimits(a, b corev1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, qa := range a {
+		qb, ok := b[name]
+		if !ok || qa.Cmp(qb) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // groupKey: siblings are the Pods of the same engine and pool (or, without
 // a pool, the same engine) in the same namespace.
 func groupKey(sb *model.Sandbox) string {
@@ -251,13 +409,13 @@ func siblingGroups(snap *model.Snapshot) map[string][]*model.Pod {
 
 // siblingsOf picks the candidates Forensics compares against: up to
 // maxControlSiblings with the same main image and liveness probe (the
-// control), and a few that differ (so the report can say they were not used).
-func siblingsOf(pod *model.Pod, group []*model.Pod) []*model.Pod {
+// control candidates; their memory limits are read live), and a few that
+// differ (so the report can say they were not used).
+func siblingsOf(pod *model.Pod, group []*model.Pod) (control, other []*model.Pod) {
 	if len(group) <= 1 || len(pod.Spec.Containers) == 0 {
-		return nil
+		return nil, nil
 	}
 	main := mainOf(pod)
-	var control, other []*model.Pod
 	for _, s := range group {
 		if s.UID == pod.UID && s.Name == pod.Name {
 			continue
@@ -274,7 +432,7 @@ func siblingsOf(pod *model.Pod, group []*model.Pod) []*model.Pod {
 			break // enough for a control; the rest would only add compares
 		}
 	}
-	return append(control, other...)
+	return control, other
 }
 
 // mainOf is the container forensics compares siblings on: the first one

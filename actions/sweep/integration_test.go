@@ -229,6 +229,12 @@ func TestSweepEveryFinding(t *testing.T) {
 		f.sandbox(n, plain, userCommand, withProbe)
 		f.running(n, fmt.Sprintf("10.1.0.%d", 30+i), "Succeed")
 	}
+	// Same image and probe, another CPU limit: not a valid control.
+	f.sandbox("twin-c", plain, userCommand, func(p *corev1.Pod) {
+		withProbe(p)
+		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
+	})
+	f.running("twin-c", "10.1.0.32", "Succeed")
 	end := time.Now().Add(-time.Minute).Truncate(time.Second)
 	f.k.UpdatePodStatus(f.ns, "liveness-0", func(p *corev1.Pod) {
 		cs := &p.Status.ContainerStatuses[0]
@@ -241,6 +247,13 @@ func TestSweepEveryFinding(t *testing.T) {
 	field := "spec.containers{" + kubetest.SandboxContainer + "}"
 	f.k.EventFor(live, field, corev1.EventTypeWarning, "Unhealthy", "Liveness probe failed: command timed out", end.Add(-50*time.Second), end.Add(-30*time.Second), 3)
 	f.k.EventFor(live, field, corev1.EventTypeNormal, "Killing", "Container sandbox failed liveness probe, will be restarted", end.Add(-30*time.Second), time.Time{}, 1)
+
+	// Incident 003 an hour later: liveness probe, exit 137 reason Error, the
+	// Events expired. Not OOM (the kubelet would have said OOMKilled): a
+	// liveness kill, inferred, with the commands that confirm it.
+	f.sandbox("expired", "python:3.11-slim", userCommand, withProbe) // another image: not in the twins' control
+	f.running("expired", "10.1.0.15", "Succeed")
+	f.k.Restart(f.ns, "expired-0", kubetest.SandboxContainer, 137, "Error")
 
 	// RESTART_EVICTED: the node went NotReady as the container was killed.
 	sick := "sick-" + f.ns
@@ -271,8 +284,8 @@ func TestSweepEveryFinding(t *testing.T) {
 	if len(contract.Contexts) != 1 || !contract.Contexts[0].Reachable || contract.Contexts[0].Name != "testcluster" {
 		t.Errorf("contexts = %+v", contract.Contexts)
 	}
-	if contract.Summary.Sandboxes != 18 {
-		t.Errorf("summary.sandboxes = %d, want 18", contract.Summary.Sandboxes)
+	if contract.Summary.Sandboxes != 20 {
+		t.Errorf("summary.sandboxes = %d, want 20", contract.Summary.Sandboxes)
 	}
 	if contract.Summary.Score <= 0 || contract.Summary.Score >= 100 {
 		t.Errorf("score %d", contract.Summary.Score)
@@ -303,7 +316,7 @@ func TestSweepEveryFinding(t *testing.T) {
 		}
 	}
 	for _, fd := range rep.Findings {
-		if fd.Sandbox == "healthy" || fd.Sandbox == "thief" || fd.Sandbox == "twin-a" || fd.Sandbox == "twin-b" {
+		if fd.Sandbox == "healthy" || fd.Sandbox == "thief" || fd.Sandbox == "twin-a" || fd.Sandbox == "twin-b" || fd.Sandbox == "twin-c" {
 			t.Errorf("finding on a healthy sandbox: %+v", fd)
 		}
 		if fd.Code == model.CodeRestarted {
@@ -312,8 +325,15 @@ func TestSweepEveryFinding(t *testing.T) {
 	}
 
 	// The liveness case: predicted and actual within 1 s, labelled right.
-	lv := findings(rep.Findings, model.CodeRestartLiveness)
-	if len(lv) == 1 {
+	var lv []model.Finding
+	for _, l := range findings(rep.Findings, model.CodeRestartLiveness) {
+		if l.Sandbox == "liveness" {
+			lv = append(lv, l)
+		}
+	}
+	if len(lv) != 1 {
+		t.Errorf("want one RESTART_LIVENESS for sandbox liveness, got %+v", lv)
+	} else {
 		l := lv[0]
 		for _, w := range []struct {
 			kind model.EvidenceKind
@@ -325,8 +345,10 @@ func TestSweepEveryFinding(t *testing.T) {
 			{model.Observed, "failureThreshold 3, periodSeconds 10; terminationGracePeriodSeconds 30"},
 			{model.Inferred, fmt.Sprintf("= %s + (3 − 1) × 10s + 30s = %s; actual termination %s; difference +0s",
 				end.Add(-50*time.Second).UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339))},
-			{model.Observed, "0 of 2 siblings (same image and liveness probe) restarted"},
-			{model.Observed, "sibling(s) differ in image or liveness probe config: not used as a control"},
+			{model.Observed, "0 of 2 siblings (same image, liveness probe and memory limit) restarted"},
+			{model.Inferred, "the cause is specific to this Pod's workload"},
+			{model.Observed, "sibling(s) differ in image, liveness probe or memory limit: not used as a control"},
+			{model.Observed, "1 sibling(s) with the same image and liveness probe differ in resource limits (twin-c-0): not used as a control"},
 		} {
 			if !hasEvidence(l, w.kind, w.text) {
 				t.Errorf("liveness finding lacks %s evidence %q: %+v", w.kind, w.text, l.Evidence)
@@ -339,6 +361,25 @@ func TestSweepEveryFinding(t *testing.T) {
 				!hasEvidence(o, model.Inferred, "no shutdown logs are expected")) {
 				t.Errorf("OOM evidence: %+v", o.Evidence)
 			}
+		}
+	}
+	expired := 0
+	for _, l := range findings(rep.Findings, model.CodeRestartLiveness) {
+		if l.Sandbox != "expired" {
+			continue
+		}
+		expired++
+		if !strings.Contains(l.Message, "inferred") || !strings.Contains(l.Message, "kubectl describe pod -n "+f.ns+" expired-0") ||
+			!hasEvidence(l, model.Inferred, "verdict liveness kill is inferred, not observed") || !hasEvidence(l, model.Inferred, "OOM is not concluded") {
+			t.Errorf("expired-Events liveness finding: %s %+v", l.Message, l.Evidence)
+		}
+	}
+	if expired != 1 {
+		t.Errorf("want one RESTART_LIVENESS (inferred) for sandbox expired, got %d", expired)
+	}
+	for _, o := range findings(rep.Findings, model.CodeRestartOOM) {
+		if o.Sandbox == "expired" {
+			t.Errorf("exit 137 reason Error concluded as OOM: %+v", o)
 		}
 	}
 	for _, e := range findings(rep.Findings, model.CodeRestartEvicted) {
@@ -366,8 +407,8 @@ func TestSweepEveryFinding(t *testing.T) {
 		t.Errorf("-o junit: exit %d, want 1", code)
 	}
 	doc := sweep.ParseJUnit(t, []byte(junit))
-	if len(doc.Suites) != 1 || doc.Suites[0].Tests != 19 { // 18 sandboxes + the context
-		t.Errorf("junit: %d suites, tests %d, want 1 suite with 19 cases", len(doc.Suites), doc.Tests)
+	if len(doc.Suites) != 1 || doc.Suites[0].Tests != 21 { // 20 sandboxes + the context
+		t.Errorf("junit: %d suites, tests %d, want 1 suite with 21 cases", len(doc.Suites), doc.Tests)
 	}
 	if doc.Failures != contract.Summary.Findings.Error {
 		t.Errorf("junit failures %d, want the %d errors (--fail-on error)", doc.Failures, contract.Summary.Findings.Error)

@@ -1,0 +1,127 @@
+package inspect_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandscope/sandscope/actions/inspect"
+	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/kube/kubetest"
+)
+
+func TestMain(m *testing.M) { kubetest.Main(m) }
+
+func sandscope(args ...string) (stdout, stderr string, code int) {
+	var out, errOut bytes.Buffer
+	code = cli.Main(args, strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// TestExplainRestartOnTheAPIServer replays incident 003 an hour later: a
+// BatchSandbox's Pod with a liveness probe (3 × 10 s, timeout 1 s, grace
+// 30 s) restarted 3 times, the last run ended with exit 137 reason Error
+// 61 s after the process blocked, and the Events are gone. Then the
+// Events are there too.
+func TestExplainRestartOnTheAPIServer(t *testing.T) {
+	c := kubetest.Get(t)
+	ns, k, ct := c.Namespace(t), c.Kubelet(t), c.Controller(t)
+	pod := kubetest.WithLivenessProbe(kubetest.SandboxPod("eval-0", "", "python", "-m", "eval"), "curl", "-sf", "localhost:8080/healthz")
+	pod.Spec.Containers[0].LivenessProbe.TimeoutSeconds = 1
+	grace := int64(30)
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	bsbx := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox("eval", pod))
+	kubetest.OwnedByBatchSandbox(pod, bsbx, 0)
+	k.CreatePod(ns, pod)
+	k.SetRunning(ns, "eval-0", "10.7.0.1")
+	block := time.Now().Add(-2 * time.Hour).Truncate(time.Second)
+	// The formula says +60 s; the API server keeps whole seconds.
+	finished := block.Add(61 * time.Second)
+	k.UpdatePodStatus(ns, "eval-0", func(p *corev1.Pod) {
+		cs := &p.Status.ContainerStatuses[0]
+		cs.RestartCount = 3
+		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 137, Reason: "Error", StartedAt: metav1.NewTime(block.Add(-time.Hour)), FinishedAt: metav1.NewTime(finished)}}
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(finished.Add(time.Second))}}
+	})
+	base := []string{"--kubeconfig", c.Kubeconfig, "-n", ns, "explain", "restart"}
+	bs := block.UTC().Format(time.RFC3339)
+
+	out, errOut, code := sandscope(append(base, "eval-0", "--block-start", bs, "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep inspect.RestartReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(rep.Checks) != 1 || rep.Liveness == nil || rep.Liveness.TimeoutSeconds != 1 || rep.RestartCount != 3 {
+		t.Fatalf("report %s", out)
+	}
+	ck := rep.Checks[0]
+	if !ck.Predicted.Equal(block.Add(60*time.Second)) || ck.Recorded == nil || !ck.Recorded.FinishedAt.Equal(finished) ||
+		ck.DiffSeconds == nil || *ck.DiffSeconds != 1 || !ck.Agrees {
+		t.Errorf("check %+v", ck)
+	}
+	if !strings.Contains(ck.Verdict, "agrees within 1 s") || !strings.Contains(ck.Verdict, "(inferred)") {
+		t.Errorf("verdict %q", ck.Verdict)
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	if !strings.Contains(notes, "records only the last termination") || !strings.Contains(notes, "no Events recorded") {
+		t.Errorf("notes %q", rep.Notes)
+	}
+
+	// By the sandbox's name, as text, with the Events of the run present.
+	p := k.GetPod(ns, "eval-0")
+	field := "spec.containers{sandbox}"
+	k.EventFor(p, field, corev1.EventTypeNormal, "Started", "Started container sandbox", block.Add(-time.Hour), time.Time{}, 1)
+	k.EventFor(p, field, corev1.EventTypeWarning, "Unhealthy", "Liveness probe failed: command timed out", block.Add(11*time.Second), block.Add(31*time.Second), 3)
+	k.EventFor(p, field, corev1.EventTypeNormal, "Killing", "Container sandbox failed liveness probe, will be restarted", block.Add(31*time.Second), time.Time{}, 1)
+	out, errOut, code = sandscope(append(base, "eval", "--block-start", bs)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	t.Logf("\n%s", out)
+	for _, want := range []string{
+		"BatchSandbox eval → Pod eval-0",
+		"timeoutSeconds 1; terminationGracePeriodSeconds 30",
+		"formula: kill = block start + 3 × 10s + 30s = block start + 60s",
+		"records only the last termination",
+		block.Add(60 * time.Second).UTC().Format("2006-01-02T15:04:05.0Z"),
+		finished.UTC().Format("2006-01-02T15:04:05.0Z"),
+		"+1.0s", "agrees within 1 s (+1s)",
+		"observed  first Unhealthy Event",
+		"observed  Killing Event \"failed liveness probe\" at " + block.Add(31*time.Second).UTC().Format(time.RFC3339),
+		"inferred  the Killing Event lies inside the predicted SIGTERM window",
+		"kubectl describe pod -n " + ns + " eval-0",
+		"kubectl get events -n " + ns + " --field-selector involvedObject.name=eval-0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+
+	// Usage errors exit 2, a name that designates nothing exits 1.
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"eval-0"}, 2, "--block-start is required"},
+		{[]string{"eval-0", "--block-start", "yesterday"}, 2, "RFC 3339"},
+		{[]string{"eval-0", "--block-start", bs, "--container", "nope"}, 2, "no such container"},
+		{[]string{"eval-0", "--block-start", bs, "-o", "yaml"}, 2, "want text or json"},
+		{[]string{}, 2, "usage"},
+		{[]string{"nobody", "--block-start", bs}, 1, "no Pod or sandbox \"nobody\""},
+	} {
+		_, errOut, code := sandscope(append(base, tc.args...)...)
+		if code != tc.code || !strings.Contains(errOut, tc.msg) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", tc.args, code, errOut, tc.code, tc.msg)
+		}
+	}
+}

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/sandscope/sandscope/actions/inspect"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
+)
+
+var _ inspect.RestartReader = (*kube.Clients)(nil)
+
+func newExplainCommand(g *Globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "explain",
+		Short: "Explain what happened to a sandbox from the evidence the cluster still holds",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newExplainRestartCommand(g))
+	return cmd
+}
+
+type explainRestartFlags struct {
+	blockStarts []string
+	container   string
+	output      string
+}
+
+func newExplainRestartCommand(g *Globals) *cobra.Command {
+	f := &explainRestartFlags{}
+	cmd := &cobra.Command{
+		Use:   "restart [-n NS] POD|SANDBOX --block-start TIME [--block-start TIME ...] [--container C] [-o text|json]",
+		Short: "Predict a liveness kill from the time the process blocked and compare it with the recorded restart",
+		Long: "restart computes, forward from the time the process blocked (--block-start, RFC 3339, from business logs),\n" +
+			"when the liveness probe would have had the container killed:\n\n" +
+			"  block start + failureThreshold × periodSeconds + terminationGracePeriodSeconds\n\n" +
+			"(the probe's own terminationGracePeriodSeconds wins over the Pod's), with the window its phase and\n" +
+			"timeoutSeconds allow, and compares it with the termination the Pod still records (lastState.terminated,\n" +
+			"finishedAt). A Pod records only the last termination of each container; with Events still there, the\n" +
+			"first Unhealthy and the Killing are shown beside the prediction. Verdicts computed from timing are\n" +
+			"inferred; the commands that confirm them are printed.\n\n" +
+			"Exit codes: 0 explained, 1 the Pod could not be read, 2 usage error.",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return &ExitError{Code: ExitUsage, Err: errors.New("usage: sandscope explain restart [-n NS] POD|SANDBOX --block-start TIME")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExplainRestart(cmd, g, f, args[0])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.blockStarts, "block-start", nil, "When the process blocked (RFC 3339, e.g. 2026-11-29T17:01:40Z); repeat for several restarts")
+	fl.StringVar(&f.container, "container", "", "Container to explain (default: the one that restarted, the main container first)")
+	fl.StringVarP(&f.output, "output", "o", "text", "Output: text or json")
+	return cmd
+}
+
+// parseBlockStart reads a block start: RFC 3339 with or without fractions.
+func parseBlockStart(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--block-start %q: want an RFC 3339 time such as 2026-11-29T17:01:40Z", s)
+	}
+	return t, nil
+}
+
+func runExplainRestart(cmd *cobra.Command, g *Globals, f *explainRestartFlags, name string) error {
+	usage := func(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+	if f.output != "text" && f.output != "json" {
+		return usage(fmt.Errorf("-o %q: want text or json", f.output))
+	}
+	if len(f.blockStarts) == 0 {
+		return usage(errors.New("--block-start is required: the time the process blocked, from the business logs"))
+	}
+	blocks := make([]time.Time, 0, len(f.blockStarts))
+	for _, s := range f.blockStarts {
+		t, err := parseBlockStart(s)
+		if err != nil {
+			return usage(err)
+		}
+		blocks = append(blocks, t)
+	}
+	if g.AllNamespaces {
+		return usage(errors.New("-A does not apply: name the Pod's namespace with -n"))
+	}
+	if g.Demo {
+		return usage(errors.New("explain restart needs a cluster; not available in --demo"))
+	}
+	clients, err := g.Connect(cmd.Context())
+	if err != nil {
+		return &ExitError{Code: ExitFailure, Err: err}
+	}
+	rep, err := inspect.ExplainRestart(cmd.Context(), clients, clients.Namespace, name, f.container, blocks)
+	switch {
+	case errors.Is(err, model.ErrNoContainer):
+		return usage(err)
+	case apierrors.IsNotFound(err):
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("no Pod or sandbox %q in namespace %s", name, clients.Namespace)}
+	case err != nil:
+		return &ExitError{Code: ExitFailure, Err: err}
+	}
+	out := cmd.OutOrStdout()
+	if f.output == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return &ExitError{Code: ExitInternal, Err: fmt.Errorf("writing the report: %w", err)}
+		}
+		return nil
+	}
+	writeRestartText(out, rep)
+	return nil
+}
+
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.0Z")
+}
+
+// writeRestartText prints the explanation for a terminal.
+func writeRestartText(w io.Writer, rep *inspect.RestartReport) {
+	x := rep.RestartExplanation
+	fmt.Fprintf(w, "%s (%s/%s uid %s), container %s, restartCount %d\n", rep.Resolved, x.Namespace, x.Pod, x.UID, x.Container, x.RestartCount)
+	if l := x.Liveness; l != nil {
+		grace := "the Pod's"
+		if l.GraceFromProbe {
+			grace = "the probe's own, overriding the Pod's"
+		}
+		fmt.Fprintf(w, "liveness probe: failureThreshold %d, periodSeconds %d, timeoutSeconds %d; terminationGracePeriodSeconds %d (%s)",
+			l.FailureThreshold, l.PeriodSeconds, l.TimeoutSeconds, l.GraceSeconds, grace)
+		if len(l.Defaulted) > 0 {
+			fmt.Fprintf(w, "; defaults for unset %s", strings.Join(l.Defaulted, ", "))
+		}
+		fmt.Fprintf(w, "\nformula: kill = block start + %d × %ds + %ds = block start + %ds\n",
+			l.FailureThreshold, l.PeriodSeconds, l.GraceSeconds, l.FailureThreshold*l.PeriodSeconds+l.GraceSeconds)
+	}
+	for _, r := range x.Recorded {
+		fmt.Fprintf(w, "recorded: %s reason %s exit %d, started %s, finished %s\n", r.Field, orDash(r.Reason), r.ExitCode, clock(r.StartedAt), clock(r.FinishedAt))
+	}
+	for _, n := range x.Notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
+	if len(x.Checks) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "BLOCK START\tPREDICTED KILL\tWINDOW\tOBSERVED (finishedAt)\tDIFF\tVERDICT")
+		for _, c := range x.Checks {
+			obs, diff := "not recorded", "-"
+			if c.Recorded != nil {
+				obs = clock(c.Recorded.FinishedAt)
+			}
+			if c.Diff != nil {
+				diff = fmt.Sprintf("%+.1fs", c.Diff.Seconds())
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s – %s\t%s\t%s\t%s\n", clock(c.BlockStart), clock(c.Predicted),
+				c.Earliest.UTC().Format("15:04:05"), c.Latest.UTC().Format("15:04:05"), obs, diff, c.Verdict)
+		}
+		_ = tw.Flush()
+		for _, c := range x.Checks {
+			fmt.Fprintf(w, "\nevidence for block start %s:\n", clock(c.BlockStart))
+			for _, e := range c.Evidence {
+				fmt.Fprintf(w, "  %-8s  %s\n", e.Kind, e.Text)
+			}
+		}
+	}
+	fmt.Fprintln(w, "\nconfirm:")
+	for _, c := range x.Confirm {
+		fmt.Fprintln(w, "  "+c)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

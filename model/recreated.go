@@ -1,0 +1,163 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Same-name re-creation. When a sandbox's Pod is deleted, the engine's
+// controller re-creates it at once under the same name with a new UID: the
+// sandbox lives on, its in-container state (files, processes) does not. A
+// watcher that saw the first UID reports UID_CHANGED; a one-shot reader
+// never saw it and has only traces: the Pod is much younger than its
+// sandbox (the controller creates a sandbox's Pod as soon as the sandbox
+// exists), the sandbox was Ready before the Pod existed, and the
+// controller's SuccessfulCreate Event names the Pod twice.
+
+// PodRecreatedAfter: a sandbox's Pod created this long after the sandbox
+// is taken as a re-creation (the controller creates the first one within
+// seconds, even when its image then takes minutes to pull).
+const PodRecreatedAfter = 2 * time.Minute
+
+// ReasonSuccessfulCreate is the reason of the Event a controller records
+// when it creates a Pod ("Created pod: <name>").
+const ReasonSuccessfulCreate = "SuccessfulCreate"
+
+// recreatedNotice is POD_RECREATED for one slot from the timestamps: the
+// sandbox's creation, its engine's Ready=True transition (nil when unknown)
+// and the linked Pod's creation.
+func recreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *Slot) *Notice {
+	p := sl.Pod
+	if p == nil || sandboxCreated.IsZero() || p.CreationTimestamp.IsZero() || sl.Identity == IdentityUIDChanged {
+		return nil
+	}
+	created := p.CreationTimestamp.Time
+	gap := created.Sub(sandboxCreated)
+	readyBefore := readySince != nil && created.Sub(*readySince) >= time.Second
+	if gap <= PodRecreatedAfter && !readyBefore {
+		return nil
+	}
+	n := &Notice{Code: CodePodRecreated, Severity: SeverityWarning, Pod: p.Name,
+		Evidence: []Evidence{
+			{Kind: Observed, At: &sandboxCreated, Text: "sandbox created at " + fxClock(sandboxCreated)},
+			{Kind: Observed, At: &created, Text: fmt.Sprintf("Pod %s (uid %s) created at %s, %s after the sandbox", p.Name, p.UID, fxClock(created), fxDuration(gap))},
+		}}
+	if readySince != nil {
+		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, At: readySince,
+			Text: fmt.Sprintf("the engine's Ready=True condition last transitioned at %s, %s after the sandbox was created", fxClock(*readySince), fxDuration(readySince.Sub(sandboxCreated)))})
+		if readyBefore {
+			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+				Text: "the sandbox was Ready before this Pod existed: an earlier Pod served it"})
+		}
+	}
+	n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+		Text: "the controller creates a sandbox's Pod as soon as the sandbox exists and re-creates it under the same name with a new UID when it is deleted: this Pod replaced an earlier one, whose in-container state (files, processes) is gone"})
+	n.Message = fmt.Sprintf("Pod %s was created %s after its sandbox: re-created under the same name (inferred), in-container state lost", p.Name, fxDuration(gap))
+	if readyBefore && gap <= PodRecreatedAfter {
+		n.Message = fmt.Sprintf("Pod %s was created after its sandbox was already Ready: re-created under the same name (inferred), in-container state lost", p.Name)
+	}
+	return n
+}
+
+// RecreatedFromEvents adds what the controller's SuccessfulCreate Events
+// say about the sandbox's Pods to its POD_RECREATED notices: a Pod name
+// created twice or more is an observed re-creation even when the
+// timestamps are close. events are SuccessfulCreate Events of the
+// sandbox's namespace (any involved object: the controller records them on
+// the sandbox, naming the Pod in the message). It returns the sandbox's
+// POD_RECREATED notices after the merge, one per Pod, and whether they
+// differ from sb's.
+func RecreatedFromEvents(sb *Sandbox, events []corev1.Event) ([]Notice, bool) {
+	var out []Notice
+	byPod := map[string]int{}
+	for _, n := range sb.Notices {
+		if n.Code == CodePodRecreated {
+			byPod[n.Pod] = len(out)
+			out = append(out, n)
+		}
+	}
+	if !recreationApplies(sb) {
+		return out, false
+	}
+	changed := false
+	for i := range sb.Slots {
+		sl := &sb.Slots[i]
+		if sl.Pod == nil || sl.Identity == IdentityUIDChanged {
+			continue
+		}
+		count, first, last := createdCount(events, sb, sl.Pod.Name)
+		if count < 2 {
+			continue
+		}
+		ev := Evidence{Kind: Observed, At: &last,
+			Text: fmt.Sprintf("%d %s Event(s) for Pod %s: the controller created a Pod of that name %d times, first at %s, last at %s",
+				count, ReasonSuccessfulCreate, sl.Pod.Name, count, fxClock(first), fxClock(last))}
+		changed = true
+		if j, ok := byPod[sl.Pod.Name]; ok {
+			n := &out[j]
+			n.Evidence = append(append([]Evidence{}, n.Evidence...), ev)
+			n.Message = strings.Replace(n.Message, "(inferred)", "(observed: created "+fmt.Sprint(count)+" times)", 1)
+			continue
+		}
+		byPod[sl.Pod.Name] = len(out)
+		out = append(out, Notice{Code: CodePodRecreated, Severity: SeverityWarning, Pod: sl.Pod.Name,
+			Message: fmt.Sprintf("Pod %s was created %d times under the same name (observed): re-created, in-container state lost", sl.Pod.Name, count),
+			Evidence: []Evidence{ev, {Kind: Observed, At: fxTimePtr(sl.Pod.CreationTimestamp.Time),
+				Text: fmt.Sprintf("the Pod now is uid %s, created at %s", sl.Pod.UID, fxClock(sl.Pod.CreationTimestamp.Time))},
+				{Kind: Inferred, Text: "each re-creation is a new Pod (new UID): the earlier one's in-container state (files, processes) is gone"}}})
+	}
+	return out, changed
+}
+
+// recreationApplies: the sandbox's controller creates its Pods itself
+// (a non-pooled BatchSandbox, an agent Sandbox). A pooled sandbox's Pods
+// come from its Pool, created before or after it independently; a plain
+// Pod is its own sandbox.
+func recreationApplies(sb *Sandbox) bool {
+	switch sb.Engine() {
+	case EngineBatchSandbox:
+		return sb.Pool == ""
+	case EngineAgent:
+		return true
+	}
+	return false
+}
+
+// createdCount counts the SuccessfulCreate Events that name pod: recorded on
+// the sandbox object (its name, "Created pod: <pod>") or on the Pod itself.
+func createdCount(events []corev1.Event, sb *Sandbox, pod string) (count int32, first, last time.Time) {
+	for i := range events {
+		e := &events[i]
+		if e.Reason != ReasonSuccessfulCreate || e.InvolvedObject.Namespace != "" && e.InvolvedObject.Namespace != sb.Namespace() {
+			continue
+		}
+		names := e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod
+		if !names && e.InvolvedObject.Name == sb.Name() {
+			for _, w := range strings.Fields(e.Message) {
+				if strings.Trim(w, `"'.,:;`) == pod {
+					names = true
+					break
+				}
+			}
+		}
+		if !names {
+			continue
+		}
+		f, l := EventSpan(e)
+		count += fxEventCount(e)
+		if first.IsZero() || f.Before(first) {
+			first = f
+		}
+		if l.After(last) {
+			last = l
+		}
+	}
+	return count, first, last
+}
+
+func fxDuration(d time.Duration) string {
+	return d.Round(time.Second).String()
+}

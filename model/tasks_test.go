@@ -1,0 +1,43 @@
+package model
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A pooled sandbox whose task template runs the user's command keeps its
+// container alive by design: no ENTRYPOINT_NOT_RUN (and no image read);
+// failed tasks are TASK_FAILED with the counts.
+func TestPooledTaskSandbox(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	b := pooledSandbox("task", ft0, []string{"pool-a-x1"}, "10.0.0.9")
+	b.SetTask(true, []string{"python", "-m", "eval"}, TaskCounts{Running: 1, Succeed: 4, Failed: 2})
+	f.UpsertBatchSandbox(b)
+	f.UpsertPod(SlimPod(runningPod("pool-a-x1", "ux1", "10.0.0.9", pooledIn("pool-a"), withCommand(BootstrapPath, "tail", "-f", "/dev/null"))))
+	if got := f.PendingImageChecks(); len(got) != 0 {
+		t.Errorf("image config requested for a task sandbox: %q", got)
+	}
+	sb := mustSandbox(t, f, bsKey("task"))
+	if hasNotice(sb, CodeEntrypointNotRun) != nil || hasNotice(sb, CodeImageConfigUnreadable) != nil {
+		t.Errorf("keep-alive flagged on a sandbox whose task runs the command: %v", noticeCodes(sb))
+	}
+	n := hasNotice(sb, CodeTaskFailed)
+	if n == nil || n.Severity != SeverityWarning || !strings.Contains(n.Message, "2 task(s) failed (running 1, succeeded 4, failed 2, pending 0, unknown 0)") {
+		t.Fatalf("TASK_FAILED: %+v (notices %v)", n, noticeCodes(sb))
+	}
+	if !slices.ContainsFunc(n.Evidence, func(e Evidence) bool {
+		return e.Kind == Observed && strings.Contains(e.Text, `spec.taskTemplate process: ["python", "-m", "eval"]`)
+	}) {
+		t.Errorf("evidence %+v", n.Evidence)
+	}
+
+	// Without a task the same keep-alive Pod still asks for its image config.
+	f.UpsertBatchSandbox(pooledSandbox("task", ft0, []string{"pool-a-x1"}, "10.0.0.9"))
+	if got := f.PendingImageChecks(); !slices.Equal(got, []string{"python:3.12"}) {
+		t.Errorf("pending image checks %q, want python:3.12", got)
+	}
+	if sb := mustSandbox(t, f, bsKey("task")); hasNotice(sb, CodeTaskFailed) != nil {
+		t.Errorf("TASK_FAILED without failed tasks: %v", noticeCodes(sb))
+	}
+}
