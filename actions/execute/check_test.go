@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -185,25 +184,20 @@ func TestErrorJSON(t *testing.T) {
 	}
 }
 
-// A one-shot reader cannot see the UID a sandbox was first bound to; a Pod
-// created long after its BatchSandbox is reported (inferred) as a likely
-// same-name re-creation, with the command that would confirm it.
+// A one-shot reader cannot see the UID a sandbox was first bound to; the
+// model's POD_RECREATED notice for the slot's Pod reaches the caller as
+// inferred evidence, with the commands that confirm or refuse it.
 func TestRecreationHint(t *testing.T) {
-	born := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
-	row := func(podAge time.Duration, pool string) (*model.Sandbox, *model.Slot) {
-		pod := &model.Pod{ObjectMeta: model.ObjectMeta{Name: "sbx-0", Namespace: "ns", CreationTimestamp: metav1.NewTime(born.Add(podAge))}}
-		sb := &model.Sandbox{Key: "bsbx/ns/sbx", Meta: &model.ObjectMeta{Name: "sbx", Namespace: "ns", CreationTimestamp: metav1.NewTime(born)}, Pool: pool,
-			Slots: []model.Slot{{PodName: "sbx-0", Pod: pod, Identity: model.IdentityOK}}}
-		return sb, &sb.Slots[0]
+	sb := &model.Sandbox{Key: "bsbx/ns/sbx", Meta: &model.ObjectMeta{Name: "sbx", Namespace: "ns"},
+		Slots: []model.Slot{{PodName: "sbx-0", Identity: model.IdentityOK}}}
+	if ev := recreationHint(sb, &sb.Slots[0]); ev != nil {
+		t.Errorf("no notice, yet a hint: %v", ev)
 	}
-	if ev := recreationHint(row(3*time.Second, "")); ev != nil {
-		t.Errorf("a Pod made with its sandbox: %v", ev)
-	}
-	if ev := recreationHint(row(2*time.Minute, "warm")); ev != nil {
-		t.Errorf("a pooled sandbox's Pod predates or postdates it freely: %v", ev)
-	}
-	ev := recreationHint(row(20*time.Minute, ""))
-	if len(ev) != 1 || ev[0].Kind != model.Inferred || !strings.Contains(ev[0].Text, "reason=SuccessfulCreate") || !strings.Contains(ev[0].Text, "20m0s") {
-		t.Fatalf("a Pod 20 minutes younger than its sandbox: %v", ev)
+	sb.Notices = []model.Notice{{Code: model.CodePodRecreated, Pod: "other-0", Message: "Pod other-0 was re-created"},
+		{Code: model.CodePodRecreated, Pod: "sbx-0", Message: "Pod sbx-0 was created 20m after its sandbox"}}
+	ev := recreationHint(sb, &sb.Slots[0])
+	if len(ev) != 1 || ev[0].Kind != model.Inferred || !strings.Contains(ev[0].Text, "sbx-0 was created 20m") ||
+		!strings.Contains(ev[0].Text, "reason=SuccessfulCreate") || !strings.Contains(ev[0].Text, "--expect-uid") {
+		t.Fatalf("hint %v", ev)
 	}
 }

@@ -3,7 +3,6 @@ package execute
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -82,25 +81,19 @@ func TargetOf(sb *model.Sandbox) (Target, error) {
 	return t, nil
 }
 
-// recreatedAfter: a BatchSandbox's own Pod is created within seconds of
-// the sandbox; one created this much later is most likely a re-creation.
-const recreatedAfter = time.Minute
-
-// recreationHint is inferred evidence that the sandbox's Pod is a
-// same-name re-creation, for a caller that never saw the first Pod: the
-// real controller re-creates a deleted Pod at once under the same name
-// with a new UID, and the sandbox's in-container state is gone.
+// recreationHint turns the model's POD_RECREATED notice for the slot's
+// Pod (a same-name re-creation inferred from timestamps or seen in Events)
+// into evidence for the caller, who may not know its sandbox's state is
+// gone, with the commands that confirm it or refuse such a Pod.
 func recreationHint(sb *model.Sandbox, slot *model.Slot) []model.Evidence {
-	if sb.Engine() != model.EngineBatchSandbox || sb.Pool != "" || slot.Pod == nil || sb.CreatedAt().IsZero() {
-		return nil
+	for _, n := range sb.Notices {
+		if n.Code != model.CodePodRecreated || n.Pod != slot.PodName {
+			continue
+		}
+		return []model.Evidence{inferred("%s (confirm: kubectl get events -n %s --field-selector reason=SuccessfulCreate; "+
+			"pass --expect-uid to refuse any Pod but the one recorded at create)", n.Message, sb.Namespace())}
 	}
-	late := slot.Pod.CreationTimestamp.Sub(sb.CreatedAt())
-	if late < recreatedAfter {
-		return nil
-	}
-	return []model.Evidence{inferred("pod %s was created %s after sandbox %s: most likely a same-name re-creation whose in-container state is gone "+
-		"(confirm: kubectl get events -n %s --field-selector involvedObject.name=%s,reason=SuccessfulCreate; pass --expect-uid to refuse any Pod but the one recorded at create)",
-		slot.PodName, late.Round(time.Second), sb.Name(), sb.Namespace(), sb.Name())}
+	return nil
 }
 
 // identityEvidence is the evidence of the notice the model raised for the
