@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -204,5 +205,40 @@ func TestConnectHonoursKUBECONFIG(t *testing.T) {
 	code, stderr, _ := runMain(t, "--request-timeout", requestTimeout.String())
 	if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `"broken-ctx"`) || !strings.Contains(stderr, closed) {
 		t.Fatalf("exit %d, stderr %q; want non-zero and one line naming broken-ctx and %s", code, stderr, closed)
+	}
+}
+
+// exec's connection failures are JSON refusals: a configuration that names
+// no cluster is CONFIG and not retryable (a retry cannot help); a cluster
+// that cannot be reached now is TRANSPORT and retryable.
+func TestExecConnectFailureCodes(t *testing.T) {
+	closed := fmt.Sprintf("https://127.0.0.1:%d", closedPort(t))
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		code      string
+		retryable bool
+	}{
+		{"kubeconfig missing", []string{"--kubeconfig", filepath.Join(t.TempDir(), "nope")}, "CONFIG", false},
+		{"no such context", []string{"--kubeconfig", kubeconfigFor(t, closed), "--context", "does-not-exist"}, "CONFIG", false},
+		{"unreachable", []string{"--kubeconfig", kubeconfigFor(t, closed)}, "TRANSPORT", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--request-timeout", requestTimeout.String()}, tc.args...)
+			code, stderr, _ := runMain(t, append(args, "exec", "sbx", "--", "true")...)
+			var v struct {
+				Error struct {
+					Code      string `json:"code"`
+					Retryable bool   `json:"retryable"`
+					Executed  string `json:"executed"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(stderr), &v); err != nil {
+				t.Fatalf("stderr is not one JSON object: %q", stderr)
+			}
+			if code != 125 || v.Error.Code != tc.code || v.Error.Retryable != tc.retryable || v.Error.Executed != "no" {
+				t.Fatalf("exit %d %s", code, stderr)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/actions/execute"
@@ -97,10 +99,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
 
-	fail := func(e *execute.Error) error {
-		fmt.Fprintf(g.Err, "%s\n", e.JSON())
-		return &ExitError{Code: e.ExitCode(), Err: e, Silent: true}
-	}
+	fail := func(e *execute.Error) error { return printExecError(g.Err, e) }
 	usage := func(format string, args ...any) error {
 		return fail(&execute.Error{Code: execute.CodeUsage, Executed: execute.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
@@ -142,8 +141,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 		var err error
 		clients, err = g.Connect(ctx)
 		if err != nil {
-			return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true,
-				Message: err.Error(), Err: err})
+			return fail(connectFailure(err))
 		}
 		token, err := execdTokenFrom(ctx, clients, f)
 		if err != nil {
@@ -213,10 +211,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string) error {
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
-	fail := func(e *execute.Error) error {
-		fmt.Fprintf(g.Err, "%s\n", e.JSON())
-		return &ExitError{Code: e.ExitCode(), Err: e, Silent: true}
-	}
+	fail := func(e *execute.Error) error { return printExecError(g.Err, e) }
 	usage := func(format string, args ...any) error {
 		return fail(&execute.Error{Code: execute.CodeUsage, Executed: execute.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
@@ -244,7 +239,7 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	}
 	clients, err := g.Connect(ctx)
 	if err != nil {
-		return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return fail(connectFailure(err))
 	}
 	token, err := execdTokenFrom(ctx, clients, f)
 	if err != nil {
@@ -278,6 +273,26 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 			_ = enc.Encode(l) // a broken stdout shows in the exit code of the pipeline's reader
 		})
 	return exitWith(code)
+}
+
+// printExecError writes a refusal or failure as the one JSON line programs
+// read on stderr, preceded on a terminal by one line for a person.
+func printExecError(w io.Writer, e *execute.Error) error {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintf(w, "sandscope: %s\n", e.Error())
+	}
+	fmt.Fprintf(w, "%s\n", e.JSON())
+	return &ExitError{Code: e.ExitCode(), Err: e, Silent: true}
+}
+
+// connectFailure: a cluster that cannot be reached now is worth a retry; a
+// configuration that names no cluster (no kubeconfig, no such context) is not.
+func connectFailure(err error) *execute.Error {
+	var ce *kube.ConnectError
+	if errors.As(err, &ce) && ce.Local {
+		return &execute.Error{Code: execute.CodeConfig, Executed: execute.ExecutedNo, Message: err.Error(), Err: err}
+	}
+	return &execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true, Message: err.Error(), Err: err}
 }
 
 func exitWith(code int) error {

@@ -50,7 +50,10 @@ type ConnectError struct {
 	Context string
 	Server  string
 	Reason  string
-	Err     error
+	// Local: the configuration itself is wrong or missing (no kubeconfig,
+	// no such context, no cluster): retrying cannot help.
+	Local bool
+	Err   error
 }
 
 func (e *ConnectError) Error() string {
@@ -90,7 +93,7 @@ func Connect(ctx context.Context, flags *ConfigFlags, opts ConnectOptions) (*Cli
 	loader := flags.ToRawKubeConfigLoader()
 	raw, err := loader.RawConfig()
 	if err != nil {
-		return nil, &ConnectError{Reason: "cannot load kubeconfig " + kubeconfigPath(flags), Err: err}
+		return nil, &ConnectError{Reason: "cannot load kubeconfig " + kubeconfigPath(flags), Local: true, Err: err}
 	}
 	c := &Clients{Context: raw.CurrentContext, AllNamespaces: opts.AllNamespaces}
 	if flags.Context() != "" {
@@ -107,11 +110,11 @@ func Connect(ctx context.Context, flags *ConfigFlags, opts ConnectOptions) (*Cli
 	}
 	if c.Context != "" {
 		if _, ok := raw.Contexts[c.Context]; !ok {
-			return nil, &ConnectError{Context: c.Context, Reason: "context not found in kubeconfig " + kubeconfigPath(flags)}
+			return nil, &ConnectError{Context: c.Context, Reason: "context not found in kubeconfig " + kubeconfigPath(flags), Local: true}
 		}
 	}
 	if len(raw.Clusters) == 0 && flags.Overrides.ClusterInfo.Server == "" && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
-		return nil, &ConnectError{Reason: "no cluster configured: kubeconfig " + kubeconfigPath(flags) + " is missing or empty (set KUBECONFIG or --kubeconfig, or try --demo)"}
+		return nil, &ConnectError{Reason: "no cluster configured: kubeconfig " + kubeconfigPath(flags) + " is missing or empty (set KUBECONFIG or --kubeconfig, or try --demo)", Local: true}
 	}
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
@@ -120,7 +123,7 @@ func Connect(ctx context.Context, flags *ConfigFlags, opts ConnectOptions) (*Cli
 			reason = "no kubeconfig found (set KUBECONFIG or --kubeconfig)"
 			err = nil
 		}
-		return nil, &ConnectError{Context: c.Context, Server: c.Server, Reason: reason, Err: err}
+		return nil, &ConnectError{Context: c.Context, Server: c.Server, Reason: reason, Local: true, Err: err}
 	}
 	if cfg.Host != "" {
 		c.Server = cfg.Host

@@ -31,6 +31,7 @@ const (
 	CodeAmbiguous           = "AMBIGUOUS"  // a sandbox name matches several engines
 	CodeTimeout             = "TIMEOUT"    // --timeout ended the wait; the command may still run
 	CodeUsage               = "USAGE"      // a request the transport cannot carry (stdin over execd, ...)
+	CodeConfig              = "CONFIG"     // no kubeconfig, no such context or cluster: retrying cannot help
 )
 
 // Executed says whether the command ran, as far as sandscope can prove.
