@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,6 +75,10 @@ func TestExecPoolHandoverIsRefused(t *testing.T) {
 			ran := e.daemon(warm).Commands()
 
 			// The Pool hands warm-x1 to B; A's allocation still lists it.
+			// Creation times have whole seconds: B must be visibly newer
+			// (the model holds a Pod claimed by two sandboxes of the same
+			// second for neither).
+			nextSecond()
 			e.pooledSandbox(ct, "sbx-b", "warm", ip, "warm-x1")
 			if labelled {
 				ct.LabelPod(e.ns, "warm-x1", map[string]string{model.LabelBatchSandboxName: "sbx-b"})
@@ -103,6 +108,13 @@ func TestExecPoolHandoverIsRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nextSecond waits until the wall clock enters a new second, so that an
+// object created next has a later creationTimestamp than one created before.
+func nextSecond() {
+	now := time.Now()
+	time.Sleep(now.Truncate(time.Second).Add(time.Second + 50*time.Millisecond).Sub(now))
 }
 
 // The TUI's path: a watched model that has not heard of the handover yet
