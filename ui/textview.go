@@ -14,6 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -175,7 +176,7 @@ func (v *textView) onReply(body any, c *shared) tea.Cmd {
 			return nil
 		}
 		v.status = ""
-		v.setLines(strings.Split(strings.TrimRight(r.text, "\n"), "\n"))
+		v.setLines(strings.Split(strings.TrimRight(textsafe.Text(r.text), "\n"), "\n"))
 	case eventsReply:
 		if r.err != nil {
 			v.status = "error: " + errText(r.err)
@@ -275,7 +276,7 @@ func formatEvents(evs []corev1.Event, c *shared) []string {
 		if e.Count > 1 {
 			msg += fmt.Sprintf(" (x%d)", e.Count)
 		}
-		out = append(out, fmt.Sprintf("%-6s %-8s %-22s %-28s %s", age(now, eventTime(e)), e.Type, e.Reason, obj, msg))
+		out = append(out, textsafe.Line(fmt.Sprintf("%-6s %-8s %-22s %-28s %s", age(now, eventTime(e)), e.Type, e.Reason, obj, msg)))
 	}
 	return out
 }
@@ -297,7 +298,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		lines = append(lines, strings.TrimRight(string(w.partial[:i]), "\r"))
+		lines = append(lines, textsafe.Text(strings.TrimRight(string(w.partial[:i]), "\r")))
 		w.partial = w.partial[i+1:]
 	}
 	w.mu.Unlock()
@@ -314,7 +315,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 
 func (w *lineWriter) flush() {
 	w.mu.Lock()
-	rest := string(w.partial)
+	rest := textsafe.Text(string(w.partial))
 	w.partial = nil
 	w.mu.Unlock()
 	if rest != "" {
