@@ -13,6 +13,7 @@ import (
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 )
@@ -128,7 +129,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		if jsonOut {
 			writeJSONLine(out, map[string]any{"error": e})
 		} else {
-			fmt.Fprintf(errOut, "sandscope: %s\n", e.Error())
+			fmt.Fprintf(errOut, "sandscope: %s\n", textsafe.Line(e.Error()))
 		}
 		return &ExitError{Code: e.ExitCode(), Err: e, Silent: true}
 	}
@@ -182,7 +183,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		if u.Stage == create.StageFailed {
 			return // the error line says it
 		}
-		fmt.Fprintf(errOut, "%7s  %-12s %s\n", "+"+time.Since(start).Round(100*time.Millisecond).String(), u.Stage, u.Detail)
+		fmt.Fprintf(errOut, "%7s  %-12s %s\n", "+"+time.Since(start).Round(100*time.Millisecond).String(), u.Stage, textsafe.Line(u.Detail))
 	})
 	if cerr != nil {
 		if !jsonOut && cerr.Stage != "" {
@@ -195,9 +196,10 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		return nil
 	}
 	for _, n := range res.Notices {
-		fmt.Fprintf(errOut, "%s %s: %s\n", n.Severity, n.Code, n.Message)
+		fmt.Fprintf(errOut, "%s %s: %s\n", n.Severity, n.Code, textsafe.Line(n.Message))
 	}
-	fmt.Fprintf(errOut, "sandbox %s/%s %s (entrypoint from %s: %s)\n", res.Namespace, res.Sandbox, res.Stage, res.Entrypoint.Source, strings.Join(res.Entrypoint.Argv, " "))
+	// The argv may come from the image's config: the registry wrote it.
+	fmt.Fprintf(errOut, "sandbox %s/%s %s (entrypoint from %s: %s)\n", res.Namespace, res.Sandbox, res.Stage, res.Entrypoint.Source, textsafe.Line(strings.Join(res.Entrypoint.Argv, " ")))
 	if g.Demo {
 		fmt.Fprintln(errOut, "demo: the simulated fleet, and this sandbox in it, end with this command")
 	}

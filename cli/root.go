@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 )
 
@@ -97,7 +98,7 @@ func NewRootCommand(g *Globals) *cobra.Command {
 func Main(args []string, in io.Reader, out, errOut io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(errOut, "sandscope: internal error: %v\n", r)
+			fmt.Fprintf(errOut, "sandscope: internal error: %s\n", textsafe.Line(fmt.Sprint(r)))
 			code = ExitInternal
 		}
 	}()
@@ -113,11 +114,12 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) (code int) {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if !ee.Silent && ee.Err != nil {
-			fmt.Fprintf(errOut, "sandscope: %v\n", ee.Err)
+			fmt.Fprintf(errOut, "sandscope: %s\n", textsafe.Line(ee.Err.Error()))
 		}
 		return ee.Code
 	}
-	fmt.Fprintf(errOut, "sandscope: %v\n", err)
+	// Errors quote what the cluster or a registry said: shown, not obeyed.
+	fmt.Fprintf(errOut, "sandscope: %s\n", textsafe.Line(err.Error()))
 	var ce *kube.ConnectError
 	if errors.As(err, &ce) {
 		return ExitFailure

@@ -11,38 +11,16 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/internal/textsafe/textsafetest"
 	"github.com/sandscope/sandscope/model"
 )
 
-// hostile is what a fleet that wants to hurt the operator writes where
-// sandscope reads: OSC 0 (window title), OSC 52 (clipboard), CSI 2J (clear
-// screen), cursor moves, a C1 CSI as UTF-8 and as a raw byte.
-const hostile = "\x1b]0;evil title\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[2J\x1b[7;13H\x1b[99D\u009b31m\x9bK"
+const (
+	hostile      = textsafetest.Hostile
+	hostileShown = textsafetest.Shown
+)
 
-// hostileShown is how hostile reads on screen.
-const hostileShown = "␛]0;evil title␇␛]52;c;ZWNobyBoaQ==␇␛[2J␛[7;13H␛[99D\ufffd31m\ufffdK"
-
-// assertInert fails if out holds any control sequence from hostile: no
-// OSC, no BEL, no clear screen, none of its cursor moves, no C1 control
-// and nothing that is not UTF-8. (The screen writer's own sequences are
-// SGR, CUP to column 1, EL and ED below: none of these.)
-func assertInert(t *testing.T, out string) {
-	t.Helper()
-	for _, bad := range []string{"\x1b]", "\x07", "\x1b[2J", "\x1b[7;13H", "\x1b[99D"} {
-		if i := strings.Index(out, bad); i >= 0 {
-			t.Errorf("output holds %q at %d: …%q…", bad, i, out[max(0, i-40):min(len(out), i+40)])
-		}
-	}
-	if !utf8.ValidString(out) {
-		t.Errorf("output is not UTF-8 (a raw 0x9B is a CSI to an 8-bit terminal)")
-	}
-	for i, r := range out {
-		if r >= 0x80 && r <= 0x9f {
-			t.Errorf("output holds C1 control %U at %d", r, i)
-			break
-		}
-	}
-}
+func assertInert(t *testing.T, out string) { t.Helper(); textsafetest.AssertInert(t, out) }
 
 // hostileSnapshot is the incident fixture with hostile text wherever the
 // fleet writes: a cell, the header's notes, a notice, a termination message.
