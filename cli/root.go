@@ -10,11 +10,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 )
@@ -94,11 +96,15 @@ func NewRootCommand(g *Globals) *cobra.Command {
 }
 
 // Main runs sandscope with args and returns the process exit code. Nothing
-// below it may panic into the user's terminal: a panic becomes one line.
+// below it may panic into the user's terminal: a panic, on this goroutine or
+// any other (internal/crash), gives the terminal back, then prints its value
+// and stack on stderr, and the exit code is 70.
 func Main(args []string, in io.Reader, out, errOut io.Writer) (code int) {
+	defer crash.Install(errOut, os.Exit)()
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(errOut, "sandscope: internal error: %s\n", textsafe.Line(fmt.Sprint(r)))
+			crash.Restore()
+			fmt.Fprintf(errOut, "sandscope: internal error: %s\n\n%s", textsafe.Line(fmt.Sprint(r)), debug.Stack())
 			code = ExitInternal
 		}
 	}()

@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
@@ -78,9 +79,13 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 		Namespace: namespace, Sources: sources, PodSelector: s.g.Selector, StuckAfter: s.g.StuckAfter,
 		ImageConfig: s.images, ReadOnly: s.g.ReadOnly, Demo: s.demo,
 	})
-	go func() { _ = w.Run(ctx) }()
+	go func() {
+		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+		_ = w.Run(ctx)
+	}()
 	if s.tuneMemory {
 		go func() {
+			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 			tuneMemoryForWatch(ctx, w.WaitForSync)
 			writeHeapProfileAfterSync(ctx, w.WaitForSync, s.g.Err)
 		}()
@@ -103,6 +108,7 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	}
 	changes, unsubscribe := w.Subscribe()
 	go func() {
+		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 		defer unsubscribe()
 		for {
 			select {
