@@ -115,3 +115,31 @@ func TestInspectorDelete(t *testing.T) {
 		t.Fatalf("deleting again: %v", err)
 	}
 }
+
+// An object the YAML encoder refuses (a C1 control in an annotation, which
+// any tenant may write) is shown as JSON, not hidden behind an error.
+func TestInspectorYAMLFallsBackToJSON(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
+		"metadata": map[string]any{"name": "sbx-c1", "namespace": ns,
+			"annotations": map[string]any{"tenant/note": "csi\u009b2J"}},
+		"spec": map[string]any{"replicas": int64(1)},
+	}}
+	c.Controller(t).Create(kube.BatchSandboxGVR, ns, obj)
+	clients, err := kube.NewClients(c.Config, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := &model.Sandbox{Key: "bsbx/" + ns + "/sbx-c1", Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-c1"}}
+	out, err := kube.NewInspector(clients, nil).YAML(kubetest.Context(t), sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# shown as JSON", `"name": "sbx-c1"`, "\"tenant/note\": \"csi\u009b2J\""} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
