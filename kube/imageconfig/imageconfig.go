@@ -40,6 +40,19 @@ const (
 	DefaultTagTTL      = 30 * time.Second
 	// maxCached bounds the digest cache; configs are a few hundred bytes each.
 	maxCached = 4096
+	// The images are the tenants' choice, and so is what their registry
+	// answers. A config blob is a few KB: MaxConfigBytes refuses one
+	// declared larger (go-containerregistry verifies the declared size as
+	// it reads). maxResponseBytes bounds every other answer (a manifest,
+	// an index, a token), which go-containerregistry lets reach 100 MiB.
+	MaxConfigBytes   = 1 << 20
+	maxResponseBytes = 4 << 20
+	// MaxArgvEntries and MaxArgvBytes bound ENTRYPOINT+CMD: the argv is
+	// cached, shown and written into the sandbox's spec.
+	MaxArgvEntries = 256
+	MaxArgvBytes   = 64 << 10
+	// maxCachedBytes bounds the digest cache in bytes as well as entries.
+	maxCachedBytes = 4 << 20
 )
 
 // DefaultPlatform is the platform an index is resolved to when none is given.
@@ -74,8 +87,9 @@ type Reader struct {
 	platform v1.Platform
 	slots    chan struct{}
 
-	mu       sync.Mutex
-	byDigest map[string]model.ImageConfig // digest → config (immutable)
+	mu          sync.Mutex
+	byDigest    map[string]model.ImageConfig // digest → config (immutable)
+	cachedBytes int                          // the size of byDigest's entries
 	tags     map[string]tagEntry          // ref → digest, with expiry
 	failures map[string]failureEntry      // ref → error, with expiry
 	inflight map[string]*call
@@ -112,6 +126,7 @@ func New(opts Options) *Reader {
 	if opts.Transport == nil {
 		opts.Transport = remote.DefaultTransport
 	}
+	opts.Transport = limitedBodies{opts.Transport}
 	if opts.TagTTL == 0 {
 		opts.TagTTL = DefaultTagTTL
 	}
@@ -256,15 +271,22 @@ func (r *Reader) remember(ref name.Reference, cfg model.ImageConfig, err error) 
 	if cfg.Digest == "" {
 		return
 	}
-	if len(r.byDigest) >= maxCached {
-		for k := range r.byDigest { // drop an arbitrary entry; re-reading is cheap
-			delete(r.byDigest, k)
-			break
-		}
-	}
 	cfg.Ref = ""
 	cfg.Err = ""
+	if old, ok := r.byDigest[cfg.Digest]; ok {
+		r.cachedBytes -= configBytes(old)
+		delete(r.byDigest, cfg.Digest)
+	}
+	size := configBytes(cfg)
+	for k, v := range r.byDigest { // drop arbitrary entries; re-reading is cheap
+		if len(r.byDigest) < maxCached && r.cachedBytes+size <= maxCachedBytes {
+			break
+		}
+		delete(r.byDigest, k)
+		r.cachedBytes -= configBytes(v)
+	}
 	r.byDigest[cfg.Digest] = cfg
+	r.cachedBytes += size
 	if _, isDigest := ref.(name.Digest); !isDigest && r.opts.TagTTL > 0 {
 		r.tags[ref.Name()] = tagEntry{digest: cfg.Digest, expires: r.opts.Now().Add(r.opts.TagTTL)}
 	}
@@ -301,13 +323,50 @@ func (r *Reader) fetch(ctx context.Context, ref name.Reference) (model.ImageConf
 	if err != nil {
 		return cfg, r.classify(ctx, ref, err)
 	}
+	m, err := img.Manifest()
+	if err != nil {
+		return cfg, r.classify(ctx, ref, err)
+	}
+	if m.Config.Size > MaxConfigBytes {
+		return cfg, &Error{Kind: Invalid, Host: ref.Context().RegistryStr(), Ref: ref.String(),
+			Err: fmt.Errorf("config blob declared %d bytes, more than the %d read", m.Config.Size, MaxConfigBytes)}
+	}
 	file, err := img.ConfigFile()
 	if err != nil {
 		return cfg, r.classify(ctx, ref, err)
 	}
+	if n, size := len(file.Config.Entrypoint)+len(file.Config.Cmd), argvBytes(file.Config.Entrypoint)+argvBytes(file.Config.Cmd); n > MaxArgvEntries || size > MaxArgvBytes {
+		return cfg, &Error{Kind: Invalid, Host: ref.Context().RegistryStr(), Ref: ref.String(),
+			Err: fmt.Errorf("ENTRYPOINT+CMD is %d entries, %d bytes; at most %d entries, %d bytes are taken", n, size, MaxArgvEntries, MaxArgvBytes)}
+	}
 	cfg.Entrypoint = append([]string(nil), file.Config.Entrypoint...)
 	cfg.Cmd = append([]string(nil), file.Config.Cmd...)
 	return cfg, noEntrypointError(ref, cfg)
+}
+
+func argvBytes(argv []string) int {
+	n := 0
+	for _, a := range argv {
+		n += len(a)
+	}
+	return n
+}
+
+// configBytes is what a cached config costs, roughly.
+func configBytes(cfg model.ImageConfig) int {
+	return 64 + len(cfg.Digest) + argvBytes(cfg.Entrypoint) + argvBytes(cfg.Cmd) + 16*(len(cfg.Entrypoint)+len(cfg.Cmd))
+}
+
+// limitedBodies cuts every registry answer at maxResponseBytes: reading
+// more fails (http.MaxBytesError) instead of filling memory.
+type limitedBodies struct{ rt http.RoundTripper }
+
+func (l limitedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.rt.RoundTrip(req)
+	if err == nil && resp.Body != nil {
+		resp.Body = http.MaxBytesReader(nil, resp.Body, maxResponseBytes)
+	}
+	return resp, err
 }
 
 func noEntrypointError(ref name.Reference, cfg model.ImageConfig) error {

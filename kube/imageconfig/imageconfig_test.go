@@ -421,3 +421,40 @@ func BenchmarkReadFailure(b *testing.B) {
 		})
 	}
 }
+
+// The images are the tenants' choice: a config blob larger than
+// MaxConfigBytes, an argv longer than the caps and a registry answer that
+// never ends are refused, not read into memory.
+func TestReadBounded(t *testing.T) {
+	reg := registrytest.Start(t)
+	big, _ := reg.PushImage(t, "app:big", []string{strings.Repeat("x", imageconfig.MaxConfigBytes+1)}, nil)
+	long, _ := reg.PushImage(t, "app:long", make([]string, imageconfig.MaxArgvEntries+1), nil)
+	wide, _ := reg.PushImage(t, "app:wide", []string{strings.Repeat("y", imageconfig.MaxArgvBytes+1)}, nil)
+	r := newReader(imageconfig.Options{})
+	for _, ref := range []string{big, long, wide} {
+		_, err := r.Read(context.Background(), ref)
+		if e := asError(t, err); e.Kind != imageconfig.Invalid {
+			t.Errorf("%s: kind %s (%v), want Invalid", ref, e.Kind, err)
+		}
+	}
+
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/v2/" {
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		chunk := []byte(strings.Repeat(" ", 64<<10))
+		for range 1024 { // 64 MiB of a manifest
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(endless.Close)
+	host := strings.TrimPrefix(endless.URL, "http://")
+	_, err := r.Read(context.Background(), host+"/app:endless")
+	var mbe *http.MaxBytesError
+	if !errors.As(err, &mbe) {
+		t.Fatalf("endless manifest: %v, want a MaxBytesError", err)
+	}
+}
