@@ -90,9 +90,9 @@ type Reader struct {
 	mu          sync.Mutex
 	byDigest    map[string]model.ImageConfig // digest → config (immutable)
 	cachedBytes int                          // the size of byDigest's entries
-	tags     map[string]tagEntry          // ref → digest, with expiry
-	failures map[string]failureEntry      // ref → error, with expiry
-	inflight map[string]*call
+	tags        map[string]tagEntry          // ref → digest, with expiry
+	failures    map[string]failureEntry      // ref → error, with expiry
+	inflight    map[string]*call
 }
 
 type tagEntry struct {
