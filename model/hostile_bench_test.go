@@ -1,0 +1,74 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// hostileFleet is n ordinary sandboxes plus one BatchSandbox (replicas 1,
+// another namespace) whose endpoints annotation lists the n other tenants'
+// Pod IPs.
+func hostileFleet(tb testing.TB, n int) *Fleet { return hostileFleetReplicas(tb, n, 1) }
+
+// hostileFleetReplicas: the same, the hostile sandbox asking for replicas
+// slots (which its quota would have to pay for in Pods).
+func hostileFleetReplicas(tb testing.TB, n, replicas int) *Fleet {
+	tb.Helper()
+	f := NewFleet(FleetOptions{Now: func() time.Time { return ft0 }})
+	ips := make([]string, n)
+	for i := range n {
+		f.UpsertBatchSandbox(benchBatchSandbox(i))
+		f.UpsertPod(SlimPod(benchPod(i)))
+		ips[i] = benchIP(i)
+	}
+	v, _ := json.Marshal(ips)
+	u := unstructuredBatchSandbox("hostile", map[string]string{AnnotationEndpoints: string(v)})
+	u.SetNamespace("tenant-x")
+	u.Object["spec"].(map[string]any)["replicas"] = int64(replicas)
+	f.UpsertBatchSandbox(BatchSandboxFromUnstructured(u))
+	f.SetStatus(SourceStatus{Synced: true})
+	f.Snapshot()
+	return f
+}
+
+// BenchmarkPodUpdateBesideHostileSandbox: one status update of an
+// unrelated Pod whose IP the hostile sandbox lists. Run:
+// go test ./model/ -run '^$' -bench HostileSandbox -benchmem
+// The replicas-1000 case is the worst a tenant's quota allows: every slot
+// is real, and its re-derivation stays linear in them.
+func BenchmarkPodUpdateBesideHostileSandbox(b *testing.B) {
+	const n = 1000
+	for _, replicas := range []int{1, n} {
+		b.Run(fmt.Sprintf("replicas-%d", replicas), func(b *testing.B) {
+			f := hostileFleetReplicas(b, n, replicas)
+			ups := [2][]*Pod{updatedPods(n, 1), updatedPods(n, 2)}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				f.UpsertPod(ups[(i/n)%2][i%n])
+			}
+		})
+	}
+}
+
+// The hostile sandbox gets one slot (its spec.replicas), not one per IP it
+// lists, and the excess is a notice, not a claim on other tenants' Pods.
+func TestSlotsCappedAtReplicas(t *testing.T) {
+	f := hostileFleet(t, 50)
+	sb := f.Snapshot().Sandbox(sandboxKey(EngineBatchSandbox, "tenant-x", "hostile"))
+	if sb == nil {
+		t.Fatal("hostile sandbox missing")
+	}
+	if len(sb.Slots) != 1 {
+		t.Fatalf("%d slots, want 1 (spec.replicas)", len(sb.Slots))
+	}
+	found := false
+	for _, n := range sb.Notices {
+		found = found || n.Code == CodeBadAnnotation
+	}
+	if !found {
+		t.Errorf("no BAD_ANNOTATION notice for the 49 extra endpoints: %v", sb.Notices)
+	}
+}
