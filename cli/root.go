@@ -55,6 +55,11 @@ type Globals struct {
 	Selector      string        // extra label selector for plain-Pod sandboxes
 	StuckAfter    time.Duration // a deleting Pod is stuck after grace + this
 	Shell         string        // shell for the TUI's `s` ("" = bash, then sh)
+	// ImageChecks and ImageRegistries govern the background image-config
+	// reads (imagechecks.go); ConfigFile overrides the config file's path.
+	ImageChecks     string
+	ImageRegistries []string
+	ConfigFile      string
 
 	In       io.Reader
 	Out, Err io.Writer
@@ -90,6 +95,18 @@ func NewRootCommand(g *Globals) *cobra.Command {
 	pf.BoolVar(&g.Demo, "demo", false, "Run on the embedded simulated fleet instead of a cluster")
 	pf.StringVar(&g.Selector, "selector", "", "Label selector for plain-Pod sandboxes (default: pods labelled opensandbox.io/id)")
 	pf.DurationVar(&g.StuckAfter, "stuck-after", 5*time.Minute, "A deleting Pod is stuck Terminating after its grace period plus this")
+	pf.StringVar(&g.ImageChecks, "image-checks", imageChecksOn, "Background image-config reads for ENTRYPOINT_NOT_RUN: on, off, or anonymous (no registry credentials; implied by --readonly)")
+	pf.StringSliceVar(&g.ImageRegistries, "image-registries", nil, "Registry hosts the background image checks may contact (comma-separated; default: any)")
+	pf.StringVar(&g.ConfigFile, "config", "", "Config file (default $XDG_CONFIG_HOME/sandscope/config.yaml)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := applyConfigFile(cmd, g); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+		if _, err := g.imageCheckMode(); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+		return nil
+	}
 	root.Flags().StringVar(&g.Shell, "shell", "", "Shell the TUI's shell key opens (default: bash, falling back to sh)")
 	root.AddCommand(subcommands(g)...)
 	return root

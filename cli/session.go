@@ -40,7 +40,8 @@ type connection struct {
 type session struct {
 	g        *Globals
 	ctx      context.Context
-	images   kube.ImageConfigReader // nil: no image-config checks
+	images   kube.ImageConfigReader // create's reads (nil: no create)
+	checks   kube.ImageConfigReader // background image checks (nil: off)
 	connect  func(ctx context.Context, kubeContext string) (*kube.Clients, error)
 	execVia  map[execute.Via]execute.Transport // nil: the real transports
 	demo     bool
@@ -56,7 +57,7 @@ type session struct {
 }
 
 func newSession(ctx context.Context, g *Globals, images kube.ImageConfigReader) *session {
-	return &session{g: g, ctx: ctx, images: images, subs: map[chan struct{}]struct{}{}}
+	return &session{g: g, ctx: ctx, images: images, checks: images, subs: map[chan struct{}]struct{}{}}
 }
 
 // start connects the watcher for clients and makes it current.
@@ -77,7 +78,7 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	w := kube.NewWatcher(clients, kube.WatcherOptions{
 		Namespace: namespace, Sources: sources, PodSelector: s.g.Selector, StuckAfter: s.g.StuckAfter,
-		ImageConfig: s.images, ReadOnly: s.g.ReadOnly, Demo: s.demo,
+		ImageConfig: s.checks, ReadOnly: s.g.ReadOnly, Demo: s.demo,
 	})
 	go func() {
 		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)

@@ -79,11 +79,20 @@ type Options struct {
 	FailureTTL time.Duration
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
+	// Anonymous sends no credentials (Keychain is ignored): for reads of
+	// images a tenant chose, which the operator's credentials should not
+	// vouch for.
+	Anonymous bool
+	// Registries, when not empty, are the only registry hosts read from
+	// ("docker.io" and "index.docker.io" are one); a reference elsewhere
+	// fails as NotAllowed without a request.
+	Registries []string
 }
 
 // Reader reads image configs. Safe for concurrent use.
 type Reader struct {
 	opts     Options
+	allowed  map[string]bool // Options.Registries, normalised; empty: all
 	platform v1.Platform
 	slots    chan struct{}
 
@@ -120,6 +129,15 @@ func New(opts Options) *Reader {
 	if opts.Keychain == nil {
 		opts.Keychain = authn.DefaultKeychain
 	}
+	if opts.Anonymous {
+		opts.Keychain = authn.NewMultiKeychain() // of none: anonymous for every registry
+	}
+	allowed := map[string]bool{}
+	for _, h := range opts.Registries {
+		if reg, err := name.NewRegistry(strings.TrimSpace(h)); err == nil {
+			allowed[reg.RegistryStr()] = true
+		}
+	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
@@ -139,6 +157,7 @@ func New(opts Options) *Reader {
 	}
 	return &Reader{
 		opts:     opts,
+		allowed:  allowed,
 		platform: p,
 		slots:    make(chan struct{}, opts.Concurrency),
 		byDigest: map[string]model.ImageConfig{},
@@ -185,6 +204,9 @@ func (r *Reader) read(ctx context.Context, ref string) (model.ImageConfig, error
 	parsed, err := name.ParseReference(strings.TrimSpace(ref))
 	if err != nil {
 		return model.ImageConfig{Ref: ref}, &Error{Kind: Invalid, Ref: ref, Err: err}
+	}
+	if host := parsed.Context().RegistryStr(); len(r.allowed) > 0 && !r.allowed[host] {
+		return model.ImageConfig{Ref: ref}, &Error{Kind: NotAllowed, Host: host, Ref: ref}
 	}
 	key := parsed.Name()
 	if cfg, err, ok := r.cached(parsed); ok {
@@ -328,7 +350,7 @@ func (r *Reader) fetch(ctx context.Context, ref name.Reference) (model.ImageConf
 		return cfg, r.classify(ctx, ref, err)
 	}
 	if m.Config.Size > MaxConfigBytes {
-		return cfg, &Error{Kind: Invalid, Host: ref.Context().RegistryStr(), Ref: ref.String(),
+		return cfg, &Error{Kind: Registry, Host: ref.Context().RegistryStr(), Ref: ref.String(),
 			Err: fmt.Errorf("config blob declared %d bytes, more than the %d read", m.Config.Size, MaxConfigBytes)}
 	}
 	file, err := img.ConfigFile()
@@ -336,7 +358,7 @@ func (r *Reader) fetch(ctx context.Context, ref name.Reference) (model.ImageConf
 		return cfg, r.classify(ctx, ref, err)
 	}
 	if n, size := len(file.Config.Entrypoint)+len(file.Config.Cmd), argvBytes(file.Config.Entrypoint)+argvBytes(file.Config.Cmd); n > MaxArgvEntries || size > MaxArgvBytes {
-		return cfg, &Error{Kind: Invalid, Host: ref.Context().RegistryStr(), Ref: ref.String(),
+		return cfg, &Error{Kind: Registry, Host: ref.Context().RegistryStr(), Ref: ref.String(),
 			Err: fmt.Errorf("ENTRYPOINT+CMD is %d entries, %d bytes; at most %d entries, %d bytes are taken", n, size, MaxArgvEntries, MaxArgvBytes)}
 	}
 	cfg.Entrypoint = append([]string(nil), file.Config.Entrypoint...)

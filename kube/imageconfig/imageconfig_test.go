@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/imageconfig/registrytest"
@@ -433,8 +437,8 @@ func TestReadBounded(t *testing.T) {
 	r := newReader(imageconfig.Options{})
 	for _, ref := range []string{big, long, wide} {
 		_, err := r.Read(context.Background(), ref)
-		if e := asError(t, err); e.Kind != imageconfig.Invalid {
-			t.Errorf("%s: kind %s (%v), want Invalid", ref, e.Kind, err)
+		if e := asError(t, err); e.Kind != imageconfig.Registry {
+			t.Errorf("%s: kind %s (%v), want Registry", ref, e.Kind, err)
 		}
 	}
 
@@ -456,5 +460,79 @@ func TestReadBounded(t *testing.T) {
 	var mbe *http.MaxBytesError
 	if !errors.As(err, &mbe) {
 		t.Fatalf("endless manifest: %v, want a MaxBytesError", err)
+	}
+}
+
+type operatorKeychain struct{}
+
+func (operatorKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
+	return &authn.Basic{Username: "operator", Password: "secret"}, nil
+}
+
+// Anonymous: a registry that asks for credentials gets none, even with a
+// keychain that has them; the control read shows that it would.
+func TestReadAnonymousSendsNoCredentials(t *testing.T) {
+	var mu sync.Mutex
+	var sawAuth []string
+	h := registry.New()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		if a := req.Header.Get("Authorization"); a != "" {
+			sawAuth = append(sawAuth, req.Method+" "+req.URL.Path)
+		}
+		mu.Unlock()
+		if req.URL.Path == "/v2/" && req.Header.Get("Authorization") == "" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ref, err := name.ParseReference(host + "/app:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, registrytest.Image(t, []string{"/srv"}, nil), remote.WithAuthFromKeychain(operatorKeychain{})); err != nil {
+		t.Fatal(err)
+	}
+	read := func(anonymous bool) []string {
+		mu.Lock()
+		sawAuth = nil
+		mu.Unlock()
+		r := newReader(imageconfig.Options{Keychain: operatorKeychain{}, Anonymous: anonymous, TagTTL: -1})
+		if _, err := r.Read(context.Background(), host+"/app:1"); err != nil {
+			t.Fatalf("anonymous %v: %v", anonymous, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return sawAuth
+	}
+	if got := read(false); len(got) == 0 {
+		t.Fatal("control: the keychain's credentials were never sent")
+	}
+	if got := read(true); len(got) != 0 {
+		t.Fatalf("anonymous read sent credentials with %v", got)
+	}
+}
+
+// Registries: a reference to another registry fails as NotAllowed, and
+// nothing is sent to it.
+func TestReadRegistryAllowlist(t *testing.T) {
+	reg := registrytest.Start(t)
+	ref, _ := reg.PushImage(t, "app:1", []string{"/srv"}, nil)
+	reg.ResetRequests()
+	r := newReader(imageconfig.Options{Registries: []string{"registry.example", "docker.io"}})
+	_, err := r.Read(context.Background(), ref)
+	if e := asError(t, err); e.Kind != imageconfig.NotAllowed || !strings.Contains(err.Error(), reg.Host) {
+		t.Fatalf("kind %s: %v", e.Kind, err)
+	}
+	if got := reg.Requests(); len(got) != 0 {
+		t.Fatalf("requests sent to a registry not allowed: %v", got)
+	}
+	ok := newReader(imageconfig.Options{Registries: []string{reg.Host}})
+	if _, err := ok.Read(context.Background(), ref); err != nil {
+		t.Fatalf("allowed registry: %v", err)
 	}
 }
