@@ -95,7 +95,7 @@ func (f *createFlags) request(g *Globals, argv []string) (create.Request, *creat
 		Namespace: "", Image: f.image, Entrypoint: f.entrypoint, KeepAlive: f.keepAlive, Pool: f.pool,
 		CPU: f.cpu, Memory: f.memory, Lifetime: f.lifetime, WaitTimeout: f.waitTimeout, ExecdTimeout: f.execdWait,
 		NoWait: !f.wait, KeepFailed: f.keepFailed, Engine: f.engine, ExecdImage: f.execdImage,
-		EntrypointTable: f.table, ReadOnly: g.ReadOnly,
+		EntrypointTable: f.table,
 	}
 	if len(argv) > 0 {
 		if len(f.entrypoint) > 0 {
@@ -137,7 +137,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 	if uerr != nil {
 		return fail(uerr)
 	}
-	if req.ReadOnly { // refuse before connecting; actions refuse again
+	if g.ReadOnly { // refuse before connecting; the Creator refuses again
 		return fail(create.Refuse(create.CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false))
 	}
 	platform, err := imageconfig.ParsePlatform(f.platform)
@@ -158,6 +158,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		}
 		defer func() { cancel(); <-d.Done() }()
 		creator = d.Creator()
+		creator.ReadOnly = g.ReadOnly
 		if ns := g.Kube.Namespace(); ns != "" {
 			req.Namespace = ns
 		}
@@ -172,6 +173,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 			Prober: &create.ExecProber{Exec: execute.New(execute.Options{
 				Cluster: clients, Transports: execute.DefaultTransports(clients, "", 0),
 			})},
+			ReadOnly: g.ReadOnly,
 		}
 	}
 	start := time.Now()

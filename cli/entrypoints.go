@@ -69,6 +69,15 @@ through the registry, so a tag moved to another image is not matched by accident
 		return &ExitError{Code: create.ExitFailed, Err: err}
 	}
 
+	// refuseReadOnly: under --readonly a change is refused before any
+	// connection (the Table refuses again).
+	refuseReadOnly := func() error {
+		if !g.ReadOnly {
+			return nil
+		}
+		return fail(create.Refuse(create.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false))
+	}
+
 	set := &cobra.Command{
 		Use:   "set IMAGE -- ARGV...",
 		Short: "Store the start command for IMAGE's digest",
@@ -79,6 +88,9 @@ through the registry, so a tag moved to another image is not matched by accident
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseReadOnly(); err != nil {
+				return err
+			}
 			t, err := tableFor(cmd)
 			if err != nil {
 				return err
@@ -159,6 +171,9 @@ through the registry, so a tag moved to another image is not matched by accident
 		Short: "Remove the entry for IMAGE's digest",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseReadOnly(); err != nil {
+				return err
+			}
 			t, err := tableFor(cmd)
 			if err != nil {
 				return err

@@ -105,7 +105,8 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	// this connection's executor (the demo's simulated exec daemons in the
 	// demo, where the simulator adopts what the create writes).
 	if s.images != nil {
-		conn.creator = &create.Creator{Clients: clients, Images: s.images, Prober: &create.ExecProber{Exec: x}, Sources: sources}
+		conn.creator = &create.Creator{Clients: clients, Images: s.images, Prober: &create.ExecProber{Exec: x}, Sources: sources,
+			ReadOnly: s.g.ReadOnly}
 	}
 	changes, unsubscribe := w.Subscribe()
 	go func() {
@@ -209,7 +210,7 @@ func (s *session) backend() ui.Backend {
 			}
 			res, err := c.creator.Run(ctx, create.Request{
 				Namespace: ns, Image: req.Image, Entrypoint: req.Command, Pool: req.Pool, Env: req.Env,
-				Lifetime: req.Lifetime, CPU: req.CPU, Memory: req.Memory, ReadOnly: s.g.ReadOnly,
+				Lifetime: req.Lifetime, CPU: req.CPU, Memory: req.Memory,
 			}, func(u create.StageUpdate) { stage(stageLine(u)) })
 			if err != nil {
 				return "", err
