@@ -63,4 +63,13 @@ func TestCLITextIsInert(t *testing.T) {
 	if !strings.Contains(errOut, "denied "+textsafetest.Shown) {
 		t.Errorf("error does not read:\n%s", errOut)
 	}
+	// create's text output: its error quotes what the server said.
+	code, out, errOut = run("create", "--image", "busybox", "--entrypoint", "/bin/app", "--wait-timeout", "5s")
+	if code == 0 {
+		t.Fatalf("create against a cluster that forbids everything succeeded: %s", out)
+	}
+	textsafetest.AssertInert(t, out+errOut)
+	if !strings.Contains(errOut, textsafetest.Shown) {
+		t.Errorf("create's error does not quote the server:\n%s", errOut)
+	}
 }
