@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -35,8 +37,19 @@ func (b boomWriter) Write(p []byte) (int, error) {
 // where crashEnv says.
 func crashChild(mode string) {
 	defer crash.Install(os.Stderr, os.Exit)()
+	// What cli.Main does with a panic on its own goroutine (the model's).
+	defer func() {
+		if r := recover(); r != nil {
+			crash.Restore()
+			fmt.Fprintf(os.Stderr, "sandscope: internal error: %v\n\n%s", r, debug.Stack())
+			os.Exit(crash.ExitCode)
+		}
+	}()
 	snap := incidentSnapshot()
-	be := Backend{YAML: func(ctx context.Context, sb *model.Sandbox) (string, error) { panic("yaml command panicked") }}
+	be := Backend{
+		YAML:  func(ctx context.Context, sb *model.Sandbox) (string, error) { panic("yaml command panicked") },
+		Shell: func(sb *model.Sandbox) (tea.ExecCommand, error) { panic("update panicked") },
+	}
 	scr := newScreen(boomWriter{os.Stdout})
 	scr.fullScreen = true
 	app := New(&fakeSource{snap: snap}, be, Options{Now: fixedNow}, DefaultKeyMap())
@@ -46,6 +59,8 @@ func crashChild(mode string) {
 			switch mode {
 			case "command":
 				p.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'y'}})
+			case "update": // Shell is asked for in Update, on the program's goroutine
+				p.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'s'}})
 			case "flush":
 				p.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'/'}})
 				for _, r := range "BOOM" {
@@ -67,7 +82,8 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// A panic in a command's goroutine or in the screen's flush timer leaves
+// A panic in a command's goroutine, in the screen's flush timer or in the
+// model (reaching the program's goroutine, as in cli.Main) leaves
 // the terminal usable: the UI's modes are undone (mouse off, main screen)
 // before the panic and its stack are printed, and the exit code is 70.
 func TestPanicGivesTerminalBack(t *testing.T) {
@@ -78,6 +94,7 @@ func TestPanicGivesTerminalBack(t *testing.T) {
 	for _, tc := range []struct{ mode, msg string }{
 		{"command", "yaml command panicked"},
 		{"flush", "flush saw BOOM"},
+		{"update", "update panicked"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestPanicGivesTerminalBack$")
