@@ -54,6 +54,9 @@ func runDemoTUI(ctx context.Context, g *Globals) error {
 		return err
 	}
 	s := newSession(ctx, g, d.Images)
+	if mode, _ := g.imageCheckMode(); mode == imageChecksOff {
+		s.checks = nil // the simulated registry is asked only if checks are on
+	}
 	s.demo = true
 	s.execVia = d.Transports()
 	ns := ""
