@@ -9,7 +9,7 @@ import (
 )
 
 // A line without a newline costs bounded memory: 16 MiB written in 64 KiB
-// writes allocate a few KiB beyond the writes themselves, and the line
+// writes allocate far less than the line (16 KiB of it is kept), and the line
 // arrives cut, with a marker.
 func TestLineWriterHugeLineBounded(t *testing.T) {
 	ch := make(chan []string, 4)
@@ -28,7 +28,7 @@ func TestLineWriterHugeLineBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
-	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 { // the line alone would be 16 MiB; slack for other goroutines
 		t.Errorf("a %d-byte line allocated %d bytes", total, got)
 	}
 	lines := <-ch
