@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // hostileFleet is n ordinary sandboxes plus one BatchSandbox (replicas 1,
@@ -13,7 +17,7 @@ import (
 func hostileFleet(tb testing.TB, n int) *Fleet { return hostileFleetReplicas(tb, n, 1) }
 
 // hostileFleetReplicas: the same, the hostile sandbox asking for replicas
-// slots (which its quota would have to pay for in Pods).
+// slots (spec.replicas is a number it writes; no Pod needs to exist).
 func hostileFleetReplicas(tb testing.TB, n, replicas int) *Fleet {
 	tb.Helper()
 	f := NewFleet(FleetOptions{Now: func() time.Time { return ft0 }})
@@ -36,8 +40,9 @@ func hostileFleetReplicas(tb testing.TB, n, replicas int) *Fleet {
 // BenchmarkPodUpdateBesideHostileSandbox: one status update of an
 // unrelated Pod whose IP the hostile sandbox lists. Run:
 // go test ./model/ -run '^$' -bench HostileSandbox -benchmem
-// The replicas-1000 case is the worst a tenant's quota allows: every slot
-// is real, and its re-derivation stays linear in them.
+// replicas-1000: slots capped at spec.replicas do not help when the tenant
+// writes replicas 1000; a status update that leaves the Pod's IP, UID and
+// sandbox as they were does not re-derive the sandboxes recording its IP.
 func BenchmarkPodUpdateBesideHostileSandbox(b *testing.B) {
 	const n = 1000
 	for _, replicas := range []int{1, n} {
@@ -70,5 +75,30 @@ func TestSlotsCappedAtReplicas(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no BAD_ANNOTATION notice for the 49 extra endpoints: %v", sb.Notices)
+	}
+}
+
+// A Pod update that keeps its IP and UID does not re-derive the sandboxes
+// recording that IP, unless the Pod changed sandbox: then they name the
+// new one as the holder, even when no sandbox links the Pod (here: an owner
+// reference without a pod index).
+func TestHolderChangeWithoutIPChange(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.7")) // its a-0 is gone
+	f.UpsertBatchSandbox(batchSandbox("b"))
+	f.UpsertBatchSandbox(batchSandbox("c"))
+	ownerOnly := func(bsbx string) fpOpt {
+		return func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "BatchSandbox", Name: bsbx, UID: types.UID("uid-" + bsbx)}}
+		}
+	}
+	f.UpsertPod(SlimPod(runningPod("p", "u-p", "10.0.0.7", ownerOnly("b"))))
+	h := mustSandbox(t, f, bsKey("a")).Slots[0].Holder
+	if h == nil || h.Pod != "p" || h.Sandbox != bsKey("b") {
+		t.Fatalf("holder %+v, want p of %s", h, bsKey("b"))
+	}
+	f.UpsertPod(SlimPod(runningPod("p", "u-p", "10.0.0.7", ownerOnly("c"))))
+	if h := mustSandbox(t, f, bsKey("a")).Slots[0].Holder; h == nil || h.Sandbox != bsKey("c") {
+		t.Fatalf("holder %+v, want p of %s", h, bsKey("c"))
 	}
 }
