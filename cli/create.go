@@ -13,6 +13,7 @@ import (
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 )
@@ -94,7 +95,7 @@ func (f *createFlags) request(g *Globals, argv []string) (create.Request, *creat
 		Namespace: "", Image: f.image, Entrypoint: f.entrypoint, KeepAlive: f.keepAlive, Pool: f.pool,
 		CPU: f.cpu, Memory: f.memory, Lifetime: f.lifetime, WaitTimeout: f.waitTimeout, ExecdTimeout: f.execdWait,
 		NoWait: !f.wait, KeepFailed: f.keepFailed, Engine: f.engine, ExecdImage: f.execdImage,
-		EntrypointTable: f.table, ReadOnly: g.ReadOnly,
+		EntrypointTable: f.table,
 	}
 	if len(argv) > 0 {
 		if len(f.entrypoint) > 0 {
@@ -128,7 +129,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		if jsonOut {
 			writeJSONLine(out, map[string]any{"error": e})
 		} else {
-			fmt.Fprintf(errOut, "sandscope: %s\n", e.Error())
+			fmt.Fprintf(errOut, "sandscope: %s\n", textsafe.Line(e.Error()))
 		}
 		return &ExitError{Code: e.ExitCode(), Err: e, Silent: true}
 	}
@@ -136,7 +137,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 	if uerr != nil {
 		return fail(uerr)
 	}
-	if req.ReadOnly { // refuse before connecting; actions refuse again
+	if g.ReadOnly { // refuse before connecting; the Creator refuses again
 		return fail(create.Refuse(create.CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false))
 	}
 	platform, err := imageconfig.ParsePlatform(f.platform)
@@ -157,6 +158,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		}
 		defer func() { cancel(); <-d.Done() }()
 		creator = d.Creator()
+		creator.ReadOnly = g.ReadOnly
 		if ns := g.Kube.Namespace(); ns != "" {
 			req.Namespace = ns
 		}
@@ -171,6 +173,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 			Prober: &create.ExecProber{Exec: execute.New(execute.Options{
 				Cluster: clients, Transports: execute.DefaultTransports(clients, "", 0),
 			})},
+			ReadOnly: g.ReadOnly,
 		}
 	}
 	start := time.Now()
@@ -182,7 +185,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		if u.Stage == create.StageFailed {
 			return // the error line says it
 		}
-		fmt.Fprintf(errOut, "%7s  %-12s %s\n", "+"+time.Since(start).Round(100*time.Millisecond).String(), u.Stage, u.Detail)
+		fmt.Fprintf(errOut, "%7s  %-12s %s\n", "+"+time.Since(start).Round(100*time.Millisecond).String(), u.Stage, textsafe.Line(u.Detail))
 	})
 	if cerr != nil {
 		if !jsonOut && cerr.Stage != "" {
@@ -195,9 +198,10 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		return nil
 	}
 	for _, n := range res.Notices {
-		fmt.Fprintf(errOut, "%s %s: %s\n", n.Severity, n.Code, n.Message)
+		fmt.Fprintf(errOut, "%s %s: %s\n", n.Severity, n.Code, textsafe.Line(n.Message))
 	}
-	fmt.Fprintf(errOut, "sandbox %s/%s %s (entrypoint from %s: %s)\n", res.Namespace, res.Sandbox, res.Stage, res.Entrypoint.Source, strings.Join(res.Entrypoint.Argv, " "))
+	// The argv may come from the image's config: the registry wrote it.
+	fmt.Fprintf(errOut, "sandbox %s/%s %s (entrypoint from %s: %s)\n", res.Namespace, res.Sandbox, res.Stage, res.Entrypoint.Source, textsafe.Line(strings.Join(res.Entrypoint.Argv, " ")))
 	if g.Demo {
 		fmt.Fprintln(errOut, "demo: the simulated fleet, and this sandbox in it, end with this command")
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandscope/sandscope/actions/create"
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 )
@@ -67,6 +69,15 @@ through the registry, so a tag moved to another image is not matched by accident
 		return &ExitError{Code: create.ExitFailed, Err: err}
 	}
 
+	// refuseReadOnly: under --readonly a change is refused before any
+	// connection (the Table refuses again).
+	refuseReadOnly := func() error {
+		if !g.ReadOnly {
+			return nil
+		}
+		return fail(create.Refuse(create.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false))
+	}
+
 	set := &cobra.Command{
 		Use:   "set IMAGE -- ARGV...",
 		Short: "Store the start command for IMAGE's digest",
@@ -77,6 +88,9 @@ through the registry, so a tag moved to another image is not matched by accident
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseReadOnly(); err != nil {
+				return err
+			}
 			t, err := tableFor(cmd)
 			if err != nil {
 				return err
@@ -89,7 +103,7 @@ through the registry, so a tag moved to another image is not matched by accident
 				writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
 				return nil
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s) → %s\n", e.Digest, e.Image, strings.Join(e.Argv, " "))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s) → %s\n", textsafe.Line(e.Digest), textsafe.Line(e.Image), textsafe.Line(strings.Join(e.Argv, " ")))
 			return nil
 		},
 	}
@@ -113,7 +127,9 @@ through the registry, so a tag moved to another image is not matched by accident
 				writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
 				return nil
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), strings.Join(e.Argv, " "))
+			// The table is a ConfigMap anyone with write access to it
+			// filled: what it says is shown, not obeyed.
+			fmt.Fprintln(cmd.OutOrStdout(), textsafe.Line(strings.Join(e.Argv, " ")))
 			return nil
 		},
 	}
@@ -141,11 +157,11 @@ through the registry, so a tag moved to another image is not matched by accident
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "DIGEST\tIMAGE\tARGV")
 			for _, e := range tbl.Sorted() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Digest, e.Image, strings.Join(e.Argv, " "))
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", textsafe.Line(e.Digest), textsafe.Line(e.Image), textsafe.Line(strings.Join(e.Argv, " ")))
 			}
 			tw.Flush()
 			for _, k := range tbl.Malformed {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: malformed entry %q in configmap %s/%s ignored\n", k, tbl.Namespace, tbl.Name)
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: malformed entry %s in configmap %s/%s ignored\n", textsafe.Line(strconv.Quote(k)), tbl.Namespace, tbl.Name)
 			}
 			return nil
 		},
@@ -155,6 +171,9 @@ through the registry, so a tag moved to another image is not matched by accident
 		Short: "Remove the entry for IMAGE's digest",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseReadOnly(); err != nil {
+				return err
+			}
 			t, err := tableFor(cmd)
 			if err != nil {
 				return err

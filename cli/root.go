@@ -10,11 +10,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandscope/sandscope/internal/crash"
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 )
 
@@ -52,6 +55,11 @@ type Globals struct {
 	Selector      string        // extra label selector for plain-Pod sandboxes
 	StuckAfter    time.Duration // a deleting Pod is stuck after grace + this
 	Shell         string        // shell for the TUI's `s` ("" = bash, then sh)
+	// ImageChecks and ImageRegistries govern the background image-config
+	// reads (imagechecks.go); ConfigFile overrides the config file's path.
+	ImageChecks     string
+	ImageRegistries []string
+	ConfigFile      string
 
 	In       io.Reader
 	Out, Err io.Writer
@@ -87,17 +95,33 @@ func NewRootCommand(g *Globals) *cobra.Command {
 	pf.BoolVar(&g.Demo, "demo", false, "Run on the embedded simulated fleet instead of a cluster")
 	pf.StringVar(&g.Selector, "selector", "", "Label selector for plain-Pod sandboxes (default: pods labelled opensandbox.io/id)")
 	pf.DurationVar(&g.StuckAfter, "stuck-after", 5*time.Minute, "A deleting Pod is stuck Terminating after its grace period plus this")
+	pf.StringVar(&g.ImageChecks, "image-checks", imageChecksOn, "Background image-config reads for ENTRYPOINT_NOT_RUN: on, off, or anonymous (no registry credentials; implied by --readonly)")
+	pf.StringSliceVar(&g.ImageRegistries, "image-registries", nil, "Registry hosts the background image checks may contact (comma-separated; default: any)")
+	pf.StringVar(&g.ConfigFile, "config", "", "Config file (default $XDG_CONFIG_HOME/sandscope/config.yaml)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := applyConfigFile(cmd, g); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+		if _, err := g.imageCheckMode(); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+		return nil
+	}
 	root.Flags().StringVar(&g.Shell, "shell", "", "Shell the TUI's shell key opens (default: bash, falling back to sh)")
 	root.AddCommand(subcommands(g)...)
 	return root
 }
 
 // Main runs sandscope with args and returns the process exit code. Nothing
-// below it may panic into the user's terminal: a panic becomes one line.
+// below it may panic into the user's terminal: a panic, on this goroutine or
+// any other (internal/crash), gives the terminal back, then prints its value
+// and stack on stderr, and the exit code is 70.
 func Main(args []string, in io.Reader, out, errOut io.Writer) (code int) {
+	defer crash.Install(errOut, os.Exit)()
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(errOut, "sandscope: internal error: %v\n", r)
+			crash.Restore()
+			fmt.Fprintf(errOut, "sandscope: internal error: %s\n\n%s", textsafe.Line(fmt.Sprint(r)), debug.Stack())
 			code = ExitInternal
 		}
 	}()
@@ -113,11 +137,12 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) (code int) {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if !ee.Silent && ee.Err != nil {
-			fmt.Fprintf(errOut, "sandscope: %v\n", ee.Err)
+			fmt.Fprintf(errOut, "sandscope: %s\n", textsafe.Line(ee.Err.Error()))
 		}
 		return ee.Code
 	}
-	fmt.Fprintf(errOut, "sandscope: %v\n", err)
+	// Errors quote what the cluster or a registry said: shown, not obeyed.
+	fmt.Fprintf(errOut, "sandscope: %s\n", textsafe.Line(err.Error()))
 	var ce *kube.ConnectError
 	if errors.As(err, &ce) {
 		return ExitFailure

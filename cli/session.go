@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
@@ -39,7 +40,8 @@ type connection struct {
 type session struct {
 	g        *Globals
 	ctx      context.Context
-	images   kube.ImageConfigReader // nil: no image-config checks
+	images   kube.ImageConfigReader // create's reads (nil: no create)
+	checks   kube.ImageConfigReader // background image checks (nil: off)
 	connect  func(ctx context.Context, kubeContext string) (*kube.Clients, error)
 	execVia  map[execute.Via]execute.Transport // nil: the real transports
 	demo     bool
@@ -55,7 +57,7 @@ type session struct {
 }
 
 func newSession(ctx context.Context, g *Globals, images kube.ImageConfigReader) *session {
-	return &session{g: g, ctx: ctx, images: images, subs: map[chan struct{}]struct{}{}}
+	return &session{g: g, ctx: ctx, images: images, checks: images, subs: map[chan struct{}]struct{}{}}
 }
 
 // start connects the watcher for clients and makes it current.
@@ -76,11 +78,15 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	w := kube.NewWatcher(clients, kube.WatcherOptions{
 		Namespace: namespace, Sources: sources, PodSelector: s.g.Selector, StuckAfter: s.g.StuckAfter,
-		ImageConfig: s.images, ReadOnly: s.g.ReadOnly, Demo: s.demo,
+		ImageConfig: s.checks, ReadOnly: s.g.ReadOnly, Demo: s.demo,
 	})
-	go func() { _ = w.Run(ctx) }()
+	go func() {
+		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+		_ = w.Run(ctx)
+	}()
 	if s.tuneMemory {
 		go func() {
+			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 			tuneMemoryForWatch(ctx, w.WaitForSync)
 			writeHeapProfileAfterSync(ctx, w.WaitForSync, s.g.Err)
 		}()
@@ -99,10 +105,12 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	// this connection's executor (the demo's simulated exec daemons in the
 	// demo, where the simulator adopts what the create writes).
 	if s.images != nil {
-		conn.creator = &create.Creator{Clients: clients, Images: s.images, Prober: &create.ExecProber{Exec: x}, Sources: sources}
+		conn.creator = &create.Creator{Clients: clients, Images: s.images, Prober: &create.ExecProber{Exec: x}, Sources: sources,
+			ReadOnly: s.g.ReadOnly}
 	}
 	changes, unsubscribe := w.Subscribe()
 	go func() {
+		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 		defer unsubscribe()
 		for {
 			select {
@@ -202,7 +210,7 @@ func (s *session) backend() ui.Backend {
 			}
 			res, err := c.creator.Run(ctx, create.Request{
 				Namespace: ns, Image: req.Image, Entrypoint: req.Command, Pool: req.Pool, Env: req.Env,
-				Lifetime: req.Lifetime, CPU: req.CPU, Memory: req.Memory, ReadOnly: s.g.ReadOnly,
+				Lifetime: req.Lifetime, CPU: req.CPU, Memory: req.Memory,
 			}, func(u create.StageUpdate) { stage(stageLine(u)) })
 			if err != nil {
 				return "", err

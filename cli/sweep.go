@@ -74,8 +74,12 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 		PodSelector:   g.Selector,
 		StuckAfter:    g.StuckAfter,
 		Timeout:       f.timeout,
-		Probe:         f.probe,
-		ImageConfig:   imageconfig.New(imageconfig.Options{}),
+		// The probe talks to every sandbox's exec daemon: only when asked
+		// for, --readonly or not.
+		Probe: f.probe,
+	}
+	if opts.ImageConfig, err = g.imageChecks(imageconfig.Options{}); err != nil {
+		return usage(err)
 	}
 	var targets []sweep.Target
 	if g.Demo {
@@ -85,7 +89,9 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 		}
 		targets = []sweep.Target{d.SweepTarget()}
 		// The demo's answers come from the simulation: no registry is asked.
-		opts.ImageConfig = d.Images
+		if opts.ImageConfig != nil {
+			opts.ImageConfig = d.Images
+		}
 		if g.Kube.Namespace() == "" {
 			opts.AllNamespaces = true // the demo fleet spans several namespaces
 		}

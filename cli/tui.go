@@ -25,7 +25,12 @@ func runTUI(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
+	checks, err := g.imageChecks(imageconfig.Options{})
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
 	s := newSession(ctx, g, imageconfig.New(imageconfig.Options{}))
+	s.checks = checks
 	s.connect = func(ctx context.Context, name string) (*kube.Clients, error) {
 		return kube.Connect(ctx, g.Kube.WithContext(name), kube.ConnectOptions{AllNamespaces: g.AllNamespaces})
 	}
@@ -49,6 +54,9 @@ func runDemoTUI(ctx context.Context, g *Globals) error {
 		return err
 	}
 	s := newSession(ctx, g, d.Images)
+	if mode, _ := g.imageCheckMode(); mode == imageChecksOff {
+		s.checks = nil // the simulated registry is asked only if checks are on
+	}
 	s.demo = true
 	s.execVia = d.Transports()
 	ns := ""

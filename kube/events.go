@@ -3,19 +3,27 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/pager"
 )
 
 // Reads for restart forensics: Events and Nodes, fetched one object at a time
 // for the few Pods that restarted, never listed for the whole fleet. Each call
 // is bounded by the request timeout.
 
-// eventListLimit bounds one Event list: a Pod in a crash loop has a handful of
-// (aggregated) Events, a node a few dozen; more is noise, not evidence.
+// eventListLimit bounds what one Event list keeps: a Pod in a crash loop has
+// a handful of (aggregated) Events, a node a few dozen; more is noise, not
+// evidence. The list is read in pages of that size, all of them, and the
+// newest are kept: anyone who may create Events in a namespace can write a
+// thousand about someone else's Pod, and the server returns them in name
+// order, so the first page alone would be theirs, not the real ones.
 const eventListLimit = 500
 
 // PodEvents lists the core/v1 Events about one Pod (involvedObject kind Pod
@@ -70,11 +78,51 @@ func (c *Clients) Node(ctx context.Context, name string) (*corev1.Node, error) {
 func (c *Clients) listEvents(ctx context.Context, namespace, fieldSelector string) ([]corev1.Event, error) {
 	ctx, cancel := c.requestContext(ctx)
 	defer cancel()
-	list, err := c.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: fieldSelector, Limit: eventListLimit})
+	p := pager.New(pager.SimplePageFunc(func(opts metav1.ListOptions) (runtime.Object, error) {
+		return c.Kube.CoreV1().Events(namespace).List(ctx, opts)
+	}))
+	p.PageSize = eventListLimit
+	// An expired continue token must not turn into one unpaged list of a
+	// flood: the request fails instead.
+	p.FullListIfExpired = false
+	var keep []corev1.Event
+	err := p.EachListItem(ctx, metav1.ListOptions{FieldSelector: fieldSelector}, func(obj runtime.Object) error {
+		keep = append(keep, *obj.(*corev1.Event))
+		if len(keep) >= 2*eventListLimit {
+			keep = newestEvents(keep, eventListLimit)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return list.Items, nil
+	keep = newestEvents(keep, eventListLimit)
+	slices.Reverse(keep) // oldest first
+	return keep, nil
+}
+
+// newestEvents sorts evs newest first and keeps n of them.
+func newestEvents(evs []corev1.Event, n int) []corev1.Event {
+	slices.SortStableFunc(evs, func(a, b corev1.Event) int { return eventTime(b).Compare(eventTime(a)) })
+	if len(evs) > n {
+		clear(evs[n:])
+		evs = evs[:n]
+	}
+	return evs
+}
+
+// eventTime is when an Event last happened, from whichever field its
+// reporter filled.
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.FirstTimestamp.IsZero():
+		return e.FirstTimestamp.Time
+	}
+	return e.CreationTimestamp.Time
 }
 
 // requestContext bounds one call by the request timeout, if there is one.

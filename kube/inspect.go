@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -85,11 +86,11 @@ func (i *Inspector) YAML(ctx context.Context, sb *model.Sandbox) (string, error)
 			return "", fmt.Errorf("reading %s %s/%s: %w", gvr.Resource, sb.Namespace(), sb.Name(), err)
 		}
 		obj.SetManagedFields(nil)
-		out, err := yaml.Marshal(obj.Object)
+		out, err := yamlOrJSON(obj.Object)
 		if err != nil {
 			return "", fmt.Errorf("encoding %s/%s as YAML: %w", sb.Namespace(), sb.Name(), err)
 		}
-		docs = append(docs, string(out))
+		docs = append(docs, out)
 	}
 	for _, name := range podNames(sb) {
 		p, err := i.c.Kube.CoreV1().Pods(sb.Namespace()).Get(ctx, name, metav1.GetOptions{})
@@ -103,13 +104,29 @@ func (i *Inspector) YAML(ctx context.Context, sb *model.Sandbox) (string, error)
 		p.ManagedFields = nil
 		// Typed GETs come back without kind/apiVersion; put them back for a readable document.
 		p.APIVersion, p.Kind = "v1", "Pod"
-		out, err := yaml.Marshal(p)
+		out, err := yamlOrJSON(p)
 		if err != nil {
 			return "", fmt.Errorf("encoding pod %s/%s as YAML: %w", sb.Namespace(), name, err)
 		}
-		docs = append(docs, string(out))
+		docs = append(docs, out)
 	}
 	return strings.Join(docs, "---\n"), nil
+}
+
+// yamlOrJSON encodes v as YAML, or, when the YAML encoder refuses it (it
+// rejects some control characters, which any tenant can put in an
+// annotation), as indented JSON, which is YAML too: the object is shown
+// all the same instead of hidden behind an error.
+func yamlOrJSON(v any) (string, error) {
+	out, err := yaml.Marshal(v)
+	if err == nil {
+		return string(out), nil
+	}
+	js, jerr := json.MarshalIndent(v, "", "  ")
+	if jerr != nil {
+		return "", err
+	}
+	return fmt.Sprintf("# shown as JSON: the YAML encoder refused it (%v)\n%s\n", err, js), nil
 }
 
 // LogOptions selects which log to stream.

@@ -2,13 +2,17 @@ package kube_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
@@ -113,5 +117,77 @@ func TestInspectorDelete(t *testing.T) {
 	}
 	if err := in.Delete(ctx, sb); err != nil {
 		t.Fatalf("deleting again: %v", err)
+	}
+}
+
+// An object the YAML encoder refuses (a C1 control in an annotation, which
+// any tenant may write) is shown as JSON, not hidden behind an error.
+func TestInspectorYAMLFallsBackToJSON(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
+		"metadata": map[string]any{"name": "sbx-c1", "namespace": ns,
+			"annotations": map[string]any{"tenant/note": "csi\u009b2J"}},
+		"spec": map[string]any{"replicas": int64(1)},
+	}}
+	c.Controller(t).Create(kube.BatchSandboxGVR, ns, obj)
+	clients, err := kube.NewClients(c.Config, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := &model.Sandbox{Key: "bsbx/" + ns + "/sbx-c1", Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-c1"}}
+	out, err := kube.NewInspector(clients, nil).YAML(kubetest.Context(t), sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# shown as JSON", `"name": "sbx-c1"`, "\"tenant/note\": \"csi\u009b2J\""} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A tenant flooding Events about a Pod (names that list first, older times)
+// cannot hide the real ones: every page is read and the newest are kept.
+func TestInspectorEventsFloodKeepsNewest(t *testing.T) {
+	c, ns, in, sb := inspectFixture(t)
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	old := metav1.NewTime(time.Now().Add(-time.Hour))
+	const flood = 1100
+	var wg sync.WaitGroup
+	errs := make(chan error, flood)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < flood; i += 8 {
+				ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("a-flood-%05d", i), Namespace: ns},
+					InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: "sbx-i-0"},
+					Reason:         "Noise", Message: "flood", Type: "Normal", FirstTimestamp: old, LastTimestamp: old, Count: 1}
+				if _, err := cs.CoreV1().Events(ns).Create(kubetest.Context(t), ev, metav1.CreateOptions{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	c.Kubelet(t).Event(ns, "sbx-i-0", "Warning", "BackOff", "Back-off restarting failed container", now, now, 3)
+	evs, err := in.Events(kubetest.Context(t), sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range evs {
+		found = found || e.Reason == "BackOff"
+	}
+	if !found || len(evs) > 500 {
+		t.Fatalf("%d events, BackOff among them: %v", len(evs), found)
 	}
 }

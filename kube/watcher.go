@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
@@ -240,7 +241,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	goLoop := func(loop func(context.Context)) {
 		wg.Add(1)
-		go func() { defer wg.Done(); loop(ctx) }()
+		go func() {
+			defer wg.Done()
+			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+			loop(ctx)
+		}()
 	}
 	goLoop(w.forwardChanges)
 	goLoop(w.runTicker)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/model"
 )
@@ -57,6 +59,7 @@ func (w *Watcher) runImageChecks(ctx context.Context, changes <-chan struct{}) {
 			queue = queue[1:]
 			inflight++
 			go func() {
+				defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 				res := readImageConfig(ctx, reader, ref)
 				select {
 				case done <- res:

@@ -2,6 +2,7 @@ package model
 
 import (
 	"container/heap"
+	"fmt"
 	"iter"
 	"slices"
 	"strconv"
@@ -46,6 +47,10 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		notices = append(notices, b.Notices()...)
 		if n := taskNotice(b); n != nil {
 			notices = append(notices, *n)
+		}
+		if len(b.Endpoints) > len(specs) {
+			notices = append(notices, badAnnotation(AnnotationEndpoints, fmt.Sprintf(
+				"%d addresses for %d slots (spec.replicas %d); the rest ignored", len(b.Endpoints), len(specs), b.Replicas)))
 		}
 	case EngineAgent:
 		a := e.ag
@@ -226,27 +231,53 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot,
 // runs before e.sb is replaced: the IPs e watched are those of its last row.
 func (f *Fleet) relink(e *sbEntry, specs []slotSpec) {
 	var links []string
-	for _, sp := range specs {
-		if sp.pod != "" {
-			if k := f.internPodKey(e.ns(), sp.pod); !slices.Contains(links, k) {
-				links = append(links, k)
-			}
-		}
+	var seen map[string]struct{} // past smallSetMax slots
+	if len(specs) > smallSetMax {
+		seen = make(map[string]struct{}, len(specs))
 	}
+	for _, sp := range specs {
+		if sp.pod == "" {
+			continue
+		}
+		k := f.internPodKey(e.ns(), sp.pod)
+		if seen != nil {
+			if _, dup := seen[k]; dup {
+				continue
+			}
+			seen[k] = struct{}{}
+		} else if slices.Contains(links, k) {
+			continue
+		}
+		links = append(links, k)
+	}
+	// Nested scans are the cheapest for the one or few slots of almost
+	// every sandbox; past a handful, sets keep relinking linear.
+	oldLinks, newLinks := stringSet(e.links), stringSet(links)
 	for _, k := range e.links {
-		if !slices.Contains(links, k) {
+		if !newLinks.has(k) {
 			f.unlinkPod(k, e)
 			f.afterLinkChange(k, e)
 		}
 	}
 	for _, k := range links {
-		if !slices.Contains(e.links, k) {
+		if !oldLinks.has(k) {
 			f.linkPod(k, e)
 			f.afterLinkChange(k, e)
 		}
 	}
+	var specIPs smallSet
+	if len(specs) > smallSetMax {
+		specIPs.m = make(map[string]struct{}, len(specs))
+		for _, sp := range specs {
+			specIPs.m[sp.ip] = struct{}{}
+		}
+	} else {
+		for _, sp := range specs {
+			specIPs.s = append(specIPs.s, sp.ip)
+		}
+	}
 	for ip := range e.watchedIPs() {
-		if !slices.ContainsFunc(specs, func(sp slotSpec) bool { return sp.ip == ip }) {
+		if !specIPs.has(ip) {
 			f.ipWatch.remove(ip, e) // once per IP: a second remove finds nothing
 		}
 	}
@@ -256,6 +287,34 @@ func (f *Fleet) relink(e *sbEntry, specs []slotSpec) {
 		}
 	}
 	e.links = links
+}
+
+// smallSet answers membership by a scan up to smallSetMax strings, by a map
+// beyond.
+type smallSet struct {
+	s []string
+	m map[string]struct{}
+}
+
+const smallSetMax = 8
+
+func stringSet(ss []string) smallSet {
+	if len(ss) <= smallSetMax {
+		return smallSet{s: ss}
+	}
+	m := make(map[string]struct{}, len(ss))
+	for _, s := range ss {
+		m[s] = struct{}{}
+	}
+	return smallSet{m: m}
+}
+
+func (x smallSet) has(s string) bool {
+	if x.m != nil {
+		_, ok := x.m[s]
+		return ok
+	}
+	return slices.Contains(x.s, s)
 }
 
 // watchedIPs yields the recorded IPs e is indexed under in ipWatch: those of
@@ -314,7 +373,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 			}
 			slices.Sort(names)
 		}
-		n := min(max(len(names), len(b.Endpoints)), maxSlots)
+		n := min(max(len(names), len(b.Endpoints)), replicaCap(b))
 		specs := make([]slotSpec, n)
 		for i := range specs {
 			specs[i].ip = ep(i)
@@ -339,7 +398,9 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 			maxIdx = max(maxIdx, i)
 		}
 	}
-	n := min(max(len(b.Endpoints), maxIdx+1, int(b.Replicas)), maxSlots)
+	// spec.replicas slots, more only for Pods this sandbox owns (a scale
+	// down in progress); endpoints entries past them are not slots.
+	n := min(max(maxIdx+1, int(b.Replicas)), maxSlots)
 	specs := make([]slotSpec, n)
 	for i := range specs {
 		specs[i].ip = ep(i)
@@ -377,6 +438,14 @@ func (f *Fleet) pooledPodOwner(e *sbEntry, pod string) string {
 		}
 	}
 	return ""
+}
+
+// replicaCap is how many slots a pooled BatchSandbox may have: its
+// spec.replicas (the CRD defaults it to 1). The annotations are the
+// tenant's to write; one that lists a thousand other tenants' IPs must not
+// get a thousand slots, each re-derived whenever one of those Pods changes.
+func replicaCap(b *BatchSandbox) int {
+	return min(max(int(b.Replicas), 1), maxSlots)
 }
 
 // podIndex reads a BatchSandbox Pod's index: the pod-index label, else the

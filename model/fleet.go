@@ -287,12 +287,14 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	key := nn(p.Namespace, p.Name)
 	pe := f.pods[key]
 	var old *Pod
+	var oldSandbox string // the sandbox the Pod belonged to, as holders name it
 	if pe == nil {
 		pe = &podEntry{key: f.linkedPodKey(key), pod: p}
 		f.pods[pe.key] = pe
 		f.settleLink(pe)
 	} else {
 		old = pe.pod
+		oldSandbox = f.podSandboxKey(pe)
 	}
 	pe.pod = p
 	if pe.inOrder && !pe.pending {
@@ -325,8 +327,15 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	}
 
 	f.enqueueEntries(f.linksOf(key))
-	f.enqueueEntries(f.ipWatch.all(oldIP))
-	f.enqueueEntries(f.ipWatch.all(newIP))
+	// The sandboxes recording the IP show its holder (name, UID, since,
+	// sandbox). An update that changes none of them, a status change, the
+	// usual event, does not re-derive them: any sandbox may record any IPs,
+	// a thousand other tenants' among them.
+	sameHolder := old != nil && oldIP == newIP && old.UID == p.UID
+	if !sameHolder {
+		f.enqueueEntries(f.ipWatch.all(oldIP))
+		f.enqueueEntries(f.ipWatch.all(newIP))
+	}
 	f.enqueueCandidates(pe, old)
 	f.enqueueCandidates(pe, p)
 	f.ensurePlain(pe.ns(), pe.name())
@@ -337,7 +346,12 @@ func (f *Fleet) UpsertPod(p *Pod) {
 		f.pendingPods = append(f.pendingPods, pe)
 	}
 	if newIP != "" {
-		f.history.setSandbox(newIP, string(p.UID), f.podSandboxKey(pe))
+		sbx := f.podSandboxKey(pe)
+		f.history.setSandbox(newIP, string(p.UID), sbx)
+		if sameHolder && sbx != oldSandbox { // it changed hands: its holders say so
+			f.enqueueEntries(f.ipWatch.all(newIP))
+			f.process(now)
+		}
 	}
 	f.notify()
 }

@@ -135,6 +135,7 @@ func batchSandbox(name string, endpoints ...string) *BatchSandbox {
 
 func pooledSandbox(name string, created time.Time, pods []string, endpoints ...string) *BatchSandbox {
 	b := batchSandbox(name, endpoints...)
+	b.Replicas = int32(max(1, len(pods))) // the engine asks the pool for that many
 	b.CreationTimestamp = metav1.NewTime(created)
 	b.Rare = &RareBatchSandbox{PoolRef: "pool-a", AllocatedPods: pods}
 	return b

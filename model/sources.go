@@ -7,12 +7,15 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"net"
+	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 	"unique"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/sandscope/sandscope/internal/textsafe"
 )
 
 // Annotation and label names of OpenSandbox (see shared/facts/opensandbox.md).
@@ -242,14 +245,22 @@ func parseEndpoints(v string) ([]string, string) {
 		switch {
 		case len(s) > maxAnnotationEntry:
 			problems = append(problems, fmt.Sprintf("entry %d is %d bytes long", i, len(s)))
-		case s != "" && net.ParseIP(s) == nil:
-			problems = append(problems, fmt.Sprintf("entry %d %q is not an IP address", i, s))
-			out[i] = s // the engine forwards to it anyway; keep what it records
+		case s != "" && !isIP(s):
+			// Dropped: the model keys IP indexes and history by these, and
+			// the UI shows them; a tenant may write anything here. Quoted
+			// sanitised, so the notice shows it without obeying it.
+			problems = append(problems, fmt.Sprintf("entry %d %s is not an IP address; dropped", i, strconv.Quote(textsafe.Line(s))))
 		default:
 			out[i] = s
 		}
 	}
 	return out, joinProblems(problems)
+}
+
+// isIP: an address, without an IPv6 zone (a zone is free text).
+func isIP(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Zone() == ""
 }
 
 // parseAllocPods reads {"pods":["<pod>",...]}.

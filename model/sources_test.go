@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -297,5 +298,28 @@ func TestAnnotationSeedCorpus(t *testing.T) {
 	for _, s := range annotationSeeds {
 		_, _ = parseEndpoints(s)
 		_, _ = parseAllocPods(s)
+	}
+}
+
+// An endpoints entry that is no IP address is dropped (its slot keeps its
+// place), and the notice quotes it without a control character in it.
+func TestEndpointsNotIPDropped(t *testing.T) {
+	hostile := "10.0.0.9\x1b]0;evil\x07\u009b2J"
+	v, _ := json.Marshal([]string{"10.0.0.1", hostile, "fe80::1%\x1b[2J", "fd00::2"})
+	b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{AnnotationEndpoints: string(v)}))
+	if want := []string{"10.0.0.1", "", "", "fd00::2"}; !slices.Equal(b.Endpoints, want) {
+		t.Errorf("endpoints %q, want %q", b.Endpoints, want)
+	}
+	if len(b.Notices()) != 1 || b.Notices()[0].Code != CodeBadAnnotation {
+		t.Fatalf("notices %v", b.Notices())
+	}
+	n := b.Notices()[0]
+	for _, s := range append([]string{n.Message}, n.Evidence[0].Text) {
+		if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }) {
+			t.Errorf("notice holds a control character: %q", s)
+		}
+	}
+	if !strings.Contains(n.Message, `"10.0.0.9␛]0;evil␇`) {
+		t.Errorf("notice does not quote the entry: %q", n.Message)
 	}
 }

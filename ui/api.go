@@ -16,6 +16,7 @@ import (
 	"github.com/muesli/termenv"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -102,13 +103,26 @@ func Run(ctx context.Context, src Source, be Backend, opts Options) error {
 	// only with its renderer, are set and followed here.
 	scr := newScreen(os.Stdout)
 	scr.fullScreen, scr.tty = true, in
-	err = scr.takeOver()
+	watch := func(p *tea.Program) func() { return watchSize(os.Stdout, p.Send) }
+	return runOn(ctx, m, scr, watch, tea.WithInput(in), tea.WithMouseCellMotion())
+}
+
+// runOn runs m on scr's terminal until the user quits or ctx ends; started
+// is called with the program before it runs, and what it returns after.
+func runOn(ctx context.Context, m *App, scr *screen, started func(*tea.Program) (stop func()), opts ...tea.ProgramOption) error {
+	err := scr.takeOver()
 	defer scr.giveBack() //nolint:errcheck // best effort: the program is over
 	if err != nil {
 		return fmt.Errorf("terminal UI: %w", err)
 	}
-	p := newProgram(m, scr, tea.WithInput(in), tea.WithMouseCellMotion(), tea.WithContext(ctx))
-	defer watchSize(os.Stdout, p.Send)()
+	// A panic on any goroutine gives the terminal back before it is
+	// reported (internal/crash); one in the model reaches cli.Main, not
+	// bubbletea, whose report would print on the alternate screen.
+	defer crash.OnPanic(func() { _ = scr.giveBack() })()
+	p := newProgram(m, scr, append(opts, tea.WithContext(ctx), tea.WithoutCatchPanics())...)
+	if started != nil {
+		defer started(p)()
+	}
 	_, err = p.Run()
 	if err != nil && ctx.Err() != nil {
 		return nil // cancelled by signal: a normal exit

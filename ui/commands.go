@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -249,7 +250,7 @@ func (f *createForm) focus() tea.Cmd {
 func (f *createForm) view() string {
 	hint := "(tab/shift+tab: field, enter: create, esc: cancel)"
 	if f.err != "" {
-		hint = "✗ " + f.err
+		hint = "✗ " + textsafe.Line(f.err)
 	}
 	return fmt.Sprintf("create [%d/%d] %s   %s", f.focus_+1, len(f.fields), f.fields[f.focus_].View(), hint)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -105,7 +106,7 @@ func (v *detailView) refresh(c *shared) {
 	if v.gone {
 		lines = append([]string{"GONE: this sandbox is no longer in the fleet; showing its last known state", ""}, lines...)
 	}
-	text := strings.Join(lines, "\n")
+	text := textsafe.Text(strings.Join(lines, "\n"))
 	if v.vp.Width > 0 {
 		// Long notices wrap instead of running off the screen.
 		text = lipgloss.NewStyle().Width(v.vp.Width).Render(text)

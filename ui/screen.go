@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/term"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
 
 // frameEvery caps how often the screen is written under churn: 60 frames a
@@ -64,7 +65,12 @@ type screen struct {
 }
 
 func newScreen(out io.Writer) *screen {
-	return &screen{out: out, now: time.Now, after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
+	return &screen{out: out, now: time.Now, after: func(d time.Duration, f func()) {
+		time.AfterFunc(d, func() {
+			defer utilruntime.HandleCrash() // the terminal back before the report
+			f()
+		})
+	}}
 }
 
 // draw takes a frame from View.
@@ -228,7 +234,7 @@ type drawn struct {
 
 func (d drawn) Init() tea.Cmd {
 	defer d.giveBackOnPanic()
-	return d.app.Init()
+	return guardCmd(d.app.Init())
 }
 
 func (d drawn) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -237,7 +243,27 @@ func (d drawn) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		d.scr.resize(ws.Width, ws.Height)
 	}
 	_, cmd := d.app.Update(msg)
-	return d, cmd
+	return d, guardCmd(cmd)
+}
+
+// guardCmd runs cmd (and the commands of a batch it returns) under
+// utilruntime.HandleCrash: bubbletea runs commands on goroutines of their
+// own, where a panic would otherwise end the process with the terminal
+// still raw and on the alternate screen.
+func guardCmd(cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		defer utilruntime.HandleCrash()
+		msg := cmd()
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for i := range b {
+				b[i] = guardCmd(b[i])
+			}
+		}
+		return msg
+	}
 }
 
 func (d drawn) View() string {
@@ -247,8 +273,8 @@ func (d drawn) View() string {
 }
 
 // giveBackOnPanic returns the terminal to the user before a panic in the
-// model goes on to bubbletea, which prints it: with its own renderer,
-// bubbletea restores the terminal first, so the report is not lost on the
+// model goes on (to cli.Main, which reports it and exits 70; Run turns
+// bubbletea's own catching off), so the report is not lost on the
 // alternate screen.
 func (d drawn) giveBackOnPanic() {
 	if r := recover(); r != nil {

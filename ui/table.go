@@ -5,6 +5,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/mattn/go-runewidth"
+
+	"github.com/sandscope/sandscope/internal/textsafe"
 )
 
 // column describes one table column. Drop is the order in which narrow
@@ -83,13 +85,14 @@ func layout(cols []column, natural []int, width int) (keep []int, widths []int) 
 	return keep, widths
 }
 
-// renderCells joins cells into one line of exactly the kept widths.
+// renderCells joins cells into one line of exactly the kept widths. Cells
+// hold what the fleet wrote: they are made safe before they are measured.
 func renderCells(b *strings.Builder, cells []string, cols []column, keep, widths []int) {
 	for j, ci := range keep {
 		if j > 0 {
 			b.WriteByte(' ')
 		}
-		cell := cells[ci]
+		cell := textsafe.Line(cells[ci])
 		wd := widths[j]
 		if runewidth.StringWidth(cell) > wd {
 			cell = runewidth.Truncate(cell, wd, "…")
@@ -102,11 +105,13 @@ func renderCells(b *strings.Builder, cells []string, cols []column, keep, widths
 	}
 }
 
-// fitLine pads or cuts s to exactly w cells (plain text only).
+// fitLine pads or cuts s to exactly w cells (plain text only: any control
+// character in s, which came from the fleet, is shown, not obeyed).
 func fitLine(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
+	s = textsafe.Line(s)
 	if runewidth.StringWidth(s) > w {
 		return runewidth.Truncate(s, w, "…")
 	}

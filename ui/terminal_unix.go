@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"golang.org/x/term"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
 
 // watchSize sends out's size now and after every SIGWINCH (bubbletea does
@@ -19,6 +20,7 @@ func watchSize(out *os.File, send func(tea.Msg)) (stop func()) {
 	signal.Notify(sig, syscall.SIGWINCH)
 	done := make(chan struct{})
 	go func() {
+		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 		defer signal.Stop(sig)
 		for {
 			if w, h, err := term.GetSize(int(out.Fd())); err == nil {

@@ -14,11 +14,19 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
-// maxLogLines bounds a log view's memory; older lines scroll away.
-const maxLogLines = 20000
+// A log or exec view keeps at most maxLogLines lines and maxViewBytes bytes;
+// older lines scroll away. A line longer than maxLineBytes is cut, with a
+// marker saying how much: the sandbox decides what it prints, and one line
+// without a newline must not take the operator's memory.
+const (
+	maxLogLines  = 20000
+	maxViewBytes = 8 << 20
+	maxLineBytes = 16 << 10
+)
 
 type textKind int
 
@@ -57,6 +65,7 @@ type textView struct {
 	previous bool
 	vp       viewport.Model
 	lines    []string
+	size     int // bytes in lines
 	follow   bool
 	status   string // loading / stream ended / error
 	cancel   context.CancelFunc
@@ -96,7 +105,7 @@ func (v *textView) close() {
 func (v *textView) start(c *shared) tea.Cmd {
 	v.close()
 	v.gen++
-	v.lines, v.status = nil, "loading…"
+	v.lines, v.size, v.status = nil, 0, "loading…"
 	ctx, cancel := context.WithCancel(context.Background())
 	v.cancel = cancel
 	id, gen, sb, be := v.vid, v.gen, v.sb, c.be
@@ -131,6 +140,7 @@ func (v *textView) start(c *shared) tea.Cmd {
 func (v *textView) startExec(c *shared, argv []string) tea.Cmd {
 	v.close()
 	v.gen++
+	v.lines, v.size = nil, 0
 	ctx, cancel := context.WithCancel(context.Background())
 	v.cancel = cancel
 	id, gen, sb, be := v.vid, v.gen, v.sb, c.be
@@ -175,7 +185,7 @@ func (v *textView) onReply(body any, c *shared) tea.Cmd {
 			return nil
 		}
 		v.status = ""
-		v.setLines(strings.Split(strings.TrimRight(r.text, "\n"), "\n"))
+		v.setLines(strings.Split(strings.TrimRight(textsafe.Text(r.text), "\n"), "\n"))
 	case eventsReply:
 		if r.err != nil {
 			v.status = "error: " + errText(r.err)
@@ -189,8 +199,19 @@ func (v *textView) onReply(body any, c *shared) tea.Cmd {
 			v.status = ""
 		}
 		v.lines = append(v.lines, r.lines...)
-		if n := len(v.lines) - maxLogLines; n > 0 {
-			v.lines = append([]string(nil), v.lines[n:]...)
+		for _, l := range r.lines {
+			v.size += len(l)
+		}
+		drop := max(0, len(v.lines)-maxLogLines)
+		for _, l := range v.lines[:drop] {
+			v.size -= len(l)
+		}
+		for drop < len(v.lines)-1 && v.size > maxViewBytes {
+			v.size -= len(v.lines[drop])
+			drop++
+		}
+		if drop > 0 {
+			v.lines = append([]string(nil), v.lines[drop:]...)
 		}
 		v.setLines(v.lines)
 		return waitLines(v.vid, v.gen, v.ch)
@@ -275,47 +296,73 @@ func formatEvents(evs []corev1.Event, c *shared) []string {
 		if e.Count > 1 {
 			msg += fmt.Sprintf(" (x%d)", e.Count)
 		}
-		out = append(out, fmt.Sprintf("%-6s %-8s %-22s %-28s %s", age(now, eventTime(e)), e.Type, e.Reason, obj, msg))
+		out = append(out, textsafe.Line(fmt.Sprintf("%-6s %-8s %-22s %-28s %s", age(now, eventTime(e)), e.Type, e.Reason, obj, msg)))
 	}
 	return out
 }
 
-// lineWriter turns a byte stream into lines delivered on ch.
+// lineWriter turns a byte stream into lines delivered on ch. Each byte is
+// looked at once (only the new bytes are searched for a newline), and a
+// line keeps at most maxLineBytes: the rest is counted, not kept.
 type lineWriter struct {
 	ctx     context.Context
 	ch      chan<- []string
 	mu      sync.Mutex
-	partial []byte
+	partial []byte // the line so far, at most maxLineBytes
+	cut     int    // bytes of it dropped past maxLineBytes
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
 	w.mu.Lock()
-	w.partial = append(w.partial, p...)
 	var lines []string
-	for {
-		i := bytes.IndexByte(w.partial, '\n')
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
+			w.add(p)
 			break
 		}
-		lines = append(lines, strings.TrimRight(string(w.partial[:i]), "\r"))
-		w.partial = w.partial[i+1:]
+		w.add(p[:i])
+		lines = append(lines, w.take())
+		p = p[i+1:]
 	}
 	w.mu.Unlock()
 	if len(lines) == 0 {
-		return len(p), nil
+		return n, nil
 	}
 	select {
 	case w.ch <- lines:
-		return len(p), nil
+		return n, nil
 	case <-w.ctx.Done():
 		return 0, w.ctx.Err()
 	}
 }
 
+// add appends b to the line, up to maxLineBytes.
+func (w *lineWriter) add(b []byte) {
+	if room := maxLineBytes - len(w.partial); len(b) > room {
+		w.cut += len(b) - room
+		b = b[:room]
+	}
+	w.partial = append(w.partial, b...)
+}
+
+// take ends the line: made safe to show, with the cut marked.
+func (w *lineWriter) take() string {
+	s := textsafe.Text(strings.TrimRight(string(w.partial), "\r"))
+	if w.cut > 0 {
+		s += fmt.Sprintf(" …[line cut: %d more bytes]", w.cut)
+	}
+	w.partial, w.cut = w.partial[:0], 0
+	return s
+}
+
 func (w *lineWriter) flush() {
 	w.mu.Lock()
-	rest := string(w.partial)
-	w.partial = nil
+	var rest string
+	if len(w.partial) > 0 || w.cut > 0 {
+		rest = w.take()
+	}
 	w.mu.Unlock()
 	if rest != "" {
 		select {

@@ -109,7 +109,6 @@ type Request struct {
 	ExecdImage  string
 	// EntrypointTable is the ConfigMap name (default sandscope-entrypoints).
 	EntrypointTable string
-	ReadOnly        bool
 }
 
 // ProbeTarget is the sandbox a ReadyProber checks.
@@ -158,6 +157,9 @@ type Creator struct {
 	// ProbeInterval between exec probes (default 500ms).
 	ProbeInterval time.Duration
 	Now           func() time.Time
+	// ReadOnly refuses every Run with READ_ONLY. It is set once, where the
+	// Creator is built (from --readonly), so no caller can forget it.
+	ReadOnly bool
 }
 
 // Source of the start command.
@@ -232,7 +234,7 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if req.ReadOnly {
+	if c.ReadOnly {
 		return nil, refused(CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false)
 	}
 	if err := validate(&req); err != nil {

@@ -91,6 +91,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// ErrorCode is the stable code (READ_ONLY, ...), as the UI asks of refusals.
+func (e *Error) ErrorCode() string { return e.Code }
+
 // ExitCode is the process exit code for this error.
 func (e *Error) ExitCode() int {
 	if e.exit == 0 {

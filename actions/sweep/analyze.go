@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/model"
@@ -194,6 +195,7 @@ func runForensics(ctx context.Context, snap *model.Snapshot, todo []podRef, look
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 			for ref := range work {
 				notices, note := explain(ctx, ref, groups, nodes, sibs, lookup)
 				mu.Lock()
@@ -493,6 +495,7 @@ func runProbes(ctx context.Context, snap *model.Snapshot, opts Options) (map[str
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 			for t := range work {
 				pctx, cancel := context.WithTimeout(ctx, opts.ProbeTimeout)
 				err := opts.Ping(pctx, t.addr)

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -58,16 +59,19 @@ func WriteJSON(w io.Writer, r *Report) error {
 }
 
 // WriteTable writes the findings as aligned columns, then the evidence of
-// each finding under its number, then the contexts and the summary.
+// each finding under its number, then the contexts and the summary. Every
+// field the fleet wrote goes through textsafe.Line first: the table is read
+// on a terminal, which must not obey what a sandbox put in its messages.
 func WriteTable(w io.Writer, r *Report) error {
+	safe := textsafe.Line
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if len(r.Findings) == 0 {
 		fmt.Fprintln(tw, "No findings.")
 	} else {
 		fmt.Fprintln(tw, "#\tSEVERITY\tCODE\tCONTEXT\tNAMESPACE\tSANDBOX\tPOD\tMESSAGE")
 		for i, f := range r.Findings {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, f.Severity, f.Code, dash(f.Context),
-				dash(f.Namespace), dash(f.Sandbox), dash(f.Pod), truncate(f.Message, maxMessageColumn))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, safe(string(f.Severity)), safe(f.Code), safe(dash(f.Context)),
+				safe(dash(f.Namespace)), safe(dash(f.Sandbox)), safe(dash(f.Pod)), truncate(safe(f.Message), maxMessageColumn))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -79,16 +83,16 @@ func WriteTable(w io.Writer, r *Report) error {
 			if len(f.Evidence) == 0 && len(f.Message) <= maxMessageColumn {
 				continue
 			}
-			fmt.Fprintf(w, "[%d] %s %s\n", i+1, f.Code, subjectOf(f))
+			fmt.Fprintf(w, "[%d] %s %s\n", i+1, safe(f.Code), safe(subjectOf(f)))
 			if len(f.Message) > maxMessageColumn {
-				fmt.Fprintf(w, "    %s\n", f.Message)
+				fmt.Fprintf(w, "    %s\n", safe(f.Message))
 			}
 			for _, e := range f.Evidence {
 				at := ""
 				if e.At != nil {
 					at = " @" + e.At.UTC().Format(time.RFC3339)
 				}
-				fmt.Fprintf(w, "    %-8s %s%s\n", e.Kind, e.Text, at)
+				fmt.Fprintf(w, "    %-8s %s%s\n", safe(string(e.Kind)), safe(e.Text), at)
 			}
 		}
 	}
@@ -96,13 +100,13 @@ func WriteTable(w io.Writer, r *Report) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONTEXT\tSERVER\tREACHABLE\tERROR")
 	for _, c := range r.Contexts {
-		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\n", dash(c.Name), dash(c.Server), c.Reachable, dash(c.Error))
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\n", safe(dash(c.Name)), safe(dash(c.Server)), c.Reachable, safe(dash(c.Error)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", safe(n))
 	}
 	s := r.Summary
 	_, err := fmt.Fprintf(w, "\n%d sandboxes, %d pods: %d error, %d warning, %d info. Score %d/100.\n",

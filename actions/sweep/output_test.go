@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandscope/sandscope/internal/textsafe/textsafetest"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -262,6 +263,29 @@ func TestWriteTable(t *testing.T) {
 	}
 	for _, want := range []string{"EVIDENCE", "observed holder b-0 @2026-11-29T17:25:19Z", "inferred no logs expected",
 		"staging", "cannot reach cluster", "4 sandboxes, 4 pods: 2 error, 1 warning, 1 info. Score"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// The table is read on a terminal: what the fleet wrote in a finding is
+// shown, never obeyed.
+func TestWriteTableIsInert(t *testing.T) {
+	r := sampleReport()
+	h := textsafetest.Hostile
+	r.Findings[1].Message = "msg " + h
+	r.Findings[1].Sandbox = "sb" + h
+	r.Findings[1].Evidence = []model.Evidence{{Kind: model.Observed, Text: "ev " + h}}
+	r.Contexts[1].Error = "err " + h
+	r.Notes = []string{"note " + h}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	textsafetest.AssertInert(t, out)
+	for _, want := range []string{"ev " + textsafetest.Shown, "err " + textsafetest.Shown, "note " + textsafetest.Shown, "msg ␛]0;evil title␇"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
@@ -185,6 +186,7 @@ func Sweep(ctx context.Context, targets []Target, opts Options) Report {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 			results[i] = sweepContext(ctx, t, opts)
 		}()
 	}

@@ -28,8 +28,12 @@ const (
 	// Invalid: the reference does not parse.
 	Invalid Kind = "Invalid"
 	// Registry: the registry answered something unusable (unexpected
-	// status, malformed manifest, schema 1).
+	// status, malformed manifest, schema 1, a config or argv past the
+	// limits).
 	Registry Kind = "Registry"
+	// NotAllowed: the registry is not among Options.Registries; nothing
+	// was sent to it.
+	NotAllowed Kind = "NotAllowed"
 )
 
 // Error is a failed image-config read.
@@ -58,6 +62,8 @@ func (e *Error) Error() string {
 		return b.String()
 	case Invalid:
 		fmt.Fprintf(&b, "invalid image reference %q", e.Ref)
+	case NotAllowed:
+		fmt.Fprintf(&b, "registry %s is not among the allowed registries (--image-registries); %s not read", e.Host, e.Ref)
 	default:
 		fmt.Fprintf(&b, "registry %s: reading %s failed", e.Host, e.Ref)
 	}

@@ -40,6 +40,19 @@ const (
 	DefaultTagTTL      = 30 * time.Second
 	// maxCached bounds the digest cache; configs are a few hundred bytes each.
 	maxCached = 4096
+	// The images are the tenants' choice, and so is what their registry
+	// answers. A config blob is a few KB: MaxConfigBytes refuses one
+	// declared larger (go-containerregistry verifies the declared size as
+	// it reads). maxResponseBytes bounds every other answer (a manifest,
+	// an index, a token), which go-containerregistry lets reach 100 MiB.
+	MaxConfigBytes   = 1 << 20
+	maxResponseBytes = 4 << 20
+	// MaxArgvEntries and MaxArgvBytes bound ENTRYPOINT+CMD: the argv is
+	// cached, shown and written into the sandbox's spec.
+	MaxArgvEntries = 256
+	MaxArgvBytes   = 64 << 10
+	// maxCachedBytes bounds the digest cache in bytes as well as entries.
+	maxCachedBytes = 4 << 20
 )
 
 // DefaultPlatform is the platform an index is resolved to when none is given.
@@ -66,19 +79,29 @@ type Options struct {
 	FailureTTL time.Duration
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
+	// Anonymous sends no credentials (Keychain is ignored): for reads of
+	// images a tenant chose, which the operator's credentials should not
+	// vouch for.
+	Anonymous bool
+	// Registries, when not empty, are the only registry hosts read from
+	// ("docker.io" and "index.docker.io" are one); a reference elsewhere
+	// fails as NotAllowed without a request.
+	Registries []string
 }
 
 // Reader reads image configs. Safe for concurrent use.
 type Reader struct {
 	opts     Options
+	allowed  map[string]bool // Options.Registries, normalised; empty: all
 	platform v1.Platform
 	slots    chan struct{}
 
-	mu       sync.Mutex
-	byDigest map[string]model.ImageConfig // digest → config (immutable)
-	tags     map[string]tagEntry          // ref → digest, with expiry
-	failures map[string]failureEntry      // ref → error, with expiry
-	inflight map[string]*call
+	mu          sync.Mutex
+	byDigest    map[string]model.ImageConfig // digest → config (immutable)
+	cachedBytes int                          // the size of byDigest's entries
+	tags        map[string]tagEntry          // ref → digest, with expiry
+	failures    map[string]failureEntry      // ref → error, with expiry
+	inflight    map[string]*call
 }
 
 type tagEntry struct {
@@ -106,12 +129,22 @@ func New(opts Options) *Reader {
 	if opts.Keychain == nil {
 		opts.Keychain = authn.DefaultKeychain
 	}
+	if opts.Anonymous {
+		opts.Keychain = authn.NewMultiKeychain() // of none: anonymous for every registry
+	}
+	allowed := map[string]bool{}
+	for _, h := range opts.Registries {
+		if reg, err := name.NewRegistry(strings.TrimSpace(h)); err == nil {
+			allowed[reg.RegistryStr()] = true
+		}
+	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
 	if opts.Transport == nil {
 		opts.Transport = remote.DefaultTransport
 	}
+	opts.Transport = limitedBodies{opts.Transport}
 	if opts.TagTTL == 0 {
 		opts.TagTTL = DefaultTagTTL
 	}
@@ -124,6 +157,7 @@ func New(opts Options) *Reader {
 	}
 	return &Reader{
 		opts:     opts,
+		allowed:  allowed,
 		platform: p,
 		slots:    make(chan struct{}, opts.Concurrency),
 		byDigest: map[string]model.ImageConfig{},
@@ -170,6 +204,9 @@ func (r *Reader) read(ctx context.Context, ref string) (model.ImageConfig, error
 	parsed, err := name.ParseReference(strings.TrimSpace(ref))
 	if err != nil {
 		return model.ImageConfig{Ref: ref}, &Error{Kind: Invalid, Ref: ref, Err: err}
+	}
+	if host := parsed.Context().RegistryStr(); len(r.allowed) > 0 && !r.allowed[host] {
+		return model.ImageConfig{Ref: ref}, &Error{Kind: NotAllowed, Host: host, Ref: ref}
 	}
 	key := parsed.Name()
 	if cfg, err, ok := r.cached(parsed); ok {
@@ -256,15 +293,22 @@ func (r *Reader) remember(ref name.Reference, cfg model.ImageConfig, err error) 
 	if cfg.Digest == "" {
 		return
 	}
-	if len(r.byDigest) >= maxCached {
-		for k := range r.byDigest { // drop an arbitrary entry; re-reading is cheap
-			delete(r.byDigest, k)
-			break
-		}
-	}
 	cfg.Ref = ""
 	cfg.Err = ""
+	if old, ok := r.byDigest[cfg.Digest]; ok {
+		r.cachedBytes -= configBytes(old)
+		delete(r.byDigest, cfg.Digest)
+	}
+	size := configBytes(cfg)
+	for k, v := range r.byDigest { // drop arbitrary entries; re-reading is cheap
+		if len(r.byDigest) < maxCached && r.cachedBytes+size <= maxCachedBytes {
+			break
+		}
+		delete(r.byDigest, k)
+		r.cachedBytes -= configBytes(v)
+	}
 	r.byDigest[cfg.Digest] = cfg
+	r.cachedBytes += size
 	if _, isDigest := ref.(name.Digest); !isDigest && r.opts.TagTTL > 0 {
 		r.tags[ref.Name()] = tagEntry{digest: cfg.Digest, expires: r.opts.Now().Add(r.opts.TagTTL)}
 	}
@@ -301,13 +345,50 @@ func (r *Reader) fetch(ctx context.Context, ref name.Reference) (model.ImageConf
 	if err != nil {
 		return cfg, r.classify(ctx, ref, err)
 	}
+	m, err := img.Manifest()
+	if err != nil {
+		return cfg, r.classify(ctx, ref, err)
+	}
+	if m.Config.Size > MaxConfigBytes {
+		return cfg, &Error{Kind: Registry, Host: ref.Context().RegistryStr(), Ref: ref.String(),
+			Err: fmt.Errorf("config blob declared %d bytes, more than the %d read", m.Config.Size, MaxConfigBytes)}
+	}
 	file, err := img.ConfigFile()
 	if err != nil {
 		return cfg, r.classify(ctx, ref, err)
 	}
+	if n, size := len(file.Config.Entrypoint)+len(file.Config.Cmd), argvBytes(file.Config.Entrypoint)+argvBytes(file.Config.Cmd); n > MaxArgvEntries || size > MaxArgvBytes {
+		return cfg, &Error{Kind: Registry, Host: ref.Context().RegistryStr(), Ref: ref.String(),
+			Err: fmt.Errorf("ENTRYPOINT+CMD is %d entries, %d bytes; at most %d entries, %d bytes are taken", n, size, MaxArgvEntries, MaxArgvBytes)}
+	}
 	cfg.Entrypoint = append([]string(nil), file.Config.Entrypoint...)
 	cfg.Cmd = append([]string(nil), file.Config.Cmd...)
 	return cfg, noEntrypointError(ref, cfg)
+}
+
+func argvBytes(argv []string) int {
+	n := 0
+	for _, a := range argv {
+		n += len(a)
+	}
+	return n
+}
+
+// configBytes is what a cached config costs, roughly.
+func configBytes(cfg model.ImageConfig) int {
+	return 64 + len(cfg.Digest) + argvBytes(cfg.Entrypoint) + argvBytes(cfg.Cmd) + 16*(len(cfg.Entrypoint)+len(cfg.Cmd))
+}
+
+// limitedBodies cuts every registry answer at maxResponseBytes: reading
+// more fails (http.MaxBytesError) instead of filling memory.
+type limitedBodies struct{ rt http.RoundTripper }
+
+func (l limitedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.rt.RoundTrip(req)
+	if err == nil && resp.Body != nil {
+		resp.Body = http.MaxBytesReader(nil, resp.Body, maxResponseBytes)
+	}
+	return resp, err
 }
 
 func noEntrypointError(ref name.Reference, cfg model.ImageConfig) error {

@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/imageconfig/registrytest"
@@ -419,5 +423,116 @@ func BenchmarkReadFailure(b *testing.B) {
 			b.ReportMetric(float64(worst.Milliseconds()), "worst-ms")
 			b.ReportMetric(float64(deadline.Milliseconds()), "deadline-ms")
 		})
+	}
+}
+
+// The images are the tenants' choice: a config blob larger than
+// MaxConfigBytes, an argv longer than the caps and a registry answer that
+// never ends are refused, not read into memory.
+func TestReadBounded(t *testing.T) {
+	reg := registrytest.Start(t)
+	big, _ := reg.PushImage(t, "app:big", []string{strings.Repeat("x", imageconfig.MaxConfigBytes+1)}, nil)
+	long, _ := reg.PushImage(t, "app:long", make([]string, imageconfig.MaxArgvEntries+1), nil)
+	wide, _ := reg.PushImage(t, "app:wide", []string{strings.Repeat("y", imageconfig.MaxArgvBytes+1)}, nil)
+	r := newReader(imageconfig.Options{})
+	for _, ref := range []string{big, long, wide} {
+		_, err := r.Read(context.Background(), ref)
+		if e := asError(t, err); e.Kind != imageconfig.Registry {
+			t.Errorf("%s: kind %s (%v), want Registry", ref, e.Kind, err)
+		}
+	}
+
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/v2/" {
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		chunk := []byte(strings.Repeat(" ", 64<<10))
+		for range 1024 { // 64 MiB of a manifest
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(endless.Close)
+	host := strings.TrimPrefix(endless.URL, "http://")
+	_, err := r.Read(context.Background(), host+"/app:endless")
+	var mbe *http.MaxBytesError
+	if !errors.As(err, &mbe) {
+		t.Fatalf("endless manifest: %v, want a MaxBytesError", err)
+	}
+}
+
+type operatorKeychain struct{}
+
+func (operatorKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
+	return &authn.Basic{Username: "operator", Password: "secret"}, nil
+}
+
+// Anonymous: a registry that asks for credentials gets none, even with a
+// keychain that has them; the control read shows that it would.
+func TestReadAnonymousSendsNoCredentials(t *testing.T) {
+	var mu sync.Mutex
+	var sawAuth []string
+	h := registry.New()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		if a := req.Header.Get("Authorization"); a != "" {
+			sawAuth = append(sawAuth, req.Method+" "+req.URL.Path)
+		}
+		mu.Unlock()
+		if req.URL.Path == "/v2/" && req.Header.Get("Authorization") == "" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ref, err := name.ParseReference(host + "/app:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, registrytest.Image(t, []string{"/srv"}, nil), remote.WithAuthFromKeychain(operatorKeychain{})); err != nil {
+		t.Fatal(err)
+	}
+	read := func(anonymous bool) []string {
+		mu.Lock()
+		sawAuth = nil
+		mu.Unlock()
+		r := newReader(imageconfig.Options{Keychain: operatorKeychain{}, Anonymous: anonymous, TagTTL: -1})
+		if _, err := r.Read(context.Background(), host+"/app:1"); err != nil {
+			t.Fatalf("anonymous %v: %v", anonymous, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return sawAuth
+	}
+	if got := read(false); len(got) == 0 {
+		t.Fatal("control: the keychain's credentials were never sent")
+	}
+	if got := read(true); len(got) != 0 {
+		t.Fatalf("anonymous read sent credentials with %v", got)
+	}
+}
+
+// Registries: a reference to another registry fails as NotAllowed, and
+// nothing is sent to it.
+func TestReadRegistryAllowlist(t *testing.T) {
+	reg := registrytest.Start(t)
+	ref, _ := reg.PushImage(t, "app:1", []string{"/srv"}, nil)
+	reg.ResetRequests()
+	r := newReader(imageconfig.Options{Registries: []string{"registry.example", "docker.io"}})
+	_, err := r.Read(context.Background(), ref)
+	if e := asError(t, err); e.Kind != imageconfig.NotAllowed || !strings.Contains(err.Error(), reg.Host) {
+		t.Fatalf("kind %s: %v", e.Kind, err)
+	}
+	if got := reg.Requests(); len(got) != 0 {
+		t.Fatalf("requests sent to a registry not allowed: %v", got)
+	}
+	ok := newReader(imageconfig.Options{Registries: []string{reg.Host}})
+	if _, err := ok.Read(context.Background(), ref); err != nil {
+		t.Fatalf("allowed registry: %v", err)
 	}
 }

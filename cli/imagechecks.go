@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
+)
+
+// The image checks (ENTRYPOINT_NOT_RUN in the TUI and in sweep) read the
+// configs of images the tenants chose, from registries the tenants chose,
+// without anyone asking: the operator decides whether they run, whether
+// they carry the operator's registry credentials, and to which hosts.
+const (
+	imageChecksOn        = "on"
+	imageChecksOff       = "off"
+	imageChecksAnonymous = "anonymous"
+)
+
+// fileConfig is $XDG_CONFIG_HOME/sandscope/config.yaml; flags win over it.
+type fileConfig struct {
+	ImageChecks     string   `json:"imageChecks,omitempty"`
+	ImageRegistries []string `json:"imageRegistries,omitempty"`
+}
+
+// ConfigPath is where the config file lives: $XDG_CONFIG_HOME/sandscope/
+// config.yaml, falling back to ~/.config/sandscope/config.yaml.
+func ConfigPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "sandscope", "config.yaml")
+}
+
+// applyConfigFile fills the settings the command line left unset from the
+// config file (a missing file is no error; a malformed one is).
+func applyConfigFile(cmd *cobra.Command, g *Globals) error {
+	path := g.ConfigFile
+	if path == "" {
+		path = ConfigPath()
+	}
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && g.ConfigFile == "" {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	var fc fileConfig
+	if err := yaml.UnmarshalStrict(data, &fc); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	flags := cmd.Flags()
+	if fc.ImageChecks != "" && !flags.Changed("image-checks") {
+		g.ImageChecks = fc.ImageChecks
+	}
+	if len(fc.ImageRegistries) > 0 && !flags.Changed("image-registries") {
+		g.ImageRegistries = fc.ImageRegistries
+	}
+	return nil
+}
+
+// imageCheckMode is --image-checks as it applies: --readonly turns "on"
+// into "anonymous" (a read-only session sends no credentials anywhere).
+func (g *Globals) imageCheckMode() (string, error) {
+	switch m := strings.ToLower(strings.TrimSpace(g.ImageChecks)); m {
+	case "", imageChecksOn:
+		if g.ReadOnly {
+			return imageChecksAnonymous, nil
+		}
+		return imageChecksOn, nil
+	case imageChecksOff, imageChecksAnonymous:
+		return m, nil
+	default:
+		return "", fmt.Errorf("--image-checks must be on, off or anonymous, not %q", g.ImageChecks)
+	}
+}
+
+// imageChecks returns the reader for the background image checks, or nil
+// when they are off.
+func (g *Globals) imageChecks(opts imageconfig.Options) (kube.ImageConfigReader, error) {
+	mode, err := g.imageCheckMode()
+	if err != nil || mode == imageChecksOff {
+		return nil, err
+	}
+	opts.Anonymous = mode == imageChecksAnonymous
+	opts.Registries = g.ImageRegistries
+	return imageconfig.New(opts), nil
+}
