@@ -79,6 +79,9 @@ type App struct {
 
 	flash      string
 	flashIsErr bool
+	// inputErr says why the open input line was not accepted; the line
+	// stays, to be mended, and the next key clears it.
+	inputErr string
 	flashAt    time.Time
 
 	// gated holds the mutating bindings as configured, so a key that read-only
@@ -264,6 +267,16 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.setFlash("create: "+msg.stage, strings.HasPrefix(msg.stage, "failed"))
 		return a, waitStage(msg.ch)
 	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !(msg.Paste && a.mode != modeNormal) {
+			// Keys that arrive together (a script, a laggy link, a paste
+			// outside an input) come as one multi-rune key: each rune acts
+			// in order, as if typed.
+			cmds := make([]tea.Cmd, 0, len(msg.Runes))
+			for _, r := range msg.Runes {
+				cmds = append(cmds, a.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+			}
+			return a, tea.Sequence(cmds...)
+		}
 		return a, a.onKey(msg)
 	case tea.MouseMsg:
 		return a, a.top().update(msg, a.c)
@@ -445,6 +458,7 @@ func (a *App) openInput(m mode, prompt, value string, suggestions []string) {
 
 func (a *App) closeInput() {
 	a.mode = modeNormal
+	a.inputErr = ""
 	a.input.Blur()
 	a.input.SetValue("")
 }
@@ -477,12 +491,17 @@ func (a *App) onFilterKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (a *App) onExecKey(msg tea.KeyMsg) tea.Cmd {
+	a.inputErr = ""
 	switch msg.Type {
 	case tea.KeyEsc:
 		a.closeInput()
 		return nil
 	case tea.KeyEnter:
-		argv := strings.Fields(a.input.Value())
+		argv, err := shellWords(a.input.Value())
+		if err != nil {
+			a.inputErr = err.Error()
+			return nil
+		}
 		a.closeInput()
 		sb := a.execTarget
 		a.execTarget = nil

@@ -258,10 +258,18 @@ func (f *createForm) view() string {
 // request validates the form; the error names the field that is wrong.
 func (f *createForm) request() (CreateRequest, error) {
 	val := func(i int) string { return strings.TrimSpace(f.fields[i].Value()) }
+	command, err := shellWords(val(fieldCommand))
+	if err != nil {
+		return CreateRequest{}, fmt.Errorf("command: %w", err)
+	}
+	env, err := shellWords(val(fieldEnv))
+	if err != nil {
+		return CreateRequest{}, fmt.Errorf("env: %w", err)
+	}
 	req := CreateRequest{
 		Namespace: val(fieldNamespace),
 		Image:     val(fieldImage),
-		Command:   strings.Fields(val(fieldCommand)),
+		Command:   command,
 		Pool:      val(fieldPool),
 		CPU:       val(fieldCPU),
 		Memory:    val(fieldMemory),
@@ -269,7 +277,7 @@ func (f *createForm) request() (CreateRequest, error) {
 	if req.Image == "" && req.Pool == "" {
 		return req, fmt.Errorf("an image (or a pool) is required")
 	}
-	for _, kv := range strings.Fields(val(fieldEnv)) {
+	for _, kv := range env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return req, fmt.Errorf("env: %q is not K=V", kv)

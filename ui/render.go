@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -176,6 +178,9 @@ func (a *App) footerLines(w int) []string {
 	switch a.mode {
 	case modeFilter, modeCommand, modeExecPrompt:
 		first = a.input.View()
+		if a.inputErr != "" {
+			first += "  " + a.c.st.flashErr.Render(fitLine("✗ "+a.inputErr, max(w-ansi.StringWidth(first)-2, 0)))
+		}
 	case modeConfirmDelete:
 		sb := a.pendingDelete
 		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("Delete %s %s/%s? This cannot be undone. [y/N]", sb.Engine(), sb.Namespace(), sb.Name()), w))

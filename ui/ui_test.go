@@ -510,3 +510,34 @@ func TestDetailShowsRecreationFromEvents(t *testing.T) {
 		}
 	}
 }
+
+// Keys that arrive in one read (a paste, a script, a laggy link) reach the
+// app as one multi-rune key: each rune must act in order, in every mode.
+func TestKeysArrivingTogether(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(":pods")})
+	keys(tm, "enter")
+	screenContains(t, tm, app, "Pods [4/4]")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("-/sbx-c")})
+	screenContains(t, tm, app, "Sandboxes [1/4]")
+}
+
+// The exec prompt splits its line as a shell would: `sh -c 'exit 7'` is
+// three words, and an unterminated quote is an error that keeps the line.
+func TestExecPromptQuoting(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	var gotCmd []string
+	be := Backend{Exec: func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (int, error) {
+		gotCmd = cmd
+		return 7, nil
+	}}
+	app, tm := newTestApp(t, src, be, Options{})
+	keys(tm, "x", "echo 'oops", "enter")
+	screenContains(t, tm, app, "cannot split")
+	keys(tm, "esc", "x", "sh -c 'exit 7'", "enter")
+	screenContains(t, tm, app, "exit code 7")
+	if len(gotCmd) != 3 || gotCmd[2] != "exit 7" {
+		t.Fatalf("exec got %q", gotCmd)
+	}
+}
