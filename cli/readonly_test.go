@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -101,5 +102,13 @@ func TestReadOnlyActionsRefuse(t *testing.T) {
 		if err == nil || !errors.As(err, &c) || c.ErrorCode() != "READ_ONLY" {
 			t.Errorf("%s under read-only: %v, want a READ_ONLY refusal", name, err)
 		}
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := Main([]string{"--version"}, strings.NewReader(""), &out, &errOut)
+	if code != 0 || !strings.HasPrefix(out.String(), "sandscope version ") || strings.TrimSpace(strings.TrimPrefix(out.String(), "sandscope version ")) == "" {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out.String(), errOut.String())
 	}
 }

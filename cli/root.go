@@ -80,6 +80,7 @@ func NewRootCommand(g *Globals) *cobra.Command {
 			"Without a subcommand it opens the terminal UI.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       Version(),
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runTUI(cmd.Context(), g)
@@ -148,4 +149,32 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) (code int) {
 		return ExitFailure
 	}
 	return ExitUsage
+}
+
+// Version is sandscope's version as the Go toolchain recorded it in the
+// binary: the module version of a `go install …@version`, else the VCS
+// revision of a build from a checkout (with "+dirty" for local changes).
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	return "devel-" + rev[:min(len(rev), 12)] + dirty
 }
