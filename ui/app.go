@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -82,7 +83,7 @@ type App struct {
 	// inputErr says why the open input line was not accepted; the line
 	// stays, to be mended, and the next key clears it.
 	inputErr string
-	flashAt    time.Time
+	flashAt  time.Time
 
 	// gated holds the mutating bindings as configured, so a key that read-only
 	// mode (or a missing backend) disabled can still be recognised and refused.
@@ -402,7 +403,7 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		return tea.Exec(ex, func(err error) tea.Msg { return actionDone{text: "shell ended", err: err} })
 	case key.Matches(msg, k.Exec) && sel != nil:
 		a.execTarget = sel
-		a.openInput(modeExecPrompt, "exec> ", "", nil)
+		a.openInput(modeExecPrompt, "exec "+textsafe.Line(sel.Namespace()+"/"+sel.Name())+"> ", "", nil)
 	case key.Matches(msg, k.Create):
 		a.create = newCreateForm(a.c)
 		a.mode = modeCreate

@@ -533,7 +533,9 @@ func TestExecPromptQuoting(t *testing.T) {
 		return 7, nil
 	}}
 	app, tm := newTestApp(t, src, be, Options{})
-	keys(tm, "x", "echo 'oops", "enter")
+	keys(tm, "x")
+	screenContains(t, tm, app, "exec batch/sbx-d> ") // the prompt names its target
+	keys(tm, "echo 'oops", "enter")
 	screenContains(t, tm, app, "cannot split")
 	keys(tm, "esc", "x", "sh -c 'exit 7'", "enter")
 	screenContains(t, tm, app, "exit code 7")
