@@ -49,7 +49,7 @@ func TestClockRedrawsOnlyWhenTextChanges(t *testing.T) {
 	a := New(&fakeSource{snap: snap}, Backend{}, Options{Now: func() time.Time { return now }}, DefaultKeyMap())
 	a.Init()
 	a.Update(tea.WindowSizeMsg{Width: 120, Height: 20})
-	ageRe := regexp.MustCompile(`(?m)^ns\s+old\s.*\s(\d+[smhd])\s*$`)
+	ageRe := regexp.MustCompile(`(?m)^[ ›]?ns\s+old\s.*\s(\d+[smhd])\s*$`)
 	ageShown := func() string {
 		t.Helper()
 		m := ageRe.FindStringSubmatch(a.View())

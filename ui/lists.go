@@ -153,7 +153,7 @@ func (v *listView) render(c *shared, width, height int) string {
 	}
 	var b strings.Builder
 	renderCells(&b, head, v.cols, keep, widths)
-	out := []string{c.st.colHead.Render(fitLine(b.String(), width))}
+	out := []string{c.st.colHead.Render(c.st.markRow(fitLine(b.String(), width), false))}
 	v.offset = window(v.cursor, v.offset, height-1, len(v.visible))
 	now := c.now()
 	cells := make([]string, len(v.cols))

@@ -490,7 +490,7 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 	}
 	renderCells(&b, head[:], sandboxCols, keep, widths)
 	out := make([]string, 0, height)
-	out = append(out, c.st.colHead.Render(fitLine(b.String(), width)))
+	out = append(out, c.st.colHead.Render(c.st.markRow(fitLine(b.String(), width), false)))
 	rowsH := height - 1
 	v.offset = window(v.cursor, v.offset, rowsH, len(v.visible))
 	now := c.now()
@@ -518,6 +518,7 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 }
 
 func styleRow(c *shared, line string, sev rowSev, selected bool) string {
+	line = c.st.markRow(line, selected)
 	st := c.st.cursor
 	switch {
 	case selected && sev == sevErr:

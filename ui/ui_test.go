@@ -543,3 +543,25 @@ func TestExecPromptQuoting(t *testing.T) {
 		t.Fatalf("exec got %q", gotCmd)
 	}
 }
+
+// Under NO_COLOR no attribute reaches the terminal, not even reverse: the
+// cursor row is marked with a gutter, and the mark follows the cursor.
+func TestCursorVisibleWithoutColour(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	marked := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, gutter) {
+				out = append(out, strings.Fields(l)[1])
+			}
+		}
+		return out
+	}
+	s := screenContains(t, tm, app, gutter)
+	if m := marked(s); len(m) != 1 || m[0] != "sbx-d" {
+		t.Fatalf("marked rows %v, want only sbx-d:\n%s", m, s)
+	}
+	keys(tm, "j")
+	waitScreen(t, tm, app, "cursor on sbx-a", func(s string) bool { m := marked(s); return len(m) == 1 && m[0] == "sbx-a" })
+}
