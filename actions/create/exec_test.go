@@ -15,7 +15,7 @@ import (
 	"github.com/sandscope/sandscope/kube/testkubelet"
 )
 
-// Pod IPs on loopback for this package only (actions/execute uses 127.77.x.y).
+// Pod IPs on loopback for this package only (actions/execute draws 127.100-239.x.y).
 var ipSeq atomic.Int64
 
 func nextIP() string {

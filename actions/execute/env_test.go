@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
@@ -28,13 +29,18 @@ func TestMain(m *testing.M) {
 	kubetest.Main(m)
 }
 
-// ipSeq hands out Pod IPs on loopback (127.77.x.y, this package only), so
-// each Pod's execd is a real server on its own address.
-var ipSeq atomic.Int64
+// ipSeq hands out Pod IPs on loopback (127.N.x.y), so each Pod's execd is
+// a real server on its own address. N is drawn per test process, so that
+// two runs of this package at once (two checkouts on one machine) do not
+// bind each other's addresses.
+var (
+	ipSeq   atomic.Int64
+	ipOctet = 100 + rand.IntN(140) // clear of actions/create (127.78) and kube/execd (127.79)
+)
 
 func nextIP() string {
 	n := ipSeq.Add(1)
-	return fmt.Sprintf("127.77.%d.%d", n/250, n%250+2)
+	return fmt.Sprintf("127.%d.%d.%d", ipOctet, n/250, n%250+2)
 }
 
 // env is one test's cluster namespace, one test kubelet registered as a
