@@ -74,7 +74,7 @@ func TestDemoSessionCreates(t *testing.T) {
 	s, d := demoSession(ctx, t)
 	defer s.stop()
 	var stages []string
-	key, err := s.backend().Create(ctx, ui.CreateRequest{Image: sim.ImageTrainer}, func(line string) { stages = append(stages, line) })
+	key, err := s.backend().Create(ctx, ui.CreateRequest{Image: sim.ImageTrainer}, func(s ui.CreateStage) { stages = append(stages, s.Line) })
 	if err != nil {
 		t.Fatalf("create from the demo TUI: %v (stages %q)", err, stages)
 	}

@@ -199,7 +199,7 @@ func (s *session) backend() ui.Backend {
 			res, err := s.current().executor.Run(ctx, execute.Request{Sandbox: sb, Command: cmd, Stdout: out, Stderr: out})
 			return res.ExitCode, err
 		},
-		Create: func(ctx context.Context, req ui.CreateRequest, stage func(string)) (string, error) {
+		Create: func(ctx context.Context, req ui.CreateRequest, stage func(ui.CreateStage)) (string, error) {
 			c := s.current()
 			if c.creator == nil {
 				return "", errNoCreate
@@ -211,7 +211,9 @@ func (s *session) backend() ui.Backend {
 			res, err := c.creator.Run(ctx, create.Request{
 				Namespace: ns, Image: req.Image, Entrypoint: req.Command, Pool: req.Pool, Env: req.Env,
 				Lifetime: req.Lifetime, CPU: req.CPU, Memory: req.Memory,
-			}, func(u create.StageUpdate) { stage(stageLine(u)) })
+			}, func(u create.StageUpdate) {
+				stage(ui.CreateStage{Line: stageLine(u), Failed: u.Stage == create.StageFailed})
+			})
 			if err != nil {
 				return "", err
 			}

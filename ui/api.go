@@ -29,6 +29,12 @@ type Source interface {
 }
 
 // CreateRequest is what the create form collects.
+// CreateStage is one stage a create reached, as the footer shows it.
+type CreateStage struct {
+	Line   string
+	Failed bool // the create failed at this stage (drawn as an error)
+}
+
 type CreateRequest struct {
 	Namespace string
 	Image     string
@@ -60,7 +66,7 @@ type Backend struct {
 	Exec func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (exitCode int, err error)
 	// Create creates a sandbox; stage is called with each stage line
 	// (queued, scheduled, pulling image, ready, failed: reason).
-	Create func(ctx context.Context, req CreateRequest, stage func(string)) (key string, err error)
+	Create func(ctx context.Context, req CreateRequest, stage func(CreateStage)) (key string, err error)
 	// SwitchNamespace and SwitchContext re-point the Source (":ns", ":ctx").
 	// Without SwitchNamespace, ":ns" scopes the views locally.
 	SwitchNamespace func(ns string) error

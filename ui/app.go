@@ -51,8 +51,8 @@ type (
 		err  error
 	}
 	createStage struct {
-		stage string
-		ch    <-chan string
+		stage CreateStage
+		ch    <-chan createEvent
 	}
 )
 
@@ -265,7 +265,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return a, nil
 	case createStage:
-		a.setFlash("create: "+msg.stage, strings.HasPrefix(msg.stage, "failed"))
+		a.setFlash("create: "+msg.stage.Line, msg.stage.Failed)
 		return a, waitStage(msg.ch)
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !(msg.Paste && a.mode != modeNormal) {

@@ -325,35 +325,48 @@ func (a *App) onCreateKey(msg tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-// startCreate runs the create in the background and streams its stage line.
+// startCreate runs the create in the background and streams its stage
+// line. The outcome travels on the same channel, after the last stage, so
+// that it is always what the footer shows last.
 func (a *App) startCreate(req CreateRequest) tea.Cmd {
 	create := a.c.be.Create
-	stages := make(chan string, 16)
+	events := make(chan createEvent, 16)
 	a.setFlash("create: queued", false)
 	run := func() tea.Msg {
+		defer close(events)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		key, err := create(ctx, req, func(s string) {
+		key, err := create(ctx, req, func(s CreateStage) {
 			select {
-			case stages <- s:
+			case events <- createEvent{stage: s}:
 			default: // a slow UI skips intermediate stages, never blocks the create
 			}
 		})
-		close(stages)
+		done := actionDone{text: "created " + key}
 		if err != nil {
-			return actionDone{err: fmt.Errorf("create in %s: %w", req.Namespace, err)}
+			done = actionDone{err: fmt.Errorf("create in %s: %w", req.Namespace, err)}
 		}
-		return actionDone{text: "created " + key}
+		events <- createEvent{done: &done} // waitStage reads until this one
+		return nil
 	}
-	return tea.Batch(run, waitStage(stages))
+	return tea.Batch(run, waitStage(events))
 }
 
-func waitStage(ch <-chan string) tea.Cmd {
+// createEvent is a stage a create reached, or (done) its outcome.
+type createEvent struct {
+	stage CreateStage
+	done  *actionDone
+}
+
+func waitStage(ch <-chan createEvent) tea.Cmd {
 	return func() tea.Msg {
-		s, ok := <-ch
-		if !ok {
+		ev, ok := <-ch
+		switch {
+		case !ok:
 			return nil
+		case ev.done != nil:
+			return *ev.done
 		}
-		return createStage{stage: s, ch: ch}
+		return createStage{stage: ev.stage, ch: ch}
 	}
 }

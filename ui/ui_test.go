@@ -413,8 +413,8 @@ func TestExecPromptShowsOutput(t *testing.T) {
 func TestCreateShowsStages(t *testing.T) {
 	src := &fakeSource{snap: incidentSnapshot()}
 	step := make(chan struct{})
-	be := Backend{Create: func(ctx context.Context, req CreateRequest, stage func(string)) (string, error) {
-		stage("sbx-new scheduled")
+	be := Backend{Create: func(ctx context.Context, req CreateRequest, stage func(CreateStage)) (string, error) {
+		stage(CreateStage{Line: "sbx-new scheduled"})
 		<-step
 		if req.Image != "python:3.12" || req.Namespace != "team-rl" {
 			return "", fmt.Errorf("bad request %+v", req)
@@ -431,7 +431,7 @@ func TestCreateShowsStages(t *testing.T) {
 func TestCreateFormCollectsEveryField(t *testing.T) {
 	src := &fakeSource{snap: incidentSnapshot()}
 	got := make(chan CreateRequest, 1)
-	be := Backend{Create: func(ctx context.Context, req CreateRequest, stage func(string)) (string, error) {
+	be := Backend{Create: func(ctx context.Context, req CreateRequest, stage func(CreateStage)) (string, error) {
 		got <- req
 		return "bsbx/team-rl/sbx-new", nil
 	}}
@@ -564,4 +564,44 @@ func TestCursorVisibleWithoutColour(t *testing.T) {
 	}
 	keys(tm, "j")
 	waitScreen(t, tm, app, "cursor on sbx-a", func(s string) bool { m := marked(s); return len(m) == 1 && m[0] == "sbx-a" })
+}
+
+// A create's outcome is what the footer shows last, after its last stage,
+// and a Failed stage is drawn as an error whatever its line starts with.
+func TestCreateOutcomeShownAfterLastStage(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	be := Backend{Create: func(ctx context.Context, req CreateRequest, stage func(CreateStage)) (string, error) {
+		stage(CreateStage{Line: "sbx-new Ready"})
+		return "bsbx/team-rl/sbx-new", nil
+	}}
+	for range 20 { // the race it guards against was timing-dependent
+		a := New(src, be, Options{DefaultNamespace: "team-rl"}, DefaultKeyMap())
+		msgs := []tea.Msg{a.startCreate(CreateRequest{Image: "python:3.12", Namespace: "team-rl"})}
+		for len(msgs) > 0 { // run the commands as the program would, replies in order
+			m := msgs[0]
+			msgs = msgs[1:]
+			switch m := m.(type) {
+			case tea.Cmd:
+				if m != nil {
+					msgs = append(msgs, m())
+				}
+			case tea.BatchMsg:
+				for _, c := range m {
+					msgs = append(msgs, c)
+				}
+			case nil:
+			default:
+				_, next := a.Update(m)
+				msgs = append(msgs, next)
+			}
+		}
+		if a.flash != "created bsbx/team-rl/sbx-new" || a.flashIsErr {
+			t.Fatalf("footer %q (error %v), want the outcome last", a.flash, a.flashIsErr)
+		}
+	}
+	a := New(src, be, Options{}, DefaultKeyMap())
+	a.Update(createStage{stage: CreateStage{Line: "sbx-x Failed: pull error", Failed: true}, ch: make(chan createEvent)})
+	if !a.flashIsErr {
+		t.Fatal("a Failed stage is not drawn as an error")
+	}
 }
