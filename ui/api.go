@@ -96,6 +96,7 @@ func Run(ctx context.Context, src Source, be Backend, opts Options) error {
 	m := New(src, be, opts, keys)
 	if keyErr != nil {
 		m.flashErr(keyErr)
+		m.flashSticky = true
 	}
 	in, err := keyboard()
 	if err != nil {

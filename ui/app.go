@@ -84,6 +84,9 @@ type App struct {
 	// stays, to be mended, and the next key clears it.
 	inputErr string
 	flashAt  time.Time
+	// flashSticky keeps the flash past its time until a key is pressed:
+	// a configuration error must not vanish before anyone read it.
+	flashSticky bool
 
 	// gated holds the mutating bindings as configured, so a key that read-only
 	// mode (or a missing backend) disabled can still be recognised and refused.
@@ -210,7 +213,7 @@ func (a *App) pop() {
 }
 
 func (a *App) setFlash(s string, isErr bool) {
-	a.flash, a.flashIsErr, a.flashAt = s, isErr, a.c.now()
+	a.flash, a.flashIsErr, a.flashAt, a.flashSticky = s, isErr, a.c.now(), false
 }
 
 func (a *App) flashErr(err error) { a.setFlash(errText(err), true) }
@@ -247,7 +250,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// The clock only moves the ages on the screen and ends the flash:
 		// when neither is due, the frame stands and View costs nothing.
 		now := a.c.now()
-		if a.flash != "" && now.Sub(a.flashAt) > 8*time.Second {
+		if a.flash != "" && !a.flashSticky && now.Sub(a.flashAt) > 8*time.Second {
 			a.flash = ""
 			a.frameOK = false
 		}
@@ -331,6 +334,9 @@ func (a *App) route(msg asyncMsg) tea.Cmd {
 }
 
 func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
+	if a.flashSticky { // seen: it may expire now, as any other
+		a.flashSticky, a.flashAt = false, a.c.now()
+	}
 	switch a.mode {
 	case modeFilter:
 		return a.onFilterKey(msg)

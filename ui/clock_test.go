@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -88,5 +89,26 @@ func TestClockRedrawsOnlyWhenTextChanges(t *testing.T) {
 	tick(49 * time.Second) // 9 s after the flash: it ends
 	if strings.Contains(a.View(), "deleted ns/x") {
 		t.Fatalf("the flash outlived its 8 s:\n%s", a.View())
+	}
+}
+
+// A configuration error (a bad keys.yaml) stays in the footer until a key
+// is pressed, then expires like any other message.
+func TestStickyFlashWaitsForAKey(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+	now := t0
+	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{Now: func() time.Time { return now }}, DefaultKeyMap())
+	a.flashErr(fmt.Errorf("key map keys.yaml: bad"))
+	a.flashSticky = true
+	now = t0.Add(time.Minute)
+	a.Update(clockMsg{})
+	if a.flash == "" {
+		t.Fatal("the configuration error vanished before any key was pressed")
+	}
+	a.Update(tea.KeyMsg{Type: tea.KeyDown})
+	now = now.Add(9 * time.Second)
+	a.Update(clockMsg{})
+	if a.flash != "" {
+		t.Fatalf("flash %q still shown 9 s after a key", a.flash)
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"sigs.k8s.io/yaml"
 )
 
@@ -152,6 +154,11 @@ func parseKeyMap(data []byte) (KeyMap, error) {
 		if len(keys) == 0 || keys[0] == "" {
 			return KeyMap{}, fmt.Errorf("action %q: no keys", name)
 		}
+		for _, k := range keys {
+			if !validKey(k) {
+				return KeyMap{}, fmt.Errorf("action %q: %q is not a key (a character, or a name such as enter, esc, tab, pgdown, f5, ctrl+k, alt+x)", name, k)
+			}
+		}
 		b.SetKeys(keys...)
 		b.SetHelp(keys[0], b.Help().Desc)
 	}
@@ -175,4 +182,27 @@ func actionNames(m map[string]*key.Binding) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// keyNames are the names bubbletea gives the keys it reports (enter, esc,
+// ctrl+k, pgdown, f5, ...): a key map binding any other word never matches.
+var keyNames = func() map[string]bool {
+	names := map[string]bool{}
+	for t := tea.KeyType(-512); t < 512; t++ {
+		if n := t.String(); n != "" && n != "runes" {
+			names[n] = true
+		}
+	}
+	return names
+}()
+
+// validKey reports whether s names a key bubbletea can report: one
+// printable character or a key name, either optionally with alt+.
+func validKey(s string) bool {
+	s = strings.TrimPrefix(s, "alt+")
+	if keyNames[s] {
+		return true
+	}
+	r := []rune(s)
+	return len(r) == 1 && unicode.IsPrint(r[0]) && r[0] != ' '
 }

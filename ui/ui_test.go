@@ -363,7 +363,7 @@ func TestEventsView(t *testing.T) {
 func TestKeyMapConfig(t *testing.T) {
 	dir := t.TempDir()
 	good := dir + "/good.yaml"
-	os.WriteFile(good, []byte("delete: ctrl+k\nshell: [S2, ctrl+s]\n"), 0o600)
+	os.WriteFile(good, []byte("delete: ctrl+k\nshell: [f2, ctrl+s]\n"), 0o600)
 	km, err := LoadKeyMap(good)
 	if err != nil {
 		t.Fatal(err)
@@ -371,7 +371,7 @@ func TestKeyMapConfig(t *testing.T) {
 	if got := km.Delete.Keys(); len(got) != 1 || got[0] != "ctrl+k" {
 		t.Fatalf("delete keys = %v", got)
 	}
-	for _, bad := range []string{"nuke: x\n", "delete: []\n", "delete: q\n", "::: not yaml"} {
+	for _, bad := range []string{"nuke: x\n", "delete: []\n", "delete: q\n", "::: not yaml", "quit: banana\n", "detail: [enter, ctrl+banana]\n"} {
 		p := dir + "/bad.yaml"
 		os.WriteFile(p, []byte(bad), 0o600)
 		km, err := LoadKeyMap(p)
