@@ -539,7 +539,13 @@ func (a *App) onConfirmKey(msg tea.KeyMsg) tea.Cmd {
 		if err := del(ctx, sb); err != nil {
 			return actionDone{err: fmt.Errorf("delete %s/%s: %w", sb.Namespace(), sb.Name(), err)}
 		}
-		return actionDone{text: "deleted " + sb.Namespace() + "/" + sb.Name()}
+		// The API server accepted the deletion; the object goes once its
+		// finalizers are removed, and stays Terminating in the table until then.
+		text := "delete requested for " + sb.Namespace() + "/" + sb.Name()
+		if f := sb.Finalizers(); len(f) > 0 {
+			text += " (finalizers " + strings.Join(f, ", ") + ": it stays Terminating until they are removed)"
+		}
+		return actionDone{text: text}
 	}
 }
 

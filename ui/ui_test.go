@@ -605,3 +605,18 @@ func TestCreateOutcomeShownAfterLastStage(t *testing.T) {
 		t.Fatal("a Failed stage is not drawn as an error")
 	}
 }
+
+// A delete the API server accepted is a request: the object stays,
+// Terminating, while finalizers hold it, and the footer says so.
+func TestDeleteSaysRequested(t *testing.T) {
+	sb := &model.Sandbox{Key: "bsbx/ns/held", Meta: &model.ObjectMeta{Namespace: "ns", Name: "held",
+		Finalizers: []string{"pool.sandbox.opensandbox.io/pool-allocation"}}}
+	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{Delete: func(context.Context, *model.Sandbox) error { return nil }}, Options{}, DefaultKeyMap())
+	a.pendingDelete, a.mode = sb, modeConfirmDelete
+	cmd := a.onConfirmKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	done, ok := cmd().(actionDone)
+	if !ok || done.err != nil || !strings.Contains(done.text, "delete requested for ns/held") ||
+		!strings.Contains(done.text, "pool-allocation") || strings.Contains(done.text, "deleted") {
+		t.Fatalf("outcome %+v", done)
+	}
+}
