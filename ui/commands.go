@@ -155,14 +155,41 @@ func (a *App) switchNamespace(ns string) tea.Cmd {
 			return nil
 		}
 	}
+	hint := a.unseenNamespace(ns)
 	a.c.nsScope = ns
 	a.rebuildAll()
-	if ns == "" {
+	switch {
+	case ns == "":
 		a.setFlash("namespace: all", false)
-	} else {
+	case hint != "":
+		a.setFlash("namespace: "+ns+" — "+hint, true)
+	default:
 		a.setFlash("namespace: "+ns, false)
 	}
 	return nil
+}
+
+// unseenNamespace says, when the fleet shown so far has no sandbox in ns,
+// that it has none, and which namespace differs only in case (namespaces
+// are case-sensitive); "" when ns holds sandboxes or nothing can be said.
+func (a *App) unseenNamespace(ns string) string {
+	snap := a.c.snap
+	if ns == "" || snap == nil || !snap.Status.Synced || a.c.nsScope != "" || len(snap.Status.Namespaces) > 0 {
+		return "" // only a fleet of every namespace can say where sandboxes are
+	}
+	var like string
+	for _, sb := range snap.Sandboxes() {
+		switch got := sb.Namespace(); {
+		case got == ns:
+			return ""
+		case strings.EqualFold(got, ns):
+			like = got
+		}
+	}
+	if like != "" {
+		return fmt.Sprintf("no sandboxes seen there; namespaces are case-sensitive: did you mean %s?", like)
+	}
+	return "no sandboxes seen there (is the name right?)"
 }
 
 func (a *App) switchContext(name string) tea.Cmd {

@@ -620,3 +620,17 @@ func TestDeleteSaysRequested(t *testing.T) {
 		t.Fatalf("outcome %+v", done)
 	}
 }
+
+// :ns with a namespace the fleet shows no sandbox in says so, and names
+// the namespace that differs only in case.
+func TestSwitchToUnseenNamespace(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	keys(tm, ":", "ns Team-RL", "enter")
+	screenContains(t, tm, app, "did you mean team-rl?")
+	keys(tm, ":", "ns batch", "enter")
+	s := screenContains(t, tm, app, "namespace: batch")
+	if strings.Contains(s, "no sandboxes seen") {
+		t.Fatalf("a namespace with sandboxes was reported empty:\n%s", s)
+	}
+}
