@@ -242,3 +242,27 @@ func TestExecConnectFailureCodes(t *testing.T) {
 		})
 	}
 }
+
+// A context whose cluster entry is missing is named as such (clientcmd
+// alone says "no kubeconfig found"), and sweep's one stderr line names the
+// context and the cause of every context it could not sweep.
+func TestMissingClusterEntryIsNamed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	data := "apiVersion: v1\nkind: Config\nclusters: [{name: c1, cluster: {server: 'https://127.0.0.1:1'}}]\n" +
+		"users: [{name: u1, user: {token: x}}]\n" +
+		"contexts: [{name: ctx1, context: {cluster: c1, user: u1}}, {name: ctx2, context: {cluster: gone, user: u1}}]\n" +
+		"current-context: ctx1\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr, _ := runMain(t, "--kubeconfig", path, "--context", "ctx2")
+	if code == 0 || !strings.Contains(stderr, `cluster "gone" of the context is not defined`) || !strings.Contains(stderr, `"ctx2"`) {
+		t.Errorf("TUI: exit %d: %s", code, stderr)
+	}
+	var out, errOut bytes.Buffer
+	code = Main([]string{"--kubeconfig", path, "sweep", "--context", "ctx2,does-not-exist", "-o", "table"}, strings.NewReader(""), &out, &errOut)
+	stderr = errOut.String()
+	if code != 2 || !strings.Contains(stderr, `cluster "gone"`) || !strings.Contains(stderr, "does-not-exist") || strings.Contains(stderr, "no kubeconfig found") {
+		t.Errorf("sweep: exit %d: %s", code, stderr)
+	}
+}

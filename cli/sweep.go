@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 )
@@ -118,7 +119,18 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 		// The report says everything; for a table, one line on stderr says why the code.
 		var why error
 		if code == sweep.ExitUnusable {
+			// Name each context and its exact cause: "no context could be
+			// swept" alone left the user to find which and why.
+			var causes []string
+			for _, c := range report.Contexts {
+				if !c.Reachable {
+					causes = append(causes, c.Error)
+				}
+			}
 			why = errors.New("sweep: no context could be swept")
+			if len(causes) > 0 {
+				why = fmt.Errorf("sweep: no context could be swept: %s", textsafe.Line(strings.Join(causes, "; ")))
+			}
 		} else {
 			why = fmt.Errorf("sweep: findings at or above %s", failOn)
 		}

@@ -109,8 +109,15 @@ func Connect(ctx context.Context, flags *ConfigFlags, opts ConnectOptions) (*Cli
 		c.Server = cl.Server
 	}
 	if c.Context != "" {
-		if _, ok := raw.Contexts[c.Context]; !ok {
+		kctx, ok := raw.Contexts[c.Context]
+		if !ok {
 			return nil, &ConnectError{Context: c.Context, Reason: "context not found in kubeconfig " + kubeconfigPath(flags), Local: true}
+		}
+		if _, ok := raw.Clusters[c.Cluster]; !ok && flags.Overrides.ClusterInfo.Server == "" {
+			// clientcmd reports this as an empty configuration ("no
+			// kubeconfig found"), which sends the user looking for the file.
+			return nil, &ConnectError{Context: c.Context, Local: true,
+				Reason: fmt.Sprintf("cluster %q of the context is not defined in kubeconfig %s", orDash(kctx.Cluster), kubeconfigPath(flags))}
 		}
 	}
 	if len(raw.Clusters) == 0 && flags.Overrides.ClusterInfo.Server == "" && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
@@ -230,4 +237,11 @@ func kubeconfigPath(flags *ConfigFlags) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
