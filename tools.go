@@ -5,7 +5,6 @@
 package main
 
 import (
-	_ "github.com/charmbracelet/bubbles/table"
 	_ "github.com/charmbracelet/bubbletea"
 	_ "github.com/charmbracelet/lipgloss"
 	_ "github.com/charmbracelet/x/exp/teatest"

@@ -371,27 +371,21 @@ func conditionsOf(obj map[string]interface{}) []Condition {
 // for a missing field or one of the wrong type (the API server validates the
 // schema; sandscope tolerates whatever arrives).
 
+// nestedField is apimachinery's NestedFieldNoCopy without its error: a
+// field of the wrong type reads as absent, never as a failed conversion.
 func nestedField(obj map[string]interface{}, fields ...string) (interface{}, bool) {
-	var cur interface{} = obj
-	for _, f := range fields {
-		m, ok := cur.(map[string]interface{})
-		if !ok {
-			return nil, false
-		}
-		cur, ok = m[f]
-		if !ok {
-			return nil, false
-		}
-	}
-	return cur, true
+	v, ok, err := unstructured.NestedFieldNoCopy(obj, fields...)
+	return v, ok && err == nil
 }
 
 func nestedString(obj map[string]interface{}, fields ...string) string {
-	v, _ := nestedField(obj, fields...)
-	s, _ := v.(string)
+	s, _, _ := unstructured.NestedString(obj, fields...)
 	return s
 }
 
+// nestedInt reads a number however the object was decoded: int64 from
+// apimachinery's JSON, float64 from encoding/json, json.Number, ...
+// (unstructured.NestedInt64 accepts int64 only).
 func nestedInt(obj map[string]interface{}, fields ...string) int64 {
 	v, _ := nestedField(obj, fields...)
 	switch n := v.(type) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -189,31 +190,24 @@ func runForensics(ctx context.Context, snap *model.Snapshot, todo []podRef, look
 	sibs := &siblingCache{lookup: lookup, entries: map[string]*siblingEntry{}}
 	var mu sync.Mutex
 	var notes []string
-	work := make(chan podRef)
-	var wg sync.WaitGroup
-	for range min(DefaultForensicsWorkers, len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-			for ref := range work {
-				notices, note := explain(ctx, ref, groups, nodes, sibs, lookup)
-				mu.Lock()
-				if len(notices) > 0 {
-					explained[podKey(ref.pod.Namespace, ref.pod.Name)] = notices
-				}
-				if note != "" {
-					notes = append(notes, note)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
+	g := new(errgroup.Group)
+	g.SetLimit(DefaultForensicsWorkers)
 	for _, ref := range todo {
-		work <- ref
+		g.Go(func() error {
+			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+			notices, note := explain(ctx, ref, groups, nodes, sibs, lookup)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(notices) > 0 {
+				explained[podKey(ref.pod.Namespace, ref.pod.Name)] = notices
+			}
+			if note != "" {
+				notes = append(notes, note)
+			}
+			return nil
+		})
 	}
-	close(work)
-	wg.Wait()
+	_ = g.Wait() // the workers report through explained and notes, never an error
 	return explained, notes
 }
 
@@ -489,31 +483,24 @@ func runProbes(ctx context.Context, snap *model.Snapshot, opts Options) (map[str
 		notes = append(notes, fmt.Sprintf("execd probe capped at %d sandboxes; %d not probed", opts.MaxProbes, skipped))
 	}
 	var mu sync.Mutex
-	work := make(chan target)
-	var wg sync.WaitGroup
-	for range min(DefaultProbeWorkers, len(targets)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-			for t := range work {
-				pctx, cancel := context.WithTimeout(ctx, opts.ProbeTimeout)
-				err := opts.Ping(pctx, t.addr)
-				if err != nil {
-					err = fmt.Errorf("GET http://%s/ping: %w", t.addr, err)
-				}
-				cancel()
-				mu.Lock()
-				results[t.key] = err
-				mu.Unlock()
-			}
-		}()
-	}
+	g := new(errgroup.Group)
+	g.SetLimit(DefaultProbeWorkers)
 	for _, t := range targets {
-		work <- t
+		g.Go(func() error {
+			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+			pctx, cancel := context.WithTimeout(ctx, opts.ProbeTimeout)
+			defer cancel()
+			err := opts.Ping(pctx, t.addr)
+			if err != nil {
+				err = fmt.Errorf("GET http://%s/ping: %w", t.addr, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			results[t.key] = err
+			return nil
+		})
 	}
-	close(work)
-	wg.Wait()
+	_ = g.Wait() // each probe's outcome is in results
 	return results, notes
 }
 
