@@ -33,9 +33,16 @@ const (
 	// probeEvery is how often the watcher asks the server for /version while
 	// connected: a silently dead connection (network partition, no reset)
 	// would otherwise only show when HTTP/2 pings time out (~45 s).
-	probeEvery = 5 * time.Second
+	probeEvery = 2 * time.Second
 	// probeEveryDisconnected is the probe interval while the connection is lost.
 	probeEveryDisconnected = 2 * time.Second
+	// stallAfter: a probe that has no answer after this long, while nothing
+	// else came from the server for as long either, means the server is
+	// frozen (a stopped process, a partition without a reset): the
+	// connection counts as lost at once, so that no stale OK is shown while
+	// the request timeout runs. A server that is busy but still sending
+	// (a large list streaming) is not frozen and gets the full timeout.
+	stallAfter = 3 * time.Second
 	syncPoll               = 50 * time.Millisecond
 )
 
@@ -422,7 +429,19 @@ func (w *Watcher) runProbe(ctx context.Context, rc rest.Interface) {
 		case <-time.After(every):
 		}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
-		_ = rc.Get().AbsPath("/version").Do(pctx).Error()
+		answered := make(chan struct{})
+		go func() {
+			defer close(answered)
+			_ = rc.Get().AbsPath("/version").Do(pctx).Error()
+		}()
+		select {
+		case <-answered:
+		case <-time.After(stallAfter):
+			if w.health.silentFor(stallAfter) {
+				w.health.fail("version") // frozen: say so now, not at the timeout
+			}
+			<-answered
+		}
 		if pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 			// The transport skips requests whose context ended; a probe that
 			// timed out is exactly the failure it exists to see.

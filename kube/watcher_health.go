@@ -31,7 +31,17 @@ type apiHealth struct {
 	since       time.Time // when the connection was lost; zero while connected
 	lastContact time.Time // last answer from the server
 	refused     map[string]refusal
+	// heard is when the last bytes came from the server (unix nanoseconds):
+	// answers, and every read of a list or watch body.
+	heard atomic.Int64
 }
+
+// silentFor reports whether nothing came from the server for d.
+func (h *apiHealth) silentFor(d time.Duration) bool {
+	return h.now().Sub(time.Unix(0, h.heard.Load())) >= d
+}
+
+func (h *apiHealth) hear() { h.heard.Store(h.now().UnixNano()) }
 
 // refusal is the server declining to serve a resource the watcher lists.
 type refusal struct {
@@ -64,6 +74,7 @@ func (h *apiHealth) fail(key string) {
 
 // answered records that the server answered a request for key with status.
 func (h *apiHealth) answered(key string, status int) {
+	h.hear()
 	switch status {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		// A proxy or load balancer in front of a dead API server answers
@@ -167,8 +178,12 @@ func (t *healthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	t.health.answered(key, resp.StatusCode)
-	if req.URL.Query().Get("watch") == "true" && resp.StatusCode/100 == 2 {
+	switch {
+	case resp.StatusCode/100 != 2:
+	case req.URL.Query().Get("watch") == "true":
 		resp.Body = &watchBody{ReadCloser: resp.Body, req: req, key: key, health: t.health}
+	default:
+		resp.Body = &heardBody{ReadCloser: resp.Body, health: t.health}
 	}
 	return resp, nil
 }
@@ -187,6 +202,9 @@ type watchBody struct {
 
 func (b *watchBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.health.hear()
+	}
 	if err != nil && err != io.EOF && !b.closed.Load() && b.req.Context().Err() == nil {
 		b.health.fail(b.key)
 	}
@@ -198,4 +216,19 @@ func (b *watchBody) Close() error {
 	// interrupts must not count as a broken connection.
 	b.closed.Store(true)
 	return b.ReadCloser.Close()
+}
+
+// heardBody notes that the server is still sending while a long answer (a
+// large list) streams: a busy server is not a frozen one.
+type heardBody struct {
+	io.ReadCloser
+	health *apiHealth
+}
+
+func (b *heardBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.health.hear()
+	}
+	return n, err
 }

@@ -466,6 +466,38 @@ func TestWatcherDisconnect(t *testing.T) {
 	t.Logf("latency: StartAPIServer called → reconnected, identity OK again: %s", d)
 }
 
+// A frozen API server (the process stopped: connections accepted, nothing
+// answered) is a lost connection too: every identity turns UNKNOWN without
+// waiting for the request timeout, and all comes back when it resumes.
+func TestWatcherFrozenAPIServer(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	kl, ct := c.Kubelet(t), c.Controller(t)
+	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	key := bsbxKey(ns, "sbx-f")
+	createBatchSandbox(kl, ct, ns, "sbx-f", nil)
+	kl.SetRunning(ns, "sbx-f-0", "127.0.0.19")
+	ct.SetEndpoints(ns, "sbx-f", "127.0.0.19")
+	ct.SetBatchSandboxStatus(ns, "sbx-f", runningStatus)
+	waitFor(t, w, time.Now(), waitTimeout, "OK", func(s *model.Snapshot) bool {
+		return slotIdentity(s, key) == model.IdentityOK
+	})
+
+	start := time.Now()
+	c.FreezeAPIServer(t)
+	_, d := waitFor(t, w, start, waitTimeout, "disconnected + UNKNOWN", func(s *model.Snapshot) bool {
+		return s.Status.DisconnectedSince != nil && slotIdentity(s, key) == model.IdentityUnknown
+	})
+	t.Logf("latency: kube-apiserver frozen → DisconnectedSince set, identity UNKNOWN: %s", d)
+
+	start = time.Now()
+	c.ThawAPIServer(t)
+	_, d = waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *model.Snapshot) bool {
+		return s.Status.DisconnectedSince == nil && slotIdentity(s, key) == model.IdentityOK
+	})
+	t.Logf("latency: thawed → reconnected, identity OK again: %s", d)
+}
+
 // agent-sandbox Sandboxes find their Pod through status.selector; plain Pods
 // are sandboxes through their opensandbox.io/id label.
 func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {

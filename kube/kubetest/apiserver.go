@@ -101,6 +101,41 @@ func (c *Cluster) StopAPIServer(t testing.TB) {
 	})
 }
 
+// FreezeAPIServer stops the kube-apiserver's process (SIGSTOP) without
+// closing anything: its port still accepts connections and nothing
+// answers, as with a hung server or a partition without resets.
+// ThawAPIServer (or the end of the test) resumes it.
+func (c *Cluster) FreezeAPIServer(t testing.TB) {
+	t.Helper()
+	pid := c.apiServerPID(t)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("kubetest: FreezeAPIServer: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+}
+
+// ThawAPIServer resumes a frozen kube-apiserver.
+func (c *Cluster) ThawAPIServer(t testing.TB) {
+	t.Helper()
+	if err := syscall.Kill(c.apiServerPID(t), syscall.SIGCONT); err != nil {
+		t.Fatalf("kubetest: ThawAPIServer: %v", err)
+	}
+}
+
+func (c *Cluster) apiServerPID(t testing.TB) int {
+	t.Helper()
+	pidFile := filepath.Join(c.pkg.state, "apiserver.pid")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("kubetest: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatalf("kubetest: bad pid in %s: %v", pidFile, err)
+	}
+	return pid
+}
+
 // StartAPIServer starts the kube-apiserver again on the same port with the
 // same etcd and flags, and returns once /readyz answers ok.
 func (c *Cluster) StartAPIServer(t testing.TB) {
