@@ -34,15 +34,19 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	var engineReady bool
 	var expire *time.Time
 	expireField := ""
-	switch e.engine() {
-	case EngineBatchSandbox:
+	orphan := e.orphan()
+	switch {
+	case orphan:
+		specs = f.orphanSlots(e)
+		sb.Meta, sb.EnginePhase = orphanMeta(e), PhaseDeleted
+	case e.engine() == EngineBatchSandbox:
 		b := e.bs
 		specs = f.batchSlots(e)
 		sb.Meta, sb.EnginePhase = &b.ObjectMeta, b.Phase
 		sb.Pool, sb.ExpireTime = b.PoolRef(), b.ExpireTime
 		expire, expireField = b.ExpireTime, "spec.expireTime"
 		notices = append(notices, b.Notices()...)
-	case EngineAgent:
+	case e.engine() == EngineAgent:
 		a := e.ag
 		specs = f.agentSlots(e)
 		sb.Meta, sb.ExpireTime = &a.ObjectMeta, a.ShutdownTime
@@ -64,7 +68,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 				Message:  "status.selector " + strconv.Quote(e.selStr) + " does not parse: " + e.selErr,
 				Evidence: []Evidence{{Kind: Observed, Text: "status.selector " + strconv.Quote(e.selStr)}}})
 		}
-	case EnginePod:
+	case e.engine() == EnginePod:
 		pe := f.pods[nn(e.ns(), e.name())]
 		if pe == nil {
 			return // ensurePlain removes it
@@ -101,7 +105,13 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			notices = append(notices, *n)
 		}
 		if sl.Stuck != nil {
-			notices = append(notices, stuckNotice(sl))
+			n := stuckNotice(sl)
+			if orphan {
+				n.Message += "; its " + engineKind(e.engine()) + " " + e.name() + " is deleted"
+				n.Evidence = append(n.Evidence, Evidence{Kind: Observed,
+					Text: engineKind(e.engine()) + " " + e.ns() + "/" + e.name() + " not found; the Pod names it as its owner"})
+			}
+			notices = append(notices, n)
 		}
 	}
 	if n, next := objectStuck(sb.DeletingSince(), sb.Finalizers(), now, f.opts.StuckAfter); n != nil {
@@ -121,6 +131,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		rn, total := restartNotices(p)
 		sb.Restarts += total
 		notices = append(notices, rn...)
+		if orphan {
+			continue // nothing will run in a deleted sandbox: its readiness and start command are moot
+		}
 		if i == 0 {
 			if n := execReadyNotice(e.engine(), p); n != nil {
 				notices = append(notices, *n)
@@ -341,6 +354,43 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		}
 	}
 	return specs
+}
+
+// orphanSlots lays out a deleted sandbox's row: one slot per Pod still
+// naming it, by name. There is no engine record left, so no recorded address.
+func (f *Fleet) orphanSlots(e *sbEntry) []slotSpec {
+	idx := &f.bsOwned
+	if e.engine() == EngineAgent {
+		idx = &f.agOwned
+	}
+	var names []string
+	for pe := range idx.all(e.key) {
+		names = append(names, pe.name())
+	}
+	slices.Sort(names)
+	specs := make([]slotSpec, 0, min(len(names), maxSlots))
+	for _, n := range names[:min(len(names), maxSlots)] {
+		specs = append(specs, slotSpec{pod: n})
+	}
+	return specs
+}
+
+// orphanMeta is the metadata a deleted sandbox's row can still show: its
+// namespace and name. Its UID and creation time are unknown (the model
+// keeps no owner UID of a Pod).
+func orphanMeta(e *sbEntry) *ObjectMeta {
+	return &ObjectMeta{Namespace: e.ns(), Name: e.name()}
+}
+
+// engineKind is the kind of an engine's sandbox object, for messages.
+func engineKind(e Engine) string {
+	switch e {
+	case EngineBatchSandbox:
+		return "BatchSandbox"
+	case EngineAgent:
+		return "Sandbox"
+	}
+	return "Pod"
 }
 
 // podIndex reads a BatchSandbox Pod's index: the pod-index label, else the

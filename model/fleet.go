@@ -330,6 +330,8 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	f.enqueueCandidates(pe, old)
 	f.enqueueCandidates(pe, p)
 	f.ensurePlain(pe.ns(), pe.name())
+	f.ensureOrphans(pe.ns(), old)
+	f.ensureOrphans(pe.ns(), p)
 	f.process(now)
 	pe.linked = f.hasLinks(key)
 	if !pe.inOrder && pe.linked {
@@ -380,6 +382,7 @@ func (f *Fleet) DeletePod(p *Pod) {
 	f.enqueueEntries(f.linksOf(pe.key))
 	f.enqueueCandidates(pe, pe.pod)
 	f.ensurePlain(pe.ns(), pe.name())
+	f.ensureOrphans(pe.ns(), pe.pod)
 	f.process(now)
 	f.notify()
 }
@@ -515,6 +518,96 @@ func (f *Fleet) ensurePlain(ns, name string) {
 	}
 }
 
+// A Pod that names its sandbox (an ownerReference, the BatchSandbox name
+// label) outlives the sandbox object when the sandbox is deleted while the
+// Pod cannot finish terminating: a finalizer, a kubelet still pulling its
+// image. Such Pods hold quota and image-pull slots, so each deleted sandbox
+// they name keeps an entry with no source object (e.bs or e.ag nil): its
+// row, phase "deleted", lists them. The entry goes with its last Pod, and
+// becomes the sandbox's own again if an object of that name comes back.
+
+// orphan reports an entry kept only for the Pods of a deleted sandbox.
+func (e *sbEntry) orphan() bool {
+	switch e.engine() {
+	case EngineBatchSandbox:
+		return e.bs == nil
+	case EngineAgent:
+		return e.agentLink == nil || e.ag == nil
+	}
+	return false
+}
+
+// orphanWorthy: the Pod keeps a deleted sandbox's row. A pooled Pod named
+// by the label alone goes back to its Pool when the sandbox goes; it is
+// the deleted sandbox's only while it is itself being deleted.
+func orphanWorthy(p *Pod, ownedByRef bool) bool {
+	if ownedByRef || p.DeletionTimestamp != nil {
+		return true
+	}
+	for _, r := range p.OwnerReferences {
+		if r.Kind == "Pool" {
+			return false
+		}
+	}
+	return true
+}
+
+// orphanWanted reports whether some Pod names the sandbox key so that it
+// would keep a row without its object.
+func (f *Fleet) orphanWanted(key string) bool {
+	eng, rest, _ := strings.Cut(key, "/")
+	_, name, _ := strings.Cut(rest, "/")
+	idx := &f.bsOwned
+	if Engine(eng) == EngineAgent {
+		idx = &f.agOwned
+	}
+	for pe := range idx.all(key) {
+		if orphanWorthy(pe.pod, ownerRefNames(pe.pod, name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownerRefNames: an ownerReference of the Pod names name (as opposed to the label alone).
+func ownerRefNames(p *Pod, name string) bool {
+	for _, r := range p.OwnerReferences {
+		if r.Name == name && (r.Kind == "BatchSandbox" || r.Kind == "Sandbox") {
+			return true
+		}
+	}
+	return false
+}
+
+// ensureOrphans creates or removes the rows of deleted sandboxes that p names.
+func (f *Fleet) ensureOrphans(ns string, p *Pod) {
+	if p == nil {
+		return
+	}
+	bs, ag := podOwners(p)
+	for _, b := range bs {
+		f.ensureOrphan(EngineBatchSandbox, ns, b)
+	}
+	for _, a := range ag {
+		f.ensureOrphan(EngineAgent, ns, a)
+	}
+}
+
+func (f *Fleet) ensureOrphan(eng Engine, ns, name string) {
+	key := f.internSandboxKey(eng, ns, name)
+	e := f.sandboxes[key]
+	switch {
+	case e == nil && f.orphanWanted(key):
+		e = &sbEntry{key: key}
+		if eng == EngineAgent {
+			e.agentLink = &agentLink{}
+		}
+		f.addSandbox(e)
+	case e != nil && e.orphan() && !f.orphanWanted(key):
+		f.removeSandbox(e)
+	}
+}
+
 // podSandboxKey names the sandbox a Pod belongs to: its controlling
 // BatchSandbox, else the newest BatchSandbox that allocated it, else its
 // agent Sandbox, else its own plain-Pod sandbox; "" when none is known. It
@@ -591,6 +684,8 @@ func (f *Fleet) UpsertBatchSandbox(b *BatchSandbox) {
 	if e == nil {
 		e = &sbEntry{key: key}
 		f.addSandbox(e)
+	} else if e.bs == nil {
+		e.bound = nil // a deleted sandbox's row (see ensureOrphans) whose object is back
 	} else {
 		oldAlloc = e.bs.AllocatedPods()
 		if e.bs.UID != b.UID && b.UID != "" {
@@ -638,12 +733,19 @@ func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.sandboxes[sandboxKey(EngineBatchSandbox, namespace, name)]
-	if e == nil {
+	if e == nil || e.bs == nil {
 		return
 	}
 	f.version++
 	alloc := e.bs.AllocatedPods()
-	f.removeSandbox(e)
+	if f.orphanWanted(e.key) {
+		// Its Pods outlive it (Terminating, held by a finalizer or a slow
+		// kubelet): the entry stays, as the deleted sandbox's row.
+		e.bs, e.bound = nil, nil
+		f.enqueueEntry(e)
+	} else {
+		f.removeSandbox(e)
+	}
 	f.reclaim(e, alloc, nil)
 	for _, pe := range f.bsOwned.values(sandboxKey(EngineBatchSandbox, namespace, name)) {
 		f.touchPod(namespace, pe.name())
@@ -665,8 +767,8 @@ func (f *Fleet) UpsertAgentSandbox(s *AgentSandbox) {
 	if e == nil {
 		e = &sbEntry{key: key, agentLink: &agentLink{}}
 		f.addSandbox(e)
-	} else if e.ag.UID != s.UID && s.UID != "" {
-		e.bound = nil
+	} else if e.ag == nil || e.ag.UID != s.UID && s.UID != "" {
+		e.bound = nil // a new object, or a deleted sandbox's row whose object is back
 	}
 	before := f.agentCandidates(e)
 	e.ag = s
@@ -696,12 +798,19 @@ func (f *Fleet) DeleteAgentSandbox(namespace, name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.sandboxes[sandboxKey(EngineAgent, namespace, name)]
-	if e == nil {
+	if e == nil || e.ag == nil {
 		return
 	}
 	f.version++
 	before := f.agentCandidates(e)
-	f.removeSandbox(e)
+	if f.orphanWanted(e.key) {
+		// Its Pod outlives it: the entry stays, as the deleted sandbox's row.
+		f.unregisterSelector(e)
+		e.agentLink, e.bound = &agentLink{}, nil
+		f.enqueueEntry(e)
+	} else {
+		f.removeSandbox(e)
+	}
 	for _, p := range before {
 		f.touchPod(namespace, p)
 	}

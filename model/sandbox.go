@@ -163,6 +163,23 @@ type Slot struct {
 	Stuck      *StuckInfo    `json:"stuck,omitempty"`  // set when the linked Pod is stuck Terminating
 }
 
+// StuckPods counts the distinct Pods of the sandbox's slots that are stuck
+// Terminating, and how many of those still have their main container
+// waiting in PodInitializing (an image pull holding its slot).
+func (s *Sandbox) StuckPods() (stuck, initializing int) {
+	for i := range s.Slots {
+		sl := &s.Slots[i]
+		if sl.Stuck == nil || slices.ContainsFunc(s.Slots[:i], func(o Slot) bool { return o.Stuck != nil && o.PodName == sl.PodName }) {
+			continue
+		}
+		stuck++
+		if sl.Stuck.PodInitializing {
+			initializing++
+		}
+	}
+	return stuck, initializing
+}
+
 // StuckInfo describes a Pod stuck Terminating.
 type StuckInfo struct {
 	DeletingSince   time.Time `json:"deletingSince"`

@@ -162,6 +162,9 @@ func (a *App) countLine() string {
 	}{{"IP_TAKEN", ipTaken}, {"POD_DEAD", dead}, {"POD_GONE", gone}, {"stuck", stuck}, {"UID_CHANGED", uidChanged}, {"IP_STALE", stale}, {"UNKNOWN", unknown}} {
 		if c.n > 0 && !(disc && c.name == "UNKNOWN") {
 			s += fmt.Sprintf("  %s %d", c.name, c.n)
+			if c.name == "stuck" && t.stuckInit > 0 {
+				s += fmt.Sprintf(" (%d init)", t.stuckInit) // as the sweep's stuck block counts them
+			}
 		}
 	}
 	if disc {
