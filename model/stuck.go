@@ -53,7 +53,7 @@ func StuckPodsOf(s *Snapshot) []StuckPod {
 // quota, and while their image pull runs, a pull slot on their node.
 type StuckSummary struct {
 	Pods            int     `json:"pods"`
-	PodInitializing int     `json:"podInitializing"` // of them, main container still waiting in PodInitializing
+	PodInitializing int     `json:"podInitializing"`  // of them, main container still waiting in PodInitializing
 	AgeMedian       float64 `json:"ageMedianSeconds"` // since deletionTimestamp
 	AgeP90          float64 `json:"ageP90Seconds"`
 	TopNodes        []Count `json:"topNodes"`
