@@ -365,6 +365,12 @@ func startWatched(ctx context.Context, t *testing.T, seed int64) (*Demo, *kube.W
 	return d, w
 }
 
+// holderRuns: the Pod holding an address is its sandbox's running Pod.
+func holderRuns(snap *model.Snapshot, h *model.Holder) bool {
+	sb := snap.Sandbox(h.Sandbox)
+	return sb != nil && sb.State == model.StateRunning
+}
+
 // runningAndTaken waits for a BatchSandbox whose Pod is OK (quiet: without
 // notices too) and a sandbox whose recorded IP another Pod holds, and
 // fails the test if the demo shows neither within 20 s.
@@ -372,7 +378,8 @@ func runningAndTaken(t *testing.T, w *kube.Watcher, quiet bool) (running, taken 
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for (running == nil || taken == nil) && time.Now().Before(deadline) {
-		for _, sb := range w.Fleet().Snapshot().Sandboxes() {
+		snap := w.Fleet().Snapshot()
+		for _, sb := range snap.Sandboxes() {
 			sl := sb.PrimarySlot()
 			if sl == nil || sl.Pod == nil {
 				continue
@@ -380,7 +387,9 @@ func runningAndTaken(t *testing.T, w *kube.Watcher, quiet bool) (running, taken 
 			switch {
 			case sl.Identity == model.IdentityOK && running == nil && sb.Engine() == model.EngineBatchSandbox && (!quiet || len(sb.Notices) == 0):
 				running = sb
-			case sl.Identity == model.IdentityIPTaken && sl.Holder != nil && taken == nil:
+			case sl.Identity == model.IdentityIPTaken && sl.Holder != nil && taken == nil && holderRuns(snap, sl.Holder):
+				// A holder still initialising (a deleted sandbox's Pod stuck
+				// Terminating holds its IP too) answers nothing yet.
 				taken = sb
 			}
 		}

@@ -38,7 +38,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	switch {
 	case orphan:
 		specs = f.orphanSlots(e)
-		sb.Meta, sb.EnginePhase = orphanMeta(e), PhaseDeleted
+		sb.Meta, sb.EnginePhase = f.orphanMeta(e, specs), PhaseDeleted
 	case e.engine() == EngineBatchSandbox:
 		b := e.bs
 		specs = f.batchSlots(e)
@@ -376,10 +376,19 @@ func (f *Fleet) orphanSlots(e *sbEntry) []slotSpec {
 }
 
 // orphanMeta is the metadata a deleted sandbox's row can still show: its
-// namespace and name. Its UID and creation time are unknown (the model
-// keeps no owner UID of a Pod).
-func orphanMeta(e *sbEntry) *ObjectMeta {
-	return &ObjectMeta{Namespace: e.ns(), Name: e.name()}
+// namespace and name, and as its creation time its oldest Pod's (the
+// object's own is gone; it was created no later than its Pods). Its UID is
+// unknown (the model keeps no owner UID of a Pod).
+func (f *Fleet) orphanMeta(e *sbEntry, specs []slotSpec) *ObjectMeta {
+	m := &ObjectMeta{Namespace: e.ns(), Name: e.name()}
+	for _, sp := range specs {
+		if pe := f.pods[nn(e.ns(), sp.pod)]; pe != nil {
+			if t := pe.pod.CreationTimestamp; m.CreationTimestamp.IsZero() || t.Before(&m.CreationTimestamp) {
+				m.CreationTimestamp = t
+			}
+		}
+	}
+	return m
 }
 
 // engineKind is the kind of an engine's sandbox object, for messages.
