@@ -3,6 +3,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -68,7 +69,7 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 		model.CodeStuckTerminating, model.CodeEntrypointNotRun, model.CodeImageConfigUnreadable, model.CodeNotExecReady,
 		model.CodeStateMismatch, model.CodeFailedSticky, model.CodeExpiringSoon, model.CodeBadAnnotation, model.CodeRestarted,
 		"engine:" + string(model.EngineBatchSandbox), "engine:" + string(model.EngineAgent), "engine:" + string(model.EnginePod),
-		"pools", "demo-header", "finalizer-stuck",
+		"pools", "demo-header", "finalizer-stuck", "orphan-pile-up", "second-SuccessfulCreate",
 	}
 	seen := map[string]string{}
 	deadline := time.Now().Add(time.Minute)
@@ -79,6 +80,29 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 		}
 		if len(snap.Pools) > 0 {
 			seen["pools"] = snap.Pools[0].Name
+		}
+		// Seed 000's pile-up: Pods of deleted sandboxes stuck Terminating,
+		// most still in PodInitializing, each in its deleted sandbox's row.
+		orphans, stuck, initializing := 0, 0, 0
+		for _, sp := range model.StuckPodsOf(snap) {
+			stuck++
+			if sp.PodInitializing {
+				initializing++
+			}
+			if sb := snap.Sandbox(sp.Sandbox); sb != nil && sb.EnginePhase == model.PhaseDeleted {
+				orphans++
+			}
+		}
+		if orphans >= 5 && initializing > stuck/2 {
+			seen["orphan-pile-up"] = fmt.Sprintf("%d Pods stuck, %d of deleted sandboxes, %d in PodInitializing", stuck, orphans, initializing)
+		}
+		// The controller's same-name re-creation: a second SuccessfulCreate.
+		if evs, err := d.Clients.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err == nil {
+			for _, ev := range evs.Items {
+				if ev.Reason == "SuccessfulCreate" && ev.Count >= 2 {
+					seen["second-SuccessfulCreate"] = ev.InvolvedObject.Name + ": " + ev.Message
+				}
+			}
 		}
 		for _, sb := range snap.Sandboxes() {
 			seen["engine:"+string(sb.Engine())] = sb.Key

@@ -38,13 +38,14 @@ const (
 	ExpiringSoon       Scenario = "expiring-soon"       // spec.expireTime minutes away
 	BadAnnotation      Scenario = "bad-annotation"      // endpoints annotation is not valid JSON
 	UnexplainedRestart Scenario = "unexplained-restart" // exit 2, nothing explains it
+	DeletedHeld        Scenario = "deleted-held"        // deleted while running: gone at once, its Pod held Terminating (a slow kubelet)
 )
 
 // Scenarios lists every scenario, in a fixed order.
 func Scenarios() []Scenario {
 	return []Scenario{Normal, InstantDeath, OOMKill, LivenessKill, Evicted, StuckTerminating, KeepAlive,
 		UnreadableImage, Recreated, IPStale, PodGone, FinalizerStuck, FailedSticky, NoExecd, ExpiringSoon,
-		BadAnnotation, UnexplainedRestart}
+		BadAnnotation, UnexplainedRestart, DeletedHeld}
 }
 
 // churnWeights: how often each scenario is drawn for a churned sandbox.
@@ -288,7 +289,7 @@ func supports(eng Engine, sc Scenario) bool {
 	switch sc {
 	case IPStale, PodGone:
 		return eng == EnginePooled
-	case NoExecd:
+	case NoExecd, DeletedHeld:
 		return eng == EngineBatch
 	case FinalizerStuck, FailedSticky, ExpiringSoon, BadAnnotation:
 		return eng == EngineBatch || eng == EnginePooled
@@ -716,6 +717,10 @@ func (s *Sim) onRunning(sb *sandbox, p *simPod) {
 		s.after(s.between(10*time.Second, 40*time.Second), "user deletes "+sb.name, func(ctx context.Context) error {
 			return s.deleteHeld(ctx, sb)
 		})
+	case DeletedHeld:
+		s.after(s.between(10*time.Second, 40*time.Second), "user deletes "+sb.name, func(ctx context.Context) error {
+			return s.deleteStuck(ctx, sb)
+		})
 	}
 }
 
@@ -928,6 +933,8 @@ func (s *Sim) moveIP(ctx context.Context, sb *sandbox, p *simPod) error {
 	}
 	ip := s.ipam.allocate(p.node)
 	if ip == "" {
+		// No free address on the node: the pod sandbox waits for one.
+		s.after(5*time.Second, "ip moves "+p.obj.Name, s.guarded(sb, func(ctx context.Context) error { return s.moveIP(ctx, sb, p) }))
 		return nil
 	}
 	old := p.ip
@@ -939,7 +946,9 @@ func (s *Sim) moveIP(ctx context.Context, sb *sandbox, p *simPod) error {
 		return err
 	}
 	p.obj, p.ip = obj, ip
-	s.ipam.releaseLast(p.node, old) // unheld for a while: IP_STALE, not at once IP_TAKEN
+	if !sb.pinned {
+		s.ipam.releaseLast(p.node, old) // unheld for a while: IP_STALE, not at once IP_TAKEN
+	} // an example's old address stays out of use: its IP_STALE must outlast the warm-up's churn
 	return nil
 }
 
@@ -1256,9 +1265,10 @@ func (s *Sim) deleteHeld(ctx context.Context, sb *sandbox) error {
 	return nil
 }
 
-// deleteStuck: the user deletes a sandbox whose Pod still pulls its init
-// image: the Pod stays Terminating with the main container in
-// PodInitializing, the BatchSandbox waits on its task-cleanup finalizer.
+// deleteStuck: the user deletes a sandbox whose Pod cannot finish
+// terminating (its init image still pulls: the main container stays in
+// PodInitializing; or a slow kubelet). The BatchSandbox goes at once
+// unless a task's cleanup finalizer holds it; the Pod stays Terminating.
 func (s *Sim) deleteStuck(ctx context.Context, sb *sandbox) error {
 	if sb.deleting || sb.gone {
 		return nil
