@@ -41,9 +41,9 @@ var examples = []example{
 	{EngineBatch, StuckTerminating, 3, 6 * time.Second, false},
 	{EngineBatch, StuckTerminating, 2, 7 * time.Second, false},
 	{EngineBatch, DeletedHeld, 3, 5 * time.Second, false},
-	{EngineBatch, KeepAlive, -1, 5 * time.Second, false},        // ENTRYPOINT_NOT_RUN
-	{EngineBatch, UnreadableImage, -1, 6 * time.Second, false},  // IMAGE_CONFIG_UNREADABLE
-	{EngineBatch, Recreated, -1, 6 * time.Second, false},        // UID_CHANGED (re-created after the warm-up)
+	{EngineBatch, KeepAlive, -1, 5 * time.Second, false},       // ENTRYPOINT_NOT_RUN
+	{EngineBatch, UnreadableImage, -1, 6 * time.Second, false}, // IMAGE_CONFIG_UNREADABLE
+	{EngineBatch, Recreated, -1, 6 * time.Second, false},       // UID_CHANGED (re-created after the warm-up)
 	{EnginePod, Recreated, -1, 6 * time.Second, false},
 	{EnginePooled, IPStale, -1, 7 * time.Second, false},        // IP_STALE
 	{EnginePooled, PodGone, -1, 7 * time.Second, false},        // POD_GONE
