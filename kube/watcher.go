@@ -88,9 +88,10 @@ type Watcher struct {
 	synced    chan struct{} // closed once the fleet has been told it is synced
 	lastEvent atomic.Int64  // unix nanoseconds of the last informer event
 
-	mu        sync.Mutex
-	notes     []string // from discovery
-	informers []*watchedInformer
+	mu          sync.Mutex
+	notes       []string // from discovery
+	informers   []*watchedInformer
+	foreignNext int // where the next round of foreign-holder lookups starts (foreign.go)
 
 	publishMu sync.Mutex
 	published *model.SourceStatus
@@ -244,6 +245,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	goLoop(w.forwardChanges)
 	goLoop(w.runTicker)
+	if ns != "" {
+		goLoop(w.runForeignHolders)
+	}
 	if probe != nil {
 		goLoop(func(ctx context.Context) { w.runProbe(ctx, probe) })
 	}

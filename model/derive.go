@@ -205,6 +205,9 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot,
 		}
 		id, h := deriveIdentity(facts)
 		sl := Slot{Index: i, RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
+		if f.foreignBlocked != "" && (id == IdentityPodDead || id == IdentityPodGone) {
+			sl.NamespaceOnly = true
+		}
 		if !sp.foreign {
 			sl.Pod = pod
 			var next time.Time

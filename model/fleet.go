@@ -78,6 +78,12 @@ type Fleet struct {
 	imageWaiters map[string]map[string]struct{}
 	imagePending []string
 
+	// Holders of recorded IPs in namespaces the Fleet does not watch (a
+	// namespace-scoped view), as kube/ last found them by live lookups;
+	// foreignBlocked is why other namespaces cannot be read ("" = they can).
+	foreign        map[string][]Holder
+	foreignBlocked string
+
 	history *ipHistory
 	snap    *Snapshot
 	masked  map[*sbEntry]maskedRow // while unknown: rows as shown masked, by entry
@@ -111,6 +117,26 @@ func (pe *podEntry) name() string { return pe.pod.Name }
 // it re-indexes the entry as it does: so it is read from the Pod, not kept
 // (a string field took the entry from the 48-byte size class to 64).
 func (pe *podEntry) ip() string { return liveIP(pe.pod) }
+
+// HoldsIP reports whether a Pod still holds its podIP on the network (it
+// has one and is not Failed or Succeeded; a Terminating Pod still does).
+func HoldsIP(p *Pod) bool { return podLive(p) }
+
+// SandboxKeyOfPod is the key of the sandbox a Pod names as its own, seen
+// without a fleet: its BatchSandbox or agent Sandbox owner, else its own
+// plain-Pod key when it carries the sandbox id label; "" when none.
+func SandboxKeyOfPod(p *Pod) string {
+	bs, ag := podOwners(p)
+	switch {
+	case len(bs) > 0:
+		return sandboxKey(EngineBatchSandbox, p.Namespace, bs[0])
+	case len(ag) > 0:
+		return sandboxKey(EngineAgent, p.Namespace, ag[0])
+	case p.Labels.Has(LabelSandboxID):
+		return sandboxKey(EnginePod, p.Namespace, p.Name)
+	}
+	return ""
+}
 
 // liveIP is the IP a Pod holds: its podIP while it is live, else "".
 func liveIP(p *Pod) string {
@@ -656,15 +682,102 @@ func (f *Fleet) primaryClaim(podKey string) string {
 	return best
 }
 
-// holders lists the live Pods holding ip, with the sandbox each belongs to.
+// holders lists the live Pods holding ip, with the sandbox each belongs to:
+// those the Fleet watches, then those found in other namespaces.
 func (f *Fleet) holders(ip string) []Holder {
 	if !f.ipLive.has(ip) {
-		return nil
+		return f.foreign[ip]
 	}
 	var out []Holder
 	for pe := range f.ipLive.all(ip) {
 		out = append(out, Holder{Namespace: pe.ns(), Pod: pe.name(), UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: f.history.time(pe.since)})
 	}
+	for _, h := range f.foreign[ip] {
+		if !slices.ContainsFunc(out, func(o Holder) bool { return o.UID == h.UID }) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// SetForeignHolders records the live Pods outside the watched namespaces
+// that hold ip (none: nil), as a live lookup found them, and re-derives the
+// sandboxes recording ip. A namespace-scoped view cannot otherwise tell an
+// address taken by a Pod elsewhere from one nobody holds.
+func (f *Fleet) SetForeignHolders(ip string, hs []Holder) {
+	if ip == "" {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old := f.foreign[ip]
+	if slices.Equal(old, hs) {
+		return
+	}
+	f.version++
+	if len(hs) == 0 {
+		delete(f.foreign, ip)
+	} else {
+		if f.foreign == nil {
+			f.foreign = make(map[string][]Holder)
+		}
+		f.foreign[ip] = slices.Clone(hs)
+	}
+	f.enqueueEntries(f.ipWatch.all(ip))
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// SetForeignBlocked says why other namespaces cannot be searched for the
+// holders of recorded IPs ("" once they can): slots that find no holder
+// then say they were checked in their own namespace only.
+func (f *Fleet) SetForeignBlocked(reason string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.foreignBlocked == reason {
+		return
+	}
+	f.version++
+	f.foreignBlocked = reason
+	for _, e := range f.sandboxes {
+		if e.sb != nil && slices.ContainsFunc(e.sb.Slots, func(sl Slot) bool { return sl.RecordedIP != "" }) {
+			f.enqueueEntry(e)
+		}
+	}
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// ForeignCandidates lists the recorded IPs whose holder may live in a
+// namespace the Fleet does not watch: those of slots whose Pod is dead,
+// gone or elsewhere (no watched Pod answers for them), and those held by a
+// foreign Pod (to notice it go). Sorted, each once.
+func (f *Fleet) ForeignCandidates() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[string]bool{}
+	for ip := range f.foreign {
+		seen[ip] = true
+	}
+	for _, e := range f.sandboxes {
+		if e.sb == nil {
+			continue
+		}
+		for i := range e.sb.Slots {
+			sl := &e.sb.Slots[i]
+			switch sl.Identity {
+			case IdentityPodDead, IdentityPodGone, IdentityIPStale:
+				if sl.RecordedIP != "" && !f.ipLive.has(sl.RecordedIP) {
+					seen[sl.RecordedIP] = true
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for ip := range seen {
+		out = append(out, ip)
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -78,8 +78,19 @@ func deriveIdentity(f slotFacts) (IdentityState, *Holder) {
 	return IdentityOK, nil
 }
 
-// identityNotice turns a slot's identity into a notice (nil for harmless states).
+// identityNotice turns a slot's identity into a notice (nil for harmless
+// states). A slot checked in its own namespace only says so.
 func identityNotice(sl *Slot, sandboxKey string) *Notice {
+	n := slotNotice(sl, sandboxKey)
+	if n != nil && sl.NamespaceOnly {
+		n.Message += "; other namespaces were not checked for a Pod holding " + sl.RecordedIP
+		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+			Text: "no Pod in this namespace holds " + sl.RecordedIP + "; other namespaces could not be read, so one may hold it there (IP_TAKEN)"})
+	}
+	return n
+}
+
+func slotNotice(sl *Slot, sandboxKey string) *Notice {
 	ev := func(text string) Evidence { return Evidence{Kind: Observed, Text: text} }
 	switch sl.Identity {
 	case IdentityIPTaken:

@@ -161,6 +161,10 @@ type Slot struct {
 	Identity   IdentityState `json:"identity"`
 	Holder     *Holder       `json:"holder,omitempty"` // who holds RecordedIP now, when another Pod does
 	Stuck      *StuckInfo    `json:"stuck,omitempty"`  // set when the linked Pod is stuck Terminating
+	// NamespaceOnly: the holder of RecordedIP was looked for in the
+	// sandbox's namespace only; other namespaces could not be read (RBAC),
+	// so a POD_DEAD or POD_GONE may hide an IP_TAKEN there.
+	NamespaceOnly bool `json:"namespaceOnly,omitempty"`
 }
 
 // StuckPods counts the distinct Pods of the sandbox's slots that are stuck

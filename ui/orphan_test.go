@@ -79,3 +79,22 @@ func TestPileUpOfDeletedSandboxes(t *testing.T) {
 		}
 	}
 }
+
+// TestIdentityCheckedInNamespaceOnly: where other namespaces could not be
+// read, a dead sandbox's identity says it was checked in its namespace only.
+func TestIdentityCheckedInNamespaceOnly(t *testing.T) {
+	const ns, ip = "rl", "10.244.1.40"
+	f := model.NewFleet(model.FleetOptions{Now: func() time.Time { return t0 }})
+	f.SetStatus(model.SourceStatus{Context: "kind-rl", Cluster: "kind-rl", Synced: true})
+	f.UpsertBatchSandbox(fleetSandbox(ns, "dead", t0.Add(-time.Hour), ip))
+	p := fleetPod(ns, "dead", "uid-dead", ip, t0.Add(-time.Hour))
+	p.Status.Phase = corev1.PodFailed
+	p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"}}
+	f.UpsertPod(model.SlimPod(p))
+	f.SetForeignBlocked("listing Pods in all namespaces is forbidden")
+	src := &fakeSource{snap: f.Snapshot()}
+	app, tm := newTestAppSized(t, src, Backend{}, Options{}, testW, 50)
+	screenContains(t, tm, app, "POD_DEAD (ns only)")
+	keys(tm, "d")
+	screenContains(t, tm, app, "other namespaces were not checked")
+}
