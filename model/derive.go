@@ -204,7 +204,7 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot,
 			facts.ForeignSandbox = f.primaryClaim(nn(e.ns(), sp.pod))
 		}
 		id, h := deriveIdentity(facts)
-		sl := Slot{Index: i, RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
+		sl := Slot{Index: int32(i), RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
 		if f.foreignBlocked != "" && (id == IdentityPodDead || id == IdentityPodGone) {
 			sl.NamespaceOnly = true
 		}

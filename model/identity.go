@@ -103,7 +103,7 @@ func slotNotice(sl *Slot, sandboxKey string) *Notice {
 			n.Message = "recorded IP " + sl.RecordedIP + " is held by Pod " + h.Pod + " since " + since + ": requests for this sandbox run there"
 		}
 		n.Evidence = []Evidence{
-			ev("engine records " + sl.RecordedIP + " for slot " + itoa(sl.Index)),
+			ev("engine records " + sl.RecordedIP + " for slot " + itoa(int(sl.Index))),
 			{Kind: Observed, Text: "Pod " + h.Namespace + "/" + h.Pod + " (uid " + h.UID + ") has podIP " + sl.RecordedIP, At: timePtr(h.Since)},
 		}
 		if sl.PodName != "" && sl.PodName != h.Pod {
@@ -121,10 +121,10 @@ func slotNotice(sl *Slot, sandboxKey string) *Notice {
 	case IdentityPodGone:
 		msg := "linked Pod " + sl.PodName + " no longer exists while the engine still records " + sl.RecordedIP
 		if sl.PodName == "" {
-			msg = "no Pod is linked to slot " + itoa(sl.Index) + " while the engine still records " + sl.RecordedIP
+			msg = "no Pod is linked to slot " + itoa(int(sl.Index)) + " while the engine still records " + sl.RecordedIP
 		}
 		return &Notice{Code: CodePodGone, Severity: SeverityError, Pod: sl.PodName, Message: msg,
-			Evidence: []Evidence{ev("engine records " + sl.RecordedIP + " for slot " + itoa(sl.Index))}}
+			Evidence: []Evidence{ev("engine records " + sl.RecordedIP + " for slot " + itoa(int(sl.Index)))}}
 	case IdentityUIDChanged:
 		uid := ""
 		if sl.Pod != nil {

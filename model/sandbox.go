@@ -153,18 +153,20 @@ func (s Sandbox) MarshalJSON() ([]byte, error) {
 
 // Slot is one recorded address of a sandbox and the Pod linked to it.
 type Slot struct {
-	Index      int           `json:"index"`
-	RecordedIP string        `json:"recordedIP"` // the address the engine forwards to; "" = unassigned
-	PodName    string        `json:"podName,omitempty"`
-	BoundUID   string        `json:"boundUID,omitempty"` // UID of the Pod first bound to this slot
-	Pod        *Pod          `json:"-"`                  // the linked Pod now; nil when gone. Read only.
-	Identity   IdentityState `json:"identity"`
-	Holder     *Holder       `json:"holder,omitempty"` // who holds RecordedIP now, when another Pod does
-	Stuck      *StuckInfo    `json:"stuck,omitempty"`  // set when the linked Pod is stuck Terminating
+	// Index is an int32 so that NamespaceOnly shares its word: a Slot is
+	// 96 bytes, a size class of its own (slots are ≤ 1024 per sandbox).
+	Index int32 `json:"index"`
 	// NamespaceOnly: the holder of RecordedIP was looked for in the
 	// sandbox's namespace only; other namespaces could not be read (RBAC),
 	// so a POD_DEAD or POD_GONE may hide an IP_TAKEN there.
-	NamespaceOnly bool `json:"namespaceOnly,omitempty"`
+	NamespaceOnly bool          `json:"namespaceOnly,omitempty"`
+	RecordedIP    string        `json:"recordedIP"` // the address the engine forwards to; "" = unassigned
+	PodName       string        `json:"podName,omitempty"`
+	BoundUID      string        `json:"boundUID,omitempty"` // UID of the Pod first bound to this slot
+	Pod           *Pod          `json:"-"`                  // the linked Pod now; nil when gone. Read only.
+	Identity      IdentityState `json:"identity"`
+	Holder        *Holder       `json:"holder,omitempty"` // who holds RecordedIP now, when another Pod does
+	Stuck         *StuckInfo    `json:"stuck,omitempty"`  // set when the linked Pod is stuck Terminating
 }
 
 // StuckPods counts the distinct Pods of the sandbox's slots that are stuck
