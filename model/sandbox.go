@@ -186,6 +186,13 @@ func (s *Sandbox) StuckPods() (stuck, initializing int) {
 	return stuck, initializing
 }
 
+// StuckObject reports whether the sandbox object itself is stuck
+// Terminating on finalizers (a STUCK_TERMINATING notice naming no Pod).
+func (s *Sandbox) StuckObject() bool {
+	return s.DeletingSince() != nil && len(s.Finalizers()) > 0 &&
+		slices.ContainsFunc(s.Notices, func(n Notice) bool { return n.Code == CodeStuckTerminating && n.Pod == "" })
+}
+
 // StuckInfo describes a Pod stuck Terminating.
 type StuckInfo struct {
 	DeletingSince   time.Time `json:"deletingSince"`

@@ -58,6 +58,9 @@ type StuckSummary struct {
 	AgeP90          float64 `json:"ageP90Seconds"`
 	TopNodes        []Count `json:"topNodes"`
 	TopImages       []Count `json:"topImages"`
+	// Objects counts the sandbox objects themselves stuck Terminating on
+	// finalizers (their Pods may be gone): the rest of what STUCK_TERMINATING lists.
+	Objects int `json:"objects"`
 }
 
 // Count is how many of something there are.
@@ -68,6 +71,18 @@ type Count struct {
 
 // StuckTop is how many nodes and images a StuckSummary names.
 const StuckTop = 5
+
+// StuckObjectsOf counts the sandboxes of a Snapshot whose object is stuck
+// Terminating on finalizers.
+func StuckObjectsOf(s *Snapshot) int {
+	n := 0
+	for i := range s.NumSandboxes() {
+		if s.SandboxAt(i).StuckObject() {
+			n++
+		}
+	}
+	return n
+}
 
 // SummarizeStuck sums up stuck Pods at now. Ages are nearest-rank
 // percentiles of the time since each deletionTimestamp.

@@ -39,36 +39,40 @@ func pileUpFleet() *model.Snapshot {
 	for _, name := range []string{"gone-a", "gone-b", "gone-c"} {
 		f.DeleteBatchSandbox(ns, name)
 	}
+	// A sandbox object held Terminating by its finalizer, its Pod gone.
+	held := fleetSandbox(ns, "held", now, "")
+	held.DeletionTimestamp, held.Finalizers = &del, []string{"batch-sandbox.sandbox.opensandbox.io/task-cleanup"}
+	f.UpsertBatchSandbox(held)
 	now = t0
 	f.Tick()
 	return f.Snapshot()
 }
 
 // TestPileUpOfDeletedSandboxes: the header counts stuck Pods and those in
-// PodInitializing as the sweep's stuck block does; each deleted sandbox has
-// a row (phase deleted); its Pod is in :pods; z and /STUCK list the same
-// rows the header counts.
+// PodInitializing, and sandbox objects stuck on finalizers, as the sweep's
+// stuck block does; each deleted sandbox has a row (phase deleted); its Pod
+// is in :pods; z and /STUCK list the rows the header counts.
 func TestPileUpOfDeletedSandboxes(t *testing.T) {
 	src := &fakeSource{snap: pileUpFleet()}
 	app, tm := newTestAppSized(t, src, Backend{}, Options{}, testW, 30)
-	s := screenContains(t, tm, app, "stuck 4 (3 init)")
+	s := screenContains(t, tm, app, "stuck 4 (3 init)  stuck objects 1")
 	for _, name := range []string{"gone-a", "gone-b", "gone-c"} {
 		if !regexp.MustCompile(name + `\s+bsbx\s+deleted\s+Terminating`).MatchString(s) {
 			t.Errorf("no row for deleted sandbox %s:\n%s", name, s)
 		}
 	}
 	rows := func(s string) int { return strings.Count(s, "STUCK_TERMINATING") }
-	if n := rows(s); n != 4 {
-		t.Errorf("%d rows with STUCK_TERMINATING, want 4:\n%s", n, s)
+	if n := rows(s); n != 5 {
+		t.Errorf("%d rows with STUCK_TERMINATING, want 5:\n%s", n, s)
 	}
 	keys(tm, "z")
-	s = screenContains(t, tm, app, "Sandboxes [4/5]")
-	if rows(s) != 4 {
-		t.Errorf("z lists %d stuck rows, want the 4 the header counts:\n%s", rows(s), s)
+	s = screenContains(t, tm, app, "Sandboxes [5/6]")
+	if rows(s) != 5 {
+		t.Errorf("z lists %d stuck rows, want the 4 Pods and 1 object the header counts:\n%s", rows(s), s)
 	}
 	keys(tm, "z", "/", "STUCK", "enter")
-	s = screenContains(t, tm, app, "Sandboxes [4/5]")
-	if rows(s) != 4 || strings.Contains(s, "healthy") {
+	s = screenContains(t, tm, app, "Sandboxes [5/6]")
+	if rows(s) != 5 || strings.Contains(s, "healthy") {
 		t.Errorf("/STUCK:\n%s", s)
 	}
 	keys(tm, "esc", ":", "pods", "enter")

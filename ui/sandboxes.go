@@ -66,20 +66,22 @@ func widthsOf(sb *model.Sandbox, disc bool) cellWidths {
 type rowCount struct {
 	identity         model.IdentityState
 	running          bool
-	stuck, stuckInit int // Pods stuck Terminating, and of those still in PodInitializing
+	stuck, stuckInit int  // Pods stuck Terminating, and of those still in PodInitializing
+	stuckObject      bool // the sandbox object itself, on finalizers
 }
 
 func countOf(sb *model.Sandbox) rowCount {
 	c := rowCount{identity: sb.Identity(), running: sb.State == model.StateRunning}
 	c.stuck, c.stuckInit = sb.StuckPods()
+	c.stuckObject = sb.StuckObject()
 	return c
 }
 
 // tally is the header's counts over a set of rows, kept up to date as rows
 // come, change and go, so a live refresh does not recount the fleet.
 type tally struct {
-	total, running, stuck, stuckInit int
-	identity                         map[model.IdentityState]int
+	total, running, stuck, stuckInit, stuckObjects int
+	identity                                       map[model.IdentityState]int
 }
 
 func (t *tally) add(c rowCount, sign int) {
@@ -92,6 +94,9 @@ func (t *tally) add(c rowCount, sign int) {
 	}
 	t.stuck += sign * c.stuck
 	t.stuckInit += sign * c.stuckInit
+	if c.stuckObject {
+		t.stuckObjects += sign
+	}
 	t.identity[c.identity] += sign
 }
 

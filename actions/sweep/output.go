@@ -114,7 +114,7 @@ func WriteTable(w io.Writer, r *Report) error {
 
 // writeStuck writes the stuck block of the summary, nothing when no Pod is stuck.
 func writeStuck(w io.Writer, st model.StuckSummary) error {
-	if st.Pods == 0 {
+	if st.Pods == 0 && st.Objects == 0 {
 		return nil
 	}
 	counts := func(cs []model.Count) string {
@@ -127,6 +127,9 @@ func writeStuck(w io.Writer, st model.StuckSummary) error {
 	secs := func(s float64) string { return time.Duration(s * float64(time.Second)).Round(time.Second).String() }
 	_, err := fmt.Fprintf(w, "Stuck Terminating: %d pods (%d in PodInitializing), since deletion median %s, p90 %s.\n  top nodes: %s\n  top images: %s\n",
 		st.Pods, st.PodInitializing, secs(st.AgeMedian), secs(st.AgeP90), counts(st.TopNodes), counts(st.TopImages))
+	if err == nil && st.Objects > 0 {
+		_, err = fmt.Fprintf(w, "  sandbox objects stuck on finalizers: %d\n", st.Objects)
+	}
 	return err
 }
 

@@ -67,6 +67,7 @@ type contractReport struct {
 				Name string `json:"name"`
 				Pods int    `json:"pods"`
 			} `json:"topImages"`
+			Objects int `json:"objects"`
 		} `json:"stuck"`
 	} `json:"summary"`
 	Findings []struct {
