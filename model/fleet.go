@@ -623,6 +623,10 @@ func (f *Fleet) ensureOrphan(eng Engine, ns, name string) {
 	key := f.internSandboxKey(eng, ns, name)
 	e := f.sandboxes[key]
 	switch {
+	case e == nil && !f.status.Synced:
+		// The initial lists are still arriving: a Pod listed before its
+		// sandbox would get a row derived only to be replaced. The rows of
+		// the sandboxes still missing at the sync are made then (addOrphans).
 	case e == nil && f.orphanWanted(key):
 		e = &sbEntry{key: key}
 		if eng == EngineAgent {
@@ -632,6 +636,27 @@ func (f *Fleet) ensureOrphan(eng Engine, ns, name string) {
 	case e != nil && e.orphan() && !f.orphanWanted(key):
 		f.removeSandbox(e)
 	}
+}
+
+// addOrphans makes the rows of the deleted sandboxes whose Pods name them,
+// once the initial lists are in (see ensureOrphan).
+func (f *Fleet) addOrphans() {
+	var keys []string
+	for _, idx := range []*index[*podEntry]{&f.bsOwned, &f.agOwned} {
+		for k := range idx.eachKey() {
+			if f.sandboxes[k] == nil && f.orphanWanted(k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	for _, k := range keys {
+		e := &sbEntry{key: k}
+		if strings.HasPrefix(k, string(EngineAgent)+"/") {
+			e.agentLink = &agentLink{}
+		}
+		f.addSandbox(e)
+	}
+	f.process(f.opts.Now())
 }
 
 // podSandboxKey names the sandbox a Pod belongs to: its controlling
@@ -1100,7 +1125,11 @@ func (f *Fleet) SetStatus(st SourceStatus) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.version++
+	synced := st.Synced && !f.status.Synced
 	f.status = st
+	if synced {
+		f.addOrphans()
+	}
 	unknown := !st.Synced || st.DisconnectedSince != nil
 	if f.unknown && !unknown {
 		f.masked = nil

@@ -131,3 +131,26 @@ func ownerRef(kind, name string) metav1.OwnerReference {
 	}
 	return metav1.OwnerReference{APIVersion: api, Kind: kind, Name: name, UID: types.UID("uid-" + name)}
 }
+
+// Pods listed before their sandboxes at start-up make no rows that the
+// sandboxes then replace; those whose sandbox never comes get theirs at the sync.
+func TestDeletedSandboxRowsWaitForTheSync(t *testing.T) {
+	f := NewFleet(FleetOptions{Now: func() time.Time { return ft0 }})
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0))))
+	f.UpsertPod(SlimPod(runningPod("gone-0", "ug", "10.0.0.2", ownedBy("gone", 0), deletingAt(ft0, 30))))
+	f.mu.Lock()
+	rows := len(f.sandboxes)
+	f.mu.Unlock()
+	if rows != 0 {
+		t.Errorf("%d rows made before the sync", rows)
+	}
+	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
+	f.SetStatus(SourceStatus{Synced: true})
+	snap := f.Snapshot()
+	if a := snap.Sandbox(bsKey("a")); a == nil || a.EnginePhase != PhaseSucceed {
+		t.Errorf("row a: %+v", a)
+	}
+	if g := snap.Sandbox(bsKey("gone")); g == nil || g.EnginePhase != PhaseDeleted || g.PrimarySlot().PodName != "gone-0" {
+		t.Errorf("row of the sandbox never seen: %+v", g)
+	}
+}
