@@ -356,8 +356,13 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	f.enqueueCandidates(pe, old)
 	f.enqueueCandidates(pe, p)
 	f.ensurePlain(pe.ns(), pe.name())
-	f.ensureOrphans(pe.ns(), old)
-	f.ensureOrphans(pe.ns(), p)
+	if old == nil || !sameOwnership(old, p) {
+		// Whether a deleted sandbox keeps a row changes only with what the
+		// Pod names and whether it is deleting: a status update skips this
+		// (it would build owner lists and keys on every Pod event).
+		f.ensureOrphans(pe.ns(), old)
+		f.ensureOrphans(pe.ns(), p)
+	}
 	f.process(now)
 	pe.linked = f.hasLinks(key)
 	if !pe.inOrder && pe.linked {
@@ -603,6 +608,14 @@ func ownerRefNames(p *Pod, name string) bool {
 		}
 	}
 	return false
+}
+
+// sameOwnership: a and b name the same sandboxes and are both deleting or
+// both not (see orphanWorthy).
+func sameOwnership(a, b *Pod) bool {
+	av, _ := a.Labels.Lookup(LabelBatchSandboxName)
+	bv, _ := b.Labels.Lookup(LabelBatchSandboxName)
+	return av == bv && (a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) && slices.Equal(a.OwnerReferences, b.OwnerReferences)
 }
 
 // ensureOrphans creates or removes the rows of deleted sandboxes that p names.
