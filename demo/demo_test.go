@@ -3,6 +3,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -68,7 +69,7 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 		model.CodeStuckTerminating, model.CodeEntrypointNotRun, model.CodeImageConfigUnreadable, model.CodeNotExecReady,
 		model.CodeStateMismatch, model.CodeFailedSticky, model.CodeExpiringSoon, model.CodeBadAnnotation, model.CodeRestarted,
 		"engine:" + string(model.EngineBatchSandbox), "engine:" + string(model.EngineAgent), "engine:" + string(model.EnginePod),
-		"pools", "demo-header", "finalizer-stuck",
+		"pools", "demo-header", "finalizer-stuck", "orphan-pile-up", "second-SuccessfulCreate",
 	}
 	seen := map[string]string{}
 	deadline := time.Now().Add(time.Minute)
@@ -79,6 +80,29 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 		}
 		if len(snap.Pools) > 0 {
 			seen["pools"] = snap.Pools[0].Name
+		}
+		// Seed 000's pile-up: Pods of deleted sandboxes stuck Terminating,
+		// most still in PodInitializing, each in its deleted sandbox's row.
+		orphans, stuck, initializing := 0, 0, 0
+		for _, sp := range model.StuckPodsOf(snap) {
+			stuck++
+			if sp.PodInitializing {
+				initializing++
+			}
+			if sb := snap.Sandbox(sp.Sandbox); sb != nil && sb.EnginePhase == model.PhaseDeleted {
+				orphans++
+			}
+		}
+		if orphans >= 5 && initializing > stuck/2 {
+			seen["orphan-pile-up"] = fmt.Sprintf("%d Pods stuck, %d of deleted sandboxes, %d in PodInitializing", stuck, orphans, initializing)
+		}
+		// The controller's same-name re-creation: a second SuccessfulCreate.
+		if evs, err := d.Clients.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err == nil {
+			for _, ev := range evs.Items {
+				if ev.Reason == "SuccessfulCreate" && ev.Count >= 2 {
+					seen["second-SuccessfulCreate"] = ev.InvolvedObject.Name + ": " + ev.Message
+				}
+			}
 		}
 		for _, sb := range snap.Sandboxes() {
 			seen["engine:"+string(sb.Engine())] = sb.Key
@@ -365,6 +389,12 @@ func startWatched(ctx context.Context, t *testing.T, seed int64) (*Demo, *kube.W
 	return d, w
 }
 
+// holderRuns: the Pod holding an address is its sandbox's running Pod.
+func holderRuns(snap *model.Snapshot, h *model.Holder) bool {
+	sb := snap.Sandbox(h.Sandbox)
+	return sb != nil && sb.State == model.StateRunning
+}
+
 // runningAndTaken waits for a BatchSandbox whose Pod is OK (quiet: without
 // notices too) and a sandbox whose recorded IP another Pod holds, and
 // fails the test if the demo shows neither within 20 s.
@@ -372,7 +402,8 @@ func runningAndTaken(t *testing.T, w *kube.Watcher, quiet bool) (running, taken 
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for (running == nil || taken == nil) && time.Now().Before(deadline) {
-		for _, sb := range w.Fleet().Snapshot().Sandboxes() {
+		snap := w.Fleet().Snapshot()
+		for _, sb := range snap.Sandboxes() {
 			sl := sb.PrimarySlot()
 			if sl == nil || sl.Pod == nil {
 				continue
@@ -380,7 +411,9 @@ func runningAndTaken(t *testing.T, w *kube.Watcher, quiet bool) (running, taken 
 			switch {
 			case sl.Identity == model.IdentityOK && running == nil && sb.Engine() == model.EngineBatchSandbox && (!quiet || len(sb.Notices) == 0):
 				running = sb
-			case sl.Identity == model.IdentityIPTaken && sl.Holder != nil && taken == nil:
+			case sl.Identity == model.IdentityIPTaken && sl.Holder != nil && taken == nil && holderRuns(snap, sl.Holder):
+				// A holder still initialising (a deleted sandbox's Pod stuck
+				// Terminating holds its IP too) answers nothing yet.
 				taken = sb
 			}
 		}

@@ -43,7 +43,7 @@ const (
 	// the request timeout runs. A server that is busy but still sending
 	// (a large list streaming) is not frozen and gets the full timeout.
 	stallAfter = 3 * time.Second
-	syncPoll               = 50 * time.Millisecond
+	syncPoll   = 50 * time.Millisecond
 )
 
 // WatcherOptions configure a Watcher.
@@ -96,9 +96,10 @@ type Watcher struct {
 	synced    chan struct{} // closed once the fleet has been told it is synced
 	lastEvent atomic.Int64  // unix nanoseconds of the last informer event
 
-	mu        sync.Mutex
-	notes     []string // from discovery
-	informers []*watchedInformer
+	mu          sync.Mutex
+	notes       []string // from discovery
+	informers   []*watchedInformer
+	foreignNext int // where the next round of foreign-holder lookups starts (foreign.go)
 
 	publishMu sync.Mutex
 	published *model.SourceStatus
@@ -256,6 +257,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	goLoop(w.forwardChanges)
 	goLoop(w.runTicker)
+	if ns != "" {
+		goLoop(w.runForeignHolders)
+	}
 	if probe != nil {
 		goLoop(func(ctx context.Context) { w.runProbe(ctx, probe) })
 	}

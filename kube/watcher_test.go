@@ -584,7 +584,14 @@ func TestWatcherTransforms(t *testing.T) {
 	if err := c.Dynamic.Resource(kubetest.BatchSandboxGVR).Namespace(ns).Delete(kubetest.Context(t), "sbx-t", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, w, time.Now(), waitTimeout, "sandbox gone after delete", func(s *model.Snapshot) bool {
+	// Its Pod remains (no garbage collector runs here): the row stays, as
+	// the deleted sandbox's, until the Pod goes too.
+	waitFor(t, w, time.Now(), waitTimeout, "the deleted sandbox's row", func(s *model.Snapshot) bool {
+		sb := s.Sandbox(key)
+		return sb != nil && sb.EnginePhase == model.PhaseDeleted
+	})
+	kl.ForceDelete(ns, "sbx-t-0")
+	waitFor(t, w, time.Now(), waitTimeout, "sandbox gone after its Pod", func(s *model.Snapshot) bool {
 		return s.Sandbox(key) == nil
 	})
 }

@@ -37,8 +37,12 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	var engineReady bool
 	var expire *time.Time
 	expireField := ""
-	switch e.engine() {
-	case EngineBatchSandbox:
+	orphan := e.orphan()
+	switch {
+	case orphan:
+		specs = f.orphanSlots(e)
+		sb.Meta, sb.EnginePhase = f.orphanMeta(e, specs), PhaseDeleted
+	case e.engine() == EngineBatchSandbox:
 		b := e.bs
 		specs = f.batchSlots(e)
 		sb.Meta, sb.EnginePhase = &b.ObjectMeta, b.Phase
@@ -52,7 +56,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			notices = append(notices, badAnnotation(AnnotationEndpoints, fmt.Sprintf(
 				"%d addresses for %d slots (spec.replicas %d); the rest ignored", len(b.Endpoints), len(specs), b.Replicas)))
 		}
-	case EngineAgent:
+	case e.engine() == EngineAgent:
 		a := e.ag
 		specs = f.agentSlots(e)
 		sb.Meta, sb.ExpireTime = &a.ObjectMeta, a.ShutdownTime
@@ -74,7 +78,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 				Message:  "status.selector " + strconv.Quote(e.selStr) + " does not parse: " + e.selErr,
 				Evidence: []Evidence{{Kind: Observed, Text: "status.selector " + strconv.Quote(e.selStr)}}})
 		}
-	case EnginePod:
+	case e.engine() == EnginePod:
 		pe := f.pods[nn(e.ns(), e.name())]
 		if pe == nil {
 			return // ensurePlain removes it
@@ -111,10 +115,16 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			notices = append(notices, *n)
 		}
 		if sl.Stuck != nil {
-			notices = append(notices, stuckNotice(sl))
+			n := stuckNotice(sl)
+			if orphan {
+				n.Message += "; its " + engineKind(e.engine()) + " " + e.name() + " is deleted"
+				n.Evidence = append(n.Evidence, Evidence{Kind: Observed,
+					Text: engineKind(e.engine()) + " " + e.ns() + "/" + e.name() + " not found; the Pod names it as its owner"})
+			}
+			notices = append(notices, n)
 		}
 	}
-	if recreationApplies(sb) {
+	if !orphan && recreationApplies(sb) { // a deleted sandbox's row has no engine record to compare with
 		for i := range sb.Slots {
 			if n := recreatedNotice(sb.CreatedAt(), readySince(e), &sb.Slots[i]); n != nil {
 				notices = append(notices, *n)
@@ -138,6 +148,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		rn, total := restartNotices(p)
 		sb.Restarts += total
 		notices = append(notices, rn...)
+		if orphan {
+			continue // nothing will run in a deleted sandbox: its readiness and start command are moot
+		}
 		if i == 0 {
 			if n := execReadyNotice(e.engine(), p); n != nil {
 				notices = append(notices, *n)
@@ -209,7 +222,10 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot,
 		facts := slotFacts{RecordedIP: sp.ip, PodName: sp.pod, BoundUID: bound, Pod: pod, Holders: f.holders(sp.ip)}
 		facts.ForeignSandbox = sp.foreign
 		id, h := deriveIdentity(facts)
-		sl := Slot{Index: i, RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
+		sl := Slot{Index: int32(i), RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
+		if f.foreignBlocked != "" && (id == IdentityPodDead || id == IdentityPodGone) {
+			sl.NamespaceOnly = true
+		}
 		if sp.foreign == "" {
 			sl.Pod = pod
 			var next time.Time
@@ -448,6 +464,52 @@ func replicaCap(b *BatchSandbox) int {
 	return min(max(int(b.Replicas), 1), maxSlots)
 }
 
+// orphanSlots lays out a deleted sandbox's row: one slot per Pod still
+// naming it, by name. There is no engine record left, so no recorded address.
+func (f *Fleet) orphanSlots(e *sbEntry) []slotSpec {
+	idx := &f.bsOwned
+	if e.engine() == EngineAgent {
+		idx = &f.agOwned
+	}
+	var names []string
+	for pe := range idx.all(e.key) {
+		names = append(names, pe.name())
+	}
+	slices.Sort(names)
+	specs := make([]slotSpec, 0, min(len(names), maxSlots))
+	for _, n := range names[:min(len(names), maxSlots)] {
+		specs = append(specs, slotSpec{pod: n})
+	}
+	return specs
+}
+
+// orphanMeta is the metadata a deleted sandbox's row can still show: its
+// namespace and name, and as its creation time its oldest Pod's (the
+// object's own is gone; it was created no later than its Pods). Its UID is
+// unknown (the model keeps no owner UID of a Pod).
+func (f *Fleet) orphanMeta(e *sbEntry, specs []slotSpec) *ObjectMeta {
+	m := &ObjectMeta{Namespace: e.ns(), Name: e.name()}
+	for _, sp := range specs {
+		if pe := f.pods[nn(e.ns(), sp.pod)]; pe != nil {
+			if t := pe.pod.CreationTimestamp; m.CreationTimestamp.IsZero() || t.Before(&m.CreationTimestamp) {
+				m.CreationTimestamp = t
+			}
+		}
+	}
+	return m
+}
+
+// engineKind is the kind of an engine's sandbox object, for messages.
+func engineKind(e Engine) string {
+	switch e {
+	case EngineBatchSandbox:
+		return "BatchSandbox"
+	case EngineAgent:
+		return "Sandbox"
+	}
+	return "Pod"
+}
+
 // podIndex reads a BatchSandbox Pod's index: the pod-index label, else the
 // number after "<batchsandbox>-" in its name; -1 when neither says.
 func podIndex(p *Pod, owner string) int {
@@ -524,10 +586,10 @@ func agentPodRank(p *Pod) int {
 // does not (or, for a BatchSandbox, when that came early: see
 // RareBatchSandbox.ReadySince).
 func readySince(e *sbEntry) *time.Time {
-	switch e.engine() {
-	case EngineBatchSandbox:
+	switch {
+	case e.bs != nil:
 		return e.bs.ReadySince()
-	case EngineAgent:
+	case e.ag != nil:
 		for i := range e.ag.Conditions {
 			if c := &e.ag.Conditions[i]; c.Type == "Ready" && c.Status == "True" && !c.LastTransitionTime.IsZero() {
 				return &c.LastTransitionTime

@@ -78,6 +78,12 @@ type Fleet struct {
 	imageWaiters map[string]map[string]struct{}
 	imagePending []string
 
+	// Holders of recorded IPs in namespaces the Fleet does not watch (a
+	// namespace-scoped view), as kube/ last found them by live lookups;
+	// foreignBlocked is why other namespaces cannot be read ("" = they can).
+	foreign        map[string][]Holder
+	foreignBlocked string
+
 	history *ipHistory
 	snap    *Snapshot
 	masked  map[*sbEntry]maskedRow // while unknown: rows as shown masked, by entry
@@ -111,6 +117,26 @@ func (pe *podEntry) name() string { return pe.pod.Name }
 // it re-indexes the entry as it does: so it is read from the Pod, not kept
 // (a string field took the entry from the 48-byte size class to 64).
 func (pe *podEntry) ip() string { return liveIP(pe.pod) }
+
+// HoldsIP reports whether a Pod still holds its podIP on the network (it
+// has one and is not Failed or Succeeded; a Terminating Pod still does).
+func HoldsIP(p *Pod) bool { return podLive(p) }
+
+// SandboxKeyOfPod is the key of the sandbox a Pod names as its own, seen
+// without a fleet: its BatchSandbox or agent Sandbox owner, else its own
+// plain-Pod key when it carries the sandbox id label; "" when none.
+func SandboxKeyOfPod(p *Pod) string {
+	bs, ag := podOwners(p)
+	switch {
+	case len(bs) > 0:
+		return sandboxKey(EngineBatchSandbox, p.Namespace, bs[0])
+	case len(ag) > 0:
+		return sandboxKey(EngineAgent, p.Namespace, ag[0])
+	case p.Labels.Has(LabelSandboxID):
+		return sandboxKey(EnginePod, p.Namespace, p.Name)
+	}
+	return ""
+}
 
 // liveIP is the IP a Pod holds: its podIP while it is live, else "".
 func liveIP(p *Pod) string {
@@ -339,6 +365,13 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	f.enqueueCandidates(pe, old)
 	f.enqueueCandidates(pe, p)
 	f.ensurePlain(pe.ns(), pe.name())
+	if old == nil || !sameOwnership(old, p) {
+		// Whether a deleted sandbox keeps a row changes only with what the
+		// Pod names and whether it is deleting: a status update skips this
+		// (it would build owner lists and keys on every Pod event).
+		f.ensureOrphans(pe.ns(), old)
+		f.ensureOrphans(pe.ns(), p)
+	}
 	f.process(now)
 	pe.linked = f.hasLinks(key)
 	if !pe.inOrder && pe.linked {
@@ -394,6 +427,7 @@ func (f *Fleet) DeletePod(p *Pod) {
 	f.enqueueEntries(f.linksOf(pe.key))
 	f.enqueueCandidates(pe, pe.pod)
 	f.ensurePlain(pe.ns(), pe.name())
+	f.ensureOrphans(pe.ns(), pe.pod)
 	f.process(now)
 	f.notify()
 }
@@ -529,6 +563,129 @@ func (f *Fleet) ensurePlain(ns, name string) {
 	}
 }
 
+// A Pod that names its sandbox (an ownerReference, the BatchSandbox name
+// label) outlives the sandbox object when the sandbox is deleted while the
+// Pod cannot finish terminating: a finalizer, a kubelet still pulling its
+// image. Such Pods hold quota and image-pull slots, so each deleted sandbox
+// they name keeps an entry with no source object (e.bs or e.ag nil): its
+// row, phase "deleted", lists them. The entry goes with its last Pod, and
+// becomes the sandbox's own again if an object of that name comes back.
+
+// orphan reports an entry kept only for the Pods of a deleted sandbox.
+func (e *sbEntry) orphan() bool {
+	switch e.engine() {
+	case EngineBatchSandbox:
+		return e.bs == nil
+	case EngineAgent:
+		return e.agentLink == nil || e.ag == nil
+	}
+	return false
+}
+
+// orphanWorthy: the Pod keeps a deleted sandbox's row. A pooled Pod named
+// by the label alone goes back to its Pool when the sandbox goes; it is
+// the deleted sandbox's only while it is itself being deleted.
+func orphanWorthy(p *Pod, ownedByRef bool) bool {
+	if ownedByRef || p.DeletionTimestamp != nil {
+		return true
+	}
+	for _, r := range p.OwnerReferences {
+		if r.Kind == "Pool" {
+			return false
+		}
+	}
+	return true
+}
+
+// orphanWanted reports whether some Pod names the sandbox key so that it
+// would keep a row without its object.
+func (f *Fleet) orphanWanted(key string) bool {
+	eng, rest, _ := strings.Cut(key, "/")
+	_, name, _ := strings.Cut(rest, "/")
+	idx := &f.bsOwned
+	if Engine(eng) == EngineAgent {
+		idx = &f.agOwned
+	}
+	for pe := range idx.all(key) {
+		if orphanWorthy(pe.pod, ownerRefNames(pe.pod, name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownerRefNames: an ownerReference of the Pod names name (as opposed to the label alone).
+func ownerRefNames(p *Pod, name string) bool {
+	for _, r := range p.OwnerReferences {
+		if r.Name == name && (r.Kind == "BatchSandbox" || r.Kind == "Sandbox") {
+			return true
+		}
+	}
+	return false
+}
+
+// sameOwnership: a and b name the same sandboxes and are both deleting or
+// both not (see orphanWorthy).
+func sameOwnership(a, b *Pod) bool {
+	av, _ := a.Labels.Lookup(LabelBatchSandboxName)
+	bv, _ := b.Labels.Lookup(LabelBatchSandboxName)
+	return av == bv && (a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) && slices.Equal(a.OwnerReferences, b.OwnerReferences)
+}
+
+// ensureOrphans creates or removes the rows of deleted sandboxes that p names.
+func (f *Fleet) ensureOrphans(ns string, p *Pod) {
+	if p == nil {
+		return
+	}
+	bs, ag := podOwners(p)
+	for _, b := range bs {
+		f.ensureOrphan(EngineBatchSandbox, ns, b)
+	}
+	for _, a := range ag {
+		f.ensureOrphan(EngineAgent, ns, a)
+	}
+}
+
+func (f *Fleet) ensureOrphan(eng Engine, ns, name string) {
+	key := f.internSandboxKey(eng, ns, name)
+	e := f.sandboxes[key]
+	switch {
+	case e == nil && !f.status.Synced:
+		// The initial lists are still arriving: a Pod listed before its
+		// sandbox would get a row derived only to be replaced. The rows of
+		// the sandboxes still missing at the sync are made then (addOrphans).
+	case e == nil && f.orphanWanted(key):
+		e = &sbEntry{key: key}
+		if eng == EngineAgent {
+			e.agentLink = &agentLink{}
+		}
+		f.addSandbox(e)
+	case e != nil && e.orphan() && !f.orphanWanted(key):
+		f.removeSandbox(e)
+	}
+}
+
+// addOrphans makes the rows of the deleted sandboxes whose Pods name them,
+// once the initial lists are in (see ensureOrphan).
+func (f *Fleet) addOrphans() {
+	var keys []string
+	for _, idx := range []*index[*podEntry]{&f.bsOwned, &f.agOwned} {
+		for k := range idx.eachKey() {
+			if f.sandboxes[k] == nil && f.orphanWanted(k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	for _, k := range keys {
+		e := &sbEntry{key: k}
+		if strings.HasPrefix(k, string(EngineAgent)+"/") {
+			e.agentLink = &agentLink{}
+		}
+		f.addSandbox(e)
+	}
+	f.process(f.opts.Now())
+}
+
 // podSandboxKey names the sandbox a Pod belongs to: its controlling
 // BatchSandbox, else the newest BatchSandbox that allocated it, else its
 // agent Sandbox, else its own plain-Pod sandbox; "" when none is known. It
@@ -599,15 +756,102 @@ func (f *Fleet) newestClaims(podKey string) []string {
 	return best
 }
 
-// holders lists the live Pods holding ip, with the sandbox each belongs to.
+// holders lists the live Pods holding ip, with the sandbox each belongs to:
+// those the Fleet watches, then those found in other namespaces.
 func (f *Fleet) holders(ip string) []Holder {
 	if !f.ipLive.has(ip) {
-		return nil
+		return f.foreign[ip]
 	}
 	var out []Holder
 	for pe := range f.ipLive.all(ip) {
 		out = append(out, Holder{Namespace: pe.ns(), Pod: pe.name(), UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: f.history.time(pe.since)})
 	}
+	for _, h := range f.foreign[ip] {
+		if !slices.ContainsFunc(out, func(o Holder) bool { return o.UID == h.UID }) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// SetForeignHolders records the live Pods outside the watched namespaces
+// that hold ip (none: nil), as a live lookup found them, and re-derives the
+// sandboxes recording ip. A namespace-scoped view cannot otherwise tell an
+// address taken by a Pod elsewhere from one nobody holds.
+func (f *Fleet) SetForeignHolders(ip string, hs []Holder) {
+	if ip == "" {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old := f.foreign[ip]
+	if slices.Equal(old, hs) {
+		return
+	}
+	f.version++
+	if len(hs) == 0 {
+		delete(f.foreign, ip)
+	} else {
+		if f.foreign == nil {
+			f.foreign = make(map[string][]Holder)
+		}
+		f.foreign[ip] = slices.Clone(hs)
+	}
+	f.enqueueEntries(f.ipWatch.all(ip))
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// SetForeignBlocked says why other namespaces cannot be searched for the
+// holders of recorded IPs ("" once they can): slots that find no holder
+// then say they were checked in their own namespace only.
+func (f *Fleet) SetForeignBlocked(reason string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.foreignBlocked == reason {
+		return
+	}
+	f.version++
+	f.foreignBlocked = reason
+	for _, e := range f.sandboxes {
+		if e.sb != nil && slices.ContainsFunc(e.sb.Slots, func(sl Slot) bool { return sl.RecordedIP != "" }) {
+			f.enqueueEntry(e)
+		}
+	}
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// ForeignCandidates lists the recorded IPs whose holder may live in a
+// namespace the Fleet does not watch: those of slots whose Pod is dead,
+// gone or elsewhere (no watched Pod answers for them), and those held by a
+// foreign Pod (to notice it go). Sorted, each once.
+func (f *Fleet) ForeignCandidates() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[string]bool{}
+	for ip := range f.foreign {
+		seen[ip] = true
+	}
+	for _, e := range f.sandboxes {
+		if e.sb == nil {
+			continue
+		}
+		for i := range e.sb.Slots {
+			sl := &e.sb.Slots[i]
+			switch sl.Identity {
+			case IdentityPodDead, IdentityPodGone, IdentityIPStale:
+				if sl.RecordedIP != "" && !f.ipLive.has(sl.RecordedIP) {
+					seen[sl.RecordedIP] = true
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for ip := range seen {
+		out = append(out, ip)
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -627,6 +871,8 @@ func (f *Fleet) UpsertBatchSandbox(b *BatchSandbox) {
 	if e == nil {
 		e = &sbEntry{key: key}
 		f.addSandbox(e)
+	} else if e.bs == nil {
+		e.bound = nil // a deleted sandbox's row (see ensureOrphans) whose object is back
 	} else {
 		oldAlloc = e.bs.AllocatedPods()
 		if e.bs.UID != b.UID && b.UID != "" {
@@ -674,12 +920,19 @@ func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.sandboxes[sandboxKey(EngineBatchSandbox, namespace, name)]
-	if e == nil {
+	if e == nil || e.bs == nil {
 		return
 	}
 	f.version++
 	alloc := e.bs.AllocatedPods()
-	f.removeSandbox(e)
+	if f.orphanWanted(e.key) {
+		// Its Pods outlive it (Terminating, held by a finalizer or a slow
+		// kubelet): the entry stays, as the deleted sandbox's row.
+		e.bs, e.bound = nil, nil
+		f.enqueueEntry(e)
+	} else {
+		f.removeSandbox(e)
+	}
 	f.reclaim(e, alloc, nil)
 	for _, pe := range f.bsOwned.values(sandboxKey(EngineBatchSandbox, namespace, name)) {
 		f.touchPod(namespace, pe.name())
@@ -701,8 +954,8 @@ func (f *Fleet) UpsertAgentSandbox(s *AgentSandbox) {
 	if e == nil {
 		e = &sbEntry{key: key, agentLink: &agentLink{}}
 		f.addSandbox(e)
-	} else if e.ag.UID != s.UID && s.UID != "" {
-		e.bound = nil
+	} else if e.ag == nil || e.ag.UID != s.UID && s.UID != "" {
+		e.bound = nil // a new object, or a deleted sandbox's row whose object is back
 	}
 	before := f.agentCandidates(e)
 	e.ag = s
@@ -732,12 +985,19 @@ func (f *Fleet) DeleteAgentSandbox(namespace, name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.sandboxes[sandboxKey(EngineAgent, namespace, name)]
-	if e == nil {
+	if e == nil || e.ag == nil {
 		return
 	}
 	f.version++
 	before := f.agentCandidates(e)
-	f.removeSandbox(e)
+	if f.orphanWanted(e.key) {
+		// Its Pod outlives it: the entry stays, as the deleted sandbox's row.
+		f.unregisterSelector(e)
+		e.agentLink, e.bound = &agentLink{}, nil
+		f.enqueueEntry(e)
+	} else {
+		f.removeSandbox(e)
+	}
 	for _, p := range before {
 		f.touchPod(namespace, p)
 	}
@@ -914,7 +1174,11 @@ func (f *Fleet) SetStatus(st SourceStatus) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.version++
+	synced := st.Synced && !f.status.Synced
 	f.status = st
+	if synced {
+		f.addOrphans()
+	}
 	unknown := !st.Synced || st.DisconnectedSince != nil
 	if f.unknown && !unknown {
 		f.masked = nil

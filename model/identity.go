@@ -78,8 +78,19 @@ func deriveIdentity(f slotFacts) (IdentityState, *Holder) {
 	return IdentityOK, nil
 }
 
-// identityNotice turns a slot's identity into a notice (nil for harmless states).
+// identityNotice turns a slot's identity into a notice (nil for harmless
+// states). A slot checked in its own namespace only says so.
 func identityNotice(sl *Slot, sandboxKey string) *Notice {
+	n := slotNotice(sl, sandboxKey)
+	if n != nil && sl.NamespaceOnly {
+		n.Message += "; other namespaces were not checked for a Pod holding " + sl.RecordedIP
+		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+			Text: "no Pod in this namespace holds " + sl.RecordedIP + "; other namespaces could not be read, so one may hold it there (IP_TAKEN)"})
+	}
+	return n
+}
+
+func slotNotice(sl *Slot, sandboxKey string) *Notice {
 	ev := func(text string) Evidence { return Evidence{Kind: Observed, Text: text} }
 	switch sl.Identity {
 	case IdentityIPTaken:
@@ -92,7 +103,7 @@ func identityNotice(sl *Slot, sandboxKey string) *Notice {
 			n.Message = "recorded IP " + sl.RecordedIP + " is held by Pod " + h.Pod + " since " + since + ": requests for this sandbox run there"
 		}
 		n.Evidence = []Evidence{
-			ev("engine records " + sl.RecordedIP + " for slot " + itoa(sl.Index)),
+			ev("engine records " + sl.RecordedIP + " for slot " + itoa(int(sl.Index))),
 			{Kind: Observed, Text: "Pod " + h.Namespace + "/" + h.Pod + " (uid " + h.UID + ") has podIP " + sl.RecordedIP, At: timePtr(h.Since)},
 		}
 		if sl.PodName != "" && sl.PodName != h.Pod {
@@ -110,10 +121,10 @@ func identityNotice(sl *Slot, sandboxKey string) *Notice {
 	case IdentityPodGone:
 		msg := "linked Pod " + sl.PodName + " no longer exists while the engine still records " + sl.RecordedIP
 		if sl.PodName == "" {
-			msg = "no Pod is linked to slot " + itoa(sl.Index) + " while the engine still records " + sl.RecordedIP
+			msg = "no Pod is linked to slot " + itoa(int(sl.Index)) + " while the engine still records " + sl.RecordedIP
 		}
 		return &Notice{Code: CodePodGone, Severity: SeverityError, Pod: sl.PodName, Message: msg,
-			Evidence: []Evidence{ev("engine records " + sl.RecordedIP + " for slot " + itoa(sl.Index))}}
+			Evidence: []Evidence{ev("engine records " + sl.RecordedIP + " for slot " + itoa(int(sl.Index)))}}
 	case IdentityUIDChanged:
 		uid := ""
 		if sl.Pod != nil {

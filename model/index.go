@@ -122,5 +122,21 @@ func (x *index[V]) lone(k string) (V, bool) {
 	return v, ok
 }
 
+// eachKey yields every key with a value. The body must not change x.
+func (x *index[V]) eachKey() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for k := range x.one {
+			if !yield(k) {
+				return
+			}
+		}
+		for k := range x.many {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
 // keys is the number of keys with a value.
 func (x *index[V]) keys() int { return len(x.one) + len(x.many) }

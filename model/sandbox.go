@@ -153,14 +153,44 @@ func (s Sandbox) MarshalJSON() ([]byte, error) {
 
 // Slot is one recorded address of a sandbox and the Pod linked to it.
 type Slot struct {
-	Index      int           `json:"index"`
-	RecordedIP string        `json:"recordedIP"` // the address the engine forwards to; "" = unassigned
-	PodName    string        `json:"podName,omitempty"`
-	BoundUID   string        `json:"boundUID,omitempty"` // UID of the Pod first bound to this slot
-	Pod        *Pod          `json:"-"`                  // the linked Pod now; nil when gone. Read only.
-	Identity   IdentityState `json:"identity"`
-	Holder     *Holder       `json:"holder,omitempty"` // who holds RecordedIP now, when another Pod does
-	Stuck      *StuckInfo    `json:"stuck,omitempty"`  // set when the linked Pod is stuck Terminating
+	// Index is an int32 so that NamespaceOnly shares its word: a Slot is
+	// 96 bytes, a size class of its own (slots are ≤ 1024 per sandbox).
+	Index int32 `json:"index"`
+	// NamespaceOnly: the holder of RecordedIP was looked for in the
+	// sandbox's namespace only; other namespaces could not be read (RBAC),
+	// so a POD_DEAD or POD_GONE may hide an IP_TAKEN there.
+	NamespaceOnly bool          `json:"namespaceOnly,omitempty"`
+	RecordedIP    string        `json:"recordedIP"` // the address the engine forwards to; "" = unassigned
+	PodName       string        `json:"podName,omitempty"`
+	BoundUID      string        `json:"boundUID,omitempty"` // UID of the Pod first bound to this slot
+	Pod           *Pod          `json:"-"`                  // the linked Pod now; nil when gone. Read only.
+	Identity      IdentityState `json:"identity"`
+	Holder        *Holder       `json:"holder,omitempty"` // who holds RecordedIP now, when another Pod does
+	Stuck         *StuckInfo    `json:"stuck,omitempty"`  // set when the linked Pod is stuck Terminating
+}
+
+// StuckPods counts the distinct Pods of the sandbox's slots that are stuck
+// Terminating, and how many of those still have their main container
+// waiting in PodInitializing (an image pull holding its slot).
+func (s *Sandbox) StuckPods() (stuck, initializing int) {
+	for i := range s.Slots {
+		sl := &s.Slots[i]
+		if sl.Stuck == nil || slices.ContainsFunc(s.Slots[:i], func(o Slot) bool { return o.Stuck != nil && o.PodName == sl.PodName }) {
+			continue
+		}
+		stuck++
+		if sl.Stuck.PodInitializing {
+			initializing++
+		}
+	}
+	return stuck, initializing
+}
+
+// StuckObject reports whether the sandbox object itself is stuck
+// Terminating on finalizers (a STUCK_TERMINATING notice naming no Pod).
+func (s *Sandbox) StuckObject() bool {
+	return s.DeletingSince() != nil && len(s.Finalizers()) > 0 &&
+		slices.ContainsFunc(s.Notices, func(n Notice) bool { return n.Code == CodeStuckTerminating && n.Pod == "" })
 }
 
 // StuckInfo describes a Pod stuck Terminating.

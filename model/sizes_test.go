@@ -23,6 +23,8 @@ func TestCachedStructsFitTheirSizeClass(t *testing.T) {
 		// The fleet's own record of each sandbox and each Pod.
 		{"sbEntry", unsafe.Sizeof(sbEntry{}), 112},
 		{"podEntry", unsafe.Sizeof(podEntry{}), 48},
+		// A derived row's slot (one per sandbox, nearly always).
+		{"Slot", unsafe.Sizeof(Slot{}), 96},
 	} {
 		if c.size > c.class {
 			t.Errorf("%s is %d bytes: it no longer fits the %d-byte size class it is allocated in; "+

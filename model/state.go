@@ -13,6 +13,9 @@ const (
 	PhasePending   = "Pending"
 	PhaseAllocated = "Allocated" // server-side state; tolerated in status too
 	PhaseFailed    = "Failed"
+	// PhaseDeleted is the phase sandscope shows for a sandbox whose object is
+	// gone while Pods naming it remain; no engine writes it.
+	PhaseDeleted = "deleted"
 )
 
 // engineFailureReasons are the waiting reasons OpenSandbox turns into a sticky Failed.

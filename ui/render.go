@@ -161,9 +161,13 @@ func (a *App) countLine() string {
 	for _, c := range []struct {
 		name string
 		n    int
-	}{{"IP_TAKEN", ipTaken}, {"POD_DEAD", dead}, {"POD_GONE", gone}, {"stuck", stuck}, {"UID_CHANGED", uidChanged}, {"IP_STALE", stale}, {"UNKNOWN", unknown}} {
+	}{{"IP_TAKEN", ipTaken}, {"POD_DEAD", dead}, {"POD_GONE", gone}, {"stuck", stuck}, {"stuck objects", t.stuckObjects},
+		{"UID_CHANGED", uidChanged}, {"IP_STALE", stale}, {"UNKNOWN", unknown}} {
 		if c.n > 0 && !(disc && c.name == "UNKNOWN") {
 			s += fmt.Sprintf("  %s %d", c.name, c.n)
+			if c.name == "stuck" && t.stuckInit > 0 {
+				s += fmt.Sprintf(" (%d init)", t.stuckInit) // as the sweep's stuck block counts them
+			}
 		}
 	}
 	if disc {

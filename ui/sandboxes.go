@@ -64,27 +64,24 @@ func widthsOf(sb *model.Sandbox, disc bool) cellWidths {
 // rowCount is one sandbox's part in the header's counts. A sandbox never
 // changes, so the part it added is worked out from it again when it goes.
 type rowCount struct {
-	identity model.IdentityState
-	running  bool
-	stuck    bool
+	identity         model.IdentityState
+	running          bool
+	stuck, stuckInit int  // Pods stuck Terminating, and of those still in PodInitializing
+	stuckObject      bool // the sandbox object itself, on finalizers
 }
 
 func countOf(sb *model.Sandbox) rowCount {
 	c := rowCount{identity: sb.Identity(), running: sb.State == model.StateRunning}
-	for i := range sb.Slots {
-		if sb.Slots[i].Stuck != nil {
-			c.stuck = true
-			break
-		}
-	}
+	c.stuck, c.stuckInit = sb.StuckPods()
+	c.stuckObject = sb.StuckObject()
 	return c
 }
 
 // tally is the header's counts over a set of rows, kept up to date as rows
 // come, change and go, so a live refresh does not recount the fleet.
 type tally struct {
-	total, running, stuck int
-	identity              map[model.IdentityState]int
+	total, running, stuck, stuckInit, stuckObjects int
+	identity                                       map[model.IdentityState]int
 }
 
 func (t *tally) add(c rowCount, sign int) {
@@ -95,8 +92,10 @@ func (t *tally) add(c rowCount, sign int) {
 	if c.running {
 		t.running += sign
 	}
-	if c.stuck {
-		t.stuck += sign
+	t.stuck += sign * c.stuck
+	t.stuckInit += sign * c.stuckInit
+	if c.stuckObject {
+		t.stuckObjects += sign
 	}
 	t.identity[c.identity] += sign
 }

@@ -78,6 +78,11 @@ func (s *clientsSource) Snapshot(ctx context.Context, opts Options) (*model.Snap
 	if images != nil && !images.settle(ctx) {
 		notes = append(notes, fmt.Sprintf("%d image config read(s) still running when the sweep ended: ENTRYPOINT_NOT_RUN may be missing for them", images.inflight.Load()))
 	}
+	// A namespace's dead sandboxes may record IPs that Pods of other
+	// namespaces hold now: looked up live, or said unchecked when forbidden.
+	if err := w.ResolveAllForeignHolders(ctx); err != nil {
+		notes = append(notes, "holders in other namespaces not looked up: "+err.Error())
+	}
 	snap := w.Fleet().Snapshot()
 	stop()
 	<-ran // the informers are shut down before the next context's work counts

@@ -109,8 +109,31 @@ func WriteTable(w io.Writer, r *Report) error {
 		fmt.Fprintf(w, "note: %s\n", safe(n))
 	}
 	s := r.Summary
-	_, err := fmt.Fprintf(w, "\n%d sandboxes, %d pods: %d error, %d warning, %d info. Score %d/100.\n",
-		s.Sandboxes, s.Pods, s.Findings.Error, s.Findings.Warning, s.Findings.Info, s.Score)
+	if _, err := fmt.Fprintf(w, "\n%d sandboxes, %d pods: %d error, %d warning, %d info. Score %d/100.\n",
+		s.Sandboxes, s.Pods, s.Findings.Error, s.Findings.Warning, s.Findings.Info, s.Score); err != nil {
+		return err
+	}
+	return writeStuck(w, s.Stuck)
+}
+
+// writeStuck writes the stuck block of the summary, nothing when no Pod is stuck.
+func writeStuck(w io.Writer, st model.StuckSummary) error {
+	if st.Pods == 0 && st.Objects == 0 {
+		return nil
+	}
+	counts := func(cs []model.Count) string {
+		out := make([]string, len(cs))
+		for i, c := range cs {
+			out[i] = fmt.Sprintf("%s %d", c.Name, c.N)
+		}
+		return strings.Join(out, ", ")
+	}
+	secs := func(s float64) string { return time.Duration(s * float64(time.Second)).Round(time.Second).String() }
+	_, err := fmt.Fprintf(w, "Stuck Terminating: %d pods (%d in PodInitializing), since deletion median %s, p90 %s.\n  top nodes: %s\n  top images: %s\n",
+		st.Pods, st.PodInitializing, secs(st.AgeMedian), secs(st.AgeP90), counts(st.TopNodes), counts(st.TopImages))
+	if err == nil && st.Objects > 0 {
+		_, err = fmt.Fprintf(w, "  sandbox objects stuck on finalizers: %d\n", st.Objects)
+	}
 	return err
 }
 

@@ -30,6 +30,9 @@ func sampleReport() *Report {
 	}
 	r.Summary = Summary{Sandboxes: 4, Pods: 4, Findings: Counts{Error: 2, Warning: 1, Info: 1}}
 	r.Summary.Score = model.Score(r.Findings, 4)
+	r.Summary.Stuck = model.SummarizeStuck([]model.StuckPod{
+		{Namespace: "team-rl", Pod: "sbx-d-0", Node: "node-2", Image: "python:3.12", DeletingSince: r.GeneratedAt.Add(-15 * time.Minute), PodInitializing: true},
+	}, r.GeneratedAt)
 	return r
 }
 
@@ -52,6 +55,21 @@ type contractReport struct {
 			Info    int `json:"info"`
 		} `json:"findings"`
 		Score int `json:"score"`
+		Stuck struct {
+			Pods            int     `json:"pods"`
+			PodInitializing int     `json:"podInitializing"`
+			AgeMedian       float64 `json:"ageMedianSeconds"`
+			AgeP90          float64 `json:"ageP90Seconds"`
+			TopNodes        []struct {
+				Name string `json:"name"`
+				Pods int    `json:"pods"`
+			} `json:"topNodes"`
+			TopImages []struct {
+				Name string `json:"name"`
+				Pods int    `json:"pods"`
+			} `json:"topImages"`
+			Objects int `json:"objects"`
+		} `json:"stuck"`
 	} `json:"summary"`
 	Findings []struct {
 		Code      string `json:"code"`
@@ -129,6 +147,10 @@ func TestWriteJSONContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := CheckJSONContract(t, buf.Bytes())
+	if st := c.Summary.Stuck; st.Pods != 1 || st.PodInitializing != 1 || st.AgeMedian != 900 || st.AgeP90 != 900 ||
+		len(st.TopNodes) != 1 || st.TopNodes[0].Name != "node-2" || len(st.TopImages) != 1 || st.TopImages[0].Pods != 1 {
+		t.Errorf("stuck block %+v", st)
+	}
 	if len(c.Findings) != 4 || c.Summary.Findings.Error != 2 || c.Contexts[1].Reachable || c.Contexts[1].Error == "" {
 		t.Errorf("decoded %+v", c)
 	}
@@ -262,7 +284,9 @@ func TestWriteTable(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"EVIDENCE", "observed holder b-0 @2026-11-29T17:25:19Z", "inferred no logs expected",
-		"staging", "cannot reach cluster", "4 sandboxes, 4 pods: 2 error, 1 warning, 1 info. Score"} {
+		"staging", "cannot reach cluster", "4 sandboxes, 4 pods: 2 error, 1 warning, 1 info. Score",
+		"Stuck Terminating: 1 pods (1 in PodInitializing), since deletion median 15m0s, p90 15m0s.",
+		"top nodes: node-2 1", "top images: python:3.12 1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

@@ -156,6 +156,10 @@ type Summary struct {
 	Pods      int    `json:"pods"`
 	Findings  Counts `json:"findings"`
 	Score     int    `json:"score"`
+	// Stuck sums up the Pods stuck Terminating over every context swept
+	// (the Pods of deleted sandboxes included): they hold quota, and image
+	// pull slots per node while they are still in PodInitializing.
+	Stuck model.StuckSummary `json:"stuck"`
 }
 
 // Counts of findings per severity.
@@ -171,6 +175,8 @@ type contextSweep struct {
 	findings  []model.Finding
 	sandboxes int
 	pods      int
+	stuck     []model.StuckPod
+	stuckObjs int
 	notes     []string
 	swept     []SandboxID
 }
@@ -194,7 +200,11 @@ func Sweep(ctx context.Context, targets []Target, opts Options) Report {
 
 	r := Report{GeneratedAt: opts.Now().UTC(), Contexts: make([]ContextResult, 0, len(targets)), Findings: []model.Finding{}}
 	sandboxes := 0
+	var stuck []model.StuckPod
+	stuckObjs := 0
 	for _, cs := range results {
+		stuck = append(stuck, cs.stuck...)
+		stuckObjs += cs.stuckObjs
 		r.Contexts = append(r.Contexts, cs.result)
 		r.Findings = append(r.Findings, cs.findings...)
 		r.Notes = append(r.Notes, cs.notes...)
@@ -206,6 +216,8 @@ func Sweep(ctx context.Context, targets []Target, opts Options) Report {
 	r.Summary.Sandboxes = sandboxes
 	r.Summary.Findings.Error, r.Summary.Findings.Warning, r.Summary.Findings.Info = model.CountBySeverity(r.Findings)
 	r.Summary.Score = model.Score(r.Findings, sandboxes)
+	r.Summary.Stuck = model.SummarizeStuck(stuck, opts.Now())
+	r.Summary.Stuck.Objects = stuckObjs
 	return r
 }
 
@@ -234,6 +246,7 @@ func sweepContext(parent context.Context, t Target, opts Options) (cs contextSwe
 	}
 	cs.result.Reachable = true
 	cs.sandboxes, cs.pods = snap.NumSandboxes(), snap.NumPods()
+	cs.stuck, cs.stuckObjs = model.StuckPodsOf(snap), model.StuckObjectsOf(snap)
 	cs.swept = make([]SandboxID, snap.NumSandboxes())
 	for i, sb := range snap.Sandboxes() {
 		cs.swept[i] = SandboxID{Context: t.Name, Namespace: sb.Namespace(), Name: sb.Name()}

@@ -489,7 +489,7 @@ func (s *Sim) exitAtOnce(ctx context.Context, sb *sandbox, p *simPod, code int32
 	}
 	p.obj = obj
 	if terminal {
-		s.ipam.release(p.node, p.ip)
+		s.freeIP(p)
 		return s.reconcile(ctx, sb)
 	}
 	if err := s.reconcile(ctx, sb); err != nil {

@@ -170,7 +170,7 @@ func TestAdoptedSandboxesFailLikeTheirImages(t *testing.T) {
 	r := startAdoption(t, 22)
 	r.create("missing", ImageMissing, "python3", "-m", "http.server")
 	r.create("instant", ImageBashBox, "/usr/bin/tini", "--", "bash")
-	r.advance(4 * time.Second)
+	r.advance(6 * time.Second) // adopted within 1 s, scheduled within 1.5 s more, started 1-3 s later
 
 	pod := r.pod("missing-0")
 	if w := pod.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "ErrImagePull" {

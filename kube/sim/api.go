@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
@@ -153,6 +154,99 @@ func (s *Sim) deletePod(ctx context.Context, pod *corev1.Pod, hold bool, finaliz
 	}
 	s.op("delete", "pods", pod.Namespace, pod.Name, string(pod.UID))
 	return nil, nil
+}
+
+// bindPod binds an unbound Pod to node, as the scheduler does: through the
+// binding subresource on a real server (spec.nodeName cannot be updated);
+// a fake has no binding, so there an update sets it.
+func (s *Sim) bindPod(ctx context.Context, pod *corev1.Pod, node string) (*corev1.Pod, error) {
+	if s.cfg.EmulateServer {
+		return s.mutatePod(ctx, pod, false, "bound to "+node, func(p *corev1.Pod) { p.Spec.NodeName = node })
+	}
+	b := &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
+	}
+	if err := s.kube.CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("binding pod %s/%s to %s: %w", pod.Namespace, pod.Name, node, err)
+	}
+	s.op("bind", "pods", pod.Namespace, pod.Name, node)
+	out, err := s.kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading pod %s/%s after binding: %w", pod.Namespace, pod.Name, err)
+	}
+	return out, nil
+}
+
+// deletePodGracefully starts a Pod's deletion and leaves it Terminating for
+// its kubelet to finish (finishPodDeletion): a bound Pod on a real server
+// stays until then; a fake needs the deletionTimestamp set by an update.
+func (s *Sim) deletePodGracefully(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	grace := int64(30)
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if s.cfg.EmulateServer {
+		return s.mutatePod(ctx, pod, false, "deleting", func(p *corev1.Pod) {
+			ts := metav1.NewTime(s.now.Add(time.Duration(grace) * time.Second))
+			p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &ts, &grace
+		})
+	}
+	pods := s.kube.CoreV1().Pods(pod.Namespace)
+	if err := pods.Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &pod.UID}}); err != nil {
+		return nil, fmt.Errorf("deleting pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	s.op("delete", "pods", pod.Namespace, pod.Name, "graceful "+string(pod.UID))
+	out, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading pod %s/%s after deleting it: %w", pod.Namespace, pod.Name, err)
+	}
+	return out, nil
+}
+
+// controllerEvent records an Event of the BatchSandbox controller about
+// sb's object. A repeat of the same reason and message bumps its count, as
+// client-go's event correlator does.
+func (s *Sim) controllerEvent(ctx context.Context, sb *sandbox, reason, message string) error {
+	if sb.obj == nil {
+		return nil
+	}
+	key := eventKey{sb.obj.GetUID(), reason, message}
+	ts := metav1.NewTime(s.now)
+	events := s.kube.CoreV1().Events(sb.ns)
+	if prev, ok := sb.events[key]; ok {
+		next := prev.DeepCopy()
+		next.Count++
+		next.LastTimestamp = ts
+		out, err := events.Update(ctx, next, metav1.UpdateOptions{})
+		if err == nil {
+			sb.events[key] = out
+			s.op("update", "events", sb.ns, out.Name, fmt.Sprintf("%s x%d", reason, out.Count))
+			return nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("updating event %s on %s/%s: %w", reason, sb.ns, sb.name, err)
+		}
+	}
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%s", sb.name, s.hex(16)), Namespace: sb.ns},
+		InvolvedObject: corev1.ObjectReference{
+			Kind: "BatchSandbox", APIVersion: BatchSandboxGVR.GroupVersion().String(), Namespace: sb.ns, Name: sb.name,
+			UID: sb.obj.GetUID(), ResourceVersion: sb.obj.GetResourceVersion(),
+		},
+		Reason: reason, Message: message, Type: corev1.EventTypeNormal,
+		Source:         corev1.EventSource{Component: "batchsandbox-controller"},
+		FirstTimestamp: ts, LastTimestamp: ts, Count: 1,
+		ReportingController: "batchsandbox-controller",
+	}
+	s.stamp(ev)
+	out, err := events.Create(ctx, ev, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("recording event %s on %s/%s: %w", reason, sb.ns, sb.name, err)
+	}
+	sb.events[key] = out
+	s.op("create", "events", sb.ns, out.Name, reason)
+	return nil
 }
 
 func addFinalizer(m metav1.Object, f string) {

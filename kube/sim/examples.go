@@ -31,9 +31,19 @@ var examples = []example{
 	{EnginePod, Evicted, 2, 4 * time.Second, false},         // RESTART_EVICTED
 	{EnginePod, UnexplainedRestart, -1, 4 * time.Second, false},
 	{EngineBatch, StuckTerminating, -1, 5 * time.Second, false}, // STUCK_TERMINATING, main in PodInitializing
-	{EngineBatch, KeepAlive, -1, 5 * time.Second, false},        // ENTRYPOINT_NOT_RUN
-	{EngineBatch, UnreadableImage, -1, 6 * time.Second, false},  // IMAGE_CONFIG_UNREADABLE
-	{EngineBatch, Recreated, -1, 6 * time.Second, false},        // UID_CHANGED (re-created after the warm-up)
+	// A pile-up of deleted sandboxes' Pods stuck Terminating (seed 000),
+	// most still pulling their image, one held by a slow kubelet.
+	// They hold their IPs: on nodes 2 and 3, away from the IP reuse of
+	// nodes 0 and 1.
+	{EngineBatch, StuckTerminating, 2, 5 * time.Second, false},
+	{EngineBatch, StuckTerminating, 3, 5 * time.Second, false},
+	{EngineBatch, StuckTerminating, 2, 6 * time.Second, false},
+	{EngineBatch, StuckTerminating, 3, 6 * time.Second, false},
+	{EngineBatch, StuckTerminating, 2, 7 * time.Second, false},
+	{EngineBatch, DeletedHeld, 3, 5 * time.Second, false},
+	{EngineBatch, KeepAlive, -1, 5 * time.Second, false},       // ENTRYPOINT_NOT_RUN
+	{EngineBatch, UnreadableImage, -1, 6 * time.Second, false}, // IMAGE_CONFIG_UNREADABLE
+	{EngineBatch, Recreated, -1, 6 * time.Second, false},       // UID_CHANGED (re-created after the warm-up)
 	{EnginePod, Recreated, -1, 6 * time.Second, false},
 	{EnginePooled, IPStale, -1, 7 * time.Second, false},        // IP_STALE
 	{EnginePooled, PodGone, -1, 7 * time.Second, false},        // POD_GONE

@@ -98,3 +98,11 @@ func (a *ipam) releaseLast(n int, ip string) {
 	delete(blk.used, addr)
 	blk.free = append([]netip.Addr{addr}, blk.free...)
 }
+
+// freeIP returns a Pod's address to its node once: the Pod forgets it, so
+// a later release (its sandbox's teardown after its container died) cannot
+// free the address again while another Pod holds it.
+func (s *Sim) freeIP(p *simPod) {
+	s.ipam.release(p.node, p.ip)
+	p.ip = ""
+}

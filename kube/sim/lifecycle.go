@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,13 +38,14 @@ const (
 	ExpiringSoon       Scenario = "expiring-soon"       // spec.expireTime minutes away
 	BadAnnotation      Scenario = "bad-annotation"      // endpoints annotation is not valid JSON
 	UnexplainedRestart Scenario = "unexplained-restart" // exit 2, nothing explains it
+	DeletedHeld        Scenario = "deleted-held"        // deleted while running: gone at once, its Pod held Terminating (a slow kubelet)
 )
 
 // Scenarios lists every scenario, in a fixed order.
 func Scenarios() []Scenario {
 	return []Scenario{Normal, InstantDeath, OOMKill, LivenessKill, Evicted, StuckTerminating, KeepAlive,
 		UnreadableImage, Recreated, IPStale, PodGone, FinalizerStuck, FailedSticky, NoExecd, ExpiringSoon,
-		BadAnnotation, UnexplainedRestart}
+		BadAnnotation, UnexplainedRestart, DeletedHeld}
 }
 
 // churnWeights: how often each scenario is drawn for a churned sandbox.
@@ -84,6 +86,7 @@ type sandbox struct {
 	noBootstrap   bool
 	liveness      bool
 	restartPolicy corev1.RestartPolicy
+	task          bool // written with a spec.taskTemplate (see hasTask)
 	expire        *time.Time
 	pinned        bool // an example: never deleted by its user
 	pool          *pool
@@ -97,6 +100,7 @@ type sandbox struct {
 	obj         *unstructured.Unstructured // the engine object as last written (nil for plain Pods)
 	pods        []*simPod                  // slot i <-> pod index i
 	failedStuck bool                       // BatchSandbox phase Failed, sticky
+	failedMsg   string                     // its PodFailed summary, as first written
 	execdDown   bool
 	deleting    bool
 	gone        bool
@@ -285,7 +289,7 @@ func supports(eng Engine, sc Scenario) bool {
 	switch sc {
 	case IPStale, PodGone:
 		return eng == EnginePooled
-	case NoExecd:
+	case NoExecd, DeletedHeld:
 		return eng == EngineBatch
 	case FinalizerStuck, FailedSticky, ExpiringSoon, BadAnnotation:
 		return eng == EngineBatch || eng == EnginePooled
@@ -330,6 +334,8 @@ func (s *Sim) createSandbox(ctx context.Context, o createOpts) error {
 		sb.image = ImageMissing
 	case NoExecd:
 		sb.noBootstrap, sb.execdDown = true, true
+	case FinalizerStuck:
+		sb.task = true // its task-cleanup finalizer is what holds it
 	case ExpiringSoon:
 		exp := s.now.Add(9 * time.Minute)
 		sb.expire = &exp
@@ -396,10 +402,12 @@ func (s *Sim) newSandboxPod(ctx context.Context, sb *sandbox, index, node int) e
 		podName = fmt.Sprintf("%s-%d", sb.name, index)
 		pod = s.podFor(sb, podName, node)
 		if !sb.adopted {
-			for k, v := range s.sandboxLabels(sb) {
-				pod.Labels[k] = v
-			}
+			// The controller copies the template's metadata verbatim and adds
+			// nothing but its own two labels: the template has these labels
+			// and no annotations (newBatchSandbox).
+			pod.Labels, pod.Annotations = s.sandboxLabels(sb), nil
 		}
+		pod.GenerateName = sb.name + "-"
 		pod.Labels[LabelBatchName] = sb.name
 		pod.Labels[LabelPodIndex] = fmt.Sprint(index)
 		pod.OwnerReferences = []metav1.OwnerReference{{
@@ -420,6 +428,8 @@ func (s *Sim) newSandboxPod(ctx context.Context, sb *sandbox, index, node int) e
 		pod.Labels[LabelSandboxID] = sb.id
 		pod.Labels["app"] = "code-runner"
 	}
+	// Created unbound: the scheduler binds it later (schedulePod).
+	pod.Spec.NodeName = ""
 	created, err := s.createPod(ctx, pod)
 	if err != nil {
 		return err
@@ -430,6 +440,16 @@ func (s *Sim) newSandboxPod(ctx context.Context, sb *sandbox, index, node int) e
 	}
 	sb.pods[index] = p
 	s.podOwner[key(sb.ns, podName)] = sb
+	if sb.engine == EngineBatch {
+		// The controller records each Pod it creates (a re-created Pod's
+		// name a second time) and reconciles at once: endpoints [""].
+		if err := s.controllerEvent(ctx, sb, "SuccessfulCreate", "Created pod: "+podName); err != nil {
+			return err
+		}
+		if err := s.reconcile(ctx, sb); err != nil {
+			return err
+		}
+	}
 	s.after(s.between(500*time.Millisecond, 1500*time.Millisecond), "schedule "+podName, s.guarded(sb, func(ctx context.Context) error {
 		return s.schedulePod(ctx, sb, p)
 	}))
@@ -511,6 +531,7 @@ func (s *Sim) addPoolPod(ctx context.Context, p *pool) error {
 	name := fmt.Sprintf("%s-%s", p.name, s.suffix())
 	node := s.rng.Intn(s.cfg.Nodes)
 	pod := s.podTemplate(sb, name, node)
+	pod.Spec.NodeName = "" // bound later, by the scheduler (schedulePod)
 	pod.Labels[LabelPoolName] = p.name
 	pod.Labels[LabelPoolRevision] = p.revision
 	pod.OwnerReferences = []metav1.OwnerReference{{
@@ -569,6 +590,19 @@ func (s *Sim) schedulePod(ctx context.Context, sb *sandbox, p *simPod) error {
 		return nil
 	}
 	p.ip = ip
+	if p.obj.Spec.NodeName == "" {
+		obj, err := s.bindPod(ctx, p.obj, s.nodeName(p.node))
+		if err != nil {
+			s.ipam.release(p.node, ip)
+			return err
+		}
+		p.obj = obj
+		if sb != nil {
+			if err := s.reconcile(ctx, sb); err != nil { // allocated 1, endpoints still [""]
+				return err
+			}
+		}
+	}
 	stuck := sb != nil && sb.scenario == StuckTerminating
 	if sb != nil && sb.adopted {
 		// The kubelet says what it pulls first (the init image, if any); a
@@ -683,6 +717,10 @@ func (s *Sim) onRunning(sb *sandbox, p *simPod) {
 		s.after(s.between(10*time.Second, 40*time.Second), "user deletes "+sb.name, func(ctx context.Context) error {
 			return s.deleteHeld(ctx, sb)
 		})
+	case DeletedHeld:
+		s.after(s.between(10*time.Second, 40*time.Second), "user deletes "+sb.name, func(ctx context.Context) error {
+			return s.deleteStuck(ctx, sb)
+		})
 	}
 }
 
@@ -701,7 +739,7 @@ func (s *Sim) die(ctx context.Context, sb *sandbox, p *simPod, exit int32, reaso
 		return err
 	}
 	p.obj = obj
-	s.ipam.release(p.node, p.ip)
+	s.freeIP(p)
 	return s.reconcile(ctx, sb)
 }
 
@@ -801,7 +839,7 @@ func (s *Sim) evict(ctx context.Context, sb *sandbox, p *simPod) error {
 		return err
 	}
 	p.obj = obj
-	s.ipam.release(p.node, p.ip)
+	s.freeIP(p)
 	s.after(2*time.Minute, "memory pressure ends", func(ctx context.Context) error { return s.setMemoryPressure(ctx, p.node, false) })
 	return s.reconcile(ctx, sb)
 }
@@ -830,17 +868,44 @@ func (s *Sim) setMemoryPressure(ctx context.Context, n int, on bool) error {
 	return nil
 }
 
-// recreate deletes the Pod and creates it again under the same name (new
-// UID, maybe another node and IP), as a controller replacing it would.
+// recreate deletes the Pod; the controller re-creates it under the same
+// name, as the real one does: while the old Pod is Terminating it still
+// counts and its IP stays in the endpoints (status Pending); once it is
+// gone the controller writes endpoints [] and replicas 0, then creates the
+// Pod again at once, unbound, with a new UID (endpoints [""], a second
+// SuccessfulCreate), which the scheduler and kubelet then start.
 func (s *Sim) recreate(ctx context.Context, sb *sandbox, p *simPod) error {
 	if p.obj == nil || p.obj.DeletionTimestamp != nil || sb.deleting {
+		return nil
+	}
+	obj, err := s.deletePodGracefully(ctx, p.obj)
+	if err != nil {
+		return err
+	}
+	p.obj = obj
+	if err := s.reconcile(ctx, sb); err != nil {
+		return err
+	}
+	s.after(s.between(2*time.Second, 5*time.Second), "kubelet removes "+p.obj.Name, s.guarded(sb, func(ctx context.Context) error {
+		return s.replacePod(ctx, sb, p)
+	}))
+	return nil
+}
+
+// replacePod ends a Terminating Pod's deletion and lets the controller
+// re-create it under the same name.
+func (s *Sim) replacePod(ctx context.Context, sb *sandbox, p *simPod) error {
+	if p.obj == nil || sb.deleting {
 		return nil
 	}
 	if _, err := s.deletePod(ctx, p.obj, false, ""); err != nil {
 		return err
 	}
-	p.obj = nil
-	s.ipam.release(p.node, p.ip)
+	p.lastName, p.obj = p.obj.Name, nil
+	s.freeIP(p)
+	if err := s.reconcile(ctx, sb); err != nil { // endpoints [], replicas 0
+		return err
+	}
 	index := 0
 	for i, q := range sb.pods {
 		if q == p {
@@ -868,6 +933,8 @@ func (s *Sim) moveIP(ctx context.Context, sb *sandbox, p *simPod) error {
 	}
 	ip := s.ipam.allocate(p.node)
 	if ip == "" {
+		// No free address on the node: the pod sandbox waits for one.
+		s.after(5*time.Second, "ip moves "+p.obj.Name, s.guarded(sb, func(ctx context.Context) error { return s.moveIP(ctx, sb, p) }))
 		return nil
 	}
 	old := p.ip
@@ -879,7 +946,9 @@ func (s *Sim) moveIP(ctx context.Context, sb *sandbox, p *simPod) error {
 		return err
 	}
 	p.obj, p.ip = obj, ip
-	s.ipam.releaseLast(p.node, old) // unheld for a while: IP_STALE, not at once IP_TAKEN
+	if !sb.pinned {
+		s.ipam.releaseLast(p.node, old) // unheld for a while: IP_STALE, not at once IP_TAKEN
+	} // an example's old address stays out of use: its IP_STALE must outlast the warm-up's churn
 	return nil
 }
 
@@ -929,10 +998,18 @@ func (s *Sim) reconcileBatch(ctx context.Context, sb *sandbox, endpoints bool) e
 	if sb.obj == nil {
 		return nil
 	}
+	if sb.pool == nil && !slices.ContainsFunc(sb.pods, func(p *simPod) bool { return p != nil && p.obj != nil }) && sb.obj.Object["status"] == nil {
+		return nil // nothing is written until a Pod exists
+	}
 	var st batchStatus
-	eps := make([]string, len(sb.pods))
+	// Non-pooled: built only from the Pods found, in index order ([] while
+	// a deleted Pod is not re-created yet). Pooled: a slot per allocated Pod.
+	var eps []string
+	if sb.pool != nil {
+		eps = make([]string, len(sb.pods))
+	}
 	var allocPods []string
-	waitingFailure := ""
+	waitingFailure, failedPod, failed := "", "", 0
 	for i, p := range sb.pods {
 		if p == nil || p.obj == nil {
 			continue
@@ -940,7 +1017,11 @@ func (s *Sim) reconcileBatch(ctx context.Context, sb *sandbox, endpoints bool) e
 		pod := p.obj
 		allocPods = append(allocPods, pod.Name)
 		st.Replicas++
-		eps[i] = pod.Status.PodIP
+		if sb.pool != nil {
+			eps[i] = pod.Status.PodIP
+		} else {
+			eps = append(eps, pod.Status.PodIP)
+		}
 		if pod.Spec.NodeName != "" || pod.Status.PodIP != "" {
 			st.Allocated++
 		}
@@ -951,7 +1032,10 @@ func (s *Sim) reconcileBatch(ctx context.Context, sb *sandbox, endpoints bool) e
 			if w := cs.State.Waiting; w != nil {
 				switch w.Reason {
 				case "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError":
-					waitingFailure = w.Reason
+					if failedPod != pod.Name {
+						failed++
+					}
+					waitingFailure, failedPod = w.Reason, pod.Name
 				}
 			}
 		}
@@ -966,19 +1050,28 @@ func (s *Sim) reconcileBatch(ctx context.Context, sb *sandbox, endpoints bool) e
 		}
 		st.Replicas = int32(len(allocPods))
 	}
+	// The controller's conditions (false ones are removed). Failed is sticky:
+	// once written it keeps its first summary.
 	switch {
 	case sb.failedStuck || waitingFailure != "":
 		st.Phase = "Failed"
-		reason, msg := waitingFailure, "container sandbox is waiting: "+waitingFailure
-		if waitingFailure == "" {
-			reason, msg = "ImagePullBackOff", "container sandbox was waiting: ImagePullBackOff"
+		if waitingFailure != "" && sb.failedMsg == "" {
+			sb.failedMsg = fmt.Sprintf("%d/%d observed pods failed; primary reason=%s; sample pod=%s", max(failed, 1), st.Replicas, waitingFailure, failedPod)
 		}
-		st.Conditions = []map[string]any{condition("PodFailed", "True", reason, msg, s.now)}
+		if sb.failedMsg == "" {
+			sb.failedMsg = fmt.Sprintf("1/1 observed pods failed; primary reason=ImagePullBackOff; sample pod=%s-0", sb.name)
+		}
+		sb.failedStuck = true
+		st.Conditions = []map[string]any{condition("PodFailed", "True", "PodFailed", sb.failedMsg, s.now)}
 	case st.Ready >= 1:
 		st.Phase = "Succeed"
-		st.Conditions = []map[string]any{condition("Ready", "True", "PodReady", "all pods are ready", s.now)}
+		st.Conditions = []map[string]any{condition("Ready", "True", "PodsReady", "Sandbox is running", s.now)}
 	default:
 		st.Phase = "Pending"
+		st.Conditions = []map[string]any{condition("Progressing", "True", "Creating", "Sandbox is being created", s.now)}
+	}
+	if eps == nil {
+		eps = []string{}
 	}
 	desired := jsonString(eps)
 	ann := sb.obj.GetAnnotations()
@@ -1111,7 +1204,7 @@ func (s *Sim) releasePod(ctx context.Context, p *simPod) error {
 	}
 	p.lastName, p.obj = name, nil
 	delete(s.podOwner, key(s.podNS(p), name))
-	s.ipam.release(p.node, p.ip)
+	s.freeIP(p)
 	if p.pool != nil {
 		p.pool.allocated--
 		return s.writePoolStatus(ctx, p.pool)
@@ -1172,9 +1265,10 @@ func (s *Sim) deleteHeld(ctx context.Context, sb *sandbox) error {
 	return nil
 }
 
-// deleteStuck: the user deletes a sandbox whose Pod still pulls its init
-// image: the Pod stays Terminating with the main container in
-// PodInitializing, the BatchSandbox waits on its task-cleanup finalizer.
+// deleteStuck: the user deletes a sandbox whose Pod cannot finish
+// terminating (its init image still pulls: the main container stays in
+// PodInitializing; or a slow kubelet). The BatchSandbox goes at once
+// unless a task's cleanup finalizer holds it; the Pod stays Terminating.
 func (s *Sim) deleteStuck(ctx context.Context, sb *sandbox) error {
 	if sb.deleting || sb.gone {
 		return nil
@@ -1197,7 +1291,10 @@ func (s *Sim) deleteStuck(ctx context.Context, sb *sandbox) error {
 		if sb.engine == EngineAgent {
 			gvr = AgentSandboxGVR(s.cfg.AgentVersion)
 		}
-		hold := sb.engine == EngineBatch
+		// Only a BatchSandbox with a task carries the task-cleanup
+		// finalizer; any other goes at once, leaving its Pods Terminating
+		// without an owner (the pile-up of deleted sandboxes' Pods).
+		hold := sb.engine == EngineBatch && sb.hasTask()
 		obj, err := s.deleteCR(ctx, gvr, sb.obj, hold, FinalizerTaskCleanup)
 		if err != nil {
 			return err

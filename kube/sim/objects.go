@@ -366,13 +366,15 @@ func (s *Sim) newBatchSandbox(sb *sandbox) *unstructured.Unstructured {
 		spec["poolRef"] = sb.pool.name
 	} else {
 		tmpl := s.podTemplate(sb, "", 0)
+		// The template's metadata is all a Pod's metadata will hold besides
+		// the controller's name and pod-index labels (it copies them verbatim).
 		spec["template"] = map[string]any{
 			"metadata": map[string]any{"labels": toStringMap(s.sandboxLabels(sb))},
 			"spec":     toUnstructured(&tmpl.Spec),
 		}
 		delete(spec["template"].(map[string]any)["spec"].(map[string]any), "nodeName")
 	}
-	if sb.entrypoint != nil && sb.pool != nil {
+	if sb.hasTask() {
 		spec["taskTemplate"] = map[string]any{"spec": map[string]any{"process": map[string]any{"command": toAnySlice(sb.entrypoint)}}}
 	}
 	if sb.expire != nil {
@@ -392,17 +394,27 @@ func (s *Sim) newBatchSandbox(sb *sandbox) *unstructured.Unstructured {
 		"spec": spec,
 	}}
 	u.SetLabels(labels)
+	// No endpoints annotation and no status: the controller writes both
+	// once it has found a Pod.
 	u.SetAnnotations(map[string]string{
-		AnnotationEndpoints:         `[""]`,
 		"opensandbox.io/created-by": "opensandbox-server/v0.9.3",
 		"opensandbox.io/request-id": sb.requestID,
 	})
-	u.SetFinalizers([]string{FinalizerTaskCleanup})
-	if sb.pool != nil {
-		u.SetFinalizers([]string{FinalizerTaskCleanup, FinalizerPoolAlloc})
+	var fins []string
+	if sb.hasTask() {
+		fins = append(fins, FinalizerTaskCleanup) // only a task has something to clean up
 	}
-	u.Object["status"] = batchStatus{Phase: "Pending"}.object(1)
+	if sb.pool != nil {
+		fins = append(fins, FinalizerPoolAlloc)
+	}
+	u.SetFinalizers(fins)
 	return u
+}
+
+// hasTask: the BatchSandbox carries a spec.taskTemplate (a pooled sandbox
+// running the caller's command, or a sandbox written with one).
+func (sb *sandbox) hasTask() bool {
+	return sb.task || sb.entrypoint != nil && sb.pool != nil
 }
 
 func (s *Sim) sandboxLabels(sb *sandbox) map[string]string {

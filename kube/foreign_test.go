@@ -1,0 +1,116 @@
+package kube_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/model"
+)
+
+// deadSandboxIPTakenElsewhere plays incident 002 across namespaces: the
+// BatchSandbox "dead" in ns records ip; its Pod exited; a Pod of another
+// namespace holds ip now. It returns that namespace.
+func deadSandboxIPTakenElsewhere(t *testing.T, c *kubetest.Cluster, ns, ip string) string {
+	t.Helper()
+	other := c.Namespace(t)
+	kl, ct := c.Kubelet(t), c.Controller(t)
+	pod := kubetest.SandboxPod("dead-0", "")
+	bsbx := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox("dead", pod))
+	kubetest.OwnedByBatchSandbox(pod, bsbx, 0)
+	kl.CreatePod(ns, pod)
+	kl.SetRunning(ns, "dead-0", ip)
+	ct.SetEndpoints(ns, "dead", ip)
+	ct.SetBatchSandboxStatus(ns, "dead", map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
+	kl.Terminate(ns, "dead-0", kubetest.SandboxContainer, 137, "Error")
+	kl.SetPhase(ns, "dead-0", corev1.PodFailed, "", "")
+	kl.CreatePod(other, kubetest.SandboxPod("thief-0", ""))
+	kl.SetRunning(other, "thief-0", ip)
+	return other
+}
+
+// namespaceReader binds user to a Role that reads what sandscope watches
+// in ns only.
+func namespaceReader(t *testing.T, c *kubetest.Cluster, ns, user string) {
+	t.Helper()
+	ctx := kubetest.Context(t)
+	read := []string{"get", "list", "watch"}
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "sandbox-reader", Namespace: ns},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"pods", "events"}, Verbs: read},
+			{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"batchsandboxes", "pools"}, Verbs: read},
+			{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: read},
+		},
+	}
+	if _, err := c.Kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "sandbox-reader", Namespace: ns},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user, APIGroup: rbacv1.GroupName}},
+		RoleRef:    rbacv1.RoleRef{Kind: "Role", Name: "sandbox-reader", APIGroup: rbacv1.GroupName},
+	}
+	if _, err := c.Kube.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Viewing one namespace must not turn IP_TAKEN into POD_DEAD: the holder
+// lives in another namespace, which the watch does not cover.
+func TestIdentityAcrossNamespaces(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	const ip = "127.0.0.81"
+	other := deadSandboxIPTakenElsewhere(t, c, ns, ip)
+
+	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	key := "bsbx/" + ns + "/dead"
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "IP_TAKEN by the Pod of the other namespace", func(s *model.Snapshot) bool {
+		sb := s.Sandbox(key)
+		return sb != nil && sb.Identity() == model.IdentityIPTaken
+	})
+	sl := snap.Sandbox(key).PrimarySlot()
+	if h := sl.Holder; h == nil || h.Namespace != other || h.Pod != "thief-0" || sl.NamespaceOnly {
+		t.Errorf("slot %+v holder %+v; want thief-0 of %s", sl, sl.Holder, other)
+	}
+}
+
+// Where RBAC forbids listing Pods outside the namespace, the slot says it
+// was checked in its namespace only instead of claiming POD_DEAD for sure.
+func TestIdentityAcrossNamespacesForbidden(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	const ip, user = "127.0.0.82", "sandbox-reader"
+	deadSandboxIPTakenElsewhere(t, c, ns, ip)
+	namespaceReader(t, c, ns, user)
+
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	w := startWatcher(t, cfg, kube.WatcherOptions{Namespace: ns})
+	key := "bsbx/" + ns + "/dead"
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "POD_DEAD checked in its namespace only", func(s *model.Snapshot) bool {
+		sb := s.Sandbox(key)
+		return sb != nil && sb.PrimarySlot() != nil && sb.PrimarySlot().NamespaceOnly
+	})
+	sb := snap.Sandbox(key)
+	if sb.Identity() != model.IdentityPodDead {
+		t.Errorf("identity %s, want POD_DEAD (the only Pod it may see)", sb.Identity())
+	}
+	found := false
+	for _, n := range sb.Notices {
+		if n.Code == model.CodePodDead && strings.Contains(n.Message, "other namespaces were not checked") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("POD_DEAD does not say other namespaces were not checked: %+v", sb.Notices)
+	}
+}

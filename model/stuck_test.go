@@ -1,0 +1,48 @@
+package model
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestSummarizeStuck(t *testing.T) {
+	now := ft0.Add(time.Hour)
+	var pods []StuckPod
+	for i := range 10 { // deleted 1..10 minutes ago
+		pods = append(pods, StuckPod{Pod: "p" + itoa(i), Node: []string{"node-1", "node-1", "node-2", ""}[i%4],
+			Image: []string{"img-a", "img-b"}[i%2], DeletingSince: now.Add(-time.Duration(i+1) * time.Minute), PodInitializing: i != 3})
+	}
+	s := SummarizeStuck(pods, now)
+	if s.Pods != 10 || s.PodInitializing != 9 || s.AgeMedian != 300 || s.AgeP90 != 540 {
+		t.Errorf("summary %+v: want 10 pods, 9 initializing, median 300 s, p90 540 s", s)
+	}
+	if want := []Count{{"node-1", 6}, {"(unbound)", 2}, {"node-2", 2}}; !reflect.DeepEqual(s.TopNodes, want) {
+		t.Errorf("top nodes %v", s.TopNodes)
+	}
+	if want := []Count{{"img-a", 5}, {"img-b", 5}}; !reflect.DeepEqual(s.TopImages, want) {
+		t.Errorf("top images %v", s.TopImages)
+	}
+	if e := SummarizeStuck(nil, now); e.Pods != 0 || e.TopNodes == nil || e.TopImages == nil {
+		t.Errorf("empty summary %+v: lists must be [] in JSON", e)
+	}
+}
+
+// The header's and the summary's counts come from the same rows.
+func TestStuckPodsOfSnapshot(t *testing.T) {
+	f, clock := newSyncedFleet(t)
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "", ownedBy("a", 0), initializing, deletingAt(ft0, 30))))
+	f.UpsertPod(SlimPod(runningPod("b-0", "ub", "10.0.0.2", ownedBy("b", 0), deletingAt(ft0, 30))))
+	f.UpsertPod(SlimPod(runningPod("c-0", "uc", "10.0.0.3", ownedBy("c", 0))))
+	clock.now = ft0.Add(10 * time.Minute)
+	f.Tick()
+	got := StuckPodsOf(f.Snapshot())
+	if len(got) != 2 || got[0].Pod != "a-0" || !got[0].PodInitializing || got[1].Pod != "b-0" || got[1].PodInitializing ||
+		got[0].Node != "node-1" || got[0].Image != "python:3.12" || got[0].Sandbox != bsKey("a") {
+		t.Errorf("stuck pods %+v", got)
+	}
+	n, init := f.Snapshot().Sandbox(bsKey("a")).StuckPods()
+	if n != 1 || init != 1 {
+		t.Errorf("row a StuckPods = %d, %d", n, init)
+	}
+}
