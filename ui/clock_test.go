@@ -112,3 +112,32 @@ func TestStickyFlashWaitsForAKey(t *testing.T) {
 		t.Fatalf("flash %q still shown 9 s after a key", a.flash)
 	}
 }
+
+// At 80 columns sandbox ids (UUIDs) are shown short, so that AGE and
+// NOTICES fit beside SANDBOX, STATE and IDENTITY; a wide terminal shows
+// them whole.
+func TestNarrowTerminalShowsShortIDs(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+	id := "16952042-4659-404b-af6a-1ad692ff3444"
+	snap := model.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, []*model.Sandbox{{
+		Key: "bsbx/eval/" + id, State: model.StateRunning,
+		Meta:    &model.ObjectMeta{Namespace: "eval", Name: id, CreationTimestamp: metav1.NewTime(t0.Add(-14 * time.Minute))},
+		Notices: []model.Notice{{Code: model.CodeStuckTerminating, Severity: model.SeverityWarning}},
+	}}, nil, nil)
+	a := New(&fakeSource{snap: snap}, Backend{}, Options{Now: func() time.Time { return t0 }}, DefaultKeyMap())
+	a.Init()
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 12})
+	v := a.View()
+	for _, want := range []string{"AGE", "NOTICES", "16952042 ", "14m", "STUCK_TERMINATING"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("80 columns: %q missing:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, id) {
+		t.Errorf("80 columns show the whole id:\n%s", v)
+	}
+	a.Update(tea.WindowSizeMsg{Width: 200, Height: 12})
+	if v := a.View(); !strings.Contains(v, id) {
+		t.Errorf("200 columns do not show the whole id:\n%s", v)
+	}
+}

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -479,15 +480,32 @@ func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
 	return nil
 }
 
+// compactBelow is the terminal width under which the table shows short
+// ids: full UUIDs in SANDBOX, POD and IDENTITY take over a hundred columns
+// and push AGE and NOTICES off an 80-column screen.
+const compactBelow = 160
+
+// compactCols are sandboxCols for a narrow terminal: the id columns capped
+// at what a short id (and a Pod's suffix, a holder's name) needs.
+var compactCols = func() []column {
+	cols := slices.Clone(sandboxCols)
+	cols[colSandbox].Max, cols[colPod].Max, cols[colIdentity].Max, cols[colNotices].Max = 14, 14, 20, 20
+	return cols
+}()
+
 func (v *sandboxesView) render(c *shared, width, height int) string {
 	v.pageLines = height - 1
-	keep, widths := layout(sandboxCols, v.natural[:], width)
+	cols, compact := sandboxCols, width < compactBelow
+	if compact {
+		cols = compactCols
+	}
+	keep, widths := layout(cols, v.natural[:], width)
 	var b strings.Builder
 	var head [nSandboxCols]string
-	for i, col := range sandboxCols {
+	for i, col := range cols {
 		head[i] = col.Title
 	}
-	renderCells(&b, head[:], sandboxCols, keep, widths)
+	renderCells(&b, head[:], cols, keep, widths)
 	out := make([]string, 0, height)
 	out = append(out, c.st.colHead.Render(c.st.markRow(fitLine(b.String(), width), false)))
 	rowsH := height - 1
@@ -498,8 +516,13 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 		sb := v.rows[v.visible[i]]
 		cells := sandboxCells(sb, v.disc)
 		cells[colAge] = c.drawAge(now, sb.CreatedAt())
+		if compact {
+			for _, i := range []int{colSandbox, colPod, colIdentity} {
+				cells[i] = shortIDs(cells[i])
+			}
+		}
 		b.Reset()
-		renderCells(&b, cells[:], sandboxCols, keep, widths)
+		renderCells(&b, cells[:], cols, keep, widths)
 		out = append(out, styleRow(c, fitLine(b.String(), width), rowSeverity(sb, v.disc), i == v.cursor))
 	}
 	if len(v.visible) == 0 {
