@@ -168,7 +168,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			}
 		}
 	}
-	n, next := expiryNotice(expireField, expire, now, f.opts.ExpiringWithin)
+	n, next := expiryNotice(expireField, expire, sb.CreatedAt(), now, f.opts.ExpiringWithin)
 	if n != nil {
 		notices = append(notices, *n)
 	}

@@ -169,9 +169,14 @@ func restartNotices(p *Pod) ([]Notice, int32) {
 
 // expiryNotice is EXPIRING_SOON when expire is within `within` of now (or
 // past). next is when it will appear or change, zero when it never will.
-func expiryNotice(field string, expire *time.Time, now time.Time, within time.Duration) (*Notice, time.Time) {
+func expiryNotice(field string, expire *time.Time, created, now time.Time, within time.Duration) (*Notice, time.Time) {
 	if expire == nil {
 		return nil, time.Time{}
+	}
+	if !created.IsZero() && expire.After(created) {
+		// A short-lived sandbox (a five-minute lifetime) would be "expiring
+		// soon" from birth; it is so in the last half of its life at most.
+		within = min(within, expire.Sub(created)/2)
 	}
 	from := expire.Add(-within)
 	if now.Before(from) {

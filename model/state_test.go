@@ -195,3 +195,22 @@ func TestTickTouchesOnlyTimedSandboxes(t *testing.T) {
 		t.Errorf("timer heap still holds %d entries", len(f.timers))
 	}
 }
+
+// A sandbox with a short lifetime is not EXPIRING_SOON at birth: only in
+// the last half of its life (or the last ExpiringWithin, if shorter).
+func TestShortLivedSandboxIsNotExpiringAtBirth(t *testing.T) {
+	f, c := newSyncedFleet(t)
+	b := batchSandbox("short", "10.0.0.4")
+	b.CreationTimestamp = metav1.NewTime(ft0)
+	exp := ft0.Add(5 * time.Minute)
+	b.ExpireTime = &exp
+	f.UpsertBatchSandbox(b)
+	if n := hasNotice(mustSandbox(t, f, bsKey("short")), CodeExpiringSoon); n != nil {
+		t.Fatalf("EXPIRING_SOON at birth of a 5-minute sandbox: %+v", n)
+	}
+	c.Advance(3 * time.Minute)
+	f.Tick()
+	if n := hasNotice(mustSandbox(t, f, bsKey("short")), CodeExpiringSoon); n == nil {
+		t.Fatal("no EXPIRING_SOON in the last half of its life")
+	}
+}
