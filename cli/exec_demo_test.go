@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"sort"
 	"strings"
 	"testing"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/demo"
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -30,7 +30,7 @@ func steadyDemoSandbox(t *testing.T) (ns, sandbox, pod string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods, err := d.Clients.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: kube.LabelBatchSandboxName + ",!" + kube.LabelPoolName})
+	pods, err := d.Clients.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: osv1.LabelBatchSandboxName + ",!" + osv1.LabelPoolName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func steadyDemoSandbox(t *testing.T) (ns, sandbox, pod string) {
 	sort.SliceStable(items, func(i, j int) bool { return items[i].CreationTimestamp.Before(&items[j].CreationTimestamp) })
 	for _, p := range items {
 		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			return p.Namespace, p.Labels[kube.LabelBatchSandboxName], p.Name
+			return p.Namespace, p.Labels[osv1.LabelBatchSandboxName], p.Name
 		}
 	}
 	t.Fatal("no running BatchSandbox Pod in the demo fleet")

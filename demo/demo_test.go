@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"sort"
 	"strings"
@@ -254,7 +255,7 @@ func TestCreateInTheDemo(t *testing.T) {
 			}
 		}
 		if id != "" {
-			pods, err := d.Clients.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelSandboxID + "=" + id})
+			pods, err := d.Clients.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: osv1.LabelSandboxID + "=" + id})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -290,10 +291,10 @@ func TestCreateInTheDemo(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the sandbox's Pod: %v", err)
 		}
-		if pod.Status.Phase != corev1.PodRunning || pod.Labels[kube.LabelBatchSandboxName] != res.Sandbox {
+		if pod.Status.Phase != corev1.PodRunning || pod.Labels[osv1.LabelBatchSandboxName] != res.Sandbox {
 			t.Errorf("pod %s: phase %s, labels %v", pod.Name, pod.Status.Phase, pod.Labels)
 		}
-		want0 := strings.Join(append([]string{kube.BootstrapPath}, imageconfig.Argv(cfg)...), " ")
+		want0 := strings.Join(append([]string{osv1.BootstrapPath}, imageconfig.Argv(cfg)...), " ")
 		if got := strings.Join(pod.Spec.Containers[0].Command, " "); got != want0 {
 			t.Errorf("main container runs %q, want %q", got, want0)
 		}
@@ -360,8 +361,8 @@ func TestCreateInTheDemo(t *testing.T) {
 		if cerr != nil {
 			t.Fatalf("pooled create failed: %v", cerr)
 		}
-		pods, err := d.Clients.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelBatchSandboxName + "=" + res.Sandbox})
-		if err != nil || len(pods.Items) != 1 || pods.Items[0].Labels[kube.LabelPoolName] != "warm-python" {
+		pods, err := d.Clients.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: osv1.LabelBatchSandboxName + "=" + res.Sandbox})
+		if err != nil || len(pods.Items) != 1 || pods.Items[0].Labels[osv1.LabelPoolName] != "warm-python" {
 			t.Fatalf("pods allocated to %s: %v (%v); want one of pool warm-python", res.Sandbox, pods, err)
 		}
 	})

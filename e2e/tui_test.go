@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"flag"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"regexp"
 	"strings"
 	"testing"
@@ -38,8 +39,8 @@ func sandboxWithPod(t *testing.T, c *kubetest.Cluster, ns, name string) {
 	ctl.SetBatchSandboxStatus(ns, name, map[string]any{"phase": "Succeed", "replicas": int64(1), "allocated": int64(1), "ready": int64(1)})
 	ctl.SetEndpoints(ns, name, sharedIP)
 	p := kubetest.SandboxPod(name+"-0", "")
-	p.Labels[kubetest.LabelBatchSandboxName] = name
-	p.Labels[kubetest.LabelBatchSandboxIndex] = "0"
+	p.Labels[osv1.LabelBatchSandboxName] = name
+	p.Labels[osv1.LabelPodIndex] = "0"
 	yes := true
 	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "BatchSandbox",
 		Name: name, UID: obj.GetUID(), Controller: &yes}}
@@ -68,7 +69,7 @@ func TestTUIIncident002(t *testing.T) {
 	// A's main container dies (exit 137, restartPolicy Never → Failed); within
 	// seconds the IPAM hands its IP to B's new Pod on the same node.
 	kl := c.Kubelet(t)
-	kl.Terminate(ns, "sbx-a-0", kubetest.SandboxContainer, 137, "Error")
+	kl.Terminate(ns, "sbx-a-0", osv1.ContainerSandbox, 137, "Error")
 	kl.SetPhase(ns, "sbx-a-0", corev1.PodFailed, "", "")
 	sandboxWithPod(t, c, ns, "sbx-b")
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"sort"
 	"time"
@@ -22,19 +23,9 @@ import (
 
 // OpenSandbox's Pod layout (shared/facts/opensandbox.md).
 const (
-	ExecdInstallerContainer = "execd-installer"
-	SandboxContainer        = "sandbox"
-	OpenSandboxBinVolume    = "opensandbox-bin"
-	OpenSandboxBinMount     = "/opt/opensandbox"
-	BootstrapPath           = OpenSandboxBinMount + "/bootstrap.sh"
 	// DefaultExecdImage is the image of the execd-installer init container.
 	DefaultExecdImage = "opensandbox/execd:v1.0.0"
 
-	LabelSandboxID        = "opensandbox.io/id"
-	LabelManualCleanup    = "opensandbox.io/manual-cleanup"
-	LabelBatchSandboxName = "batch-sandbox.sandbox.opensandbox.io/name"
-	LabelPoolName         = "sandbox.opensandbox.io/pool-name"
-	AnnotationAllocStatus = "sandbox.opensandbox.io/alloc-status"
 	// LabelCreatedBy marks objects sandscope created.
 	LabelCreatedBy = "app.kubernetes.io/created-by"
 	// LabelAgentSandbox links an agent-sandbox Pod to the Sandbox sandscope
@@ -49,7 +40,7 @@ type SandboxSpec struct {
 	Name      string // = the sandbox id for OpenSandbox
 	Image     string
 	// Command is the main container's full command (for OpenSandbox it
-	// starts with BootstrapPath).
+	// starts with osv1.BootstrapPath).
 	Command    []string
 	Env        []corev1.EnvVar
 	Resources  corev1.ResourceRequirements
@@ -65,12 +56,12 @@ type SandboxSpec struct {
 // BatchSandboxObject builds a BatchSandbox in template mode (or pool mode
 // when spec.Pool is set) with OpenSandbox's own Pod layout.
 func BatchSandboxObject(spec SandboxSpec) (*unstructured.Unstructured, error) {
-	labels := map[string]string{LabelSandboxID: spec.Name, LabelCreatedBy: "sandscope"}
+	labels := map[string]string{osv1.LabelSandboxID: spec.Name, LabelCreatedBy: "sandscope"}
 	for k, v := range spec.Labels {
 		labels[k] = v
 	}
 	if spec.ExpireTime == nil {
-		labels[LabelManualCleanup] = "true"
+		labels[osv1.LabelManualCleanup] = "true"
 	}
 	body := map[string]any{"replicas": int64(1)}
 	if spec.ExpireTime != nil {
@@ -113,26 +104,26 @@ func openSandboxPodSpec(spec SandboxSpec) corev1.PodSpec {
 	if execdImage == "" {
 		execdImage = DefaultExecdImage
 	}
-	mount := []corev1.VolumeMount{{Name: OpenSandboxBinVolume, MountPath: OpenSandboxBinMount}}
+	mount := []corev1.VolumeMount{{Name: osv1.VolumeBin, MountPath: osv1.BinMountPath}}
 	return corev1.PodSpec{
 		// The container lives as long as the user command: an exit is the
 		// end of the sandbox, not something to restart behind its back.
 		RestartPolicy: corev1.RestartPolicyNever,
 		InitContainers: []corev1.Container{{
-			Name:         ExecdInstallerContainer,
+			Name:         osv1.ContainerExecdInstaller,
 			Image:        execdImage,
-			Command:      []string{"/bin/sh", "-c", "cp ./execd ./bootstrap.sh " + OpenSandboxBinMount + "/"},
+			Command:      []string{"/bin/sh", "-c", "cp ./execd ./bootstrap.sh " + osv1.BinMountPath + "/"},
 			VolumeMounts: mount,
 		}},
 		Containers: []corev1.Container{{
-			Name:         SandboxContainer,
+			Name:         osv1.ContainerSandbox,
 			Image:        spec.Image,
 			Command:      spec.Command,
 			Env:          spec.Env,
 			Resources:    spec.Resources,
 			VolumeMounts: mount,
 		}},
-		Volumes: []corev1.Volume{{Name: OpenSandboxBinVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		Volumes: []corev1.Volume{{Name: osv1.VolumeBin, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 	}
 }
 
@@ -146,7 +137,7 @@ func AgentSandboxObject(gvr schema.GroupVersionResource, spec SandboxSpec) (*uns
 	}
 	podSpec, err := toUnstructuredMap(&corev1.PodSpec{
 		Containers: []corev1.Container{{
-			Name: SandboxContainer, Image: spec.Image, Command: spec.Command, Env: spec.Env, Resources: spec.Resources,
+			Name: osv1.ContainerSandbox, Image: spec.Image, Command: spec.Command, Env: spec.Env, Resources: spec.Resources,
 		}},
 	})
 	if err != nil {
@@ -192,7 +183,7 @@ func (c *Clients) PoolTemplateImage(ctx context.Context, namespace, pool string)
 		m, _ := raw.(map[string]any)
 		name, _ := m["name"].(string)
 		img, _ := m["image"].(string)
-		if i == 0 || name == SandboxContainer {
+		if i == 0 || name == osv1.ContainerSandbox {
 			image = img
 		}
 	}

@@ -3,6 +3,8 @@ package kube
 import (
 	"context"
 	"fmt"
+	"github.com/sandscope/sandscope/api/agentsandbox"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,16 +14,16 @@ import (
 
 // Group names of the sandbox engines sandscope reads.
 const (
-	OpenSandboxGroup   = "sandbox.opensandbox.io"
-	OpenSandboxVersion = "v1alpha1"
-	AgentSandboxGroup  = "agents.x-k8s.io"
+	OpenSandboxGroup   = osv1.GroupName
+	OpenSandboxVersion = osv1.Version
+	AgentSandboxGroup  = agentsandbox.GroupName
 )
 
 // Resources of the engines, at the versions sandscope reads them.
 var (
-	BatchSandboxGVR    = schema.GroupVersionResource{Group: OpenSandboxGroup, Version: OpenSandboxVersion, Resource: "batchsandboxes"}
-	PoolGVR            = schema.GroupVersionResource{Group: OpenSandboxGroup, Version: OpenSandboxVersion, Resource: "pools"}
-	SandboxSnapshotGVR = schema.GroupVersionResource{Group: OpenSandboxGroup, Version: OpenSandboxVersion, Resource: "sandboxsnapshots"}
+	BatchSandboxGVR    = osv1.BatchSandboxes
+	PoolGVR            = osv1.Pools
+	SandboxSnapshotGVR = osv1.SandboxSnapshots
 )
 
 // Sources says which sandbox sources a cluster serves. Pods are always there.
@@ -83,7 +85,8 @@ func agentResource(groups *metav1.APIGroupList) *schema.GroupVersionResource {
 		if version == "" {
 			return nil
 		}
-		return &schema.GroupVersionResource{Group: AgentSandboxGroup, Version: version, Resource: "sandboxes"}
+		gvr := agentsandbox.Sandboxes(version)
+		return &gvr
 	}
 	return nil
 }

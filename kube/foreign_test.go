@@ -1,6 +1,7 @@
 package kube_test
 
 import (
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func deadSandboxIPTakenElsewhere(t *testing.T, c *kubetest.Cluster, ns, ip strin
 	kl.SetRunning(ns, "dead-0", ip)
 	ct.SetEndpoints(ns, "dead", ip)
 	ct.SetBatchSandboxStatus(ns, "dead", map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
-	kl.Terminate(ns, "dead-0", kubetest.SandboxContainer, 137, "Error")
+	kl.Terminate(ns, "dead-0", osv1.ContainerSandbox, 137, "Error")
 	kl.SetPhase(ns, "dead-0", corev1.PodFailed, "", "")
 	kl.CreatePod(other, kubetest.SandboxPod("thief-0", ""))
 	kl.SetRunning(other, "thief-0", ip)

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strconv"
 	"sync"
@@ -283,7 +284,7 @@ func (l *lookup) batchPods(ctx context.Context, b *model.BatchSandbox) error {
 				return fmt.Errorf("reading pod %s/%s: %w", b.Namespace, name, err)
 			}
 			l.addPod(p)
-			switch owner := p.Labels[model.LabelBatchSandboxName]; owner {
+			switch owner := p.Labels[osv1.LabelBatchSandboxName]; owner {
 			case "":
 				unlabelled = true
 			case b.Name:
@@ -341,7 +342,7 @@ func (l *lookup) hasPod(ns, name string) bool {
 }
 
 func (l *lookup) labelledPods(ctx context.Context, b *model.BatchSandbox) error {
-	sel := labels.SelectorFromSet(labels.Set{model.LabelBatchSandboxName: b.Name}).String()
+	sel := labels.SelectorFromSet(labels.Set{osv1.LabelBatchSandboxName: b.Name}).String()
 	list, err := l.c.Kube.CoreV1().Pods(b.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return fmt.Errorf("listing pods of batchsandbox %s/%s: %w", b.Namespace, b.Name, err)
@@ -451,7 +452,7 @@ func (l *lookup) byPod(ctx context.Context, ns, name string) error {
 				return err
 			}
 		}
-		if v := p.Labels[model.LabelBatchSandboxName]; v != "" {
+		if v := p.Labels[osv1.LabelBatchSandboxName]; v != "" {
 			if err := l.batchSandboxes(ctx, p.Namespace, v); err != nil {
 				return err
 			}
@@ -573,7 +574,7 @@ func (c *Clients) SelectSandboxes(ctx context.Context, o SelectOptions) ([]strin
 	}
 	plain := o.PodSelector
 	if plain == "" {
-		plain = model.LabelSandboxID
+		plain = osv1.LabelSandboxID
 	}
 	sel := plain
 	if o.Selector != "" {
@@ -595,7 +596,7 @@ func (c *Clients) SelectSandboxes(ctx context.Context, o SelectOptions) ([]strin
 
 // engineOwned: a Pod an engine created or allocated is not a plain-Pod sandbox.
 func engineOwned(p *corev1.Pod) bool {
-	if p.Labels[model.LabelBatchSandboxName] != "" {
+	if p.Labels[osv1.LabelBatchSandboxName] != "" {
 		return true
 	}
 	for _, r := range p.OwnerReferences {

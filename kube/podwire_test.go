@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"math/rand/v2"
 	"reflect"
@@ -375,7 +376,7 @@ func randomPod(f *randfill.Filler) *corev1.Pod {
 // completed or not, each kind of condition, podIPs equal to the podIP or
 // not, labels equal to owner names or to one another.
 func shapePod(p *corev1.Pod, c randfill.Continue) {
-	names := []string{model.MainContainerName, "main", "sidecar", "init"}
+	names := []string{osv1.ContainerSandbox, "main", "sidecar", "init"}
 	pickName := func() string {
 		if c.Intn(6) == 0 {
 			return c.String(8)

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strconv"
 
@@ -40,7 +41,7 @@ func (c *Clients) ResolvePod(ctx context.Context, namespace, name string) (pod *
 			return nil, "", fmt.Errorf("reading BatchSandbox %s/%s: %w", namespace, name, err)
 		}
 	}
-	for _, sel := range []labels.Set{{model.LabelBatchSandboxName: name}, {model.LabelSandboxID: name}} {
+	for _, sel := range []labels.Set{{osv1.LabelBatchSandboxName: name}, {osv1.LabelSandboxID: name}} {
 		if len(candidates) > 0 {
 			break
 		}
@@ -69,7 +70,7 @@ func (c *Clients) ResolvePod(ctx context.Context, namespace, name string) (pod *
 }
 
 func podIndexOf(p *corev1.Pod) int {
-	if i, err := strconv.Atoi(p.Labels[model.LabelPodIndex]); err == nil {
+	if i, err := strconv.Atoi(p.Labels[osv1.LabelPodIndex]); err == nil {
 		return i
 	}
 	return 1 << 30

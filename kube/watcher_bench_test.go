@@ -3,6 +3,7 @@ package kube_test
 import (
 	"context"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"os"
 	"runtime"
 	"strconv"
@@ -144,7 +145,7 @@ func createRunningSandbox(ctx context.Context, c *kubetest.Cluster, ns string, i
 	ip := benchIP(i)
 	pod := kubetest.SandboxPod(name+"-0", "registry.example/rl-env:v1")
 	bs := kubetest.BatchSandbox(name, pod)
-	bs.SetAnnotations(map[string]string{kubetest.AnnotationEndpoints: `["` + ip + `"]`})
+	bs.SetAnnotations(map[string]string{osv1.AnnotationEndpoints: `["` + ip + `"]`})
 	created, err := c.Dynamic.Resource(kubetest.BatchSandboxGVR).Namespace(ns).Create(ctx, bs, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating batchsandbox %s: %w", name, err)
@@ -166,13 +167,13 @@ func createRunningSandbox(ctx context.Context, c *kubetest.Cluster, ns string, i
 			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
 		},
 		InitContainerStatuses: []corev1.ContainerStatus{{
-			Name: kubetest.ExecdInstallerContainer, Image: "opensandbox/execd:v1.0.0", Ready: true,
+			Name: osv1.ContainerExecdInstaller, Image: "opensandbox/execd:v1.0.0", Ready: true,
 			ImageID:     "docker-pullable://opensandbox/execd@sha256:" + strings.Repeat("a", 64),
 			ContainerID: "containerd://" + strings.Repeat("1", 64),
 			State:       corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", StartedAt: now, FinishedAt: now}},
 		}},
 		ContainerStatuses: []corev1.ContainerStatus{{
-			Name: kubetest.SandboxContainer, Image: "registry.example/rl-env:v1", Ready: true, Started: ptr(true),
+			Name: osv1.ContainerSandbox, Image: "registry.example/rl-env:v1", Ready: true, Started: ptr(true),
 			ImageID:     "docker-pullable://registry.example/rl-env@sha256:" + strings.Repeat("b", 64),
 			ContainerID: "containerd://" + strings.Repeat("2", 64),
 			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},

@@ -3,6 +3,7 @@ package kube_test
 import (
 	"context"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"log"
 	"net"
@@ -182,7 +183,7 @@ func TestIncidentIPTaken(t *testing.T) {
 
 	// 17:24:44: A's container exits; the Pod fails.
 	start = time.Now()
-	kl.Terminate(ns, "sbx-a-0", kubetest.SandboxContainer, 137, "Error")
+	kl.Terminate(ns, "sbx-a-0", osv1.ContainerSandbox, 137, "Error")
 	kl.SetPhase(ns, "sbx-a-0", corev1.PodFailed, "", "")
 	_, d = waitFor(t, w, start, waitTimeout, "A POD_DEAD", func(s *model.Snapshot) bool {
 		return slotIdentity(s, keyA) == model.IdentityPodDead
@@ -283,8 +284,8 @@ func TestIncidentStuckTerminating(t *testing.T) {
 	pod.Spec.TerminationGracePeriodSeconds = &grace
 	createBatchSandbox(kl, ct, ns, "sbx-s", pod)
 	kl.Schedule(ns, "sbx-s-0", kubetest.DefaultNode)
-	kl.SetWaiting(ns, "sbx-s-0", kubetest.ExecdInstallerContainer, "ContainerCreating", "")
-	kl.SetWaiting(ns, "sbx-s-0", kubetest.SandboxContainer, "PodInitializing", "")
+	kl.SetWaiting(ns, "sbx-s-0", osv1.ContainerExecdInstaller, "ContainerCreating", "")
+	kl.SetWaiting(ns, "sbx-s-0", osv1.ContainerSandbox, "PodInitializing", "")
 
 	start := time.Now()
 	deleted := kl.DeleteHeld(ns, "sbx-s-0")
@@ -374,7 +375,7 @@ func TestIncidentEntrypointNotRun(t *testing.T) {
 	// The runtime reports the digest it pulled; the config is read by digest.
 	kl.UpdatePodStatus(ns, "keepalive", func(p *corev1.Pod) {
 		for i := range p.Status.ContainerStatuses {
-			if p.Status.ContainerStatuses[i].Name == kubetest.SandboxContainer {
+			if p.Status.ContainerStatuses[i].Name == osv1.ContainerSandbox {
 				p.Status.ContainerStatuses[i].ImageID = "docker-pullable://" + host + "/team/svc@" + svcDigest.String()
 			}
 		}
@@ -510,7 +511,7 @@ func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {
 	}
 
 	agentPod := kubetest.SandboxPod("agent-1-pod", "")
-	delete(agentPod.Labels, kubetest.LabelSandboxID)
+	delete(agentPod.Labels, osv1.LabelSandboxID)
 	agentPod.Labels["agents.x-k8s.io/sandbox-name-hash"] = "h4sh"
 	ct.Create(kubetest.AgentSandboxGVR, ns, kubetest.AgentSandbox("agent-1", agentPod))
 	kl.CreatePod(ns, agentPod)

@@ -3,6 +3,7 @@ package model
 import (
 	"container/heap"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"iter"
 	"slices"
 	"strconv"
@@ -53,7 +54,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			notices = append(notices, *n)
 		}
 		if len(b.Endpoints) > len(specs) {
-			notices = append(notices, badAnnotation(AnnotationEndpoints, fmt.Sprintf(
+			notices = append(notices, badAnnotation(osv1.AnnotationEndpoints, fmt.Sprintf(
 				"%d addresses for %d slots (spec.replicas %d); the rest ignored", len(b.Endpoints), len(specs), b.Replicas)))
 		}
 	case e.engine() == EngineAgent:
@@ -449,7 +450,7 @@ func (f *Fleet) pooledPodOwner(e *sbEntry, pod string) string {
 		}
 	}
 	if pe := f.pods[key]; pe != nil {
-		if v, ok := pe.pod.Labels.Lookup(LabelBatchSandboxName); ok && v != "" && v != e.bs.Name {
+		if v, ok := pe.pod.Labels.Lookup(osv1.LabelBatchSandboxName); ok && v != "" && v != e.bs.Name {
 			return sandboxKey(EngineBatchSandbox, e.ns(), v)
 		}
 	}
@@ -513,7 +514,7 @@ func engineKind(e Engine) string {
 // podIndex reads a BatchSandbox Pod's index: the pod-index label, else the
 // number after "<batchsandbox>-" in its name; -1 when neither says.
 func podIndex(p *Pod, owner string) int {
-	if v, ok := p.Labels.Lookup(LabelPodIndex); ok {
+	if v, ok := p.Labels.Lookup(osv1.LabelPodIndex); ok {
 		if i, err := strconv.Atoi(v); err == nil && i >= 0 {
 			return i
 		}

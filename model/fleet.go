@@ -2,6 +2,8 @@ package model
 
 import (
 	"container/heap"
+	"github.com/sandscope/sandscope/api/agentsandbox"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"iter"
 	"slices"
 	"sort"
@@ -132,7 +134,7 @@ func SandboxKeyOfPod(p *Pod) string {
 		return sandboxKey(EngineBatchSandbox, p.Namespace, bs[0])
 	case len(ag) > 0:
 		return sandboxKey(EngineAgent, p.Namespace, ag[0])
-	case p.Labels.Has(LabelSandboxID):
+	case p.Labels.Has(osv1.LabelSandboxID):
 		return sandboxKey(EnginePod, p.Namespace, p.Name)
 	}
 	return ""
@@ -233,7 +235,7 @@ func NewFleet(opts FleetOptions) *Fleet {
 		opts.Now = time.Now
 	}
 	if opts.PodSelector == nil {
-		req, err := labels.NewRequirement(LabelSandboxID, "exists", nil)
+		req, err := labels.NewRequirement(osv1.LabelSandboxID, "exists", nil)
 		if err == nil {
 			opts.PodSelector = labels.NewSelector().Add(*req)
 		} else {
@@ -444,11 +446,11 @@ func podOwners(p *Pod) (bsbx []string, agents []string) {
 		switch {
 		case r.Kind == "BatchSandbox":
 			bsbx = append(bsbx, r.Name)
-		case r.Kind == "Sandbox" && strings.HasPrefix(r.APIVersion, "agents.x-k8s.io/"):
+		case r.Kind == agentsandbox.KindSandbox && strings.HasPrefix(r.APIVersion, agentsandbox.GroupName+"/"):
 			agents = append(agents, r.Name)
 		}
 	}
-	if v, ok := p.Labels.Lookup(LabelBatchSandboxName); ok && v != "" && !slices.Contains(bsbx, v) {
+	if v, ok := p.Labels.Lookup(osv1.LabelBatchSandboxName); ok && v != "" && !slices.Contains(bsbx, v) {
 		bsbx = append(bsbx, v)
 	}
 	return bsbx, agents
@@ -535,11 +537,11 @@ func (f *Fleet) agentsMatching(ns string, l Labels) []string {
 func (f *Fleet) claimed(pe *podEntry) bool {
 	p := pe.pod
 	for _, r := range p.OwnerReferences {
-		if r.Kind == "BatchSandbox" || r.Kind == "Pool" || (r.Kind == "Sandbox" && strings.HasPrefix(r.APIVersion, "agents.x-k8s.io/")) {
+		if r.Kind == osv1.KindBatchSandbox || r.Kind == osv1.KindPool || (r.Kind == agentsandbox.KindSandbox && strings.HasPrefix(r.APIVersion, agentsandbox.GroupName+"/")) {
 			return true
 		}
 	}
-	if p.Labels.Has(LabelBatchSandboxName) {
+	if p.Labels.Has(osv1.LabelBatchSandboxName) {
 		return true
 	}
 	if f.claims.has(pe.key) {
@@ -627,8 +629,8 @@ func ownerRefNames(p *Pod, name string) bool {
 // sameOwnership: a and b name the same sandboxes and are both deleting or
 // both not (see orphanWorthy).
 func sameOwnership(a, b *Pod) bool {
-	av, _ := a.Labels.Lookup(LabelBatchSandboxName)
-	bv, _ := b.Labels.Lookup(LabelBatchSandboxName)
+	av, _ := a.Labels.Lookup(osv1.LabelBatchSandboxName)
+	bv, _ := b.Labels.Lookup(osv1.LabelBatchSandboxName)
 	return av == bv && (a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) && slices.Equal(a.OwnerReferences, b.OwnerReferences)
 }
 

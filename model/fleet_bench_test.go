@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"runtime"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func benchPod(i int) *corev1.Pod {
 			Name: name, Namespace: "opensandbox", UID: types.UID(fmt.Sprintf("8d7e6f5a-4b3c-2d1e-0f9a-%012d", i)),
 			ResourceVersion:   "123456789",
 			CreationTimestamp: start,
-			Labels: map[string]string{LabelSandboxID: owner, LabelBatchSandboxName: owner, LabelPodIndex: "0",
+			Labels: map[string]string{osv1.LabelSandboxID: owner, osv1.LabelBatchSandboxName: owner, osv1.LabelPodIndex: "0",
 				"user.example/team": "rl", "opensandbox.io/manual-cleanup": "true"},
 			Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": string(make([]byte, 2048))},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "BatchSandbox",
@@ -53,8 +54,8 @@ func benchPod(i int) *corev1.Pod {
 			Volumes: []corev1.Volume{{Name: "opensandbox-bin"}, {Name: "kube-api-access"}},
 			InitContainers: []corev1.Container{{Name: "execd-installer", Image: "opensandbox/execd:v1.0.4",
 				Command: []string{"/bin/sh", "-c", "cp /execd /bootstrap.sh /opt/opensandbox/"}}},
-			Containers: []corev1.Container{{Name: MainContainerName, Image: "registry.example/rl-env:2026.11",
-				Command: []string{BootstrapPath, "tail", "-f", "/dev/null"}, Env: env,
+			Containers: []corev1.Container{{Name: osv1.ContainerSandbox, Image: "registry.example/rl-env:2026.11",
+				Command: []string{osv1.BootstrapPath, "tail", "-f", "/dev/null"}, Env: env,
 				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}}}},
 		},
 		Status: corev1.PodStatus{
@@ -64,7 +65,7 @@ func benchPod(i int) *corev1.Pod {
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: "execd-installer", Image: "opensandbox/execd:v1.0.4",
 				ImageID: "docker-pullable://opensandbox/execd@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 				State:   corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}}},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: MainContainerName, Image: "registry.example/rl-env:2026.11", Ready: true,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: osv1.ContainerSandbox, Image: "registry.example/rl-env:2026.11", Ready: true,
 				ImageID: "docker-pullable://registry.example/rl-env@sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
 				State:   corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}}}},
 		},
@@ -75,9 +76,9 @@ func benchIP(i int) string { return fmt.Sprintf("10.%d.%d.%d", 8+i/65536, (i/256
 
 func benchBatchSandbox(i int) *BatchSandbox {
 	owner := fmt.Sprintf("3f2b9c1e-5d4a-4e8f-9a7b-%012d", i)
-	u := unstructuredBatchSandbox(owner, map[string]string{AnnotationEndpoints: `["` + benchIP(i) + `"]`})
+	u := unstructuredBatchSandbox(owner, map[string]string{osv1.AnnotationEndpoints: `["` + benchIP(i) + `"]`})
 	u.SetNamespace("opensandbox")
-	u.SetLabels(map[string]string{LabelSandboxID: owner, "user.example/team": "rl"})
+	u.SetLabels(map[string]string{osv1.LabelSandboxID: owner, "user.example/team": "rl"})
 	return BatchSandboxFromUnstructured(u)
 }
 
@@ -244,7 +245,7 @@ func BenchmarkSlimPod(b *testing.B) {
 
 // BenchmarkBatchSandboxConvert: the BatchSandbox transform's cost.
 func BenchmarkBatchSandboxConvert(b *testing.B) {
-	u := unstructuredBatchSandbox("x", map[string]string{AnnotationEndpoints: `["10.0.0.1"]`})
+	u := unstructuredBatchSandbox("x", map[string]string{osv1.AnnotationEndpoints: `["10.0.0.1"]`})
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		_ = BatchSandboxFromUnstructured(u)

@@ -1,6 +1,7 @@
 package model
 
 import (
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"math/rand"
 	"strconv"
 	"testing"
@@ -37,12 +38,12 @@ func runningPod(name, uid, ip string, opts ...fpOpt) *corev1.Pod {
 	start := metav1.NewTime(ft0)
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID(uid), CreationTimestamp: start,
-			Labels: map[string]string{LabelSandboxID: "id-" + name}},
-		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: MainContainerName, Image: "python:3.12",
-			Command: []string{BootstrapPath, "python", "-m", "http.server"}}}},
+			Labels: map[string]string{osv1.LabelSandboxID: "id-" + name}},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: osv1.ContainerSandbox, Image: "python:3.12",
+			Command: []string{osv1.BootstrapPath, "python", "-m", "http.server"}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, StartTime: &start,
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: MainContainerName, Ready: true,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: osv1.ContainerSandbox, Ready: true,
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}}}}},
 	}
 	for _, o := range opts {
@@ -56,8 +57,8 @@ func ownedBy(bsbx string, index int) fpOpt {
 	return func(p *corev1.Pod) {
 		yes := true
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "BatchSandbox", Name: bsbx, UID: types.UID("uid-" + bsbx), Controller: &yes}}
-		p.Labels[LabelBatchSandboxName] = bsbx
-		p.Labels[LabelPodIndex] = strconv.Itoa(index)
+		p.Labels[osv1.LabelBatchSandboxName] = bsbx
+		p.Labels[osv1.LabelPodIndex] = strconv.Itoa(index)
 	}
 }
 
@@ -66,8 +67,8 @@ func pooledIn(pool string) fpOpt {
 	return func(p *corev1.Pod) {
 		yes := true
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "Pool", Name: pool, Controller: &yes}}
-		delete(p.Labels, LabelSandboxID)
-		p.Labels[LabelPoolName] = pool
+		delete(p.Labels, osv1.LabelSandboxID)
+		p.Labels[osv1.LabelPoolName] = pool
 	}
 }
 

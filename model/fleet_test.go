@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"sync"
 	"testing"
@@ -85,7 +86,7 @@ func TestPlainPodSandboxes(t *testing.T) {
 	plain := runningPod("solo", "us", "10.0.0.3")
 	f.UpsertPod(SlimPod(plain))
 	unlabelled := runningPod("web", "uw", "10.0.0.4")
-	delete(unlabelled.Labels, LabelSandboxID)
+	delete(unlabelled.Labels, osv1.LabelSandboxID)
 	f.UpsertPod(SlimPod(unlabelled))
 	s := f.Snapshot()
 	var keys []string
@@ -505,7 +506,7 @@ func TestPooledPodOwnership(t *testing.T) {
 	}
 	f.DeleteBatchSandbox(ns, "new")
 	relabelled := runningPod("warm-1", "uw", "10.0.0.9", pooledIn("pool-a"))
-	relabelled.Labels[LabelBatchSandboxName] = "someone-else"
+	relabelled.Labels[osv1.LabelBatchSandboxName] = "someone-else"
 	f.UpsertPod(SlimPod(relabelled))
 	if id := mustSandbox(t, f, bsKey("old")).Identity(); id == IdentityOK {
 		t.Error("a Pod labelled for another sandbox is still held by the old claimer")

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func hostileFleetReplicas(tb testing.TB, n, replicas int) *Fleet {
 		ips[i] = benchIP(i)
 	}
 	v, _ := json.Marshal(ips)
-	u := unstructuredBatchSandbox("hostile", map[string]string{AnnotationEndpoints: string(v)})
+	u := unstructuredBatchSandbox("hostile", map[string]string{osv1.AnnotationEndpoints: string(v)})
 	u.SetNamespace("tenant-x")
 	u.Object["spec"].(map[string]any)["replicas"] = int64(replicas)
 	f.UpsertBatchSandbox(BatchSandboxFromUnstructured(u))

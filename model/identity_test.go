@@ -1,6 +1,7 @@
 package model
 
 import (
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"testing"
 	"time"
 )
@@ -139,7 +140,7 @@ func TestIdentityStates(t *testing.T) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(1, "Error"))))
 				stranger := runningPod("web-1", "uw", ipA)
-				delete(stranger.Labels, LabelSandboxID)
+				delete(stranger.Labels, osv1.LabelSandboxID)
 				f.UpsertPod(SlimPod(stranger))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityIPTaken, holder: "web-1", holderSb: "", state: StateDead}},

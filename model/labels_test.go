@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"maps"
 	"strings"
 	"testing"
@@ -35,15 +36,15 @@ func TestLabelsFromInternsShortValues(t *testing.T) {
 func TestLabelsFromSharesEqualValues(t *testing.T) {
 	owner := strings.Clone("0033f9d5-118c-4d5e-973f-be1e3dc471df")
 	m := map[string]string{
-		LabelBatchSandboxName: strings.Clone(owner),
-		LabelSandboxID:        strings.Clone(owner),
-		"tenant":              "team-agents",
+		osv1.LabelBatchSandboxName: strings.Clone(owner),
+		osv1.LabelSandboxID:        strings.Clone(owner),
+		"tenant":                   "team-agents",
 	}
 	got := LabelsFrom(m, owner)
 	if !maps.Equal(got.Map(), m) {
 		t.Fatalf("labels changed: %v", got)
 	}
-	for _, k := range []string{LabelBatchSandboxName, LabelSandboxID} {
+	for _, k := range []string{osv1.LabelBatchSandboxName, osv1.LabelSandboxID} {
 		v, _ := got.Lookup(k)
 		if unsafe.StringData(v) != unsafe.StringData(owner) {
 			t.Errorf("label %s keeps its own copy of the owner's name", k)

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"path"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // followed by nothing but a keep-alive, i.e. the image's own ENTRYPOINT/CMD is
 // never started. It returns a description of the keep-alive ("" for none).
 func keepAliveOnly(c *Container) (bool, string) {
-	if c == nil || len(c.Command) == 0 || c.Command[0] != BootstrapPath {
+	if c == nil || len(c.Command) == 0 || c.Command[0] != osv1.BootstrapPath {
 		return false, ""
 	}
 	rest := append(append([]string{}, c.Command[1:]...), c.Args...)
@@ -126,8 +127,8 @@ func execReadyNotice(engine Engine, p *Pod) *Notice {
 	if rs, ok := podReadyCondition(p); ok && rs != corev1.ConditionTrue {
 		why = append(why, Evidence{Kind: Observed, Text: "Pod condition Ready=" + string(rs)})
 	}
-	if engine == EngineBatchSandbox && spec != nil && len(spec.Command) > 0 && spec.Command[0] != BootstrapPath {
-		why = append(why, Evidence{Kind: Observed, Text: "main command " + strconv.Quote(spec.Command[0]) + " is not " + BootstrapPath},
+	if engine == EngineBatchSandbox && spec != nil && len(spec.Command) > 0 && spec.Command[0] != osv1.BootstrapPath {
+		why = append(why, Evidence{Kind: Observed, Text: "main command " + strconv.Quote(spec.Command[0]) + " is not " + osv1.BootstrapPath},
 			Evidence{Kind: Inferred, Text: "execd is started by bootstrap.sh, so nothing listens on :44772"})
 	}
 	if len(why) == 0 {

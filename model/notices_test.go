@@ -1,6 +1,7 @@
 package model
 
 import (
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strings"
 	"testing"
@@ -13,14 +14,14 @@ func TestKeepAliveOnly(t *testing.T) {
 		cmd, args []string
 		want      bool
 	}{
-		{[]string{BootstrapPath, "tail", "-f", "/dev/null"}, nil, true},
-		{[]string{BootstrapPath, "/usr/bin/tail", "-f", "/dev/null"}, nil, true},
-		{[]string{BootstrapPath, "sleep", "infinity"}, nil, true},
-		{[]string{BootstrapPath}, nil, true},
-		{[]string{BootstrapPath}, []string{"sleep", "infinity"}, true},
-		{[]string{BootstrapPath, "sh", "-c", "sleep infinity"}, nil, true},
-		{[]string{BootstrapPath, "python", "app.py"}, nil, false},
-		{[]string{BootstrapPath, "sleep", "30"}, nil, false},
+		{[]string{osv1.BootstrapPath, "tail", "-f", "/dev/null"}, nil, true},
+		{[]string{osv1.BootstrapPath, "/usr/bin/tail", "-f", "/dev/null"}, nil, true},
+		{[]string{osv1.BootstrapPath, "sleep", "infinity"}, nil, true},
+		{[]string{osv1.BootstrapPath}, nil, true},
+		{[]string{osv1.BootstrapPath}, []string{"sleep", "infinity"}, true},
+		{[]string{osv1.BootstrapPath, "sh", "-c", "sleep infinity"}, nil, true},
+		{[]string{osv1.BootstrapPath, "python", "app.py"}, nil, false},
+		{[]string{osv1.BootstrapPath, "sleep", "30"}, nil, false},
 		{[]string{"tail", "-f", "/dev/null"}, nil, false}, // no bootstrap: not the engine's layout
 		{nil, nil, false},
 	}
@@ -51,7 +52,7 @@ func TestEntrypointNotRun(t *testing.T) {
 	const digestRef = "reg.example/rl-env@sha256:1111"
 	keepAlive := func(name, uid, ip string) *corev1.Pod {
 		return runningPod(name, uid, ip, ownedBy(strings.TrimSuffix(name, "-0"), 0),
-			withCommand(BootstrapPath, "tail", "-f", "/dev/null"), withImageID("docker-pullable://"+digestRef))
+			withCommand(osv1.BootstrapPath, "tail", "-f", "/dev/null"), withImageID("docker-pullable://"+digestRef))
 	}
 	cases := []struct {
 		name     string
@@ -159,11 +160,11 @@ func TestRestartNotice(t *testing.T) {
 
 func TestBadAnnotationReachesTheSandbox(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	u := unstructuredBatchSandbox("a", map[string]string{AnnotationEndpoints: `{"oops":1}`})
+	u := unstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: `{"oops":1}`})
 	f.UpsertBatchSandbox(BatchSandboxFromUnstructured(u))
 	sb := mustSandbox(t, f, bsKey("a"))
 	n := hasNotice(sb, CodeBadAnnotation)
-	if n == nil || !strings.Contains(n.Message, AnnotationEndpoints) {
+	if n == nil || !strings.Contains(n.Message, osv1.AnnotationEndpoints) {
 		t.Fatalf("no BAD_ANNOTATION naming the annotation: %v", sb.Notices)
 	}
 }
@@ -173,7 +174,7 @@ func TestBadAnnotationReachesTheSandbox(t *testing.T) {
 func TestImageConfigRetried(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), withCommand(BootstrapPath, "sleep", "infinity"))))
+	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), withCommand(osv1.BootstrapPath, "sleep", "infinity"))))
 	if got := f.PendingImageChecks(); !slices.Equal(got, []string{"python:3.12"}) {
 		t.Fatalf("pending %q", got)
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func TestPodOfUnseenSandboxAndPoolPods(t *testing.T) {
 		t.Error("no row for the Pod of an unseen BatchSandbox")
 	}
 	pool := runningPod("pool-x1", "up", "10.0.0.10", func(p *corev1.Pod) {
-		p.Labels[LabelBatchSandboxName] = "released"
+		p.Labels[osv1.LabelBatchSandboxName] = "released"
 		p.OwnerReferences = append(p.OwnerReferences, ownerRef("Pool", "pool"))
 	})
 	f.UpsertPod(SlimPod(pool))

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strings"
 	"time"
@@ -207,7 +208,7 @@ func restartContainer(pod *Pod, name string) (*ContainerStatus, error) {
 		return s.RestartCount > 0 || s.LastTerminationState.Terminated != nil || s.State.Terminated != nil
 	}
 	for i := range sts {
-		if sts[i].Name == MainContainerName && ended(&sts[i]) {
+		if sts[i].Name == osv1.ContainerSandbox && ended(&sts[i]) {
 			return &sts[i], nil
 		}
 	}
@@ -217,7 +218,7 @@ func restartContainer(pod *Pod, name string) (*ContainerStatus, error) {
 		}
 	}
 	for i := range sts {
-		if sts[i].Name == MainContainerName {
+		if sts[i].Name == osv1.ContainerSandbox {
 			return &sts[i], nil
 		}
 	}

@@ -7,6 +7,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -20,19 +21,9 @@ import (
 
 // Annotation and label names of OpenSandbox (see shared/facts/opensandbox.md).
 const (
-	AnnotationEndpoints     = "sandbox.opensandbox.io/endpoints"
-	AnnotationAllocStatus   = "sandbox.opensandbox.io/alloc-status"
-	AnnotationAllocReleased = "sandbox.opensandbox.io/alloc-released"
 
-	LabelBatchSandboxName = "batch-sandbox.sandbox.opensandbox.io/name"
-	LabelPodIndex         = "batch-sandbox.sandbox.opensandbox.io/pod-index"
-	LabelSandboxID        = "opensandbox.io/id"
-	LabelPoolName         = "sandbox.opensandbox.io/pool-name"
-
-	// MainContainerName is the OpenSandbox main container; other engines use their first container.
-	MainContainerName = "sandbox"
-	// BootstrapPath is the engine bootstrap that starts execd before the user command.
-	BootstrapPath = "/opt/opensandbox/bootstrap.sh"
+// osv1.ContainerSandbox is the OpenSandbox main container; other engines use their first container.
+// osv1.BootstrapPath is the engine bootstrap that starts execd before the user command.
 )
 
 // Limits on annotation values: anything bigger is malformed, not parsed.
@@ -133,26 +124,26 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 // the released ones. Malformed values become BAD_ANNOTATION notices.
 func (b *BatchSandbox) ReadAnnotations(ann map[string]string) {
 	var notices []Notice
-	if v, ok := ann[AnnotationEndpoints]; ok {
+	if v, ok := ann[osv1.AnnotationEndpoints]; ok {
 		eps, problem := parseEndpoints(v)
 		b.Endpoints = eps
 		if problem != "" {
-			notices = append(notices, badAnnotation(AnnotationEndpoints, problem))
+			notices = append(notices, badAnnotation(osv1.AnnotationEndpoints, problem))
 		}
 	}
 	var allocated, released []string
-	if v, ok := ann[AnnotationAllocStatus]; ok {
+	if v, ok := ann[osv1.AnnotationAllocStatus]; ok {
 		pods, problem := parseAllocPods(v)
 		allocated = pods
 		if problem != "" {
-			notices = append(notices, badAnnotation(AnnotationAllocStatus, problem))
+			notices = append(notices, badAnnotation(osv1.AnnotationAllocStatus, problem))
 		}
 	}
-	if v, ok := ann[AnnotationAllocReleased]; ok {
+	if v, ok := ann[osv1.AnnotationAllocReleased]; ok {
 		pods, problem := parseAllocPods(v)
 		released = pods
 		if problem != "" {
-			notices = append(notices, badAnnotation(AnnotationAllocReleased, problem))
+			notices = append(notices, badAnnotation(osv1.AnnotationAllocReleased, problem))
 		}
 	}
 	if pods := minus(allocated, released); len(pods) > 0 {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"reflect"
 	"slices"
 	"strings"
@@ -21,7 +22,7 @@ func unstructuredBatchSandbox(name string, ann map[string]string) *unstructured.
 		"metadata": map[string]interface{}{
 			"name": name, "namespace": ns, "uid": "uid-" + name,
 			"creationTimestamp": "2026-11-29T17:24:05Z",
-			"labels":            map[string]interface{}{LabelSandboxID: name},
+			"labels":            map[string]interface{}{osv1.LabelSandboxID: name},
 			"managedFields":     []interface{}{map[string]interface{}{"manager": "kubectl"}},
 		},
 		"spec": map[string]interface{}{
@@ -29,7 +30,7 @@ func unstructuredBatchSandbox(name string, ann map[string]string) *unstructured.
 			"expireTime": "2026-11-29T18:24:05Z",
 			"template": map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{
 				map[string]interface{}{"name": "egress", "image": "egress:1"},
-				map[string]interface{}{"name": "sandbox", "image": "python:3.12", "command": []interface{}{BootstrapPath, "tail", "-f", "/dev/null"}},
+				map[string]interface{}{"name": "sandbox", "image": "python:3.12", "command": []interface{}{osv1.BootstrapPath, "tail", "-f", "/dev/null"}},
 			}}},
 		},
 		"status": map[string]interface{}{
@@ -47,9 +48,9 @@ func unstructuredBatchSandbox(name string, ann map[string]string) *unstructured.
 
 func TestBatchSandboxFromUnstructured(t *testing.T) {
 	u := unstructuredBatchSandbox("a", map[string]string{
-		AnnotationEndpoints:     `["10.0.3.7"]`,
-		AnnotationAllocStatus:   `{"pods":["pool-x1","pool-x2"]}`,
-		AnnotationAllocReleased: `{"pods":["pool-x1"]}`,
+		osv1.AnnotationEndpoints:     `["10.0.3.7"]`,
+		osv1.AnnotationAllocStatus:   `{"pods":["pool-x1","pool-x2"]}`,
+		osv1.AnnotationAllocReleased: `{"pods":["pool-x1"]}`,
 	})
 	b := BatchSandboxFromUnstructured(u)
 	exp := time.Date(2026, 11, 29, 18, 24, 5, 0, time.UTC)
@@ -72,16 +73,16 @@ func TestMalformedAnnotations(t *testing.T) {
 		name, annotation, value string
 		inMsg                   string
 	}{
-		{"endpoints not JSON", AnnotationEndpoints, `10.0.0.1`, "not a JSON array"},
-		{"endpoints an object", AnnotationEndpoints, `{"ip":"10.0.0.1"}`, "not a JSON array"},
-		{"endpoints with a number", AnnotationEndpoints, `[1]`, "entry 0 is not a string"},
-		{"endpoints not an IP", AnnotationEndpoints, `["pod-a"]`, "not an IP address"},
-		{"endpoints huge", AnnotationEndpoints, huge, "bytes"},
-		{"endpoints too many", AnnotationEndpoints, many, "only the first 1024 kept"},
-		{"alloc-status not JSON", AnnotationAllocStatus, `pods: [a]`, "not a JSON object"},
-		{"alloc-status without pods", AnnotationAllocStatus, `{"pod":["a"]}`, `no "pods"`},
-		{"alloc-status pods a string", AnnotationAllocStatus, `{"pods":"a"}`, "not an array"},
-		{"alloc-released with a number", AnnotationAllocReleased, `{"pods":[7]}`, "pods[0] is not a string"},
+		{"endpoints not JSON", osv1.AnnotationEndpoints, `10.0.0.1`, "not a JSON array"},
+		{"endpoints an object", osv1.AnnotationEndpoints, `{"ip":"10.0.0.1"}`, "not a JSON array"},
+		{"endpoints with a number", osv1.AnnotationEndpoints, `[1]`, "entry 0 is not a string"},
+		{"endpoints not an IP", osv1.AnnotationEndpoints, `["pod-a"]`, "not an IP address"},
+		{"endpoints huge", osv1.AnnotationEndpoints, huge, "bytes"},
+		{"endpoints too many", osv1.AnnotationEndpoints, many, "only the first 1024 kept"},
+		{"alloc-status not JSON", osv1.AnnotationAllocStatus, `pods: [a]`, "not a JSON object"},
+		{"alloc-status without pods", osv1.AnnotationAllocStatus, `{"pod":["a"]}`, `no "pods"`},
+		{"alloc-status pods a string", osv1.AnnotationAllocStatus, `{"pods":"a"}`, "not an array"},
+		{"alloc-released with a number", osv1.AnnotationAllocReleased, `{"pods":[7]}`, "pods[0] is not a string"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -156,7 +157,7 @@ func TestSlimPod(t *testing.T) {
 	if s.Status.Rare != nil {
 		t.Errorf("kept a dropped field: %+v", s)
 	}
-	if s.Name != "a-0" || s.UID != "ua" || s.Labels.Get(LabelPodIndex) != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers) != 1 ||
+	if s.Name != "a-0" || s.UID != "ua" || s.Labels.Get(osv1.LabelPodIndex) != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers) != 1 ||
 		*s.Spec.TerminationGracePeriodSeconds != 30 || s.Spec.NodeName != "node-1" || s.Spec.Containers[0].LivenessProbe == nil ||
 		s.Status.PodIP != "10.0.0.1" || s.Status.StartTime == nil || s.Spec.Containers[0].MemoryLimit == nil || s.Spec.Containers[0].MemoryLimit.String() != "1Gi" {
 		t.Errorf("lost a kept field: %+v", s)
@@ -229,11 +230,11 @@ func TestSlimPodRareStatus(t *testing.T) {
 // A sandbox made from a template, with well-formed annotations, carries no
 // RareBatchSandbox; a pooled one keeps its pool and allocated Pods there.
 func TestBatchSandboxRareOnlyWhenSet(t *testing.T) {
-	tmpl := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{AnnotationEndpoints: `["10.0.3.7"]`}))
+	tmpl := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: `["10.0.3.7"]`}))
 	if tmpl.Rare != nil {
 		t.Errorf("template sandbox carries %+v", tmpl.Rare)
 	}
-	u := unstructuredBatchSandbox("p", map[string]string{AnnotationAllocStatus: `{"pods":["pool-x1"]}`})
+	u := unstructuredBatchSandbox("p", map[string]string{osv1.AnnotationAllocStatus: `{"pods":["pool-x1"]}`})
 	u.Object["spec"] = map[string]interface{}{"poolRef": "pool-x", "replicas": int64(1)}
 	pooled := BatchSandboxFromUnstructured(u)
 	if pooled.PoolRef() != "pool-x" || !reflect.DeepEqual(pooled.AllocatedPods(), []string{"pool-x1"}) || pooled.Notices() != nil {
@@ -256,7 +257,7 @@ func FuzzParseEndpoints(f *testing.F) {
 		if problem == "" && json.Unmarshal([]byte(v), &clean) != nil {
 			t.Fatalf("invalid value %q accepted without a problem", v)
 		}
-		b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{AnnotationEndpoints: v}))
+		b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: v}))
 		if (problem != "") != (len(b.Notices()) == 1) {
 			t.Fatalf("problem %q but notices %v", problem, b.Notices())
 		}
@@ -283,7 +284,7 @@ func FuzzParseAllocPods(f *testing.F) {
 				t.Fatalf("invalid value %q accepted without a problem", v)
 			}
 		}
-		_ = BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{AnnotationAllocStatus: v, AnnotationAllocReleased: v}))
+		_ = BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{osv1.AnnotationAllocStatus: v, osv1.AnnotationAllocReleased: v}))
 	})
 }
 
@@ -306,7 +307,7 @@ func TestAnnotationSeedCorpus(t *testing.T) {
 func TestEndpointsNotIPDropped(t *testing.T) {
 	hostile := "10.0.0.9\x1b]0;evil\x07\u009b2J"
 	v, _ := json.Marshal([]string{"10.0.0.1", hostile, "fe80::1%\x1b[2J", "fd00::2"})
-	b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{AnnotationEndpoints: string(v)}))
+	b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: string(v)}))
 	if want := []string{"10.0.0.1", "", "", "fd00::2"}; !slices.Equal(b.Endpoints, want) {
 		t.Errorf("endpoints %q, want %q", b.Endpoints, want)
 	}

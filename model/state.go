@@ -1,6 +1,7 @@
 package model
 
 import (
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strconv"
 	"time"
 
@@ -32,7 +33,7 @@ func mainContainer(p *Pod) (*Container, *ContainerStatus) {
 	name := ""
 	var spec *Container
 	for i := range p.Spec.Containers {
-		if p.Spec.Containers[i].Name == MainContainerName {
+		if p.Spec.Containers[i].Name == osv1.ContainerSandbox {
 			spec = &p.Spec.Containers[i]
 			break
 		}
@@ -43,7 +44,7 @@ func mainContainer(p *Pod) (*Container, *ContainerStatus) {
 	if spec != nil {
 		name = spec.Name
 	} else {
-		name = MainContainerName
+		name = osv1.ContainerSandbox
 	}
 	for i := range p.Status.ContainerStatuses {
 		if p.Status.ContainerStatuses[i].Name == name {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func fleetPod(ns, owner, uid, ip string, at time.Time) *corev1.Pod {
 	yes := true
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: owner + "-0", Namespace: ns, UID: types.UID(uid), CreationTimestamp: start,
-			Labels: map[string]string{model.LabelSandboxID: "id-" + owner, model.LabelBatchSandboxName: owner, model.LabelPodIndex: "0"},
+			Labels: map[string]string{osv1.LabelSandboxID: "id-" + owner, osv1.LabelBatchSandboxName: owner, osv1.LabelPodIndex: "0"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "BatchSandbox",
 				Name: owner, UID: types.UID("uid-" + owner), Controller: &yes}}},
 		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "sandbox", Image: "python:3.12",

@@ -39,6 +39,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"maps"
 	"slices"
 	"sort"
@@ -281,7 +282,7 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 		case enginePool:
 			spec.Pool, spec.TaskCommand = req.Pool, ep.Argv
 		default:
-			spec.Command = append([]string{kube.BootstrapPath}, ep.Argv...)
+			spec.Command = append([]string{osv1.BootstrapPath}, ep.Argv...)
 		}
 		return kube.BatchSandboxObject(spec)
 	}()

@@ -3,6 +3,7 @@ package create_test
 import (
 	"context"
 	"encoding/json"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"reflect"
 	"slices"
 	"strings"
@@ -174,7 +175,7 @@ func TestReadyThroughEveryStage(t *testing.T) {
 	if u := r.next(t); u.Stage != create.StageScheduled || !strings.Contains(u.Detail, "node-a") {
 		t.Fatalf("update %+v, want Scheduled on node-a", u)
 	}
-	h.kl.SetWaiting(h.ns, pod.Name, kubetest.ExecdInstallerContainer, "PodInitializing", "")
+	h.kl.SetWaiting(h.ns, pod.Name, osv1.ContainerExecdInstaller, "PodInitializing", "")
 	h.kl.Event(h.ns, pod.Name, corev1.EventTypeNormal, "Pulling", `Pulling image "`+image+`"`, time.Time{}, time.Time{}, 1)
 	r.until(t, create.StagePullingImage)
 	h.prober.setUp(true)
@@ -221,7 +222,7 @@ func TestReadyThroughEveryStage(t *testing.T) {
 
 func checkLayout(t *testing.T, obj *unstructured.Unstructured, id, image string) {
 	t.Helper()
-	if obj.GetName() != id || obj.GetLabels()[kube.LabelSandboxID] != id {
+	if obj.GetName() != id || obj.GetLabels()[osv1.LabelSandboxID] != id {
 		t.Errorf("name/label: %s %v", obj.GetName(), obj.GetLabels())
 	}
 	if r, _, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas"); r != 1 {
@@ -236,7 +237,7 @@ func checkLayout(t *testing.T, obj *unstructured.Unstructured, id, image string)
 	if err := runtimeConvert(tmpl, &pt); err != nil {
 		t.Fatal(err)
 	}
-	if pt.Labels[kube.LabelSandboxID] != id {
+	if pt.Labels[osv1.LabelSandboxID] != id {
 		t.Errorf("template labels %v", pt.Labels)
 	}
 	s := pt.Spec
@@ -278,15 +279,15 @@ func TestFailures(t *testing.T) {
 		}, create.CodeUnschedulable, create.ExecutedNo, create.StageQueued, "Insufficient cpu"},
 		{"err image pull", func(h *harness, pod string) {
 			h.kl.Schedule(h.ns, pod, "node-a")
-			h.kl.SetWaiting(h.ns, pod, kubetest.SandboxContainer, "ErrImagePull", "pull access denied")
+			h.kl.SetWaiting(h.ns, pod, osv1.ContainerSandbox, "ErrImagePull", "pull access denied")
 		}, create.CodeImagePull, create.ExecutedNo, create.StageScheduled, "ErrImagePull"},
 		{"image pull backoff", func(h *harness, pod string) {
 			h.kl.Schedule(h.ns, pod, "node-a")
-			h.kl.SetWaiting(h.ns, pod, kubetest.SandboxContainer, "ImagePullBackOff", "Back-off pulling image")
+			h.kl.SetWaiting(h.ns, pod, osv1.ContainerSandbox, "ImagePullBackOff", "Back-off pulling image")
 		}, create.CodeImagePull, create.ExecutedNo, create.StageScheduled, "ImagePullBackOff"},
 		{"init container failed", func(h *harness, pod string) {
 			h.kl.Schedule(h.ns, pod, "node-a")
-			h.kl.Terminate(h.ns, pod, kubetest.ExecdInstallerContainer, 1, "Error")
+			h.kl.Terminate(h.ns, pod, osv1.ContainerExecdInstaller, 1, "Error")
 		}, create.CodeInitFailed, create.ExecutedNo, create.StageScheduled, "execd-installer"},
 		{"crash loop", func(h *harness, pod string) {
 			h.kl.Schedule(h.ns, pod, "node-a")
@@ -295,7 +296,7 @@ func TestFailures(t *testing.T) {
 				// back-off, the restart count and the last exit.
 				p.Status.Phase = corev1.PodRunning
 				p.Status.ContainerStatuses = []corev1.ContainerStatus{{
-					Name: kubetest.SandboxContainer, Image: "x", RestartCount: 1,
+					Name: osv1.ContainerSandbox, Image: "x", RestartCount: 1,
 					State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container"}},
 					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}},
 				}}
@@ -303,7 +304,7 @@ func TestFailures(t *testing.T) {
 		}, create.CodeCrashLoop, create.ExecutedYes, "", "CrashLoopBackOff"},
 		{"main container exited", func(h *harness, pod string) {
 			h.kl.SetRunning(h.ns, pod, "10.0.0.8")
-			h.kl.Terminate(h.ns, pod, kubetest.SandboxContainer, 137, "OOMKilled")
+			h.kl.Terminate(h.ns, pod, osv1.ContainerSandbox, 137, "OOMKilled")
 		}, create.CodeMainExited, create.ExecutedYes, "", "OOMKilled"},
 		{"engine phase Failed", func(h *harness, pod string) {
 			h.kl.Schedule(h.ns, pod, "node-a")
@@ -459,7 +460,7 @@ func TestPoolMode(t *testing.T) {
 	image, _ := h.reg.PushImage(t, "pooled:v1", []string{"/pooled"}, []string{"run"})
 	h.ct.Create(kube.PoolGVR, h.ns, kubetest.Pool("warm", kubetest.SandboxPod("tmpl", image), 1, 2, 1, 4))
 	poolPod := kubetest.SandboxPod("warm-abcde", image)
-	poolPod.Labels = map[string]string{kube.LabelPoolName: "warm"}
+	poolPod.Labels = map[string]string{osv1.LabelPoolName: "warm"}
 	h.kl.CreatePod(h.ns, poolPod)
 	h.kl.SetRunning(h.ns, poolPod.Name, "10.0.1.1")
 	h.prober.setUp(true)
@@ -559,7 +560,7 @@ func TestFailWhilePullingIsNotRetryable(t *testing.T) {
 	id := r.until(t, create.StageQueued).Sandbox
 	pod := h.podFor(id, image)
 	h.kl.Schedule(h.ns, pod.Name, "node-a")
-	h.kl.SetWaiting(h.ns, pod.Name, kubetest.SandboxContainer, "ContainerCreating", "")
+	h.kl.SetWaiting(h.ns, pod.Name, osv1.ContainerSandbox, "ContainerCreating", "")
 	_, err := r.wait(t)
 	if err == nil || err.Code != create.CodeTimeout || err.Stage != create.StagePullingImage {
 		t.Fatalf("err = %+v, want TIMEOUT at PullingImage", err)
@@ -585,7 +586,7 @@ func TestExecutedNeverContradictsTheStages(t *testing.T) {
 	pod := h.podFor(id, image)
 	h.kl.SetRunning(h.ns, pod.Name, "10.0.0.7")
 	r.until(t, create.StageStarting)
-	h.kl.SetWaiting(h.ns, pod.Name, kubetest.SandboxContainer, "ContainerCreating", "")
+	h.kl.SetWaiting(h.ns, pod.Name, osv1.ContainerSandbox, "ContainerCreating", "")
 	_, err := r.wait(t)
 	if err == nil || err.Code != create.CodeTimeout || err.Stage != create.StageStarting {
 		t.Fatalf("err = %+v, want TIMEOUT at Starting", err)

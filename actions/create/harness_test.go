@@ -3,6 +3,7 @@ package create_test
 import (
 	"context"
 	"errors"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"sync"
 	"testing"
 	"time"
@@ -164,7 +165,7 @@ func (h *harness) podFor(id, image string) *corev1.Pod {
 	h.t.Helper()
 	obj := h.ct.Get(kube.BatchSandboxGVR, h.ns, id)
 	pod := kubetest.OwnedByBatchSandbox(kubetest.SandboxPod(id+"-0", image), obj, 0)
-	pod.Labels[kube.LabelSandboxID] = id
+	pod.Labels[osv1.LabelSandboxID] = id
 	return h.kl.CreatePod(h.ns, pod)
 }
 

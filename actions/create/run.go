@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"time"
 
@@ -86,12 +87,12 @@ func (r *run) target() kube.WatchTarget {
 	t := kube.WatchTarget{GVR: r.gvr, Namespace: r.req.Namespace, Name: r.id}
 	switch r.engine {
 	case engineBatchSandbox:
-		t.PodSelector = labels.Set{kube.LabelSandboxID: r.id}.String()
+		t.PodSelector = labels.Set{osv1.LabelSandboxID: r.id}.String()
 		t.PodName = r.id + "-0"
 	case engineAgent:
 		t.PodSelector = labels.Set{kube.LabelAgentSandbox: r.id}.String()
 	case enginePool:
-		t.PodSelector = labels.Set{kube.LabelPoolName: r.req.Pool}.String()
+		t.PodSelector = labels.Set{osv1.LabelPoolName: r.req.Pool}.String()
 	}
 	return t
 }
@@ -109,7 +110,7 @@ func (r *run) podsOf(obj *unstructured.Unstructured, pods []*corev1.Pod) []*core
 	}
 	var out []*corev1.Pod
 	for _, p := range pods {
-		if allocated[p.Name] || p.Labels[kube.LabelBatchSandboxName] == r.id {
+		if allocated[p.Name] || p.Labels[osv1.LabelBatchSandboxName] == r.id {
 			out = append(out, p)
 		}
 	}

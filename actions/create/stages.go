@@ -2,12 +2,11 @@ package create
 
 import (
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/sandscope/sandscope/kube"
 )
 
 // Stage is where a sandbox being created is.
@@ -63,7 +62,7 @@ var (
 	imagePullReasons  = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true, "RegistryUnavailable": true}
 	configReasons     = map[string]bool{"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true}
 	creatingReasons   = map[string]bool{"ContainerCreating": true, "PodInitializing": true}
-	mainContainerName = kube.SandboxContainer
+	mainContainerName = osv1.ContainerSandbox
 )
 
 // observe derives the stage (or a certain failure) from the sandbox object,

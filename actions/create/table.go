@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"time"
 
@@ -123,8 +124,8 @@ func allocatedPods(obj *unstructured.Unstructured) []string {
 	var status, released struct {
 		Pods []string `json:"pods"`
 	}
-	_ = json.Unmarshal([]byte(ann[kube.AnnotationAllocStatus]), &status)
-	_ = json.Unmarshal([]byte(ann["sandbox.opensandbox.io/alloc-released"]), &released)
+	_ = json.Unmarshal([]byte(ann[osv1.AnnotationAllocStatus]), &status)
+	_ = json.Unmarshal([]byte(ann[osv1.AnnotationAllocReleased]), &released)
 	gone := map[string]bool{}
 	for _, p := range released.Pods {
 		gone[p] = true

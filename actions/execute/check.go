@@ -2,6 +2,7 @@ package execute
 
 import (
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strings"
 
@@ -260,7 +261,7 @@ func belongs(in CheckInput, live *corev1.Pod, add func(code, format string, args
 		return true
 	}
 	name := t.sandboxName()
-	label := live.Labels[model.LabelBatchSandboxName]
+	label := live.Labels[osv1.LabelBatchSandboxName]
 	if label != "" && label != name {
 		add(CodePodGone, "pod %s now belongs to sandbox %s, not %s", t.podRef(), label, name)
 		return false

@@ -2,6 +2,7 @@ package execute
 
 import (
 	"bytes"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 func runningPod(name, uid, ip string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(uid),
-			Labels: map[string]string{model.LabelBatchSandboxName: strings.TrimSuffix(name, "-0")}},
+			Labels: map[string]string{osv1.LabelBatchSandboxName: strings.TrimSuffix(name, "-0")}},
 		Spec: corev1.PodSpec{NodeName: "node", Containers: []corev1.Container{{Name: "sandbox"}, {Name: "egress"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
 			ContainerStatuses: []corev1.ContainerStatus{
@@ -86,7 +87,7 @@ func TestCheck(t *testing.T) {
 			p.OwnerReferences = []metav1.OwnerReference{{Kind: "BatchSandbox", Name: "b"}}
 		}), want: []string{CodePodGone}},
 		{name: "labelled for another sandbox", via: ViaKube, live: with(healthy, func(p *corev1.Pod) {
-			p.Labels[model.LabelBatchSandboxName] = "b"
+			p.Labels[osv1.LabelBatchSandboxName] = "b"
 		}), want: []string{CodePodGone}},
 		{name: "neither owned nor labelled", via: ViaKube, live: with(healthy, func(p *corev1.Pod) { p.Labels = nil }), want: []string{CodePodGone}},
 		{name: "pooled: released", via: ViaKube, target: &Target{Namespace: "ns", Sandbox: "bsbx/ns/a", Pod: "a-0", UID: "uid-a", IP: "10.0.0.5", Pooled: true},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -166,7 +167,7 @@ func TestExecChurnPools(t *testing.T) {
 			truth.mu.Lock()
 			owner := truth.owner[pod]
 			truth.mu.Unlock()
-			ct.LabelPod(e.ns, pod, map[string]string{model.LabelBatchSandboxName: owner})
+			ct.LabelPod(e.ns, pod, map[string]string{osv1.LabelBatchSandboxName: owner})
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -2,6 +2,7 @@ package execute_test
 
 import (
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"net"
 	"net/http"
@@ -36,7 +37,7 @@ func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
 // it: owned by the Pool, pool labels, no opensandbox.io/id label.
 func poolPod(name, pool string) *corev1.Pod {
 	p := kubetest.SandboxPod(name, "")
-	p.Labels = map[string]string{kubetest.LabelPoolName: pool, "sandbox.opensandbox.io/pool-revision": "1"}
+	p.Labels = map[string]string{osv1.LabelPoolName: pool, "sandbox.opensandbox.io/pool-revision": "1"}
 	yes := true
 	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: kubetest.PoolGVR.GroupVersion().String(), Kind: "Pool",
 		Name: pool, UID: types.UID("pool-uid-" + pool), Controller: &yes}}
@@ -81,7 +82,7 @@ func TestExecPoolHandoverIsRefused(t *testing.T) {
 			nextSecond()
 			e.pooledSandbox(ct, "sbx-b", "warm", ip, "warm-x1")
 			if labelled {
-				ct.LabelPod(e.ns, "warm-x1", map[string]string{model.LabelBatchSandboxName: "sbx-b"})
+				ct.LabelPod(e.ns, "warm-x1", map[string]string{osv1.LabelBatchSandboxName: "sbx-b"})
 			}
 			before := e.execRequests("warm-x1")
 			for _, via := range allVias {
@@ -141,7 +142,7 @@ func TestExecPoolReleaseSeenLiveDespiteLaggingModel(t *testing.T) {
 	}
 
 	ct.SetAllocReleased(e.ns, "sbx-c") // allocated again, but labelled for another sandbox now
-	ct.LabelPod(e.ns, "warm-y1", map[string]string{model.LabelBatchSandboxName: "sbx-other"})
+	ct.LabelPod(e.ns, "warm-y1", map[string]string{osv1.LabelBatchSandboxName: "sbx-other"})
 	_, err = x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sbx-c", Command: []string{"true"}, Stdout: io.Discard})
 	ee = asExecError(t, err)
 	if ee.Code != execute.CodePodGone || !strings.Contains(ee.Message, "sbx-other") {

@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"net"
 	"strconv"
 	"strings"
@@ -441,7 +442,7 @@ func mainOf(pod *model.Pod) *model.Container {
 			}
 		}
 	}
-	if c := containerNamed(pod, model.MainContainerName); c != nil {
+	if c := containerNamed(pod, osv1.ContainerSandbox); c != nil {
 		return c
 	}
 	return &pod.Spec.Containers[0]

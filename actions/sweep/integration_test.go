@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -142,7 +143,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	// deleted while a finalizer holds it. Grace 1 s + --stuck-after 1 s.
 	f.sandbox("stuck", plain, userCommand, func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = &grace1 })
 	f.k.Schedule(f.ns, "stuck-0", kubetest.DefaultNode)
-	f.k.SetWaiting(f.ns, "stuck-0", kubetest.SandboxContainer, "PodInitializing", "")
+	f.k.SetWaiting(f.ns, "stuck-0", osv1.ContainerSandbox, "PodInitializing", "")
 	f.ct.SetEndpoints(f.ns, "stuck", "10.1.0.20")
 	f.status("stuck", "Pending")
 	deleted := f.k.DeleteHeld(f.ns, "stuck-0")
@@ -156,7 +157,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	// IP_TAKEN: victim's container exits, its IP goes to thief's Pod.
 	f.sandbox("victim", plain, userCommand, nil)
 	f.running("victim", "10.1.0.2", "Succeed")
-	f.k.Terminate(f.ns, "victim-0", kubetest.SandboxContainer, 1, "Error")
+	f.k.Terminate(f.ns, "victim-0", osv1.ContainerSandbox, 1, "Error")
 	f.k.SetPhase(f.ns, "victim-0", corev1.PodFailed, "", "")
 	f.sandbox("thief", plain, userCommand, nil)
 	f.running("thief", "10.1.0.2", "Succeed")
@@ -164,7 +165,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	// POD_DEAD: the Pod failed, the engine still records its address.
 	f.sandbox("dead", plain, userCommand, nil)
 	f.running("dead", "10.1.0.3", "Succeed")
-	f.k.Terminate(f.ns, "dead-0", kubetest.SandboxContainer, 1, "Error")
+	f.k.Terminate(f.ns, "dead-0", osv1.ContainerSandbox, 1, "Error")
 	f.k.SetPhase(f.ns, "dead-0", corev1.PodFailed, "", "")
 
 	// POD_GONE: an address recorded for a Pod that does not exist.
@@ -200,7 +201,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	// STATE_MISMATCH: the engine says Succeed (running), the Pod is still creating.
 	f.sandbox("mismatch", plain, userCommand, nil)
 	f.k.Schedule(f.ns, "mismatch-0", kubetest.DefaultNode)
-	f.k.SetWaiting(f.ns, "mismatch-0", kubetest.SandboxContainer, "ContainerCreating", "")
+	f.k.SetWaiting(f.ns, "mismatch-0", osv1.ContainerSandbox, "ContainerCreating", "")
 	f.status("mismatch", "Succeed")
 
 	// FAILED_STICKY: the engine says Failed, the Pod is Running and Ready.
@@ -212,7 +213,7 @@ func TestSweepEveryFinding(t *testing.T) {
 		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}
 	})
 	f.running("oom", "10.1.0.11", "Succeed")
-	f.k.Restart(f.ns, "oom-0", kubetest.SandboxContainer, 137, "OOMKilled")
+	f.k.Restart(f.ns, "oom-0", osv1.ContainerSandbox, 137, "OOMKilled")
 
 	// RESTART_LIVENESS: probe period 10 s, threshold 3, grace 30 s. The first
 	// failed probe at T−50 s predicts the kill at T−50+(3−1)×10+30 = T, and
@@ -244,7 +245,7 @@ func TestSweepEveryFinding(t *testing.T) {
 		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(end.Add(time.Second))}}
 	})
 	live = f.k.GetPod(f.ns, "liveness-0")
-	field := "spec.containers{" + kubetest.SandboxContainer + "}"
+	field := "spec.containers{" + osv1.ContainerSandbox + "}"
 	f.k.EventFor(live, field, corev1.EventTypeWarning, "Unhealthy", "Liveness probe failed: command timed out", end.Add(-50*time.Second), end.Add(-30*time.Second), 3)
 	f.k.EventFor(live, field, corev1.EventTypeNormal, "Killing", "Container sandbox failed liveness probe, will be restarted", end.Add(-30*time.Second), time.Time{}, 1)
 
@@ -253,7 +254,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	// liveness kill, inferred, with the commands that confirm it.
 	f.sandbox("expired", "python:3.11-slim", userCommand, withProbe) // another image: not in the twins' control
 	f.running("expired", "10.1.0.15", "Succeed")
-	f.k.Restart(f.ns, "expired-0", kubetest.SandboxContainer, 137, "Error")
+	f.k.Restart(f.ns, "expired-0", osv1.ContainerSandbox, 137, "Error")
 
 	// RESTART_EVICTED: the node went NotReady as the container was killed.
 	sick := "sick-" + f.ns
@@ -261,12 +262,12 @@ func TestSweepEveryFinding(t *testing.T) {
 	f.k.Schedule(f.ns, "evicted-0", sick)
 	f.running("evicted", "10.1.0.13", "Succeed")
 	f.k.SetNodeNotReady(sick)
-	f.k.Restart(f.ns, "evicted-0", kubetest.SandboxContainer, 137, "Error")
+	f.k.Restart(f.ns, "evicted-0", osv1.ContainerSandbox, 137, "Error")
 
 	// RESTART_UNEXPLAINED: exit 1, no probe, no node trouble.
 	f.sandbox("unexplained", plain, userCommand, nil)
 	f.running("unexplained", "10.1.0.14", "Succeed")
-	f.k.Restart(f.ns, "unexplained-0", kubetest.SandboxContainer, 1, "Error")
+	f.k.Restart(f.ns, "unexplained-0", osv1.ContainerSandbox, 1, "Error")
 
 	time.Sleep(time.Until(stuckAt) + 500*time.Millisecond)
 
@@ -468,7 +469,7 @@ func TestSweepUnreachableContext(t *testing.T) {
 	f.running("alive", "10.3.0.1", "Succeed")
 	f.sandbox("corpse", "python:3.12-slim", userCommand, nil)
 	f.running("corpse", "10.3.0.2", "Succeed")
-	f.k.Terminate(f.ns, "corpse-0", kubetest.SandboxContainer, 1, "Error")
+	f.k.Terminate(f.ns, "corpse-0", osv1.ContainerSandbox, 1, "Error")
 	f.k.SetPhase(f.ns, "corpse-0", corev1.PodFailed, "", "")
 
 	kc := kubeconfigWithDeadContexts(t, f.c.Kubeconfig, "https://"+closedAddr(t), "https://"+blackhole(t))

@@ -1,6 +1,7 @@
 package sweep_test
 
 import (
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ func TestSweepOneNamespaceIPTakenElsewhere(t *testing.T) {
 	const ip, user = "10.1.0.90", "ns-reader"
 	f.sandbox("victim", "python:3.12-slim", userCommand, nil)
 	f.running("victim", ip, "Succeed")
-	f.k.Terminate(f.ns, "victim-0", kubetest.SandboxContainer, 137, "Error")
+	f.k.Terminate(f.ns, "victim-0", osv1.ContainerSandbox, 137, "Error")
 	f.k.SetPhase(f.ns, "victim-0", corev1.PodFailed, "", "")
 	f.k.CreatePod(other, kubetest.SandboxPod("thief-0", ""))
 	f.k.SetRunning(other, "thief-0", ip)

@@ -1,6 +1,7 @@
 package sweep_test
 
 import (
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +35,8 @@ func TestSweepDeletedSandboxesPods(t *testing.T) {
 		f.sandbox(name, plain, userCommand, withGrace)
 		f.k.Schedule(f.ns, name+"-0", kubetest.DefaultNode)
 	}
-	f.k.SetWaiting(f.ns, "gone-a-0", kubetest.SandboxContainer, "PodInitializing", "")
-	f.k.SetWaiting(f.ns, "alive-0", kubetest.SandboxContainer, "PodInitializing", "")
+	f.k.SetWaiting(f.ns, "gone-a-0", osv1.ContainerSandbox, "PodInitializing", "")
+	f.k.SetWaiting(f.ns, "alive-0", osv1.ContainerSandbox, "PodInitializing", "")
 	f.running("gone-b", "10.1.0.41", "Succeed")
 	for _, name := range []string{"gone-a", "gone-b", "alive"} {
 		hold(name)

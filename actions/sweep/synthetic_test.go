@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,14 +44,14 @@ func synthPod(i int, kind synthKind) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: owner + "-0", Namespace: "opensandbox", UID: types.UID(fmt.Sprintf("pod-uid-%d", i)),
 			CreationTimestamp: start,
-			Labels:            map[string]string{model.LabelSandboxID: owner, model.LabelBatchSandboxName: owner, model.LabelPodIndex: "0"},
+			Labels:            map[string]string{osv1.LabelSandboxID: owner, osv1.LabelBatchSandboxName: owner, osv1.LabelPodIndex: "0"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "BatchSandbox",
 				Name: owner, UID: types.UID("uid-" + owner), Controller: &yes}},
 		},
 		Spec: corev1.PodSpec{
 			NodeName: fmt.Sprintf("node-%d", i%200), TerminationGracePeriodSeconds: &grace,
-			Containers: []corev1.Container{{Name: model.MainContainerName, Image: "registry.example/rl-env:2026.11",
-				Command: []string{model.BootstrapPath, "python", "-m", "server"},
+			Containers: []corev1.Container{{Name: osv1.ContainerSandbox, Image: "registry.example/rl-env:2026.11",
+				Command: []string{osv1.BootstrapPath, "python", "-m", "server"},
 				LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz"}},
 					PeriodSeconds: 10, FailureThreshold: 3},
 				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}}}},
@@ -58,7 +59,7 @@ func synthPod(i int, kind synthKind) *corev1.Pod {
 		Status: corev1.PodStatus{
 			Phase: corev1.PodRunning, PodIP: synthIP(i), StartTime: &start,
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: model.MainContainerName, Image: "registry.example/rl-env:2026.11", Ready: true,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: osv1.ContainerSandbox, Image: "registry.example/rl-env:2026.11", Ready: true,
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}}}},
 		},
 	}
@@ -87,7 +88,7 @@ func synthBatchSandbox(i int) *model.BatchSandbox {
 	owner := synthName(i)
 	return &model.BatchSandbox{
 		ObjectMeta: model.ObjectMeta{Name: owner, Namespace: "opensandbox", UID: types.UID("uid-" + owner),
-			CreationTimestamp: metav1.NewTime(synthT0), Labels: model.LabelsFrom(map[string]string{model.LabelSandboxID: owner})},
+			CreationTimestamp: metav1.NewTime(synthT0), Labels: model.LabelsFrom(map[string]string{osv1.LabelSandboxID: owner})},
 		Replicas: 1, Phase: "Succeed",
 		Endpoints: []string{synthIP(i)},
 	}

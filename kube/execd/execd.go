@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"net"
 	"net/http"
@@ -30,7 +31,7 @@ import (
 )
 
 // DefaultPort is execd's port in every OpenSandbox Pod.
-const DefaultPort = 44772
+const DefaultPort = osv1.ExecdPort
 
 // TokenHeader carries the optional access token.
 const TokenHeader = "X-EXECD-ACCESS-TOKEN"

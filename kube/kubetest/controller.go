@@ -3,6 +3,7 @@ package kubetest
 import (
 	"context"
 	"encoding/json"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -120,20 +121,20 @@ func (ct *Controller) SetEndpoints(ns, bsbx string, ips ...string) *unstructured
 		ips = []string{}
 	}
 	data, _ := json.Marshal(ips)
-	return ct.SetAnnotations(BatchSandboxGVR, ns, bsbx, map[string]string{AnnotationEndpoints: string(data)})
+	return ct.SetAnnotations(BatchSandboxGVR, ns, bsbx, map[string]string{osv1.AnnotationEndpoints: string(data)})
 }
 
 // SetAllocStatus writes a pooled BatchSandbox's alloc-status annotation,
 // {"pods":[...]} (the Pool Pods given to it).
 func (ct *Controller) SetAllocStatus(ns, bsbx string, pods ...string) *unstructured.Unstructured {
 	ct.t.Helper()
-	return ct.SetAnnotations(BatchSandboxGVR, ns, bsbx, map[string]string{AnnotationAllocStatus: allocJSON(pods)})
+	return ct.SetAnnotations(BatchSandboxGVR, ns, bsbx, map[string]string{osv1.AnnotationAllocStatus: allocJSON(pods)})
 }
 
 // SetAllocReleased writes a pooled BatchSandbox's alloc-released annotation.
 func (ct *Controller) SetAllocReleased(ns, bsbx string, pods ...string) *unstructured.Unstructured {
 	ct.t.Helper()
-	return ct.SetAnnotations(BatchSandboxGVR, ns, bsbx, map[string]string{AnnotationAllocReleased: allocJSON(pods)})
+	return ct.SetAnnotations(BatchSandboxGVR, ns, bsbx, map[string]string{osv1.AnnotationAllocReleased: allocJSON(pods)})
 }
 
 func allocJSON(pods []string) string {

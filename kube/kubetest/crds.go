@@ -6,6 +6,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/sandscope/sandscope/api/agentsandbox"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"os"
 	"path"
@@ -30,12 +32,12 @@ var CRDGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 
 // Resources of the engines, as the tests write them.
 var (
-	BatchSandboxGVR    = schema.GroupVersionResource{Group: "sandbox.opensandbox.io", Version: "v1alpha1", Resource: "batchsandboxes"}
-	PoolGVR            = schema.GroupVersionResource{Group: "sandbox.opensandbox.io", Version: "v1alpha1", Resource: "pools"}
-	SandboxSnapshotGVR = schema.GroupVersionResource{Group: "sandbox.opensandbox.io", Version: "v1alpha1", Resource: "sandboxsnapshots"}
-	AgentSandboxGVR    = schema.GroupVersionResource{Group: "agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxes"}
+	BatchSandboxGVR    = osv1.BatchSandboxes
+	PoolGVR            = osv1.Pools
+	SandboxSnapshotGVR = osv1.SandboxSnapshots
+	AgentSandboxGVR    = agentsandbox.Sandboxes(agentsandbox.V1beta1)
 	// AgentSandboxV1alpha1GVR is the older served version of the same Sandbox.
-	AgentSandboxV1alpha1GVR = schema.GroupVersionResource{Group: "agents.x-k8s.io", Version: "v1alpha1", Resource: "sandboxes"}
+	AgentSandboxV1alpha1GVR = agentsandbox.Sandboxes(agentsandbox.V1alpha1)
 )
 
 // SandscopeCRDManifests returns sandscope's own minimal CRDs (embedded).

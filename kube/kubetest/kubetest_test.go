@@ -2,6 +2,7 @@ package kubetest_test
 
 import (
 	"errors"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,7 +52,7 @@ func TestBatchSandboxAndRunningPodReadBackThroughSandscopeClients(t *testing.T) 
 	if gotPod.Status.Phase != corev1.PodRunning || gotPod.Status.PodIP != "127.0.0.5" {
 		t.Fatalf("pod phase/IP = %s/%s, want Running/127.0.0.5", gotPod.Status.Phase, gotPod.Status.PodIP)
 	}
-	if gotPod.Spec.Containers[0].Command[0] != kubetest.BootstrapPath {
+	if gotPod.Spec.Containers[0].Command[0] != osv1.BootstrapPath {
 		t.Fatalf("sandbox container command = %v", gotPod.Spec.Containers[0].Command)
 	}
 	if len(gotPod.OwnerReferences) != 1 || gotPod.OwnerReferences[0].UID != bsbx.GetUID() {
@@ -67,11 +68,11 @@ func TestBatchSandboxAndRunningPodReadBackThroughSandscopeClients(t *testing.T) 
 	if ready, _, _ := unstructured.NestedInt64(gotBsbx.Object, "status", "ready"); ready != 1 {
 		t.Fatalf("BatchSandbox ready = %d, want 1", ready)
 	}
-	if ep := gotBsbx.GetAnnotations()[kubetest.AnnotationEndpoints]; ep != `["127.0.0.5"]` {
+	if ep := gotBsbx.GetAnnotations()[osv1.AnnotationEndpoints]; ep != `["127.0.0.5"]` {
 		t.Fatalf("endpoints annotation = %q", ep)
 	}
 	// The same Pod list over protobuf, as informers list.
-	list, err := clients.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kubetest.LabelBatchSandboxName + "=sbx-1"})
+	list, err := clients.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: osv1.LabelBatchSandboxName + "=sbx-1"})
 	if err != nil || len(list.Items) != 1 {
 		t.Fatalf("listing pods by BatchSandbox label: %d items, err %v", len(list.Items), err)
 	}
@@ -135,18 +136,18 @@ func TestSetWaitingReasons(t *testing.T) {
 	for _, tc := range []struct {
 		container, reason string
 	}{
-		{kubetest.ExecdInstallerContainer, "ErrImagePull"},
-		{kubetest.SandboxContainer, "PodInitializing"},
-		{kubetest.SandboxContainer, "ContainerCreating"},
-		{kubetest.SandboxContainer, "ImagePullBackOff"},
-		{kubetest.SandboxContainer, "CrashLoopBackOff"},
+		{osv1.ContainerExecdInstaller, "ErrImagePull"},
+		{osv1.ContainerSandbox, "PodInitializing"},
+		{osv1.ContainerSandbox, "ContainerCreating"},
+		{osv1.ContainerSandbox, "ImagePullBackOff"},
+		{osv1.ContainerSandbox, "CrashLoopBackOff"},
 	} {
 		name := strings.ToLower(tc.reason) + "-" + tc.container
 		kl := newPod(t, c, ns, name)
 		msg := "back-off pulling image"
 		p := kl.SetWaiting(ns, name, tc.container, tc.reason, msg)
 		statuses := p.Status.ContainerStatuses
-		if tc.container == kubetest.ExecdInstallerContainer {
+		if tc.container == osv1.ContainerExecdInstaller {
 			statuses = p.Status.InitContainerStatuses
 			if !hasPodCondition(p, corev1.PodInitialized, corev1.ConditionFalse) {
 				t.Errorf("%s: Initialized not False", name)
@@ -166,8 +167,8 @@ func TestCrashLoopBackOffKeepsRunningPhase(t *testing.T) {
 	ns := c.Namespace(t)
 	kl := newPod(t, c, ns, "p")
 	kl.SetRunning(ns, "p", "10.0.0.9")
-	kl.Terminate(ns, "p", kubetest.SandboxContainer, 1, "Error")
-	p := kl.SetWaiting(ns, "p", kubetest.SandboxContainer, "CrashLoopBackOff", "back-off 10s restarting failed container")
+	kl.Terminate(ns, "p", osv1.ContainerSandbox, 1, "Error")
+	p := kl.SetWaiting(ns, "p", osv1.ContainerSandbox, "CrashLoopBackOff", "back-off 10s restarting failed container")
 	if p.Status.Phase != corev1.PodRunning {
 		t.Fatalf("phase = %s, want Running", p.Status.Phase)
 	}
@@ -181,7 +182,7 @@ func TestTerminateAndRestart(t *testing.T) {
 	ns := c.Namespace(t)
 	kl := newPod(t, c, ns, "p")
 	kl.SetRunning(ns, "p", "10.0.0.1")
-	p := kl.Terminate(ns, "p", kubetest.SandboxContainer, 137, "OOMKilled")
+	p := kl.Terminate(ns, "p", osv1.ContainerSandbox, 137, "OOMKilled")
 	term := p.Status.ContainerStatuses[0].State.Terminated
 	if term == nil || term.ExitCode != 137 || term.Reason != "OOMKilled" || term.FinishedAt.IsZero() {
 		t.Fatalf("terminated = %+v", term)
@@ -189,8 +190,8 @@ func TestTerminateAndRestart(t *testing.T) {
 	if hasPodCondition(p, corev1.PodReady, corev1.ConditionTrue) {
 		t.Fatal("pod still Ready after its only container terminated")
 	}
-	p = kl.Restart(ns, "p", kubetest.SandboxContainer, 137, "OOMKilled")
-	p = kl.Restart(ns, "p", kubetest.SandboxContainer, 2, "Error")
+	p = kl.Restart(ns, "p", osv1.ContainerSandbox, 137, "OOMKilled")
+	p = kl.Restart(ns, "p", osv1.ContainerSandbox, 2, "Error")
 	s := p.Status.ContainerStatuses[0]
 	if s.RestartCount != 2 || s.State.Running == nil || !s.Ready {
 		t.Fatalf("after two restarts: %+v", s)
@@ -206,7 +207,7 @@ func TestSetPhaseAndEvict(t *testing.T) {
 	ns := c.Namespace(t)
 	kl := newPod(t, c, ns, "done")
 	kl.SetRunning(ns, "done", "10.0.0.2")
-	kl.Terminate(ns, "done", kubetest.SandboxContainer, 0, "Completed")
+	kl.Terminate(ns, "done", osv1.ContainerSandbox, 0, "Completed")
 	if p := kl.SetPhase(ns, "done", corev1.PodSucceeded, "", ""); p.Status.Phase != corev1.PodSucceeded {
 		t.Fatalf("phase = %s", p.Status.Phase)
 	}
@@ -298,7 +299,7 @@ func TestControllerStatusAndAnnotations(t *testing.T) {
 		}
 	}
 	ann := b.GetAnnotations()
-	if ann[kubetest.AnnotationAllocStatus] != `{"pods":["pool-a-x1","pool-a-x2"]}` || ann[kubetest.AnnotationAllocReleased] != `{"pods":["pool-a-x1"]}` {
+	if ann[osv1.AnnotationAllocStatus] != `{"pods":["pool-a-x1","pool-a-x2"]}` || ann[osv1.AnnotationAllocReleased] != `{"pods":["pool-a-x1"]}` {
 		t.Fatalf("annotations = %v", ann)
 	}
 	ct.Create(kubetest.AgentSandboxGVR, ns, kubetest.AgentSandbox("agent", kubetest.SandboxPod("x", "")))

@@ -1,6 +1,7 @@
 package kubetest
 
 import (
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,23 +12,7 @@ import (
 )
 
 // Names of OpenSandbox's Pod layout (see shared/facts/opensandbox.md).
-const (
-	ExecdInstallerContainer = "execd-installer"
-	SandboxContainer        = "sandbox"
-	BootstrapPath           = "/opt/opensandbox/bootstrap.sh"
-	OpenSandboxBinVolume    = "opensandbox-bin"
-	OpenSandboxBinMount     = "/opt/opensandbox"
-	ExecdPort               = 44772
-
-	LabelSandboxID         = "opensandbox.io/id"
-	LabelBatchSandboxName  = "batch-sandbox.sandbox.opensandbox.io/name"
-	LabelBatchSandboxIndex = "batch-sandbox.sandbox.opensandbox.io/pod-index"
-	LabelPoolName          = "sandbox.opensandbox.io/pool-name"
-
-	AnnotationEndpoints     = "sandbox.opensandbox.io/endpoints"
-	AnnotationAllocStatus   = "sandbox.opensandbox.io/alloc-status"
-	AnnotationAllocReleased = "sandbox.opensandbox.io/alloc-released"
-)
+const ()
 
 // SandboxPod builds a Pod laid out like an OpenSandbox sandbox Pod: init
 // container execd-installer copying into volume opensandbox-bin, main
@@ -43,23 +28,23 @@ func SandboxPod(name, image string, entrypoint ...string) *corev1.Pod {
 	if len(entrypoint) == 0 {
 		entrypoint = []string{"tail", "-f", "/dev/null"}
 	}
-	mount := []corev1.VolumeMount{{Name: OpenSandboxBinVolume, MountPath: OpenSandboxBinMount}}
+	mount := []corev1.VolumeMount{{Name: osv1.VolumeBin, MountPath: osv1.BinMountPath}}
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelSandboxID: name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{osv1.LabelSandboxID: name}},
 		Spec: corev1.PodSpec{
 			InitContainers: []corev1.Container{{
-				Name:         ExecdInstallerContainer,
+				Name:         osv1.ContainerExecdInstaller,
 				Image:        "opensandbox/execd:v1.0.0",
-				Command:      []string{"/bin/sh", "-c", "cp ./execd ./bootstrap.sh " + OpenSandboxBinMount + "/"},
+				Command:      []string{"/bin/sh", "-c", "cp ./execd ./bootstrap.sh " + osv1.BinMountPath + "/"},
 				VolumeMounts: mount,
 			}},
 			Containers: []corev1.Container{{
-				Name:         SandboxContainer,
+				Name:         osv1.ContainerSandbox,
 				Image:        image,
-				Command:      append([]string{BootstrapPath}, entrypoint...),
+				Command:      append([]string{osv1.BootstrapPath}, entrypoint...),
 				VolumeMounts: mount,
 			}},
-			Volumes: []corev1.Volume{{Name: OpenSandboxBinVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Volumes: []corev1.Volume{{Name: osv1.VolumeBin, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		},
 	}
 }
@@ -67,7 +52,7 @@ func SandboxPod(name, image string, entrypoint ...string) *corev1.Pod {
 // WithLivenessProbe adds an exec liveness probe to the sandbox container.
 func WithLivenessProbe(pod *corev1.Pod, command ...string) *corev1.Pod {
 	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == SandboxContainer {
+		if pod.Spec.Containers[i].Name == osv1.ContainerSandbox {
 			pod.Spec.Containers[i].LivenessProbe = &corev1.Probe{
 				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: command}},
 				PeriodSeconds: 10, FailureThreshold: 3,
@@ -84,8 +69,8 @@ func OwnedByBatchSandbox(pod *corev1.Pod, bsbx *unstructured.Unstructured, index
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}
-	pod.Labels[LabelBatchSandboxName] = bsbx.GetName()
-	pod.Labels[LabelBatchSandboxIndex] = strconv.Itoa(index)
+	pod.Labels[osv1.LabelBatchSandboxName] = bsbx.GetName()
+	pod.Labels[osv1.LabelPodIndex] = strconv.Itoa(index)
 	yes := true
 	pod.OwnerReferences = append(pod.OwnerReferences, metav1.OwnerReference{
 		APIVersion: BatchSandboxGVR.GroupVersion().String(), Kind: "BatchSandbox",
@@ -105,7 +90,7 @@ func BatchSandbox(name string, pod *corev1.Pod) *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": BatchSandboxGVR.GroupVersion().String(),
 		"kind":       "BatchSandbox",
-		"metadata":   map[string]any{"name": name, "labels": map[string]any{LabelSandboxID: name}},
+		"metadata":   map[string]any{"name": name, "labels": map[string]any{osv1.LabelSandboxID: name}},
 		"spec":       map[string]any{"replicas": int64(1), "template": tmpl},
 	}}
 	return obj
@@ -116,7 +101,7 @@ func PooledBatchSandbox(name, pool string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": BatchSandboxGVR.GroupVersion().String(),
 		"kind":       "BatchSandbox",
-		"metadata":   map[string]any{"name": name, "labels": map[string]any{LabelSandboxID: name}},
+		"metadata":   map[string]any{"name": name, "labels": map[string]any{osv1.LabelSandboxID: name}},
 		"spec":       map[string]any{"replicas": int64(1), "poolRef": pool},
 	}}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"path"
 	"sort"
 	"time"
@@ -39,7 +40,7 @@ import (
 // Failed), a start command that ends at once (a shell or an interpreter with
 // no script and no terminal) ends the main container. The Pod's own command
 // and image are what is run, so the simulated exec daemon answers only where
-// the engine's bootstrap started it.
+// the engine's osv1.BootstrapPath started it.
 //
 // Deleting the object (a create cleaning up, a user) is noticed on the next
 // poll: its Pods go as the garbage collector would take them (pool Pods are
@@ -125,18 +126,18 @@ func (s *Sim) adopt(ctx context.Context, gvr schema.GroupVersionResource, u *uns
 		engine: EngineBatch, scenario: Normal, ns: ns, name: name, id: name, tenant: labels["opensandbox.io/tenant"],
 		adopted: true, pinned: true, restartPolicy: corev1.RestartPolicyAlways, events: map[eventKey]*corev1.Event{},
 	}
-	if id := labels[LabelSandboxID]; id != "" {
+	if id := labels[osv1.LabelSandboxID]; id != "" {
 		sb.id = id
 	}
 	templatePath := []string{"spec", "template"}
-	finalizers := []string{FinalizerTaskCleanup}
+	finalizers := []string{osv1.FinalizerTaskCleanup}
 	poolRef, _, _ := unstructured.NestedString(u.Object, "spec", "poolRef")
 	switch {
 	case gvr.Group == AgentSandboxGVR("").Group:
 		sb.engine, templatePath, finalizers = EngineAgent, []string{"spec", "podTemplate"}, nil
 	case poolRef != "":
 		sb.engine = EnginePooled
-		finalizers = append(finalizers, FinalizerPoolAlloc)
+		finalizers = append(finalizers, osv1.FinalizerPoolAllocation)
 		// A Pool the simulation does not run allocates nothing: the sandbox
 		// stays Pending, as behind a real engine whose Pool is missing.
 		if p := s.pools[ns]; p != nil && p.name == poolRef {
@@ -153,8 +154,8 @@ func (s *Sim) adopt(ctx context.Context, gvr schema.GroupVersionResource, u *uns
 		if t.Spec.RestartPolicy != "" {
 			sb.restartPolicy = t.Spec.RestartPolicy
 		}
-		// Only the engine's bootstrap starts execd (NOT_EXEC_READY otherwise).
-		sb.noBootstrap = sb.engine == EngineBatch && (len(main.Command) == 0 || main.Command[0] != bootstrap)
+		// Only the engine's osv1.BootstrapPath starts execd (NOT_EXEC_READY otherwise).
+		sb.noBootstrap = sb.engine == EngineBatch && (len(main.Command) == 0 || main.Command[0] != osv1.BootstrapPath)
 		sb.execdDown = sb.noBootstrap
 	}
 	replicas := int64(1)
@@ -443,7 +444,7 @@ var interactive = map[string]bool{"bash": true, "sh": true, "dash": true, "ash":
 // as it starts, and how: an interactive shell or interpreter with no script
 // reads end-of-file from the empty stdin of a container without a terminal
 // and exits 0 (incident 002's `tini -- bash`); `true` and `false` end with
-// their code. bootstrap.sh lives as long as the command it runs.
+// their code. osv1.BootstrapPath.sh lives as long as the command it runs.
 func exitsAtOnce(c corev1.Container) (int32, string, bool) {
 	argv := append(append([]string(nil), c.Command...), c.Args...)
 	if len(argv) == 0 {
@@ -451,7 +452,7 @@ func exitsAtOnce(c corev1.Container) (int32, string, bool) {
 		if _, spec, ok := lookupImage(c.Image); ok {
 			argv = append(append(argv, spec.entrypoint...), spec.cmd...)
 		}
-	} else if argv[0] == bootstrap {
+	} else if argv[0] == osv1.BootstrapPath {
 		argv = argv[1:]
 	}
 	if len(argv) > 0 && initWrappers[path.Base(argv[0])] {

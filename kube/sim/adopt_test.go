@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strings"
 	"testing"
@@ -61,7 +62,7 @@ func (r *adoptionRun) advance(d time.Duration) {
 func (r *adoptionRun) create(name, image string, argv ...string) {
 	r.t.Helper()
 	obj, err := kube.BatchSandboxObject(kube.SandboxSpec{Namespace: "sbx", Name: name, Image: image,
-		Command: append([]string{kube.BootstrapPath}, argv...)})
+		Command: append([]string{osv1.BootstrapPath}, argv...)})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -104,25 +105,25 @@ func TestAdoptsABatchSandboxItDidNotCreate(t *testing.T) {
 	r.advance(10 * time.Second)
 
 	b := r.bsbx("made-by-sandscope")
-	if b.GetUID() == "" || !slices.Contains(b.GetFinalizers(), FinalizerTaskCleanup) {
+	if b.GetUID() == "" || !slices.Contains(b.GetFinalizers(), osv1.FinalizerTaskCleanup) {
 		t.Errorf("adopted object: uid %q, finalizers %v; want a UID and the engine's finalizer", b.GetUID(), b.GetFinalizers())
 	}
 	pod := r.pod("made-by-sandscope-0")
 	if len(pod.OwnerReferences) != 1 || pod.OwnerReferences[0].Kind != "BatchSandbox" || pod.OwnerReferences[0].UID != b.GetUID() {
 		t.Errorf("pod owner %+v, want the BatchSandbox (uid %s)", pod.OwnerReferences, b.GetUID())
 	}
-	if pod.Labels[LabelBatchName] != "made-by-sandscope" || pod.Labels[LabelPodIndex] != "0" || pod.Labels[LabelSandboxID] != "made-by-sandscope" {
+	if pod.Labels[osv1.LabelBatchSandboxName] != "made-by-sandscope" || pod.Labels[osv1.LabelPodIndex] != "0" || pod.Labels[osv1.LabelSandboxID] != "made-by-sandscope" {
 		t.Errorf("pod labels %v", pod.Labels)
 	}
-	if pod.Spec.Containers[0].Command[0] != kube.BootstrapPath || pod.Spec.InitContainers[0].Image != kube.DefaultExecdImage {
+	if pod.Spec.Containers[0].Command[0] != osv1.BootstrapPath || pod.Spec.InitContainers[0].Image != kube.DefaultExecdImage {
 		t.Errorf("the pod is not made from the object's template: %v, init %s", pod.Spec.Containers[0].Command, pod.Spec.InitContainers[0].Image)
 	}
 	if pod.Status.Phase != corev1.PodRunning || !podReady(pod) || pod.Status.PodIP == "" {
 		t.Fatalf("pod phase %s ready %v ip %q, want Running, ready, with an IP", pod.Status.Phase, podReady(pod), pod.Status.PodIP)
 	}
 	var eps []string
-	if err := json.Unmarshal([]byte(b.GetAnnotations()[AnnotationEndpoints]), &eps); err != nil || len(eps) != 1 || eps[0] != pod.Status.PodIP {
-		t.Errorf("endpoints %q (%v), want [%q]", b.GetAnnotations()[AnnotationEndpoints], err, pod.Status.PodIP)
+	if err := json.Unmarshal([]byte(b.GetAnnotations()[osv1.AnnotationEndpoints]), &eps); err != nil || len(eps) != 1 || eps[0] != pod.Status.PodIP {
+		t.Errorf("endpoints %q (%v), want [%q]", b.GetAnnotations()[osv1.AnnotationEndpoints], err, pod.Status.PodIP)
 	}
 	if phase, _, _ := unstructured.NestedString(b.Object, "status", "phase"); phase != "Succeed" {
 		t.Errorf("phase %q, want Succeed", phase)

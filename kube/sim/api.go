@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"time"
 
@@ -383,7 +384,7 @@ func (s *Sim) recordEvent(ctx context.Context, sb *sandbox, pod *corev1.Pod, eve
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%s", pod.Name, s.hex(16)), Namespace: pod.Namespace},
 		InvolvedObject: corev1.ObjectReference{
 			Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
-			APIVersion: "v1", ResourceVersion: pod.ResourceVersion, FieldPath: "spec.containers{" + mainContainer + "}",
+			APIVersion: "v1", ResourceVersion: pod.ResourceVersion, FieldPath: "spec.containers{" + osv1.ContainerSandbox + "}",
 		},
 		Reason: reason, Message: message, Type: eventType,
 		Source:         corev1.EventSource{Component: "kubelet", Host: pod.Spec.NodeName},

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"sort"
 	"testing"
 	"time"
@@ -133,7 +134,7 @@ func TestAdoptionOnARealAPIServer(t *testing.T) {
 	}
 	const name = "0f1e2d3c-made-by-sandscope"
 	obj, err := kube.BatchSandboxObject(kube.SandboxSpec{Namespace: ns, Name: name, Image: sim.ImageScorer,
-		Command: []string{kube.BootstrapPath, "uvicorn", "scorer.app:app"}})
+		Command: []string{osv1.BootstrapPath, "uvicorn", "scorer.app:app"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestAdoptionOnARealAPIServer(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	out := clients.DeleteSandbox(ctx, kube.BatchSandboxGVR, ns, name, kube.LabelSandboxID+"="+name, nil, 15*time.Second)
+	out := clients.DeleteSandbox(ctx, kube.BatchSandboxGVR, ns, name, osv1.LabelSandboxID+"="+name, nil, 15*time.Second)
 	if !out.Gone || out.Err != nil {
 		t.Fatalf("cleanup of the adopted sandbox: %+v", out)
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
@@ -60,7 +61,7 @@ func bsbxStates(evs []watch.Event, name string) []string {
 		if !ok || u.GetName() != name || ev.Type == watch.Deleted {
 			continue
 		}
-		ep, has := u.GetAnnotations()[AnnotationEndpoints]
+		ep, has := u.GetAnnotations()[osv1.AnnotationEndpoints]
 		if !has {
 			ep = "<absent>"
 		}
@@ -183,8 +184,8 @@ func TestControllerSequencesOnARealAPIServer(t *testing.T) {
 		}
 	}
 	first := podEvs[0].Object.(*corev1.Pod)
-	wantLabels := map[string]string{LabelSandboxID: "", "opensandbox.io/tenant": "", "app.kubernetes.io/part-of": "", LabelBatchName: rec, LabelPodIndex: "0"}
-	if got := slices.Sorted(maps.Keys(first.Labels)); !slices.Equal(got, slices.Sorted(maps.Keys(wantLabels))) || first.Labels[LabelBatchName] != rec {
+	wantLabels := map[string]string{osv1.LabelSandboxID: "", "opensandbox.io/tenant": "", "app.kubernetes.io/part-of": "", osv1.LabelBatchSandboxName: rec, osv1.LabelPodIndex: "0"}
+	if got := slices.Sorted(maps.Keys(first.Labels)); !slices.Equal(got, slices.Sorted(maps.Keys(wantLabels))) || first.Labels[osv1.LabelBatchSandboxName] != rec {
 		t.Errorf("Pod labels %v, want the template's and the controller's two only", first.Labels)
 	}
 	if len(first.Annotations) != 0 || len(first.Finalizers) != 0 || first.GenerateName != rec+"-" {
@@ -244,7 +245,7 @@ func TestControllerSequencesOnARealAPIServer(t *testing.T) {
 	if u := get(rec); len(u.GetFinalizers()) != 0 {
 		t.Errorf("%s without a taskTemplate has finalizers %v", rec, u.GetFinalizers())
 	}
-	if u := get(byScenario[FinalizerStuck]); !slices.Contains(u.GetFinalizers(), FinalizerTaskCleanup) || u.Object["spec"].(map[string]any)["taskTemplate"] == nil {
+	if u := get(byScenario[FinalizerStuck]); !slices.Contains(u.GetFinalizers(), osv1.FinalizerTaskCleanup) || u.Object["spec"].(map[string]any)["taskTemplate"] == nil {
 		t.Errorf("a BatchSandbox with a taskTemplate: finalizers %v, spec %v", u.GetFinalizers(), u.Object["spec"])
 	}
 	if rp, rpo := restartPolicy(rec), restartPolicy(byScenario[OOMKill]); rp != "Never" || rpo != "Always" {

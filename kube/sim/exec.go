@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"sort"
 	"strconv"
@@ -90,7 +91,7 @@ func (s *Sim) execTarget(req ExecRequest) (execTarget, error) {
 	if req.Address != "" {
 		sb, p = s.livePodWithIP(req.Address)
 		if p == nil {
-			return execTarget{}, &ExecError{Reason: fmt.Sprintf("dial tcp %s:%d: connect: no route to host", req.Address, execdPort)}
+			return execTarget{}, &ExecError{Reason: fmt.Sprintf("dial tcp %s:%d: connect: no route to host", req.Address, osv1.ExecdPort)}
 		}
 	} else {
 		sb, p = s.podByName(req.Namespace, req.Pod)
@@ -106,10 +107,10 @@ func (s *Sim) execTarget(req ExecRequest) (execTarget, error) {
 		return execTarget{}, &ExecError{Reason: fmt.Sprintf("pod %s is terminating", pod.Name)}
 	}
 	if len(pod.Status.ContainerStatuses) == 0 || pod.Status.ContainerStatuses[0].State.Running == nil {
-		return execTarget{}, &ExecError{Reason: fmt.Sprintf("container %s is not running in pod %s", mainContainer, pod.Name)}
+		return execTarget{}, &ExecError{Reason: fmt.Sprintf("container %s is not running in pod %s", osv1.ContainerSandbox, pod.Name)}
 	}
 	if req.Execd && sb != nil && sb.execdDown {
-		return execTarget{}, &ExecError{Reason: fmt.Sprintf("dial tcp %s:%d: connect: connection refused (execd is not listening)", pod.Status.PodIP, execdPort)}
+		return execTarget{}, &ExecError{Reason: fmt.Sprintf("dial tcp %s:%d: connect: connection refused (execd is not listening)", pod.Status.PodIP, osv1.ExecdPort)}
 	}
 	t := execTarget{
 		ns: pod.Namespace, pod: pod.Name, uid: string(pod.UID), ip: pod.Status.PodIP, node: pod.Spec.NodeName,

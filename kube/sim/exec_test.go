@@ -3,11 +3,12 @@ package sim
 import (
 	"bytes"
 	"context"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"testing"
 )
 
 func TestSimulatedCommands(t *testing.T) {
-	target := execTarget{pod: "sbx-0", id: "1234", command: []string{bootstrap, "tail", "-f", "/dev/null"}}
+	target := execTarget{pod: "sbx-0", id: "1234", command: []string{osv1.BootstrapPath, "tail", "-f", "/dev/null"}}
 	for _, tc := range []struct {
 		argv           []string
 		stdout, stderr string

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/sandscope/sandscope/api/agentsandbox"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"net/netip"
 	"slices"
 	"time"
@@ -27,14 +29,14 @@ const (
 	LivenessKill       Scenario = "liveness-kill"       // blocks; Unhealthy x3, Killing, SIGKILL after the grace period, restarted
 	Evicted            Scenario = "evicted"             // node memory pressure: Pod Failed, reason Evicted, DisruptionTarget
 	StuckTerminating   Scenario = "stuck-terminating"   // deleted while its init image still pulls: Terminating, main in PodInitializing
-	KeepAlive          Scenario = "keep-alive"          // bootstrap.sh tail -f /dev/null on an image with an ENTRYPOINT
+	KeepAlive          Scenario = "keep-alive"          // osv1.BootstrapPath.sh tail -f /dev/null on an image with an ENTRYPOINT
 	UnreadableImage    Scenario = "unreadable-image"    // keep-alive on an image whose registry does not answer
 	Recreated          Scenario = "recreated"           // its Pod is re-created under the same name (new UID)
 	IPStale            Scenario = "ip-stale"            // its (pool) Pod moves to another IP; the engine keeps the old one
 	PodGone            Scenario = "pod-gone"            // the Pool deletes its Pod; the sandbox still lists it
 	FinalizerStuck     Scenario = "finalizer-stuck"     // the BatchSandbox stays Terminating on a finalizer
 	FailedSticky       Scenario = "failed-sticky"       // ImagePullBackOff -> Failed, then the Pod runs; Failed stays
-	NoExecd            Scenario = "no-execd"            // template without bootstrap.sh: Ready, but execd never starts
+	NoExecd            Scenario = "no-execd"            // template without osv1.BootstrapPath.sh: Ready, but execd never starts
 	ExpiringSoon       Scenario = "expiring-soon"       // spec.expireTime minutes away
 	BadAnnotation      Scenario = "bad-annotation"      // endpoints annotation is not valid JSON
 	UnexplainedRestart Scenario = "unexplained-restart" // exit 2, nothing explains it
@@ -381,7 +383,7 @@ func (s *Sim) createBatch(ctx context.Context, sb *sandbox, node int) error {
 	obj := s.newBatchSandbox(sb)
 	if sb.scenario == BadAnnotation {
 		ann := obj.GetAnnotations()
-		ann[AnnotationEndpoints] = `["10.244.3.17"` // truncated JSON, as a broken writer would leave it
+		ann[osv1.AnnotationEndpoints] = `["10.244.3.17"` // truncated JSON, as a broken writer would leave it
 		obj.SetAnnotations(ann)
 	}
 	created, err := s.createCR(ctx, BatchSandboxGVR, obj)
@@ -408,8 +410,8 @@ func (s *Sim) newSandboxPod(ctx context.Context, sb *sandbox, index, node int) e
 			pod.Labels, pod.Annotations = s.sandboxLabels(sb), nil
 		}
 		pod.GenerateName = sb.name + "-"
-		pod.Labels[LabelBatchName] = sb.name
-		pod.Labels[LabelPodIndex] = fmt.Sprint(index)
+		pod.Labels[osv1.LabelBatchSandboxName] = sb.name
+		pod.Labels[osv1.LabelPodIndex] = fmt.Sprint(index)
 		pod.OwnerReferences = []metav1.OwnerReference{{
 			APIVersion: BatchSandboxGVR.GroupVersion().String(), Kind: "BatchSandbox", Name: sb.name, UID: sb.obj.GetUID(),
 			Controller: ptr(true), BlockOwnerDeletion: ptr(true),
@@ -417,7 +419,7 @@ func (s *Sim) newSandboxPod(ctx context.Context, sb *sandbox, index, node int) e
 	case EngineAgent:
 		podName = sb.name
 		pod = s.podFor(sb, podName, node)
-		pod.Labels[LabelAgentNameHash] = nameHash(sb.name)
+		pod.Labels[agentsandbox.LabelNameHash] = nameHash(sb.name)
 		pod.OwnerReferences = []metav1.OwnerReference{{
 			APIVersion: AgentSandboxGVR(s.cfg.AgentVersion).GroupVersion().String(), Kind: "Sandbox", Name: sb.name, UID: sb.obj.GetUID(),
 			Controller: ptr(true), BlockOwnerDeletion: ptr(true),
@@ -425,7 +427,7 @@ func (s *Sim) newSandboxPod(ctx context.Context, sb *sandbox, index, node int) e
 	case EnginePod:
 		podName = sb.name
 		pod = s.podTemplate(sb, podName, node)
-		pod.Labels[LabelSandboxID] = sb.id
+		pod.Labels[osv1.LabelSandboxID] = sb.id
 		pod.Labels["app"] = "code-runner"
 	}
 	// Created unbound: the scheduler binds it later (schedulePod).
@@ -505,8 +507,8 @@ func (s *Sim) allocate(ctx context.Context, sb *sandbox) error {
 	s.podOwner[key(pp.obj.Namespace, pp.obj.Name)] = sb
 	// Newer controllers label the allocated Pod with the sandbox name.
 	obj, err := s.mutatePod(ctx, pp.obj, false, "allocated to "+sb.name, func(pod *corev1.Pod) {
-		pod.Labels[LabelBatchName] = sb.name
-		pod.Labels[LabelSandboxID] = sb.id
+		pod.Labels[osv1.LabelBatchSandboxName] = sb.name
+		pod.Labels[osv1.LabelSandboxID] = sb.id
 	})
 	if err != nil {
 		return err
@@ -532,8 +534,8 @@ func (s *Sim) addPoolPod(ctx context.Context, p *pool) error {
 	node := s.rng.Intn(s.cfg.Nodes)
 	pod := s.podTemplate(sb, name, node)
 	pod.Spec.NodeName = "" // bound later, by the scheduler (schedulePod)
-	pod.Labels[LabelPoolName] = p.name
-	pod.Labels[LabelPoolRevision] = p.revision
+	pod.Labels[osv1.LabelPoolName] = p.name
+	pod.Labels[osv1.LabelPoolRevision] = p.revision
 	pod.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: PoolGVR.GroupVersion().String(), Kind: "Pool", Name: p.name, UID: p.obj.GetUID(),
 		Controller: ptr(true), BlockOwnerDeletion: ptr(true),
@@ -1075,17 +1077,17 @@ func (s *Sim) reconcileBatch(ctx context.Context, sb *sandbox, endpoints bool) e
 	}
 	desired := jsonString(eps)
 	ann := sb.obj.GetAnnotations()
-	if endpoints && sb.scenario != BadAnnotation && ann[AnnotationEndpoints] != desired || (sb.pool != nil && ann[AnnotationAlloc] == "") {
+	if endpoints && sb.scenario != BadAnnotation && ann[osv1.AnnotationEndpoints] != desired || (sb.pool != nil && ann[osv1.AnnotationAllocStatus] == "") {
 		obj, err := s.mutateCR(ctx, BatchSandboxGVR, sb.obj, false, "endpoints "+desired, func(u *unstructured.Unstructured) {
 			a := u.GetAnnotations()
 			if a == nil {
 				a = map[string]string{}
 			}
 			if sb.scenario != BadAnnotation {
-				a[AnnotationEndpoints] = desired
+				a[osv1.AnnotationEndpoints] = desired
 			}
 			if sb.pool != nil {
-				a[AnnotationAlloc] = jsonString(map[string][]string{"pods": allocPods})
+				a[osv1.AnnotationAllocStatus] = jsonString(map[string][]string{"pods": allocPods})
 			}
 			u.SetAnnotations(a)
 		})
@@ -1152,7 +1154,7 @@ func (s *Sim) reconcileAgent(ctx context.Context, sb *sandbox) error {
 		return nil
 	}
 	status := map[string]any{
-		"selector":    LabelAgentNameHash + "=" + nameHash(sb.name),
+		"selector":    agentsandbox.LabelNameHash + "=" + nameHash(sb.name),
 		"serviceFQDN": fmt.Sprintf("%s.%s.svc.cluster.local", sb.name, sb.ns),
 		"service":     sb.name,
 	}
@@ -1248,9 +1250,9 @@ func (s *Sim) deleteHeld(ctx context.Context, sb *sandbox) error {
 			return err
 		}
 	}
-	fin := FinalizerTaskCleanup
+	fin := osv1.FinalizerTaskCleanup
 	if sb.pool != nil {
-		fin = FinalizerPoolAlloc
+		fin = osv1.FinalizerPoolAllocation
 	}
 	obj, err := s.deleteCR(ctx, BatchSandboxGVR, sb.obj, true, fin)
 	if err != nil {
@@ -1295,7 +1297,7 @@ func (s *Sim) deleteStuck(ctx context.Context, sb *sandbox) error {
 		// finalizer; any other goes at once, leaving its Pods Terminating
 		// without an owner (the pile-up of deleted sandboxes' Pods).
 		hold := sb.engine == EngineBatch && sb.hasTask()
-		obj, err := s.deleteCR(ctx, gvr, sb.obj, hold, FinalizerTaskCleanup)
+		obj, err := s.deleteCR(ctx, gvr, sb.obj, hold, osv1.FinalizerTaskCleanup)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"math/rand"
 	"net/netip"
 	"sync"
@@ -116,7 +117,7 @@ func (b *Sim) loadOne(ctx context.Context, ns string, node int, podIP, recorded 
 	sb.name = sb.id
 	obj := b.newBatchSandbox(sb)
 	ann := obj.GetAnnotations()
-	ann[AnnotationEndpoints] = jsonString([]string{recorded})
+	ann[osv1.AnnotationEndpoints] = jsonString([]string{recorded})
 	obj.SetAnnotations(ann)
 	created, err := b.dyn.Resource(BatchSandboxGVR).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
 	if err != nil {
@@ -127,8 +128,8 @@ func (b *Sim) loadOne(ctx context.Context, ns string, node int, podIP, recorded 
 	for k, v := range b.sandboxLabels(sb) {
 		pod.Labels[k] = v
 	}
-	pod.Labels[LabelBatchName] = sb.name
-	pod.Labels[LabelPodIndex] = "0"
+	pod.Labels[osv1.LabelBatchSandboxName] = sb.name
+	pod.Labels[osv1.LabelPodIndex] = "0"
 	pod.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: BatchSandboxGVR.GroupVersion().String(), Kind: "BatchSandbox", Name: sb.name, UID: created.GetUID(),
 		Controller: ptr(true), BlockOwnerDeletion: ptr(true),

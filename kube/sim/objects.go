@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,25 +15,8 @@ import (
 
 // Names exactly as the engines write them (see shared/facts/opensandbox.md).
 const (
-	LabelSandboxID      = "opensandbox.io/id"
-	LabelManualCleanup  = "opensandbox.io/manual-cleanup"
-	LabelBatchName      = "batch-sandbox.sandbox.opensandbox.io/name"
-	LabelPodIndex       = "batch-sandbox.sandbox.opensandbox.io/pod-index"
-	LabelPoolName       = "sandbox.opensandbox.io/pool-name"
-	LabelPoolRevision   = "sandbox.opensandbox.io/pool-revision"
-	LabelAgentNameHash  = "agents.x-k8s.io/sandbox-name-hash"
-	AnnotationEndpoints = "sandbox.opensandbox.io/endpoints"
-	AnnotationAlloc     = "sandbox.opensandbox.io/alloc-status"
-	AnnotationReleased  = "sandbox.opensandbox.io/alloc-released"
-
-	FinalizerTaskCleanup   = "batch-sandbox.sandbox.opensandbox.io/task-cleanup"
-	FinalizerPoolAlloc     = "pool.sandbox.opensandbox.io/pool-allocation"
 	FinalizerImagePullHold = "sandscope.dev/sim-image-pull-in-progress" // stands in for the kubelet holding a deleting Pod
 
-	mainContainer = "sandbox"
-	initContainer = "execd-installer"
-	bootstrap     = "/opt/opensandbox/bootstrap.sh"
-	execdPort     = 44772
 )
 
 var tenants = []string{"team-rl", "team-eval", "team-agents", "team-notebooks"}
@@ -41,10 +25,10 @@ var tenants = []string{"team-rl", "team-eval", "team-agents", "team-notebooks"}
 var keepAlive = []string{"tail", "-f", "/dev/null"}
 
 // podTemplate builds the OpenSandbox Pod layout: init execd-installer, main
-// `sandbox` whose command is bootstrap.sh plus the entrypoint.
+// `sandbox` whose command is osv1.BootstrapPath.sh plus the entrypoint.
 func (s *Sim) podTemplate(sb *sandbox, name string, node int) *corev1.Pod {
 	grace := int64(30)
-	cmd := append([]string{bootstrap}, sb.entrypoint...)
+	cmd := append([]string{osv1.BootstrapPath}, sb.entrypoint...)
 	if sb.noBootstrap {
 		// A template written without the engine's wrapper: execd never starts.
 		cmd = append([]string(nil), sb.entrypoint...)
@@ -60,7 +44,7 @@ func (s *Sim) podTemplate(sb *sandbox, name string, node int) *corev1.Pod {
 				"opensandbox.io/tenant":        sb.tenant,
 			},
 			Annotations: map[string]string{
-				"kubectl.kubernetes.io/default-container": mainContainer,
+				"kubectl.kubernetes.io/default-container": osv1.ContainerSandbox,
 				"opensandbox.io/created-by":               "opensandbox-server/v0.9.3",
 				"opensandbox.io/request-id":               sb.requestID,
 			},
@@ -71,9 +55,9 @@ func (s *Sim) podTemplate(sb *sandbox, name string, node int) *corev1.Pod {
 			TerminationGracePeriodSeconds: &grace,
 			EnableServiceLinks:            ptr(false),
 			InitContainers: []corev1.Container{{
-				Name:    initContainer,
+				Name:    osv1.ContainerExecdInstaller,
 				Image:   ImageExecd,
-				Command: []string{"/bin/sh", "-c", "cp /execd /bootstrap.sh /opt/opensandbox/ && chmod 0755 /opt/opensandbox/*"},
+				Command: []string{"/bin/sh", "-c", "cp /execd /osv1.BootstrapPath.sh /opt/opensandbox/ && chmod 0755 /opt/opensandbox/*"},
 				VolumeMounts: []corev1.VolumeMount{{
 					Name: "opensandbox-bin", MountPath: "/opt/opensandbox",
 				}},
@@ -86,15 +70,15 @@ func (s *Sim) podTemplate(sb *sandbox, name string, node int) *corev1.Pod {
 				TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 			}},
 			Containers: []corev1.Container{{
-				Name:    mainContainer,
+				Name:    osv1.ContainerSandbox,
 				Image:   sb.image,
 				Command: cmd,
 				Env: []corev1.EnvVar{
-					{Name: "EXECD_PORT", Value: fmt.Sprint(execdPort)},
+					{Name: "EXECD_PORT", Value: fmt.Sprint(osv1.ExecdPort)},
 					{Name: "OPENSANDBOX_ID", Value: sb.id},
 					{Name: "OPENSANDBOX_TENANT", Value: sb.tenant},
 				},
-				Ports: []corev1.ContainerPort{{Name: "execd", ContainerPort: execdPort, Protocol: corev1.ProtocolTCP}},
+				Ports: []corev1.ContainerPort{{Name: "execd", ContainerPort: osv1.ExecdPort, Protocol: corev1.ProtocolTCP}},
 				VolumeMounts: []corev1.VolumeMount{{
 					Name: "opensandbox-bin", MountPath: "/opt/opensandbox",
 				}},
@@ -382,7 +366,7 @@ func (s *Sim) newBatchSandbox(sb *sandbox) *unstructured.Unstructured {
 	}
 	labels := s.sandboxLabels(sb)
 	if sb.expire == nil {
-		labels[LabelManualCleanup] = "true"
+		labels[osv1.LabelManualCleanup] = "true"
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": BatchSandboxGVR.GroupVersion().String(),
@@ -402,10 +386,10 @@ func (s *Sim) newBatchSandbox(sb *sandbox) *unstructured.Unstructured {
 	})
 	var fins []string
 	if sb.hasTask() {
-		fins = append(fins, FinalizerTaskCleanup) // only a task has something to clean up
+		fins = append(fins, osv1.FinalizerTaskCleanup) // only a task has something to clean up
 	}
 	if sb.pool != nil {
-		fins = append(fins, FinalizerPoolAlloc)
+		fins = append(fins, osv1.FinalizerPoolAllocation)
 	}
 	u.SetFinalizers(fins)
 	return u
@@ -419,7 +403,7 @@ func (sb *sandbox) hasTask() bool {
 
 func (s *Sim) sandboxLabels(sb *sandbox) map[string]string {
 	return map[string]string{
-		LabelSandboxID:              sb.id,
+		osv1.LabelSandboxID:         sb.id,
 		"opensandbox.io/tenant":     sb.tenant,
 		"app.kubernetes.io/part-of": "sandbox-platform",
 	}

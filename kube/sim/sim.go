@@ -29,6 +29,8 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"github.com/sandscope/sandscope/api/agentsandbox"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"math/rand"
 	"net/netip"
 	"sync"
@@ -43,13 +45,13 @@ import (
 // Resources the simulator writes. They match kube.BatchSandboxGVR and friends
 // (kept here so the simulator does not depend on the watcher package).
 var (
-	BatchSandboxGVR = schema.GroupVersionResource{Group: "sandbox.opensandbox.io", Version: "v1alpha1", Resource: "batchsandboxes"}
-	PoolGVR         = schema.GroupVersionResource{Group: "sandbox.opensandbox.io", Version: "v1alpha1", Resource: "pools"}
+	BatchSandboxGVR = osv1.BatchSandboxes
+	PoolGVR         = osv1.Pools
 )
 
 // AgentSandboxGVR is the agent-sandbox Sandbox resource at version.
 func AgentSandboxGVR(version string) schema.GroupVersionResource {
-	return schema.GroupVersionResource{Group: "agents.x-k8s.io", Version: version, Resource: "sandboxes"}
+	return agentsandbox.Sandboxes(version)
 }
 
 // Mix weighs the engines of newly created sandboxes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"net/netip"
 	"slices"
 	"strings"
@@ -173,13 +174,13 @@ func TestEveryStateAppears(t *testing.T) {
 			}
 		}
 		var eps []string
-		if err := json.Unmarshal([]byte(b.GetAnnotations()[AnnotationEndpoints]), &eps); err != nil {
+		if err := json.Unmarshal([]byte(b.GetAnnotations()[osv1.AnnotationEndpoints]), &eps); err != nil {
 			see("BAD_ANNOTATION", where)
 			continue
 		}
 		phase, _, _ := unstructured.NestedString(b.Object, "status", "phase")
 		var linked []string
-		if alloc := b.GetAnnotations()[AnnotationAlloc]; alloc != "" {
+		if alloc := b.GetAnnotations()[osv1.AnnotationAllocStatus]; alloc != "" {
 			var a struct{ Pods []string }
 			if err := json.Unmarshal([]byte(alloc), &a); err != nil {
 				t.Errorf("%s: alloc-status %q: %v", where, alloc, err)
@@ -221,7 +222,7 @@ func TestEveryStateAppears(t *testing.T) {
 		if main.Name != "sandbox" || p.Spec.InitContainers[0].Name != "execd-installer" {
 			t.Errorf("%s: not the OpenSandbox layout: %v", where, main.Command)
 		}
-		if main.Command[0] != bootstrap && p.Status.Phase == corev1.PodRunning {
+		if main.Command[0] != osv1.BootstrapPath && p.Status.Phase == corev1.PodRunning {
 			see("NOT_EXEC_READY", where)
 		}
 		if p.DeletionTimestamp != nil && p.Status.ContainerStatuses[0].State.Waiting != nil &&
@@ -252,7 +253,7 @@ func TestEveryStateAppears(t *testing.T) {
 		} else if strings.Join(main.Command[1:], " ") == "tail -f /dev/null" && len(cfg.Entrypoint) > 0 {
 			see("ENTRYPOINT_NOT_RUN", where)
 		}
-		if p.Labels[LabelSandboxID] != "" && p.Labels[LabelBatchName] == "" && p.Labels[LabelPoolName] == "" {
+		if p.Labels[osv1.LabelSandboxID] != "" && p.Labels[osv1.LabelBatchSandboxName] == "" && p.Labels[osv1.LabelPoolName] == "" {
 			see("PLAIN_POD", where)
 		}
 	}

@@ -3,6 +3,7 @@ package upstreamcrds_test
 import (
 	"bytes"
 	"encoding/json"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"testing"
 
@@ -29,8 +30,8 @@ func TestSweepTasksAndRecreationWithTheRealCRDs(t *testing.T) {
 	// The pool and its pre-warmed Pod: bootstrap + keep-alive.
 	poolPod := kubetest.SandboxPod("pool-a-x1", "python:3.12-slim", "tail", "-f", "/dev/null")
 	pool := ct.Create(kubetest.PoolGVR, ns, kubetest.Pool("pool-a", poolPod, 1, 3, 0, 10))
-	delete(poolPod.Labels, kubetest.LabelSandboxID)
-	poolPod.Labels[kubetest.LabelPoolName] = "pool-a"
+	delete(poolPod.Labels, osv1.LabelSandboxID)
+	poolPod.Labels[osv1.LabelPoolName] = "pool-a"
 	yes := true
 	poolPod.OwnerReferences = []metav1.OwnerReference{{APIVersion: kubetest.PoolGVR.GroupVersion().String(), Kind: "Pool",
 		Name: "pool-a", UID: types.UID(pool.GetUID()), Controller: &yes}}

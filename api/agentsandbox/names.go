@@ -1,0 +1,31 @@
+// Package agentsandbox holds the names of kubernetes-sigs agent-sandbox's
+// API (group agents.x-k8s.io), the one place sandscope defines them. The
+// group serves v1beta1 (current) and v1alpha1 (older): sandscope reads the
+// server's preferred version, found by discovery.
+package agentsandbox
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// GroupName is the API group of agent-sandbox's Sandbox.
+const GroupName = "agents.x-k8s.io"
+
+// Served versions, newest first.
+const (
+	V1beta1  = "v1beta1"
+	V1alpha1 = "v1alpha1"
+)
+
+// KindSandbox is the kind; Resource its plural.
+const (
+	KindSandbox = "Sandbox"
+	Resource    = "sandboxes"
+)
+
+// Sandboxes is the Sandbox resource at version.
+func Sandboxes(version string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: GroupName, Version: version, Resource: Resource}
+}
+
+// LabelNameHash is the label the agent-sandbox controller puts on a
+// Sandbox's Pod: a hash of the Sandbox's name, not the name.
+const LabelNameHash = "agents.x-k8s.io/sandbox-name-hash"
