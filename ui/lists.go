@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,12 +43,28 @@ type listView struct {
 	cursor  int
 	offset  int
 	page    int
+	// nameCol, stateCol and restartsCol are the columns N, S and R sort
+	// by (-1: the view has none); A sorts by age.
+	nameCol, stateCol, restartsCol int
+	sort                           model.SortOrder
+	// noSandbox: the rows are not sandboxes' (Pools), so d/y/l/e are not offered.
+	noSandbox bool
 }
 
 func (v *listView) id() int { return v.vid }
 func (v *listView) close()  {}
 func (v *listView) name() string {
-	return fmt.Sprintf("%s [%d/%d]", v.title, len(v.visible), len(v.rows)) + filterSuffix(v.filter)
+	s := fmt.Sprintf("%s [%d/%d]", v.title, len(v.visible), len(v.rows)) + filterSuffix(v.filter)
+	if v.filter.ProblemsOnly {
+		s += "  problems only"
+	}
+	if v.sort.Key != "" {
+		s += "  sort:" + string(v.sort.Key)
+		if v.sort.Desc {
+			s += " (reversed)"
+		}
+	}
+	return s
 }
 
 func filterSuffix(f model.Filter) string {
@@ -62,6 +80,7 @@ func (v *listView) snapshotChanged(c *shared) {
 	}
 	v.built, v.snap = true, c.snap
 	v.rows = v.build(c)
+	v.sortRows()
 	v.natural = make([]int, len(v.cols))
 	for _, r := range v.rows {
 		for j, cell := range r.cells {
@@ -132,12 +151,26 @@ func (v *listView) selectedSandbox(c *shared) *model.Sandbox {
 func (v *listView) update(msg tea.Msg, c *shared) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
-		if key.Matches(msg, c.keys.Problems) {
+		k := c.keys
+		switch {
+		case key.Matches(msg, k.Problems):
 			v.filter.ProblemsOnly = !v.filter.ProblemsOnly
 			v.refilter()
 			return nil
+		case key.Matches(msg, k.SortName):
+			v.setSort(model.SortName)
+			return nil
+		case key.Matches(msg, k.SortAge):
+			v.setSort(model.SortAge)
+			return nil
+		case key.Matches(msg, k.SortState):
+			v.setSort(model.SortState)
+			return nil
+		case key.Matches(msg, k.SortRestarts):
+			v.setSort(model.SortRestarts)
+			return nil
 		}
-		moveCursor(msg, c.keys, &v.cursor, len(v.visible), v.page)
+		moveCursor(msg, k, &v.cursor, len(v.visible), v.page)
 	case tea.MouseMsg:
 		wheelCursor(msg, &v.cursor, len(v.visible))
 	}
@@ -175,16 +208,82 @@ func (v *listView) render(c *shared, width, height int) string {
 
 func (v *listView) shortHelp(c *shared) []key.Binding {
 	k := c.keys
+	if v.noSandbox {
+		return []key.Binding{k.Filter, k.Problems, k.Command, k.Back, k.Help, k.Quit}
+	}
 	return []key.Binding{k.Detail, k.Filter, k.Command, k.Back, k.Help, k.Quit}
 }
 
 func (v *listView) fullHelp(c *shared) [][]key.Binding {
 	k := c.keys
-	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Detail, k.YAML, k.Logs, k.Events},
-		{k.Filter, k.Problems, k.Command, k.Back, k.Help, k.Quit},
+	sorts := []key.Binding{k.SortName, k.SortAge}
+	if v.stateCol >= 0 {
+		sorts = append(sorts, k.SortState)
 	}
+	if v.restartsCol >= 0 {
+		sorts = append(sorts, k.SortRestarts)
+	}
+	groups := [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, sorts}
+	if !v.noSandbox {
+		groups = append(groups, []key.Binding{k.Detail, k.YAML, k.Logs, k.Events})
+	}
+	return append(groups, []key.Binding{k.Filter, k.Problems, k.Command, k.Back, k.Help, k.Quit})
+}
+
+// setSort sorts by key; the same key again reverses. The cursor stays on
+// its row.
+func (v *listView) setSort(k model.SortKey) {
+	if (k == model.SortState && v.stateCol < 0) || (k == model.SortRestarts && v.restartsCol < 0) {
+		return
+	}
+	var cur string
+	if v.cursor < len(v.visible) {
+		cur = strings.Join(v.rows[v.visible[v.cursor]].cells, "\x00")
+	}
+	if v.sort.Key == k {
+		v.sort.Desc = !v.sort.Desc
+	} else {
+		v.sort = model.SortOrder{Key: k}
+	}
+	v.sortRows()
+	v.refilter()
+	for i, r := range v.visible {
+		if strings.Join(v.rows[r].cells, "\x00") == cur {
+			v.cursor = i
+			break
+		}
+	}
+}
+
+// sortRows orders the rows by the view's sort (build order when none).
+func (v *listView) sortRows() {
+	if v.sort.Key == "" {
+		return
+	}
+	cell := func(r listRow, col int) string {
+		if col < 0 || col >= len(r.cells) {
+			return ""
+		}
+		return r.cells[col]
+	}
+	slices.SortStableFunc(v.rows, func(a, b listRow) int {
+		var c int
+		switch v.sort.Key {
+		case model.SortAge:
+			c = b.created.Compare(a.created) // youngest first, as the sandboxes view
+		case model.SortState:
+			c = cmp.Or(cmp.Compare(b.sev, a.sev), strings.Compare(cell(a, v.stateCol), cell(b, v.stateCol)))
+		case model.SortRestarts:
+			ra, _ := strconv.Atoi(cell(a, v.restartsCol))
+			rb, _ := strconv.Atoi(cell(b, v.restartsCol))
+			c = cmp.Compare(rb, ra)
+		}
+		c = cmp.Or(c, strings.Compare(cell(a, v.nameCol), cell(b, v.nameCol)))
+		if v.sort.Desc {
+			return -c
+		}
+		return c
+	})
 }
 
 var podCols = []column{
@@ -201,7 +300,8 @@ var podCols = []column{
 }
 
 func newPodsView(c *shared) *listView {
-	v := &listView{vid: c.newID(), title: "Pods", cols: podCols, ageCol: 9, build: buildPodRows}
+	v := &listView{vid: c.newID(), title: "Pods", cols: podCols, ageCol: 9, build: buildPodRows,
+		nameCol: 1, stateCol: 3, restartsCol: 8}
 	v.snapshotChanged(c)
 	return v
 }
@@ -251,7 +351,8 @@ var poolCols = []column{
 }
 
 func newPoolsView(c *shared) *listView {
-	v := &listView{vid: c.newID(), title: "Pools", cols: poolCols, ageCol: 8, build: buildPoolRows}
+	v := &listView{vid: c.newID(), title: "Pools", cols: poolCols, ageCol: 8, build: buildPoolRows,
+		nameCol: 1, stateCol: -1, restartsCol: -1, noSandbox: true}
 	v.snapshotChanged(c)
 	return v
 }

@@ -634,3 +634,29 @@ func TestSwitchToUnseenNamespace(t *testing.T) {
 		t.Fatalf("a namespace with sandboxes was reported empty:\n%s", s)
 	}
 }
+
+// The Pods view sorts with N A S R like the sandboxes view and says when
+// it shows problems only; the Pools view offers no detail keys it cannot
+// honour.
+func TestListViewsSortAndSay(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	keys(tm, ":", "pods", "enter", "R")
+	s := screenContains(t, tm, app, "sort:restarts")
+	var pods []string
+	for _, l := range strings.Split(s, "\n") {
+		if f := strings.Fields(strings.TrimLeft(l, " "+gutter)); len(f) > 1 && strings.HasPrefix(f[1], "sbx-") {
+			pods = append(pods, f[1])
+		}
+	}
+	if len(pods) == 0 || pods[0] != "sbx-c-0" { // the only Pod with restarts
+		t.Fatalf("pods by restarts %v:\n%s", pods, s)
+	}
+	keys(tm, "z")
+	screenContains(t, tm, app, "problems only")
+	keys(tm, ":", "pools", "enter")
+	s = screenContains(t, tm, app, "Pools [")
+	if strings.Contains(s, "d detail") {
+		t.Fatalf("the Pools view offers detail:\n%s", s)
+	}
+}
