@@ -69,6 +69,7 @@ type App struct {
 	width, height int
 	mode          mode
 	showHelp      bool
+	helpOffset    int // first line of the help shown (it scrolls on a short terminal)
 	help          help.Model
 	input         textinput.Model
 	pendingDelete *model.Sandbox // awaiting y/N
@@ -354,8 +355,19 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		return a.quit()
 	}
 	if a.showHelp {
-		if key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, k.Quit) {
-			a.showHelp = false
+		switch {
+		case key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, k.Quit):
+			a.showHelp, a.helpOffset = false, 0
+		case key.Matches(msg, k.Down):
+			a.helpOffset++
+		case key.Matches(msg, k.Up):
+			a.helpOffset = max(a.helpOffset-1, 0)
+		case key.Matches(msg, k.PageDown):
+			a.helpOffset += 10
+		case key.Matches(msg, k.PageUp):
+			a.helpOffset = max(a.helpOffset-10, 0)
+		case key.Matches(msg, k.Top):
+			a.helpOffset = 0
 		}
 		return nil
 	}

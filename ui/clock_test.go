@@ -141,3 +141,27 @@ func TestNarrowTerminalShowsShortIDs(t *testing.T) {
 		t.Errorf("200 columns do not show the whole id:\n%s", v)
 	}
 }
+
+// Help lists every key of a binding (j and down both move) and scrolls when
+// the terminal is shorter than it.
+func TestHelpListsEveryKeyAndScrolls(t *testing.T) {
+	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{}, DefaultKeyMap())
+	a.Init()
+	a.Update(tea.WindowSizeMsg{Width: 120, Height: 8})
+	a.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
+	first := a.View()
+	for _, want := range []string{"up/k", "down/j"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("help lacks %q:\n%s", want, first)
+		}
+	}
+	if strings.Contains(first, "G/end") {
+		t.Fatalf("the test needs a help longer than the screen:\n%s", first)
+	}
+	for range 10 {
+		a.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j")})
+	}
+	if v := a.View(); !strings.Contains(v, "G/end") {
+		t.Fatalf("help did not scroll to its end:\n%s", v)
+	}
+}

@@ -30,7 +30,7 @@ type KeyMap struct {
 // DefaultKeyMap follows k9s habits.
 func DefaultKeyMap() KeyMap {
 	b := func(help string, keys ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keys[0], help))
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(helpKeys(keys), help))
 	}
 	return KeyMap{
 		Up:           b("up", "up", "k"),
@@ -160,7 +160,7 @@ func parseKeyMap(data []byte) (KeyMap, error) {
 			}
 		}
 		b.SetKeys(keys...)
-		b.SetHelp(keys[0], b.Help().Desc)
+		b.SetHelp(helpKeys(keys), b.Help().Desc)
 	}
 	// One key, one action: a collision would silently shadow an action.
 	owner := map[string]string{}
@@ -205,4 +205,17 @@ func validKey(s string) bool {
 	}
 	r := []rune(s)
 	return len(r) == 1 && unicode.IsPrint(r[0]) && r[0] != ' '
+}
+
+// helpKeys is how help shows a binding's keys: every one of them (j and
+// down both move), a space as "space".
+func helpKeys(keys []string) string {
+	shown := make([]string, len(keys))
+	for i, k := range keys {
+		if k == " " {
+			k = "space"
+		}
+		shown[i] = k
+	}
+	return strings.Join(shown, "/")
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/charmbracelet/bubbles/key"
 	"strings"
 	"time"
 
@@ -30,8 +31,9 @@ func (a *App) View() string {
 	bodyH := max(1, h-len(header)-1-len(footer))
 	var body string
 	if a.showHelp {
-		body = a.help.FullHelpView(a.top().fullHelp(a.c))
-		body = clipLines(body, w, bodyH)
+		help := strings.Split(a.help.FullHelpView(a.top().fullHelp(a.c)), "\n")
+		a.helpOffset = min(a.helpOffset, max(len(help)-bodyH, 0))
+		body = clipLines(strings.Join(help[a.helpOffset:], "\n"), w, bodyH)
 	} else {
 		body = a.top().render(a.c, w, bodyH)
 	}
@@ -199,7 +201,7 @@ func (a *App) footerLines(w int) []string {
 			first = st.Render(fitLine(a.flash, w))
 		}
 	}
-	helpLine := a.help.ShortHelpView(a.top().shortHelp(a.c))
+	helpLine := a.help.ShortHelpView(firstKeys(a.top().shortHelp(a.c)))
 	return []string{clipLine(first, w), clipLine(helpLine, w)}
 }
 
@@ -223,4 +225,17 @@ func clipLines(s string, w, h int) string {
 		lines[i] = clipLine(lines[i], w)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// firstKeys shows each binding by its first key only: the footer has room
+// for one; the full help (?) lists them all.
+func firstKeys(bs []key.Binding) []key.Binding {
+	out := make([]key.Binding, len(bs))
+	for i, b := range bs {
+		out[i] = b
+		if ks := b.Keys(); len(ks) > 0 {
+			out[i].SetHelp(helpKeys(ks[:1]), b.Help().Desc)
+		}
+	}
+	return out
 }
