@@ -215,9 +215,41 @@ func (a *App) pop() {
 
 func (a *App) setFlash(s string, isErr bool) {
 	a.flash, a.flashIsErr, a.flashAt, a.flashSticky = s, isErr, a.c.now(), false
+	a.c.logMessage(s, isErr, nil)
 }
 
-func (a *App) flashErr(err error) { a.setFlash(errText(err), true) }
+func (a *App) flashErr(err error) {
+	a.flash, a.flashIsErr, a.flashAt, a.flashSticky = errText(err), true, a.c.now(), false
+	a.c.logError(err)
+}
+
+// messagesView lists the messages, newest first, with their evidence.
+func (a *App) messagesView() *textView {
+	v := newTextView(a.c, kindMessages, "Messages", nil)
+	v.status, v.follow = "", false
+	var lines []string
+	for i := len(a.c.messages) - 1; i >= 0; i-- {
+		m := a.c.messages[i]
+		mark := " "
+		if m.isErr {
+			mark = "✗"
+		}
+		// Wrapped at the screen's width: the point of the log is the whole text.
+		width := max(a.width, 40)
+		head := m.at.Local().Format("15:04:05") + " " + mark + " "
+		lines = append(lines, strings.Split(ansi.Wrap(head+textsafe.Line(m.text), width, " "), "\n")...)
+		for _, e := range m.evidence {
+			for _, l := range strings.Split(ansi.Wrap(textsafe.Line(e), width-11, " "), "\n") {
+				lines = append(lines, strings.Repeat(" ", 11)+l)
+			}
+		}
+	}
+	if len(lines) == 0 {
+		lines = []string{"no messages yet"}
+	}
+	v.setLines(lines)
+	return v
+}
 
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if _, tick := msg.(clockMsg); !tick {

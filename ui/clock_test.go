@@ -150,7 +150,7 @@ func TestHelpListsEveryKeyAndScrolls(t *testing.T) {
 	a.Update(tea.WindowSizeMsg{Width: 120, Height: 8})
 	a.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
 	first := a.View()
-	for _, want := range []string{"up/k", "down/j"} {
+	for _, want := range []string{"↑/k", "↓/j"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("help lacks %q:\n%s", want, first)
 		}

@@ -15,7 +15,7 @@ import (
 )
 
 // commandNames are the palette's verbs, for completion.
-var commandNames = []string{"sandboxes", "sb", "pods", "pools", "ns ", "ctx ", "help", "q", "quit"}
+var commandNames = []string{"sandboxes", "sb", "pods", "pools", "ns ", "ctx ", "messages", "help", "q", "quit"}
 
 func (a *App) commandSuggestions() []string {
 	out := append([]string(nil), commandNames...)
@@ -79,6 +79,9 @@ func (a *App) runCommand(line string) tea.Cmd {
 	case "pools", "pool":
 		a.switchTo(newPoolsView(a.c))
 		return a.inlineFilter(args)
+	case "messages", "msg", "messages!":
+		a.switchTo(a.messagesView())
+		return nil
 	case "ns", "namespace":
 		if len(args) != 1 {
 			a.setFlash(":ns needs one namespace (or all)", true)

@@ -212,8 +212,13 @@ func validKey(s string) bool {
 func helpKeys(keys []string) string {
 	shown := make([]string, len(keys))
 	for i, k := range keys {
-		if k == " " {
+		switch k {
+		case " ":
 			k = "space"
+		case "up":
+			k = "↑"
+		case "down":
+			k = "↓"
 		}
 		shown[i] = k
 	}

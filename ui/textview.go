@@ -35,6 +35,7 @@ const (
 	kindLogs
 	kindEvents
 	kindExec
+	kindMessages // the footer's messages, kept whole (static)
 )
 
 // Reply bodies carried in asyncMsg.
@@ -219,6 +220,7 @@ func (v *textView) onReply(body any, c *shared) tea.Cmd {
 		switch {
 		case r.err != nil && !errorsIsCanceled(r.err):
 			v.status = "error: " + errText(r.err)
+			c.logError(r.err)
 		case v.kind == kindExec:
 			v.status = "exit 0"
 		default:

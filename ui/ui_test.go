@@ -660,3 +660,27 @@ func TestListViewsSortAndSay(t *testing.T) {
 		t.Fatalf("the Pools view offers detail:\n%s", s)
 	}
 }
+
+type evidencedRefusal struct{ refusal }
+
+func (evidencedRefusal) EvidenceLines() []string {
+	return []string{"observed: API server: pod team-rl/sbx-b-0 holds 10.244.1.17"}
+}
+
+// A refusal is cut at the footer's width and leaves it after a while;
+// :messages keeps it whole, with its evidence.
+func TestMessagesKeepRefusalsWhole(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	long := "IP_TAKEN: address 10.244.1.17 is held by another pod, team-rl/sbx-b-0 (uid uid-b, Running); " + strings.Repeat("more detail ", 20) + "END-OF-MESSAGE"
+	be := Backend{Exec: func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (int, error) {
+		return 0, evidencedRefusal{refusal{"IP_TAKEN", long}}
+	}}
+	app, tm := newTestApp(t, src, be, Options{})
+	keys(tm, "x", "id", "enter")
+	screenContains(t, tm, app, "error: refused")
+	keys(tm, "esc", ":", "messages", "enter")
+	s := screenContains(t, tm, app, "END-OF-MESSAGE")
+	if !strings.Contains(s, "observed: API server: pod team-rl/sbx-b-0 holds 10.244.1.17") {
+		t.Fatalf("the evidence is not in :messages:\n%s", s)
+	}
+}

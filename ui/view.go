@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -25,6 +26,44 @@ type shared struct {
 	// differently (zero: none drawn): until then, the clock alone changes
 	// nothing on the screen.
 	ageChange time.Time
+	// messages are the messages shown in the footer or a view's status,
+	// oldest first, kept whole for :messages.
+	messages []message
+}
+
+// message is one message, kept whole for :messages: the footer cuts a long
+// refusal at the terminal's width and drops it after a while.
+type message struct {
+	at       time.Time
+	text     string
+	isErr    bool
+	evidence []string
+}
+
+// evidenced is an error that carries evidence lines (exec's refusals).
+type evidenced interface{ EvidenceLines() []string }
+
+// maxMessages bounds the message log.
+const maxMessages = 200
+
+func (c *shared) logMessage(text string, isErr bool, evidence []string) {
+	if text == "" {
+		return
+	}
+	if len(c.messages) == maxMessages {
+		c.messages = append(c.messages[:0], c.messages[1:]...)
+	}
+	c.messages = append(c.messages, message{at: c.now(), text: text, isErr: isErr, evidence: evidence})
+}
+
+// logError logs err as errText shows it, with its evidence if it has any.
+func (c *shared) logError(err error) {
+	var lines []string
+	var ev evidenced
+	if errors.As(err, &ev) {
+		lines = ev.EvidenceLines()
+	}
+	c.logMessage(errText(err), true, lines)
 }
 
 // drawAge is age for a frame being rendered: it notes when the text

@@ -68,6 +68,16 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// EvidenceLines are the evidence as text, "observed: ..." or "inferred:
+// ...", for the UI's message log.
+func (e *Error) EvidenceLines() []string {
+	out := make([]string, len(e.Evidence))
+	for i, ev := range e.Evidence {
+		out[i] = string(ev.Kind) + ": " + ev.Text
+	}
+	return out
+}
+
 // ErrorCode is what the UI shows prominently.
 func (e *Error) ErrorCode() string { return e.Code }
 
