@@ -23,7 +23,7 @@ type KeyMap struct {
 	Follow                                  key.Binding
 	Shell, Exec, Create, Delete             key.Binding
 	SortName, SortAge, SortState            key.Binding
-	SortRestarts                            key.Binding
+	SortRestarts, Wide                      key.Binding
 	Quit                                    key.Binding
 }
 
@@ -58,6 +58,7 @@ func DefaultKeyMap() KeyMap {
 		SortAge:      b("sort age", "A"),
 		SortState:    b("sort state", "S"),
 		SortRestarts: b("sort restarts", "R"),
+		Wide:         b("wide: every column", "ctrl+w"),
 		Quit:         b("quit", "q", "ctrl+c"),
 	}
 }
@@ -71,7 +72,7 @@ func (k *KeyMap) actions() map[string]*key.Binding {
 		"yaml": &k.YAML, "logs": &k.Logs, "previous": &k.Previous, "events": &k.Events,
 		"follow": &k.Follow, "shell": &k.Shell, "exec": &k.Exec, "create": &k.Create,
 		"delete": &k.Delete, "sortname": &k.SortName, "sortage": &k.SortAge,
-		"sortstate": &k.SortState, "sortrestarts": &k.SortRestarts, "quit": &k.Quit,
+		"sortstate": &k.SortState, "sortrestarts": &k.SortRestarts, "wide": &k.Wide, "quit": &k.Quit,
 	}
 }
 

@@ -58,9 +58,7 @@ func (a *App) breadcrumb() string {
 		}
 		names = append(names, n)
 	}
-	if len(names) > 2 {
-		names = names[len(names)-2:]
-	}
+	// The whole path: where "-" leads back to is part of where you are.
 	return strings.Join(names, " › ")
 }
 

@@ -168,6 +168,7 @@ type sandboxesView struct {
 	visible   []int
 	haveVis   bool
 	cursor    int
+	wide      bool // ctrl+w: every column, whatever the width
 	offset    int
 	selKey    string
 	pageLines int
@@ -193,6 +194,9 @@ func (v *sandboxesView) name() string {
 	s += "  sort:" + string(v.sort.Key)
 	if v.sort.Desc {
 		s += " (reversed)"
+	}
+	if v.wide {
+		s += "  wide"
 	}
 	return s
 }
@@ -467,6 +471,8 @@ func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
 			v.setSort(model.SortState, c)
 		case key.Matches(msg, k.SortRestarts):
 			v.setSort(model.SortRestarts, c)
+		case key.Matches(msg, k.Wide):
+			v.wide = !v.wide
 		default:
 			if moveCursor(msg, k, &v.cursor, len(v.visible), v.pageLines) {
 				v.remember()
@@ -479,6 +485,10 @@ func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
 	}
 	return nil
 }
+
+// sortColumn is the column each sort key orders by.
+var sortColumn = map[model.SortKey]int{model.SortName: colSandbox, model.SortAge: colAge,
+	model.SortState: colState, model.SortRestarts: colRestarts}
 
 // compactBelow is the terminal width under which the table shows short
 // ids: full UUIDs in SANDBOX, POD and IDENTITY take over a hundred columns
@@ -495,9 +505,19 @@ var compactCols = func() []column {
 
 func (v *sandboxesView) render(c *shared, width, height int) string {
 	v.pageLines = height - 1
-	cols, compact := sandboxCols, width < compactBelow
+	cols, compact := sandboxCols, width < compactBelow && !v.wide
 	if compact {
 		cols = compactCols
+	}
+	if sc, ok := sortColumn[v.sort.Key]; v.wide || (ok && cols[sc].Drop > 0) {
+		// Wide shows every column (the line is cut at the edge); otherwise
+		// the column the table is sorted by is never the one dropped.
+		cols = slices.Clone(cols)
+		for i := range cols {
+			if v.wide || i == sc {
+				cols[i].Drop = 0
+			}
+		}
 	}
 	keep, widths := layout(cols, v.natural[:], width)
 	var b strings.Builder
@@ -569,7 +589,7 @@ func (v *sandboxesView) fullHelp(c *shared) [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Detail, k.YAML, k.Logs, k.Previous, k.Events},
 		{k.Shell, k.Exec, k.Create, k.Delete},
-		{k.Filter, k.Problems, k.SortName, k.SortAge, k.SortState, k.SortRestarts},
+		{k.Filter, k.Problems, k.SortName, k.SortAge, k.SortState, k.SortRestarts, k.Wide},
 		{k.Command, k.Back, k.Help, k.Quit},
 	}
 }

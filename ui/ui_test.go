@@ -684,3 +684,26 @@ func TestMessagesKeepRefusalsWhole(t *testing.T) {
 		t.Fatalf("the evidence is not in :messages:\n%s", s)
 	}
 }
+
+// The title shows the whole path of views, so "-" has nothing to surprise.
+func TestBreadcrumbShowsTheWholePath(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	keys(tm, ":", "pods", "enter", "d")
+	screenContains(t, tm, app, "Sandboxes › Pods › ")
+}
+
+// At 80 columns the table sorted by a column it would drop shows that
+// column, and ctrl+w shows every column.
+func TestSortedAndWideColumnsShow(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestAppSized(t, src, Backend{}, Options{}, 80, 20)
+	s := screenContains(t, tm, app, "Sandboxes [4/4]")
+	if strings.Contains(s, "RESTARTS") || strings.Contains(s, "NODE") {
+		t.Fatalf("the test needs RESTARTS and NODE dropped at 80 columns:\n%s", s)
+	}
+	keys(tm, "R")
+	screenContains(t, tm, app, "RESTARTS")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlW})
+	screenContains(t, tm, app, "NODE")
+}
