@@ -117,3 +117,27 @@ func TestDemoSessionShell(t *testing.T) {
 		t.Errorf("shell into IP_TAKEN %s: %v, terminal %q; want an IP_TAKEN refusal and nothing on the terminal", taken.Key, e, out.String())
 	}
 }
+
+// sweep --demo honours -n, and refuses a context the demo does not have.
+func TestDemoSweepNamespaceAndContext(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"--demo", "sweep", "-n", "eval", "-o", "json"}, strings.NewReader(""), &out, &errOut); code == 2 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var r struct {
+		Findings []struct{ Namespace string } `json:"findings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Findings) == 0 {
+		t.Fatalf("report: %v, %d findings", err, len(r.Findings))
+	}
+	for _, f := range r.Findings {
+		if f.Namespace != "eval" {
+			t.Fatalf("a finding in namespace %q under -n eval", f.Namespace)
+		}
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := Main([]string{"--demo", "--context", "prod", "sweep"}, strings.NewReader(""), &out, &errOut); code != 2 || !strings.Contains(errOut.String(), `"prod"`) {
+		t.Fatalf("--context prod: exit %d: %s", code, errOut.String())
+	}
+}

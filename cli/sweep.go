@@ -88,6 +88,14 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 		if err != nil {
 			return &ExitError{Code: sweep.ExitUnusable, Err: err}
 		}
+		for _, name := range strings.Split(g.Kube.Context(), ",") {
+			if name != "" && name != demo.ContextName {
+				return usage(fmt.Errorf("--demo has one context, %q; no context %q", demo.ContextName, name))
+			}
+		}
+		if ns := g.Kube.Namespace(); ns != "" {
+			opts.Namespace = ns
+		}
 		targets = []sweep.Target{d.SweepTarget()}
 		// The demo's answers come from the simulation: no registry is asked.
 		if opts.ImageConfig != nil {
