@@ -26,6 +26,8 @@ const (
 		ansi.HideCursor + ansi.SetBracketedPasteMode + ansi.SetButtonEventMouseMode + ansi.SetSgrExtMouseMode
 	leaveFullScreen = ansi.ResetBracketedPasteMode + ansi.ResetButtonEventMouseMode + ansi.ResetSgrExtMouseMode +
 		ansi.ShowCursor + ansi.ResetAltScreenSaveCursorMode
+	// clearMainScreen starts a shell on a clean main screen.
+	clearMainScreen = ansi.EraseEntireScreen + ansi.CursorHomePosition
 )
 
 // screen puts the App's frames on the terminal in place of bubbletea's
@@ -217,6 +219,9 @@ type lentTerminal struct {
 func (l lentTerminal) Run() error {
 	err := l.s.giveBack()
 	if err == nil {
+		// The main screen still holds the last shell's transcript: a shell
+		// opened over it reads as a continuation of that one.
+		_, _ = io.WriteString(l.s.out, clearMainScreen)
 		err = l.ExecCommand.Run()
 	}
 	if err2 := l.s.takeOver(); err == nil {

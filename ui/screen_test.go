@@ -145,7 +145,7 @@ func TestScreenHandsTerminalOver(t *testing.T) {
 	ts.flushed(t)
 
 	cmd := ts.handOver(fakeExec{run: func() error {
-		if !strings.HasSuffix(ts.out.String(), leaveFullScreen) {
+		if !strings.HasSuffix(ts.out.String(), leaveFullScreen+clearMainScreen) {
 			t.Errorf("the command started before the terminal left the UI's modes: %q", ts.out.String())
 		}
 		ts.out.Reset()
