@@ -189,7 +189,8 @@ through the registry, so a tag moved to another image is not matched by accident
 			return nil
 		},
 	}
-	for _, c := range []*cobra.Command{set, get, ls, rm} {
+	// The whole family (the parent too) answers a bad flag with its usage code.
+	for _, c := range []*cobra.Command{cmd, set, get, ls, rm} {
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: create.ExitUsage, Err: err} })
 	}
 	cmd.AddCommand(set, get, ls, rm)
