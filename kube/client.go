@@ -5,6 +5,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -35,10 +37,13 @@ type Clients struct {
 	Dynamic   dynamic.Interface // JSON: custom resources have no protobuf
 	Discovery discovery.DiscoveryInterface
 
-	Context   string // kubeconfig context in use
-	Cluster   string // kubeconfig cluster name
-	Server    string // API server URL
-	Namespace string // -n, or the context's namespace, or "default"
+	Context string // kubeconfig context in use
+	Cluster string // kubeconfig cluster name
+	User    string // kubeconfig user (AuthInfo) name
+	// ServerVersion is the API server's gitVersion, read by Probe ("" until then).
+	ServerVersion string
+	Server        string // API server URL
+	Namespace     string // -n, or the context's namespace, or "default"
 	// AllNamespaces is -A; when true Namespace is only the default for creates.
 	AllNamespaces  bool
 	RequestTimeout time.Duration
@@ -100,7 +105,10 @@ func Connect(ctx context.Context, flags *ConfigFlags, opts ConnectOptions) (*Cli
 		c.Context = flags.Context()
 	}
 	if kctx, ok := raw.Contexts[c.Context]; ok {
-		c.Cluster = kctx.Cluster
+		c.Cluster, c.User = kctx.Cluster, kctx.AuthInfo
+	}
+	if u := flags.Overrides.Context.AuthInfo; u != "" {
+		c.User = u
 	}
 	if name := flags.Overrides.Context.Cluster; name != "" {
 		c.Cluster = name
@@ -199,11 +207,15 @@ func (c *Clients) init(cfg *rest.Config) error {
 func (c *Clients) Probe(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.RequestTimeout)
 	defer cancel()
-	err := c.Kube.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
-	if err == nil {
-		return nil
+	body, err := c.Kube.Discovery().RESTClient().Get().AbsPath("/version").DoRaw(ctx)
+	if err != nil {
+		return c.classify(ctx, err)
 	}
-	return c.classify(ctx, err)
+	var v version.Info
+	if json.Unmarshal(body, &v) == nil {
+		c.ServerVersion = v.GitVersion
+	}
+	return nil
 }
 
 func (c *Clients) classify(ctx context.Context, err error) error {

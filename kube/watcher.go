@@ -462,12 +462,14 @@ func (w *Watcher) runProbe(ctx context.Context, rc rest.Interface) {
 func (w *Watcher) Status() model.SourceStatus {
 	c := w.clients
 	st := model.SourceStatus{
-		Context:  c.Context,
-		Cluster:  c.Cluster,
-		Server:   c.Server,
-		ReadOnly: w.opts.ReadOnly,
-		Demo:     w.opts.Demo,
-		Synced:   w.syncedNow.Load(),
+		Context:       c.Context,
+		Cluster:       c.Cluster,
+		User:          c.User,
+		ServerVersion: c.ServerVersion,
+		Server:        c.Server,
+		ReadOnly:      w.opts.ReadOnly,
+		Demo:          w.opts.Demo,
+		Synced:        w.syncedNow.Load(),
 	}
 	if w.opts.Namespace != "" {
 		st.Namespaces = []string{w.opts.Namespace}

@@ -495,6 +495,8 @@ type ImageConfig struct {
 type SourceStatus struct {
 	Context           string     `json:"context"`
 	Cluster           string     `json:"cluster"`
+	User              string     `json:"user,omitempty"`
+	ServerVersion     string     `json:"serverVersion,omitempty"` // the API server's gitVersion
 	Server            string     `json:"server"`
 	Namespaces        []string   `json:"namespaces"` // empty = all namespaces
 	Synced            bool       `json:"synced"`

@@ -85,6 +85,8 @@ type Options struct {
 	Now func() time.Time
 	// DefaultNamespace is the namespace the create form starts with.
 	DefaultNamespace string
+	// Version is sandscope's version, shown in the header.
+	Version string
 }
 
 // Run opens the UI on the terminal and returns when the user quits or ctx ends.

@@ -165,3 +165,21 @@ func TestHelpListsEveryKeyAndScrolls(t *testing.T) {
 		t.Fatalf("help did not scroll to its end:\n%s", v)
 	}
 }
+
+// The header says who and what: the kubeconfig user, the server's version
+// and sandscope's own, after the connection state.
+func TestHeaderNamesUserAndVersions(t *testing.T) {
+	snap := model.NewSnapshot(1, model.SourceStatus{Context: "prod", Cluster: "eu-1", User: "alice", ServerVersion: "v1.37.2", Synced: true}, nil, nil, nil)
+	a := New(&fakeSource{snap: snap}, Backend{}, Options{Version: "v0.9.0"}, DefaultKeyMap())
+	a.Init()
+	a.Update(tea.WindowSizeMsg{Width: 200, Height: 10})
+	head := strings.SplitN(a.View(), "\n", 2)[0]
+	for _, want := range []string{"ctx:prod", "cluster:eu-1", "user:alice", "k8s v1.37.2", "sandscope v0.9.0"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("header %q lacks %q", head, want)
+		}
+	}
+	if strings.Index(head, "synced") > strings.Index(head, "user:") {
+		t.Errorf("the connection state must come before who and what: %q", head)
+	}
+}

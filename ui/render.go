@@ -93,6 +93,16 @@ func (a *App) headerLines(w int) []string {
 		sync = "synced · as of " + clock(st.AsOf)
 	}
 	line1 := b.String() + "  " + sync
+	// Who and what, after the state: a narrow terminal cuts these first.
+	if st.User != "" {
+		line1 += "  user:" + st.User
+	}
+	if st.ServerVersion != "" {
+		line1 += "  k8s " + st.ServerVersion
+	}
+	if v := a.c.opts.Version; v != "" {
+		line1 += "  sandscope " + v
+	}
 	var badges []string
 	if st.ReadOnly || a.c.opts.ReadOnly {
 		badges = append(badges, "READ-ONLY")

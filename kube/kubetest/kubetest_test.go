@@ -344,6 +344,14 @@ func TestKubeconfigWithKubectlStyleConnect(t *testing.T) {
 	if clients.Context != "testcluster" || clients.Server != c.Server {
 		t.Fatalf("connected to context %q server %q, want testcluster %s", clients.Context, clients.Server, c.Server)
 	}
+	// The header's who and what: the kubeconfig user and the server's version.
+	raw0, err := clientcmd.LoadFromFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := raw0.Contexts[raw0.CurrentContext].AuthInfo; clients.User != want || !strings.HasPrefix(clients.ServerVersion, "v1.") {
+		t.Fatalf("user %q (want %q), server version %q (want v1.*)", clients.User, want, clients.ServerVersion)
+	}
 
 	raw, err := clientcmd.LoadFromFile(c.Kubeconfig)
 	if err != nil {
