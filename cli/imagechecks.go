@@ -28,6 +28,8 @@ const (
 type fileConfig struct {
 	ImageChecks     string   `json:"imageChecks,omitempty"`
 	ImageRegistries []string `json:"imageRegistries,omitempty"`
+	// Favorites are the namespaces the TUI's 1-9 switch to (0 is all).
+	Favorites []string `json:"favorites,omitempty"`
 }
 
 // ConfigPath is where the config file lives: $XDG_CONFIG_HOME/sandscope/
@@ -72,6 +74,10 @@ func applyConfigFile(cmd *cobra.Command, g *Globals) error {
 	if len(fc.ImageRegistries) > 0 && !flags.Changed("image-registries") {
 		g.ImageRegistries = fc.ImageRegistries
 	}
+	if len(fc.Favorites) > 9 {
+		return fmt.Errorf("config file %s: favorites: at most 9 namespaces (keys 1-9), got %d", path, len(fc.Favorites))
+	}
+	g.Favorites = fc.Favorites
 	return nil
 }
 

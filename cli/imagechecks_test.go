@@ -42,7 +42,7 @@ func TestImageCheckMode(t *testing.T) {
 // The config file sets what the flags leave unset; flags win.
 func TestConfigFileImageSettings(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte("imageChecks: anonymous\nimageRegistries: [registry.example, ghcr.io]\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte("imageChecks: anonymous\nimageRegistries: [registry.example, ghcr.io]\nfavorites: [team-rl, eval]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	parse := func(args ...string) *Globals {
@@ -57,6 +57,9 @@ func TestConfigFileImageSettings(t *testing.T) {
 		return g
 	}
 	g := parse()
+	if !slices.Equal(g.Favorites, []string{"team-rl", "eval"}) {
+		t.Errorf("favorites from the file: %q", g.Favorites)
+	}
 	if g.ImageChecks != "anonymous" || !slices.Equal(g.ImageRegistries, []string{"registry.example", "ghcr.io"}) {
 		t.Errorf("from the file: %q %q", g.ImageChecks, g.ImageRegistries)
 	}

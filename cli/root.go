@@ -55,6 +55,7 @@ type Globals struct {
 	Selector      string        // extra label selector for plain-Pod sandboxes
 	StuckAfter    time.Duration // a deleting Pod is stuck after grace + this
 	Shell         string        // shell for the TUI's `s` ("" = bash, then sh)
+	Favorites     []string      // namespaces of the TUI's 1-9 (config file)
 	// ImageChecks and ImageRegistries govern the background image-config
 	// reads (imagechecks.go); ConfigFile overrides the config file's path.
 	ImageChecks     string

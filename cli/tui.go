@@ -42,7 +42,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 	}
 	s.start(clients, ns)
 	defer s.stop()
-	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, DefaultNamespace: clients.Namespace, Version: Version()})
+	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, DefaultNamespace: clients.Namespace, Version: Version(), Favorites: g.Favorites})
 }
 
 // runDemoTUI opens the UI on the embedded simulated fleet: in-memory
@@ -65,5 +65,5 @@ func runDemoTUI(ctx context.Context, g *Globals) error {
 	}
 	s.start(d.Clients, ns)
 	defer s.stop()
-	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, Demo: true, DefaultNamespace: d.Clients.Namespace, Version: Version()})
+	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, Demo: true, DefaultNamespace: d.Clients.Namespace, Version: Version(), Favorites: g.Favorites})
 }

@@ -87,6 +87,9 @@ type Options struct {
 	DefaultNamespace string
 	// Version is sandscope's version, shown in the header.
 	Version string
+	// Favorites are the namespaces 1-9 switch to (0: every namespace); when
+	// none are configured, the namespaces with the most sandboxes.
+	Favorites []string
 }
 
 // Run opens the UI on the terminal and returns when the user quits or ctx ends.

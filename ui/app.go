@@ -1,8 +1,10 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,6 +90,7 @@ type App struct {
 	// flashSticky keeps the flash past its time until a key is pressed:
 	// a configuration error must not vanish before anyone read it.
 	flashSticky bool
+	busiest     []string // the namespace favorites last ranked from a fleet of every namespace
 
 	// gated holds the mutating bindings as configured, so a key that read-only
 	// mode (or a missing backend) disabled can still be recognised and refused.
@@ -403,6 +406,9 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if r := msg.Runes; msg.Type == tea.KeyRunes && len(r) == 1 && r[0] >= '0' && r[0] <= '9' && !msg.Alt {
+		return a.favorite(int(r[0] - '0'))
+	}
 	cur := a.top()
 	sel := a.selected()
 	switch {
@@ -596,3 +602,40 @@ func (a *App) onConfirmKey(msg tea.KeyMsg) tea.Cmd {
 // peekMsg asks the running program for its current frame (tests only use it;
 // it costs nothing otherwise).
 type peekMsg struct{ frame chan<- string }
+
+// favorite switches to namespace favorite n (1-9), or to every namespace (0),
+// as k9s's number keys do.
+func (a *App) favorite(n int) tea.Cmd {
+	if n == 0 {
+		return a.switchNamespace("")
+	}
+	favs := a.favorites()
+	if n > len(favs) {
+		a.setFlash(fmt.Sprintf("no namespace favorite %d (favorites: %s; set them in config.yaml's favorites)", n, strings.Join(favs, ", ")), true)
+		return nil
+	}
+	return a.switchNamespace(favs[n-1])
+}
+
+// favorites are the configured namespaces, else the nine namespaces with
+// the most sandboxes (most first).
+func (a *App) favorites() []string {
+	if len(a.c.opts.Favorites) > 0 {
+		return a.c.opts.Favorites
+	}
+	snap := a.c.snap
+	if snap == nil || a.c.nsScope != "" || len(snap.Status.Namespaces) > 0 {
+		return a.busiest // only a fleet of every namespace can rank them
+	}
+	count := map[string]int{}
+	for _, sb := range a.c.snap.Sandboxes() {
+		count[sb.Namespace()]++
+	}
+	names := make([]string, 0, len(count))
+	for ns := range count {
+		names = append(names, ns)
+	}
+	slices.SortFunc(names, func(x, y string) int { return cmp.Or(count[y]-count[x], strings.Compare(x, y)) })
+	a.busiest = names[:min(len(names), 9)]
+	return a.busiest
+}

@@ -707,3 +707,22 @@ func TestSortedAndWideColumnsShow(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlW})
 	screenContains(t, tm, app, "NODE")
 }
+
+// 1-9 switch to namespace favorites (configured, else the busiest), 0 to
+// every namespace, as k9s's number keys.
+func TestNamespaceFavorites(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	keys(tm, "1") // team-rl has 3 of the 4 sandboxes
+	screenContains(t, tm, app, "ns:team-rl")
+	keys(tm, "0")
+	screenContains(t, tm, app, "ns:all")
+	keys(tm, "2")
+	screenContains(t, tm, app, "ns:batch")
+	keys(tm, "7")
+	screenContains(t, tm, app, "no namespace favorite 7")
+
+	app2, tm2 := newTestApp(t, src, Backend{}, Options{Favorites: []string{"batch"}})
+	keys(tm2, "1")
+	screenContains(t, tm2, app2, "ns:batch")
+}
