@@ -416,6 +416,8 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		return a.quit()
 	case key.Matches(msg, k.Help):
 		a.showHelp = true
+	case key.Matches(msg, k.Commands):
+		a.switchTo(a.commandsView())
 	case key.Matches(msg, k.Filter):
 		if f, ok := cur.(filterable); ok {
 			a.openInput(modeFilter, "/", f.currentFilter().String(), nil)

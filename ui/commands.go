@@ -14,6 +14,34 @@ import (
 	"github.com/sandscope/sandscope/model"
 )
 
+// paletteHelp is what ctrl+a lists: every palette command with its aliases.
+var paletteHelp = [][2]string{
+	{":sb, :sandbox, :sandboxes [/TEXT | LABEL=VALUE]", "the sandboxes (optionally filtered)"},
+	{":pods, :pod, :po [/TEXT | LABEL=VALUE]", "the Pods of the fleet"},
+	{":pools, :pool", "the Pools"},
+	{":ns, :namespace NAME | all", "show one namespace, or every one (0-9: favorites)"},
+	{":ctx, :context NAME", "switch to another kubeconfig context"},
+	{":messages, :msg", "every message and refusal, whole, with its evidence"},
+	{":help, :?", "the key bindings"},
+	{":q, :quit", "quit"},
+}
+
+// commandsView lists the palette's commands and aliases (ctrl+a).
+func (a *App) commandsView() *textView {
+	v := newTextView(a.c, kindMessages, "Commands", nil)
+	v.status, v.follow = "", false
+	width := 0
+	for _, c := range paletteHelp {
+		width = max(width, len(c[0]))
+	}
+	lines := make([]string, len(paletteHelp))
+	for i, c := range paletteHelp {
+		lines[i] = fmt.Sprintf("%-*s  %s", width, c[0], c[1])
+	}
+	v.setLines(lines)
+	return v
+}
+
 // commandNames are the palette's verbs, for completion.
 var commandNames = []string{"sandboxes", "sb", "pods", "pools", "ns ", "ctx ", "messages", "help", "q", "quit"}
 

@@ -23,7 +23,7 @@ type KeyMap struct {
 	Follow                                  key.Binding
 	Shell, Exec, Create, Delete             key.Binding
 	SortName, SortAge, SortState            key.Binding
-	SortRestarts, Wide                      key.Binding
+	SortRestarts, Wide, Commands            key.Binding
 	Quit                                    key.Binding
 }
 
@@ -59,6 +59,7 @@ func DefaultKeyMap() KeyMap {
 		SortState:    b("sort state", "S"),
 		SortRestarts: b("sort restarts", "R"),
 		Wide:         b("wide: every column", "ctrl+w"),
+		Commands:     b("commands and aliases", "ctrl+a"),
 		Quit:         b("quit", "q", "ctrl+c"),
 	}
 }
@@ -72,7 +73,7 @@ func (k *KeyMap) actions() map[string]*key.Binding {
 		"yaml": &k.YAML, "logs": &k.Logs, "previous": &k.Previous, "events": &k.Events,
 		"follow": &k.Follow, "shell": &k.Shell, "exec": &k.Exec, "create": &k.Create,
 		"delete": &k.Delete, "sortname": &k.SortName, "sortage": &k.SortAge,
-		"sortstate": &k.SortState, "sortrestarts": &k.SortRestarts, "wide": &k.Wide, "quit": &k.Quit,
+		"sortstate": &k.SortState, "sortrestarts": &k.SortRestarts, "wide": &k.Wide, "commands": &k.Commands, "quit": &k.Quit,
 	}
 }
 

@@ -590,7 +590,7 @@ func (v *sandboxesView) fullHelp(c *shared) [][]key.Binding {
 		{k.Detail, k.YAML, k.Logs, k.Previous, k.Events},
 		{k.Shell, k.Exec, k.Create, k.Delete},
 		{k.Filter, k.Problems, k.SortName, k.SortAge, k.SortState, k.SortRestarts, k.Wide},
-		{k.Command, k.Back, k.Help, k.Quit},
+		{k.Command, k.Commands, k.Back, k.Help, k.Quit},
 	}
 }
 

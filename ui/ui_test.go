@@ -726,3 +726,14 @@ func TestNamespaceFavorites(t *testing.T) {
 	keys(tm2, "1")
 	screenContains(t, tm2, app2, "ns:batch")
 }
+
+// ctrl+a lists the palette's commands with their aliases.
+func TestCtrlAListsCommands(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlA})
+	s := screenContains(t, tm, app, ":pods, :pod, :po")
+	if !strings.Contains(s, ":messages, :msg") {
+		t.Fatalf("commands list:\n%s", s)
+	}
+}
