@@ -180,7 +180,7 @@ func (f Filter) Apply(rows []*Sandbox, keys []string, within []int) (idx []int, 
 				matched[j], exact = true, true
 			}
 		}
-		if !exact {
+		if !exact && FuzzyApplies(f.Text) {
 			for _, m := range fuzzy.FindFromNoSort(f.Text, keySource{keys: keys, idx: cand}) {
 				matched[m.Index] = true
 			}
@@ -245,6 +245,22 @@ func IsProblem(s *Sandbox) bool {
 	}
 	for _, n := range s.Notices {
 		if n.Severity.Rank() >= SeverityWarning.Rank() {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzyApplies reports whether a filter text that matched nothing as a
+// substring is tried as a fuzzy pattern: not for id-like text (hex digits
+// and dashes, six or more), which names one sandbox or Pod and would
+// otherwise match unrelated rows whose ids hold the same digits in order.
+func FuzzyApplies(text string) bool {
+	if len(text) < 6 {
+		return true
+	}
+	for _, c := range text {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
 			return true
 		}
 	}

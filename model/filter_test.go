@@ -210,3 +210,24 @@ func TestAppendRowKey(t *testing.T) {
 		t.Fatalf("reused buffer: %q", got)
 	}
 }
+
+// An id-like filter that matches nothing as a substring matches nothing:
+// as a fuzzy pattern its hex digits would pick unrelated ids.
+func TestIDLikeFilterIsNeverFuzzy(t *testing.T) {
+	rows := []*Sandbox{
+		{Key: "bsbx/ns/1a2b3c4d-0000-4000-8000-000000000001", Meta: &ObjectMeta{Namespace: "ns", Name: "1a2b3c4d-0000-4000-8000-000000000001"}},
+		{Key: "bsbx/ns/9f8e7d6c-1111-4111-8111-111111111111", Meta: &ObjectMeta{Namespace: "ns", Name: "9f8e7d6c-1111-4111-8111-111111111111"}},
+	}
+	keys := []string{RowKey(rows[0]), RowKey(rows[1])}
+	f, _ := ParseFilter("1a2b4d") // in order within the first id, but no substring of either
+	if idx, exact := f.Apply(rows, keys, nil); len(idx) != 0 || exact {
+		t.Fatalf("id-like text matched %v", names(rows, idx))
+	}
+	f, _ = ParseFilter("1a2b3c")
+	if idx, exact := f.Apply(rows, keys, nil); !exact || len(idx) != 1 {
+		t.Fatalf("an id prefix: %v exact=%v", names(rows, idx), exact)
+	}
+	if !FuzzyApplies("chr") || !FuzzyApplies("python-env") || FuzzyApplies("deadbeef") || FuzzyApplies("1a2b-3c4d") {
+		t.Fatal("FuzzyApplies")
+	}
+}

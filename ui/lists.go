@@ -108,7 +108,7 @@ func (v *listView) refilter() {
 				matched[i], exact = true, true
 			}
 		}
-		if !exact { // same substring-first rule as the sandboxes view
+		if !exact && model.FuzzyApplies(v.filter.Text) { // same rules as the sandboxes view
 			for _, m := range fuzzy.FindNoSort(v.filter.Text, keys) {
 				matched[m.Index] = true
 			}

@@ -187,6 +187,15 @@ func (v *sandboxesView) name() string {
 	s := fmt.Sprintf("Sandboxes [%d/%d]", len(v.visible), len(v.rows))
 	if f := v.filter.String(); f != "" {
 		s += "  /" + f
+		if v.filter.Text != "" && !v.exact {
+			// Say which mode matched: nothing contained the text, so rows are
+			// fuzzy matches (or none, for an id-like text).
+			if model.FuzzyApplies(v.filter.Text) {
+				s += " (fuzzy)"
+			} else {
+				s += " (no match)"
+			}
+		}
 	}
 	if v.filter.ProblemsOnly {
 		s += "  problems only"
