@@ -65,5 +65,5 @@ func runDemoTUI(ctx context.Context, g *Globals) error {
 	}
 	s.start(d.Clients, ns)
 	defer s.stop()
-	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, Demo: true, DefaultNamespace: d.Clients.Namespace, Version: Version(), Favorites: g.Favorites})
+	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, Demo: true, DefaultNamespace: d.Clients.Namespace, Version: Version(), Favorites: g.Favorites, Images: demo.KnownImages()})
 }

@@ -416,3 +416,9 @@ func interactiveShell(argv []string) bool {
 	}
 	return true
 }
+
+// KnownImages are the images the demo's registry serves, for the create
+// form: two reach Ready, the others show a failure each (see the README).
+func KnownImages() []string {
+	return []string{sim.ImageTrainer, sim.ImageScorer, sim.ImagePython, sim.ImageBashBox, sim.ImageMissing, sim.ImageUnreachable}
+}

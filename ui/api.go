@@ -87,6 +87,9 @@ type Options struct {
 	DefaultNamespace string
 	// Version is sandscope's version, shown in the header.
 	Version string
+	// Images are images the create form offers first (the demo's registry
+	// knows these); the fleet's own images follow.
+	Images []string
 	// Favorites are the namespaces 1-9 switch to (0: every namespace); when
 	// none are configured, the namespaces with the most sandboxes.
 	Favorites []string

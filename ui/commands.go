@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"github.com/charmbracelet/bubbles/key"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -259,7 +262,8 @@ func (a *App) rebuildAll() {
 type createForm struct {
 	fields [len(createFieldLabels)]textinput.Model
 	focus_ int
-	err    string // why the last enter was not accepted
+	err    string                           // why the last enter was not accepted
+	known  [len(createFieldLabels)][]string // values offered per field (images, pools)
 }
 
 // The create form's fields, in tab order.
@@ -290,6 +294,15 @@ func newCreateForm(c *shared) createForm {
 	f.fields[fieldImage].Placeholder = "registry/repo:tag"
 	f.fields[fieldCommand].Placeholder = "(empty: the image's own ENTRYPOINT/CMD, read from the registry)"
 	f.fields[fieldPool].Placeholder = "(optional) pool name"
+	f.known[fieldImage] = knownImages(c)
+	f.known[fieldPool] = knownPools(c)
+	for _, i := range []int{fieldImage, fieldPool} {
+		// Typing narrows the known values; ctrl+n/ctrl+p cycle, → accepts
+		// (tab moves between the fields).
+		f.fields[i].ShowSuggestions = true
+		f.fields[i].KeyMap.AcceptSuggestion = key.NewBinding(key.WithKeys("right"))
+		f.fields[i].SetSuggestions(f.known[i])
+	}
 	f.fields[fieldEnv].Placeholder = "(optional) K=V K2=V2"
 	f.fields[fieldLifetime].Placeholder = "(optional) e.g. 30m"
 	f.fields[fieldCPU].Placeholder = "(optional) e.g. 500m"
@@ -307,6 +320,9 @@ func (f *createForm) focus() tea.Cmd {
 
 func (f *createForm) view() string {
 	hint := "(tab/shift+tab: field, enter: create, esc: cancel)"
+	if k := f.known[f.focus_]; len(k) > 0 {
+		hint = fmt.Sprintf("(%d known: ctrl+n/ctrl+p, → accepts; e.g. %s)", len(k), textsafe.Line(k[0]))
+	}
 	if f.err != "" {
 		hint = "✗ " + textsafe.Line(f.err)
 	}
@@ -427,4 +443,48 @@ func waitStage(ch <-chan createEvent) tea.Cmd {
 		}
 		return createStage{stage: ev.stage, ch: ch}
 	}
+}
+
+// knownImages are the images the form offers: those the backend knows (the
+// demo's registry), then those the fleet's sandboxes run, most used first.
+func knownImages(c *shared) []string {
+	count := map[string]int{}
+	if c.snap != nil {
+		for _, sb := range c.snap.Sandboxes() {
+			if sl := sb.PrimarySlot(); sl != nil && sl.Pod != nil {
+				if m, _ := sl.Pod.Main(); m != nil && m.Image != "" {
+					count[m.Image]++
+				}
+			}
+		}
+	}
+	fleet := make([]string, 0, len(count))
+	for img := range count {
+		fleet = append(fleet, img)
+	}
+	slices.SortFunc(fleet, func(x, y string) int { return cmp.Or(count[y]-count[x], strings.Compare(x, y)) })
+	out := slices.Clone(c.opts.Images)
+	for _, img := range fleet {
+		if !slices.Contains(out, img) {
+			out = append(out, img)
+		}
+	}
+	return out[:min(len(out), 50)]
+}
+
+// knownPools are the Pools of the fleet shown.
+func knownPools(c *shared) []string {
+	if c.snap == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range c.snap.Pools {
+		if c.nsScope == "" || p.Namespace == c.nsScope {
+			if !slices.Contains(out, p.Name) {
+				out = append(out, p.Name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -737,3 +737,16 @@ func TestCtrlAListsCommands(t *testing.T) {
 		t.Fatalf("commands list:\n%s", s)
 	}
 }
+
+// The create form offers the images it knows (the demo registry's, then
+// the fleet's) and the Pools.
+func TestCreateFormOffersKnownValues(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{Create: func(context.Context, CreateRequest, func(CreateStage)) (string, error) { return "", nil }},
+		Options{Images: []string{"registry.demo.local/rl/trainer-env:2026.11"}})
+	keys(tm, "c")
+	screenContains(t, tm, app, "known: ctrl+n/ctrl+p")
+	screenContains(t, tm, app, "e.g. registry.demo.local/rl/trainer-env:2026.11")
+	keys(tm, "tab", "tab") // image → command → pool
+	screenContains(t, tm, app, "e.g. rl-pool")
+}
