@@ -6,6 +6,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"fmt"
 	"context"
 	"os"
 	"os/exec"
@@ -195,5 +196,35 @@ func readYAML(t *testing.T, path string, into any) {
 	}
 	if err := yaml.Unmarshal(b, into); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestReadmeRBACMatchesClusterRole keeps the README's RBAC table generated
+// from clusterrole.yaml, the one source of truth.
+func TestReadmeRBACMatchesClusterRole(t *testing.T) {
+	var cr rbacv1.ClusterRole
+	readYAML(t, "clusterrole.yaml", &cr)
+	var b strings.Builder
+	b.WriteString("| API group | resources | verbs |\n|---|---|---|\n")
+	for _, r := range cr.Rules {
+		group := strings.Join(r.APIGroups, ", ")
+		if group == "" {
+			group = "core"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", group, strings.Join(r.Resources, ", "), strings.Join(r.Verbs, ", "))
+	}
+	want := b.String()
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- rbac: generated from deploy/clusterrole.yaml -->\n", "<!-- rbac end -->"
+	_, rest, ok := strings.Cut(string(readme), begin)
+	got, _, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		t.Fatalf("README.md has no %q ... %q block", strings.TrimSpace(begin), end)
+	}
+	if got != want {
+		t.Errorf("README's RBAC table differs from deploy/clusterrole.yaml; it should read:\n%s", want)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,14 +155,79 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 	}
 }
 
+// TestServeSaysWhichVerbIsMissing: a ServiceAccount whose role lacks the
+// OpenSandbox verbs still gets the rest of the fleet served; the watches it
+// may not list read 0 and the log names the refused request.
+func TestServeSaysWhichVerbIsMissing(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	cfg := serviceAccountConfigWith(t, c, ns, func(cr *rbacv1.ClusterRole) {
+		cr.Rules = slices.DeleteFunc(cr.Rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.APIGroups, "sandbox.opensandbox.io")
+		})
+	})
+	clients, err := kube.NewClients(cfg, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &syncBuffer{}
+	srv := serve.New(clients, serve.Options{AnalyzeEvery: time.Second, Log: log})
+	ctx, stop := context.WithCancel(kubetest.Context(t))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { stop(); <-served })
+	base := "http://" + ln.Addr().String()
+	eventually(t, 30*time.Second, "batchsandboxes and pools down, pods up", func() (bool, string) {
+		_, body := get(base + "/metrics")
+		ok := strings.Contains(body, `sandscope_watch_up{resource="batchsandboxes"} 0`) &&
+			strings.Contains(body, `sandscope_watch_up{resource="pools"} 0`) &&
+			strings.Contains(body, `sandscope_watch_up{resource="pods"} 1`)
+		return ok, body
+	})
+	eventually(t, 30*time.Second, "the log names the refused request", func() (bool, string) {
+		l := log.String()
+		return strings.Contains(l, "refuses: list batchsandboxes") && strings.Contains(l, "forbidden"), l
+	})
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // serviceAccountConfig creates deploy/'s ClusterRole for real, a
 // ServiceAccount in ns bound to it, and returns an admin config that
 // impersonates that ServiceAccount.
 func serviceAccountConfig(t *testing.T, c *kubetest.Cluster, ns string) *rest.Config {
+	return serviceAccountConfigWith(t, c, ns, nil)
+}
+
+// serviceAccountConfigWith is serviceAccountConfig with the ClusterRole's
+// rules edited first.
+func serviceAccountConfigWith(t *testing.T, c *kubetest.Cluster, ns string, edit func(*rbacv1.ClusterRole)) *rest.Config {
 	t.Helper()
 	ctx := kubetest.Context(t)
 	var cr rbacv1.ClusterRole
 	readYAML(t, "clusterrole.yaml", &cr)
+	if edit != nil {
+		edit(&cr)
+	}
 	cr.Name = "sandscope-e2e-" + ns
 	if _, err := c.Kube.RbacV1().ClusterRoles().Create(ctx, &cr, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,7 @@ type Server struct {
 	analysis atomic.Pointer[analysis]
 	restarts *restartCounter // only the analysis loop touches it
 	registry *prometheus.Registry
+	refused  string        // the refusals last logged (the analysis loop only)
 	analyzed chan struct{} // signalled after each analysis (tests)
 }
 
@@ -237,12 +239,30 @@ func (s *Server) analyze(ctx context.Context) {
 			fmt.Fprintf(s.opts.Log, "sandscope serve: analysis: %s\n", c.Error)
 		}
 	}
+	if src.snap != nil {
+		s.logRefused(src.snap.Status.Forbidden)
+	}
 	restarts := s.restarts.observe(src.snap, rep.Findings)
 	s.analysis.Store(&analysis{report: rep, restarts: restarts})
 	select {
 	case s.analyzed <- struct{}{}:
 	default:
 	}
+}
+
+// logRefused says, once per change, which requests the server refuses: a
+// ServiceAccount missing a verb of deploy/clusterrole.yaml shows here.
+func (s *Server) logRefused(forbidden []string) {
+	now := strings.Join(forbidden, "; ")
+	if now == s.refused {
+		return
+	}
+	s.refused = now
+	if now == "" {
+		fmt.Fprintln(s.opts.Log, "sandscope serve: every watch is allowed again")
+		return
+	}
+	fmt.Fprintf(s.opts.Log, "sandscope serve: the API server refuses: %s (missing RBAC verbs? see deploy/clusterrole.yaml)\n", now)
 }
 
 // liveSource is a sweep.Source over the running watcher: its snapshot is
