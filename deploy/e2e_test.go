@@ -36,7 +36,7 @@ import (
 
 // TestServeScrapedByPrometheus is the whole chain with the real parts: the
 // real API server holds a fleet with IP_TAKEN, a stuck Terminating Pod and
-// an OOM restart; sandscope serve watches it as the deploy/ ServiceAccount
+// OOM restarts; sandscope serve watches it as the deploy/ ServiceAccount
 // (through the ClusterRole, impersonated), a real Prometheus scrapes it
 // every second with deploy/alerts.yaml loaded, and the test reads what
 // Prometheus stored: the IP_TAKEN series goes 1 → 0 when the IP is freed,
@@ -77,12 +77,10 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 	k.SetWaiting(ns, "stuck-0", kubetest.SandboxContainer, "PodInitializing", "")
 	k.DeleteHeld(ns, "stuck-0")
 	t.Cleanup(func() { k.Release(ns, "stuck-0") })
-	// An OOM restart, twice.
+	// Restarted twice by the OOM killer once serve is watching (below).
 	sandbox("oom", "10.7.0.3", func(p *corev1.Pod) {
 		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}
 	})
-	k.Restart(ns, "oom-0", kubetest.SandboxContainer, 137, "OOMKilled")
-	k.Restart(ns, "oom-0", kubetest.SandboxContainer, 137, "OOMKilled")
 
 	// serve, as the deploy/ ServiceAccount: only the ClusterRole's verbs.
 	cfg := serviceAccountConfig(t, c, ns)
@@ -105,6 +103,15 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 		code, body := get(base + "/readyz")
 		return code == http.StatusOK, fmt.Sprintf("/readyz %d %s", code, body)
 	})
+
+	// The first analysis is the restart counter's baseline; the OOM kills
+	// come after it.
+	eventually(t, 30*time.Second, "first analysis", func() (bool, string) {
+		code, body := get(base + "/findings")
+		return code == http.StatusOK, fmt.Sprintf("/findings %d %s", code, body)
+	})
+	k.Restart(ns, "oom-0", kubetest.SandboxContainer, 137, "OOMKilled")
+	k.Restart(ns, "oom-0", kubetest.SandboxContainer, 137, "OOMKilled")
 
 	// A real Prometheus scraping it, the alert rules loaded with every
 	// `for` cut to 0 s so the test need not wait out the real durations.

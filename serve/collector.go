@@ -119,8 +119,31 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(c.findings, float64(n), k.code, k.severity, k.namespace)
 		}
 	}
-	for k, v := range st.Restarts {
-		ch <- prometheus.MustNewConstMetric(c.restarts, prometheus.CounterValue, v, k.Cause, k.Namespace)
+	c.collectRestarts(ch, st)
+}
+
+// collectRestarts reports every cause for every namespace of the fleet, 0
+// included: a series that appears at 1 would hide that first restart from
+// increase() and rate().
+func (c *Collector) collectRestarts(ch chan<- prometheus.Metric, st State) {
+	namespaces := map[string]struct{}{}
+	if st.Snapshot != nil {
+		n := st.Snapshot.NumSandboxes()
+		last := ""
+		for i := range n {
+			// Sorted by engine/namespace/name: runs of one namespace skip the map.
+			if ns := st.Snapshot.SandboxAt(i).Namespace(); ns != last {
+				namespaces[ns], last = struct{}{}, ns
+			}
+		}
+	}
+	for k := range st.Restarts {
+		namespaces[k.Namespace] = struct{}{}
+	}
+	for ns := range namespaces {
+		for _, cause := range []string{"oom", "liveness", "evicted", "unexplained"} {
+			ch <- prometheus.MustNewConstMetric(c.restarts, prometheus.CounterValue, st.Restarts[RestartKey{cause, ns}], cause, ns)
+		}
 	}
 }
 
@@ -194,11 +217,13 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// restartCounter accumulates sandscope_restarts_total across analyses: each
-// Pod's explained restarts count once, and only their increase counts on
-// later analyses, so the series only grows (Prometheus's rate and increase
-// read it as a counter).
+// restartCounter accumulates sandscope_restarts_total across analyses: the
+// first analysis only takes each Pod's restarts so far as the baseline (a
+// restarted exporter must not report old restarts as new ones); after it,
+// each restart counts once, so the series only grows and increase() reads
+// what happened since. A Pod first seen later counts all its restarts.
 type restartCounter struct {
+	primed bool
 	last   map[string]int32 // "namespace/pod/code" -> restarts already counted
 	totals map[RestartKey]float64
 }
@@ -210,6 +235,9 @@ func newRestartCounter() *restartCounter {
 // observe adds what the analysis explains beyond what was counted, and
 // returns a copy of the totals for the collector.
 func (rc *restartCounter) observe(snap *model.Snapshot, findings []model.Finding) map[RestartKey]float64 {
+	if snap == nil {
+		return rc.copyTotals() // the fleet could not be read: no baseline either
+	}
 	live := map[string]struct{}{}
 	for i := range findings {
 		f := &findings[i]
@@ -223,10 +251,13 @@ func (rc *restartCounter) observe(snap *model.Snapshot, findings []model.Finding
 		// counts as one.
 		n := max(restartsOf(snap, f.Namespace, f.Pod), 1)
 		if n > rc.last[k] {
-			rc.totals[RestartKey{cause, f.Namespace}] += float64(n - rc.last[k])
+			if rc.primed {
+				rc.totals[RestartKey{cause, f.Namespace}] += float64(n - rc.last[k])
+			}
 			rc.last[k] = n
 		}
 	}
+	rc.primed = true
 	// Forget Pods that left the fleet so the map stays the fleet's size; a
 	// Pod still present keeps its count even when a capped analysis skipped it.
 	for k := range rc.last {
@@ -234,10 +265,14 @@ func (rc *restartCounter) observe(snap *model.Snapshot, findings []model.Finding
 			continue
 		}
 		parts := strings.SplitN(k, "/", 3)
-		if len(parts) == 3 && snap != nil && podIn(snap, parts[0], parts[1]) == nil {
+		if len(parts) == 3 && podIn(snap, parts[0], parts[1]) == nil {
 			delete(rc.last, k)
 		}
 	}
+	return rc.copyTotals()
+}
+
+func (rc *restartCounter) copyTotals() map[RestartKey]float64 {
 	out := make(map[RestartKey]float64, len(rc.totals))
 	for k, v := range rc.totals {
 		out[k] = v

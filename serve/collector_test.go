@@ -107,7 +107,14 @@ sandscope_findings{code="RESTART_OOM",namespace="team-b",severity="warning"} 1
 sandscope_findings{code="STUCK_TERMINATING",namespace="team-a",severity="warning"} 2
 # HELP sandscope_restarts_total Container restarts and kills explained by restart forensics since the exporter started, by cause.
 # TYPE sandscope_restarts_total counter
+sandscope_restarts_total{cause="evicted",namespace="team-a"} 0
+sandscope_restarts_total{cause="evicted",namespace="team-b"} 0
+sandscope_restarts_total{cause="liveness",namespace="team-a"} 0
+sandscope_restarts_total{cause="liveness",namespace="team-b"} 0
+sandscope_restarts_total{cause="oom",namespace="team-a"} 0
 sandscope_restarts_total{cause="oom",namespace="team-b"} 3
+sandscope_restarts_total{cause="unexplained",namespace="team-a"} 0
+sandscope_restarts_total{cause="unexplained",namespace="team-b"} 0
 # HELP sandscope_watch_up 1 while the watch of a resource is synced and answered, else 0.
 # TYPE sandscope_watch_up gauge
 sandscope_watch_up{resource="batchsandboxes"} 1
@@ -170,24 +177,37 @@ func TestRestartCounterOnlyGrows(t *testing.T) {
 	oom := func(p string) model.Finding {
 		return model.Finding{Code: model.CodeRestartOOM, Namespace: "ns", Pod: p}
 	}
-	evicted := model.Finding{Code: model.CodeRestartEvicted, Namespace: "ns", Pod: "c"}
-	key := RestartKey{"oom", "ns"}
+	evicted := func(p string) model.Finding {
+		return model.Finding{Code: model.CodeRestartEvicted, Namespace: "ns", Pod: p}
+	}
+	key, evKey := RestartKey{"oom", "ns"}, RestartKey{"evicted", "ns"}
 	rc := newRestartCounter()
 
-	got := rc.observe(snapOf(pod("a", 2), pod("b", 1), pod("c", 0)), []model.Finding{oom("a"), oom("b"), evicted})
-	if got[key] != 3 || got[RestartKey{"evicted", "ns"}] != 1 {
-		t.Fatalf("first analysis: %v, want oom 3 (2+1), evicted 1", got)
+	// The fleet could not be read: no baseline yet.
+	if got := rc.observe(nil, nil); len(got) != 0 {
+		t.Fatalf("unread fleet: %v", got)
+	}
+	// The first analysis is the baseline: restarts from before the exporter
+	// started are not new.
+	got := rc.observe(snapOf(pod("a", 2), pod("b", 1), pod("c", 0)), []model.Finding{oom("a"), oom("b"), evicted("c")})
+	if got[key] != 0 || got[evKey] != 0 {
+		t.Fatalf("first analysis: %v, want nothing counted", got)
 	}
 	// Same restarts seen again: nothing new.
-	if got = rc.observe(snapOf(pod("a", 2), pod("b", 1), pod("c", 0)), []model.Finding{oom("a"), oom("b"), evicted}); got[key] != 3 {
-		t.Errorf("second analysis: %v, want oom still 3", got)
+	if got = rc.observe(snapOf(pod("a", 2), pod("b", 1), pod("c", 0)), []model.Finding{oom("a"), oom("b"), evicted("c")}); got[key] != 0 {
+		t.Errorf("second analysis: %v, want oom still 0", got)
 	}
-	// a restarts again; b leaves the fleet: only the increase counts, and
-	// the total never goes down.
-	if got = rc.observe(snapOf(pod("a", 4)), []model.Finding{oom("a")}); got[key] != 5 {
-		t.Errorf("third analysis: %v, want oom 5", got)
+	// a restarts twice more, d is a new Pod already restarted 3 times, e is
+	// evicted; b and c leave the fleet.
+	got = rc.observe(snapOf(pod("a", 4), pod("d", 3), pod("e", 0)), []model.Finding{oom("a"), oom("d"), evicted("e")})
+	if got[key] != 5 || got[evKey] != 1 {
+		t.Errorf("third analysis: %v, want oom 5 (2 more of a, 3 of d), evicted 1", got)
 	}
-	if len(rc.last) != 1 {
-		t.Errorf("the counter still remembers %d Pods, want 1 (a)", len(rc.last))
+	if len(rc.last) != 3 {
+		t.Errorf("the counter remembers %d Pods, want 3 (a, d, e)", len(rc.last))
+	}
+	// The totals never go down, whatever leaves.
+	if got = rc.observe(snapOf(), nil); got[key] != 5 || got[evKey] != 1 {
+		t.Errorf("after every Pod left: %v", got)
 	}
 }
