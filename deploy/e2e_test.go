@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -469,4 +470,68 @@ type logWriter struct{ t *testing.T }
 func (w logWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// TestServeCommandStopsOnSIGTERM runs `sandscope serve` through cli.Main
+// (flags, connection, listener) and sends the process SIGTERM, as the
+// kubelet does: serve stops gracefully and exits 0.
+func TestServeCommandStopsOnSIGTERM(t *testing.T) {
+	c := kubetest.Get(t)
+	var out bytes.Buffer
+	errOut := &syncBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- cli.Main([]string{"serve", "--kubeconfig", c.Kubeconfig, "-A", "--listen", "127.0.0.1:0", "--image-checks=false"},
+			strings.NewReader(""), &out, errOut)
+	}()
+	var base string
+	eventually(t, 30*time.Second, "serve listening", func() (bool, string) {
+		_, rest, ok := strings.Cut(errOut.String(), "listening on ")
+		if !ok {
+			select {
+			case n := <-code:
+				t.Fatalf("serve exited %d: %s", n, errOut.String())
+			default:
+			}
+			return false, errOut.String()
+		}
+		base = "http://" + strings.Fields(rest)[0]
+		return true, ""
+	})
+	eventually(t, 30*time.Second, "serve ready", func() (bool, string) {
+		n, body := get(base + "/readyz")
+		return n == http.StatusOK, body
+	})
+	// cli.Main's signal context is registered: SIGTERM ends serve, not the test.
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-code:
+		if n != 0 {
+			t.Errorf("exit %d after SIGTERM, want 0; stderr: %s", n, errOut.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve still running 15 s after SIGTERM")
+	}
+	if !strings.Contains(errOut.String(), "sandscope serve: stopped") {
+		t.Errorf("no graceful stop in the log: %s", errOut.String())
+	}
+	if n, _ := get(base + "/healthz"); n != 0 {
+		t.Errorf("still answering after the stop: %d", n)
+	}
+}
+
+func TestServeCommandRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--listen", "9808"},
+		{"serve", "--analyze-every", "0s"},
+		{"serve", "-n", "a", "-A"},
+	} {
+		var out, errOut bytes.Buffer
+		n := cli.Main(args, strings.NewReader(""), &out, &errOut)
+		if n != cli.ExitUsage || strings.Count(strings.TrimSpace(errOut.String()), "\n") != 0 || errOut.Len() == 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, n, errOut.String())
+		}
+	}
 }
