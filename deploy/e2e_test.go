@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -49,7 +50,10 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 	k, ct := c.Kubelet(t), c.Controller(t)
 	ctx := kubetest.Context(t)
 
-	// The fleet.
+	// The fleet. serve watches every namespace, so its IPs must be this
+	// run's own: another run's live Pods would hold them (IP_TAKEN).
+	block := ipBlock.Add(1)
+	ip := func(host int) string { return fmt.Sprintf("10.7.%d.%d", block, host) }
 	sandbox := func(name, ip string, edit func(*corev1.Pod)) {
 		pod := kubetest.SandboxPod(name+"-0", "python:3.12-slim", "python", "-m", "server")
 		bsbx := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox(name, pod))
@@ -64,12 +68,12 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 			ct.SetBatchSandboxStatus(ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
 		}
 	}
-	sandbox("healthy", "10.7.0.1", nil)
+	sandbox("healthy", ip(1), nil)
 	// IP_TAKEN: the victim's container exits, its IP goes to the thief's Pod.
-	sandbox("victim", "10.7.0.2", nil)
+	sandbox("victim", ip(2), nil)
 	k.Terminate(ns, "victim-0", kubetest.SandboxContainer, 1, "Error")
 	k.SetPhase(ns, "victim-0", corev1.PodFailed, "", "")
-	sandbox("thief", "10.7.0.2", nil)
+	sandbox("thief", ip(2), nil)
 	// Stuck Terminating: deleted, held by a finalizer, main container still
 	// in PodInitializing; grace 1 s + stuck-after 1 s.
 	grace := int64(1)
@@ -79,7 +83,7 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 	k.DeleteHeld(ns, "stuck-0")
 	t.Cleanup(func() { k.Release(ns, "stuck-0") })
 	// Restarted twice by the OOM killer once serve is watching (below).
-	sandbox("oom", "10.7.0.3", func(p *corev1.Pod) {
+	sandbox("oom", ip(3), func(p *corev1.Pod) {
 		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}
 	})
 
@@ -218,6 +222,9 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// ipBlock numbers the runs of the end-to-end test in this process (-count).
+var ipBlock atomic.Int32
 
 // serviceAccountConfig creates deploy/'s ClusterRole for real, a
 // ServiceAccount in ns bound to it, and returns an admin config that
