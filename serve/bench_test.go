@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/model"
@@ -64,6 +67,52 @@ func BenchmarkScrape(b *testing.B) {
 					if err := enc.Encode(mf); err != nil {
 						b.Fatal(err)
 					}
+				}
+			}
+		})
+	}
+}
+
+// fixtureSource serves a fixed snapshot to the sweep's analysis, with no
+// cluster behind it (the fixture has no restarted Pod to look up).
+type fixtureSource struct{ snap *model.Snapshot }
+
+func (f fixtureSource) Snapshot(context.Context, sweep.Options) (*model.Snapshot, error) {
+	return f.snap, nil
+}
+func (fixtureSource) Server() string { return "fixture" }
+func (fixtureSource) LivePod(context.Context, string, string) (*corev1.Pod, error) {
+	return nil, errors.New("no cluster")
+}
+func (fixtureSource) PodEvents(context.Context, string, string) ([]corev1.Event, error) {
+	return nil, nil
+}
+func (fixtureSource) Node(context.Context, string) (*corev1.Node, error) {
+	return nil, errors.New("no cluster")
+}
+func (fixtureSource) NodeEvents(context.Context, string) ([]corev1.Event, error) { return nil, nil }
+
+// BenchmarkAnalysis is one analysis of a changed fleet as serve runs it (at
+// most once per --analyze-every): the sweep's findings, score and report
+// over the snapshot, without forensics (no restarted Pod in the fixture).
+func BenchmarkAnalysis(b *testing.B) {
+	for _, n := range []int{10_000, 50_000} {
+		b.Run(fmt.Sprintf("sandboxes=%d", n), func(b *testing.B) {
+			st := benchState(n)
+			// Findings come from the sandboxes' notices here.
+			for i, sb := range st.Snapshot.Sandboxes() {
+				if i%10 == 0 {
+					sb.Notices = []model.Notice{{Code: model.CodeIPTaken, Severity: model.SeverityError, Pod: sb.Name() + "-0"}}
+				}
+			}
+			src := fixtureSource{st.Snapshot}
+			target := sweep.Target{Name: "bench", Open: func(context.Context) (sweep.Source, error) { return src, nil }}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				rep := sweep.Sweep(context.Background(), []sweep.Target{target}, sweep.Options{})
+				if len(rep.Findings) != n/10 {
+					b.Fatalf("%d findings, want %d", len(rep.Findings), n/10)
 				}
 			}
 		})
