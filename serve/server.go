@@ -66,8 +66,7 @@ type Server struct {
 	analysis atomic.Pointer[analysis]
 	restarts *restartCounter // only the analysis loop touches it
 	registry *prometheus.Registry
-	refused  string        // the refusals last logged (the analysis loop only)
-	analyzed chan struct{} // signalled after each analysis (tests)
+	refused  string // the refusals last logged (the analysis loop only)
 }
 
 // analysis is the latest analysis, replaced whole.
@@ -94,7 +93,6 @@ func New(c *kube.Clients, opts Options) *Server {
 		clients:  c,
 		opts:     opts,
 		restarts: newRestartCounter(),
-		analyzed: make(chan struct{}, 1),
 		watcher: kube.NewWatcher(c, kube.WatcherOptions{
 			Namespace:   opts.Namespace,
 			PodSelector: opts.PodSelector,
@@ -177,9 +175,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	fmt.Fprintf(s.opts.Log, "sandscope serve: listening on %s (read-only)\n", ln.Addr())
 
 	var err error
+	watcherDone := false
 	select {
 	case <-ctx.Done():
 	case err = <-watchErr:
+		watcherDone = true
 		if err != nil {
 			err = fmt.Errorf("watching the fleet: %w", err)
 		}
@@ -187,6 +187,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		err = fmt.Errorf("serving HTTP on %s: %w", ln.Addr(), err)
 	}
 	cancel()
+	if !watcherDone {
+		<-watchErr // the informers are down before Serve returns
+	}
 	sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer scancel()
 	if serr := srv.Shutdown(sctx); serr != nil && err == nil && !errors.Is(serr, http.ErrServerClosed) {
@@ -244,10 +247,6 @@ func (s *Server) analyze(ctx context.Context) {
 	}
 	restarts := s.restarts.observe(src.snap, rep.Findings)
 	s.analysis.Store(&analysis{report: rep, restarts: restarts})
-	select {
-	case s.analyzed <- struct{}{}:
-	default:
-	}
 }
 
 // logRefused says, once per change, which requests the server refuses: a
@@ -286,5 +285,3 @@ func (l *liveSource) Snapshot(context.Context, sweep.Options) (*model.Snapshot, 
 	l.snap = snap
 	return snap, nil
 }
-
-func (l *liveSource) Notes() []string { return nil }
