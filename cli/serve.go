@@ -90,7 +90,11 @@ func runServe(ctx context.Context, g *Globals, f *serveFlags) error {
 	if err != nil {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cannot listen on %s: %w", f.listen, err)}
 	}
-	if err := serve.New(clients, opts).Serve(ctx, ln); err != nil {
+	srv := serve.New(clients, opts)
+	// The same GC tuning as the TUI while the fleet loads: serve holds the
+	// same model and must fit the same memory.
+	go tuneMemoryForWatch(ctx, srv.WaitForSync)
+	if err := srv.Serve(ctx, ln); err != nil {
 		return &ExitError{Code: ExitFailure, Err: err}
 	}
 	return nil

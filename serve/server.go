@@ -112,6 +112,9 @@ func New(c *kube.Clients, opts Options) *Server {
 	return s
 }
 
+// WaitForSync blocks until the fleet has synced, or ctx ends.
+func (s *Server) WaitForSync(ctx context.Context) error { return s.watcher.WaitForSync(ctx) }
+
 // State is what a scrape reads now.
 func (s *Server) State() State {
 	st := State{Snapshot: s.watcher.Fleet().Snapshot(), Watches: s.watcher.Watches(), Now: time.Now()}
