@@ -10,6 +10,7 @@ func subcommands(g *Globals) []*cobra.Command {
 		newCreateCommand(g),
 		newEntrypointsCommand(g),
 		newExplainCommand(g),
+		newServeCommand(g),
 	}
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/test.sh — the whole test suite, on a fresh machine or a warm one.
-# Installs what the tests need (tmux, openssl, curl, ss), builds the real
+# Installs what the tests need (tmux, openssl, curl, ss, prometheus + promtool), builds the real
 # kube-apiserver + etcd (+ kubectl) from the Go module proxy into a cache
 # keyed by their go.mod (about 5 min cold on 2 cores, nothing when cached),
 # then runs go vet and the race-enabled tests. Extra arguments go to go test.
@@ -13,6 +13,8 @@ command -v tmux >/dev/null || missing+=(tmux)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v curl >/dev/null || missing+=(curl)
 command -v ss >/dev/null || missing+=(iproute2)
+# promtool (alert rule tests) and the Prometheus server (end-to-end scrape test).
+{ command -v promtool >/dev/null && command -v prometheus >/dev/null; } || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test.sh: installing ${missing[*]}"
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -1,0 +1,230 @@
+// Package deploy_test checks the in-cluster manifests and alert rules with
+// the real parts: the test cluster's API server (server-side dry run),
+// kubectl's kustomize, promtool, and a real Prometheus scraping sandscope
+// serve (e2e_test.go).
+package deploy_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sandscope/sandscope/kube/kubetest"
+)
+
+func TestMain(m *testing.M) { kubetest.Main(m) }
+
+// tool finds a binary the test needs: it skips when it is missing, and
+// fails under CI=true, where scripts/test.sh installs it.
+func tool(t *testing.T, name string, dirs ...string) string {
+	t.Helper()
+	for _, d := range dirs {
+		if p := filepath.Join(d, name); isExecutable(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	msg := name + " not found (Debian: apt-get install prometheus; scripts/test.sh installs it)"
+	if os.Getenv("CI") == "true" {
+		t.Fatal("CI=true: " + msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+func kubectl(t *testing.T) string { return tool(t, "kubectl", kubetest.BinDir()) }
+
+func run(t *testing.T, stdin []byte, name string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", filepath.Base(name), strings.Join(args, " "), err, out.String(), errOut.String())
+	}
+	return out.Bytes()
+}
+
+// TestManifestsDryRunServer renders deploy/ with kubectl's kustomize and
+// has the real API server validate every object (schema, RBAC references,
+// field values) without keeping them.
+func TestManifestsDryRunServer(t *testing.T) {
+	c := kubetest.Get(t)
+	k := kubectl(t)
+	rendered := run(t, nil, k, "kustomize", ".")
+	for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment", "Service"} {
+		if !bytes.Contains(rendered, []byte("\nkind: "+kind+"\n")) {
+			t.Errorf("kustomize output has no %s", kind)
+		}
+	}
+	// Objects in a namespace that does not exist yet fail a server-side dry
+	// run (nothing is created), so the namespace is made for real first.
+	ctx := kubetest.Context(t)
+	_, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "sandscope"}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	out := run(t, rendered, k, "--kubeconfig", c.Kubeconfig, "apply", "--dry-run=server", "-f", "-")
+	t.Logf("%s", out)
+	for _, want := range []string{"clusterrole.rbac.authorization.k8s.io/sandscope-readonly", "deployment.apps/sandscope", "service/sandscope"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("dry run did not report %s", want)
+		}
+	}
+	// The monitoring kustomization renders (its CRDs belong to the
+	// Prometheus Operator, not installed here).
+	mon := run(t, nil, k, "kustomize", "monitoring")
+	for _, kind := range []string{"ServiceMonitor", "PrometheusRule"} {
+		if !bytes.Contains(mon, []byte("kind: "+kind+"\n")) {
+			t.Errorf("monitoring kustomize output has no %s", kind)
+		}
+	}
+}
+
+// TestDeploymentHardening keeps the Deployment non-root, read-only and
+// probed on the endpoints serve answers.
+func TestDeploymentHardening(t *testing.T) {
+	var d struct {
+		Spec struct {
+			Template struct {
+				Spec corev1.PodSpec `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	readYAML(t, "deployment.yaml", &d)
+	ps := d.Spec.Template.Spec
+	if ps.SecurityContext == nil || ps.SecurityContext.RunAsNonRoot == nil || !*ps.SecurityContext.RunAsNonRoot {
+		t.Error("pod does not require a non-root user")
+	}
+	if len(ps.Containers) != 1 {
+		t.Fatalf("%d containers", len(ps.Containers))
+	}
+	ctr := ps.Containers[0]
+	sc := ctr.SecurityContext
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Error("container root filesystem not read-only or privilege escalation allowed")
+	}
+	if ctr.Resources.Requests.Cpu().IsZero() || ctr.Resources.Requests.Memory().IsZero() {
+		t.Error("no CPU or memory request")
+	}
+	if ctr.LivenessProbe == nil || ctr.LivenessProbe.HTTPGet == nil || ctr.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Error("liveness probe is not GET /healthz")
+	}
+	if ctr.ReadinessProbe == nil || ctr.ReadinessProbe.HTTPGet == nil || ctr.ReadinessProbe.HTTPGet.Path != "/readyz" {
+		t.Error("readiness probe is not GET /readyz")
+	}
+	if len(ctr.Args) == 0 || ctr.Args[0] != "serve" {
+		t.Errorf("args %v do not run serve", ctr.Args)
+	}
+}
+
+// TestClusterRoleIsReadOnly: no verb that changes anything, no secrets.
+func TestClusterRoleIsReadOnly(t *testing.T) {
+	var cr rbacv1.ClusterRole
+	readYAML(t, "clusterrole.yaml", &cr)
+	if len(cr.Rules) == 0 {
+		t.Fatal("no rules")
+	}
+	for _, r := range cr.Rules {
+		for _, v := range r.Verbs {
+			if v != "get" && v != "list" && v != "watch" {
+				t.Errorf("verb %q on %v", v, r.Resources)
+			}
+		}
+		for _, res := range r.Resources {
+			if res == "*" || res == "secrets" || strings.Contains(res, "/") {
+				t.Errorf("resource %q", res)
+			}
+		}
+	}
+}
+
+// TestAlertRules runs the rules' unit tests with promtool.
+func TestAlertRules(t *testing.T) {
+	promtool := tool(t, "promtool")
+	run(t, nil, promtool, "check", "rules", "alerts.yaml")
+	out := run(t, nil, promtool, "test", "rules", "alerts_test.yaml")
+	t.Logf("%s", out)
+}
+
+// TestPrometheusRuleMatchesAlerts keeps the Operator's copy of the rules
+// equal to alerts.yaml.
+func TestPrometheusRuleMatchesAlerts(t *testing.T) {
+	var file struct {
+		Groups []any `json:"groups"`
+	}
+	var pr struct {
+		Spec struct {
+			Groups []any `json:"groups"`
+		} `json:"spec"`
+	}
+	readYAML(t, "alerts.yaml", &file)
+	readYAML(t, filepath.Join("monitoring", "prometheusrule.yaml"), &pr)
+	if len(file.Groups) == 0 || !reflect.DeepEqual(file.Groups, pr.Spec.Groups) {
+		t.Error("monitoring/prometheusrule.yaml's groups differ from alerts.yaml")
+	}
+}
+
+func readYAML(t *testing.T, path string, into any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, into); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestReadmeRBACMatchesClusterRole keeps the README's RBAC table generated
+// from clusterrole.yaml, the one source of truth.
+func TestReadmeRBACMatchesClusterRole(t *testing.T) {
+	var cr rbacv1.ClusterRole
+	readYAML(t, "clusterrole.yaml", &cr)
+	var b strings.Builder
+	b.WriteString("| API group | resources | verbs |\n|---|---|---|\n")
+	for _, r := range cr.Rules {
+		group := strings.Join(r.APIGroups, ", ")
+		if group == "" {
+			group = "core"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", group, strings.Join(r.Resources, ", "), strings.Join(r.Verbs, ", "))
+	}
+	want := b.String()
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- rbac: generated from deploy/clusterrole.yaml -->\n", "<!-- rbac end -->"
+	_, rest, ok := strings.Cut(string(readme), begin)
+	got, _, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		t.Fatalf("README.md has no %q ... %q block", strings.TrimSpace(begin), end)
+	}
+	if got != want {
+		t.Errorf("README's RBAC table differs from deploy/clusterrole.yaml; it should read:\n%s", want)
+	}
+}

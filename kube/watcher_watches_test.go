@@ -1,0 +1,50 @@
+package kube_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/kubetest"
+)
+
+// Watches reports each watched resource: all up once synced, the broken
+// ones down while the API server is gone, all up again once every watch
+// is back.
+func TestWatcherWatches(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	state := func() (up, down []string) {
+		for _, ws := range w.Watches() {
+			if ws.Up {
+				up = append(up, ws.Resource)
+			} else {
+				down = append(down, ws.Resource)
+			}
+		}
+		return up, down
+	}
+	up, down := state()
+	if fmt.Sprint(up) != "[batchsandboxes pods pools sandboxes]" || len(down) != 0 {
+		t.Fatalf("after sync: up %v, down %v; want every resource up, sorted", up, down)
+	}
+
+	c.StopAPIServer(t)
+	waitUntil(t, waitTimeout, "pods watch down", func() bool {
+		_, down := state()
+		for _, r := range down {
+			if r == "pods" {
+				return true
+			}
+		}
+		return false
+	})
+	c.StartAPIServer(t)
+	// The informers come back on client-go's own backoff (up to ~30 s).
+	waitUntil(t, 90*time.Second, "every watch up again", func() bool {
+		_, down := state()
+		return len(down) == 0
+	})
+}

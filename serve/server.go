@@ -1,0 +1,290 @@
+// Package serve is `sandscope serve`: a long-running, read-only exporter
+// that keeps the fleet in memory through a kube.Watcher (as the TUI does)
+// and serves it to Prometheus (/metrics), to scripts (/findings, the sweep's
+// JSON contract, live) and to the kubelet's probes (/healthz, /readyz).
+// It never execs, creates or deletes.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sandscope/sandscope/actions/sweep"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
+)
+
+// Defaults of Options.
+const (
+	DefaultListen       = ":9808"
+	DefaultAnalyzeEvery = 30 * time.Second
+	shutdownGrace       = 5 * time.Second
+)
+
+// Options of a Server.
+type Options struct {
+	// ContextName names the cluster in findings and the report ("" = the
+	// kubeconfig context, or "in-cluster").
+	ContextName string
+	// Namespace to watch; "" watches every namespace.
+	Namespace   string
+	PodSelector string
+	StuckAfter  time.Duration
+	// ImageConfig reads image configs for ENTRYPOINT_NOT_RUN; nil = off.
+	ImageConfig kube.ImageConfigReader
+	// AnalyzeEvery is the least time between two analyses (findings, restart
+	// forensics, score). An analysis runs when the fleet changed since the
+	// last one, so an idle fleet costs no API calls.
+	AnalyzeEvery time.Duration
+	// MaxForensics bounds the Pods whose Events one analysis reads.
+	MaxForensics int
+	// Demo marks the status as the simulated fleet.
+	Demo bool
+	// Log receives one line per lifecycle step and per failed analysis.
+	Log io.Writer
+}
+
+// Server is one exporter over one cluster connection.
+type Server struct {
+	clients *kube.Clients
+	opts    Options
+	watcher *kube.Watcher
+
+	ready    atomic.Bool
+	analysis atomic.Pointer[analysis]
+	restarts *restartCounter // only the analysis loop touches it
+	registry *prometheus.Registry
+	refused  string // the refusals last logged (the analysis loop only)
+}
+
+// analysis is the latest analysis, replaced whole.
+type analysis struct {
+	report   sweep.Report
+	restarts map[RestartKey]float64
+}
+
+// New builds a Server over c. Nothing talks to the server until Serve.
+func New(c *kube.Clients, opts Options) *Server {
+	if opts.AnalyzeEvery <= 0 {
+		opts.AnalyzeEvery = DefaultAnalyzeEvery
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.ContextName == "" {
+		opts.ContextName = c.Context
+		if opts.ContextName == "" {
+			opts.ContextName = "in-cluster"
+		}
+	}
+	s := &Server{
+		clients:  c,
+		opts:     opts,
+		restarts: newRestartCounter(),
+		watcher: kube.NewWatcher(c, kube.WatcherOptions{
+			Namespace:   opts.Namespace,
+			PodSelector: opts.PodSelector,
+			StuckAfter:  opts.StuckAfter,
+			ImageConfig: opts.ImageConfig,
+			ReadOnly:    true, // serve never acts
+			Demo:        opts.Demo,
+		}),
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		NewCollector(s.State),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	s.registry = reg
+	return s
+}
+
+// WaitForSync blocks until the fleet has synced, or ctx ends.
+func (s *Server) WaitForSync(ctx context.Context) error { return s.watcher.WaitForSync(ctx) }
+
+// State is what a scrape reads now.
+func (s *Server) State() State {
+	st := State{Snapshot: s.watcher.Fleet().Snapshot(), Watches: s.watcher.Watches(), Now: time.Now()}
+	if a := s.analysis.Load(); a != nil {
+		st.Report, st.Restarts = &a.report, a.restarts
+	}
+	return st
+}
+
+// Handler serves /metrics, /findings, /healthz and /readyz.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc("GET /findings", s.serveFindings)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !s.ready.Load() {
+			http.Error(w, "fleet not synced yet", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	return mux
+}
+
+// serveFindings writes the latest analysis in the sweep's JSON contract.
+func (s *Server) serveFindings(w http.ResponseWriter, _ *http.Request) {
+	a := s.analysis.Load()
+	if a == nil {
+		http.Error(w, "no analysis yet: the fleet is not synced", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := sweep.WriteJSON(w, &a.report); err != nil {
+		fmt.Fprintf(s.opts.Log, "sandscope serve: writing /findings: %v\n", err)
+	}
+}
+
+// Serve runs the watcher, the analysis loop and the HTTP server on ln until
+// ctx ends, then shuts the HTTP server down gracefully. It returns an error
+// only when something cannot start or the listener fails.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	watchErr := make(chan error, 1)
+	go func() { watchErr <- s.watcher.Run(ctx) }()
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.analyzeLoop(ctx)
+	}()
+
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	httpErr := make(chan error, 1)
+	go func() { httpErr <- srv.Serve(ln) }()
+	fmt.Fprintf(s.opts.Log, "sandscope serve: listening on %s (read-only)\n", ln.Addr())
+
+	var err error
+	watcherDone := false
+	select {
+	case <-ctx.Done():
+	case err = <-watchErr:
+		watcherDone = true
+		if err != nil {
+			err = fmt.Errorf("watching the fleet: %w", err)
+		}
+	case err = <-httpErr:
+		err = fmt.Errorf("serving HTTP on %s: %w", ln.Addr(), err)
+	}
+	cancel()
+	if !watcherDone {
+		<-watchErr // the informers are down before Serve returns
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer scancel()
+	if serr := srv.Shutdown(sctx); serr != nil && err == nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = fmt.Errorf("shutting down HTTP: %w", serr)
+	}
+	wg.Wait()
+	fmt.Fprintln(s.opts.Log, "sandscope serve: stopped")
+	return err
+}
+
+// analyzeLoop waits for the first sync, then analyzes the fleet whenever it
+// changed, at most once per AnalyzeEvery.
+func (s *Server) analyzeLoop(ctx context.Context) {
+	if err := s.watcher.WaitForSync(ctx); err != nil {
+		return
+	}
+	s.ready.Store(true)
+	fmt.Fprintln(s.opts.Log, "sandscope serve: fleet synced")
+	changes, unsubscribe := s.watcher.Subscribe()
+	defer unsubscribe()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+		}
+		s.analyze(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.opts.AnalyzeEvery):
+		}
+	}
+}
+
+// analyze runs the sweep's own analysis on the live snapshot: the same
+// findings, forensics, score and JSON as `sandscope sweep -o json`.
+func (s *Server) analyze(ctx context.Context) {
+	src := &liveSource{Clients: s.clients, watcher: s.watcher}
+	target := sweep.Target{Name: s.opts.ContextName, Open: func(context.Context) (sweep.Source, error) { return src, nil }}
+	rep := sweep.Sweep(ctx, []sweep.Target{target}, sweep.Options{
+		Timeout:      max(s.opts.AnalyzeEvery, sweep.DefaultTimeout),
+		MaxForensics: s.opts.MaxForensics,
+	})
+	if ctx.Err() != nil {
+		return // cut short by shutdown: keep the last complete analysis
+	}
+	for _, c := range rep.Contexts {
+		if !c.Reachable {
+			fmt.Fprintf(s.opts.Log, "sandscope serve: analysis: %s\n", c.Error)
+		}
+	}
+	if src.snap != nil {
+		s.logRefused(src.snap.Status.Forbidden)
+	}
+	restarts := s.restarts.observe(src.snap, rep.Findings)
+	s.analysis.Store(&analysis{report: rep, restarts: restarts})
+}
+
+// logRefused says, once per change, which requests the server refuses: a
+// ServiceAccount missing a verb of deploy/clusterrole.yaml shows here.
+func (s *Server) logRefused(forbidden []string) {
+	now := strings.Join(forbidden, "; ")
+	if now == s.refused {
+		return
+	}
+	s.refused = now
+	if now == "" {
+		fmt.Fprintln(s.opts.Log, "sandscope serve: every watch is allowed again")
+		return
+	}
+	fmt.Fprintf(s.opts.Log, "sandscope serve: the API server refuses: %s (missing RBAC verbs? see deploy/clusterrole.yaml)\n", now)
+}
+
+// liveSource is a sweep.Source over the running watcher: its snapshot is
+// the one in memory (no new watch), its lookups the cluster's.
+type liveSource struct {
+	*kube.Clients
+	watcher *kube.Watcher
+	snap    *model.Snapshot
+}
+
+func (l *liveSource) Server() string { return l.Clients.Server }
+
+func (l *liveSource) Snapshot(context.Context, sweep.Options) (*model.Snapshot, error) {
+	snap := l.watcher.Fleet().Snapshot()
+	if !snap.Status.Synced {
+		return nil, errors.New("the fleet is not synced")
+	}
+	if d := snap.Status.DisconnectedSince; d != nil {
+		return nil, fmt.Errorf("connection to the API server lost since %s", d.UTC().Format(time.RFC3339))
+	}
+	l.snap = snap
+	return snap, nil
+}

@@ -1,0 +1,49 @@
+package serve
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sandscope/sandscope/kube"
+)
+
+// Before the fleet has synced: alive, not ready, no findings, and /metrics
+// answers with the process metrics and nothing invented about the fleet.
+func TestEndpointsBeforeSync(t *testing.T) {
+	srv := httptest.NewServer(New(&kube.Clients{}, Options{}).Handler())
+	defer srv.Close()
+	for path, want := range map[string]int{
+		"/healthz": http.StatusOK, "/readyz": http.StatusServiceUnavailable,
+		"/findings": http.StatusServiceUnavailable, "/metrics": http.StatusOK,
+	} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s: %d, want %d", path, resp.StatusCode, want)
+		}
+		if path == "/metrics" {
+			if !strings.Contains(b.String(), "go_goroutines") || !strings.Contains(b.String(), "process_") {
+				t.Error("/metrics lacks the Go or process collector")
+			}
+			if strings.Contains(b.String(), "sandscope_identity") || strings.Contains(b.String(), "sandscope_fleet_score") {
+				t.Error("/metrics reports the fleet before it synced")
+			}
+		}
+	}
+	resp, err := http.Post(srv.URL+"/metrics", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /metrics: %d, want 405", resp.StatusCode)
+	}
+}
