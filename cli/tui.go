@@ -2,11 +2,15 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
 
+	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/ui"
@@ -20,6 +24,12 @@ func runTUI(ctx context.Context, g *Globals) error {
 	klog.SetOutput(io.Discard)
 	if g.Demo {
 		return runDemoTUI(ctx, g)
+	}
+	// Connecting takes up to the request timeout: say to what, on a
+	// terminal, rather than leave it blank. The UI's screen replaces the line.
+	if f, ok := g.Err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		kctx, server := kube.Target(g.Kube)
+		fmt.Fprintf(g.Err, "sandscope: connecting to %s (context %s)…\r", textsafe.Line(orDash(server)), textsafe.Line(orDash(kctx)))
 	}
 	clients, err := g.Connect(ctx)
 	if err != nil {

@@ -92,6 +92,34 @@ type ConnectOptions struct {
 	Burst int
 }
 
+// Target names the context and server the flags point at, as Connect
+// will resolve them, without connecting ("" for what the kubeconfig does
+// not say). For a "connecting to ..." line while Connect runs.
+func Target(flags *ConfigFlags) (context, server string) {
+	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return "", flags.Overrides.ClusterInfo.Server
+	}
+	context = raw.CurrentContext
+	if flags.Context() != "" {
+		context = flags.Context()
+	}
+	cluster := ""
+	if kctx, ok := raw.Contexts[context]; ok {
+		cluster = kctx.Cluster
+	}
+	if name := flags.Overrides.Context.Cluster; name != "" {
+		cluster = name
+	}
+	if cl, ok := raw.Clusters[cluster]; ok {
+		server = cl.Server
+	}
+	if s := flags.Overrides.ClusterInfo.Server; s != "" {
+		server = s
+	}
+	return context, server
+}
+
 // Connect builds clients from kubectl-style flags and proves, within the
 // request timeout, that the server answers and accepts the credentials.
 func Connect(ctx context.Context, flags *ConfigFlags, opts ConnectOptions) (*Clients, error) {
