@@ -450,6 +450,7 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return a.openText(kindEvents, "Events "+sel.Namespace()+"/"+sel.Name(), sel, false)
 	case key.Matches(msg, k.Shell) && sel != nil:
+		a.flash = ""
 		ex, err := a.c.be.Shell(sel)
 		if err != nil {
 			a.flashErr(err)
@@ -460,13 +461,16 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return tea.Exec(ex, func(err error) tea.Msg { return actionDone{text: "shell ended", err: err} })
 	case key.Matches(msg, k.Exec) && sel != nil:
+		a.flash = "" // a message belongs to the action that made it
 		a.execTarget = sel
 		a.openInput(modeExecPrompt, "exec "+textsafe.Line(sel.Namespace()+"/"+sel.Name())+"> ", "", nil)
 	case key.Matches(msg, k.Create):
+		a.flash = ""
 		a.create = newCreateForm(a.c)
 		a.mode = modeCreate
 		return a.create.focus()
 	case key.Matches(msg, k.Delete) && sel != nil:
+		a.flash = ""
 		a.pendingDelete = sel
 		a.mode = modeConfirmDelete
 	default:

@@ -197,7 +197,8 @@ func (a *App) footerLines(w int) []string {
 		}
 	case modeConfirmDelete:
 		sb := a.pendingDelete
-		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("Delete %s %s/%s? This cannot be undone. [y/N]", sb.Engine(), sb.Namespace(), sb.Name()), w))
+		// The answer keys first: a long id must not push them off a narrow terminal.
+		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("[y/N] Delete %s %s/%s? This cannot be undone.", sb.Engine(), sb.Namespace(), sb.Name()), w))
 	case modeCreate:
 		first = a.create.view()
 	default:

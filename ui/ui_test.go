@@ -254,7 +254,7 @@ func TestDeleteAsksConfirmation(t *testing.T) {
 	}}
 	app, tm := newTestApp(t, src, be, Options{})
 	keys(tm, "/", "sbx-a", "enter", "ctrl+d")
-	screenContains(t, tm, app, "Delete bsbx team-rl/sbx-a? This cannot be undone. [y/N]")
+	screenContains(t, tm, app, "[y/N] Delete bsbx team-rl/sbx-a? This cannot be undone.")
 	keys(tm, "n")
 	screenContains(t, tm, app, "delete cancelled")
 	keys(tm, "ctrl+d", "y")
@@ -749,4 +749,23 @@ func TestCreateFormOffersKnownValues(t *testing.T) {
 	screenContains(t, tm, app, "e.g. registry.demo.local/rl/trainer-env:2026.11")
 	keys(tm, "tab", "tab") // image → command → pool
 	screenContains(t, tm, app, "e.g. rl-pool")
+}
+
+// A message belongs to the action that made it: the next action starts
+// with a clear footer, and a narrow terminal still shows the delete
+// prompt's answer keys.
+func TestFooterBelongsToTheAction(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestAppSized(t, src, Backend{Delete: func(context.Context, *model.Sandbox) error {
+		return refusal{"IP_TAKEN", "IP_TAKEN: refused for the test"}
+	}, Exec: func(context.Context, *model.Sandbox, []string, io.Writer) (int, error) { return 0, nil }}, Options{}, 40, 12)
+	keys(tm, "ctrl+d")
+	screenContains(t, tm, app, "[y/N]")
+	keys(tm, "y")
+	screenContains(t, tm, app, "refused")
+	keys(tm, "x", "true", "enter")
+	s := screenContains(t, tm, app, "Exec batch/sbx-d: true")
+	if strings.Contains(s, "refused") {
+		t.Fatalf("the last refusal stayed under the next action:\n%s", s)
+	}
 }
