@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/sandscope/sandscope/ui"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,18 +33,14 @@ type fileConfig struct {
 	Favorites []string `json:"favorites,omitempty"`
 }
 
-// ConfigPath is where the config file lives: $XDG_CONFIG_HOME/sandscope/
-// config.yaml, falling back to ~/.config/sandscope/config.yaml.
+// ConfigPath is where the config file lives: beside the key map,
+// $XDG_CONFIG_HOME/sandscope/config.yaml (fallback ~/.config).
 func ConfigPath() string {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".config")
+	keys := ui.KeysPath()
+	if keys == "" {
+		return ""
 	}
-	return filepath.Join(dir, "sandscope", "config.yaml")
+	return filepath.Join(filepath.Dir(keys), "config.yaml")
 }
 
 // applyConfigFile fills the settings the command line left unset from the

@@ -122,38 +122,27 @@ type lookup struct {
 }
 
 func (l *lookup) addPod(p *corev1.Pod) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	k := "pod/" + p.Namespace + "/" + p.Name + "/" + string(p.UID)
-	if l.seen[k] {
-		return false
-	}
-	l.seen[k] = true
-	l.pods = append(l.pods, model.SlimPod(p))
-	return true
+	return add(l, &l.pods, "pod/"+p.Namespace+"/"+p.Name+"/"+string(p.UID), func() *model.Pod { return model.SlimPod(p) })
 }
 
 func (l *lookup) addBatch(b *model.BatchSandbox) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	k := "bsbx/" + b.Namespace + "/" + b.Name
-	if l.seen[k] {
-		return false
-	}
-	l.seen[k] = true
-	l.batch = append(l.batch, b)
-	return true
+	return add(l, &l.batch, "bsbx/"+b.Namespace+"/"+b.Name, func() *model.BatchSandbox { return b })
 }
 
 func (l *lookup) addAgent(a *model.AgentSandbox) bool {
+	return add(l, &l.agents, "agent/"+a.Namespace+"/"+a.Name, func() *model.AgentSandbox { return a })
+}
+
+// add appends the object made by mk to list, once per key; it reports
+// whether it was new.
+func add[T any](l *lookup, list *[]T, key string, mk func() T) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	k := "agent/" + a.Namespace + "/" + a.Name
-	if l.seen[k] {
+	if l.seen[key] {
 		return false
 	}
-	l.seen[k] = true
-	l.agents = append(l.agents, a)
+	l.seen[key] = true
+	*list = append(*list, mk())
 	return true
 }
 
