@@ -183,3 +183,18 @@ func TestHeaderNamesUserAndVersions(t *testing.T) {
 		t.Errorf("the connection state must come before who and what: %q", head)
 	}
 }
+
+// At 80 columns help stacks its groups instead of cutting the ones that do
+// not fit beside the others.
+func TestHelpAt80Columns(t *testing.T) {
+	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{}, DefaultKeyMap())
+	a.Init()
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 60})
+	a.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
+	v := a.View()
+	for _, want := range []string{"sort restarts", "wide: every column", "commands and aliases", "quit", "problems only"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("help at 80 columns lacks %q:\n%s", want, v)
+		}
+	}
+}

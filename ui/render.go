@@ -31,7 +31,7 @@ func (a *App) View() string {
 	bodyH := max(1, h-len(header)-1-len(footer))
 	var body string
 	if a.showHelp {
-		help := strings.Split(a.help.FullHelpView(a.top().fullHelp(a.c)), "\n")
+		help := a.fullHelpLines(w)
 		a.helpOffset = min(a.helpOffset, max(len(help)-bodyH, 0))
 		body = clipLines(strings.Join(help[a.helpOffset:], "\n"), w, bodyH)
 	} else {
@@ -244,6 +244,44 @@ func firstKeys(bs []key.Binding) []key.Binding {
 		out[i] = b
 		if ks := b.Keys(); len(ks) > 0 {
 			out[i].SetHelp(helpKeys(ks[:1]), b.Help().Desc)
+		}
+	}
+	return out
+}
+
+// fullHelpLines is the help of the view on top: its groups side by side
+// when they fit in w, else one binding a line, group after group, so that
+// a narrow terminal cuts none of them (the help scrolls instead).
+func (a *App) fullHelpLines(w int) []string {
+	groups := a.top().fullHelp(a.c)
+	wide := strings.Split(a.help.FullHelpView(groups), "\n")
+	fits := true
+	for _, l := range wide {
+		if ansi.StringWidth(l) > w || strings.HasSuffix(strings.TrimRight(l, " "), "…") {
+			fits = false
+			break
+		}
+	}
+	if fits {
+		return wide
+	}
+	keyW := 0
+	for _, g := range groups {
+		for _, b := range g {
+			if b.Enabled() {
+				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+			}
+		}
+	}
+	var out []string
+	for _, g := range groups {
+		if len(out) > 0 {
+			out = append(out, "")
+		}
+		for _, b := range g {
+			if b.Enabled() {
+				out = append(out, fmt.Sprintf("%-*s  %s", keyW, b.Help().Key, b.Help().Desc))
+			}
 		}
 	}
 	return out
