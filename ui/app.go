@@ -463,7 +463,8 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Exec) && sel != nil:
 		a.flash = "" // a message belongs to the action that made it
 		a.execTarget = sel
-		a.openInput(modeExecPrompt, "exec "+textsafe.Line(sel.Namespace()+"/"+sel.Name())+"> ", "", nil)
+		// The short id leaves the line for the command on a narrow terminal.
+		a.openInput(modeExecPrompt, "exec "+textsafe.Line(sel.Namespace()+"/"+shortIDs(sel.Name()))+"> ", "", nil)
 	case key.Matches(msg, k.Create):
 		a.flash = ""
 		a.create = newCreateForm(a.c)
