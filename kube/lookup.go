@@ -458,7 +458,7 @@ func (l *lookup) holders(ctx context.Context) error {
 	type address struct{ ns, ip string }
 	var addrs []address
 	add := func(ns, ip string) {
-		if ip != "" && !slices.ContainsFunc(addrs, func(a address) bool { return a.ip == ip }) {
+		if ip != "" && !l.served(ip) && !slices.ContainsFunc(addrs, func(a address) bool { return a.ip == ip }) {
 			addrs = append(addrs, address{ns, ip})
 		}
 	}
@@ -493,6 +493,18 @@ func (l *lookup) holders(ctx context.Context) error {
 		})
 	}
 	return g.Wait()
+}
+
+// served reports whether one of the Pods read serves ip: Running at that
+// address, not being deleted, on the Pod network. No other live Pod can
+// hold an address a live Pod holds, so the cluster-wide list (a scan of
+// every Pod on the server, the one read of a lookup that grows with the
+// cluster) is needed only for addresses no Pod of the sandbox serves now:
+// a dead sandbox's, a re-created Pod's old one.
+func (l *lookup) served(ip string) bool {
+	return slices.ContainsFunc(l.pods, func(p *model.Pod) bool {
+		return p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil && !p.Spec.HostNetwork && p.HasIP(ip)
+	})
 }
 
 func podPointers(items []corev1.Pod) []*corev1.Pod {

@@ -1,6 +1,8 @@
 package kube_test
 
 import (
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	"net/http"
 	"strings"
 	"sync"
@@ -49,7 +51,10 @@ func TestLookupSandboxIsTargeted(t *testing.T) {
 	kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod("sbx-a-0", ""), bs, 0))
 	kl.SetRunning(ns, "sbx-a-0", "10.250.13.77")
 	ct.SetEndpoints(ns, "sbx-a", "10.250.13.77")
-	// The address is also held by a Pod in another namespace: IP_TAKEN.
+	// Its container dies (incident 002), and the address goes to a Pod in
+	// another namespace: IP_TAKEN.
+	kl.Terminate(ns, "sbx-a-0", osv1.ContainerSandbox, 137, "Error")
+	kl.SetPhase(ns, "sbx-a-0", corev1.PodFailed, "", "")
 	other := c.Namespace(t)
 	kl.CreatePod(other, kubetest.SandboxPod("taker", ""))
 	kl.SetRunning(other, "taker", "10.250.13.77")
@@ -96,5 +101,39 @@ func TestLookupSandboxIsTargeted(t *testing.T) {
 			}
 		}
 		t.Logf("namespace %q: %d requests: %v", searchNS, len(log.urls), log.urls)
+	}
+}
+
+// A sandbox whose Pod serves its address (Running there, not deleting)
+// needs no cluster-wide list of the Pods holding that address: no other
+// live Pod can hold it. That list scans every Pod on the server.
+func TestLookupHealthySandboxListsNoHolders(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	kl, ct := c.Kubelet(t), c.Controller(t)
+	bs := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox("sbx-h", kubetest.SandboxPod("t", "")))
+	kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod("sbx-h-0", ""), bs, 0))
+	kl.SetRunning(ns, "sbx-h-0", "10.250.13.88")
+	ct.SetEndpoints(ns, "sbx-h", "10.250.13.88")
+
+	var log requestLog
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WrapTransport = log.wrap
+	clients, err := kube.NewClients(cfg, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := clients.LookupSandbox(kubetest.Context(t), "sbx-h", kube.LookupOptions{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := snap.Sandbox(model.SandboxKey(model.EngineBatchSandbox, ns, "sbx-h"))
+	if sb == nil || sb.Identity() != model.IdentityOK {
+		t.Fatalf("healthy sandbox: %+v", sb)
+	}
+	for _, u := range log.urls {
+		if strings.Contains(u, "status.podIP") {
+			t.Errorf("a healthy sandbox's lookup listed the holders of its address: %s", u)
+		}
 	}
 }
