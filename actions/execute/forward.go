@@ -182,4 +182,3 @@ func (x *Executor) watchForward(ctx context.Context, f *Forward, pf *kube.PortFo
 		}
 	}
 }
-
