@@ -39,6 +39,8 @@ const (
 	modeConfirmDelete
 	modeExecPrompt
 	modeCreate
+	modeForwardPrompt
+	modeConfirmStopForward
 )
 
 // Messages of the root model.
@@ -74,6 +76,8 @@ type App struct {
 	input         textinput.Model
 	pendingDelete *model.Sandbox // awaiting y/N
 	execTarget    *model.Sandbox // the sandbox the exec prompt runs in
+	fwdTarget     *model.Sandbox // the sandbox the port prompt forwards to
+	pendingStop   string         // the forward (local address) awaiting y/N
 	create        createForm
 	refreshQueued bool
 	lastRefresh   time.Time     // wall clock of the last live refresh
@@ -139,6 +143,7 @@ func (a *App) gateKeys() {
 	gate("exec", &k.Exec, true, be.Exec != nil)
 	gate("create", &k.Create, true, be.Create != nil)
 	gate("delete", &k.Delete, true, be.Delete != nil)
+	gate("port-forward", &k.Forward, true, be.Forward != nil)
 	gate("yaml", &k.YAML, false, be.YAML != nil)
 	gate("logs", &k.Logs, false, be.Logs != nil)
 	gate("previous logs", &k.Previous, false, be.Logs != nil)
@@ -146,12 +151,12 @@ func (a *App) gateKeys() {
 
 // refusal explains why a gated key did nothing.
 func (a *App) refusal(msg tea.KeyMsg) (string, bool) {
-	for _, name := range []string{"shell", "exec", "create", "delete", "yaml", "logs", "previous logs"} {
+	for _, name := range []string{"shell", "exec", "create", "delete", "port-forward", "yaml", "logs", "previous logs"} {
 		b := a.gated[name]
 		if !key.Matches(msg, b) {
 			continue
 		}
-		mutating := name == "shell" || name == "exec" || name == "create" || name == "delete"
+		mutating := name == "shell" || name == "exec" || name == "create" || name == "delete" || name == "port-forward"
 		if mutating && a.c.opts.ReadOnly {
 			return fmt.Sprintf("refused (READ_ONLY): %s is disabled in read-only mode", name), true
 		}
@@ -300,6 +305,11 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			a.setFlash(msg.text, false)
 		}
 		return a, nil
+	case forwardOpened:
+		return a, a.onForwardOpened(msg.info)
+	case forwardEnded:
+		a.onForwardEnded(msg)
+		return a, nil
 	case createStage:
 		a.setFlash("create: "+msg.stage.Line, msg.stage.Failed)
 		return a, waitStage(msg.ch)
@@ -381,6 +391,10 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		return a.onConfirmKey(msg)
 	case modeCreate:
 		return a.onCreateKey(msg)
+	case modeForwardPrompt:
+		return a.onForwardKey(msg)
+	case modeConfirmStopForward:
+		return a.onConfirmStopKey(msg)
 	}
 	k := a.c.keys
 	if msg.String() == "ctrl+c" {
@@ -404,6 +418,13 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	cur := a.top()
+	if fv, ok := cur.(*forwardsView); ok && key.Matches(msg, a.gated["delete"]) {
+		// In :pf the delete key stops the forward under the cursor.
+		if addr := fv.selectedForward(); addr != "" {
+			a.pendingStop, a.mode = addr, modeConfirmStopForward
+		}
+		return nil
+	}
 	sel := a.selected()
 	switch {
 	case key.Matches(msg, k.Quit):
@@ -454,6 +475,8 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Exec) && sel != nil:
 		a.execTarget = sel
 		a.openInput(modeExecPrompt, "exec "+textsafe.Line(sel.Namespace()+"/"+sel.Name())+"> ", "", nil)
+	case key.Matches(msg, k.Forward) && sel != nil:
+		a.openForwardPrompt(sel)
 	case key.Matches(msg, k.Create):
 		a.create = newCreateForm(a.c)
 		a.mode = modeCreate
@@ -487,6 +510,9 @@ func (a *App) quit() tea.Cmd {
 	}
 	if a.unsub != nil {
 		a.unsub()
+	}
+	if stop := a.stopAllForwards(); stop != nil {
+		return tea.Sequence(stop, tea.Quit)
 	}
 	return tea.Quit
 }

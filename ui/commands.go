@@ -15,7 +15,7 @@ import (
 )
 
 // commandNames are the palette's verbs, for completion.
-var commandNames = []string{"sandboxes", "sb", "pods", "pools", "ns ", "ctx ", "messages", "help", "q", "quit"}
+var commandNames = []string{"sandboxes", "sb", "pods", "pools", "ns ", "ctx ", "messages", "pf", "help", "q", "quit"}
 
 func (a *App) commandSuggestions() []string {
 	out := append([]string(nil), commandNames...)
@@ -82,6 +82,10 @@ func (a *App) runCommand(line string) tea.Cmd {
 	case "messages", "msg", "messages!":
 		a.switchTo(a.messagesView())
 		return nil
+	case "pf", "portforward", "portforwards", "port-forwards":
+		v := newForwardsView(a.c)
+		a.switchTo(v)
+		return a.inlineFilter(args)
 	case "ns", "namespace":
 		if len(args) != 1 {
 			a.setFlash(":ns needs one namespace (or all)", true)

@@ -180,7 +180,7 @@ func (a *App) countLine() string {
 func (a *App) footerLines(w int) []string {
 	var first string
 	switch a.mode {
-	case modeFilter, modeCommand, modeExecPrompt:
+	case modeFilter, modeCommand, modeExecPrompt, modeForwardPrompt:
 		first = a.input.View()
 		if a.inputErr != "" {
 			first += "  " + a.c.st.flashErr.Render(fitLine("✗ "+a.inputErr, max(w-ansi.StringWidth(first)-2, 0)))
@@ -188,6 +188,8 @@ func (a *App) footerLines(w int) []string {
 	case modeConfirmDelete:
 		sb := a.pendingDelete
 		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("Delete %s %s/%s? This cannot be undone. [y/N]", sb.Engine(), sb.Namespace(), sb.Name()), w))
+	case modeConfirmStopForward:
+		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("Stop port-forward %s? [y/N]", a.pendingStop), w))
 	case modeCreate:
 		first = a.create.view()
 	default:
