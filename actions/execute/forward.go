@@ -152,7 +152,7 @@ func (x *Executor) watchForward(ctx context.Context, f *Forward, pf *kube.PortFo
 			if err := pf.Err(); err != nil {
 				why += ": " + err.Error()
 			}
-			f.fail(&Error{Code: CodeTransport, Executed: ExecutedUnknown, Message: "port-forward closed: " + why})
+			f.fail(&Error{Code: CodeTransport, Executed: ExecutedUnknown, Message: why})
 			return
 		case <-tick.C:
 		}
@@ -171,13 +171,13 @@ func (x *Executor) watchForward(ctx context.Context, f *Forward, pf *kube.PortFo
 			}
 			e := AsError(err)
 			f.fail(&Error{Code: e.Code, Executed: ExecutedUnknown, Err: err,
-				Message: "port-forward closed: the Pod could not be re-checked: " + e.Message})
+				Message: "the Pod could not be re-checked: " + e.Message})
 			return
 		}
 		failures = 0
 		if !v.OK() {
 			f.fail(&Error{Code: v.Code(), Executed: ExecutedUnknown, Evidence: v.Evidence,
-				Message: fmt.Sprintf("port-forward closed: %s; connections in the last %s may have reached it", v.Message(), every)})
+				Message: fmt.Sprintf("the Pod is not the one checked any more: %s; a connection in the last %s may have reached it", v.Message(), every)})
 			return
 		}
 	}

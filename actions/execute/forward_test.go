@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/kube/kubetest"
 )
 
 func ping(addr string) error {
@@ -182,5 +183,38 @@ func TestForwardClosesWhenPodRecreated(t *testing.T) {
 	}
 	if n := e.daemon(fresh).Requests(); n != 0 {
 		t.Errorf("the re-created Pod's execd received %d requests", n)
+	}
+}
+
+// Another Pod taking the sandbox's address while the forward is open (the
+// model's IP index sees it) closes the forward too.
+func TestForwardClosesWhenAddressTaken(t *testing.T) {
+	e := newEnv(t, nil)
+	ip := nextIP()
+	a := e.start("fwd-ipa", ip)
+	e.observe(a)
+	x := e.executor(execute.Options{Forwarder: e.clients})
+	f, err := x.Forward(ctxT(t), execute.ForwardRequest{Sandbox: e.fleet.Snapshot().Sandbox("pod/" + e.ns + "/fwd-ipa"),
+		Recheck: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("forward: %v", err)
+	}
+	defer f.Close()
+	if err := ping(f.LocalAddr); err != nil {
+		t.Fatalf("ping before: %v", err)
+	}
+
+	e.kl.CreatePod(e.ns, kubetest.SandboxPod("fwd-ipb", ""))
+	e.kl.Schedule(e.ns, "fwd-ipb", e.node)
+	b := e.kl.SetRunning(e.ns, "fwd-ipb", ip)
+	e.observe(b)
+
+	select {
+	case <-f.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the forward is still open while another Pod holds its address")
+	}
+	if ee := asExecError(t, f.Err()); ee.Code != execute.CodeIPTaken || !strings.Contains(ee.Message, "fwd-ipb") {
+		t.Fatalf("closed with %s, want IP_TAKEN naming fwd-ipb", ee.JSON())
 	}
 }
