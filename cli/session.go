@@ -51,6 +51,9 @@ type session struct {
 	subs     map[chan struct{}]struct{}
 	nsScope  string // "" = all namespaces
 	contexts func() []string
+	// forwards are the TUI's open port-forwards by local address; they
+	// end with the session.
+	forwards map[string]*execute.Forward
 	// tuneMemory: this process is the TUI, which lives on with the fleet
 	// loaded; tune the GC for that once the watcher synced (see memory.go).
 	tuneMemory bool
@@ -95,7 +98,12 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	if transports == nil {
 		transports = execute.DefaultTransports(clients, execdToken(), 0)
 	}
-	x := execute.New(execute.Options{Cluster: clients, Snapshot: w.Fleet().Snapshot, Transports: transports, ReadOnly: s.g.ReadOnly})
+	var forwarder execute.Forwarder
+	if s.execVia == nil {
+		forwarder = clients // the demo's simulated Pods have no port-forward
+	}
+	x := execute.New(execute.Options{Cluster: clients, Snapshot: w.Fleet().Snapshot, Transports: transports, ReadOnly: s.g.ReadOnly,
+		Forwarder: forwarder})
 	conn := &connection{
 		clients: clients, watcher: w, executor: x, cancel: cancel,
 		inspect: inspect.New(kube.NewInspector(clients, agent), s.g.ReadOnly),
@@ -174,6 +182,53 @@ func (s *session) stop() {
 	if c := s.current(); c != nil {
 		c.cancel()
 	}
+	s.mu.Lock()
+	open := make([]*execute.Forward, 0, len(s.forwards))
+	for _, f := range s.forwards {
+		open = append(open, f)
+	}
+	s.mu.Unlock()
+	for _, f := range open {
+		f.Close()
+	}
+}
+
+// forward opens an identity-checked port-forward and keeps it until it
+// ends or the session stops.
+func (s *session) forward(ctx context.Context, sb *model.Sandbox, local, remote int) (ui.ForwardInfo, error) {
+	f, err := s.current().executor.Forward(ctx, execute.ForwardRequest{Sandbox: sb, LocalPort: local, RemotePort: remote})
+	if err != nil {
+		return ui.ForwardInfo{}, err
+	}
+	s.mu.Lock()
+	if s.forwards == nil {
+		s.forwards = map[string]*execute.Forward{}
+	}
+	s.forwards[f.LocalAddr] = f
+	s.mu.Unlock()
+	go func() {
+		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+		<-f.Done()
+		s.mu.Lock()
+		if s.forwards[f.LocalAddr] == f {
+			delete(s.forwards, f.LocalAddr)
+		}
+		s.mu.Unlock()
+	}()
+	return ui.ForwardInfo{LocalAddr: f.LocalAddr, Namespace: f.Target.Namespace, Sandbox: sb.Name(), Pod: f.Target.Pod,
+		UID: f.Target.UID, RemotePort: f.RemotePort, Since: f.Since, Done: f.Done(), Err: f.Err}, nil
+}
+
+// stopForward closes the forward on localAddr.
+func (s *session) stopForward(localAddr string) error {
+	s.mu.Lock()
+	f := s.forwards[localAddr]
+	s.mu.Unlock()
+	if f == nil {
+		return fmt.Errorf("no port-forward on %s", localAddr)
+	}
+	f.Close()
+	return nil
 }
 
 // backend exposes the session's actions to the UI. Every call resolves the
@@ -227,6 +282,9 @@ func (s *session) backend() ui.Backend {
 			s.start(c.clients, ns)
 			return nil
 		},
+	}
+	if s.execVia == nil {
+		be.Forward, be.StopForward = s.forward, s.stopForward
 	}
 	if s.connect != nil {
 		be.SwitchContext = func(name string) error {

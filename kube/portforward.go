@@ -32,6 +32,12 @@ type PortForward struct {
 // order and predicate), and returns once the local listener is ready. A
 // failure here means nothing was sent to the Pod. Close it when done.
 func (c *Clients) ForwardPort(ctx context.Context, namespace, pod string, remotePort int) (*PortForward, error) {
+	return c.ForwardPortFrom(ctx, namespace, pod, 0, remotePort)
+}
+
+// ForwardPortFrom is ForwardPort with a chosen local port on 127.0.0.1 (0:
+// a free one), as `kubectl port-forward pod/NAME LOCAL:REMOTE`.
+func (c *Clients) ForwardPortFrom(ctx context.Context, namespace, pod string, localPort, remotePort int) (*PortForward, error) {
 	u := c.Kube.CoreV1().RESTClient().Post().Namespace(namespace).Resource("pods").Name(pod).SubResource("portforward").URL()
 	transport, upgrader, err := spdy.RoundTripperFor(c.Config)
 	if err != nil {
@@ -48,7 +54,7 @@ func (c *Clients) ForwardPort(ctx context.Context, namespace, pod string, remote
 	pf := &PortForward{cancel: cancel, done: make(chan struct{}), errOut: &syncBuffer{}}
 	ready := make(chan struct{})
 	fw, err := portforward.NewOnAddressesForStreamingWithContext(fctx, dialer, []string{"127.0.0.1"},
-		[]string{"0:" + strconv.Itoa(remotePort)}, ready, io.Discard, pf.errOut)
+		[]string{strconv.Itoa(localPort) + ":" + strconv.Itoa(remotePort)}, ready, io.Discard, pf.errOut)
 	if err != nil {
 		cancel()
 		return nil, &ExecError{NotStarted: true, Err: fmt.Errorf("port-forward to pod %s/%s: %w", namespace, pod, err)}
@@ -80,6 +86,19 @@ func (c *Clients) ForwardPort(ctx context.Context, namespace, pod string, remote
 	}
 	pf.LocalAddr = "127.0.0.1:" + strconv.Itoa(int(ports[0].Local))
 	return pf, nil
+}
+
+// Done is closed when the session has ended (Close, or the tunnel broke).
+func (pf *PortForward) Done() <-chan struct{} { return pf.done }
+
+// Err is why the session ended (nil while it runs or after a clean Close).
+func (pf *PortForward) Err() error {
+	select {
+	case <-pf.done:
+		return pf.err
+	default:
+		return nil
+	}
 }
 
 // Close stops forwarding and waits for the session to end.

@@ -64,6 +64,13 @@ type Backend struct {
 	Shell func(sb *model.Sandbox) (tea.ExecCommand, error)
 	// Exec runs one command to completion, writing its output to out.
 	Exec func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (exitCode int, err error)
+	// Forward opens a port-forward from 127.0.0.1:localPort (0: a free
+	// port) to remotePort of the sandbox's Pod, identity-checked as exec,
+	// and returns once the local port listens. The forward outlives ctx.
+	Forward func(ctx context.Context, sb *model.Sandbox, localPort, remotePort int) (ForwardInfo, error)
+	// StopForward closes the forward listening on localAddr; its Done
+	// closes once it has.
+	StopForward func(localAddr string) error
 	// Create creates a sandbox; stage is called with each stage line
 	// (queued, scheduled, pulling image, ready, failed: reason).
 	Create func(ctx context.Context, req CreateRequest, stage func(CreateStage)) (key string, err error)

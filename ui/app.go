@@ -41,6 +41,8 @@ const (
 	modeConfirmDelete
 	modeExecPrompt
 	modeCreate
+	modeForwardPrompt
+	modeConfirmStopForward
 )
 
 // Messages of the root model.
@@ -76,6 +78,8 @@ type App struct {
 	input         textinput.Model
 	pendingDelete *model.Sandbox // awaiting y/N
 	execTarget    *model.Sandbox // the sandbox the exec prompt runs in
+	fwdTarget     *model.Sandbox // the sandbox the port prompt forwards to
+	pendingStop   string         // the forward (local address) awaiting y/N
 	create        createForm
 	refreshQueued bool
 	lastRefresh   time.Time     // wall clock of the last live refresh
@@ -142,6 +146,7 @@ func (a *App) gateKeys() {
 	gate("exec", &k.Exec, true, be.Exec != nil)
 	gate("create", &k.Create, true, be.Create != nil)
 	gate("delete", &k.Delete, true, be.Delete != nil)
+	gate("port-forward", &k.Forward, true, be.Forward != nil)
 	gate("yaml", &k.YAML, false, be.YAML != nil)
 	gate("logs", &k.Logs, false, be.Logs != nil)
 	gate("previous logs", &k.Previous, false, be.Logs != nil)
@@ -149,12 +154,12 @@ func (a *App) gateKeys() {
 
 // refusal explains why a gated key did nothing.
 func (a *App) refusal(msg tea.KeyMsg) (string, bool) {
-	for _, name := range []string{"shell", "exec", "create", "delete", "yaml", "logs", "previous logs"} {
+	for _, name := range []string{"shell", "exec", "create", "delete", "port-forward", "yaml", "logs", "previous logs"} {
 		b := a.gated[name]
 		if !key.Matches(msg, b) {
 			continue
 		}
-		mutating := name == "shell" || name == "exec" || name == "create" || name == "delete"
+		mutating := name == "shell" || name == "exec" || name == "create" || name == "delete" || name == "port-forward"
 		if mutating && a.c.opts.ReadOnly {
 			return fmt.Sprintf("refused (READ_ONLY): %s is disabled in read-only mode", name), true
 		}
@@ -303,6 +308,11 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			a.setFlash(msg.text, false)
 		}
 		return a, nil
+	case forwardOpened:
+		return a, a.onForwardOpened(msg.info)
+	case forwardEnded:
+		a.onForwardEnded(msg)
+		return a, nil
 	case createStage:
 		a.setFlash("create: "+msg.stage.Line, msg.stage.Failed)
 		return a, waitStage(msg.ch)
@@ -384,6 +394,10 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		return a.onConfirmKey(msg)
 	case modeCreate:
 		return a.onCreateKey(msg)
+	case modeForwardPrompt:
+		return a.onForwardKey(msg)
+	case modeConfirmStopForward:
+		return a.onConfirmStopKey(msg)
 	}
 	k := a.c.keys
 	if msg.String() == "ctrl+c" {
@@ -410,6 +424,13 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		return a.favorite(int(r[0] - '0'))
 	}
 	cur := a.top()
+	if fv, ok := cur.(*forwardsView); ok && key.Matches(msg, a.gated["delete"]) {
+		// In :pf the delete key stops the forward under the cursor.
+		if addr := fv.selectedForward(); addr != "" {
+			a.pendingStop, a.mode = addr, modeConfirmStopForward
+		}
+		return nil
+	}
 	sel := a.selected()
 	switch {
 	case key.Matches(msg, k.Quit):
@@ -465,6 +486,9 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		a.execTarget = sel
 		// The short id leaves the line for the command on a narrow terminal.
 		a.openInput(modeExecPrompt, "exec "+textsafe.Line(sel.Namespace()+"/"+shortIDs(sel.Name()))+"> ", "", nil)
+	case key.Matches(msg, k.Forward) && sel != nil:
+		a.flash = ""
+		a.openForwardPrompt(sel)
 	case key.Matches(msg, k.Create):
 		a.flash = ""
 		a.create = newCreateForm(a.c)
@@ -500,6 +524,9 @@ func (a *App) quit() tea.Cmd {
 	}
 	if a.unsub != nil {
 		a.unsub()
+	}
+	if stop := a.stopAllForwards(); stop != nil {
+		return tea.Sequence(stop, tea.Quit)
 	}
 	return tea.Quit
 }

@@ -25,6 +25,7 @@ var paletteHelp = [][2]string{
 	{":ns, :namespace NAME | all", "show one namespace, or every one (0-9: favorites)"},
 	{":ctx, :context NAME", "switch to another kubeconfig context"},
 	{":messages, :msg", "every message and refusal, whole, with its evidence"},
+	{":pf, :portforward, :portforwards, :port-forwards", "the open port-forwards (F opens one); ctrl+d stops one"},
 	{":help, :?", "the key bindings"},
 	{":q, :quit", "quit"},
 }
@@ -46,7 +47,7 @@ func (a *App) commandsView() *textView {
 }
 
 // commandNames are the palette's verbs, for completion.
-var commandNames = []string{"sandboxes", "sb", "pods", "pools", "ns ", "ctx ", "messages", "help", "q", "quit"}
+var commandNames = []string{"sandboxes", "sb", "pods", "pools", "ns ", "ctx ", "messages", "pf", "help", "q", "quit"}
 
 func (a *App) commandSuggestions() []string {
 	out := append([]string(nil), commandNames...)
@@ -113,6 +114,10 @@ func (a *App) runCommand(line string) tea.Cmd {
 	case "messages", "msg", "messages!":
 		a.switchTo(a.messagesView())
 		return nil
+	case "pf", "portforward", "portforwards", "port-forwards":
+		v := newForwardsView(a.c)
+		a.switchTo(v)
+		return a.inlineFilter(args)
 	case "ns", "namespace":
 		if len(args) != 1 {
 			a.setFlash(":ns needs one namespace (or all)", true)

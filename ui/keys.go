@@ -22,6 +22,7 @@ type KeyMap struct {
 	Detail, YAML, Logs, Previous, Events    key.Binding
 	Follow                                  key.Binding
 	Shell, Exec, Create, Delete             key.Binding
+	Forward                                 key.Binding
 	SortName, SortAge, SortState            key.Binding
 	SortRestarts, Wide, Commands            key.Binding
 	Quit                                    key.Binding
@@ -53,6 +54,7 @@ func DefaultKeyMap() KeyMap {
 		Shell:        b("shell", "s"),
 		Exec:         b("exec", "x"),
 		Create:       b("create", "c"),
+		Forward:      b("port-forward", "F"),
 		Delete:       b("delete", "ctrl+d"),
 		SortName:     b("sort name", "N"),
 		SortAge:      b("sort age", "A"),
@@ -72,7 +74,7 @@ func (k *KeyMap) actions() map[string]*key.Binding {
 		"command": &k.Command, "back": &k.Back, "help": &k.Help, "detail": &k.Detail,
 		"yaml": &k.YAML, "logs": &k.Logs, "previous": &k.Previous, "events": &k.Events,
 		"follow": &k.Follow, "shell": &k.Shell, "exec": &k.Exec, "create": &k.Create,
-		"delete": &k.Delete, "sortname": &k.SortName, "sortage": &k.SortAge,
+		"delete": &k.Delete, "forward": &k.Forward, "sortname": &k.SortName, "sortage": &k.SortAge,
 		"sortstate": &k.SortState, "sortrestarts": &k.SortRestarts, "wide": &k.Wide, "commands": &k.Commands, "quit": &k.Quit,
 	}
 }

@@ -190,7 +190,7 @@ func (a *App) countLine() string {
 func (a *App) footerLines(w int) []string {
 	var first string
 	switch a.mode {
-	case modeFilter, modeCommand, modeExecPrompt:
+	case modeFilter, modeCommand, modeExecPrompt, modeForwardPrompt:
 		first = a.input.View()
 		if a.inputErr != "" {
 			first += "  " + a.c.st.flashErr.Render(fitLine("✗ "+a.inputErr, max(w-ansi.StringWidth(first)-2, 0)))
@@ -199,6 +199,8 @@ func (a *App) footerLines(w int) []string {
 		sb := a.pendingDelete
 		// The answer keys first: a long id must not push them off a narrow terminal.
 		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("[y/N] Delete %s %s/%s? This cannot be undone.", sb.Engine(), sb.Namespace(), sb.Name()), w))
+	case modeConfirmStopForward:
+		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("[y/N] Stop port-forward %s?", a.pendingStop), w))
 	case modeCreate:
 		first = a.create.view()
 	default:

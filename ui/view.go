@@ -29,6 +29,8 @@ type shared struct {
 	// messages are the messages shown in the footer or a view's status,
 	// oldest first, kept whole for :messages.
 	messages []message
+	// forwards are the open port-forwards, oldest first (:pf).
+	forwards []ForwardInfo
 }
 
 // message is one message, kept whole for :messages: the footer cuts a long

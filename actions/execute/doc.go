@@ -23,6 +23,11 @@
 //	// `s`: interactive shell (bash, then sh; ShellOptions.Shell to configure),
 //	// a tea.ExecCommand: tea.Exec(x.Shell(ctx, sb, execute.ShellOptions{}), done)
 //
+//	// `F`: a port-forward, the same check before the tunnel opens, re-checked
+//	// while it is open (Options.Forwarder: *kube.Clients).
+//	f, err := x.Forward(ctx, execute.ForwardRequest{Sandbox: sb, RemotePort: 44772})
+//	defer f.Close() // f.Done() closes, with f.Err(), when the Pod changed
+//
 // Check is the single check every surface shares; Transport is the seam
 // for the demo's simulated transport. Never retry a command whose error
 // says Executed "unknown".

@@ -46,7 +46,10 @@ type Options struct {
 	Lookup func(ctx context.Context, namespace, ref string) (*model.Snapshot, error)
 	// Transports by name. DefaultTransports builds the real ones.
 	Transports map[Via]Transport
-	// ReadOnly refuses every exec with READ_ONLY.
+	// Forwarder opens Forward's tunnels (*kube.Clients); nil: Forward is
+	// refused.
+	Forwarder Forwarder
+	// ReadOnly refuses every exec and port-forward with READ_ONLY.
 	ReadOnly bool
 	// AfterCheckTimeout bounds the check after the command (default 10 s).
 	AfterCheckTimeout time.Duration
@@ -141,32 +144,9 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, refused(CodeTransport, "no cluster to check the target against", false)
 	}
 
-	target, snap, err := x.resolve(ctx, req)
+	target, snap, before, live, took, err := x.admit(ctx, req, req.Via)
 	if err != nil {
 		return Result{}, err
-	}
-	if err := target.gate(); err != nil {
-		return Result{}, err
-	}
-	if target.Sandbox != "" && !target.byPod && target.UID == "" {
-		// Never bind a sandbox to whatever Pod answers now: only a bare
-		// pod/NAME target is bound to the UID read live.
-		return Result{}, refused(CodeNotExecReady, fmt.Sprintf("sandbox %s has no Pod bound to it yet", target.Sandbox), true,
-			observed("fleet model: slot 0 of %s links pod %s, whose UID it has not seen", target.Sandbox, orNone(target.Pod)))
-	}
-	start := time.Now()
-	before, live, err := x.check(ctx, target, snap, req.Via, Before)
-	took := time.Since(start)
-	if err != nil {
-		return Result{}, err
-	}
-	if !before.OK() {
-		e := refused(before.Code(), before.Message(), before.Retryable(), append(before.Evidence, target.hints...)...)
-		return Result{}, e
-	}
-	if target.UID == "" {
-		target.UID = string(live.UID)
-		before.Evidence = append(before.Evidence, inferred("pod %s is not in the fleet model: bound to uid %s read just now", target.podRef(), live.UID))
 	}
 	if target.Container == "" {
 		target.Container = MainContainer(live)
@@ -233,6 +213,41 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 			Evidence: append(before.Evidence, after.Evidence...)}
 	}
 	return Result{ExitCode: out.ExitCode, Target: target, Evidence: append(before.Evidence, target.hints...), CheckTook: took}, nil
+}
+
+// admit is the check before anything is sent, shared by every action that
+// reaches into a Pod (a command, a port-forward): it resolves the target,
+// gates it on the fleet model's identity state, reads the Pod live and runs
+// Check at Before. A nil error means the target passed; a bare Pod's
+// target is then bound to the UID read live.
+func (x *Executor) admit(ctx context.Context, req Request, via Via) (Target, *model.Snapshot, Verdict, *corev1.Pod, time.Duration, error) {
+	target, snap, err := x.resolve(ctx, req)
+	if err != nil {
+		return Target{}, nil, Verdict{}, nil, 0, err
+	}
+	if err := target.gate(); err != nil {
+		return Target{}, nil, Verdict{}, nil, 0, err
+	}
+	if target.Sandbox != "" && !target.byPod && target.UID == "" {
+		// Never bind a sandbox to whatever Pod answers now: only a bare
+		// pod/NAME target is bound to the UID read live.
+		return Target{}, nil, Verdict{}, nil, 0, refused(CodeNotExecReady, fmt.Sprintf("sandbox %s has no Pod bound to it yet", target.Sandbox), true,
+			observed("fleet model: slot 0 of %s links pod %s, whose UID it has not seen", target.Sandbox, orNone(target.Pod)))
+	}
+	start := time.Now()
+	before, live, err := x.check(ctx, target, snap, via, Before)
+	took := time.Since(start)
+	if err != nil {
+		return Target{}, nil, Verdict{}, nil, took, err
+	}
+	if !before.OK() {
+		return Target{}, nil, Verdict{}, nil, took, refused(before.Code(), before.Message(), before.Retryable(), append(before.Evidence, target.hints...)...)
+	}
+	if target.UID == "" {
+		target.UID = string(live.UID)
+		before.Evidence = append(before.Evidence, inferred("pod %s is not in the fleet model: bound to uid %s read just now", target.podRef(), live.UID))
+	}
+	return target, snap, before, live, took, nil
 }
 
 // resolve finds the target and the snapshot its identity was read from.
