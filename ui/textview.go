@@ -269,8 +269,13 @@ func (v *textView) setLines(lines []string) {
 // search highlighted (after the lines were made safe: the highlight is the
 // only styling in them), wrapped at the view's width when wrap is on.
 func (v *textView) layout() {
-	shown := make([]string, len(v.lines))
-	copy(shown, v.lines)
+	var shown []string
+	if v.kind == kindYAML {
+		shown = newYAMLStyles(lipgloss.DefaultRenderer()).styleYAML(v.lines)
+	} else {
+		shown = make([]string, len(v.lines))
+		copy(shown, v.lines)
+	}
 	for i, li := range v.matches {
 		shown[li] = highlight(v.lines[li], v.search, i == v.match)
 	}
