@@ -187,6 +187,9 @@ type Sim struct {
 	counter   int
 	ops       int
 	errs      []error
+
+	logs          podLogs // the main containers' output (podlogs.go)
+	kubeletEvents uint64  // names the Events of kubeletEvent
 }
 
 // New prepares a simulation; nothing is written before Start.
