@@ -284,6 +284,10 @@ func (v *textView) layout() {
 	if v.wrap && v.vp.Width > 0 {
 		for i, l := range shown {
 			v.rowOf = append(v.rowOf, row)
+			if len(l) <= v.vp.Width { // no wider in cells than in bytes: fits
+				row++
+				continue
+			}
 			shown[i] = ansi.Wrap(l, v.vp.Width, "")
 			row += strings.Count(shown[i], "\n") + 1
 		}
