@@ -30,6 +30,7 @@ type connection struct {
 	executor *execute.Executor
 	creator  *create.Creator
 	inspect  *inspect.Service
+	reader   *kube.Inspector // timestamped logs, which inspect.Service does not offer
 	cancel   context.CancelFunc
 }
 
@@ -104,9 +105,10 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	}
 	x := execute.New(execute.Options{Cluster: clients, Snapshot: w.Fleet().Snapshot, Transports: transports, ReadOnly: s.g.ReadOnly,
 		Forwarder: forwarder})
+	reader := kube.NewInspector(clients, agent)
 	conn := &connection{
 		clients: clients, watcher: w, executor: x, cancel: cancel,
-		inspect: inspect.New(kube.NewInspector(clients, agent), s.g.ReadOnly),
+		inspect: inspect.New(reader, s.g.ReadOnly), reader: reader,
 	}
 	// A create resolves the start command through the image-config reader
 	// (a registry, or the demo's simulated one) and probes readiness through
@@ -238,8 +240,18 @@ func (s *session) backend() ui.Backend {
 		YAML: func(ctx context.Context, sb *model.Sandbox) (string, error) {
 			return s.current().inspect.YAML(ctx, sb)
 		},
-		Logs: func(ctx context.Context, sb *model.Sandbox, previous bool, w io.Writer) error {
-			return s.current().inspect.Logs(ctx, sb, previous, w)
+		Logs: func(ctx context.Context, sb *model.Sandbox, opts ui.LogOptions, w io.Writer) error {
+			c := s.current()
+			if !opts.Timestamps {
+				return c.inspect.Logs(ctx, sb, opts.Previous, w)
+			}
+			// The same read as inspect.Logs (same history bound), with the
+			// kubelet's timestamp on each line.
+			lo := kube.LogOptions{Previous: opts.Previous, Follow: !opts.Previous, Timestamps: true}
+			if tail := c.inspect.LogTail; tail > 0 {
+				lo.TailLines = &tail
+			}
+			return c.reader.Logs(ctx, sb, lo, w)
 		},
 		Events: func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
 			return s.current().inspect.Events(ctx, sb)

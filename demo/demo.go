@@ -112,6 +112,10 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	if err := s.Start(ctx); err != nil {
 		return nil, fmt.Errorf("starting the demo fleet: %w", err)
 	}
+	// The fake clientset answers every log read with "fake logs" (and its
+	// reactors do not see which Pod): the demo's Pods have the lines the
+	// simulated kubelet kept.
+	clients.Kube = &logsClientset{Interface: clients.Kube, sim: s}
 	d := &Demo{Clients: clients, Sim: s, done: make(chan struct{})}
 	go func() {
 		defer close(d.done)

@@ -134,7 +134,9 @@ type LogOptions struct {
 	Previous  bool   // the previous (terminated) instance of the container
 	Follow    bool   // keep streaming until ctx ends
 	TailLines *int64 // nil = whole log
-	Pod       string // "" = the sandbox's first linked Pod
+	// Timestamps asks the kubelet to prefix each line with its RFC3339Nano time.
+	Timestamps bool
+	Pod        string // "" = the sandbox's first linked Pod
 }
 
 // Logs streams the main container's log of the sandbox's Pod into w until the
@@ -154,6 +156,7 @@ func (i *Inspector) Logs(ctx context.Context, sb *model.Sandbox, opts LogOptions
 	}
 	req := i.c.Kube.CoreV1().Pods(sb.Namespace()).GetLogs(name, &corev1.PodLogOptions{
 		Container: container, Follow: opts.Follow && !opts.Previous, Previous: opts.Previous, TailLines: opts.TailLines,
+		Timestamps: opts.Timestamps,
 	})
 	stream, err := req.Stream(ctx)
 	if err != nil {

@@ -55,7 +55,7 @@ type Backend struct {
 	// YAML of the sandbox object and of its Pod(s), as one document stream.
 	YAML func(ctx context.Context, sb *model.Sandbox) (string, error)
 	// Logs streams the main container's log (following) into w until ctx ends.
-	Logs func(ctx context.Context, sb *model.Sandbox, previous bool, w io.Writer) error
+	Logs func(ctx context.Context, sb *model.Sandbox, opts LogOptions, w io.Writer) error
 	// Events lists recent Events about the sandbox object and its Pods.
 	Events func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error)
 	// Delete deletes the sandbox object (after the UI's confirmation).
@@ -82,6 +82,12 @@ type Backend struct {
 	Contexts func() []string
 }
 
+// LogOptions select which log Backend.Logs streams and how.
+type LogOptions struct {
+	Previous   bool // the previous (terminated) instance of the container
+	Timestamps bool // each line prefixed with the kubelet's RFC3339 timestamp
+}
+
 // Options configure the UI.
 type Options struct {
 	ReadOnly bool
@@ -100,6 +106,10 @@ type Options struct {
 	// Favorites are the namespaces 1-9 switch to (0: every namespace); when
 	// none are configured, the namespaces with the most sandboxes.
 	Favorites []string
+	// SaveDir is where ctrl+s writes a view's lines. Default
+	// $XDG_STATE_HOME/sandscope when XDG_STATE_HOME is set, else the
+	// current directory.
+	SaveDir string
 }
 
 // Run opens the UI on the terminal and returns when the user quits or ctx ends.

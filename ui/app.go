@@ -442,12 +442,18 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Filter):
 		if f, ok := cur.(filterable); ok {
 			a.openInput(modeFilter, "/", f.currentFilter().String(), nil)
+		} else if t, ok := cur.(*textView); ok {
+			a.openInput(modeFilter, "/", t.searchText(), nil)
 		}
 	case key.Matches(msg, k.Command):
 		a.openInput(modeCommand, ":", "", a.commandSuggestions())
 	case key.Matches(msg, k.Back):
 		if f, ok := cur.(filterable); ok && (f.currentFilter().Text != "" || f.currentFilter().Invert || f.currentFilter().Selector != nil) {
 			f.setFilter(model.Filter{}, a.c)
+			return nil
+		}
+		if t, ok := cur.(*textView); ok && t.searchText() != "" {
+			t.setSearch("")
 			return nil
 		}
 		a.pop()
@@ -555,6 +561,9 @@ func (a *App) closeInput() {
 }
 
 func (a *App) onFilterKey(msg tea.KeyMsg) tea.Cmd {
+	if t, ok := a.top().(*textView); ok {
+		return a.onSearchKey(t, msg)
+	}
 	f, _ := a.top().(filterable)
 	switch msg.Type {
 	case tea.KeyEsc:
@@ -578,6 +587,24 @@ func (a *App) onFilterKey(msg tea.KeyMsg) tea.Cmd {
 		a.flash = ""
 		f.setFilter(parsed, a.c)
 	}
+	return cmd
+}
+
+// onSearchKey is "/" in a text view: the view follows the text as it is
+// typed; Enter keeps it (n/N move between matches), Esc drops it.
+func (a *App) onSearchKey(t *textView, msg tea.KeyMsg) tea.Cmd {
+	switch msg.Type {
+	case tea.KeyEsc:
+		t.setSearch("")
+		a.closeInput()
+		return nil
+	case tea.KeyEnter:
+		a.closeInput()
+		return nil
+	}
+	var cmd tea.Cmd
+	a.input, cmd = a.input.Update(msg)
+	t.setSearch(a.input.Value())
 	return cmd
 }
 

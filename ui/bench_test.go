@@ -3,9 +3,11 @@ package ui
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model"
@@ -148,4 +150,28 @@ func liveHeap() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// BenchmarkTextViewLayout is the cost of laying out a full log view (the
+// most lines it keeps, every one longer than the screen is wide) once:
+// plain, wrapped, and with a search that matches one line in ten.
+func BenchmarkTextViewLayout(b *testing.B) {
+	lines := make([]string, maxLogLines)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("2026-11-30T16:40:%02d.000Z worker %05d: %s", i%60, i, strings.Repeat("payload ", 40))
+	}
+	for _, c := range []struct {
+		name   string
+		wrap   bool
+		search string
+	}{{"plain", false, ""}, {"wrap", true, ""}, {"search", false, "0: "}} {
+		b.Run(c.name, func(b *testing.B) {
+			v := &textView{kind: kindLogs, lines: lines, wrap: c.wrap, search: c.search, vp: viewport.New(120, 40)}
+			v.findMatches()
+			b.ReportAllocs()
+			for b.Loop() {
+				v.layout()
+			}
+		})
+	}
 }

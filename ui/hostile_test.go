@@ -48,7 +48,7 @@ func TestHostileTextIsShownNotObeyed(t *testing.T) {
 		YAML: func(ctx context.Context, sb *model.Sandbox) (string, error) {
 			return "kind: BatchSandbox\nmetadata:\n  annotations:\n    a: yaml " + hostile + "\n", nil
 		},
-		Logs: func(ctx context.Context, sb *model.Sandbox, previous bool, w io.Writer) error {
+		Logs: func(ctx context.Context, sb *model.Sandbox, _ LogOptions, w io.Writer) error {
 			_, err := io.WriteString(w, "log "+hostile+"\r\nlast\n")
 			return err
 		},

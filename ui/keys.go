@@ -21,11 +21,14 @@ type KeyMap struct {
 	Filter, Problems, Command, Back, Help   key.Binding
 	Detail, YAML, Logs, Previous, Events    key.Binding
 	Follow                                  key.Binding
-	Shell, Exec, Create, Delete             key.Binding
-	Forward                                 key.Binding
-	SortName, SortAge, SortState            key.Binding
-	SortRestarts, Wide, Commands            key.Binding
-	Quit                                    key.Binding
+	// In a log or output view: line wrap, the kubelet's timestamps, the
+	// next and previous search match, save to a file.
+	Wrap, Timestamps, NextMatch, PrevMatch, Save key.Binding
+	Shell, Exec, Create, Delete                  key.Binding
+	Forward                                      key.Binding
+	SortName, SortAge, SortState                 key.Binding
+	SortRestarts, Wide, Commands                 key.Binding
+	Quit                                         key.Binding
 }
 
 // DefaultKeyMap follows k9s habits.
@@ -51,6 +54,11 @@ func DefaultKeyMap() KeyMap {
 		Previous:     b("previous logs", "p"),
 		Events:       b("events", "e"),
 		Follow:       b("follow", "f"),
+		Wrap:         b("wrap lines", "w"),
+		Timestamps:   b("timestamps", "t"),
+		NextMatch:    b("next match", "n"),
+		PrevMatch:    b("previous match", "N"),
+		Save:         b("save to file", "ctrl+s"),
 		Shell:        b("shell", "s"),
 		Exec:         b("exec", "x"),
 		Create:       b("create", "c"),
@@ -76,7 +84,22 @@ func (k *KeyMap) actions() map[string]*key.Binding {
 		"follow": &k.Follow, "shell": &k.Shell, "exec": &k.Exec, "create": &k.Create,
 		"delete": &k.Delete, "forward": &k.Forward, "sortname": &k.SortName, "sortage": &k.SortAge,
 		"sortstate": &k.SortState, "sortrestarts": &k.SortRestarts, "wide": &k.Wide, "commands": &k.Commands, "quit": &k.Quit,
+		"wrap": &k.Wrap, "timestamps": &k.Timestamps, "nextmatch": &k.NextMatch, "prevmatch": &k.PrevMatch,
+		"save": &k.Save,
 	}
+}
+
+// textOnly and listOnly are the actions of a log/output view and of a
+// list only: a key may serve one of each (N sorts a list by name and goes to
+// the previous match in a log), as the view on top decides.
+var (
+	textOnly = map[string]bool{"wrap": true, "timestamps": true, "nextmatch": true, "prevmatch": true, "save": true}
+	listOnly = map[string]bool{"sortname": true, "sortage": true, "sortstate": true, "sortrestarts": true, "wide": true, "problems": true}
+)
+
+// sharesKeys reports whether actions a and b may be bound to one key.
+func sharesKeys(a, b string) bool {
+	return (textOnly[a] && listOnly[b]) || (listOnly[a] && textOnly[b])
 }
 
 // KeysPath is where the key map lives: $XDG_CONFIG_HOME/sandscope/keys.yaml,
@@ -100,7 +123,7 @@ func KeysPath() string {
 // Format: action: [keys...] (or a single string), e.g.
 //
 //	delete: ctrl+k
-//	shell: [s, ctrl+s]
+//	shell: [s, ctrl+o]
 func LoadKeyMap(path string) (KeyMap, error) {
 	def := DefaultKeyMap()
 	if path == "" {
@@ -167,13 +190,15 @@ func parseKeyMap(data []byte) (KeyMap, error) {
 		b.SetHelp(helpKeys(keys), b.Help().Desc)
 	}
 	// One key, one action: a collision would silently shadow an action.
-	owner := map[string]string{}
+	owner := map[string][]string{}
 	for _, name := range actionNames(acts) {
 		for _, k := range acts[name].Keys() {
-			if prev, dup := owner[k]; dup {
-				return KeyMap{}, fmt.Errorf("key %q bound to both %q and %q", k, prev, name)
+			for _, prev := range owner[k] {
+				if !sharesKeys(prev, name) {
+					return KeyMap{}, fmt.Errorf("key %q bound to both %q and %q", k, prev, name)
+				}
 			}
-			owner[k] = name
+			owner[k] = append(owner[k], name)
 		}
 	}
 	return km, nil

@@ -5,13 +5,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
@@ -71,6 +77,13 @@ type textView struct {
 	status   string // loading / stream ended / error
 	cancel   context.CancelFunc
 	ch       chan []string // open log/exec stream
+
+	wrap       bool   // long lines wrap instead of being cut at the edge
+	timestamps bool   // logs: the kubelet's timestamp on each line
+	search     string // "/" in the view: the text looked for ("" = none)
+	matches    []int  // indices of the lines holding search
+	match      int    // the current one, an index into matches
+	rowOf      []int  // first row of each line in the viewport's content
 }
 
 func newTextView(c *shared, kind textKind, title string, sb *model.Sandbox) *textView {
@@ -84,6 +97,19 @@ func (v *textView) name() string {
 	s := v.title
 	if v.status != "" {
 		s += "  (" + v.status + ")"
+	}
+	if v.search != "" {
+		if len(v.matches) == 0 {
+			s += "  /" + textsafe.Line(v.search) + ": no match"
+		} else {
+			s += fmt.Sprintf("  /%s: %d/%d", textsafe.Line(v.search), v.match+1, len(v.matches))
+		}
+	}
+	if v.wrap {
+		s += "  wrap"
+	}
+	if v.timestamps {
+		s += "  timestamps"
 	}
 	if v.kind == kindLogs {
 		if v.follow {
@@ -125,9 +151,9 @@ func (v *textView) start(c *shared) tea.Cmd {
 		ch := make(chan []string, 64)
 		v.ch = ch
 		w := &lineWriter{ctx: ctx, ch: ch}
-		prev := v.previous
+		opts := LogOptions{Previous: v.previous, Timestamps: v.timestamps}
 		run := func() tea.Msg {
-			err := be.Logs(ctx, sb, prev, w)
+			err := be.Logs(ctx, sb, opts, w)
 			w.flush()
 			close(ch)
 			return asyncMsg{id, gen, streamEnd{err}}
@@ -232,38 +258,196 @@ func (v *textView) onReply(body any, c *shared) tea.Cmd {
 
 func (v *textView) setLines(lines []string) {
 	v.lines = lines
-	v.vp.SetContent(strings.Join(lines, "\n"))
+	v.findMatches()
+	v.layout()
 	if v.follow && (v.kind == kindLogs || v.kind == kindExec) {
 		v.vp.GotoBottom()
 	}
 }
 
+// layout gives the viewport the lines as they are drawn: matches of the
+// search highlighted (after the lines were made safe: the highlight is the
+// only styling in them), wrapped at the view's width when wrap is on.
+func (v *textView) layout() {
+	var shown []string
+	if v.kind == kindYAML {
+		shown = newYAMLStyles(lipgloss.DefaultRenderer()).styleYAML(v.lines)
+	} else {
+		shown = make([]string, len(v.lines))
+		copy(shown, v.lines)
+	}
+	for i, li := range v.matches {
+		shown[li] = highlight(v.lines[li], v.search, i == v.match)
+	}
+	v.rowOf = v.rowOf[:0]
+	row := 0
+	if v.wrap && v.vp.Width > 0 {
+		for i, l := range shown {
+			v.rowOf = append(v.rowOf, row)
+			if len(l) <= v.vp.Width { // no wider in cells than in bytes: fits
+				row++
+				continue
+			}
+			shown[i] = ansi.Wrap(l, v.vp.Width, "")
+			row += strings.Count(shown[i], "\n") + 1
+		}
+	} else {
+		for range shown {
+			v.rowOf = append(v.rowOf, row)
+			row++
+		}
+	}
+	v.vp.SetContent(strings.Join(shown, "\n"))
+}
+
+var (
+	matchStyle   = lipgloss.NewStyle().Underline(true)
+	currentMatch = lipgloss.NewStyle().Reverse(true)
+)
+
+// highlight marks every occurrence of q in line (the current match line
+// in reverse video). Case is ignored unless q has an upper-case letter.
+func highlight(line, q string, current bool) string {
+	st := matchStyle
+	if current {
+		st = currentMatch
+	}
+	var b strings.Builder
+	rest := line
+	for {
+		i, n := indexSearch(rest, q)
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		b.WriteString(rest[:i])
+		b.WriteString(st.Render(rest[i : i+n]))
+		rest = rest[i+n:]
+	}
+}
+
+// indexSearch finds q in s: the byte offset and length of the first
+// occurrence, or -1. Smart case, as less and vim: all lower case ignores
+// case.
+func indexSearch(s, q string) (int, int) {
+	if q == "" {
+		return -1, 0
+	}
+	if strings.ToLower(q) != q {
+		return strings.Index(s, q), len(q)
+	}
+	lower := strings.ToLower(s)
+	if len(lower) != len(s) { // a rune whose lower case has another length: offsets would not match
+		return strings.Index(s, q), len(q)
+	}
+	return strings.Index(lower, q), len(q)
+}
+
+func (v *textView) findMatches() {
+	v.matches = v.matches[:0]
+	if v.search == "" {
+		v.match = 0
+		return
+	}
+	for i, l := range v.lines {
+		if at, _ := indexSearch(l, v.search); at >= 0 {
+			v.matches = append(v.matches, i)
+		}
+	}
+	v.match = min(v.match, max(len(v.matches)-1, 0))
+}
+
+// setSearch looks for q in the view and shows the first match at or below
+// the top of the screen.
+func (v *textView) setSearch(q string) {
+	v.search = q
+	v.match = 0
+	v.findMatches()
+	for i, li := range v.matches {
+		if li < len(v.rowOf) && v.rowOf[li] >= v.vp.YOffset {
+			v.match = i
+			break
+		}
+	}
+	v.layout()
+	v.showMatch()
+}
+
+func (v *textView) searchText() string { return v.search }
+
+// showMatch scrolls the current match into view (and stops following, so
+// new lines do not take it away).
+func (v *textView) showMatch() {
+	if len(v.matches) == 0 {
+		return
+	}
+	li := v.matches[v.match]
+	if li >= len(v.rowOf) {
+		return
+	}
+	row := v.rowOf[li]
+	if row < v.vp.YOffset || row >= v.vp.YOffset+v.vp.Height {
+		v.vp.SetYOffset(max(row-v.vp.Height/2, 0))
+	}
+	if v.kind == kindLogs {
+		v.follow = false
+	}
+}
+
 func (v *textView) update(msg tea.Msg, c *shared) tea.Cmd {
-	if km, ok := msg.(tea.KeyMsg); ok && key.Matches(km, c.keys.Follow) && v.kind == kindLogs {
+	km, ok := msg.(tea.KeyMsg)
+	if !ok {
+		var cmd tea.Cmd
+		v.vp, cmd = v.vp.Update(msg) // mouse wheel
+		return cmd
+	}
+	k := c.keys
+	switch {
+	case key.Matches(km, k.Follow) && v.kind == kindLogs:
 		v.follow = !v.follow
 		if v.follow {
 			v.vp.GotoBottom()
 		}
 		return nil
-	}
-	if km, ok := msg.(tea.KeyMsg); ok {
-		if !scrollViewport(&v.vp, km, c.keys) {
-			return nil
-		}
-		if v.kind == kindLogs {
-			v.follow = v.vp.AtBottom()
+	case key.Matches(km, k.Wrap):
+		v.wrap = !v.wrap
+		v.layout()
+		if v.follow && (v.kind == kindLogs || v.kind == kindExec) {
+			v.vp.GotoBottom()
+		} else {
+			v.showMatch()
 		}
 		return nil
+	case key.Matches(km, k.Timestamps) && v.kind == kindLogs && c.be.Logs != nil:
+		// The kubelet adds them: the log is read again, with them or without.
+		v.timestamps = !v.timestamps
+		return v.start(c)
+	case key.Matches(km, k.NextMatch) && len(v.matches) > 0:
+		v.match = (v.match + 1) % len(v.matches)
+		v.layout()
+		v.showMatch()
+		return nil
+	case key.Matches(km, k.PrevMatch) && len(v.matches) > 0:
+		v.match = (v.match - 1 + len(v.matches)) % len(v.matches)
+		v.layout()
+		v.showMatch()
+		return nil
+	case key.Matches(km, k.Save):
+		return v.save(c)
 	}
-	var cmd tea.Cmd
-	v.vp, cmd = v.vp.Update(msg) // mouse wheel
-	return cmd
+	if !scrollViewport(&v.vp, km, k) {
+		return nil
+	}
+	if v.kind == kindLogs {
+		v.follow = v.vp.AtBottom()
+	}
+	return nil
 }
 
 func (v *textView) render(c *shared, width, height int) string {
 	if v.vp.Width != width || v.vp.Height != height {
 		v.vp.Width, v.vp.Height = width, height
-		v.vp.SetContent(strings.Join(v.lines, "\n"))
+		v.layout()
 		if v.follow && v.kind == kindLogs {
 			v.vp.GotoBottom()
 		}
@@ -271,17 +455,83 @@ func (v *textView) render(c *shared, width, height int) string {
 	return v.vp.View()
 }
 
+// save writes the view's lines (as shown, without highlighting) to a file
+// named after the sandbox and the time, and says where.
+func (v *textView) save(c *shared) tea.Cmd {
+	dir := c.opts.SaveDir
+	if dir == "" {
+		if st := os.Getenv("XDG_STATE_HOME"); st != "" {
+			dir = filepath.Join(st, "sandscope")
+		} else {
+			dir = "."
+		}
+	}
+	what := map[textKind]string{kindYAML: "yaml", kindLogs: "logs", kindEvents: "events", kindExec: "exec", kindMessages: "messages"}[v.kind]
+	if v.previous {
+		what = "previous-logs"
+	}
+	name := "sandscope"
+	if v.sb != nil {
+		name = v.sb.Namespace() + "_" + v.sb.Name()
+	}
+	name = fileSafe(name) + "_" + what + "_" + c.now().UTC().Format("20060102T150405Z") + ".txt"
+	path := filepath.Join(dir, name)
+	data := []byte(strings.Join(v.lines, "\n") + "\n")
+	n := len(v.lines)
+	return func() tea.Msg {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return actionDone{err: fmt.Errorf("save: %w", err)}
+		}
+		// O_EXCL: never overwrite a file that is already there.
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return actionDone{err: fmt.Errorf("save: %w", err)}
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return actionDone{err: fmt.Errorf("save %s: %w", path, err)}
+		}
+		return actionDone{text: fmt.Sprintf("saved %d lines to %s", n, path)}
+	}
+}
+
+// fileSafe keeps letters, digits, '.', '-' and '_' of s; anything else
+// becomes '_', so a name can never leave the directory or hide.
+func fileSafe(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < utf8.RuneSelf && (r == '.' || r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '_'
+	}, s)
+	return strings.TrimLeft(s, ".")
+}
+
 func (v *textView) shortHelp(c *shared) []key.Binding {
 	k := c.keys
 	if v.kind == kindLogs {
-		return []key.Binding{k.Follow, k.PageUp, k.PageDown, k.Back, k.Quit}
+		return []key.Binding{k.Follow, k.Wrap, k.Timestamps, searchKey(k), k.Save, k.PageUp, k.PageDown, k.Back, k.Quit}
 	}
-	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Back, k.Quit}
+	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Wrap, searchKey(k), k.Save, k.Back, k.Quit}
 }
 
 func (v *textView) fullHelp(c *shared) [][]key.Binding {
 	k := c.keys
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Follow, k.Back, k.Help, k.Quit}}
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{searchKey(k), k.NextMatch, k.PrevMatch, k.Wrap, k.Timestamps, k.Save},
+		{k.Follow, k.Back, k.Help, k.Quit},
+	}
+}
+
+// searchKey is the filter key as a text view uses it: to search.
+func searchKey(k KeyMap) key.Binding {
+	b := k.Filter
+	b.SetHelp(b.Help().Key, "search")
+	return b
 }
 
 func formatEvents(evs []corev1.Event, c *shared) []string {

@@ -320,8 +320,8 @@ func TestLogsFollowAndStaleRepliesDropped(t *testing.T) {
 	src := &fakeSource{snap: incidentSnapshot()}
 	release := make(chan struct{})
 	be := Backend{
-		Logs: func(ctx context.Context, sb *model.Sandbox, previous bool, w io.Writer) error {
-			if previous {
+		Logs: func(ctx context.Context, sb *model.Sandbox, opts LogOptions, w io.Writer) error {
+			if opts.Previous {
 				io.WriteString(w, "previous line 1\nprevious line 2\n")
 				return nil
 			}
@@ -363,7 +363,7 @@ func TestEventsView(t *testing.T) {
 func TestKeyMapConfig(t *testing.T) {
 	dir := t.TempDir()
 	good := dir + "/good.yaml"
-	os.WriteFile(good, []byte("delete: ctrl+k\nshell: [f2, ctrl+s]\n"), 0o600)
+	os.WriteFile(good, []byte("delete: ctrl+k\nshell: [f2, ctrl+o]\n"), 0o600)
 	km, err := LoadKeyMap(good)
 	if err != nil {
 		t.Fatal(err)

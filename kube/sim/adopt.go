@@ -361,6 +361,7 @@ func (s *Sim) startAdopted(ctx context.Context, sb *sandbox, p *simPod) error {
 			return err
 		}
 	}
+	s.logStart(sb, pod)
 	if code, reason, ok := exitsAtOnce(main); ok {
 		return s.exitAtOnce(ctx, sb, p, code, reason)
 	}
@@ -489,6 +490,7 @@ func (s *Sim) exitAtOnce(ctx context.Context, sb *sandbox, p *simPod, code int32
 		return err
 	}
 	p.obj = obj
+	s.logEnd(obj, code, reason)
 	if terminal {
 		s.freeIP(p)
 		return s.reconcile(ctx, sb)

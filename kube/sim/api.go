@@ -55,7 +55,7 @@ func (s *Sim) stamp(m metav1.Object) {
 		return
 	}
 	m.SetUID(types.UID(s.newUID()))
-	m.SetCreationTimestamp(metav1.NewTime(s.now))
+	m.SetCreationTimestamp(metav1.NewTime(s.now.Add(-s.backdate)))
 	m.SetGeneration(1)
 }
 

@@ -380,6 +380,12 @@ func (s *Sim) createSandbox(ctx context.Context, o createOpts) error {
 }
 
 func (s *Sim) createBatch(ctx context.Context, sb *sandbox, node int) error {
+	if sb.scenario == ExpiringSoon {
+		// Created long ago, minutes from its expiry: a sandbox is not
+		// EXPIRING_SOON at birth, however short its lifetime.
+		s.backdate = 50 * time.Minute
+		defer func() { s.backdate = 0 }()
+	}
 	obj := s.newBatchSandbox(sb)
 	if sb.scenario == BadAnnotation {
 		ann := obj.GetAnnotations()
@@ -588,6 +594,10 @@ func (s *Sim) schedulePod(ctx context.Context, sb *sandbox, p *simPod) error {
 	ip := s.ipam.allocate(p.node)
 	if ip == "" {
 		// The node's Pod CIDR is exhausted: the Pod waits, as on a real node.
+		if err := s.kubeletEvent(ctx, sb, p.obj, corev1.EventTypeWarning, "FailedScheduling",
+			fmt.Sprintf("0/%d nodes are available: 1 node(s) had no free Pod IP in its range.", s.cfg.Nodes)); err != nil {
+			return err
+		}
 		s.after(5*time.Second, "reschedule "+p.obj.Name, s.guarded(sb, func(ctx context.Context) error { return s.schedulePod(ctx, sb, p) }))
 		return nil
 	}
@@ -599,6 +609,10 @@ func (s *Sim) schedulePod(ctx context.Context, sb *sandbox, p *simPod) error {
 			return err
 		}
 		p.obj = obj
+		if err := s.kubeletEvent(ctx, sb, obj, corev1.EventTypeNormal, "Scheduled",
+			fmt.Sprintf("Successfully assigned %s/%s to %s", obj.Namespace, obj.Name, obj.Spec.NodeName)); err != nil {
+			return err
+		}
 		if sb != nil {
 			if err := s.reconcile(ctx, sb); err != nil { // allocated 1, endpoints still [""]
 				return err
@@ -613,6 +627,9 @@ func (s *Sim) schedulePod(ctx context.Context, sb *sandbox, p *simPod) error {
 			fmt.Sprintf("Pulling image %q", firstImage(p.obj))); err != nil {
 			return err
 		}
+	} else if err := s.kubeletEvent(ctx, sb, p.obj, corev1.EventTypeNormal, "Pulling",
+		fmt.Sprintf("Pulling image %q", firstImage(p.obj))); err != nil {
+		return err
 	}
 	obj, err := s.mutatePod(ctx, p.obj, true, "scheduled "+ip, func(pod *corev1.Pod) {
 		s.statusScheduled(pod, ip, s.hostIP(p.node), stuck)
@@ -671,6 +688,9 @@ func (s *Sim) startPod(ctx context.Context, sb *sandbox, p *simPod) error {
 		return err
 	}
 	p.obj = obj
+	if err := s.containerStarted(ctx, sb, obj, false); err != nil {
+		return err
+	}
 	if p.pool != nil && sb == nil {
 		p.pool.warming--
 		p.pool.idle = append(p.pool.idle, p)
@@ -741,6 +761,7 @@ func (s *Sim) die(ctx context.Context, sb *sandbox, p *simPod, exit int32, reaso
 		return err
 	}
 	p.obj = obj
+	s.logEnd(obj, exit, reason)
 	s.freeIP(p)
 	return s.reconcile(ctx, sb)
 }
@@ -768,6 +789,7 @@ func (s *Sim) restart(ctx context.Context, sb *sandbox, p *simPod, exit int32, r
 		return err
 	}
 	p.obj = obj
+	s.logEnd(obj, exit, reason)
 	if err := s.reconcile(ctx, sb); err != nil {
 		return err
 	}
@@ -780,6 +802,17 @@ func (s *Sim) restart(ctx context.Context, sb *sandbox, p *simPod, exit int32, r
 			return err
 		}
 		p.obj = obj
+		s.logRestart(obj)
+		if n := obj.Status.ContainerStatuses[0].RestartCount; n >= 2 {
+			// From the second restart on, the kubelet waits before starting it again.
+			if err := s.kubeletEvent(ctx, sb, obj, corev1.EventTypeWarning, "BackOff",
+				fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", obj.Spec.Containers[0].Name, obj.Name, obj.Namespace, obj.UID)); err != nil {
+				return err
+			}
+		}
+		if err := s.containerStarted(ctx, sb, obj, true); err != nil {
+			return err
+		}
 		return s.reconcile(ctx, sb)
 	})
 	return nil

@@ -173,11 +173,14 @@ type Sim struct {
 	kube kubernetes.Interface
 	dyn  dynamic.Interface
 
-	mu        sync.Mutex
-	rng       *rand.Rand
-	queue     eventQueue
-	seq       uint64
-	now       time.Time // virtual time of the event being run
+	mu    sync.Mutex
+	rng   *rand.Rand
+	queue eventQueue
+	seq   uint64
+	now   time.Time // virtual time of the event being run
+	// backdate makes the objects created now look that much older (an old
+	// sandbox near its expiry), where the simulator stamps them itself.
+	backdate  time.Duration
 	liveStart time.Time // when Start was called: the end of the warm-up
 	started   bool
 	ipam      *ipam
@@ -187,6 +190,9 @@ type Sim struct {
 	counter   int
 	ops       int
 	errs      []error
+
+	logs          podLogs // the main containers' output (podlogs.go)
+	kubeletEvents uint64  // names the Events of kubeletEvent
 }
 
 // New prepares a simulation; nothing is written before Start.

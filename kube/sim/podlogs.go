@@ -1,0 +1,232 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+)
+
+// What the simulated kubelet keeps of the main container's output, so that
+// a demo's `l`, `p` and restart forensics have something to show: a start
+// line of the bootstrap and execd, the user command's lines, and a last line
+// when it ends; the previous instance's lines after a restart.
+
+// LogLine is one line of a simulated container log.
+type LogLine struct {
+	At   time.Time
+	Text string
+}
+
+// maxLoggedPods bounds the logs kept: the oldest Pod's are dropped first
+// (a real node keeps logs of live containers only; the demo churns).
+const maxLoggedPods = 4096
+
+type podLog struct {
+	uid               types.UID
+	current, previous []LogLine
+}
+
+// podLogs is guarded by its own lock, never held while calling the API:
+// a log read (a fake clientset reactor, which runs under the fake's lock)
+// takes only this one, so it cannot wait on the simulation.
+type podLogs struct {
+	mu    sync.Mutex
+	m     map[string]*podLog // namespace/name
+	order []string           // insertion order, for the bound
+}
+
+// PodLog returns the lines of the main container of Pod namespace/name: the
+// running (or last) instance's, or with previous the one before a restart.
+// ok is false when the simulation knows no such container instance.
+func (s *Sim) PodLog(namespace, name string, previous bool) (lines []LogLine, ok bool) {
+	l := &s.logs
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	pl := l.m[key(namespace, name)]
+	if pl == nil {
+		return nil, false
+	}
+	if previous {
+		return append([]LogLine(nil), pl.previous...), pl.previous != nil
+	}
+	return append([]LogLine(nil), pl.current...), true
+}
+
+// logf appends a line to the running instance of pod's main container.
+func (s *Sim) logf(pod *corev1.Pod, format string, args ...any) {
+	l := &s.logs
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := key(pod.Namespace, pod.Name)
+	pl := l.m[k]
+	if pl == nil || pl.uid != pod.UID { // a new Pod, perhaps under an old name
+		if l.m == nil {
+			l.m = map[string]*podLog{}
+		}
+		if pl == nil {
+			l.order = append(l.order, k)
+			for len(l.order) > maxLoggedPods {
+				delete(l.m, l.order[0])
+				l.order = l.order[1:]
+			}
+		}
+		pl = &podLog{uid: pod.UID}
+		l.m[k] = pl
+	}
+	pl.current = append(pl.current, LogLine{At: s.now, Text: fmt.Sprintf(format, args...)})
+}
+
+// logRestart makes the running instance's lines the previous ones.
+func (s *Sim) logRestart(pod *corev1.Pod) {
+	l := &s.logs
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if pl := l.m[key(pod.Namespace, pod.Name)]; pl != nil && pl.uid == pod.UID {
+		pl.previous, pl.current = pl.current, []LogLine{}
+	}
+}
+
+// logStart writes what the main container prints when it starts: the
+// bootstrap starting execd (when the template has the bootstrap), then the
+// user command's first lines, which its scenario decides.
+func (s *Sim) logStart(sb *sandbox, pod *corev1.Pod) {
+	if len(pod.Spec.Containers) == 0 {
+		return
+	}
+	main := pod.Spec.Containers[0]
+	argv := append(append([]string(nil), main.Command...), main.Args...)
+	cmd := strings.Join(argv, " ")
+	if len(argv) > 0 && argv[0] == osv1.BootstrapPath {
+		s.logf(pod, "bootstrap: starting execd on :44772")
+		s.logf(pod, "execd: listening on 0.0.0.0:44772 (pid 7)")
+		cmd = strings.Join(argv[1:], " ")
+	}
+	if cmd != "" {
+		s.logf(pod, "bootstrap: exec %s", cmd)
+	}
+	scenario := Normal
+	if sb != nil {
+		scenario = sb.scenario
+	}
+	switch scenario {
+	case InstantDeath:
+		s.logf(pod, "bash: cannot set terminal process group (1): Inappropriate ioctl for device")
+		s.logf(pod, "bash: no job control in this shell")
+	case OOMKill:
+		s.logf(pod, "trainer: loading dataset shard 3/8")
+		s.logf(pod, "trainer: allocating 6.0GiB batch buffer (limit 4Gi)")
+	case LivenessKill:
+		s.logf(pod, "worker: serving /healthz on :8080")
+		s.logf(pod, "worker: acquiring lock /workspace/.state.lock")
+	case UnexplainedRestart:
+		s.logf(pod, "agent: connected to coordinator 10.96.0.40:7000")
+	default:
+		s.logf(pod, "ready: waiting for work")
+	}
+}
+
+// logEnd writes the main container's last line as it ends with exit/reason.
+func (s *Sim) logEnd(pod *corev1.Pod, exit int32, reason string) {
+	switch reason {
+	case "OOMKilled":
+		s.logf(pod, "trainer: step 412/1000 loss=0.8312")
+	case "Completed":
+		s.logf(pod, "exit")
+	case "Error":
+		if exit == 137 { // killed after a failed liveness probe
+			s.logf(pod, "worker: still waiting for lock /workspace/.state.lock")
+			return
+		}
+		s.logf(pod, "agent: coordinator closed the connection; exiting with status %d", exit)
+	default:
+		s.logf(pod, "received SIGTERM, exiting")
+	}
+}
+
+// kubeletEvent records a kubelet Event about pod as recordEvent does, but
+// named and identified without the seeded generator: these Events were
+// added after the fleet's scenarios were tuned, and drawing from the
+// generator for them would change every seeded fleet. Pods of no sandbox
+// (a Pool's warm Pods) get none: the correlator's memory is the sandbox's.
+func (s *Sim) kubeletEvent(ctx context.Context, sb *sandbox, pod *corev1.Pod, eventType, reason, message string) error {
+	if sb == nil || pod == nil {
+		return nil
+	}
+	k := eventKey{pod.UID, reason, message}
+	ts := metav1.NewTime(s.now)
+	events := s.kube.CoreV1().Events(pod.Namespace)
+	if prev, ok := sb.events[k]; ok {
+		next := prev.DeepCopy()
+		next.Count++
+		next.LastTimestamp = ts
+		out, err := events.Update(ctx, next, metav1.UpdateOptions{})
+		if err == nil {
+			sb.events[k] = out
+			s.op("update", "events", pod.Namespace, out.Name, fmt.Sprintf("%s x%d", reason, out.Count))
+			return nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("updating event %s on pod %s/%s: %w", reason, pod.Namespace, pod.Name, err)
+		}
+	}
+	s.kubeletEvents++
+	name := fmt.Sprintf("%s.%016x", pod.Name, s.kubeletEvents)
+	source, component := corev1.EventSource{Component: "kubelet", Host: pod.Spec.NodeName}, "kubelet"
+	fieldPath := "spec.containers{" + osv1.ContainerSandbox + "}"
+	if reason == "Scheduled" || reason == "FailedScheduling" {
+		source, component, fieldPath = corev1.EventSource{Component: "default-scheduler"}, "default-scheduler", ""
+	}
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pod.Namespace},
+		InvolvedObject: corev1.ObjectReference{
+			Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+			APIVersion: "v1", ResourceVersion: pod.ResourceVersion, FieldPath: fieldPath,
+		},
+		Reason: reason, Message: message, Type: eventType, Source: source,
+		FirstTimestamp: ts, LastTimestamp: ts, Count: 1,
+		ReportingController: component, ReportingInstance: source.Host,
+	}
+	if s.cfg.EmulateServer {
+		ev.UID = types.UID(uuid.NewSHA1(uuid.NameSpaceOID, []byte(pod.Namespace+"/"+name)).String())
+		ev.CreationTimestamp = ts
+	}
+	out, err := events.Create(ctx, ev, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("recording event %s on pod %s/%s: %w", reason, pod.Namespace, pod.Name, err)
+	}
+	sb.events[k] = out
+	s.op("create", "events", pod.Namespace, out.Name, reason)
+	return nil
+}
+
+// containerStarted records what the kubelet says as it starts the main
+// container (the image is on the node: pulled before, or just now), and
+// the container's first lines.
+func (s *Sim) containerStarted(ctx context.Context, sb *sandbox, pod *corev1.Pod, restart bool) error {
+	main := pod.Spec.Containers[0]
+	pulled := fmt.Sprintf("Successfully pulled image %q in 1.2s (1.2s including waiting)", main.Image)
+	if restart {
+		pulled = fmt.Sprintf("Container image %q already present on machine", main.Image)
+	}
+	for _, ev := range []struct{ reason, message string }{
+		{"Pulled", pulled},
+		{"Created", "Created container: " + main.Name},
+		{"Started", "Started container " + main.Name},
+	} {
+		if err := s.kubeletEvent(ctx, sb, pod, corev1.EventTypeNormal, ev.reason, ev.message); err != nil {
+			return err
+		}
+	}
+	s.logStart(sb, pod)
+	return nil
+}
