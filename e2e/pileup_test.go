@@ -8,7 +8,7 @@ import (
 	"github.com/sandscope/sandscope/internal/tmuxtest"
 )
 
-// The demo fleet in a real terminal shows seed 000's pile-up: Pods of
+// The demo fleet in a real terminal shows the pile-up of deleted sandboxes' Pods: Pods of
 // deleted sandboxes stuck Terminating, counted in the header with how many
 // are still in PodInitializing, listed by /STUCK as rows whose engine
 // phase is "deleted".

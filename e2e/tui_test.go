@@ -48,7 +48,7 @@ func sandboxWithPod(t *testing.T, c *kubetest.Cluster, ns, name string) {
 	kl.SetRunning(ns, name+"-0", sharedIP)
 }
 
-// TestTUIIncident002 replays incident 002 under the TUI: sandbox A dies and
+// TestTUIIncident002 replays a dead sandbox whose IP a new Pod took under the TUI: sandbox A dies and
 // B's Pod gets A's IP. The screen must say so, the filter and detail must
 // work, and losing the API server must show "disconnected" and recover.
 func TestTUIIncident002(t *testing.T) {

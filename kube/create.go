@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// OpenSandbox's Pod layout (shared/facts/opensandbox.md).
+// OpenSandbox's Pod layout.
 const (
 	// DefaultExecdImage is the image of the execd-installer init container.
 	DefaultExecdImage = "opensandbox/execd:v1.0.0"

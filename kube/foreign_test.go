@@ -16,7 +16,7 @@ import (
 	"github.com/sandscope/sandscope/model"
 )
 
-// deadSandboxIPTakenElsewhere plays incident 002 across namespaces: the
+// deadSandboxIPTakenElsewhere plays a dead sandbox whose IP a new Pod took across namespaces: the
 // BatchSandbox "dead" in ns records ip; its Pod exited; a Pod of another
 // namespace holds ip now. It returns that namespace.
 func deadSandboxIPTakenElsewhere(t *testing.T, c *kubetest.Cluster, ns, ip string) string {

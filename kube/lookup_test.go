@@ -51,7 +51,7 @@ func TestLookupSandboxIsTargeted(t *testing.T) {
 	kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod("sbx-a-0", ""), bs, 0))
 	kl.SetRunning(ns, "sbx-a-0", "10.250.13.77")
 	ct.SetEndpoints(ns, "sbx-a", "10.250.13.77")
-	// Its container dies (incident 002), and the address goes to a Pod in
+	// Its container dies, and the address goes to a Pod in
 	// another namespace: IP_TAKEN.
 	kl.Terminate(ns, "sbx-a-0", osv1.ContainerSandbox, 137, "Error")
 	kl.SetPhase(ns, "sbx-a-0", corev1.PodFailed, "", "")

@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// FindingSeverity is the severity table of the sweep (issue 7): it is the
+// FindingSeverity is the severity table of the sweep: it is the
 // contract, so a notice whose own severity disagrees is reported at the
 // table's. Codes not in the table keep their notice's severity.
 var FindingSeverity = map[string]Severity{

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// ft0 is the moment of incident 002: sandbox A created.
+// ft0 is the moment a dead sandbox's IP went to a new Pod: sandbox A created.
 var ft0 = time.Date(2026, 11, 29, 17, 24, 5, 0, time.UTC)
 
 const ns = "sbx"

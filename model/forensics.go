@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 )
 
-// Restart forensics (incident 003): one symptom, "the container restarted",
+// Restart forensics (a liveness kill told from an OOM kill): one symptom, "the container restarted",
 // three explanations with their own traces. A liveness kill happens at a
 // moment computable from the Pod's own probe config; an OOM kill is SIGKILL
 // from the kernel with no fixed offset; eviction and node trouble show on the

@@ -90,7 +90,7 @@ func TestIdentityStates(t *testing.T) {
 			want: []want{{key: bsKey("a"), identity: IdentityPodGone, state: StateGone}},
 		},
 		{
-			name: "IP_TAKEN: A died, B got its IP (incident 002)",
+			name: "IP_TAKEN: A died, B got its IP (a dead sandbox's IP reused by a new Pod)",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))

@@ -81,7 +81,7 @@ func entrypointNotice(podName string, c *Container, keepAlive, key string, cfg *
 	if cfg.Err != "" {
 		// A warning, not info: a keep-alive sandbox whose image config cannot
 		// be read may be one whose image service never started, and the
-		// failed read is the only trace of it (incident 000's 46 sandboxes).
+		// failed read is the only trace of it (a fleet once had 46 such creates succeed, started with sleep).
 		return &Notice{Code: CodeImageConfigUnreadable, Severity: SeverityWarning, Pod: podName,
 			Message: "image config unreadable: " + cfg.Err,
 			Evidence: []Evidence{{Kind: Observed, Text: "main container command " + cmd + " (" + keepAlive + ")"},

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Restart timing forward from a block start (incident 003): an operator
+// Restart timing forward from a block start (a liveness kill told from an OOM kill): an operator
 // knows from business logs when the process blocked; the liveness probe's
 // config says when the kubelet kills it after that. Compute forward, then
 // compare with what the Pod recorded: fitting parameters to observed times

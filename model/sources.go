@@ -19,7 +19,7 @@ import (
 	"github.com/sandscope/sandscope/internal/textsafe"
 )
 
-// Annotation and label names of OpenSandbox (see shared/facts/opensandbox.md).
+// Annotation and label names of OpenSandbox.
 const (
 
 // osv1.ContainerSandbox is the OpenSandbox main container; other engines use their first container.

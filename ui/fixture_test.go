@@ -63,7 +63,7 @@ func pod(ns, name, uid, ip, node string, phase corev1.PodPhase, created time.Tim
 	}
 }
 
-// incidentSnapshot is incident 002 frozen at 17:26: sbx-a's container died at
+// incidentSnapshot is a dead sandbox whose IP a new Pod took, frozen at 17:26: sbx-a's container died at
 // 17:24:44 and sbx-b's Pod got its IP at 17:25:19; plus the other shapes the
 // table must show (stuck Terminating, a silent entrypoint fallback, healthy).
 func incidentSnapshot() *model.Snapshot {

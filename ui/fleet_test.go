@@ -38,7 +38,7 @@ func fleetSandbox(ns, name string, at time.Time, ip string) *model.BatchSandbox 
 	}
 }
 
-// incidentFleet replays incident 002 through the real fleet model: A is
+// incidentFleet replays a dead sandbox whose IP a new Pod took through the real fleet model: A is
 // created at 17:24:05, its container exits at 17:24:44, and B gets the same
 // IP on the same node at 17:25:19. The clock then stands at 17:26:00.
 func incidentFleet() *model.Snapshot {

@@ -12,7 +12,7 @@ import (
 	"github.com/sandscope/sandscope/model"
 )
 
-// pileUpFleet plays seed 000's pile-up through the real fleet model: three
+// pileUpFleet plays the pile-up of deleted sandboxes' Pods through the real fleet model: three
 // sandboxes deleted while their Pods cannot finish terminating (two with
 // the main container still in PodInitializing), a fourth whose object
 // lives with its Pod stuck too, and a healthy one.

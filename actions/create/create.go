@@ -1,4 +1,4 @@
-// Package create makes sandboxes that fail fast (issue 6, incident 000): it
+// Package create makes sandboxes that fail fast (never a sandbox started with sleep because its image could not be read): it
 // knows what will run before it creates anything, it reports every stage as
 // it is reached, and it fails — and cleans up — the moment failure is
 // certain.

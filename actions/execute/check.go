@@ -188,7 +188,7 @@ var severity = []string{CodeIPTaken, CodePodGone, CodeUIDChanged, CodePodDead, C
 // phase Running and no deletionTimestamp; status.podIP equal to the address
 // about to be dialled (execd-direct) or to the one the model knows; no
 // other live Pod holding that address; the target container running. Any
-// two of name, UID and IP can be fooled (incident 002); together they
+// two of name, UID and IP can be fooled (a dead sandbox's IP reused by a new Pod); together they
 // cannot. It leans strict: a wrong refusal costs a retry, a wrong pass runs
 // a command in a stranger's container.
 //

@@ -2,7 +2,7 @@
 // immediately before it sends anything, that the target is still the Pod it
 // means (name, UID and IP together, read live from the API server), and
 // again right after, and refuses otherwise with an *Error a program can act
-// on (incident 002: a dead sandbox's IP went to a new Pod and commands ran in
+// on (a dead sandbox's IP went to a new Pod and commands ran in
 // a stranger's container).
 //
 // API for the UI (and the CLI):

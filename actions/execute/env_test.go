@@ -112,7 +112,7 @@ func (e *env) daemon(p *corev1.Pod) *execdtest.Server {
 }
 
 // kill makes the Pod's main container exit and the Pod Failed, and stops its
-// execd, as when a sandbox's command ends (incident 002).
+// execd, as when a sandbox's command ends.
 func (e *env) kill(p *corev1.Pod) *corev1.Pod {
 	e.t.Helper()
 	e.kl.Terminate(e.ns, p.Name, "sandbox", 137, "Error")

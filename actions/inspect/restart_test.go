@@ -23,7 +23,7 @@ func sandscope(args ...string) (stdout, stderr string, code int) {
 	return out.String(), errOut.String(), code
 }
 
-// TestExplainRestartOnTheAPIServer replays incident 003 an hour later: a
+// TestExplainRestartOnTheAPIServer replays a liveness kill an hour later, its Events gone: a
 // BatchSandbox's Pod with a liveness probe (3 × 10 s, timeout 1 s, grace
 // 30 s) restarted 3 times, the last run ended with exit 137 reason Error
 // 61 s after the process blocked, and the Events are gone. Then the

@@ -13,7 +13,7 @@ import (
 	"github.com/sandscope/sandscope/model"
 )
 
-// TestSweepOneNamespaceIPTakenElsewhere: `sweep -n NS` on incident 002
+// TestSweepOneNamespaceIPTakenElsewhere: `sweep -n NS` on a dead sandbox whose IP a new Pod took
 // whose thief lives in another namespace reports IP_TAKEN naming it; with
 // `--as` a user who may read NS only, POD_DEAD says other namespaces were
 // not checked, with the evidence why.

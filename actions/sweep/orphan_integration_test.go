@@ -14,7 +14,7 @@ import (
 	"github.com/sandscope/sandscope/model"
 )
 
-// TestSweepDeletedSandboxesPods replays seed 000's pile-up on the real API
+// TestSweepDeletedSandboxesPods replays the pile-up of deleted sandboxes' Pods on the real API
 // server: callers delete sandboxes whose Pods cannot finish terminating
 // (two still pulling, main container in PodInitializing; one running). The
 // sandbox objects are gone; the Pods must still be swept: a row per deleted

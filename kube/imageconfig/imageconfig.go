@@ -1,7 +1,7 @@
 // Package imageconfig reads an image's start command from its registry: the
 // manifest (an index is resolved to the requested platform) and the config
 // blob, never a layer. It is how sandscope learns what an image would run
-// before it creates a sandbox from it (incident 000: the engine replaces the
+// before it creates a sandbox from it (the engine replaces the
 // image's ENTRYPOINT, so somebody has to put it back or refuse).
 //
 // A Reader bounds every read by a deadline (queueing included), bounds the

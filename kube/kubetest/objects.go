@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Names of OpenSandbox's Pod layout (see shared/facts/opensandbox.md).
+// Names of OpenSandbox's Pod layout.
 const ()
 
 // SandboxPod builds a Pod laid out like an OpenSandbox sandbox Pod: init

@@ -444,7 +444,7 @@ var interactive = map[string]bool{"bash": true, "sh": true, "dash": true, "ash":
 // exitsAtOnce says whether the main container's start command ends as soon
 // as it starts, and how: an interactive shell or interpreter with no script
 // reads end-of-file from the empty stdin of a container without a terminal
-// and exits 0 (incident 002's `tini -- bash`); `true` and `false` end with
+// and exits 0 (`tini -- bash` without a terminal); `true` and `false` end with
 // their code. osv1.BootstrapPath.sh lives as long as the command it runs.
 func exitsAtOnce(c corev1.Container) (int32, string, bool) {
 	argv := append(append([]string(nil), c.Command...), c.Args...)

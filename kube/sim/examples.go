@@ -15,7 +15,7 @@ type example struct {
 }
 
 // examples give every state, notice and finding of the fleet model one
-// instance right away. Node 0 is used for the IP reuse of incident 002: the
+// instance right away. Node 0 is used for IP reuse (a dead sandbox's IP going to a new Pod): the
 // instant death frees its IP and the sandbox created next on node 0 gets it.
 var examples = []example{
 	{EngineBatch, Normal, -1, 0, false},
@@ -31,7 +31,7 @@ var examples = []example{
 	{EnginePod, Evicted, 2, 4 * time.Second, false},         // RESTART_EVICTED
 	{EnginePod, UnexplainedRestart, -1, 4 * time.Second, false},
 	{EngineBatch, StuckTerminating, -1, 5 * time.Second, false}, // STUCK_TERMINATING, main in PodInitializing
-	// A pile-up of deleted sandboxes' Pods stuck Terminating (seed 000),
+	// A pile-up of deleted sandboxes' Pods stuck Terminating,
 	// most still pulling their image, one held by a slow kubelet.
 	// They hold their IPs: on nodes 2 and 3, away from the IP reuse of
 	// nodes 0 and 1.

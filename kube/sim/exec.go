@@ -23,7 +23,7 @@ type ExecRequest struct {
 	UID string
 	// Address, when set, routes by IP instead of by name: the request lands
 	// in whichever live Pod holds the address now, exactly like a client
-	// that dials a recorded IP (incident 002).
+	// that dials a recorded IP, which a new Pod may hold by then.
 	Address string
 	// Execd: the request goes to execd (port 44772), which is not listening
 	// in sandboxes created without an entrypoint.

@@ -18,9 +18,9 @@ import (
 // never by a network registry.
 const (
 	ImagePython      = "registry.demo.local/sandbox/python:3.12"          // CMD python3
-	ImageTrainer     = "registry.demo.local/rl/trainer-env:2026.11"       // ENTRYPOINT tini -- /srv/start-env.sh (incident 000)
-	ImageScorer      = "registry.demo.local/eval/scorer:1.8"              // ENTRYPOINT uvicorn (incident 003)
-	ImageBashBox     = "registry.demo.local/tools/bash-box:latest"        // ENTRYPOINT tini -- , CMD bash (incident 002)
+	ImageTrainer     = "registry.demo.local/rl/trainer-env:2026.11"       // ENTRYPOINT tini -- /srv/start-env.sh (read from the registry at create)
+	ImageScorer      = "registry.demo.local/eval/scorer:1.8"              // ENTRYPOINT uvicorn (liveness-probed)
+	ImageBashBox     = "registry.demo.local/tools/bash-box:latest"        // ENTRYPOINT tini -- , CMD bash (exits at once without a terminal)
 	ImageUnreachable = "registry.unreachable.demo.local/private/agent:7"  // the registry does not answer
 	ImageExecd       = "registry.demo.local/opensandbox/execd:v1.4.2"     // the execd-installer init container
 	ImageMissing     = "registry.demo.local/sandbox/python:3.12-typo-tag" // ImagePullBackOff (FAILED_STICKY)

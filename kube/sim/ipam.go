@@ -6,7 +6,7 @@ import (
 )
 
 // ipam hands out Pod IPs per node from a small range, the way a CNI with a
-// small per-node block (Calico's IPAM in incident 002) does: the address freed
+// small per-node block (as Calico's IPAM) does: the address freed
 // last is the one handed out next, so a dead Pod's IP goes to the next Pod
 // on that node within seconds.
 type ipam struct {

@@ -70,7 +70,7 @@ const (
 	EnginePod    Engine = "pod"    // plain labelled Pod
 )
 
-// Liveness probe of the liveness scenario (incident 003's numbers).
+// Liveness probe of the liveness scenario (numbers of a real liveness kill).
 const (
 	livenessPeriod    = 10
 	livenessThreshold = 3

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Names exactly as the engines write them (see shared/facts/opensandbox.md).
+// Names exactly as the engines write them.
 const (
 	FinalizerImagePullHold = "sandscope.dev/sim-image-pull-in-progress" // stands in for the kubelet holding a deleting Pod
 

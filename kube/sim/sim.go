@@ -2,7 +2,7 @@
 // BatchSandbox and Pool controllers, the agent-sandbox controller) and the
 // kubelet against any Kubernetes API, through the API only. It creates
 // sandboxes and their Pods, schedules them to a few nodes with small Pod
-// CIDRs (so freed IPs are reused within seconds, as in incident 002), and runs
+// CIDRs (so freed IPs are reused within seconds, as Calico does), and runs
 // the life cycles sandscope must make visible: normal runs, instant deaths,
 // OOM and liveness kills, evictions, stuck Terminating Pods, keep-alive
 // entrypoints, same-name re-creations, Pods gone behind their sandbox and
