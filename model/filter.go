@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -14,8 +15,9 @@ import (
 // over each row's key (AppendRowKey, kept by the caller), optionally inverted ("!text"), a label selector
 // ("-l app=x"), and a problems-only switch.
 type Filter struct {
-	Text         string          // fuzzy pattern; "" matches everything
+	Text         string          // substring, else fuzzy, pattern; "" matches everything
 	Invert       bool            // keep the rows the pattern does NOT match
+	Fuzzy        bool            // "-f text": fuzzy matching only, rows ranked by score
 	Selector     labels.Selector // nil = no label constraint
 	ProblemsOnly bool
 }
@@ -36,6 +38,10 @@ func ParseFilter(s string) (Filter, error) {
 		}
 		f.Selector = parsed
 		s = strings.TrimSpace(s[:i])
+	}
+	if rest, ok := strings.CutPrefix(s, "-f "); ok {
+		f.Fuzzy = true
+		s = strings.TrimSpace(rest)
 	}
 	if strings.HasPrefix(s, "!") {
 		f.Invert = true
@@ -67,6 +73,9 @@ func (f Filter) IsZero() bool {
 // String renders the filter back in the form ParseFilter reads.
 func (f Filter) String() string {
 	var parts []string
+	if f.Fuzzy {
+		parts = append(parts, "-f")
+	}
 	if f.Invert {
 		parts = append(parts, "!"+f.Text)
 	} else if f.Text != "" {
@@ -172,17 +181,21 @@ func (f Filter) Apply(rows []*Sandbox, keys []string, within []int) (idx []int, 
 		}
 	}
 	var matched []bool
+	var rank []int // fuzzy matches: each candidate's place by score (best first)
 	if f.Text != "" {
 		matched = make([]bool, len(cand))
 		pat := strings.ToLower(f.Text)
-		for j, i := range cand {
-			if strings.Contains(keys[i], pat) {
-				matched[j], exact = true, true
+		if !f.Fuzzy {
+			for j, i := range cand {
+				if strings.Contains(keys[i], pat) {
+					matched[j], exact = true, true
+				}
 			}
 		}
-		if !exact && FuzzyApplies(f.Text) {
-			for _, m := range fuzzy.FindFromNoSort(f.Text, keySource{keys: keys, idx: cand}) {
-				matched[m.Index] = true
+		if f.Fuzzy || (!exact && FuzzyApplies(f.Text)) {
+			rank = make([]int, len(cand))
+			for place, m := range fuzzy.FindFrom(f.Text, keySource{keys: keys, idx: cand}) {
+				matched[m.Index], rank[m.Index] = true, place
 			}
 		}
 	}
@@ -201,6 +214,17 @@ func (f Filter) Apply(rows []*Sandbox, keys []string, within []int) (idx []int, 
 		}
 		out = append(out, i)
 	}
+	if rank != nil && !f.Invert {
+		// Fuzzy matches read best first: a weak match of unrelated text
+		// goes to the bottom instead of sitting in sort order among good ones.
+		place := make(map[int]int, len(out))
+		for j, i := range cand {
+			if matched[j] {
+				place[i] = rank[j]
+			}
+		}
+		slices.SortStableFunc(out, func(a, b int) int { return place[a] - place[b] })
+	}
 	return out, exact
 }
 
@@ -211,7 +235,7 @@ func (f Filter) Apply(rows []*Sandbox, keys []string, within []int) (idx []int, 
 // and next finds no exact match among prev's rows, next's fuzzy matches may
 // lie outside them, so it must be applied to the whole fleet again.
 func Narrows(prev, next Filter) bool {
-	if prev.Invert || next.Invert || prev.ProblemsOnly != next.ProblemsOnly {
+	if prev.Invert || next.Invert || prev.ProblemsOnly != next.ProblemsOnly || prev.Fuzzy != next.Fuzzy {
 		return false
 	}
 	if selString(prev.Selector) != selString(next.Selector) {

@@ -231,3 +231,33 @@ func TestIDLikeFilterIsNeverFuzzy(t *testing.T) {
 		t.Fatal("FuzzyApplies")
 	}
 }
+
+// "-f text" matches fuzzily only, and fuzzy matches come best first, not
+// in the table's sort order.
+func TestForcedFuzzyRanksByScore(t *testing.T) {
+	rows := testRows()
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = RowKey(r)
+	}
+	order := []int{0, 1, 2, 3} // alpha, bravo, charlie, delta
+	f, err := ParseFilter("-f charl")
+	if err != nil || !f.Fuzzy || f.Text != "charl" || f.String() != "-f charl" {
+		t.Fatalf("parse: %+v %v", f, err)
+	}
+	idx, exact := f.Apply(rows, keys, order)
+	if exact || len(idx) == 0 || rows[idx[0]].Name() != "charlie" {
+		t.Fatalf("-f charl: %v exact=%v, want charlie first", names(rows, idx), exact)
+	}
+	// A weak fuzzy match sorts below a strong one whatever the table's order.
+	mk := func(name string) *Sandbox {
+		return &Sandbox{Key: "pod/ns/" + name, Meta: &ObjectMeta{Namespace: "ns", Name: name}}
+	}
+	two := []*Sandbox{mk("scattered-o-r-d-e-r"), mk("order")}
+	twoKeys := []string{RowKey(two[0]), RowKey(two[1])}
+	f, _ = ParseFilter("-f order")
+	idx, _ = f.Apply(two, twoKeys, []int{0, 1})
+	if got := names(two, idx); len(got) != 2 || got[0] != "order" {
+		t.Fatalf("-f order: %v, want order first", got)
+	}
+}

@@ -190,7 +190,7 @@ func (v *sandboxesView) name() string {
 		if v.filter.Text != "" && !v.exact {
 			// Say which mode matched: nothing contained the text, so rows are
 			// fuzzy matches (or none, for an id-like text).
-			if model.FuzzyApplies(v.filter.Text) {
+			if v.filter.Fuzzy || model.FuzzyApplies(v.filter.Text) {
 				s += " (fuzzy)"
 			} else {
 				s += " (no match)"
