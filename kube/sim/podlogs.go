@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -162,51 +161,30 @@ func (s *Sim) kubeletEvent(ctx context.Context, sb *sandbox, pod *corev1.Pod, ev
 	if sb == nil || pod == nil {
 		return nil
 	}
-	k := eventKey{pod.UID, reason, message}
-	ts := metav1.NewTime(s.now)
-	events := s.kube.CoreV1().Events(pod.Namespace)
-	if prev, ok := sb.events[k]; ok {
-		next := prev.DeepCopy()
-		next.Count++
-		next.LastTimestamp = ts
-		out, err := events.Update(ctx, next, metav1.UpdateOptions{})
-		if err == nil {
-			sb.events[k] = out
-			s.op("update", "events", pod.Namespace, out.Name, fmt.Sprintf("%s x%d", reason, out.Count))
-			return nil
+	return s.correlateEvent(ctx, sb, eventKey{pod.UID, reason, message}, pod.Namespace, pod.Name, func(ts metav1.Time) *corev1.Event {
+		s.kubeletEvents++
+		name := fmt.Sprintf("%s.%016x", pod.Name, s.kubeletEvents)
+		source, component := corev1.EventSource{Component: "kubelet", Host: pod.Spec.NodeName}, "kubelet"
+		fieldPath := "spec.containers{" + osv1.ContainerSandbox + "}"
+		if reason == "Scheduled" || reason == "FailedScheduling" {
+			source, component, fieldPath = corev1.EventSource{Component: "default-scheduler"}, "default-scheduler", ""
 		}
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("updating event %s on pod %s/%s: %w", reason, pod.Namespace, pod.Name, err)
+		ev := &corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pod.Namespace},
+			InvolvedObject: corev1.ObjectReference{
+				Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+				APIVersion: "v1", ResourceVersion: pod.ResourceVersion, FieldPath: fieldPath,
+			},
+			Reason: reason, Message: message, Type: eventType, Source: source,
+			FirstTimestamp: ts, LastTimestamp: ts, Count: 1,
+			ReportingController: component, ReportingInstance: source.Host,
 		}
-	}
-	s.kubeletEvents++
-	name := fmt.Sprintf("%s.%016x", pod.Name, s.kubeletEvents)
-	source, component := corev1.EventSource{Component: "kubelet", Host: pod.Spec.NodeName}, "kubelet"
-	fieldPath := "spec.containers{" + osv1.ContainerSandbox + "}"
-	if reason == "Scheduled" || reason == "FailedScheduling" {
-		source, component, fieldPath = corev1.EventSource{Component: "default-scheduler"}, "default-scheduler", ""
-	}
-	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pod.Namespace},
-		InvolvedObject: corev1.ObjectReference{
-			Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
-			APIVersion: "v1", ResourceVersion: pod.ResourceVersion, FieldPath: fieldPath,
-		},
-		Reason: reason, Message: message, Type: eventType, Source: source,
-		FirstTimestamp: ts, LastTimestamp: ts, Count: 1,
-		ReportingController: component, ReportingInstance: source.Host,
-	}
-	if s.cfg.EmulateServer {
-		ev.UID = types.UID(uuid.NewSHA1(uuid.NameSpaceOID, []byte(pod.Namespace+"/"+name)).String())
-		ev.CreationTimestamp = ts
-	}
-	out, err := events.Create(ctx, ev, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("recording event %s on pod %s/%s: %w", reason, pod.Namespace, pod.Name, err)
-	}
-	sb.events[k] = out
-	s.op("create", "events", pod.Namespace, out.Name, reason)
-	return nil
+		if s.cfg.EmulateServer {
+			ev.UID = types.UID(uuid.NewSHA1(uuid.NameSpaceOID, []byte(pod.Namespace+"/"+name)).String())
+			ev.CreationTimestamp = ts
+		}
+		return ev
+	})
 }
 
 // containerStarted records what the kubelet says as it starts the main
