@@ -424,21 +424,29 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 	}
 }
 
+// watchedRunningSandbox starts a watcher on a fresh namespace holding one
+// running BatchSandbox recording ip, and waits until the model holds it OK.
+func watchedRunningSandbox(t *testing.T, c *kubetest.Cluster, name, ip string) (*kube.Watcher, string) {
+	t.Helper()
+	ns := c.Namespace(t)
+	kl, ct := c.Kubelet(t), c.Controller(t)
+	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	key := bsbxKey(ns, name)
+	createBatchSandbox(kl, ct, ns, name, nil)
+	kl.SetRunning(ns, name+"-0", ip)
+	ct.SetEndpoints(ns, name, ip)
+	ct.SetBatchSandboxStatus(ns, name, runningStatus)
+	waitFor(t, w, time.Now(), waitTimeout, "OK", func(s *model.Snapshot) bool {
+		return slotIdentity(s, key) == model.IdentityOK
+	})
+	return w, key
+}
+
 // A lost API server turns every identity UNKNOWN (never a stale OK) until
 // every informer is back.
 func TestWatcherDisconnect(t *testing.T) {
 	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
-	key := bsbxKey(ns, "sbx-d")
-	createBatchSandbox(kl, ct, ns, "sbx-d", nil)
-	kl.SetRunning(ns, "sbx-d-0", "127.0.0.9")
-	ct.SetEndpoints(ns, "sbx-d", "127.0.0.9")
-	ct.SetBatchSandboxStatus(ns, "sbx-d", runningStatus)
-	waitFor(t, w, time.Now(), waitTimeout, "OK", func(s *model.Snapshot) bool {
-		return slotIdentity(s, key) == model.IdentityOK
-	})
+	w, key := watchedRunningSandbox(t, c, "sbx-d", "127.0.0.9")
 
 	start := time.Now()
 	c.StopAPIServer(t)
@@ -472,17 +480,7 @@ func TestWatcherDisconnect(t *testing.T) {
 // waiting for the request timeout, and all comes back when it resumes.
 func TestWatcherFrozenAPIServer(t *testing.T) {
 	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
-	key := bsbxKey(ns, "sbx-f")
-	createBatchSandbox(kl, ct, ns, "sbx-f", nil)
-	kl.SetRunning(ns, "sbx-f-0", "127.0.0.19")
-	ct.SetEndpoints(ns, "sbx-f", "127.0.0.19")
-	ct.SetBatchSandboxStatus(ns, "sbx-f", runningStatus)
-	waitFor(t, w, time.Now(), waitTimeout, "OK", func(s *model.Snapshot) bool {
-		return slotIdentity(s, key) == model.IdentityOK
-	})
+	w, key := watchedRunningSandbox(t, c, "sbx-f", "127.0.0.19")
 
 	start := time.Now()
 	c.FreezeAPIServer(t)
