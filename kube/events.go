@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/pager"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // Reads for restart forensics: Events and Nodes, fetched one object at a time
@@ -103,26 +104,12 @@ func (c *Clients) listEvents(ctx context.Context, namespace, fieldSelector strin
 
 // newestEvents sorts evs newest first and keeps n of them.
 func newestEvents(evs []corev1.Event, n int) []corev1.Event {
-	slices.SortStableFunc(evs, func(a, b corev1.Event) int { return eventTime(b).Compare(eventTime(a)) })
+	slices.SortStableFunc(evs, func(a, b corev1.Event) int { return model.EventLast(&b).Compare(model.EventLast(&a)) })
 	if len(evs) > n {
 		clear(evs[n:])
 		evs = evs[:n]
 	}
 	return evs
-}
-
-// eventTime is when an Event last happened, from whichever field its
-// reporter filled.
-func eventTime(e corev1.Event) time.Time {
-	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	case !e.FirstTimestamp.IsZero():
-		return e.FirstTimestamp.Time
-	}
-	return e.CreationTimestamp.Time
 }
 
 // requestContext bounds one call by the request timeout, if there is one.

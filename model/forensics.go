@@ -284,7 +284,7 @@ func (r *fxRestartCase) liveness() *fxLivenessFacts {
 		case e.Reason == "Unhealthy" && strings.Contains(e.Message, "Liveness probe failed"):
 			l.unhealthy = append(l.unhealthy, *e)
 		case e.Reason == "Killing" && strings.Contains(e.Message, "failed liveness probe"):
-			if l.killing == nil || last.After(fxEventLast(l.killing)) {
+			if l.killing == nil || last.After(EventLast(l.killing)) {
 				ev := *e
 				l.killing = &ev
 			}
@@ -297,7 +297,7 @@ func (r *fxRestartCase) liveness() *fxLivenessFacts {
 	if l.killing != nil && len(l.unhealthy) == 0 {
 		// The kubelet kills at the threshold failure: the Killing time is
 		// the last failure.
-		l.lastFailure = fxEventLast(l.killing)
+		l.lastFailure = EventLast(l.killing)
 	}
 	for i := range l.unhealthy {
 		first, last := EventSpan(&l.unhealthy[i])
@@ -367,8 +367,8 @@ func (r *fxRestartCase) livenessNotice(l *fxLivenessFacts, eviction []Evidence) 
 		}
 	}
 	if l.killing != nil {
-		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, At: fxTimePtr(fxEventLast(l.killing)),
-			Text: fmt.Sprintf("Killing Event at %s: %s", fxClock(fxEventLast(l.killing)), fxOneLineMsg(l.killing.Message))})
+		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, At: fxTimePtr(EventLast(l.killing)),
+			Text: fmt.Sprintf("Killing Event at %s: %s", fxClock(EventLast(l.killing)), fxOneLineMsg(l.killing.Message))})
 	} else {
 		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
 			Text: "no Killing Event for this run (expired or not recorded); the kill is inferred from the failed probes and the timing"})
@@ -522,7 +522,7 @@ func (r *fxRestartCase) inferredVerdict(n *Notice, verdict string) {
 func (r *fxRestartCase) noLivenessKillEvidence(l *fxLivenessFacts) []Evidence {
 	switch {
 	case l.killing != nil:
-		return []Evidence{{Kind: Observed, At: fxTimePtr(fxEventLast(l.killing)), Text: "a liveness Killing Event exists too: " + fxOneLineMsg(l.killing.Message)}}
+		return []Evidence{{Kind: Observed, At: fxTimePtr(EventLast(l.killing)), Text: "a liveness Killing Event exists too: " + fxOneLineMsg(l.killing.Message)}}
 	case len(l.unhealthy) > 0:
 		return []Evidence{{Kind: Observed, Text: fmt.Sprintf("%d failed liveness probe(s) in the run but no Killing Event", l.failures)},
 			{Kind: Inferred, Text: "the timing does not fit the probe config"}}
@@ -566,7 +566,7 @@ func (r *fxRestartCase) evictionEvidence() []Evidence {
 	for i := range r.podEvents {
 		e := &r.podEvents[i]
 		if e.Reason == "Evicted" || e.Reason == "Preempted" || e.Reason == "Preempting" {
-			ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(fxEventLast(e)), Text: fmt.Sprintf("%s Event: %s", e.Reason, fxOneLineMsg(e.Message))})
+			ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(EventLast(e)), Text: fmt.Sprintf("%s Event: %s", e.Reason, fxOneLineMsg(e.Message))})
 		}
 	}
 	if r.node != nil {
@@ -877,7 +877,7 @@ func fxSplitEvents(pod *Pod, events []corev1.Event) (podEvents, nodeEvents []cor
 			podEvents = append(podEvents, e)
 		}
 	}
-	sort.SliceStable(podEvents, func(i, j int) bool { return fxEventLast(&podEvents[i]).Before(fxEventLast(&podEvents[j])) })
+	sort.SliceStable(podEvents, func(i, j int) bool { return EventLast(&podEvents[i]).Before(EventLast(&podEvents[j])) })
 	return podEvents, nodeEvents
 }
 
@@ -911,7 +911,8 @@ func EventSpan(e *corev1.Event) (first, last time.Time) {
 	return first, last
 }
 
-func fxEventLast(e *corev1.Event) time.Time {
+// EventLast is when an Event was last observed (see EventSpan).
+func EventLast(e *corev1.Event) time.Time {
 	_, last := EventSpan(e)
 	return last
 }

@@ -283,18 +283,6 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 	return out
 }
 
-func eventTime(e corev1.Event) time.Time {
-	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	case !e.FirstTimestamp.IsZero():
-		return e.FirstTimestamp.Time
-	}
-	return e.CreationTimestamp.Time
-}
-
 // coded is implemented by refusals (READ_ONLY, IP_TAKEN, ...).
 type coded interface{ ErrorCode() string }
 
