@@ -26,6 +26,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"github.com/sandscope/sandscope/actions/sweep"
@@ -50,6 +51,7 @@ var (
 	churnProfile   = flag.String("churnprofile", "", "write a CPU profile of the event-to-screen churn window to this file")
 	binProfile     = flag.String("binaryprofile", "", "write a CPU profile of the sandscope binary's whole run (start, sync, idle) to this file")
 	binHeapProfile = flag.String("binaryheapprofile", "", "write a heap profile (text form, with MemStats) of the sandscope binary once synced to this file")
+	holdFor        = flag.Duration("hold", 0, "after loading, print the kubeconfig and namespace and keep the cluster up this long (for manual runs of the binary)")
 	idleProfile    = flag.String("idleprofile", "", "write a CPU profile of the idle window with the TUI running to this file")
 )
 
@@ -153,10 +155,15 @@ func BenchmarkScale(b *testing.B) {
 		}
 	}
 	loaded = nil
+	if *holdFor > 0 {
+		fmt.Printf("holding for %s: sandscope --kubeconfig %s -n %s\n", *holdFor, c.Kubeconfig, ns)
+		time.Sleep(*holdFor)
+	}
 
 	// 2a. The real binary in a real terminal: whole-process figures that no
 	// in-process measurement can give (this process also holds the loader).
 	realBinary(b, c, ns, n, res)
+	serveBinary(ctx, b, c, ns, res)
 
 	// Forget the loader's memory so heap and peak RSS are sandscope's alone.
 	runtime.GC()
@@ -415,8 +422,15 @@ func realBinary(b *testing.B, c *kubetest.Cluster, ns string, n int, res *result
 	if *binHeapProfile != "" {
 		env = append(env, "SANDSCOPE_HEAPPROFILE="+*binHeapProfile)
 	}
+	statsPath := filepath.Join(b.TempDir(), "syncstats.txt")
+	env = append(env, "SANDSCOPE_SYNCSTATS="+statsPath)
 	s, full, cpu := startBinary(b, bin, env, c, ns, n)
 	pid := s.PID()
+	if share, err := gcShare(statsPath); err != nil {
+		res.add("sandscope binary: GC share of CPU to sync", "unknown", err.Error())
+	} else {
+		res.add("sandscope binary: GC share of CPU to sync", share, "runtime/metrics /cpu/classes at the sync (estimates): GC over all CPU the process used")
+	}
 	rss, hwm := procMemory(strconv.Itoa(pid), "VmRSS"), procMemory(strconv.Itoa(pid), "VmHWM")
 	res.add("sandscope binary: start to synced full table", ms(full), fmt.Sprintf("in tmux 200x50, `sandscope -n NS` (%d sandboxes on screen's count); CPU %s", n, ms(cpu)))
 	proc := strconv.Itoa(pid)
@@ -433,6 +447,37 @@ func realBinary(b *testing.B, c *kubetest.Cluster, ns string, n int, res *result
 	s, full, cpu = startBinary(b, bin, nil, c, ns, n, "--disable-compression")
 	res.add("sandscope binary --disable-compression: start to synced", ms(full), fmt.Sprintf("CPU %s; the same with the server's gzip off", ms(cpu)))
 	quitBinary(b, s)
+}
+
+// gcShare reads the runtime's CPU classes the binary wrote at its sync
+// (SANDSCOPE_SYNCSTATS, waiting for the file) and reports the collector's
+// share of the CPU the process used, and the assists' part of it.
+func gcShare(path string) (string, error) {
+	var data []byte
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		var err error
+		data, err = os.ReadFile(path)
+		return err == nil && len(data) > 0, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("no %s: %w", path, err)
+	}
+	v := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		name, value, _ := strings.Cut(line, " ")
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return "", fmt.Errorf("%s: line %q: %w", path, line, err)
+		}
+		v[name] = f
+	}
+	used := v["/cpu/classes/total:cpu-seconds"] - v["/cpu/classes/idle:cpu-seconds"]
+	if used <= 0 {
+		return "", fmt.Errorf("%s: no CPU used", path)
+	}
+	gc, assist := v["/cpu/classes/gc/total:cpu-seconds"], v["/cpu/classes/gc/mark/assist:cpu-seconds"]
+	return fmt.Sprintf("%.1f %% (GC %.2f s of %.2f s, assists %.2f s, %.0f cycles)", 100*gc/used, gc, used, assist,
+		v["/gc/cycles/total:gc-cycles"]), nil
 }
 
 // startBinary runs the binary in tmux and waits for the synced table

@@ -118,3 +118,37 @@ func TestWriteHeapProfileAfterSync(t *testing.T) {
 		t.Fatalf("unwritable path: stderr %q, want one line naming %s", errOut.String(), heapProfileEnv)
 	}
 }
+
+// SANDSCOPE_SYNCSTATS gets the runtime's CPU classes once synced, nothing
+// when the watcher never syncs.
+func TestWriteSyncStatsAfterSync(t *testing.T) {
+	synced := func(context.Context) error { return nil }
+	never := func(context.Context) error { return errors.New("context canceled") }
+	path := filepath.Join(t.TempDir(), "stats.txt")
+	t.Setenv(syncStatsEnv, path)
+	var errOut bytes.Buffer
+
+	writeSyncStatsAfterSync(context.Background(), never, &errOut)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a watcher that never synced left stats (stat: %v)", err)
+	}
+	runtime.GC()
+	writeSyncStatsAfterSync(context.Background(), synced, &errOut)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != len(syncStatsMetrics) || errOut.Len() != 0 {
+		t.Fatalf("stats %q, stderr %q: want one line for each of %d metrics", data, errOut.String(), len(syncStatsMetrics))
+	}
+	for i, line := range lines {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || name != syncStatsMetrics[i] {
+			t.Fatalf("line %d is %q, want %s and a value", i, line, syncStatsMetrics[i])
+		}
+		if name == "/gc/cycles/total:gc-cycles" && value == "0" {
+			t.Fatalf("%s read 0 after a forced GC", name)
+		}
+	}
+}

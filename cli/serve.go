@@ -18,7 +18,6 @@ import (
 type serveFlags struct {
 	listen       string
 	analyzeEvery time.Duration
-	imageChecks  bool
 }
 
 func newServeCommand(g *Globals) *cobra.Command {
@@ -41,7 +40,6 @@ func newServeCommand(g *Globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.listen, "listen", serve.DefaultListen, "Address to serve HTTP on (host:port)")
 	fl.DurationVar(&f.analyzeEvery, "analyze-every", serve.DefaultAnalyzeEvery, "Least time between two analyses of a changing fleet (findings, forensics, score)")
-	fl.BoolVar(&f.imageChecks, "image-checks", true, "Read image configs from their registries for ENTRYPOINT_NOT_RUN")
 	return cmd
 }
 
@@ -82,9 +80,12 @@ func runServe(ctx context.Context, g *Globals, f *serveFlags) error {
 		if !g.AllNamespaces {
 			opts.Namespace = c.Namespace
 		}
-		if f.imageChecks {
-			opts.ImageConfig = imageconfig.New(imageconfig.Options{})
+		// The global --image-checks; read-only makes "on" anonymous.
+		checks, err := g.imageChecks(imageconfig.Options{})
+		if err != nil {
+			return usage(err)
 		}
+		opts.ImageConfig = checks
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {

@@ -91,6 +91,10 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 	if s.tuneMemory {
 		go func() {
 			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+			writeSyncStatsAfterSync(ctx, w.WaitForSync, s.g.Err)
+		}()
+		go func() {
+			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 			tuneMemoryForWatch(ctx, w.WaitForSync)
 			writeHeapProfileAfterSync(ctx, w.WaitForSync, s.g.Err)
 		}()

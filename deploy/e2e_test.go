@@ -489,7 +489,7 @@ func TestServeCommandStopsOnSIGTERM(t *testing.T) {
 	errOut := &syncBuffer{}
 	code := make(chan int, 1)
 	go func() {
-		code <- cli.Main([]string{"serve", "--kubeconfig", c.Kubeconfig, "-A", "--listen", "127.0.0.1:0", "--image-checks=false"},
+		code <- cli.Main([]string{"serve", "--kubeconfig", c.Kubeconfig, "-A", "--listen", "127.0.0.1:0", "--image-checks=off"},
 			strings.NewReader(""), &out, errOut)
 	}()
 	var base string
