@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -11,54 +12,175 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 
 	"github.com/sandscope/sandscope/model"
 )
 
-// A fleet watch is an informer without a cache of its own. The fleet keeps
+// A fleet watch is an informer without a cache or a queue of its own: client-go's
+// reflector (list, watch, streamed initial lists, re-lists, backoff) writes
+// into fleetStore, which hands each object to the fleet at once. The fleet keeps
 // every Pod and BatchSandbox it is handed, so a SharedIndexInformer's store
-// beside it would hold each object a second time in a map, under a second
-// key string: about 110 bytes an object, a fifth of the heap left over once
-// the objects themselves were slim. Here client-go's reflector and FIFO feed
-// the handler directly, and the fleet answers the FIFO's questions about
-// which objects it knows (a re-list turns the missing ones into deletes).
+// beside it would hold each object a second time in a map, under a second key
+// string; and a FIFO between reflector and fleet costs, for every object of a
+// streamed initial list, a key string, a Deltas slice and (while its queue is
+// deep, as it is for all of that list) a trace record: a fifth of what the
+// client allocated in a 50,000-sandbox start-up, each a reason for the
+// collector to run. The fleet answers a re-list's question of which objects
+// it knows (the missing ones become deletes).
 //
 // Pools and agent Sandboxes keep ordinary informers: there are few of them.
+
+// fleetWatch is the controller of one resource: a reflector writing into a
+// fleetStore.
+type fleetWatch struct {
+	reflector *cache.Reflector
+	store     *fleetStore
+}
+
+func (c *fleetWatch) RunWithContext(ctx context.Context) { c.reflector.RunWithContext(ctx) }
+
+// HasSynced reports whether the fleet has seen the initial list.
+func (c *fleetWatch) HasSynced() bool { return c.store.synced.Load() }
 
 // newFleetWatch builds the controller of one resource. The handler gets
 // OnAdd for every object added, updated or re-listed (the fleet's upserts do
 // not tell them apart) and OnDelete, with a DeletedFinalStateUnknown when the
-// delete was only seen in a re-list.
+// delete was only seen in a re-list. onWatchError (nil: none) hears every
+// error of a list or a watch request, as a reflector's watch error handler
+// would.
 func newFleetWatch(resource string, lw cache.ListerWatcher, objType runtime.Object, transform cache.TransformFunc,
-	known cache.KeyListerGetter, handler cache.ResourceEventHandler, onWatchError cache.WatchErrorHandlerWithContext) cache.Controller {
-	fifo := cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{
-		Name:         resource,
-		KeyFunction:  cache.MetaNamespaceKeyFunc,
-		KnownObjects: known,
-		Transformer:  transform,
-	})
-	return cache.New(&cache.Config{
-		Queue:                        fifo,
-		ListerWatcher:                lw,
-		ObjectType:                   objType,
-		ObjectDescription:            resource,
-		WatchErrorHandlerWithContext: onWatchError,
-		Process: func(obj any, isInInitialList bool) error {
-			deltas, ok := obj.(cache.Deltas)
-			if !ok {
-				return fmt.Errorf("%s watch: got %T from the queue, want cache.Deltas", resource, obj)
+	known cache.KeyListerGetter, handler cache.ResourceEventHandler, onWatchError cache.WatchErrorHandlerWithContext) *fleetWatch {
+	store := &fleetStore{transform: transform, known: known, handler: handler}
+	if onWatchError != nil {
+		lw = &reportingListWatch{inner: cache.ToListerWatcherWithContext(lw), semantics: lw, report: onWatchError}
+	}
+	r := cache.NewReflectorWithOptions(lw, objType, store, cache.ReflectorOptions{TypeDescription: resource})
+	return &fleetWatch{reflector: r, store: store}
+}
+
+// fleetStore is the reflector's store: it transforms each object and hands
+// it to the handler. The reflector calls it from one goroutine. It is a
+// TransformingStore so that a streamed initial list, which the reflector
+// gathers in a temporary store of its own, is held there already slim.
+type fleetStore struct {
+	transform cache.TransformFunc
+	known     cache.KeyListerGetter
+	handler   cache.ResourceEventHandler
+	synced    atomic.Bool
+}
+
+var (
+	_ cache.ReflectorStore    = (*fleetStore)(nil)
+	_ cache.TransformingStore = (*fleetStore)(nil)
+)
+
+func (s *fleetStore) Transformer() cache.TransformFunc { return s.transform }
+
+func (s *fleetStore) slim(obj any) (any, error) {
+	if s.transform == nil {
+		return obj, nil
+	}
+	return s.transform(obj)
+}
+
+func (s *fleetStore) Add(obj any) error {
+	obj, err := s.slim(obj)
+	if err != nil {
+		return err
+	}
+	s.handler.OnAdd(obj, false)
+	return nil
+}
+
+func (s *fleetStore) Update(obj any) error { return s.Add(obj) }
+
+func (s *fleetStore) Delete(obj any) error {
+	obj, err := s.slim(obj)
+	if err != nil {
+		return err
+	}
+	s.handler.OnDelete(obj)
+	return nil
+}
+
+// Replace hands the handler every listed object, then deletes what the
+// fleet knew of this resource before and the list no longer has. The first
+// Replace (the initial list) marks the store synced once it is all handed
+// over.
+func (s *fleetStore) Replace(list []any, _ string) error {
+	initial := !s.synced.Load()
+	// Into an empty fleet (the initial list) nothing can be stale, and the
+	// listed keys are not needed.
+	var listed map[string]struct{}
+	knownBefore := s.known.ListKeys()
+	if len(knownBefore) > 0 {
+		listed = make(map[string]struct{}, len(list))
+	}
+	for _, obj := range list {
+		obj, err := s.slim(obj)
+		if err != nil {
+			return err
+		}
+		if listed != nil {
+			key, err := cache.MetaNamespaceKeyFunc(obj)
+			if err != nil {
+				return fmt.Errorf("replacing: %w", err)
 			}
-			for _, d := range deltas {
-				switch d.Type {
-				case cache.Added, cache.Updated, cache.Replaced, cache.Sync:
-					handler.OnAdd(d.Object, isInInitialList)
-				case cache.Deleted:
-					handler.OnDelete(d.Object)
-				}
-			}
-			return nil
-		},
-	})
+			listed[key] = struct{}{}
+		}
+		s.handler.OnAdd(obj, initial)
+	}
+	for _, key := range knownBefore {
+		if _, ok := listed[key]; ok {
+			continue
+		}
+		if obj, ok, _ := s.known.GetByKey(key); ok {
+			s.handler.OnDelete(cache.DeletedFinalStateUnknown{Key: key, Obj: obj})
+		}
+	}
+	s.synced.Store(true)
+	return nil
+}
+
+// Resync is a no-op: the fleet has no resync period.
+func (s *fleetStore) Resync() error { return nil }
+
+// reportingListWatch passes a ListerWatcher's calls through and reports
+// their errors, since a bare reflector takes no watch error handler. It
+// keeps the inner one's answer about streamed initial lists.
+type reportingListWatch struct {
+	inner     cache.ListerWatcherWithContext
+	semantics any
+	report    cache.WatchErrorHandlerWithContext
+}
+
+func (l *reportingListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	obj, err := l.inner.ListWithContext(ctx, opts)
+	if err != nil {
+		l.report(ctx, nil, err)
+	}
+	return obj, err
+}
+
+func (l *reportingListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	w, err := l.inner.WatchWithContext(ctx, opts)
+	if err != nil {
+		l.report(ctx, nil, err)
+	}
+	return w, err
+}
+
+func (l *reportingListWatch) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return l.ListWithContext(context.Background(), opts)
+}
+
+func (l *reportingListWatch) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+	return l.WatchWithContext(context.Background(), opts)
+}
+
+func (l *reportingListWatch) IsWatchListSemanticsUnSupported() bool {
+	return watchlist.DoesClientNotSupportWatchListSemantics(l.semantics)
 }
 
 // fleetKnown is the fleet seen as a FIFO's known objects: its keys and its

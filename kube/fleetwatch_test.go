@@ -97,3 +97,38 @@ func TestFleetWatchRelistDeletes(t *testing.T) {
 		t.Fatal("b, still listed, was deleted by the re-list")
 	}
 }
+
+// A fleet watch has no reflector error handler of its own: the errors of its
+// list and watch requests reach onWatchError through reportingListWatch,
+// which keeps the inner ListerWatcher's answer about streamed lists.
+func TestFleetWatchReportsRequestErrors(t *testing.T) {
+	forbidden := apierrors.NewForbidden(corev1.Resource("pods"), "", nil)
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) { return nil, forbidden },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return nil, forbidden
+		},
+	}, noWatchList{})
+	reported := make(chan error, 10)
+	w := NewWatcher(&Clients{}, WatcherOptions{})
+	c := newFleetWatch("pods", lw, &corev1.Pod{}, w.slimPod, fleetPods(w.fleet), w.podHandler(),
+		func(_ context.Context, _ *cache.Reflector, err error) { reported <- err })
+	if !(&reportingListWatch{semantics: lw}).IsWatchListSemanticsUnSupported() {
+		t.Fatal("the wrapper lost the inner ListerWatcher's 'no streamed lists'")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.RunWithContext(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case err := <-reported:
+		if !apierrors.IsForbidden(err) {
+			t.Fatalf("reported %v, want the forbidden list", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the forbidden list was never reported")
+	}
+	if c.HasSynced() {
+		t.Fatal("synced although every list was refused")
+	}
+}
