@@ -16,13 +16,13 @@ import (
 )
 
 // clientset is the demo's typed client: core/v1 and discovery over an
-// in-memory object tracker, as client-go's generated fake clientset
-// (kubernetes/fake) builds them, without that package. Its init registers
-// every built-in API group into a scheme of its own, and since package inits
-// run whether or not the demo is asked for, it was a quarter of the
-// binary's start-up work. The tracker uses client-go's ordinary scheme,
-// which the real clients register anyway. sandscope reads and writes only
-// core/v1; any other group answers with an error, never a panic.
+// in-memory object tracker, built as client-go's generated fake clientset
+// (kubernetes/fake) builds them, without linking that package: its init
+// registers every built-in API group into a scheme of its own, work done at
+// every start of the binary, demo or not. The tracker uses client-go's
+// ordinary scheme, which the real clients register anyway. sandscope reads
+// and writes only core/v1; any other group answers with an error, never a
+// panic.
 type clientset struct {
 	kubernetes.Interface // every group but core/v1: refused
 	fake                 k8stesting.Fake

@@ -23,13 +23,14 @@ import (
 
 // Pods and BatchSandboxes reach the model through one decoder each
 // (podwire.go, batchsandboxes.go), which reads the bytes an API server
-// sends. Clients that hand over objects instead of bytes, the demo's
-// in-memory cluster and the fake clientsets of unit tests, have them encoded
-// first, as an API server encodes them (apimachinery's serializers: Pods in
-// protobuf, BatchSandboxes in JSON, watch events framed into a stream), so
-// that the demo runs the decoders a real cluster runs and a field the model
-// gains is read in one place. The encoding costs an object's size in
-// allocations; only the demo and tests pay it.
+// sends. Objects that arrive as objects, not bytes (from the demo's
+// in-memory cluster, the fake clientsets of unit tests, or a typed client's
+// one-off read) are encoded first, as an API server encodes them, with
+// client-go's serializers (Pods in protobuf, BatchSandboxes in JSON, watch
+// events framed into a stream), so that the demo runs the decoders a real
+// cluster runs and a field the model gains is read in one place. The
+// encoding costs about an object's size in allocations; a real cluster's
+// watches never pay it.
 
 // wireFormat is how the server writes one resource, and how sandscope reads
 // it back.
@@ -37,8 +38,7 @@ type wireFormat struct {
 	object runtime.Encoder // a list, one object, or a watch event's object
 	event  runtime.Encoder // the WatchEvent around a watch event's object
 	framer runtime.Framer  // watch events one after another in a stream
-	// decode reads a list or one object as the RESTClient's codec does.
-	decode func(data []byte, into runtime.Object) (runtime.Object, error)
+	codec  runtime.Decoder // a list or one object, as the RESTClient reads them
 	// events reads a watch stream.
 	events func(body io.ReadCloser) watch.Decoder
 }
@@ -48,12 +48,8 @@ func podProtobuf(lists *model.StringLists) wireFormat {
 	info := serializerFor(runtime.ContentTypeProtobuf)
 	return wireFormat{
 		object: scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion),
-		event:  info.StreamSerializer.Serializer,
-		framer: info.StreamSerializer.Framer,
-		decode: func(data []byte, into runtime.Object) (runtime.Object, error) {
-			obj, _, err := podCodec{lists: lists}.Decode(data, nil, into)
-			return obj, err
-		},
+		event:  info.StreamSerializer.Serializer, framer: info.StreamSerializer.Framer,
+		codec:  podCodec{lists: lists},
 		events: func(body io.ReadCloser) watch.Decoder { return newPodEvents(body, lists) },
 	}
 }
@@ -63,12 +59,8 @@ func batchSandboxJSON(lists *model.StringLists) wireFormat {
 	info := serializerFor(runtime.ContentTypeJSON)
 	return wireFormat{
 		object: unstructured.UnstructuredJSONScheme,
-		event:  info.StreamSerializer.Serializer,
-		framer: info.StreamSerializer.Framer,
-		decode: func(data []byte, into runtime.Object) (runtime.Object, error) {
-			obj, _, err := batchSandboxCodec{lists: lists}.Decode(data, nil, into)
-			return obj, err
-		},
+		event:  info.StreamSerializer.Serializer, framer: info.StreamSerializer.Framer,
+		codec:  batchSandboxCodec{lists: lists},
 		events: func(body io.ReadCloser) watch.Decoder { return newBatchSandboxEvents(body, lists) },
 	}
 }
@@ -90,7 +82,8 @@ func (f wireFormat) reencode(obj, into runtime.Object) (runtime.Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding a %T as the server would: %w", obj, err)
 	}
-	return f.decode(data, into)
+	out, _, err := f.codec.Decode(data, nil, into)
+	return out, err
 }
 
 // listWatch reads the objects lw lists and watches through the wire, as

@@ -43,14 +43,7 @@ func TestOverWireMatchesStockConverters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := pods.(cache.ListerWatcherWithContext).ListWithContext(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotPods := obj.(*podList)
-	if len(gotPods.Items) != len(wantPods.Items) || len(gotPods.Items) == 0 {
-		t.Fatalf("listed %d Pods over the wire, want %d", len(gotPods.Items), len(wantPods.Items))
-	}
+	gotPods := listOverWire[*model.Pod](t, pods, len(wantPods.Items))
 	for i := range wantPods.Items {
 		if want := model.SlimPodSharing(asSent(t, &wantPods.Items[i]), lists); !reflect.DeepEqual(gotPods.Items[i], want) {
 			t.Fatalf("Pod %d over the wire differs from SlimPodSharing:\n%s", i, podDiff(want, gotPods.Items[i]))
@@ -60,14 +53,7 @@ func TestOverWireMatchesStockConverters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err = bsbxs.(cache.ListerWatcherWithContext).ListWithContext(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotBSBX := obj.(*batchSandboxList)
-	if len(gotBSBX.Items) != len(wantBSBX.Items) || len(gotBSBX.Items) == 0 {
-		t.Fatalf("listed %d BatchSandboxes over the wire, want %d", len(gotBSBX.Items), len(wantBSBX.Items))
-	}
+	gotBSBX := listOverWire[*model.BatchSandbox](t, bsbxs, len(wantBSBX.Items))
 	for i := range wantBSBX.Items {
 		checkBatchSandbox(t, "listed", gotBSBX.Items[i], &wantBSBX.Items[i])
 	}
@@ -102,6 +88,23 @@ func TestOverWireMatchesStockConverters(t *testing.T) {
 		t.Fatalf("BatchSandbox watch event %s %T, want DELETED with a *model.BatchSandbox", ev.Type, ev.Object)
 	}
 	checkBatchSandbox(t, "deleted", got, deleted)
+}
+
+// listOverWire lists through lw, expecting n items, more than none.
+func listOverWire[T runtime.Object](t *testing.T, lw cache.ListerWatcher, n int) *modelList[T] {
+	t.Helper()
+	obj, err := lw.(cache.ListerWatcherWithContext).ListWithContext(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, ok := obj.(*modelList[T])
+	if !ok {
+		t.Fatalf("listed a %T", obj)
+	}
+	if len(list.Items) != n || n == 0 {
+		t.Fatalf("listed %d items over the wire, want %d", len(list.Items), n)
+	}
+	return list
 }
 
 // checkBatchSandbox compares a BatchSandbox read over the wire with what the
