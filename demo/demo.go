@@ -1,6 +1,7 @@
 // Package demo is sandscope's embedded demo fleet: in-memory Kubernetes
-// clients (client-go fake clientsets that serve the sandbox engines' custom
-// resources and list them in discovery) with the fleet simulator running on
+// clients (an object tracker behind client-go's typed core/v1 fake and its
+// dynamic fake, serving the sandbox engines' custom resources and listing
+// them in discovery) with the fleet simulator running on
 // them, an image-config reader and exec transports that answer from the
 // simulation, including a simulated interactive shell (the TUI's `s`).
 // Nothing in the demo reaches a cluster, a registry or a host command.
@@ -29,9 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/clock"
 
@@ -172,17 +171,17 @@ func NewClients(namespace string) *kube.Clients {
 		agentGVR:            "SandboxList",
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
-	// NewSimpleClientset, not NewClientset: the field-managed tracker of the
-	// latter rebuilds a REST mapper on every write, which makes the demo's
-	// warm-up take tens of seconds instead of about one.
-	kc := kubefake.NewSimpleClientset()
-	kc.PrependReactor("list", "pods", fieldSelectedList(kc.Tracker()))
-	kc.PrependReactor("list", "events", fieldSelectedList(kc.Tracker()))
-	kc.PrependWatchReactor("*", selectedWatch(kc.Tracker()))
+	// A plain tracker, not a field-managed one: the latter rebuilds a REST
+	// mapper on every write, which makes the demo's warm-up take tens of
+	// seconds instead of about one.
+	kc := newClientset()
+	kc.fake.PrependReactor("list", "pods", fieldSelectedList(kc.tracker))
+	kc.fake.PrependReactor("list", "events", fieldSelectedList(kc.tracker))
+	kc.fake.PrependWatchReactor("*", selectedWatch(kc.tracker))
 	dyn.PrependReactor("list", "*", fieldSelectedList(dyn.Tracker()))
 	dyn.PrependWatchReactor("*", selectedWatch(dyn.Tracker()))
-	dyn.PrependReactor("create", "*", namespaceMustExist(kc.Tracker()))
-	disc := kc.Discovery().(*fakediscovery.FakeDiscovery)
+	dyn.PrependReactor("create", "*", namespaceMustExist(kc.tracker))
+	disc := kc.discovery
 	disc.Resources = []*metav1.APIResourceList{
 		{GroupVersion: "v1", APIResources: []metav1.APIResource{
 			{Name: "pods", Namespaced: true, Kind: "Pod", Verbs: verbs},

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/model"
 )
@@ -53,9 +50,7 @@ func newBatchSandboxListWatch(cfg *rest.Config, namespace string, lists *model.S
 			if err != nil {
 				return nil, err
 			}
-			// As rest.Request.Watch reports a stream that cannot be decoded.
-			return watch.NewStreamWatcherWithLogger(klog.FromContext(ctx), newBatchSandboxEvents(body, lists),
-				apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding")), nil
+			return newWireWatch(ctx, newBatchSandboxEvents(body, lists)), nil
 		},
 	}
 	return lw, nil

@@ -3,12 +3,16 @@ package kube
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	restclientwatch "k8s.io/client-go/rest/watch"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -44,8 +49,8 @@ const wireBSBX = `{
     "conditions": [{"type": "Ready", "status": "False", "reason": "PodFailed", "message": "x", "lastTransitionTime": "2026-11-29T17:24:44Z"}]}
 }`
 
-// The typed decoder and the dynamic path (unstructured + transform) must
-// give the model the same BatchSandbox.
+// The decoder must give the model the BatchSandbox the stock path
+// (unstructured, then BatchSandboxFromUnstructured) makes of the same JSON.
 func TestBatchSandboxCodecMatchesDynamicPath(t *testing.T) {
 	docs := map[string]string{
 		"full":    wireBSBX,
@@ -83,16 +88,123 @@ func TestBatchSandboxCodecMatchesDynamicPath(t *testing.T) {
 			if got.ResourceVersion != u.GetResourceVersion() {
 				t.Errorf("decoded resourceVersion %q, want %q: the reflector reads it from the decoded object", got.ResourceVersion, u.GetResourceVersion())
 			}
-			// What the fleet is handed: both paths through the watch's transform.
+			// What the fleet is handed: the decoded object through the
+			// watch's transform.
 			slimmed, _ := slimBatchSandbox(got)
 			got = slimmed.(*model.BatchSandbox)
-			slimmed, _ = slimBatchSandbox(u)
-			want := slimmed.(*model.BatchSandbox)
-			if !reflect.DeepEqual(want, got) {
+			if want := model.BatchSandboxFromUnstructured(u); !reflect.DeepEqual(want, got) {
 				t.Fatalf("typed decode differs from the dynamic path:\ndynamic: %+v\ntyped:   %+v", want, got)
 			}
 		})
 	}
+}
+
+// On random BatchSandboxes, as a server may send them, the decoder gives
+// the model what the stock path makes of the same JSON. The generator draws
+// every case BatchSandboxFromUnstructured tells apart: each field present or
+// absent, the engine's annotations valid or malformed, the free-form parts
+// (task template, counters, conditions) of the wrong type. Metadata is valid
+// and spec, status and taskTemplate are objects: the server enforces that.
+// The initial-events-end annotation, which only a bookmark carries and only
+// the decoder reads, is left out (TestBatchSandboxCodecKeepsInitialEventsEnd).
+func TestBatchSandboxCodecRandomObjects(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 3000 {
+		doc, err := json.Marshal(randomBatchSandbox(r, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, _, err := batchSandboxCodec{}.Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("Decode: %v\n%s", err, doc)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(doc); err != nil {
+			t.Fatal(err)
+		}
+		slimmed, _ := slimBatchSandbox(obj)
+		if want := model.BatchSandboxFromUnstructured(u); !reflect.DeepEqual(want, slimmed) {
+			t.Fatalf("object %d: the decoder differs from the stock path: %s\n%s", i,
+				firstDiff("BatchSandbox", reflect.ValueOf(want).Elem(), reflect.ValueOf(slimmed).Elem()), doc)
+		}
+	}
+}
+
+// randomBatchSandbox draws a BatchSandbox (see TestBatchSandboxCodecRandomObjects).
+func randomBatchSandbox(r *rand.Rand, i int) map[string]any {
+	pick := func(vs ...any) any { return vs[r.IntN(len(vs))] }
+	maybe := func(m map[string]any, key string, v func() any) {
+		if r.IntN(3) > 0 {
+			m[key] = v()
+		}
+	}
+	anyJSON := func() any { return pick(nil, "x", 7, 1.5, true, []any{"a", 3}, map[string]any{"k": "v"}) }
+	ts := func() any {
+		return time.Date(2026, 11, 29, r.IntN(24), r.IntN(60), r.IntN(60), 0, time.UTC).Format(time.RFC3339)
+	}
+	argv := func() any {
+		return pick([]any{"python", "-m", "eval"}, []any{}, []any{"sh", 7}, "python -m eval", anyJSON())
+	}
+	name := fmt.Sprintf("sbx-%d", i)
+
+	meta := map[string]any{"name": name, "namespace": pick("team-a", "eval"), "uid": fmt.Sprintf("uid-%d", i),
+		"resourceVersion": strconv.Itoa(r.IntN(1e6)), "creationTimestamp": ts()}
+	maybe(meta, "deletionTimestamp", ts)
+	maybe(meta, "finalizers", func() any { return pick([]any{"batch-sandbox.sandbox.opensandbox.io/finalizer"}, []any{"a", "b"}) })
+	maybe(meta, "labels", func() any {
+		return map[string]any{"app": pick("rl", "eval"), osv1.LabelSandboxID: pick(name, "other")}
+	})
+	ann := map[string]any{}
+	maybe(ann, osv1.AnnotationEndpoints, func() any {
+		return pick(`["10.0.0.1",""]`, `[]`, `not json`, `["10.0.0.1","10.0.0.2"]`, `["not-an-ip"]`)
+	})
+	maybe(ann, osv1.AnnotationAllocStatus, func() any {
+		return pick(`{"pods":["pool-a-1","pool-a-2"]}`, `{"pods":[]}`, `{`, `{"pods":"x"}`)
+	})
+	maybe(ann, osv1.AnnotationAllocReleased, func() any { return pick(`{"pods":["pool-a-1"]}`, `x`) })
+	maybe(ann, corev1.LastAppliedConfigAnnotation, func() any { return `{"big":true}` })
+	maybe(meta, "annotations", func() any { return ann })
+	maybe(meta, "managedFields", func() any {
+		return []any{map[string]any{"manager": "controller", "operation": "Update", "fieldsV1": map[string]any{"f:status": map[string]any{}}}}
+	})
+
+	spec := map[string]any{}
+	maybe(spec, "replicas", func() any { return pick(0, 1, 2, 64) })
+	maybe(spec, "poolRef", func() any { return pick("", "pool-a") })
+	maybe(spec, "expireTime", func() any { return pick(ts(), "", "tomorrow") })
+	maybe(spec, "template", func() any {
+		return map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "sandbox", "image": "img:1", "command": argv()}}}}
+	})
+	maybe(spec, "taskTemplate", func() any {
+		process := map[string]any{}
+		maybe(process, "command", argv)
+		maybe(process, "args", argv)
+		return pick(map[string]any{"spec": map[string]any{"process": process}}, map[string]any{}, map[string]any{"spec": anyJSON()})
+	})
+	status := map[string]any{}
+	maybe(status, "phase", func() any { return pick("Succeed", "Pending", "Failed", "") })
+	for _, k := range []string{"taskRunning", "taskSucceed", "taskFailed", "taskPending", "taskUnknown", "replicas", "ready"} {
+		// Whole numbers only: the engine's CRD types them int32.
+		maybe(status, k, func() any { return pick(0, 1, 3, "two", nil, true, []any{1}) })
+	}
+	maybe(status, "conditions", func() any {
+		var conds []any
+		n := r.IntN(4)
+		if r.IntN(20) == 0 {
+			n = model.MaxConditions + 6 // a Ready beyond the cap counts for neither
+		}
+		for range n {
+			c := map[string]any{}
+			maybe(c, "type", func() any { return pick("Ready", "Other", 7) })
+			maybe(c, "status", func() any { return pick("True", "False") })
+			maybe(c, "lastTransitionTime", func() any { return pick(ts(), "bad", "") })
+			maybe(c, "reason", func() any { return "PodsReady" })
+			conds = append(conds, pick(c, anyJSON()))
+		}
+		return conds
+	})
+	return map[string]any{"apiVersion": BatchSandboxGVR.GroupVersion().String(), "kind": "BatchSandbox",
+		"metadata": meta, "spec": spec, "status": status}
 }
 
 // The task template and counters, and a late Ready, reach the model the same

@@ -207,28 +207,28 @@ func fleetBatchSandboxes(f *model.Fleet) cache.KeyListerGetter {
 	return fleetKnown[*model.BatchSandbox]{keys: f.BatchSandboxKeys, get: f.BatchSandboxByKey}
 }
 
-// podListWatch lists and watches Pods as client-go's Pod informer does,
-// streaming the initial list where the client supports it.
-func podListWatch(kc kubernetes.Interface, namespace string) cache.ListerWatcher {
-	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+// podListWatch lists and watches Pods through a typed client, as client-go's
+// Pod informer does.
+func podListWatch(kc kubernetes.Interface, namespace string) *cache.ListWatch {
+	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return kc.CoreV1().Pods(namespace).List(ctx, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return kc.CoreV1().Pods(namespace).Watch(ctx, opts)
 		},
-	}, kc)
+	}
 }
 
 // dynamicListWatch lists and watches one resource through a dynamic client,
 // as a dynamic informer does.
-func dynamicListWatch(dc dynamic.Interface, gvr schema.GroupVersionResource, namespace string) cache.ListerWatcher {
-	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+func dynamicListWatch(dc dynamic.Interface, gvr schema.GroupVersionResource, namespace string) *cache.ListWatch {
+	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return dc.Resource(gvr).Namespace(namespace).List(ctx, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return dc.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
 		},
-	}, dc)
+	}
 }

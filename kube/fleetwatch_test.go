@@ -38,7 +38,7 @@ func TestFleetWatchRelistDeletes(t *testing.T) {
 		{ListMeta: metav1.ListMeta{ResourceVersion: "20"}, Items: []corev1.Pod{*pod("b", "10.0.0.2")}},
 	}
 	watches := make(chan *watch.FakeWatcher, 2)
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+	typed := &cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -53,10 +53,11 @@ func TestFleetWatchRelistDeletes(t *testing.T) {
 			watches <- fw
 			return fw, nil
 		},
-	}, noWatchList{})
+	}
 
 	w := NewWatcher(&Clients{}, WatcherOptions{})
-	c := newFleetWatch("pods", lw, &corev1.Pod{}, w.slimPod, fleetPods(w.fleet), w.podHandler(), nil)
+	lw := podsOverWire(typed, noWatchList{}, w.lists)
+	c := newFleetWatch("pods", lw, &versionedPod{}, unwrapPod, fleetPods(w.fleet), w.podHandler(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})

@@ -93,7 +93,10 @@ func (w *Watcher) holdersElsewhere(ctx context.Context, ip string) ([]model.Hold
 	}
 	var out []model.Holder
 	for i := range list.Items {
-		p := model.SlimPod(&list.Items[i])
+		p, err := modelPod(&list.Items[i])
+		if err != nil {
+			return nil, err
+		}
 		if p.Namespace == w.opts.Namespace || p.Status.PodIP != ip || !model.HoldsIP(p) {
 			continue // the watch answers for its own namespace; a fake may ignore the selector
 		}

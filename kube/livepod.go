@@ -43,5 +43,5 @@ func (c *Clients) LiveBatchSandbox(ctx context.Context, namespace, name string) 
 	if err != nil {
 		return nil, fmt.Errorf("reading batchsandbox %s/%s from the API server: %w", namespace, name, err)
 	}
-	return model.BatchSandboxFromUnstructured(u), nil
+	return modelBatchSandbox(u)
 }

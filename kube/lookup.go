@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
@@ -16,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 
@@ -74,6 +74,9 @@ func (c *Clients) LookupSandbox(ctx context.Context, ref string, opts LookupOpti
 	if err := l.holders(ctx); err != nil {
 		return nil, err
 	}
+	if l.err != nil {
+		return nil, l.err
+	}
 
 	fleet := model.NewFleet(fopts)
 	for _, p := range l.pods {
@@ -119,30 +122,37 @@ type lookup struct {
 	batch  []*model.BatchSandbox
 	agents []*model.AgentSandbox
 	notes  []string
+	err    error // the first object that could not be read into the model
 }
 
 func (l *lookup) addPod(p *corev1.Pod) bool {
-	return add(l, &l.pods, "pod/"+p.Namespace+"/"+p.Name+"/"+string(p.UID), func() *model.Pod { return model.SlimPod(p) })
+	return add(l, &l.pods, "pod/"+p.Namespace+"/"+p.Name+"/"+string(p.UID), func() (*model.Pod, error) { return modelPod(p) })
 }
 
 func (l *lookup) addBatch(b *model.BatchSandbox) bool {
-	return add(l, &l.batch, "bsbx/"+b.Namespace+"/"+b.Name, func() *model.BatchSandbox { return b })
+	return add(l, &l.batch, "bsbx/"+b.Namespace+"/"+b.Name, func() (*model.BatchSandbox, error) { return b, nil })
 }
 
 func (l *lookup) addAgent(a *model.AgentSandbox) bool {
-	return add(l, &l.agents, "agent/"+a.Namespace+"/"+a.Name, func() *model.AgentSandbox { return a })
+	return add(l, &l.agents, "agent/"+a.Namespace+"/"+a.Name, func() (*model.AgentSandbox, error) { return a, nil })
 }
 
 // add appends the object made by mk to list, once per key; it reports
-// whether it was new.
-func add[T any](l *lookup, list *[]T, key string, mk func() T) bool {
+// whether it was new. An object mk cannot make is kept as the lookup's
+// error (LookupSandbox returns it).
+func add[T any](l *lookup, list *[]T, key string, mk func() (T, error)) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.seen[key] {
 		return false
 	}
 	l.seen[key] = true
-	*list = append(*list, mk())
+	obj, err := mk()
+	if err != nil {
+		l.err = cmp.Or(l.err, err)
+		return false
+	}
+	*list = append(*list, obj)
 	return true
 }
 
@@ -248,7 +258,10 @@ func (l *lookup) batchSandboxes(ctx context.Context, ns, name string) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for _, u := range objs {
-		b := model.BatchSandboxFromUnstructured(u)
+		b, err := modelBatchSandbox(u)
+		if err != nil {
+			return err
+		}
 		if !l.addBatch(b) {
 			continue
 		}
@@ -319,7 +332,11 @@ func (l *lookup) batchPods(ctx context.Context, b *model.BatchSandbox) error {
 func (l *lookup) batchObject(ctx context.Context, ns, name string) error {
 	objs, err := l.getCustom(ctx, BatchSandboxGVR, ns, name)
 	for _, u := range objs {
-		l.addBatch(model.BatchSandboxFromUnstructured(u))
+		b, err := modelBatchSandbox(u)
+		if err != nil {
+			return err
+		}
+		l.addBatch(b)
 	}
 	return err
 }
@@ -362,8 +379,11 @@ func (l *lookup) otherClaimers(ctx context.Context, b *model.BatchSandbox) error
 			if m.Name == b.Name {
 				continue
 			}
-			other := batchSandboxFromMetadata(m)
-			if other == nil || !slices.ContainsFunc(other.AllocatedPods(), func(p string) bool { return slices.Contains(mine, p) }) {
+			other, err := modelBatchSandbox(m)
+			if err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(other.AllocatedPods(), func(p string) bool { return slices.Contains(mine, p) }) {
 				continue
 			}
 			l.addBatch(other)
@@ -373,16 +393,6 @@ func (l *lookup) otherClaimers(ctx context.Context, b *model.BatchSandbox) error
 		}
 		opts.Continue = list.Continue
 	}
-}
-
-// batchSandboxFromMetadata is a BatchSandbox known only by its metadata:
-// enough for the model to weigh its alloc-status against another's.
-func batchSandboxFromMetadata(m *metav1.PartialObjectMetadata) *model.BatchSandbox {
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
-	if err != nil {
-		return nil
-	}
-	return model.BatchSandboxFromUnstructured(&unstructured.Unstructured{Object: obj})
 }
 
 func (l *lookup) agentSandboxes(ctx context.Context, ns, name string) error {

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/model"
 )
@@ -52,9 +49,7 @@ func newPodListWatch(cfg *rest.Config, namespace string, lists *model.StringList
 			if err != nil {
 				return nil, err
 			}
-			// As rest.Request.Watch reports a stream that cannot be decoded.
-			return watch.NewStreamWatcherWithLogger(klog.FromContext(ctx), newPodEvents(body, lists),
-				apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding")), nil
+			return newWireWatch(ctx, newPodEvents(body, lists)), nil
 		},
 	}, nil
 }

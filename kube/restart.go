@@ -11,8 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/sandscope/sandscope/model"
 )
 
 // ResolvePod reads, live, the Pod that name designates in namespace: the
@@ -32,7 +30,10 @@ func (c *Clients) ResolvePod(ctx context.Context, namespace, name string) (pod *
 		u, err := c.Dynamic.Resource(BatchSandboxGVR).Namespace(namespace).Get(rctx, name, metav1.GetOptions{})
 		switch {
 		case err == nil:
-			b := model.BatchSandboxFromUnstructured(u)
+			b, err := modelBatchSandbox(u)
+			if err != nil {
+				return nil, "", err
+			}
 			candidates = append(candidates, b.AllocatedPods()...)
 			how = "BatchSandbox " + name
 		case apierrors.IsNotFound(err):

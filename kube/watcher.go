@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -209,28 +208,29 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 
 	ns := w.opts.Namespace
-	podLW, podType := podListWatch(kc, ns), runtime.Object(&corev1.Pod{})
+	// Pods and BatchSandboxes, the fleet's bulk, are decoded straight into
+	// the model's types (podwatch.go, batchsandboxes.go), from the server's
+	// bytes or, for clients without a server, from their objects encoded as
+	// a server would send them (overwire.go).
+	var podLW cache.ListerWatcher
 	if cfg != nil {
-		// Decoded straight into the model's type (podwatch.go).
 		if podLW, err = newPodListWatch(cfg, ns, w.lists); err != nil {
 			return err
 		}
-		podType = &versionedPod{}
+	} else {
+		podLW = podsOverWire(podListWatch(kc, ns), kc, w.lists)
 	}
-	w.addFleetWatch("pods", podLW, podType, w.slimPod, fleetPods(w.fleet), w.podHandler())
+	w.addFleetWatch("pods", podLW, &versionedPod{}, unwrapPod, fleetPods(w.fleet), w.podHandler())
 	if sources.BatchSandbox {
 		var lw cache.ListerWatcher
-		var wireType runtime.Object
 		if cfg != nil {
-			// Decoded straight into the model's type (batchsandboxes.go).
 			if lw, err = newBatchSandboxListWatch(cfg, ns, w.lists); err != nil {
 				return err
 			}
-			wireType = &model.BatchSandbox{}
 		} else {
-			lw, wireType = dynamicListWatch(dc, BatchSandboxGVR, ns), &unstructured.Unstructured{}
+			lw = batchSandboxesOverWire(dynamicListWatch(dc, BatchSandboxGVR, ns), dc, w.lists)
 		}
-		w.addFleetWatch(BatchSandboxGVR.Resource, lw, wireType, slimBatchSandbox, fleetBatchSandboxes(w.fleet), w.batchSandboxHandler())
+		w.addFleetWatch(BatchSandboxGVR.Resource, lw, &model.BatchSandbox{}, slimBatchSandbox, fleetBatchSandboxes(w.fleet), w.batchSandboxHandler())
 	}
 	if sources.Pool {
 		inf := dynamicinformer.NewFilteredDynamicInformer(dc, PoolGVR, ns, 0, cache.Indexers{}, nil).Informer()
@@ -601,29 +601,21 @@ func objectHandler(w *Watcher, upsert func(any), remove func(namespace, name str
 // temporary store, then replaced into the real one), each one passes through
 // anything that is not its raw input.
 
-func (w *Watcher) slimPod(obj any) (any, error) {
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		return model.SlimPodSharing(o, w.lists), nil
-	case *versionedPod:
-		// Decoded straight into the model (podwatch.go): the reflector has
-		// read the version, and nothing else will.
-		return o.Pod, nil
+// unwrapPod hands the fleet the model.Pod a versionedPod carries: the
+// reflector has read its version, and nothing else will.
+func unwrapPod(obj any) (any, error) {
+	if p, ok := obj.(*versionedPod); ok {
+		return p.Pod, nil
 	}
 	return obj, nil
 }
 
+// slimBatchSandbox drops the resourceVersion the reflector has read, and
+// nothing else will. The object is the decoder's own, so clearing it in
+// place is safe.
 func slimBatchSandbox(obj any) (any, error) {
-	switch o := obj.(type) {
-	case *unstructured.Unstructured:
-		if b := model.BatchSandboxFromUnstructured(o); b != nil {
-			return b, nil
-		}
-	case *model.BatchSandbox:
-		// Decoded straight into the model (batchsandboxes.go): the
-		// reflector has read the version, and nothing else will. The
-		// object is the decoder's own, so clearing it in place is safe.
-		o.ResourceVersion = ""
+	if b, ok := obj.(*model.BatchSandbox); ok {
+		b.ResourceVersion = ""
 	}
 	return obj, nil
 }

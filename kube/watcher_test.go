@@ -694,16 +694,25 @@ func TestLivePod(t *testing.T) {
 	}
 }
 
-// Clients without a rest.Config (the demo's fake clientsets) work too, with
-// the sources given instead of discovered.
+// Clients without a rest.Config (the demo's, unit tests' fake clientsets)
+// work too, with the sources given instead of discovered: their Pods and
+// BatchSandboxes reach the fleet through the wire decoders, encoded as a
+// server would send them.
 func TestWatcherOverFakeClients(t *testing.T) {
 	kc := kubefake.NewClientset()
 	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		kube.BatchSandboxGVR: "BatchSandboxList",
 	})
 	clients := &kube.Clients{Kube: kc, Dynamic: dc, Context: "demo", Namespace: "demo", RequestTimeout: time.Second}
-	w := kube.NewWatcher(clients, kube.WatcherOptions{Sources: &kube.Sources{BatchSandbox: true}, Demo: true})
 	ctx, cancel := context.WithCancel(context.Background())
+	// One of each before the watcher starts (read by its list), one of each
+	// after (read by its watch).
+	listed := kubetest.BatchSandbox("sbx-listed", kubetest.SandboxPod("sbx-listed-0", ""))
+	listed.SetNamespace("demo")
+	if _, err := dc.Resource(kube.BatchSandboxGVR).Namespace("demo").Create(ctx, listed, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w := kube.NewWatcher(clients, kube.WatcherOptions{Sources: &kube.Sources{BatchSandbox: true}, Demo: true})
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	defer func() {
@@ -717,16 +726,33 @@ func TestWatcherOverFakeClients(t *testing.T) {
 	if err := w.WaitForSync(syncCtx); err != nil {
 		t.Fatal(err)
 	}
-	pod := kubetest.SandboxPod("demo-1", "")
+	if sb := w.Fleet().Snapshot().Sandbox(bsbxKey("demo", "sbx-listed")); sb == nil {
+		t.Errorf("the listed BatchSandbox is not in the synced fleet")
+	}
+
+	watched := kubetest.BatchSandbox("sbx-watched", kubetest.SandboxPod("sbx-watched-0", ""))
+	watched.SetNamespace("demo")
+	watched.Object["status"] = map[string]any{"phase": "Succeed"}
+	if _, err := dc.Resource(kube.BatchSandboxGVR).Namespace("demo").Create(ctx, watched, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := kubetest.OwnedByBatchSandbox(kubetest.SandboxPod("sbx-watched-0", ""), watched, 0)
 	pod.Namespace = "demo"
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1"}
 	if _, err := kc.CoreV1().Pods("demo").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the demo Pod's sandbox", func(s *model.Snapshot) bool {
-		return s.SandboxOfPod("demo", "demo-1") != nil
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the watched sandbox with its Pod", func(s *model.Snapshot) bool {
+		sb := s.Sandbox(bsbxKey("demo", "sbx-watched"))
+		return sb != nil && sb.EnginePhase == "Succeed" && sb.PrimarySlot() != nil && sb.PrimarySlot().PodName == "sbx-watched-0"
 	})
 	if !snap.Status.Demo || !snap.Status.Synced || snap.Status.Context != "demo" {
 		t.Errorf("status = %+v, want demo, synced, context demo", snap.Status)
 	}
+	if err := dc.Resource(kube.BatchSandboxGVR).Namespace("demo").Delete(ctx, "sbx-listed", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, w, time.Now(), waitTimeout, "the deleted sandbox gone", func(s *model.Snapshot) bool {
+		return s.Sandbox(bsbxKey("demo", "sbx-listed")) == nil
+	})
 }

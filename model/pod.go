@@ -250,11 +250,18 @@ func (p *Pod) Main() (*Container, *ContainerStatus) { return mainContainer(p) }
 // every annotation, env, volumes, other resources, init container specs.
 // Strings and slices of p are shared, not copied (informer objects are read
 // only); strings that repeat across Pods are interned. Nil in, nil out.
+//
+// kube/ does not use it: it reads every Pod it hands the fleet from the
+// server's protobuf (kube/podwire.go), and its tests hold that decoder to
+// what SlimPodSharing makes of the same bytes. SlimPod serves code that has
+// read a whole corev1.Pod for reasons of its own (forensics, a create's
+// probe).
 func SlimPod(p *corev1.Pod) *Pod { return SlimPodSharing(p, nil) }
 
 // SlimPodSharing is SlimPod taking the containers' commands and args, and
 // the finalizers, from lists, so that Pods of one template share them. A
-// nil lists copies them, as SlimPod does.
+// nil lists copies them, as SlimPod does. It is the reference the Pod
+// decoder of kube/ is tested and fuzzed against.
 func SlimPodSharing(p *corev1.Pod, lists *StringLists) *Pod {
 	if p == nil {
 		return nil

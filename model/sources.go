@@ -1,8 +1,11 @@
 package model
 
-// Pure converters that kube/ installs as informer transforms: they turn the
-// objects the API server sends into the small forms the Fleet keeps, so the
-// informer caches hold only what sandscope reads.
+// Pure converters from the objects the API server sends to the small forms
+// the Fleet keeps. kube/ installs those of Pools and agent Sandboxes as
+// informer transforms. BatchSandboxes reach the fleet through kube/'s JSON
+// decoder instead (kube/batchsandboxes.go); BatchSandboxFromUnstructured is
+// the reference that decoder is tested against, and builds the fixtures of
+// this package's tests.
 
 import (
 	"encoding/json"
@@ -83,6 +86,7 @@ func labelsOf(u *unstructured.Unstructured) Labels {
 
 // BatchSandboxFromUnstructured converts an OpenSandbox BatchSandbox. Malformed
 // annotations become BAD_ANNOTATION notices, never panics. nil in, nil out.
+// No production path uses it (see the top of this file).
 func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 	if u == nil {
 		return nil
