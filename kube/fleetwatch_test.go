@@ -112,7 +112,7 @@ func TestFleetWatchReportsRequestErrors(t *testing.T) {
 	}, noWatchList{})
 	reported := make(chan error, 10)
 	w := NewWatcher(&Clients{}, WatcherOptions{})
-	c := newFleetWatch("pods", lw, &corev1.Pod{}, w.slimPod, fleetPods(w.fleet), w.podHandler(),
+	c := newFleetWatch("pods", lw, &versionedPod{}, unwrapPod, fleetPods(w.fleet), w.podHandler(),
 		func(_ context.Context, _ *cache.Reflector, err error) { reported <- err })
 	if !(&reportingListWatch{semantics: lw}).IsWatchListSemanticsUnSupported() {
 		t.Fatal("the wrapper lost the inner ListerWatcher's 'no streamed lists'")
