@@ -626,7 +626,9 @@ func TestWatcherSlimObjectsHaveStoreKeys(t *testing.T) {
 	}
 }
 
-// A resource the user may not list shows as forbidden; the others work.
+// A resource the user may not list, or list but not watch, shows as
+// forbidden, naming the verb, the resource with its group and the
+// namespace; the others work.
 func TestWatcherForbiddenResource(t *testing.T) {
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
@@ -638,7 +640,7 @@ func TestWatcherForbiddenResource(t *testing.T) {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"pools"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"pools"}, Verbs: []string{"get", "list"}},
 		},
 	}
 	if _, err := c.Kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
@@ -658,10 +660,13 @@ func TestWatcherForbiddenResource(t *testing.T) {
 	cfg := rest.CopyConfig(c.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	w := startWatcher(t, cfg, kube.WatcherOptions{Namespace: ns})
-	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the plain Pod", func(s *model.Snapshot) bool {
-		return s.SandboxOfPod(ns, "visible") != nil
+	want := []string{
+		"list batchsandboxes.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
+		"watch pools.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
+	}
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the plain Pod and both refusals", func(s *model.Snapshot) bool {
+		return s.SandboxOfPod(ns, "visible") != nil && len(s.Status.Forbidden) == len(want)
 	})
-	want := []string{"list batchsandboxes: forbidden"}
 	if !slices.Equal(snap.Status.Forbidden, want) || !snap.Status.Synced {
 		t.Errorf("status forbidden=%v synced=%v, want %v and synced", snap.Status.Forbidden, snap.Status.Synced, want)
 	}

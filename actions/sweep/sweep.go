@@ -268,7 +268,7 @@ func ReadNotes(name string, src Source, snap *model.Snapshot) []string {
 		notes = append(notes, name+": "+n)
 	}
 	for _, f := range snap.Status.Forbidden {
-		notes = append(notes, name+": "+f)
+		notes = append(notes, name+": forbidden: "+f)
 	}
 	return notes
 }
