@@ -38,10 +38,10 @@ func newGetCommand(g *Globals) *cobra.Command {
 			"In get, -l/--selector filters what is listed, as kubectl's does; plain-Pod sandboxes are those labelled\n" +
 			"opensandbox.io/id.\n\n" +
 			"Exit codes: 0 printed; 1 the cluster could not be read, or a NAME was not found; 2 usage error.",
-		Example: "  sandscope get sb -A\n" +
-			"  sandscope get sandboxes -l team=rl -o wide\n" +
-			"  sandscope get findings -A -o jsonpath='{range .items[*]}{.code} {.namespace}/{.sandbox}{\"\\n\"}{end}'\n" +
-			"  kubectl describe $(sandscope get sb -n team-rl -o name)",
+		Example: strings.ReplaceAll("  sandscope get sb -A\n"+
+			"  sandscope get sandboxes -l team=rl -o wide\n"+
+			"  sandscope get findings -A -o jsonpath='{range .items[*]}{.code} {.namespace}/{.sandbox}{\"\\n\"}{end}'\n"+
+			"  kubectl describe $(sandscope get sb -n team-rl -o name)", "sandscope", g.program()),
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGet(cmd.Context(), g, f, args)
