@@ -42,7 +42,8 @@ func newGetCommand(g *Globals) *cobra.Command {
 			"  sandscope get sandboxes -l team=rl -o wide\n"+
 			"  sandscope get findings -A -o jsonpath='{range .items[*]}{.code} {.namespace}/{.sandbox}{\"\\n\"}{end}'\n"+
 			"  kubectl describe $(sandscope get sb -n team-rl -o name)", "sandscope", g.program()),
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: g.completeGet,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGet(cmd.Context(), g, f, args)
 		},
@@ -52,6 +53,7 @@ func newGetCommand(g *Globals) *cobra.Command {
 	fl.BoolVar(&f.noHeaders, "no-headers", false, "Print the table without its header line")
 	fl.StringVarP(&f.selector, "selector", "l", "", "Label selector: list only what matches (e.g. -l team=rl,tier!=gpu)")
 	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time allowed to connect and sync the fleet (and, for findings, analyze it)")
+	_ = cmd.RegisterFlagCompletionFunc("output", completeOutput)
 	return cmd
 }
 

@@ -25,3 +25,13 @@ func TestPluginName(t *testing.T) {
 		}
 	}
 }
+
+// kubectl (1.26 and later) completes a plugin's arguments by running
+// kubectl_complete-sandscope with them: that name is cobra's __complete.
+func TestPluginCompletionHelper(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := MainAs("/usr/local/bin/kubectl_complete-sandscope", []string{"get", "po"}, strings.NewReader(""), &out, &errOut)
+	if code != ExitOK || !strings.HasPrefix(out.String(), "pods\n") || !strings.Contains(out.String(), ":4") {
+		t.Errorf("kubectl_complete-sandscope get po: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}

@@ -115,6 +115,7 @@ func NewRootCommand(g *Globals) *cobra.Command {
 	}
 	root.Flags().StringVar(&g.Shell, "shell", "", "Shell the TUI's shell key opens (default: bash, falling back to sh)")
 	root.AddCommand(subcommands(g)...)
+	addGlobalCompletions(root, g)
 	return root
 }
 
