@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
@@ -39,36 +40,12 @@ func (c *Clients) SandboxNamespaces(ctx context.Context, podSelector string) ([]
 // NamespaceNames lists every namespace, for a user who may not list
 // sandboxes across namespaces but may list namespaces.
 func (c *Clients) NamespaceNames(ctx context.Context) ([]string, error) {
-	ctx, cancel := c.requestContext(ctx)
-	defer cancel()
-	list, err := c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing namespaces: %w", err)
-	}
-	names := make([]string, len(list.Items))
-	for i := range list.Items {
-		names[i] = list.Items[i].Name
-	}
-	return sortedUnique(names), nil
+	return c.metadataNames(ctx, corev1.SchemeGroupVersion.WithResource("namespaces"), "", nil)
 }
 
 // PoolNames lists the OpenSandbox Pools in namespace ("" = every namespace).
 func (c *Clients) PoolNames(ctx context.Context, namespace string) ([]string, error) {
-	ctx, cancel := c.requestContext(ctx)
-	defer cancel()
-	mc, err := metadata.NewForConfig(c.Config)
-	if err != nil {
-		return nil, fmt.Errorf("metadata client: %w", err)
-	}
-	list, err := mc.Resource(osv1.Pools).Namespace(namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing pools: %w", err)
-	}
-	names := make([]string, len(list.Items))
-	for i := range list.Items {
-		names[i] = list.Items[i].Name
-	}
-	return sortedUnique(names), nil
+	return c.metadataNames(ctx, osv1.Pools, namespace, nil)
 }
 
 // SandboxPodNames lists the Pods in namespace ("" = every namespace) that
@@ -82,20 +59,27 @@ func (c *Clients) SandboxPodNames(ctx context.Context, namespace, podSelector st
 	if err != nil {
 		return nil, fmt.Errorf("invalid pod selector %q: %w", podSelector, err)
 	}
+	return c.metadataNames(ctx, corev1.SchemeGroupVersion.WithResource("pods"), namespace, func(m metav1.ObjectMeta) bool {
+		return engineOwned(&corev1.Pod{ObjectMeta: m}) || plain.Matches(labels.Set(m.Labels))
+	})
+}
+
+// metadataNames lists the names of a resource's objects in namespace
+// (those keep accepts, or all), reading their metadata only.
+func (c *Clients) metadataNames(ctx context.Context, gvr schema.GroupVersionResource, namespace string, keep func(metav1.ObjectMeta) bool) ([]string, error) {
 	ctx, cancel := c.requestContext(ctx)
 	defer cancel()
 	mc, err := metadata.NewForConfig(c.Config)
 	if err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
-	list, err := mc.Resource(corev1.SchemeGroupVersion.WithResource("pods")).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	list, err := mc.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
+		return nil, fmt.Errorf("listing %s: %w", gvr.Resource, err)
 	}
-	var names []string
+	names := make([]string, 0, len(list.Items))
 	for i := range list.Items {
-		m := list.Items[i].ObjectMeta
-		if engineOwned(&corev1.Pod{ObjectMeta: m}) || plain.Matches(labels.Set(m.Labels)) {
+		if m := list.Items[i].ObjectMeta; keep == nil || keep(m) {
 			names = append(names, m.Name)
 		}
 	}
