@@ -6,7 +6,6 @@ import (
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -33,6 +32,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/kubetest"
@@ -329,18 +329,6 @@ func pushImage(t *testing.T, host, repo string, cfg v1.Config) (string, v1.Hash)
 	return ref.String(), digest
 }
 
-// closedAddr is a loopback address where nothing listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // Incident 000: the engine replaced the image's ENTRYPOINT with a keep-alive,
 // so the image's service never started; and a failed registry read must show.
 func TestIncidentEntrypointNotRun(t *testing.T) {
@@ -361,7 +349,7 @@ func TestIncidentEntrypointNotRun(t *testing.T) {
 	svc, svcDigest := pushImage(t, host, "team/svc:v1", v1.Config{Entrypoint: []string{"/app/server"}, Cmd: []string{"--listen", ":8080"}})
 	bare, _ := pushImage(t, host, "team/bare:v1", v1.Config{})
 	pushed.Store(true)
-	down := closedAddr(t) + "/team/svc:v1"
+	down := deadserver.Refusing(t) + "/team/svc:v1"
 
 	reader := imageconfig.New(imageconfig.Options{Timeout: 5 * time.Second})
 	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns, ImageConfig: reader})

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube/kubetest"
 )
 
@@ -73,8 +74,8 @@ func TestCompletionWithoutACluster(t *testing.T) {
 		server string
 		cases  [][]string
 	}{
-		"refused": {closedServer(t), every},
-		"silent":  {silentServer(t), every[1:3]},
+		"refused": {"https://" + deadserver.Refusing(t), every},
+		"silent":  {"https://" + deadserver.Silent(t), every[1:3]},
 	} {
 		kc := kubeconfigAt(t, c, tc.server)
 		for _, args := range tc.cases {

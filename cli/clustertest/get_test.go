@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube/kubetest"
 )
 
@@ -103,7 +104,7 @@ func TestGetExitCodes(t *testing.T) {
 		{"name across namespaces", "", []string{"get", "sb", "alpha", "-A"}, 2, "across all namespaces"},
 		{"names of findings", "", []string{"get", "findings", "-o", "name"}, 2, "findings have no names"},
 		{"no resource", "", []string{"get"}, 2, "requires at least 1 arg"},
-		{"unreachable", kubeconfigAt(t, f.c, closedServer(t)), []string{"get", "sb", "--request-timeout", "2s"}, 1, "cannot reach cluster"},
+		{"unreachable", kubeconfigAt(t, f.c, "https://"+deadserver.Refusing(t)), []string{"get", "sb", "--request-timeout", "2s"}, 1, "cannot reach cluster"},
 	} {
 		kc := tc.kubeconfig
 		if kc == "" {
