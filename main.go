@@ -32,5 +32,5 @@ func run() int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	return cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	return cli.MainAs(os.Args[0], os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }

@@ -11,6 +11,7 @@ func subcommands(g *Globals) []*cobra.Command {
 		newEntrypointsCommand(g),
 		newExplainCommand(g),
 		newServeCommand(g),
+		newGetCommand(g),
 	}
 }
 

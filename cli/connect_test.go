@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandscope/sandscope/internal/deadserver"
 )
 
 // requestTimeout is what every case passes as --request-timeout.
@@ -41,49 +42,6 @@ current-context: broken-ctx
 		t.Fatal(err)
 	}
 	return path
-}
-
-// closedPort returns a 127.0.0.1 port that refuses connections: bound,
-// then closed.
-func closedPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
-}
-
-// silentServer accepts TCP connections and never answers: a cluster that
-// hangs, the case the request timeout exists for.
-func silentServer(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		<-done
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "https://" + l.Addr().String()
 }
 
 // runMain runs the real sandscope entry point and returns its exit code and
@@ -117,14 +75,14 @@ func runMain(t *testing.T, args ...string) (code int, stderr string, elapsed tim
 }
 
 func TestConnectFailuresAreOneLine(t *testing.T) {
-	closed := fmt.Sprintf("https://127.0.0.1:%d", closedPort(t))
+	closed := "https://" + deadserver.Refusing(t)
 	garbage := filepath.Join(t.TempDir(), "garbage")
 	if err := os.WriteFile(garbage, []byte("clusters: [this is: not {valid yaml\n\t- at all"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// Tests run as root, where mode 000 still reads; a directory cannot be read as a file by anyone.
 	dir := t.TempDir()
-	silent := silentServer(t)
+	silent := "https://" + deadserver.Silent(t)
 
 	for _, tc := range []struct {
 		name string
@@ -200,7 +158,7 @@ func TestConnectFailuresAreOneLine(t *testing.T) {
 // KUBECONFIG is honoured like kubectl does, and the line names its context
 // and server.
 func TestConnectHonoursKUBECONFIG(t *testing.T) {
-	closed := fmt.Sprintf("https://127.0.0.1:%d", closedPort(t))
+	closed := "https://" + deadserver.Refusing(t)
 	t.Setenv("KUBECONFIG", kubeconfigFor(t, closed))
 	code, stderr, _ := runMain(t, "--request-timeout", requestTimeout.String())
 	if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `"broken-ctx"`) || !strings.Contains(stderr, closed) {
@@ -212,7 +170,7 @@ func TestConnectHonoursKUBECONFIG(t *testing.T) {
 // no cluster is CONFIG and not retryable (a retry cannot help); a cluster
 // that cannot be reached now is TRANSPORT and retryable.
 func TestExecConnectFailureCodes(t *testing.T) {
-	closed := fmt.Sprintf("https://127.0.0.1:%d", closedPort(t))
+	closed := "https://" + deadserver.Refusing(t)
 	for _, tc := range []struct {
 		name      string
 		args      []string

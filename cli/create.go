@@ -87,6 +87,7 @@ Exit codes: 0 ready, 1 failed after creating (cleaned up), 2 refused before crea
 	fl.StringVar(&f.table, "entrypoint-table", kube.DefaultEntrypointsConfigMap, "ConfigMap holding the entrypoint table")
 	fl.DurationVar(&f.registryWait, "registry-timeout", imageconfig.DefaultTimeout, "Deadline of the registry read")
 	fl.DurationVar(&f.execdWait, "execd-timeout", create.DefaultExecdTimeout, "How long the exec daemon may take to answer once the container runs")
+	_ = cmd.RegisterFlagCompletionFunc("pool", g.completePool)
 	return cmd
 }
 

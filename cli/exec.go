@@ -54,7 +54,8 @@ func newExecCommand(g *Globals) *cobra.Command {
 			"Exit codes: the command's own when it ran; 125 when sandscope refused or failed before anything ran;\n" +
 			"126 when the outcome is unknown (the request may have run: never retry it blindly). A refusal or failure\n" +
 			"prints one JSON object on stderr: {\"error\":{\"code\",\"message\",\"retryable\",\"executed\":\"no|unknown|yes\",\"evidence\":[...]}}.",
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: g.completeSandbox,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash < 0 {
@@ -90,6 +91,7 @@ func newExecCommand(g *Globals) *cobra.Command {
 	fl.IntVar(&f.maxParallel, "max-parallel", 8, "With --selector/--all-of-pool: targets run at once")
 	fl.StringVarP(&f.output, "output", "o", "", "With --selector/--all-of-pool: jsonl (one JSON line per sandbox, the default)")
 	_ = fl.MarkHidden("execd-port")
+	_ = cmd.RegisterFlagCompletionFunc("all-of-pool", g.completePool)
 	return cmd
 }
 

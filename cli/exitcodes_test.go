@@ -14,6 +14,7 @@ func TestBadFlagExitCodes(t *testing.T) {
 		"sweep --bogus":           2,
 		"exec --bogus":            2,
 		"explain restart --bogus": 2,
+		"get sb --bogus":          2,
 		"create --bogus":          3,
 		"entrypoints --bogus":     3,
 		"entrypoints ls --bogus":  3,

@@ -49,6 +49,7 @@ func newExplainRestartCommand(g *Globals) *cobra.Command {
 			"first Unhealthy and the Killing are shown beside the prediction. Verdicts computed from timing are\n" +
 			"inferred; the commands that confirm them are printed.\n\n" +
 			"Exit codes: 0 explained, 1 the Pod could not be read, 2 usage error.",
+		ValidArgsFunction: g.completeSandbox,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return &ExitError{Code: ExitUsage, Err: errors.New("usage: sandscope explain restart [-n NS] POD|SANDBOX --block-start TIME")}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/inspect"
+	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
@@ -23,7 +23,7 @@ import (
 // it, not inherited by accident.
 var (
 	readOnlyCommands = map[string]bool{"sandscope": true, "sweep": true, "entrypoints": true,
-		"entrypoints get": true, "entrypoints ls": true, "explain": true, "explain restart": true, "serve": true}
+		"entrypoints get": true, "entrypoints ls": true, "explain": true, "explain restart": true, "serve": true, "get": true}
 	// mutating commands, with the arguments that would act.
 	mutatingCommands = map[string][]string{
 		"exec":            {"exec", "some-sandbox", "--", "touch", "/x"},
@@ -50,7 +50,7 @@ func TestReadOnlyRefusesEveryMutatingCommand(t *testing.T) {
 	}
 	walk(root)
 
-	kc := kubeconfigFor(t, fmt.Sprintf("https://127.0.0.1:%d", closedPort(t)))
+	kc := kubeconfigFor(t, "https://"+deadserver.Refusing(t))
 	for name, args := range mutatingCommands {
 		t.Run(name, func(t *testing.T) {
 			code, stderr, _ := runMain(t, append([]string{"--kubeconfig", kc, "--readonly"}, args...)...)

@@ -61,6 +61,9 @@ type Globals struct {
 	ImageChecks     string
 	ImageRegistries []string
 	ConfigFile      string
+	// Program is the name the user ran: "sandscope", or "kubectl sandscope"
+	// as kubectl's plugin (plugin.go); usage, help and examples use it.
+	Program string
 
 	In       io.Reader
 	Out, Err io.Writer
@@ -87,6 +90,7 @@ func NewRootCommand(g *Globals) *cobra.Command {
 			return runTUI(cmd.Context(), g)
 		},
 	}
+	setDisplayName(root, g.Program)
 	root.SetIn(g.In)
 	root.SetOut(g.Out)
 	root.SetErr(g.Err)
@@ -111,14 +115,23 @@ func NewRootCommand(g *Globals) *cobra.Command {
 	}
 	root.Flags().StringVar(&g.Shell, "shell", "", "Shell the TUI's shell key opens (default: bash, falling back to sh)")
 	root.AddCommand(subcommands(g)...)
+	addGlobalCompletions(root, g)
 	return root
 }
 
-// Main runs sandscope with args and returns the process exit code. Nothing
+// Main runs sandscope with args and returns the process exit code, as
+// MainAs does for a binary named sandscope.
+func Main(args []string, in io.Reader, out, errOut io.Writer) int {
+	return MainAs("sandscope", args, in, out, errOut)
+}
+
+// MainAs runs the binary started as argv0 (os.Args[0]: sandscope, or
+// kubectl-sandscope as kubectl's plugin) with args and returns the process
+// exit code. Nothing
 // below it may panic into the user's terminal: a panic, on this goroutine or
 // any other (internal/crash), gives the terminal back, then prints its value
 // and stack on stderr, and the exit code is 70.
-func Main(args []string, in io.Reader, out, errOut io.Writer) (code int) {
+func MainAs(argv0 string, args []string, in io.Reader, out, errOut io.Writer) (code int) {
 	defer crash.Install(errOut, os.Exit)()
 	defer func() {
 		if r := recover(); r != nil {
@@ -129,7 +142,8 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) (code int) {
 	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	g := &Globals{Kube: kube.NewConfigFlags(), In: in, Out: out, Err: errOut}
+	program, args := invocation(argv0, args)
+	g := &Globals{Kube: kube.NewConfigFlags(), Program: program, In: in, Out: out, Err: errOut}
 	root := NewRootCommand(g)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -63,52 +63,17 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	default:
 		return usage(fmt.Errorf("-o must be table, json or junit, not %q", f.output))
 	}
-	if f.timeout <= 0 {
-		return usage(errors.New("--timeout must be positive"))
+	opts, targets, err := fleetSource(ctx, g, f.timeout)
+	if err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return &ExitError{Code: sweep.ExitUnusable, Err: err}
 	}
-	if g.AllNamespaces && g.Kube.Namespace() != "" {
-		return usage(errors.New("-n and -A cannot be used together"))
-	}
-
-	opts := sweep.Options{
-		AllNamespaces: g.AllNamespaces,
-		PodSelector:   g.Selector,
-		StuckAfter:    g.StuckAfter,
-		Timeout:       f.timeout,
-		// The probe talks to every sandbox's exec daemon: only when asked
-		// for, --readonly or not.
-		Probe: f.probe,
-	}
-	if opts.ImageConfig, err = g.imageChecks(imageconfig.Options{}); err != nil {
-		return usage(err)
-	}
-	var targets []sweep.Target
-	if g.Demo {
-		d, err := demo.Start(ctx, demo.Options{})
-		if err != nil {
-			return &ExitError{Code: sweep.ExitUnusable, Err: err}
-		}
-		for _, name := range strings.Split(g.Kube.Context(), ",") {
-			if name != "" && name != demo.ContextName {
-				return usage(fmt.Errorf("--demo has one context, %q; no context %q", demo.ContextName, name))
-			}
-		}
-		if ns := g.Kube.Namespace(); ns != "" {
-			opts.Namespace = ns
-		}
-		targets = []sweep.Target{d.SweepTarget()}
-		// The demo's answers come from the simulation: no registry is asked.
-		if opts.ImageConfig != nil {
-			opts.ImageConfig = d.Images
-		}
-		if g.Kube.Namespace() == "" {
-			opts.AllNamespaces = true // the demo fleet spans several namespaces
-		}
-	} else {
-		if targets, err = sweepTargets(g); err != nil {
-			return usage(err)
-		}
-	}
+	// The probe talks to every sandbox's exec daemon: only when asked for,
+	// --readonly or not.
+	opts.Probe = f.probe
 
 	report := sweep.Sweep(ctx, targets, opts)
 	out := g.Out
@@ -145,6 +110,56 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 		return &ExitError{Code: code, Err: why, Silent: f.output != "table"}
 	}
 	return nil
+}
+
+// fleetSource is how sweep and get read the fleet: the options of one
+// read (-n/-A, --selector, --stuck-after, image checks, timeout) and a
+// target per --context, or the demo's simulated fleet under --demo. Usage
+// errors are *ExitError; a demo that does not start is a plain error.
+func fleetSource(ctx context.Context, g *Globals, timeout time.Duration) (sweep.Options, []sweep.Target, error) {
+	usage := func(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+	opts := sweep.Options{
+		AllNamespaces: g.AllNamespaces,
+		PodSelector:   g.Selector,
+		StuckAfter:    g.StuckAfter,
+		Timeout:       timeout,
+	}
+	if timeout <= 0 {
+		return opts, nil, usage(errors.New("--timeout must be positive"))
+	}
+	if g.AllNamespaces && g.Kube.Namespace() != "" {
+		return opts, nil, usage(errors.New("-n and -A cannot be used together"))
+	}
+	var err error
+	if opts.ImageConfig, err = g.imageChecks(imageconfig.Options{}); err != nil {
+		return opts, nil, usage(err)
+	}
+	if !g.Demo {
+		targets, err := sweepTargets(g)
+		if err != nil {
+			return opts, nil, usage(err)
+		}
+		return opts, targets, nil
+	}
+	for _, name := range strings.Split(g.Kube.Context(), ",") {
+		if name != "" && name != demo.ContextName {
+			return opts, nil, usage(fmt.Errorf("--demo has one context, %q; no context %q", demo.ContextName, name))
+		}
+	}
+	d, err := demo.Start(ctx, demo.Options{})
+	if err != nil {
+		return opts, nil, err
+	}
+	if ns := g.Kube.Namespace(); ns != "" {
+		opts.Namespace = ns
+	} else {
+		opts.AllNamespaces = true // the demo fleet spans several namespaces
+	}
+	// The demo's answers come from the simulation: no registry is asked.
+	if opts.ImageConfig != nil {
+		opts.ImageConfig = d.Images
+	}
+	return opts, []sweep.Target{d.SweepTarget()}, nil
 }
 
 // sweepTargets builds one target per context named by --context (a comma

@@ -203,7 +203,7 @@ func TestServeSaysWhichVerbIsMissing(t *testing.T) {
 	})
 	eventually(t, 30*time.Second, "the log names the refused request", func() (bool, string) {
 		l := log.String()
-		return strings.Contains(l, "refuses: list batchsandboxes") && strings.Contains(l, "forbidden"), l
+		return strings.Contains(l, "refuses: forbidden: list batchsandboxes.sandbox.opensandbox.io in all namespaces (deploy/clusterrole.yaml grants it)"), l
 	})
 }
 

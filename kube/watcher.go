@@ -342,12 +342,17 @@ func (w *Watcher) watchErrorHandler(resource string) cache.WatchErrorHandlerWith
 	return func(_ context.Context, _ *cache.Reflector, err error) {
 		switch {
 		case apierrors.IsForbidden(err):
-			w.health.refuse(resource, "list "+resource+": forbidden", true)
+			msg, verb := forbiddenRequest(resource, w.opts.Namespace, err)
+			w.health.refuse(resource, refusal{message: msg, forbidden: true, watchOnly: verb == "watch"})
 		case apierrors.IsNotFound(err):
-			w.health.refuse(resource, "list "+resource+": not served (CRD removed?)", false)
+			w.health.refuse(resource, refusal{message: "list " + resource + ": not served (CRD removed?)"})
 		}
 	}
 }
+
+// Refused reports whether the server refuses the watcher's requests for
+// resource ("pods", "batchsandboxes", ...): forbidden, or not served.
+func (w *Watcher) Refused(resource string) bool { return w.health.isRefused(resource) }
 
 // waitForInformers marks the fleet synced once every informer's handler has
 // seen its initial list, not counting informers the server refuses.

@@ -45,8 +45,12 @@ func (h *apiHealth) hear() { h.heard.Store(h.now().UnixNano()) }
 
 // refusal is the server declining to serve a resource the watcher lists.
 type refusal struct {
-	message   string // "list batchsandboxes: forbidden"
+	message   string // forbiddenRequest's, or "list sandboxes: not served (CRD removed?)"
 	forbidden bool   // 403; otherwise the resource is not served (404)
+	// watchOnly: the server lists the resource but refuses to watch it, so
+	// only a watch it answers lifts the refusal; the informer's lists,
+	// which succeed between its failed watches, do not.
+	watchOnly bool
 }
 
 func newAPIHealth(now func() time.Time, changed func()) *apiHealth {
@@ -72,8 +76,9 @@ func (h *apiHealth) fail(key string) {
 	}
 }
 
-// answered records that the server answered a request for key with status.
-func (h *apiHealth) answered(key string, status int) {
+// answered records that the server answered a request for key (a watch
+// or not) with status.
+func (h *apiHealth) answered(key string, status int, watch bool) {
 	h.hear()
 	switch status {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
@@ -90,8 +95,8 @@ func (h *apiHealth) answered(key string, status int) {
 	if recovered {
 		h.since = time.Time{}
 	}
-	_, wasRefused := h.refused[key]
-	accepted := wasRefused && status >= 200 && status < 300
+	r, wasRefused := h.refused[key]
+	accepted := wasRefused && status >= 200 && status < 300 && (watch || !r.watchOnly)
 	if accepted {
 		delete(h.refused, key)
 	}
@@ -103,8 +108,7 @@ func (h *apiHealth) answered(key string, status int) {
 
 // refuse records that the server will not serve key (forbidden, not
 // found); the message is shown as is.
-func (h *apiHealth) refuse(key, message string, forbidden bool) {
-	r := refusal{message: message, forbidden: forbidden}
+func (h *apiHealth) refuse(key string, r refusal) {
 	h.mu.Lock()
 	old, ok := h.refused[key]
 	h.refused[key] = r
@@ -168,6 +172,7 @@ type healthTransport struct {
 
 func (t *healthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key := path.Base(req.URL.Path)
+	watch := req.URL.Query().Get("watch") == "true"
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
 		// A request we canceled ourselves (shutdown, a stopped watch) says
@@ -177,10 +182,10 @@ func (t *healthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, err
 	}
-	t.health.answered(key, resp.StatusCode)
+	t.health.answered(key, resp.StatusCode, watch)
 	switch {
 	case resp.StatusCode/100 != 2:
-	case req.URL.Query().Get("watch") == "true":
+	case watch:
 		resp.Body = &watchBody{ReadCloser: resp.Body, req: req, key: key, health: t.health}
 	default:
 		resp.Body = &heardBody{ReadCloser: resp.Body, health: t.health}

@@ -93,7 +93,7 @@ func TestWatcherHealth(t *testing.T) {
 	changes := 0
 	h := newAPIHealth(func() time.Time { return now }, func() { changes++ })
 
-	h.answered("pods", 200)
+	h.answered("pods", 200, false)
 	if st := h.state(); st.disconnectedSince != nil || !st.lastContact.Equal(now) {
 		t.Fatalf("state after an answer = %+v", st)
 	}
@@ -105,34 +105,46 @@ func TestWatcherHealth(t *testing.T) {
 	if st := h.state(); st.disconnectedSince == nil || !st.disconnectedSince.Equal(lost) || changes != 1 {
 		t.Fatalf("after two failures: since %v (want %v), %d change signals (want 1)", st.disconnectedSince, lost, changes)
 	}
-	h.answered("version", 200) // the server answers a probe...
-	h.answered("pods", 200)    // ...and the Pod informer is back...
+	h.answered("version", 200, false) // the server answers a probe...
+	h.answered("pods", 200, false)    // ...and the Pod informer is back...
 	if h.connected() {
 		t.Fatalf("connected while the batchsandboxes informer has not come back")
 	}
-	h.answered("batchsandboxes", http.StatusServiceUnavailable) // a proxy's 503 is no answer
+	h.answered("batchsandboxes", http.StatusServiceUnavailable, false) // a proxy's 503 is no answer
 	if h.connected() {
 		t.Fatalf("a 503 counted as the server being back")
 	}
-	h.answered("batchsandboxes", 200)
+	h.answered("batchsandboxes", 200, false)
 	if !h.connected() || changes != 2 {
 		t.Fatalf("connected=%v after every informer answered, %d change signals (want 2)", h.connected(), changes)
 	}
 
-	h.answered("batchsandboxes", 403)
-	h.refuse("batchsandboxes", "list batchsandboxes: forbidden", true)
-	h.refuse("sandboxes", "list sandboxes: not served (CRD removed?)", false)
+	h.answered("batchsandboxes", 403, false)
+	h.refuse("batchsandboxes", refusal{message: "list batchsandboxes: forbidden", forbidden: true})
+	h.refuse("sandboxes", refusal{message: "list sandboxes: not served (CRD removed?)"})
 	st := h.state()
 	if len(st.forbidden) != 1 || len(st.unavailable) != 1 || !h.isRefused("batchsandboxes") {
 		t.Fatalf("refusals = %+v", st)
 	}
-	h.answered("batchsandboxes", 403) // still refused
+	h.answered("batchsandboxes", 403, false) // still refused
 	if !h.isRefused("batchsandboxes") {
 		t.Fatalf("a 403 cleared the refusal")
 	}
-	h.answered("batchsandboxes", 200) // access granted later
+	h.answered("batchsandboxes", 200, false) // access granted later
 	if h.isRefused("batchsandboxes") {
 		t.Fatalf("a 200 did not clear the refusal")
+	}
+
+	// Listing allowed, watching not: the informer's lists between its
+	// refused watches succeed, and must not make the refusal come and go.
+	h.refuse("pools", refusal{message: "watch pools.sandbox.opensandbox.io in all namespaces", forbidden: true, watchOnly: true})
+	h.answered("pools", 200, false)
+	if !h.isRefused("pools") {
+		t.Fatalf("a list's 200 cleared a refused watch")
+	}
+	h.answered("pools", 200, true)
+	if h.isRefused("pools") {
+		t.Fatalf("an answered watch did not clear the refused watch")
 	}
 }
 

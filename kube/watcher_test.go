@@ -6,7 +6,6 @@ import (
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -33,6 +32,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/kubetest"
@@ -329,18 +329,6 @@ func pushImage(t *testing.T, host, repo string, cfg v1.Config) (string, v1.Hash)
 	return ref.String(), digest
 }
 
-// closedAddr is a loopback address where nothing listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // Incident 000: the engine replaced the image's ENTRYPOINT with a keep-alive,
 // so the image's service never started; and a failed registry read must show.
 func TestIncidentEntrypointNotRun(t *testing.T) {
@@ -361,7 +349,7 @@ func TestIncidentEntrypointNotRun(t *testing.T) {
 	svc, svcDigest := pushImage(t, host, "team/svc:v1", v1.Config{Entrypoint: []string{"/app/server"}, Cmd: []string{"--listen", ":8080"}})
 	bare, _ := pushImage(t, host, "team/bare:v1", v1.Config{})
 	pushed.Store(true)
-	down := closedAddr(t) + "/team/svc:v1"
+	down := deadserver.Refusing(t) + "/team/svc:v1"
 
 	reader := imageconfig.New(imageconfig.Options{Timeout: 5 * time.Second})
 	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns, ImageConfig: reader})
@@ -626,7 +614,9 @@ func TestWatcherSlimObjectsHaveStoreKeys(t *testing.T) {
 	}
 }
 
-// A resource the user may not list shows as forbidden; the others work.
+// A resource the user may not list, or list but not watch, shows as
+// forbidden, naming the verb, the resource with its group and the
+// namespace; the others work.
 func TestWatcherForbiddenResource(t *testing.T) {
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
@@ -638,7 +628,7 @@ func TestWatcherForbiddenResource(t *testing.T) {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"pools"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"pools"}, Verbs: []string{"get", "list"}},
 		},
 	}
 	if _, err := c.Kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
@@ -658,10 +648,13 @@ func TestWatcherForbiddenResource(t *testing.T) {
 	cfg := rest.CopyConfig(c.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	w := startWatcher(t, cfg, kube.WatcherOptions{Namespace: ns})
-	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the plain Pod", func(s *model.Snapshot) bool {
-		return s.SandboxOfPod(ns, "visible") != nil
+	want := []string{
+		"list batchsandboxes.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
+		"watch pools.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
+	}
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the plain Pod and both refusals", func(s *model.Snapshot) bool {
+		return s.SandboxOfPod(ns, "visible") != nil && len(s.Status.Forbidden) == len(want)
 	})
-	want := []string{"list batchsandboxes: forbidden"}
 	if !slices.Equal(snap.Status.Forbidden, want) || !snap.Status.Synced {
 		t.Errorf("status forbidden=%v synced=%v, want %v and synced", snap.Status.Forbidden, snap.Status.Synced, want)
 	}

@@ -264,7 +264,7 @@ func (s *Server) logRefused(forbidden []string) {
 		fmt.Fprintln(s.opts.Log, "sandscope serve: every watch is allowed again")
 		return
 	}
-	fmt.Fprintf(s.opts.Log, "sandscope serve: the API server refuses: %s (missing RBAC verbs? see deploy/clusterrole.yaml)\n", now)
+	fmt.Fprintf(s.opts.Log, "sandscope serve: the API server refuses: forbidden: %s\n", now)
 }
 
 // liveSource is a sweep.Source over the running watcher: its snapshot is

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log"
 	"math/rand/v2"
-	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
 	"github.com/sandscope/sandscope/kube/kubetest"
@@ -183,7 +183,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	f.running("keepalive", "10.1.0.7", "Succeed")
 
 	// IMAGE_CONFIG_UNREADABLE: the registry does not answer (closed port).
-	f.sandbox("unreadable", closedAddr(t)+"/missing:1", keepAlive, nil)
+	f.sandbox("unreadable", deadserver.Refusing(t)+"/missing:1", keepAlive, nil)
 	f.running("unreadable", "10.1.0.8", "Succeed")
 
 	// NOT_EXEC_READY (from status): Running, main container not ready.
@@ -472,7 +472,7 @@ func TestSweepUnreachableContext(t *testing.T) {
 	f.k.Terminate(f.ns, "corpse-0", osv1.ContainerSandbox, 1, "Error")
 	f.k.SetPhase(f.ns, "corpse-0", corev1.PodFailed, "", "")
 
-	kc := kubeconfigWithDeadContexts(t, f.c.Kubeconfig, "https://"+closedAddr(t), "https://"+blackhole(t))
+	kc := kubeconfigWithDeadContexts(t, f.c.Kubeconfig, "https://"+deadserver.Refusing(t), "https://"+deadserver.Silent(t))
 	const timeout = 3 * time.Second
 	start := time.Now()
 	out, errOut, code := runCLI("sweep", "--kubeconfig", kc, "--context", "testcluster,closed,silent", "-n", f.ns, "-o", "json", "--timeout", timeout.String())
@@ -566,39 +566,6 @@ func decodeReport(t *testing.T, out string) sweep.Report {
 		t.Fatalf("decoding the report: %v\n%s", err, out)
 	}
 	return rep
-}
-
-// closedAddr returns a loopback host:port nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// blackhole accepts connections and never answers.
-func blackhole(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c) // held open, never read
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	return ln.Addr().String()
 }
 
 // kubeconfigWithDeadContexts copies the test kubeconfig and adds contexts

@@ -68,11 +68,9 @@ func (s *clientsSource) Snapshot(ctx context.Context, opts Options) (*model.Snap
 			return nil, syncError(w.Status(), err)
 		}
 	}
-	st := w.Status()
-	for _, f := range st.Forbidden {
-		if strings.HasPrefix(f, "list pods:") {
-			return nil, fmt.Errorf("access forbidden: %s", f)
-		}
+	if w.Refused("pods") {
+		// Without Pods there is no identity to check: nothing to report.
+		return nil, fmt.Errorf("access forbidden: %s", strings.Join(w.Status().Forbidden, "; "))
 	}
 	var notes []string
 	if images != nil && !images.settle(ctx) {

@@ -252,16 +252,25 @@ func sweepContext(parent context.Context, t Target, opts Options) (cs contextSwe
 		cs.swept[i] = SandboxID{Context: t.Name, Namespace: sb.Namespace(), Name: sb.Name()}
 	}
 	cs.findings, cs.notes = Analyze(ctx, t.Name, snap, src, opts)
+	cs.notes = append(cs.notes, ReadNotes(t.Name, src, snap)...)
+	return cs
+}
+
+// ReadNotes says where the read of context name was partial: what src
+// could not do (image checks still running, holders not looked up), what
+// the watch noted (a CRD not installed) and what the server refused.
+func ReadNotes(name string, src Source, snap *model.Snapshot) []string {
+	var notes []string
 	if n, ok := src.(interface{ Notes() []string }); ok {
-		cs.notes = append(cs.notes, prefixed(t.Name, n.Notes())...)
+		notes = prefixed(name, n.Notes())
 	}
 	for _, n := range snap.Status.Notes {
-		cs.notes = append(cs.notes, t.Name+": "+n)
+		notes = append(notes, name+": "+n)
 	}
 	for _, f := range snap.Status.Forbidden {
-		cs.notes = append(cs.notes, t.Name+": "+f)
+		notes = append(notes, name+": forbidden: "+f)
 	}
-	return cs
+	return notes
 }
 
 func unreachable(name, server string, err error) contextSweep {

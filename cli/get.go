@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/sandscope/sandscope/actions/sweep"
+	"github.com/sandscope/sandscope/internal/textsafe"
+	"github.com/sandscope/sandscope/listing"
+	"github.com/sandscope/sandscope/model"
+)
+
+type getFlags struct {
+	output    string
+	noHeaders bool
+	selector  string
+	timeout   time.Duration
+}
+
+func newGetCommand(g *Globals) *cobra.Command {
+	f := &getFlags{}
+	cmd := &cobra.Command{
+		Use:   "get sandboxes|pods|pools|findings [NAME...] [-n NS | -A] [-l SEL] [-o table|wide|json|yaml|name|jsonpath=...]",
+		Short: "Print the fleet as sandscope sees it, the kubectl way (for scripts)",
+		Long: "get connects, lets the fleet sync once (as sweep does), prints and exits. It lists sandboxes (sb), their\n" +
+			"pods (po), pools, or findings (the notices and restart forensics of `sweep`), in the current namespace, -n NS\n" +
+			"or every namespace (-A), optionally only the NAMEs given (for findings: of those sandboxes) and those\n" +
+			"matching -l (findings match by their sandbox's labels).\n\n" +
+			"Output, with kubectl's printers and conventions: a table (wide adds columns), json or yaml (apiVersion\n" +
+			listing.APIVersion + ", kind List with items; one NAME prints the object itself), name (the Kubernetes\n" +
+			"objects, e.g. batchsandbox.sandbox.opensandbox.io/NAME, for kubectl), jsonpath=TEMPLATE or jsonpath-file=FILE.\n\n" +
+			"In get, -l/--selector filters what is listed, as kubectl's does; plain-Pod sandboxes are those labelled\n" +
+			"opensandbox.io/id.\n\n" +
+			"Exit codes: 0 printed; 1 the cluster could not be read, or a NAME was not found; 2 usage error.",
+		Example: strings.ReplaceAll("  sandscope get sb -A\n"+
+			"  sandscope get sandboxes -l team=rl -o wide\n"+
+			"  sandscope get findings -A -o jsonpath='{range .items[*]}{.code} {.namespace}/{.sandbox}{\"\\n\"}{end}'\n"+
+			"  kubectl describe $(sandscope get sb -n team-rl -o name)", "sandscope", g.program()),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: g.completeGet,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGet(cmd.Context(), g, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.output, "output", "o", "", "Output format: "+strings.Join(listing.Formats, ", ")+" (default table)")
+	fl.BoolVar(&f.noHeaders, "no-headers", false, "Print the table without its header line")
+	fl.StringVarP(&f.selector, "selector", "l", "", "Label selector: list only what matches (e.g. -l team=rl,tier!=gpu)")
+	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time allowed to connect and sync the fleet (and, for findings, analyze it)")
+	_ = cmd.RegisterFlagCompletionFunc("output", completeOutput)
+	return cmd
+}
+
+func runGet(ctx context.Context, g *Globals, f *getFlags, args []string) error {
+	usage := func(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+	q := listing.Query{Names: args[1:]}
+	var err error
+	if q.Resource, err = listing.ParseResource(args[0]); err != nil {
+		return usage(err)
+	}
+	out, err := listing.ParseOutput(f.output)
+	if err != nil {
+		return usage(err)
+	}
+	if out.Format == "name" && q.Resource == listing.Findings {
+		return usage(errors.New("-o name: findings have no names; use -o jsonpath"))
+	}
+	if f.selector != "" {
+		if q.Selector, err = labels.Parse(f.selector); err != nil {
+			return usage(fmt.Errorf("-l %q: %w", f.selector, err))
+		}
+	}
+	if len(q.Names) > 0 && g.AllNamespaces {
+		return usage(errors.New("a NAME cannot be looked up across all namespaces (-A); give -n NS"))
+	}
+	opts, targets, err := fleetSource(ctx, g, f.timeout)
+	if err != nil {
+		return err
+	}
+	if len(targets) != 1 {
+		return usage(fmt.Errorf("get reads one context, not %d: give --context one name", len(targets)))
+	}
+	snap, findings, err := readFleet(ctx, g, targets[0], opts, q.Resource == listing.Findings)
+	if err != nil {
+		return err
+	}
+
+	items := listing.Select(snap, findings, q)
+	allNS := len(snap.Status.Namespaces) == 0
+	if items.Len() == 0 && (out.Format == "table" || out.Format == "wide") && len(items.Missing) == 0 {
+		fmt.Fprintln(g.Err, noResources(snap))
+	}
+	single := len(q.Names) == 1 && items.Len() == 1 && q.Resource != listing.Findings
+	err = listing.Print(g.Out, items, out, listing.PrintOptions{AllNamespaces: allNS, NoHeaders: f.noHeaders, Single: single})
+	if err != nil {
+		return &ExitError{Code: ExitFailure, Err: err}
+	}
+	if len(items.Missing) > 0 {
+		quoted := make([]string, len(items.Missing))
+		for i, n := range items.Missing {
+			quoted[i] = fmt.Sprintf("%q", n)
+		}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%s %s not found", q.Resource, strings.Join(quoted, ", "))}
+	}
+	return nil
+}
+
+// readFleet reads one context once, as a sweep does: connect, sync, and
+// for findings analyze. What was partial goes to stderr as warnings; a
+// context that cannot be read is exit 1.
+func readFleet(ctx context.Context, g *Globals, t sweep.Target, opts sweep.Options, analyze bool) (*model.Snapshot, []model.Finding, error) {
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	cannot := func(err error) error {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no answer within --timeout %s: %w", opts.Timeout, err)
+		}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("context %s: %w", t.Name, err)}
+	}
+	src, err := t.Open(ctx)
+	if err != nil {
+		return nil, nil, cannot(err)
+	}
+	snap, err := src.Snapshot(ctx, opts)
+	if err != nil {
+		return nil, nil, cannot(err)
+	}
+	var findings []model.Finding
+	var notes []string
+	if analyze {
+		findings, notes = sweep.Analyze(ctx, t.Name, snap, src, opts)
+	}
+	for _, n := range append(notes, sweep.ReadNotes(t.Name, src, snap)...) {
+		fmt.Fprintf(g.Err, "warning: %s\n", textsafe.Line(n))
+	}
+	return snap, findings, nil
+}
+
+// noResources is kubectl's line for an empty answer.
+func noResources(snap *model.Snapshot) string {
+	if ns := snap.Status.Namespaces; len(ns) == 1 {
+		return fmt.Sprintf("No resources found in %s namespace.", textsafe.Line(ns[0]))
+	}
+	return "No resources found"
+}
