@@ -291,9 +291,7 @@ func (w *wireBatchSandbox) toModel(lists *model.StringLists) *model.BatchSandbox
 		ExpireTime:      parseRFC3339(w.Spec.ExpireTime),
 		Phase:           model.Intern(w.Status.Phase),
 	}
-	if w.Spec.PoolRef != "" {
-		b.Rare = &model.RareBatchSandbox{PoolRef: w.Spec.PoolRef} // ReadAnnotations adds the allocated Pods
-	}
+	b.SetPoolRef(w.Spec.PoolRef)
 	var taskCmd []string
 	if t := w.Spec.TaskTemplate; t != nil {
 		taskCmd = append(t.Spec.Process.Command, t.Spec.Process.Args...)

@@ -228,10 +228,11 @@ func TestBatchSandboxCodecTasks(t *testing.T) {
 	if r := b.ReadySince(); r == nil || !r.Equal(time.Date(2026, 11, 29, 17, 12, 0, 0, time.UTC)) {
 		t.Fatalf("ReadySince %v", r)
 	}
-	// No template and every counter 0: nothing kept, no Rare part.
+	// No template and every counter 0: nothing kept, no rare part (the
+	// comparison reads the unexported fields too).
 	obj, _, _ = batchSandboxCodec{}.Decode([]byte(`{"kind":"BatchSandbox","metadata":{"name":"p","namespace":"n"},"status":{"taskRunning":0}}`), nil, nil)
-	if b := obj.(*model.BatchSandbox); b.Rare != nil {
-		t.Fatalf("Rare %+v for a sandbox without tasks", b.Rare)
+	if b, want := obj.(*model.BatchSandbox), (&model.BatchSandbox{ObjectMeta: model.ObjectMeta{Name: "p", Namespace: "n"}}); !reflect.DeepEqual(b, want) {
+		t.Fatalf("a sandbox without tasks decodes as %+v, want %+v", b, want)
 	}
 }
 

@@ -552,10 +552,11 @@ func (w *podWire) build() (*model.Pod, error) {
 			ContainerStatuses: statuses,
 		},
 	}
-	if len(w.reason) > 0 || len(w.message) > 0 || podIPs != nil || inits != nil || w.deletionGrace.set {
-		p.Status.Rare = &model.RarePodStatus{Reason: string(w.reason), Message: string(w.message), PodIPs: podIPs, InitContainerStatuses: inits,
-			DeletionGracePeriodSeconds: w.deletionGrace.ptr()}
-	}
+	p.Status.SetReason(string(w.reason))
+	p.Status.SetMessage(string(w.message))
+	p.Status.SetPodIPs(podIPs)
+	p.Status.SetInitContainerStatuses(inits)
+	p.SetDeletionGracePeriodSeconds(w.deletionGrace.ptr())
 	return p, nil
 }
 

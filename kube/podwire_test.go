@@ -123,8 +123,10 @@ func tallyCases(seen map[string]int, pod *corev1.Pod, slim *model.Pod) {
 			}
 		}
 	}
+	st := &slim.Status
+	rare := st.Reason() != "" || st.Message() != "" || st.PodIPs() != nil || st.InitContainerStatuses() != nil || slim.GetDeletionGracePeriodSeconds() != nil
 	for key, n := range map[string]bool{"owners": len(pod.OwnerReferences) > 0, "finalizers": pod.Finalizers != nil,
-		"rare status": slim.Status.Rare != nil, "no rare status": slim.Status.Rare == nil,
+		"rare status": rare, "no rare status": !rare,
 		"deletion grace": pod.DeletionGracePeriodSeconds != nil, "termination grace": pod.Spec.TerminationGracePeriodSeconds != nil} {
 		if n {
 			seen[key]++

@@ -585,7 +585,7 @@ func agentPodRank(p *Pod) int {
 
 // readySince is when the sandbox's engine last said Ready=True, nil when it
 // does not (or, for a BatchSandbox, when that came early: see
-// RareBatchSandbox.ReadySince).
+// BatchSandbox.ReadySince).
 func readySince(e *sbEntry) *time.Time {
 	switch {
 	case e.bs != nil:

@@ -1,11 +1,13 @@
 package model
 
 import (
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"encoding/json"
 	"math/rand"
 	"strconv"
 	"testing"
 	"time"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,7 +140,9 @@ func pooledSandbox(name string, created time.Time, pods []string, endpoints ...s
 	b := batchSandbox(name, endpoints...)
 	b.Replicas = int32(max(1, len(pods))) // the engine asks the pool for that many
 	b.CreationTimestamp = metav1.NewTime(created)
-	b.Rare = &RareBatchSandbox{PoolRef: "pool-a", AllocatedPods: pods}
+	b.SetPoolRef("pool-a")
+	alloc, _ := json.Marshal(map[string][]string{"pods": pods})
+	b.ReadAnnotations(map[string]string{osv1.AnnotationAllocStatus: string(alloc)})
 	return b
 }
 

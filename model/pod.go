@@ -11,14 +11,12 @@ import (
 )
 
 // Pod is the part of a corev1.Pod that sandscope reads, and the form the
-// informer cache and the Fleet keep. A corev1.Pod struct alone is 1.2 KB
-// (its spec 600 bytes, each container 400) before any of its fields hold
-// anything; with tens of thousands of Pods that is most of the process. The
-// fields keep the API's names and layout (Spec.Containers,
-// Status.ContainerStatuses, State.Terminated, ...), so code reading a Pod
-// reads like code reading the API object; the few status fields most Pods
-// leave empty sit behind Status.Rare and are read through PodStatus methods
-// of the same names (Status.Reason(), ...). SlimPod makes one.
+// Fleet keeps. The fields keep the API's names and layout
+// (Spec.Containers, Status.ContainerStatuses, State.Terminated, ...), so
+// code reading a Pod reads like code reading the API object; the status
+// fields few Pods set are read through methods of the same names
+// (Status.Reason(), GetDeletionGracePeriodSeconds(), ...), which keeps the
+// struct small (docs/design.md, "Compact model records"). SlimPod makes one.
 //
 // Its ObjectMeta is the model's own, which the informer's store and key
 // functions read through metav1.Object.
@@ -57,85 +55,118 @@ type PodStatus struct {
 	StartTime         *metav1.Time
 	Conditions        []PodCondition
 	ContainerStatuses []ContainerStatus
-	// Rare holds the fields a running Pod leaves empty; nil when all of
-	// them are. Inline they took 88 bytes of every cached Pod; behind the
-	// pointer they take 8, and an allocation only on the Pods that set one
-	// (which keeps a Pod in the 320-byte size class instead of 416). Read
-	// them through Reason, Message, PodIPs and InitContainerStatuses, and
-	// the Pod's GetDeletionGracePeriodSeconds.
-	Rare *RarePodStatus
+	// rare holds the fields few Pods set, nil when none is: read them
+	// through Reason, Message, PodIPs, InitContainerStatuses and the Pod's
+	// GetDeletionGracePeriodSeconds, set them through the Set methods.
+	rare *rarePodStatus
 }
 
-// RarePodStatus is the part of a Pod that few Pods set: why a Pod failed as
+// rarePodStatus is the part of a Pod that few Pods set: why a Pod failed as
 // a whole (status.reason and message: Evicted, NodeLost, ...), the
 // addresses of a dual-stack Pod, the init container statuses while an init
 // container has not completed (SlimPod drops them after), and, once the
 // Pod is being deleted, its metadata.deletionGracePeriodSeconds.
-type RarePodStatus struct {
-	Reason  string
-	Message string
-	// PodIPs only when the Pod has more than its podIP (dual stack): the
+type rarePodStatus struct {
+	reason  string
+	message string
+	// podIPs only when the Pod has more than its podIP (dual stack): the
 	// single-stack case would repeat it.
-	PodIPs                     []corev1.PodIP
-	InitContainerStatuses      []ContainerStatus
-	DeletionGracePeriodSeconds *int64
+	podIPs                     []corev1.PodIP
+	initContainerStatuses      []ContainerStatus
+	deletionGracePeriodSeconds *int64
+}
+
+// rareFields returns s.rare, allocating it on first use: the setters call it
+// only to store a value that is set, so a Pod without one carries none.
+func (s *PodStatus) rareFields() *rarePodStatus {
+	if s.rare == nil {
+		s.rare = &rarePodStatus{}
+	}
+	return s.rare
 }
 
 // GetDeletionGracePeriodSeconds is metadata.deletionGracePeriodSeconds,
-// nil until the Pod is being deleted. Kept in Status.Rare: an ObjectMeta
-// field would cost every object 8 bytes (metav1.Object).
+// nil until the Pod is being deleted. Only a Pod's deletion reads it, so
+// the Pod keeps it with its rare fields rather than in every ObjectMeta.
 func (p *Pod) GetDeletionGracePeriodSeconds() *int64 {
-	if p.Status.Rare == nil {
+	if p.Status.rare == nil {
 		return nil
 	}
-	return p.Status.Rare.DeletionGracePeriodSeconds
+	return p.Status.rare.deletionGracePeriodSeconds
 }
 
 // SetDeletionGracePeriodSeconds sets what GetDeletionGracePeriodSeconds
 // reads (metav1.Object), for a Pod being built: a Pod handed to the Fleet
 // is not modified.
 func (p *Pod) SetDeletionGracePeriodSeconds(s *int64) {
-	if s == nil && p.Status.Rare == nil {
+	if s == nil && p.Status.rare == nil {
 		return
 	}
-	if p.Status.Rare == nil {
-		p.Status.Rare = &RarePodStatus{}
-	}
-	p.Status.Rare.DeletionGracePeriodSeconds = s
+	p.Status.rareFields().deletionGracePeriodSeconds = s
 }
 
 // Reason is status.reason ("Evicted", ...), "" when the Pod has none.
 func (s *PodStatus) Reason() string {
-	if s.Rare == nil {
+	if s.rare == nil {
 		return ""
 	}
-	return s.Rare.Reason
+	return s.rare.reason
 }
 
 // Message is status.message, "" when the Pod has none.
 func (s *PodStatus) Message() string {
-	if s.Rare == nil {
+	if s.rare == nil {
 		return ""
 	}
-	return s.Rare.Message
+	return s.rare.message
 }
 
 // PodIPs is status.podIPs when the Pod has more than its podIP (dual
 // stack), else nil.
 func (s *PodStatus) PodIPs() []corev1.PodIP {
-	if s.Rare == nil {
+	if s.rare == nil {
 		return nil
 	}
-	return s.Rare.PodIPs
+	return s.rare.podIPs
 }
 
 // InitContainerStatuses are the init containers' statuses until all of them
 // completed, then nil.
 func (s *PodStatus) InitContainerStatuses() []ContainerStatus {
-	if s.Rare == nil {
+	if s.rare == nil {
 		return nil
 	}
-	return s.Rare.InitContainerStatuses
+	return s.rare.initContainerStatuses
+}
+
+// SetReason sets what Reason reads, for a Pod being built.
+func (s *PodStatus) SetReason(reason string) {
+	if reason != "" || s.rare != nil {
+		s.rareFields().reason = reason
+	}
+}
+
+// SetMessage sets what Message reads, for a Pod being built.
+func (s *PodStatus) SetMessage(message string) {
+	if message != "" || s.rare != nil {
+		s.rareFields().message = message
+	}
+}
+
+// SetPodIPs sets what PodIPs reads, for a Pod being built: nil unless the
+// Pod has more addresses than its podIP.
+func (s *PodStatus) SetPodIPs(ips []corev1.PodIP) {
+	if ips != nil || s.rare != nil {
+		s.rareFields().podIPs = ips
+	}
+}
+
+// SetInitContainerStatuses sets what InitContainerStatuses reads, for a Pod
+// being built: nil once every init container completed.
+func (s *PodStatus) SetInitContainerStatuses(statuses []ContainerStatus) {
+	if statuses != nil || s.rare != nil {
+		s.rareFields().initContainerStatuses = statuses
+	}
 }
 
 // PodCondition: the Ready and DisruptionTarget conditions, and PodScheduled
@@ -161,9 +192,8 @@ type ContainerStatus struct {
 
 // TerminationState is a container's last termination state: the
 // corev1.ContainerState the kubelet records there, of which sandscope reads
-// only Terminated (how the previous run ended). One pointer instead of
-// three keeps a ContainerStatus at 88 bytes rather than 104, so a Pod's
-// statuses take the 96-byte size class per container instead of 112.
+// only Terminated (how the previous run ended), so it keeps only that
+// pointer.
 type TerminationState struct {
 	Terminated *corev1.ContainerStateTerminated
 }
@@ -198,12 +228,12 @@ func (p *Pod) DeepCopyObject() runtime.Object {
 	out.Status.StartTime = p.Status.StartTime.DeepCopy()
 	out.Status.Conditions = slices.Clone(p.Status.Conditions)
 	out.Status.ContainerStatuses = copyContainerStatuses(p.Status.ContainerStatuses)
-	if r := p.Status.Rare; r != nil {
-		out.Status.Rare = &RarePodStatus{Reason: r.Reason, Message: r.Message, PodIPs: slices.Clone(r.PodIPs),
-			InitContainerStatuses: copyContainerStatuses(r.InitContainerStatuses)}
-		if g := r.DeletionGracePeriodSeconds; g != nil {
+	if r := p.Status.rare; r != nil {
+		out.Status.rare = &rarePodStatus{reason: r.reason, message: r.message, podIPs: slices.Clone(r.podIPs),
+			initContainerStatuses: copyContainerStatuses(r.initContainerStatuses)}
+		if g := r.deletionGracePeriodSeconds; g != nil {
 			v := *g
-			out.Status.Rare.DeletionGracePeriodSeconds = &v
+			out.Status.rare.deletionGracePeriodSeconds = &v
 		}
 	}
 	return &out
@@ -307,11 +337,11 @@ func SlimPodSharing(p *corev1.Pod, lists *StringLists) *Pod {
 	if len(podIPs) == 0 || len(podIPs) == 1 && podIPs[0].IP == p.Status.PodIP {
 		podIPs = nil
 	}
-	inits := slimInitStatuses(p.Status.InitContainerStatuses)
-	if p.Status.Reason != "" || p.Status.Message != "" || podIPs != nil || inits != nil || p.DeletionGracePeriodSeconds != nil {
-		out.Status.Rare = &RarePodStatus{Reason: p.Status.Reason, Message: p.Status.Message, PodIPs: podIPs, InitContainerStatuses: inits,
-			DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds}
-	}
+	out.Status.SetReason(p.Status.Reason)
+	out.Status.SetMessage(p.Status.Message)
+	out.Status.SetPodIPs(podIPs)
+	out.Status.SetInitContainerStatuses(slimInitStatuses(p.Status.InitContainerStatuses))
+	out.SetDeletionGracePeriodSeconds(p.DeletionGracePeriodSeconds)
 	return out
 }
 

@@ -266,36 +266,28 @@ type BatchSandbox struct {
 	ExpireTime       *time.Time
 	Phase            string   // status.phase: Pending, Succeed (= running), Pausing, Paused, Resuming, Failed
 	Endpoints        []string // sandbox.opensandbox.io/endpoints, slot i <-> pod index i; nil when absent
-	// Rare holds the fields a sandbox made from a template, with well-formed
-	// annotations, leaves empty; nil when all of them are. Inline they took
-	// 64 bytes of every cached BatchSandbox; behind the pointer they take 8
-	// (the 240-byte size class instead of 288). A pooled sandbox sets them
-	// and pays the 64 bytes apart, as much as it paid inline. Read them
-	// through PoolRef, AllocatedPods and Notices.
-	Rare *RareBatchSandbox
+	// rare holds the fields most sandboxes leave empty, nil when all are:
+	// read them through PoolRef, AllocatedPods, Notices, Task and
+	// ReadySince.
+	rare *rareBatchSandbox
 }
 
-// RareBatchSandbox is the part of a BatchSandbox that most lack: what only
+// rareBatchSandbox is the part of a BatchSandbox that most lack: what only
 // a pooled sandbox has (spec.poolRef, which excludes a template, and the
-// Pods the Pool allocated to it), and the problems met while parsing it.
-type RareBatchSandbox struct {
-	PoolRef       string
-	AllocatedPods []string // alloc-status pods minus alloc-released
-	Notices       []Notice // problems found while parsing (malformed annotations, ...)
-	// Task is spec.taskTemplate and the task counters of the status, nil
+// Pods the Pool allocated to it), the problems met while parsing it, its
+// task, and a late Ready transition.
+type rareBatchSandbox struct {
+	poolRef       string
+	allocatedPods []string // alloc-status pods minus alloc-released
+	notices       []Notice // problems found while parsing (malformed annotations, ...)
+	// task is spec.taskTemplate and the task counters of the status, nil
 	// for a sandbox without a task template and with every counter 0.
-	Task *BatchTask
-	// ReadySince is the lastTransitionTime of the engine's Ready=True
-	// condition, kept only when it came later than LateReadyAfter after
-	// the sandbox was created (a sandbox becomes Ready seconds after it is
-	// created, so a late one is rare and points at a re-created Pod or a
-	// slow start); nil otherwise.
-	ReadySince *time.Time
+	task       *BatchTask
+	readySince *time.Time // see ReadySince
 }
 
 // LateReadyAfter: a Ready=True transition this long after the sandbox was
-// created is kept (RareBatchSandbox.ReadySince) as evidence for
-// POD_RECREATED.
+// created is kept (BatchSandbox.ReadySince) as evidence for POD_RECREATED.
 const LateReadyAfter = time.Minute
 
 // BatchTask is a BatchSandbox's task: the process of spec.taskTemplate
@@ -319,19 +311,21 @@ func (c TaskCounts) IsZero() bool { return c == TaskCounts{} }
 // Task is the sandbox's task template and counters, nil when it has
 // neither. Read only.
 func (b *BatchSandbox) Task() *BatchTask {
-	if b.Rare == nil {
+	if b.rare == nil {
 		return nil
 	}
-	return b.Rare.Task
+	return b.rare.task
 }
 
-// ReadySince is the engine's Ready transition when it came late (see
-// RareBatchSandbox.ReadySince), else nil.
+// ReadySince is the lastTransitionTime of the engine's Ready=True
+// condition when it came later than LateReadyAfter after the sandbox was
+// created (a sandbox becomes Ready seconds after it is created, so a late
+// one points at a re-created Pod or a slow start), else nil.
 func (b *BatchSandbox) ReadySince() *time.Time {
-	if b.Rare == nil {
+	if b.rare == nil {
 		return nil
 	}
-	return b.Rare.ReadySince
+	return b.rare.readySince
 }
 
 // SetTask records the task template (hasTemplate, command) and counters,
@@ -341,7 +335,7 @@ func (b *BatchSandbox) SetTask(hasTemplate bool, command []string, counts TaskCo
 	if !hasTemplate && counts.IsZero() {
 		return
 	}
-	b.rare().Task = &BatchTask{HasTemplate: hasTemplate, Command: command, Counts: counts}
+	b.rareFields().task = &BatchTask{HasTemplate: hasTemplate, Command: command, Counts: counts}
 }
 
 // SetReady records the engine's Ready=True transition time when it came
@@ -351,43 +345,50 @@ func (b *BatchSandbox) SetReady(since time.Time) {
 		return
 	}
 	since = since.UTC() // both decoders' times read alike (metav1 gives Local)
-	b.rare().ReadySince = &since
+	b.rareFields().readySince = &since
 }
 
 // PoolRef is spec.poolRef: the Pool a pooled sandbox takes its Pods from,
 // "" for a sandbox made from its own template.
 func (b *BatchSandbox) PoolRef() string {
-	if b.Rare == nil {
+	if b.rare == nil {
 		return ""
 	}
-	return b.Rare.PoolRef
+	return b.rare.poolRef
+}
+
+// SetPoolRef sets what PoolRef reads, for a sandbox being built.
+func (b *BatchSandbox) SetPoolRef(pool string) {
+	if pool != "" || b.rare != nil {
+		b.rareFields().poolRef = pool
+	}
 }
 
 // AllocatedPods are the Pods a Pool allocated to a pooled sandbox (the
 // alloc-status annotation minus alloc-released), nil when none are.
 func (b *BatchSandbox) AllocatedPods() []string {
-	if b.Rare == nil {
+	if b.rare == nil {
 		return nil
 	}
-	return b.Rare.AllocatedPods
+	return b.rare.allocatedPods
 }
 
 // Notices are the problems found while parsing the object (malformed
 // annotations, ...), nil when there were none.
 func (b *BatchSandbox) Notices() []Notice {
-	if b.Rare == nil {
+	if b.rare == nil {
 		return nil
 	}
-	return b.Rare.Notices
+	return b.rare.notices
 }
 
-// rare returns b.Rare, allocating it on first use: conversions call it only
-// to set a field, so a BatchSandbox without one carries no RareBatchSandbox.
-func (b *BatchSandbox) rare() *RareBatchSandbox {
-	if b.Rare == nil {
-		b.Rare = &RareBatchSandbox{}
+// rareFields returns b.rare, allocating it on first use: conversions call it
+// only to set a field, so a BatchSandbox without one carries no rare part.
+func (b *BatchSandbox) rareFields() *rareBatchSandbox {
+	if b.rare == nil {
+		b.rare = &rareBatchSandbox{}
 	}
-	return b.Rare
+	return b.rare
 }
 
 func (b *BatchSandbox) GetResourceVersion() string        { return b.ResourceVersion }
@@ -417,15 +418,15 @@ func (b *BatchSandbox) DeepCopyObject() runtime.Object {
 		out.ExpireTime = &t
 	}
 	out.Endpoints = slices.Clone(b.Endpoints)
-	if b.Rare != nil {
-		out.Rare = &RareBatchSandbox{PoolRef: b.Rare.PoolRef, AllocatedPods: slices.Clone(b.Rare.AllocatedPods),
-			Notices: copyNotices(b.Rare.Notices)}
-		if t := b.Rare.Task; t != nil {
-			out.Rare.Task = &BatchTask{HasTemplate: t.HasTemplate, Command: slices.Clone(t.Command), Counts: t.Counts}
+	if r := b.rare; r != nil {
+		out.rare = &rareBatchSandbox{poolRef: r.poolRef, allocatedPods: slices.Clone(r.allocatedPods),
+			notices: copyNotices(r.notices)}
+		if t := r.task; t != nil {
+			out.rare.task = &BatchTask{HasTemplate: t.HasTemplate, Command: slices.Clone(t.Command), Counts: t.Counts}
 		}
-		if r := b.Rare.ReadySince; r != nil {
-			at := *r
-			out.Rare.ReadySince = &at
+		if at := r.readySince; at != nil {
+			t := *at
+			out.rare.readySince = &t
 		}
 	}
 	return &out

@@ -10,7 +10,7 @@ import (
 // ... 240, 256, 288, 320, 352, 384, 416 ...); a ContainerStatus is allocated per
 // container in a Pod's status. The limits are the classes they fit today: a
 // field that pushes one over costs every sandbox 32 bytes or more. Put a
-// field most objects leave empty behind Rare rather than raise a limit.
+// field most objects leave empty in the rare part rather than raise a limit.
 func TestCachedStructsFitTheirSizeClass(t *testing.T) {
 	for _, c := range []struct {
 		name        string
@@ -28,7 +28,7 @@ func TestCachedStructsFitTheirSizeClass(t *testing.T) {
 	} {
 		if c.size > c.class {
 			t.Errorf("%s is %d bytes: it no longer fits the %d-byte size class it is allocated in; "+
-				"put a field most objects leave empty behind Rare", c.name, c.size, c.class)
+				"put a field most objects leave empty in the rare part", c.name, c.size, c.class)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// fullBatchSandbox sets every field of a BatchSandbox and of its Rare part,
+// fullBatchSandbox sets every field of a BatchSandbox and of its rare part,
 // so that a copy of it has every pointer and slice to get wrong.
 func fullBatchSandbox() *BatchSandbox {
 	deleted := metav1.NewTime(time.Date(2026, 11, 29, 17, 30, 0, 0, time.UTC))
@@ -27,19 +27,19 @@ func fullBatchSandbox() *BatchSandbox {
 		ResourceVersion: "812", Replicas: 1, InitialEventsEnd: true, ExpireTime: &expire,
 		Phase:     PhaseSucceed,
 		Endpoints: []string{"10.0.3.7"},
-		Rare: &RareBatchSandbox{PoolRef: "pool-a", AllocatedPods: []string{"pool-a-x1"},
-			Notices: []Notice{{Code: CodeBadAnnotation, Severity: SeverityWarning, Message: "m",
+		rare: &rareBatchSandbox{poolRef: "pool-a", allocatedPods: []string{"pool-a-x1"},
+			notices: []Notice{{Code: CodeBadAnnotation, Severity: SeverityWarning, Message: "m",
 				Evidence: []Evidence{{Kind: Observed, Text: "t", At: &noticed}}}},
-			Task:       &BatchTask{HasTemplate: true, Command: []string{"python", "-m", "eval"}, Counts: TaskCounts{Failed: 1}},
-			ReadySince: &noticed},
+			task:       &BatchTask{HasTemplate: true, Command: []string{"python", "-m", "eval"}, Counts: TaskCounts{Failed: 1}},
+			readySince: &noticed},
 	}
 }
 
 // The informer hands out copies of cached objects; a copy must share
-// nothing that can be written through, the Rare part included.
+// nothing that can be written through, the rare part included.
 func TestBatchSandboxDeepCopySharesNothing(t *testing.T) {
 	b := fullBatchSandbox()
-	for _, v := range []reflect.Value{reflect.ValueOf(*b), reflect.ValueOf(*b.Rare)} {
+	for _, v := range []reflect.Value{reflect.ValueOf(*b), reflect.ValueOf(*b.rare)} {
 		for i := range v.NumField() {
 			if v.Field(i).IsZero() {
 				t.Fatalf("the fixture leaves %s.%s empty, so its copy goes untested", v.Type().Name(), v.Type().Field(i).Name)
@@ -55,11 +55,11 @@ func TestBatchSandboxDeepCopySharesNothing(t *testing.T) {
 	}
 }
 
-// A BatchSandbox without rare fields copies without a Rare part.
+// A BatchSandbox without rare fields copies without a rare part.
 func TestBatchSandboxDeepCopyWithoutRare(t *testing.T) {
 	b := fullBatchSandbox()
-	b.Rare = nil
-	if c := b.DeepCopyObject().(*BatchSandbox); c.Rare != nil || !reflect.DeepEqual(b, c) {
+	b.rare = nil
+	if c := b.DeepCopyObject().(*BatchSandbox); c.rare != nil || !reflect.DeepEqual(b, c) {
 		t.Fatalf("copy differs:\n%+v\n%+v", b, c)
 	}
 }
@@ -107,7 +107,7 @@ func sharedMemory(a, b reflect.Value, path string) []string {
 }
 
 // fullPod sets every field of a Pod, of its containers and statuses and of
-// its Rare part, so that a copy of it has every pointer and slice to get
+// its rare part, so that a copy of it has every pointer and slice to get
 // wrong.
 func fullPod() *Pod {
 	deleted := metav1.NewTime(time.Date(2026, 11, 29, 17, 30, 0, 0, time.UTC))
@@ -133,8 +133,8 @@ func fullPod() *Pod {
 		Status: PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.7", StartTime: &started,
 			Conditions:        []PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}},
 			ContainerStatuses: []ContainerStatus{status},
-			Rare: &RarePodStatus{Reason: "Evicted", Message: "m", PodIPs: []corev1.PodIP{{IP: "10.0.0.7"}, {IP: "fd00::7"}},
-				InitContainerStatuses: []ContainerStatus{status}, DeletionGracePeriodSeconds: &grace}},
+			rare: &rarePodStatus{reason: "Evicted", message: "m", podIPs: []corev1.PodIP{{IP: "10.0.0.7"}, {IP: "fd00::7"}},
+				initContainerStatuses: []ContainerStatus{status}, deletionGracePeriodSeconds: &grace}},
 	}
 }
 
@@ -143,7 +143,7 @@ func fullPod() *Pod {
 func TestPodDeepCopySharesNothing(t *testing.T) {
 	p := fullPod()
 	for _, v := range []reflect.Value{reflect.ValueOf(*p), reflect.ValueOf(p.Spec), reflect.ValueOf(p.Spec.Containers[0]),
-		reflect.ValueOf(p.Status), reflect.ValueOf(p.Status.ContainerStatuses[0]), reflect.ValueOf(*p.Status.Rare)} {
+		reflect.ValueOf(p.Status), reflect.ValueOf(p.Status.ContainerStatuses[0]), reflect.ValueOf(*p.Status.rare)} {
 		for i := range v.NumField() {
 			if v.Field(i).IsZero() {
 				t.Fatalf("the fixture leaves %s.%s empty, so its copy goes untested", v.Type().Name(), v.Type().Field(i).Name)

@@ -94,9 +94,7 @@ func BatchSandboxFromUnstructured(u *unstructured.Unstructured) *BatchSandbox {
 	obj := u.Object
 	b := &BatchSandbox{ObjectMeta: slimMeta(u)}
 	b.Replicas = int32(nestedInt(obj, "spec", "replicas"))
-	if ref := nestedString(obj, "spec", "poolRef"); ref != "" {
-		b.rare().PoolRef = ref
-	}
+	b.SetPoolRef(nestedString(obj, "spec", "poolRef"))
 	b.ExpireTime = nestedTime(obj, "spec", "expireTime")
 	b.Phase = nestedString(obj, "status", "phase")
 	_, hasTask := nestedField(obj, "spec", "taskTemplate")
@@ -151,13 +149,13 @@ func (b *BatchSandbox) ReadAnnotations(ann map[string]string) {
 		}
 	}
 	if pods := minus(allocated, released); len(pods) > 0 {
-		b.rare().AllocatedPods = pods
-	} else if b.Rare != nil {
-		b.Rare.AllocatedPods = nil
+		b.rareFields().allocatedPods = pods
+	} else if b.rare != nil {
+		b.rare.allocatedPods = nil
 	}
 	if notices != nil {
-		r := b.rare()
-		r.Notices = append(r.Notices, notices...)
+		r := b.rareFields()
+		r.notices = append(r.notices, notices...)
 	}
 }
 

@@ -153,8 +153,8 @@ func TestSlimPod(t *testing.T) {
 	s := SlimPod(p)
 	// Volumes, env, other resources, init container specs, annotations and
 	// managedFields have no field in Pod; a single-stack podIPs repeats podIP,
-	// so nothing rare is set and the Pod carries no RarePodStatus.
-	if s.Status.Rare != nil {
+	// so nothing rare is set and the Pod carries no rare part.
+	if s.Status.rare != nil {
 		t.Errorf("kept a dropped field: %+v", s)
 	}
 	if s.Name != "a-0" || s.UID != "ua" || s.Labels.Get(osv1.LabelPodIndex) != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers) != 1 ||
@@ -184,7 +184,7 @@ func TestSlimPod(t *testing.T) {
 	}
 }
 
-// The fields few Pods set live in PodStatus.Rare, allocated only for a Pod
+// The fields few Pods set live in PodStatus.rare, allocated only for a Pod
 // that sets one, and read through PodStatus's methods.
 func TestSlimPodRareStatus(t *testing.T) {
 	initDone := corev1.ContainerStatus{Name: "execd-installer", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}}
@@ -216,8 +216,8 @@ func TestSlimPodRareStatus(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &SlimPod(tc.pod).Status
-			if (st.Rare != nil) != tc.rare {
-				t.Errorf("Rare = %+v, want one: %v", st.Rare, tc.rare)
+			if (st.rare != nil) != tc.rare {
+				t.Errorf("rare = %+v, want one: %v", st.rare, tc.rare)
 			}
 			if st.Reason() != tc.reason || st.Message() != tc.message || len(st.PodIPs()) != tc.podIPs ||
 				len(st.InitContainerStatuses()) != tc.initContainerStatuses {
@@ -228,11 +228,11 @@ func TestSlimPodRareStatus(t *testing.T) {
 }
 
 // A sandbox made from a template, with well-formed annotations, carries no
-// RareBatchSandbox; a pooled one keeps its pool and allocated Pods there.
+// rare part; a pooled one keeps its pool and allocated Pods there.
 func TestBatchSandboxRareOnlyWhenSet(t *testing.T) {
 	tmpl := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: `["10.0.3.7"]`}))
-	if tmpl.Rare != nil {
-		t.Errorf("template sandbox carries %+v", tmpl.Rare)
+	if tmpl.rare != nil {
+		t.Errorf("template sandbox carries %+v", tmpl.rare)
 	}
 	u := unstructuredBatchSandbox("p", map[string]string{osv1.AnnotationAllocStatus: `{"pods":["pool-x1"]}`})
 	u.Object["spec"] = map[string]interface{}{"poolRef": "pool-x", "replicas": int64(1)}
