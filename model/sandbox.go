@@ -200,37 +200,12 @@ type StuckInfo struct {
 	PodInitializing bool      `json:"podInitializing"` // main container still waiting in PodInitializing
 }
 
-// identityRank orders identity states from harmless to dangerous. A switch,
-// not a map: the header's counts, the state sort and the problem filter ask
-// it for every sandbox on every live refresh.
-func identityRank(s IdentityState) int {
-	switch s {
-	case IdentityOK:
-		return 0
-	case IdentityUnassigned:
-		return 1
-	case IdentityUnknown:
-		return 2
-	case IdentityIPStale:
-		return 3
-	case IdentityUIDChanged:
-		return 4
-	case IdentityPodGone:
-		return 5
-	case IdentityPodDead:
-		return 6
-	case IdentityIPTaken:
-		return 7
-	}
-	return 0
-}
-
 // Identity is the worst identity state over the sandbox's slots
 // (UNASSIGNED when it has none).
 func (s *Sandbox) Identity() IdentityState {
 	worst := IdentityUnassigned
 	for i, sl := range s.Slots {
-		if i == 0 || identityRank(sl.Identity) > identityRank(worst) {
+		if i == 0 || sl.Identity.Rank() > worst.Rank() {
 			worst = sl.Identity
 		}
 	}

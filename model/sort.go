@@ -84,7 +84,7 @@ func comparer(k SortKey) func(a, b *Sandbox) int {
 		return func(a, b *Sandbox) int { return b.CreatedAt().Compare(a.CreatedAt()) }
 	case SortState:
 		return func(a, b *Sandbox) int {
-			if c := cmp.Compare(identityRank(b.Identity()), identityRank(a.Identity())); c != 0 {
+			if c := cmp.Compare(b.Identity().Rank(), a.Identity().Rank()); c != 0 {
 				return c
 			}
 			return cmp.Compare(rank(stateRank, a.State), rank(stateRank, b.State))

@@ -44,6 +44,31 @@ const (
 	IdentityUnknown IdentityState = "UNKNOWN"
 )
 
+// Rank orders identity states from harmless (OK, 0) to dangerous
+// (IP_TAKEN, 7). A switch, not a map: the header's counts, the state sort
+// and the problem filter ask it for every sandbox on every live refresh.
+func (s IdentityState) Rank() int {
+	switch s {
+	case IdentityOK:
+		return 0
+	case IdentityUnassigned:
+		return 1
+	case IdentityUnknown:
+		return 2
+	case IdentityIPStale:
+		return 3
+	case IdentityUIDChanged:
+		return 4
+	case IdentityPodGone:
+		return 5
+	case IdentityPodDead:
+		return 6
+	case IdentityIPTaken:
+		return 7
+	}
+	return 0
+}
+
 // EffectiveState is what is actually true of a sandbox, whatever its engine says.
 type EffectiveState string
 
