@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -31,7 +32,7 @@ import (
 
 // newBatchSandboxListWatch lists and watches BatchSandboxes in namespace
 // ("" = all) as *model.BatchSandbox.
-func newBatchSandboxListWatch(cfg *rest.Config, namespace string, lists *model.StringLists) (cache.ListerWatcher, error) {
+func newBatchSandboxListWatch(cfg *rest.Config, namespace string, lists *mem.StringLists) (cache.ListerWatcher, error) {
 	rc, err := newBatchSandboxClient(cfg, lists)
 	if err != nil {
 		return nil, err
@@ -58,7 +59,7 @@ func newBatchSandboxListWatch(cfg *rest.Config, namespace string, lists *model.S
 
 // newBatchSandboxClient is a RESTClient for the BatchSandbox group version
 // that speaks JSON and decodes with batchSandboxCodec.
-func newBatchSandboxClient(cfg *rest.Config, lists *model.StringLists) (*rest.RESTClient, error) {
+func newBatchSandboxClient(cfg *rest.Config, lists *mem.StringLists) (*rest.RESTClient, error) {
 	c := rest.CopyConfig(cfg)
 	gv := BatchSandboxGVR.GroupVersion()
 	c.GroupVersion = &gv
@@ -93,10 +94,10 @@ type batchSandboxList = modelList[*model.BatchSandbox]
 type batchSandboxEvents struct {
 	body  io.ReadCloser
 	dec   *json.Decoder
-	lists *model.StringLists
+	lists *mem.StringLists
 }
 
-func newBatchSandboxEvents(body io.ReadCloser, lists *model.StringLists) *batchSandboxEvents {
+func newBatchSandboxEvents(body io.ReadCloser, lists *mem.StringLists) *batchSandboxEvents {
 	return &batchSandboxEvents{body: body, dec: json.NewDecoder(body), lists: lists}
 }
 
@@ -132,7 +133,7 @@ func (d *batchSandboxEvents) Close() { _ = d.body.Close() }
 // batchSandboxCodec decodes a BatchSandbox, a BatchSandboxList or a Status.
 // It only reads: the client never sends a body.
 // Commands and finalizers are shared through lists (nil: copied).
-type batchSandboxCodec struct{ lists *model.StringLists }
+type batchSandboxCodec struct{ lists *mem.StringLists }
 
 func (batchSandboxCodec) Identifier() runtime.Identifier { return "sandscope-batchsandbox-json" }
 
@@ -278,18 +279,18 @@ func (t *wireTime) UnmarshalJSON(b []byte) error {
 // toModel converts to the slim model form, parsing the engine's annotations.
 // Annotations are not kept, except the one that marks the end of a streamed
 // initial list on a bookmark: the reflector reads it from the object.
-func (w *wireBatchSandbox) toModel(lists *model.StringLists) *model.BatchSandbox {
+func (w *wireBatchSandbox) toModel(lists *mem.StringLists) *model.BatchSandbox {
 	m := &w.Metadata
 	b := &model.BatchSandbox{
 		ObjectMeta: model.ObjectMeta{
-			Name: m.Name, Namespace: model.Intern(m.Namespace), UID: types.UID(m.UID),
+			Name: m.Name, Namespace: mem.Intern(m.Namespace), UID: types.UID(m.UID),
 			CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
 			Finalizers: lists.Share(m.Finalizers), Labels: model.LabelsFrom(m.Labels, m.Name),
 		},
 		ResourceVersion: m.ResourceVersion,
 		Replicas:        w.Spec.Replicas,
 		ExpireTime:      parseRFC3339(w.Spec.ExpireTime),
-		Phase:           model.Intern(w.Status.Phase),
+		Phase:           mem.Intern(w.Status.Phase),
 	}
 	b.SetPoolRef(w.Spec.PoolRef)
 	var taskCmd []string

@@ -24,6 +24,7 @@ import (
 	restclientwatch "k8s.io/client-go/rest/watch"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -345,7 +346,7 @@ func TestBatchSandboxEvents(t *testing.T) {
 		`"spec":{"template":{"spec":{"containers":[{"name":"sandbox","command":"not a list"}]}}}}}` +
 		`{"type":"BOOKMARK","object":{"kind":"BatchSandbox","metadata":{"resourceVersion":"10","annotations":{"k8s.io/initial-events-end":"true"}}}}` +
 		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (900)","reason":"Expired","code":410}}`
-	d := newBatchSandboxEvents(io.NopCloser(strings.NewReader(stream)), model.NewStringLists())
+	d := newBatchSandboxEvents(io.NopCloser(strings.NewReader(stream)), mem.NewStringLists())
 	next := func() (watch.EventType, runtime.Object) {
 		t.Helper()
 		typ, obj, err := d.Decode()
@@ -413,7 +414,7 @@ func FuzzBatchSandboxEvents(f *testing.F) {
 	f.Add([]byte(`{"type":"BOOKMARK","object":{"metadata":{"annotations":{"k8s.io/initial-events-end":"true"}}}}{"type":"DELETED"}`))
 	f.Add([]byte(`{"type":"ADDED","object":{"spec":{"template":{"spec":{"containers":[{"command":[1,{}]}]}}}}}  [`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d := newBatchSandboxEvents(io.NopCloser(bytes.NewReader(data)), model.NewStringLists())
+		d := newBatchSandboxEvents(io.NopCloser(bytes.NewReader(data)), mem.NewStringLists())
 		for range 64 {
 			typ, obj, err := d.Decode()
 			if err != nil {

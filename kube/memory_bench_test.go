@@ -18,6 +18,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
+	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/kube/sim"
 	"github.com/sandscope/sandscope/model"
 )
@@ -46,7 +47,7 @@ func BenchmarkRetainedMemory(b *testing.B) {
 		before, inuseBefore := liveHeap(), heapInuse()
 		// As the Watcher does: the fleet is the only store (fleetwatch.go).
 		fleet := model.NewFleet(model.FleetOptions{})
-		lists := model.NewStringLists() // as the Watcher shares them
+		lists := mem.NewStringLists() // as the Watcher shares them
 		for _, data := range bsbxs {
 			obj, _, err := batchSandboxCodec{lists: lists}.Decode(data, nil, nil)
 			if err != nil {

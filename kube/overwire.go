@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -44,7 +45,7 @@ type wireFormat struct {
 }
 
 // podProtobuf: protobuf, as sandscope asks the server for Pods.
-func podProtobuf(lists *model.StringLists) wireFormat {
+func podProtobuf(lists *mem.StringLists) wireFormat {
 	info := serializerFor(runtime.ContentTypeProtobuf)
 	return wireFormat{
 		object: scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion),
@@ -55,7 +56,7 @@ func podProtobuf(lists *model.StringLists) wireFormat {
 }
 
 // batchSandboxJSON: JSON, the only encoding of a custom resource.
-func batchSandboxJSON(lists *model.StringLists) wireFormat {
+func batchSandboxJSON(lists *mem.StringLists) wireFormat {
 	info := serializerFor(runtime.ContentTypeJSON)
 	return wireFormat{
 		object: unstructured.UnstructuredJSONScheme,
@@ -148,14 +149,14 @@ func newWireWatch(ctx context.Context, d watch.Decoder) watch.Interface {
 
 // podsOverWire lists and watches Pods through kc, read as the server's
 // protobuf: *podList and *versionedPod, as newPodListWatch returns them.
-func podsOverWire(lw *cache.ListWatch, client any, lists *model.StringLists) cache.ListerWatcher {
+func podsOverWire(lw *cache.ListWatch, client any, lists *mem.StringLists) cache.ListerWatcher {
 	return podProtobuf(lists).listWatch(lw, client, func() runtime.Object { return &podList{} })
 }
 
 // batchSandboxesOverWire lists and watches BatchSandboxes through a dynamic
 // client, read as the server's JSON: *batchSandboxList and
 // *model.BatchSandbox, as newBatchSandboxListWatch returns them.
-func batchSandboxesOverWire(lw *cache.ListWatch, client any, lists *model.StringLists) cache.ListerWatcher {
+func batchSandboxesOverWire(lw *cache.ListWatch, client any, lists *mem.StringLists) cache.ListerWatcher {
 	return batchSandboxJSON(lists).listWatch(lw, client, func() runtime.Object { return &batchSandboxList{} })
 }
 

@@ -16,6 +16,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/kube/sim"
 	"github.com/sandscope/sandscope/model"
 )
@@ -34,7 +35,7 @@ func TestOverWireMatchesStockConverters(t *testing.T) {
 	if _, err := sim.Load(ctx, kc, dc, sim.LoadOptions{N: 30, Namespace: ns, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
-	lists := model.NewStringLists()
+	lists := mem.NewStringLists()
 	typedPods, typedBSBX := podListWatch(kc, ns), dynamicListWatch(dc, BatchSandboxGVR, ns)
 	pods, bsbxs := podsOverWire(typedPods, kc, lists), batchSandboxesOverWire(typedBSBX, dc, lists)
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -30,7 +31,7 @@ const protobufMediaType = runtime.ContentTypeProtobuf
 
 // newPodListWatch lists and watches Pods in namespace ("" = all) as
 // *versionedPod, which the fleet watch's transform unwraps to *model.Pod.
-func newPodListWatch(cfg *rest.Config, namespace string, lists *model.StringLists) (cache.ListerWatcher, error) {
+func newPodListWatch(cfg *rest.Config, namespace string, lists *mem.StringLists) (cache.ListerWatcher, error) {
 	rc, err := newPodClient(cfg, lists)
 	if err != nil {
 		return nil, err
@@ -56,7 +57,7 @@ func newPodListWatch(cfg *rest.Config, namespace string, lists *model.StringList
 
 // newPodClient is a RESTClient for core/v1 that accepts only protobuf and
 // decodes with podCodec.
-func newPodClient(cfg *rest.Config, lists *model.StringLists) (*rest.RESTClient, error) {
+func newPodClient(cfg *rest.Config, lists *mem.StringLists) (*rest.RESTClient, error) {
 	c := rest.CopyConfig(cfg)
 	c.GroupVersion = &corev1.SchemeGroupVersion
 	c.APIPath = "/api"
@@ -105,7 +106,7 @@ type podList = modelList[*model.Pod]
 
 // podCodec decodes an enveloped Pod, PodList or Status. It only reads: the
 // client never sends a body.
-type podCodec struct{ lists *model.StringLists }
+type podCodec struct{ lists *mem.StringLists }
 
 func (podCodec) Identifier() runtime.Identifier { return "sandscope-pod-protobuf" }
 
@@ -158,10 +159,10 @@ func (c podCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.O
 // a Pod with only metadata) or, for ERROR, a Status.
 type podEvents struct {
 	frames streaming.Decoder
-	lists  *model.StringLists
+	lists  *mem.StringLists
 }
 
-func newPodEvents(body io.ReadCloser, lists *model.StringLists) *podEvents {
+func newPodEvents(body io.ReadCloser, lists *mem.StringLists) *podEvents {
 	e := &podEvents{lists: lists}
 	e.frames = streaming.NewDecoder(framer.NewLengthDelimitedFrameReader(body), podFrameDecoder{lists: lists})
 	return e
@@ -199,7 +200,7 @@ func (e *podWatchEvent) DeepCopyObject() runtime.Object {
 }
 
 // podFrameDecoder decodes one watch frame into a *podWatchEvent.
-type podFrameDecoder struct{ lists *model.StringLists }
+type podFrameDecoder struct{ lists *mem.StringLists }
 
 func (d podFrameDecoder) Decode(frame []byte, _ *schema.GroupVersionKind, _ runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	typ, object, err := decodeWatchEvent(frame)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -30,7 +31,7 @@ func TestPodEventsDecodeAServerStream(t *testing.T) {
 		{Type: watch.Bookmark, Object: bookmark}, {Type: watch.Error, Object: gone},
 	})
 
-	events := newPodEvents(io.NopCloser(bytes.NewReader(stream)), model.NewStringLists())
+	events := newPodEvents(io.NopCloser(bytes.NewReader(stream)), mem.NewStringLists())
 	defer events.Close()
 	for i, want := range []struct {
 		typ watch.EventType
@@ -94,7 +95,7 @@ func TestPodCodecListAndStatus(t *testing.T) {
 		list.Items = append(list.Items, *p)
 	}
 	list.ResourceVersion, list.Continue = "4010000", "next-page"
-	codec := podCodec{lists: model.NewStringLists()}
+	codec := podCodec{lists: mem.NewStringLists()}
 
 	into := &podList{}
 	obj, _, err := codec.Decode(encodeObject(t, info.Serializer, &list), nil, into)

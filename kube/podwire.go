@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -172,7 +173,7 @@ func decodeEnvelope(data []byte) (apiVersion, kind string, raw []byte, err error
 	}
 	// Interned: a stream repeats a handful of them, and they must not
 	// alias data.
-	return model.Intern(viewString(av)), model.Intern(viewString(k)), raw, nil
+	return mem.Intern(viewString(av)), mem.Intern(viewString(k)), raw, nil
 }
 
 func decodeTypeMeta(b []byte, apiVersion, kind *[]byte) error {
@@ -266,7 +267,7 @@ func decodeRawExtension(b []byte, raw *[]byte) error {
 // reflector needs. The reflector takes the list's resourceVersion from the
 // ListMeta and never reads its items' (the model's ObjectMeta has none), so
 // they are not copied out.
-func decodePodList(data []byte, lists *model.StringLists) ([]*model.Pod, metav1.ListMeta, error) {
+func decodePodList(data []byte, lists *mem.StringLists) ([]*model.Pod, metav1.ListMeta, error) {
 	var meta metav1.ListMeta
 	n := 0
 	r := fieldReader{msg: data}
@@ -311,7 +312,7 @@ func decodePodList(data []byte, lists *model.StringLists) ([]*model.Pod, metav1.
 // model.SlimPodSharing(pod, lists) makes of it, and returns its
 // resourceVersion beside it, which the model does not keep but a watch's
 // reflector reads from each event.
-func decodePod(data []byte, lists *model.StringLists) (*model.Pod, string, error) {
+func decodePod(data []byte, lists *mem.StringLists) (*model.Pod, string, error) {
 	p, rv, err := decodePodMessage(data, lists)
 	if err != nil {
 		return nil, "", err
@@ -321,7 +322,7 @@ func decodePod(data []byte, lists *model.StringLists) (*model.Pod, string, error
 
 // decodePodMessage is decodePod with the resourceVersion aliasing data, for
 // callers that do not keep it.
-func decodePodMessage(data []byte, lists *model.StringLists) (*model.Pod, []byte, error) {
+func decodePodMessage(data []byte, lists *mem.StringLists) (*model.Pod, []byte, error) {
 	w := podWire{lists: lists}
 	r := fieldReader{msg: data}
 	var f field
@@ -358,7 +359,7 @@ func decodePodMessage(data []byte, lists *model.StringLists) (*model.Pod, []byte
 // known only from their contents, and every slice is allocated at its final
 // size. Times and probes are decoded as they come: the model keeps them.
 type podWire struct {
-	lists *model.StringLists
+	lists *mem.StringLists
 
 	// metadata
 	name, namespace, uid, resourceVersion []byte
@@ -1045,7 +1046,7 @@ func (w *podWire) slimLabels(owners []model.OwnerReference) (model.Labels, error
 // the field is absent, as the generated decoder leaves it. Share interns
 // every string it keeps, and keeps none of its argument's, so the scratch
 // list may view the input.
-func shareStrings(lists *model.StringLists, l *rawList) []string {
+func shareStrings(lists *mem.StringLists, l *rawList) []string {
 	if l.len() == 0 {
 		return nil
 	}
@@ -1057,10 +1058,10 @@ func shareStrings(lists *model.StringLists, l *rawList) []string {
 	return lists.Share(ss)
 }
 
-// internBytes interns the string b holds. model.Intern copies a string the
+// internBytes interns the string b holds. mem.Intern copies a string the
 // first time it sees it (unique.Make clones), so viewing b without a copy
 // costs nothing on the strings the fleet repeats.
-func internBytes(b []byte) string { return model.Intern(viewString(b)) }
+func internBytes(b []byte) string { return mem.Intern(viewString(b)) }
 
 // viewString is b as a string, without copying: only for strings that are
 // compared or interned and then dropped, never kept, since b belongs to a

@@ -26,6 +26,7 @@ import (
 	restwatch "k8s.io/client-go/rest/watch"
 	"sigs.k8s.io/randfill"
 
+	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -37,7 +38,7 @@ const randomPodCases = 3000
 // shared string lists.
 func TestPodWireRandomPods(t *testing.T) {
 	f := podFiller(1)
-	lists := model.NewStringLists()
+	lists := mem.NewStringLists()
 	seen := map[string]int{}
 	for i := range randomPodCases {
 		data := marshalPod(t, randomPod(f))
@@ -141,7 +142,7 @@ func tallyCases(seen map[string]int, pod *corev1.Pod, slim *model.Pod) {
 // twice, in every combination of set and unset.
 func TestPodWireMergedPods(t *testing.T) {
 	f := podFiller(2)
-	lists := model.NewStringLists()
+	lists := mem.NewStringLists()
 	for i := range randomPodCases / 6 {
 		a, b := randomPod(f), randomPod(f)
 		if i%2 == 0 {
@@ -161,7 +162,7 @@ func TestPodWireMergedPods(t *testing.T) {
 // one, ...).
 func TestPodWireMergedElements(t *testing.T) {
 	f := podFiller(7)
-	lists := model.NewStringLists()
+	lists := mem.NewStringLists()
 	for i := range randomPodCases / 6 {
 		a, b := randomPod(f), randomPod(f)
 		checkPodWire(t, fmt.Sprintf("merged elements %d", i), mergedElements(t, a, b), lists)
@@ -220,7 +221,7 @@ func marshalOrFail(t testing.TB, m interface{ Marshal() ([]byte, error) }) []byt
 // TestPodWireSimulatorPods: the simulator's Pods, as the scale bench loads
 // them into a real server.
 func TestPodWireSimulatorPods(t *testing.T) {
-	lists := model.NewStringLists()
+	lists := mem.NewStringLists()
 	seen := map[string]int{}
 	for i, data := range simulatorPods(t, 300) {
 		pod, slim := checkPodWire(t, fmt.Sprintf("simulator Pod %d", i), data, lists)
@@ -233,7 +234,7 @@ func TestPodWireSimulatorPods(t *testing.T) {
 // reflect.DeepEqual; it returns the Pod and the slim Pod. The buffer
 // decodePod read is overwritten before the comparison: nothing the Pod
 // keeps may alias it.
-func checkPodWire(t testing.TB, what string, data []byte, lists *model.StringLists) (*corev1.Pod, *model.Pod) {
+func checkPodWire(t testing.TB, what string, data []byte, lists *mem.StringLists) (*corev1.Pod, *model.Pod) {
 	t.Helper()
 	var pod corev1.Pod
 	if err := pod.Unmarshal(data); err != nil {
@@ -614,7 +615,7 @@ func TestDecodePodList(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := obj.(*corev1.PodList)
-			lists := model.NewStringLists()
+			lists := mem.NewStringLists()
 			items, meta, err := decodePodList(raw, lists)
 			if err != nil {
 				t.Fatal(err)
@@ -851,7 +852,7 @@ func TestDecodePodMalformed(t *testing.T) {
 	for range 5 {
 		samples = append(samples, marshalPod(t, randomPod(f)))
 	}
-	lists := model.NewStringLists()
+	lists := mem.NewStringLists()
 	for _, data := range samples {
 		for n := range len(data) {
 			decodePod(data[:n], lists) //nolint:errcheck // only must not panic
@@ -932,7 +933,7 @@ func FuzzDecodePod(f *testing.F) {
 func BenchmarkDecodePod(b *testing.B) {
 	pods := simulatorPods(b, 500)
 	b.Run("podwire", func(b *testing.B) {
-		lists := model.NewStringLists()
+		lists := mem.NewStringLists()
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if _, _, err := decodePod(pods[i%len(pods)], lists); err != nil {
@@ -941,7 +942,7 @@ func BenchmarkDecodePod(b *testing.B) {
 		}
 	})
 	b.Run("unmarshal+slim", func(b *testing.B) {
-		lists := model.NewStringLists()
+		lists := mem.NewStringLists()
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			p := &corev1.Pod{}

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -88,7 +89,7 @@ type Watcher struct {
 	selectorErr error
 	health      *apiHealth
 	changes     *broadcaster
-	lists       *model.StringLists // commands and finalizers shared by the cached objects
+	lists       *mem.StringLists // commands and finalizers shared by the cached objects
 
 	running   atomic.Bool
 	syncedNow atomic.Bool   // every informer that can sync has; published before synced closes
@@ -125,7 +126,7 @@ func NewWatcher(c *Clients, opts WatcherOptions) *Watcher {
 		opts:    opts,
 		now:     opts.Now,
 		changes: newBroadcaster(),
-		lists:   model.NewStringLists(),
+		lists:   mem.NewStringLists(),
 		synced:  make(chan struct{}),
 	}
 	fleetOpts := model.FleetOptions{StuckAfter: opts.StuckAfter, Now: opts.Now}

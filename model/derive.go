@@ -3,12 +3,13 @@ package model
 import (
 	"container/heap"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"iter"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 // maxSlots bounds the slots of one sandbox whatever its annotations claim.
@@ -295,12 +296,12 @@ func (f *Fleet) relink(e *sbEntry, specs []slotSpec) {
 	}
 	for ip := range e.watchedIPs() {
 		if !specIPs.has(ip) {
-			f.ipWatch.remove(ip, e) // once per IP: a second remove finds nothing
+			f.ipWatch.Remove(ip, e) // once per IP: a second remove finds nothing
 		}
 	}
 	for _, sp := range specs {
 		if sp.ip != "" {
-			f.ipWatch.add(sp.ip, e) // once per IP: add ignores a repeat
+			f.ipWatch.Add(sp.ip, e) // once per IP: add ignores a repeat
 		}
 	}
 	e.links = links
@@ -361,7 +362,7 @@ func (f *Fleet) afterLinkChange(podKey string, except *sbEntry) {
 	if ip == "" {
 		return
 	}
-	for e := range f.ipWatch.all(ip) {
+	for e := range f.ipWatch.All(ip) {
 		if e != except {
 			f.enqueueEntry(e)
 		}
@@ -385,7 +386,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		names := b.AllocatedPods()
 		fromClaims := len(names) > 0
 		if !fromClaims {
-			for pe := range f.bsOwned.all(e.key) {
+			for pe := range f.bsOwned.All(e.key) {
 				names = append(names, pe.name())
 			}
 			slices.Sort(names)
@@ -409,7 +410,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 	}
 	var byIndex []indexed
 	maxIdx := -1
-	for pe := range f.bsOwned.all(e.key) { // read only: no copy per derivation
+	for pe := range f.bsOwned.All(e.key) { // read only: no copy per derivation
 		if i := podIndex(pe.pod, b.Name); i >= 0 && i < maxSlots {
 			byIndex = append(byIndex, indexed{i, pe.name()})
 			maxIdx = max(maxIdx, i)
@@ -473,7 +474,7 @@ func (f *Fleet) orphanSlots(e *sbEntry) []slotSpec {
 		idx = &f.agOwned
 	}
 	var names []string
-	for pe := range idx.all(e.key) {
+	for pe := range idx.All(e.key) {
 		names = append(names, pe.name())
 	}
 	slices.Sort(names)

@@ -2,14 +2,16 @@ package model
 
 import (
 	"container/heap"
-	"github.com/sandscope/sandscope/api/agentsandbox"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"iter"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sandscope/sandscope/api/agentsandbox"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/internal/mem"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,16 +47,16 @@ type Fleet struct {
 	changes chan struct{}
 
 	pods     map[string]*podEntry // "ns/name"
-	ipLive   index[*podEntry]     // podIP → live Pods claiming it (normally one)
-	bsOwned  index[*podEntry]     // BatchSandbox key → Pods it controls or that carry its name label
-	agOwned  index[*podEntry]     // agent Sandbox key → Pods it controls
-	claims   index[string]        // "ns/pod" → keys of BatchSandboxes whose alloc-status lists it
-	selEq    index[string]        // "ns\x00k=v" → agent keys whose selector is that single equality
-	selOther index[string]        // ns → agent keys with any other selector
+	ipLive   mem.Index[*podEntry] // podIP → live Pods claiming it (normally one)
+	bsOwned  mem.Index[*podEntry] // BatchSandbox key → Pods it controls or that carry its name label
+	agOwned  mem.Index[*podEntry] // agent Sandbox key → Pods it controls
+	claims   mem.Index[string]    // "ns/pod" → keys of BatchSandboxes whose alloc-status lists it
+	selEq    mem.Index[string]    // "ns\x00k=v" → agent keys whose selector is that single equality
+	selOther mem.Index[string]    // ns → agent keys with any other selector
 	selKeys  map[string]bool      // label keys indexed in labelIdx (only grows)
-	labelIdx index[string]        // "ns\x00k=v" → Pod names, for keys in selKeys
-	podLinks index[*sbEntry]      // "ns/pod" → sandboxes whose slots name the Pod, but for podEntry.link (see linksOf)
-	ipWatch  index[*sbEntry]      // recorded IP → sandboxes recording it
+	labelIdx mem.Index[string]    // "ns\x00k=v" → Pod names, for keys in selKeys
+	podLinks mem.Index[*sbEntry]  // "ns/pod" → sandboxes whose slots name the Pod, but for podEntry.link (see linksOf)
+	ipWatch  mem.Index[*sbEntry]  // recorded IP → sandboxes recording it
 
 	sandboxes map[string]*sbEntry
 	pools     map[string]*Pool
@@ -65,11 +67,11 @@ type Fleet struct {
 	// Snapshot after updates only hands the chunks out. Additions wait in
 	// pending* and removals are counted until the next Snapshot merges them.
 	order       []*sbEntry
-	sbVec       chunked[Sandbox]
+	sbVec       mem.Chunked[Sandbox]
 	sbLog       changeLog  // positions of sbVec replaced in place, for readers catching up
 	pendingSbs  []*sbEntry // added since the last Snapshot, unsorted
 	podOrder    []*podEntry
-	podVec      chunked[Pod]
+	podVec      mem.Chunked[Pod]
 	pendingPods []*podEntry
 	poolList    []*Pool
 	poolsDirty  bool
@@ -246,16 +248,16 @@ func NewFleet(opts FleetOptions) *Fleet {
 		opts:         opts,
 		changes:      make(chan struct{}, 1),
 		pods:         make(map[string]*podEntry),
-		ipLive:       newIndex[*podEntry](),
-		bsOwned:      newIndex[*podEntry](),
-		agOwned:      newIndex[*podEntry](),
-		claims:       newIndex[string](),
-		selEq:        newIndex[string](),
-		selOther:     newIndex[string](),
+		ipLive:       mem.NewIndex[*podEntry](),
+		bsOwned:      mem.NewIndex[*podEntry](),
+		agOwned:      mem.NewIndex[*podEntry](),
+		claims:       mem.NewIndex[string](),
+		selEq:        mem.NewIndex[string](),
+		selOther:     mem.NewIndex[string](),
 		selKeys:      make(map[string]bool),
-		labelIdx:     newIndex[string](),
-		podLinks:     newIndex[*sbEntry](),
-		ipWatch:      newIndex[*sbEntry](),
+		labelIdx:     mem.NewIndex[string](),
+		podLinks:     mem.NewIndex[*sbEntry](),
+		ipWatch:      mem.NewIndex[*sbEntry](),
 		sandboxes:    make(map[string]*sbEntry),
 		pools:        make(map[string]*Pool),
 		images:       make(map[string]*ImageConfig),
@@ -327,7 +329,7 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	pe.pod = p
 	if pe.inOrder && !pe.pending {
 		if i, ok := f.podIndex(pe); ok {
-			f.podVec.set(i, p)
+			f.podVec.Set(i, p)
 		}
 	}
 	f.reindexPodClaims(pe, old, p)
@@ -349,7 +351,7 @@ func (f *Fleet) UpsertPod(p *Pod) {
 			// Read back through the history's time (holders), in the location
 			// open is about to note under the history's lock.
 			pe.since = since.UnixNano()
-			f.ipLive.add(newIP, pe)
+			f.ipLive.Add(newIP, pe)
 			f.history.open(newIP, pe.key, string(p.UID), "", since, f.version)
 		}
 	}
@@ -361,8 +363,8 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	// a thousand other tenants' among them.
 	sameHolder := old != nil && oldIP == newIP && old.UID == p.UID
 	if !sameHolder {
-		f.enqueueEntries(f.ipWatch.all(oldIP))
-		f.enqueueEntries(f.ipWatch.all(newIP))
+		f.enqueueEntries(f.ipWatch.All(oldIP))
+		f.enqueueEntries(f.ipWatch.All(newIP))
 	}
 	f.enqueueCandidates(pe, old)
 	f.enqueueCandidates(pe, p)
@@ -384,7 +386,7 @@ func (f *Fleet) UpsertPod(p *Pod) {
 		sbx := f.podSandboxKey(pe)
 		f.history.setSandbox(newIP, string(p.UID), sbx)
 		if sameHolder && sbx != oldSandbox { // it changed hands: its holders say so
-			f.enqueueEntries(f.ipWatch.all(newIP))
+			f.enqueueEntries(f.ipWatch.All(newIP))
 			f.process(now)
 		}
 	}
@@ -414,7 +416,7 @@ func (f *Fleet) DeletePod(p *Pod) {
 	f.version++
 	now := f.opts.Now()
 	if pe.link != nil { // the index keeps the links of a Pod it does not have
-		f.podLinks.add(pe.key, pe.link)
+		f.podLinks.Add(pe.key, pe.link)
 		pe.link = nil
 	}
 	delete(f.pods, pe.key)
@@ -422,7 +424,7 @@ func (f *Fleet) DeletePod(p *Pod) {
 	if ip := pe.ip(); ip != "" {
 		f.dropLive(pe, ip)
 		f.history.close(ip, string(pe.pod.UID), now, f.version)
-		f.enqueueEntries(f.ipWatch.all(ip))
+		f.enqueueEntries(f.ipWatch.All(ip))
 	}
 	pe.removed = true
 	f.dropPod(pe)
@@ -434,7 +436,7 @@ func (f *Fleet) DeletePod(p *Pod) {
 	f.notify()
 }
 
-func (f *Fleet) dropLive(pe *podEntry, ip string) { f.ipLive.remove(ip, pe) }
+func (f *Fleet) dropLive(pe *podEntry, ip string) { f.ipLive.Remove(ip, pe) }
 
 // podOwners lists the BatchSandbox and agent Sandbox names a Pod declares
 // itself part of (controller owner references and the BatchSandbox name label).
@@ -462,19 +464,19 @@ func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
 	nb, na := podOwners(new)
 	for _, o := range ob {
 		if !slices.Contains(nb, o) || new == nil {
-			f.bsOwned.remove(sandboxKey(EngineBatchSandbox, pe.ns(), o), pe)
+			f.bsOwned.Remove(sandboxKey(EngineBatchSandbox, pe.ns(), o), pe)
 		}
 	}
 	for _, o := range nb {
-		f.bsOwned.add(f.internSandboxKey(EngineBatchSandbox, pe.ns(), o), pe)
+		f.bsOwned.Add(f.internSandboxKey(EngineBatchSandbox, pe.ns(), o), pe)
 	}
 	for _, o := range oa {
 		if !slices.Contains(na, o) || new == nil {
-			f.agOwned.remove(sandboxKey(EngineAgent, pe.ns(), o), pe)
+			f.agOwned.Remove(sandboxKey(EngineAgent, pe.ns(), o), pe)
 		}
 	}
 	for _, o := range na {
-		f.agOwned.add(f.internSandboxKey(EngineAgent, pe.ns(), o), pe)
+		f.agOwned.Add(f.internSandboxKey(EngineAgent, pe.ns(), o), pe)
 	}
 	if len(f.selKeys) == 0 {
 		return
@@ -490,10 +492,10 @@ func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
 		ov, oh := oldL.Lookup(k)
 		nv, nh := newL.Lookup(k)
 		if oh && (!nh || ov != nv) {
-			f.labelIdx.remove(pe.ns()+"\x00"+k+"="+ov, pe.name())
+			f.labelIdx.Remove(pe.ns()+"\x00"+k+"="+ov, pe.name())
 		}
 		if nh {
-			f.labelIdx.add(pe.ns()+"\x00"+k+"="+nv, pe.name())
+			f.labelIdx.Add(pe.ns()+"\x00"+k+"="+nv, pe.name())
 		}
 	}
 }
@@ -511,21 +513,21 @@ func (f *Fleet) enqueueCandidates(pe *podEntry, p *Pod) {
 	for _, a := range ag {
 		f.enqueue(sandboxKey(EngineAgent, pe.ns(), a))
 	}
-	f.enqueueAll(f.claims.all(pe.key))
+	f.enqueueAll(f.claims.All(pe.key))
 	f.enqueueAll(slices.Values(f.agentsMatching(pe.ns(), p.Labels)))
 	f.enqueue(sandboxKey(EnginePod, pe.ns(), pe.name()))
 }
 
 // agentsMatching returns the keys of agent Sandboxes whose selector matches the labels.
 func (f *Fleet) agentsMatching(ns string, l Labels) []string {
-	if f.selEq.keys() == 0 && f.selOther.keys() == 0 {
+	if f.selEq.Keys() == 0 && f.selOther.Keys() == 0 {
 		return nil // no agent Sandbox has a selector: skip building a key per label
 	}
 	var out []string
 	for k, v := range l.All() {
-		out = slices.AppendSeq(out, f.selEq.all(ns+"\x00"+k+"="+v))
+		out = slices.AppendSeq(out, f.selEq.All(ns+"\x00"+k+"="+v))
 	}
-	for key := range f.selOther.all(ns) {
+	for key := range f.selOther.All(ns) {
 		if e := f.sandboxes[key]; e != nil && e.sel != nil && e.sel.Matches(l) {
 			out = append(out, key)
 		}
@@ -544,7 +546,7 @@ func (f *Fleet) claimed(pe *podEntry) bool {
 	if p.Labels.Has(osv1.LabelBatchSandboxName) {
 		return true
 	}
-	if f.claims.has(pe.key) {
+	if f.claims.Has(pe.key) {
 		return true
 	}
 	return len(f.agentsMatching(pe.ns(), p.Labels)) > 0
@@ -608,7 +610,7 @@ func (f *Fleet) orphanWanted(key string) bool {
 	if Engine(eng) == EngineAgent {
 		idx = &f.agOwned
 	}
-	for pe := range idx.all(key) {
+	for pe := range idx.All(key) {
 		if orphanWorthy(pe.pod, ownerRefNames(pe.pod, name)) {
 			return true
 		}
@@ -671,8 +673,8 @@ func (f *Fleet) ensureOrphan(eng Engine, ns, name string) {
 // once the initial lists are in (see ensureOrphan).
 func (f *Fleet) addOrphans() {
 	var keys []string
-	for _, idx := range []*index[*podEntry]{&f.bsOwned, &f.agOwned} {
-		for k := range idx.eachKey() {
+	for _, idx := range []*mem.Index[*podEntry]{&f.bsOwned, &f.agOwned} {
+		for k := range idx.EachKey() {
 			if f.sandboxes[k] == nil && f.orphanWanted(k) {
 				keys = append(keys, k)
 			}
@@ -723,7 +725,7 @@ func (f *Fleet) podSandboxKey(pe *podEntry) string {
 func (f *Fleet) primaryClaim(podKey string) string {
 	best := ""
 	var bestT time.Time
-	for k := range f.claims.all(podKey) {
+	for k := range f.claims.All(podKey) {
 		e := f.sandboxes[k]
 		if e == nil || e.bs == nil {
 			continue
@@ -742,7 +744,7 @@ func (f *Fleet) primaryClaim(podKey string) string {
 func (f *Fleet) newestClaims(podKey string) []string {
 	var best []string
 	var bestT time.Time
-	for k := range f.claims.all(podKey) {
+	for k := range f.claims.All(podKey) {
 		e := f.sandboxes[k]
 		if e == nil || e.bs == nil {
 			continue
@@ -761,11 +763,11 @@ func (f *Fleet) newestClaims(podKey string) []string {
 // holders lists the live Pods holding ip, with the sandbox each belongs to:
 // those the Fleet watches, then those found in other namespaces.
 func (f *Fleet) holders(ip string) []Holder {
-	if !f.ipLive.has(ip) {
+	if !f.ipLive.Has(ip) {
 		return f.foreign[ip]
 	}
 	var out []Holder
-	for pe := range f.ipLive.all(ip) {
+	for pe := range f.ipLive.All(ip) {
 		out = append(out, Holder{Namespace: pe.ns(), Pod: pe.name(), UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: f.history.time(pe.since)})
 	}
 	for _, h := range f.foreign[ip] {
@@ -799,7 +801,7 @@ func (f *Fleet) SetForeignHolders(ip string, hs []Holder) {
 		}
 		f.foreign[ip] = slices.Clone(hs)
 	}
-	f.enqueueEntries(f.ipWatch.all(ip))
+	f.enqueueEntries(f.ipWatch.All(ip))
 	f.process(f.opts.Now())
 	f.notify()
 }
@@ -843,7 +845,7 @@ func (f *Fleet) ForeignCandidates() []string {
 			sl := &e.sb.Slots[i]
 			switch sl.Identity {
 			case IdentityPodDead, IdentityPodGone, IdentityIPStale:
-				if sl.RecordedIP != "" && !f.ipLive.has(sl.RecordedIP) {
+				if sl.RecordedIP != "" && !f.ipLive.Has(sl.RecordedIP) {
 					seen[sl.RecordedIP] = true
 				}
 			}
@@ -893,11 +895,11 @@ func (f *Fleet) UpsertBatchSandbox(b *BatchSandbox) {
 func (f *Fleet) reclaim(e *sbEntry, old, new []string) {
 	for _, p := range old {
 		if !slices.Contains(new, p) {
-			f.claims.remove(nn(e.ns(), p), e.key)
+			f.claims.Remove(nn(e.ns(), p), e.key)
 		}
 	}
 	for _, p := range new {
-		f.claims.add(nn(e.ns(), p), e.key)
+		f.claims.Add(nn(e.ns(), p), e.key)
 	}
 	for _, list := range [][]string{old, new} {
 		for _, p := range list {
@@ -910,9 +912,9 @@ func (f *Fleet) reclaim(e *sbEntry, old, new []string) {
 func (f *Fleet) touchPod(ns, name string) {
 	k := nn(ns, name)
 	f.enqueueEntries(f.linksOf(k))
-	f.enqueueAll(f.claims.all(k))
+	f.enqueueAll(f.claims.All(k))
 	if pe := f.pods[k]; pe != nil && pe.ip() != "" {
-		f.enqueueEntries(f.ipWatch.all(pe.ip()))
+		f.enqueueEntries(f.ipWatch.All(pe.ip()))
 	}
 	f.ensurePlain(ns, name)
 }
@@ -936,7 +938,7 @@ func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
 		f.removeSandbox(e)
 	}
 	f.reclaim(e, alloc, nil)
-	for _, pe := range f.bsOwned.values(sandboxKey(EngineBatchSandbox, namespace, name)) {
+	for _, pe := range f.bsOwned.Values(sandboxKey(EngineBatchSandbox, namespace, name)) {
 		f.touchPod(namespace, pe.name())
 	}
 	f.process(f.opts.Now())
@@ -1022,26 +1024,26 @@ func (f *Fleet) registerSelector(e *sbEntry) {
 				f.selKeys[k] = true
 				for _, pe := range f.pods {
 					if v, ok := pe.pod.Labels.Lookup(k); ok {
-						f.labelIdx.add(pe.ns()+"\x00"+k+"="+v, pe.name())
+						f.labelIdx.Add(pe.ns()+"\x00"+k+"="+v, pe.name())
 					}
 				}
 			}
 			e.selIndex = e.ns() + "\x00" + k + "=" + vals[0]
-			f.selEq.add(e.selIndex, e.key)
+			f.selEq.Add(e.selIndex, e.key)
 			return
 		}
 	}
 	e.selIndex = "\x00other"
-	f.selOther.add(e.ns(), e.key)
+	f.selOther.Add(e.ns(), e.key)
 }
 
 func (f *Fleet) unregisterSelector(e *sbEntry) {
 	switch e.selIndex {
 	case "":
 	case "\x00other":
-		f.selOther.remove(e.ns(), e.key)
+		f.selOther.Remove(e.ns(), e.key)
 	default:
-		f.selEq.remove(e.selIndex, e.key)
+		f.selEq.Remove(e.selIndex, e.key)
 	}
 	e.selIndex = ""
 }
@@ -1052,12 +1054,12 @@ func (f *Fleet) agentCandidates(e *sbEntry) []string {
 		return nil
 	}
 	var out []string
-	for pe := range f.agOwned.all(e.key) {
+	for pe := range f.agOwned.All(e.key) {
 		out = append(out, pe.name())
 	}
 	switch {
 	case e.sel != nil && e.selIndex != "\x00other" && e.selIndex != "":
-		out = slices.AppendSeq(out, f.labelIdx.all(e.selIndex))
+		out = slices.AppendSeq(out, f.labelIdx.All(e.selIndex))
 	case e.sel != nil:
 		prefix := e.ns() + "/"
 		for k, pe := range f.pods {
@@ -1263,7 +1265,7 @@ func (f *Fleet) publish(e *sbEntry) {
 	case e.pending:
 	default:
 		if i, ok := f.sbIndex(e); ok {
-			f.sbVec.set(i, e.sb)
+			f.sbVec.Set(i, e.sb)
 			f.sbLog.add(f.version, i)
 		}
 	}
@@ -1302,11 +1304,11 @@ func (f *Fleet) removeSandbox(e *sbEntry) {
 	for _, pk := range e.links {
 		f.unlinkPod(pk, e)
 		if pe := f.pods[pk]; pe != nil {
-			f.enqueueEntries(f.ipWatch.all(pe.ip()))
+			f.enqueueEntries(f.ipWatch.All(pe.ip()))
 		}
 	}
 	for ip := range e.watchedIPs() {
-		f.ipWatch.remove(ip, e)
+		f.ipWatch.Remove(ip, e)
 	}
 	e.links = nil
 }
@@ -1323,7 +1325,7 @@ func (f *Fleet) linksOf(key string) iter.Seq[*sbEntry] {
 	if pe := f.pods[key]; pe != nil && pe.link != nil {
 		return func(yield func(*sbEntry) bool) { yield(pe.link) }
 	}
-	return f.podLinks.all(key)
+	return f.podLinks.All(key)
 }
 
 // hasLinks reports whether a sandbox's slot names the Pod key.
@@ -1331,7 +1333,7 @@ func (f *Fleet) hasLinks(key string) bool {
 	if pe := f.pods[key]; pe != nil && pe.link != nil {
 		return true
 	}
-	return f.podLinks.has(key)
+	return f.podLinks.Has(key)
 }
 
 // addLink notes that e's slots name the Pod key, once.
@@ -1339,14 +1341,14 @@ func (f *Fleet) addLink(key string, e *sbEntry) {
 	pe := f.pods[key]
 	switch {
 	case pe == nil:
-		f.podLinks.add(key, e)
+		f.podLinks.Add(key, e)
 	case pe.link == e:
 	case pe.link != nil: // a second link: both go to the index, in order
-		f.podLinks.add(key, pe.link)
-		f.podLinks.add(key, e)
+		f.podLinks.Add(key, pe.link)
+		f.podLinks.Add(key, e)
 		pe.link = nil
-	case f.podLinks.has(key):
-		f.podLinks.add(key, e)
+	case f.podLinks.Has(key):
+		f.podLinks.Add(key, e)
 	default:
 		pe.link = e
 	}
@@ -1359,7 +1361,7 @@ func (f *Fleet) removeLink(key string, e *sbEntry) {
 		pe.link = nil
 		return
 	}
-	f.podLinks.remove(key, e)
+	f.podLinks.Remove(key, e)
 	if pe != nil {
 		f.settleLink(pe)
 	}
@@ -1367,8 +1369,8 @@ func (f *Fleet) removeLink(key string, e *sbEntry) {
 
 // settleLink moves an existing Pod's only link from the index to its entry.
 func (f *Fleet) settleLink(pe *podEntry) {
-	if e, ok := f.podLinks.lone(pe.key); ok {
-		f.podLinks.remove(pe.key, e)
+	if e, ok := f.podLinks.Lone(pe.key); ok {
+		f.podLinks.Remove(pe.key, e)
 		pe.link = e
 	}
 }
@@ -1461,8 +1463,8 @@ func (f *Fleet) Snapshot() *Snapshot {
 		return f.snap
 	}
 	f.mergeOrders()
-	var sbs snapList[Sandbox]
-	var pods snapList[Pod]
+	var sbs mem.SharedList[Sandbox]
+	var pods mem.SharedList[Pod]
 	switch {
 	case !f.status.Synced:
 		// The first list is still arriving: the Snapshot holds none of
@@ -1475,9 +1477,9 @@ func (f *Fleet) Snapshot() *Snapshot {
 		for i, e := range f.order {
 			masked[i] = f.maskedSandbox(e)
 		}
-		sbs, pods = plainList(masked), f.podVec.share()
+		sbs, pods = mem.PlainList(masked), f.podVec.Share()
 	default:
-		sbs, pods = f.sbVec.share(), f.podVec.share()
+		sbs, pods = f.sbVec.Share(), f.podVec.Share()
 	}
 	if f.status.Synced && (f.poolsDirty || f.poolList == nil) {
 		f.poolList = make([]*Pool, 0, len(f.pools))
@@ -1534,8 +1536,8 @@ func (f *Fleet) mergeOrders() {
 			addVals[j] = e.sb
 		}
 		var sbs []*Sandbox
-		f.order, sbs = splice(f.order, f.sbVec.flat(), drop, ins, adds, addVals)
-		f.sbVec.reset(sbs)
+		f.order, sbs = splice(f.order, f.sbVec.Flat(), drop, ins, adds, addVals)
+		f.sbVec.Reset(sbs)
 		f.sbLog.restart(f.version)
 		clear(f.pendingSbs)
 		f.pendingSbs = f.pendingSbs[:0]
@@ -1572,8 +1574,8 @@ func (f *Fleet) mergeOrders() {
 		addVals[j] = pe.pod
 	}
 	var pods []*Pod
-	f.podOrder, pods = splice(f.podOrder, f.podVec.flat(), drop, ins, adds, addVals)
-	f.podVec.reset(pods)
+	f.podOrder, pods = splice(f.podOrder, f.podVec.Flat(), drop, ins, adds, addVals)
+	f.podVec.Reset(pods)
 	clear(f.pendingPods)
 	f.pendingPods = f.pendingPods[:0]
 	clear(f.droppedPods)
@@ -1660,8 +1662,8 @@ type Snapshot struct {
 	// synced (Status.Synced false); until then the Snapshot lists none.
 	Loading int
 
-	sbs  snapList[Sandbox] // sorted by Key
-	pods snapList[Pod]     // every Pod behind a sandbox, sorted by namespace/name
+	sbs  mem.SharedList[Sandbox] // sorted by Key
+	pods mem.SharedList[Pod]     // every Pod behind a sandbox, sorted by namespace/name
 
 	history  *ipHistory
 	changes  changeLog
@@ -1673,30 +1675,30 @@ type Snapshot struct {
 // without a Fleet (tests, fixtures). sandboxes must be sorted by Key and
 // pods by namespace/name; the Snapshot keeps them, so they must not change.
 func NewSnapshot(version uint64, status SourceStatus, sandboxes []*Sandbox, pods []*Pod, pools []*Pool) *Snapshot {
-	return &Snapshot{Version: version, Status: status, sbs: plainList(sandboxes), pods: plainList(pods), Pools: pools}
+	return &Snapshot{Version: version, Status: status, sbs: mem.PlainList(sandboxes), pods: mem.PlainList(pods), Pools: pools}
 }
 
 // Sandboxes returns every sandbox, sorted by Key. Read only. The first call
 // on a Snapshot from a Fleet builds the list (O(n)); a reader following
 // changes should use ChangedSince, NumSandboxes and SandboxAt instead.
-func (s *Snapshot) Sandboxes() []*Sandbox { return s.sbs.all() }
+func (s *Snapshot) Sandboxes() []*Sandbox { return s.sbs.All() }
 
 // NumSandboxes is len(Sandboxes()) without building the list.
-func (s *Snapshot) NumSandboxes() int { return s.sbs.n }
+func (s *Snapshot) NumSandboxes() int { return s.sbs.Len() }
 
 // SandboxAt is Sandboxes()[i] without building the list.
-func (s *Snapshot) SandboxAt(i int) *Sandbox { return s.sbs.at(i) }
+func (s *Snapshot) SandboxAt(i int) *Sandbox { return s.sbs.At(i) }
 
 // SameSandboxes: s and o hold the same sandbox list, as a Snapshot after a
 // change of status alone shares its predecessor's.
-func (s *Snapshot) SameSandboxes(o *Snapshot) bool { return o != nil && s.sbs.same(&o.sbs) }
+func (s *Snapshot) SameSandboxes(o *Snapshot) bool { return o != nil && s.sbs.Same(&o.sbs) }
 
 // Pods returns every Pod behind a sandbox, sorted by namespace/name. Read
 // only; built on first use.
-func (s *Snapshot) Pods() []*Pod { return s.pods.all() }
+func (s *Snapshot) Pods() []*Pod { return s.pods.All() }
 
 // NumPods is len(Pods()) without building the list.
-func (s *Snapshot) NumPods() int { return s.pods.n }
+func (s *Snapshot) NumPods() int { return s.pods.Len() }
 
 // Sandbox finds a sandbox by key (binary search), nil when absent.
 func (s *Snapshot) Sandbox(key string) *Sandbox {

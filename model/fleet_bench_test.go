@@ -2,10 +2,11 @@ package model
 
 import (
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"runtime"
 	"testing"
 	"time"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"

@@ -2,11 +2,12 @@ package model
 
 import (
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -267,9 +268,9 @@ func TestIndexesStayFlat(t *testing.T) {
 	if len(s.Sandboxes()) != 0 || len(s.Pods()) != 0 {
 		t.Fatalf("%d sandboxes %d pods left", len(s.Sandboxes()), len(s.Pods()))
 	}
-	for name, n := range map[string]int{"pods": len(f.pods), "ipLive": f.ipLive.keys(), "bsOwned": f.bsOwned.keys(),
-		"claims": f.claims.keys(), "podLinks": f.podLinks.keys(), "ipWatch": f.ipWatch.keys(), "sandboxes": len(f.sandboxes),
-		"order": len(f.order), "podOrder": len(f.podOrder), "queue": len(f.queue), "selEq": f.selEq.keys(), "timers": len(f.timers)} {
+	for name, n := range map[string]int{"pods": len(f.pods), "ipLive": f.ipLive.Keys(), "bsOwned": f.bsOwned.Keys(),
+		"claims": f.claims.Keys(), "podLinks": f.podLinks.Keys(), "ipWatch": f.ipWatch.Keys(), "sandboxes": len(f.sandboxes),
+		"order": len(f.order), "podOrder": len(f.podOrder), "queue": len(f.queue), "selEq": f.selEq.Keys(), "timers": len(f.timers)} {
 		if n != 0 {
 			t.Errorf("%s holds %d entries after full churn", name, n)
 		}
@@ -352,8 +353,8 @@ func TestRandomChurnInvariants(t *testing.T) {
 				linked++
 			}
 			// A Pod's only link is in its entry, never in the index.
-			if _, lone := f.podLinks.lone(k); lone || pe.link != nil && f.podLinks.has(k) {
-				t.Fatalf("step %d: pod %s: entry link %v, index %v", step, k, pe.link != nil, f.podLinks.values(k))
+			if _, lone := f.podLinks.Lone(k); lone || pe.link != nil && f.podLinks.Has(k) {
+				t.Fatalf("step %d: pod %s: entry link %v, index %v", step, k, pe.link != nil, f.podLinks.Values(k))
 			}
 		}
 		// The links are exactly the sandboxes' slots.
@@ -369,7 +370,7 @@ func TestRandomChurnInvariants(t *testing.T) {
 				t.Fatalf("step %d: links of %s: %d sandboxes, want %d", step, k, len(got), len(es))
 			}
 		}
-		if n := f.podLinks.keys(); n > len(want) {
+		if n := f.podLinks.Keys(); n > len(want) {
 			t.Fatalf("step %d: the link index has %d keys, %d are linked", step, n, len(want))
 		}
 		if len(s.Pods()) != linked {

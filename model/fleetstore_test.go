@@ -105,10 +105,10 @@ func TestPodLinksMoveBetweenEntryAndIndex(t *testing.T) {
 			t.Fatalf("%s: links %q, want %q", step, got, want)
 		}
 		pe := f.pods[key]
-		if _, lone := f.podLinks.lone(key); pe != nil && (lone || pe.link != nil && f.podLinks.has(key)) {
+		if _, lone := f.podLinks.Lone(key); pe != nil && (lone || pe.link != nil && f.podLinks.Has(key)) {
 			t.Fatalf("%s: the only link of an existing Pod is in the index", step)
 		}
-		if pe == nil && f.podLinks.has(key) != (len(want) > 0) {
+		if pe == nil && f.podLinks.Has(key) != (len(want) > 0) {
 			t.Fatalf("%s: the index does not have the links of a Pod the Fleet does not have", step)
 		}
 	}
@@ -116,7 +116,7 @@ func TestPodLinksMoveBetweenEntryAndIndex(t *testing.T) {
 	f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"p"}, "10.0.0.5"))
 	check("linked before the Pod exists", "a")
 	f.UpsertPod(SlimPod(pod))
-	if pe := f.pods[key]; pe.link == nil || pe.link.name() != "a" || f.podLinks.keys() != 0 {
+	if pe := f.pods[key]; pe.link == nil || pe.link.name() != "a" || f.podLinks.Keys() != 0 {
 		t.Fatal("the Pod's only link is not in its entry")
 	}
 	check("the Pod arrived", "a")
@@ -132,7 +132,7 @@ func TestPodLinksMoveBetweenEntryAndIndex(t *testing.T) {
 	check("the sandbox deleted: the Pod is its own sandbox again", "p")
 	f.DeletePod(SlimPod(pod))
 	check("the Pod deleted again")
-	if n := f.podLinks.keys(); n != 1 { // "other", which sandbox a still claims
+	if n := f.podLinks.Keys(); n != 1 { // "other", which sandbox a still claims
 		t.Errorf("the index has %d keys, want 1", n)
 	}
 }

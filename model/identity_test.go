@@ -1,9 +1,10 @@
 package model
 
 import (
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"testing"
 	"time"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 // TestIdentityStates replays each identity state through the Fleet's public

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/sandscope/sandscope/internal/mem"
 )
 
 // Labels is an object's labels: its label keys, sorted, and their values.
@@ -47,7 +49,7 @@ func (b *labelsBuilder) add(key, value string) {
 }
 
 func (b *labelsBuilder) done() Labels {
-	b.kv[0] = Intern(string(b.keys))
+	b.kv[0] = mem.Intern(string(b.keys))
 	return Labels{kv: b.kv}
 }
 
@@ -100,7 +102,7 @@ func LabelsFrom(m map[string]string, same ...string) Labels {
 		if i := slices.Index(kept, v); i >= 0 {
 			v = kept[i]
 		} else if len(v) <= maxInternedLabelValue {
-			v = Intern(v)
+			v = mem.Intern(v)
 		} else {
 			kept = append(kept, v)
 		}

@@ -2,11 +2,12 @@ package model
 
 import (
 	"encoding/json"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"maps"
 	"strings"
 	"testing"
 	"unsafe"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 
 	"k8s.io/apimachinery/pkg/labels"
 )

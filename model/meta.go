@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/sandscope/sandscope/internal/mem"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -83,7 +84,7 @@ func ownerRefsOf(refs []metav1.OwnerReference) []OwnerReference {
 	}
 	out := make([]OwnerReference, len(refs))
 	for i, r := range refs {
-		out[i] = OwnerReference{APIVersion: Intern(r.APIVersion), Kind: Intern(r.Kind), Name: r.Name}
+		out[i] = OwnerReference{APIVersion: mem.Intern(r.APIVersion), Kind: mem.Intern(r.Kind), Name: r.Name}
 	}
 	return out
 }

@@ -1,10 +1,11 @@
 package model
 
 import (
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strings"
 	"testing"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 )

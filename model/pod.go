@@ -3,6 +3,7 @@ package model
 import (
 	"slices"
 
+	"github.com/sandscope/sandscope/internal/mem"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -292,7 +293,7 @@ func SlimPod(p *corev1.Pod) *Pod { return SlimPodSharing(p, nil) }
 // the finalizers, from lists, so that Pods of one template share them. A
 // nil lists copies them, as SlimPod does. It is the reference the Pod
 // decoder of kube/ is tested and fuzzed against.
-func SlimPodSharing(p *corev1.Pod, lists *StringLists) *Pod {
+func SlimPodSharing(p *corev1.Pod, lists *mem.StringLists) *Pod {
 	if p == nil {
 		return nil
 	}
@@ -308,7 +309,7 @@ func SlimPodSharing(p *corev1.Pod, lists *StringLists) *Pod {
 	out := &Pod{
 		ObjectMeta: ObjectMeta{
 			Name:              p.Name,
-			Namespace:         Intern(p.Namespace),
+			Namespace:         mem.Intern(p.Namespace),
 			UID:               p.UID,
 			OwnerReferences:   owners,
 			CreationTimestamp: p.CreationTimestamp,
@@ -317,7 +318,7 @@ func SlimPodSharing(p *corev1.Pod, lists *StringLists) *Pod {
 			Labels:            LabelsFrom(p.Labels, ownerNames...),
 		},
 		Spec: PodSpec{
-			NodeName:                      Intern(p.Spec.NodeName),
+			NodeName:                      mem.Intern(p.Spec.NodeName),
 			HostNetwork:                   p.Spec.HostNetwork,
 			RestartPolicy:                 p.Spec.RestartPolicy,
 			TerminationGracePeriodSeconds: p.Spec.TerminationGracePeriodSeconds,
@@ -345,13 +346,13 @@ func SlimPodSharing(p *corev1.Pod, lists *StringLists) *Pod {
 	return out
 }
 
-func slimContainers(cs []corev1.Container, statuses []corev1.ContainerStatus, lists *StringLists) []Container {
+func slimContainers(cs []corev1.Container, statuses []corev1.ContainerStatus, lists *mem.StringLists) []Container {
 	if len(cs) == 0 {
 		return nil
 	}
 	out := make([]Container, len(cs))
 	for i, c := range cs {
-		out[i] = Container{Name: Intern(c.Name), Image: Intern(c.Image), Command: lists.Share(c.Command), Args: lists.Share(c.Args), LivenessProbe: c.LivenessProbe}
+		out[i] = Container{Name: mem.Intern(c.Name), Image: mem.Intern(c.Image), Command: lists.Share(c.Command), Args: lists.Share(c.Args), LivenessProbe: c.LivenessProbe}
 		if hasEnded(statuses, c.Name) {
 			if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
 				out[i].MemoryLimit = &q
@@ -403,8 +404,8 @@ func slimConditions(cs []corev1.PodCondition) []PodCondition {
 	out := make([]PodCondition, 0, n)
 	for _, c := range cs {
 		if keepPodCondition(c) {
-			out = append(out, PodCondition{Type: corev1.PodConditionType(Intern(string(c.Type))), Status: corev1.ConditionStatus(Intern(string(c.Status))),
-				Reason: Intern(c.Reason), Message: c.Message, LastTransitionTime: c.LastTransitionTime})
+			out = append(out, PodCondition{Type: corev1.PodConditionType(mem.Intern(string(c.Type))), Status: corev1.ConditionStatus(mem.Intern(string(c.Status))),
+				Reason: mem.Intern(c.Reason), Message: c.Message, LastTransitionTime: c.LastTransitionTime})
 		}
 	}
 	return out
@@ -430,7 +431,7 @@ func slimStatuses(ss []corev1.ContainerStatus) []ContainerStatus {
 	out := make([]ContainerStatus, len(ss))
 	for i, s := range ss {
 		out[i] = ContainerStatus{
-			Name: Intern(s.Name), Image: Intern(s.Image), ImageID: Intern(s.ImageID), Ready: s.Ready,
+			Name: mem.Intern(s.Name), Image: mem.Intern(s.Image), ImageID: mem.Intern(s.ImageID), Ready: s.Ready,
 			RestartCount: s.RestartCount, State: s.State, LastTerminationState: TerminationState{Terminated: s.LastTerminationState.Terminated},
 		}
 	}

@@ -3,6 +3,8 @@ package model
 import (
 	"slices"
 	"strings"
+
+	"github.com/sandscope/sandscope/internal/mem"
 )
 
 // LabelPair is one label as a decoder reads it off the wire, one map entry
@@ -51,7 +53,7 @@ func LabelsFromPairs(pairs []LabelPair, same ...string) Labels {
 		if j := slices.Index(kept, v); j >= 0 {
 			v = kept[j]
 		} else if len(v) <= maxInternedLabelValue {
-			v = Intern(v)
+			v = mem.Intern(v)
 		} else {
 			v = strings.Clone(v) // p.Value may alias the caller's buffer
 			kept = append(kept, v)

@@ -10,12 +10,12 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"net/netip"
 	"strconv"
 	"strings"
 	"time"
-	"unique"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -35,34 +35,6 @@ const (
 	maxAnnotationEntries = 1024
 	maxAnnotationEntry   = 512
 )
-
-// Interning: strings that repeat across thousands of objects (namespaces,
-// label keys, images, node and container names, owner kinds) are kept once.
-// unique.Make's table is weak, so a string no object uses any more is
-// dropped from it; strings that rarely repeat (names, UIDs, long label
-// values) are not interned, since their table entry would cost more than it
-// saves.
-
-// Intern returns the canonical copy of s.
-func Intern(s string) string {
-	if s == "" {
-		return s
-	}
-	return unique.Make(s).Value()
-}
-
-// InternAll returns a copy of ss with every element interned (the input
-// may be shared with its decoder's caller, so it is not modified).
-func InternAll(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = Intern(s)
-	}
-	return out
-}
 
 // slimMeta keeps the metadata the model reads from a custom resource.
 func slimMeta(u *unstructured.Unstructured) ObjectMeta {

@@ -2,12 +2,13 @@ package model
 
 import (
 	"encoding/json"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"

@@ -1,9 +1,10 @@
 package model
 
 import (
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strconv"
 	"time"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 )

@@ -1,10 +1,11 @@
 package model
 
 import (
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strings"
 	"testing"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 // A pooled sandbox whose task template runs the user's command keeps its

@@ -1,11 +1,11 @@
-package model
+package mem
 
 import (
 	"iter"
 	"slices"
 )
 
-// index maps a key to a small ordered set of values: the sandboxes naming a
+// Index maps a key to a small ordered set of values: the sandboxes naming a
 // Pod, the Pods claiming an IP, the Pods a BatchSandbox owns. Nearly every
 // key has exactly one value, so a lone value is kept in a plain map; a map
 // of slices would give every key a slice (a 16-byte array of its own, and a
@@ -15,7 +15,7 @@ import (
 // anew when it has shrunk to a quarter of the keys it once held (see
 // remove): keys can move out in bulk, as the Fleet's links do when Pods
 // listed after their sandboxes arrive.
-type index[V comparable] struct {
+type Index[V comparable] struct {
 	one  map[string]V
 	many map[string][]V // keys with two or more values, in insertion order; never also in one
 	peak int            // most keys one has held since it was made
@@ -24,12 +24,12 @@ type index[V comparable] struct {
 // minShrink: a map of fewer keys than this is never made anew.
 const minShrink = 1024
 
-func newIndex[V comparable]() index[V] {
-	return index[V]{one: make(map[string]V), many: make(map[string][]V)}
+func NewIndex[V comparable]() Index[V] {
+	return Index[V]{one: make(map[string]V), many: make(map[string][]V)}
 }
 
-// add puts v under k, once.
-func (x *index[V]) add(k string, v V) {
+// Add puts v under k, once.
+func (x *Index[V]) Add(k string, v V) {
 	if list, ok := x.many[k]; ok {
 		if !slices.Contains(list, v) {
 			x.many[k] = append(list, v)
@@ -47,8 +47,8 @@ func (x *index[V]) add(k string, v V) {
 	x.peak = max(x.peak, len(x.one))
 }
 
-// remove takes v from under k. A list handed out by values is not changed.
-func (x *index[V]) remove(k string, v V) {
+// Remove takes v from under k. A list handed out by values is not changed.
+func (x *Index[V]) Remove(k string, v V) {
 	if cur, ok := x.one[k]; ok {
 		if cur == v {
 			delete(x.one, k)
@@ -73,7 +73,7 @@ func (x *index[V]) remove(k string, v V) {
 
 // shrink makes one anew once it holds a quarter of its peak: copying the
 // keys left costs less than the removals since the last time it was made.
-func (x *index[V]) shrink() {
+func (x *Index[V]) shrink() {
 	if x.peak < minShrink || len(x.one) >= x.peak/4 {
 		return
 	}
@@ -84,17 +84,17 @@ func (x *index[V]) shrink() {
 	x.one, x.peak = one, len(one)
 }
 
-// has reports whether anything is under k.
-func (x *index[V]) has(k string) bool {
+// Has reports whether anything is under k.
+func (x *Index[V]) Has(k string) bool {
 	if _, ok := x.one[k]; ok {
 		return true
 	}
 	return len(x.many[k]) > 0
 }
 
-// all yields the values under k in insertion order. The body must not add
+// All yields the values under k in insertion order. The body must not add
 // to or remove from k.
-func (x *index[V]) all(k string) iter.Seq[V] {
+func (x *Index[V]) All(k string) iter.Seq[V] {
 	return func(yield func(V) bool) {
 		if v, ok := x.one[k]; ok {
 			yield(v)
@@ -108,22 +108,22 @@ func (x *index[V]) all(k string) iter.Seq[V] {
 	}
 }
 
-// values returns the values under k as a new slice (nil when none).
-func (x *index[V]) values(k string) []V {
+// Values returns the Values under k as a new slice (nil when none).
+func (x *Index[V]) Values(k string) []V {
 	if v, ok := x.one[k]; ok {
 		return []V{v}
 	}
 	return slices.Clone(x.many[k])
 }
 
-// lone returns the value under k when it is the only one.
-func (x *index[V]) lone(k string) (V, bool) {
+// Lone returns the value under k when it is the only one.
+func (x *Index[V]) Lone(k string) (V, bool) {
 	v, ok := x.one[k]
 	return v, ok
 }
 
-// eachKey yields every key with a value. The body must not change x.
-func (x *index[V]) eachKey() iter.Seq[string] {
+// EachKey yields every key with a value. The body must not change x.
+func (x *Index[V]) EachKey() iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for k := range x.one {
 			if !yield(k) {
@@ -138,5 +138,5 @@ func (x *index[V]) eachKey() iter.Seq[string] {
 	}
 }
 
-// keys is the number of keys with a value.
-func (x *index[V]) keys() int { return len(x.one) + len(x.many) }
+// Keys is the number of Keys with a value.
+func (x *Index[V]) Keys() int { return len(x.one) + len(x.many) }
