@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/query"
 )
 
 // Live updates are coalesced: at most one snapshot refresh per period. The
@@ -449,7 +450,7 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		a.openInput(modeCommand, ":", "", a.commandSuggestions())
 	case key.Matches(msg, k.Back):
 		if f, ok := cur.(filterable); ok && (f.currentFilter().Text != "" || f.currentFilter().Invert || f.currentFilter().Selector != nil) {
-			f.setFilter(model.Filter{}, a.c)
+			f.setFilter(query.Filter{}, a.c)
 			return nil
 		}
 		if t, ok := cur.(*textView); ok && t.searchText() != "" {
@@ -568,7 +569,7 @@ func (a *App) onFilterKey(msg tea.KeyMsg) tea.Cmd {
 	switch msg.Type {
 	case tea.KeyEsc:
 		if f != nil {
-			f.setFilter(model.Filter{}, a.c)
+			f.setFilter(query.Filter{}, a.c)
 		}
 		a.closeInput()
 		return nil
@@ -579,7 +580,7 @@ func (a *App) onFilterKey(msg tea.KeyMsg) tea.Cmd {
 	var cmd tea.Cmd
 	a.input, cmd = a.input.Update(msg)
 	if f != nil {
-		parsed, err := model.ParseFilter(a.input.Value())
+		parsed, err := query.ParseFilter(a.input.Value())
 		if err != nil {
 			a.setFlash(err.Error(), true)
 			return cmd

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/query"
 )
 
 // BenchmarkFilterKeystroke measures keystroke-to-frame in process: one
@@ -33,7 +34,7 @@ func BenchmarkFilterKeystroke(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					b.StopTimer()
-					f, _ := model.ParseFilter(tc.before)
+					f, _ := query.ParseFilter(tc.before)
 					sv.setFilter(f, app.c)
 					app.input.SetValue(tc.before)
 					app.input.CursorEnd()

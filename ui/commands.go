@@ -14,7 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
-	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/query"
 )
 
 // paletteHelp is what ctrl+a lists: every palette command with its aliases.
@@ -175,7 +175,7 @@ func (a *App) inlineFilter(args []string) tea.Cmd {
 	if len(sels) > 0 {
 		spec += " -l " + strings.Join(sels, ",")
 	}
-	parsed, err := model.ParseFilter(spec)
+	parsed, err := query.ParseFilter(spec)
 	if err != nil {
 		a.flashErr(err)
 		return nil

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/query"
 )
 
 // listRow is one row of a secondary list (Pods, Pools).
@@ -38,7 +39,7 @@ type listView struct {
 	built   bool
 	rows    []listRow
 	natural []int
-	filter  model.Filter
+	filter  query.Filter
 	visible []int
 	cursor  int
 	offset  int
@@ -46,7 +47,7 @@ type listView struct {
 	// nameCol, stateCol and restartsCol are the columns N, S and R sort
 	// by (-1: the view has none); A sorts by age.
 	nameCol, stateCol, restartsCol int
-	sort                           model.SortOrder
+	sort                           query.SortOrder
 	// noSandbox: the rows are not sandboxes' (Pools), so d/y/l/e are not offered.
 	noSandbox bool
 }
@@ -67,7 +68,7 @@ func (v *listView) name() string {
 	return s
 }
 
-func filterSuffix(f model.Filter) string {
+func filterSuffix(f query.Filter) string {
 	if s := f.String(); s != "" {
 		return "  /" + s
 	}
@@ -108,7 +109,7 @@ func (v *listView) refilter() {
 				matched[i], exact = true, true
 			}
 		}
-		if !exact && model.FuzzyApplies(v.filter.Text) { // same rules as the sandboxes view
+		if !exact && query.FuzzyApplies(v.filter.Text) { // same rules as the sandboxes view
 			for _, m := range fuzzy.FindNoSort(v.filter.Text, keys) {
 				matched[m.Index] = true
 			}
@@ -129,12 +130,12 @@ func (v *listView) refilter() {
 	v.cursor = min(v.cursor, max(0, len(v.visible)-1))
 }
 
-func (v *listView) setFilter(f model.Filter, c *shared) {
+func (v *listView) setFilter(f query.Filter, c *shared) {
 	f.ProblemsOnly = v.filter.ProblemsOnly
 	v.filter = f
 	v.refilter()
 }
-func (v *listView) currentFilter() model.Filter { return v.filter }
+func (v *listView) currentFilter() query.Filter { return v.filter }
 
 // selectedSandbox lets d/l/y work from the Pods view on the Pod's sandbox.
 func (v *listView) selectedSandbox(c *shared) *model.Sandbox {
@@ -158,16 +159,16 @@ func (v *listView) update(msg tea.Msg, c *shared) tea.Cmd {
 			v.refilter()
 			return nil
 		case key.Matches(msg, k.SortName):
-			v.setSort(model.SortName)
+			v.setSort(query.SortName)
 			return nil
 		case key.Matches(msg, k.SortAge):
-			v.setSort(model.SortAge)
+			v.setSort(query.SortAge)
 			return nil
 		case key.Matches(msg, k.SortState):
-			v.setSort(model.SortState)
+			v.setSort(query.SortState)
 			return nil
 		case key.Matches(msg, k.SortRestarts):
-			v.setSort(model.SortRestarts)
+			v.setSort(query.SortRestarts)
 			return nil
 		}
 		moveCursor(msg, k, &v.cursor, len(v.visible), v.page)
@@ -232,8 +233,8 @@ func (v *listView) fullHelp(c *shared) [][]key.Binding {
 
 // setSort sorts by key; the same key again reverses. The cursor stays on
 // its row.
-func (v *listView) setSort(k model.SortKey) {
-	if (k == model.SortState && v.stateCol < 0) || (k == model.SortRestarts && v.restartsCol < 0) {
+func (v *listView) setSort(k query.SortKey) {
+	if (k == query.SortState && v.stateCol < 0) || (k == query.SortRestarts && v.restartsCol < 0) {
 		return
 	}
 	var cur string
@@ -243,7 +244,7 @@ func (v *listView) setSort(k model.SortKey) {
 	if v.sort.Key == k {
 		v.sort.Desc = !v.sort.Desc
 	} else {
-		v.sort = model.SortOrder{Key: k}
+		v.sort = query.SortOrder{Key: k}
 	}
 	v.sortRows()
 	v.refilter()
@@ -269,11 +270,11 @@ func (v *listView) sortRows() {
 	slices.SortStableFunc(v.rows, func(a, b listRow) int {
 		var c int
 		switch v.sort.Key {
-		case model.SortAge:
+		case query.SortAge:
 			c = b.created.Compare(a.created) // youngest first, as the sandboxes view
-		case model.SortState:
+		case query.SortState:
 			c = cmp.Or(cmp.Compare(b.sev, a.sev), strings.Compare(cell(a, v.stateCol), cell(b, v.stateCol)))
-		case model.SortRestarts:
+		case query.SortRestarts:
 			ra, _ := strconv.Atoi(cell(a, v.restartsCol))
 			rb, _ := strconv.Atoi(cell(b, v.restartsCol))
 			c = cmp.Compare(rb, ra)

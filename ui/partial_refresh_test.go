@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/query"
 )
 
 // A live refresh that only replaces the rows the fleet names (no sandbox
@@ -22,7 +23,7 @@ func TestPartialRefreshMatchesFullRebuild(t *testing.T) {
 	now := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
 	name := func(i int) string { return fmt.Sprintf("sbx-%02d", i) }
 	ip := func(i int) string { return fmt.Sprintf("10.0.0.%d", i) }
-	for _, sortKey := range []model.SortKey{model.SortName, model.SortState, model.SortRestarts} {
+	for _, sortKey := range []query.SortKey{query.SortName, query.SortState, query.SortRestarts} {
 		for _, problems := range []bool{false, true} {
 			f := model.NewFleet(model.FleetOptions{Now: func() time.Time { return now }})
 			f.SetStatus(model.SourceStatus{Synced: true})

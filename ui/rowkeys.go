@@ -4,10 +4,11 @@ import (
 	"strings"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/query"
 )
 
-// The sandboxes view keeps every row's filter key (model.AppendRowKey), as
-// model.Filter.Apply needs them: composing a key reads the sandbox, its
+// The sandboxes view keeps every row's filter key (query.AppendRowKey), as
+// query.Filter.Apply needs them: composing a key reads the sandbox, its
 // slots and its Pod, and at 50,000 rows those cache misses took a fresh
 // filter's first keystroke from 0.6 ms to 20 ms (BenchmarkFilterKeystroke).
 // A string allocated per key held 290 bytes a row there (the binary's heap
@@ -37,7 +38,7 @@ type keyWriter struct {
 
 // add composes sb's key into keys[row].
 func (w *keyWriter) add(row int, sb *model.Sandbox) {
-	w.scratch = model.AppendRowKey(w.scratch[:0], sb)
+	w.scratch = query.AppendRowKey(w.scratch[:0], sb)
 	w.reserve(len(w.scratch))
 	w.b.Write(w.scratch)
 	w.record(row, len(w.scratch))

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/query"
 )
 
 func keyTestRows(n int) []*model.Sandbox {
@@ -53,7 +54,7 @@ func TestKeyWriterFillsItsRows(t *testing.T) {
 		w.add(j, rows[j])
 	}
 	w.flush()
-	for j, want := range []string{model.RowKey(rows[0]), "kept-1", model.RowKey(rows[2]), "kept-3", model.RowKey(rows[4])} {
+	for j, want := range []string{query.RowKey(rows[0]), "kept-1", query.RowKey(rows[2]), "kept-3", query.RowKey(rows[4])} {
 		if keys[j] != want {
 			t.Fatalf("keys[%d] = %q, want %q", j, keys[j], want)
 		}
@@ -75,7 +76,7 @@ func TestKeyWriterBlocks(t *testing.T) {
 	w.flush()
 	total := 0
 	for j := range keys {
-		if keys[j] != model.RowKey(rows[j]) {
+		if keys[j] != query.RowKey(rows[j]) {
 			t.Fatalf("keys[%d] = %q", j, keys[j])
 		}
 		total += len(keys[j])
@@ -98,7 +99,7 @@ func TestPackKeys(t *testing.T) {
 	rows := keyTestRows(40)
 	keys := make([]string, len(rows))
 	for i, sb := range rows {
-		keys[i] = model.RowKey(sb)
+		keys[i] = query.RowKey(sb)
 	}
 	if packKeys(keys, 10) {
 		t.Fatal("packed with 10 of 40 keys stale")
@@ -110,8 +111,8 @@ func TestPackKeys(t *testing.T) {
 		t.Fatal("did not pack with 11 of 40 keys stale")
 	}
 	for i, sb := range rows {
-		if keys[i] != model.RowKey(sb) {
-			t.Fatalf("keys[%d] = %q after packing, want %q", i, keys[i], model.RowKey(sb))
+		if keys[i] != query.RowKey(sb) {
+			t.Fatalf("keys[%d] = %q after packing, want %q", i, keys[i], query.RowKey(sb))
 		}
 	}
 	if n := blocks(keys); n > 5 { // 40 keys of 40 bytes: blocks of 256, 256, 512 and 1024 bytes
@@ -132,8 +133,8 @@ func TestViewKeysFollowRows(t *testing.T) {
 			t.Fatalf("%s: %d keys for %d rows", step, len(sv.keys), len(sv.rows))
 		}
 		for j, sb := range sv.rows {
-			if sv.keys[j] != model.RowKey(sb) {
-				t.Fatalf("%s: keys[%d] = %q, want %q", step, j, sv.keys[j], model.RowKey(sb))
+			if sv.keys[j] != query.RowKey(sb) {
+				t.Fatalf("%s: keys[%d] = %q, want %q", step, j, sv.keys[j], query.RowKey(sb))
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/query"
 )
 
 // Sandboxes table columns, in display order.
@@ -161,10 +162,10 @@ type sandboxesView struct {
 	nsScope string // the namespace the rows were picked for ("" = all)
 	tally   tally  // the header's counts over rows
 
-	sort      model.SortOrder
-	filter    model.Filter
-	applied   model.Filter // filter that produced visible
-	exact     bool         // applied matched by substring (see model.Filter.Apply)
+	sort      query.SortOrder
+	filter    query.Filter
+	applied   query.Filter // filter that produced visible
+	exact     bool         // applied matched by substring (see query.Filter.Apply)
 	visible   []int
 	haveVis   bool
 	cursor    int
@@ -175,7 +176,7 @@ type sandboxesView struct {
 }
 
 func newSandboxesView(c *shared) *sandboxesView {
-	v := &sandboxesView{vid: c.newID(), sort: model.SortOrder{Key: model.SortName}}
+	v := &sandboxesView{vid: c.newID(), sort: query.SortOrder{Key: query.SortName}}
 	v.snapshotChanged(c)
 	return v
 }
@@ -190,7 +191,7 @@ func (v *sandboxesView) name() string {
 		if v.filter.Text != "" && !v.exact {
 			// Say which mode matched: nothing contained the text, so rows are
 			// fuzzy matches (or none, for an id-like text).
-			if v.filter.Fuzzy || model.FuzzyApplies(v.filter.Text) {
+			if v.filter.Fuzzy || query.FuzzyApplies(v.filter.Text) {
 				s += " (fuzzy)"
 			} else {
 				s += " (no match)"
@@ -332,8 +333,8 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	}
 	// New rows (appended) need a sort; changed rows only if they left
 	// their place.
-	if len(order) > kept || !model.InOrderAround(v.rows, order, v.sort, moved) {
-		model.Sort(v.rows, order, v.sort)
+	if len(order) > kept || !query.InOrderAround(v.rows, order, v.sort, moved) {
+		query.Sort(v.rows, order, v.sort)
 	}
 	v.order, v.whereOK = order, false
 	v.haveVis = false
@@ -353,7 +354,7 @@ func (v *sandboxesView) replaceRows(snap *model.Snapshot, positions []int) {
 		v.rows[j] = sb
 		v.tally.add(countOf(old), -1)
 		v.tally.add(countOf(sb), 1)
-		v.widths[j], v.keys[j] = widthsOf(sb, v.disc), model.RowKey(sb)
+		v.widths[j], v.keys[j] = widthsOf(sb, v.disc), query.RowKey(sb)
 		v.stale++
 		for k, l := range v.widths[j] {
 			v.natural[k] = max(v.natural[k], int(l))
@@ -366,8 +367,8 @@ func (v *sandboxesView) replaceRows(snap *model.Snapshot, positions []int) {
 	if len(moved) == 0 {
 		return
 	}
-	if !model.InOrderAround(v.rows, v.order, v.sort, moved) {
-		model.Sort(v.rows, v.order, v.sort)
+	if !query.InOrderAround(v.rows, v.order, v.sort, moved) {
+		query.Sort(v.rows, v.order, v.sort)
 		v.whereOK = false
 	}
 	v.haveVis = false
@@ -394,7 +395,7 @@ func (v *sandboxesView) resort() {
 	for i := range v.order {
 		v.order[i] = i
 	}
-	model.Sort(v.rows, v.order, v.sort)
+	query.Sort(v.rows, v.order, v.sort)
 	v.whereOK = false
 	v.haveVis = false
 	v.refilter()
@@ -404,7 +405,7 @@ func (v *sandboxesView) refilter() {
 	switch {
 	case v.filter.IsZero():
 		v.visible, v.exact = v.order, false
-	case v.haveVis && model.Narrows(v.applied, v.filter):
+	case v.haveVis && query.Narrows(v.applied, v.filter):
 		vis, exact := v.filter.Apply(v.rows, v.keys, v.visible)
 		if v.exact && !exact && v.filter.Text != "" {
 			vis, exact = v.filter.Apply(v.rows, v.keys, v.order)
@@ -440,19 +441,19 @@ func (v *sandboxesView) remember() {
 	}
 }
 
-func (v *sandboxesView) setFilter(f model.Filter, c *shared) {
+func (v *sandboxesView) setFilter(f query.Filter, c *shared) {
 	f.ProblemsOnly = v.filter.ProblemsOnly
 	v.filter = f
 	v.refilter()
 }
 
-func (v *sandboxesView) currentFilter() model.Filter { return v.filter }
+func (v *sandboxesView) currentFilter() query.Filter { return v.filter }
 
-func (v *sandboxesView) setSort(k model.SortKey, c *shared) {
+func (v *sandboxesView) setSort(k query.SortKey, c *shared) {
 	if v.sort.Key == k {
 		v.sort.Desc = !v.sort.Desc
 	} else {
-		v.sort = model.SortOrder{Key: k}
+		v.sort = query.SortOrder{Key: k}
 	}
 	v.resort()
 }
@@ -473,13 +474,13 @@ func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
 			v.filter.ProblemsOnly = !v.filter.ProblemsOnly
 			v.refilter()
 		case key.Matches(msg, k.SortName):
-			v.setSort(model.SortName, c)
+			v.setSort(query.SortName, c)
 		case key.Matches(msg, k.SortAge):
-			v.setSort(model.SortAge, c)
+			v.setSort(query.SortAge, c)
 		case key.Matches(msg, k.SortState):
-			v.setSort(model.SortState, c)
+			v.setSort(query.SortState, c)
 		case key.Matches(msg, k.SortRestarts):
-			v.setSort(model.SortRestarts, c)
+			v.setSort(query.SortRestarts, c)
 		case key.Matches(msg, k.Wide):
 			v.wide = !v.wide
 		default:
@@ -496,8 +497,8 @@ func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
 }
 
 // sortColumn is the column each sort key orders by.
-var sortColumn = map[model.SortKey]int{model.SortName: colSandbox, model.SortAge: colAge,
-	model.SortState: colState, model.SortRestarts: colRestarts}
+var sortColumn = map[query.SortKey]int{query.SortName: colSandbox, query.SortAge: colAge,
+	query.SortState: colState, query.SortRestarts: colRestarts}
 
 // compactBelow is the terminal width under which the table shows short
 // ids: full UUIDs in SANDBOX, POD and IDENTITY take over a hundred columns

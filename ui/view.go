@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/query"
 )
 
 // shared is the context every view reads: the current snapshot, the clock,
@@ -102,13 +103,13 @@ type view interface {
 
 // filterable views accept "/" filters and ":sb /text".
 type filterable interface {
-	setFilter(f model.Filter, c *shared)
-	currentFilter() model.Filter
+	setFilter(f query.Filter, c *shared)
+	currentFilter() query.Filter
 }
 
 // sortable views accept shift-letter sorts.
 type sortable interface {
-	setSort(k model.SortKey, c *shared)
+	setSort(k query.SortKey, c *shared)
 }
 
 // selecter views have a current sandbox (for d, y, l, e, s, x, ctrl-d).

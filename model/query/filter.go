@@ -1,4 +1,8 @@
-package model
+// Package query is how an operator narrows and orders the sandboxes of a
+// Snapshot: the filter typed after "/" (text, fuzzy, inverted, label
+// selector, problems only), the text each row is matched against, and the
+// sort orders of the list views.
+package query
 
 import (
 	"bytes"
@@ -8,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sahilm/fuzzy"
+	"github.com/sandscope/sandscope/model"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -91,7 +96,7 @@ func (f Filter) String() string {
 // lower-cased, to dst: what an operator would type to find it (names, pod,
 // IP, node, states, codes). Appending lets a caller pack many keys into one
 // block (a string per key held 290 bytes a row at 50,000 sandboxes).
-func AppendRowKey(dst []byte, s *Sandbox) []byte {
+func AppendRowKey(dst []byte, s *model.Sandbox) []byte {
 	start := len(dst)
 	dst = append(dst, s.Namespace()...)
 	dst = append(dst, '/')
@@ -140,7 +145,7 @@ func lowerFrom(dst []byte, start int) []byte {
 }
 
 // RowKey is AppendRowKey as a string.
-func RowKey(s *Sandbox) string { return string(AppendRowKey(nil, s)) }
+func RowKey(s *model.Sandbox) string { return string(AppendRowKey(nil, s)) }
 
 // keySource exposes a subset of cached keys to sahilm/fuzzy without copying strings.
 type keySource struct {
@@ -172,7 +177,7 @@ func (k keySource) Len() int {
 // (case-insensitively), only those match, so typing part of a name narrows to
 // that name; when none does, sahilm/fuzzy subsequence matching takes over
 // (abbreviations, typos of order). exact reports which of the two applied.
-func (f Filter) Apply(rows []*Sandbox, keys []string, within []int) (idx []int, exact bool) {
+func (f Filter) Apply(rows []*model.Sandbox, keys []string, within []int) (idx []int, exact bool) {
 	cand := within
 	if cand == nil {
 		cand = make([]int, len(rows))
@@ -253,13 +258,13 @@ func selString(s labels.Selector) string {
 
 // IsProblem is the "problems only" predicate: the sandbox's identity is not
 // safe, its state is terminal or unknown-bad, or it carries a warning/error notice.
-func IsProblem(s *Sandbox) bool {
+func IsProblem(s *model.Sandbox) bool {
 	switch s.Identity() {
-	case IdentityIPTaken, IdentityPodDead, IdentityPodGone, IdentityUIDChanged, IdentityIPStale:
+	case model.IdentityIPTaken, model.IdentityPodDead, model.IdentityPodGone, model.IdentityUIDChanged, model.IdentityIPStale:
 		return true
 	}
 	switch s.State {
-	case StateDead, StateGone, StateFailed:
+	case model.StateDead, model.StateGone, model.StateFailed:
 		return true
 	}
 	for i := range s.Slots {
@@ -268,7 +273,7 @@ func IsProblem(s *Sandbox) bool {
 		}
 	}
 	for _, n := range s.Notices {
-		if n.Severity.Rank() >= SeverityWarning.Rank() {
+		if n.Severity.Rank() >= model.SeverityWarning.Rank() {
 			return true
 		}
 	}

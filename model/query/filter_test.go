@@ -1,34 +1,35 @@
-package model
+package query
 
 import (
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/sandscope/sandscope/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func testRows() []*Sandbox {
+func testRows() []*model.Sandbox {
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	mk := func(name string, age time.Duration, st EffectiveState, id IdentityState, restarts int32, lbl map[string]string, notices ...Notice) *Sandbox {
-		return &Sandbox{
+	mk := func(name string, age time.Duration, st model.EffectiveState, id model.IdentityState, restarts int32, lbl map[string]string, notices ...model.Notice) *model.Sandbox {
+		return &model.Sandbox{
 			Key:   "bsbx/team/" + name,
-			Meta:  &ObjectMeta{Namespace: "team", Name: name, Labels: LabelsFrom(lbl), CreationTimestamp: metav1.NewTime(t0.Add(-age))},
+			Meta:  &model.ObjectMeta{Namespace: "team", Name: name, Labels: model.LabelsFrom(lbl), CreationTimestamp: metav1.NewTime(t0.Add(-age))},
 			State: st, Restarts: restarts,
-			Slots:   []Slot{{RecordedIP: "10.0.0.1", PodName: name + "-0", Identity: id}},
+			Slots:   []model.Slot{{RecordedIP: "10.0.0.1", PodName: name + "-0", Identity: id}},
 			Notices: notices,
 		}
 	}
-	return []*Sandbox{
-		mk("alpha", 3*time.Minute, StateRunning, IdentityOK, 0, map[string]string{"app": "x"}),
-		mk("bravo", 1*time.Minute, StateDead, IdentityIPTaken, 2, map[string]string{"app": "y"}),
-		mk("charlie", 2*time.Minute, StateRunning, IdentityOK, 5, map[string]string{"app": "x"},
-			Notice{Code: CodeEntrypointNotRun, Severity: SeverityWarning}),
-		mk("delta", 4*time.Minute, StateRunning, IdentityOK, 0, nil, Notice{Code: CodeRestarted, Severity: SeverityInfo}),
+	return []*model.Sandbox{
+		mk("alpha", 3*time.Minute, model.StateRunning, model.IdentityOK, 0, map[string]string{"app": "x"}),
+		mk("bravo", 1*time.Minute, model.StateDead, model.IdentityIPTaken, 2, map[string]string{"app": "y"}),
+		mk("charlie", 2*time.Minute, model.StateRunning, model.IdentityOK, 5, map[string]string{"app": "x"},
+			model.Notice{Code: model.CodeEntrypointNotRun, Severity: model.SeverityWarning}),
+		mk("delta", 4*time.Minute, model.StateRunning, model.IdentityOK, 0, nil, model.Notice{Code: model.CodeRestarted, Severity: model.SeverityInfo}),
 	}
 }
 
-func names(rows []*Sandbox, idx []int) []string {
+func names(rows []*model.Sandbox, idx []int) []string {
 	out := []string{}
 	for _, i := range idx {
 		out = append(out, rows[i].Name())
@@ -188,13 +189,13 @@ func TestInOrderAroundAgreesWithSort(t *testing.T) {
 // A row key is lower-case, non-ASCII included, and appending one leaves
 // what the buffer held before it alone (keys are packed into one buffer).
 func TestAppendRowKey(t *testing.T) {
-	sb := &Sandbox{
+	sb := &model.Sandbox{
 		Key:   "bsbx/Team/Ärger",
-		Meta:  &ObjectMeta{Namespace: "Team", Name: "Ärger"},
-		State: StateRunning,
-		Slots: []Slot{{RecordedIP: "10.0.0.9", PodName: "Ärger-0", Identity: IdentityIPTaken,
-			Pod: &Pod{Spec: PodSpec{NodeName: "Node-A"}}}},
-		Notices: []Notice{{Code: CodeEntrypointNotRun}},
+		Meta:  &model.ObjectMeta{Namespace: "Team", Name: "Ärger"},
+		State: model.StateRunning,
+		Slots: []model.Slot{{RecordedIP: "10.0.0.9", PodName: "Ärger-0", Identity: model.IdentityIPTaken,
+			Pod: &model.Pod{Spec: model.PodSpec{NodeName: "Node-A"}}}},
+		Notices: []model.Notice{{Code: model.CodeEntrypointNotRun}},
 	}
 	want := "team/ärger bsbx running ip_taken ärger-0 10.0.0.9 node-a entrypoint_not_run"
 	if got := RowKey(sb); got != want {
@@ -204,7 +205,7 @@ func TestAppendRowKey(t *testing.T) {
 	if got := string(buf); got != "PREFIX|"+want {
 		t.Fatalf("AppendRowKey after a prefix = %q", got)
 	}
-	ascii := &Sandbox{Key: "bsbx/ns/web", Meta: &ObjectMeta{Namespace: "ns", Name: "web"}, State: StateDead}
+	ascii := &model.Sandbox{Key: "bsbx/ns/web", Meta: &model.ObjectMeta{Namespace: "ns", Name: "web"}, State: model.StateDead}
 	buf = AppendRowKey(buf[:0], ascii)
 	if got := string(buf); got != "ns/web bsbx dead unassigned" {
 		t.Fatalf("reused buffer: %q", got)
@@ -214,9 +215,9 @@ func TestAppendRowKey(t *testing.T) {
 // An id-like filter that matches nothing as a substring matches nothing:
 // as a fuzzy pattern its hex digits would pick unrelated ids.
 func TestIDLikeFilterIsNeverFuzzy(t *testing.T) {
-	rows := []*Sandbox{
-		{Key: "bsbx/ns/1a2b3c4d-0000-4000-8000-000000000001", Meta: &ObjectMeta{Namespace: "ns", Name: "1a2b3c4d-0000-4000-8000-000000000001"}},
-		{Key: "bsbx/ns/9f8e7d6c-1111-4111-8111-111111111111", Meta: &ObjectMeta{Namespace: "ns", Name: "9f8e7d6c-1111-4111-8111-111111111111"}},
+	rows := []*model.Sandbox{
+		{Key: "bsbx/ns/1a2b3c4d-0000-4000-8000-000000000001", Meta: &model.ObjectMeta{Namespace: "ns", Name: "1a2b3c4d-0000-4000-8000-000000000001"}},
+		{Key: "bsbx/ns/9f8e7d6c-1111-4111-8111-111111111111", Meta: &model.ObjectMeta{Namespace: "ns", Name: "9f8e7d6c-1111-4111-8111-111111111111"}},
 	}
 	keys := []string{RowKey(rows[0]), RowKey(rows[1])}
 	f, _ := ParseFilter("1a2b4d") // in order within the first id, but no substring of either
@@ -250,10 +251,10 @@ func TestForcedFuzzyRanksByScore(t *testing.T) {
 		t.Fatalf("-f charl: %v exact=%v, want charlie first", names(rows, idx), exact)
 	}
 	// A weak fuzzy match sorts below a strong one whatever the table's order.
-	mk := func(name string) *Sandbox {
-		return &Sandbox{Key: "pod/ns/" + name, Meta: &ObjectMeta{Namespace: "ns", Name: name}}
+	mk := func(name string) *model.Sandbox {
+		return &model.Sandbox{Key: "pod/ns/" + name, Meta: &model.ObjectMeta{Namespace: "ns", Name: name}}
 	}
-	two := []*Sandbox{mk("scattered-o-r-d-e-r"), mk("order")}
+	two := []*model.Sandbox{mk("scattered-o-r-d-e-r"), mk("order")}
 	twoKeys := []string{RowKey(two[0]), RowKey(two[1])}
 	f, _ = ParseFilter("-f order")
 	idx, _ = f.Apply(two, twoKeys, []int{0, 1})

@@ -1,8 +1,10 @@
-package model
+package query
 
 import (
 	"cmp"
 	"slices"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // SortKey names a column the fleet can be sorted by.
@@ -19,9 +21,9 @@ const (
 var SortKeys = []SortKey{SortName, SortAge, SortState, SortRestarts}
 
 // stateRank puts the states an operator must act on first.
-var stateRank = map[EffectiveState]int{
-	StateDead: 0, StateGone: 1, StateFailed: 2, StateTerminating: 3, StateUnknown: 4,
-	StateStarting: 5, StatePending: 6, StateRunning: 7,
+var stateRank = map[model.EffectiveState]int{
+	model.StateDead: 0, model.StateGone: 1, model.StateFailed: 2, model.StateTerminating: 3, model.StateUnknown: 4,
+	model.StateStarting: 5, model.StatePending: 6, model.StateRunning: 7,
 }
 
 // SortOrder is a sort key and direction.
@@ -38,7 +40,7 @@ type SortOrder struct {
 //
 // name: namespace/name. age: newest first. state: worst identity first, then
 // worst effective state. restarts: most first. Desc reverses the primary field only.
-func Sort(rows []*Sandbox, idx []int, o SortOrder) {
+func Sort(rows []*model.Sandbox, idx []int, o SortOrder) {
 	compare := o.compare()
 	slices.SortFunc(idx, func(a, b int) int { return compare(rows[a], rows[b]) })
 }
@@ -50,7 +52,7 @@ func Sort(rows []*Sandbox, idx []int, o SortOrder) {
 // pair kept its fields and sortedness is a property of adjacent pairs. A
 // live update that changes a few rows then costs a few comparisons instead
 // of a sort of the fleet.
-func InOrderAround(rows []*Sandbox, idx []int, o SortOrder, positions []int) bool {
+func InOrderAround(rows []*model.Sandbox, idx []int, o SortOrder, positions []int) bool {
 	compare := o.compare()
 	for _, p := range positions {
 		if p > 0 && compare(rows[idx[p-1]], rows[idx[p]]) > 0 {
@@ -65,9 +67,9 @@ func InOrderAround(rows []*Sandbox, idx []int, o SortOrder, positions []int) boo
 
 // compare is the total order Sort uses: the primary field (reversed when
 // Desc), then Key.
-func (o SortOrder) compare() func(a, b *Sandbox) int {
+func (o SortOrder) compare() func(a, b *model.Sandbox) int {
 	primary := comparer(o.Key)
-	return func(a, b *Sandbox) int {
+	return func(a, b *model.Sandbox) int {
 		if c := primary(a, b); c != 0 {
 			if o.Desc {
 				return -c
@@ -78,21 +80,21 @@ func (o SortOrder) compare() func(a, b *Sandbox) int {
 	}
 }
 
-func comparer(k SortKey) func(a, b *Sandbox) int {
+func comparer(k SortKey) func(a, b *model.Sandbox) int {
 	switch k {
 	case SortAge:
-		return func(a, b *Sandbox) int { return b.CreatedAt().Compare(a.CreatedAt()) }
+		return func(a, b *model.Sandbox) int { return b.CreatedAt().Compare(a.CreatedAt()) }
 	case SortState:
-		return func(a, b *Sandbox) int {
+		return func(a, b *model.Sandbox) int {
 			if c := cmp.Compare(b.Identity().Rank(), a.Identity().Rank()); c != 0 {
 				return c
 			}
 			return cmp.Compare(rank(stateRank, a.State), rank(stateRank, b.State))
 		}
 	case SortRestarts:
-		return func(a, b *Sandbox) int { return cmp.Compare(b.Restarts, a.Restarts) }
+		return func(a, b *model.Sandbox) int { return cmp.Compare(b.Restarts, a.Restarts) }
 	default:
-		return func(a, b *Sandbox) int {
+		return func(a, b *model.Sandbox) int {
 			if c := cmp.Compare(a.Namespace(), b.Namespace()); c != 0 {
 				return c
 			}
@@ -101,7 +103,7 @@ func comparer(k SortKey) func(a, b *Sandbox) int {
 	}
 }
 
-func rank(m map[EffectiveState]int, s EffectiveState) int {
+func rank(m map[model.EffectiveState]int, s model.EffectiveState) int {
 	if r, ok := m[s]; ok {
 		return r
 	}
