@@ -8,6 +8,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model/modeltest"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -18,7 +19,7 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 	for _, name := range []string{"c", "a", "b"} {
 		f.UpsertBatchSandbox(batchSandbox(name, "10.0.0."+name))
 	}
-	f.UpsertPod(SlimPod(runningPod("b-0", "ub", "10.0.1.1", ownedBy("b", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.1.1", modeltest.OwnedBy("b", 0))))
 	s1 := f.Snapshot()
 	if s2 := f.Snapshot(); s2 != s1 {
 		t.Error("unchanged fleet gave a new snapshot")
@@ -35,7 +36,7 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 	}
 	oldB := s1.Sandbox(bsKey("b"))
 	oldState := oldB.State
-	f.UpsertPod(SlimPod(runningPod("b-0", "ub", "10.0.1.1", ownedBy("b", 0), exited(1, "Error"))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.1.1", modeltest.OwnedBy("b", 0), modeltest.Exited(1, "Error"))))
 	f.UpsertBatchSandbox(batchSandbox("aa", ""))
 	f.DeleteBatchSandbox(ns, "c")
 	s2 := f.Snapshot()
@@ -65,7 +66,7 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 func TestSnapshotPodsSortedByNamespaceThenName(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	for _, n := range [][2]string{{"a-b", "x"}, {"a", "y"}, {"a", "x"}} {
-		p := runningPod(n[1], n[0]+n[1], "")
+		p := modeltest.RunningPod(n[1], n[0]+n[1], "")
 		p.Namespace = n[0]
 		f.UpsertPod(SlimPod(p))
 	}
@@ -82,11 +83,11 @@ func TestPlainPodSandboxes(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	// A BatchSandbox Pod carries opensandbox.io/id too: never a plain sandbox,
 	// even before its BatchSandbox arrives.
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0))))
-	f.UpsertPod(SlimPod(runningPod("pool-x", "up", "10.0.0.2", pooledIn("pool-a"))))
-	plain := runningPod("solo", "us", "10.0.0.3")
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("pool-x", "up", "10.0.0.2", modeltest.PooledIn("pool-a"))))
+	plain := modeltest.RunningPod("solo", "us", "10.0.0.3")
 	f.UpsertPod(SlimPod(plain))
-	unlabelled := runningPod("web", "uw", "10.0.0.4")
+	unlabelled := modeltest.RunningPod("web", "uw", "10.0.0.4")
 	delete(unlabelled.Labels, osv1.LabelSandboxID)
 	f.UpsertPod(SlimPod(unlabelled))
 	s := f.Snapshot()
@@ -121,10 +122,10 @@ func TestCustomPodSelector(t *testing.T) {
 	}
 	f := NewFleet(FleetOptions{Now: c.Now, PodSelector: sel})
 	f.SetStatus(SourceStatus{Synced: true})
-	p := runningPod("m", "um", "10.0.0.1")
+	p := modeltest.RunningPod("m", "um", "10.0.0.1")
 	p.Labels = map[string]string{"team": "ml"}
 	f.UpsertPod(SlimPod(p))
-	f.UpsertPod(SlimPod(runningPod("other", "uo", "10.0.0.2")))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("other", "uo", "10.0.0.2")))
 	if s := f.Snapshot(); len(s.Sandboxes()) != 1 || s.Sandboxes()[0].Key != plainKey("m") {
 		t.Errorf("sandboxes %v", s.Sandboxes())
 	}
@@ -134,19 +135,19 @@ func TestIPHistory(t *testing.T) {
 	f, c := newSyncedFleet(t)
 	const ip = "10.0.3.7"
 	f.UpsertBatchSandbox(batchSandbox("a", ip))
-	a := runningPod("a-0", "ua", "", ownedBy("a", 0))
-	initializing(a)
+	a := modeltest.RunningPod("a-0", "ua", "", modeltest.OwnedBy("a", 0))
+	modeltest.Initializing(a)
 	f.UpsertPod(SlimPod(a))
 	c.Advance(time.Second)
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", ip, ownedBy("a", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0))))
 	holdA := c.now
 	c.Advance(38 * time.Second)
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", ip, ownedBy("a", 0), exited(0, "Completed"))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed"))))
 	endA := c.now
 	before := f.Snapshot()
 	c.Advance(35 * time.Second)
 	f.UpsertBatchSandbox(batchSandbox("b", ip))
-	f.UpsertPod(SlimPod(runningPod("b-0", "ub", ip, ownedBy("b", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", ip, modeltest.OwnedBy("b", 0))))
 	holdB := c.now
 	h := f.Snapshot().IPHistory(ip)
 	if len(h) != 2 {
@@ -194,7 +195,7 @@ func TestChangesCoalesce(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	<-f.Changes() // SetStatus
 	for i := 0; i < 100; i++ {
-		f.UpsertPod(SlimPod(runningPod(fmt.Sprint("p", i), fmt.Sprint("u", i), "")))
+		f.UpsertPod(SlimPod(modeltest.RunningPod(fmt.Sprint("p", i), fmt.Sprint("u", i), "")))
 	}
 	select {
 	case <-f.Changes():
@@ -236,7 +237,7 @@ func TestConcurrentReaders(t *testing.T) {
 		name := fmt.Sprint("s", i%20)
 		ip := fmt.Sprint("10.0.0.", i%7)
 		f.UpsertBatchSandbox(batchSandbox(name, ip))
-		p := runningPod(name+"-0", fmt.Sprint("u", i), ip, ownedBy(name, 0))
+		p := modeltest.RunningPod(name+"-0", fmt.Sprint("u", i), ip, modeltest.OwnedBy(name, 0))
 		f.UpsertPod(SlimPod(p))
 		if i%3 == 0 {
 			f.DeletePod(SlimPod(p))
@@ -257,7 +258,7 @@ func TestIndexesStayFlat(t *testing.T) {
 		name := fmt.Sprint("s", i)
 		ip := fmt.Sprint("10.0.", i%3, ".", i%250)
 		f.UpsertBatchSandbox(batchSandbox(name, ip))
-		p := runningPod(name+"-0", fmt.Sprint("u", i), ip, ownedBy(name, 0))
+		p := modeltest.RunningPod(name+"-0", fmt.Sprint("u", i), ip, modeltest.OwnedBy(name, 0))
 		f.UpsertPod(SlimPod(p))
 		f.Snapshot()
 		c.Advance(time.Second)
@@ -296,11 +297,11 @@ func TestRandomChurnInvariants(t *testing.T) {
 		case 2:
 			f.DeleteBatchSandbox(ns, name)
 		case 3, 4:
-			opts := []fpOpt{ownedBy(name, 0)}
+			opts := []modeltest.PodOption{modeltest.OwnedBy(name, 0)}
 			if rng.Intn(4) == 0 {
-				opts = append(opts, exited(1, "Error"))
+				opts = append(opts, modeltest.Exited(1, "Error"))
 			}
-			p := runningPod(name+"-0", fmt.Sprint("u", step), ip, opts...)
+			p := modeltest.RunningPod(name+"-0", fmt.Sprint("u", step), ip, opts...)
 			live[p.Name] = p
 			f.UpsertPod(SlimPod(p))
 		case 5:
@@ -309,7 +310,7 @@ func TestRandomChurnInvariants(t *testing.T) {
 				delete(live, p.Name)
 			}
 		case 6:
-			p := runningPod(fmt.Sprint("plain", i), fmt.Sprint("pu", step), ip)
+			p := modeltest.RunningPod(fmt.Sprint("plain", i), fmt.Sprint("pu", step), ip)
 			live[p.Name] = p
 			f.UpsertPod(SlimPod(p))
 		case 7:
@@ -401,8 +402,8 @@ func TestChangedSince(t *testing.T) {
 		f.UpsertBatchSandbox(batchSandbox(name, "10.0.0."+name))
 	}
 	s1 := f.Snapshot()
-	f.UpsertPod(SlimPod(runningPod("c-0", "uc", "10.0.1.3", ownedBy("c", 0))))
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.1.1", ownedBy("a", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("c-0", "uc", "10.0.1.3", modeltest.OwnedBy("c", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.1.1", modeltest.OwnedBy("a", 0))))
 	s2 := f.Snapshot()
 	got, ok := s2.ChangedSince(s1)
 	if !ok || !slices.Equal(got, []int{0, 2}) {
@@ -445,7 +446,7 @@ func TestChangedSince(t *testing.T) {
 	}
 	// A log that overflowed no longer reaches back.
 	for i := 0; i <= maxChangeLog; i++ {
-		f.UpsertPod(SlimPod(runningPod("d-0", fmt.Sprint("ud", i%2), "10.0.1.4", ownedBy("d", 0))))
+		f.UpsertPod(SlimPod(modeltest.RunningPod("d-0", fmt.Sprint("ud", i%2), "10.0.1.4", modeltest.OwnedBy("d", 0))))
 	}
 	if _, ok := f.Snapshot().ChangedSince(s6); ok {
 		t.Fatal("ChangedSince past an overflowed log")
@@ -470,7 +471,7 @@ func TestStatusOnlyChangeSharesTheSandboxList(t *testing.T) {
 	if !s2.SameSandboxes(s1) {
 		t.Fatal("a status-only change published a new sandbox list")
 	}
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
 	s3 := f.Snapshot()
 	if s3.SameSandboxes(s2) || s3.SandboxAt(0) == s2.SandboxAt(0) {
 		t.Fatal("a sandbox change in place reused the published list")
@@ -486,7 +487,7 @@ func TestStatusOnlyChangeSharesTheSandboxList(t *testing.T) {
 // labelled for another sandbox belongs to that one.
 func TestPooledPodOwnership(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertPod(SlimPod(runningPod("warm-1", "uw", "10.0.0.9", pooledIn("pool-a"))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("warm-1", "uw", "10.0.0.9", modeltest.PooledIn("pool-a"))))
 	f.UpsertBatchSandbox(pooledSandbox("old", ft0, []string{"warm-1"}, "10.0.0.9"))
 	if id := mustSandbox(t, f, bsKey("old")).Identity(); id != IdentityOK {
 		t.Fatalf("sole claimer: %s", id)
@@ -506,7 +507,7 @@ func TestPooledPodOwnership(t *testing.T) {
 		t.Errorf("the newer claimer: %s", id)
 	}
 	f.DeleteBatchSandbox(ns, "new")
-	relabelled := runningPod("warm-1", "uw", "10.0.0.9", pooledIn("pool-a"))
+	relabelled := modeltest.RunningPod("warm-1", "uw", "10.0.0.9", modeltest.PooledIn("pool-a"))
 	relabelled.Labels[osv1.LabelBatchSandboxName] = "someone-else"
 	f.UpsertPod(SlimPod(relabelled))
 	if id := mustSandbox(t, f, bsKey("old")).Identity(); id == IdentityOK {

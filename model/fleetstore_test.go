@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sandscope/sandscope/model/modeltest"
 )
 
 func TestFleetAsKnownObjects(t *testing.T) {
@@ -68,7 +70,7 @@ func TestFleetAsKnownObjects(t *testing.T) {
 func TestPodEntrySharesLinkedKey(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("sb", "10.0.0.1"))
-	f.UpsertPod(SlimPod(runningPod("sb-0", "uid-1", "10.0.0.1", ownedBy("sb", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("sb-0", "uid-1", "10.0.0.1", modeltest.OwnedBy("sb", 0))))
 	key := nn(ns, "sb-0")
 	var linkKey, podKey string
 	for _, k := range f.sandboxes[sandboxKey(EngineBatchSandbox, ns, "sb")].links {
@@ -112,7 +114,7 @@ func TestPodLinksMoveBetweenEntryAndIndex(t *testing.T) {
 			t.Fatalf("%s: the index does not have the links of a Pod the Fleet does not have", step)
 		}
 	}
-	pod := runningPod("p", "u1", "10.0.0.5")
+	pod := modeltest.RunningPod("p", "u1", "10.0.0.5")
 	f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"p"}, "10.0.0.5"))
 	check("linked before the Pod exists", "a")
 	f.UpsertPod(SlimPod(pod))

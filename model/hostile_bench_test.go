@@ -7,6 +7,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model/modeltest"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -89,17 +90,17 @@ func TestHolderChangeWithoutIPChange(t *testing.T) {
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.7")) // its a-0 is gone
 	f.UpsertBatchSandbox(batchSandbox("b"))
 	f.UpsertBatchSandbox(batchSandbox("c"))
-	ownerOnly := func(bsbx string) fpOpt {
+	ownerOnly := func(bsbx string) modeltest.PodOption {
 		return func(p *corev1.Pod) {
 			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "BatchSandbox", Name: bsbx, UID: types.UID("uid-" + bsbx)}}
 		}
 	}
-	f.UpsertPod(SlimPod(runningPod("p", "u-p", "10.0.0.7", ownerOnly("b"))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("p", "u-p", "10.0.0.7", ownerOnly("b"))))
 	h := mustSandbox(t, f, bsKey("a")).Slots[0].Holder
 	if h == nil || h.Pod != "p" || h.Sandbox != bsKey("b") {
 		t.Fatalf("holder %+v, want p of %s", h, bsKey("b"))
 	}
-	f.UpsertPod(SlimPod(runningPod("p", "u-p", "10.0.0.7", ownerOnly("c"))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("p", "u-p", "10.0.0.7", ownerOnly("c"))))
 	if h := mustSandbox(t, f, bsKey("a")).Slots[0].Holder; h == nil || h.Sandbox != bsKey("c") {
 		t.Fatalf("holder %+v, want p of %s", h, bsKey("c"))
 	}

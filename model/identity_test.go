@@ -5,6 +5,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model/modeltest"
 )
 
 // TestIdentityStates replays each identity state through the Fleet's public
@@ -26,7 +27,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "OK: recorded IP is the running linked Pod's",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityOK, state: StateRunning}},
@@ -35,7 +36,7 @@ func TestIdentityStates(t *testing.T) {
 			name: "OK: sandbox before its Pod (informer order does not matter)",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityOK, state: StateRunning}},
 		},
@@ -43,8 +44,8 @@ func TestIdentityStates(t *testing.T) {
 			name: "UNASSIGNED: empty endpoints entry",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ""))
-				p := runningPod("a-0", "ua", "", ownedBy("a", 0))
-				initializing(p)
+				p := modeltest.RunningPod("a-0", "ua", "", modeltest.OwnedBy("a", 0))
+				modeltest.Initializing(p)
 				f.UpsertPod(SlimPod(p))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityUnassigned, state: StateStarting}},
@@ -60,7 +61,7 @@ func TestIdentityStates(t *testing.T) {
 			name: "POD_DEAD: Pod Failed, engine still records its IP",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(137, "OOMKilled"))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(137, "OOMKilled"))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateDead}},
 		},
@@ -68,7 +69,7 @@ func TestIdentityStates(t *testing.T) {
 			name: "POD_DEAD: main container terminated, phase still Running",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), mainTerminated)))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.MainTerminated)))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateDead}},
 		},
@@ -76,7 +77,7 @@ func TestIdentityStates(t *testing.T) {
 			name: "POD_DEAD: Pod being deleted",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), deletingAt(ft0, 30))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.DeletingAt(ft0, 30))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateTerminating}},
 		},
@@ -84,7 +85,7 @@ func TestIdentityStates(t *testing.T) {
 			name: "POD_GONE: Pod deleted, address still recorded",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
+				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
 				f.UpsertPod(SlimPod(p))
 				f.DeletePod(SlimPod(p))
 			},
@@ -94,11 +95,11 @@ func TestIdentityStates(t *testing.T) {
 			name: "IP_TAKEN: A died, B got its IP (a dead sandbox's IP reused by a new Pod)",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
 				c.Advance(39 * time.Second)
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(0, "Completed"))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed"))))
 				c.Advance(35 * time.Second)
-				f.UpsertPod(SlimPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
 			},
 			want: []want{
@@ -110,12 +111,12 @@ func TestIdentityStates(t *testing.T) {
 			name: "IP_TAKEN: IP reused within one second of the deletion",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
+				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
 				f.UpsertPod(SlimPod(p))
 				f.DeletePod(SlimPod(p))
 				c.Advance(800 * time.Millisecond)
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
-				f.UpsertPod(SlimPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
 			},
 			want: []want{
 				{key: bsKey("a"), identity: IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: StateGone},
@@ -127,8 +128,8 @@ func TestIdentityStates(t *testing.T) {
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
-				f.UpsertPod(SlimPod(runningPod("b-0", "ub", ipA, ownedBy("b", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
 			},
 			want: []want{
 				{key: bsKey("a"), identity: IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: StateRunning},
@@ -139,8 +140,8 @@ func TestIdentityStates(t *testing.T) {
 			name: "IP_TAKEN by a Pod of no sandbox",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0), exited(1, "Error"))))
-				stranger := runningPod("web-1", "uw", ipA)
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(1, "Error"))))
+				stranger := modeltest.RunningPod("web-1", "uw", ipA)
 				delete(stranger.Labels, osv1.LabelSandboxID)
 				f.UpsertPod(SlimPod(stranger))
 			},
@@ -150,10 +151,10 @@ func TestIdentityStates(t *testing.T) {
 			name: "UID_CHANGED: same-name re-creation at another IP",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
+				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
 				f.UpsertPod(SlimPod(p))
 				f.DeletePod(SlimPod(p))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua2", "10.0.9.9", ownedBy("a", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua2", "10.0.9.9", modeltest.OwnedBy("a", 0))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
 		},
@@ -161,10 +162,10 @@ func TestIdentityStates(t *testing.T) {
 			name: "UID_CHANGED: same-name re-creation holding the same IP",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				p := runningPod("a-0", "ua", ipA, ownedBy("a", 0))
+				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
 				f.UpsertPod(SlimPod(p))
 				f.DeletePod(SlimPod(p))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua2", ipA, ownedBy("a", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua2", ipA, modeltest.OwnedBy("a", 0))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
 		},
@@ -172,8 +173,8 @@ func TestIdentityStates(t *testing.T) {
 			name: "UID_CHANGED: re-creation seen without the delete event",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua2", "10.0.9.9", ownedBy("a", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua2", "10.0.9.9", modeltest.OwnedBy("a", 0))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
 		},
@@ -181,14 +182,14 @@ func TestIdentityStates(t *testing.T) {
 			name: "IP_STALE: linked Pod lives at another IP",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-				f.UpsertPod(SlimPod(runningPod("a-0", "ua", ipA, ownedBy("a", 0))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
 			},
 			want: []want{{key: bsKey("a"), identity: IdentityIPStale, state: StateRunning}},
 		},
 		{
 			name: "pooled: released Pod reused by another sandbox",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(SlimPod(runningPod("pool-a-x1", "up", ipA, pooledIn("pool-a"))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("pool-a-x1", "up", ipA, modeltest.PooledIn("pool-a"))))
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
 				c.Advance(time.Minute)
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, nil, ipA)) // alloc-released lists it now
@@ -202,7 +203,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "pooled: Pod still listed by the old sandbox and handed to a newer one",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(SlimPod(runningPod("pool-a-x1", "up", ipA, pooledIn("pool-a"))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("pool-a-x1", "up", ipA, modeltest.PooledIn("pool-a"))))
 				f.UpsertBatchSandbox(pooledSandbox("b", ft0.Add(time.Hour), []string{"pool-a-x1"}, ipA))
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
 			},
@@ -214,7 +215,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "pooled: allocated Pod deleted (OpenSandbox #954)",
 			steps: func(f *Fleet, c *testClock) {
-				p := runningPod("pool-a-x1", "up", ipA, pooledIn("pool-a"))
+				p := modeltest.RunningPod("pool-a-x1", "up", ipA, modeltest.PooledIn("pool-a"))
 				f.UpsertPod(SlimPod(p))
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
 				f.DeletePod(SlimPod(p))
@@ -224,16 +225,16 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "plain Pod: OK, then dead",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(SlimPod(runningPod("p1", "u1", ipA)))
-				f.UpsertPod(SlimPod(runningPod("p1", "u1", ipA, exited(137, "OOMKilled"))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("p1", "u1", ipA)))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("p1", "u1", ipA, modeltest.Exited(137, "OOMKilled"))))
 			},
 			want: []want{{key: plainKey("p1"), identity: IdentityPodDead, state: StateDead}},
 		},
 		{
 			name: "plain Pod: a dead one's IP taken by another plain Pod",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(SlimPod(runningPod("p1", "u1", ipA, exited(137, "OOMKilled"))))
-				f.UpsertPod(SlimPod(runningPod("p2", "u2", ipA)))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("p1", "u1", ipA, modeltest.Exited(137, "OOMKilled"))))
+				f.UpsertPod(SlimPod(modeltest.RunningPod("p2", "u2", ipA)))
 			},
 			want: []want{
 				{key: plainKey("p1"), identity: IdentityIPTaken, holder: "p2", holderSb: plainKey("p2"), state: StateDead},
@@ -243,7 +244,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "agent Sandbox: Pod through status.selector",
 			steps: func(f *Fleet, c *testClock) {
-				p := runningPod("ag", "u1", ipA)
+				p := modeltest.RunningPod("ag", "u1", ipA)
 				p.Labels = map[string]string{"agents.x-k8s.io/sandbox-name-hash": "abc"}
 				f.UpsertPod(SlimPod(p))
 				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: SlimPod(p).ObjectMeta, Selector: "agents.x-k8s.io/sandbox-name-hash=abc",
@@ -254,8 +255,8 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "agent Sandbox: recorded podIPs differ from its Pod",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: SlimPod(runningPod("ag", "ua", "")).ObjectMeta, Selector: "app=x", PodIPs: []string{"10.0.0.1"}})
-				p := runningPod("ag-pod", "u1", ipA)
+				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: SlimPod(modeltest.RunningPod("ag", "ua", "")).ObjectMeta, Selector: "app=x", PodIPs: []string{"10.0.0.1"}})
+				p := modeltest.RunningPod("ag-pod", "u1", ipA)
 				p.Labels = map[string]string{"app": "x"}
 				f.UpsertPod(SlimPod(p))
 			},
@@ -302,7 +303,7 @@ func TestUnknownWhileNotSynced(t *testing.T) {
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
 	f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
 	f.UpsertPool(&Pool{ObjectMeta: ObjectMeta{Namespace: "sbx", Name: "pool-a"}})
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
 	check := func(wantID IdentityState, wantState EffectiveState) {
 		t.Helper()
 		sb := mustSandbox(t, f, bsKey("a"))
@@ -327,7 +328,7 @@ func TestUnknownWhileNotSynced(t *testing.T) {
 	lost := ft0.Add(time.Minute)
 	f.SetStatus(SourceStatus{Synced: true, DisconnectedSince: &lost})
 	check(IdentityUnknown, StateUnknown)
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), exited(1, "Error"))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.Exited(1, "Error"))))
 	sb := mustSandbox(t, f, bsKey("a"))
 	if hasNotice(sb, CodePodDead) != nil || sb.Identity() != IdentityUnknown {
 		t.Fatalf("disconnected snapshot shows identity notices: %v", noticeCodes(sb))
@@ -337,7 +338,7 @@ func TestUnknownWhileNotSynced(t *testing.T) {
 }
 
 func TestDeriveIdentityPure(t *testing.T) {
-	p := SlimPod(runningPod("a-0", "ua", "10.0.0.1"))
+	p := SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1"))
 	since := ft0
 	cases := []struct {
 		name  string

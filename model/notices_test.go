@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model/modeltest"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -52,8 +53,8 @@ func TestImageKey(t *testing.T) {
 func TestEntrypointNotRun(t *testing.T) {
 	const digestRef = "reg.example/rl-env@sha256:1111"
 	keepAlive := func(name, uid, ip string) *corev1.Pod {
-		return runningPod(name, uid, ip, ownedBy(strings.TrimSuffix(name, "-0"), 0),
-			withCommand(osv1.BootstrapPath, "tail", "-f", "/dev/null"), withImageID("docker-pullable://"+digestRef))
+		return modeltest.RunningPod(name, uid, ip, modeltest.OwnedBy(strings.TrimSuffix(name, "-0"), 0),
+			modeltest.WithCommand(osv1.BootstrapPath, "tail", "-f", "/dev/null"), modeltest.WithImageID("docker-pullable://"+digestRef))
 	}
 	cases := []struct {
 		name     string
@@ -112,7 +113,7 @@ func TestEntrypointNotRun(t *testing.T) {
 func TestUserCommandNeedsNoImageCheck(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
 	if got := f.PendingImageChecks(); len(got) != 0 {
 		t.Fatalf("image check for a container running a user command: %q", got)
 	}
@@ -121,19 +122,19 @@ func TestUserCommandNeedsNoImageCheck(t *testing.T) {
 func TestNotExecReady(t *testing.T) {
 	cases := []struct {
 		name string
-		opts []fpOpt
+		opts []modeltest.PodOption
 		want bool
 	}{
 		{"running and ready", nil, false},
-		{"main container not ready", []fpOpt{notReady}, true},
-		{"no bootstrap.sh: execd never started", []fpOpt{withCommand("python", "app.py")}, true},
-		{"not running yet", []fpOpt{initializing}, false},
+		{"main container not ready", []modeltest.PodOption{modeltest.NotReady}, true},
+		{"no bootstrap.sh: execd never started", []modeltest.PodOption{modeltest.WithCommand("python", "app.py")}, true},
+		{"not running yet", []modeltest.PodOption{modeltest.Initializing}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _ := newSyncedFleet(t)
 			f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-			f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", append([]fpOpt{ownedBy("a", 0)}, tc.opts...)...)))
+			f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", append([]modeltest.PodOption{modeltest.OwnedBy("a", 0)}, tc.opts...)...)))
 			sb := mustSandbox(t, f, bsKey("a"))
 			if got := hasNotice(sb, CodeNotExecReady) != nil; got != tc.want {
 				t.Errorf("NOT_EXEC_READY %v, want %v (%v)", got, tc.want, noticeCodes(sb))
@@ -145,7 +146,7 @@ func TestNotExecReady(t *testing.T) {
 func TestRestartNotice(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), restarted(3, "OOMKilled", 137))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.Restarted(3, "OOMKilled", 137))))
 	sb := mustSandbox(t, f, bsKey("a"))
 	n := hasNotice(sb, CodeRestarted)
 	if n == nil {
@@ -175,7 +176,7 @@ func TestBadAnnotationReachesTheSandbox(t *testing.T) {
 func TestImageConfigRetried(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), withCommand(osv1.BootstrapPath, "sleep", "infinity"))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.WithCommand(osv1.BootstrapPath, "sleep", "infinity"))))
 	if got := f.PendingImageChecks(); !slices.Equal(got, []string{"python:3.12"}) {
 		t.Fatalf("pending %q", got)
 	}

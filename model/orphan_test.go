@@ -6,6 +6,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model/modeltest"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,9 +20,9 @@ import (
 func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 	f, clock := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", ""))
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "", ownedBy("a", 0), initializing, deletingAt(ft0, 30))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "", modeltest.OwnedBy("a", 0), modeltest.Initializing, modeltest.DeletingAt(ft0, 30))))
 	f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
-	f.UpsertPod(SlimPod(runningPod("b-0", "ub", "10.0.0.2", ownedBy("b", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.0.2", modeltest.OwnedBy("b", 0))))
 
 	f.DeleteBatchSandbox(ns, "a")
 	f.DeleteBatchSandbox(ns, "b") // its Pod is not deleting yet, but names it
@@ -68,7 +69,7 @@ func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 	}
 
 	// The Pod's final deletion takes the row with it.
-	f.DeletePod(SlimPod(runningPod("a-0", "ua", "")))
+	f.DeletePod(SlimPod(modeltest.RunningPod("a-0", "ua", "")))
 	if f.Snapshot().Sandbox(bsKey("a")) != nil {
 		t.Error("row a stayed after its last Pod went")
 	}
@@ -77,7 +78,7 @@ func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 	if b := f.Snapshot().Sandbox(bsKey("b")); b == nil || b.EnginePhase != PhaseSucceed || b.State != StateRunning {
 		t.Errorf("row b after its object came back: %+v", b)
 	}
-	f.DeletePod(SlimPod(runningPod("b-0", "ub", "")))
+	f.DeletePod(SlimPod(modeltest.RunningPod("b-0", "ub", "")))
 	f.DeleteBatchSandbox(ns, "b")
 	if n := f.Snapshot().NumSandboxes(); n != 0 {
 		t.Errorf("%d rows left, want 0", n)
@@ -89,11 +90,11 @@ func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 // name label goes back to its Pool and does not, until it is itself deleted.
 func TestPodOfUnseenSandboxAndPoolPods(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertPod(SlimPod(runningPod("gone-0", "ug", "10.0.0.9", ownedBy("gone", 0), deletingAt(ft0, 30))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("gone-0", "ug", "10.0.0.9", modeltest.OwnedBy("gone", 0), modeltest.DeletingAt(ft0, 30))))
 	if f.Snapshot().Sandbox(bsKey("gone")) == nil {
 		t.Error("no row for the Pod of an unseen BatchSandbox")
 	}
-	pool := runningPod("pool-x1", "up", "10.0.0.10", func(p *corev1.Pod) {
+	pool := modeltest.RunningPod("pool-x1", "up", "10.0.0.10", func(p *corev1.Pod) {
 		p.Labels[osv1.LabelBatchSandboxName] = "released"
 		p.OwnerReferences = append(p.OwnerReferences, ownerRef("Pool", "pool"))
 	})
@@ -101,7 +102,7 @@ func TestPodOfUnseenSandboxAndPoolPods(t *testing.T) {
 	if f.Snapshot().Sandbox(bsKey("released")) != nil {
 		t.Error("an idle pool Pod labelled with a deleted sandbox's name made a row")
 	}
-	deletingAt(ft0, 30)(pool)
+	modeltest.DeletingAt(ft0, 30)(pool)
 	f.UpsertPod(SlimPod(pool))
 	if f.Snapshot().Sandbox(bsKey("released")) == nil {
 		t.Error("a deleting pool Pod labelled with a deleted sandbox's name made no row")
@@ -112,9 +113,9 @@ func TestPodOfUnseenSandboxAndPoolPods(t *testing.T) {
 func TestDeletedAgentSandboxKeepsARow(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: ObjectMeta{Name: "ag", Namespace: ns, UID: "uag"}})
-	f.UpsertPod(SlimPod(runningPod("ag", "up", "10.0.0.3", func(p *corev1.Pod) {
+	f.UpsertPod(SlimPod(modeltest.RunningPod("ag", "up", "10.0.0.3", func(p *corev1.Pod) {
 		p.OwnerReferences = append(p.OwnerReferences, ownerRef("Sandbox", "ag"))
-	}, deletingAt(ft0, 30))))
+	}, modeltest.DeletingAt(ft0, 30))))
 	f.DeleteAgentSandbox(ns, "ag")
 	sb := f.Snapshot().Sandbox(agentKey("ag"))
 	if sb == nil || sb.EnginePhase != PhaseDeleted || sb.PrimarySlot() == nil || sb.PrimarySlot().PodName != "ag" {
@@ -138,8 +139,8 @@ func ownerRef(kind, name string) metav1.OwnerReference {
 // sandboxes then replace; those whose sandbox never comes get theirs at the sync.
 func TestDeletedSandboxRowsWaitForTheSync(t *testing.T) {
 	f := NewFleet(FleetOptions{Now: func() time.Time { return ft0 }})
-	f.UpsertPod(SlimPod(runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0))))
-	f.UpsertPod(SlimPod(runningPod("gone-0", "ug", "10.0.0.2", ownedBy("gone", 0), deletingAt(ft0, 30))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("gone-0", "ug", "10.0.0.2", modeltest.OwnedBy("gone", 0), modeltest.DeletingAt(ft0, 30))))
 	f.mu.Lock()
 	rows := len(f.sandboxes)
 	f.mu.Unlock()

@@ -8,9 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandscope/sandscope/model/modeltest"
 )
 
-func createdAt(t time.Time) fpOpt {
+func createdAt(t time.Time) modeltest.PodOption {
 	return func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(t) }
 }
 
@@ -27,9 +29,9 @@ func createEvent(sandbox, pod string, first, last time.Time, count int32) corev1
 func TestPodRecreatedFromTimestamps(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("fresh", "10.0.0.1"))
-	f.UpsertPod(SlimPod(runningPod("fresh-0", "u1", "10.0.0.1", ownedBy("fresh", 0), createdAt(ft0.Add(2*time.Second)))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("fresh-0", "u1", "10.0.0.1", modeltest.OwnedBy("fresh", 0), createdAt(ft0.Add(2*time.Second)))))
 	f.UpsertBatchSandbox(batchSandbox("again", "10.0.0.2"))
-	f.UpsertPod(SlimPod(runningPod("again-0", "u2", "10.0.0.2", ownedBy("again", 0), createdAt(ft0.Add(40*time.Minute)))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("again-0", "u2", "10.0.0.2", modeltest.OwnedBy("again", 0), createdAt(ft0.Add(40*time.Minute)))))
 
 	if sb := mustSandbox(t, f, bsKey("fresh")); hasNotice(sb, CodePodRecreated) != nil {
 		t.Errorf("POD_RECREATED on a Pod created with its sandbox: %v", noticeCodes(sb))
@@ -48,7 +50,7 @@ func TestPodRecreatedFromTimestamps(t *testing.T) {
 
 	// A pooled sandbox's Pod comes from its Pool: its age says nothing.
 	f.UpsertBatchSandbox(pooledSandbox("pooled", ft0, []string{"pool-a-x"}, "10.0.0.3"))
-	f.UpsertPod(SlimPod(runningPod("pool-a-x", "u3", "10.0.0.3", pooledIn("pool-a"), createdAt(ft0.Add(time.Hour)))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("pool-a-x", "u3", "10.0.0.3", modeltest.PooledIn("pool-a"), createdAt(ft0.Add(time.Hour)))))
 	if sb := mustSandbox(t, f, bsKey("pooled")); hasNotice(sb, CodePodRecreated) != nil {
 		t.Errorf("POD_RECREATED on a pooled sandbox: %v", noticeCodes(sb))
 	}
@@ -61,7 +63,7 @@ func TestPodRecreatedFromReadyCondition(t *testing.T) {
 	b := batchSandbox("r", "10.0.0.4")
 	b.SetReady(ft0.Add(70 * time.Second)) // late: kept
 	f.UpsertBatchSandbox(b)
-	f.UpsertPod(SlimPod(runningPod("r-0", "u4", "10.0.0.4", ownedBy("r", 0), createdAt(ft0.Add(100*time.Second)))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("r-0", "u4", "10.0.0.4", modeltest.OwnedBy("r", 0), createdAt(ft0.Add(100*time.Second)))))
 	n := hasNotice(mustSandbox(t, f, bsKey("r")), CodePodRecreated)
 	if n == nil || !strings.Contains(n.Message, "created after its sandbox was already Ready") ||
 		!hasEvidence(*n, wantEvidence{Observed, "Ready=True condition last transitioned at 2026-11-29T17:25:15Z"}) ||
@@ -81,9 +83,9 @@ func TestPodRecreatedFromReadyCondition(t *testing.T) {
 func TestRecreatedFromEvents(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("quick", "10.0.0.5"))
-	f.UpsertPod(SlimPod(runningPod("quick-0", "u5", "10.0.0.5", ownedBy("quick", 0), createdAt(ft0.Add(30*time.Second)))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("quick-0", "u5", "10.0.0.5", modeltest.OwnedBy("quick", 0), createdAt(ft0.Add(30*time.Second)))))
 	f.UpsertBatchSandbox(batchSandbox("late", "10.0.0.6"))
-	f.UpsertPod(SlimPod(runningPod("late-0", "u6", "10.0.0.6", ownedBy("late", 0), createdAt(ft0.Add(time.Hour)))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("late-0", "u6", "10.0.0.6", modeltest.OwnedBy("late", 0), createdAt(ft0.Add(time.Hour)))))
 	events := []corev1.Event{
 		createEvent("quick", "quick-0", ft0, ft0, 1), createEvent("quick", "quick-0", ft0.Add(30*time.Second), ft0.Add(30*time.Second), 1),
 		createEvent("late", "late-0", ft0, ft0.Add(time.Hour), 2),         // aggregated: count 2

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandscope/sandscope/model/modeltest"
 )
 
 // goldenRows derives rows that set every field of a Sandbox's JSON form:
@@ -31,18 +33,18 @@ func goldenRows(t *testing.T) []*Sandbox {
 	b.Finalizers = []string{"pool.sandbox.opensandbox.io/pool-allocation", "example.com/hold&keep"}
 	expire := ft0.Add(30 * time.Minute)
 	b.ExpireTime = &expire
-	f.UpsertPod(SlimPod(runningPod("a-pod0", "u-pod0", ipA, pooledIn("pool-a"),
-		restarted(2, "OOMKilled", 137), deletingAt(ft0.Add(time.Minute), 30))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("a-pod0", "u-pod0", ipA, modeltest.PooledIn("pool-a"),
+		modeltest.Restarted(2, "OOMKilled", 137), modeltest.DeletingAt(ft0.Add(time.Minute), 30))))
 	f.UpsertBatchSandbox(b)
 
-	p2 := runningPod("p2", "u-p2", ipB, deletingAt(ft0.Add(2*time.Minute), 10))
+	p2 := modeltest.RunningPod("p2", "u-p2", ipB, modeltest.DeletingAt(ft0.Add(2*time.Minute), 10))
 	p2.Finalizers = []string{"example.com/p2"}
 	f.UpsertPod(SlimPod(p2))
 
-	ag := runningPod("ag", "u-ag-pod", ipC)
+	ag := modeltest.RunningPod("ag", "u-ag-pod", ipC)
 	ag.Labels = map[string]string{"app": "agent"}
 	f.UpsertPod(SlimPod(ag))
-	agMeta := SlimPod(runningPod("ag", "u-ag", "")).ObjectMeta
+	agMeta := SlimPod(modeltest.RunningPod("ag", "u-ag", "")).ObjectMeta
 	agMeta.Labels = LabelsFrom(map[string]string{"owner": "bob"})
 	// Sub-second times pin the time.Time encoding (metav1.Time's drops them).
 	agMeta.CreationTimestamp = metav1.NewTime(ft0.Add(123456789 * time.Nanosecond))

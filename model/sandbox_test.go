@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandscope/sandscope/model/modeltest"
 )
 
 // A row is allocated per sandbox and per change: it must stay in the
@@ -23,7 +25,7 @@ func TestRowSharesSourceMeta(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	b := batchSandbox("a")
 	f.UpsertBatchSandbox(b)
-	p := SlimPod(runningPod("p", "up", "10.0.0.9"))
+	p := SlimPod(modeltest.RunningPod("p", "up", "10.0.0.9"))
 	f.UpsertPod(p)
 	ag := &AgentSandbox{ObjectMeta: ObjectMeta{Namespace: ns, Name: "ag", UID: "u-ag"}}
 	f.UpsertAgentSandbox(ag)
@@ -49,7 +51,7 @@ func TestSandboxWithoutMetaReadsEmpty(t *testing.T) {
 // has a deletionTimestamp and finalizers.
 func TestPlainPodRowHasNoObjectDeletion(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	pod := runningPod("p", "up", "10.0.0.9", deletingAt(ft0, 30))
+	pod := modeltest.RunningPod("p", "up", "10.0.0.9", modeltest.DeletingAt(ft0, 30))
 	pod.Finalizers = []string{"example.com/hold"}
 	f.UpsertPod(SlimPod(pod))
 	sb := mustSandbox(t, f, plainKey("p"))

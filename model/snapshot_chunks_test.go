@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sandscope/sandscope/internal/mem"
+	"github.com/sandscope/sandscope/model/modeltest"
 )
 
 // Through the Fleet: updates in place after a Snapshot leave it as it was,
@@ -20,7 +21,7 @@ func TestSnapshotsStayImmutableAcrossChunks(t *testing.T) {
 	kept := slices.Clone(old.Sandboxes())
 	for _, i := range []int{3, mem.ChunkSize + 1, n - 1} {
 		name := fmt.Sprintf("s%04d", i)
-		f.UpsertPod(SlimPod(runningPod(name+"-0", "u"+name, fmt.Sprintf("10.0.%d.%d", i/250, i%250), ownedBy(name, 0))))
+		f.UpsertPod(SlimPod(modeltest.RunningPod(name+"-0", "u"+name, fmt.Sprintf("10.0.%d.%d", i/250, i%250), modeltest.OwnedBy(name, 0))))
 	}
 	now := f.Snapshot()
 	if !slices.Equal(old.Sandboxes(), kept) {

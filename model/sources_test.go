@@ -9,6 +9,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model/modeltest"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -134,7 +135,7 @@ func TestAgentSandboxAndPoolFromUnstructured(t *testing.T) {
 
 func TestSlimPod(t *testing.T) {
 	grace := int64(30)
-	p := runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), restarted(1, "Error", 1))
+	p := modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.Restarted(1, "Error", 1))
 	p.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}", "x": "y"}
 	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}
 	p.Finalizers = []string{"f"}
@@ -175,7 +176,7 @@ func TestSlimPod(t *testing.T) {
 		t.Errorf("container status %+v", cs)
 	}
 	// A container that never ended keeps no memory limit.
-	fresh := runningPod("b-0", "ub", "10.0.0.2")
+	fresh := modeltest.RunningPod("b-0", "ub", "10.0.0.2")
 	fresh.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
 	if l := SlimPod(fresh).Spec.Containers[0].MemoryLimit; l != nil {
 		t.Errorf("memory limit %s kept for a container that never ended", l)
@@ -199,17 +200,17 @@ func TestSlimPodRareStatus(t *testing.T) {
 		podIPs                int
 		initContainerStatuses int
 	}{
-		{name: "running, single stack, init done", pod: runningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
+		{name: "running, single stack, init done", pod: modeltest.RunningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
 			p.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.1"}}
 			p.Status.InitContainerStatuses = []corev1.ContainerStatus{initDone}
 		})},
-		{name: "evicted", pod: runningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
+		{name: "evicted", pod: modeltest.RunningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
 			p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, "Evicted", "The node was low on resource: memory."
 		}), rare: true, reason: "Evicted", message: "The node was low on resource: memory."},
-		{name: "dual stack", pod: runningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
+		{name: "dual stack", pod: modeltest.RunningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
 			p.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.1"}, {IP: "fd00::1"}}
 		}), rare: true, podIPs: 2},
-		{name: "init container failing", pod: runningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
+		{name: "init container failing", pod: modeltest.RunningPod("a-0", "ua", "10.0.0.1", func(p *corev1.Pod) {
 			p.Status.Phase = corev1.PodPending
 			p.Status.InitContainerStatuses = []corev1.ContainerStatus{initFailed}
 		}), rare: true, initContainerStatuses: 1},

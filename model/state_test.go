@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandscope/sandscope/model/modeltest"
 )
 
 func TestEffectiveStateAndEngineMismatch(t *testing.T) {
@@ -20,24 +22,24 @@ func TestEffectiveStateAndEngineMismatch(t *testing.T) {
 		wantCodes  []string
 		avoidCodes []string
 	}{
-		{name: "Succeed and running", phase: PhaseSucceed, pod: runningPod("a-0", "ua", ip, ownedBy("a", 0)),
+		{name: "Succeed and running", phase: PhaseSucceed, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0)),
 			wantState: StateRunning, avoidCodes: []string{CodeStateMismatch, CodeFailedSticky}},
-		{name: "Succeed but the Pod exited", phase: PhaseSucceed, pod: runningPod("a-0", "ua", ip, ownedBy("a", 0), exited(0, "Completed")),
+		{name: "Succeed but the Pod exited", phase: PhaseSucceed, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed")),
 			wantState: StateDead, wantCodes: []string{CodeStateMismatch, CodePodDead}},
-		{name: "Pending but the Pod exited (controller fell back)", phase: PhasePending, pod: runningPod("a-0", "ua", ip, ownedBy("a", 0), exited(0, "Completed")),
+		{name: "Pending but the Pod exited (controller fell back)", phase: PhasePending, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed")),
 			wantState: StateDead, wantCodes: []string{CodeStateMismatch}},
-		{name: "Allocated but the Pod exited", phase: PhaseAllocated, pod: runningPod("a-0", "ua", ip, ownedBy("a", 0), mainTerminated),
+		{name: "Allocated but the Pod exited", phase: PhaseAllocated, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.MainTerminated),
 			wantState: StateDead, wantCodes: []string{CodeStateMismatch}},
-		{name: "Failed and sticky while Ready again", phase: PhaseFailed, pod: runningPod("a-0", "ua", ip, ownedBy("a", 0)),
+		{name: "Failed and sticky while Ready again", phase: PhaseFailed, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0)),
 			wantState: StateRunning, wantCodes: []string{CodeFailedSticky}, avoidCodes: []string{CodeStateMismatch}},
 		{name: "Failed with an image pull error", phase: PhaseFailed, pod: func() *corev1.Pod {
-			p := runningPod("a-0", "ua", ip, ownedBy("a", 0))
-			initializing(p)
+			p := modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0))
+			modeltest.Initializing(p)
 			p.Status.ContainerStatuses[0].State.Waiting.Reason = "ImagePullBackOff"
 			return p
 		}(), wantState: StateFailed, avoidCodes: []string{CodeFailedSticky}},
 		{name: "Pending and no Pod yet", phase: PhasePending, wantState: StatePending, avoidCodes: []string{CodeStateMismatch}},
-		{name: "object deleting", phase: PhaseSucceed, deleting: true, pod: runningPod("a-0", "ua", ip, ownedBy("a", 0)),
+		{name: "object deleting", phase: PhaseSucceed, deleting: true, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0)),
 			wantState: StateTerminating, avoidCodes: []string{CodeStateMismatch}},
 	}
 	for _, tc := range cases {
@@ -86,10 +88,10 @@ func TestStuckTerminating(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, c := newSyncedFleet(t)
 			f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-			p := runningPod("a-0", "ua", "10.0.0.1", ownedBy("a", 0), deletingAt(ft0, 30))
+			p := modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.DeletingAt(ft0, 30))
 			p.Finalizers = []string{"example.com/hold"}
 			if tc.initializing {
-				initializing(p)
+				modeltest.Initializing(p)
 			}
 			f.UpsertPod(SlimPod(p))
 			if sl := mustSandbox(t, f, bsKey("a")).PrimarySlot(); sl.Stuck != nil {
@@ -122,7 +124,7 @@ func TestStuckTerminating(t *testing.T) {
 }
 
 func TestGraceSecondsOrder(t *testing.T) {
-	p := runningPod("a", "u", "")
+	p := modeltest.RunningPod("a", "u", "")
 	if g := graceSeconds(SlimPod(p)); g != 30 {
 		t.Errorf("default grace %d", g)
 	}
@@ -165,7 +167,7 @@ func TestBatchSandboxStuckOnFinalizers(t *testing.T) {
 func TestTickTouchesOnlyTimedSandboxes(t *testing.T) {
 	f, c := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("calm", "10.0.0.2"))
-	f.UpsertPod(SlimPod(runningPod("calm-0", "uc", "10.0.0.2", ownedBy("calm", 0))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("calm-0", "uc", "10.0.0.2", modeltest.OwnedBy("calm", 0))))
 	b := batchSandbox("exp", "10.0.0.3")
 	exp := ft0.Add(time.Hour)
 	b.ExpireTime = &exp

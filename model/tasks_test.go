@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model/modeltest"
 )
 
 // A pooled sandbox whose task template runs the user's command keeps its
@@ -16,7 +17,7 @@ func TestPooledTaskSandbox(t *testing.T) {
 	b := pooledSandbox("task", ft0, []string{"pool-a-x1"}, "10.0.0.9")
 	b.SetTask(true, []string{"python", "-m", "eval"}, TaskCounts{Running: 1, Succeed: 4, Failed: 2})
 	f.UpsertBatchSandbox(b)
-	f.UpsertPod(SlimPod(runningPod("pool-a-x1", "ux1", "10.0.0.9", pooledIn("pool-a"), withCommand(osv1.BootstrapPath, "tail", "-f", "/dev/null"))))
+	f.UpsertPod(SlimPod(modeltest.RunningPod("pool-a-x1", "ux1", "10.0.0.9", modeltest.PooledIn("pool-a"), modeltest.WithCommand(osv1.BootstrapPath, "tail", "-f", "/dev/null"))))
 	if got := f.PendingImageChecks(); len(got) != 0 {
 		t.Errorf("image config requested for a task sandbox: %q", got)
 	}
