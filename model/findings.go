@@ -57,26 +57,6 @@ func NewFinding(context string, sb *Sandbox, n Notice) Finding {
 	return f
 }
 
-// Findings turns every notice of every sandbox of snap into a Finding of
-// context, sorted by SortFindings.
-func Findings(snap *Snapshot, context string) []Finding {
-	if snap == nil {
-		return nil
-	}
-	n := 0
-	for _, sb := range snap.Sandboxes() {
-		n += len(sb.Notices)
-	}
-	out := make([]Finding, 0, n)
-	for _, sb := range snap.Sandboxes() {
-		for _, no := range sb.Notices {
-			out = append(out, NewFinding(context, sb, no))
-		}
-	}
-	SortFindings(out)
-	return out
-}
-
 // SortFindings orders findings worst first, then by context, namespace,
 // sandbox, pod and code, so reports are stable from run to run.
 func SortFindings(fs []Finding) {
