@@ -35,6 +35,7 @@ import (
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/kube/sim"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/ui"
 )
 
@@ -119,7 +120,7 @@ func (r *results) print(w io.Writer) {
 // watcherSource adapts a kube.Watcher to ui.Source.
 type watcherSource struct{ w *kube.Watcher }
 
-func (s watcherSource) Snapshot() *model.Snapshot            { return s.w.Fleet().Snapshot() }
+func (s watcherSource) Snapshot() *fleet.Snapshot            { return s.w.Fleet().Snapshot() }
 func (s watcherSource) Subscribe() (<-chan struct{}, func()) { return s.w.Subscribe() }
 
 func BenchmarkScale(b *testing.B) {
@@ -284,7 +285,7 @@ func BenchmarkScale(b *testing.B) {
 	b.ReportMetric(heapPer, "heap-B/sandbox")
 }
 
-func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns string, w *kube.Watcher, snap *model.Snapshot, res *results) {
+func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns string, w *kube.Watcher, snap *fleet.Snapshot, res *results) {
 	visible := snap.Sandboxes()
 	if len(visible) > 30 {
 		visible = visible[:30] // the first rows by name: on screen in a 50-line terminal

@@ -18,7 +18,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 type execFlags struct {
@@ -153,7 +153,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 		// Targeted reads of just the target and what its identity depends
 		// on: the cost does not grow with the namespace's fleet.
 		lookup := kube.LookupOptions{PodSelector: g.Selector, StuckAfter: g.StuckAfter}
-		xopts.Lookup = func(ctx context.Context, ns, ref string) (*model.Snapshot, error) {
+		xopts.Lookup = func(ctx context.Context, ns, ref string) (*fleet.Snapshot, error) {
 			o := lookup
 			o.Namespace = ns
 			return clients.LookupSandbox(ctx, ref, o)
@@ -261,7 +261,7 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	}
 	lookup := kube.LookupOptions{StuckAfter: g.StuckAfter}
 	x := execute.New(execute.Options{Cluster: clients, Transports: execute.DefaultTransports(clients, token, f.execdPort),
-		Lookup: func(ctx context.Context, ns, ref string) (*model.Snapshot, error) {
+		Lookup: func(ctx context.Context, ns, ref string) (*fleet.Snapshot, error) {
 			o := lookup
 			o.Namespace = ns
 			return clients.LookupSandbox(ctx, ref, o)

@@ -14,6 +14,7 @@ import (
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/listing"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 type getFlags struct {
@@ -114,7 +115,7 @@ func runGet(ctx context.Context, g *Globals, f *getFlags, args []string) error {
 // readFleet reads one context once, as a sweep does: connect, sync, and
 // for findings analyze. What was partial goes to stderr as warnings; a
 // context that cannot be read is exit 1.
-func readFleet(ctx context.Context, g *Globals, t sweep.Target, opts sweep.Options, analyze bool) (*model.Snapshot, []model.Finding, error) {
+func readFleet(ctx context.Context, g *Globals, t sweep.Target, opts sweep.Options, analyze bool) (*fleet.Snapshot, []model.Finding, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	cannot := func(err error) error {
@@ -143,7 +144,7 @@ func readFleet(ctx context.Context, g *Globals, t sweep.Target, opts sweep.Optio
 }
 
 // noResources is kubectl's line for an empty answer.
-func noResources(snap *model.Snapshot) string {
+func noResources(snap *fleet.Snapshot) string {
 	if ns := snap.Status.Namespaces; len(ns) == 1 {
 		return fmt.Sprintf("No resources found in %s namespace.", textsafe.Line(ns[0]))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/sandscope/sandscope/actions/inspect"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/ui"
 )
 
@@ -152,10 +153,10 @@ func (s *session) current() *connection {
 }
 
 // Snapshot implements ui.Source.
-func (s *session) Snapshot() *model.Snapshot {
+func (s *session) Snapshot() *fleet.Snapshot {
 	c := s.current()
 	if c == nil {
-		return &model.Snapshot{}
+		return &fleet.Snapshot{}
 	}
 	return c.watcher.Fleet().Snapshot()
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/sim"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 func TestDiscoveryFindsTheEngines(t *testing.T) {
@@ -85,7 +86,7 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 		// Seed 000's pile-up: Pods of deleted sandboxes stuck Terminating,
 		// most still in PodInitializing, each in its deleted sandbox's row.
 		orphans, stuck, initializing := 0, 0, 0
-		for _, sp := range model.StuckPodsOf(snap) {
+		for _, sp := range fleet.StuckPodsOf(snap) {
 			stuck++
 			if sp.PodInitializing {
 				initializing++
@@ -391,7 +392,7 @@ func startWatched(ctx context.Context, t *testing.T, seed int64) (*Demo, *kube.W
 }
 
 // holderRuns: the Pod holding an address is its sandbox's running Pod.
-func holderRuns(snap *model.Snapshot, h *model.Holder) bool {
+func holderRuns(snap *fleet.Snapshot, h *model.Holder) bool {
 	sb := snap.Sandbox(h.Sandbox)
 	return sb != nil && sb.State == model.StateRunning
 }

@@ -13,13 +13,14 @@ import (
 
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/ui"
 )
 
 // watcherSource is the demo's watcher as the TUI's Source.
 type watcherSource struct{ w *kube.Watcher }
 
-func (s watcherSource) Snapshot() *model.Snapshot            { return s.w.Fleet().Snapshot() }
+func (s watcherSource) Snapshot() *fleet.Snapshot            { return s.w.Fleet().Snapshot() }
 func (s watcherSource) Subscribe() (<-chan struct{}, func()) { return s.w.Subscribe() }
 
 // TestTUILogsAndEventsInTheDemo opens the TUI on the demo fleet, filters to

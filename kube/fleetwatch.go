@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // A fleet watch is an informer without a cache or a queue of its own: client-go's
@@ -199,11 +200,11 @@ func (k fleetKnown[T]) GetByKey(key string) (any, bool, error) {
 	return nil, false, nil
 }
 
-func fleetPods(f *model.Fleet) cache.KeyListerGetter {
+func fleetPods(f *fleet.Fleet) cache.KeyListerGetter {
 	return fleetKnown[*model.Pod]{keys: f.PodKeys, get: f.PodByKey}
 }
 
-func fleetBatchSandboxes(f *model.Fleet) cache.KeyListerGetter {
+func fleetBatchSandboxes(f *fleet.Fleet) cache.KeyListerGetter {
 	return fleetKnown[*model.BatchSandbox]{keys: f.BatchSandboxKeys, get: f.BatchSandboxByKey}
 }
 

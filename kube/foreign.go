@@ -10,13 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // A namespace-scoped Watcher sees only its namespace's Pods, but the IP a
 // dead sandbox records may have gone to a Pod anywhere in the cluster:
 // without a look there, IP_TAKEN reads as POD_DEAD. The Watcher asks the
 // API server, live and by field selector status.podIP, which Pods hold the
-// IPs no watched Pod answers for (model.Fleet.ForeignCandidates): a few
+// IPs no watched Pod answers for (fleet.Fleet.ForeignCandidates): a few
 // requests for the few dead sandboxes, where a cluster-wide Pod watch would
 // keep every Pod of the cluster. When RBAC forbids listing Pods across
 // namespaces, the fleet is told, and those slots say they were checked in
@@ -97,10 +98,10 @@ func (w *Watcher) holdersElsewhere(ctx context.Context, ip string) ([]model.Hold
 		if err != nil {
 			return nil, err
 		}
-		if p.Namespace == w.opts.Namespace || p.Status.PodIP != ip || !model.HoldsIP(p) {
+		if p.Namespace == w.opts.Namespace || p.Status.PodIP != ip || !fleet.HoldsIP(p) {
 			continue // the watch answers for its own namespace; a fake may ignore the selector
 		}
-		h := model.Holder{Namespace: p.Namespace, Pod: p.Name, UID: string(p.UID), Sandbox: model.SandboxKeyOfPod(p)}
+		h := model.Holder{Namespace: p.Namespace, Pod: p.Name, UID: string(p.UID), Sandbox: fleet.SandboxKeyOfPod(p)}
 		if p.Status.StartTime != nil {
 			h.Since = p.Status.StartTime.Time
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // deadSandboxIPTakenElsewhere plays a dead sandbox whose IP a new Pod took across namespaces: the
@@ -74,7 +75,7 @@ func TestIdentityAcrossNamespaces(t *testing.T) {
 
 	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
 	key := "bsbx/" + ns + "/dead"
-	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "IP_TAKEN by the Pod of the other namespace", func(s *model.Snapshot) bool {
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "IP_TAKEN by the Pod of the other namespace", func(s *fleet.Snapshot) bool {
 		sb := s.Sandbox(key)
 		return sb != nil && sb.Identity() == model.IdentityIPTaken
 	})
@@ -97,7 +98,7 @@ func TestIdentityAcrossNamespacesForbidden(t *testing.T) {
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	w := startWatcher(t, cfg, kube.WatcherOptions{Namespace: ns})
 	key := "bsbx/" + ns + "/dead"
-	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "POD_DEAD checked in its namespace only", func(s *model.Snapshot) bool {
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "POD_DEAD checked in its namespace only", func(s *fleet.Snapshot) bool {
 		sb := s.Sandbox(key)
 		return sb != nil && sb.PrimarySlot() != nil && sb.PrimarySlot().NamespaceOnly
 	})

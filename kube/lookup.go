@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // LookupOptions configure LookupSandbox.
@@ -47,14 +48,14 @@ type LookupOptions struct {
 // The one exception is a pooled Pod that carries no owner label: only the
 // other BatchSandboxes' alloc-status annotations say who holds it, so their
 // metadata is listed (in pages) in that namespace.
-func (c *Clients) LookupSandbox(ctx context.Context, ref string, opts LookupOptions) (*model.Snapshot, error) {
+func (c *Clients) LookupSandbox(ctx context.Context, ref string, opts LookupOptions) (*fleet.Snapshot, error) {
 	ctx, cancel := c.requestContext(ctx)
 	defer cancel()
 	sources, err := DiscoverSources(ctx, c.Discovery)
 	if err != nil {
 		return nil, err
 	}
-	fopts := model.FleetOptions{StuckAfter: opts.StuckAfter}
+	fopts := fleet.Options{StuckAfter: opts.StuckAfter}
 	if opts.PodSelector != "" {
 		sel, err := labels.Parse(opts.PodSelector)
 		if err != nil {
@@ -78,22 +79,22 @@ func (c *Clients) LookupSandbox(ctx context.Context, ref string, opts LookupOpti
 		return nil, l.err
 	}
 
-	fleet := model.NewFleet(fopts)
+	fl := fleet.New(fopts)
 	for _, p := range l.pods {
-		fleet.UpsertPod(p)
+		fl.UpsertPod(p)
 	}
 	for _, b := range l.batch {
-		fleet.UpsertBatchSandbox(b)
+		fl.UpsertBatchSandbox(b)
 	}
 	for _, a := range l.agents {
-		fleet.UpsertAgentSandbox(a)
+		fl.UpsertAgentSandbox(a)
 	}
 	st := model.SourceStatus{Context: c.Context, Cluster: c.Cluster, Server: c.Server, Synced: true, AsOf: time.Now(), Notes: l.notes}
 	if opts.Namespace != "" {
 		st.Namespaces = []string{opts.Namespace}
 	}
-	fleet.SetStatus(st)
-	return fleet.Snapshot(), nil
+	fl.SetStatus(st)
+	return fl.Snapshot(), nil
 }
 
 // cutPodRef takes NAME from "pod/NAME" (not from a plain-Pod sandbox's

@@ -21,6 +21,7 @@ import (
 	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/kube/sim"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // BenchmarkRetainedMemory is the watcher's memory per sandbox without a
@@ -46,24 +47,24 @@ func BenchmarkRetainedMemory(b *testing.B) {
 	for range b.N {
 		before, inuseBefore := liveHeap(), heapInuse()
 		// As the Watcher does: the fleet is the only store (fleetwatch.go).
-		fleet := model.NewFleet(model.FleetOptions{})
+		fl := fleet.New(fleet.Options{})
 		lists := mem.NewStringLists() // as the Watcher shares them
 		for _, data := range bsbxs {
 			obj, _, err := batchSandboxCodec{lists: lists}.Decode(data, nil, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			fleet.UpsertBatchSandbox(obj.(*model.BatchSandbox))
+			fl.UpsertBatchSandbox(obj.(*model.BatchSandbox))
 		}
 		for _, data := range pods {
 			p, _, err := decodePod(data, lists) // as podwatch.go reads them
 			if err != nil {
 				b.Fatal(err)
 			}
-			fleet.UpsertPod(p)
+			fl.UpsertPod(p)
 		}
-		fleet.SetStatus(model.SourceStatus{Synced: true})
-		if got := len(fleet.Snapshot().Sandboxes()); got != n {
+		fl.SetStatus(model.SourceStatus{Synced: true})
+		if got := len(fl.Snapshot().Sandboxes()); got != n {
 			b.Fatalf("%d sandboxes in the fleet, want %d", got, n)
 		}
 		perSandbox = float64(int64(liveHeap())-int64(before)) / float64(n)
@@ -75,7 +76,7 @@ func BenchmarkRetainedMemory(b *testing.B) {
 		if path := os.Getenv("SANDSCOPE_HEAPPROFILE"); path != "" {
 			writeHeapProfile(b, path)
 		}
-		runtime.KeepAlive(fleet)
+		runtime.KeepAlive(fl)
 	}
 	b.ReportMetric(perSandbox, "heapB/sandbox")
 	b.ReportMetric(spansPerSandbox, "spanB/sandbox")

@@ -25,6 +25,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // Defaults of WatcherOptions.
@@ -72,7 +73,7 @@ type WatcherOptions struct {
 	TickEvery time.Duration
 }
 
-// Watcher keeps a model.Fleet up to date from watches: Pods and
+// Watcher keeps a fleet.Fleet up to date from watches: Pods and
 // BatchSandboxes feed the fleet with no cache beside it (fleetwatch.go),
 // Pools and agent Sandboxes come through dynamic informers; every object is
 // slimmed by a transform before anything keeps it. It also runs the fleet's
@@ -85,7 +86,7 @@ type Watcher struct {
 	clients     *Clients
 	opts        WatcherOptions
 	now         func() time.Time
-	fleet       *model.Fleet
+	fleet       *fleet.Fleet
 	selectorErr error
 	health      *apiHealth
 	changes     *broadcaster
@@ -129,7 +130,7 @@ func NewWatcher(c *Clients, opts WatcherOptions) *Watcher {
 		lists:   mem.NewStringLists(),
 		synced:  make(chan struct{}),
 	}
-	fleetOpts := model.FleetOptions{StuckAfter: opts.StuckAfter, Now: opts.Now}
+	fleetOpts := fleet.Options{StuckAfter: opts.StuckAfter, Now: opts.Now}
 	if opts.PodSelector != "" {
 		sel, err := labels.Parse(opts.PodSelector)
 		if err != nil {
@@ -138,14 +139,14 @@ func NewWatcher(c *Clients, opts WatcherOptions) *Watcher {
 			fleetOpts.PodSelector = sel
 		}
 	}
-	w.fleet = model.NewFleet(fleetOpts)
+	w.fleet = fleet.New(fleetOpts)
 	w.health = newAPIHealth(w.now, w.publishStatus)
 	return w
 }
 
 // Fleet is the model the watcher feeds. Take Snapshots from it; for change
 // notifications use Subscribe, not Fleet().Changes().
-func (w *Watcher) Fleet() *model.Fleet { return w.fleet }
+func (w *Watcher) Fleet() *fleet.Fleet { return w.fleet }
 
 // Subscribe returns a channel that receives a coalesced signal whenever the
 // fleet changed (capacity 1: several changes while the reader is busy make

@@ -19,7 +19,7 @@ import (
 
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
-	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // BenchmarkWatcherFleet measures the watcher over N non-pooled BatchSandboxes
@@ -225,7 +225,7 @@ func patchPods(b *testing.B, c *kubetest.Cluster, ns string, m int, gen string, 
 	return processCPU() - cpu0
 }
 
-func allPatched(s *model.Snapshot, ns string, m int, gen string) bool {
+func allPatched(s *fleet.Snapshot, ns string, m int, gen string) bool {
 	seen := 0
 	for _, p := range s.Pods() {
 		if p.Namespace == ns && p.Labels.Get("bench.sandscope.io/gen") == gen {

@@ -37,6 +37,7 @@ import (
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // waitTimeout is generous on purpose: the tests assert that a state appears,
@@ -82,7 +83,7 @@ func startWatcher(t *testing.T, cfg *rest.Config, opts kube.WatcherOptions) *kub
 // waitFor waits until cond holds for a fleet snapshot and returns the
 // snapshot and the time since start (taken just before the write the test
 // waits to see).
-func waitFor(t *testing.T, w *kube.Watcher, start time.Time, timeout time.Duration, what string, cond func(*model.Snapshot) bool) (*model.Snapshot, time.Duration) {
+func waitFor(t *testing.T, w *kube.Watcher, start time.Time, timeout time.Duration, what string, cond func(*fleet.Snapshot) bool) (*fleet.Snapshot, time.Duration) {
 	t.Helper()
 	changes, unsubscribe := w.Subscribe()
 	defer unsubscribe()
@@ -100,7 +101,7 @@ func waitFor(t *testing.T, w *kube.Watcher, start time.Time, timeout time.Durati
 	}
 }
 
-func describe(s *model.Snapshot) string {
+func describe(s *fleet.Snapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  status: synced=%v disconnectedSince=%v forbidden=%v notes=%v\n", s.Status.Synced, s.Status.DisconnectedSince, s.Status.Forbidden, s.Status.Notes)
 	for _, sb := range s.Sandboxes() {
@@ -123,7 +124,7 @@ func describe(s *model.Snapshot) string {
 	return b.String()
 }
 
-func slotIdentity(s *model.Snapshot, key string) model.IdentityState {
+func slotIdentity(s *fleet.Snapshot, key string) model.IdentityState {
 	sb := s.Sandbox(key)
 	if sb == nil || sb.PrimarySlot() == nil {
 		return ""
@@ -174,7 +175,7 @@ func TestIncidentIPTaken(t *testing.T) {
 	ct.SetEndpoints(ns, "sbx-a", ip)
 	start := time.Now()
 	ct.SetBatchSandboxStatus(ns, "sbx-a", runningStatus)
-	_, d := waitFor(t, w, start, waitTimeout, "A OK", func(s *model.Snapshot) bool {
+	_, d := waitFor(t, w, start, waitTimeout, "A OK", func(s *fleet.Snapshot) bool {
 		return slotIdentity(s, keyA) == model.IdentityOK
 	})
 	t.Logf("latency: BatchSandbox status write → A OK in snapshot: %s", d)
@@ -185,7 +186,7 @@ func TestIncidentIPTaken(t *testing.T) {
 	start = time.Now()
 	kl.Terminate(ns, "sbx-a-0", osv1.ContainerSandbox, 137, "Error")
 	kl.SetPhase(ns, "sbx-a-0", corev1.PodFailed, "", "")
-	_, d = waitFor(t, w, start, waitTimeout, "A POD_DEAD", func(s *model.Snapshot) bool {
+	_, d = waitFor(t, w, start, waitTimeout, "A POD_DEAD", func(s *fleet.Snapshot) bool {
 		return slotIdentity(s, keyA) == model.IdentityPodDead
 	})
 	t.Logf("latency: Pod A Failed (2 status writes) → A POD_DEAD: %s", d)
@@ -195,7 +196,7 @@ func TestIncidentIPTaken(t *testing.T) {
 	// 17:25:19: B's Pod starts with A's old IP.
 	start = time.Now()
 	kl.SetRunning(ns, "sbx-b-0", ip)
-	snap, d := waitFor(t, w, start, waitTimeout, "A IP_TAKEN by B", func(s *model.Snapshot) bool {
+	snap, d := waitFor(t, w, start, waitTimeout, "A IP_TAKEN by B", func(s *fleet.Snapshot) bool {
 		sb := s.Sandbox(keyA)
 		return slotIdentity(s, keyA) == model.IdentityIPTaken && sb.PrimarySlot().Holder != nil
 	})
@@ -211,7 +212,7 @@ func TestIncidentIPTaken(t *testing.T) {
 	start = time.Now()
 	ct.SetEndpoints(ns, "sbx-b", ip)
 	ct.SetBatchSandboxStatus(ns, "sbx-b", runningStatus)
-	snap, d = waitFor(t, w, start, waitTimeout, "B OK", func(s *model.Snapshot) bool {
+	snap, d = waitFor(t, w, start, waitTimeout, "B OK", func(s *fleet.Snapshot) bool {
 		return slotIdentity(s, keyB) == model.IdentityOK
 	})
 	t.Logf("latency: B endpoints+status writes → B OK: %s", d)
@@ -242,13 +243,13 @@ func TestIncidentUIDChanged(t *testing.T) {
 	kl.SetRunning(ns, "sbx-u-0", ip)
 	ct.SetEndpoints(ns, "sbx-u", ip)
 	ct.SetBatchSandboxStatus(ns, "sbx-u", runningStatus)
-	waitFor(t, w, time.Now(), waitTimeout, "OK", func(s *model.Snapshot) bool {
+	waitFor(t, w, time.Now(), waitTimeout, "OK", func(s *fleet.Snapshot) bool {
 		return slotIdentity(s, key) == model.IdentityOK
 	})
 
 	start := time.Now()
 	kl.ForceDelete(ns, "sbx-u-0")
-	_, d := waitFor(t, w, start, waitTimeout, "POD_GONE", func(s *model.Snapshot) bool {
+	_, d := waitFor(t, w, start, waitTimeout, "POD_GONE", func(s *fleet.Snapshot) bool {
 		return slotIdentity(s, key) == model.IdentityPodGone
 	})
 	t.Logf("latency: Pod delete → POD_GONE: %s", d)
@@ -260,7 +261,7 @@ func TestIncidentUIDChanged(t *testing.T) {
 	}
 	start = time.Now()
 	kl.SetRunning(ns, "sbx-u-0", ip)
-	snap, d := waitFor(t, w, start, waitTimeout, "UID_CHANGED", func(s *model.Snapshot) bool {
+	snap, d := waitFor(t, w, start, waitTimeout, "UID_CHANGED", func(s *fleet.Snapshot) bool {
 		return slotIdentity(s, key) == model.IdentityUIDChanged
 	})
 	t.Logf("latency: re-created Pod Running → UID_CHANGED: %s", d)
@@ -293,7 +294,7 @@ func TestIncidentStuckTerminating(t *testing.T) {
 	if deleted.DeletionTimestamp == nil {
 		t.Fatalf("pod has no deletionTimestamp after DeleteHeld")
 	}
-	snap, d := waitFor(t, w, start, waitTimeout+5*time.Second, "stuck Terminating", func(s *model.Snapshot) bool {
+	snap, d := waitFor(t, w, start, waitTimeout+5*time.Second, "stuck Terminating", func(s *fleet.Snapshot) bool {
 		sb := s.Sandbox(key)
 		return sb != nil && sb.PrimarySlot() != nil && sb.PrimarySlot().Stuck != nil && hasNotice(sb, model.CodeStuckTerminating) != nil
 	})
@@ -369,7 +370,7 @@ func TestIncidentEntrypointNotRun(t *testing.T) {
 		}
 	})
 
-	snap, d := waitFor(t, w, start, waitTimeout, "ENTRYPOINT_NOT_RUN and IMAGE_CONFIG_UNREADABLE", func(s *model.Snapshot) bool {
+	snap, d := waitFor(t, w, start, waitTimeout, "ENTRYPOINT_NOT_RUN and IMAGE_CONFIG_UNREADABLE", func(s *fleet.Snapshot) bool {
 		return hasNotice(s.SandboxOfPod(ns, "keepalive"), model.CodeEntrypointNotRun) != nil &&
 			hasNotice(s.SandboxOfPod(ns, "registry-down"), model.CodeImageConfigUnreadable) != nil
 	})
@@ -424,7 +425,7 @@ func watchedRunningSandbox(t *testing.T, c *kubetest.Cluster, name, ip string) (
 	kl.SetRunning(ns, name+"-0", ip)
 	ct.SetEndpoints(ns, name, ip)
 	ct.SetBatchSandboxStatus(ns, name, runningStatus)
-	waitFor(t, w, time.Now(), waitTimeout, "OK", func(s *model.Snapshot) bool {
+	waitFor(t, w, time.Now(), waitTimeout, "OK", func(s *fleet.Snapshot) bool {
 		return slotIdentity(s, key) == model.IdentityOK
 	})
 	return w, key
@@ -438,7 +439,7 @@ func TestWatcherDisconnect(t *testing.T) {
 
 	start := time.Now()
 	c.StopAPIServer(t)
-	snap, d := waitFor(t, w, start, waitTimeout, "disconnected + UNKNOWN", func(s *model.Snapshot) bool {
+	snap, d := waitFor(t, w, start, waitTimeout, "disconnected + UNKNOWN", func(s *fleet.Snapshot) bool {
 		return s.Status.DisconnectedSince != nil && slotIdentity(s, key) == model.IdentityUnknown
 	})
 	t.Logf("latency: kube-apiserver killed → DisconnectedSince set, identity UNKNOWN: %s", d)
@@ -457,7 +458,7 @@ func TestWatcherDisconnect(t *testing.T) {
 	c.StartAPIServer(t)
 	t.Logf("kube-apiserver restarted and ready after %s", time.Since(start))
 	// The informers come back on client-go's own backoff (up to ~30 s).
-	_, d = waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *model.Snapshot) bool {
+	_, d = waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *fleet.Snapshot) bool {
 		return s.Status.DisconnectedSince == nil && slotIdentity(s, key) == model.IdentityOK
 	})
 	t.Logf("latency: StartAPIServer called → reconnected, identity OK again: %s", d)
@@ -472,14 +473,14 @@ func TestWatcherFrozenAPIServer(t *testing.T) {
 
 	start := time.Now()
 	c.FreezeAPIServer(t)
-	_, d := waitFor(t, w, start, waitTimeout, "disconnected + UNKNOWN", func(s *model.Snapshot) bool {
+	_, d := waitFor(t, w, start, waitTimeout, "disconnected + UNKNOWN", func(s *fleet.Snapshot) bool {
 		return s.Status.DisconnectedSince != nil && slotIdentity(s, key) == model.IdentityUnknown
 	})
 	t.Logf("latency: kube-apiserver frozen → DisconnectedSince set, identity UNKNOWN: %s", d)
 
 	start = time.Now()
 	c.ThawAPIServer(t)
-	_, d = waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *model.Snapshot) bool {
+	_, d = waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *fleet.Snapshot) bool {
 		return s.Status.DisconnectedSince == nil && slotIdentity(s, key) == model.IdentityOK
 	})
 	t.Logf("latency: thawed → reconnected, identity OK again: %s", d)
@@ -509,7 +510,7 @@ func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {
 		"replicas": 1,
 	})
 	agentKey := string(model.EngineAgent) + "/" + ns + "/agent-1"
-	snap, d := waitFor(t, w, start, waitTimeout, "agent sandbox OK", func(s *model.Snapshot) bool {
+	snap, d := waitFor(t, w, start, waitTimeout, "agent sandbox OK", func(s *fleet.Snapshot) bool {
 		return slotIdentity(s, agentKey) == model.IdentityOK
 	})
 	t.Logf("latency: Sandbox status write (selector, podIPs) → OK: %s", d)
@@ -520,7 +521,7 @@ func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {
 	kl.CreatePod(ns, kubetest.SandboxPod("plain-1", ""))
 	start = time.Now()
 	kl.SetRunning(ns, "plain-1", "127.0.0.31")
-	snap, d = waitFor(t, w, start, waitTimeout, "plain Pod sandbox Running", func(s *model.Snapshot) bool {
+	snap, d = waitFor(t, w, start, waitTimeout, "plain Pod sandbox Running", func(s *fleet.Snapshot) bool {
 		sb := s.SandboxOfPod(ns, "plain-1")
 		return sb != nil && sb.Engine() == model.EnginePod && sb.State == model.StateRunning
 	})
@@ -546,7 +547,7 @@ func TestWatcherTransforms(t *testing.T) {
 	}
 	key := bsbxKey(ns, "sbx-t")
 	createBatchSandbox(kl, ct, ns, "sbx-t", nil)
-	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "pod and sandbox", func(s *model.Snapshot) bool {
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "pod and sandbox", func(s *fleet.Snapshot) bool {
 		return s.SandboxOfPod(ns, "fat") != nil && s.Sandbox(key) != nil
 	})
 	var cached *model.Pod
@@ -564,7 +565,7 @@ func TestWatcherTransforms(t *testing.T) {
 	}
 
 	ct.SetBatchSandboxStatus(ns, "sbx-t", map[string]any{"phase": "Paused"})
-	waitFor(t, w, time.Now(), waitTimeout, "phase update", func(s *model.Snapshot) bool {
+	waitFor(t, w, time.Now(), waitTimeout, "phase update", func(s *fleet.Snapshot) bool {
 		sb := s.Sandbox(key)
 		return sb != nil && sb.EnginePhase == "Paused"
 	})
@@ -573,12 +574,12 @@ func TestWatcherTransforms(t *testing.T) {
 	}
 	// Its Pod remains (no garbage collector runs here): the row stays, as
 	// the deleted sandbox's, until the Pod goes too.
-	waitFor(t, w, time.Now(), waitTimeout, "the deleted sandbox's row", func(s *model.Snapshot) bool {
+	waitFor(t, w, time.Now(), waitTimeout, "the deleted sandbox's row", func(s *fleet.Snapshot) bool {
 		sb := s.Sandbox(key)
 		return sb != nil && sb.EnginePhase == model.PhaseDeleted
 	})
 	kl.ForceDelete(ns, "sbx-t-0")
-	waitFor(t, w, time.Now(), waitTimeout, "sandbox gone after its Pod", func(s *model.Snapshot) bool {
+	waitFor(t, w, time.Now(), waitTimeout, "sandbox gone after its Pod", func(s *fleet.Snapshot) bool {
 		return s.Sandbox(key) == nil
 	})
 }
@@ -652,7 +653,7 @@ func TestWatcherForbiddenResource(t *testing.T) {
 		"list batchsandboxes.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
 		"watch pools.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
 	}
-	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the plain Pod and both refusals", func(s *model.Snapshot) bool {
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the plain Pod and both refusals", func(s *fleet.Snapshot) bool {
 		return s.SandboxOfPod(ns, "visible") != nil && len(s.Status.Forbidden) == len(want)
 	})
 	if !slices.Equal(snap.Status.Forbidden, want) || !snap.Status.Synced {
@@ -735,7 +736,7 @@ func TestWatcherOverFakeClients(t *testing.T) {
 	if _, err := kc.CoreV1().Pods("demo").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the watched sandbox with its Pod", func(s *model.Snapshot) bool {
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the watched sandbox with its Pod", func(s *fleet.Snapshot) bool {
 		sb := s.Sandbox(bsbxKey("demo", "sbx-watched"))
 		return sb != nil && sb.EnginePhase == "Succeed" && sb.PrimarySlot() != nil && sb.PrimarySlot().PodName == "sbx-watched-0"
 	})
@@ -745,7 +746,7 @@ func TestWatcherOverFakeClients(t *testing.T) {
 	if err := dc.Resource(kube.BatchSandboxGVR).Namespace("demo").Delete(ctx, "sbx-listed", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, w, time.Now(), waitTimeout, "the deleted sandbox gone", func(s *model.Snapshot) bool {
+	waitFor(t, w, time.Now(), waitTimeout, "the deleted sandbox gone", func(s *fleet.Snapshot) bool {
 		return s.Sandbox(bsbxKey("demo", "sbx-listed")) == nil
 	})
 }

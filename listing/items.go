@@ -12,6 +12,7 @@ import (
 	"github.com/sandscope/sandscope/api/agentsandbox"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // Resource is what `sandscope get` lists.
@@ -63,11 +64,11 @@ type Items struct {
 	Findings  []model.Finding
 	// Missing are the names asked for that nothing matched.
 	Missing []string
-	snap    *model.Snapshot
+	snap    *fleet.Snapshot
 }
 
 // Select answers q from snap; findings are those of snap's analysis.
-func Select(snap *model.Snapshot, findings []model.Finding, q Query) *Items {
+func Select(snap *fleet.Snapshot, findings []model.Finding, q Query) *Items {
 	it := &Items{Resource: q.Resource, snap: snap}
 	found := map[string]bool{}
 	keep := func(name string, l labels.Labels) bool {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sandscope/sandscope/listing"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -30,7 +31,7 @@ const hostile = "\x1b]0;pwned\x07\x1b[2J"
 
 // fixture is a small fleet: a BatchSandbox whose IP another Pod took, an
 // agent Sandbox running, a plain Pod sandbox, a Pool, and two findings.
-func fixture() (*model.Snapshot, []model.Finding) {
+func fixture() (*fleet.Snapshot, []model.Finding) {
 	created := metav1.NewTime(now.Add(-90 * time.Minute))
 	pod := func(ns, name, ip string, st corev1.ContainerState, restarts int32) *model.Pod {
 		return &model.Pod{
@@ -66,7 +67,7 @@ func fixture() (*model.Snapshot, []model.Finding) {
 	}
 	pool := &model.Pool{ObjectMeta: model.ObjectMeta{Name: "warm", Namespace: "team-rl", CreationTimestamp: created},
 		Total: 5, Allocated: 4, Available: 1, BufferMin: 1, BufferMax: 2, PoolMin: 1, PoolMax: 10, Revision: "abc123"}
-	snap := model.NewSnapshot(1, model.SourceStatus{Namespaces: []string{"team-rl"}, Synced: true}, sbs, []*model.Pod{c, a0, b0}, []*model.Pool{pool})
+	snap := fleet.NewSnapshot(1, model.SourceStatus{Namespaces: []string{"team-rl"}, Synced: true}, sbs, []*model.Pod{c, a0, b0}, []*model.Pool{pool})
 	findings := []model.Finding{
 		model.NewFinding("kind-rl", sbs[1], taken),
 		model.NewFinding("kind-rl", sbs[0], model.Notice{Code: model.CodeRestartOOM, Severity: model.SeverityWarning, Message: "OOM", Pod: "sbx-b-0"}),

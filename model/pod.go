@@ -3,6 +3,7 @@ package model
 import (
 	"slices"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/mem"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -267,8 +268,42 @@ func (p *Pod) HasIP(ip string) bool {
 }
 
 // Main returns the main container's spec and status: OpenSandbox's
-// "sandbox" when present, else the first container. Either may be nil.
+// "sandbox" when present, else the first container. Either may be nil, and
+// both are for a nil Pod.
 func (p *Pod) Main() (*Container, *ContainerStatus) { return mainContainer(p) }
+
+// mainContainer returns the main container's spec and status ("sandbox" for
+// OpenSandbox, else the first container). Either may be nil.
+func mainContainer(p *Pod) (*Container, *ContainerStatus) {
+	if p == nil || len(p.Spec.Containers) == 0 && len(p.Status.ContainerStatuses) == 0 {
+		return nil, nil
+	}
+	name := ""
+	var spec *Container
+	for i := range p.Spec.Containers {
+		if p.Spec.Containers[i].Name == osv1.ContainerSandbox {
+			spec = &p.Spec.Containers[i]
+			break
+		}
+	}
+	if spec == nil && len(p.Spec.Containers) > 0 {
+		spec = &p.Spec.Containers[0]
+	}
+	if spec != nil {
+		name = spec.Name
+	} else {
+		name = osv1.ContainerSandbox
+	}
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].Name == name {
+			return spec, &p.Status.ContainerStatuses[i]
+		}
+	}
+	if spec == nil && len(p.Status.ContainerStatuses) > 0 {
+		return nil, &p.Status.ContainerStatuses[0]
+	}
+	return spec, nil
+}
 
 // SlimPod returns the Pod sandscope keeps of p: metadata (name, namespace,
 // uid, resourceVersion, labels, owner references, timestamps, deletion

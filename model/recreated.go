@@ -26,10 +26,10 @@ const PodRecreatedAfter = 2 * time.Minute
 // when it creates a Pod ("Created pod: <name>").
 const ReasonSuccessfulCreate = "SuccessfulCreate"
 
-// recreatedNotice is POD_RECREATED for one slot from the timestamps: the
+// RecreatedNotice is POD_RECREATED for one slot from the timestamps: the
 // sandbox's creation, its engine's Ready=True transition (nil when unknown)
 // and the linked Pod's creation.
-func recreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *Slot) *Notice {
+func RecreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *Slot) *Notice {
 	p := sl.Pod
 	if p == nil || sandboxCreated.IsZero() || p.CreationTimestamp.IsZero() || sl.Identity == IdentityUIDChanged {
 		return nil
@@ -79,7 +79,7 @@ func RecreatedFromEvents(sb *Sandbox, events []corev1.Event) ([]Notice, bool) {
 			out = append(out, n)
 		}
 	}
-	if !recreationApplies(sb) {
+	if !RecreationApplies(sb) {
 		return out, false
 	}
 	changed := false
@@ -112,11 +112,11 @@ func RecreatedFromEvents(sb *Sandbox, events []corev1.Event) ([]Notice, bool) {
 	return out, changed
 }
 
-// recreationApplies: the sandbox's controller creates its Pods itself
+// RecreationApplies: the sandbox's controller creates its Pods itself
 // (a non-pooled BatchSandbox, an agent Sandbox). A pooled sandbox's Pods
 // come from its Pool, created before or after it independently; a plain
 // Pod is its own sandbox.
-func recreationApplies(sb *Sandbox) bool {
+func RecreationApplies(sb *Sandbox) bool {
 	switch sb.Engine() {
 	case EngineBatchSandbox:
 		return sb.Pool == ""

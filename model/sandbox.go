@@ -222,6 +222,17 @@ func (s *Sandbox) PrimarySlot() *Slot {
 	return &s.Slots[0]
 }
 
+// Engine phases of an OpenSandbox BatchSandbox (status.phase).
+const (
+	PhaseSucceed   = "Succeed" // running and ready, not "finished"
+	PhasePending   = "Pending"
+	PhaseAllocated = "Allocated" // server-side state; tolerated in status too
+	PhaseFailed    = "Failed"
+	// PhaseDeleted is the phase sandscope shows for a sandbox whose object is
+	// gone while Pods naming it remain; no engine writes it.
+	PhaseDeleted = "deleted"
+)
+
 // BatchSandbox is the slim typed form of an OpenSandbox BatchSandbox
 // (sandbox.opensandbox.io/v1alpha1), decoded straight from the wire by kube/
 // (or converted from unstructured by an informer transform). ObjectMeta keeps

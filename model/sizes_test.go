@@ -20,10 +20,9 @@ func TestCachedStructsFitTheirSizeClass(t *testing.T) {
 		{"BatchSandbox", unsafe.Sizeof(BatchSandbox{}), 240},
 		{"AgentSandbox", unsafe.Sizeof(AgentSandbox{}), 288},
 		{"ContainerStatus", unsafe.Sizeof(ContainerStatus{}), 96},
-		// The fleet's own record of each sandbox and each Pod.
-		{"sbEntry", unsafe.Sizeof(sbEntry{}), 112},
-		{"podEntry", unsafe.Sizeof(podEntry{}), 48},
-		// A derived row's slot (one per sandbox, nearly always).
+		// A derived row, allocated per sandbox and per change, and its
+		// slot (one per sandbox, nearly always).
+		{"Sandbox", unsafe.Sizeof(Sandbox{}), 144},
 		{"Slot", unsafe.Sizeof(Slot{}), 96},
 	} {
 		if c.size > c.class {

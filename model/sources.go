@@ -102,7 +102,7 @@ func (b *BatchSandbox) ReadAnnotations(ann map[string]string) {
 		eps, problem := parseEndpoints(v)
 		b.Endpoints = eps
 		if problem != "" {
-			notices = append(notices, badAnnotation(osv1.AnnotationEndpoints, problem))
+			notices = append(notices, BadAnnotation(osv1.AnnotationEndpoints, problem))
 		}
 	}
 	var allocated, released []string
@@ -110,14 +110,14 @@ func (b *BatchSandbox) ReadAnnotations(ann map[string]string) {
 		pods, problem := parseAllocPods(v)
 		allocated = pods
 		if problem != "" {
-			notices = append(notices, badAnnotation(osv1.AnnotationAllocStatus, problem))
+			notices = append(notices, BadAnnotation(osv1.AnnotationAllocStatus, problem))
 		}
 	}
 	if v, ok := ann[osv1.AnnotationAllocReleased]; ok {
 		pods, problem := parseAllocPods(v)
 		released = pods
 		if problem != "" {
-			notices = append(notices, badAnnotation(osv1.AnnotationAllocReleased, problem))
+			notices = append(notices, BadAnnotation(osv1.AnnotationAllocReleased, problem))
 		}
 	}
 	if pods := minus(allocated, released); len(pods) > 0 {
@@ -176,7 +176,8 @@ func PoolFromUnstructured(u *unstructured.Unstructured) *Pool {
 	}
 }
 
-func badAnnotation(name, problem string) Notice {
+// BadAnnotation is the BAD_ANNOTATION notice of a malformed annotation.
+func BadAnnotation(name, problem string) Notice {
 	return Notice{
 		Code:     CodeBadAnnotation,
 		Severity: SeverityWarning,

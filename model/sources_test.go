@@ -17,39 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-func unstructuredBatchSandbox(name string, ann map[string]string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "sandbox.opensandbox.io/v1alpha1",
-		"kind":       "BatchSandbox",
-		"metadata": map[string]interface{}{
-			"name": name, "namespace": ns, "uid": "uid-" + name,
-			"creationTimestamp": "2026-11-29T17:24:05Z",
-			"labels":            map[string]interface{}{osv1.LabelSandboxID: name},
-			"managedFields":     []interface{}{map[string]interface{}{"manager": "kubectl"}},
-		},
-		"spec": map[string]interface{}{
-			"replicas":   int64(1),
-			"expireTime": "2026-11-29T18:24:05Z",
-			"template": map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{
-				map[string]interface{}{"name": "egress", "image": "egress:1"},
-				map[string]interface{}{"name": "sandbox", "image": "python:3.12", "command": []interface{}{osv1.BootstrapPath, "tail", "-f", "/dev/null"}},
-			}}},
-		},
-		"status": map[string]interface{}{
-			"phase": "Succeed", "replicas": int64(1), "allocated": int64(1), "ready": int64(1),
-			"conditions": []interface{}{map[string]interface{}{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-29T17:24:10Z"}},
-		},
-	}}
-	a := map[string]string{"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("x", 4096)}
-	for k, v := range ann {
-		a[k] = v
-	}
-	u.SetAnnotations(a)
-	return u
-}
+const ns = modeltest.Namespace
 
 func TestBatchSandboxFromUnstructured(t *testing.T) {
-	u := unstructuredBatchSandbox("a", map[string]string{
+	u := modeltest.UnstructuredBatchSandbox("a", map[string]string{
 		osv1.AnnotationEndpoints:     `["10.0.3.7"]`,
 		osv1.AnnotationAllocStatus:   `{"pods":["pool-x1","pool-x2"]}`,
 		osv1.AnnotationAllocReleased: `{"pods":["pool-x1"]}`,
@@ -88,7 +59,7 @@ func TestMalformedAnnotations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{tc.annotation: tc.value}))
+			b := BatchSandboxFromUnstructured(modeltest.UnstructuredBatchSandbox("a", map[string]string{tc.annotation: tc.value}))
 			if len(b.Notices()) != 1 {
 				t.Fatalf("notices %v", b.Notices())
 			}
@@ -232,11 +203,11 @@ func TestSlimPodRareStatus(t *testing.T) {
 // A sandbox made from a template, with well-formed annotations, carries no
 // rare part; a pooled one keeps its pool and allocated Pods there.
 func TestBatchSandboxRareOnlyWhenSet(t *testing.T) {
-	tmpl := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: `["10.0.3.7"]`}))
+	tmpl := BatchSandboxFromUnstructured(modeltest.UnstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: `["10.0.3.7"]`}))
 	if tmpl.rare != nil {
 		t.Errorf("template sandbox carries %+v", tmpl.rare)
 	}
-	u := unstructuredBatchSandbox("p", map[string]string{osv1.AnnotationAllocStatus: `{"pods":["pool-x1"]}`})
+	u := modeltest.UnstructuredBatchSandbox("p", map[string]string{osv1.AnnotationAllocStatus: `{"pods":["pool-x1"]}`})
 	u.Object["spec"] = map[string]interface{}{"poolRef": "pool-x", "replicas": int64(1)}
 	pooled := BatchSandboxFromUnstructured(u)
 	if pooled.PoolRef() != "pool-x" || !reflect.DeepEqual(pooled.AllocatedPods(), []string{"pool-x1"}) || pooled.Notices() != nil {
@@ -259,7 +230,7 @@ func FuzzParseEndpoints(f *testing.F) {
 		if problem == "" && json.Unmarshal([]byte(v), &clean) != nil {
 			t.Fatalf("invalid value %q accepted without a problem", v)
 		}
-		b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: v}))
+		b := BatchSandboxFromUnstructured(modeltest.UnstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: v}))
 		if (problem != "") != (len(b.Notices()) == 1) {
 			t.Fatalf("problem %q but notices %v", problem, b.Notices())
 		}
@@ -286,7 +257,7 @@ func FuzzParseAllocPods(f *testing.F) {
 				t.Fatalf("invalid value %q accepted without a problem", v)
 			}
 		}
-		_ = BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{osv1.AnnotationAllocStatus: v, osv1.AnnotationAllocReleased: v}))
+		_ = BatchSandboxFromUnstructured(modeltest.UnstructuredBatchSandbox("a", map[string]string{osv1.AnnotationAllocStatus: v, osv1.AnnotationAllocReleased: v}))
 	})
 }
 
@@ -309,7 +280,7 @@ func TestAnnotationSeedCorpus(t *testing.T) {
 func TestEndpointsNotIPDropped(t *testing.T) {
 	hostile := "10.0.0.9\x1b]0;evil\x07\u009b2J"
 	v, _ := json.Marshal([]string{"10.0.0.1", hostile, "fe80::1%\x1b[2J", "fd00::2"})
-	b := BatchSandboxFromUnstructured(unstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: string(v)}))
+	b := BatchSandboxFromUnstructured(modeltest.UnstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: string(v)}))
 	if want := []string{"10.0.0.1", "", "", "fd00::2"}; !slices.Equal(b.Endpoints, want) {
 		t.Errorf("endpoints %q, want %q", b.Endpoints, want)
 	}

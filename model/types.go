@@ -191,7 +191,9 @@ type IPHolding struct {
 }
 
 // SandboxKey is the key of a sandbox in a fleet: "<engine>/<namespace>/<name>".
-func SandboxKey(e Engine, namespace, name string) string { return sandboxKey(e, namespace, name) }
+func SandboxKey(e Engine, namespace, name string) string {
+	return string(e) + "/" + namespace + "/" + name
+}
 
 // ParseSandboxKey splits a sandbox key; ok is false for anything that is
 // not "<engine>/<namespace>/<name>" with a known engine.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // benchState is a fleet of n sandboxes over 50 namespaces with a finding on
@@ -39,7 +40,7 @@ func benchState(n int) State {
 	}
 	// NewSnapshot wants them sorted by Key; the names sort with the index.
 	sortByKey(sbs)
-	snap := model.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, sbs, nil, nil)
+	snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, sbs, nil, nil)
 	return State{Snapshot: snap, Report: &sweep.Report{Findings: findings}, Now: t0}
 }
 
@@ -75,9 +76,9 @@ func BenchmarkScrape(b *testing.B) {
 
 // fixtureSource serves a fixed snapshot to the sweep's analysis, with no
 // cluster behind it (the fixture has no restarted Pod to look up).
-type fixtureSource struct{ snap *model.Snapshot }
+type fixtureSource struct{ snap *fleet.Snapshot }
 
-func (f fixtureSource) Snapshot(context.Context, sweep.Options) (*model.Snapshot, error) {
+func (f fixtureSource) Snapshot(context.Context, sweep.Options) (*fleet.Snapshot, error) {
 	return f.snap, nil
 }
 func (fixtureSource) Server() string { return "fixture" }

@@ -10,13 +10,14 @@ import (
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // State is what one scrape reads: the latest fleet snapshot, the watches'
 // health, and the latest analysis (findings, score, restart causes). Every
 // field may be empty before the first sync or the first analysis.
 type State struct {
-	Snapshot *model.Snapshot
+	Snapshot *fleet.Snapshot
 	Watches  []kube.WatchState
 	// Report is the latest analysis in the sweep's contract; nil until the
 	// first one ran.
@@ -148,7 +149,7 @@ func (c *Collector) collectRestarts(ch chan<- prometheus.Metric, st State) {
 }
 
 // collectFleet counts sandboxes, identity states and stuck Pods in one pass.
-func (c *Collector) collectFleet(ch chan<- prometheus.Metric, snap *model.Snapshot, now time.Time) {
+func (c *Collector) collectFleet(ch chan<- prometheus.Metric, snap *fleet.Snapshot, now time.Time) {
 	type sbKey struct {
 		engine    model.Engine
 		namespace string
@@ -234,7 +235,7 @@ func newRestartCounter() *restartCounter {
 
 // observe adds what the analysis explains beyond what was counted, and
 // returns a copy of the totals for the collector.
-func (rc *restartCounter) observe(snap *model.Snapshot, findings []model.Finding) map[RestartKey]float64 {
+func (rc *restartCounter) observe(snap *fleet.Snapshot, findings []model.Finding) map[RestartKey]float64 {
 	if snap == nil {
 		return rc.copyTotals() // the fleet could not be read: no baseline either
 	}
@@ -281,7 +282,7 @@ func (rc *restartCounter) copyTotals() map[RestartKey]float64 {
 }
 
 // podIn finds a Pod in the snapshot's list (sorted by namespace/name).
-func podIn(snap *model.Snapshot, ns, name string) *model.Pod {
+func podIn(snap *fleet.Snapshot, ns, name string) *model.Pod {
 	if snap == nil {
 		return nil
 	}
@@ -296,7 +297,7 @@ func podIn(snap *model.Snapshot, ns, name string) *model.Pod {
 	return nil
 }
 
-func restartsOf(snap *model.Snapshot, ns, name string) int32 {
+func restartsOf(snap *fleet.Snapshot, ns, name string) int32 {
 	p := podIn(snap, ns, name)
 	if p == nil {
 		return 0

@@ -11,6 +11,7 @@ import (
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -43,7 +44,7 @@ func fixture() State {
 		sandbox(model.EngineBatchSandbox, "team-a", "victim", model.StateDead, slot(model.IdentityOK, "victim-1"), slot(model.IdentityIPTaken, "victim-0")),
 		sandbox(model.EnginePod, "team-b", "plain", model.StateRunning, slot(model.IdentityOK, "plain")),
 	}
-	snap := model.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0.Add(-2 * time.Second)}, sbs, nil, nil)
+	snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0.Add(-2 * time.Second)}, sbs, nil, nil)
 	rep := &sweep.Report{GeneratedAt: t0.Add(-10 * time.Second), Summary: sweep.Summary{Score: 71},
 		Findings: []model.Finding{
 			{Code: model.CodeIPTaken, Severity: model.SeverityError, Namespace: "team-a", Sandbox: "victim", Pod: "victim-0"},
@@ -157,7 +158,7 @@ func TestCollectorCardinalityIsBounded(t *testing.T) {
 		for i := range sbs {
 			sbs[i] = sandbox(model.EngineBatchSandbox, "ns", fmt.Sprintf("sb-%06d", i), model.StateRunning, slot(model.IdentityOK, fmt.Sprintf("sb-%06d-0", i)))
 		}
-		snap := model.NewSnapshot(1, model.SourceStatus{Synced: true}, sbs, nil, nil)
+		snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true}, sbs, nil, nil)
 		return testutil.CollectAndCount(NewCollector(func() State { return State{Snapshot: snap} }))
 	}
 	if a, b := count(10), count(1000); a != b {
@@ -171,8 +172,8 @@ func TestRestartCounterOnlyGrows(t *testing.T) {
 		p.Status.ContainerStatuses = []model.ContainerStatus{{Name: "sandbox", RestartCount: restarts}}
 		return p
 	}
-	snapOf := func(pods ...*model.Pod) *model.Snapshot {
-		return model.NewSnapshot(1, model.SourceStatus{}, nil, pods, nil)
+	snapOf := func(pods ...*model.Pod) *fleet.Snapshot {
+		return fleet.NewSnapshot(1, model.SourceStatus{}, nil, pods, nil)
 	}
 	oom := func(p string) model.Finding {
 		return model.Finding{Code: model.CodeRestartOOM, Namespace: "ns", Pod: p}

@@ -23,7 +23,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // Defaults of Options.
@@ -272,12 +272,12 @@ func (s *Server) logRefused(forbidden []string) {
 type liveSource struct {
 	*kube.Clients
 	watcher *kube.Watcher
-	snap    *model.Snapshot
+	snap    *fleet.Snapshot
 }
 
 func (l *liveSource) Server() string { return l.Clients.Server }
 
-func (l *liveSource) Snapshot(context.Context, sweep.Options) (*model.Snapshot, error) {
+func (l *liveSource) Snapshot(context.Context, sweep.Options) (*fleet.Snapshot, error) {
 	snap := l.watcher.Fleet().Snapshot()
 	if !snap.Status.Synced {
 		return nil, errors.New("the fleet is not synced")

@@ -18,13 +18,14 @@ import (
 
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // Source is the live fleet: the latest immutable snapshot, and a channel that
 // receives a (coalescable) signal whenever a newer snapshot exists. The cancel
 // func ends the subscription. *kube.Watcher satisfies it via a tiny adapter.
 type Source interface {
-	Snapshot() *model.Snapshot
+	Snapshot() *fleet.Snapshot
 	Subscribe() (<-chan struct{}, func())
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
 )
 
@@ -110,7 +111,7 @@ type App struct {
 	frame   string
 	frameOK bool
 
-	headerSnap *model.Snapshot
+	headerSnap *fleet.Snapshot
 	headerNS   string
 	headerDisc bool
 	counts     string
@@ -172,14 +173,14 @@ func (a *App) refusal(msg tea.KeyMsg) (string, bool) {
 func (a *App) takeSnapshot() {
 	if a.src == nil {
 		if a.c.snap == nil {
-			a.c.snap = &model.Snapshot{}
+			a.c.snap = &fleet.Snapshot{}
 		}
 		return
 	}
 	if s := a.src.Snapshot(); s != nil {
 		a.c.snap = s
 	} else if a.c.snap == nil {
-		a.c.snap = &model.Snapshot{}
+		a.c.snap = &fleet.Snapshot{}
 	}
 	a.c.snap.Status.ReadOnly = a.c.snap.Status.ReadOnly || a.c.opts.ReadOnly
 }

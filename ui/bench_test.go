@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
 )
 
@@ -70,7 +71,7 @@ func BenchmarkLiveUpdate(b *testing.B) {
 					c.Restarts++
 					sbs[j] = &c
 				}
-				src.snap = model.NewSnapshot(prev.Version+1, prev.Status, sbs, nil, nil)
+				src.snap = fleet.NewSnapshot(prev.Version+1, prev.Status, sbs, nil, nil)
 				b.StartTimer()
 				app.Update(refreshMsg{})
 				_ = app.View()
@@ -81,7 +82,7 @@ func BenchmarkLiveUpdate(b *testing.B) {
 
 // BenchmarkFleetUpdate is a live refresh as the fleet drives it: a few Pod
 // status writes (at 100 writes/s and a 16 ms redraw period, about two per
-// refresh) through a real model.Fleet, then the refresh and one frame. The
+// refresh) through a real fleet.Fleet, then the refresh and one frame. The
 // fleet names the replaced rows, so the cost should not grow with the fleet;
 // BenchmarkLiveUpdate is the same work when every row must be compared.
 func BenchmarkFleetUpdate(b *testing.B) {
@@ -91,7 +92,7 @@ func BenchmarkFleetUpdate(b *testing.B) {
 	ip := func(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255) }
 	for _, n := range []int{1000, 50000} {
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
-			f := model.NewFleet(model.FleetOptions{Now: func() time.Time { return at }})
+			f := fleet.New(fleet.Options{Now: func() time.Time { return at }})
 			f.SetStatus(model.SourceStatus{Synced: true})
 			pods := make([]*model.Pod, n)
 			restarted := make([]*model.Pod, n)

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // ageChanges is exactly when age reads differently: the same text up to it,
@@ -42,7 +43,7 @@ func TestAgeChanges(t *testing.T) {
 // (an idle fleet costs no rendering).
 func TestClockRedrawsOnlyWhenTextChanges(t *testing.T) {
 	now := t0
-	snap := model.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, []*model.Sandbox{{
+	snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, []*model.Sandbox{{
 		Key: "bsbx/ns/old", State: model.StateRunning,
 		Meta: &model.ObjectMeta{Namespace: "ns", Name: "old",
 			CreationTimestamp: metav1.NewTime(t0.Add(-5*time.Minute - 20*time.Second))}, // "5m" until t0+40s
@@ -119,7 +120,7 @@ func TestStickyFlashWaitsForAKey(t *testing.T) {
 func TestNarrowTerminalShowsShortIDs(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
 	id := "16952042-4659-404b-af6a-1ad692ff3444"
-	snap := model.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, []*model.Sandbox{{
+	snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, []*model.Sandbox{{
 		Key: "bsbx/eval/" + id, State: model.StateRunning,
 		Meta:    &model.ObjectMeta{Namespace: "eval", Name: id, CreationTimestamp: metav1.NewTime(t0.Add(-14 * time.Minute))},
 		Notices: []model.Notice{{Code: model.CodeStuckTerminating, Severity: model.SeverityWarning}},
@@ -169,7 +170,7 @@ func TestHelpListsEveryKeyAndScrolls(t *testing.T) {
 // The header says who and what: the kubeconfig user, the server's version
 // and sandscope's own, after the connection state.
 func TestHeaderNamesUserAndVersions(t *testing.T) {
-	snap := model.NewSnapshot(1, model.SourceStatus{Context: "prod", Cluster: "eu-1", User: "alice", ServerVersion: "v1.37.2", Synced: true}, nil, nil, nil)
+	snap := fleet.NewSnapshot(1, model.SourceStatus{Context: "prod", Cluster: "eu-1", User: "alice", ServerVersion: "v1.37.2", Synced: true}, nil, nil, nil)
 	a := New(&fakeSource{snap: snap}, Backend{}, Options{Version: "v0.9.0"}, DefaultKeyMap())
 	a.Init()
 	a.Update(tea.WindowSizeMsg{Width: 200, Height: 10})

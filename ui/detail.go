@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // detailView shows everything known about one sandbox. It follows the live
@@ -145,7 +146,7 @@ func (v *detailView) fullHelp(c *shared) [][]key.Binding {
 
 // detailLines renders the identity evidence line by line: what the engine
 // records, what the Pod says, who holds the address now, and its history.
-func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []string, evState string, forensics, recreated []model.Notice) []string {
+func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []string, evState string, forensics, recreated []model.Notice) []string {
 	now := c.now()
 	var out []string
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // t0 is the pinned clock of every UI test.
@@ -22,11 +23,11 @@ func fixedNow() time.Time { return t0 }
 // fakeSource is a Source whose snapshot the test replaces.
 type fakeSource struct {
 	mu   sync.Mutex
-	snap *model.Snapshot
+	snap *fleet.Snapshot
 	subs []chan struct{}
 }
 
-func (f *fakeSource) Snapshot() *model.Snapshot {
+func (f *fakeSource) Snapshot() *fleet.Snapshot {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.snap
@@ -40,7 +41,7 @@ func (f *fakeSource) Subscribe() (<-chan struct{}, func()) {
 	return ch, func() {}
 }
 
-func (f *fakeSource) set(s *model.Snapshot) {
+func (f *fakeSource) set(s *fleet.Snapshot) {
 	f.mu.Lock()
 	f.snap = s
 	subs := f.subs
@@ -66,7 +67,7 @@ func pod(ns, name, uid, ip, node string, phase corev1.PodPhase, created time.Tim
 // incidentSnapshot is a dead sandbox whose IP a new Pod took, frozen at 17:26: sbx-a's container died at
 // 17:24:44 and sbx-b's Pod got its IP at 17:25:19; plus the other shapes the
 // table must show (stuck Terminating, a silent entrypoint fallback, healthy).
-func incidentSnapshot() *model.Snapshot {
+func incidentSnapshot() *fleet.Snapshot {
 	ns := "team-rl"
 	at := func(hms string) time.Time {
 		t, _ := time.Parse("15:04:05", hms)
@@ -127,11 +128,11 @@ func incidentSnapshot() *model.Snapshot {
 		Synced: true, AsOf: at("17:25:59")}
 	pools := []*model.Pool{{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: "rl-pool", CreationTimestamp: metav1.NewTime(at("12:00:00"))},
 		Total: 8, Allocated: 6, Available: 2, BufferMin: 2, BufferMax: 4, PoolMin: 4, PoolMax: 16, Revision: "r7"}}
-	return model.NewSnapshot(1, status, sbs, []*model.Pod{podD, podA, podB, podC}, pools)
+	return fleet.NewSnapshot(1, status, sbs, []*model.Pod{podD, podA, podB, podC}, pools)
 }
 
 // bigSnapshot has n healthy sandboxes spread over 20 namespaces.
-func bigSnapshot(n int) *model.Snapshot {
+func bigSnapshot(n int) *fleet.Snapshot {
 	sbs := make([]*model.Sandbox, n)
 	defer slices.SortFunc(sbs, func(a, b *model.Sandbox) int { return strings.Compare(a.Key, b.Key) })
 	for i := range sbs {
@@ -150,12 +151,12 @@ func bigSnapshot(n int) *model.Snapshot {
 			Slots: []model.Slot{{RecordedIP: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), PodName: name + "-0", Identity: id}},
 		}
 	}
-	return model.NewSnapshot(1, model.SourceStatus{Context: "bench", Synced: true, AsOf: t0}, sbs, nil, nil)
+	return fleet.NewSnapshot(1, model.SourceStatus{Context: "bench", Synced: true, AsOf: t0}, sbs, nil, nil)
 }
 
 // withSandbox returns a copy of snap (next version) in which the named
 // sandbox is replaced by edit's result.
-func withSandbox(snap *model.Snapshot, name string, edit func(model.Sandbox) model.Sandbox) *model.Snapshot {
+func withSandbox(snap *fleet.Snapshot, name string, edit func(model.Sandbox) model.Sandbox) *fleet.Snapshot {
 	sbs := append([]*model.Sandbox(nil), snap.Sandboxes()...)
 	for i, sb := range sbs {
 		if sb.Name() == name {
@@ -163,6 +164,6 @@ func withSandbox(snap *model.Snapshot, name string, edit func(model.Sandbox) mod
 			sbs[i] = &c
 		}
 	}
-	next := model.NewSnapshot(snap.Version+1, snap.Status, sbs, snap.Pods(), snap.Pools)
+	next := fleet.NewSnapshot(snap.Version+1, snap.Status, sbs, snap.Pods(), snap.Pools)
 	return next
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // fleetPod is an OpenSandbox Pod of BatchSandbox owner, index 0.
@@ -41,10 +42,10 @@ func fleetSandbox(ns, name string, at time.Time, ip string) *model.BatchSandbox 
 // incidentFleet replays a dead sandbox whose IP a new Pod took through the real fleet model: A is
 // created at 17:24:05, its container exits at 17:24:44, and B gets the same
 // IP on the same node at 17:25:19. The clock then stands at 17:26:00.
-func incidentFleet() *model.Snapshot {
+func incidentFleet() *fleet.Snapshot {
 	const ns, ip = "team-rl", "10.244.1.17"
 	now := time.Date(2026, 11, 29, 17, 24, 5, 0, time.UTC)
-	f := model.NewFleet(model.FleetOptions{Now: func() time.Time { return now }})
+	f := fleet.New(fleet.Options{Now: func() time.Time { return now }})
 	f.SetStatus(model.SourceStatus{Context: "kind-rl", Cluster: "kind-rl", Synced: true})
 	f.UpsertBatchSandbox(fleetSandbox(ns, "sbx-a", now, ip))
 	f.UpsertPod(model.SlimPod(fleetPod(ns, "sbx-a", "uid-pod-a", ip, now)))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/textsafe/textsafetest"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 const (
@@ -24,7 +25,7 @@ func assertInert(t *testing.T, out string) { t.Helper(); textsafetest.AssertIner
 
 // hostileSnapshot is the incident fixture with hostile text wherever the
 // fleet writes: a cell, the header's notes, a notice, a termination message.
-func hostileSnapshot() *model.Snapshot {
+func hostileSnapshot() *fleet.Snapshot {
 	snap := incidentSnapshot()
 	snap.Status.Notes = []string{"note " + hostile}
 	return withSandbox(snap, "sbx-d", func(b model.Sandbox) model.Sandbox {

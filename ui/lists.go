@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
 )
 
@@ -35,7 +36,7 @@ type listView struct {
 	cols    []column
 	ageCol  int
 	build   func(c *shared) []listRow
-	snap    *model.Snapshot
+	snap    *fleet.Snapshot
 	built   bool
 	rows    []listRow
 	natural []int

@@ -10,16 +10,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // pileUpFleet plays the pile-up of deleted sandboxes' Pods through the real fleet model: three
 // sandboxes deleted while their Pods cannot finish terminating (two with
 // the main container still in PodInitializing), a fourth whose object
 // lives with its Pod stuck too, and a healthy one.
-func pileUpFleet() *model.Snapshot {
+func pileUpFleet() *fleet.Snapshot {
 	const ns = "rl"
 	now := t0.Add(-20 * time.Minute)
-	f := model.NewFleet(model.FleetOptions{Now: func() time.Time { return now }})
+	f := fleet.New(fleet.Options{Now: func() time.Time { return now }})
 	f.SetStatus(model.SourceStatus{Context: "kind-rl", Cluster: "kind-rl", Synced: true})
 	del := metav1.NewTime(now.Add(time.Minute))
 	grace := int64(30)
@@ -88,7 +89,7 @@ func TestPileUpOfDeletedSandboxes(t *testing.T) {
 // read, a dead sandbox's identity says it was checked in its namespace only.
 func TestIdentityCheckedInNamespaceOnly(t *testing.T) {
 	const ns, ip = "rl", "10.244.1.40"
-	f := model.NewFleet(model.FleetOptions{Now: func() time.Time { return t0 }})
+	f := fleet.New(fleet.Options{Now: func() time.Time { return t0 }})
 	f.SetStatus(model.SourceStatus{Context: "kind-rl", Cluster: "kind-rl", Synced: true})
 	f.UpsertBatchSandbox(fleetSandbox(ns, "dead", t0.Add(-time.Hour), ip))
 	p := fleetPod(ns, "dead", "uid-dead", ip, t0.Add(-time.Hour))

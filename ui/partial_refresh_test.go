@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
 )
 
@@ -25,7 +26,7 @@ func TestPartialRefreshMatchesFullRebuild(t *testing.T) {
 	ip := func(i int) string { return fmt.Sprintf("10.0.0.%d", i) }
 	for _, sortKey := range []query.SortKey{query.SortName, query.SortState, query.SortRestarts} {
 		for _, problems := range []bool{false, true} {
-			f := model.NewFleet(model.FleetOptions{Now: func() time.Time { return now }})
+			f := fleet.New(fleet.Options{Now: func() time.Time { return now }})
 			f.SetStatus(model.SourceStatus{Synced: true})
 			for i := range n {
 				f.UpsertBatchSandbox(fleetSandbox(ns, name(i), now, ip(i)))

@@ -8,29 +8,30 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // A change after a quiet period is shown at once; changes right behind it
 // wait for the end of the coalescing period and come as one refresh.
 func TestLiveRefreshLeadingEdge(t *testing.T) {
-	src := &fakeSource{snap: &model.Snapshot{Version: 1}}
+	src := &fakeSource{snap: &fleet.Snapshot{Version: 1}}
 	a := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
 	a.Init()
 	a.Update(changedMsg{a.subGen}) // the subscription's first signal
 
-	src.set(&model.Snapshot{Version: 2})
+	src.set(&fleet.Snapshot{Version: 2})
 	a.lastRefresh = time.Now().Add(-time.Second)
 	a.Update(changedMsg{a.subGen})
 	if a.c.snap.Version != 2 || a.refreshQueued {
 		t.Fatalf("after a quiet period: version %d, queued %v; want 2 shown at once", a.c.snap.Version, a.refreshQueued)
 	}
 
-	src.set(&model.Snapshot{Version: 3})
+	src.set(&fleet.Snapshot{Version: 3})
 	a.Update(changedMsg{a.subGen})
 	if a.c.snap.Version != 2 || !a.refreshQueued {
 		t.Fatalf("right behind a refresh: version %d, queued %v; want 2 still shown and a refresh queued", a.c.snap.Version, a.refreshQueued)
 	}
-	src.set(&model.Snapshot{Version: 4})
+	src.set(&fleet.Snapshot{Version: 4})
 	a.Update(changedMsg{a.subGen}) // coalesced into the queued refresh
 	a.Update(refreshMsg{})
 	if a.c.snap.Version != 4 || a.refreshQueued {
@@ -40,7 +41,7 @@ func TestLiveRefreshLeadingEdge(t *testing.T) {
 
 // The coalescing period follows what a refresh costs, within bounds.
 func TestRedrawPeriodFollowsRefreshCost(t *testing.T) {
-	a := New(&fakeSource{snap: &model.Snapshot{}}, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+	a := New(&fakeSource{snap: &fleet.Snapshot{}}, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
 	for _, tc := range []struct{ cost, want time.Duration }{
 		{0, minRedrawEvery},
 		{time.Millisecond, minRedrawEvery},
@@ -60,7 +61,7 @@ func TestHeaderCountsFollowLiveUpdates(t *testing.T) {
 	src := &fakeSource{snap: incidentSnapshot()}
 	a := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
 	a.Init()
-	recount := func(snap *model.Snapshot) tally {
+	recount := func(snap *fleet.Snapshot) tally {
 		var t tally
 		for _, sb := range snap.Sandboxes() {
 			t.add(countOf(sb), 1)
@@ -90,10 +91,10 @@ func TestHeaderCountsFollowLiveUpdates(t *testing.T) {
 	})
 	src.set(snap)
 	check("sbx-c IP_TAKEN")
-	removed := model.NewSnapshot(snap.Version+1, snap.Status, snap.Sandboxes()[1:], nil, nil)
+	removed := fleet.NewSnapshot(snap.Version+1, snap.Status, snap.Sandboxes()[1:], nil, nil)
 	src.set(removed)
 	check("first sandbox removed")
-	added := model.NewSnapshot(removed.Version+1, removed.Status,
+	added := fleet.NewSnapshot(removed.Version+1, removed.Status,
 		append([]*model.Sandbox{{Key: "bsbx/aaa/new", Meta: &model.ObjectMeta{Namespace: "aaa", Name: "new"}, State: model.StateRunning,
 			Slots: []model.Slot{{Identity: model.IdentityOK}}}}, removed.Sandboxes()...), nil, nil)
 	src.set(added)
@@ -133,7 +134,7 @@ func TestStatusOnlySnapshotKeepsRows(t *testing.T) {
 	sv := a.stack[0].(*sandboxesView)
 	rowsBefore := &sv.rows[0]
 
-	next := model.NewSnapshot(first.Version+1, first.Status, first.Sandboxes(), first.Pods(), first.Pools)
+	next := fleet.NewSnapshot(first.Version+1, first.Status, first.Sandboxes(), first.Pods(), first.Pools)
 	next.Status.AsOf = t0.Add(42 * time.Second)
 	src.set(next)
 	a.liveRefresh()
@@ -155,7 +156,7 @@ func TestStatusOnlySnapshotKeepsRows(t *testing.T) {
 // Before its first sync the fleet lists nothing: the header and the table
 // say how many sandboxes have arrived, and the table fills once synced.
 func TestLoadingShowsProgressThenRows(t *testing.T) {
-	loading := model.NewSnapshot(1, model.SourceStatus{Context: "kind"}, nil, nil, nil)
+	loading := fleet.NewSnapshot(1, model.SourceStatus{Context: "kind"}, nil, nil, nil)
 	loading.Loading = 1234
 	src := &fakeSource{snap: loading}
 	a := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // View renders the frame: header, title, body (only the visible rows),
@@ -143,7 +144,7 @@ func badgeWidth(badges []string) int {
 // sandboxTally is the counts over snap's sandboxes in scope: the root
 // view's running tally when it is of this snapshot (the usual case, kept up
 // to date row by row), else counted now.
-func (a *App) sandboxTally(snap *model.Snapshot) tally {
+func (a *App) sandboxTally(snap *fleet.Snapshot) tally {
 	if sv, ok := a.stack[0].(*sandboxesView); ok && sv.built && sv.snap == snap {
 		return sv.tally
 	}

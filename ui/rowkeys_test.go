@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
 )
 
@@ -160,7 +161,7 @@ func TestViewKeysFollowRows(t *testing.T) {
 		t.Fatalf("after 60 replacements: %d stale, row 1's key moved %v", sv.stale,
 			unsafe.StringData(sv.keys[1]) != unsafe.StringData(firstKeys[1]))
 	}
-	removed := model.NewSnapshot(snap.Version+1, snap.Status, snap.Sandboxes()[10:], nil, nil)
+	removed := fleet.NewSnapshot(snap.Version+1, snap.Status, snap.Sandboxes()[10:], nil, nil)
 	src.set(removed)
 	a.liveRefresh()
 	check("ten removed")

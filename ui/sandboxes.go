@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
 )
 
@@ -149,7 +150,7 @@ type sandboxesView struct {
 	vid int
 
 	disc    bool // built while disconnected
-	snap    *model.Snapshot
+	snap    *fleet.Snapshot
 	built   bool
 	rows    []*model.Sandbox
 	widths  []cellWidths // widths[i] of rows[i]'s cells
@@ -344,7 +345,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 // replaceRows takes the sandboxes of snap at positions, the only ones that
 // differ from the current rows (see Snapshot.ChangedSince). Column widths
 // only grow here; a full rebuild (any add or remove) lets them shrink.
-func (v *sandboxesView) replaceRows(snap *model.Snapshot, positions []int) {
+func (v *sandboxesView) replaceRows(snap *fleet.Snapshot, positions []int) {
 	var moved []int // indexes in order of the rows replaced
 	for _, j := range positions {
 		sb, old := snap.SandboxAt(j), v.rows[j]

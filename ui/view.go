@@ -8,13 +8,14 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
 )
 
 // shared is the context every view reads: the current snapshot, the clock,
 // keys, styles, options and the backend. Only the root model writes it.
 type shared struct {
-	snap     *model.Snapshot
+	snap     *fleet.Snapshot
 	now      func() time.Time
 	keys     KeyMap
 	st       styles

@@ -17,7 +17,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
-	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // poolOwners is the ground truth of which sandbox each pool Pod serves.
@@ -107,7 +107,7 @@ func TestExecChurnPools(t *testing.T) {
 	}
 
 	x := execute.New(execute.Options{Cluster: e.clients, Transports: execute.DefaultTransports(e.clients, "", 0),
-		Lookup: func(ctx context.Context, ns, ref string) (*model.Snapshot, error) {
+		Lookup: func(ctx context.Context, ns, ref string) (*fleet.Snapshot, error) {
 			return e.clients.LookupSandbox(ctx, ref, kube.LookupOptions{Namespace: ns})
 		}})
 	var attempts, ran, refused, redirected, unknown, wrong atomic.Int64

@@ -22,6 +22,7 @@ import (
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/kube/testkubelet"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 func TestMain(m *testing.M) {
@@ -53,7 +54,7 @@ type env struct {
 	node    string
 	clients *kube.Clients
 	kubelet *testkubelet.Server
-	fleet   *model.Fleet
+	fleet   *fleet.Fleet
 	token   string
 	pods    *execdtest.Pods // each Pod incarnation's execd, behind port-forward
 }
@@ -61,7 +62,7 @@ type env struct {
 func newEnv(t testing.TB, exec testkubelet.ExecFunc) *env {
 	t.Helper()
 	c := kubetest.Get(t)
-	e := &env{t: t, c: c, kl: c.Kubelet(t), ns: c.Namespace(t), fleet: model.NewFleet(model.FleetOptions{}),
+	e := &env{t: t, c: c, kl: c.Kubelet(t), ns: c.Namespace(t), fleet: fleet.New(fleet.Options{}),
 		pods: execdtest.NewPods()}
 	e.node = "exec-" + e.ns
 	var err error

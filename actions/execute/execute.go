@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // Cluster is the live view the check reads. *kube.Clients implements it; the
@@ -37,13 +38,13 @@ type Options struct {
 	Cluster Cluster
 	// Snapshot returns the latest fleet snapshot (target resolution and the
 	// model's IP index). May be nil: then only pod/NAME targets resolve.
-	Snapshot func() *model.Snapshot
+	Snapshot func() *fleet.Snapshot
 	// Lookup, when set, resolves a Request.Ref with targeted live reads
 	// instead of Snapshot (a one-shot exec has no watched fleet): it returns
 	// a snapshot holding just the sandboxes ref names and what their
 	// identity depends on (kube.Clients.LookupSandbox). namespace "" looks
 	// everywhere.
-	Lookup func(ctx context.Context, namespace, ref string) (*model.Snapshot, error)
+	Lookup func(ctx context.Context, namespace, ref string) (*fleet.Snapshot, error)
 	// Transports by name. DefaultTransports builds the real ones.
 	Transports map[Via]Transport
 	// Forwarder opens Forward's tunnels (*kube.Clients); nil: Forward is
@@ -220,7 +221,7 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 // gates it on the fleet model's identity state, reads the Pod live and runs
 // Check at Before. A nil error means the target passed; a bare Pod's
 // target is then bound to the UID read live.
-func (x *Executor) admit(ctx context.Context, req Request, via Via) (Target, *model.Snapshot, Verdict, *corev1.Pod, time.Duration, error) {
+func (x *Executor) admit(ctx context.Context, req Request, via Via) (Target, *fleet.Snapshot, Verdict, *corev1.Pod, time.Duration, error) {
 	target, snap, err := x.resolve(ctx, req)
 	if err != nil {
 		return Target{}, nil, Verdict{}, nil, 0, err
@@ -251,8 +252,8 @@ func (x *Executor) admit(ctx context.Context, req Request, via Via) (Target, *mo
 }
 
 // resolve finds the target and the snapshot its identity was read from.
-func (x *Executor) resolve(ctx context.Context, req Request) (Target, *model.Snapshot, error) {
-	var snap *model.Snapshot
+func (x *Executor) resolve(ctx context.Context, req Request) (Target, *fleet.Snapshot, error) {
+	var snap *fleet.Snapshot
 	if x.opts.Snapshot != nil {
 		snap = x.opts.Snapshot()
 	}
@@ -310,7 +311,7 @@ func (x *Executor) elsewhere(ctx context.Context, ref string, e *Error) {
 
 // check reads the Pod live (plus, for execd-direct, every Pod holding the
 // address; for a pooled sandbox, its allocation) and runs Check.
-func (x *Executor) check(ctx context.Context, t Target, snap *model.Snapshot, via Via, m Moment) (Verdict, *corev1.Pod, error) {
+func (x *Executor) check(ctx context.Context, t Target, snap *fleet.Snapshot, via Via, m Moment) (Verdict, *corev1.Pod, error) {
 	live, err := x.opts.Cluster.LivePod(ctx, t.Namespace, t.Pod)
 	switch {
 	case apierrors.IsNotFound(err):

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // Forwarder opens pods/portforward tunnels. *kube.Clients implements it.
@@ -136,7 +137,7 @@ func (x *Executor) Forward(ctx context.Context, req ForwardRequest) (*Forward, e
 
 // watchForward re-checks the forward's Pod until the forward ends, and
 // closes it when the Pod is no longer the one checked before it opened.
-func (x *Executor) watchForward(ctx context.Context, f *Forward, pf *kube.PortForward, snap *model.Snapshot, every time.Duration) {
+func (x *Executor) watchForward(ctx context.Context, f *Forward, pf *kube.PortForward, snap *fleet.Snapshot, every time.Duration) {
 	defer close(f.done)
 	defer pf.Close()
 	defer f.cancel()

@@ -7,13 +7,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // Resolve finds the target the way the fleet model knows it. ref is a
 // sandbox name in namespace, a sandbox key ("bsbx/NS/NAME"), or pod/NAME.
 // A pod/NAME the model does not know resolves to a bare target with no UID
 // (bound live before dispatch).
-func Resolve(snap *model.Snapshot, namespace, ref string) (Target, error) {
+func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
 	_, _, _, isKey := model.ParseSandboxKey(ref) // "pod/NS/NAME" is a plain-Pod sandbox's key
 	for _, prefix := range []string{"pod/", "pods/"} {
 		if name, ok := strings.CutPrefix(ref, prefix); ok && !isKey {
@@ -37,7 +38,7 @@ func Resolve(snap *model.Snapshot, namespace, ref string) (Target, error) {
 	case 0:
 		if snap != nil && !snap.Status.Synced && snap.NumSandboxes() == 0 {
 			// Before its first sync the fleet lists nothing, however many
-			// sandboxes it has read (model.Snapshot.Loading, 0 at first).
+			// sandboxes it has read (fleet.Snapshot.Loading, 0 at first).
 			return Target{}, refused(CodeNotSynced, fmt.Sprintf("the fleet has not synced yet (%d sandboxes read so far)", snap.Loading), true,
 				observed("fleet model: first list still arriving"))
 		}
@@ -135,7 +136,7 @@ var identityMeaning = map[model.IdentityState]string{
 	model.IdentityIPStale:    "its Pod has another address than the one the engine records",
 }
 
-func resolvePod(snap *model.Snapshot, namespace, name string) Target {
+func resolvePod(snap *fleet.Snapshot, namespace, name string) Target {
 	if snap != nil {
 		for _, sb := range snap.Sandboxes() {
 			if sb == nil || (namespace != "" && sb.Namespace() != namespace) {
@@ -170,7 +171,7 @@ func resolvePod(snap *model.Snapshot, namespace, name string) Target {
 
 // modelHolders is the model's IP index for ip: every Pod in the snapshot
 // holding it (the check skips the target and dead Pods).
-func modelHolders(snap *model.Snapshot, ip string) []Holder {
+func modelHolders(snap *fleet.Snapshot, ip string) []Holder {
 	if snap == nil || ip == "" {
 		return nil
 	}

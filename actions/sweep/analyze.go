@@ -17,6 +17,7 @@ import (
 
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // Sibling bounds: a control group of this size says as much as a larger one,
@@ -36,7 +37,7 @@ const (
 // the classified one), and, with opts.Probe, the live execd check that
 // confirms or clears NOT_EXEC_READY. It returns notes where it was partial.
 // Only Pods with something to explain are looked up, never the whole fleet.
-func Analyze(ctx context.Context, contextName string, snap *model.Snapshot, lookup Lookup, opts Options) ([]model.Finding, []string) {
+func Analyze(ctx context.Context, contextName string, snap *fleet.Snapshot, lookup Lookup, opts Options) ([]model.Finding, []string) {
 	opts = opts.withDefaults()
 	if snap == nil {
 		return []model.Finding{}, nil
@@ -112,7 +113,7 @@ const maxCreateEventNamespaces = 50
 // the sandboxes whose controller creates their Pods, and returns, per
 // sandbox key, its POD_RECREATED notices with what the Events add (only
 // for the sandboxes where they add something).
-func recreationEvents(ctx context.Context, snap *model.Snapshot, lookup Lookup) (map[string][]model.Notice, []string) {
+func recreationEvents(ctx context.Context, snap *fleet.Snapshot, lookup Lookup) (map[string][]model.Notice, []string) {
 	cl, ok := lookup.(createEventsLookup)
 	if !ok {
 		return nil, nil
@@ -158,7 +159,7 @@ func podKey(namespace, name string) string { return namespace + "/" + name }
 
 // restartedPods lists, once each, the Pods behind sandboxes that have a
 // restart or a kill to explain.
-func restartedPods(snap *model.Snapshot) []podRef {
+func restartedPods(snap *fleet.Snapshot) []podRef {
 	var out []podRef
 	seen := map[string]bool{}
 	for _, sb := range snap.Sandboxes() {
@@ -181,7 +182,7 @@ func restartedPods(snap *model.Snapshot) []podRef {
 // runForensics explains each Pod of todo, DefaultForensicsWorkers at a time:
 // the full Pod (the snapshot's is slimmed: no resources), its Events, and its
 // Node with the Node's Events (read once per node).
-func runForensics(ctx context.Context, snap *model.Snapshot, todo []podRef, lookup Lookup) (map[string][]model.Notice, []string) {
+func runForensics(ctx context.Context, snap *fleet.Snapshot, todo []podRef, lookup Lookup) (map[string][]model.Notice, []string) {
 	explained := make(map[string][]model.Notice, len(todo))
 	if len(todo) == 0 {
 		return explained, nil
@@ -391,7 +392,7 @@ func groupKey(sb *model.Sandbox) string {
 	return string(sb.Engine()) + "\x00" + sb.Namespace()
 }
 
-func siblingGroups(snap *model.Snapshot) map[string][]*model.Pod {
+func siblingGroups(snap *fleet.Snapshot) map[string][]*model.Pod {
 	groups := map[string][]*model.Pod{}
 	for _, sb := range snap.Sandboxes() {
 		k := groupKey(sb)
@@ -463,7 +464,7 @@ func containerNamed(pod *model.Pod, name string) *model.Container {
 // verified (identity OK: the address belongs to the sandbox's own Pod; a
 // probe to a taken address would test a stranger's daemon). Bounded by
 // MaxProbes, DefaultProbeWorkers in parallel, ProbeTimeout each.
-func runProbes(ctx context.Context, snap *model.Snapshot, opts Options) (map[string]error, []string) {
+func runProbes(ctx context.Context, snap *fleet.Snapshot, opts Options) (map[string]error, []string) {
 	type target struct{ key, addr string }
 	var targets []target
 	skipped := 0

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // imageSettleQuiet is how long image-config reads must have been idle before
@@ -33,7 +34,7 @@ func (s *clientsSource) Server() string { return s.Clients.Server }
 
 // Snapshot runs a watcher until its informers have synced and image-config
 // reads have settled, takes the fleet snapshot and stops the watcher.
-func (s *clientsSource) Snapshot(ctx context.Context, opts Options) (*model.Snapshot, error) {
+func (s *clientsSource) Snapshot(ctx context.Context, opts Options) (*fleet.Snapshot, error) {
 	ns := opts.Namespace
 	if ns == "" {
 		ns = s.Clients.Namespace

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // Exit codes of `sandscope sweep`.
@@ -117,11 +118,11 @@ func WriteTable(w io.Writer, r *Report) error {
 }
 
 // writeStuck writes the stuck block of the summary, nothing when no Pod is stuck.
-func writeStuck(w io.Writer, st model.StuckSummary) error {
+func writeStuck(w io.Writer, st fleet.StuckSummary) error {
 	if st.Pods == 0 && st.Objects == 0 {
 		return nil
 	}
-	counts := func(cs []model.Count) string {
+	counts := func(cs []fleet.Count) string {
 		out := make([]string, len(cs))
 		for i, c := range cs {
 			out[i] = fmt.Sprintf("%s %d", c.Name, c.N)

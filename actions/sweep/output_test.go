@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/textsafe/textsafetest"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 func sampleReport() *Report {
@@ -30,7 +31,7 @@ func sampleReport() *Report {
 	}
 	r.Summary = Summary{Sandboxes: 4, Pods: 4, Findings: Counts{Error: 2, Warning: 1, Info: 1}}
 	r.Summary.Score = model.Score(r.Findings, 4)
-	r.Summary.Stuck = model.SummarizeStuck([]model.StuckPod{
+	r.Summary.Stuck = fleet.SummarizeStuck([]fleet.StuckPod{
 		{Namespace: "team-rl", Pod: "sbx-d-0", Node: "node-2", Image: "python:3.12", DeletingSince: r.GeneratedAt.Add(-15 * time.Minute), PodInitializing: true},
 	}, r.GeneratedAt)
 	return r

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // Defaults of Options.
@@ -48,7 +49,7 @@ type Source interface {
 	// Snapshot returns the fleet once every informer has synced (and image
 	// config reads have settled), or an error when the context cannot be
 	// read (unreachable, forbidden, not synced in time).
-	Snapshot(ctx context.Context, opts Options) (*model.Snapshot, error)
+	Snapshot(ctx context.Context, opts Options) (*fleet.Snapshot, error)
 	// Server is the API server URL, for the report. A Source may also have
 	// a Notes() []string method saying where its snapshot was partial.
 	Server() string
@@ -159,7 +160,7 @@ type Summary struct {
 	// Stuck sums up the Pods stuck Terminating over every context swept
 	// (the Pods of deleted sandboxes included): they hold quota, and image
 	// pull slots per node while they are still in PodInitializing.
-	Stuck model.StuckSummary `json:"stuck"`
+	Stuck fleet.StuckSummary `json:"stuck"`
 }
 
 // Counts of findings per severity.
@@ -175,7 +176,7 @@ type contextSweep struct {
 	findings  []model.Finding
 	sandboxes int
 	pods      int
-	stuck     []model.StuckPod
+	stuck     []fleet.StuckPod
 	stuckObjs int
 	notes     []string
 	swept     []SandboxID
@@ -200,7 +201,7 @@ func Sweep(ctx context.Context, targets []Target, opts Options) Report {
 
 	r := Report{GeneratedAt: opts.Now().UTC(), Contexts: make([]ContextResult, 0, len(targets)), Findings: []model.Finding{}}
 	sandboxes := 0
-	var stuck []model.StuckPod
+	var stuck []fleet.StuckPod
 	stuckObjs := 0
 	for _, cs := range results {
 		stuck = append(stuck, cs.stuck...)
@@ -216,7 +217,7 @@ func Sweep(ctx context.Context, targets []Target, opts Options) Report {
 	r.Summary.Sandboxes = sandboxes
 	r.Summary.Findings.Error, r.Summary.Findings.Warning, r.Summary.Findings.Info = model.CountBySeverity(r.Findings)
 	r.Summary.Score = model.Score(r.Findings, sandboxes)
-	r.Summary.Stuck = model.SummarizeStuck(stuck, opts.Now())
+	r.Summary.Stuck = fleet.SummarizeStuck(stuck, opts.Now())
 	r.Summary.Stuck.Objects = stuckObjs
 	return r
 }
@@ -246,7 +247,7 @@ func sweepContext(parent context.Context, t Target, opts Options) (cs contextSwe
 	}
 	cs.result.Reachable = true
 	cs.sandboxes, cs.pods = snap.NumSandboxes(), snap.NumPods()
-	cs.stuck, cs.stuckObjs = model.StuckPodsOf(snap), model.StuckObjectsOf(snap)
+	cs.stuck, cs.stuckObjs = fleet.StuckPodsOf(snap), fleet.StuckObjectsOf(snap)
 	cs.swept = make([]SandboxID, snap.NumSandboxes())
 	for i, sb := range snap.Sandboxes() {
 		cs.swept[i] = SandboxID{Context: t.Name, Namespace: sb.Namespace(), Name: sb.Name()}
@@ -259,7 +260,7 @@ func sweepContext(parent context.Context, t Target, opts Options) (cs contextSwe
 // ReadNotes says where the read of context name was partial: what src
 // could not do (image checks still running, holders not looked up), what
 // the watch noted (a CRD not installed) and what the server refused.
-func ReadNotes(name string, src Source, snap *model.Snapshot) []string {
+func ReadNotes(name string, src Source, snap *fleet.Snapshot) []string {
 	var notes []string
 	if n, ok := src.(interface{ Notes() []string }); ok {
 		notes = prefixed(name, n.Notes())

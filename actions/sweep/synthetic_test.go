@@ -14,10 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // A synthetic fleet for unit tests and benchmarks: n OpenSandbox
-// BatchSandboxes, each with its Pod, fed to a real model.Fleet the way the
+// BatchSandboxes, each with its Pod, fed to a real fleet.Fleet the way the
 // watcher's informers do, plus an in-memory Lookup holding the full Pods and
 // their Events.
 
@@ -147,10 +148,10 @@ func livenessEvents(p *corev1.Pod) []corev1.Event {
 	}
 }
 
-// buildSynthFleet loads n sandboxes into a model.Fleet (as the informers'
+// buildSynthFleet loads n sandboxes into a fleet.Fleet (as the informers'
 // initial lists do) and returns its snapshot and a Lookup over the full Pods.
-func buildSynthFleet(n int) (*model.Snapshot, *memLookup) {
-	f := model.NewFleet(model.FleetOptions{Now: func() time.Time { return synthT0.Add(10 * time.Minute) }})
+func buildSynthFleet(n int) (*fleet.Snapshot, *memLookup) {
+	f := fleet.New(fleet.Options{Now: func() time.Time { return synthT0.Add(10 * time.Minute) }})
 	l := &memLookup{pods: map[string]*corev1.Pod{}, events: map[string][]corev1.Event{}, nodes: map[string]*corev1.Node{}}
 	for i := 0; i < n; i++ {
 		kind := synthKindOf(i)

@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +20,7 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 	for _, name := range []string{"c", "a", "b"} {
 		f.UpsertBatchSandbox(batchSandbox(name, "10.0.0."+name))
 	}
-	f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.1.1", modeltest.OwnedBy("b", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.1.1", modeltest.OwnedBy("b", 0))))
 	s1 := f.Snapshot()
 	if s2 := f.Snapshot(); s2 != s1 {
 		t.Error("unchanged fleet gave a new snapshot")
@@ -36,14 +37,14 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 	}
 	oldB := s1.Sandbox(bsKey("b"))
 	oldState := oldB.State
-	f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.1.1", modeltest.OwnedBy("b", 0), modeltest.Exited(1, "Error"))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.1.1", modeltest.OwnedBy("b", 0), modeltest.Exited(1, "Error"))))
 	f.UpsertBatchSandbox(batchSandbox("aa", ""))
 	f.DeleteBatchSandbox(ns, "c")
 	s2 := f.Snapshot()
 	if s1.Sandbox(bsKey("b")) != oldB || oldB.State != oldState || len(s1.Sandboxes()) != 3 {
 		t.Error("an earlier snapshot changed")
 	}
-	if s2.Sandbox(bsKey("b")) == oldB || s2.Sandbox(bsKey("b")).State != StateDead {
+	if s2.Sandbox(bsKey("b")) == oldB || s2.Sandbox(bsKey("b")).State != model.StateDead {
 		t.Error("the new snapshot does not carry the new sandbox")
 	}
 	if want := []string{bsKey("a"), bsKey("aa"), bsKey("b")}; !slices.Equal(keys(s2), want) {
@@ -68,7 +69,7 @@ func TestSnapshotPodsSortedByNamespaceThenName(t *testing.T) {
 	for _, n := range [][2]string{{"a-b", "x"}, {"a", "y"}, {"a", "x"}} {
 		p := modeltest.RunningPod(n[1], n[0]+n[1], "")
 		p.Namespace = n[0]
-		f.UpsertPod(SlimPod(p))
+		f.UpsertPod(model.SlimPod(p))
 	}
 	var got []string
 	for _, p := range f.Snapshot().Pods() {
@@ -83,13 +84,13 @@ func TestPlainPodSandboxes(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	// A BatchSandbox Pod carries opensandbox.io/id too: never a plain sandbox,
 	// even before its BatchSandbox arrives.
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("pool-x", "up", "10.0.0.2", modeltest.PooledIn("pool-a"))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("pool-x", "up", "10.0.0.2", modeltest.PooledIn("pool-a"))))
 	plain := modeltest.RunningPod("solo", "us", "10.0.0.3")
-	f.UpsertPod(SlimPod(plain))
+	f.UpsertPod(model.SlimPod(plain))
 	unlabelled := modeltest.RunningPod("web", "uw", "10.0.0.4")
 	delete(unlabelled.Labels, osv1.LabelSandboxID)
-	f.UpsertPod(SlimPod(unlabelled))
+	f.UpsertPod(model.SlimPod(unlabelled))
 	s := f.Snapshot()
 	var keys []string
 	for _, sb := range s.Sandboxes() {
@@ -108,7 +109,7 @@ func TestPlainPodSandboxes(t *testing.T) {
 	if f.Snapshot().Sandbox(plainKey("solo")) == nil {
 		t.Error("released Pod not plain again")
 	}
-	f.DeletePod(SlimPod(plain))
+	f.DeletePod(model.SlimPod(plain))
 	if f.Snapshot().Sandbox(plainKey("solo")) != nil {
 		t.Error("deleted plain Pod still a sandbox")
 	}
@@ -120,12 +121,12 @@ func TestCustomPodSelector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := NewFleet(FleetOptions{Now: c.Now, PodSelector: sel})
-	f.SetStatus(SourceStatus{Synced: true})
+	f := New(Options{Now: c.Now, PodSelector: sel})
+	f.SetStatus(model.SourceStatus{Synced: true})
 	p := modeltest.RunningPod("m", "um", "10.0.0.1")
 	p.Labels = map[string]string{"team": "ml"}
-	f.UpsertPod(SlimPod(p))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("other", "uo", "10.0.0.2")))
+	f.UpsertPod(model.SlimPod(p))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("other", "uo", "10.0.0.2")))
 	if s := f.Snapshot(); len(s.Sandboxes()) != 1 || s.Sandboxes()[0].Key != plainKey("m") {
 		t.Errorf("sandboxes %v", s.Sandboxes())
 	}
@@ -137,17 +138,17 @@ func TestIPHistory(t *testing.T) {
 	f.UpsertBatchSandbox(batchSandbox("a", ip))
 	a := modeltest.RunningPod("a-0", "ua", "", modeltest.OwnedBy("a", 0))
 	modeltest.Initializing(a)
-	f.UpsertPod(SlimPod(a))
+	f.UpsertPod(model.SlimPod(a))
 	c.Advance(time.Second)
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0))))
 	holdA := c.now
 	c.Advance(38 * time.Second)
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed"))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed"))))
 	endA := c.now
 	before := f.Snapshot()
 	c.Advance(35 * time.Second)
 	f.UpsertBatchSandbox(batchSandbox("b", ip))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", ip, modeltest.OwnedBy("b", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", ip, modeltest.OwnedBy("b", 0))))
 	holdB := c.now
 	h := f.Snapshot().IPHistory(ip)
 	if len(h) != 2 {
@@ -195,7 +196,7 @@ func TestChangesCoalesce(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	<-f.Changes() // SetStatus
 	for i := 0; i < 100; i++ {
-		f.UpsertPod(SlimPod(modeltest.RunningPod(fmt.Sprint("p", i), fmt.Sprint("u", i), "")))
+		f.UpsertPod(model.SlimPod(modeltest.RunningPod(fmt.Sprint("p", i), fmt.Sprint("u", i), "")))
 	}
 	select {
 	case <-f.Changes():
@@ -238,9 +239,9 @@ func TestConcurrentReaders(t *testing.T) {
 		ip := fmt.Sprint("10.0.0.", i%7)
 		f.UpsertBatchSandbox(batchSandbox(name, ip))
 		p := modeltest.RunningPod(name+"-0", fmt.Sprint("u", i), ip, modeltest.OwnedBy(name, 0))
-		f.UpsertPod(SlimPod(p))
+		f.UpsertPod(model.SlimPod(p))
 		if i%3 == 0 {
-			f.DeletePod(SlimPod(p))
+			f.DeletePod(model.SlimPod(p))
 		}
 		if i%11 == 0 {
 			f.DeleteBatchSandbox(ns, name)
@@ -259,11 +260,11 @@ func TestIndexesStayFlat(t *testing.T) {
 		ip := fmt.Sprint("10.0.", i%3, ".", i%250)
 		f.UpsertBatchSandbox(batchSandbox(name, ip))
 		p := modeltest.RunningPod(name+"-0", fmt.Sprint("u", i), ip, modeltest.OwnedBy(name, 0))
-		f.UpsertPod(SlimPod(p))
+		f.UpsertPod(model.SlimPod(p))
 		f.Snapshot()
 		c.Advance(time.Second)
 		f.DeleteBatchSandbox(ns, name)
-		f.DeletePod(SlimPod(p))
+		f.DeletePod(model.SlimPod(p))
 	}
 	s := f.Snapshot()
 	if len(s.Sandboxes()) != 0 || len(s.Pods()) != 0 {
@@ -303,16 +304,16 @@ func TestRandomChurnInvariants(t *testing.T) {
 			}
 			p := modeltest.RunningPod(name+"-0", fmt.Sprint("u", step), ip, opts...)
 			live[p.Name] = p
-			f.UpsertPod(SlimPod(p))
+			f.UpsertPod(model.SlimPod(p))
 		case 5:
 			if p := live[name+"-0"]; p != nil {
-				f.DeletePod(SlimPod(p))
+				f.DeletePod(model.SlimPod(p))
 				delete(live, p.Name)
 			}
 		case 6:
 			p := modeltest.RunningPod(fmt.Sprint("plain", i), fmt.Sprint("pu", step), ip)
 			live[p.Name] = p
-			f.UpsertPod(SlimPod(p))
+			f.UpsertPod(model.SlimPod(p))
 		case 7:
 			f.UpsertBatchSandbox(pooledSandbox(fmt.Sprint("pooled", i%5), ft0.Add(time.Duration(i)*time.Second), []string{fmt.Sprint("plain", i)}, ip))
 		}
@@ -402,8 +403,8 @@ func TestChangedSince(t *testing.T) {
 		f.UpsertBatchSandbox(batchSandbox(name, "10.0.0."+name))
 	}
 	s1 := f.Snapshot()
-	f.UpsertPod(SlimPod(modeltest.RunningPod("c-0", "uc", "10.0.1.3", modeltest.OwnedBy("c", 0))))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.1.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("c-0", "uc", "10.0.1.3", modeltest.OwnedBy("c", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.1.1", modeltest.OwnedBy("a", 0))))
 	s2 := f.Snapshot()
 	got, ok := s2.ChangedSince(s1)
 	if !ok || !slices.Equal(got, []int{0, 2}) {
@@ -434,19 +435,19 @@ func TestChangedSince(t *testing.T) {
 	}
 	// Disconnected: every row is masked, then unmasked.
 	lost := ft0
-	f.SetStatus(SourceStatus{Synced: true, DisconnectedSince: &lost})
+	f.SetStatus(model.SourceStatus{Synced: true, DisconnectedSince: &lost})
 	s5 := f.Snapshot()
 	if _, ok := s5.ChangedSince(s4); ok {
 		t.Fatal("ChangedSince into a masked snapshot")
 	}
-	f.SetStatus(SourceStatus{Synced: true})
+	f.SetStatus(model.SourceStatus{Synced: true})
 	s6 := f.Snapshot()
 	if _, ok := s6.ChangedSince(s5); ok {
 		t.Fatal("ChangedSince out of a masked snapshot")
 	}
 	// A log that overflowed no longer reaches back.
 	for i := 0; i <= maxChangeLog; i++ {
-		f.UpsertPod(SlimPod(modeltest.RunningPod("d-0", fmt.Sprint("ud", i%2), "10.0.1.4", modeltest.OwnedBy("d", 0))))
+		f.UpsertPod(model.SlimPod(modeltest.RunningPod("d-0", fmt.Sprint("ud", i%2), "10.0.1.4", modeltest.OwnedBy("d", 0))))
 	}
 	if _, ok := f.Snapshot().ChangedSince(s6); ok {
 		t.Fatal("ChangedSince past an overflowed log")
@@ -471,7 +472,7 @@ func TestStatusOnlyChangeSharesTheSandboxList(t *testing.T) {
 	if !s2.SameSandboxes(s1) {
 		t.Fatal("a status-only change published a new sandbox list")
 	}
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
 	s3 := f.Snapshot()
 	if s3.SameSandboxes(s2) || s3.SandboxAt(0) == s2.SandboxAt(0) {
 		t.Fatal("a sandbox change in place reused the published list")
@@ -487,30 +488,30 @@ func TestStatusOnlyChangeSharesTheSandboxList(t *testing.T) {
 // labelled for another sandbox belongs to that one.
 func TestPooledPodOwnership(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertPod(SlimPod(modeltest.RunningPod("warm-1", "uw", "10.0.0.9", modeltest.PooledIn("pool-a"))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("warm-1", "uw", "10.0.0.9", modeltest.PooledIn("pool-a"))))
 	f.UpsertBatchSandbox(pooledSandbox("old", ft0, []string{"warm-1"}, "10.0.0.9"))
-	if id := mustSandbox(t, f, bsKey("old")).Identity(); id != IdentityOK {
+	if id := mustSandbox(t, f, bsKey("old")).Identity(); id != model.IdentityOK {
 		t.Fatalf("sole claimer: %s", id)
 	}
 	f.UpsertBatchSandbox(pooledSandbox("tie", ft0, []string{"warm-1"}, "10.0.0.9"))
 	for _, k := range []string{"old", "tie"} {
-		if id := mustSandbox(t, f, bsKey(k)).Identity(); id == IdentityOK {
+		if id := mustSandbox(t, f, bsKey(k)).Identity(); id == model.IdentityOK {
 			t.Errorf("%s holds a Pod claimed as late by another sandbox", k)
 		}
 	}
 	f.DeleteBatchSandbox(ns, "tie")
 	f.UpsertBatchSandbox(pooledSandbox("new", ft0.Add(time.Minute), []string{"warm-1"}, "10.0.0.9"))
-	if id := mustSandbox(t, f, bsKey("old")).Identity(); id == IdentityOK {
+	if id := mustSandbox(t, f, bsKey("old")).Identity(); id == model.IdentityOK {
 		t.Error("the older claimer still holds the Pod")
 	}
-	if id := mustSandbox(t, f, bsKey("new")).Identity(); id != IdentityOK {
+	if id := mustSandbox(t, f, bsKey("new")).Identity(); id != model.IdentityOK {
 		t.Errorf("the newer claimer: %s", id)
 	}
 	f.DeleteBatchSandbox(ns, "new")
 	relabelled := modeltest.RunningPod("warm-1", "uw", "10.0.0.9", modeltest.PooledIn("pool-a"))
 	relabelled.Labels[osv1.LabelBatchSandboxName] = "someone-else"
-	f.UpsertPod(SlimPod(relabelled))
-	if id := mustSandbox(t, f, bsKey("old")).Identity(); id == IdentityOK {
+	f.UpsertPod(model.SlimPod(relabelled))
+	if id := mustSandbox(t, f, bsKey("old")).Identity(); id == model.IdentityOK {
 		t.Error("a Pod labelled for another sandbox is still held by the old claimer")
 	}
 }

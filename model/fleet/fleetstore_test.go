@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"slices"
@@ -8,13 +8,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 )
 
 func TestFleetAsKnownObjects(t *testing.T) {
-	f := NewFleet(FleetOptions{})
-	pod := func(ns, name string) *Pod {
-		p := &Pod{}
+	f := New(Options{})
+	pod := func(ns, name string) *model.Pod {
+		p := &model.Pod{}
 		p.Namespace, p.Name = ns, name
 		p.UID = types.UID("uid-" + name)
 		return p
@@ -22,7 +23,7 @@ func TestFleetAsKnownObjects(t *testing.T) {
 	a, b := pod("ns1", "a"), pod("ns2", "b")
 	f.UpsertPod(a)
 	f.UpsertPod(b)
-	bs := &BatchSandbox{}
+	bs := &model.BatchSandbox{}
 	bs.Namespace, bs.Name = "ns1", "sb"
 	f.UpsertBatchSandbox(bs)
 
@@ -45,7 +46,7 @@ func TestFleetAsKnownObjects(t *testing.T) {
 	// A Pod owned by a BatchSandbox that is not there yet makes no
 	// BatchSandbox key: only objects handed in count.
 	owned := pod("ns1", "ghost-0")
-	owned.OwnerReferences = []OwnerReference{{Kind: "BatchSandbox", Name: "ghost"}}
+	owned.OwnerReferences = []model.OwnerReference{{Kind: "BatchSandbox", Name: "ghost"}}
 	f.UpsertPod(owned)
 	if keys := f.BatchSandboxKeys(); !slices.Equal(keys, []string{"ns1/sb"}) {
 		t.Fatalf("BatchSandboxKeys = %q, want [ns1/sb]", keys)
@@ -70,10 +71,10 @@ func TestFleetAsKnownObjects(t *testing.T) {
 func TestPodEntrySharesLinkedKey(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("sb", "10.0.0.1"))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("sb-0", "uid-1", "10.0.0.1", modeltest.OwnedBy("sb", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("sb-0", "uid-1", "10.0.0.1", modeltest.OwnedBy("sb", 0))))
 	key := nn(ns, "sb-0")
 	var linkKey, podKey string
-	for _, k := range f.sandboxes[sandboxKey(EngineBatchSandbox, ns, "sb")].links {
+	for _, k := range f.sandboxes[model.SandboxKey(model.EngineBatchSandbox, ns, "sb")].links {
 		if k == key {
 			linkKey = k
 		}
@@ -117,7 +118,7 @@ func TestPodLinksMoveBetweenEntryAndIndex(t *testing.T) {
 	pod := modeltest.RunningPod("p", "u1", "10.0.0.5")
 	f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"p"}, "10.0.0.5"))
 	check("linked before the Pod exists", "a")
-	f.UpsertPod(SlimPod(pod))
+	f.UpsertPod(model.SlimPod(pod))
 	if pe := f.pods[key]; pe.link == nil || pe.link.name() != "a" || f.podLinks.Keys() != 0 {
 		t.Fatal("the Pod's only link is not in its entry")
 	}
@@ -126,13 +127,13 @@ func TestPodLinksMoveBetweenEntryAndIndex(t *testing.T) {
 	check("a second sandbox", "a", "b")
 	f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"other"}, "10.0.0.6"))
 	check("the first one let go", "b")
-	f.DeletePod(SlimPod(pod))
+	f.DeletePod(model.SlimPod(pod))
 	check("the Pod deleted", "b")
-	f.UpsertPod(SlimPod(pod))
+	f.UpsertPod(model.SlimPod(pod))
 	check("the Pod back", "b")
 	f.DeleteBatchSandbox(ns, "b")
 	check("the sandbox deleted: the Pod is its own sandbox again", "p")
-	f.DeletePod(SlimPod(pod))
+	f.DeletePod(model.SlimPod(pod))
 	check("the Pod deleted again")
 	if n := f.podLinks.Keys(); n != 1 { // "other", which sandbox a still claims
 		t.Errorf("the index has %d keys, want 1", n)

@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -15,7 +16,7 @@ import (
 // keepAliveOnly reports whether a main container runs the engine bootstrap
 // followed by nothing but a keep-alive, i.e. the image's own ENTRYPOINT/CMD is
 // never started. It returns a description of the keep-alive ("" for none).
-func keepAliveOnly(c *Container) (bool, string) {
+func keepAliveOnly(c *model.Container) (bool, string) {
 	if c == nil || len(c.Command) == 0 || c.Command[0] != osv1.BootstrapPath {
 		return false, ""
 	}
@@ -54,7 +55,7 @@ func isKeepAlive(argv []string) bool {
 // imageKey is the key an image config is read and cached under: the digest
 // reference from containerStatuses.imageID when present (runtime prefixes
 // such as docker-pullable:// stripped), else the image reference of the spec.
-func imageKey(spec *Container, st *ContainerStatus) string {
+func imageKey(spec *model.Container, st *model.ContainerStatus) string {
 	if st != nil && st.ImageID != "" {
 		id := st.ImageID
 		if i := strings.Index(id, "://"); i >= 0 {
@@ -74,7 +75,7 @@ func imageKey(spec *Container, st *ContainerStatus) string {
 }
 
 // entrypointNotice compares a keep-alive main container with its image config.
-func entrypointNotice(podName string, c *Container, keepAlive, key string, cfg *ImageConfig) *Notice {
+func entrypointNotice(podName string, c *model.Container, keepAlive, key string, cfg *model.ImageConfig) *model.Notice {
 	if cfg == nil {
 		return nil
 	}
@@ -83,20 +84,20 @@ func entrypointNotice(podName string, c *Container, keepAlive, key string, cfg *
 		// A warning, not info: a keep-alive sandbox whose image config cannot
 		// be read may be one whose image service never started, and the
 		// failed read is the only trace of it (a fleet once had 46 such creates succeed, started with sleep).
-		return &Notice{Code: CodeImageConfigUnreadable, Severity: SeverityWarning, Pod: podName,
+		return &model.Notice{Code: model.CodeImageConfigUnreadable, Severity: model.SeverityWarning, Pod: podName,
 			Message: "image config unreadable: " + cfg.Err,
-			Evidence: []Evidence{{Kind: Observed, Text: "main container command " + cmd + " (" + keepAlive + ")"},
-				{Kind: Observed, Text: "reading the config of " + key + " failed: " + cfg.Err}}}
+			Evidence: []model.Evidence{{Kind: model.Observed, Text: "main container command " + cmd + " (" + keepAlive + ")"},
+				{Kind: model.Observed, Text: "reading the config of " + key + " failed: " + cfg.Err}}}
 	}
 	if len(cfg.Entrypoint) == 0 && len(cfg.Cmd) == 0 {
 		return nil
 	}
 	img := "ENTRYPOINT " + quoteList(cfg.Entrypoint) + " CMD " + quoteList(cfg.Cmd)
-	return &Notice{Code: CodeEntrypointNotRun, Severity: SeverityWarning, Pod: podName,
+	return &model.Notice{Code: model.CodeEntrypointNotRun, Severity: model.SeverityWarning, Pod: podName,
 		Message: "the image's " + img + " never runs: the container starts bootstrap.sh + " + keepAlive,
-		Evidence: []Evidence{{Kind: Observed, Text: "main container command " + cmd},
-			{Kind: Observed, Text: "image " + key + " config: " + img},
-			{Kind: Inferred, Text: "Kubernetes replaces the image ENTRYPOINT when command is set"}}}
+		Evidence: []model.Evidence{{Kind: model.Observed, Text: "main container command " + cmd},
+			{Kind: model.Observed, Text: "image " + key + " config: " + img},
+			{Kind: model.Inferred, Text: "Kubernetes replaces the image ENTRYPOINT when command is set"}}}
 }
 
 func quoteList(ss []string) string {
@@ -116,36 +117,36 @@ func quoteList(ss []string) string {
 //   - its main container is not ready, or the Pod's Ready condition is not True, or
 //   - it is an OpenSandbox Pod whose main command does not start with
 //     bootstrap.sh (execd is started by bootstrap.sh; without it nothing listens).
-func execReadyNotice(engine Engine, p *Pod) *Notice {
+func execReadyNotice(engine model.Engine, p *model.Pod) *model.Notice {
 	if p == nil || p.DeletionTimestamp != nil || !podRunning(p) {
 		return nil
 	}
-	spec, st := mainContainer(p)
-	var why []Evidence
+	spec, st := p.Main()
+	var why []model.Evidence
 	if st != nil && !st.Ready {
-		why = append(why, Evidence{Kind: Observed, Text: "main container " + st.Name + " ready=false"})
+		why = append(why, model.Evidence{Kind: model.Observed, Text: "main container " + st.Name + " ready=false"})
 	}
 	if rs, ok := podReadyCondition(p); ok && rs != corev1.ConditionTrue {
-		why = append(why, Evidence{Kind: Observed, Text: "Pod condition Ready=" + string(rs)})
+		why = append(why, model.Evidence{Kind: model.Observed, Text: "Pod condition Ready=" + string(rs)})
 	}
-	if engine == EngineBatchSandbox && spec != nil && len(spec.Command) > 0 && spec.Command[0] != osv1.BootstrapPath {
-		why = append(why, Evidence{Kind: Observed, Text: "main command " + strconv.Quote(spec.Command[0]) + " is not " + osv1.BootstrapPath},
-			Evidence{Kind: Inferred, Text: "execd is started by bootstrap.sh, so nothing listens on :44772"})
+	if engine == model.EngineBatchSandbox && spec != nil && len(spec.Command) > 0 && spec.Command[0] != osv1.BootstrapPath {
+		why = append(why, model.Evidence{Kind: model.Observed, Text: "main command " + strconv.Quote(spec.Command[0]) + " is not " + osv1.BootstrapPath},
+			model.Evidence{Kind: model.Inferred, Text: "execd is started by bootstrap.sh, so nothing listens on :44772"})
 	}
 	if len(why) == 0 {
 		return nil
 	}
-	return &Notice{Code: CodeNotExecReady, Severity: SeverityWarning, Pod: p.Name,
+	return &model.Notice{Code: model.CodeNotExecReady, Severity: model.SeverityWarning, Pod: p.Name,
 		Message: "Pod " + p.Name + " is Running but there is no sign its exec daemon answers", Evidence: why}
 }
 
 // restartNotices surfaces restarts with the last termination reason and exit
 // code (the sweep's forensics classify them). It also returns the total count.
-func restartNotices(p *Pod) ([]Notice, int32) {
+func restartNotices(p *model.Pod) ([]model.Notice, int32) {
 	if p == nil {
 		return nil, 0
 	}
-	var out []Notice
+	var out []model.Notice
 	var total int32
 	for i := range p.Status.ContainerStatuses {
 		st := &p.Status.ContainerStatuses[i]
@@ -154,7 +155,7 @@ func restartNotices(p *Pod) ([]Notice, int32) {
 			continue
 		}
 		msg := "container " + st.Name + " restarted " + strconv.Itoa(int(st.RestartCount)) + "×"
-		ev := []Evidence{{Kind: Observed, Text: "restartCount " + strconv.Itoa(int(st.RestartCount))}}
+		ev := []model.Evidence{{Kind: model.Observed, Text: "restartCount " + strconv.Itoa(int(st.RestartCount))}}
 		if t := st.LastTerminationState.Terminated; t != nil {
 			msg += "; last: " + orDash(t.Reason) + ", exit code " + strconv.Itoa(int(t.ExitCode))
 			var at *time.Time
@@ -162,16 +163,16 @@ func restartNotices(p *Pod) ([]Notice, int32) {
 				at = &t.FinishedAt.Time
 				msg += " at " + t.FinishedAt.UTC().Format(time.DateTime)
 			}
-			ev = append(ev, Evidence{Kind: Observed, Text: "lastState.terminated reason " + orDash(t.Reason) + " exitCode " + strconv.Itoa(int(t.ExitCode)), At: at})
+			ev = append(ev, model.Evidence{Kind: model.Observed, Text: "lastState.terminated reason " + orDash(t.Reason) + " exitCode " + strconv.Itoa(int(t.ExitCode)), At: at})
 		}
-		out = append(out, Notice{Code: CodeRestarted, Severity: SeverityWarning, Pod: p.Name, Message: msg, Evidence: ev})
+		out = append(out, model.Notice{Code: model.CodeRestarted, Severity: model.SeverityWarning, Pod: p.Name, Message: msg, Evidence: ev})
 	}
 	return out, total
 }
 
 // expiryNotice is EXPIRING_SOON when expire is within `within` of now (or
 // past). next is when it will appear or change, zero when it never will.
-func expiryNotice(field string, expire *time.Time, created, now time.Time, within time.Duration) (*Notice, time.Time) {
+func expiryNotice(field string, expire *time.Time, created, now time.Time, within time.Duration) (*model.Notice, time.Time) {
 	if expire == nil {
 		return nil, time.Time{}
 	}
@@ -191,24 +192,24 @@ func expiryNotice(field string, expire *time.Time, created, now time.Time, withi
 	} else {
 		msg = "expired at " + expire.UTC().Format(time.DateTime) + " and still exists"
 	}
-	return &Notice{Code: CodeExpiringSoon, Severity: SeverityInfo, Message: msg,
-		Evidence: []Evidence{{Kind: Observed, Text: field + " " + expire.UTC().Format(time.RFC3339), At: expire}}}, next
+	return &model.Notice{Code: model.CodeExpiringSoon, Severity: model.SeverityInfo, Message: msg,
+		Evidence: []model.Evidence{{Kind: model.Observed, Text: field + " " + expire.UTC().Format(time.RFC3339), At: expire}}}, next
 }
 
 // taskNotice is TASK_FAILED: the engine counts failed tasks of the
 // sandbox's task template (status.taskFailed > 0).
-func taskNotice(b *BatchSandbox) *Notice {
+func taskNotice(b *model.BatchSandbox) *model.Notice {
 	t := b.Task()
 	if t == nil || t.Counts.Failed <= 0 {
 		return nil
 	}
 	c := t.Counts
-	ev := []Evidence{{Kind: Observed, Text: fmt.Sprintf("status.taskFailed %d (taskRunning %d, taskSucceed %d, taskPending %d, taskUnknown %d)",
+	ev := []model.Evidence{{Kind: model.Observed, Text: fmt.Sprintf("status.taskFailed %d (taskRunning %d, taskSucceed %d, taskPending %d, taskUnknown %d)",
 		c.Failed, c.Running, c.Succeed, c.Pending, c.Unknown)}}
 	if len(t.Command) > 0 {
-		ev = append(ev, Evidence{Kind: Observed, Text: "spec.taskTemplate process: " + quoteList(t.Command)})
+		ev = append(ev, model.Evidence{Kind: model.Observed, Text: "spec.taskTemplate process: " + quoteList(t.Command)})
 	}
-	return &Notice{Code: CodeTaskFailed, Severity: SeverityWarning,
+	return &model.Notice{Code: model.CodeTaskFailed, Severity: model.SeverityWarning,
 		Message: fmt.Sprintf("%d task(s) failed (running %d, succeeded %d, failed %d, pending %d, unknown %d)",
 			c.Failed, c.Running, c.Succeed, c.Failed, c.Pending, c.Unknown),
 		Evidence: ev}
@@ -218,7 +219,7 @@ func taskNotice(b *BatchSandbox) *Notice {
 // so a keep-alive main container is by design (the pool template keeps the
 // container alive; the task executor runs the user's command in it) and
 // the image's ENTRYPOINT not running is no finding.
-func taskRunsCommand(b *BatchSandbox) bool {
+func taskRunsCommand(b *model.BatchSandbox) bool {
 	t := b.Task()
 	return t != nil && t.HasTemplate && len(t.Command) > 0
 }

@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +29,7 @@ func TestKeepAliveOnly(t *testing.T) {
 		{nil, nil, false},
 	}
 	for _, tc := range cases {
-		got, _ := keepAliveOnly(&Container{Command: tc.cmd, Args: tc.args})
+		got, _ := keepAliveOnly(&model.Container{Command: tc.cmd, Args: tc.args})
 		if got != tc.want {
 			t.Errorf("%q %q: %v, want %v", tc.cmd, tc.args, got, tc.want)
 		}
@@ -36,7 +37,7 @@ func TestKeepAliveOnly(t *testing.T) {
 }
 
 func TestImageKey(t *testing.T) {
-	spec := &Container{Image: "reg.example/app:1"}
+	spec := &model.Container{Image: "reg.example/app:1"}
 	cases := []struct{ id, want string }{
 		{"docker-pullable://reg.example/app@sha256:abc", "reg.example/app@sha256:abc"},
 		{"reg.example/app@sha256:abc", "reg.example/app@sha256:abc"},
@@ -44,7 +45,7 @@ func TestImageKey(t *testing.T) {
 		{"", "reg.example/app:1"},
 	}
 	for _, tc := range cases {
-		if got := imageKey(spec, &ContainerStatus{ImageID: tc.id}); got != tc.want {
+		if got := imageKey(spec, &model.ContainerStatus{ImageID: tc.id}); got != tc.want {
 			t.Errorf("%q: %q, want %q", tc.id, got, tc.want)
 		}
 	}
@@ -58,36 +59,36 @@ func TestEntrypointNotRun(t *testing.T) {
 	}
 	cases := []struct {
 		name     string
-		cfg      ImageConfig
+		cfg      model.ImageConfig
 		wantCode string
-		severity Severity
+		severity model.Severity
 		inMsg    string
 	}{
-		{"image has an ENTRYPOINT", ImageConfig{Ref: digestRef, Entrypoint: []string{"/srv/start.sh"}}, CodeEntrypointNotRun, SeverityWarning, "/srv/start.sh"},
-		{"image has only a CMD", ImageConfig{Ref: digestRef, Cmd: []string{"python", "serve.py"}}, CodeEntrypointNotRun, SeverityWarning, "serve.py"},
-		{"registry unreachable", ImageConfig{Ref: digestRef, Err: "dial tcp: connection refused"}, CodeImageConfigUnreadable, SeverityWarning, "image config unreadable: dial tcp: connection refused"},
-		{"image has neither", ImageConfig{Ref: digestRef}, "", "", ""},
+		{"image has an ENTRYPOINT", model.ImageConfig{Ref: digestRef, Entrypoint: []string{"/srv/start.sh"}}, model.CodeEntrypointNotRun, model.SeverityWarning, "/srv/start.sh"},
+		{"image has only a CMD", model.ImageConfig{Ref: digestRef, Cmd: []string{"python", "serve.py"}}, model.CodeEntrypointNotRun, model.SeverityWarning, "serve.py"},
+		{"registry unreachable", model.ImageConfig{Ref: digestRef, Err: "dial tcp: connection refused"}, model.CodeImageConfigUnreadable, model.SeverityWarning, "image config unreadable: dial tcp: connection refused"},
+		{"image has neither", model.ImageConfig{Ref: digestRef}, "", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _ := newSyncedFleet(t)
 			f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
 			f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
-			f.UpsertPod(SlimPod(keepAlive("a-0", "ua", "10.0.0.1")))
-			f.UpsertPod(SlimPod(keepAlive("b-0", "ub", "10.0.0.2")))
+			f.UpsertPod(model.SlimPod(keepAlive("a-0", "ua", "10.0.0.1")))
+			f.UpsertPod(model.SlimPod(keepAlive("b-0", "ub", "10.0.0.2")))
 			if got := f.PendingImageChecks(); !slices.Equal(got, []string{digestRef}) {
 				t.Fatalf("pending checks %q, want the digest ref once", got)
 			}
 			if got := f.PendingImageChecks(); len(got) != 0 {
 				t.Fatalf("asked again before an answer: %q", got)
 			}
-			if hasNotice(mustSandbox(t, f, bsKey("a")), CodeEntrypointNotRun) != nil {
+			if hasNotice(mustSandbox(t, f, bsKey("a")), model.CodeEntrypointNotRun) != nil {
 				t.Fatal("notice before the image config is known")
 			}
 			f.SetImageConfig(tc.cfg)
 			for _, key := range []string{bsKey("a"), bsKey("b")} {
 				sb := mustSandbox(t, f, key)
-				for _, c := range []string{CodeEntrypointNotRun, CodeImageConfigUnreadable} {
+				for _, c := range []string{model.CodeEntrypointNotRun, model.CodeImageConfigUnreadable} {
 					n := hasNotice(sb, c)
 					if c != tc.wantCode {
 						if n != nil {
@@ -113,7 +114,7 @@ func TestEntrypointNotRun(t *testing.T) {
 func TestUserCommandNeedsNoImageCheck(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
 	if got := f.PendingImageChecks(); len(got) != 0 {
 		t.Fatalf("image check for a container running a user command: %q", got)
 	}
@@ -134,9 +135,9 @@ func TestNotExecReady(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _ := newSyncedFleet(t)
 			f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-			f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", append([]modeltest.PodOption{modeltest.OwnedBy("a", 0)}, tc.opts...)...)))
+			f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", append([]modeltest.PodOption{modeltest.OwnedBy("a", 0)}, tc.opts...)...)))
 			sb := mustSandbox(t, f, bsKey("a"))
-			if got := hasNotice(sb, CodeNotExecReady) != nil; got != tc.want {
+			if got := hasNotice(sb, model.CodeNotExecReady) != nil; got != tc.want {
 				t.Errorf("NOT_EXEC_READY %v, want %v (%v)", got, tc.want, noticeCodes(sb))
 			}
 		})
@@ -146,26 +147,26 @@ func TestNotExecReady(t *testing.T) {
 func TestRestartNotice(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.Restarted(3, "OOMKilled", 137))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.Restarted(3, "OOMKilled", 137))))
 	sb := mustSandbox(t, f, bsKey("a"))
-	n := hasNotice(sb, CodeRestarted)
+	n := hasNotice(sb, model.CodeRestarted)
 	if n == nil {
 		t.Fatalf("no RESTARTED: %v", noticeCodes(sb))
 	}
 	if !strings.Contains(n.Message, "OOMKilled") || !strings.Contains(n.Message, "137") || sb.Restarts != 3 {
 		t.Errorf("message %q restarts %d", n.Message, sb.Restarts)
 	}
-	if n.Evidence[len(n.Evidence)-1].Kind != Observed {
+	if n.Evidence[len(n.Evidence)-1].Kind != model.Observed {
 		t.Errorf("evidence not labelled observed: %+v", n.Evidence)
 	}
 }
 
 func TestBadAnnotationReachesTheSandbox(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	u := unstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: `{"oops":1}`})
-	f.UpsertBatchSandbox(BatchSandboxFromUnstructured(u))
+	u := modeltest.UnstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: `{"oops":1}`})
+	f.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(u))
 	sb := mustSandbox(t, f, bsKey("a"))
-	n := hasNotice(sb, CodeBadAnnotation)
+	n := hasNotice(sb, model.CodeBadAnnotation)
 	if n == nil || !strings.Contains(n.Message, osv1.AnnotationEndpoints) {
 		t.Fatalf("no BAD_ANNOTATION naming the annotation: %v", sb.Notices)
 	}
@@ -176,17 +177,17 @@ func TestBadAnnotationReachesTheSandbox(t *testing.T) {
 func TestImageConfigRetried(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.WithCommand(osv1.BootstrapPath, "sleep", "infinity"))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.WithCommand(osv1.BootstrapPath, "sleep", "infinity"))))
 	if got := f.PendingImageChecks(); !slices.Equal(got, []string{"python:3.12"}) {
 		t.Fatalf("pending %q", got)
 	}
-	f.SetImageConfig(ImageConfig{Ref: "python:3.12", Err: "registry timeout"})
-	if hasNotice(mustSandbox(t, f, bsKey("a")), CodeImageConfigUnreadable) == nil {
+	f.SetImageConfig(model.ImageConfig{Ref: "python:3.12", Err: "registry timeout"})
+	if hasNotice(mustSandbox(t, f, bsKey("a")), model.CodeImageConfigUnreadable) == nil {
 		t.Fatal("no IMAGE_CONFIG_UNREADABLE after a failed read")
 	}
-	f.SetImageConfig(ImageConfig{Ref: "python:3.12", Cmd: []string{"python3"}})
+	f.SetImageConfig(model.ImageConfig{Ref: "python:3.12", Cmd: []string{"python3"}})
 	sb := mustSandbox(t, f, bsKey("a"))
-	if hasNotice(sb, CodeImageConfigUnreadable) != nil || hasNotice(sb, CodeEntrypointNotRun) == nil {
+	if hasNotice(sb, model.CodeImageConfigUnreadable) != nil || hasNotice(sb, model.CodeEntrypointNotRun) == nil {
 		t.Fatalf("after a successful retry: %v", noticeCodes(sb))
 	}
 }

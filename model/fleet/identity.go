@@ -1,23 +1,24 @@
-package model
+package fleet
 
 import (
 	"time"
 
+	"github.com/sandscope/sandscope/model"
 	"k8s.io/apimachinery/pkg/types"
 )
 
 // slotFacts is everything the identity of one slot depends on. The Fleet
 // fills it from its indexes; identity derivation itself is a pure function.
 type slotFacts struct {
-	RecordedIP string    // what the engine forwards to; "" = unassigned
-	PodName    string    // the Pod name the slot links to ("" when no Pod is linked)
-	BoundUID   types.UID // first UID seen for PodName by this sandbox
-	Pod        *Pod      // the Pod with PodName now; nil when none exists
+	RecordedIP string     // what the engine forwards to; "" = unassigned
+	PodName    string     // the Pod name the slot links to ("" when no Pod is linked)
+	BoundUID   types.UID  // first UID seen for PodName by this sandbox
+	Pod        *model.Pod // the Pod with PodName now; nil when none exists
 	// ForeignSandbox is set when the linked Pod belongs to another sandbox now
 	// (a pooled Pod released, or listed by two sandboxes, and handed to the other).
 	ForeignSandbox string
 	// Holders are the live Pods whose podIP is RecordedIP (usually zero or one).
-	Holders []Holder
+	Holders []model.Holder
 }
 
 // deriveIdentity answers "if a request were sent to RecordedIP, which Pod
@@ -37,16 +38,16 @@ type slotFacts struct {
 //  7. the Pod is not Running yet (e.g. initializing)   → UNASSIGNED: the address
 //     is right but nothing serves it yet; the effective state says Starting
 //  8. otherwise                                        → OK
-func deriveIdentity(f slotFacts) (IdentityState, *Holder) {
+func deriveIdentity(f slotFacts) (model.IdentityState, *model.Holder) {
 	if f.RecordedIP == "" {
-		return IdentityUnassigned, nil
+		return model.IdentityUnassigned, nil
 	}
 	var ourUID types.UID
 	if f.Pod != nil {
 		ourUID = f.Pod.UID
 	}
 	ours := f.Pod != nil && (f.BoundUID == "" || f.BoundUID == ourUID) && f.ForeignSandbox == ""
-	var taker *Holder
+	var taker *model.Holder
 	for i := range f.Holders {
 		h := f.Holders[i]
 		if ours && types.UID(h.UID) == ourUID {
@@ -54,57 +55,57 @@ func deriveIdentity(f slotFacts) (IdentityState, *Holder) {
 		}
 		if f.Pod != nil && types.UID(h.UID) == ourUID && f.ForeignSandbox == "" {
 			// The Pod with our name holds the address but is a re-creation.
-			return IdentityUIDChanged, nil
+			return model.IdentityUIDChanged, nil
 		}
 		if taker == nil || h.Since.Before(taker.Since) {
 			taker = &h
 		}
 	}
 	if taker != nil {
-		return IdentityIPTaken, taker
+		return model.IdentityIPTaken, taker
 	}
 	switch {
 	case f.Pod == nil || f.ForeignSandbox != "":
-		return IdentityPodGone, nil
+		return model.IdentityPodGone, nil
 	case f.BoundUID != "" && f.BoundUID != ourUID:
-		return IdentityUIDChanged, nil
+		return model.IdentityUIDChanged, nil
 	case podDead(f.Pod) || f.Pod.DeletionTimestamp != nil:
-		return IdentityPodDead, nil
+		return model.IdentityPodDead, nil
 	case !f.Pod.HasIP(f.RecordedIP):
-		return IdentityIPStale, nil
+		return model.IdentityIPStale, nil
 	case !podRunning(f.Pod):
-		return IdentityUnassigned, nil
+		return model.IdentityUnassigned, nil
 	}
-	return IdentityOK, nil
+	return model.IdentityOK, nil
 }
 
 // identityNotice turns a slot's identity into a notice (nil for harmless
 // states). A slot checked in its own namespace only says so.
-func identityNotice(sl *Slot, sandboxKey string) *Notice {
+func identityNotice(sl *model.Slot, sandboxKey string) *model.Notice {
 	n := slotNotice(sl, sandboxKey)
 	if n != nil && sl.NamespaceOnly {
 		n.Message += "; other namespaces were not checked for a Pod holding " + sl.RecordedIP
-		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 			Text: "no Pod in this namespace holds " + sl.RecordedIP + "; other namespaces could not be read, so one may hold it there (IP_TAKEN)"})
 	}
 	return n
 }
 
-func slotNotice(sl *Slot, sandboxKey string) *Notice {
-	ev := func(text string) Evidence { return Evidence{Kind: Observed, Text: text} }
+func slotNotice(sl *model.Slot, sandboxKey string) *model.Notice {
+	ev := func(text string) model.Evidence { return model.Evidence{Kind: model.Observed, Text: text} }
 	switch sl.Identity {
-	case IdentityIPTaken:
+	case model.IdentityIPTaken:
 		h := sl.Holder
-		n := &Notice{Code: CodeIPTaken, Severity: SeverityError, Pod: sl.PodName}
+		n := &model.Notice{Code: model.CodeIPTaken, Severity: model.SeverityError, Pod: sl.PodName}
 		since := h.Since.UTC().Format(time.TimeOnly)
 		if h.Sandbox != "" {
 			n.Message = "recorded IP " + sl.RecordedIP + " is held by Pod " + h.Pod + " (sandbox " + h.Sandbox + ") since " + since + ": requests for this sandbox run there"
 		} else {
 			n.Message = "recorded IP " + sl.RecordedIP + " is held by Pod " + h.Pod + " since " + since + ": requests for this sandbox run there"
 		}
-		n.Evidence = []Evidence{
+		n.Evidence = []model.Evidence{
 			ev("engine records " + sl.RecordedIP + " for slot " + itoa(int(sl.Index))),
-			{Kind: Observed, Text: "Pod " + h.Namespace + "/" + h.Pod + " (uid " + h.UID + ") has podIP " + sl.RecordedIP, At: timePtr(h.Since)},
+			{Kind: model.Observed, Text: "Pod " + h.Namespace + "/" + h.Pod + " (uid " + h.UID + ") has podIP " + sl.RecordedIP, At: timePtr(h.Since)},
 		}
 		if sl.PodName != "" && sl.PodName != h.Pod {
 			if sl.Pod == nil {
@@ -114,33 +115,33 @@ func slotNotice(sl *Slot, sandboxKey string) *Notice {
 			}
 		}
 		return n
-	case IdentityPodDead:
+	case model.IdentityPodDead:
 		msg := "linked Pod " + sl.PodName + " is " + podSummary(sl.Pod) + " while the engine still records " + sl.RecordedIP
-		return &Notice{Code: CodePodDead, Severity: SeverityError, Pod: sl.PodName, Message: msg,
-			Evidence: []Evidence{ev("Pod " + sl.PodName + ": " + podSummary(sl.Pod)), ev("engine records " + sl.RecordedIP)}}
-	case IdentityPodGone:
+		return &model.Notice{Code: model.CodePodDead, Severity: model.SeverityError, Pod: sl.PodName, Message: msg,
+			Evidence: []model.Evidence{ev("Pod " + sl.PodName + ": " + podSummary(sl.Pod)), ev("engine records " + sl.RecordedIP)}}
+	case model.IdentityPodGone:
 		msg := "linked Pod " + sl.PodName + " no longer exists while the engine still records " + sl.RecordedIP
 		if sl.PodName == "" {
 			msg = "no Pod is linked to slot " + itoa(int(sl.Index)) + " while the engine still records " + sl.RecordedIP
 		}
-		return &Notice{Code: CodePodGone, Severity: SeverityError, Pod: sl.PodName, Message: msg,
-			Evidence: []Evidence{ev("engine records " + sl.RecordedIP + " for slot " + itoa(int(sl.Index)))}}
-	case IdentityUIDChanged:
+		return &model.Notice{Code: model.CodePodGone, Severity: model.SeverityError, Pod: sl.PodName, Message: msg,
+			Evidence: []model.Evidence{ev("engine records " + sl.RecordedIP + " for slot " + itoa(int(sl.Index)))}}
+	case model.IdentityUIDChanged:
 		uid := ""
 		if sl.Pod != nil {
 			uid = string(sl.Pod.UID)
 		}
-		return &Notice{Code: CodeUIDChanged, Severity: SeverityWarning, Pod: sl.PodName,
+		return &model.Notice{Code: model.CodeUIDChanged, Severity: model.SeverityWarning, Pod: sl.PodName,
 			Message:  "Pod " + sl.PodName + " was re-created (uid " + sl.BoundUID + " → " + uid + "): it is not the Pod first bound to this sandbox",
-			Evidence: []Evidence{ev("first bound uid " + sl.BoundUID), ev("current uid " + uid)}}
-	case IdentityIPStale:
+			Evidence: []model.Evidence{ev("first bound uid " + sl.BoundUID), ev("current uid " + uid)}}
+	case model.IdentityIPStale:
 		cur := ""
 		if sl.Pod != nil {
 			cur = sl.Pod.Status.PodIP
 		}
-		return &Notice{Code: CodeIPStale, Severity: SeverityWarning, Pod: sl.PodName,
+		return &model.Notice{Code: model.CodeIPStale, Severity: model.SeverityWarning, Pod: sl.PodName,
 			Message:  "engine records " + sl.RecordedIP + " but Pod " + sl.PodName + " is at " + orNone(cur),
-			Evidence: []Evidence{ev("engine records " + sl.RecordedIP), ev("Pod " + sl.PodName + " podIP " + orNone(cur))}}
+			Evidence: []model.Evidence{ev("engine records " + sl.RecordedIP), ev("Pod " + sl.PodName + " podIP " + orNone(cur))}}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,9 +21,9 @@ import (
 func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 	f, clock := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", ""))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "", modeltest.OwnedBy("a", 0), modeltest.Initializing, modeltest.DeletingAt(ft0, 30))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "", modeltest.OwnedBy("a", 0), modeltest.Initializing, modeltest.DeletingAt(ft0, 30))))
 	f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.0.2", modeltest.OwnedBy("b", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.0.2", modeltest.OwnedBy("b", 0))))
 
 	f.DeleteBatchSandbox(ns, "a")
 	f.DeleteBatchSandbox(ns, "b") // its Pod is not deleting yet, but names it
@@ -33,15 +34,15 @@ func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 	if a == nil {
 		t.Fatal("the deleted sandbox a has no row while its Pod remains")
 	}
-	if a.EnginePhase != PhaseDeleted || a.State != StateTerminating || a.Name() != "a" || a.Namespace() != ns {
+	if a.EnginePhase != model.PhaseDeleted || a.State != model.StateTerminating || a.Name() != "a" || a.Namespace() != ns {
 		t.Errorf("row a: phase %q state %q name %q ns %q", a.EnginePhase, a.State, a.Name(), a.Namespace())
 	}
 	if sl := a.PrimarySlot(); sl == nil || sl.PodName != "a-0" || sl.Stuck == nil || !sl.Stuck.PodInitializing {
 		t.Fatalf("row a's slot %+v", a.PrimarySlot())
 	}
-	var stuck *Notice
+	var stuck *model.Notice
 	for i := range a.Notices {
-		if a.Notices[i].Code == CodeStuckTerminating {
+		if a.Notices[i].Code == model.CodeStuckTerminating {
 			stuck = &a.Notices[i]
 		}
 	}
@@ -50,7 +51,7 @@ func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 		t.Errorf("STUCK_TERMINATING: %+v", stuck)
 	}
 	for _, n := range a.Notices {
-		if n.Code == CodeNotExecReady || n.Code == CodeStateMismatch {
+		if n.Code == model.CodeNotExecReady || n.Code == model.CodeStateMismatch {
 			t.Errorf("deleted sandbox has %s", n.Code)
 		}
 	}
@@ -69,16 +70,16 @@ func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 	}
 
 	// The Pod's final deletion takes the row with it.
-	f.DeletePod(SlimPod(modeltest.RunningPod("a-0", "ua", "")))
+	f.DeletePod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "")))
 	if f.Snapshot().Sandbox(bsKey("a")) != nil {
 		t.Error("row a stayed after its last Pod went")
 	}
 	// An object of the same name comes back: the row is its again.
 	f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
-	if b := f.Snapshot().Sandbox(bsKey("b")); b == nil || b.EnginePhase != PhaseSucceed || b.State != StateRunning {
+	if b := f.Snapshot().Sandbox(bsKey("b")); b == nil || b.EnginePhase != model.PhaseSucceed || b.State != model.StateRunning {
 		t.Errorf("row b after its object came back: %+v", b)
 	}
-	f.DeletePod(SlimPod(modeltest.RunningPod("b-0", "ub", "")))
+	f.DeletePod(model.SlimPod(modeltest.RunningPod("b-0", "ub", "")))
 	f.DeleteBatchSandbox(ns, "b")
 	if n := f.Snapshot().NumSandboxes(); n != 0 {
 		t.Errorf("%d rows left, want 0", n)
@@ -90,7 +91,7 @@ func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 // name label goes back to its Pool and does not, until it is itself deleted.
 func TestPodOfUnseenSandboxAndPoolPods(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertPod(SlimPod(modeltest.RunningPod("gone-0", "ug", "10.0.0.9", modeltest.OwnedBy("gone", 0), modeltest.DeletingAt(ft0, 30))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("gone-0", "ug", "10.0.0.9", modeltest.OwnedBy("gone", 0), modeltest.DeletingAt(ft0, 30))))
 	if f.Snapshot().Sandbox(bsKey("gone")) == nil {
 		t.Error("no row for the Pod of an unseen BatchSandbox")
 	}
@@ -98,12 +99,12 @@ func TestPodOfUnseenSandboxAndPoolPods(t *testing.T) {
 		p.Labels[osv1.LabelBatchSandboxName] = "released"
 		p.OwnerReferences = append(p.OwnerReferences, ownerRef("Pool", "pool"))
 	})
-	f.UpsertPod(SlimPod(pool))
+	f.UpsertPod(model.SlimPod(pool))
 	if f.Snapshot().Sandbox(bsKey("released")) != nil {
 		t.Error("an idle pool Pod labelled with a deleted sandbox's name made a row")
 	}
 	modeltest.DeletingAt(ft0, 30)(pool)
-	f.UpsertPod(SlimPod(pool))
+	f.UpsertPod(model.SlimPod(pool))
 	if f.Snapshot().Sandbox(bsKey("released")) == nil {
 		t.Error("a deleting pool Pod labelled with a deleted sandbox's name made no row")
 	}
@@ -112,17 +113,17 @@ func TestPodOfUnseenSandboxAndPoolPods(t *testing.T) {
 // An agent Sandbox deleted while its Pod terminates keeps a row too.
 func TestDeletedAgentSandboxKeepsARow(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: ObjectMeta{Name: "ag", Namespace: ns, UID: "uag"}})
-	f.UpsertPod(SlimPod(modeltest.RunningPod("ag", "up", "10.0.0.3", func(p *corev1.Pod) {
+	f.UpsertAgentSandbox(&model.AgentSandbox{ObjectMeta: model.ObjectMeta{Name: "ag", Namespace: ns, UID: "uag"}})
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("ag", "up", "10.0.0.3", func(p *corev1.Pod) {
 		p.OwnerReferences = append(p.OwnerReferences, ownerRef("Sandbox", "ag"))
 	}, modeltest.DeletingAt(ft0, 30))))
 	f.DeleteAgentSandbox(ns, "ag")
 	sb := f.Snapshot().Sandbox(agentKey("ag"))
-	if sb == nil || sb.EnginePhase != PhaseDeleted || sb.PrimarySlot() == nil || sb.PrimarySlot().PodName != "ag" {
+	if sb == nil || sb.EnginePhase != model.PhaseDeleted || sb.PrimarySlot() == nil || sb.PrimarySlot().PodName != "ag" {
 		t.Fatalf("row of the deleted agent Sandbox: %+v", sb)
 	}
-	f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: ObjectMeta{Name: "ag", Namespace: ns, UID: "uag2"}})
-	if sb := f.Snapshot().Sandbox(agentKey("ag")); sb == nil || sb.EnginePhase == PhaseDeleted {
+	f.UpsertAgentSandbox(&model.AgentSandbox{ObjectMeta: model.ObjectMeta{Name: "ag", Namespace: ns, UID: "uag2"}})
+	if sb := f.Snapshot().Sandbox(agentKey("ag")); sb == nil || sb.EnginePhase == model.PhaseDeleted {
 		t.Errorf("row after the agent Sandbox came back: %+v", sb)
 	}
 }
@@ -138,9 +139,9 @@ func ownerRef(kind, name string) metav1.OwnerReference {
 // Pods listed before their sandboxes at start-up make no rows that the
 // sandboxes then replace; those whose sandbox never comes get theirs at the sync.
 func TestDeletedSandboxRowsWaitForTheSync(t *testing.T) {
-	f := NewFleet(FleetOptions{Now: func() time.Time { return ft0 }})
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("gone-0", "ug", "10.0.0.2", modeltest.OwnedBy("gone", 0), modeltest.DeletingAt(ft0, 30))))
+	f := New(Options{Now: func() time.Time { return ft0 }})
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("gone-0", "ug", "10.0.0.2", modeltest.OwnedBy("gone", 0), modeltest.DeletingAt(ft0, 30))))
 	f.mu.Lock()
 	rows := len(f.sandboxes)
 	f.mu.Unlock()
@@ -148,12 +149,12 @@ func TestDeletedSandboxRowsWaitForTheSync(t *testing.T) {
 		t.Errorf("%d rows made before the sync", rows)
 	}
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.SetStatus(SourceStatus{Synced: true})
+	f.SetStatus(model.SourceStatus{Synced: true})
 	snap := f.Snapshot()
-	if a := snap.Sandbox(bsKey("a")); a == nil || a.EnginePhase != PhaseSucceed {
+	if a := snap.Sandbox(bsKey("a")); a == nil || a.EnginePhase != model.PhaseSucceed {
 		t.Errorf("row a: %+v", a)
 	}
-	if g := snap.Sandbox(bsKey("gone")); g == nil || g.EnginePhase != PhaseDeleted || g.PrimarySlot().PodName != "gone-0" {
+	if g := snap.Sandbox(bsKey("gone")); g == nil || g.EnginePhase != model.PhaseDeleted || g.PrimarySlot().PodName != "gone-0" {
 		t.Errorf("row of the sandbox never seen: %+v", g)
 	}
 }

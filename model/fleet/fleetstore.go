@@ -1,6 +1,10 @@
-package model
+package fleet
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/sandscope/sandscope/model"
+)
 
 // The Fleet keeps every Pod and BatchSandbox it is handed, so it can stand in
 // for an informer's cache: a watch that feeds the Fleet directly asks it which
@@ -20,7 +24,7 @@ func (f *Fleet) PodKeys() []string {
 }
 
 // PodByKey returns the Pod the Fleet holds under key.
-func (f *Fleet) PodByKey(key string) (*Pod, bool) {
+func (f *Fleet) PodByKey(key string) (*model.Pod, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if pe := f.pods[key]; pe != nil && pe.pod != nil {
@@ -35,7 +39,7 @@ func (f *Fleet) BatchSandboxKeys() []string {
 	defer f.mu.Unlock()
 	var keys []string
 	for _, e := range f.sandboxes {
-		if e.engine() == EngineBatchSandbox && e.bs != nil {
+		if e.engine() == model.EngineBatchSandbox && e.bs != nil {
 			keys = append(keys, e.ns()+"/"+e.name())
 		}
 	}
@@ -43,7 +47,7 @@ func (f *Fleet) BatchSandboxKeys() []string {
 }
 
 // BatchSandboxByKey returns the BatchSandbox the Fleet holds under key.
-func (f *Fleet) BatchSandboxByKey(key string) (*BatchSandbox, bool) {
+func (f *Fleet) BatchSandboxByKey(key string) (*model.BatchSandbox, bool) {
 	ns, name, ok := strings.Cut(key, "/")
 	if !ok {
 		// A cluster-scoped key: BatchSandboxes are namespaced, so none.
@@ -51,7 +55,7 @@ func (f *Fleet) BatchSandboxByKey(key string) (*BatchSandbox, bool) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if e := f.sandboxes[sandboxKey(EngineBatchSandbox, ns, name)]; e != nil && e.bs != nil {
+	if e := f.sandboxes[model.SandboxKey(model.EngineBatchSandbox, ns, name)]; e != nil && e.bs != nil {
 		return e.bs, true
 	}
 	return nil, false

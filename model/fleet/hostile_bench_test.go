@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,19 +24,19 @@ func hostileFleet(tb testing.TB, n int) *Fleet { return hostileFleetReplicas(tb,
 // slots (spec.replicas is a number it writes; no Pod needs to exist).
 func hostileFleetReplicas(tb testing.TB, n, replicas int) *Fleet {
 	tb.Helper()
-	f := NewFleet(FleetOptions{Now: func() time.Time { return ft0 }})
+	f := New(Options{Now: func() time.Time { return ft0 }})
 	ips := make([]string, n)
 	for i := range n {
 		f.UpsertBatchSandbox(benchBatchSandbox(i))
-		f.UpsertPod(SlimPod(benchPod(i)))
-		ips[i] = benchIP(i)
+		f.UpsertPod(model.SlimPod(modeltest.FleetPod(i)))
+		ips[i] = modeltest.FleetIP(i)
 	}
 	v, _ := json.Marshal(ips)
-	u := unstructuredBatchSandbox("hostile", map[string]string{osv1.AnnotationEndpoints: string(v)})
+	u := modeltest.UnstructuredBatchSandbox("hostile", map[string]string{osv1.AnnotationEndpoints: string(v)})
 	u.SetNamespace("tenant-x")
 	u.Object["spec"].(map[string]any)["replicas"] = int64(replicas)
-	f.UpsertBatchSandbox(BatchSandboxFromUnstructured(u))
-	f.SetStatus(SourceStatus{Synced: true})
+	f.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(u))
+	f.SetStatus(model.SourceStatus{Synced: true})
 	f.Snapshot()
 	return f
 }
@@ -51,7 +52,7 @@ func BenchmarkPodUpdateBesideHostileSandbox(b *testing.B) {
 	for _, replicas := range []int{1, n} {
 		b.Run(fmt.Sprintf("replicas-%d", replicas), func(b *testing.B) {
 			f := hostileFleetReplicas(b, n, replicas)
-			ups := [2][]*Pod{updatedPods(n, 1), updatedPods(n, 2)}
+			ups := [2][]*model.Pod{updatedPods(n, 1), updatedPods(n, 2)}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -65,7 +66,7 @@ func BenchmarkPodUpdateBesideHostileSandbox(b *testing.B) {
 // lists, and the excess is a notice, not a claim on other tenants' Pods.
 func TestSlotsCappedAtReplicas(t *testing.T) {
 	f := hostileFleet(t, 50)
-	sb := f.Snapshot().Sandbox(sandboxKey(EngineBatchSandbox, "tenant-x", "hostile"))
+	sb := f.Snapshot().Sandbox(model.SandboxKey(model.EngineBatchSandbox, "tenant-x", "hostile"))
 	if sb == nil {
 		t.Fatal("hostile sandbox missing")
 	}
@@ -74,7 +75,7 @@ func TestSlotsCappedAtReplicas(t *testing.T) {
 	}
 	found := false
 	for _, n := range sb.Notices {
-		found = found || n.Code == CodeBadAnnotation
+		found = found || n.Code == model.CodeBadAnnotation
 	}
 	if !found {
 		t.Errorf("no BAD_ANNOTATION notice for the 49 extra endpoints: %v", sb.Notices)
@@ -95,12 +96,12 @@ func TestHolderChangeWithoutIPChange(t *testing.T) {
 			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "BatchSandbox", Name: bsbx, UID: types.UID("uid-" + bsbx)}}
 		}
 	}
-	f.UpsertPod(SlimPod(modeltest.RunningPod("p", "u-p", "10.0.0.7", ownerOnly("b"))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("p", "u-p", "10.0.0.7", ownerOnly("b"))))
 	h := mustSandbox(t, f, bsKey("a")).Slots[0].Holder
 	if h == nil || h.Pod != "p" || h.Sandbox != bsKey("b") {
 		t.Fatalf("holder %+v, want p of %s", h, bsKey("b"))
 	}
-	f.UpsertPod(SlimPod(modeltest.RunningPod("p", "u-p", "10.0.0.7", ownerOnly("c"))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("p", "u-p", "10.0.0.7", ownerOnly("c"))))
 	if h := mustSandbox(t, f, bsKey("a")).Slots[0].Holder; h == nil || h.Sandbox != bsKey("c") {
 		t.Fatalf("holder %+v, want p of %s", h, bsKey("c"))
 	}

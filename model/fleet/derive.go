@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"container/heap"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model"
 )
 
 // maxSlots bounds the slots of one sandbox whatever its annotations claim.
@@ -34,8 +35,8 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	// object (Upsert* replace e.bs, e.ag, pe.pod, never edit them), and kube/
 	// hands in objects decoded or slimmed afresh for each event that neither
 	// client-go nor sandscope writes to afterwards.
-	sb := &Sandbox{Key: e.key}
-	var notices []Notice
+	sb := &model.Sandbox{Key: e.key}
+	var notices []model.Notice
 	var engineReady bool
 	var expire *time.Time
 	expireField := ""
@@ -43,8 +44,8 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	switch {
 	case orphan:
 		specs = f.orphanSlots(e)
-		sb.Meta, sb.EnginePhase = f.orphanMeta(e, specs), PhaseDeleted
-	case e.engine() == EngineBatchSandbox:
+		sb.Meta, sb.EnginePhase = f.orphanMeta(e, specs), model.PhaseDeleted
+	case e.engine() == model.EngineBatchSandbox:
 		b := e.bs
 		specs = f.batchSlots(e)
 		sb.Meta, sb.EnginePhase = &b.ObjectMeta, b.Phase
@@ -55,10 +56,10 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			notices = append(notices, *n)
 		}
 		if len(b.Endpoints) > len(specs) {
-			notices = append(notices, badAnnotation(osv1.AnnotationEndpoints, fmt.Sprintf(
+			notices = append(notices, model.BadAnnotation(osv1.AnnotationEndpoints, fmt.Sprintf(
 				"%d addresses for %d slots (spec.replicas %d); the rest ignored", len(b.Endpoints), len(specs), b.Replicas)))
 		}
-	case e.engine() == EngineAgent:
+	case e.engine() == model.EngineAgent:
 		a := e.ag
 		specs = f.agentSlots(e)
 		sb.Meta, sb.ExpireTime = &a.ObjectMeta, a.ShutdownTime
@@ -76,11 +77,11 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		expire, expireField = a.ShutdownTime, "spec.shutdownTime"
 		notices = append(notices, a.Notices...)
 		if e.selErr != "" {
-			notices = append(notices, Notice{Code: CodeBadAnnotation, Severity: SeverityWarning,
+			notices = append(notices, model.Notice{Code: model.CodeBadAnnotation, Severity: model.SeverityWarning,
 				Message:  "status.selector " + strconv.Quote(e.selStr) + " does not parse: " + e.selErr,
-				Evidence: []Evidence{{Kind: Observed, Text: "status.selector " + strconv.Quote(e.selStr)}}})
+				Evidence: []model.Evidence{{Kind: model.Observed, Text: "status.selector " + strconv.Quote(e.selStr)}}})
 		}
-	case e.engine() == EnginePod:
+	case e.engine() == model.EnginePod:
 		pe := f.pods[nn(e.ns(), e.name())]
 		if pe == nil {
 			return // ensurePlain removes it
@@ -120,15 +121,15 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			n := stuckNotice(sl)
 			if orphan {
 				n.Message += "; its " + engineKind(e.engine()) + " " + e.name() + " is deleted"
-				n.Evidence = append(n.Evidence, Evidence{Kind: Observed,
+				n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed,
 					Text: engineKind(e.engine()) + " " + e.ns() + "/" + e.name() + " not found; the Pod names it as its owner"})
 			}
 			notices = append(notices, n)
 		}
 	}
-	if !orphan && recreationApplies(sb) { // a deleted sandbox's row has no engine record to compare with
+	if !orphan && model.RecreationApplies(sb) { // a deleted sandbox's row has no engine record to compare with
 		for i := range sb.Slots {
-			if n := recreatedNotice(sb.CreatedAt(), readySince(e), &sb.Slots[i]); n != nil {
+			if n := model.RecreatedNotice(sb.CreatedAt(), readySince(e), &sb.Slots[i]); n != nil {
 				notices = append(notices, *n)
 			}
 		}
@@ -140,7 +141,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	}
 	notices = append(notices, stateNotices(e.engine(), sb.EnginePhase, engineReady, sb.State, primary)...)
 
-	seen := make([]*Pod, 0, len(sb.Slots))
+	seen := make([]*model.Pod, 0, len(sb.Slots))
 	for i := range sb.Slots {
 		p := sb.Slots[i].Pod
 		if p == nil || slices.Contains(seen, p) {
@@ -158,8 +159,8 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 				notices = append(notices, *n)
 			}
 		}
-		spec, st := mainContainer(p)
-		if e.engine() == EngineBatchSandbox && taskRunsCommand(e.bs) {
+		spec, st := p.Main()
+		if e.engine() == model.EngineBatchSandbox && taskRunsCommand(e.bs) {
 			continue // the task runs the user's command; the keep-alive is by design
 		}
 		if ok, keepAlive := keepAliveOnly(spec); ok {
@@ -175,7 +176,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		notices = append(notices, *n)
 	}
 	due = earliest(due, next)
-	slices.SortStableFunc(notices, func(a, b Notice) int { return b.Severity.Rank() - a.Severity.Rank() })
+	slices.SortStableFunc(notices, func(a, b model.Notice) int { return b.Severity.Rank() - a.Severity.Rank() })
 	sb.Notices = notices
 
 	e.sb = sb
@@ -202,15 +203,15 @@ func earliest(a, b time.Time) time.Time {
 
 // buildSlots resolves each slot's Pod, binds first UIDs and derives identity.
 // due is the next time a linked Pod becomes stuck Terminating.
-func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot, time.Time) {
+func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]model.Slot, time.Time) {
 	if len(specs) == 0 {
 		e.bound = nil
 		return nil, time.Time{}
 	}
 	var due time.Time
-	slots := make([]Slot, len(specs))
+	slots := make([]model.Slot, len(specs))
 	for i, sp := range specs {
-		var pod *Pod
+		var pod *model.Pod
 		if sp.pod != "" {
 			if pe := f.pods[nn(e.ns(), sp.pod)]; pe != nil {
 				pod = pe.pod
@@ -224,8 +225,8 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]Slot,
 		facts := slotFacts{RecordedIP: sp.ip, PodName: sp.pod, BoundUID: bound, Pod: pod, Holders: f.holders(sp.ip)}
 		facts.ForeignSandbox = sp.foreign
 		id, h := deriveIdentity(facts)
-		sl := Slot{Index: int32(i), RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
-		if f.foreignBlocked != "" && (id == IdentityPodDead || id == IdentityPodGone) {
+		sl := model.Slot{Index: int32(i), RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
+		if f.foreignBlocked != "" && (id == model.IdentityPodDead || id == model.IdentityPodGone) {
 			sl.NamespaceOnly = true
 		}
 		if sp.foreign == "" {
@@ -452,7 +453,7 @@ func (f *Fleet) pooledPodOwner(e *sbEntry, pod string) string {
 	}
 	if pe := f.pods[key]; pe != nil {
 		if v, ok := pe.pod.Labels.Lookup(osv1.LabelBatchSandboxName); ok && v != "" && v != e.bs.Name {
-			return sandboxKey(EngineBatchSandbox, e.ns(), v)
+			return model.SandboxKey(model.EngineBatchSandbox, e.ns(), v)
 		}
 	}
 	return ""
@@ -462,7 +463,7 @@ func (f *Fleet) pooledPodOwner(e *sbEntry, pod string) string {
 // spec.replicas (the CRD defaults it to 1). The annotations are the
 // tenant's to write; one that lists a thousand other tenants' IPs must not
 // get a thousand slots, each re-derived whenever one of those Pods changes.
-func replicaCap(b *BatchSandbox) int {
+func replicaCap(b *model.BatchSandbox) int {
 	return min(max(int(b.Replicas), 1), maxSlots)
 }
 
@@ -470,7 +471,7 @@ func replicaCap(b *BatchSandbox) int {
 // naming it, by name. There is no engine record left, so no recorded address.
 func (f *Fleet) orphanSlots(e *sbEntry) []slotSpec {
 	idx := &f.bsOwned
-	if e.engine() == EngineAgent {
+	if e.engine() == model.EngineAgent {
 		idx = &f.agOwned
 	}
 	var names []string
@@ -489,8 +490,8 @@ func (f *Fleet) orphanSlots(e *sbEntry) []slotSpec {
 // namespace and name, and as its creation time its oldest Pod's (the
 // object's own is gone; it was created no later than its Pods). Its UID is
 // unknown (the model keeps no owner UID of a Pod).
-func (f *Fleet) orphanMeta(e *sbEntry, specs []slotSpec) *ObjectMeta {
-	m := &ObjectMeta{Namespace: e.ns(), Name: e.name()}
+func (f *Fleet) orphanMeta(e *sbEntry, specs []slotSpec) *model.ObjectMeta {
+	m := &model.ObjectMeta{Namespace: e.ns(), Name: e.name()}
 	for _, sp := range specs {
 		if pe := f.pods[nn(e.ns(), sp.pod)]; pe != nil {
 			if t := pe.pod.CreationTimestamp; m.CreationTimestamp.IsZero() || t.Before(&m.CreationTimestamp) {
@@ -502,11 +503,11 @@ func (f *Fleet) orphanMeta(e *sbEntry, specs []slotSpec) *ObjectMeta {
 }
 
 // engineKind is the kind of an engine's sandbox object, for messages.
-func engineKind(e Engine) string {
+func engineKind(e model.Engine) string {
 	switch e {
-	case EngineBatchSandbox:
+	case model.EngineBatchSandbox:
 		return "BatchSandbox"
-	case EngineAgent:
+	case model.EngineAgent:
 		return "Sandbox"
 	}
 	return "Pod"
@@ -514,7 +515,7 @@ func engineKind(e Engine) string {
 
 // podIndex reads a BatchSandbox Pod's index: the pod-index label, else the
 // number after "<batchsandbox>-" in its name; -1 when neither says.
-func podIndex(p *Pod, owner string) int {
+func podIndex(p *model.Pod, owner string) int {
 	if v, ok := p.Labels.Lookup(osv1.LabelPodIndex); ok {
 		if i, err := strconv.Atoi(v); err == nil && i >= 0 {
 			return i
@@ -563,7 +564,7 @@ func (f *Fleet) agentSlots(e *sbEntry) []slotSpec {
 }
 
 // betterAgentPod prefers a Pod that is not deleting and not dead, then the newest.
-func betterAgentPod(a, b *Pod) bool {
+func betterAgentPod(a, b *model.Pod) bool {
 	ra, rb := agentPodRank(a), agentPodRank(b)
 	if ra != rb {
 		return ra > rb
@@ -574,7 +575,7 @@ func betterAgentPod(a, b *Pod) bool {
 	return a.Name < b.Name
 }
 
-func agentPodRank(p *Pod) int {
+func agentPodRank(p *model.Pod) int {
 	switch {
 	case p.DeletionTimestamp != nil:
 		return 0

@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sandscope/sandscope/internal/mem"
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 )
 
@@ -21,7 +22,7 @@ func TestSnapshotsStayImmutableAcrossChunks(t *testing.T) {
 	kept := slices.Clone(old.Sandboxes())
 	for _, i := range []int{3, mem.ChunkSize + 1, n - 1} {
 		name := fmt.Sprintf("s%04d", i)
-		f.UpsertPod(SlimPod(modeltest.RunningPod(name+"-0", "u"+name, fmt.Sprintf("10.0.%d.%d", i/250, i%250), modeltest.OwnedBy(name, 0))))
+		f.UpsertPod(model.SlimPod(modeltest.RunningPod(name+"-0", "u"+name, fmt.Sprintf("10.0.%d.%d", i/250, i%250), modeltest.OwnedBy(name, 0))))
 	}
 	now := f.Snapshot()
 	if !slices.Equal(old.Sandboxes(), kept) {

@@ -1,23 +1,11 @@
-package model
+package fleet
 
 import (
 	"strconv"
 	"time"
 
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-
+	"github.com/sandscope/sandscope/model"
 	corev1 "k8s.io/api/core/v1"
-)
-
-// Engine phases of an OpenSandbox BatchSandbox (status.phase).
-const (
-	PhaseSucceed   = "Succeed" // running and ready, not "finished"
-	PhasePending   = "Pending"
-	PhaseAllocated = "Allocated" // server-side state; tolerated in status too
-	PhaseFailed    = "Failed"
-	// PhaseDeleted is the phase sandscope shows for a sandbox whose object is
-	// gone while Pods naming it remain; no engine writes it.
-	PhaseDeleted = "deleted"
 )
 
 // engineFailureReasons are the waiting reasons OpenSandbox turns into a sticky Failed.
@@ -25,66 +13,33 @@ var engineFailureReasons = map[string]bool{
 	"CrashLoopBackOff": true, "ImagePullBackOff": true, "ErrImagePull": true, "CreateContainerConfigError": true,
 }
 
-// mainContainer returns the main container's spec and status ("sandbox" for
-// OpenSandbox, else the first container). Either may be nil.
-func mainContainer(p *Pod) (*Container, *ContainerStatus) {
-	if p == nil || len(p.Spec.Containers) == 0 && len(p.Status.ContainerStatuses) == 0 {
-		return nil, nil
-	}
-	name := ""
-	var spec *Container
-	for i := range p.Spec.Containers {
-		if p.Spec.Containers[i].Name == osv1.ContainerSandbox {
-			spec = &p.Spec.Containers[i]
-			break
-		}
-	}
-	if spec == nil && len(p.Spec.Containers) > 0 {
-		spec = &p.Spec.Containers[0]
-	}
-	if spec != nil {
-		name = spec.Name
-	} else {
-		name = osv1.ContainerSandbox
-	}
-	for i := range p.Status.ContainerStatuses {
-		if p.Status.ContainerStatuses[i].Name == name {
-			return spec, &p.Status.ContainerStatuses[i]
-		}
-	}
-	if spec == nil && len(p.Status.ContainerStatuses) > 0 {
-		return nil, &p.Status.ContainerStatuses[0]
-	}
-	return spec, nil
-}
-
 // podDead: the Pod is Failed or Succeeded, or its main container has terminated.
-func podDead(p *Pod) bool {
+func podDead(p *model.Pod) bool {
 	if p == nil {
 		return false
 	}
 	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 		return true
 	}
-	_, st := mainContainer(p)
+	_, st := p.Main()
 	return st != nil && st.State.Terminated != nil
 }
 
 // podRunning: phase Running and the main container running.
-func podRunning(p *Pod) bool {
+func podRunning(p *model.Pod) bool {
 	if p == nil || p.Status.Phase != corev1.PodRunning {
 		return false
 	}
-	_, st := mainContainer(p)
+	_, st := p.Main()
 	return st == nil || st.State.Running != nil
 }
 
 // podLive: the Pod still holds its IP on the network (not terminal).
-func podLive(p *Pod) bool {
+func podLive(p *model.Pod) bool {
 	return p != nil && p.Status.PodIP != "" && p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded
 }
 
-func podReadyCondition(p *Pod) (corev1.ConditionStatus, bool) {
+func podReadyCondition(p *model.Pod) (corev1.ConditionStatus, bool) {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status, true
@@ -94,8 +49,8 @@ func podReadyCondition(p *Pod) (corev1.ConditionStatus, bool) {
 }
 
 // podEngineFailure returns the waiting reason that makes OpenSandbox set Failed, if any.
-func podEngineFailure(p *Pod) string {
-	_, st := mainContainer(p)
+func podEngineFailure(p *model.Pod) string {
+	_, st := p.Main()
 	if st != nil && st.State.Waiting != nil && engineFailureReasons[st.State.Waiting.Reason] {
 		return st.State.Waiting.Reason
 	}
@@ -103,7 +58,7 @@ func podEngineFailure(p *Pod) string {
 }
 
 // podSummary is a short human description of a Pod's condition.
-func podSummary(p *Pod) string {
+func podSummary(p *model.Pod) string {
 	if p == nil {
 		return "gone"
 	}
@@ -111,7 +66,7 @@ func podSummary(p *Pod) string {
 	if s == "" {
 		s = "Pending"
 	}
-	if _, st := mainContainer(p); st != nil {
+	if _, st := p.Main(); st != nil {
 		switch {
 		case st.State.Terminated != nil:
 			t := st.State.Terminated
@@ -134,22 +89,22 @@ func orDash(s string) string {
 }
 
 // podState is the effective state of one linked Pod.
-func podState(p *Pod) EffectiveState {
+func podState(p *model.Pod) model.EffectiveState {
 	switch {
 	case p == nil:
-		return StateGone
+		return model.StateGone
 	case p.DeletionTimestamp != nil:
-		return StateTerminating
+		return model.StateTerminating
 	case podDead(p):
-		return StateDead
+		return model.StateDead
 	case podRunning(p):
-		return StateRunning
+		return model.StateRunning
 	case podEngineFailure(p) != "":
-		return StateFailed
+		return model.StateFailed
 	case p.Spec.NodeName != "":
-		return StateStarting
+		return model.StateStarting
 	}
-	return StatePending
+	return model.StatePending
 }
 
 // effectiveState derives what is true of a sandbox from its primary slot
@@ -158,28 +113,28 @@ func podState(p *Pod) EffectiveState {
 //   - no Pod linked and none ever seen → Pending (Failed when the engine says so)
 //   - a linked Pod that vanished, or was handed to another sandbox → Gone
 //   - else the Pod's own state; an engine Failed with no running Pod → Failed
-func effectiveState(deleting bool, enginePhase string, primary *Slot, foreign bool) EffectiveState {
+func effectiveState(deleting bool, enginePhase string, primary *model.Slot, foreign bool) model.EffectiveState {
 	if deleting {
-		return StateTerminating
+		return model.StateTerminating
 	}
 	if primary == nil {
-		if enginePhase == PhaseFailed {
-			return StateFailed
+		if enginePhase == model.PhaseFailed {
+			return model.StateFailed
 		}
-		return StatePending
+		return model.StatePending
 	}
 	if primary.Pod == nil || foreign {
 		if primary.BoundUID != "" || primary.RecordedIP != "" {
-			return StateGone
+			return model.StateGone
 		}
-		if enginePhase == PhaseFailed {
-			return StateFailed
+		if enginePhase == model.PhaseFailed {
+			return model.StateFailed
 		}
-		return StatePending
+		return model.StatePending
 	}
 	st := podState(primary.Pod)
-	if enginePhase == PhaseFailed && (st == StatePending || st == StateStarting) {
-		return StateFailed
+	if enginePhase == model.PhaseFailed && (st == model.StatePending || st == model.StateStarting) {
+		return model.StateFailed
 	}
 	return st
 }
@@ -190,48 +145,48 @@ func effectiveState(deleting bool, enginePhase string, primary *Slot, foreign bo
 //     Pending while recording an address whose Pod is Dead/Gone (the BatchSandbox
 //     controller drops back to Pending when the main container exits).
 //   - FAILED_STICKY (warning): the engine says Failed while the Pod is Running and Ready again.
-func stateNotices(engine Engine, enginePhase string, engineReady bool, st EffectiveState, primary *Slot) []Notice {
-	var out []Notice
-	if st == StateUnknown || st == StateTerminating {
+func stateNotices(engine model.Engine, enginePhase string, engineReady bool, st model.EffectiveState, primary *model.Slot) []model.Notice {
+	var out []model.Notice
+	if st == model.StateUnknown || st == model.StateTerminating {
 		return nil
 	}
 	runningClaim := false
 	switch engine {
-	case EngineBatchSandbox:
-		runningClaim = enginePhase == PhaseSucceed || enginePhase == PhaseAllocated ||
-			(enginePhase == PhasePending || enginePhase == "") && primary != nil && primary.RecordedIP != "" && (st == StateDead || st == StateGone)
-	case EngineAgent:
+	case model.EngineBatchSandbox:
+		runningClaim = enginePhase == model.PhaseSucceed || enginePhase == model.PhaseAllocated ||
+			(enginePhase == model.PhasePending || enginePhase == "") && primary != nil && primary.RecordedIP != "" && (st == model.StateDead || st == model.StateGone)
+	case model.EngineAgent:
 		runningClaim = engineReady
 	}
-	if runningClaim && st != StateRunning && !(st == StateStarting && enginePhase == PhaseAllocated) {
+	if runningClaim && st != model.StateRunning && !(st == model.StateStarting && enginePhase == model.PhaseAllocated) {
 		phase := enginePhase
-		if engine == EngineAgent {
+		if engine == model.EngineAgent {
 			phase = "Ready=True"
 		}
-		out = append(out, Notice{Code: CodeStateMismatch, Severity: SeverityWarning, Pod: slotPod(primary),
+		out = append(out, model.Notice{Code: model.CodeStateMismatch, Severity: model.SeverityWarning, Pod: slotPod(primary),
 			Message: "engine says " + orDash(phase) + " but the sandbox is " + string(st),
-			Evidence: []Evidence{{Kind: Observed, Text: "engine phase " + orDash(phase)},
-				{Kind: Inferred, Text: "effective state " + string(st) + " from Pod " + slotPodSummary(primary)}}})
+			Evidence: []model.Evidence{{Kind: model.Observed, Text: "engine phase " + orDash(phase)},
+				{Kind: model.Inferred, Text: "effective state " + string(st) + " from Pod " + slotPodSummary(primary)}}})
 	}
-	if enginePhase == PhaseFailed && primary != nil && primary.Pod != nil && podRunning(primary.Pod) {
+	if enginePhase == model.PhaseFailed && primary != nil && primary.Pod != nil && podRunning(primary.Pod) {
 		if rs, ok := podReadyCondition(primary.Pod); ok && rs == corev1.ConditionTrue {
-			out = append(out, Notice{Code: CodeFailedSticky, Severity: SeverityWarning, Pod: primary.PodName,
+			out = append(out, model.Notice{Code: model.CodeFailedSticky, Severity: model.SeverityWarning, Pod: primary.PodName,
 				Message: "engine says Failed while Pod " + primary.PodName + " is Running and Ready again (Failed is sticky)",
-				Evidence: []Evidence{{Kind: Observed, Text: "status.phase Failed"},
-					{Kind: Observed, Text: "Pod " + primary.PodName + " Running, Ready=True"}}})
+				Evidence: []model.Evidence{{Kind: model.Observed, Text: "status.phase Failed"},
+					{Kind: model.Observed, Text: "Pod " + primary.PodName + " Running, Ready=True"}}})
 		}
 	}
 	return out
 }
 
-func slotPod(s *Slot) string {
+func slotPod(s *model.Slot) string {
 	if s == nil {
 		return ""
 	}
 	return s.PodName
 }
 
-func slotPodSummary(s *Slot) string {
+func slotPodSummary(s *model.Slot) string {
 	if s == nil || s.PodName == "" {
 		return "(none linked)"
 	}
@@ -240,7 +195,7 @@ func slotPodSummary(s *Slot) string {
 
 // graceSeconds is how long a deleting Pod may take: deletionGracePeriodSeconds,
 // else spec.terminationGracePeriodSeconds, else the Kubernetes default 30.
-func graceSeconds(p *Pod) int64 {
+func graceSeconds(p *model.Pod) int64 {
 	if g := p.GetDeletionGracePeriodSeconds(); g != nil {
 		return *g
 	}
@@ -254,7 +209,7 @@ func graceSeconds(p *Pod) int64 {
 // older than grace + stuckAfter. (The API server sets deletionTimestamp to the
 // request time plus grace, so this errs on the late side: never a false alarm.)
 // next is when the Pod will become stuck, zero when it already is or never will.
-func stuckInfo(p *Pod, now time.Time, stuckAfter time.Duration) (info *StuckInfo, next time.Time) {
+func stuckInfo(p *model.Pod, now time.Time, stuckAfter time.Duration) (info *model.StuckInfo, next time.Time) {
 	if p == nil || p.DeletionTimestamp == nil {
 		return nil, time.Time{}
 	}
@@ -263,30 +218,30 @@ func stuckInfo(p *Pod, now time.Time, stuckAfter time.Duration) (info *StuckInfo
 	if now.Before(at) {
 		return nil, at
 	}
-	_, st := mainContainer(p)
+	_, st := p.Main()
 	initializing := st != nil && st.State.Waiting != nil && st.State.Waiting.Reason == "PodInitializing"
-	return &StuckInfo{DeletingSince: p.DeletionTimestamp.Time, GraceSeconds: grace, PodInitializing: initializing}, time.Time{}
+	return &model.StuckInfo{DeletingSince: p.DeletionTimestamp.Time, GraceSeconds: grace, PodInitializing: initializing}, time.Time{}
 }
 
-func stuckNotice(sl *Slot) Notice {
+func stuckNotice(sl *model.Slot) model.Notice {
 	s := sl.Stuck
 	msg := "Pod " + sl.PodName + " stuck Terminating since " + s.DeletingSince.UTC().Format(time.DateTime) +
 		" (grace " + strconv.FormatInt(s.GraceSeconds, 10) + "s)"
-	ev := []Evidence{{Kind: Observed, Text: "metadata.deletionTimestamp " + s.DeletingSince.UTC().Format(time.RFC3339), At: timePtr(s.DeletingSince)}}
+	ev := []model.Evidence{{Kind: model.Observed, Text: "metadata.deletionTimestamp " + s.DeletingSince.UTC().Format(time.RFC3339), At: timePtr(s.DeletingSince)}}
 	if s.PodInitializing {
 		msg += "; main container still waiting in PodInitializing"
-		ev = append(ev, Evidence{Kind: Observed, Text: "main container state waiting, reason PodInitializing"})
+		ev = append(ev, model.Evidence{Kind: model.Observed, Text: "main container state waiting, reason PodInitializing"})
 	} else {
-		ev = append(ev, Evidence{Kind: Observed, Text: "main container is not waiting in PodInitializing"})
+		ev = append(ev, model.Evidence{Kind: model.Observed, Text: "main container is not waiting in PodInitializing"})
 	}
 	if sl.Pod != nil && len(sl.Pod.Finalizers) > 0 {
-		ev = append(ev, Evidence{Kind: Observed, Text: "finalizers " + joinComma(sl.Pod.Finalizers)})
+		ev = append(ev, model.Evidence{Kind: model.Observed, Text: "finalizers " + joinComma(sl.Pod.Finalizers)})
 	}
-	return Notice{Code: CodeStuckTerminating, Severity: SeverityWarning, Pod: sl.PodName, Message: msg, Evidence: ev}
+	return model.Notice{Code: model.CodeStuckTerminating, Severity: model.SeverityWarning, Pod: sl.PodName, Message: msg, Evidence: ev}
 }
 
 // objectStuck reports a sandbox object deleting for longer than stuckAfter while finalizers hold it.
-func objectStuck(deleting *time.Time, finalizers []string, now time.Time, stuckAfter time.Duration) (*Notice, time.Time) {
+func objectStuck(deleting *time.Time, finalizers []string, now time.Time, stuckAfter time.Duration) (*model.Notice, time.Time) {
 	if deleting == nil || len(finalizers) == 0 {
 		return nil, time.Time{}
 	}
@@ -294,10 +249,10 @@ func objectStuck(deleting *time.Time, finalizers []string, now time.Time, stuckA
 	if now.Before(at) {
 		return nil, at
 	}
-	return &Notice{Code: CodeStuckTerminating, Severity: SeverityWarning,
+	return &model.Notice{Code: model.CodeStuckTerminating, Severity: model.SeverityWarning,
 		Message: "sandbox object stuck Terminating since " + deleting.UTC().Format(time.DateTime) + " on finalizers " + joinComma(finalizers),
-		Evidence: []Evidence{{Kind: Observed, Text: "metadata.deletionTimestamp " + deleting.UTC().Format(time.RFC3339), At: deleting},
-			{Kind: Observed, Text: "metadata.finalizers " + joinComma(finalizers)}}}, time.Time{}
+		Evidence: []model.Evidence{{Kind: model.Observed, Text: "metadata.deletionTimestamp " + deleting.UTC().Format(time.RFC3339), At: deleting},
+			{Kind: model.Observed, Text: "metadata.finalizers " + joinComma(finalizers)}}}, time.Time{}
 }
 
 func joinComma(ss []string) string {

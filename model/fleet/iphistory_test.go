@@ -1,10 +1,12 @@
-package model
+package fleet
 
 import (
 	"fmt"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // The common record (one IP, one holding, stored inline) must stay in the
@@ -17,7 +19,7 @@ func TestIPRecordSize(t *testing.T) {
 
 // holdingsStr renders a history compactly: "uid:from-to" (to "" while held),
 // times in seconds after ft0.
-func holdingsStr(hs []IPHolding) string {
+func holdingsStr(hs []model.IPHolding) string {
 	s := ""
 	for _, h := range hs {
 		to := ""

@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"container/heap"
@@ -12,13 +12,14 @@ import (
 	"github.com/sandscope/sandscope/api/agentsandbox"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/mem"
+	"github.com/sandscope/sandscope/model"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// FleetOptions configures derivation.
-type FleetOptions struct {
+// Options configures derivation.
+type Options struct {
 	// StuckAfter: a Pod deleting for longer than its grace period plus this is stuck. Default 5m.
 	StuckAfter time.Duration
 	// PodSelector picks plain-Pod sandboxes; default: has label opensandbox.io/id.
@@ -41,9 +42,9 @@ type FleetOptions struct {
 // sandbox in a Snapshot reads identity UNKNOWN and state Unknown.
 type Fleet struct {
 	mu      sync.Mutex
-	opts    FleetOptions
+	opts    Options
 	version uint64
-	status  SourceStatus
+	status  model.SourceStatus
 	changes chan struct{}
 
 	pods     map[string]*podEntry // "ns/name"
@@ -59,7 +60,7 @@ type Fleet struct {
 	ipWatch  mem.Index[*sbEntry]  // recorded IP → sandboxes recording it
 
 	sandboxes map[string]*sbEntry
-	pools     map[string]*Pool
+	pools     map[string]*model.Pool
 
 	// The published lists. order/podOrder are sorted; sbVec/podVec hold
 	// their current values position by position, so an update writes one
@@ -67,17 +68,17 @@ type Fleet struct {
 	// Snapshot after updates only hands the chunks out. Additions wait in
 	// pending* and removals are counted until the next Snapshot merges them.
 	order       []*sbEntry
-	sbVec       mem.Chunked[Sandbox]
+	sbVec       mem.Chunked[model.Sandbox]
 	sbLog       changeLog  // positions of sbVec replaced in place, for readers catching up
 	pendingSbs  []*sbEntry // added since the last Snapshot, unsorted
 	podOrder    []*podEntry
-	podVec      mem.Chunked[Pod]
+	podVec      mem.Chunked[model.Pod]
 	pendingPods []*podEntry
-	poolList    []*Pool
+	poolList    []*model.Pool
 	poolsDirty  bool
 
 	timers       timerHeap
-	images       map[string]*ImageConfig
+	images       map[string]*model.ImageConfig
 	imageAsked   map[string]bool
 	imageWaiters map[string]map[string]struct{}
 	imagePending []string
@@ -85,7 +86,7 @@ type Fleet struct {
 	// Holders of recorded IPs in namespaces the Fleet does not watch (a
 	// namespace-scoped view), as kube/ last found them by live lookups;
 	// foreignBlocked is why other namespaces cannot be read ("" = they can).
-	foreign        map[string][]Holder
+	foreign        map[string][]model.Holder
 	foreignBlocked string
 
 	history *ipHistory
@@ -102,13 +103,13 @@ type Fleet struct {
 
 // podEntry is the Fleet's record of one Pod.
 type podEntry struct {
-	key     string   // "ns/name"
-	pod     *Pod     // set when the entry is made, kept after a delete
-	since   int64    // Unix ns when it was first seen holding ip() (read back with ipHistory.time; a time.Time is 24 bytes)
-	link    *sbEntry // the sandbox naming it when that is the only one (then not in podLinks; see linksOf)
-	linked  bool     // some sandbox's slot names it (mirrors linksOf)
-	inOrder bool     // in podOrder or pendingPods
-	pending bool     // in pendingPods
+	key     string     // "ns/name"
+	pod     *model.Pod // set when the entry is made, kept after a delete
+	since   int64      // Unix ns when it was first seen holding ip() (read back with ipHistory.time; a time.Time is 24 bytes)
+	link    *sbEntry   // the sandbox naming it when that is the only one (then not in podLinks; see linksOf)
+	linked  bool       // some sandbox's slot names it (mirrors linksOf)
+	inOrder bool       // in podOrder or pendingPods
+	pending bool       // in pendingPods
 	removed bool
 }
 
@@ -124,26 +125,26 @@ func (pe *podEntry) ip() string { return liveIP(pe.pod) }
 
 // HoldsIP reports whether a Pod still holds its podIP on the network (it
 // has one and is not Failed or Succeeded; a Terminating Pod still does).
-func HoldsIP(p *Pod) bool { return podLive(p) }
+func HoldsIP(p *model.Pod) bool { return podLive(p) }
 
 // SandboxKeyOfPod is the key of the sandbox a Pod names as its own, seen
 // without a fleet: its BatchSandbox or agent Sandbox owner, else its own
 // plain-Pod key when it carries the sandbox id label; "" when none.
-func SandboxKeyOfPod(p *Pod) string {
+func SandboxKeyOfPod(p *model.Pod) string {
 	bs, ag := podOwners(p)
 	switch {
 	case len(bs) > 0:
-		return sandboxKey(EngineBatchSandbox, p.Namespace, bs[0])
+		return model.SandboxKey(model.EngineBatchSandbox, p.Namespace, bs[0])
 	case len(ag) > 0:
-		return sandboxKey(EngineAgent, p.Namespace, ag[0])
+		return model.SandboxKey(model.EngineAgent, p.Namespace, ag[0])
 	case p.Labels.Has(osv1.LabelSandboxID):
-		return sandboxKey(EnginePod, p.Namespace, p.Name)
+		return model.SandboxKey(model.EnginePod, p.Namespace, p.Name)
 	}
 	return ""
 }
 
 // liveIP is the IP a Pod holds: its podIP while it is live, else "".
-func liveIP(p *Pod) string {
+func liveIP(p *model.Pod) string {
 	if podLive(p) {
 		return p.Status.PodIP
 	}
@@ -160,14 +161,14 @@ func liveIP(p *Pod) string {
 // 16-byte array per sandbox.
 type sbEntry struct {
 	key        string // "<engine>/<namespace>/<name>"; engine(), ns() and name() read it
-	bs         *BatchSandbox
+	bs         *model.BatchSandbox
 	*agentLink // agent Sandboxes only (nil for the other engines)
 	bound      []boundUID
-	sb         *Sandbox // the last row derived; its slots' RecordedIPs are the IPs it watches
-	links      []string // pod keys its slots name
-	due        int64    // Unix ns of the timer it is waiting for, 0 = none (a time.Time is 24 bytes)
-	inOrder    bool     // in order or pendingSbs
-	pending    bool     // in pendingSbs
+	sb         *model.Sandbox // the last row derived; its slots' RecordedIPs are the IPs it watches
+	links      []string       // pod keys its slots name
+	due        int64          // Unix ns of the timer it is waiting for, 0 = none (a time.Time is 24 bytes)
+	inOrder    bool           // in order or pendingSbs
+	pending    bool           // in pendingSbs
 	removed    bool
 	queued     bool
 	passes     uint8  // derivations in the current event
@@ -176,9 +177,9 @@ type sbEntry struct {
 
 // The key holds the engine, namespace and name; an entry keeps no copies.
 // None of the three can contain a slash.
-func (e *sbEntry) engine() Engine {
+func (e *sbEntry) engine() model.Engine {
 	eng, _, _ := strings.Cut(e.key, "/")
-	return Engine(eng)
+	return model.Engine(eng)
 }
 
 func (e *sbEntry) ns() string {
@@ -197,13 +198,13 @@ func (e *sbEntry) name() string {
 // masked only while the fleet is unknown, so the cache lives in a map of
 // the Fleet's that exists only then, not in a field of every entry.
 type maskedRow struct {
-	of, row *Sandbox
+	of, row *model.Sandbox
 }
 
 // agentLink is what an agent Sandbox entry needs beyond the common fields.
 // Its fields, ag included, are read only on agent entries.
 type agentLink struct {
-	ag       *AgentSandbox
+	ag       *model.AgentSandbox
 	sel      labels.Selector // parsed status.selector (nil = none)
 	selStr   string
 	selErr   string
@@ -225,8 +226,8 @@ func (e *sbEntry) boundFor(pod string) types.UID {
 	return ""
 }
 
-// NewFleet returns an empty Fleet.
-func NewFleet(opts FleetOptions) *Fleet {
+// New returns an empty Fleet.
+func New(opts Options) *Fleet {
 	if opts.StuckAfter <= 0 {
 		opts.StuckAfter = 5 * time.Minute
 	}
@@ -259,8 +260,8 @@ func NewFleet(opts FleetOptions) *Fleet {
 		podLinks:     mem.NewIndex[*sbEntry](),
 		ipWatch:      mem.NewIndex[*sbEntry](),
 		sandboxes:    make(map[string]*sbEntry),
-		pools:        make(map[string]*Pool),
-		images:       make(map[string]*ImageConfig),
+		pools:        make(map[string]*model.Pool),
+		images:       make(map[string]*model.ImageConfig),
 		imageAsked:   make(map[string]bool),
 		imageWaiters: make(map[string]map[string]struct{}),
 		history:      newIPHistory(),
@@ -272,8 +273,8 @@ func nn(ns, name string) string { return ns + "/" + name }
 
 // internSandboxKey returns the key of a sandbox, reusing the stored string
 // when the sandbox is known (index keys then share one allocation).
-func (f *Fleet) internSandboxKey(e Engine, ns, name string) string {
-	k := sandboxKey(e, ns, name)
+func (f *Fleet) internSandboxKey(e model.Engine, ns, name string) string {
+	k := model.SandboxKey(e, ns, name)
 	if sb := f.sandboxes[k]; sb != nil {
 		return sb.key
 	}
@@ -301,12 +302,10 @@ func (f *Fleet) internPodKey(ns, name string) string {
 	return k
 }
 
-func sandboxKey(e Engine, ns, name string) string { return string(e) + "/" + ns + "/" + name }
-
 // ---- Pods ----
 
 // UpsertPod records an added or updated Pod and re-derives the sandboxes it touches.
-func (f *Fleet) UpsertPod(p *Pod) {
+func (f *Fleet) UpsertPod(p *model.Pod) {
 	if p == nil {
 		return
 	}
@@ -316,7 +315,7 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	now := f.opts.Now()
 	key := nn(p.Namespace, p.Name)
 	pe := f.pods[key]
-	var old *Pod
+	var old *model.Pod
 	var oldSandbox string // the sandbox the Pod belonged to, as holders name it
 	if pe == nil {
 		pe = &podEntry{key: f.linkedPodKey(key), pod: p}
@@ -393,7 +392,7 @@ func (f *Fleet) UpsertPod(p *Pod) {
 	f.notify()
 }
 
-func uidOf(p *Pod) types.UID {
+func uidOf(p *model.Pod) types.UID {
 	if p == nil {
 		return ""
 	}
@@ -402,7 +401,7 @@ func uidOf(p *Pod) types.UID {
 
 // DeletePod records a Pod's deletion. A Pod whose UID differs from the one
 // stored under its name (a late tombstone of an older incarnation) is ignored.
-func (f *Fleet) DeletePod(p *Pod) {
+func (f *Fleet) DeletePod(p *model.Pod) {
 	if p == nil {
 		return
 	}
@@ -440,7 +439,7 @@ func (f *Fleet) dropLive(pe *podEntry, ip string) { f.ipLive.Remove(ip, pe) }
 
 // podOwners lists the BatchSandbox and agent Sandbox names a Pod declares
 // itself part of (controller owner references and the BatchSandbox name label).
-func podOwners(p *Pod) (bsbx []string, agents []string) {
+func podOwners(p *model.Pod) (bsbx []string, agents []string) {
 	if p == nil {
 		return nil, nil
 	}
@@ -459,29 +458,29 @@ func podOwners(p *Pod) (bsbx []string, agents []string) {
 }
 
 // reindexPodClaims moves a Pod in the owner and label indexes from old to new (nil = absent).
-func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
+func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *model.Pod) {
 	ob, oa := podOwners(old)
 	nb, na := podOwners(new)
 	for _, o := range ob {
 		if !slices.Contains(nb, o) || new == nil {
-			f.bsOwned.Remove(sandboxKey(EngineBatchSandbox, pe.ns(), o), pe)
+			f.bsOwned.Remove(model.SandboxKey(model.EngineBatchSandbox, pe.ns(), o), pe)
 		}
 	}
 	for _, o := range nb {
-		f.bsOwned.Add(f.internSandboxKey(EngineBatchSandbox, pe.ns(), o), pe)
+		f.bsOwned.Add(f.internSandboxKey(model.EngineBatchSandbox, pe.ns(), o), pe)
 	}
 	for _, o := range oa {
 		if !slices.Contains(na, o) || new == nil {
-			f.agOwned.Remove(sandboxKey(EngineAgent, pe.ns(), o), pe)
+			f.agOwned.Remove(model.SandboxKey(model.EngineAgent, pe.ns(), o), pe)
 		}
 	}
 	for _, o := range na {
-		f.agOwned.Add(f.internSandboxKey(EngineAgent, pe.ns(), o), pe)
+		f.agOwned.Add(f.internSandboxKey(model.EngineAgent, pe.ns(), o), pe)
 	}
 	if len(f.selKeys) == 0 {
 		return
 	}
-	var oldL, newL Labels
+	var oldL, newL model.Labels
 	if old != nil {
 		oldL = old.Labels
 	}
@@ -502,24 +501,24 @@ func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *Pod) {
 
 // enqueueCandidates queues every sandbox that may link p by ownership,
 // allocation, selector or as a plain Pod.
-func (f *Fleet) enqueueCandidates(pe *podEntry, p *Pod) {
+func (f *Fleet) enqueueCandidates(pe *podEntry, p *model.Pod) {
 	if p == nil {
 		return
 	}
 	bs, ag := podOwners(p)
 	for _, b := range bs {
-		f.enqueue(sandboxKey(EngineBatchSandbox, pe.ns(), b))
+		f.enqueue(model.SandboxKey(model.EngineBatchSandbox, pe.ns(), b))
 	}
 	for _, a := range ag {
-		f.enqueue(sandboxKey(EngineAgent, pe.ns(), a))
+		f.enqueue(model.SandboxKey(model.EngineAgent, pe.ns(), a))
 	}
 	f.enqueueAll(f.claims.All(pe.key))
 	f.enqueueAll(slices.Values(f.agentsMatching(pe.ns(), p.Labels)))
-	f.enqueue(sandboxKey(EnginePod, pe.ns(), pe.name()))
+	f.enqueue(model.SandboxKey(model.EnginePod, pe.ns(), pe.name()))
 }
 
 // agentsMatching returns the keys of agent Sandboxes whose selector matches the labels.
-func (f *Fleet) agentsMatching(ns string, l Labels) []string {
+func (f *Fleet) agentsMatching(ns string, l model.Labels) []string {
 	if f.selEq.Keys() == 0 && f.selOther.Keys() == 0 {
 		return nil // no agent Sandbox has a selector: skip building a key per label
 	}
@@ -554,7 +553,7 @@ func (f *Fleet) claimed(pe *podEntry) bool {
 
 // ensurePlain creates or removes the plain-Pod sandbox of ns/name.
 func (f *Fleet) ensurePlain(ns, name string) {
-	key := sandboxKey(EnginePod, ns, name)
+	key := model.SandboxKey(model.EnginePod, ns, name)
 	pe := f.pods[nn(ns, name)]
 	should := pe != nil && f.opts.PodSelector.Matches(pe.pod.Labels) && !f.claimed(pe)
 	e := f.sandboxes[key]
@@ -578,9 +577,9 @@ func (f *Fleet) ensurePlain(ns, name string) {
 // orphan reports an entry kept only for the Pods of a deleted sandbox.
 func (e *sbEntry) orphan() bool {
 	switch e.engine() {
-	case EngineBatchSandbox:
+	case model.EngineBatchSandbox:
 		return e.bs == nil
-	case EngineAgent:
+	case model.EngineAgent:
 		return e.agentLink == nil || e.ag == nil
 	}
 	return false
@@ -589,7 +588,7 @@ func (e *sbEntry) orphan() bool {
 // orphanWorthy: the Pod keeps a deleted sandbox's row. A pooled Pod named
 // by the label alone goes back to its Pool when the sandbox goes; it is
 // the deleted sandbox's only while it is itself being deleted.
-func orphanWorthy(p *Pod, ownedByRef bool) bool {
+func orphanWorthy(p *model.Pod, ownedByRef bool) bool {
 	if ownedByRef || p.DeletionTimestamp != nil {
 		return true
 	}
@@ -607,7 +606,7 @@ func (f *Fleet) orphanWanted(key string) bool {
 	eng, rest, _ := strings.Cut(key, "/")
 	_, name, _ := strings.Cut(rest, "/")
 	idx := &f.bsOwned
-	if Engine(eng) == EngineAgent {
+	if model.Engine(eng) == model.EngineAgent {
 		idx = &f.agOwned
 	}
 	for pe := range idx.All(key) {
@@ -619,7 +618,7 @@ func (f *Fleet) orphanWanted(key string) bool {
 }
 
 // ownerRefNames: an ownerReference of the Pod names name (as opposed to the label alone).
-func ownerRefNames(p *Pod, name string) bool {
+func ownerRefNames(p *model.Pod, name string) bool {
 	for _, r := range p.OwnerReferences {
 		if r.Name == name && (r.Kind == "BatchSandbox" || r.Kind == "Sandbox") {
 			return true
@@ -630,27 +629,27 @@ func ownerRefNames(p *Pod, name string) bool {
 
 // sameOwnership: a and b name the same sandboxes and are both deleting or
 // both not (see orphanWorthy).
-func sameOwnership(a, b *Pod) bool {
+func sameOwnership(a, b *model.Pod) bool {
 	av, _ := a.Labels.Lookup(osv1.LabelBatchSandboxName)
 	bv, _ := b.Labels.Lookup(osv1.LabelBatchSandboxName)
 	return av == bv && (a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) && slices.Equal(a.OwnerReferences, b.OwnerReferences)
 }
 
 // ensureOrphans creates or removes the rows of deleted sandboxes that p names.
-func (f *Fleet) ensureOrphans(ns string, p *Pod) {
+func (f *Fleet) ensureOrphans(ns string, p *model.Pod) {
 	if p == nil {
 		return
 	}
 	bs, ag := podOwners(p)
 	for _, b := range bs {
-		f.ensureOrphan(EngineBatchSandbox, ns, b)
+		f.ensureOrphan(model.EngineBatchSandbox, ns, b)
 	}
 	for _, a := range ag {
-		f.ensureOrphan(EngineAgent, ns, a)
+		f.ensureOrphan(model.EngineAgent, ns, a)
 	}
 }
 
-func (f *Fleet) ensureOrphan(eng Engine, ns, name string) {
+func (f *Fleet) ensureOrphan(eng model.Engine, ns, name string) {
 	key := f.internSandboxKey(eng, ns, name)
 	e := f.sandboxes[key]
 	switch {
@@ -660,7 +659,7 @@ func (f *Fleet) ensureOrphan(eng Engine, ns, name string) {
 		// the sandboxes still missing at the sync are made then (addOrphans).
 	case e == nil && f.orphanWanted(key):
 		e = &sbEntry{key: key}
-		if eng == EngineAgent {
+		if eng == model.EngineAgent {
 			e.agentLink = &agentLink{}
 		}
 		f.addSandbox(e)
@@ -682,7 +681,7 @@ func (f *Fleet) addOrphans() {
 	}
 	for _, k := range keys {
 		e := &sbEntry{key: k}
-		if strings.HasPrefix(k, string(EngineAgent)+"/") {
+		if strings.HasPrefix(k, string(model.EngineAgent)+"/") {
 			e.agentLink = &agentLink{}
 		}
 		f.addSandbox(e)
@@ -698,7 +697,7 @@ func (f *Fleet) addOrphans() {
 func (f *Fleet) podSandboxKey(pe *podEntry) string {
 	bs, ag := podOwners(pe.pod)
 	for _, b := range bs {
-		if e := f.sandboxes[sandboxKey(EngineBatchSandbox, pe.ns(), b)]; e != nil {
+		if e := f.sandboxes[model.SandboxKey(model.EngineBatchSandbox, pe.ns(), b)]; e != nil {
 			return e.key
 		}
 	}
@@ -706,7 +705,7 @@ func (f *Fleet) podSandboxKey(pe *podEntry) string {
 		return k
 	}
 	for _, a := range ag {
-		if e := f.sandboxes[sandboxKey(EngineAgent, pe.ns(), a)]; e != nil {
+		if e := f.sandboxes[model.SandboxKey(model.EngineAgent, pe.ns(), a)]; e != nil {
 			return e.key
 		}
 	}
@@ -714,7 +713,7 @@ func (f *Fleet) podSandboxKey(pe *podEntry) string {
 		slices.Sort(ks)
 		return ks[0]
 	}
-	if e := f.sandboxes[sandboxKey(EnginePod, pe.ns(), pe.name())]; e != nil {
+	if e := f.sandboxes[model.SandboxKey(model.EnginePod, pe.ns(), pe.name())]; e != nil {
 		return e.key
 	}
 	return ""
@@ -762,16 +761,16 @@ func (f *Fleet) newestClaims(podKey string) []string {
 
 // holders lists the live Pods holding ip, with the sandbox each belongs to:
 // those the Fleet watches, then those found in other namespaces.
-func (f *Fleet) holders(ip string) []Holder {
+func (f *Fleet) holders(ip string) []model.Holder {
 	if !f.ipLive.Has(ip) {
 		return f.foreign[ip]
 	}
-	var out []Holder
+	var out []model.Holder
 	for pe := range f.ipLive.All(ip) {
-		out = append(out, Holder{Namespace: pe.ns(), Pod: pe.name(), UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: f.history.time(pe.since)})
+		out = append(out, model.Holder{Namespace: pe.ns(), Pod: pe.name(), UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: f.history.time(pe.since)})
 	}
 	for _, h := range f.foreign[ip] {
-		if !slices.ContainsFunc(out, func(o Holder) bool { return o.UID == h.UID }) {
+		if !slices.ContainsFunc(out, func(o model.Holder) bool { return o.UID == h.UID }) {
 			out = append(out, h)
 		}
 	}
@@ -782,7 +781,7 @@ func (f *Fleet) holders(ip string) []Holder {
 // that hold ip (none: nil), as a live lookup found them, and re-derives the
 // sandboxes recording ip. A namespace-scoped view cannot otherwise tell an
 // address taken by a Pod elsewhere from one nobody holds.
-func (f *Fleet) SetForeignHolders(ip string, hs []Holder) {
+func (f *Fleet) SetForeignHolders(ip string, hs []model.Holder) {
 	if ip == "" {
 		return
 	}
@@ -797,7 +796,7 @@ func (f *Fleet) SetForeignHolders(ip string, hs []Holder) {
 		delete(f.foreign, ip)
 	} else {
 		if f.foreign == nil {
-			f.foreign = make(map[string][]Holder)
+			f.foreign = make(map[string][]model.Holder)
 		}
 		f.foreign[ip] = slices.Clone(hs)
 	}
@@ -818,7 +817,7 @@ func (f *Fleet) SetForeignBlocked(reason string) {
 	f.version++
 	f.foreignBlocked = reason
 	for _, e := range f.sandboxes {
-		if e.sb != nil && slices.ContainsFunc(e.sb.Slots, func(sl Slot) bool { return sl.RecordedIP != "" }) {
+		if e.sb != nil && slices.ContainsFunc(e.sb.Slots, func(sl model.Slot) bool { return sl.RecordedIP != "" }) {
 			f.enqueueEntry(e)
 		}
 	}
@@ -844,7 +843,7 @@ func (f *Fleet) ForeignCandidates() []string {
 		for i := range e.sb.Slots {
 			sl := &e.sb.Slots[i]
 			switch sl.Identity {
-			case IdentityPodDead, IdentityPodGone, IdentityIPStale:
+			case model.IdentityPodDead, model.IdentityPodGone, model.IdentityIPStale:
 				if sl.RecordedIP != "" && !f.ipLive.Has(sl.RecordedIP) {
 					seen[sl.RecordedIP] = true
 				}
@@ -862,14 +861,14 @@ func (f *Fleet) ForeignCandidates() []string {
 // ---- engine objects ----
 
 // UpsertBatchSandbox records an added or updated BatchSandbox.
-func (f *Fleet) UpsertBatchSandbox(b *BatchSandbox) {
+func (f *Fleet) UpsertBatchSandbox(b *model.BatchSandbox) {
 	if b == nil {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.version++
-	key := sandboxKey(EngineBatchSandbox, b.Namespace, b.Name)
+	key := model.SandboxKey(model.EngineBatchSandbox, b.Namespace, b.Name)
 	e := f.sandboxes[key]
 	var oldAlloc []string
 	if e == nil {
@@ -923,7 +922,7 @@ func (f *Fleet) touchPod(ns, name string) {
 func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	e := f.sandboxes[sandboxKey(EngineBatchSandbox, namespace, name)]
+	e := f.sandboxes[model.SandboxKey(model.EngineBatchSandbox, namespace, name)]
 	if e == nil || e.bs == nil {
 		return
 	}
@@ -938,7 +937,7 @@ func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
 		f.removeSandbox(e)
 	}
 	f.reclaim(e, alloc, nil)
-	for _, pe := range f.bsOwned.Values(sandboxKey(EngineBatchSandbox, namespace, name)) {
+	for _, pe := range f.bsOwned.Values(model.SandboxKey(model.EngineBatchSandbox, namespace, name)) {
 		f.touchPod(namespace, pe.name())
 	}
 	f.process(f.opts.Now())
@@ -946,14 +945,14 @@ func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
 }
 
 // UpsertAgentSandbox records an added or updated agent-sandbox Sandbox.
-func (f *Fleet) UpsertAgentSandbox(s *AgentSandbox) {
+func (f *Fleet) UpsertAgentSandbox(s *model.AgentSandbox) {
 	if s == nil {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.version++
-	key := sandboxKey(EngineAgent, s.Namespace, s.Name)
+	key := model.SandboxKey(model.EngineAgent, s.Namespace, s.Name)
 	e := f.sandboxes[key]
 	if e == nil {
 		e = &sbEntry{key: key, agentLink: &agentLink{}}
@@ -988,7 +987,7 @@ func (f *Fleet) UpsertAgentSandbox(s *AgentSandbox) {
 func (f *Fleet) DeleteAgentSandbox(namespace, name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	e := f.sandboxes[sandboxKey(EngineAgent, namespace, name)]
+	e := f.sandboxes[model.SandboxKey(model.EngineAgent, namespace, name)]
 	if e == nil || e.ag == nil {
 		return
 	}
@@ -1076,7 +1075,7 @@ func (f *Fleet) agentCandidates(e *sbEntry) []string {
 }
 
 // UpsertPool records an added or updated Pool.
-func (f *Fleet) UpsertPool(p *Pool) {
+func (f *Fleet) UpsertPool(p *model.Pool) {
 	if p == nil {
 		return
 	}
@@ -1106,7 +1105,7 @@ func (f *Fleet) DeletePool(namespace, name string) {
 // SetImageConfig stores what a registry said about an image (keyed by
 // cfg.Ref, the string PendingImageChecks returned) and re-derives the
 // sandboxes waiting for it.
-func (f *Fleet) SetImageConfig(cfg ImageConfig) {
+func (f *Fleet) SetImageConfig(cfg model.ImageConfig) {
 	if cfg.Ref == "" {
 		return
 	}
@@ -1151,7 +1150,7 @@ func (f *Fleet) PendingImageChecks() []string {
 
 // needImage returns the config of image ref, and notes that sandbox key
 // waits for it while it is unknown or its read failed.
-func (f *Fleet) needImage(ref, key string) *ImageConfig {
+func (f *Fleet) needImage(ref, key string) *model.ImageConfig {
 	cfg := f.images[ref]
 	if cfg != nil && cfg.Err == "" {
 		return cfg
@@ -1174,7 +1173,7 @@ func (f *Fleet) needImage(ref, key string) *ImageConfig {
 // Synced, Snapshots list nothing (see Snapshot.Loading); while
 // disconnected, every sandbox in them reads identity UNKNOWN and state
 // Unknown.
-func (f *Fleet) SetStatus(st SourceStatus) {
+func (f *Fleet) SetStatus(st model.SourceStatus) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.version++
@@ -1298,7 +1297,7 @@ func (f *Fleet) removeSandbox(e *sbEntry) {
 	if e.inOrder && !e.pending {
 		f.removedSbs = append(f.removedSbs, e)
 	}
-	if e.engine() == EngineAgent {
+	if e.engine() == model.EngineAgent {
 		f.unregisterSelector(e)
 	}
 	for _, pk := range e.links {
@@ -1463,8 +1462,8 @@ func (f *Fleet) Snapshot() *Snapshot {
 		return f.snap
 	}
 	f.mergeOrders()
-	var sbs mem.SharedList[Sandbox]
-	var pods mem.SharedList[Pod]
+	var sbs mem.SharedList[model.Sandbox]
+	var pods mem.SharedList[model.Pod]
 	switch {
 	case !f.status.Synced:
 		// The first list is still arriving: the Snapshot holds none of
@@ -1473,7 +1472,7 @@ func (f *Fleet) Snapshot() *Snapshot {
 		// built over them, are memory that is garbage the moment the fleet
 		// syncs, in spans shared with the objects that stay.
 	case f.unknown:
-		masked := make([]*Sandbox, len(f.order))
+		masked := make([]*model.Sandbox, len(f.order))
 		for i, e := range f.order {
 			masked[i] = f.maskedSandbox(e)
 		}
@@ -1482,7 +1481,7 @@ func (f *Fleet) Snapshot() *Snapshot {
 		sbs, pods = f.sbVec.Share(), f.podVec.Share()
 	}
 	if f.status.Synced && (f.poolsDirty || f.poolList == nil) {
-		f.poolList = make([]*Pool, 0, len(f.pools))
+		f.poolList = make([]*model.Pool, 0, len(f.pools))
 		for _, p := range f.pools {
 			f.poolList = append(f.poolList, p)
 		}
@@ -1530,12 +1529,12 @@ func (f *Fleet) mergeOrders() {
 		}
 		slices.SortFunc(adds, func(a, b *sbEntry) int { return strings.Compare(a.key, b.key) })
 		ins := make([]int, len(adds))
-		addVals := make([]*Sandbox, len(adds))
+		addVals := make([]*model.Sandbox, len(adds))
 		for j, e := range adds {
 			ins[j], _ = slices.BinarySearchFunc(f.order, e.key, func(x *sbEntry, k string) int { return strings.Compare(x.key, k) })
 			addVals[j] = e.sb
 		}
-		var sbs []*Sandbox
+		var sbs []*model.Sandbox
 		f.order, sbs = splice(f.order, f.sbVec.Flat(), drop, ins, adds, addVals)
 		f.sbVec.Reset(sbs)
 		f.sbLog.restart(f.version)
@@ -1568,12 +1567,12 @@ func (f *Fleet) mergeOrders() {
 	}
 	slices.SortFunc(adds, comparePodEntries)
 	ins := make([]int, len(adds))
-	addVals := make([]*Pod, len(adds))
+	addVals := make([]*model.Pod, len(adds))
 	for j, pe := range adds {
 		ins[j], _ = slices.BinarySearchFunc(f.podOrder, pe, comparePodEntries)
 		addVals[j] = pe.pod
 	}
-	var pods []*Pod
+	var pods []*model.Pod
 	f.podOrder, pods = splice(f.podOrder, f.podVec.Flat(), drop, ins, adds, addVals)
 	f.podVec.Reset(pods)
 	clear(f.pendingPods)
@@ -1625,23 +1624,23 @@ func comparePodEntries(a, b *podEntry) int {
 
 // maskedSandbox is the sandbox as shown while the data cannot be trusted:
 // identity UNKNOWN, state Unknown, no identity notices.
-func (f *Fleet) maskedSandbox(e *sbEntry) *Sandbox {
+func (f *Fleet) maskedSandbox(e *sbEntry) *model.Sandbox {
 	if m, ok := f.masked[e]; ok && m.of == e.sb {
 		return m.row
 	}
 	m := *e.sb
-	m.State = StateUnknown
-	m.Slots = make([]Slot, max(len(e.sb.Slots), 1))
-	m.Slots[0].Identity = IdentityUnknown // a sandbox without slots reads UNKNOWN too
+	m.State = model.StateUnknown
+	m.Slots = make([]model.Slot, max(len(e.sb.Slots), 1))
+	m.Slots[0].Identity = model.IdentityUnknown // a sandbox without slots reads UNKNOWN too
 	for i, sl := range e.sb.Slots {
-		sl.Identity = IdentityUnknown
+		sl.Identity = model.IdentityUnknown
 		sl.Holder = nil
 		m.Slots[i] = sl
 	}
 	m.Notices = nil
 	for _, n := range e.sb.Notices {
 		switch n.Code {
-		case CodeIPTaken, CodePodDead, CodePodGone, CodeUIDChanged, CodeIPStale, CodeStateMismatch, CodeFailedSticky:
+		case model.CodeIPTaken, model.CodePodDead, model.CodePodGone, model.CodeUIDChanged, model.CodeIPStale, model.CodeStateMismatch, model.CodeFailedSticky:
 			continue
 		}
 		m.Notices = append(m.Notices, n)
@@ -1656,38 +1655,38 @@ func (f *Fleet) maskedSandbox(e *sbEntry) *Sandbox {
 // Snapshot is a consistent, immutable view of the fleet at one moment.
 type Snapshot struct {
 	Version uint64
-	Status  SourceStatus
-	Pools   []*Pool
+	Status  model.SourceStatus
+	Pools   []*model.Pool
 	// Loading counts the sandboxes read so far while the source has not
 	// synced (Status.Synced false); until then the Snapshot lists none.
 	Loading int
 
-	sbs  mem.SharedList[Sandbox] // sorted by Key
-	pods mem.SharedList[Pod]     // every Pod behind a sandbox, sorted by namespace/name
+	sbs  mem.SharedList[model.Sandbox] // sorted by Key
+	pods mem.SharedList[model.Pod]     // every Pod behind a sandbox, sorted by namespace/name
 
 	history  *ipHistory
 	changes  changeLog
 	podOnce  sync.Once
-	podToSbx map[string]*Sandbox
+	podToSbx map[string]*model.Sandbox
 }
 
 // NewSnapshot is a Snapshot of plain lists, for code that assembles a fleet
 // without a Fleet (tests, fixtures). sandboxes must be sorted by Key and
 // pods by namespace/name; the Snapshot keeps them, so they must not change.
-func NewSnapshot(version uint64, status SourceStatus, sandboxes []*Sandbox, pods []*Pod, pools []*Pool) *Snapshot {
+func NewSnapshot(version uint64, status model.SourceStatus, sandboxes []*model.Sandbox, pods []*model.Pod, pools []*model.Pool) *Snapshot {
 	return &Snapshot{Version: version, Status: status, sbs: mem.PlainList(sandboxes), pods: mem.PlainList(pods), Pools: pools}
 }
 
 // Sandboxes returns every sandbox, sorted by Key. Read only. The first call
 // on a Snapshot from a Fleet builds the list (O(n)); a reader following
 // changes should use ChangedSince, NumSandboxes and SandboxAt instead.
-func (s *Snapshot) Sandboxes() []*Sandbox { return s.sbs.All() }
+func (s *Snapshot) Sandboxes() []*model.Sandbox { return s.sbs.All() }
 
 // NumSandboxes is len(Sandboxes()) without building the list.
 func (s *Snapshot) NumSandboxes() int { return s.sbs.Len() }
 
 // SandboxAt is Sandboxes()[i] without building the list.
-func (s *Snapshot) SandboxAt(i int) *Sandbox { return s.sbs.At(i) }
+func (s *Snapshot) SandboxAt(i int) *model.Sandbox { return s.sbs.At(i) }
 
 // SameSandboxes: s and o hold the same sandbox list, as a Snapshot after a
 // change of status alone shares its predecessor's.
@@ -1695,13 +1694,13 @@ func (s *Snapshot) SameSandboxes(o *Snapshot) bool { return o != nil && s.sbs.Sa
 
 // Pods returns every Pod behind a sandbox, sorted by namespace/name. Read
 // only; built on first use.
-func (s *Snapshot) Pods() []*Pod { return s.pods.All() }
+func (s *Snapshot) Pods() []*model.Pod { return s.pods.All() }
 
 // NumPods is len(Pods()) without building the list.
 func (s *Snapshot) NumPods() int { return s.pods.Len() }
 
 // Sandbox finds a sandbox by key (binary search), nil when absent.
-func (s *Snapshot) Sandbox(key string) *Sandbox {
+func (s *Snapshot) Sandbox(key string) *model.Sandbox {
 	n := s.NumSandboxes()
 	i := sort.Search(n, func(i int) bool { return s.SandboxAt(i).Key >= key })
 	if i < n && s.SandboxAt(i).Key == key {
@@ -1712,7 +1711,7 @@ func (s *Snapshot) Sandbox(key string) *Sandbox {
 
 // IPHistory returns the Pods seen holding ip since the Fleet started, oldest
 // first, as they were when the snapshot was taken.
-func (s *Snapshot) IPHistory(ip string) []IPHolding {
+func (s *Snapshot) IPHistory(ip string) []model.IPHolding {
 	if s.history == nil {
 		return nil
 	}
@@ -1722,9 +1721,9 @@ func (s *Snapshot) IPHistory(ip string) []IPHolding {
 // SandboxOfPod returns the sandbox a Pod is linked to, nil when none. A Pod
 // named by several sandboxes (a pooled Pod handed on) belongs to the one it
 // serves, not to one that merely still lists it. The index is built on first use.
-func (s *Snapshot) SandboxOfPod(namespace, name string) *Sandbox {
+func (s *Snapshot) SandboxOfPod(namespace, name string) *model.Sandbox {
 	s.podOnce.Do(func() {
-		s.podToSbx = make(map[string]*Sandbox)
+		s.podToSbx = make(map[string]*model.Sandbox)
 		for _, sb := range s.Sandboxes() {
 			for i := range sb.Slots {
 				sl := &sb.Slots[i]

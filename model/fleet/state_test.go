@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"strings"
@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 )
 
@@ -18,29 +19,29 @@ func TestEffectiveStateAndEngineMismatch(t *testing.T) {
 		phase      string
 		pod        *corev1.Pod // nil: no Pod
 		deleting   bool
-		wantState  EffectiveState
+		wantState  model.EffectiveState
 		wantCodes  []string
 		avoidCodes []string
 	}{
-		{name: "Succeed and running", phase: PhaseSucceed, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0)),
-			wantState: StateRunning, avoidCodes: []string{CodeStateMismatch, CodeFailedSticky}},
-		{name: "Succeed but the Pod exited", phase: PhaseSucceed, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed")),
-			wantState: StateDead, wantCodes: []string{CodeStateMismatch, CodePodDead}},
-		{name: "Pending but the Pod exited (controller fell back)", phase: PhasePending, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed")),
-			wantState: StateDead, wantCodes: []string{CodeStateMismatch}},
-		{name: "Allocated but the Pod exited", phase: PhaseAllocated, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.MainTerminated),
-			wantState: StateDead, wantCodes: []string{CodeStateMismatch}},
-		{name: "Failed and sticky while Ready again", phase: PhaseFailed, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0)),
-			wantState: StateRunning, wantCodes: []string{CodeFailedSticky}, avoidCodes: []string{CodeStateMismatch}},
-		{name: "Failed with an image pull error", phase: PhaseFailed, pod: func() *corev1.Pod {
+		{name: "Succeed and running", phase: model.PhaseSucceed, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0)),
+			wantState: model.StateRunning, avoidCodes: []string{model.CodeStateMismatch, model.CodeFailedSticky}},
+		{name: "Succeed but the Pod exited", phase: model.PhaseSucceed, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed")),
+			wantState: model.StateDead, wantCodes: []string{model.CodeStateMismatch, model.CodePodDead}},
+		{name: "Pending but the Pod exited (controller fell back)", phase: model.PhasePending, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed")),
+			wantState: model.StateDead, wantCodes: []string{model.CodeStateMismatch}},
+		{name: "Allocated but the Pod exited", phase: model.PhaseAllocated, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.MainTerminated),
+			wantState: model.StateDead, wantCodes: []string{model.CodeStateMismatch}},
+		{name: "Failed and sticky while Ready again", phase: model.PhaseFailed, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0)),
+			wantState: model.StateRunning, wantCodes: []string{model.CodeFailedSticky}, avoidCodes: []string{model.CodeStateMismatch}},
+		{name: "Failed with an image pull error", phase: model.PhaseFailed, pod: func() *corev1.Pod {
 			p := modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0))
 			modeltest.Initializing(p)
 			p.Status.ContainerStatuses[0].State.Waiting.Reason = "ImagePullBackOff"
 			return p
-		}(), wantState: StateFailed, avoidCodes: []string{CodeFailedSticky}},
-		{name: "Pending and no Pod yet", phase: PhasePending, wantState: StatePending, avoidCodes: []string{CodeStateMismatch}},
-		{name: "object deleting", phase: PhaseSucceed, deleting: true, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0)),
-			wantState: StateTerminating, avoidCodes: []string{CodeStateMismatch}},
+		}(), wantState: model.StateFailed, avoidCodes: []string{model.CodeFailedSticky}},
+		{name: "Pending and no Pod yet", phase: model.PhasePending, wantState: model.StatePending, avoidCodes: []string{model.CodeStateMismatch}},
+		{name: "object deleting", phase: model.PhaseSucceed, deleting: true, pod: modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0)),
+			wantState: model.StateTerminating, avoidCodes: []string{model.CodeStateMismatch}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +57,7 @@ func TestEffectiveStateAndEngineMismatch(t *testing.T) {
 			}
 			f.UpsertBatchSandbox(b)
 			if tc.pod != nil {
-				f.UpsertPod(SlimPod(tc.pod))
+				f.UpsertPod(model.SlimPod(tc.pod))
 			}
 			sb := mustSandbox(t, f, bsKey("a"))
 			if sb.State != tc.wantState {
@@ -93,7 +94,7 @@ func TestStuckTerminating(t *testing.T) {
 			if tc.initializing {
 				modeltest.Initializing(p)
 			}
-			f.UpsertPod(SlimPod(p))
+			f.UpsertPod(model.SlimPod(p))
 			if sl := mustSandbox(t, f, bsKey("a")).PrimarySlot(); sl.Stuck != nil {
 				t.Fatal("stuck before grace + threshold")
 			}
@@ -112,8 +113,8 @@ func TestStuckTerminating(t *testing.T) {
 			if sl.Stuck.PodInitializing != tc.initializing || sl.Stuck.GraceSeconds != 30 || !sl.Stuck.DeletingSince.Equal(ft0) {
 				t.Errorf("stuck info %+v", *sl.Stuck)
 			}
-			n := hasNotice(sb, CodeStuckTerminating)
-			if n == nil || n.Severity != SeverityWarning {
+			n := hasNotice(sb, model.CodeStuckTerminating)
+			if n == nil || n.Severity != model.SeverityWarning {
 				t.Fatalf("no STUCK_TERMINATING warning: %v", noticeCodes(sb))
 			}
 			if got := strings.Contains(n.Message, "PodInitializing"); got != tc.initializing {
@@ -125,17 +126,17 @@ func TestStuckTerminating(t *testing.T) {
 
 func TestGraceSecondsOrder(t *testing.T) {
 	p := modeltest.RunningPod("a", "u", "")
-	if g := graceSeconds(SlimPod(p)); g != 30 {
+	if g := graceSeconds(model.SlimPod(p)); g != 30 {
 		t.Errorf("default grace %d", g)
 	}
 	tg := int64(120)
 	p.Spec.TerminationGracePeriodSeconds = &tg
-	if g := graceSeconds(SlimPod(p)); g != 120 {
+	if g := graceSeconds(model.SlimPod(p)); g != 120 {
 		t.Errorf("spec grace %d", g)
 	}
 	dg := int64(5)
 	p.DeletionGracePeriodSeconds = &dg
-	if g := graceSeconds(SlimPod(p)); g != 5 {
+	if g := graceSeconds(model.SlimPod(p)); g != 5 {
 		t.Errorf("deletion grace %d", g)
 	}
 }
@@ -147,17 +148,17 @@ func TestBatchSandboxStuckOnFinalizers(t *testing.T) {
 	b.DeletionTimestamp = &ts
 	b.Finalizers = []string{"pool.sandbox.opensandbox.io/pool-allocation"}
 	f.UpsertBatchSandbox(b)
-	if hasNotice(mustSandbox(t, f, bsKey("a")), CodeStuckTerminating) != nil {
+	if hasNotice(mustSandbox(t, f, bsKey("a")), model.CodeStuckTerminating) != nil {
 		t.Fatal("stuck right away")
 	}
 	c.Advance(5 * time.Minute)
 	f.Tick()
 	sb := mustSandbox(t, f, bsKey("a"))
-	n := hasNotice(sb, CodeStuckTerminating)
+	n := hasNotice(sb, model.CodeStuckTerminating)
 	if n == nil || !strings.Contains(n.Message, "pool-allocation") {
 		t.Fatalf("no stuck notice naming the finalizer: %v", sb.Notices)
 	}
-	if sb.State != StateTerminating {
+	if sb.State != model.StateTerminating {
 		t.Errorf("state %s", sb.State)
 	}
 }
@@ -167,7 +168,7 @@ func TestBatchSandboxStuckOnFinalizers(t *testing.T) {
 func TestTickTouchesOnlyTimedSandboxes(t *testing.T) {
 	f, c := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("calm", "10.0.0.2"))
-	f.UpsertPod(SlimPod(modeltest.RunningPod("calm-0", "uc", "10.0.0.2", modeltest.OwnedBy("calm", 0))))
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("calm-0", "uc", "10.0.0.2", modeltest.OwnedBy("calm", 0))))
 	b := batchSandbox("exp", "10.0.0.3")
 	exp := ft0.Add(time.Hour)
 	b.ExpireTime = &exp
@@ -184,12 +185,12 @@ func TestTickTouchesOnlyTimedSandboxes(t *testing.T) {
 	if after.Sandbox(bsKey("calm")) != before.Sandbox(bsKey("calm")) {
 		t.Error("Tick re-derived a sandbox with nothing timed")
 	}
-	if n := hasNotice(after.Sandbox(bsKey("exp")), CodeExpiringSoon); n == nil {
+	if n := hasNotice(after.Sandbox(bsKey("exp")), model.CodeExpiringSoon); n == nil {
 		t.Fatalf("no EXPIRING_SOON at expire-10m: %v", noticeCodes(after.Sandbox(bsKey("exp"))))
 	}
 	c.Advance(10 * time.Minute)
 	f.Tick()
-	n := hasNotice(f.Snapshot().Sandbox(bsKey("exp")), CodeExpiringSoon)
+	n := hasNotice(f.Snapshot().Sandbox(bsKey("exp")), model.CodeExpiringSoon)
 	if n == nil || !strings.Contains(n.Message, "expired at") {
 		t.Fatalf("notice after the expiry: %+v", n)
 	}
@@ -207,12 +208,12 @@ func TestShortLivedSandboxIsNotExpiringAtBirth(t *testing.T) {
 	exp := ft0.Add(5 * time.Minute)
 	b.ExpireTime = &exp
 	f.UpsertBatchSandbox(b)
-	if n := hasNotice(mustSandbox(t, f, bsKey("short")), CodeExpiringSoon); n != nil {
+	if n := hasNotice(mustSandbox(t, f, bsKey("short")), model.CodeExpiringSoon); n != nil {
 		t.Fatalf("EXPIRING_SOON at birth of a 5-minute sandbox: %+v", n)
 	}
 	c.Advance(3 * time.Minute)
 	f.Tick()
-	if n := hasNotice(mustSandbox(t, f, bsKey("short")), CodeExpiringSoon); n == nil {
+	if n := hasNotice(mustSandbox(t, f, bsKey("short")), model.CodeExpiringSoon); n == nil {
 		t.Fatal("no EXPIRING_SOON in the last half of its life")
 	}
 }

@@ -1,10 +1,12 @@
-package model
+package fleet
 
 import (
 	"math"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // Bounds of the IP history: memory stays flat however fast Pods churn.
@@ -261,21 +263,21 @@ func (h *ipHistory) compactLocked() {
 }
 
 // at returns ip's history as it was at fleet version ver, oldest first.
-func (h *ipHistory) at(ip string, ver uint64) []IPHolding {
+func (h *ipHistory) at(ip string, ver uint64) []model.IPHolding {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	r := h.ips[ip]
 	if r == nil {
 		return nil
 	}
-	var out []IPHolding
+	var out []model.IPHolding
 	for i := range r.len() {
 		hd := r.get(i)
 		if hd.fromVer > ver {
 			continue
 		}
 		ns, pod, _ := strings.Cut(hd.pod, "/")
-		e := IPHolding{IP: ip, Namespace: ns, Pod: pod, UID: hd.uid, Sandbox: hd.sandbox, From: h.time(hd.from)}
+		e := model.IPHolding{IP: ip, Namespace: ns, Pod: pod, UID: hd.uid, Sandbox: hd.sandbox, From: h.time(hd.from)}
 		if hd.toVer != 0 && hd.toVer <= ver {
 			to := h.time(hd.to)
 			e.To = &to

@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 )
 
@@ -19,13 +20,13 @@ import (
 // another Pod in the other; an agent Sandbox; a plain-Pod sandbox whose Pod
 // is deleting (its row says nothing of an object deletion); a row built by
 // hand with no source at all; and the same fleet masked while disconnected.
-func goldenRows(t *testing.T) []*Sandbox {
+func goldenRows(t *testing.T) []*model.Sandbox {
 	t.Helper()
 	const ipA, ipB, ipC = "10.0.3.7", "10.0.3.8", "10.0.3.9"
 	f, c := newSyncedFleet(t)
 
 	b := pooledSandbox("a", ft0, []string{"a-pod0", "a-pod1"}, ipA, ipB)
-	b.Labels = LabelsFrom(map[string]string{"team": "ml", "tier": "gpu"})
+	b.Labels = model.LabelsFrom(map[string]string{"team": "ml", "tier": "gpu"})
 	del := metav1.NewTime(ft0.Add(time.Minute + 5*time.Millisecond))
 	b.DeletionTimestamp = &del
 	// The "&" pins HTML escaping: json.Marshal writes it as \u0026, an
@@ -33,30 +34,30 @@ func goldenRows(t *testing.T) []*Sandbox {
 	b.Finalizers = []string{"pool.sandbox.opensandbox.io/pool-allocation", "example.com/hold&keep"}
 	expire := ft0.Add(30 * time.Minute)
 	b.ExpireTime = &expire
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-pod0", "u-pod0", ipA, modeltest.PooledIn("pool-a"),
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-pod0", "u-pod0", ipA, modeltest.PooledIn("pool-a"),
 		modeltest.Restarted(2, "OOMKilled", 137), modeltest.DeletingAt(ft0.Add(time.Minute), 30))))
 	f.UpsertBatchSandbox(b)
 
 	p2 := modeltest.RunningPod("p2", "u-p2", ipB, modeltest.DeletingAt(ft0.Add(2*time.Minute), 10))
 	p2.Finalizers = []string{"example.com/p2"}
-	f.UpsertPod(SlimPod(p2))
+	f.UpsertPod(model.SlimPod(p2))
 
 	ag := modeltest.RunningPod("ag", "u-ag-pod", ipC)
 	ag.Labels = map[string]string{"app": "agent"}
-	f.UpsertPod(SlimPod(ag))
-	agMeta := SlimPod(modeltest.RunningPod("ag", "u-ag", "")).ObjectMeta
-	agMeta.Labels = LabelsFrom(map[string]string{"owner": "bob"})
+	f.UpsertPod(model.SlimPod(ag))
+	agMeta := model.SlimPod(modeltest.RunningPod("ag", "u-ag", "")).ObjectMeta
+	agMeta.Labels = model.LabelsFrom(map[string]string{"owner": "bob"})
 	// Sub-second times pin the time.Time encoding (metav1.Time's drops them).
 	agMeta.CreationTimestamp = metav1.NewTime(ft0.Add(123456789 * time.Nanosecond))
-	f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: agMeta, Selector: "app=agent",
-		PodIPs: []string{ipC}, Conditions: []Condition{{Type: "Ready", Status: "True"}}})
+	f.UpsertAgentSandbox(&model.AgentSandbox{ObjectMeta: agMeta, Selector: "app=agent",
+		PodIPs: []string{ipC}, Conditions: []model.Condition{{Type: "Ready", Status: "True"}}})
 
 	c.Advance(10 * time.Minute)
 	f.Tick()
-	rows := append([]*Sandbox(nil), f.Snapshot().Sandboxes()...)
-	rows = append(rows, &Sandbox{Key: "bsbx/ns/bare"})
+	rows := append([]*model.Sandbox(nil), f.Snapshot().Sandboxes()...)
+	rows = append(rows, &model.Sandbox{Key: "bsbx/ns/bare"})
 	lost := ft0
-	f.SetStatus(SourceStatus{Synced: true, DisconnectedSince: &lost})
+	f.SetStatus(model.SourceStatus{Synced: true, DisconnectedSince: &lost})
 	return append(rows, f.Snapshot().Sandboxes()...)
 }
 

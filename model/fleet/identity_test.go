@@ -1,10 +1,11 @@
-package model
+package fleet
 
 import (
 	"testing"
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 )
 
@@ -14,10 +15,10 @@ func TestIdentityStates(t *testing.T) {
 	const ipA = "10.0.3.7"
 	type want struct {
 		key      string
-		identity IdentityState
+		identity model.IdentityState
 		holder   string // Pod named as holder, "" for none
 		holderSb string // sandbox of the holder
-		state    EffectiveState
+		state    model.EffectiveState
 	}
 	cases := []struct {
 		name  string
@@ -27,18 +28,18 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "OK: recorded IP is the running linked Pod's",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityOK, state: StateRunning}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityOK, state: model.StateRunning}},
 		},
 		{
 			name: "OK: sandbox before its Pod (informer order does not matter)",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityOK, state: StateRunning}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityOK, state: model.StateRunning}},
 		},
 		{
 			name: "UNASSIGNED: empty endpoints entry",
@@ -46,65 +47,65 @@ func TestIdentityStates(t *testing.T) {
 				f.UpsertBatchSandbox(batchSandbox("a", ""))
 				p := modeltest.RunningPod("a-0", "ua", "", modeltest.OwnedBy("a", 0))
 				modeltest.Initializing(p)
-				f.UpsertPod(SlimPod(p))
+				f.UpsertPod(model.SlimPod(p))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityUnassigned, state: StateStarting}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityUnassigned, state: model.StateStarting}},
 		},
 		{
 			name: "UNASSIGNED: no endpoints annotation yet",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a"))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityUnassigned, state: StatePending}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityUnassigned, state: model.StatePending}},
 		},
 		{
 			name: "POD_DEAD: Pod Failed, engine still records its IP",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(137, "OOMKilled"))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(137, "OOMKilled"))))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateDead}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityPodDead, state: model.StateDead}},
 		},
 		{
 			name: "POD_DEAD: main container terminated, phase still Running",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.MainTerminated)))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.MainTerminated)))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateDead}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityPodDead, state: model.StateDead}},
 		},
 		{
 			name: "POD_DEAD: Pod being deleted",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.DeletingAt(ft0, 30))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.DeletingAt(ft0, 30))))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityPodDead, state: StateTerminating}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityPodDead, state: model.StateTerminating}},
 		},
 		{
 			name: "POD_GONE: Pod deleted, address still recorded",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
-				f.UpsertPod(SlimPod(p))
-				f.DeletePod(SlimPod(p))
+				f.UpsertPod(model.SlimPod(p))
+				f.DeletePod(model.SlimPod(p))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityPodGone, state: StateGone}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityPodGone, state: model.StateGone}},
 		},
 		{
 			name: "IP_TAKEN: A died, B got its IP (a dead sandbox's IP reused by a new Pod)",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
 				c.Advance(39 * time.Second)
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed"))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed"))))
 				c.Advance(35 * time.Second)
-				f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
 			},
 			want: []want{
-				{key: bsKey("a"), identity: IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: StateDead},
-				{key: bsKey("b"), identity: IdentityOK, state: StateRunning},
+				{key: bsKey("a"), identity: model.IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: model.StateDead},
+				{key: bsKey("b"), identity: model.IdentityOK, state: model.StateRunning},
 			},
 		},
 		{
@@ -112,15 +113,15 @@ func TestIdentityStates(t *testing.T) {
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
-				f.UpsertPod(SlimPod(p))
-				f.DeletePod(SlimPod(p))
+				f.UpsertPod(model.SlimPod(p))
+				f.DeletePod(model.SlimPod(p))
 				c.Advance(800 * time.Millisecond)
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
 			},
 			want: []want{
-				{key: bsKey("a"), identity: IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: StateGone},
-				{key: bsKey("b"), identity: IdentityOK, state: StateRunning},
+				{key: bsKey("a"), identity: model.IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: model.StateGone},
+				{key: bsKey("b"), identity: model.IdentityOK, state: model.StateRunning},
 			},
 		},
 		{
@@ -128,117 +129,117 @@ func TestIdentityStates(t *testing.T) {
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
 			},
 			want: []want{
-				{key: bsKey("a"), identity: IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: StateRunning},
-				{key: bsKey("b"), identity: IdentityIPTaken, holder: "a-0", holderSb: bsKey("a"), state: StateRunning},
+				{key: bsKey("a"), identity: model.IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: model.StateRunning},
+				{key: bsKey("b"), identity: model.IdentityIPTaken, holder: "a-0", holderSb: bsKey("a"), state: model.StateRunning},
 			},
 		},
 		{
 			name: "IP_TAKEN by a Pod of no sandbox",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(1, "Error"))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(1, "Error"))))
 				stranger := modeltest.RunningPod("web-1", "uw", ipA)
 				delete(stranger.Labels, osv1.LabelSandboxID)
-				f.UpsertPod(SlimPod(stranger))
+				f.UpsertPod(model.SlimPod(stranger))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityIPTaken, holder: "web-1", holderSb: "", state: StateDead}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityIPTaken, holder: "web-1", holderSb: "", state: model.StateDead}},
 		},
 		{
 			name: "UID_CHANGED: same-name re-creation at another IP",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
-				f.UpsertPod(SlimPod(p))
-				f.DeletePod(SlimPod(p))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua2", "10.0.9.9", modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(model.SlimPod(p))
+				f.DeletePod(model.SlimPod(p))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua2", "10.0.9.9", modeltest.OwnedBy("a", 0))))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityUIDChanged, state: model.StateRunning}},
 		},
 		{
 			name: "UID_CHANGED: same-name re-creation holding the same IP",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
-				f.UpsertPod(SlimPod(p))
-				f.DeletePod(SlimPod(p))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua2", ipA, modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(model.SlimPod(p))
+				f.DeletePod(model.SlimPod(p))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua2", ipA, modeltest.OwnedBy("a", 0))))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityUIDChanged, state: model.StateRunning}},
 		},
 		{
 			name: "UID_CHANGED: re-creation seen without the delete event",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua2", "10.0.9.9", modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua2", "10.0.9.9", modeltest.OwnedBy("a", 0))))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityUIDChanged, state: StateRunning}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityUIDChanged, state: model.StateRunning}},
 		},
 		{
 			name: "IP_STALE: linked Pod lives at another IP",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityIPStale, state: StateRunning}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityIPStale, state: model.StateRunning}},
 		},
 		{
 			name: "pooled: released Pod reused by another sandbox",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(SlimPod(modeltest.RunningPod("pool-a-x1", "up", ipA, modeltest.PooledIn("pool-a"))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("pool-a-x1", "up", ipA, modeltest.PooledIn("pool-a"))))
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
 				c.Advance(time.Minute)
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, nil, ipA)) // alloc-released lists it now
 				f.UpsertBatchSandbox(pooledSandbox("b", c.now, []string{"pool-a-x1"}, ipA))
 			},
 			want: []want{
-				{key: bsKey("a"), identity: IdentityIPTaken, holder: "pool-a-x1", holderSb: bsKey("b"), state: StateGone},
-				{key: bsKey("b"), identity: IdentityOK, state: StateRunning},
+				{key: bsKey("a"), identity: model.IdentityIPTaken, holder: "pool-a-x1", holderSb: bsKey("b"), state: model.StateGone},
+				{key: bsKey("b"), identity: model.IdentityOK, state: model.StateRunning},
 			},
 		},
 		{
 			name: "pooled: Pod still listed by the old sandbox and handed to a newer one",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(SlimPod(modeltest.RunningPod("pool-a-x1", "up", ipA, modeltest.PooledIn("pool-a"))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("pool-a-x1", "up", ipA, modeltest.PooledIn("pool-a"))))
 				f.UpsertBatchSandbox(pooledSandbox("b", ft0.Add(time.Hour), []string{"pool-a-x1"}, ipA))
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
 			},
 			want: []want{
-				{key: bsKey("a"), identity: IdentityIPTaken, holder: "pool-a-x1", holderSb: bsKey("b"), state: StateGone},
-				{key: bsKey("b"), identity: IdentityOK, state: StateRunning},
+				{key: bsKey("a"), identity: model.IdentityIPTaken, holder: "pool-a-x1", holderSb: bsKey("b"), state: model.StateGone},
+				{key: bsKey("b"), identity: model.IdentityOK, state: model.StateRunning},
 			},
 		},
 		{
 			name: "pooled: allocated Pod deleted (OpenSandbox #954)",
 			steps: func(f *Fleet, c *testClock) {
 				p := modeltest.RunningPod("pool-a-x1", "up", ipA, modeltest.PooledIn("pool-a"))
-				f.UpsertPod(SlimPod(p))
+				f.UpsertPod(model.SlimPod(p))
 				f.UpsertBatchSandbox(pooledSandbox("a", ft0, []string{"pool-a-x1"}, ipA))
-				f.DeletePod(SlimPod(p))
+				f.DeletePod(model.SlimPod(p))
 			},
-			want: []want{{key: bsKey("a"), identity: IdentityPodGone, state: StateGone}},
+			want: []want{{key: bsKey("a"), identity: model.IdentityPodGone, state: model.StateGone}},
 		},
 		{
 			name: "plain Pod: OK, then dead",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(SlimPod(modeltest.RunningPod("p1", "u1", ipA)))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("p1", "u1", ipA, modeltest.Exited(137, "OOMKilled"))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("p1", "u1", ipA)))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("p1", "u1", ipA, modeltest.Exited(137, "OOMKilled"))))
 			},
-			want: []want{{key: plainKey("p1"), identity: IdentityPodDead, state: StateDead}},
+			want: []want{{key: plainKey("p1"), identity: model.IdentityPodDead, state: model.StateDead}},
 		},
 		{
 			name: "plain Pod: a dead one's IP taken by another plain Pod",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(SlimPod(modeltest.RunningPod("p1", "u1", ipA, modeltest.Exited(137, "OOMKilled"))))
-				f.UpsertPod(SlimPod(modeltest.RunningPod("p2", "u2", ipA)))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("p1", "u1", ipA, modeltest.Exited(137, "OOMKilled"))))
+				f.UpsertPod(model.SlimPod(modeltest.RunningPod("p2", "u2", ipA)))
 			},
 			want: []want{
-				{key: plainKey("p1"), identity: IdentityIPTaken, holder: "p2", holderSb: plainKey("p2"), state: StateDead},
-				{key: plainKey("p2"), identity: IdentityOK, state: StateRunning},
+				{key: plainKey("p1"), identity: model.IdentityIPTaken, holder: "p2", holderSb: plainKey("p2"), state: model.StateDead},
+				{key: plainKey("p2"), identity: model.IdentityOK, state: model.StateRunning},
 			},
 		},
 		{
@@ -246,21 +247,21 @@ func TestIdentityStates(t *testing.T) {
 			steps: func(f *Fleet, c *testClock) {
 				p := modeltest.RunningPod("ag", "u1", ipA)
 				p.Labels = map[string]string{"agents.x-k8s.io/sandbox-name-hash": "abc"}
-				f.UpsertPod(SlimPod(p))
-				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: SlimPod(p).ObjectMeta, Selector: "agents.x-k8s.io/sandbox-name-hash=abc",
-					PodIPs: []string{ipA}, Conditions: []Condition{{Type: "Ready", Status: "True"}}})
+				f.UpsertPod(model.SlimPod(p))
+				f.UpsertAgentSandbox(&model.AgentSandbox{ObjectMeta: model.SlimPod(p).ObjectMeta, Selector: "agents.x-k8s.io/sandbox-name-hash=abc",
+					PodIPs: []string{ipA}, Conditions: []model.Condition{{Type: "Ready", Status: "True"}}})
 			},
-			want: []want{{key: agentKey("ag"), identity: IdentityOK, state: StateRunning}},
+			want: []want{{key: agentKey("ag"), identity: model.IdentityOK, state: model.StateRunning}},
 		},
 		{
 			name: "agent Sandbox: recorded podIPs differ from its Pod",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertAgentSandbox(&AgentSandbox{ObjectMeta: SlimPod(modeltest.RunningPod("ag", "ua", "")).ObjectMeta, Selector: "app=x", PodIPs: []string{"10.0.0.1"}})
+				f.UpsertAgentSandbox(&model.AgentSandbox{ObjectMeta: model.SlimPod(modeltest.RunningPod("ag", "ua", "")).ObjectMeta, Selector: "app=x", PodIPs: []string{"10.0.0.1"}})
 				p := modeltest.RunningPod("ag-pod", "u1", ipA)
 				p.Labels = map[string]string{"app": "x"}
-				f.UpsertPod(SlimPod(p))
+				f.UpsertPod(model.SlimPod(p))
 			},
-			want: []want{{key: agentKey("ag"), identity: IdentityIPStale, state: StateRunning}},
+			want: []want{{key: agentKey("ag"), identity: model.IdentityIPStale, state: model.StateRunning}},
 		},
 	}
 	for _, tc := range cases {
@@ -286,7 +287,7 @@ func TestIdentityStates(t *testing.T) {
 				if holder != w.holder || holderSb != w.holderSb {
 					t.Errorf("%s: holder %q (sandbox %q), want %q (sandbox %q)", w.key, holder, holderSb, w.holder, w.holderSb)
 				}
-				if code := string(w.identity); w.identity != IdentityOK && w.identity != IdentityUnassigned && hasNotice(sb, code) == nil {
+				if code := string(w.identity); w.identity != model.IdentityOK && w.identity != model.IdentityUnassigned && hasNotice(sb, code) == nil {
 					t.Errorf("%s: no %s notice; have %v", w.key, code, noticeCodes(sb))
 				}
 			}
@@ -299,12 +300,12 @@ func TestIdentityStates(t *testing.T) {
 // real state comes back once synced.
 func TestUnknownWhileNotSynced(t *testing.T) {
 	c := &testClock{now: ft0}
-	f := NewFleet(FleetOptions{Now: c.Now})
+	f := New(Options{Now: c.Now})
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
 	f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
-	f.UpsertPool(&Pool{ObjectMeta: ObjectMeta{Namespace: "sbx", Name: "pool-a"}})
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
-	check := func(wantID IdentityState, wantState EffectiveState) {
+	f.UpsertPool(&model.Pool{ObjectMeta: model.ObjectMeta{Namespace: "sbx", Name: "pool-a"}})
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
+	check := func(wantID model.IdentityState, wantState model.EffectiveState) {
 		t.Helper()
 		sb := mustSandbox(t, f, bsKey("a"))
 		if sb.Identity() != wantID || sb.State != wantState {
@@ -320,42 +321,42 @@ func TestUnknownWhileNotSynced(t *testing.T) {
 	if loading.Loading != 2 {
 		t.Fatalf("Loading = %d before the first sync, want 2", loading.Loading)
 	}
-	f.SetStatus(SourceStatus{Synced: true})
+	f.SetStatus(model.SourceStatus{Synced: true})
 	if s := f.Snapshot(); s.Loading != 0 || len(s.Pools) != 1 {
 		t.Fatalf("synced: Loading %d, %d pools", s.Loading, len(s.Pools))
 	}
-	check(IdentityOK, StateRunning)
+	check(model.IdentityOK, model.StateRunning)
 	lost := ft0.Add(time.Minute)
-	f.SetStatus(SourceStatus{Synced: true, DisconnectedSince: &lost})
-	check(IdentityUnknown, StateUnknown)
-	f.UpsertPod(SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.Exited(1, "Error"))))
+	f.SetStatus(model.SourceStatus{Synced: true, DisconnectedSince: &lost})
+	check(model.IdentityUnknown, model.StateUnknown)
+	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.Exited(1, "Error"))))
 	sb := mustSandbox(t, f, bsKey("a"))
-	if hasNotice(sb, CodePodDead) != nil || sb.Identity() != IdentityUnknown {
+	if hasNotice(sb, model.CodePodDead) != nil || sb.Identity() != model.IdentityUnknown {
 		t.Fatalf("disconnected snapshot shows identity notices: %v", noticeCodes(sb))
 	}
-	f.SetStatus(SourceStatus{Synced: true})
-	check(IdentityPodDead, StateDead)
+	f.SetStatus(model.SourceStatus{Synced: true})
+	check(model.IdentityPodDead, model.StateDead)
 }
 
 func TestDeriveIdentityPure(t *testing.T) {
-	p := SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1"))
+	p := model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1"))
 	since := ft0
 	cases := []struct {
 		name  string
 		facts slotFacts
-		want  IdentityState
+		want  model.IdentityState
 	}{
-		{"unassigned", slotFacts{PodName: "a-0", Pod: p}, IdentityUnassigned},
+		{"unassigned", slotFacts{PodName: "a-0", Pod: p}, model.IdentityUnassigned},
 		{"ok", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "ua", Pod: p,
-			Holders: []Holder{{Pod: "a-0", UID: "ua", Since: since}}}, IdentityOK},
+			Holders: []model.Holder{{Pod: "a-0", UID: "ua", Since: since}}}, model.IdentityOK},
 		{"taken", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "ua", Pod: p,
-			Holders: []Holder{{Pod: "a-0", UID: "ua"}, {Pod: "b-0", UID: "ub", Since: since}}}, IdentityIPTaken},
-		{"gone", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "ua"}, IdentityPodGone},
-		{"gone, no pod named", slotFacts{RecordedIP: "10.0.0.1"}, IdentityPodGone},
-		{"uid changed", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "old", Pod: p}, IdentityUIDChanged},
-		{"stale", slotFacts{RecordedIP: "10.0.0.2", PodName: "a-0", BoundUID: "ua", Pod: p}, IdentityIPStale},
+			Holders: []model.Holder{{Pod: "a-0", UID: "ua"}, {Pod: "b-0", UID: "ub", Since: since}}}, model.IdentityIPTaken},
+		{"gone", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "ua"}, model.IdentityPodGone},
+		{"gone, no pod named", slotFacts{RecordedIP: "10.0.0.1"}, model.IdentityPodGone},
+		{"uid changed", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "old", Pod: p}, model.IdentityUIDChanged},
+		{"stale", slotFacts{RecordedIP: "10.0.0.2", PodName: "a-0", BoundUID: "ua", Pod: p}, model.IdentityIPStale},
 		{"foreign pod holds it", slotFacts{RecordedIP: "10.0.0.1", PodName: "a-0", BoundUID: "ua", Pod: p, ForeignSandbox: "bsbx/x/b",
-			Holders: []Holder{{Pod: "a-0", UID: "ua", Sandbox: "bsbx/x/b"}}}, IdentityIPTaken},
+			Holders: []model.Holder{{Pod: "a-0", UID: "ua", Sandbox: "bsbx/x/b"}}}, model.IdentityIPTaken},
 	}
 	for _, tc := range cases {
 		if got, _ := deriveIdentity(tc.facts); got != tc.want {
@@ -366,17 +367,17 @@ func TestDeriveIdentityPure(t *testing.T) {
 
 func TestUnknownCoversSandboxesWithoutSlots(t *testing.T) {
 	c := &testClock{now: ft0}
-	f := NewFleet(FleetOptions{Now: c.Now})
+	f := New(Options{Now: c.Now})
 	b := batchSandbox("a")
 	b.Replicas = 0
 	f.UpsertBatchSandbox(b)
-	f.SetStatus(SourceStatus{Synced: true})
-	if id := mustSandbox(t, f, bsKey("a")).Identity(); id != IdentityUnassigned {
+	f.SetStatus(model.SourceStatus{Synced: true})
+	if id := mustSandbox(t, f, bsKey("a")).Identity(); id != model.IdentityUnassigned {
 		t.Fatalf("identity %s once synced", id)
 	}
 	lost := ft0
-	f.SetStatus(SourceStatus{Synced: true, DisconnectedSince: &lost})
-	if id := mustSandbox(t, f, bsKey("a")).Identity(); id != IdentityUnknown {
+	f.SetStatus(model.SourceStatus{Synced: true, DisconnectedSince: &lost})
+	if id := mustSandbox(t, f, bsKey("a")).Identity(); id != model.IdentityUnknown {
 		t.Fatalf("identity %s while disconnected", id)
 	}
 }

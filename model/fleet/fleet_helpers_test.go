@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,21 +28,21 @@ func (c *testClock) Advance(d time.Duration) { c.now = c.now.Add(d) }
 func newSyncedFleet(t testing.TB) (*Fleet, *testClock) {
 	t.Helper()
 	c := &testClock{now: ft0}
-	f := NewFleet(FleetOptions{Now: c.Now})
-	f.SetStatus(SourceStatus{Synced: true})
+	f := New(Options{Now: c.Now})
+	f.SetStatus(model.SourceStatus{Synced: true})
 	return f, c
 }
 
 // batchSandbox is a non-pooled BatchSandbox in phase Succeed recording the given endpoints.
-func batchSandbox(name string, endpoints ...string) *BatchSandbox {
-	b := &BatchSandbox{
-		ObjectMeta: ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(ft0)},
-		Replicas:   1, Phase: PhaseSucceed, Endpoints: endpoints,
+func batchSandbox(name string, endpoints ...string) *model.BatchSandbox {
+	b := &model.BatchSandbox{
+		ObjectMeta: model.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(ft0)},
+		Replicas:   1, Phase: model.PhaseSucceed, Endpoints: endpoints,
 	}
 	return b
 }
 
-func pooledSandbox(name string, created time.Time, pods []string, endpoints ...string) *BatchSandbox {
+func pooledSandbox(name string, created time.Time, pods []string, endpoints ...string) *model.BatchSandbox {
 	b := batchSandbox(name, endpoints...)
 	b.Replicas = int32(max(1, len(pods))) // the engine asks the pool for that many
 	b.CreationTimestamp = metav1.NewTime(created)
@@ -51,12 +52,12 @@ func pooledSandbox(name string, created time.Time, pods []string, endpoints ...s
 	return b
 }
 
-func bsKey(name string) string    { return sandboxKey(EngineBatchSandbox, ns, name) }
-func agentKey(name string) string { return sandboxKey(EngineAgent, ns, name) }
-func plainKey(name string) string { return sandboxKey(EnginePod, ns, name) }
+func bsKey(name string) string    { return model.SandboxKey(model.EngineBatchSandbox, ns, name) }
+func agentKey(name string) string { return model.SandboxKey(model.EngineAgent, ns, name) }
+func plainKey(name string) string { return model.SandboxKey(model.EnginePod, ns, name) }
 
 // mustSandbox returns the sandbox from a fresh snapshot or fails.
-func mustSandbox(t *testing.T, f *Fleet, key string) *Sandbox {
+func mustSandbox(t *testing.T, f *Fleet, key string) *model.Sandbox {
 	t.Helper()
 	sb := f.Snapshot().Sandbox(key)
 	if sb == nil {
@@ -69,7 +70,7 @@ func mustSandbox(t *testing.T, f *Fleet, key string) *Sandbox {
 	return sb
 }
 
-func hasNotice(sb *Sandbox, code string) *Notice {
+func hasNotice(sb *model.Sandbox, code string) *model.Notice {
 	for i := range sb.Notices {
 		if sb.Notices[i].Code == code {
 			return &sb.Notices[i]
@@ -78,7 +79,7 @@ func hasNotice(sb *Sandbox, code string) *Notice {
 	return nil
 }
 
-func noticeCodes(sb *Sandbox) []string {
+func noticeCodes(sb *model.Sandbox) []string {
 	var out []string
 	for _, n := range sb.Notices {
 		out = append(out, n.Code)

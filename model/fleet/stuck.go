@@ -1,4 +1,4 @@
-package model
+package fleet
 
 import (
 	"cmp"
@@ -38,7 +38,7 @@ func StuckPodsOf(s *Snapshot) []StuckPod {
 			seen[k] = true
 			sp := StuckPod{Namespace: sl.Pod.Namespace, Pod: sl.Pod.Name, Sandbox: sb.Key, Node: sl.Pod.Spec.NodeName,
 				DeletingSince: sl.Stuck.DeletingSince, PodInitializing: sl.Stuck.PodInitializing}
-			if spec, st := mainContainer(sl.Pod); spec != nil {
+			if spec, st := sl.Pod.Main(); spec != nil {
 				sp.Image = spec.Image
 			} else if st != nil {
 				sp.Image = st.Image
