@@ -14,7 +14,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/inspect"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/forensics"
 )
 
 var _ inspect.RestartReader = (*kube.Clients)(nil)
@@ -104,7 +104,7 @@ func runExplainRestart(cmd *cobra.Command, g *Globals, f *explainRestartFlags, n
 	}
 	rep, err := inspect.ExplainRestart(cmd.Context(), clients, clients.Namespace, name, f.container, blocks)
 	switch {
-	case errors.Is(err, model.ErrNoContainer):
+	case errors.Is(err, forensics.ErrNoContainer):
 		return usage(err)
 	case apierrors.IsNotFound(err):
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("no Pod or sandbox %q in namespace %s", name, clients.Namespace)}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/pager"
 
-	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/forensics"
 )
 
 // Reads for restart forensics: Events and Nodes, fetched one object at a time
@@ -104,7 +104,7 @@ func (c *Clients) listEvents(ctx context.Context, namespace, fieldSelector strin
 
 // newestEvents sorts evs newest first and keeps n of them.
 func newestEvents(evs []corev1.Event, n int) []corev1.Event {
-	slices.SortStableFunc(evs, func(a, b corev1.Event) int { return model.EventLast(&b).Compare(model.EventLast(&a)) })
+	slices.SortStableFunc(evs, func(a, b corev1.Event) int { return forensics.EventLast(&b).Compare(forensics.EventLast(&a)) })
 	if len(evs) > n {
 		clear(evs[n:])
 		evs = evs[:n]

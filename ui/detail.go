@@ -16,6 +16,7 @@ import (
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
+	"github.com/sandscope/sandscope/model/forensics"
 )
 
 // detailView shows everything known about one sandbox. It follows the live
@@ -29,7 +30,7 @@ type detailView struct {
 	events  []string
 	evState string
 	// forensics explains the linked Pods' restarts from their Events (pure
-	// model.Forensics, computed once per Events reply, not per frame).
+	// forensics.Classify, computed once per Events reply, not per frame).
 	forensics []model.Notice
 	// recreated is POD_RECREATED with what the SuccessfulCreate Events add.
 	recreated []model.Notice
@@ -83,7 +84,7 @@ func (v *detailView) onReply(body any, c *shared) {
 		// The controller's SuccessfulCreate Events (among the sandbox's):
 		// a Pod name created twice is an observed same-name re-creation.
 		v.recreated = nil
-		if rec, changed := model.RecreatedFromEvents(v.last, r.events); changed {
+		if rec, changed := forensics.RecreatedFromEvents(v.last, r.events); changed {
 			v.recreated = rec
 		}
 		v.refresh(c)
@@ -322,7 +323,7 @@ func restartForensics(sb *model.Sandbox, events []corev1.Event) []model.Notice {
 	var out []model.Notice
 	for i := range sb.Slots {
 		pod := sb.Slots[i].Pod
-		if pod == nil || !model.NeedsForensics(pod) {
+		if pod == nil || !forensics.Needed(pod) {
 			continue
 		}
 		var own []corev1.Event
@@ -332,7 +333,7 @@ func restartForensics(sb *model.Sandbox, events []corev1.Event) []model.Notice {
 				own = append(own, e)
 			}
 		}
-		out = append(out, model.Forensics(pod, own, nil, nil)...)
+		out = append(out, forensics.Classify(pod, own, nil, nil)...)
 	}
 	return out
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/forensics"
 )
 
 // A log or exec view keeps at most maxLogLines lines and maxViewBytes bytes;
@@ -538,7 +539,7 @@ func formatEvents(evs []corev1.Event, c *shared) []string {
 	if len(evs) == 0 {
 		return []string{"no events"}
 	}
-	sort.SliceStable(evs, func(i, j int) bool { return model.EventLast(&evs[i]).Before(model.EventLast(&evs[j])) })
+	sort.SliceStable(evs, func(i, j int) bool { return forensics.EventLast(&evs[i]).Before(forensics.EventLast(&evs[j])) })
 	now := c.now()
 	out := make([]string, 0, len(evs)+1)
 	out = append(out, fmt.Sprintf("%-6s %-8s %-22s %-28s %s", "AGE", "TYPE", "REASON", "OBJECT", "MESSAGE"))
@@ -548,7 +549,7 @@ func formatEvents(evs []corev1.Event, c *shared) []string {
 		if e.Count > 1 {
 			msg += fmt.Sprintf(" (x%d)", e.Count)
 		}
-		out = append(out, textsafe.Line(fmt.Sprintf("%-6s %-8s %-22s %-28s %s", age(now, model.EventLast(&e)), e.Type, e.Reason, obj, msg)))
+		out = append(out, textsafe.Line(fmt.Sprintf("%-6s %-8s %-22s %-28s %s", age(now, forensics.EventLast(&e)), e.Type, e.Reason, obj, msg)))
 	}
 	return out
 }

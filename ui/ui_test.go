@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/forensics"
 )
 
 func TestMain(m *testing.M) {
@@ -495,7 +496,7 @@ func TestDetailShowsRecreationFromEvents(t *testing.T) {
 	podName := sb.PrimarySlot().Pod.Name
 	created := func(at time.Time) corev1.Event {
 		return corev1.Event{InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", Namespace: "team-rl", Name: "sbx-b"},
-			Reason: model.ReasonSuccessfulCreate, Message: "Created pod: " + podName,
+			Reason: forensics.ReasonSuccessfulCreate, Message: "Created pod: " + podName,
 			FirstTimestamp: metav1.NewTime(at), LastTimestamp: metav1.NewTime(at), Count: 1}
 	}
 	be := Backend{Events: func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/forensics"
 )
 
 // CodeReadOnly is the refusal code of a mutating action under --readonly
@@ -89,7 +90,7 @@ type RestartReader interface {
 // name was resolved.
 type RestartReport struct {
 	Resolved string `json:"resolved"` // "Pod x", "BatchSandbox y → Pod y-0"
-	*model.RestartExplanation
+	*forensics.RestartExplanation
 }
 
 // ExplainRestart reads the Pod that name designates (a Pod, or a sandbox's
@@ -102,7 +103,7 @@ func ExplainRestart(ctx context.Context, r RestartReader, namespace, name, conta
 		return nil, err
 	}
 	events, evErr := r.PodEvents(ctx, namespace, pod.Name)
-	x, err := model.ExplainRestart(model.SlimPodForForensics(pod), events, container, blockStarts)
+	x, err := forensics.ExplainRestart(forensics.SlimPod(pod), events, container, blockStarts)
 	if err != nil {
 		return nil, err
 	}

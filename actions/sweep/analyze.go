@@ -18,6 +18,7 @@ import (
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
+	"github.com/sandscope/sandscope/model/forensics"
 )
 
 // Sibling bounds: a control group of this size says as much as a larger one,
@@ -142,7 +143,7 @@ func recreationEvents(ctx context.Context, snap *fleet.Snapshot, lookup Lookup) 
 			continue
 		}
 		for _, sb := range byNS[ns] {
-			if ns, changed := model.RecreatedFromEvents(sb, events); changed {
+			if ns, changed := forensics.RecreatedFromEvents(sb, events); changed {
 				out[sb.Key] = ns
 			}
 		}
@@ -165,7 +166,7 @@ func restartedPods(snap *fleet.Snapshot) []podRef {
 	for _, sb := range snap.Sandboxes() {
 		for _, sl := range sb.Slots {
 			p := sl.Pod
-			if p == nil || !model.NeedsForensics(p) {
+			if p == nil || !forensics.Needed(p) {
 				continue
 			}
 			k := podKey(p.Namespace, p.Name)
@@ -222,7 +223,7 @@ func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, no
 		full, err := lookup.LivePod(ctx, pod.Namespace, pod.Name)
 		switch {
 		case err == nil && full.UID == pod.UID:
-			pod, livePod = model.SlimPodForForensics(full), full
+			pod, livePod = forensics.SlimPod(full), full
 		case err == nil || apierrors.IsNotFound(err):
 			// Replaced or gone since the snapshot: explain what the snapshot saw.
 		default:
@@ -257,7 +258,7 @@ func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, no
 		extra = append(extra, model.Evidence{Kind: model.Observed,
 			Text: fmt.Sprintf("%d sibling(s) with the same image and liveness probe differ in resource limits (%s): not used as a control", differ, strings.Join(names, ", "))})
 	}
-	notices := model.Forensics(pod, events, node, append(control, other...))
+	notices := forensics.Classify(pod, events, node, append(control, other...))
 	for i := range notices {
 		notices[i].Evidence = append(notices[i].Evidence, extra...)
 	}
@@ -338,7 +339,7 @@ func (c *siblingCache) withLimits(ctx context.Context, candidates []*model.Pod, 
 		e.once.Do(func() {
 			full, err := c.lookup.LivePod(ctx, p.Namespace, p.Name)
 			if err == nil && full.UID == p.UID {
-				e.pod = model.SlimPodForForensics(full)
+				e.pod = forensics.SlimPod(full)
 				e.limits = map[string]corev1.ResourceList{}
 				for _, ct := range full.Spec.Containers {
 					e.limits[ct.Name] = ct.Resources.Limits

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/forensics"
 )
 
 // createdEvent records the controller's SuccessfulCreate Event on the
@@ -22,7 +23,7 @@ func (f *fleet) createdEvent(bsbx *unstructured.Unstructured, pod string) {
 		ObjectMeta: metav1.ObjectMeta{Name: bsbx.GetName() + "." + strings.ToLower(time.Now().Format("150405.000000000")), Namespace: f.ns},
 		InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", APIVersion: kubetest.BatchSandboxGVR.GroupVersion().String(),
 			Namespace: f.ns, Name: bsbx.GetName(), UID: bsbx.GetUID()},
-		Reason: model.ReasonSuccessfulCreate, Message: "Created pod: " + pod, Type: corev1.EventTypeNormal,
+		Reason: forensics.ReasonSuccessfulCreate, Message: "Created pod: " + pod, Type: corev1.EventTypeNormal,
 		Source:         corev1.EventSource{Component: "batchsandbox-controller"},
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}

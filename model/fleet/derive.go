@@ -11,6 +11,7 @@ import (
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/forensics"
 )
 
 // maxSlots bounds the slots of one sandbox whatever its annotations claim.
@@ -127,9 +128,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			notices = append(notices, n)
 		}
 	}
-	if !orphan && model.RecreationApplies(sb) { // a deleted sandbox's row has no engine record to compare with
+	if !orphan && forensics.RecreationApplies(sb) { // a deleted sandbox's row has no engine record to compare with
 		for i := range sb.Slots {
-			if n := model.RecreatedNotice(sb.CreatedAt(), readySince(e), &sb.Slots[i]); n != nil {
+			if n := forensics.RecreatedNotice(sb.CreatedAt(), readySince(e), &sb.Slots[i]); n != nil {
 				notices = append(notices, *n)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/forensics"
 	"github.com/sandscope/sandscope/model/modeltest"
 )
 
@@ -30,7 +31,7 @@ func hasEvidence(n model.Notice, w wantEvidence) bool {
 func createEvent(sandbox, pod string, first, last time.Time, count int32) corev1.Event {
 	return corev1.Event{
 		InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", Namespace: ns, Name: sandbox},
-		Reason:         model.ReasonSuccessfulCreate, Message: "Created pod: " + pod, Type: corev1.EventTypeNormal,
+		Reason:         forensics.ReasonSuccessfulCreate, Message: "Created pod: " + pod, Type: corev1.EventTypeNormal,
 		FirstTimestamp: metav1.NewTime(first), LastTimestamp: metav1.NewTime(last), Count: count,
 	}
 }
@@ -106,17 +107,17 @@ func TestRecreatedFromEvents(t *testing.T) {
 	if hasNotice(quick, model.CodePodRecreated) != nil {
 		t.Fatal("timestamps 30 s apart already flagged")
 	}
-	got, changed := model.RecreatedFromEvents(quick, events)
+	got, changed := forensics.RecreatedFromEvents(quick, events)
 	if !changed || len(got) != 1 || !strings.Contains(got[0].Message, "created 2 times under the same name (observed)") ||
 		!hasEvidence(got[0], wantEvidence{model.Observed, "2 SuccessfulCreate Event(s) for Pod quick-0"}) {
 		t.Fatalf("quick: %+v", got)
 	}
-	got, changed = model.RecreatedFromEvents(mustSandbox(t, f, bsKey("late")), events)
+	got, changed = forensics.RecreatedFromEvents(mustSandbox(t, f, bsKey("late")), events)
 	if !changed || len(got) != 1 || !strings.Contains(got[0].Message, "(observed: created 2 times)") ||
 		!hasEvidence(got[0], wantEvidence{model.Observed, "sandbox created at"}) || !hasEvidence(got[0], wantEvidence{model.Observed, "2 SuccessfulCreate Event(s) for Pod late-0"}) {
 		t.Fatalf("late: %+v", got)
 	}
-	if _, changed := model.RecreatedFromEvents(quick, events[3:]); changed {
+	if _, changed := forensics.RecreatedFromEvents(quick, events[3:]); changed {
 		t.Error("another Pod's Events counted")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sandscope/sandscope/cli"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/forensics"
 )
 
 // TestSweepTasksAndRecreationWithTheRealCRDs: with the engines' own
@@ -60,7 +61,7 @@ func TestSweepTasksAndRecreationWithTheRealCRDs(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{GenerateName: "again.", Namespace: ns},
 			InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", APIVersion: kubetest.BatchSandboxGVR.GroupVersion().String(),
 				Namespace: ns, Name: "again", UID: bsbx.GetUID()},
-			Reason: model.ReasonSuccessfulCreate, Message: "Created pod: again-0", Type: corev1.EventTypeNormal,
+			Reason: forensics.ReasonSuccessfulCreate, Message: "Created pod: again-0", Type: corev1.EventTypeNormal,
 			FirstTimestamp: now, LastTimestamp: now, Count: 1,
 		}
 		if _, err := c.Kube.CoreV1().Events(ns).Create(kubetest.Context(t), ev, metav1.CreateOptions{}); err != nil {

@@ -1,10 +1,11 @@
-package model
+package forensics
 
 import (
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/sandscope/sandscope/model"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -29,9 +30,9 @@ const ReasonSuccessfulCreate = "SuccessfulCreate"
 // RecreatedNotice is POD_RECREATED for one slot from the timestamps: the
 // sandbox's creation, its engine's Ready=True transition (nil when unknown)
 // and the linked Pod's creation.
-func RecreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *Slot) *Notice {
+func RecreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *model.Slot) *model.Notice {
 	p := sl.Pod
-	if p == nil || sandboxCreated.IsZero() || p.CreationTimestamp.IsZero() || sl.Identity == IdentityUIDChanged {
+	if p == nil || sandboxCreated.IsZero() || p.CreationTimestamp.IsZero() || sl.Identity == model.IdentityUIDChanged {
 		return nil
 	}
 	created := p.CreationTimestamp.Time
@@ -40,22 +41,22 @@ func RecreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *Slot) 
 	if gap <= PodRecreatedAfter && !readyBefore {
 		return nil
 	}
-	n := &Notice{Code: CodePodRecreated, Severity: SeverityWarning, Pod: p.Name,
-		Evidence: []Evidence{
-			{Kind: Observed, At: &sandboxCreated, Text: "sandbox created at " + fxClock(sandboxCreated)},
-			{Kind: Observed, At: &created, Text: fmt.Sprintf("Pod %s (uid %s) created at %s, %s after the sandbox", p.Name, p.UID, fxClock(created), fxDuration(gap))},
+	n := &model.Notice{Code: model.CodePodRecreated, Severity: model.SeverityWarning, Pod: p.Name,
+		Evidence: []model.Evidence{
+			{Kind: model.Observed, At: &sandboxCreated, Text: "sandbox created at " + clock(sandboxCreated)},
+			{Kind: model.Observed, At: &created, Text: fmt.Sprintf("Pod %s (uid %s) created at %s, %s after the sandbox", p.Name, p.UID, clock(created), duration(gap))},
 		}}
 	if readySince != nil {
-		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, At: readySince,
-			Text: fmt.Sprintf("the engine's Ready=True condition last transitioned at %s, %s after the sandbox was created", fxClock(*readySince), fxDuration(readySince.Sub(sandboxCreated)))})
+		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, At: readySince,
+			Text: fmt.Sprintf("the engine's Ready=True condition last transitioned at %s, %s after the sandbox was created", clock(*readySince), duration(readySince.Sub(sandboxCreated)))})
 		if readyBefore {
-			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+			n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 				Text: "the sandbox was Ready before this Pod existed: an earlier Pod served it"})
 		}
 	}
-	n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+	n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 		Text: "the controller creates a sandbox's Pod as soon as the sandbox exists and re-creates it under the same name with a new UID when it is deleted: this Pod replaced an earlier one, whose in-container state (files, processes) is gone"})
-	n.Message = fmt.Sprintf("Pod %s was created %s after its sandbox: re-created under the same name (inferred), in-container state lost", p.Name, fxDuration(gap))
+	n.Message = fmt.Sprintf("Pod %s was created %s after its sandbox: re-created under the same name (inferred), in-container state lost", p.Name, duration(gap))
 	if readyBefore && gap <= PodRecreatedAfter {
 		n.Message = fmt.Sprintf("Pod %s was created after its sandbox was already Ready: re-created under the same name (inferred), in-container state lost", p.Name)
 	}
@@ -70,11 +71,11 @@ func RecreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *Slot) 
 // the sandbox, naming the Pod in the message). It returns the sandbox's
 // POD_RECREATED notices after the merge, one per Pod, and whether they
 // differ from sb's.
-func RecreatedFromEvents(sb *Sandbox, events []corev1.Event) ([]Notice, bool) {
-	var out []Notice
+func RecreatedFromEvents(sb *model.Sandbox, events []corev1.Event) ([]model.Notice, bool) {
+	var out []model.Notice
 	byPod := map[string]int{}
 	for _, n := range sb.Notices {
-		if n.Code == CodePodRecreated {
+		if n.Code == model.CodePodRecreated {
 			byPod[n.Pod] = len(out)
 			out = append(out, n)
 		}
@@ -85,29 +86,29 @@ func RecreatedFromEvents(sb *Sandbox, events []corev1.Event) ([]Notice, bool) {
 	changed := false
 	for i := range sb.Slots {
 		sl := &sb.Slots[i]
-		if sl.Pod == nil || sl.Identity == IdentityUIDChanged {
+		if sl.Pod == nil || sl.Identity == model.IdentityUIDChanged {
 			continue
 		}
 		count, first, last := createdCount(events, sb, sl.Pod.Name)
 		if count < 2 {
 			continue
 		}
-		ev := Evidence{Kind: Observed, At: &last,
+		ev := model.Evidence{Kind: model.Observed, At: &last,
 			Text: fmt.Sprintf("%d %s Event(s) for Pod %s: the controller created a Pod of that name %d times, first at %s, last at %s",
-				count, ReasonSuccessfulCreate, sl.Pod.Name, count, fxClock(first), fxClock(last))}
+				count, ReasonSuccessfulCreate, sl.Pod.Name, count, clock(first), clock(last))}
 		changed = true
 		if j, ok := byPod[sl.Pod.Name]; ok {
 			n := &out[j]
-			n.Evidence = append(append([]Evidence{}, n.Evidence...), ev)
+			n.Evidence = append(append([]model.Evidence{}, n.Evidence...), ev)
 			n.Message = strings.Replace(n.Message, "(inferred)", "(observed: created "+fmt.Sprint(count)+" times)", 1)
 			continue
 		}
 		byPod[sl.Pod.Name] = len(out)
-		out = append(out, Notice{Code: CodePodRecreated, Severity: SeverityWarning, Pod: sl.Pod.Name,
+		out = append(out, model.Notice{Code: model.CodePodRecreated, Severity: model.SeverityWarning, Pod: sl.Pod.Name,
 			Message: fmt.Sprintf("Pod %s was created %d times under the same name (observed): re-created, in-container state lost", sl.Pod.Name, count),
-			Evidence: []Evidence{ev, {Kind: Observed, At: fxTimePtr(sl.Pod.CreationTimestamp.Time),
-				Text: fmt.Sprintf("the Pod now is uid %s, created at %s", sl.Pod.UID, fxClock(sl.Pod.CreationTimestamp.Time))},
-				{Kind: Inferred, Text: "each re-creation is a new Pod (new UID): the earlier one's in-container state (files, processes) is gone"}}})
+			Evidence: []model.Evidence{ev, {Kind: model.Observed, At: timePtr(sl.Pod.CreationTimestamp.Time),
+				Text: fmt.Sprintf("the Pod now is uid %s, created at %s", sl.Pod.UID, clock(sl.Pod.CreationTimestamp.Time))},
+				{Kind: model.Inferred, Text: "each re-creation is a new Pod (new UID): the earlier one's in-container state (files, processes) is gone"}}})
 	}
 	return out, changed
 }
@@ -116,11 +117,11 @@ func RecreatedFromEvents(sb *Sandbox, events []corev1.Event) ([]Notice, bool) {
 // (a non-pooled BatchSandbox, an agent Sandbox). A pooled sandbox's Pods
 // come from its Pool, created before or after it independently; a plain
 // Pod is its own sandbox.
-func RecreationApplies(sb *Sandbox) bool {
+func RecreationApplies(sb *model.Sandbox) bool {
 	switch sb.Engine() {
-	case EngineBatchSandbox:
+	case model.EngineBatchSandbox:
 		return sb.Pool == ""
-	case EngineAgent:
+	case model.EngineAgent:
 		return true
 	}
 	return false
@@ -128,7 +129,7 @@ func RecreationApplies(sb *Sandbox) bool {
 
 // createdCount counts the SuccessfulCreate Events that name pod: recorded on
 // the sandbox object (its name, "Created pod: <pod>") or on the Pod itself.
-func createdCount(events []corev1.Event, sb *Sandbox, pod string) (count int32, first, last time.Time) {
+func createdCount(events []corev1.Event, sb *model.Sandbox, pod string) (count int32, first, last time.Time) {
 	for i := range events {
 		e := &events[i]
 		if e.Reason != ReasonSuccessfulCreate || e.InvolvedObject.Namespace != "" && e.InvolvedObject.Namespace != sb.Namespace() {
@@ -147,7 +148,7 @@ func createdCount(events []corev1.Event, sb *Sandbox, pod string) (count int32, 
 			continue
 		}
 		f, l := EventSpan(e)
-		count += fxEventCount(e)
+		count += eventCount(e)
 		if first.IsZero() || f.Before(first) {
 			first = f
 		}
@@ -158,6 +159,6 @@ func createdCount(events []corev1.Event, sb *Sandbox, pod string) (count int32, 
 	return count, first, last
 }
 
-func fxDuration(d time.Duration) string {
+func duration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }

@@ -1,4 +1,4 @@
-package model
+package forensics
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -63,12 +64,12 @@ type RestartCheck struct {
 	// no longer records it.
 	Recorded *RecordedTermination `json:"recorded,omitempty"`
 	// Diff is observed − predicted, when observed; DiffSeconds the same in seconds.
-	Diff        *time.Duration `json:"-"`
-	DiffSeconds *float64       `json:"diffSeconds,omitempty"`
-	Agrees      bool           `json:"agreesWithin1s"`
-	Fits        bool           `json:"fitsWindow"`
-	Verdict     string         `json:"verdict"`
-	Evidence    []Evidence     `json:"evidence"`
+	Diff        *time.Duration   `json:"-"`
+	DiffSeconds *float64         `json:"diffSeconds,omitempty"`
+	Agrees      bool             `json:"agreesWithin1s"`
+	Fits        bool             `json:"fitsWindow"`
+	Verdict     string           `json:"verdict"`
+	Evidence    []model.Evidence `json:"evidence"`
 }
 
 // RecordedTermination is one termination a container status still records.
@@ -99,11 +100,11 @@ var ErrNoContainer = errors.New("no such container")
 
 // LivenessTimingOf reads c's liveness probe with the Kubernetes defaults
 // applied; ok is false when c has no liveness probe.
-func LivenessTimingOf(pod *Pod, c *Container) (LivenessTiming, bool) {
+func LivenessTimingOf(pod *model.Pod, c *model.Container) (LivenessTiming, bool) {
 	if c == nil || c.LivenessProbe == nil {
 		return LivenessTiming{}, false
 	}
-	p := fxLivenessParams(pod, c)
+	p := livenessParams(pod, c)
 	t := LivenessTiming{FailureThreshold: p.failureThreshold, PeriodSeconds: p.period, GraceSeconds: p.grace,
 		GraceFromProbe: p.graceFromProbe, Defaulted: p.defaulted, TimeoutSeconds: DefaultTimeoutSeconds}
 	if c.LivenessProbe.TimeoutSeconds > 0 {
@@ -122,7 +123,7 @@ func LivenessTimingOf(pod *Pod, c *Container) (LivenessTiming, bool) {
 // shown beside the prediction as observed evidence. container "" picks the
 // container with a recorded termination (OpenSandbox's main container
 // first).
-func ExplainRestart(pod *Pod, events []corev1.Event, container string, blockStarts []time.Time) (*RestartExplanation, error) {
+func ExplainRestart(pod *model.Pod, events []corev1.Event, container string, blockStarts []time.Time) (*RestartExplanation, error) {
 	if pod == nil {
 		return nil, errors.New("no Pod")
 	}
@@ -130,10 +131,10 @@ func ExplainRestart(pod *Pod, events []corev1.Event, container string, blockStar
 	if err != nil {
 		return nil, err
 	}
-	spec := fxContainerSpec(pod, cs.Name)
+	spec := containerSpec(pod, cs.Name)
 	x := &RestartExplanation{Namespace: pod.Namespace, Pod: pod.Name, UID: string(pod.UID), Container: cs.Name,
 		RestartCount: cs.RestartCount, Recorded: []RecordedTermination{}, Checks: []RestartCheck{}}
-	r := &fxRestartCase{pod: pod, cs: cs}
+	r := &restartCase{pod: pod, cs: cs}
 	x.Confirm = []string{
 		fmt.Sprintf("kubectl describe pod -n %s %s", pod.Namespace, pod.Name),
 		fmt.Sprintf("kubectl get events -n %s --field-selector involvedObject.name=%s", pod.Namespace, pod.Name),
@@ -157,7 +158,7 @@ func ExplainRestart(pod *Pod, events []corev1.Event, container string, blockStar
 		return x, nil
 	}
 	x.Liveness = &lt
-	podEvents, _ := fxSplitEvents(pod, events)
+	podEvents, _ := splitEvents(pod, events)
 	r.podEvents = podEvents
 	if len(podEvents) == 0 {
 		x.Notes = append(x.Notes, "no Events recorded for the Pod (they expire after the API server's --event-ttl, 1h by default): the comparison rests on the recorded termination alone")
@@ -170,17 +171,17 @@ func ExplainRestart(pod *Pod, events []corev1.Event, container string, blockStar
 		t := &x.Recorded[i]
 		if !slices.ContainsFunc(x.Checks, func(c RestartCheck) bool { return c.Recorded != nil && *c.Recorded == *t }) {
 			x.Notes = append(x.Notes, fmt.Sprintf("%s (finished %s) was not compared: no --block-start falls inside its run (started %s)",
-				t.Field, fxClockOrDash(t.FinishedAt), fxClockOrDash(t.StartedAt)))
+				t.Field, clockOrDash(t.FinishedAt), clockOrDash(t.StartedAt)))
 		}
 	}
 	// The Killing Events, while they last, date the earlier liveness kills
 	// the status no longer records.
 	for i := range podEvents {
 		e := &podEvents[i]
-		if e.Reason == "Killing" && strings.Contains(e.Message, "failed liveness probe") && fxEventForContainer(e, cs.Name, len(pod.Spec.Containers) == 1) {
+		if e.Reason == "Killing" && strings.Contains(e.Message, "failed liveness probe") && eventForContainer(e, cs.Name, len(pod.Spec.Containers) == 1) {
 			first, last := EventSpan(e)
 			x.Notes = append(x.Notes, fmt.Sprintf("Killing Event \"failed liveness probe\" ×%d, first at %s, last at %s: the SIGTERMs of that many liveness kills",
-				fxEventCount(e), fxClock(first), fxClock(last)))
+				eventCount(e), clock(first), clock(last)))
 		}
 	}
 	return x, nil
@@ -191,7 +192,7 @@ func recorded(field string, t *corev1.ContainerStateTerminated) RecordedTerminat
 }
 
 // restartContainer picks the container status to explain.
-func restartContainer(pod *Pod, name string) (*ContainerStatus, error) {
+func restartContainer(pod *model.Pod, name string) (*model.ContainerStatus, error) {
 	sts := pod.Status.ContainerStatuses
 	if name != "" {
 		for i := range sts {
@@ -205,7 +206,7 @@ func restartContainer(pod *Pod, name string) (*ContainerStatus, error) {
 		}
 		return nil, fmt.Errorf("%w %q in Pod %s/%s (containers: %s)", ErrNoContainer, name, pod.Namespace, pod.Name, strings.Join(names, ", "))
 	}
-	ended := func(s *ContainerStatus) bool {
+	ended := func(s *model.ContainerStatus) bool {
 		return s.RestartCount > 0 || s.LastTerminationState.Terminated != nil || s.State.Terminated != nil
 	}
 	for i := range sts {
@@ -239,7 +240,7 @@ func restartContainer(pod *Pod, name string) (*ContainerStatus, error) {
 // [B + timeout + (T−1)·interval + grace, B + timeout + T·interval + grace).
 // The incident's formula B + T × period + grace is the point prediction; it
 // lies in that window whenever timeoutSeconds ≤ periodSeconds.
-func checkBlockStart(r *fxRestartCase, lt LivenessTiming, b time.Time, rec []RecordedTermination) RestartCheck {
+func checkBlockStart(r *restartCase, lt LivenessTiming, b time.Time, rec []RecordedTermination) RestartCheck {
 	sec := func(n int64) time.Duration { return time.Duration(n) * time.Second }
 	iv := lt.interval()
 	to, grace, thr := sec(lt.TimeoutSeconds), sec(lt.GraceSeconds), time.Duration(lt.FailureThreshold)
@@ -247,12 +248,12 @@ func checkBlockStart(r *fxRestartCase, lt LivenessTiming, b time.Time, rec []Rec
 	termTo := b.Add(to + thr*iv)       // latest SIGTERM
 	c := RestartCheck{BlockStart: b, Predicted: b.Add(thr*sec(lt.PeriodSeconds) + grace),
 		Earliest: termFrom.Add(grace), Latest: termTo.Add(grace)}
-	c.Evidence = append(c.Evidence, Evidence{Kind: Inferred, At: fxTimePtr(c.Predicted),
+	c.Evidence = append(c.Evidence, model.Evidence{Kind: model.Inferred, At: timePtr(c.Predicted),
 		Text: fmt.Sprintf("predicted kill = block start + failureThreshold × periodSeconds + terminationGracePeriodSeconds = %s + %d × %ds + %ds = %s",
-			fxClock(b), lt.FailureThreshold, lt.PeriodSeconds, lt.GraceSeconds, fxClock(c.Predicted))},
-		Evidence{Kind: Inferred,
+			clock(b), lt.FailureThreshold, lt.PeriodSeconds, lt.GraceSeconds, clock(c.Predicted))},
+		model.Evidence{Kind: model.Inferred,
 			Text: fmt.Sprintf("window: the first attempt after the block starts within %s of it and fails %ds later (timeoutSeconds), the kubelet sends SIGTERM at failure number %d and SIGKILL %ds after: SIGTERM %s–%s, SIGKILL %s–%s",
-				iv, lt.TimeoutSeconds, lt.FailureThreshold, lt.GraceSeconds, fxClock(termFrom), fxClock(termTo), fxClock(c.Earliest), fxClock(c.Latest))})
+				iv, lt.TimeoutSeconds, lt.FailureThreshold, lt.GraceSeconds, clock(termFrom), clock(termTo), clock(c.Earliest), clock(c.Latest))})
 
 	// The recorded run the block start falls in.
 	for i := range rec {
@@ -272,7 +273,7 @@ func checkBlockStart(r *fxRestartCase, lt LivenessTiming, b time.Time, rec []Rec
 
 	switch {
 	case c.Recorded == nil && killing != nil:
-		c.Verdict = fmt.Sprintf("not recorded in the status (the Pod keeps only the last termination), but a liveness Killing Event at %s lies inside the predicted SIGTERM window: consistent with a liveness kill after this block start (inferred)", fxClock(*killing))
+		c.Verdict = fmt.Sprintf("not recorded in the status (the Pod keeps only the last termination), but a liveness Killing Event at %s lies inside the predicted SIGTERM window: consistent with a liveness kill after this block start (inferred)", clock(*killing))
 		return c
 	case c.Recorded == nil:
 		c.Verdict = "not recorded: no recorded run contains the block start (the Pod keeps only the last termination); compare with the Killing Events while they last"
@@ -286,13 +287,13 @@ func checkBlockStart(r *fxRestartCase, lt LivenessTiming, b time.Time, rec []Rec
 	c.Diff = &d
 	ds := d.Seconds()
 	c.DiffSeconds = &ds
-	c.Evidence = append(c.Evidence, Evidence{Kind: Observed, At: &obs,
-		Text: fmt.Sprintf("%s: reason %s, exit %d, started %s, finished %s", c.Recorded.Field, fxOrDash(c.Recorded.Reason), c.Recorded.ExitCode,
-			fxClockOrDash(c.Recorded.StartedAt), fxClock(obs))})
+	c.Evidence = append(c.Evidence, model.Evidence{Kind: model.Observed, At: &obs,
+		Text: fmt.Sprintf("%s: reason %s, exit %d, started %s, finished %s", c.Recorded.Field, orDash(c.Recorded.Reason), c.Recorded.ExitCode,
+			clockOrDash(c.Recorded.StartedAt), clock(obs))})
 	slack := restartAgreement
-	c.Agrees = fxAbsDuration(d) <= slack
+	c.Agrees = absDuration(d) <= slack
 	switch c.Recorded.ExitCode {
-	case fxExitSIGTERM:
+	case exitSIGTERM:
 		// SIGTERM honoured: it stops anywhere between the signal and the end of the grace period.
 		c.Fits = !obs.Before(termFrom.Add(-slack)) && !obs.After(c.Latest.Add(slack))
 	default:
@@ -304,28 +305,28 @@ func checkBlockStart(r *fxRestartCase, lt LivenessTiming, b time.Time, rec []Rec
 		c.Verdict = "recorded OOMKilled (observed): the kernel's OOM killer ended it, not the liveness probe, whatever the timing"
 		c.Agrees, c.Fits = false, false
 	case c.Agrees:
-		c.Verdict = fmt.Sprintf("agrees within 1 s (%s): consistent with %s (inferred)", fxSignedSeconds(d), what)
+		c.Verdict = fmt.Sprintf("agrees within 1 s (%s): consistent with %s (inferred)", signedSeconds(d), what)
 	case c.Fits:
-		c.Verdict = fmt.Sprintf("%s from the formula, inside the window the probe's phase and timeoutSeconds allow: consistent with %s (inferred)", fxSignedSeconds(d), what)
+		c.Verdict = fmt.Sprintf("%s from the formula, inside the window the probe's phase and timeoutSeconds allow: consistent with %s (inferred)", signedSeconds(d), what)
 	default:
-		c.Verdict = fmt.Sprintf("does not fit (%s): not %s, or the block start is wrong (inferred)", fxSignedSeconds(d), what)
+		c.Verdict = fmt.Sprintf("does not fit (%s): not %s, or the block start is wrong (inferred)", signedSeconds(d), what)
 	}
 	switch c.Recorded.ExitCode {
-	case fxExitSIGKILL:
-		c.Evidence = append(c.Evidence, Evidence{Kind: Inferred, Text: "exit 137: SIGKILL; a liveness kill ends so when the process ignores SIGTERM until the grace period ends (a blocked process)"})
-	case fxExitSIGTERM:
-		c.Evidence = append(c.Evidence, Evidence{Kind: Inferred, Text: "exit 143: SIGTERM honoured; the process may stop anywhere between the SIGTERM and the end of the grace period, and shutdown logs are expected"})
+	case exitSIGKILL:
+		c.Evidence = append(c.Evidence, model.Evidence{Kind: model.Inferred, Text: "exit 137: SIGKILL; a liveness kill ends so when the process ignores SIGTERM until the grace period ends (a blocked process)"})
+	case exitSIGTERM:
+		c.Evidence = append(c.Evidence, model.Evidence{Kind: model.Inferred, Text: "exit 143: SIGTERM honoured; the process may stop anywhere between the SIGTERM and the end of the grace period, and shutdown logs are expected"})
 	}
 	return c
 }
 
 // restartEventEvidence: the Unhealthy and Killing Events around a block
 // start, observed, beside the predicted first failure and SIGTERM.
-func restartEventEvidence(r *fxRestartCase, b, termFrom, termTo time.Time) (out []Evidence, killingInWindow *time.Time) {
+func restartEventEvidence(r *restartCase, b, termFrom, termTo time.Time) (out []model.Evidence, killingInWindow *time.Time) {
 	var firstUnhealthy, killing []time.Time
 	for i := range r.podEvents {
 		e := &r.podEvents[i]
-		if !fxEventForContainer(e, r.cs.Name, len(r.pod.Spec.Containers) == 1) {
+		if !eventForContainer(e, r.cs.Name, len(r.pod.Spec.Containers) == 1) {
 			continue
 		}
 		first, last := EventSpan(e)
@@ -340,10 +341,10 @@ func restartEventEvidence(r *fxRestartCase, b, termFrom, termTo time.Time) (out 
 	}
 	if len(firstUnhealthy) > 0 {
 		f := slices.MinFunc(firstUnhealthy, func(a, b time.Time) int { return a.Compare(b) })
-		out = append(out, Evidence{Kind: Observed, At: &f,
-			Text: fmt.Sprintf("first Unhealthy Event \"Liveness probe failed\" at or after the block start: %s (%s after it)", fxClock(f), fxSignedSeconds(f.Sub(b)))})
+		out = append(out, model.Evidence{Kind: model.Observed, At: &f,
+			Text: fmt.Sprintf("first Unhealthy Event \"Liveness probe failed\" at or after the block start: %s (%s after it)", clock(f), signedSeconds(f.Sub(b)))})
 		if f.Before(b) {
-			out = append(out, Evidence{Kind: Inferred, Text: "the Unhealthy Event began before the block start: the kubelet aggregated failures of an earlier run into it, so its first time is not this block's"})
+			out = append(out, model.Evidence{Kind: model.Inferred, Text: "the Unhealthy Event began before the block start: the kubelet aggregated failures of an earlier run into it, so its first time is not this block's"})
 		}
 	}
 	var near []time.Time
@@ -354,17 +355,17 @@ func restartEventEvidence(r *fxRestartCase, b, termFrom, termTo time.Time) (out 
 	}
 	if len(near) > 0 {
 		killingInWindow = &near[0]
-		out = append(out, Evidence{Kind: Observed, At: &near[0], Text: fmt.Sprintf("Killing Event \"failed liveness probe\" at %s", fxClock(near[0]))},
-			Evidence{Kind: Inferred, Text: "the Killing Event lies inside the predicted SIGTERM window"})
+		out = append(out, model.Evidence{Kind: model.Observed, At: &near[0], Text: fmt.Sprintf("Killing Event \"failed liveness probe\" at %s", clock(near[0]))},
+			model.Evidence{Kind: model.Inferred, Text: "the Killing Event lies inside the predicted SIGTERM window"})
 	} else if len(killing) > 0 {
 		times := make([]string, 0, len(killing))
 		for _, k := range killing {
-			times = append(times, fxClock(k))
+			times = append(times, clock(k))
 		}
 		slices.Sort(times)
 		times = slices.Compact(times)
-		out = append(out, Evidence{Kind: Observed, Text: "Killing Event(s) \"failed liveness probe\" at " + strings.Join(times, ", ")},
-			Evidence{Kind: Inferred, Text: "none of them lies inside the predicted SIGTERM window"})
+		out = append(out, model.Evidence{Kind: model.Observed, Text: "Killing Event(s) \"failed liveness probe\" at " + strings.Join(times, ", ")},
+			model.Evidence{Kind: model.Inferred, Text: "none of them lies inside the predicted SIGTERM window"})
 	}
 	return out, killingInWindow
 }

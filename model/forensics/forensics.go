@@ -1,4 +1,19 @@
-package model
+// Package forensics explains what happened to a Pod from what the API still
+// records of it: its status, its Events, its node and its siblings. Why a
+// container restarted or was killed (Classify: OOM, liveness probe,
+// eviction, or unexplained), when a liveness kill lands after the process
+// blocked (ExplainRestart, for `sandscope explain restart`), and whether a
+// sandbox's Pod was re-created under the same name (RecreatedNotice,
+// RecreatedFromEvents).
+//
+// One symptom, "the container restarted", has three explanations with their
+// own traces. A liveness kill happens at a moment computable from the Pod's
+// own probe config; an OOM kill is SIGKILL from the kernel with no fixed
+// offset; eviction and node trouble show on the Pod's status and on the
+// node. Every Evidence says whether it was read from the API (observed) or
+// computed (inferred), and a restart nothing explains says what was checked
+// and which kubectl command confirms it.
+package forensics
 
 import (
 	"fmt"
@@ -8,15 +23,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-)
 
-// Restart forensics (a liveness kill told from an OOM kill): one symptom, "the container restarted",
-// three explanations with their own traces. A liveness kill happens at a
-// moment computable from the Pod's own probe config; an OOM kill is SIGKILL
-// from the kernel with no fixed offset; eviction and node trouble show on the
-// Pod's status and on the node. Every Evidence says whether it was read from
-// the API (observed) or computed (inferred), and a restart nothing explains
-// says what was checked and which kubectl command confirms it.
+	"github.com/sandscope/sandscope/model"
+)
 
 // Kubernetes defaults applied when a field is unset.
 const (
@@ -29,107 +38,107 @@ const (
 // counts as "around the termination". Events carry second resolution and the
 // kubelet records Killing before the container actually stops.
 const (
-	fxEventSlack      = 2 * time.Second
-	fxNodeTroubleNear = 5 * time.Minute
-	// fxNodeFirstReady: a node's Ready transition this soon after it was
+	eventSlack      = 2 * time.Second
+	nodeTroubleNear = 5 * time.Minute
+	// nodeFirstReady: a node's Ready transition this soon after it was
 	// created is its registration, not a recovery from NotReady.
-	fxNodeFirstReady = 2 * time.Minute
-	// fxNodeOOMNear: a kernel OOM kill and the container's end are
+	nodeFirstReady = 2 * time.Minute
+	// nodeOOMNear: a kernel OOM kill and the container's end are
 	// recorded by different components, seconds apart at most.
-	fxNodeOOMNear = 10 * time.Second
+	nodeOOMNear = 10 * time.Second
 )
 
 // Exit codes of the two signals that end a container from outside.
 const (
-	fxExitSIGKILL = 137 // 128 + 9: killed (OOM, or the end of the grace period)
-	fxExitSIGTERM = 143 // 128 + 15: SIGTERM honoured
+	exitSIGKILL = 137 // 128 + 9: killed (OOM, or the end of the grace period)
+	exitSIGTERM = 143 // 128 + 15: SIGTERM honoured
 )
 
-// NeedsForensics reports whether a Pod has something to explain: a container
+// Needed reports whether a Pod has something to explain: a container
 // that restarted or has a last termination, a main container killed by a
 // signal, or an eviction. The sweep fetches Events only for such Pods.
-func NeedsForensics(pod *Pod) bool {
+func Needed(pod *model.Pod) bool {
 	if pod == nil {
 		return false
 	}
-	if fxPodEvicted(pod) || fxDisruptionTarget(pod) != nil {
+	if podEvicted(pod) || disruptionTarget(pod) != nil {
 		return true
 	}
 	for i := range pod.Status.ContainerStatuses {
-		if _, ok := fxTerminationOf(&pod.Status.ContainerStatuses[i]); ok {
+		if _, ok := terminationOf(&pod.Status.ContainerStatuses[i]); ok {
 			return true
 		}
 	}
 	return false
 }
 
-// fxTerminationOf picks the termination a container status asks to explain: its
+// terminationOf picks the termination a container status asks to explain: its
 // last termination (a restart), or, for a container that is not restarted
 // (restartPolicy Never, the engine's default), its current termination when a
 // signal or the OOM killer ended it. A clean exit of a dead Pod is not a
 // restart question; POD_DEAD already reports it.
-func fxTerminationOf(cs *ContainerStatus) (term *corev1.ContainerStateTerminated, ok bool) {
+func terminationOf(cs *model.ContainerStatus) (term *corev1.ContainerStateTerminated, ok bool) {
 	if t := cs.LastTerminationState.Terminated; t != nil {
 		return t, true
 	}
 	if cs.RestartCount > 0 {
 		return nil, true // restarted, but the kubelet kept no last state
 	}
-	if t := cs.State.Terminated; t != nil && (t.Reason == "OOMKilled" || t.ExitCode == fxExitSIGKILL || t.ExitCode == fxExitSIGTERM) {
+	if t := cs.State.Terminated; t != nil && (t.Reason == "OOMKilled" || t.ExitCode == exitSIGKILL || t.ExitCode == exitSIGTERM) {
 		return t, true
 	}
 	return nil, false
 }
 
-// Forensics explains every restart (or signal death) of pod's containers from
+// Classify explains every restart (or signal death) of pod's containers from
 // the Pod's status, its Events (Pod Events and, when fetched, Events of its
 // node: pass both in events), its node (may be nil) and its siblings (other
 // Pods of the same engine/pool; those that differ in image or liveness probe
 // are not used as a control). It returns one RESTART_* notice per container
 // with something to explain, plus one RESTART_EVICTED for an evicted Pod
 // whose containers left no termination to explain.
-func Forensics(pod *Pod, events []corev1.Event, node *corev1.Node, siblings []*Pod) []Notice {
+func Classify(pod *model.Pod, events []corev1.Event, node *corev1.Node, siblings []*model.Pod) []model.Notice {
 	if pod == nil {
 		return nil
 	}
-	podEvents, nodeEvents := fxSplitEvents(pod, events)
-	var out []Notice
+	podEvents, nodeEvents := splitEvents(pod, events)
+	var out []model.Notice
 	for i := range pod.Status.ContainerStatuses {
 		cs := &pod.Status.ContainerStatuses[i]
-		term, ok := fxTerminationOf(cs)
+		term, ok := terminationOf(cs)
 		if !ok {
 			continue
 		}
-		r := &fxRestartCase{pod: pod, cs: cs, term: term, spec: fxContainerSpec(pod, cs.Name),
+		r := &restartCase{pod: pod, cs: cs, term: term, spec: containerSpec(pod, cs.Name),
 			podEvents: podEvents, nodeEvents: nodeEvents, node: node, hadEvents: len(events) > 0}
 		n := r.classify()
-		n.Evidence = append(n.Evidence, fxSiblingEvidence(pod, cs.Name, r.spec, siblings)...)
+		n.Evidence = append(n.Evidence, siblingEvidence(pod, cs.Name, r.spec, siblings)...)
 		out = append(out, n)
 	}
-	if len(out) == 0 && (fxPodEvicted(pod) || fxDisruptionTarget(pod) != nil) {
-		r := &fxRestartCase{pod: pod, podEvents: podEvents, nodeEvents: nodeEvents, node: node, hadEvents: len(events) > 0}
+	if len(out) == 0 && (podEvicted(pod) || disruptionTarget(pod) != nil) {
+		r := &restartCase{pod: pod, podEvents: podEvents, nodeEvents: nodeEvents, node: node, hadEvents: len(events) > 0}
 		out = append(out, r.evictedWithoutTermination())
 	}
 	return out
 }
 
-// fxRestartCase is one container termination being explained.
-type fxRestartCase struct {
-	pod        *Pod
-	cs         *ContainerStatus // nil for a Pod-level eviction
+// restartCase is one container termination being explained.
+type restartCase struct {
+	pod        *model.Pod
+	cs         *model.ContainerStatus // nil for a Pod-level eviction
 	term       *corev1.ContainerStateTerminated
-	spec       *Container
+	spec       *model.Container
 	podEvents  []corev1.Event
 	nodeEvents []corev1.Event
 	node       *corev1.Node
 	hadEvents  bool
 }
 
-func (r *fxRestartCase) classify() Notice {
+func (r *restartCase) classify() model.Notice {
 	live := r.liveness()
 	eviction := r.evictionEvidence()
 
-	sigkill := r.term != nil && r.term.ExitCode == fxExitSIGKILL
+	sigkill := r.term != nil && r.term.ExitCode == exitSIGKILL
 	// OOM is concluded only from what reports one: the kubelet writes
 	// OOMKilled when the kernel's cgroup OOM killer ends the main process,
 	// and the node reports kernel OOM kills. A SIGKILL with reason Error is
@@ -157,7 +166,7 @@ func (r *fxRestartCase) classify() Notice {
 // Event of this Pod from before the termination is still there, so the
 // newer Unhealthy/Killing ones would be too) and none of them is a failed
 // liveness probe.
-func (r *fxRestartCase) livenessRuledOut(l *fxLivenessFacts) bool {
+func (r *restartCase) livenessRuledOut(l *livenessFacts) bool {
 	if len(l.unhealthy) > 0 || l.killing != nil {
 		return false
 	}
@@ -168,7 +177,7 @@ func (r *fxRestartCase) livenessRuledOut(l *fxLivenessFacts) bool {
 // its termination. Events expire (--event-ttl, 1h by default) oldest
 // first, so one older than the termination still being there means the
 // termination's own Events have not expired.
-func (r *fxRestartCase) eventsCoverRun() bool {
+func (r *restartCase) eventsCoverRun() bool {
 	at := r.finishedAt()
 	if at == nil {
 		return false
@@ -184,39 +193,39 @@ func (r *fxRestartCase) eventsCoverRun() bool {
 // nodeOOMEvidence: the node reported a kernel OOM kill around the
 // termination (the kubelet's SystemOOM Event, node-problem-detector's
 // OOMKilling).
-func (r *fxRestartCase) nodeOOMEvidence() []Evidence {
+func (r *restartCase) nodeOOMEvidence() []model.Evidence {
 	at := r.finishedAt()
 	if at == nil {
 		return nil
 	}
-	var ev []Evidence
+	var ev []model.Evidence
 	for i := range r.nodeEvents {
 		e := &r.nodeEvents[i]
 		if e.Reason != "SystemOOM" && e.Reason != "OOMKilling" {
 			continue
 		}
 		first, last := EventSpan(e)
-		if !fxOverlaps(first, last, at.Add(-fxNodeOOMNear), at.Add(fxNodeOOMNear)) {
+		if !overlaps(first, last, at.Add(-nodeOOMNear), at.Add(nodeOOMNear)) {
 			continue
 		}
-		ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(last),
-			Text: fmt.Sprintf("node Event %s at %s (%s from the termination): %s", e.Reason, fxClock(last), fxSignedSeconds(last.Sub(*at)), fxOneLineMsg(e.Message))})
+		ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(last),
+			Text: fmt.Sprintf("node Event %s at %s (%s from the termination): %s", e.Reason, clock(last), signedSeconds(last.Sub(*at)), oneLineMsg(e.Message))})
 	}
 	return ev
 }
 
 // ---- liveness --------------------------------------------------------------
 
-// fxProbeParams are the liveness parameters the prediction uses, with where each
+// probeParams are the liveness parameters the prediction uses, with where each
 // came from (the Pod's spec or a Kubernetes default).
-type fxProbeParams struct {
+type probeParams struct {
 	failureThreshold, period, grace int64
 	graceFromProbe                  bool
 	defaulted                       []string
 }
 
-func fxLivenessParams(pod *Pod, c *Container) fxProbeParams {
-	p := fxProbeParams{failureThreshold: DefaultFailureThreshold, period: DefaultPeriodSeconds, grace: DefaultGraceSeconds}
+func livenessParams(pod *model.Pod, c *model.Container) probeParams {
+	p := probeParams{failureThreshold: DefaultFailureThreshold, period: DefaultPeriodSeconds, grace: DefaultGraceSeconds}
 	var probe *corev1.Probe
 	if c != nil {
 		probe = c.LivenessProbe
@@ -243,7 +252,7 @@ func fxLivenessParams(pod *Pod, c *Container) fxProbeParams {
 	return p
 }
 
-type fxLivenessFacts struct {
+type livenessFacts struct {
 	unhealthy     []corev1.Event // "Liveness probe failed" Events of this run
 	killing       *corev1.Event  // "failed liveness probe, will be restarted"
 	firstFailure  time.Time      // earliest Unhealthy of the run
@@ -251,7 +260,7 @@ type fxLivenessFacts struct {
 	seenFirst     time.Time      // earliest time on the Unhealthy Events as written
 	lastFailure   time.Time
 	failures      int32
-	params        fxProbeParams
+	params        probeParams
 	predictedTerm time.Time // SIGTERM: first failure + (threshold-1) x period
 	predictedKill time.Time // end of grace: + grace
 	fit           bool      // actual termination within tolerance of the prediction
@@ -261,23 +270,23 @@ type fxLivenessFacts struct {
 
 // fitsWithoutKilling: Unhealthy Events and a signal exit whose time matches
 // the prediction, though the Killing Event itself is gone (expired, or lost).
-func (l *fxLivenessFacts) fitsWithoutKilling() bool {
+func (l *livenessFacts) fitsWithoutKilling() bool {
 	return len(l.unhealthy) > 0 && l.computed && l.fit
 }
 
-func (r *fxRestartCase) liveness() *fxLivenessFacts {
-	l := &fxLivenessFacts{params: fxLivenessParams(r.pod, r.spec)}
+func (r *restartCase) liveness() *livenessFacts {
+	l := &livenessFacts{params: livenessParams(r.pod, r.spec)}
 	if r.cs == nil {
 		return l
 	}
 	from, to := r.runWindow()
 	for i := range r.podEvents {
 		e := &r.podEvents[i]
-		if !fxEventForContainer(e, r.cs.Name, len(r.pod.Spec.Containers) == 1) {
+		if !eventForContainer(e, r.cs.Name, len(r.pod.Spec.Containers) == 1) {
 			continue
 		}
 		first, last := EventSpan(e)
-		if !fxOverlaps(first, last, from, to) {
+		if !overlaps(first, last, from, to) {
 			continue
 		}
 		switch {
@@ -301,11 +310,11 @@ func (r *fxRestartCase) liveness() *fxLivenessFacts {
 	}
 	for i := range l.unhealthy {
 		first, last := EventSpan(&l.unhealthy[i])
-		l.failures += fxEventCount(&l.unhealthy[i])
+		l.failures += eventCount(&l.unhealthy[i])
 		if l.seenFirst.IsZero() || first.Before(l.seenFirst) {
 			l.seenFirst = first
 		}
-		if !from.IsZero() && first.Before(from.Add(-fxEventSlack)) {
+		if !from.IsZero() && first.Before(from.Add(-eventSlack)) {
 			// The kubelet aggregated this run's failures into an Event that
 			// began in an earlier run: its first time is not this run's.
 			l.firstExact = false
@@ -332,70 +341,70 @@ func (r *fxRestartCase) liveness() *fxLivenessFacts {
 		actual := r.term.FinishedAt.Time
 		tol := time.Duration(p.period) * time.Second
 		l.diff = actual.Sub(l.predictedKill)
-		if r.term.ExitCode == fxExitSIGTERM {
+		if r.term.ExitCode == exitSIGTERM {
 			// SIGTERM honoured: it stops anywhere between the signal and the
 			// end of the grace period.
 			l.fit = !actual.Before(l.predictedTerm.Add(-tol)) && !actual.After(l.predictedKill.Add(tol))
 		} else {
-			l.fit = fxAbsDuration(l.diff) <= tol
+			l.fit = absDuration(l.diff) <= tol
 		}
 	}
 	return l
 }
 
-func (r *fxRestartCase) livenessNotice(l *fxLivenessFacts, eviction []Evidence) Notice {
-	n := r.notice(CodeRestartLiveness)
+func (r *restartCase) livenessNotice(l *livenessFacts, eviction []model.Evidence) model.Notice {
+	n := r.notice(model.CodeRestartLiveness)
 	p := l.params
 	at := r.finishedAt()
 	n.Message = fmt.Sprintf("%s: killed by its liveness probe%s", r.subject(), r.exitSuffix())
 	switch {
-	case l.computed && r.term.ExitCode == fxExitSIGTERM:
-		n.Message += fmt.Sprintf(" at %s (SIGTERM predicted %s, %s; grace ends %s)", fxClock(*at), fxClock(l.predictedTerm), fxSignedSeconds((*at).Sub(l.predictedTerm)), fxClock(l.predictedKill))
+	case l.computed && r.term.ExitCode == exitSIGTERM:
+		n.Message += fmt.Sprintf(" at %s (SIGTERM predicted %s, %s; grace ends %s)", clock(*at), clock(l.predictedTerm), signedSeconds((*at).Sub(l.predictedTerm)), clock(l.predictedKill))
 	case l.computed:
-		n.Message += fmt.Sprintf(" at %s (predicted %s, %s)", fxClock(*at), fxClock(l.predictedKill), fxSignedSeconds(l.diff))
+		n.Message += fmt.Sprintf(" at %s (predicted %s, %s)", clock(*at), clock(l.predictedKill), signedSeconds(l.diff))
 	}
 	if len(l.unhealthy) == 0 {
-		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred, At: fxTimePtr(l.firstFailure),
-			Text: fmt.Sprintf("no Unhealthy Event for this run (expired?): the Killing time is taken as the threshold failure, so the first failure = Killing − (failureThreshold−1) × periodSeconds = %s", fxClock(l.firstFailure))})
+		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred, At: timePtr(l.firstFailure),
+			Text: fmt.Sprintf("no Unhealthy Event for this run (expired?): the Killing time is taken as the threshold failure, so the first failure = Killing − (failureThreshold−1) × periodSeconds = %s", clock(l.firstFailure))})
 	} else {
-		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, At: fxTimePtr(l.seenFirst),
+		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, At: timePtr(l.seenFirst),
 			Text: fmt.Sprintf("%d Unhealthy Event(s) \"Liveness probe failed\" overlapping this run (%d failed probe(s) counted), first at %s, last at %s: %s",
-				len(l.unhealthy), l.failures, fxClock(l.seenFirst), fxClock(l.lastFailure), fxOneLineMsg(l.unhealthy[0].Message))})
+				len(l.unhealthy), l.failures, clock(l.seenFirst), clock(l.lastFailure), oneLineMsg(l.unhealthy[0].Message))})
 		if !l.firstExact {
-			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred, At: fxTimePtr(l.firstFailure),
-				Text: fmt.Sprintf("the Unhealthy Event was aggregated across runs (it began before this run started), so this run's first failure is taken as last failure − (failureThreshold−1) × periodSeconds = %s", fxClock(l.firstFailure))})
+			n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred, At: timePtr(l.firstFailure),
+				Text: fmt.Sprintf("the Unhealthy Event was aggregated across runs (it began before this run started), so this run's first failure is taken as last failure − (failureThreshold−1) × periodSeconds = %s", clock(l.firstFailure))})
 		}
 	}
 	if l.killing != nil {
-		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, At: fxTimePtr(EventLast(l.killing)),
-			Text: fmt.Sprintf("Killing Event at %s: %s", fxClock(EventLast(l.killing)), fxOneLineMsg(l.killing.Message))})
+		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, At: timePtr(EventLast(l.killing)),
+			Text: fmt.Sprintf("Killing Event at %s: %s", clock(EventLast(l.killing)), oneLineMsg(l.killing.Message))})
 	} else {
-		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 			Text: "no Killing Event for this run (expired or not recorded); the kill is inferred from the failed probes and the timing"})
 	}
 	if r.term != nil {
 		n.Evidence = append(n.Evidence, r.lastStateEvidence())
 	}
-	n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: fxProbeConfigText(p)})
+	n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, Text: probeConfigText(p)})
 	if l.computed {
 		ft, per, gr := p.failureThreshold, p.period, p.grace
-		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred, At: fxTimePtr(l.predictedKill),
+		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred, At: timePtr(l.predictedKill),
 			Text: fmt.Sprintf("predicted restart = first failure + (failureThreshold − 1) × periodSeconds + terminationGracePeriodSeconds = %s + (%d − 1) × %ds + %ds = %s; actual termination %s; difference %s (tolerance ±%ds)",
-				fxClock(l.firstFailure), ft, per, gr, fxClock(l.predictedKill), fxClock(*at), fxSignedSeconds(l.diff), per)})
+				clock(l.firstFailure), ft, per, gr, clock(l.predictedKill), clock(*at), signedSeconds(l.diff), per)})
 		verdict := "fits"
 		if !l.fit {
 			verdict = "does NOT fit"
 		}
 		switch r.term.ExitCode {
-		case fxExitSIGTERM:
-			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+		case exitSIGTERM:
+			n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 				Text: fmt.Sprintf("exit 143: SIGTERM honoured, so it may stop anywhere between the signal at first failure + (failureThreshold − 1) × periodSeconds = %s and the end of the grace period (%s); actual − signal = %s: the timing %s; shutdown logs are expected",
-					fxClock(l.predictedTerm), fxClock(l.predictedKill), fxSignedSeconds((*at).Sub(l.predictedTerm)), verdict)})
-		case fxExitSIGKILL:
-			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+					clock(l.predictedTerm), clock(l.predictedKill), signedSeconds((*at).Sub(l.predictedTerm)), verdict)})
+		case exitSIGKILL:
+			n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 				Text: fmt.Sprintf("exit 137: SIGTERM ignored (a blocked process), killed when the grace period ended: the timing %s", verdict)})
 		default:
-			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+			n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 				Text: fmt.Sprintf("exit %d: the timing %s the liveness formula", r.term.ExitCode, verdict)})
 		}
 	}
@@ -407,7 +416,7 @@ func (r *fxRestartCase) livenessNotice(l *fxLivenessFacts, eviction []Evidence) 
 	return n
 }
 
-func fxProbeConfigText(p fxProbeParams) string {
+func probeConfigText(p probeParams) string {
 	grace := fmt.Sprintf("terminationGracePeriodSeconds %d", p.grace)
 	if p.graceFromProbe {
 		grace += " (the probe's own, overriding the Pod's)"
@@ -424,8 +433,8 @@ func fxProbeConfigText(p fxProbeParams) string {
 // oom explains an OOM kill: observed when the kubelet recorded OOMKilled
 // (nodeOOM nil), inferred from the node's kernel OOM report otherwise (the
 // victim it names may be another process of the Pod).
-func (r *fxRestartCase) oom(nodeOOM []Evidence, l *fxLivenessFacts, eviction []Evidence) Notice {
-	n := r.notice(CodeRestartOOM)
+func (r *restartCase) oom(nodeOOM []model.Evidence, l *livenessFacts, eviction []model.Evidence) model.Notice {
+	n := r.notice(model.CodeRestartOOM)
 	observed := nodeOOM == nil
 	limit := ""
 	if r.spec != nil && r.spec.MemoryLimit != nil {
@@ -437,7 +446,7 @@ func (r *fxRestartCase) oom(nodeOOM []Evidence, l *fxLivenessFacts, eviction []E
 		n.Message = fmt.Sprintf("%s: SIGKILL%s", r.subject(), r.exitSuffix())
 	}
 	if at := r.finishedAt(); at != nil {
-		n.Message += " at " + fxClock(*at)
+		n.Message += " at " + clock(*at)
 	}
 	if !observed {
 		n.Message += ", the node reported a kernel OOM kill at that moment (inferred)"
@@ -447,18 +456,18 @@ func (r *fxRestartCase) oom(nodeOOM []Evidence, l *fxLivenessFacts, eviction []E
 	}
 	n.Evidence = append(n.Evidence, r.lastStateEvidence())
 	if limit != "" {
-		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: "memory limit " + limit})
+		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, Text: "memory limit " + limit})
 	} else {
-		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: "no memory limit set"},
-			Evidence{Kind: Inferred, Text: "without a container memory limit, the kill came from node memory pressure or a cgroup above the container"})
+		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, Text: "no memory limit set"},
+			model.Evidence{Kind: model.Inferred, Text: "without a container memory limit, the kill came from node memory pressure or a cgroup above the container"})
 	}
 	if !observed {
 		n.Evidence = append(n.Evidence, nodeOOM...)
-		n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 			Text: fmt.Sprintf("exit 137 = SIGKILL; reason %q is not OOMKilled, so the kubelet did not see the container's main process OOM-killed: the node's OOM kill at the same moment is the explanation, but its victim may be another process", r.term.Reason)})
 	}
 	n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l)...)
-	n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+	n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 		Text: "an OOM kill is SIGKILL from the kernel: no shutdown logs are expected and there is no fixed offset to predict its time"})
 	n.Evidence = append(n.Evidence, eviction...)
 	if !observed {
@@ -471,20 +480,20 @@ func (r *fxRestartCase) oom(nodeOOM []Evidence, l *fxLivenessFacts, eviction []E
 // and no Event left that would say more. A liveness kill of a process that
 // ignores SIGTERM (a blocked one, as in the incident) ends exactly so; OOM
 // is not concluded, since the kubelet reports a cgroup OOM kill as OOMKilled.
-func (r *fxRestartCase) livenessInferred(l *fxLivenessFacts) Notice {
-	n := r.notice(CodeRestartLiveness)
+func (r *restartCase) livenessInferred(l *livenessFacts) model.Notice {
+	n := r.notice(model.CodeRestartLiveness)
 	p := l.params
 	n.Message = fmt.Sprintf("%s: SIGKILL", r.subject()) + r.exitSuffix()
 	if at := r.finishedAt(); at != nil {
-		n.Message += " at " + fxClock(*at)
+		n.Message += " at " + clock(*at)
 	}
 	n.Message += ", most likely its liveness probe (inferred; not OOM: the kubelet would have recorded OOMKilled)"
-	n.Evidence = append(n.Evidence, r.lastStateEvidence(), Evidence{Kind: Observed, Text: fxProbeConfigText(p)})
+	n.Evidence = append(n.Evidence, r.lastStateEvidence(), model.Evidence{Kind: model.Observed, Text: probeConfigText(p)})
 	n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l)...)
 	n.Evidence = append(n.Evidence,
-		Evidence{Kind: Inferred, Text: fmt.Sprintf("exit 137 = SIGKILL with reason %q, not OOMKilled: the kubelet reports a cgroup OOM kill of the main process as OOMKilled, so OOM is not concluded", r.term.Reason)},
-		Evidence{Kind: Inferred, Text: fmt.Sprintf("a liveness kill sends SIGTERM, then SIGKILL when the grace period (%ds) ends: exit 137 means the process did not stop on SIGTERM, as a blocked process does", p.grace)},
-		Evidence{Kind: Inferred, Text: fmt.Sprintf("with the time the process blocked (business logs), sandscope explain restart -n %s %s --block-start TIME predicts the kill: block start + failureThreshold × periodSeconds + terminationGracePeriodSeconds = block start + %ds",
+		model.Evidence{Kind: model.Inferred, Text: fmt.Sprintf("exit 137 = SIGKILL with reason %q, not OOMKilled: the kubelet reports a cgroup OOM kill of the main process as OOMKilled, so OOM is not concluded", r.term.Reason)},
+		model.Evidence{Kind: model.Inferred, Text: fmt.Sprintf("a liveness kill sends SIGTERM, then SIGKILL when the grace period (%ds) ends: exit 137 means the process did not stop on SIGTERM, as a blocked process does", p.grace)},
+		model.Evidence{Kind: model.Inferred, Text: fmt.Sprintf("with the time the process blocked (business logs), sandscope explain restart -n %s %s --block-start TIME predicts the kill: block start + failureThreshold × periodSeconds + terminationGracePeriodSeconds = block start + %ds",
 			r.pod.Namespace, r.pod.Name, p.failureThreshold*p.period+p.grace)})
 	r.inferredVerdict(&n, "liveness kill")
 	return n
@@ -492,55 +501,55 @@ func (r *fxRestartCase) livenessInferred(l *fxLivenessFacts) Notice {
 
 // sigkillUnexplained: exit 137 that neither the kubelet (OOMKilled), the
 // node (kernel OOM, eviction, trouble) nor a liveness probe explains.
-func (r *fxRestartCase) sigkillUnexplained(l *fxLivenessFacts) Notice {
-	n := r.notice(CodeRestartUnexplained)
+func (r *restartCase) sigkillUnexplained(l *livenessFacts) model.Notice {
+	n := r.notice(model.CodeRestartUnexplained)
 	n.Message = fmt.Sprintf("%s: SIGKILL%s", r.subject(), r.exitSuffix())
 	if at := r.finishedAt(); at != nil {
-		n.Message += " at " + fxClock(*at)
+		n.Message += " at " + clock(*at)
 	}
 	n.Message += " not recorded as OOMKilled, no liveness kill, no eviction or node trouble (inferred: unexplained)"
 	n.Evidence = append(n.Evidence, r.lastStateEvidence())
 	if r.spec == nil || r.spec.LivenessProbe == nil {
-		n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: "no liveness probe configured on container " + r.cs.Name})
+		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, Text: "no liveness probe configured on container " + r.cs.Name})
 	}
 	n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l)...)
 	n.Evidence = append(n.Evidence,
-		Evidence{Kind: Inferred, Text: fmt.Sprintf("exit 137 = SIGKILL with reason %q, not OOMKilled: the kubelet did not see an OOM kill of the main process, so OOM is not concluded; a kill from inside the container, a runtime stop or an OOM kill of a child process remain", r.term.Reason)},
-		Evidence{Kind: Observed, Text: "checked: " + strings.Join(r.checkedLines(l), "; ")})
+		model.Evidence{Kind: model.Inferred, Text: fmt.Sprintf("exit 137 = SIGKILL with reason %q, not OOMKilled: the kubelet did not see an OOM kill of the main process, so OOM is not concluded; a kill from inside the container, a runtime stop or an OOM kill of a child process remain", r.term.Reason)},
+		model.Evidence{Kind: model.Observed, Text: "checked: " + strings.Join(r.checkedLines(l), "; ")})
 	r.inferredVerdict(&n, "unexplained SIGKILL")
 	return n
 }
 
 // inferredVerdict labels a notice's verdict as inferred: one evidence line
 // that says so and the commands that would confirm it, also in the message.
-func (r *fxRestartCase) inferredVerdict(n *Notice, verdict string) {
+func (r *restartCase) inferredVerdict(n *model.Notice, verdict string) {
 	n.Message += "; confirm: " + r.confirmCommands()
-	n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+	n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 		Text: "verdict " + verdict + " is inferred, not observed; confirm (Last State reason and exit code, Unhealthy/Killing/OOM Events while they last): " + r.confirmCommands()})
 }
 
-func (r *fxRestartCase) noLivenessKillEvidence(l *fxLivenessFacts) []Evidence {
+func (r *restartCase) noLivenessKillEvidence(l *livenessFacts) []model.Evidence {
 	switch {
 	case l.killing != nil:
-		return []Evidence{{Kind: Observed, At: fxTimePtr(EventLast(l.killing)), Text: "a liveness Killing Event exists too: " + fxOneLineMsg(l.killing.Message)}}
+		return []model.Evidence{{Kind: model.Observed, At: timePtr(EventLast(l.killing)), Text: "a liveness Killing Event exists too: " + oneLineMsg(l.killing.Message)}}
 	case len(l.unhealthy) > 0:
-		return []Evidence{{Kind: Observed, Text: fmt.Sprintf("%d failed liveness probe(s) in the run but no Killing Event", l.failures)},
-			{Kind: Inferred, Text: "the timing does not fit the probe config"}}
+		return []model.Evidence{{Kind: model.Observed, Text: fmt.Sprintf("%d failed liveness probe(s) in the run but no Killing Event", l.failures)},
+			{Kind: model.Inferred, Text: "the timing does not fit the probe config"}}
 	case len(r.podEvents) == 0:
-		return []Evidence{{Kind: Observed, Text: "no Events recorded for the Pod"},
-			{Kind: Inferred, Text: "Events expire after the API server's --event-ttl (1h by default), so a liveness kill cannot be ruled out by Events"}}
+		return []model.Evidence{{Kind: model.Observed, Text: "no Events recorded for the Pod"},
+			{Kind: model.Inferred, Text: "Events expire after the API server's --event-ttl (1h by default), so a liveness kill cannot be ruled out by Events"}}
 	case !r.eventsCoverRun():
-		return []Evidence{{Kind: Observed, Text: "no Event of the Pod from before the termination is left"},
-			{Kind: Inferred, Text: "the termination's Events have expired (--event-ttl, 1h by default), so a liveness kill cannot be ruled out by Events"}}
+		return []model.Evidence{{Kind: model.Observed, Text: "no Event of the Pod from before the termination is left"},
+			{Kind: model.Inferred, Text: "the termination's Events have expired (--event-ttl, 1h by default), so a liveness kill cannot be ruled out by Events"}}
 	}
-	return []Evidence{{Kind: Observed, Text: "no Unhealthy/Killing liveness Event in this run"}}
+	return []model.Evidence{{Kind: model.Observed, Text: "no Unhealthy/Killing liveness Event in this run"}}
 }
 
 // ---- eviction / node trouble -------------------------------------------------
 
-func fxPodEvicted(pod *Pod) bool { return pod.Status.Reason() == "Evicted" }
+func podEvicted(pod *model.Pod) bool { return pod.Status.Reason() == "Evicted" }
 
-func fxDisruptionTarget(pod *Pod) *PodCondition {
+func disruptionTarget(pod *model.Pod) *model.PodCondition {
 	for i := range pod.Status.Conditions {
 		c := &pod.Status.Conditions[i]
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
@@ -552,42 +561,42 @@ func fxDisruptionTarget(pod *Pod) *PodCondition {
 
 // evictionEvidence collects what points at eviction or node trouble around
 // the termination: all observed.
-func (r *fxRestartCase) evictionEvidence() []Evidence {
-	var ev []Evidence
+func (r *restartCase) evictionEvidence() []model.Evidence {
+	var ev []model.Evidence
 	pod := r.pod
-	if fxPodEvicted(pod) {
-		ev = append(ev, Evidence{Kind: Observed, Text: "Pod status.reason Evicted: " + fxOneLineMsg(pod.Status.Message())})
+	if podEvicted(pod) {
+		ev = append(ev, model.Evidence{Kind: model.Observed, Text: "Pod status.reason Evicted: " + oneLineMsg(pod.Status.Message())})
 	}
-	if c := fxDisruptionTarget(pod); c != nil {
-		ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(c.LastTransitionTime.Time),
-			Text: fmt.Sprintf("condition DisruptionTarget=True reason %s: %s", c.Reason, fxOneLineMsg(c.Message))})
+	if c := disruptionTarget(pod); c != nil {
+		ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(c.LastTransitionTime.Time),
+			Text: fmt.Sprintf("condition DisruptionTarget=True reason %s: %s", c.Reason, oneLineMsg(c.Message))})
 	}
 	at := r.finishedAt()
 	for i := range r.podEvents {
 		e := &r.podEvents[i]
 		if e.Reason == "Evicted" || e.Reason == "Preempted" || e.Reason == "Preempting" {
-			ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(EventLast(e)), Text: fmt.Sprintf("%s Event: %s", e.Reason, fxOneLineMsg(e.Message))})
+			ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(EventLast(e)), Text: fmt.Sprintf("%s Event: %s", e.Reason, oneLineMsg(e.Message))})
 		}
 	}
 	if r.node != nil {
 		for _, c := range r.node.Status.Conditions {
-			if !fxNodeConditionBad(c) {
+			if !nodeConditionBad(c) {
 				continue
 			}
 			since := c.LastTransitionTime.Time
-			if at == nil || since.IsZero() || !since.After(at.Add(fxNodeTroubleNear)) {
-				ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(since),
-					Text: fmt.Sprintf("node %s condition %s=%s since %s (%s)", r.node.Name, c.Type, c.Status, fxClock(since), fxOneLineMsg(c.Message))})
+			if at == nil || since.IsZero() || !since.After(at.Add(nodeTroubleNear)) {
+				ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(since),
+					Text: fmt.Sprintf("node %s condition %s=%s since %s (%s)", r.node.Name, c.Type, c.Status, clock(since), oneLineMsg(c.Message))})
 			}
 		}
 		if at != nil {
 			for _, c := range r.node.Status.Conditions {
 				// A Ready transition right after the node registered is its
 				// first Ready, not a recovery.
-				firstReady := !r.node.CreationTimestamp.IsZero() && c.LastTransitionTime.Sub(r.node.CreationTimestamp.Time) < fxNodeFirstReady
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && !firstReady && fxNear(c.LastTransitionTime.Time, *at, fxNodeTroubleNear) {
-					ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(c.LastTransitionTime.Time),
-						Text: fmt.Sprintf("node %s became Ready at %s, %s from the termination (it was not Ready before)", r.node.Name, fxClock(c.LastTransitionTime.Time), fxSignedSeconds(c.LastTransitionTime.Sub(*at)))})
+				firstReady := !r.node.CreationTimestamp.IsZero() && c.LastTransitionTime.Sub(r.node.CreationTimestamp.Time) < nodeFirstReady
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && !firstReady && near(c.LastTransitionTime.Time, *at, nodeTroubleNear) {
+					ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(c.LastTransitionTime.Time),
+						Text: fmt.Sprintf("node %s became Ready at %s, %s from the termination (it was not Ready before)", r.node.Name, clock(c.LastTransitionTime.Time), signedSeconds(c.LastTransitionTime.Sub(*at)))})
 				}
 			}
 		}
@@ -595,19 +604,19 @@ func (r *fxRestartCase) evictionEvidence() []Evidence {
 	for i := range r.nodeEvents {
 		e := &r.nodeEvents[i]
 		first, last := EventSpan(e)
-		if at != nil && !fxOverlaps(first, last, at.Add(-fxNodeTroubleNear), at.Add(fxNodeTroubleNear)) {
+		if at != nil && !overlaps(first, last, at.Add(-nodeTroubleNear), at.Add(nodeTroubleNear)) {
 			continue
 		}
-		if !fxNodeTroubleReason(e.Reason) {
+		if !nodeTroubleReason(e.Reason) {
 			continue
 		}
-		ev = append(ev, Evidence{Kind: Observed, At: fxTimePtr(last),
-			Text: fmt.Sprintf("node Event %s at %s: %s", e.Reason, fxClock(last), fxOneLineMsg(e.Message))})
+		ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(last),
+			Text: fmt.Sprintf("node Event %s at %s: %s", e.Reason, clock(last), oneLineMsg(e.Message))})
 	}
 	return ev
 }
 
-func fxNodeConditionBad(c corev1.NodeCondition) bool {
+func nodeConditionBad(c corev1.NodeCondition) bool {
 	switch c.Type {
 	case corev1.NodeReady:
 		return c.Status != corev1.ConditionTrue
@@ -617,9 +626,9 @@ func fxNodeConditionBad(c corev1.NodeCondition) bool {
 	return false
 }
 
-// fxNodeTroubleReason: Events a kubelet or the node lifecycle controller
+// nodeTroubleReason: Events a kubelet or the node lifecycle controller
 // records about a node that can take its Pods down.
-func fxNodeTroubleReason(reason string) bool {
+func nodeTroubleReason(reason string) bool {
 	switch reason {
 	case "NodeNotReady", "Rebooted", "NodeHasInsufficientMemory", "NodeHasDiskPressure", "NodeHasInsufficientPID",
 		"EvictionThresholdMet", "Starting", "KubeletHasInsufficientMemory", "NodeShutdown",
@@ -629,11 +638,11 @@ func fxNodeTroubleReason(reason string) bool {
 	return false
 }
 
-func (r *fxRestartCase) evicted(eviction []Evidence, l *fxLivenessFacts) Notice {
-	n := r.notice(CodeRestartEvicted)
+func (r *restartCase) evicted(eviction []model.Evidence, l *livenessFacts) model.Notice {
+	n := r.notice(model.CodeRestartEvicted)
 	n.Message = fmt.Sprintf("%s: evicted or hit by node trouble%s", r.subject(), r.exitSuffix())
 	if at := r.finishedAt(); at != nil {
-		n.Message += " at " + fxClock(*at)
+		n.Message += " at " + clock(*at)
 	}
 	n.Message += ": " + eviction[0].Text
 	if r.term != nil {
@@ -643,14 +652,14 @@ func (r *fxRestartCase) evicted(eviction []Evidence, l *fxLivenessFacts) Notice 
 	if r.cs != nil {
 		n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l)...)
 	}
-	n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
-		Text: "node-level causes hit co-located Pods too: check the other Pods on node " + fxOrDash(r.pod.Spec.NodeName)})
+	n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
+		Text: "node-level causes hit co-located Pods too: check the other Pods on node " + orDash(r.pod.Spec.NodeName)})
 	return n
 }
 
-func (r *fxRestartCase) evictedWithoutTermination() Notice {
+func (r *restartCase) evictedWithoutTermination() model.Notice {
 	ev := r.evictionEvidence()
-	n := r.notice(CodeRestartEvicted)
+	n := r.notice(model.CodeRestartEvicted)
 	n.Message = fmt.Sprintf("Pod %s evicted: %s", r.pod.Name, ev[0].Text)
 	n.Evidence = ev
 	return n
@@ -658,10 +667,10 @@ func (r *fxRestartCase) evictedWithoutTermination() Notice {
 
 // ---- unexplained -------------------------------------------------------------
 
-func (r *fxRestartCase) checkedLines(l *fxLivenessFacts) []string {
+func (r *restartCase) checkedLines(l *livenessFacts) []string {
 	var c []string
 	if r.term != nil {
-		c = append(c, fmt.Sprintf("last termination: reason %s, exit %d (not OOMKilled, not a SIGKILL)", fxOrDash(r.term.Reason), r.term.ExitCode))
+		c = append(c, fmt.Sprintf("last termination: reason %s, exit %d (not OOMKilled, not a SIGKILL)", orDash(r.term.Reason), r.term.ExitCode))
 	} else {
 		c = append(c, fmt.Sprintf("restartCount %d but no lastState.terminated recorded (the kubelet lost it, e.g. after a node restart)", r.cs.RestartCount))
 	}
@@ -682,34 +691,34 @@ func (r *fxRestartCase) checkedLines(l *fxLivenessFacts) []string {
 	return c
 }
 
-func (r *fxRestartCase) unexplained(checked []string) Notice {
-	n := r.notice(CodeRestartUnexplained)
+func (r *restartCase) unexplained(checked []string) model.Notice {
+	n := r.notice(model.CodeRestartUnexplained)
 	n.Message = fmt.Sprintf("%s%s: not explained by OOM, liveness probe or eviction; confirm: %s", r.subject(), r.exitSuffix(), r.confirmCommands())
 	if r.term != nil {
 		n.Evidence = append(n.Evidence, r.lastStateEvidence())
 		if r.term.ExitCode != 0 && r.term.ExitCode < 128 {
-			n.Evidence = append(n.Evidence, Evidence{Kind: Inferred,
+			n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 				Text: fmt.Sprintf("exit %d is not a signal: the process exited on its own; its log says why: kubectl logs -n %s %s -c %s --previous",
 					r.term.ExitCode, r.pod.Namespace, r.pod.Name, r.cs.Name)})
 		}
 	}
-	n.Evidence = append(n.Evidence, Evidence{Kind: Observed, Text: "checked: " + strings.Join(checked, "; ")})
+	n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, Text: "checked: " + strings.Join(checked, "; ")})
 	return n
 }
 
-func (r *fxRestartCase) confirmCommands() string {
+func (r *restartCase) confirmCommands() string {
 	return fmt.Sprintf("kubectl describe pod -n %s %s; kubectl get events -n %s --field-selector involvedObject.name=%s",
 		r.pod.Namespace, r.pod.Name, r.pod.Namespace, r.pod.Name)
 }
 
 // ---- siblings ----------------------------------------------------------------
 
-// fxSiblingEvidence compares a restart with the siblings that differ from the
+// siblingEvidence compares a restart with the siblings that differ from the
 // Pod in nothing that matters: same container image, same liveness probe and
 // same memory limit. A control is only valid if it differs in one variable.
-// Siblings must carry their memory limits (SlimPodForForensics): nil reads
+// Siblings must carry their memory limits (SlimPod): nil reads
 // as "no limit".
-func fxSiblingEvidence(pod *Pod, container string, spec *Container, siblings []*Pod) []Evidence {
+func siblingEvidence(pod *model.Pod, container string, spec *model.Container, siblings []*model.Pod) []model.Evidence {
 	if spec == nil || len(siblings) == 0 {
 		return nil
 	}
@@ -719,7 +728,7 @@ func fxSiblingEvidence(pod *Pod, container string, spec *Container, siblings []*
 		if s == nil || s.UID == pod.UID && s.Name == pod.Name && s.Namespace == pod.Namespace {
 			continue
 		}
-		sc := fxContainerSpec(s, container)
+		sc := containerSpec(s, container)
 		if !SameControl(sc, spec) {
 			differ++
 			continue
@@ -734,21 +743,21 @@ func fxSiblingEvidence(pod *Pod, container string, spec *Container, siblings []*
 			}
 		}
 	}
-	var ev []Evidence
+	var ev []model.Evidence
 	if control > 0 {
 		text := fmt.Sprintf("%d of %d siblings (same image, liveness probe and memory limit) restarted", restarted, control)
 		if restarted > 0 {
 			text += " (" + strings.Join(names, ", ") + ")"
 		}
-		ev = append(ev, Evidence{Kind: Observed, Text: text})
+		ev = append(ev, model.Evidence{Kind: model.Observed, Text: text})
 		if restarted == 0 {
-			ev = append(ev, Evidence{Kind: Inferred, Text: "the cause is specific to this Pod's workload, not its image, probe config or limits"})
+			ev = append(ev, model.Evidence{Kind: model.Inferred, Text: "the cause is specific to this Pod's workload, not its image, probe config or limits"})
 		} else {
-			ev = append(ev, Evidence{Kind: Inferred, Text: "a shared cause (image, probe config, limits, node or load) is likely"})
+			ev = append(ev, model.Evidence{Kind: model.Inferred, Text: "a shared cause (image, probe config, limits, node or load) is likely"})
 		}
 	}
 	if differ > 0 {
-		ev = append(ev, Evidence{Kind: Observed,
+		ev = append(ev, model.Evidence{Kind: model.Observed,
 			Text: fmt.Sprintf("%d sibling(s) differ in image, liveness probe or memory limit: not used as a control", differ)})
 	}
 	return ev
@@ -756,7 +765,7 @@ func fxSiblingEvidence(pod *Pod, container string, spec *Container, siblings []*
 
 // SameControl reports whether container a may serve as a control for b:
 // same image, same liveness probe and same memory limit.
-func SameControl(a, b *Container) bool {
+func SameControl(a, b *model.Container) bool {
 	if a == nil || b == nil || a.Image != b.Image || !equality.Semantic.DeepEqual(a.LivenessProbe, b.LivenessProbe) {
 		return false
 	}
@@ -766,11 +775,11 @@ func SameControl(a, b *Container) bool {
 	return a.MemoryLimit == nil || a.MemoryLimit.Cmp(*b.MemoryLimit) == 0
 }
 
-// SlimPodForForensics is SlimPod keeping every container's memory limit
+// SlimPod is model.SlimPod keeping every container's memory limit
 // (SlimPod keeps it only for containers that ended), so a sibling can be
 // compared as a control.
-func SlimPodForForensics(p *corev1.Pod) *Pod {
-	out := SlimPod(p)
+func SlimPod(p *corev1.Pod) *model.Pod {
+	out := model.SlimPod(p)
 	if out == nil {
 		return nil
 	}
@@ -793,12 +802,12 @@ func SlimPodForForensics(p *corev1.Pod) *Pod {
 
 // ---- helpers -----------------------------------------------------------------
 
-func (r *fxRestartCase) notice(code string) Notice {
-	return Notice{Code: code, Severity: SeverityWarning, Pod: r.pod.Name}
+func (r *restartCase) notice(code string) model.Notice {
+	return model.Notice{Code: code, Severity: model.SeverityWarning, Pod: r.pod.Name}
 }
 
 // subject names what is being explained: "container sandbox restarted 3×".
-func (r *fxRestartCase) subject() string {
+func (r *restartCase) subject() string {
 	if r.cs == nil {
 		return "Pod " + r.pod.Name
 	}
@@ -808,14 +817,14 @@ func (r *fxRestartCase) subject() string {
 	return fmt.Sprintf("container %s terminated", r.cs.Name)
 }
 
-func (r *fxRestartCase) exitSuffix() string {
+func (r *restartCase) exitSuffix() string {
 	if r.term == nil {
 		return ""
 	}
 	return fmt.Sprintf(" (exit %d)", r.term.ExitCode)
 }
 
-func (r *fxRestartCase) finishedAt() *time.Time {
+func (r *restartCase) finishedAt() *time.Time {
 	if r.term == nil || r.term.FinishedAt.IsZero() {
 		return nil
 	}
@@ -823,38 +832,38 @@ func (r *fxRestartCase) finishedAt() *time.Time {
 	return &t
 }
 
-func (r *fxRestartCase) lastStateEvidence() Evidence {
+func (r *restartCase) lastStateEvidence() model.Evidence {
 	t := r.term
 	which := "lastState.terminated"
 	if r.cs.LastTerminationState.Terminated == nil {
 		which = "state.terminated"
 	}
 	text := fmt.Sprintf("%s of container %s: reason %s, exit %d, started %s, finished %s",
-		which, r.cs.Name, fxOrDash(t.Reason), t.ExitCode, fxClockOrDash(t.StartedAt.Time), fxClockOrDash(t.FinishedAt.Time))
+		which, r.cs.Name, orDash(t.Reason), t.ExitCode, clockOrDash(t.StartedAt.Time), clockOrDash(t.FinishedAt.Time))
 	if t.Signal != 0 {
 		text += fmt.Sprintf(", signal %d", t.Signal)
 	}
 	if t.Message != "" {
-		text += ": " + fxOneLineMsg(t.Message)
+		text += ": " + oneLineMsg(t.Message)
 	}
-	return Evidence{Kind: Observed, Text: text, At: r.finishedAt()}
+	return model.Evidence{Kind: model.Observed, Text: text, At: r.finishedAt()}
 }
 
 // runWindow is the time the terminated run lasted; zero bounds are open.
-func (r *fxRestartCase) runWindow() (from, to time.Time) {
+func (r *restartCase) runWindow() (from, to time.Time) {
 	if r.term == nil {
 		return time.Time{}, time.Time{}
 	}
 	if !r.term.StartedAt.IsZero() {
-		from = r.term.StartedAt.Time.Add(-fxEventSlack)
+		from = r.term.StartedAt.Time.Add(-eventSlack)
 	}
 	if !r.term.FinishedAt.IsZero() {
-		to = r.term.FinishedAt.Time.Add(fxEventSlack)
+		to = r.term.FinishedAt.Time.Add(eventSlack)
 	}
 	return from, to
 }
 
-func fxContainerSpec(pod *Pod, name string) *Container {
+func containerSpec(pod *model.Pod, name string) *model.Container {
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == name {
 			return &pod.Spec.Containers[i]
@@ -863,9 +872,9 @@ func fxContainerSpec(pod *Pod, name string) *Container {
 	return nil
 }
 
-// fxSplitEvents keeps the Events about this Pod (same UID when the Event names
+// splitEvents keeps the Events about this Pod (same UID when the Event names
 // one: a same-name predecessor's Events are not this Pod's) and about its node.
-func fxSplitEvents(pod *Pod, events []corev1.Event) (podEvents, nodeEvents []corev1.Event) {
+func splitEvents(pod *model.Pod, events []corev1.Event) (podEvents, nodeEvents []corev1.Event) {
 	for _, e := range events {
 		switch {
 		case e.InvolvedObject.Kind == "Node":
@@ -881,9 +890,9 @@ func fxSplitEvents(pod *Pod, events []corev1.Event) (podEvents, nodeEvents []cor
 	return podEvents, nodeEvents
 }
 
-// fxEventForContainer: the kubelet names the container in fieldPath
+// eventForContainer: the kubelet names the container in fieldPath
 // ("spec.containers{sandbox}") and in the message ("Container sandbox ...").
-func fxEventForContainer(e *corev1.Event, container string, only bool) bool {
+func eventForContainer(e *corev1.Event, container string, only bool) bool {
 	if fp := e.InvolvedObject.FieldPath; fp != "" {
 		return fp == "spec.containers{"+container+"}"
 	}
@@ -917,7 +926,7 @@ func EventLast(e *corev1.Event) time.Time {
 	return last
 }
 
-func fxEventCount(e *corev1.Event) int32 {
+func eventCount(e *corev1.Event) int32 {
 	if e.Series != nil && e.Series.Count > 0 {
 		return e.Series.Count
 	}
@@ -927,8 +936,8 @@ func fxEventCount(e *corev1.Event) int32 {
 	return 1
 }
 
-// fxOverlaps: [first,last] meets [from,to]; zero bounds of the window are open.
-func fxOverlaps(first, last, from, to time.Time) bool {
+// overlaps: [first,last] meets [from,to]; zero bounds of the window are open.
+func overlaps(first, last, from, to time.Time) bool {
 	if !from.IsZero() && last.Before(from) {
 		return false
 	}
@@ -938,48 +947,48 @@ func fxOverlaps(first, last, from, to time.Time) bool {
 	return true
 }
 
-func fxNear(a, b time.Time, d time.Duration) bool {
-	return !a.IsZero() && fxAbsDuration(a.Sub(b)) <= d
+func near(a, b time.Time, d time.Duration) bool {
+	return !a.IsZero() && absDuration(a.Sub(b)) <= d
 }
 
-func fxAbsDuration(d time.Duration) time.Duration {
+func absDuration(d time.Duration) time.Duration {
 	if d < 0 {
 		return -d
 	}
 	return d
 }
 
-func fxClock(t time.Time) string {
+func clock(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05Z")
 }
 
-func fxClockOrDash(t time.Time) string {
+func clockOrDash(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return fxClock(t)
+	return clock(t)
 }
 
-func fxSignedSeconds(d time.Duration) string {
+func signedSeconds(d time.Duration) string {
 	s := d.Round(100 * time.Millisecond).Seconds()
 	return fmt.Sprintf("%+gs", s)
 }
 
-func fxTimePtr(t time.Time) *time.Time {
+func timePtr(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil
 	}
 	return &t
 }
 
-func fxOrDash(s string) string {
+func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
 }
 
-func fxOneLineMsg(s string) string {
+func oneLineMsg(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 200 {
 		s = s[:197] + "..."

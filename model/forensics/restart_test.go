@@ -1,4 +1,4 @@
-package model
+package forensics
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandscope/sandscope/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 )
@@ -29,20 +30,20 @@ func TestExplainRestart(t *testing.T) {
 			// Incident 003, Events expired: block at 100 s, probe 3 × 10 s,
 			// grace 30 s: predicted 160 s; the Pod recorded 160.4 s.
 			name:     "agrees within 1 s, Events expired, only the last of 3 restarts recorded",
-			pod:      fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(3, "Error", 137, 0, 160.4)),
+			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(3, "Error", 137, 0, 160.4)),
 			blocks:   []time.Time{block},
 			wantVerd: "agrees within 1 s (+0.4s)", agrees: true, fits: true, wantPred: 160,
 			wantWindow: [2]float64{151, 161},
 			wantEv: []wantEvidence{
-				{Inferred, "= 2026-11-29T17:01:40Z + 3 × 10s + 30s = 2026-11-29T17:02:40Z"},
-				{Observed, "lastState.terminated: reason Error, exit 137"},
-				{Inferred, "exit 137: SIGKILL"},
+				{model.Inferred, "= 2026-11-29T17:01:40Z + 3 × 10s + 30s = 2026-11-29T17:02:40Z"},
+				{model.Observed, "lastState.terminated: reason Error, exit 137"},
+				{model.Inferred, "exit 137: SIGKILL"},
 			},
 			wantNote: "restartCount 3: the Pod records only the last termination",
 		},
 		{
 			name: "the probe's own terminationGracePeriodSeconds wins over the Pod's",
-			pod: fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 135), func(p *corev1.Pod) {
+			pod: testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 135), func(p *corev1.Pod) {
 				p.Spec.Containers[0].LivenessProbe.TerminationGracePeriodSeconds = ptr.To[int64](5)
 			}),
 			blocks:   []time.Time{block},
@@ -52,7 +53,7 @@ func TestExplainRestart(t *testing.T) {
 			// timeoutSeconds 5: each attempt fails 5 s after it starts, so the
 			// kill may come up to 5 s after the formula's point.
 			name: "timeoutSeconds widens the window",
-			pod: fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 164), func(p *corev1.Pod) {
+			pod: testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 164), func(p *corev1.Pod) {
 				p.Spec.Containers[0].LivenessProbe.TimeoutSeconds = 5
 			}),
 			blocks:     []time.Time{block},
@@ -63,13 +64,13 @@ func TestExplainRestart(t *testing.T) {
 		},
 		{
 			name:     "does not fit",
-			pod:      fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 400)),
+			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 400)),
 			blocks:   []time.Time{block},
 			wantVerd: "does not fit (+240s)",
 		},
 		{
 			name: "with Events: the first Unhealthy and the Killing beside the prediction",
-			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 160.6)),
+			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 160.6)),
 			events: []corev1.Event{
 				podEvent("uid-1", "Unhealthy", unhealthyMsg, 101, 121, 3),
 				podEvent("uid-1", "Killing", killingMsg, 121, 121, 1),
@@ -77,50 +78,50 @@ func TestExplainRestart(t *testing.T) {
 			blocks:   []time.Time{block},
 			wantVerd: "agrees within 1 s", agrees: true, fits: true,
 			wantEv: []wantEvidence{
-				{Observed, "first Unhealthy Event \"Liveness probe failed\" at or after the block start: 2026-11-29T17:01:41Z (+1s after it)"},
-				{Observed, "Killing Event \"failed liveness probe\" at 2026-11-29T17:02:01Z"},
-				{Inferred, "the Killing Event lies inside the predicted SIGTERM window"},
+				{model.Observed, "first Unhealthy Event \"Liveness probe failed\" at or after the block start: 2026-11-29T17:01:41Z (+1s after it)"},
+				{model.Observed, "Killing Event \"failed liveness probe\" at 2026-11-29T17:02:01Z"},
+				{model.Inferred, "the Killing Event lies inside the predicted SIGTERM window"},
 			},
 		},
 		{
 			name:     "a block start in no recorded run; the recorded one is listed as not compared",
-			pod:      fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
+			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
 			events:   []corev1.Event{podEvent("uid-1", "Killing", killingMsg, 121, 670, 2)},
 			blocks:   []time.Time{block},
 			wantVerd: "not recorded in the status (the Pod keeps only the last termination), but a liveness Killing Event at 2026-11-29T17:02:01Z lies inside the predicted SIGTERM window",
 			wantNote: "lastState.terminated (finished 2026-11-29T17:11:40Z) was not compared: no --block-start falls inside its run",
-			wantEv:   []wantEvidence{{Observed, "Killing Event \"failed liveness probe\" at 2026-11-29T17:02:01Z"}, {Inferred, "inside the predicted SIGTERM window"}},
+			wantEv:   []wantEvidence{{model.Observed, "Killing Event \"failed liveness probe\" at 2026-11-29T17:02:01Z"}, {model.Inferred, "inside the predicted SIGTERM window"}},
 		},
 		{
 			name:     "a block start that matches nothing at all",
-			pod:      fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
+			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
 			events:   []corev1.Event{podEvent("uid-1", "Killing", killingMsg, 300, 670, 2)},
 			blocks:   []time.Time{block},
 			wantVerd: "not recorded: no recorded run contains the block start",
-			wantEv:   []wantEvidence{{Inferred, "none of them lies inside the predicted SIGTERM window"}},
+			wantEv:   []wantEvidence{{model.Inferred, "none of them lies inside the predicted SIGTERM window"}},
 		},
 		{
 			name:     "Killing Events date the kills the status no longer records",
-			pod:      fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
+			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
 			events:   []corev1.Event{podEvent("uid-1", "Killing", killingMsg, 121, 670, 2)},
 			wantNote: "Killing Event \"failed liveness probe\" ×2, first at 2026-11-29T17:02:01Z, last at 2026-11-29T17:11:10Z",
 		},
 		{
 			name:     "OOMKilled is observed OOM whatever the timing",
-			pod:      fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "OOMKilled", 137, 0, 160)),
+			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "OOMKilled", 137, 0, 160)),
 			blocks:   []time.Time{block},
 			wantVerd: "recorded OOMKilled (observed)",
 		},
 		{
 			name:     "no liveness probe",
-			pod:      fxPod(withLast(1, "Error", 137, 0, 160)),
+			pod:      testPod(withLast(1, "Error", 137, 0, 160)),
 			blocks:   []time.Time{block},
 			wantNote: "has no liveness probe",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			x, err := ExplainRestart(SlimPod(tc.pod), tc.events, "", tc.blocks)
+			x, err := ExplainRestart(model.SlimPod(tc.pod), tc.events, "", tc.blocks)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +155,7 @@ func TestExplainRestart(t *testing.T) {
 			if tc.wantWindow != [2]float64{} && (!c.Earliest.Equal(at(tc.wantWindow[0]).Time) || !c.Latest.Equal(at(tc.wantWindow[1]).Time)) {
 				t.Errorf("window %s–%s, want t0+%v", c.Earliest, c.Latest, tc.wantWindow)
 			}
-			n := Notice{Evidence: c.Evidence}
+			n := model.Notice{Evidence: c.Evidence}
 			for _, w := range tc.wantEv {
 				if !hasEvidence(n, w) {
 					t.Errorf("no %s evidence %q\n%s", w.kind, w.text, dump)
@@ -169,7 +170,7 @@ func TestExplainRestart(t *testing.T) {
 }
 
 func TestExplainRestartContainer(t *testing.T) {
-	pod := SlimPod(fxPod(withProbe(3, 10, nil), withLast(1, "Error", 137, 0, 10)))
+	pod := model.SlimPod(testPod(withProbe(3, 10, nil), withLast(1, "Error", 137, 0, 10)))
 	if _, err := ExplainRestart(pod, nil, "nope", nil); !errors.Is(err, ErrNoContainer) || !strings.Contains(err.Error(), "containers: sandbox") {
 		t.Fatalf("err = %v", err)
 	}

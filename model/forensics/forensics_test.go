@@ -1,10 +1,11 @@
-package model
+package forensics
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sandscope/sandscope/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +21,7 @@ func at(sec float64) metav1.Time {
 
 type podOpt func(*corev1.Pod)
 
-func fxPod(opts ...podOpt) *corev1.Pod {
+func testPod(opts ...podOpt) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "sbx-0", Namespace: "ns", UID: "uid-1"},
 		Spec: corev1.PodSpec{
@@ -93,11 +94,11 @@ const (
 )
 
 type wantEvidence struct {
-	kind EvidenceKind
+	kind model.EvidenceKind
 	text string // substring
 }
 
-func TestForensics(t *testing.T) {
+func TestClassify(t *testing.T) {
 	healthyNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
 		{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: at(-86400)},
 		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, LastTransitionTime: at(-86400)},
@@ -121,118 +122,118 @@ func TestForensics(t *testing.T) {
 			// Incident 003: blocked at ~100 s, probes fail at 100, 110, 120;
 			// Killing at 120; SIGTERM ignored; SIGKILL at 150 (grace 30).
 			name: "liveness kill, SIGTERM ignored, predicted and actual within 1 s",
-			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150.6)),
+			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150.6)),
 			events: []corev1.Event{
 				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100.2, 120.2, 3),
 				podEvent("uid-1", "Killing", killingMsg, 120.2, 120.2, 1),
 			},
 			node:     healthyNode,
-			wantCode: CodeRestartLiveness,
+			wantCode: model.CodeRestartLiveness,
 			wantMsg:  []string{"killed by its liveness probe", "predicted 2026-11-29T17:02:30Z", "+0.4s"},
 			want: []wantEvidence{
-				{Observed, "Unhealthy Event(s) \"Liveness probe failed\""},
-				{Observed, "3 failed probe(s)"},
-				{Observed, "Killing Event at 2026-11-29T17:02:00Z"},
-				{Observed, "lastState.terminated of container sandbox: reason Error, exit 137"},
-				{Observed, "liveness probe: failureThreshold 3, periodSeconds 10; terminationGracePeriodSeconds 30"},
-				{Inferred, "= 2026-11-29T17:01:40Z + (3 − 1) × 10s + 30s = 2026-11-29T17:02:30Z; actual termination 2026-11-29T17:02:30Z; difference +0.4s (tolerance ±10s)"},
-				{Inferred, "exit 137: SIGTERM ignored"},
-				{Inferred, "timing fits"},
+				{model.Observed, "Unhealthy Event(s) \"Liveness probe failed\""},
+				{model.Observed, "3 failed probe(s)"},
+				{model.Observed, "Killing Event at 2026-11-29T17:02:00Z"},
+				{model.Observed, "lastState.terminated of container sandbox: reason Error, exit 137"},
+				{model.Observed, "liveness probe: failureThreshold 3, periodSeconds 10; terminationGracePeriodSeconds 30"},
+				{model.Inferred, "= 2026-11-29T17:01:40Z + (3 − 1) × 10s + 30s = 2026-11-29T17:02:30Z; actual termination 2026-11-29T17:02:30Z; difference +0.4s (tolerance ±10s)"},
+				{model.Inferred, "exit 137: SIGTERM ignored"},
+				{model.Inferred, "timing fits"},
 			},
 			notWant: []string{"NOT fit"},
 		},
 		{
 			name: "liveness kill, SIGTERM honoured (143) right after the Killing event",
-			pod:  fxPod(withProbe(5, 6, ptr.To[int64](60)), withLast(2, "Error", 143, 0, 226)),
+			pod:  testPod(withProbe(5, 6, ptr.To[int64](60)), withLast(2, "Error", 143, 0, 226)),
 			events: []corev1.Event{
 				podEvent("uid-1", "Unhealthy", unhealthyMsg, 200, 224, 5),
 				podEvent("uid-1", "Killing", killingMsg, 224, 224, 1),
 			},
-			wantCode: CodeRestartLiveness,
+			wantCode: model.CodeRestartLiveness,
 			want: []wantEvidence{
-				{Inferred, "(5 − 1) × 6s + 60s"},
-				{Inferred, "exit 143: SIGTERM honoured"},
-				{Inferred, "actual − signal = +2s"},
-				{Inferred, "the timing fits"},
-				{Observed, "Killing Event"},
+				{model.Inferred, "(5 − 1) × 6s + 60s"},
+				{model.Inferred, "exit 143: SIGTERM honoured"},
+				{model.Inferred, "actual − signal = +2s"},
+				{model.Inferred, "the timing fits"},
+				{model.Observed, "Killing Event"},
 			},
 		},
 		{
 			name: "liveness with Kubernetes defaults, events written through events.k8s.io (eventTime + series)",
-			pod:  fxPod(withProbe(0, 0, nil), withLast(1, "Error", 137, 0, 50)),
+			pod:  testPod(withProbe(0, 0, nil), withLast(1, "Error", 137, 0, 50)),
 			events: []corev1.Event{
 				seriesEvent("Unhealthy", unhealthyMsg, 0, 20, 3),
 				seriesEvent("Killing", killingMsg, 20, 20, 1),
 			},
-			wantCode: CodeRestartLiveness,
+			wantCode: model.CodeRestartLiveness,
 			want: []wantEvidence{
-				{Observed, "failureThreshold 3, periodSeconds 10; terminationGracePeriodSeconds 30 (Kubernetes defaults for unset failureThreshold, periodSeconds, terminationGracePeriodSeconds)"},
-				{Inferred, "= 2026-11-29T17:00:00Z + (3 − 1) × 10s + 30s = 2026-11-29T17:00:50Z"},
-				{Inferred, "difference +0s"},
+				{model.Observed, "failureThreshold 3, periodSeconds 10; terminationGracePeriodSeconds 30 (Kubernetes defaults for unset failureThreshold, periodSeconds, terminationGracePeriodSeconds)"},
+				{model.Inferred, "= 2026-11-29T17:00:00Z + (3 − 1) × 10s + 30s = 2026-11-29T17:00:50Z"},
+				{model.Inferred, "difference +0s"},
 			},
 		},
 		{
 			name: "liveness from failed probes and timing alone, Killing event gone",
-			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 151)),
+			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 151)),
 			events: []corev1.Event{
 				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3),
 			},
-			wantCode: CodeRestartLiveness,
+			wantCode: model.CodeRestartLiveness,
 			wantMsg:  []string{"(inferred: no Killing Event)", "confirm: kubectl describe pod -n ns sbx-0"},
 			want: []wantEvidence{
-				{Inferred, "no Killing Event for this run"},
-				{Inferred, "difference +1s"},
-				{Inferred, "verdict liveness kill is inferred"},
+				{model.Inferred, "no Killing Event for this run"},
+				{model.Inferred, "difference +1s"},
+				{model.Inferred, "verdict liveness kill is inferred"},
 			},
 		},
 		{
 			name: "liveness Event aggregated across runs: first failure counted back from the last",
-			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 1000, 1150)),
+			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 1000, 1150)),
 			events: []corev1.Event{
 				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 1120, 6),
 				podEvent("uid-1", "Killing", killingMsg, 120, 1120, 2),
 			},
-			wantCode: CodeRestartLiveness,
+			wantCode: model.CodeRestartLiveness,
 			want: []wantEvidence{
-				{Inferred, "aggregated across runs"},
-				{Inferred, "2026-11-29T17:18:20Z + (3 − 1) × 10s + 30s = 2026-11-29T17:19:10Z"},
+				{model.Inferred, "aggregated across runs"},
+				{model.Inferred, "2026-11-29T17:18:20Z + (3 − 1) × 10s + 30s = 2026-11-29T17:19:10Z"},
 			},
 		},
 		{
 			name: "probe-level terminationGracePeriodSeconds overrides the Pod's",
-			pod: fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 125), func(p *corev1.Pod) {
+			pod: testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 125), func(p *corev1.Pod) {
 				p.Spec.Containers[0].LivenessProbe.TerminationGracePeriodSeconds = ptr.To[int64](5)
 			}),
 			events:   []corev1.Event{podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3), podEvent("uid-1", "Killing", killingMsg, 120, 120, 1)},
-			wantCode: CodeRestartLiveness,
+			wantCode: model.CodeRestartLiveness,
 			want: []wantEvidence{
-				{Observed, "terminationGracePeriodSeconds 5 (the probe's own"},
-				{Inferred, "+ 5s = 2026-11-29T17:02:05Z"},
-				{Inferred, "timing fits"},
+				{model.Observed, "terminationGracePeriodSeconds 5 (the probe's own"},
+				{model.Inferred, "+ 5s = 2026-11-29T17:02:05Z"},
+				{model.Inferred, "timing fits"},
 			},
 		},
 		{
 			name: "liveness Killing observed but the timing does not fit",
-			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 400)),
+			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 400)),
 			events: []corev1.Event{
 				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3),
 				podEvent("uid-1", "Killing", killingMsg, 120, 120, 1),
 			},
-			wantCode: CodeRestartLiveness,
-			want:     []wantEvidence{{Inferred, "timing does NOT fit"}, {Inferred, "difference +250s"}},
+			wantCode: model.CodeRestartLiveness,
+			want:     []wantEvidence{{model.Inferred, "timing does NOT fit"}, {model.Inferred, "difference +250s"}},
 		},
 		{
 			name:     "OOMKilled observed",
-			pod:      fxPod(withProbe(3, 10, nil), withMemLimit("256Mi"), withLast(3, "OOMKilled", 137, 0, 42)),
+			pod:      testPod(withProbe(3, 10, nil), withMemLimit("256Mi"), withLast(3, "OOMKilled", 137, 0, 42)),
 			events:   []corev1.Event{podEvent("uid-1", "Pulled", "Container image already present", 0, 0, 1)},
 			node:     healthyNode,
-			wantCode: CodeRestartOOM,
+			wantCode: model.CodeRestartOOM,
 			wantMsg:  []string{"container sandbox restarted 3×: OOMKilled (exit 137) at 2026-11-29T17:00:42Z, memory limit 256Mi"},
 			want: []wantEvidence{
-				{Observed, "reason OOMKilled, exit 137"},
-				{Observed, "memory limit 256Mi"},
-				{Observed, "no Unhealthy/Killing liveness Event"},
-				{Inferred, "no shutdown logs are expected"},
+				{model.Observed, "reason OOMKilled, exit 137"},
+				{model.Observed, "memory limit 256Mi"},
+				{model.Observed, "no Unhealthy/Killing liveness Event"},
+				{model.Inferred, "no shutdown logs are expected"},
 			},
 			notWant: []string{"most likely"},
 		},
@@ -241,169 +242,169 @@ func TestForensics(t *testing.T) {
 			// reports a cgroup OOM kill as OOMKilled; reason Error with a
 			// liveness probe is not OOM.
 			name:     "exit 137 reason Error, liveness probe, Events expired: liveness inferred, never OOM",
-			pod:      fxPod(withProbe(3, 10, ptr.To[int64](30)), withMemLimit("1Gi"), withLast(3, "Error", 137, 0, 150)),
+			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withMemLimit("1Gi"), withLast(3, "Error", 137, 0, 150)),
 			node:     healthyNode,
-			wantCode: CodeRestartLiveness,
+			wantCode: model.CodeRestartLiveness,
 			wantMsg:  []string{"most likely its liveness probe (inferred", "not OOM", "kubectl describe pod -n ns sbx-0", "kubectl get events -n ns --field-selector involvedObject.name=sbx-0"},
 			want: []wantEvidence{
-				{Observed, "reason Error, exit 137"},
-				{Observed, "no Events recorded for the Pod"},
-				{Inferred, "so OOM is not concluded"},
-				{Inferred, "did not stop on SIGTERM"},
-				{Inferred, "block start + 60s"},
-				{Inferred, "verdict liveness kill is inferred, not observed; confirm"},
+				{model.Observed, "reason Error, exit 137"},
+				{model.Observed, "no Events recorded for the Pod"},
+				{model.Inferred, "so OOM is not concluded"},
+				{model.Inferred, "did not stop on SIGTERM"},
+				{model.Inferred, "block start + 60s"},
+				{model.Inferred, "verdict liveness kill is inferred, not observed; confirm"},
 			},
 			notWant: []string{"out of memory", "OOM kill (node"},
 		},
 		{
 			name:     "exit 137 without a liveness probe: unexplained, not OOM",
-			pod:      fxPod(withLast(1, "Error", 137, 0, 42)),
+			pod:      testPod(withLast(1, "Error", 137, 0, 42)),
 			node:     healthyNode,
-			wantCode: CodeRestartUnexplained,
+			wantCode: model.CodeRestartUnexplained,
 			wantMsg:  []string{"not recorded as OOMKilled", "inferred", "kubectl describe pod -n ns sbx-0"},
 			want: []wantEvidence{
-				{Observed, "reason Error, exit 137"},
-				{Observed, "no liveness probe configured"},
-				{Inferred, "OOM is not concluded"},
-				{Inferred, "verdict unexplained SIGKILL is inferred"},
+				{model.Observed, "reason Error, exit 137"},
+				{model.Observed, "no liveness probe configured"},
+				{model.Inferred, "OOM is not concluded"},
+				{model.Inferred, "verdict unexplained SIGKILL is inferred"},
 			},
 			notWant: []string{"out of memory"},
 		},
 		{
 			name: "exit 137 with a liveness probe, Events cover the run and show no failed probe: unexplained",
-			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
+			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
 			events: []corev1.Event{
 				podEvent("uid-1", "Started", "Started container sandbox", 0, 0, 1),
 			},
-			wantCode: CodeRestartUnexplained,
-			want:     []wantEvidence{{Observed, "no Unhealthy/Killing liveness Event in this run"}, {Inferred, "verdict unexplained SIGKILL"}},
+			wantCode: model.CodeRestartUnexplained,
+			want:     []wantEvidence{{model.Observed, "no Unhealthy/Killing liveness Event in this run"}, {model.Inferred, "verdict unexplained SIGKILL"}},
 		},
 		{
 			name: "exit 137 with a kernel OOM reported by the node: OOM, inferred",
-			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
+			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
 			events: []corev1.Event{{
 				InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "node-a"},
 				Reason:         "SystemOOM", Message: "System OOM encountered, victim process: python, pid: 4242",
 				FirstTimestamp: at(149), LastTimestamp: at(149), Count: 1,
 			}},
 			node:     healthyNode,
-			wantCode: CodeRestartOOM,
+			wantCode: model.CodeRestartOOM,
 			wantMsg:  []string{"kernel OOM kill", "inferred", "kubectl describe pod"},
 			want: []wantEvidence{
-				{Observed, "node Event SystemOOM at 2026-11-29T17:02:29Z"},
-				{Inferred, "verdict OOM kill (node-level evidence) is inferred"},
+				{model.Observed, "node Event SystemOOM at 2026-11-29T17:02:29Z"},
+				{model.Inferred, "verdict OOM kill (node-level evidence) is inferred"},
 			},
 		},
 		{
 			name: "a same-name predecessor's liveness Events are not this Pod's",
-			pod:  fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
+			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
 			events: []corev1.Event{
 				podEvent("uid-OLD", "Unhealthy", unhealthyMsg, 100, 120, 3),
 				podEvent("uid-OLD", "Killing", killingMsg, 120, 120, 1),
 			},
-			wantCode: CodeRestartLiveness,
-			want:     []wantEvidence{{Observed, "no Events recorded for the Pod"}, {Inferred, "verdict liveness kill is inferred"}},
+			wantCode: model.CodeRestartLiveness,
+			want:     []wantEvidence{{model.Observed, "no Events recorded for the Pod"}, {model.Inferred, "verdict liveness kill is inferred"}},
 			notWant:  []string{"Killing Event at"},
 		},
 		{
 			name: "evicted Pod without container statuses",
-			pod: fxPod(func(p *corev1.Pod) {
+			pod: testPod(func(p *corev1.Pod) {
 				p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted"
 				p.Status.Message = "The node was low on resource: memory."
 			}),
-			wantCode: CodeRestartEvicted,
+			wantCode: model.CodeRestartEvicted,
 			wantMsg:  []string{"Pod sbx-0 evicted"},
-			want:     []wantEvidence{{Observed, "Pod status.reason Evicted: The node was low on resource: memory."}},
+			want:     []wantEvidence{{model.Observed, "Pod status.reason Evicted: The node was low on resource: memory."}},
 		},
 		{
 			name: "DisruptionTarget condition explains a SIGKILL",
-			pod: fxPod(withLast(1, "Error", 137, 0, 60), func(p *corev1.Pod) {
+			pod: testPod(withLast(1, "Error", 137, 0, 60), func(p *corev1.Pod) {
 				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
 					Reason: "TerminationByKubelet", Message: "node shutdown", LastTransitionTime: at(55)}}
 			}),
-			wantCode: CodeRestartEvicted,
+			wantCode: model.CodeRestartEvicted,
 			want: []wantEvidence{
-				{Observed, "condition DisruptionTarget=True reason TerminationByKubelet"},
-				{Inferred, "co-located Pods"},
+				{model.Observed, "condition DisruptionTarget=True reason TerminationByKubelet"},
+				{model.Inferred, "co-located Pods"},
 			},
 		},
 		{
 			name:     "node NotReady around the termination",
-			pod:      fxPod(withLast(1, "Error", 137, 0, 150)),
+			pod:      testPod(withLast(1, "Error", 137, 0, 150)),
 			node:     notReadyNode,
-			wantCode: CodeRestartEvicted,
-			want:     []wantEvidence{{Observed, "node node-a condition Ready=Unknown since 2026-11-29T17:02:20Z"}},
+			wantCode: model.CodeRestartEvicted,
+			want:     []wantEvidence{{model.Observed, "node node-a condition Ready=Unknown since 2026-11-29T17:02:20Z"}},
 		},
 		{
 			name: "node Event near the termination",
-			pod:  fxPod(withLast(1, "Error", 255, 0, 150)),
+			pod:  testPod(withLast(1, "Error", 255, 0, 150)),
 			events: []corev1.Event{{
 				InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "node-a"},
 				Reason:         "Rebooted", Message: "Node node-a has been rebooted, boot id: 1234",
 				FirstTimestamp: at(170), LastTimestamp: at(170), Count: 1,
 			}},
 			node:     healthyNode,
-			wantCode: CodeRestartEvicted,
-			want:     []wantEvidence{{Observed, "node Event Rebooted at 2026-11-29T17:02:50Z"}},
+			wantCode: model.CodeRestartEvicted,
+			want:     []wantEvidence{{model.Observed, "node Event Rebooted at 2026-11-29T17:02:50Z"}},
 		},
 		{
 			name:     "node that recovered (became Ready) near the termination",
-			pod:      fxPod(withLast(1, "Error", 2, 0, 150)),
+			pod:      testPod(withLast(1, "Error", 2, 0, 150)),
 			node:     recoveredNode(metav1.NewTime(t0.Add(-48 * time.Hour))),
-			wantCode: CodeRestartEvicted,
-			want:     []wantEvidence{{Observed, "node node-a became Ready at 2026-11-29T17:02:40Z, +10s from the termination"}},
+			wantCode: model.CodeRestartEvicted,
+			want:     []wantEvidence{{model.Observed, "node node-a became Ready at 2026-11-29T17:02:40Z, +10s from the termination"}},
 		},
 		{
 			name:     "a node's first Ready after registering is not a recovery",
-			pod:      fxPod(withLast(1, "Error", 2, 0, 150)),
+			pod:      testPod(withLast(1, "Error", 2, 0, 150)),
 			node:     recoveredNode(at(100)),
-			wantCode: CodeRestartUnexplained,
+			wantCode: model.CodeRestartUnexplained,
 		},
 		{
 			name: "node Event long before the termination is not evidence",
-			pod:  fxPod(withLast(1, "Error", 1, 0, 3600)),
+			pod:  testPod(withLast(1, "Error", 1, 0, 3600)),
 			events: []corev1.Event{{
 				InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "node-a"},
 				Reason:         "Rebooted", Message: "rebooted", FirstTimestamp: at(10), LastTimestamp: at(10), Count: 1,
 			}},
 			node:     healthyNode,
-			wantCode: CodeRestartUnexplained,
+			wantCode: model.CodeRestartUnexplained,
 		},
 		{
 			name:     "exit 1: unexplained, with what was checked and the commands that confirm",
-			pod:      fxPod(withLast(4, "Error", 1, 0, 30)),
+			pod:      testPod(withLast(4, "Error", 1, 0, 30)),
 			events:   []corev1.Event{podEvent("uid-1", "BackOff", "Back-off restarting failed container", 31, 31, 1)},
 			node:     healthyNode,
-			wantCode: CodeRestartUnexplained,
+			wantCode: model.CodeRestartUnexplained,
 			wantMsg: []string{
 				"not explained by OOM, liveness probe or eviction",
 				"kubectl describe pod -n ns sbx-0",
 				"kubectl get events -n ns --field-selector involvedObject.name=sbx-0",
 			},
 			want: []wantEvidence{
-				{Observed, "checked: last termination: reason Error, exit 1"},
-				{Observed, "no Unhealthy/Killing liveness Event in the run"},
-				{Observed, "node node-a showed no NotReady/pressure condition"},
-				{Inferred, "kubectl logs -n ns sbx-0 -c sandbox --previous"},
+				{model.Observed, "checked: last termination: reason Error, exit 1"},
+				{model.Observed, "no Unhealthy/Killing liveness Event in the run"},
+				{model.Observed, "node node-a showed no NotReady/pressure condition"},
+				{model.Inferred, "kubectl logs -n ns sbx-0 -c sandbox --previous"},
 			},
 		},
 		{
 			name: "restarted but no lastState recorded",
-			pod: fxPod(func(p *corev1.Pod) {
+			pod: testPod(func(p *corev1.Pod) {
 				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sandbox", RestartCount: 2}}
 			}),
-			wantCode: CodeRestartUnexplained,
-			want:     []wantEvidence{{Observed, "no lastState.terminated recorded"}, {Observed, "node conditions not available"}},
+			wantCode: model.CodeRestartUnexplained,
+			want:     []wantEvidence{{model.Observed, "no lastState.terminated recorded"}, {model.Observed, "node conditions not available"}},
 		},
 		{
 			name: "never restarted: nothing to explain",
-			pod: fxPod(func(p *corev1.Pod) {
+			pod: testPod(func(p *corev1.Pod) {
 				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sandbox", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 			}),
 		},
 		{
 			name: "dead Pod that exited 0 by itself: POD_DEAD's business, not forensics",
-			pod: fxPod(func(p *corev1.Pod) {
+			pod: testPod(func(p *corev1.Pod) {
 				p.Status.Phase = corev1.PodSucceeded
 				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sandbox", State: corev1.ContainerState{
 					Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", ExitCode: 0}}}}
@@ -411,18 +412,18 @@ func TestForensics(t *testing.T) {
 		},
 		{
 			name: "dead Pod OOM-killed (restartPolicy Never) is explained",
-			pod: fxPod(withMemLimit("1Gi"), func(p *corev1.Pod) {
+			pod: testPod(withMemLimit("1Gi"), func(p *corev1.Pod) {
 				p.Status.Phase = corev1.PodFailed
 				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sandbox", State: corev1.ContainerState{
 					Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137, FinishedAt: at(5)}}}}
 			}),
-			wantCode: CodeRestartOOM,
+			wantCode: model.CodeRestartOOM,
 			wantMsg:  []string{"container sandbox terminated: OOMKilled"},
-			want:     []wantEvidence{{Observed, "state.terminated of container sandbox: reason OOMKilled"}},
+			want:     []wantEvidence{{model.Observed, "state.terminated of container sandbox: reason OOMKilled"}},
 		},
 		{
 			name:   "siblings: same image and probe are a control, others are not",
-			pod:    fxPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
+			pod:    testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
 			events: []corev1.Event{podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3), podEvent("uid-1", "Killing", killingMsg, 120, 120, 1)},
 			siblings: []*corev1.Pod{
 				sibling("sbx-1", "registry.example/eval:1", 10, 0),
@@ -435,38 +436,38 @@ func TestForensics(t *testing.T) {
 					p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}
 					return p
 				}(),
-				fxPod(withProbe(3, 10, ptr.To[int64](30))), // the Pod itself
+				testPod(withProbe(3, 10, ptr.To[int64](30))), // the Pod itself
 			},
-			wantCode: CodeRestartLiveness,
+			wantCode: model.CodeRestartLiveness,
 			want: []wantEvidence{
-				{Observed, "0 of 3 siblings (same image, liveness probe and memory limit) restarted"},
-				{Inferred, "the cause is specific to this Pod's workload"},
-				{Observed, "3 sibling(s) differ in image, liveness probe or memory limit: not used as a control"},
+				{model.Observed, "0 of 3 siblings (same image, liveness probe and memory limit) restarted"},
+				{model.Inferred, "the cause is specific to this Pod's workload"},
+				{model.Observed, "3 sibling(s) differ in image, liveness probe or memory limit: not used as a control"},
 			},
 		},
 		{
 			name:     "siblings that restarted too point at a shared cause",
-			pod:      fxPod(withProbe(3, 10, nil), withLast(1, "OOMKilled", 137, 0, 150)),
+			pod:      testPod(withProbe(3, 10, nil), withLast(1, "OOMKilled", 137, 0, 150)),
 			siblings: []*corev1.Pod{sibling("sbx-1", "registry.example/eval:1", 10, 2), sibling("sbx-2", "registry.example/eval:1", 10, 0)},
-			wantCode: CodeRestartOOM,
-			want:     []wantEvidence{{Observed, "1 of 2 siblings (same image, liveness probe and memory limit) restarted (sbx-1)"}, {Inferred, "a shared cause"}},
+			wantCode: model.CodeRestartOOM,
+			want:     []wantEvidence{{model.Observed, "1 of 2 siblings (same image, liveness probe and memory limit) restarted (sbx-1)"}, {model.Inferred, "a shared cause"}},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := SlimPod(tc.pod)
-			got := Forensics(pod, tc.events, tc.node, slimAll(tc.siblings))
+			pod := model.SlimPod(tc.pod)
+			got := Classify(pod, tc.events, tc.node, slimAll(tc.siblings))
 			if tc.wantCode == "" {
 				if len(got) != 0 {
 					t.Fatalf("want no notice, got %+v", got)
 				}
-				if NeedsForensics(pod) {
-					t.Errorf("NeedsForensics = true for a Pod with nothing to explain")
+				if Needed(pod) {
+					t.Errorf("Needed = true for a Pod with nothing to explain")
 				}
 				return
 			}
-			if !NeedsForensics(pod) {
-				t.Errorf("NeedsForensics = false")
+			if !Needed(pod) {
+				t.Errorf("Needed = false")
 			}
 			if len(got) != 1 {
 				t.Fatalf("want 1 notice, got %d: %+v", len(got), got)
@@ -477,7 +478,7 @@ func TestForensics(t *testing.T) {
 			if n.Code != tc.wantCode {
 				t.Fatalf("code = %s, want %s\n%s", n.Code, tc.wantCode, dump)
 			}
-			if n.Severity != SeverityWarning || n.Pod != "sbx-0" {
+			if n.Severity != model.SeverityWarning || n.Pod != "sbx-0" {
 				t.Errorf("severity %s pod %q, want warning sbx-0", n.Severity, n.Pod)
 			}
 			for _, m := range tc.wantMsg {
@@ -496,11 +497,11 @@ func TestForensics(t *testing.T) {
 				}
 			}
 			for _, e := range n.Evidence {
-				if e.Kind != Observed && e.Kind != Inferred {
+				if e.Kind != model.Observed && e.Kind != model.Inferred {
 					t.Errorf("evidence without a kind: %+v", e)
 				}
 				// A line that states a conclusion is inferred, never observed.
-				if e.Kind == Observed && (strings.Contains(e.Text, "verdict") || strings.Contains(e.Text, "is likely") ||
+				if e.Kind == model.Observed && (strings.Contains(e.Text, "verdict") || strings.Contains(e.Text, "is likely") ||
 					strings.Contains(e.Text, "the cause is") || strings.Contains(e.Text, "came from") || strings.Contains(e.Text, "cannot be ruled out")) {
 					t.Errorf("observed evidence states a conclusion: %q", e.Text)
 				}
@@ -510,7 +511,7 @@ func TestForensics(t *testing.T) {
 				if !strings.Contains(n.Message, "kubectl describe pod -n ns sbx-0") || !strings.Contains(n.Message, "kubectl get events -n ns") {
 					t.Errorf("inferred verdict without the commands that confirm it: %s", n.Message)
 				}
-				if !hasEvidence(n, wantEvidence{Inferred, "is inferred, not observed"}) {
+				if !hasEvidence(n, wantEvidence{model.Inferred, "is inferred, not observed"}) {
 					t.Errorf("inferred verdict without its inferred verdict line\n%s", dump)
 				}
 			}
@@ -525,14 +526,14 @@ func recoveredNode(created metav1.Time) *corev1.Node {
 }
 
 func sibling(name, image string, period int32, restarts int32) *corev1.Pod {
-	p := fxPod(withProbe(3, period, ptr.To[int64](30)))
+	p := testPod(withProbe(3, period, ptr.To[int64](30)))
 	p.Name, p.UID = name, types.UID("uid-"+name)
 	p.Spec.Containers[0].Image = image
 	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sandbox", RestartCount: restarts}}
 	return p
 }
 
-func hasEvidence(n Notice, w wantEvidence) bool {
+func hasEvidence(n model.Notice, w wantEvidence) bool {
 	for _, e := range n.Evidence {
 		if e.Kind == w.kind && strings.Contains(e.Text, w.text) {
 			return true
@@ -541,7 +542,7 @@ func hasEvidence(n Notice, w wantEvidence) bool {
 	return false
 }
 
-func dumpNotice(n Notice) string {
+func dumpNotice(n model.Notice) string {
 	var b strings.Builder
 	b.WriteString(n.Code + ": " + n.Message + "\n")
 	for _, e := range n.Evidence {
@@ -550,8 +551,8 @@ func dumpNotice(n Notice) string {
 	return b.String()
 }
 
-func TestForensicsMultipleContainers(t *testing.T) {
-	pod := fxPod(withLast(1, "OOMKilled", 137, 0, 10))
+func TestClassifyMultipleContainers(t *testing.T) {
+	pod := testPod(withLast(1, "OOMKilled", 137, 0, 10))
 	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "egress", Image: "egress:1"})
 	pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
 		Name: "egress", RestartCount: 1,
@@ -560,11 +561,11 @@ func TestForensicsMultipleContainers(t *testing.T) {
 	// A Killing Event for the egress container must not be taken for the sandbox container.
 	ev := podEvent("uid-1", "Killing", "Container egress failed liveness probe, will be restarted", 8, 8, 1)
 	ev.InvolvedObject.FieldPath = "spec.containers{egress}"
-	got := Forensics(SlimPod(pod), []corev1.Event{ev}, nil, nil)
-	if len(got) != 2 || got[0].Code != CodeRestartOOM || got[1].Code != CodeRestartLiveness {
+	got := Classify(model.SlimPod(pod), []corev1.Event{ev}, nil, nil)
+	if len(got) != 2 || got[0].Code != model.CodeRestartOOM || got[1].Code != model.CodeRestartLiveness {
 		t.Fatalf("got %+v", got)
 	}
-	if hasEvidence(got[0], wantEvidence{Observed, "a liveness Killing Event exists too"}) {
+	if hasEvidence(got[0], wantEvidence{model.Observed, "a liveness Killing Event exists too"}) {
 		t.Errorf("egress Killing event attributed to sandbox container:\n%s", dumpNotice(got[0]))
 	}
 }
@@ -583,10 +584,10 @@ func TestEventSpan(t *testing.T) {
 }
 
 // slimAll converts siblings the way the informer transform would.
-func slimAll(pods []*corev1.Pod) []*Pod {
-	out := make([]*Pod, len(pods))
+func slimAll(pods []*corev1.Pod) []*model.Pod {
+	out := make([]*model.Pod, len(pods))
 	for i, p := range pods {
-		out[i] = SlimPodForForensics(p)
+		out[i] = SlimPod(p)
 	}
 	return out
 }
