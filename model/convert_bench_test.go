@@ -3,9 +3,10 @@ package model
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/model/modeltest"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // BenchmarkSlimPod: the informer transform's cost per Pod.

@@ -1,8 +1,6 @@
 package model
 
-import (
-	"testing"
-)
+import "testing"
 
 // NewFinding reports a notice at the severity of the sweep's table, and
 // SortFindings puts the worst first.

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"unsafe"
 
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-
 	"k8s.io/apimachinery/pkg/labels"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 // Short values (tenants, apps, hashes) repeat across the fleet and are kept

@@ -1,9 +1,10 @@
 package model
 
 import (
-	"github.com/sandscope/sandscope/internal/mem"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sandscope/sandscope/internal/mem"
 )
 
 // ObjectMeta is the part of metav1.ObjectMeta that sandscope reads, with the

@@ -3,13 +3,14 @@ package model
 import (
 	"slices"
 
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-	"github.com/sandscope/sandscope/internal/mem"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/internal/mem"
 )
 
 // Pod is the part of a corev1.Pod that sandscope reads, and the form the

@@ -1,8 +1,6 @@
 package model
 
-import (
-	"testing"
-)
+import "testing"
 
 // The accessors read a row without Meta (built by hand, no source) as empty.
 func TestSandboxWithoutMetaReadsEmpty(t *testing.T) {

@@ -15,10 +15,9 @@ import (
 	"strings"
 	"time"
 
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/textsafe"
 )
 

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-	"github.com/sandscope/sandscope/model/modeltest"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model/modeltest"
 )
 
 const ns = modeltest.Namespace

@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-	"github.com/sandscope/sandscope/model"
-	"github.com/sandscope/sandscope/model/modeltest"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/modeltest"
 )
 
 // hostileFleet is n ordinary sandboxes plus one BatchSandbox (replicas 1,

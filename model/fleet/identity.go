@@ -3,8 +3,9 @@ package fleet
 import (
 	"time"
 
-	"github.com/sandscope/sandscope/model"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // slotFacts is everything the identity of one slot depends on. The Fleet

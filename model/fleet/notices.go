@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/model"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // keepAliveOnly reports whether a main container runs the engine bootstrap

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 func TestKeepAliveOnly(t *testing.T) {

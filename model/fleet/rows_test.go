@@ -4,9 +4,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A derived row shares its source's ObjectMeta, whatever the engine.

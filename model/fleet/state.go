@@ -4,8 +4,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sandscope/sandscope/model"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // engineFailureReasons are the waiting reasons OpenSandbox turns into a sticky Failed.

@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandscope/sandscope/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 var t0 = time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)

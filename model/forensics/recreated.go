@@ -5,8 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandscope/sandscope/model"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // Same-name re-creation. When a sandbox's Pod is deleted, the engine's

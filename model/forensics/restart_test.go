@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandscope/sandscope/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 func TestExplainRestart(t *testing.T) {

@@ -12,8 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/sahilm/fuzzy"
-	"github.com/sandscope/sandscope/model"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // Filter narrows a list of sandboxes the way an operator types it: fuzzy text

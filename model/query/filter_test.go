@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandscope/sandscope/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 func testRows() []*model.Sandbox {
