@@ -12,15 +12,11 @@ import (
 )
 
 // Labels is an object's labels: its label keys, sorted, and their values.
-// A Go map of five labels costs about 340 bytes before its strings. Here
-// the keys are one interned string, shared by every object with the same
+// The keys are one interned string, shared by every object with the same
 // label keys (a fleet has a handful of such key sets), and the values a
-// list beside it: an object pays a string header (16 bytes) a label and one
-// for its key set. With tens of thousands of Pods and sandboxes that is a
-// large part of the fleet's memory: a sandbox Pod's six labels take 112
-// bytes, where a list of (interned key, value) pairs took 144, and a
-// BatchSandbox's four 80 instead of 96. Lookups scan the key set, a few
-// hundred bytes at most.
+// list beside it, so an object pays little more than a string header a
+// label where a map would cost hundreds of bytes (docs/design.md, "Compact
+// model records"). Lookups scan the key set, a few hundred bytes at most.
 //
 // Labels implements k8s.io/apimachinery/pkg/labels.Labels, so a selector
 // matches it directly. The zero value is empty. A Labels is read only: it

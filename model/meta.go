@@ -9,11 +9,10 @@ import (
 
 // ObjectMeta is the part of metav1.ObjectMeta that sandscope reads, with the
 // same field names, so code reads like code over API objects. It leaves out
-// generateName, selfLink, generation, annotations and managedFields (80
-// bytes of every cached object, even empty), the deletionGracePeriodSeconds,
-// which only a Pod's deletion reads (a Pod keeps it, see
-// Pod.GetDeletionGracePeriodSeconds; here its 8 bytes took a BatchSandbox
-// from the 288-byte size class to 320), and the resourceVersion: the
+// what sandscope never reads (generateName, selfLink, generation,
+// annotations, managedFields), the deletionGracePeriodSeconds, which only a
+// Pod's deletion reads (a Pod keeps it, see
+// Pod.GetDeletionGracePeriodSeconds), and the resourceVersion: the
 // reflector reads that from the object as decoded, before the transform
 // makes this one, and nothing reads it after (BatchSandbox, decoded
 // straight into the model, keeps its own). Labels are a sorted list
@@ -35,8 +34,8 @@ type ObjectMeta struct {
 }
 
 // OwnerReference is what the model reads of an owner reference: which
-// engine object a Pod belongs to. The owner's UID (a 36-byte string) and
-// the controller flags are not kept.
+// engine object a Pod belongs to. The owner's UID and the controller flags
+// are not kept.
 type OwnerReference struct {
 	APIVersion string
 	Kind       string

@@ -18,10 +18,8 @@ import (
 // in a Snapshot are immutable: the Fleet replaces a changed sandbox with a new
 // pointer instead of editing it, so readers never lock.
 //
-// A row does not copy its source's metadata: copies of the namespace, name,
-// UID, labels, times and finalizers took 128 of its 272 bytes (288-byte
-// size class), once per sandbox and per change; nor its engine, which is
-// the first part of its Key. It is 136 bytes now (144 class).
+// A row is allocated per sandbox and per change, so it does not copy its
+// source's metadata, nor its engine, which is the first part of its Key.
 // Meta points at the source object's ObjectMeta instead, which is safe to
 // share because the Fleet's sources are never modified once handed to it.
 // Read it through the accessors (Namespace, Name, UID, Labels, CreatedAt,
@@ -153,8 +151,8 @@ func (s Sandbox) MarshalJSON() ([]byte, error) {
 
 // Slot is one recorded address of a sandbox and the Pod linked to it.
 type Slot struct {
-	// Index is an int32 so that NamespaceOnly shares its word: a Slot is
-	// 96 bytes, a size class of its own (slots are ≤ 1024 per sandbox).
+	// Index is an int32 so that NamespaceOnly shares its word (slots are
+	// ≤ 1024 per sandbox).
 	Index int32 `json:"index"`
 	// NamespaceOnly: the holder of RecordedIP was looked for in the
 	// sandbox's namespace only; other namespaces could not be read (RBAC),

@@ -5,16 +5,17 @@ import (
 	"sync"
 )
 
-// ChunkSize is how many elements a write after a Snapshot copies: 512
-// pointers, 4 KB, instead of the whole list (400 KB at 50,000 sandboxes).
+// ChunkSize is how many elements a write after a share copies, instead of
+// the whole list.
 const ChunkSize = 512
 
-// Chunked is the Fleet's side of a published list: a list of pointers cut
-// into fixed-size chunks that Snapshots share. A Snapshot takes the chunks
-// as they are (share); a later write copies only the chunk it lands in, and
-// the chunk index, once per Snapshot. So a Pod update between two Snapshots
-// costs a 4 KB copy at most, however big the fleet, where a flat list
-// shared with the last Snapshot had to be copied whole.
+// Chunked is the writer's side of a published list (the fleet's sandboxes
+// and Pods): a list of pointers cut into fixed-size chunks that readers
+// share. A reader takes the chunks as they are (Share); a later write copies
+// only the chunk it lands in, and the chunk index, once per share. So an
+// update between two snapshots costs one chunk's copy, however long the
+// list, where a flat list shared with the last snapshot had to be copied
+// whole.
 type Chunked[T any] struct {
 	chunks [][]*T
 	n      int
@@ -27,8 +28,8 @@ type Chunked[T any] struct {
 
 // Reset replaces the contents with flat, which it takes over: the chunks
 // are windows on flat's array, so the caller must not use flat afterwards
-// (mergeOrders hands over the list splice just built; copying it again
-// would be a third pass over the fleet per Snapshot after an add).
+// (the fleet hands over the list it has just built: copying it again would
+// be one more pass over the whole list).
 func (c *Chunked[T]) Reset(flat []*T) {
 	c.n = len(flat)
 	c.chunks = make([][]*T, 0, (len(flat)+ChunkSize-1)/ChunkSize)
@@ -44,11 +45,13 @@ func (c *Chunked[T]) Reset(flat []*T) {
 	}
 }
 
+// Len is the length of the list.
 func (c *Chunked[T]) Len() int { return c.n }
 
+// At is the element at position i.
 func (c *Chunked[T]) At(i int) *T { return c.chunks[i/ChunkSize][i%ChunkSize] }
 
-// Set writes position i, copying what a Snapshot still shares.
+// Set writes position i, copying what a reader still shares.
 func (c *Chunked[T]) Set(i int, v *T) {
 	k := i / ChunkSize
 	if c.indexGen != c.gen {
@@ -71,15 +74,15 @@ func (c *Chunked[T]) Flat() []*T {
 	return out
 }
 
-// Share hands the current contents to a Snapshot: from now on they are
+// Share hands the current contents to a reader: from now on they are
 // read only, and the next write to a chunk copies it first.
 func (c *Chunked[T]) Share() SharedList[T] {
 	c.gen++
 	return SharedList[T]{chunks: c.chunks, n: c.n, once: new(sync.Once)}
 }
 
-// SharedList is a Snapshot's read-only list: the chunks shared with the Fleet
-// at the time, or a plain slice (NewSnapshot). The plain slice of a chunked
+// SharedList is a reader's read-only list: the chunks shared with a Chunked
+// at the time, or a plain slice (PlainList). The plain slice of a chunked
 // list is built on first use.
 type SharedList[T any] struct {
 	chunks [][]*T
@@ -88,6 +91,7 @@ type SharedList[T any] struct {
 	flat   []*T
 }
 
+// PlainList is a SharedList of flat, which it keeps: flat must not change.
 func PlainList[T any](flat []*T) SharedList[T] {
 	return SharedList[T]{n: len(flat), flat: flat}
 }
@@ -95,6 +99,7 @@ func PlainList[T any](flat []*T) SharedList[T] {
 // Len is the length of the list.
 func (l *SharedList[T]) Len() int { return l.n }
 
+// At is the element at position i.
 func (l *SharedList[T]) At(i int) *T {
 	if l.chunks == nil {
 		return l.flat[i]
@@ -116,7 +121,7 @@ func (l *SharedList[T]) All() []*T {
 	return l.flat
 }
 
-// Same: a and b hold the Same list (a status-only Snapshot shares its
+// Same: l and o hold the same list (a status-only snapshot shares its
 // predecessor's).
 func (l *SharedList[T]) Same(o *SharedList[T]) bool {
 	if l.n != o.n {

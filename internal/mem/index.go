@@ -5,15 +5,14 @@ import (
 	"slices"
 )
 
-// Index maps a key to a small ordered set of values: the sandboxes naming a
-// Pod, the Pods claiming an IP, the Pods a BatchSandbox owns. Nearly every
-// key has exactly one value, so a lone value is kept in a plain map; a map
-// of slices would give every key a slice (a 16-byte array of its own, and a
-// map slot 8 bytes wider), about 45 bytes a key, several keys a sandbox.
+// Index maps a key to a small ordered set of values (the fleet's: the
+// sandboxes naming a Pod, the Pods claiming an IP, the Pods a BatchSandbox
+// owns). Nearly every key has exactly one value, so a lone value is kept in
+// a plain map, not in a slice of its own as a map of slices would keep it.
 //
 // A Go map never gives back the memory of deleted entries, so one is made
 // anew when it has shrunk to a quarter of the keys it once held (see
-// remove): keys can move out in bulk, as the Fleet's links do when Pods
+// Remove): keys can move out in bulk, as the fleet's links do when Pods
 // listed after their sandboxes arrive.
 type Index[V comparable] struct {
 	one  map[string]V
@@ -24,6 +23,7 @@ type Index[V comparable] struct {
 // minShrink: a map of fewer keys than this is never made anew.
 const minShrink = 1024
 
+// NewIndex returns an empty Index.
 func NewIndex[V comparable]() Index[V] {
 	return Index[V]{one: make(map[string]V), many: make(map[string][]V)}
 }
@@ -108,7 +108,7 @@ func (x *Index[V]) All(k string) iter.Seq[V] {
 	}
 }
 
-// Values returns the Values under k as a new slice (nil when none).
+// Values returns the values under k as a new slice (nil when none).
 func (x *Index[V]) Values(k string) []V {
 	if v, ok := x.one[k]; ok {
 		return []V{v}
@@ -138,5 +138,5 @@ func (x *Index[V]) EachKey() iter.Seq[string] {
 	}
 }
 
-// Keys is the number of Keys with a value.
+// Keys is the number of keys with a value.
 func (x *Index[V]) Keys() int { return len(x.one) + len(x.many) }

@@ -14,8 +14,8 @@ const maxSharedLists = 4096
 // StringLists shares equal string lists among the objects that carry them.
 // Every Pod of a template repeats its container's command and args, every
 // BatchSandbox its template's command and its finalizers: tens of thousands
-// of equal small slices, about 170 bytes a sandbox. A shared list is read
-// only, like everything in the informer caches.
+// of equal small slices. A shared list is read only, like everything the
+// fleet keeps.
 //
 // Safe for concurrent use (the Pod and BatchSandbox informers decode at the
 // same time). The zero value is not usable; a nil *StringLists copies

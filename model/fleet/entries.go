@@ -14,7 +14,7 @@ import (
 type podEntry struct {
 	key     string     // "ns/name"
 	pod     *model.Pod // set when the entry is made, kept after a delete
-	since   int64      // Unix ns when it was first seen holding ip() (read back with ipHistory.time; a time.Time is 24 bytes)
+	since   int64      // Unix ns when it was first seen holding ip() (read back with ipHistory.time)
 	link    *sbEntry   // the sandbox naming it when that is the only one (then not in podLinks; see linksOf)
 	linked  bool       // some sandbox's slot names it (mirrors linksOf)
 	inOrder bool       // in podOrder or pendingPods
@@ -23,24 +23,22 @@ type podEntry struct {
 }
 
 // The namespace and name are the Pod's own strings: an entry keeps no copy.
-func (pe *podEntry) ns() string { return pe.pod.Namespace }
-
+func (pe *podEntry) ns() string   { return pe.pod.Namespace }
 func (pe *podEntry) name() string { return pe.pod.Name }
 
 // ip is the live IP the entry is indexed under (ipLive, the IP history), ""
 // when none. It is a function of the Pod, which only UpsertPod replaces, and
 // it re-indexes the entry as it does: so it is read from the Pod, not kept
-// (a string field took the entry from the 48-byte size class to 64).
+// in the entry, which is allocated per Pod.
 func (pe *podEntry) ip() string { return liveIP(pe.pod) }
 
 // sbEntry is the Fleet's record of one sandbox: its source object and what
 // was derived from it last.
 //
-// Size: 112 bytes, a size class of its own. The agent Sandbox is kept in
-// agentLink, which only agent entries have, and the recorded IPs an entry
-// watches (ipWatch) are read from its last row, whose slots relink indexed:
-// as fields they made it 136 bytes (the 144-byte class), and the IPs took a
-// 16-byte array per sandbox.
+// An entry is allocated per sandbox, so it keeps no more than it must: the
+// agent Sandbox is kept in agentLink, which only agent entries have, and the
+// recorded IPs an entry watches (ipWatch) are read from its last row, whose
+// slots relink indexed.
 type sbEntry struct {
 	key        string // "<engine>/<namespace>/<name>"; engine(), ns() and name() read it
 	bs         *model.BatchSandbox
@@ -48,7 +46,7 @@ type sbEntry struct {
 	bound      []boundUID
 	sb         *model.Sandbox // the last row derived; its slots' RecordedIPs are the IPs it watches
 	links      []string       // pod keys its slots name
-	due        int64          // Unix ns of the timer it is waiting for, 0 = none (a time.Time is 24 bytes)
+	due        int64          // Unix ns of the timer it is waiting for, 0 = none
 	inOrder    bool           // in order or pendingSbs
 	pending    bool           // in pendingSbs
 	removed    bool

@@ -16,17 +16,15 @@ const (
 	ipHistoryMaxIPs    = 1 << 18        // hard cap on IPs remembered
 )
 
-// Layout. The Fleet holds 10,000–50,000 Pods and nearly every one holds an IP
-// no other Pod has held, so the history is sized for that case: one IP, one
-// open holding. It costs one map slot and one 96-byte ipRecord that stores the
-// holding inline; a second allocation (rest) appears only once a second Pod
-// holds the IP. To get there:
-//   - a holding names its Pod by the Fleet's "ns/name" key, one string header
-//     shared with the podEntry instead of two, split again when read;
-//   - times are Unix nanoseconds, 8 bytes where a time.Time takes 24;
-//   - there is no per-IP LRU list (two pointers and a last-seen time per IP):
-//     only IPs nobody holds can age out, so only they are queued (unheld), in
-//     the order they were let go.
+// Layout. Nearly every Pod of a fleet holds an IP no other Pod has held, so
+// the history is sized for that case: one IP, one open holding, stored
+// inline in the IP's ipRecord; a second allocation (rest) appears only once
+// a second Pod holds the IP. To get there:
+//   - a holding names its Pod by the Fleet's "ns/name" key, a string shared
+//     with the podEntry, split again when read;
+//   - times are Unix nanoseconds, not time.Time;
+//   - there is no per-IP LRU list: only IPs nobody holds can age out, so only
+//     they are queued (unheld), in the order they were let go.
 
 // holding is one entry of an IP's history. Versions let a Snapshot see the
 // history exactly as it was when it was taken.

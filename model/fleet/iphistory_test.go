@@ -4,18 +4,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/sandscope/sandscope/model"
 )
-
-// The common record (one IP, one holding, stored inline) must stay in the
-// 96-byte size class; see the layout comment in iphistory.go.
-func TestIPRecordSize(t *testing.T) {
-	if s := unsafe.Sizeof(ipRecord{}); s > 96 {
-		t.Errorf("ipRecord is %d bytes, want <= 96", s)
-	}
-}
 
 // holdingsStr renders a history compactly: "uid:from-to" (to "" while held),
 // times in seconds after ft0.

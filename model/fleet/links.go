@@ -3,10 +3,10 @@ package fleet
 import "iter"
 
 // The sandboxes whose slots name a Pod are its links. Nearly every Pod
-// exists and has one, which its entry keeps (podEntry.link): the entry had
-// room for the pointer (48-byte size class either way) and an index entry
-// costs about 45 bytes of map. podLinks has the links of every other key:
-// those of a Pod named by several sandboxes, or that does not exist.
+// exists and has one, which its entry keeps (podEntry.link), where it costs
+// nothing, rather than an index entry, which costs a map slot. podLinks has
+// the links of every other key: those of a Pod named by several sandboxes,
+// or that does not exist.
 
 // linksOf yields the sandboxes whose slots name the Pod key, in the order
 // they linked it.
