@@ -11,3 +11,21 @@ func TestSandboxWithoutMetaReadsEmpty(t *testing.T) {
 			sb.Labels(), sb.CreatedAt(), sb.DeletingSince(), sb.Finalizers())
 	}
 }
+
+// A sandbox's identity is its worst slot's: ranks go from OK to IP_TAKEN.
+func TestIdentityIsTheWorstSlots(t *testing.T) {
+	order := []IdentityState{IdentityOK, IdentityUnassigned, IdentityUnknown, IdentityIPStale,
+		IdentityUIDChanged, IdentityPodGone, IdentityPodDead, IdentityIPTaken}
+	for i, s := range order {
+		if s.Rank() != i {
+			t.Errorf("%s ranks %d, want %d", s, s.Rank(), i)
+		}
+		sb := &Sandbox{Slots: []Slot{{Identity: IdentityOK}, {Identity: s}, {Identity: IdentityUnassigned}}}
+		if want := order[max(i, 1)]; sb.Identity() != want {
+			t.Errorf("slots OK, %s, UNASSIGNED read %s, want %s", s, sb.Identity(), want)
+		}
+	}
+	if IdentityState("BOGUS").Rank() != 0 {
+		t.Error("an unknown state does not rank as OK")
+	}
+}

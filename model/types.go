@@ -44,27 +44,19 @@ const (
 	IdentityUnknown IdentityState = "UNKNOWN"
 )
 
-// Rank orders identity states from harmless (OK, 0) to dangerous
-// (IP_TAKEN, 7). A switch, not a map: the header's counts, the state sort
-// and the problem filter ask it for every sandbox on every live refresh.
+// identityOrder lists the identity states from harmless to dangerous.
+var identityOrder = [...]IdentityState{IdentityOK, IdentityUnassigned, IdentityUnknown, IdentityIPStale,
+	IdentityUIDChanged, IdentityPodGone, IdentityPodDead, IdentityIPTaken}
+
+// Rank orders identity states from harmless (OK, 0) to dangerous (IP_TAKEN,
+// 7); any other value ranks as OK. The header's counts, the state sort and
+// the problem filter ask it for every sandbox on every live refresh: the
+// usual OK is found at the first comparison, no map lookup.
 func (s IdentityState) Rank() int {
-	switch s {
-	case IdentityOK:
-		return 0
-	case IdentityUnassigned:
-		return 1
-	case IdentityUnknown:
-		return 2
-	case IdentityIPStale:
-		return 3
-	case IdentityUIDChanged:
-		return 4
-	case IdentityPodGone:
-		return 5
-	case IdentityPodDead:
-		return 6
-	case IdentityIPTaken:
-		return 7
+	for i, o := range identityOrder {
+		if o == s {
+			return i
+		}
 	}
 	return 0
 }

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 )
@@ -513,5 +515,77 @@ func TestPooledPodOwnership(t *testing.T) {
 	f.UpsertPod(model.SlimPod(relabelled))
 	if id := mustSandbox(t, f, bsKey("old")).Identity(); id == model.IdentityOK {
 		t.Error("a Pod labelled for another sandbox is still held by the old claimer")
+	}
+}
+
+// A derived row shares its source's ObjectMeta, whatever the engine.
+func TestRowSharesSourceMeta(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	b := batchSandbox("a")
+	f.UpsertBatchSandbox(b)
+	p := model.SlimPod(modeltest.RunningPod("p", "up", "10.0.0.9"))
+	f.UpsertPod(p)
+	ag := &model.AgentSandbox{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: "ag", UID: "u-ag"}}
+	f.UpsertAgentSandbox(ag)
+	for key, meta := range map[string]*model.ObjectMeta{bsKey("a"): &b.ObjectMeta, plainKey("p"): &p.ObjectMeta, agentKey("ag"): &ag.ObjectMeta} {
+		if sb := mustSandbox(t, f, key); sb.Meta != meta {
+			t.Errorf("%s: Meta %p, want the source's %p", key, sb.Meta, meta)
+		}
+	}
+}
+
+// A plain-Pod sandbox's deletion is its Pod's, reported on its slot: the
+// row says nothing of an object being deleted, though its Meta (the Pod's)
+// has a deletionTimestamp and finalizers.
+func TestPlainPodRowHasNoObjectDeletion(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	pod := modeltest.RunningPod("p", "up", "10.0.0.9", modeltest.DeletingAt(ft0, 30))
+	pod.Finalizers = []string{"example.com/hold"}
+	f.UpsertPod(model.SlimPod(pod))
+	sb := mustSandbox(t, f, plainKey("p"))
+	if sb.Meta.DeletionTimestamp == nil {
+		t.Fatal("the Pod's meta lost its deletionTimestamp")
+	}
+	if sb.DeletingSince() != nil || sb.Finalizers() != nil {
+		t.Errorf("plain-Pod row: DeletingSince %v, Finalizers %v, want none", sb.DeletingSince(), sb.Finalizers())
+	}
+
+	// The same meta on an engine object is that object's deletion.
+	del := metav1.NewTime(ft0.Add(time.Minute))
+	b := batchSandbox("a")
+	b.DeletionTimestamp, b.Finalizers = &del, []string{"example.com/hold"}
+	f.UpsertBatchSandbox(b)
+	sb = mustSandbox(t, f, bsKey("a"))
+	if d := sb.DeletingSince(); d == nil || !d.Equal(del.Time) || len(sb.Finalizers()) != 1 {
+		t.Errorf("BatchSandbox row: DeletingSince %v, Finalizers %v", d, sb.Finalizers())
+	}
+}
+
+// Through the Fleet: updates in place after a Snapshot leave it as it was,
+// at a size that spans several chunks.
+func TestSnapshotsStayImmutableAcrossChunks(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	n := 3 * mem.ChunkSize
+	for i := range n {
+		f.UpsertBatchSandbox(batchSandbox(fmt.Sprintf("s%04d", i), fmt.Sprintf("10.0.%d.%d", i/250, i%250)))
+	}
+	old := f.Snapshot()
+	kept := slices.Clone(old.Sandboxes())
+	for _, i := range []int{3, mem.ChunkSize + 1, n - 1} {
+		name := fmt.Sprintf("s%04d", i)
+		f.UpsertPod(model.SlimPod(modeltest.RunningPod(name+"-0", "u"+name, fmt.Sprintf("10.0.%d.%d", i/250, i%250), modeltest.OwnedBy(name, 0))))
+	}
+	now := f.Snapshot()
+	if !slices.Equal(old.Sandboxes(), kept) {
+		t.Fatal("an older Snapshot changed")
+	}
+	positions, ok := now.ChangedSince(old)
+	if !ok || !slices.Equal(positions, []int{3, mem.ChunkSize + 1, n - 1}) {
+		t.Fatalf("ChangedSince = %v, %v", positions, ok)
+	}
+	for i := range n {
+		if changedHere := slices.Contains(positions, i); (now.SandboxAt(i) != old.SandboxAt(i)) != changedHere {
+			t.Fatalf("position %d: changed %v, listed %v", i, now.SandboxAt(i) != old.SandboxAt(i), changedHere)
+		}
 	}
 }
