@@ -1,7 +1,9 @@
-// Package model is sandscope's pure domain: the sandboxes of a fleet, the
-// identity of the Pods behind them, the findings about them, and how rows are
-// filtered and sorted. It does no I/O: kube/ feeds it objects, actions/ and
-// ui/ read the snapshots it derives.
+// Package model is sandscope's pure domain: the objects of a fleet as
+// sandscope keeps them (Pod, BatchSandbox, agent Sandbox, Pool) and their
+// conversions from the API's, the derived row of a sandbox with the identity
+// of the Pods behind it, and the notices, findings and score reported about
+// them. It does no I/O: kube/ feeds the objects to the engine of
+// model/fleet, which derives the rows; actions/ and ui/ read them.
 package model
 
 import (
