@@ -85,8 +85,9 @@ type Backend struct {
 	// ForContext is the backend of one context of a MultiSource: every
 	// action on a sandbox (and a create) goes to the backend of the context
 	// the sandbox was read from, with that cluster's clients and its own
-	// fleet for the identity check. nil: this Backend acts for the one
-	// context there is.
+	// fleet for the identity check, and the UI offers the actions the
+	// first context's backend offers; this Backend's action funcs are then
+	// never called. nil: this Backend acts for the one context there is.
 	ForContext func(name string) Backend
 }
 

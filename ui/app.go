@@ -127,8 +127,8 @@ func New(src Source, be Backend, opts Options, keys KeyMap) *App {
 	a := &App{c: c, src: src, help: help.New(), width: 80, height: 24}
 	a.input = textinput.New()
 	a.input.ShowSuggestions = true
-	a.gateKeys()
 	a.takeSnapshot()
+	a.gateKeys()
 	a.stack = []view{newSandboxesView(c)}
 	return a
 }
@@ -137,7 +137,8 @@ func New(src Source, be Backend, opts Options, keys KeyMap) *App {
 // forbids or that the backend does not offer.
 func (a *App) gateKeys() {
 	k := &a.c.keys
-	be, ro := a.c.be, a.c.opts.ReadOnly
+	// A MultiSource's contexts all offer what the first one does.
+	be, ro := a.c.backendFor(a.c.fleets[0].Context), a.c.opts.ReadOnly
 	a.gated = map[string]key.Binding{}
 	gate := func(name string, b *key.Binding, mutating, available bool) {
 		a.gated[name] = *b
@@ -483,7 +484,7 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Previous) && picked:
 		return a.openText(kindLogs, "Previous logs "+sel.label(), sel, true)
 	case key.Matches(msg, k.Events) && picked:
-		if a.c.be.Events == nil {
+		if a.c.backendFor(sel.ctx).Events == nil {
 			a.setFlash("events are not available here", true)
 			return nil
 		}

@@ -282,8 +282,9 @@ type createForm struct {
 	err    string                           // why the last enter was not accepted
 	known  [len(createFieldLabels)][]string // values offered per field (images, pools)
 	// contexts are the contexts in view when there are several: the form
-	// then asks in which one to create. nil: the one there is.
+	// then asks in which one to create. nil: the one there is, only.
 	contexts []string
+	only     string
 }
 
 // The create form's fields, in tab order. The context is asked only with
@@ -315,6 +316,7 @@ func newCreateForm(c *shared, ctx string) createForm {
 		ns = c.opts.DefaultNamespace
 	}
 	f.fields[fieldNamespace].SetValue(ns)
+	f.only = c.fleets[0].Context
 	if c.multi() {
 		f.contexts = c.contextsInView()
 		if ctx == "" {
@@ -369,10 +371,10 @@ func (f *createForm) move(d int) {
 	}
 }
 
-// context is the context the create goes to ("" with one in view).
+// context is the context the create goes to.
 func (f *createForm) context() string {
 	if f.contexts == nil {
-		return ""
+		return f.only
 	}
 	return strings.TrimSpace(f.fields[fieldContext].Value())
 }
@@ -386,7 +388,7 @@ func (f *createForm) view() string {
 		hint = "✗ " + textsafe.Line(f.err)
 	}
 	what := "create"
-	if ctx := f.context(); ctx != "" && f.focus_ != fieldContext {
+	if ctx := f.context(); f.contexts != nil && f.focus_ != fieldContext {
 		what += " in " + textsafe.Line(ctx) // where it goes stays in sight
 	}
 	first := f.firstField()

@@ -56,9 +56,11 @@ func (p pick) label() string {
 // show a CONTEXT column and the header one state per context.
 func (c *shared) multi() bool { return len(c.fleets) > 1 }
 
-// backendFor is the Backend that acts for context name.
+// backendFor is the Backend that acts for context name: with a
+// MultiSource always a context's own, never the top-level one, so that no
+// action can reach a cluster by default.
 func (c *shared) backendFor(name string) Backend {
-	if name == "" || c.be.ForContext == nil {
+	if c.be.ForContext == nil {
 		return c.be
 	}
 	return c.be.ForContext(name)

@@ -412,3 +412,27 @@ func TestPodsAndDetailKeepTheirContext(t *testing.T) {
 		t.Fatalf("staging's detail shows prod's sandbox:\n%s", s)
 	}
 }
+
+// With one context of a MultiSource in view (":ctx staging"), actions still
+// go to that context's backend, and the keys are offered from it though
+// the top-level Backend has no action of its own.
+func TestOneContextInViewActsThroughIt(t *testing.T) {
+	var mu sync.Mutex
+	var log []string
+	be := Backend{ForContext: func(name string) Backend { return recorder{name: name, mu: &mu, log: &log}.backend() }}
+	src := twoContexts()
+	src.fleets = src.fleets[1:]
+	app, tm := newMultiApp(t, src, be, 170, 20)
+	screenContains(t, tm, app, "Sandboxes [4/4]")
+	keys(tm, "c")
+	screenContains(t, tm, app, "create [2/8] image:")
+	keys(tm, "img:3", "enter")
+	screenContains(t, tm, app, "created bsbx/ns/new")
+	keys(tm, "ctrl+d", "y")
+	screenContains(t, tm, app, "delete requested for batch/sbx-d in staging")
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"staging create img:3", "staging delete batch/sbx-d"}; !slices.Equal(log, want) {
+		t.Fatalf("actions reached %q, want %q", log, want)
+	}
+}

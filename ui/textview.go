@@ -418,7 +418,7 @@ func (v *textView) update(msg tea.Msg, c *shared) tea.Cmd {
 			v.showMatch()
 		}
 		return nil
-	case key.Matches(km, k.Timestamps) && v.kind == kindLogs && c.be.Logs != nil:
+	case key.Matches(km, k.Timestamps) && v.kind == kindLogs && c.backendFor(v.target.ctx).Logs != nil:
 		// The kubelet adds them: the log is read again, with them or without.
 		v.timestamps = !v.timestamps
 		return v.start(c)
