@@ -18,6 +18,8 @@
 // MainWith chooses other CRDs (the engines' unchanged upstream manifests, or
 // none) and extra kube-apiserver flags. Cluster.StopAPIServer and
 // StartAPIServer play a lost and recovered API server (same port, same data).
+// Start gives a test a cluster of its own beside the package's (several
+// clusters at once), and Kubeconfig one kubeconfig with a context for each.
 //
 // The binaries (kube-apiserver, etcd) come from $SANDSCOPE_TESTCLUSTER_BIN or
 // ~/.cache/sandscope/testcluster/bin, built by tools/testcluster/build.sh.
