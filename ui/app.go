@@ -469,7 +469,10 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		a.pop()
 	case key.Matches(msg, k.Detail):
 		if cv, ok := cur.(*contextsView); ok {
-			return a.switchContext(cv.selectedContext())
+			// As k9s does: the fleet of the context chosen, not the list.
+			name := cv.selectedContext()
+			a.toRoot()
+			return a.switchContext(name)
 		}
 		if _, isDetail := cur.(*detailView); !isDetail && picked {
 			d := newDetailView(a.c, sel)

@@ -140,6 +140,17 @@ func (a *App) contextsLine() (line string, trouble bool) {
 	ns := "all"
 	if a.c.nsScope != "" {
 		ns = a.c.nsScope
+	} else if a.c.scoped() {
+		var watched []string // the namespaces the contexts watch (each its own without -A)
+		for _, f := range a.c.fleets {
+			for _, n := range f.Snap.Status.Namespaces {
+				if !slices.Contains(watched, n) {
+					watched = append(watched, n)
+				}
+			}
+		}
+		slices.Sort(watched)
+		ns = strings.Join(watched, ",")
 	}
 	fmt.Fprintf(&b, "  ns:%s ", ns)
 	for i, f := range a.c.fleets {

@@ -78,6 +78,15 @@ func TestContextsTable(t *testing.T) {
 	goldenFrame(t, tm)
 }
 
+// Contexts watched in their own namespaces (no -A) say so in the header.
+func TestContextsHeaderNamesWatchedNamespaces(t *testing.T) {
+	src := twoContexts()
+	src.fleets[0].Snap.Status.Namespaces = []string{"team-rl"}
+	src.fleets[1].Snap.Status.Namespaces = []string{"batch"}
+	app, tm := newMultiApp(t, src, Backend{}, 170, 20)
+	screenContains(t, tm, app, "sandscope  ns:batch,team-rl  prod synced")
+}
+
 // The CONTEXT column is there only while more than one context is in view.
 func TestContextColumnOnlyWithSeveral(t *testing.T) {
 	src := twoContexts()
@@ -295,7 +304,10 @@ func TestCtxCommand(t *testing.T) {
 		}
 	}
 	keys(tm, "enter") // the cursor is on dev
-	screenContains(t, tm, app, "showing context dev")
+	s = screenContains(t, tm, app, "showing context dev")
+	if strings.Contains(s, "Contexts [") {
+		t.Fatalf("the contexts list stays in front of the fleet it switched to:\n%s", s)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if want := []string{"staging", "", "dev"}; !slices.Equal(asked, want) {
