@@ -125,7 +125,7 @@ func TestFilterMatchesContext(t *testing.T) {
 // others' rows stand.
 func TestContextHeaderStates(t *testing.T) {
 	src := twoContexts()
-	app, tm := newMultiApp(t, src, Backend{}, 200, 20)
+	app, tm := newMultiApp(t, src, Backend{}, 160, 14)
 	screenContains(t, tm, app, "prod synced · staging synced")
 
 	down := t0.Add(-30 * time.Second)
@@ -152,6 +152,7 @@ func TestContextHeaderStates(t *testing.T) {
 	if !regexp.MustCompile(`prod\s+team-rl\s+sbx-a .*IP_TAKEN→sbx-b-0`).MatchString(s) {
 		t.Errorf("the connected context's verdict is gone:\n%s", s)
 	}
+	goldenFrame(t, tm) // README's example
 }
 
 // recorder is one context's backend in a routing test: it records which
