@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/model"
@@ -140,3 +143,111 @@ func addSilentContext(t *testing.T, path, name, server string) {
 }
 
 var _ ui.MultiSource = (*contextSet)(nil)
+
+// Each context of a set connects on its own: one that connects syncs; one
+// whose server refuses the credentials is forbidden and not tried again;
+// one whose kubeconfig cannot reach it is disconnected and not tried again;
+// one whose server does not answer yet is disconnected, tried again, and
+// syncs once it answers. :ctx shows one, all, or adds a kubeconfig context.
+func TestContextSetStates(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g := &Globals{Kube: kube.NewConfigFlags(), ImageChecks: "off", Out: io.Discard, Err: io.Discard}
+	var flaky atomic.Int32
+	connects := map[string]func(context.Context) (*kube.Clients, error){
+		"ok": func(context.Context) (*kube.Clients, error) { return demo.NewClients("ok"), nil },
+		"denied": func(context.Context) (*kube.Clients, error) {
+			return nil, &kube.ConnectError{Context: "denied", Reason: "credentials refused (401 Unauthorized)", Denied: true}
+		},
+		"broken": func(context.Context) (*kube.Clients, error) {
+			return nil, &kube.ConnectError{Context: "broken", Reason: "context not found in kubeconfig", Local: true}
+		},
+		"flaky": func(context.Context) (*kube.Clients, error) {
+			if flaky.Add(1) == 1 {
+				return nil, &kube.ConnectError{Context: "flaky", Reason: "cluster did not answer within 1s"}
+			}
+			return demo.NewClients("flaky"), nil
+		},
+		"extra": func(context.Context) (*kube.Clients, error) { return demo.NewClients("extra"), nil },
+	}
+	cs := newContextSet(ctx, g, func(name string) *member {
+		return &member{name: name, s: newSession(ctx, g, nil), connect: connects[name]}
+	})
+	cs.contexts = func() []string { return []string{"ok", "denied", "broken", "flaky", "extra"} }
+	for _, name := range []string{"ok", "denied", "broken", "flaky"} {
+		cs.add(name)
+	}
+	defer cs.stop()
+	waitUntil(t, cs, "every context settled", func() bool {
+		ok, denied, broken, flakySt := fleetOf(cs, "ok").Status, fleetOf(cs, "denied").Status, fleetOf(cs, "broken").Status, fleetOf(cs, "flaky").Status
+		return ok.Synced && len(denied.Forbidden) == 1 && broken.DisconnectedSince != nil && flakySt.Synced && flaky.Load() == 2
+	})
+	if st := fleetOf(cs, "denied").Status; st.DisconnectedSince != nil || !strings.Contains(st.Forbidden[0], "401") {
+		t.Errorf("denied: %+v", st)
+	}
+	if st := fleetOf(cs, "broken").Status; strings.Contains(strings.Join(st.Notes, " "), "trying again") {
+		t.Errorf("a context the kubeconfig cannot reach is retried: %+v", st)
+	}
+	if _, err := cs.backend().ForContext("denied").YAML(ctx, &model.Sandbox{}); err == nil {
+		t.Error("an action on a context with no connection did not refuse")
+	}
+
+	be := cs.backend()
+	names := func() []string {
+		var out []string
+		for _, f := range cs.Fleets() {
+			out = append(out, f.Context)
+		}
+		return out
+	}
+	for _, step := range []struct {
+		ctx  string
+		want []string
+	}{
+		{"ok", []string{"ok"}},
+		{"", []string{"ok", "denied", "broken", "flaky"}},
+		{"extra", []string{"extra"}},
+		{"", []string{"ok", "denied", "broken", "flaky", "extra"}},
+	} {
+		if err := be.SwitchContext(step.ctx); err != nil {
+			t.Fatalf(":ctx %q: %v", step.ctx, err)
+		}
+		if got := names(); !slices.Equal(got, step.want) {
+			t.Fatalf(":ctx %q shows %v, want %v", step.ctx, got, step.want)
+		}
+	}
+	if err := be.SwitchContext("nowhere"); err == nil || !strings.Contains(err.Error(), `no context "nowhere"`) {
+		t.Fatalf(":ctx nowhere: %v", err)
+	}
+}
+
+// A list of contexts is refused where a command acts in one cluster, in
+// the command's own usage code; the TUI refuses --context with
+// --all-contexts, and names a listed context the kubeconfig lacks.
+func TestContextListsOnlyWhereTheyMeanSomething(t *testing.T) {
+	kubeconfig := kubeconfigFor(t, fmt.Sprintf("https://127.0.0.1:%d", closedPort(t)))
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"exec", "sbx", "--", "true"}, ExitUsage, "exec acts in one cluster"},
+		{[]string{"explain", "restart", "p", "--block-start", "2026-01-01T00:00:00Z"}, ExitUsage, "explain restart acts in one cluster"},
+		{[]string{"create", "--image", "x"}, 3, "create acts in one cluster"},
+		{[]string{"entrypoints", "ls"}, 3, "entrypoints ls acts in one cluster"},
+		{[]string{"serve"}, ExitUsage, "serve acts in one cluster"},
+	} {
+		code, stderr, _ := runMain(t, append([]string{"--kubeconfig", kubeconfig, "--context", "broken-ctx,other"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+	code, stderr, _ := runMain(t, "--kubeconfig", kubeconfig, "--context", "broken-ctx", "--all-contexts")
+	if code != ExitUsage || !strings.Contains(stderr, "--context and --all-contexts cannot be used together") {
+		t.Errorf("--context with --all-contexts: exit %d, %q", code, stderr)
+	}
+	code, stderr, _ = runMain(t, "--kubeconfig", kubeconfig, "--context", "broken-ctx,does-not-exist")
+	if code != ExitFailure || !strings.Contains(stderr, `"does-not-exist"`) || !strings.Contains(stderr, "context not found") {
+		t.Errorf("an unknown context in the list: exit %d, %q", code, stderr)
+	}
+}
