@@ -40,12 +40,12 @@ type contextSet struct {
 	open     func(name string) *member // a member for a context, not yet connected
 	contexts func() []string           // every context ":ctx NAME" may add
 
-	mu     sync.Mutex
-	all    []*member // in the order given
-	inView *member   // ":ctx NAME"; nil: every member
-	ns     string    // ":ns", for every context once nsSet
-	nsSet  bool
-	subs   map[chan struct{}]struct{}
+	mu          sync.Mutex
+	all         []*member // in the order given
+	inView      *member   // ":ctx NAME"; nil: every member
+	ns          string    // ":ns", for every context once nsSet
+	nsSet       bool
+	subscribers // told when any context's fleet changed, or the contexts in view did
 }
 
 // member is one context of a set: its session, and how it connects.
@@ -62,7 +62,7 @@ type member struct {
 }
 
 func newContextSet(ctx context.Context, g *Globals, open func(name string) *member) *contextSet {
-	return &contextSet{g: g, ctx: ctx, open: open, subs: map[chan struct{}]struct{}{}}
+	return &contextSet{g: g, ctx: ctx, open: open}
 }
 
 // add makes context name a member and starts connecting it.
@@ -186,31 +186,6 @@ func (cs *contextSet) Fleets() []ui.Fleet {
 
 // Snapshot implements ui.Source; the UI reads Fleets instead.
 func (cs *contextSet) Snapshot() *model.Snapshot { return cs.Fleets()[0].Snap }
-
-// Subscribe implements ui.Source: a coalescing, cap-1 channel that fires
-// when any context's fleet changed, or the contexts in view did.
-func (cs *contextSet) Subscribe() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	cs.mu.Lock()
-	cs.subs[ch] = struct{}{}
-	cs.mu.Unlock()
-	return ch, func() {
-		cs.mu.Lock()
-		delete(cs.subs, ch)
-		cs.mu.Unlock()
-	}
-}
-
-func (cs *contextSet) notify() {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	for ch := range cs.subs {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
 
 func (cs *contextSet) stop() {
 	for _, m := range cs.members() {

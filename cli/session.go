@@ -51,8 +51,8 @@ type session struct {
 	// pending is what Snapshot shows while there is no connection: an
 	// empty fleet whose status says the context is connecting, or why it
 	// is not (contexts.go).
-	pending  *model.Snapshot
-	subs     map[chan struct{}]struct{}
+	pending *model.Snapshot
+	subscribers
 	nsScope  string // "" = all namespaces
 	contexts func() []string
 	// forwards are the TUI's open port-forwards by local address; they
@@ -64,7 +64,7 @@ type session struct {
 }
 
 func newSession(ctx context.Context, g *Globals, images kube.ImageConfigReader) *session {
-	return &session{g: g, ctx: ctx, images: images, checks: images, subs: map[chan struct{}]struct{}{}}
+	return &session{g: g, ctx: ctx, images: images, checks: images}
 }
 
 // start connects the watcher for clients and makes it current.
@@ -173,23 +173,33 @@ func (s *session) setPending(st model.SourceStatus) {
 	s.notify()
 }
 
-// Subscribe implements ui.Source: a coalescing, cap-1 channel.
-func (s *session) Subscribe() (<-chan struct{}, func()) {
+// subscribers are the subscriptions to a ui.Source: coalescing, cap-1
+// channels, each told when something changed.
+type subscribers struct {
+	mu   sync.Mutex
+	subs map[chan struct{}]struct{}
+}
+
+// Subscribe implements ui.Source.
+func (b *subscribers) Subscribe() (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
-	s.mu.Lock()
-	s.subs[ch] = struct{}{}
-	s.mu.Unlock()
+	b.mu.Lock()
+	if b.subs == nil {
+		b.subs = map[chan struct{}]struct{}{}
+	}
+	b.subs[ch] = struct{}{}
+	b.mu.Unlock()
 	return ch, func() {
-		s.mu.Lock()
-		delete(s.subs, ch)
-		s.mu.Unlock()
+		b.mu.Lock()
+		delete(b.subs, ch)
+		b.mu.Unlock()
 	}
 }
 
-func (s *session) notify() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for ch := range s.subs {
+func (b *subscribers) notify() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ch := range b.subs {
 		select {
 		case ch <- struct{}{}:
 		default:

@@ -263,12 +263,7 @@ func buildContextRows(c *shared) []listRow {
 }
 
 // selectedContext is the context under the cursor.
-func (v *contextsView) selectedContext() string {
-	if v.cursor >= len(v.visible) {
-		return ""
-	}
-	return v.rows[v.visible[v.cursor]].cells[0]
-}
+func (v *contextsView) selectedContext() string { return v.firstCell() }
 
 func (v *contextsView) shortHelp(c *shared) []key.Binding {
 	k := c.keys

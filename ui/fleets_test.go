@@ -370,15 +370,7 @@ func TestPartialRefreshMatchesFullRebuildAcrossContexts(t *testing.T) {
 			case 3:
 				f.SetStatus(model.SourceStatus{Context: names[k], Synced: true})
 			default:
-				p := fleetPod(ns, name(i), "uid-"+name(i), ip(i), now)
-				switch rng.IntN(3) {
-				case 0:
-					p.Status.Phase = corev1.PodFailed
-					p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}
-				case 1:
-					p.Status.ContainerStatuses[0].RestartCount = int32(rng.IntN(4))
-				}
-				f.UpsertPod(model.SlimPod(p))
+				f.UpsertPod(model.SlimPod(churnedPod(rng, ns, name(i), ip(i), now)))
 			}
 			snapshot()
 			a.liveRefresh()

@@ -78,12 +78,7 @@ func (v *forwardsView) rebuild(c *shared) {
 }
 
 // selectedForward is the local address of the row under the cursor.
-func (v *forwardsView) selectedForward() string {
-	if v.cursor >= len(v.visible) {
-		return ""
-	}
-	return v.rows[v.visible[v.cursor]].cells[0]
-}
+func (v *forwardsView) selectedForward() string { return v.firstCell() }
 
 func (v *forwardsView) shortHelp(c *shared) []key.Binding {
 	k := c.keys

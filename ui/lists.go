@@ -166,6 +166,15 @@ func (v *listView) setFilter(f model.Filter, c *shared) {
 }
 func (v *listView) currentFilter() model.Filter { return v.filter }
 
+// firstCell is the first cell of the row under the cursor ("" with none):
+// what names the row in a list whose rows are not sandboxes.
+func (v *listView) firstCell() string {
+	if v.cursor >= len(v.visible) {
+		return ""
+	}
+	return v.rows[v.visible[v.cursor]].cells[0]
+}
+
 // selectedSandbox lets d/l/y work from the Pods view on the Pod's sandbox.
 func (v *listView) selectedSandbox(c *shared) pick {
 	if v.cursor >= len(v.visible) {

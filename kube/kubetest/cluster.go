@@ -285,9 +285,17 @@ func Get(t testing.TB) *Cluster {
 	current.Lock()
 	pc := current.pc
 	current.Unlock()
-	switch {
-	case pc == nil:
+	if pc == nil {
 		t.Fatal("kubetest.Get: no test cluster; call kubetest.Main(m) from TestMain")
+	}
+	return pc.clusterFor(t)
+}
+
+// clusterFor is the cluster pc started, as one test sees it (a config of
+// its own); the test skips or fails when pc did not start one.
+func (pc *packageCluster) clusterFor(t testing.TB) *Cluster {
+	t.Helper()
+	switch {
 	case pc.fail != "":
 		t.Fatalf("kubetest: %s", pc.fail)
 	case pc.skip != "":

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -20,15 +19,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	t.Helper()
 	pc, stop := start(opts)
 	t.Cleanup(stop)
-	switch {
-	case pc.fail != "":
-		t.Fatalf("kubetest: %s", pc.fail)
-	case pc.skip != "":
-		t.Skipf("kubetest: no test cluster: %s", pc.skip)
-	}
-	c := *pc.cluster
-	c.Config = rest.CopyConfig(pc.cluster.Config)
-	return &c
+	return pc.clusterFor(t)
 }
 
 // Kubeconfig writes a kubeconfig holding one context per cluster, names[i]
