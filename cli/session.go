@@ -343,14 +343,15 @@ func (s *session) backend() ui.Backend {
 			if ns == "" {
 				ns = c.clients.Namespace
 			}
-			res, err := c.creator.Run(ctx, create.Request{
+			// A *create.Error of its own: a nil one in err would read as a failure.
+			res, failed := c.creator.Run(ctx, create.Request{
 				Namespace: ns, Image: req.Image, Entrypoint: req.Command, Pool: req.Pool, Env: req.Env,
 				Lifetime: req.Lifetime, CPU: req.CPU, Memory: req.Memory,
 			}, func(u create.StageUpdate) {
 				stage(ui.CreateStage{Line: stageLine(u), Failed: u.Stage == create.StageFailed})
 			})
-			if err != nil {
-				return "", err
+			if failed != nil {
+				return "", failed
 			}
 			return string(res.Engine) + "/" + res.Namespace + "/" + res.Sandbox, nil
 		},
