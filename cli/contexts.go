@@ -36,9 +36,10 @@ const (
 // backend, so that an action reaches the cluster its sandbox was read from.
 type contextSet struct {
 	g        *Globals
-	ctx      context.Context
-	open     func(name string) *member // a member for a context, not yet connected
-	contexts func() []string           // every context ":ctx NAME" may add
+	ctx      context.Context // ends with stop: connections, retries and their watchers
+	cancel   context.CancelFunc
+	open     func(ctx context.Context, name string) *member // a member for a context, not yet connected, living as long as ctx
+	contexts func() []string                                // every context ":ctx NAME" may add
 
 	mu          sync.Mutex
 	all         []*member // in the order given
@@ -61,13 +62,14 @@ type member struct {
 	everyNamespace bool
 }
 
-func newContextSet(ctx context.Context, g *Globals, open func(name string) *member) *contextSet {
-	return &contextSet{g: g, ctx: ctx, open: open}
+func newContextSet(ctx context.Context, g *Globals, open func(ctx context.Context, name string) *member) *contextSet {
+	ctx, cancel := context.WithCancel(ctx)
+	return &contextSet{g: g, ctx: ctx, cancel: cancel, open: open}
 }
 
 // add makes context name a member and starts connecting it.
 func (cs *contextSet) add(name string) *member {
-	m := cs.open(name)
+	m := cs.open(cs.ctx, name)
 	m.be, m.settled = m.s.backend(), make(chan struct{})
 	m.s.setPending(model.SourceStatus{Context: name, Server: m.server, Notes: []string{"connecting…"}})
 	changes, unsubscribe := m.s.Subscribe()
@@ -185,12 +187,18 @@ func (cs *contextSet) Fleets() []ui.Fleet {
 }
 
 // Snapshot implements ui.Source; the UI reads Fleets instead.
-func (cs *contextSet) Snapshot() *model.Snapshot { return cs.Fleets()[0].Snap }
+func (cs *contextSet) Snapshot() *model.Snapshot {
+	if fleets := cs.Fleets(); len(fleets) > 0 {
+		return fleets[0].Snap
+	}
+	return &model.Snapshot{}
+}
 
 func (cs *contextSet) stop() {
 	for _, m := range cs.members() {
 		m.s.stop()
 	}
+	cs.cancel()
 }
 
 // waitSynced returns once every context has synced or was given up on (a

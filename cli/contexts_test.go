@@ -170,7 +170,7 @@ func TestContextSetStates(t *testing.T) {
 		},
 		"extra": func(context.Context) (*kube.Clients, error) { return demo.NewClients("extra"), nil },
 	}
-	cs := newContextSet(ctx, g, func(name string) *member {
+	cs := newContextSet(ctx, g, func(ctx context.Context, name string) *member {
 		return &member{name: name, s: newSession(ctx, g, nil), connect: connects[name]}
 	})
 	cs.contexts = func() []string { return []string{"ok", "denied", "broken", "flaky", "extra"} }

@@ -139,7 +139,7 @@ func runContextsTUI(ctx context.Context, g *Globals, names []string) error {
 	defer cs.stop()
 	go func() {
 		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-		tuneMemoryForWatch(ctx, cs.waitSynced)
+		tuneMemoryForWatch(cs.ctx, cs.waitSynced)
 	}()
 	opts := ui.Options{ReadOnly: g.ReadOnly, Demo: g.Demo, Version: Version(), Favorites: g.Favorites}
 	if g.Demo {
@@ -155,7 +155,7 @@ func openContexts(ctx context.Context, g *Globals, names []string) (*contextSet,
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: err}
 	}
-	open := func(name string) *member {
+	open := func(ctx context.Context, name string) *member {
 		s := newSession(ctx, g, imageconfig.New(imageconfig.Options{}))
 		s.checks = checks
 		flags := g.Kube.WithContext(name)
@@ -166,7 +166,7 @@ func openContexts(ctx context.Context, g *Globals, names []string) (*contextSet,
 	}
 	contexts := kubeconfigContexts(g)
 	if g.Demo {
-		open, contexts = demoContexts(ctx, g), func() []string { return names }
+		open, contexts = demoContexts(g), func() []string { return names }
 	}
 	cs := newContextSet(ctx, g, open)
 	cs.contexts = contexts
@@ -178,9 +178,9 @@ func openContexts(ctx context.Context, g *Globals, names []string) (*contextSet,
 
 // demoContexts opens each context of a multi-context demo (--demo
 // --context a,b) as a simulated fleet of its own, each from its own seed.
-func demoContexts(ctx context.Context, g *Globals) func(name string) *member {
+func demoContexts(g *Globals) func(ctx context.Context, name string) *member {
 	seed := int64(0)
-	return func(name string) *member {
+	return func(ctx context.Context, name string) *member {
 		seed++
 		d, err := demo.Start(ctx, demo.Options{Seed: seed})
 		if err != nil {
