@@ -50,6 +50,7 @@ func (e *ExitError) Unwrap() error { return e.Err }
 type Globals struct {
 	Kube          *kube.ConfigFlags
 	AllNamespaces bool
+	AllContexts   bool // the TUI over every context of the kubeconfig
 	ReadOnly      bool
 	Demo          bool
 	Selector      string        // extra label selector for plain-Pod sandboxes
@@ -111,9 +112,10 @@ func NewRootCommand(g *Globals) *cobra.Command {
 		if _, err := g.imageCheckMode(); err != nil {
 			return &ExitError{Code: ExitUsage, Err: err}
 		}
-		return nil
+		return oneContextOnly(cmd, g)
 	}
 	root.Flags().StringVar(&g.Shell, "shell", "", "Shell the TUI's shell key opens (default: bash, falling back to sh)")
+	root.Flags().BoolVar(&g.AllContexts, "all-contexts", false, "Show every context of the kubeconfig in one table (--context a,b: those)")
 	root.AddCommand(subcommands(g)...)
 	addGlobalCompletions(root, g)
 	return root

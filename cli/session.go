@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"sync"
 	"time"
 
@@ -39,17 +38,21 @@ type connection struct {
 // Source. Notifications of whichever watcher is current are forwarded to
 // the session's own subscribers.
 type session struct {
-	g        *Globals
-	ctx      context.Context
-	images   kube.ImageConfigReader // create's reads (nil: no create)
-	checks   kube.ImageConfigReader // background image checks (nil: off)
-	connect  func(ctx context.Context, kubeContext string) (*kube.Clients, error)
-	execVia  map[execute.Via]execute.Transport // nil: the real transports
-	demo     bool
-	sources  *kube.Sources // fixed sources (demo); nil = discover
-	mu       sync.Mutex
-	cur      *connection
-	subs     map[chan struct{}]struct{}
+	g       *Globals
+	ctx     context.Context
+	images  kube.ImageConfigReader // create's reads (nil: no create)
+	checks  kube.ImageConfigReader // background image checks (nil: off)
+	connect func(ctx context.Context, kubeContext string) (*kube.Clients, error)
+	execVia map[execute.Via]execute.Transport // nil: the real transports
+	demo    bool
+	sources *kube.Sources // fixed sources (demo); nil = discover
+	mu      sync.Mutex
+	cur     *connection
+	// pending is what Snapshot shows while there is no connection: an
+	// empty fleet whose status says the context is connecting, or why it
+	// is not (contexts.go).
+	pending *model.Snapshot
+	subscribers
 	nsScope  string // "" = all namespaces
 	contexts func() []string
 	// forwards are the TUI's open port-forwards by local address; they
@@ -61,7 +64,7 @@ type session struct {
 }
 
 func newSession(ctx context.Context, g *Globals, images kube.ImageConfigReader) *session {
-	return &session{g: g, ctx: ctx, images: images, checks: images, subs: map[chan struct{}]struct{}{}}
+	return &session{g: g, ctx: ctx, images: images, checks: images}
 }
 
 // start connects the watcher for clients and makes it current.
@@ -153,30 +156,54 @@ func (s *session) current() *connection {
 
 // Snapshot implements ui.Source.
 func (s *session) Snapshot() *model.Snapshot {
-	c := s.current()
-	if c == nil {
-		return &model.Snapshot{}
-	}
-	return c.watcher.Fleet().Snapshot()
-}
-
-// Subscribe implements ui.Source: a coalescing, cap-1 channel.
-func (s *session) Subscribe() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
 	s.mu.Lock()
-	s.subs[ch] = struct{}{}
+	c, pending := s.cur, s.pending
 	s.mu.Unlock()
+	switch {
+	case c != nil:
+		return c.watcher.Fleet().Snapshot()
+	case pending != nil:
+		return pending
+	}
+	return &model.Snapshot{}
+}
+
+// setPending shows st, with no sandboxes, until the session connects.
+func (s *session) setPending(st model.SourceStatus) {
+	snap := model.NewSnapshot(0, st, nil, nil, nil)
+	s.mu.Lock()
+	s.pending = snap
+	s.mu.Unlock()
+	s.notify()
+}
+
+// subscribers are the subscriptions to a ui.Source: coalescing, cap-1
+// channels, each told when something changed.
+type subscribers struct {
+	mu   sync.Mutex
+	subs map[chan struct{}]struct{}
+}
+
+// Subscribe implements ui.Source.
+func (b *subscribers) Subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	b.mu.Lock()
+	if b.subs == nil {
+		b.subs = map[chan struct{}]struct{}{}
+	}
+	b.subs[ch] = struct{}{}
+	b.mu.Unlock()
 	return ch, func() {
-		s.mu.Lock()
-		delete(s.subs, ch)
-		s.mu.Unlock()
+		b.mu.Lock()
+		delete(b.subs, ch)
+		b.mu.Unlock()
 	}
 }
 
-func (s *session) notify() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for ch := range s.subs {
+func (b *subscribers) notify() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ch := range b.subs {
 		select {
 		case ch <- struct{}{}:
 		default:
@@ -202,7 +229,11 @@ func (s *session) stop() {
 // forward opens an identity-checked port-forward and keeps it until it
 // ends or the session stops.
 func (s *session) forward(ctx context.Context, sb *model.Sandbox, local, remote int) (ui.ForwardInfo, error) {
-	f, err := s.current().executor.Forward(ctx, execute.ForwardRequest{Sandbox: sb, LocalPort: local, RemotePort: remote})
+	c, err := s.conn()
+	if err != nil {
+		return ui.ForwardInfo{}, err
+	}
+	f, err := c.executor.Forward(ctx, execute.ForwardRequest{Sandbox: sb, LocalPort: local, RemotePort: remote})
 	if err != nil {
 		return ui.ForwardInfo{}, err
 	}
@@ -237,15 +268,33 @@ func (s *session) stopForward(localAddr string) error {
 	return nil
 }
 
+// conn is the current connection, or why there is none: a context of a
+// contextSet may still be connecting, or unreachable.
+func (s *session) conn() (*connection, error) {
+	if c := s.current(); c != nil {
+		return c, nil
+	}
+	return nil, errNotConnected
+}
+
+var errNotConnected = errorString("this context is not connected (yet): its state is in the header")
+
 // backend exposes the session's actions to the UI. Every call resolves the
 // current connection at call time, so ":ctx" and ":ns" take effect at once.
 func (s *session) backend() ui.Backend {
 	be := ui.Backend{
 		YAML: func(ctx context.Context, sb *model.Sandbox) (string, error) {
-			return s.current().inspect.YAML(ctx, sb)
+			c, err := s.conn()
+			if err != nil {
+				return "", err
+			}
+			return c.inspect.YAML(ctx, sb)
 		},
 		Logs: func(ctx context.Context, sb *model.Sandbox, opts ui.LogOptions, w io.Writer) error {
-			c := s.current()
+			c, err := s.conn()
+			if err != nil {
+				return err
+			}
 			if !opts.Timestamps {
 				return c.inspect.Logs(ctx, sb, opts.Previous, w)
 			}
@@ -258,20 +307,39 @@ func (s *session) backend() ui.Backend {
 			return c.reader.Logs(ctx, sb, lo, w)
 		},
 		Events: func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
-			return s.current().inspect.Events(ctx, sb)
+			c, err := s.conn()
+			if err != nil {
+				return nil, err
+			}
+			return c.inspect.Events(ctx, sb)
 		},
 		Delete: func(ctx context.Context, sb *model.Sandbox) error {
-			return s.current().inspect.Delete(ctx, sb)
+			c, err := s.conn()
+			if err != nil {
+				return err
+			}
+			return c.inspect.Delete(ctx, sb)
 		},
 		Shell: func(sb *model.Sandbox) (tea.ExecCommand, error) {
-			return s.current().executor.Shell(s.ctx, sb, execute.ShellOptions{Shell: s.g.Shell}), nil
+			c, err := s.conn()
+			if err != nil {
+				return nil, err
+			}
+			return c.executor.Shell(s.ctx, sb, execute.ShellOptions{Shell: s.g.Shell}), nil
 		},
 		Exec: func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (int, error) {
-			res, err := s.current().executor.Run(ctx, execute.Request{Sandbox: sb, Command: cmd, Stdout: out, Stderr: out})
+			c, err := s.conn()
+			if err != nil {
+				return 0, err
+			}
+			res, err := c.executor.Run(ctx, execute.Request{Sandbox: sb, Command: cmd, Stdout: out, Stderr: out})
 			return res.ExitCode, err
 		},
 		Create: func(ctx context.Context, req ui.CreateRequest, stage func(ui.CreateStage)) (string, error) {
-			c := s.current()
+			c, err := s.conn()
+			if err != nil {
+				return "", err
+			}
 			if c.creator == nil {
 				return "", errNoCreate
 			}
@@ -279,21 +347,25 @@ func (s *session) backend() ui.Backend {
 			if ns == "" {
 				ns = c.clients.Namespace
 			}
-			res, err := c.creator.Run(ctx, create.Request{
+			// A *create.Error of its own: a nil one in err would read as a failure.
+			res, failed := c.creator.Run(ctx, create.Request{
 				Namespace: ns, Image: req.Image, Entrypoint: req.Command, Pool: req.Pool, Env: req.Env,
 				Lifetime: req.Lifetime, CPU: req.CPU, Memory: req.Memory,
 			}, func(u create.StageUpdate) {
 				stage(ui.CreateStage{Line: stageLine(u), Failed: u.Stage == create.StageFailed})
 			})
-			if err != nil {
-				return "", err
+			if failed != nil {
+				return "", failed
 			}
 			return string(res.Engine) + "/" + res.Namespace + "/" + res.Sandbox, nil
 		},
 		SwitchNamespace: func(ns string) error {
-			c := s.current()
 			if ns == "all" || ns == "*" {
 				ns = ""
+			}
+			c, err := s.conn()
+			if err != nil {
+				return err
 			}
 			s.start(c.clients, ns)
 			return nil
@@ -304,6 +376,9 @@ func (s *session) backend() ui.Backend {
 	}
 	if s.connect != nil {
 		be.SwitchContext = func(name string) error {
+			if name == "" {
+				return errOneContext
+			}
 			clients, err := s.connect(s.ctx, name)
 			if err != nil {
 				return err
@@ -324,18 +399,12 @@ func (s *session) backend() ui.Backend {
 	return be
 }
 
+var errOneContext = errorString("sandscope was started with one context: start it with --context a,b or --all-contexts to see several at once")
+
 // kubeconfigContexts lists the contexts of the kubeconfig the flags name.
 func kubeconfigContexts(g *Globals) func() []string {
 	return func() []string {
-		raw, err := g.Kube.ToRawKubeConfigLoader().RawConfig()
-		if err != nil {
-			return nil
-		}
-		names := make([]string, 0, len(raw.Contexts))
-		for name := range raw.Contexts {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+		names, _ := allContexts(g)
 		return names
 	}
 }

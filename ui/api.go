@@ -75,11 +75,20 @@ type Backend struct {
 	// (queued, scheduled, pulling image, ready, failed: reason).
 	Create func(ctx context.Context, req CreateRequest, stage func(CreateStage)) (key string, err error)
 	// SwitchNamespace and SwitchContext re-point the Source (":ns", ":ctx").
-	// Without SwitchNamespace, ":ns" scopes the views locally.
+	// Without SwitchNamespace, ":ns" scopes the views locally. A
+	// MultiSource's SwitchContext shows one context, or with name "" every
+	// context it was started with (":ctx all").
 	SwitchNamespace func(ns string) error
 	SwitchContext   func(name string) error
 	// Contexts lists kubeconfig contexts for ":ctx" completion.
 	Contexts func() []string
+	// ForContext is the backend of one context of a MultiSource: every
+	// action on a sandbox (and a create) goes to the backend of the context
+	// the sandbox was read from, with that cluster's clients and its own
+	// fleet for the identity check, and the UI offers the actions the
+	// first context's backend offers; this Backend's action funcs are then
+	// never called. nil: this Backend acts for the one context there is.
+	ForContext func(name string) Backend
 }
 
 // LogOptions select which log Backend.Logs streams and how.

@@ -23,6 +23,7 @@ type detailView struct {
 	vid     int
 	gen     int
 	key     string
+	ctx     string // the context it was read from ("" with one)
 	last    *model.Sandbox
 	gone    bool // the sandbox left the fleet while the view was open
 	events  []string
@@ -38,13 +39,13 @@ type detailView struct {
 	cancel    context.CancelFunc
 }
 
-func newDetailView(c *shared, sb *model.Sandbox) *detailView {
-	return &detailView{vid: c.newID(), key: sb.Key, last: sb, vp: viewport.New(80, 20), evState: "not available"}
+func newDetailView(c *shared, sb pick) *detailView {
+	return &detailView{vid: c.newID(), key: sb.sb.Key, ctx: sb.ctx, last: sb.sb, vp: viewport.New(80, 20), evState: "not available"}
 }
 
 func (v *detailView) id() int { return v.vid }
 func (v *detailView) name() string {
-	return "Detail " + v.last.Namespace() + "/" + v.last.Name()
+	return "Detail " + pick{v.last, v.ctx}.label()
 }
 
 func (v *detailView) close() {
@@ -53,17 +54,18 @@ func (v *detailView) close() {
 	}
 }
 
-func (v *detailView) selectedSandbox(c *shared) *model.Sandbox { return v.last }
+func (v *detailView) selectedSandbox(c *shared) pick { return pick{v.last, v.ctx} }
 
 func (v *detailView) start(c *shared) tea.Cmd {
-	if c.be.Events == nil {
+	f := c.backendFor(v.ctx).Events
+	if f == nil {
 		return nil
 	}
 	v.gen++
 	v.evState = "loading…"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	v.cancel = cancel
-	id, gen, sb, f := v.vid, v.gen, v.last, c.be.Events
+	id, gen, sb := v.vid, v.gen, v.last
 	return func() tea.Msg {
 		ev, err := f(ctx, sb)
 		return asyncMsg{id, gen, eventsReply{ev, err}}
@@ -90,9 +92,9 @@ func (v *detailView) onReply(body any, c *shared) {
 }
 
 func (v *detailView) snapshotChanged(c *shared) {
-	if c.snap != nil {
-		sb := c.snap.Sandbox(v.key)
-		v.gone = sb == nil && c.snap.NumSandboxes() > 0
+	if snap := c.snapOf(v.ctx); snap != nil {
+		sb := snap.Sandbox(v.key)
+		v.gone = sb == nil && snap.NumSandboxes() > 0
 		if sb != nil {
 			v.last = sb
 		}
@@ -102,7 +104,7 @@ func (v *detailView) snapshotChanged(c *shared) {
 
 func (v *detailView) refresh(c *shared) {
 	off := v.vp.YOffset
-	lines := detailLines(c, v.last, c.snap, v.events, v.evState, v.forensics, v.recreated)
+	lines := detailLines(c, v.last, c.snapOf(v.ctx), v.events, v.evState, v.forensics, v.recreated)
 	if v.gone {
 		lines = append([]string{"GONE: this sandbox is no longer in the fleet; showing its last known state", ""}, lines...)
 	}
@@ -155,7 +157,8 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 
 	add("Sandbox     %s/%s  (%s)  uid %s", sb.Namespace(), sb.Name(), sb.Engine(), orDash(string(sb.UID())))
 	add("State       %s  (engine phase: %s)", sb.State, orDash(sb.EnginePhase))
-	if c.disconnected() {
+	disc := discOf(snap)
+	if disc {
 		add("            identity UNKNOWN: disconnected since %s; data as of %s", clock(*snap.Status.DisconnectedSince), clock(snap.Status.AsOf))
 	}
 	add("Created     %s", when(sb.CreatedAt()))
@@ -173,7 +176,7 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 		add("Labels      %s", labels)
 	}
 	add("")
-	add("IDENTITY    %s", identityCell(sb, c.disconnected()))
+	add("IDENTITY    %s", identityCell(sb, disc))
 	if len(sb.Slots) == 0 {
 		add("  no address recorded yet")
 	}

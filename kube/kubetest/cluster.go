@@ -18,6 +18,8 @@
 // MainWith chooses other CRDs (the engines' unchanged upstream manifests, or
 // none) and extra kube-apiserver flags. Cluster.StopAPIServer and
 // StartAPIServer play a lost and recovered API server (same port, same data).
+// Start gives a test a cluster of its own beside the package's (several
+// clusters at once), and Kubeconfig one kubeconfig with a context for each.
 //
 // The binaries (kube-apiserver, etcd) come from $SANDSCOPE_TESTCLUSTER_BIN or
 // ~/.cache/sandscope/testcluster/bin, built by tools/testcluster/build.sh.
@@ -283,9 +285,17 @@ func Get(t testing.TB) *Cluster {
 	current.Lock()
 	pc := current.pc
 	current.Unlock()
-	switch {
-	case pc == nil:
+	if pc == nil {
 		t.Fatal("kubetest.Get: no test cluster; call kubetest.Main(m) from TestMain")
+	}
+	return pc.clusterFor(t)
+}
+
+// clusterFor is the cluster pc started, as one test sees it (a config of
+// its own); the test skips or fails when pc did not start one.
+func (pc *packageCluster) clusterFor(t testing.TB) *Cluster {
+	t.Helper()
+	switch {
 	case pc.fail != "":
 		t.Fatalf("kubetest: %s", pc.fail)
 	case pc.skip != "":
