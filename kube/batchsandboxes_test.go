@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -468,5 +469,42 @@ func BenchmarkBatchSandboxWatchDecode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A stream decodes every event into one struct: an object already handed on
+// keeps its own labels, task command, annotations' findings and deletion
+// time when the next event fills the struct again, and the next object
+// inherits none of them.
+func TestBatchSandboxEventsDoNotShareState(t *testing.T) {
+	stream := `{"type":"ADDED","object":{"kind":"BatchSandbox","metadata":{"name":"a","labels":{"team":"red","x":"1"},` +
+		`"deletionTimestamp":"2026-01-02T03:04:05Z","annotations":{"sandbox.opensandbox.io/endpoints":"[\"10.0.0.1\"]"}},` +
+		`"spec":{"taskTemplate":{"spec":{"process":{"command":["run","a"],"args":["--x"]}}}}}}` + "\n" +
+		`{"type":"ADDED","object":{"kind":"BatchSandbox","metadata":{"name":"b","labels":{"team":"blue"}},` +
+		`"spec":{"taskTemplate":{"spec":{"process":{"command":["other"]}}}}}}`
+	d := newBatchSandboxEvents(io.NopCloser(strings.NewReader(stream)), model.NewStringLists())
+	_, first, err := d.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, second, err := d.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := first.(*model.BatchSandbox), second.(*model.BatchSandbox)
+	if got := a.Labels.String(); got != "team=red,x=1" {
+		t.Errorf("a's labels after the next event: %q", got)
+	}
+	if task := a.Task(); task == nil || !slices.Equal(task.Command, []string{"run", "a", "--x"}) {
+		t.Errorf("a's task after the next event: %+v", task)
+	}
+	if len(a.Endpoints) != 1 || a.DeletionTimestamp == nil || !a.DeletionTimestamp.Time.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) {
+		t.Errorf("a's endpoints %v, deletion %v after the next event", a.Endpoints, a.DeletionTimestamp)
+	}
+	if got := b.Labels.String(); got != "team=blue" || len(b.Endpoints) != 0 || b.DeletionTimestamp != nil {
+		t.Errorf("b has labels %q, endpoints %v, deletion %v: want only its own", got, b.Endpoints, b.DeletionTimestamp)
+	}
+	if task := b.Task(); task == nil || !slices.Equal(task.Command, []string{"other"}) {
+		t.Errorf("b's task: %+v", task)
 	}
 }
