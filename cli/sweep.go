@@ -14,6 +14,7 @@ import (
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/model"
 )
 
 // sweepFlags are the sweep's own flags; -n, -A, --context, --stuck-after and
@@ -86,7 +87,7 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	if g.Demo {
 		d, err := demo.Start(ctx, demo.Options{})
 		if err != nil {
-			return &ExitError{Code: sweep.ExitUnusable, Err: err}
+			return &ExitError{Code: sweepExitUnusable, Err: err}
 		}
 		for _, name := range strings.Split(g.Kube.Context(), ",") {
 			if name != "" && name != demo.ContextName {
@@ -123,10 +124,10 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	if err != nil {
 		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("writing the report: %w", err)}
 	}
-	if code := report.ExitCode(failOn); code != sweep.ExitClean {
+	if code := sweepExitCode(&report, failOn); code != 0 {
 		// The report says everything; for a table, one line on stderr says why the code.
 		var why error
-		if code == sweep.ExitUnusable {
+		if code == sweepExitUnusable {
 			// Name each context and its exact cause: "no context could be
 			// swept" alone left the user to find which and why.
 			var causes []string
@@ -145,6 +146,24 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 		return &ExitError{Code: code, Err: why, Silent: f.output != "table"}
 	}
 	return nil
+}
+
+// Exit codes of `sandscope sweep` (README).
+const (
+	sweepExitFindings = 1 // findings at or above --fail-on
+	sweepExitUnusable = 2 // a usage error, or no context could be swept
+)
+
+// sweepExitCode is 2 when every context was unreachable, 1 when a finding
+// reaches failOn, else 0.
+func sweepExitCode(r *sweep.Report, failOn model.Severity) int {
+	switch {
+	case r.Unreachable():
+		return sweepExitUnusable
+	case r.Fails(failOn):
+		return sweepExitFindings
+	}
+	return 0
 }
 
 // sweepTargets builds one target per context named by --context (a comma
