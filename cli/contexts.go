@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
-	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/ui"
@@ -320,7 +319,7 @@ func oneContextOnly(cmd *cobra.Command, g *Globals) error {
 	}
 	code := ExitUsage
 	if top.Name() == "create" || top.Name() == "entrypoints" {
-		code = create.ExitUsage // 2 means "refused before creating" there
+		code = createExitUsage // 2 means "refused before creating" there
 	}
 	return &ExitError{Code: code, Err: fmt.Errorf("%s acts in one cluster: --context takes one context here, not %q (the TUI and sweep take a list)",
 		strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), g.Kube.Context())}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandscope/sandscope/actions/create"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
@@ -39,35 +40,25 @@ through the registry, so a tag moved to another image is not matched by accident
 
 	tableFor := func(cmd *cobra.Command) (*create.Table, error) {
 		if output != "text" && output != "json" {
-			return nil, &ExitError{Code: create.ExitUsage, Err: fmt.Errorf("-o %q: want text or json", output)}
+			return nil, &ExitError{Code: createExitUsage, Err: fmt.Errorf("-o %q: want text or json", output)}
 		}
 		p, err := imageconfig.ParsePlatform(platform)
 		if err != nil {
-			return nil, &ExitError{Code: create.ExitUsage, Err: err}
+			return nil, &ExitError{Code: createExitUsage, Err: err}
 		}
 		if g.Demo {
-			return nil, &ExitError{Code: create.ExitUsage, Err: errors.New("entrypoints needs a cluster; not available in --demo")}
+			return nil, &ExitError{Code: createExitUsage, Err: errors.New("entrypoints needs a cluster; not available in --demo")}
 		}
 		clients, err := g.Connect(cmd.Context())
 		if err != nil {
-			return nil, &ExitError{Code: create.ExitUsage, Err: err}
+			return nil, &ExitError{Code: createExitUsage, Err: err}
 		}
 		return &create.Table{
 			Clients: clients, Namespace: clients.Namespace, Name: table, ReadOnly: g.ReadOnly,
 			Images: imageconfig.New(imageconfig.Options{Timeout: timeout, Platform: p}),
 		}, nil
 	}
-	fail := func(err error) error {
-		var ce *create.Error
-		if errors.As(err, &ce) {
-			return &ExitError{Code: ce.ExitCode(), Err: ce}
-		}
-		var ie *imageconfig.Error
-		if errors.As(err, &ie) {
-			return &ExitError{Code: create.ExitRefused, Err: err}
-		}
-		return &ExitError{Code: create.ExitFailed, Err: err}
-	}
+	fail := func(err error) error { return &ExitError{Code: createExitCode(err), Err: err} }
 
 	// refuseReadOnly: under --readonly a change is refused before any
 	// connection (the Table refuses again).
@@ -75,7 +66,7 @@ through the registry, so a tag moved to another image is not matched by accident
 		if !g.ReadOnly {
 			return nil
 		}
-		return fail(create.Refuse(create.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false))
+		return fail(create.Refuse(refusal.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false))
 	}
 
 	set := &cobra.Command{
@@ -83,7 +74,7 @@ through the registry, so a tag moved to another image is not matched by accident
 		Short: "Store the start command for IMAGE's digest",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 1 || len(args) < 2 {
-				return &ExitError{Code: create.ExitUsage, Err: errors.New("usage: sandscope entrypoints set IMAGE -- ARGV...")}
+				return &ExitError{Code: createExitUsage, Err: errors.New("usage: sandscope entrypoints set IMAGE -- ARGV...")}
 			}
 			return nil
 		},
@@ -121,7 +112,7 @@ through the registry, so a tag moved to another image is not matched by accident
 				return fail(err)
 			}
 			if !ok {
-				return &ExitError{Code: create.ExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", args[0], digest, table)}
+				return &ExitError{Code: createExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", args[0], digest, table)}
 			}
 			if output == "json" {
 				writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
@@ -183,7 +174,7 @@ through the registry, so a tag moved to another image is not matched by accident
 				return fail(err)
 			}
 			if !removed {
-				return &ExitError{Code: create.ExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", args[0], digest, table)}
+				return &ExitError{Code: createExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", args[0], digest, table)}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", digest)
 			return nil
@@ -191,7 +182,7 @@ through the registry, so a tag moved to another image is not matched by accident
 	}
 	// The whole family (the parent too) answers a bad flag with its usage code.
 	for _, c := range []*cobra.Command{cmd, set, get, ls, rm} {
-		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: create.ExitUsage, Err: err} })
+		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: createExitUsage, Err: err} })
 	}
 	cmd.AddCommand(set, get, ls, rm)
 	return cmd
@@ -200,7 +191,7 @@ through the registry, so a tag moved to another image is not matched by accident
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return &ExitError{Code: create.ExitUsage, Err: fmt.Errorf("%s: want %d argument(s), got %d", cmd.CommandPath(), n, len(args))}
+			return &ExitError{Code: createExitUsage, Err: fmt.Errorf("%s: want %d argument(s), got %d", cmd.CommandPath(), n, len(args))}
 		}
 		return nil
 	}

@@ -26,7 +26,7 @@ const (
 	ExitOK       = 0
 	ExitFailure  = 1
 	ExitUsage    = 2
-	ExitInternal = 70
+	ExitInternal = crash.ExitCode // a panic, on any goroutine (internal/crash exits with it too)
 )
 
 // ExitError ends the process with Code. When Silent, the command has already

@@ -14,6 +14,7 @@ import (
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/model"
 )
 
 // sweepFlags are the sweep's own flags; -n, -A, --context, --stuck-after and
@@ -69,7 +70,7 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 		if errors.As(err, &ee) {
 			return err
 		}
-		return &ExitError{Code: sweep.ExitUnusable, Err: err}
+		return &ExitError{Code: sweepExitUnusable, Err: err}
 	}
 	// The probe talks to every sandbox's exec daemon: only when asked for,
 	// --readonly or not.
@@ -88,10 +89,10 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	if err != nil {
 		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("writing the report: %w", err)}
 	}
-	if code := report.ExitCode(failOn); code != sweep.ExitClean {
+	if code := sweepExitCode(&report, failOn); code != 0 {
 		// The report says everything; for a table, one line on stderr says why the code.
 		var why error
-		if code == sweep.ExitUnusable {
+		if code == sweepExitUnusable {
 			// Name each context and its exact cause: "no context could be
 			// swept" alone left the user to find which and why.
 			var causes []string
@@ -160,6 +161,24 @@ func fleetSource(ctx context.Context, g *Globals, timeout time.Duration) (sweep.
 		opts.ImageConfig = d.Images
 	}
 	return opts, []sweep.Target{d.SweepTarget()}, nil
+}
+
+// Exit codes of `sandscope sweep` (README).
+const (
+	sweepExitFindings = 1 // findings at or above --fail-on
+	sweepExitUnusable = 2 // a usage error, or no context could be swept
+)
+
+// sweepExitCode is 2 when every context was unreachable, 1 when a finding
+// reaches failOn, else 0.
+func sweepExitCode(r *sweep.Report, failOn model.Severity) int {
+	switch {
+	case r.Unreachable():
+		return sweepExitUnusable
+	case r.Fails(failOn):
+		return sweepExitFindings
+	}
+	return 0
 }
 
 // sweepTargets builds one target per context named by --context (a comma

@@ -38,6 +38,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/sim"
@@ -355,11 +356,11 @@ func (t *Transport) Streams() bool { return t.Via == execute.ViaKube }
 func (t *Transport) Exec(ctx context.Context, d execute.Dispatch) (execute.Outcome, error) {
 	streams := d.Stdin != nil || d.TTY || d.Interactive
 	if streams && !t.Streams() {
-		return execute.Outcome{}, &execute.Error{Code: execute.CodeUsage, Executed: execute.ExecutedNo,
+		return execute.Outcome{}, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
 			Message: "the demo's simulated " + string(t.Via) + " runs one-shot commands only (no stdin, no terminal)"}
 	}
 	if len(d.Command) == 0 {
-		return execute.Outcome{}, &execute.Error{Code: execute.CodeUsage, Executed: execute.ExecutedNo, Message: "no command given"}
+		return execute.Outcome{}, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: "no command given"}
 	}
 	stdout, stderr := d.Stdout, d.Stderr
 	if stdout == nil {
@@ -390,7 +391,7 @@ func (t *Transport) Exec(ctx context.Context, d execute.Dispatch) (execute.Outco
 	if d.Interactive {
 		// A login shell the simulated image lacks (--shell zsh): say so the
 		// way a container runtime does, so execute.Shell falls back to sh.
-		return execute.Outcome{}, &execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo,
+		return execute.Outcome{}, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo,
 			Message: fmt.Sprintf("simulated kube: OCI runtime exec failed: exec: %q: executable file not found in $PATH", d.Command[0])}
 	}
 	req := sim.ExecRequest{Namespace: d.Namespace, Pod: d.Pod, Command: d.Command, Stdout: stdout, Stderr: stderr,
@@ -400,7 +401,7 @@ func (t *Transport) Exec(ctx context.Context, d execute.Dispatch) (execute.Outco
 	}
 	code, err := t.Sim.Exec(ctx, req)
 	if err != nil {
-		return execute.Outcome{}, &execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true,
+		return execute.Outcome{}, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true,
 			Message: "simulated " + string(t.Via) + ": " + err.Error(), Err: err}
 	}
 	return execute.Outcome{ExitCode: code}, nil

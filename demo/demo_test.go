@@ -3,6 +3,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
@@ -208,7 +210,7 @@ func TestExecAnswersFromTheSimulation(t *testing.T) {
 	t.Logf("exec to the recorded IP of %s ran in %s (the incident)", taken.Key, out.String())
 	// execd has no terminal, in the demo as in a cluster (the shell is pods/exec).
 	_, err = tr[execute.ViaExecd].Exec(ctx, execute.Dispatch{Namespace: sl.Pod.Namespace, Pod: sl.Pod.Name, Command: []string{"sh"}, Stdin: strings.NewReader("id"), TTY: true})
-	if e := execute.AsError(err); e == nil || e.Executed != execute.ExecutedNo || e.Code != execute.CodeUsage {
+	if e := refusalOf(err); e == nil || e.Executed != refusal.ExecutedNo || e.Code != refusal.CodeUsage {
 		t.Fatalf("a terminal over the demo's execd: %v; want a USAGE refusal, executed no", err)
 	}
 }
@@ -232,7 +234,11 @@ func TestCreateInTheDemo(t *testing.T) {
 		t.Helper()
 		req.WaitTimeout, req.CleanupWait = time.Minute, 5*time.Second
 		var updates []create.StageUpdate
-		res, cerr := creator.Run(ctx, req, func(u create.StageUpdate) { updates = append(updates, u) })
+		res, err := creator.Run(ctx, req, func(u create.StageUpdate) { updates = append(updates, u) })
+		var cerr *create.Error
+		if err != nil && !errors.As(err, &cerr) {
+			t.Fatalf("error %v (%T) is not a *create.Error", err, err)
+		}
 		var stages []create.Stage
 		for _, u := range updates {
 			stages = append(stages, u.Stage)
@@ -310,9 +316,9 @@ func TestCreateInTheDemo(t *testing.T) {
 		if cerr == nil {
 			t.Fatal("create of an image whose registry does not answer succeeded")
 		}
-		if cerr.ExitCode() != create.ExitRefused || !cerr.Refused() || cerr.Code != create.CodeEntrypointUnresolved ||
-			!cerr.Retryable || cerr.Executed != create.ExecutedNo || cerr.Sandbox != "" {
-			t.Errorf("error %+v; want a retryable %s refusal (exit 2), executed no, nothing created", cerr, create.CodeEntrypointUnresolved)
+		if !cerr.Refused() || cerr.Code != create.CodeEntrypointUnresolved ||
+			!cerr.Retryable || cerr.Executed != refusal.ExecutedNo || cerr.Sandbox != "" {
+			t.Errorf("error %+v; want a retryable %s refusal, executed no, nothing created", cerr, create.CodeEntrypointUnresolved)
 		}
 		if after := leftovers(t, ""); len(after) != len(before) {
 			t.Errorf("a refused create left objects: before %v, after %v", before, after)
@@ -324,8 +330,8 @@ func TestCreateInTheDemo(t *testing.T) {
 		if cerr == nil {
 			t.Fatal("create of an image the nodes cannot pull succeeded")
 		}
-		if cerr.ExitCode() != create.ExitFailed || cerr.Refused() || cerr.Sandbox == "" || cerr.Stage == "" || cerr.Executed != create.ExecutedNo {
-			t.Errorf("error %+v; want a failure after creating (exit 1) with the last stage, executed no", cerr)
+		if cerr.Refused() || cerr.Sandbox == "" || cerr.Stage == "" || cerr.Executed != refusal.ExecutedNo {
+			t.Errorf("error %+v; want a failure after creating with the last stage, executed no", cerr)
 		}
 		if (cerr.Code != create.CodeImagePull && cerr.Code != create.CodeEngineFailed) ||
 			(!strings.Contains(cerr.Message, "ErrImagePull") && !strings.Contains(cerr.Message, "ImagePullBackOff")) {
@@ -348,8 +354,8 @@ func TestCreateInTheDemo(t *testing.T) {
 		// python:3.12's CMD is a bare python3: without a terminal it reads
 		// end-of-file and exits, so the sandbox never becomes exec-ready.
 		_, cerr, _ := run(t, create.Request{Image: sim.ImagePython})
-		if cerr == nil || cerr.Code != create.CodeMainExited || cerr.Executed != create.ExecutedYes || cerr.ExitCode() != create.ExitFailed {
-			t.Fatalf("error %+v; want %s, executed yes, exit 1", cerr, create.CodeMainExited)
+		if cerr == nil || cerr.Code != create.CodeMainExited || cerr.Executed != refusal.ExecutedYes || cerr.Refused() {
+			t.Fatalf("error %+v; want %s, executed yes, failed after creating", cerr, create.CodeMainExited)
 		}
 		if left := leftovers(t, cerr.Sandbox); len(left) > 0 {
 			t.Errorf("left behind: %v", left)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
 )
 
 // fakeLines answers lines the way the simulation would, recording them.
@@ -166,8 +167,8 @@ func TestShellWithoutTerminalAndPodGone(t *testing.T) {
 
 	out.Reset()
 	_, err = ttyShell(strings.NewReader("hostname\rgone\rhostname\r"), &out, &fakeLines{}).serve(context.Background())
-	e := execute.AsError(err)
-	if e == nil || e.Executed != execute.ExecutedUnknown || !strings.Contains(e.Message, "connection closed: pod p-0 is gone") {
+	e := refusalOf(err)
+	if e == nil || e.Executed != refusal.ExecutedUnknown || !strings.Contains(e.Message, "connection closed: pod p-0 is gone") {
 		t.Fatalf("error %v; want connection closed, executed unknown", err)
 	}
 	if s := out.String(); !strings.HasSuffix(s, "gone\r\nconnection closed: pod p-0 is gone (pods \"p-0\" not found)\r\n") {
@@ -224,8 +225,8 @@ func TestShellInTheDemo(t *testing.T) {
 		sh.SetStdin(strings.NewReader("hostname\nexit\n"))
 		sh.SetStdout(&out)
 		sh.SetStderr(&out)
-		e := execute.AsError(sh.Run())
-		if e == nil || e.Code != execute.CodeIPTaken || e.Executed != execute.ExecutedNo || e.ExitCode() != execute.ExitRefused {
+		e := refusalOf(sh.Run())
+		if e == nil || e.Code != execute.CodeIPTaken || e.Executed != refusal.ExecutedNo {
 			t.Fatalf("shell into %s: %v; want an IP_TAKEN refusal, executed no", taken.Key, e)
 		}
 		if out.Len() != 0 {
@@ -239,11 +240,18 @@ func TestShellInTheDemo(t *testing.T) {
 		_, err := d.Transports()[execute.ViaKube].Exec(ctx, execute.Dispatch{Namespace: sl.Pod.Namespace, Pod: pod,
 			UID: "uid-of-the-pod-the-session-started-in", Command: []string{"sh"}, TTY: true, Interactive: true,
 			Stdin: strings.NewReader("hostname\n"), Stdout: &out})
-		if e := execute.AsError(err); e == nil || e.Executed != execute.ExecutedUnknown {
+		if e := refusalOf(err); e == nil || e.Executed != refusal.ExecutedUnknown {
 			t.Fatalf("error %v; want the connection closed, executed unknown", err)
 		}
 		if s := out.String(); strings.Contains(s, "\r\n"+pod+"\r\n") || !strings.Contains(s, "connection closed: pod "+pod+" is gone") {
 			t.Errorf("output %q; want no answer from the new Pod and the connection closed", s)
 		}
 	})
+}
+
+// refusalOf is err's refusal, or nil.
+func refusalOf(err error) *refusal.Refusal {
+	var r *refusal.Refusal
+	errors.As(err, &r)
+	return r
 }

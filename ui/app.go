@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/ui/screen"
 )
 
 // Live updates are coalesced: at most one snapshot refresh per period. The
@@ -102,7 +103,7 @@ type App struct {
 
 	// scr draws the frames when the App runs under NewProgram (nil under
 	// bubbletea's own renderer, as in tests).
-	scr *screen
+	scr *screen.Screen
 
 	// frame is the last View, still true while frameOK: nothing but the
 	// clock has come since, and no age on it reads differently yet.
@@ -500,7 +501,7 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		if a.scr != nil {
-			ex = a.scr.handOver(ex)
+			ex = a.scr.HandOver(ex)
 		}
 		return tea.Exec(ex, func(err error) tea.Msg { return actionDone{text: "shell ended", err: err} })
 	case key.Matches(msg, k.Exec) && picked:

@@ -290,7 +290,7 @@ func detailLines(c *shared, sb *model.Sandbox, snap *model.Snapshot, events []st
 type coded interface{ ErrorCode() string }
 
 // mayHaveRun is an action error that knows whether its command may have
-// started (execute.Error): such an error is no refusal.
+// started (a refusal.Refusal): such an error is no refusal.
 type mayHaveRun interface{ MayHaveRun() bool }
 
 // errText phrases an error for the footer, leading with its code: a

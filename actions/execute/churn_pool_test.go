@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/model"
@@ -131,7 +132,7 @@ func TestExecChurnPools(t *testing.T) {
 				from := time.Now()
 				_, err := x.Run(ctx, execute.Request{Namespace: e.ns, Ref: sb, Via: via, Command: []string{"echo", "for=" + sb}, Stdout: &syncBuf{}})
 				attempts.Add(1)
-				var ee *execute.Error
+				var ee *refusal.Refusal
 				switch {
 				case err == nil:
 					ran.Add(1)
@@ -139,7 +140,7 @@ func TestExecChurnPools(t *testing.T) {
 						wrong.Add(1)
 						t.Errorf("ran for %s in a Pod it had lost before the exec began", sb)
 					}
-				case errors.As(err, &ee) && ee.Executed == execute.ExecutedNo:
+				case errors.As(err, &ee) && ee.Executed == refusal.ExecutedNo:
 					refused.Add(1)
 					if ee.Code == execute.CodeRedirected {
 						redirected.Add(1)
@@ -147,7 +148,7 @@ func TestExecChurnPools(t *testing.T) {
 				case errors.As(err, &ee):
 					unknown.Add(1)
 				default:
-					t.Errorf("not an *execute.Error: %v", err)
+					t.Errorf("not an *refusal.Refusal: %v", err)
 				}
 			}
 		}()

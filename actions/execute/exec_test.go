@@ -12,14 +12,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube/testkubelet"
 )
 
-func asExecError(t *testing.T, err error) *execute.Error {
+func asExecError(t *testing.T, err error) *refusal.Refusal {
 	t.Helper()
-	var e *execute.Error
+	var e *refusal.Refusal
 	if !errors.As(err, &e) {
-		t.Fatalf("error %v (%T) is not an *execute.Error", err, err)
+		t.Fatalf("error %v (%T) is not an *refusal.Refusal", err, err)
 	}
 	return e
 }
@@ -46,8 +47,8 @@ func TestExecIncidentReplayIsRefused(t *testing.T) {
 			if ee.Code != execute.CodeIPTaken && ee.Code != execute.CodePodNotRunning {
 				t.Errorf("code %s, want IP_TAKEN or POD_NOT_RUNNING: %s", ee.Code, ee.Message)
 			}
-			if ee.Executed != execute.ExecutedNo || ee.ExitCode() != 125 {
-				t.Errorf("executed %s exit %d, want no / 125", ee.Executed, ee.ExitCode())
+			if ee.Executed != refusal.ExecutedNo {
+				t.Errorf("executed %s, want no", ee.Executed)
 			}
 			if !strings.Contains(string(ee.JSON()), "sandbox-b") {
 				t.Errorf("evidence does not name the holder: %s", ee.JSON())
@@ -91,7 +92,7 @@ func TestExecIncidentWithLaggingModel(t *testing.T) {
 	x := e.executor(execute.Options{})
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "lag-a", Via: execute.ViaExecdDirect, Command: []string{"id"}, Stdout: io.Discard})
 	ee := asExecError(t, err)
-	if ee.Code != execute.CodeIPTaken || ee.Executed != execute.ExecutedNo {
+	if ee.Code != execute.CodeIPTaken || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("got %s", ee.JSON())
 	}
 	if e.daemon(b).Requests() != 0 {
@@ -111,7 +112,7 @@ func TestExecSameNameRecreationIsRefused(t *testing.T) {
 		t.Run(string(via), func(t *testing.T) {
 			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "same", Via: via, Command: []string{"id"}, Stdout: io.Discard})
 			ee := asExecError(t, err)
-			if ee.Code != execute.CodeUIDChanged || ee.Executed != execute.ExecutedNo {
+			if ee.Code != execute.CodeUIDChanged || ee.Executed != refusal.ExecutedNo {
 				t.Fatalf("got %s", ee.JSON())
 			}
 		})
@@ -131,7 +132,7 @@ func TestExecPodDeletedBetweenCacheAndCheckIsRefused(t *testing.T) {
 		t.Run(string(via), func(t *testing.T) {
 			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "gone", Via: via, Command: []string{"id"}, Stdout: io.Discard})
 			ee := asExecError(t, err)
-			if ee.Code != execute.CodePodGone || ee.Executed != execute.ExecutedNo {
+			if ee.Code != execute.CodePodGone || ee.Executed != refusal.ExecutedNo {
 				t.Fatalf("got %s", ee.JSON())
 			}
 		})
@@ -149,7 +150,7 @@ func TestExecDeletingPodIsRefused(t *testing.T) {
 		t.Run(string(via), func(t *testing.T) {
 			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "deleting", Via: via, Command: []string{"id"}, Stdout: io.Discard})
 			ee := asExecError(t, err)
-			if ee.Code != execute.CodePodDeleting || ee.Executed != execute.ExecutedNo || ee.Retryable {
+			if ee.Code != execute.CodePodDeleting || ee.Executed != refusal.ExecutedNo || ee.Retryable {
 				t.Fatalf("got %s", ee.JSON())
 			}
 		})
@@ -212,7 +213,7 @@ func TestExecStdinThroughKube(t *testing.T) {
 	}
 	_, err = x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "stdin", Via: execute.ViaExecd, Command: []string{"cat"},
 		Stdin: strings.NewReader("x"), Stdout: &out})
-	if ee := asExecError(t, err); ee.Code != execute.CodeUsage || ee.Executed != execute.ExecutedNo {
+	if ee := asExecError(t, err); ee.Code != refusal.CodeUsage || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("stdin over execd: %s", ee.JSON())
 	}
 }
@@ -224,12 +225,12 @@ func TestExecReadOnlyIsRefusedInActions(t *testing.T) {
 	x := e.executor(execute.Options{ReadOnly: true})
 	for _, via := range allVias {
 		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "ro", Via: via, Command: []string{"id"}, Stdout: io.Discard})
-		if ee := asExecError(t, err); ee.Code != execute.CodeReadOnly || ee.Executed != execute.ExecutedNo {
+		if ee := asExecError(t, err); ee.Code != refusal.CodeReadOnly || ee.Executed != refusal.ExecutedNo {
 			t.Fatalf("%s: %s", via, ee.JSON())
 		}
 	}
 	err := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.ns+"/ro"), execute.ShellOptions{}).Run()
-	if ee := asExecError(t, err); ee.Code != execute.CodeReadOnly {
+	if ee := asExecError(t, err); ee.Code != refusal.CodeReadOnly {
 		t.Fatalf("shell: %s", ee.JSON())
 	}
 	if e.execRequests("ro") != 0 || e.daemon(p).Requests() != 0 {
@@ -264,7 +265,7 @@ func TestExecKubeletDiesMidCommandIsUnknown(t *testing.T) {
 		t.Fatalf("a dead node read as success: exit %d, output %q", res.ExitCode, out.String())
 	}
 	ee := asExecError(t, err)
-	if ee.Executed != execute.ExecutedUnknown || ee.ExitCode() != 126 || ee.Retryable {
+	if ee.Executed != refusal.ExecutedUnknown || ee.Retryable {
 		t.Fatalf("got %s", ee.JSON())
 	}
 	if out.String() != "working\n" {
@@ -280,7 +281,7 @@ func TestExecdStreamWithoutEndFrameIsUnknown(t *testing.T) {
 	x := e.executor(execute.Options{})
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
 		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "vanish", Via: via, Command: []string{"vanish"}, Stdout: io.Discard})
-		if ee := asExecError(t, err); ee.Executed != execute.ExecutedUnknown || ee.ExitCode() != 126 {
+		if ee := asExecError(t, err); ee.Executed != refusal.ExecutedUnknown {
 			t.Fatalf("%s: %s", via, ee.JSON())
 		}
 	}
@@ -308,7 +309,7 @@ func TestExecPodReplacedDuringCommandIsUnknown(t *testing.T) {
 	x := e.executor(execute.Options{})
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "swap", Command: []string{"true"}, Stdout: io.Discard})
 	ee := asExecError(t, err)
-	if ee.Code != execute.CodeUIDChanged || ee.Executed != execute.ExecutedUnknown || ee.ExitCode() != 126 {
+	if ee.Code != execute.CodeUIDChanged || ee.Executed != refusal.ExecutedUnknown {
 		t.Fatalf("got %s", ee.JSON())
 	}
 }
@@ -328,7 +329,7 @@ func TestExecdTokenIsSentAndNeverPrinted(t *testing.T) {
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
 		_, err := bad.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "token", Via: via, Command: []string{"true"}, Stdout: io.Discard})
 		ee := asExecError(t, err)
-		if ee.Code != execute.CodeForbidden || ee.Executed != execute.ExecutedNo {
+		if ee.Code != refusal.CodeForbidden || ee.Executed != refusal.ExecutedNo {
 			t.Fatalf("%s: %s", via, ee.JSON())
 		}
 		if s := string(ee.JSON()) + ee.Error() + err.Error(); strings.Contains(s, e.token) {
@@ -344,7 +345,7 @@ func TestExecBareContainerNotRunning(t *testing.T) {
 	e.kl.SetWaiting(e.ns, "crash", "sandbox", "CrashLoopBackOff", "back-off")
 	x := e.executor(execute.Options{})
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "crash", Command: []string{"id"}, Stdout: io.Discard})
-	if ee := asExecError(t, err); ee.Code != execute.CodeContainerNotRunning || ee.Executed != execute.ExecutedNo {
+	if ee := asExecError(t, err); ee.Code != execute.CodeContainerNotRunning || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("got %s", ee.JSON())
 	}
 }
@@ -368,7 +369,7 @@ func TestExecTimeoutWinsOverAKilledExitStatus(t *testing.T) {
 	x := e.executor(execute.Options{Transports: map[execute.Via]execute.Transport{execute.ViaKube: killedOnCancel{}}})
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "killed", Command: []string{"sleep", "5"}, Timeout: 200 * time.Millisecond, Stdout: io.Discard})
 	ee := asExecError(t, err)
-	if ee.Code != execute.CodeTimeout || ee.Executed != execute.ExecutedUnknown || ee.ExitCode() != 126 {
+	if ee.Code != execute.CodeTimeout || ee.Executed != refusal.ExecutedUnknown {
 		t.Fatalf("got %s", ee.JSON())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube/testkubelet"
 )
 
@@ -111,7 +112,7 @@ func TestExecShellIsChecked(t *testing.T) {
 	x := e.executor(execute.Options{})
 	err := x.ShellRef(ctxT(t), e.ns, "shell-a", execute.ShellOptions{Sizes: &sizeQueue{ch: make(chan execute.TerminalSize)}}).Run()
 	ee := asExecError(t, err)
-	if ee.Code != execute.CodeIPTaken || ee.Executed != execute.ExecutedNo {
+	if ee.Code != execute.CodeIPTaken || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("got %s", ee.JSON())
 	}
 	if e.execRequests("shell-a")+e.execRequests("shell-b") != 0 {
