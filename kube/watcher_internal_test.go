@@ -161,6 +161,8 @@ func TestWatcherHealthWatchBody(t *testing.T) {
 			conn.Close()
 			return
 		}
+		rw.Write([]byte("{}\n"))
+		rw.(http.Flusher).Flush()
 		<-release
 	}))
 	defer srv.Close()
@@ -174,9 +176,19 @@ func TestWatcherHealthWatchBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() { io.Copy(io.Discard, resp.Body); close(done) }()
-	time.Sleep(50 * time.Millisecond)
+	// Close once the stream flows: the reader is then in (or about to start)
+	// a Read that the close ends with an error.
+	reading, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		first := make([]byte, 1)
+		if _, err := resp.Body.Read(first); err != nil {
+			t.Errorf("reading the watch stream: %v", err)
+		}
+		close(reading)
+		io.Copy(io.Discard, resp.Body)
+		close(done)
+	}()
+	<-reading
 	resp.Body.Close()
 	<-done
 	if !h.connected() {

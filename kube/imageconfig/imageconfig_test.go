@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/imageconfig/registrytest"
@@ -354,8 +355,10 @@ func TestConcurrencyBound(t *testing.T) {
 		_, err := r.Read(context.Background(), stall.Host+"/a:v1")
 		first <- err
 	}()
-	for stall.Hits() == 0 {
-		time.Sleep(5 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return stall.Hits() > 0, nil
+	}); err != nil {
+		t.Fatal("the first read never reached the registry")
 	}
 	// The only slot is taken for a second: these wait and time out without
 	// ever reaching the registry.
