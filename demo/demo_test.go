@@ -25,6 +25,7 @@ import (
 )
 
 func TestDiscoveryFindsTheEngines(t *testing.T) {
+	t.Parallel()
 	c := NewClients("sandboxes")
 	src, err := kube.DiscoverSources(context.Background(), c.Discovery)
 	if err != nil {

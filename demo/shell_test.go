@@ -81,6 +81,7 @@ const prompt = "root@p-0:/workspace# "
 // Ctrl-C at the prompt (status 130), "\r\n" as one Enter, and Ctrl-D on an
 // empty line ending the shell with the last status.
 func TestShellLineEditing(t *testing.T) {
+	t.Parallel()
 	f := &fakeLines{}
 	var out bytes.Buffer
 	keys := "hostnamé\x7fe\x1b[A\r" + // one line: "hostname"
@@ -121,6 +122,7 @@ func TestShellLineEditing(t *testing.T) {
 // Ctrl-C while a command runs interrupts it (status 130) and drops what was
 // typed ahead; the shell goes on.
 func TestShellInterruptsACommand(t *testing.T) {
+	t.Parallel()
 	f := &fakeLines{}
 	inR, inW := io.Pipe()
 	defer inW.Close()
@@ -155,6 +157,7 @@ func TestShellInterruptsACommand(t *testing.T) {
 // unterminated last line still runs. When the Pod goes away, the session
 // ends with "connection closed" and an outcome-unknown error.
 func TestShellWithoutTerminalAndPodGone(t *testing.T) {
+	t.Parallel()
 	f := &fakeLines{}
 	var out, errOut bytes.Buffer
 	sh := &shell{pod: "p-0", in: strings.NewReader("hostname\r\nfalse"), stdout: &out, stderr: &errOut, run: f.run}

@@ -587,6 +587,7 @@ func TestWatcherTransforms(t *testing.T) {
 // The slim structs the dynamic informers cache must key like the objects
 // they come from (the store and the delete handler rely on it).
 func TestWatcherSlimObjectsHaveStoreKeys(t *testing.T) {
+	t.Parallel()
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
 		"metadata": map[string]any{"name": "b", "namespace": "ns", "uid": "u1"},
@@ -693,6 +694,7 @@ func TestLivePod(t *testing.T) {
 // BatchSandboxes reach the fleet through the wire decoders, encoded as a
 // server would send them.
 func TestWatcherOverFakeClients(t *testing.T) {
+	t.Parallel()
 	kc := kubefake.NewClientset()
 	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		kube.BatchSandboxGVR: "BatchSandboxList",

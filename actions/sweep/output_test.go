@@ -142,6 +142,7 @@ func CheckJSONContract(t *testing.T, data []byte) contractReport {
 }
 
 func TestWriteJSONContract(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, sampleReport()); err != nil {
 		t.Fatal(err)
@@ -160,6 +161,7 @@ func TestWriteJSONContract(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
+	t.Parallel()
 	r := sampleReport()
 	if got := r.ExitCode(model.SeverityError); got != ExitFindings {
 		t.Errorf("fail-on error with errors = %d", got)
@@ -229,6 +231,7 @@ func ParseJUnit(t *testing.T, data []byte) junitDoc {
 }
 
 func TestWriteJUnit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		failOn       model.Severity
 		wantFailures int
@@ -265,6 +268,7 @@ func TestWriteJUnit(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := WriteTable(&buf, sampleReport()); err != nil {
 		t.Fatal(err)
@@ -296,6 +300,7 @@ func TestWriteTable(t *testing.T) {
 // The table is read on a terminal: what the fleet wrote in a finding is
 // shown, never obeyed.
 func TestWriteTableIsInert(t *testing.T) {
+	t.Parallel()
 	r := sampleReport()
 	h := textsafetest.Hostile
 	r.Findings[1].Message = "msg " + h

@@ -40,6 +40,7 @@ func asError(t *testing.T, err error) *imageconfig.Error {
 }
 
 func TestReadEntrypointAndCmd(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	both, bothDigest := reg.PushImage(t, "app:both", []string{"/bin/server", "--port"}, []string{"8080"})
 	cmdOnly, _ := reg.PushImage(t, "app:cmd", nil, []string{"python", "-m", "http.server"})
@@ -76,6 +77,7 @@ func TestReadEntrypointAndCmd(t *testing.T) {
 }
 
 func TestReadNeverFetchesLayers(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	img := registrytest.Image(t, []string{"/srv"}, nil)
 	ref, _ := reg.Push(t, "app:v1", img)
@@ -106,6 +108,7 @@ func TestReadNeverFetchesLayers(t *testing.T) {
 }
 
 func TestReadNoEntrypoint(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref, digest := reg.PushImage(t, "bare:v1", nil, nil)
 	r := newReader(imageconfig.Options{})
@@ -122,6 +125,7 @@ func TestReadNoEntrypoint(t *testing.T) {
 }
 
 func TestReadIndexPlatforms(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref, indexDigest := reg.PushIndex(t, "multi:v1", map[string]v1.Image{
 		"linux/amd64": registrytest.Image(t, []string{"/amd64"}, []string{"run"}),
@@ -230,6 +234,7 @@ func TestReadFailureKinds(t *testing.T) {
 }
 
 func TestReadCanceled(t *testing.T) {
+	t.Parallel()
 	stall := registrytest.Stalling(t, time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
@@ -258,6 +263,7 @@ func manifestGets(reg *registrytest.Registry) int {
 }
 
 func TestCacheByDigestAndTagTTL(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref, d1 := reg.PushImage(t, "app:v1", []string{"/one"}, nil)
 	clk := &clock{now: time.Unix(1_000_000, 0)}
@@ -290,6 +296,7 @@ func TestCacheByDigestAndTagTTL(t *testing.T) {
 }
 
 func TestFailuresNotCachedByDefault(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref := reg.Host + "/late:v1"
 	r := newReader(imageconfig.Options{})
@@ -303,6 +310,7 @@ func TestFailuresNotCachedByDefault(t *testing.T) {
 }
 
 func TestFailureTTL(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref := reg.Host + "/late:v1"
 	clk := &clock{now: time.Unix(1_000_000, 0)}
@@ -321,6 +329,7 @@ func TestFailureTTL(t *testing.T) {
 }
 
 func TestConcurrentReadsMerge(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref, _ := reg.PushImage(t, "app:v1", []string{"/x"}, nil)
 	reg.ResetRequests()
@@ -385,6 +394,7 @@ func TestConcurrencyBound(t *testing.T) {
 }
 
 func TestErrorMessages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		err  *imageconfig.Error
 		want string
@@ -433,6 +443,7 @@ func BenchmarkReadFailure(b *testing.B) {
 // MaxConfigBytes, an argv longer than the caps and a registry answer that
 // never ends are refused, not read into memory.
 func TestReadBounded(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	big, _ := reg.PushImage(t, "app:big", []string{strings.Repeat("x", imageconfig.MaxConfigBytes+1)}, nil)
 	long, _ := reg.PushImage(t, "app:long", make([]string, imageconfig.MaxArgvEntries+1), nil)
@@ -475,6 +486,7 @@ func (operatorKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
 // Anonymous: a registry that asks for credentials gets none, even with a
 // keychain that has them; the control read shows that it would.
 func TestReadAnonymousSendsNoCredentials(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var sawAuth []string
 	h := registry.New()
@@ -523,6 +535,7 @@ func TestReadAnonymousSendsNoCredentials(t *testing.T) {
 // Registries: a reference to another registry fails as NotAllowed, and
 // nothing is sent to it.
 func TestReadRegistryAllowlist(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref, _ := reg.PushImage(t, "app:1", []string{"/srv"}, nil)
 	reg.ResetRequests()
