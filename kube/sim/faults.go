@@ -68,16 +68,26 @@ func (s *Sim) die(ctx context.Context, sb *sandbox, p *simPod, exit int32, reaso
 	if p.goneOrTerminating() {
 		return nil
 	}
-	obj, err := s.mutatePod(ctx, p.obj, true, fmt.Sprintf("main exited %d %s", exit, reason), func(pod *corev1.Pod) {
-		s.statusTerminated(pod, exit, reason, true)
+	if err := s.endMain(ctx, p, exit, reason, true, "main exited"); err != nil {
+		return err
+	}
+	s.freeIP(p)
+	return s.reconcile(ctx, sb)
+}
+
+// endMain ends the main container with exit and reason (for good when
+// terminal) and writes its last log line; what names the step in the
+// operation log.
+func (s *Sim) endMain(ctx context.Context, p *simPod, exit int32, reason string, terminal bool, what string) error {
+	obj, err := s.mutatePod(ctx, p.obj, true, fmt.Sprintf("%s %d %s", what, exit, reason), func(pod *corev1.Pod) {
+		s.statusTerminated(pod, exit, reason, terminal)
 	})
 	if err != nil {
 		return err
 	}
 	p.obj = obj
 	s.logEnd(obj, exit, reason)
-	s.freeIP(p)
-	return s.reconcile(ctx, sb)
+	return nil
 }
 
 // oomKill: the kernel kills the main container (exit 137, OOMKilled) and
@@ -98,14 +108,9 @@ func (s *Sim) restart(ctx context.Context, sb *sandbox, p *simPod, exit int32, r
 	if p.goneOrTerminating() {
 		return nil
 	}
-	obj, err := s.mutatePod(ctx, p.obj, true, fmt.Sprintf("main terminated %d %s", exit, reason), func(pod *corev1.Pod) {
-		s.statusTerminated(pod, exit, reason, false)
-	})
-	if err != nil {
+	if err := s.endMain(ctx, p, exit, reason, false, "main terminated"); err != nil {
 		return err
 	}
-	p.obj = obj
-	s.logEnd(obj, exit, reason)
 	if err := s.reconcile(ctx, sb); err != nil {
 		return err
 	}

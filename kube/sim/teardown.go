@@ -42,11 +42,7 @@ func (s *Sim) deleteHeld(ctx context.Context, sb *sandbox) error {
 		return err
 	}
 	sb.obj = obj
-	if !sb.pinned {
-		s.after(s.between(10*time.Minute, 20*time.Minute), "finalizer released "+sb.name, func(ctx context.Context) error {
-			return s.releaseHeld(ctx, sb)
-		})
-	}
+	s.releaseHeldAfter(sb, 10*time.Minute, 20*time.Minute, "finalizer released")
 	return nil
 }
 
@@ -85,12 +81,19 @@ func (s *Sim) deleteStuck(ctx context.Context, sb *sandbox) error {
 			sb.obj = nil
 		}
 	}
-	if !sb.pinned {
-		s.after(s.between(15*time.Minute, 30*time.Minute), "image pull ends "+sb.name, func(ctx context.Context) error {
-			return s.releaseHeld(ctx, sb)
-		})
-	}
+	s.releaseHeldAfter(sb, 15*time.Minute, 30*time.Minute, "image pull ends")
 	return nil
+}
+
+// releaseHeldAfter schedules the end of sb's held deletion lo..hi from now;
+// an example's stays held.
+func (s *Sim) releaseHeldAfter(sb *sandbox, lo, hi time.Duration, what string) {
+	if sb.pinned {
+		return
+	}
+	s.after(s.between(lo, hi), what+" "+sb.name, func(ctx context.Context) error {
+		return s.releaseHeld(ctx, sb)
+	})
 }
 
 // releaseHeld lets go of everything a held deletion kept.
