@@ -193,8 +193,10 @@ func BenchmarkScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	syncTime := time.Since(start)
-	for w.Fleet().Snapshot().NumSandboxes() < n {
-		time.Sleep(5 * time.Millisecond)
+	if err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
+		return w.Fleet().Snapshot().NumSandboxes() >= n, nil
+	}); err != nil {
+		b.Fatalf("the model never held the %d sandboxes: %v", n, err)
 	}
 	modelTime := time.Since(start)
 	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
@@ -261,7 +263,8 @@ func BenchmarkScale(b *testing.B) {
 	// 6. Filter keystroke to frame at N rows.
 	filterLatency(w, res)
 
-	// 7. Idle CPU with nothing changing.
+	// 7. Idle CPU with nothing changing: time passing is the measurement
+	// (after 2 s for the churn's last work to drain).
 	time.Sleep(2 * time.Second)
 	idle0 := cpuTime()
 	time.Sleep(*idleFor)
@@ -302,8 +305,9 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 	// RESTARTS, which a narrower terminal may drop when one of the N rows has
 	// long cells (at 50,000 sandboxes it did, and no marker could be seen).
 	p.Send(tea.WindowSizeMsg{Width: 300, Height: 50})
-	time.Sleep(500 * time.Millisecond)
-	if !fw.sawRestarts() {
+	if wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return fw.sawRestarts(), nil
+	}) != nil {
 		res.add("event-to-screen latency", "n/a", "the RESTARTS column is not on screen; markers cannot be seen")
 		return
 	}
@@ -381,7 +385,7 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 		close(q)
 	}
 	wg.Wait()
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // the measured window includes processing the last updates
 	churnCPU := cpuTime() - cpu0
 	pcancel()
 	<-done
@@ -436,6 +440,7 @@ func realBinary(b *testing.B, c *kubetest.Cluster, ns string, n int, res *result
 	proc := strconv.Itoa(pid)
 	res.add("sandscope binary: RSS / peak RSS then", rss+" / "+hwm, "whole process, /proc/PID/status; of the RSS, anonymous "+
 		procMemory(proc, "RssAnon")+", pages of the binary and other files "+procMemory(proc, "RssFile"))
+	// Settle, then the idle window: time passing is the measurement.
 	time.Sleep(2 * time.Second)
 	cpu0 := procCPU(pid)
 	time.Sleep(*idleFor)
@@ -525,6 +530,7 @@ func uiIdle(ctx context.Context, b *testing.B, w *kube.Watcher, res *results) {
 	done := make(chan struct{})
 	go func() { defer close(done); _, _ = p.Run() }()
 	p.Send(tea.WindowSizeMsg{Width: 200, Height: 50})
+	// Settle, then the idle window: time passing is the measurement.
 	time.Sleep(2 * time.Second)
 	stop := profile(b, *idleProfile)
 	cpu0 := cpuTime()

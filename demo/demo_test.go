@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"sort"
 	"strings"
@@ -14,11 +13,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/actions/sweep"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/sim"
@@ -26,6 +27,7 @@ import (
 )
 
 func TestDiscoveryFindsTheEngines(t *testing.T) {
+	t.Parallel()
 	c := NewClients("sandboxes")
 	src, err := kube.DiscoverSources(context.Background(), c.Discovery)
 	if err != nil {
@@ -75,8 +77,8 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 		"pools", "demo-header", "finalizer-stuck", "orphan-pile-up", "second-SuccessfulCreate",
 	}
 	seen := map[string]string{}
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	// On a timeout the check below names what was never seen.
+	_ = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		snap := w.Fleet().Snapshot()
 		if snap.Status.Demo {
 			seen["demo-header"] = "SourceStatus.Demo"
@@ -123,11 +125,8 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 				}
 			}
 		}
-		if missing(want, seen) == nil {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return missing(want, seen) == nil, nil
+	})
 	for _, w := range want {
 		if s, ok := seen[w]; ok {
 			t.Logf("%-24s %s", w, s)
@@ -343,7 +342,8 @@ func TestCreateInTheDemo(t *testing.T) {
 		if left := leftovers(t, cerr.Sandbox); len(left) > 0 {
 			t.Errorf("left behind: %v", left)
 		}
-		// The engine must not bring anything back on its next passes.
+		// The engine must not bring anything back on its next passes (it
+		// adopts every second): nothing may happen in this window.
 		time.Sleep(2500 * time.Millisecond)
 		if left := leftovers(t, cerr.Sandbox); len(left) > 0 {
 			t.Errorf("left behind after the simulator's next passes: %v", left)
@@ -407,8 +407,7 @@ func holderRuns(snap *model.Snapshot, h *model.Holder) bool {
 // fails the test if the demo shows neither within 20 s.
 func runningAndTaken(t *testing.T, w *kube.Watcher, quiet bool) (running, taken *model.Sandbox) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for (running == nil || taken == nil) && time.Now().Before(deadline) {
+	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
 		snap := w.Fleet().Snapshot()
 		for _, sb := range snap.Sandboxes() {
 			sl := sb.PrimarySlot()
@@ -424,8 +423,8 @@ func runningAndTaken(t *testing.T, w *kube.Watcher, quiet bool) (running, taken 
 				taken = sb
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return running != nil && taken != nil, nil
+	})
 	if running == nil || taken == nil {
 		t.Fatalf("no OK and IP_TAKEN sandboxes (ok=%v taken=%v)", running != nil, taken != nil)
 	}

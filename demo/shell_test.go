@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 )
@@ -80,6 +82,7 @@ const prompt = "root@p-0:/workspace# "
 // Ctrl-C at the prompt (status 130), "\r\n" as one Enter, and Ctrl-D on an
 // empty line ending the shell with the last status.
 func TestShellLineEditing(t *testing.T) {
+	t.Parallel()
 	f := &fakeLines{}
 	var out bytes.Buffer
 	keys := "hostnamé\x7fe\x1b[A\r" + // one line: "hostname"
@@ -120,6 +123,7 @@ func TestShellLineEditing(t *testing.T) {
 // Ctrl-C while a command runs interrupts it (status 130) and drops what was
 // typed ahead; the shell goes on.
 func TestShellInterruptsACommand(t *testing.T) {
+	t.Parallel()
 	f := &fakeLines{}
 	inR, inW := io.Pipe()
 	defer inW.Close()
@@ -154,6 +158,7 @@ func TestShellInterruptsACommand(t *testing.T) {
 // unterminated last line still runs. When the Pod goes away, the session
 // ends with "connection closed" and an outcome-unknown error.
 func TestShellWithoutTerminalAndPodGone(t *testing.T) {
+	t.Parallel()
 	f := &fakeLines{}
 	var out, errOut bytes.Buffer
 	sh := &shell{pod: "p-0", in: strings.NewReader("hostname\r\nfalse"), stdout: &out, stderr: &errOut, run: f.run}
@@ -178,12 +183,11 @@ func TestShellWithoutTerminalAndPodGone(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"net"
 	"net/http"
@@ -26,10 +25,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sandscope/sandscope/actions/sweep"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
@@ -439,16 +440,14 @@ func get(u string) (int, string) {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, limit time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s; last: %s", what, limit, last)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, limit, true, func(context.Context) (bool, error) {
+		var ok bool
+		ok, last = cond()
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within %s; last: %s", what, limit, last)
 	}
 }
 

@@ -53,6 +53,7 @@ const wireBSBX = `{
 // The decoder must give the model the BatchSandbox the stock path
 // (unstructured, then BatchSandboxFromUnstructured) makes of the same JSON.
 func TestBatchSandboxCodecMatchesDynamicPath(t *testing.T) {
+	t.Parallel()
 	docs := map[string]string{
 		"full":    wireBSBX,
 		"pooled":  `{"kind":"BatchSandbox","metadata":{"name":"p","namespace":"n","annotations":{"sandbox.opensandbox.io/alloc-status":"{\"pods\":[\"pool-a-1\",\"pool-a-2\"]}","sandbox.opensandbox.io/alloc-released":"{\"pods\":[\"pool-a-1\"]}"}},"spec":{"poolRef":"pool-a","replicas":1}}`,
@@ -109,6 +110,7 @@ func TestBatchSandboxCodecMatchesDynamicPath(t *testing.T) {
 // The initial-events-end annotation, which only a bookmark carries and only
 // the decoder reads, is left out (TestBatchSandboxCodecKeepsInitialEventsEnd).
 func TestBatchSandboxCodecRandomObjects(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 3000 {
 		doc, err := json.Marshal(randomBatchSandbox(r, i))
@@ -212,6 +214,7 @@ func randomBatchSandbox(r *rand.Rand, i int) map[string]any {
 // way through both decoders (TestBatchSandboxCodecMatchesDynamicPath); this
 // checks what they read.
 func TestBatchSandboxCodecTasks(t *testing.T) {
+	t.Parallel()
 	doc := `{"kind":"BatchSandbox","metadata":{"name":"t","namespace":"n","creationTimestamp":"2026-11-29T17:00:00Z"},
 	  "spec":{"poolRef":"pool-a","taskTemplate":{"spec":{"process":{"command":["python","-m","eval"],"args":["--fast"]}}}},
 	  "status":{"taskRunning":1,"taskSucceed":2,"taskFailed":3,"taskPending":4,"taskUnknown":5,
@@ -237,6 +240,7 @@ func TestBatchSandboxCodecTasks(t *testing.T) {
 }
 
 func TestBatchSandboxCodecFullObject(t *testing.T) {
+	t.Parallel()
 	obj, _, err := batchSandboxCodec{}.Decode([]byte(wireBSBX), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +257,7 @@ func TestBatchSandboxCodecFullObject(t *testing.T) {
 }
 
 func TestBatchSandboxCodecList(t *testing.T) {
+	t.Parallel()
 	doc := `{"apiVersion":"sandbox.opensandbox.io/v1alpha1","kind":"BatchSandboxList",
 	  "metadata":{"resourceVersion":"900","continue":"tok","remainingItemCount":5},
 	  "items":[` + wireBSBX + `,{"metadata":{"name":"b","namespace":"n"}}]}`
@@ -280,6 +285,7 @@ func TestBatchSandboxCodecList(t *testing.T) {
 // Error responses and watch ERROR events carry a Status; client-go turns it
 // into a typed API error only if the decoder returns *metav1.Status.
 func TestBatchSandboxCodecStatus(t *testing.T) {
+	t.Parallel()
 	doc := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (900)","reason":"Expired","code":410}`
 	obj, _, err := batchSandboxCodec{}.Decode([]byte(doc), nil, &batchSandboxList{})
 	if err != nil {
@@ -294,6 +300,7 @@ func TestBatchSandboxCodecStatus(t *testing.T) {
 // The bookmark that ends a streamed initial list is recognised by the
 // reflector from an annotation, so that one annotation must survive.
 func TestBatchSandboxCodecKeepsInitialEventsEnd(t *testing.T) {
+	t.Parallel()
 	doc := `{"kind":"BatchSandbox","metadata":{"resourceVersion":"77","annotations":{"k8s.io/initial-events-end":"true"}}}`
 	obj, _, err := batchSandboxCodec{}.Decode([]byte(doc), nil, nil)
 	if err != nil {
@@ -306,6 +313,7 @@ func TestBatchSandboxCodecKeepsInitialEventsEnd(t *testing.T) {
 }
 
 func TestBatchSandboxCodecRejectsMalformedJSON(t *testing.T) {
+	t.Parallel()
 	_, _, err := batchSandboxCodec{}.Decode([]byte(`{"kind":"BatchSandbox","metadata":`), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "decoding a BatchSandbox") {
 		t.Fatalf("err = %v, want a decoding error", err)
@@ -313,6 +321,7 @@ func TestBatchSandboxCodecRejectsMalformedJSON(t *testing.T) {
 }
 
 func TestBatchSandboxDeepCopyObject(t *testing.T) {
+	t.Parallel()
 	obj, _, err := batchSandboxCodec{}.Decode([]byte(wireBSBX), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -332,6 +341,7 @@ func TestBatchSandboxDeepCopyObject(t *testing.T) {
 // A watch stream as the server sends it: events one after another, a
 // bookmark, an ERROR carrying a Status; each event is read whole.
 func TestBatchSandboxEvents(t *testing.T) {
+	t.Parallel()
 	compact := func(doc string) string {
 		var b bytes.Buffer
 		if err := json.Compact(&b, []byte(doc)); err != nil {

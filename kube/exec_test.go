@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
@@ -132,10 +133,17 @@ func TestPodExecNodeDiesMidStreamReturnsNil(t *testing.T) {
 		return nil
 	})
 	e.pod("dies", "127.78.0.4")
-	go func() { <-started; time.Sleep(100 * time.Millisecond); e.kubelet.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out lockedBuf
+	go func() {
+		// The node dies once the command's first output reached the client.
+		<-started
+		_ = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			return out.String() != "", nil
+		})
+		e.kubelet.Close()
+	}()
 	err := e.clients.PodExec(ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "dies", Container: "sandbox", Command: []string{"sleep", "10"}, Stdout: &out})
 	if err != nil {
 		t.Logf("client-go now reports the broken leg: %v (the end marker still decides)", err)

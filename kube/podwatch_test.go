@@ -20,6 +20,7 @@ import (
 // watch expects of every event), the initial-events-end bookmark with its
 // annotation, an ERROR as its Status, and the end of the stream as io.EOF.
 func TestPodEventsDecodeAServerStream(t *testing.T) {
+	t.Parallel()
 	info := protobufInfo(t)
 	pods := simulatorCorePods(t, 2)
 	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "4009999",
@@ -76,6 +77,7 @@ func TestPodEventsDecodeAServerStream(t *testing.T) {
 // A watch frame that is not a Pod event is an error for the stream watcher
 // to report, not a panic or a silently dropped event.
 func TestPodEventsRejectOtherObjects(t *testing.T) {
+	t.Parallel()
 	info := protobufInfo(t)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", ResourceVersion: "5"}}
 	stream := encodeWatchStream(t, info, []watch.Event{{Type: watch.Added, Object: node}})
@@ -88,6 +90,7 @@ func TestPodEventsRejectOtherObjects(t *testing.T) {
 // The Pod client's codec reads a PodList into the reflector's list type and
 // a Status (an error response) as a Status.
 func TestPodCodecListAndStatus(t *testing.T) {
+	t.Parallel()
 	info := protobufInfo(t)
 	var list corev1.PodList
 	for _, p := range simulatorCorePods(t, 3) {

@@ -3,7 +3,6 @@ package kube_test
 import (
 	"context"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"log"
 	"net/http"
@@ -27,11 +26,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
@@ -386,7 +387,8 @@ func TestIncidentEntrypointNotRun(t *testing.T) {
 	// The bare image has neither ENTRYPOINT nor CMD: a keep-alive loses
 	// nothing, and the successful read must not count as a failure. Once the
 	// registry served its config blob the result lands within moments; watch
-	// for a wrong notice for a while after that.
+	// for a wrong notice for a while after that (nothing must happen in the
+	// window, so it is timed).
 	waitUntil(t, waitTimeout, "the bare image's config read", func() bool { return bareRead.Load() })
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
@@ -403,12 +405,11 @@ func TestIncidentEntrypointNotRun(t *testing.T) {
 
 func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s after %s", what, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("no %s after %s", what, timeout)
 	}
 }
 
@@ -586,6 +587,7 @@ func TestWatcherTransforms(t *testing.T) {
 // The slim structs the dynamic informers cache must key like the objects
 // they come from (the store and the delete handler rely on it).
 func TestWatcherSlimObjectsHaveStoreKeys(t *testing.T) {
+	t.Parallel()
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
 		"metadata": map[string]any{"name": "b", "namespace": "ns", "uid": "u1"},
@@ -692,6 +694,7 @@ func TestLivePod(t *testing.T) {
 // BatchSandboxes reach the fleet through the wire decoders, encoded as a
 // server would send them.
 func TestWatcherOverFakeClients(t *testing.T) {
+	t.Parallel()
 	kc := kubefake.NewClientset()
 	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		kube.BatchSandboxGVR: "BatchSandboxList",

@@ -30,6 +30,7 @@ func (r *recorder) Delete(_ context.Context, sb *model.Sandbox) error {
 }
 
 func TestDeleteRefusedReadOnly(t *testing.T) {
+	t.Parallel()
 	sb := &model.Sandbox{Key: "bsbx/ns/a", Meta: &model.ObjectMeta{Namespace: "ns", Name: "a"}}
 	for _, tc := range []struct {
 		readOnly bool
@@ -50,6 +51,7 @@ func TestDeleteRefusedReadOnly(t *testing.T) {
 }
 
 func TestLogsFollowUnlessPrevious(t *testing.T) {
+	t.Parallel()
 	sb := &model.Sandbox{Key: "bsbx/ns/a"}
 	for _, previous := range []bool{false, true} {
 		r := &recorder{}

@@ -269,6 +269,8 @@ func TestSweepEveryFinding(t *testing.T) {
 	f.running("unexplained", "10.1.0.14", "Succeed")
 	f.k.Restart(f.ns, "unexplained-0", osv1.ContainerSandbox, 1, "Error")
 
+	// Time itself must pass: a deleting Pod is stuck once its grace period
+	// and --stuck-after are over on the clock sweep reads.
 	time.Sleep(time.Until(stuckAt) + 500*time.Millisecond)
 
 	start := time.Now()

@@ -142,6 +142,7 @@ func CheckJSONContract(t *testing.T, data []byte) contractReport {
 }
 
 func TestWriteJSONContract(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, sampleReport()); err != nil {
 		t.Fatal(err)
@@ -162,6 +163,7 @@ func TestWriteJSONContract(t *testing.T) {
 // A report fails at --fail-on and above; one whose every context was
 // unreachable says so.
 func TestFailsAndUnreachable(t *testing.T) {
+	t.Parallel()
 	r := sampleReport()
 	if !r.Fails(model.SeverityError) {
 		t.Errorf("fail-on error with errors does not fail")
@@ -234,6 +236,7 @@ func ParseJUnit(t *testing.T, data []byte) junitDoc {
 }
 
 func TestWriteJUnit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		failOn       model.Severity
 		wantFailures int
@@ -270,6 +273,7 @@ func TestWriteJUnit(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := WriteTable(&buf, sampleReport()); err != nil {
 		t.Fatal(err)
@@ -301,6 +305,7 @@ func TestWriteTable(t *testing.T) {
 // The table is read on a terminal: what the fleet wrote in a finding is
 // shown, never obeyed.
 func TestWriteTableIsInert(t *testing.T) {
+	t.Parallel()
 	r := sampleReport()
 	h := textsafetest.Hostile
 	r.Findings[1].Message = "msg " + h

@@ -2,7 +2,7 @@ package sim_test
 
 import (
 	"context"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -11,7 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/kube/sim"
@@ -65,8 +67,8 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 		model.CodeStateMismatch, model.CodeFailedSticky, model.CodeBadAnnotation, model.CodeRestarted,
 	}
 	seen := map[string]string{}
-	deadline := time.Now().Add(150 * time.Second)
-	for time.Now().Before(deadline) {
+	// On a timeout the check below names what was never seen.
+	_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 150*time.Second, true, func(context.Context) (bool, error) {
 		if errs := s.Errors(); len(errs) > 0 {
 			t.Fatalf("the API server refused simulated operations: %v", errs)
 		}
@@ -82,11 +84,8 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 				}
 			}
 		}
-		if len(missingOf(want, seen)) == 0 {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return len(missingOf(want, seen)) == 0, nil
+	})
 	for _, code := range want {
 		if v, ok := seen[code]; ok {
 			t.Logf("%-24s %s", code, v)
@@ -141,8 +140,8 @@ func TestAdoptionOnARealAPIServer(t *testing.T) {
 	if _, err := clients.CreateObject(ctx, kube.BatchSandboxGVR, obj); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var adopted string // what the last look saw
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		if errs := s.Errors(); len(errs) > 0 {
 			t.Fatalf("the API server refused simulated operations: %v", errs)
 		}
@@ -152,29 +151,24 @@ func TestAdoptionOnARealAPIServer(t *testing.T) {
 		if berr == nil {
 			phase, _, _ = unstructured.NestedString(b.Object, "status", "phase")
 		}
-		if perr == nil && pod.Status.Phase == corev1.PodRunning && phase == "Succeed" && len(b.GetFinalizers()) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not adopted within 30s: pod %v (%v), phase %q (%v)", pod, perr, phase, berr)
-		}
-		time.Sleep(200 * time.Millisecond)
+		adopted = fmt.Sprintf("pod %v (%v), phase %q (%v)", pod, perr, phase, berr)
+		return perr == nil && pod.Status.Phase == corev1.PodRunning && phase == "Succeed" && len(b.GetFinalizers()) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("not adopted within 30s: %s", adopted)
 	}
 
 	out := clients.DeleteSandbox(ctx, kube.BatchSandboxGVR, ns, name, osv1.LabelSandboxID+"="+name, nil, 15*time.Second)
 	if !out.Gone || out.Err != nil {
 		t.Fatalf("cleanup of the adopted sandbox: %+v", out)
 	}
-	deadline = time.Now().Add(15 * time.Second)
-	for {
-		_, err := clients.LivePod(ctx, ns, name+"-0")
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the adopted sandbox's Pod is still there after its cleanup: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var lastErr error
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		_, lastErr = clients.LivePod(ctx, ns, name+"-0")
+		return apierrors.IsNotFound(lastErr), nil
+	})
+	if err != nil {
+		t.Fatalf("the adopted sandbox's Pod is still there after its cleanup: %v", lastErr)
 	}
 	if errs := s.Errors(); len(errs) > 0 {
 		t.Fatalf("simulated operations failed: %v", errs)
