@@ -388,18 +388,8 @@ func (w *Watcher) allSynced() bool {
 // forwardChanges is the single reader of Fleet.Changes; it fans the signal
 // out to the subscribers.
 func (w *Watcher) forwardChanges(ctx context.Context) {
-	changes := w.fleet.Changes()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-changes:
-			if !ok {
-				return
-			}
-			w.changes.Notify()
-		}
-	}
+	fleetChanges := func() (<-chan struct{}, func()) { return w.fleet.Changes(), func() {} }
+	broadcast.Relay(ctx, fleetChanges, w.changes.Notify)
 }
 
 // runTicker drives the fleet's time-based states and keeps AsOf current.
