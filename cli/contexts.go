@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
+	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/internal/broadcast"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/ui"
@@ -40,12 +42,12 @@ type contextSet struct {
 	open     func(ctx context.Context, name string) *member // a member for a context, not yet connected, living as long as ctx
 	contexts func() []string                                // every context ":ctx NAME" may add
 
-	mu          sync.Mutex
-	all         []*member // in the order given
-	inView      *member   // ":ctx NAME"; nil: every member
-	ns          string    // ":ns", for every context once nsSet
-	nsSet       bool
-	subscribers // told when any context's fleet changed, or the contexts in view did
+	mu               sync.Mutex
+	all              []*member // in the order given
+	inView           *member   // ":ctx NAME"; nil: every member
+	ns               string    // ":ns", for every context once nsSet
+	nsSet            bool
+	broadcast.Signal // told when any context's fleet changed, or the contexts in view did
 }
 
 // member is one context of a set: its session, and how it connects.
@@ -54,11 +56,8 @@ type member struct {
 	server  string // the API server the kubeconfig names, for the header while connecting
 	s       *session
 	be      ui.Backend
-	connect func(ctx context.Context) (*kube.Clients, error)
+	connect func(ctx context.Context) (*env.Conn, error)
 	settled chan struct{} // closed once connected, or given up on
-	// everyNamespace: without -n the context is watched in every namespace
-	// (the demo's fleet spans several), not only in its own.
-	everyNamespace bool
 }
 
 func newContextSet(ctx context.Context, g *Globals, open func(ctx context.Context, name string) *member) *contextSet {
@@ -71,28 +70,19 @@ func (cs *contextSet) add(name string) *member {
 	m := cs.open(cs.ctx, name)
 	m.be, m.settled = m.s.backend(), make(chan struct{})
 	m.s.setPending(model.SourceStatus{Context: name, Server: m.server, Notes: []string{"connecting…"}})
-	changes, unsubscribe := m.s.Subscribe()
 	cs.mu.Lock()
 	cs.all = append(cs.all, m)
 	cs.mu.Unlock()
 	go func() {
 		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-		defer unsubscribe()
-		for {
-			select {
-			case <-cs.ctx.Done():
-				return
-			case <-changes:
-				cs.notify()
-			}
-		}
+		broadcast.Relay(cs.ctx, m.s.Subscribe, cs.Notify)
 	}()
 	go func() {
 		defer utilruntime.HandleCrash()
 		defer close(m.settled)
 		cs.connect(m)
 	}()
-	cs.notify()
+	cs.Notify()
 	return m
 }
 
@@ -103,9 +93,9 @@ func (cs *contextSet) connect(m *member) {
 	wait := firstRetry
 	var since time.Time
 	for {
-		clients, err := m.connect(cs.ctx)
+		conn, err := m.connect(cs.ctx)
 		if err == nil {
-			m.s.start(clients, cs.namespace(m, clients))
+			m.s.start(conn, cs.namespace(conn))
 			return
 		}
 		if cs.ctx.Err() != nil {
@@ -139,18 +129,14 @@ func (cs *contextSet) connect(m *member) {
 }
 
 // namespace is what a newly connected context watches: the one ":ns" set,
-// else every namespace with -A, else the context's own (-n, or its
-// kubeconfig namespace), as the single-context TUI does.
-func (cs *contextSet) namespace(m *member, clients *kube.Clients) string {
+// else what the single-context TUI would (env.Conn.Namespace).
+func (cs *contextSet) namespace(conn *env.Conn) string {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	switch {
-	case cs.nsSet:
+	if cs.nsSet {
 		return cs.ns
-	case cs.g.AllNamespaces, m.everyNamespace && cs.g.Kube.Namespace() == "":
-		return ""
 	}
-	return clients.Namespace
+	return conn.Namespace()
 }
 
 func (cs *contextSet) members() []*member {
@@ -223,7 +209,7 @@ func (cs *contextSet) show(m *member) {
 	cs.mu.Lock()
 	cs.inView = m
 	cs.mu.Unlock()
-	cs.notify()
+	cs.Notify()
 }
 
 // backend is the UI's backend over the set: each context's own for the
@@ -238,7 +224,7 @@ func (cs *contextSet) backend() ui.Backend {
 			}
 			// Never asked for: the UI names only contexts it was given. A
 			// session with no connection refuses every action.
-			return newSession(cs.ctx, cs.g, nil).backend()
+			return newSession(cs.ctx, cs.g).backend()
 		},
 		SwitchNamespace: func(ns string) error {
 			if ns == "all" || ns == "*" {
@@ -249,7 +235,7 @@ func (cs *contextSet) backend() ui.Backend {
 			cs.mu.Unlock()
 			for _, m := range cs.members() {
 				if c := m.s.current(); c != nil {
-					m.s.start(c.clients, ns)
+					m.s.start(c.conn, ns)
 				}
 			}
 			return nil

@@ -17,6 +17,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
@@ -51,7 +52,7 @@ func TestContextSetWithOneServerLost(t *testing.T) {
 	g.Kube.Overrides.Timeout = "10m" // gamma's first attempt outlasts the test
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cs, err := openContexts(ctx, g, []string{"alpha", "beta", "gamma"})
+	cs, _, err := openContexts(ctx, g, []string{"alpha", "beta", "gamma"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,25 +155,27 @@ func TestContextSetStates(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	g := &Globals{Kube: kube.NewConfigFlags(), ImageChecks: "off", Out: io.Discard, Err: io.Discard}
+	// The contexts that connect are simulated fleets.
+	sim := env.New(env.Options{Kube: g.Kube, Demo: &demo.Options{}})
 	var flaky atomic.Int32
-	connects := map[string]func(context.Context) (*kube.Clients, error){
-		"ok": func(context.Context) (*kube.Clients, error) { return demo.NewClients("ok"), nil },
-		"denied": func(context.Context) (*kube.Clients, error) {
+	connects := map[string]func(context.Context) (*env.Conn, error){
+		"ok": sim.Context("ok").Connect,
+		"denied": func(context.Context) (*env.Conn, error) {
 			return nil, &kube.ConnectError{Context: "denied", Reason: "credentials refused (401 Unauthorized)", Denied: true}
 		},
-		"broken": func(context.Context) (*kube.Clients, error) {
+		"broken": func(context.Context) (*env.Conn, error) {
 			return nil, &kube.ConnectError{Context: "broken", Reason: "context not found in kubeconfig", Local: true}
 		},
-		"flaky": func(context.Context) (*kube.Clients, error) {
+		"flaky": func(ctx context.Context) (*env.Conn, error) {
 			if flaky.Add(1) == 1 {
 				return nil, &kube.ConnectError{Context: "flaky", Reason: "cluster did not answer within 1s"}
 			}
-			return demo.NewClients("flaky"), nil
+			return sim.Context("flaky").Connect(ctx)
 		},
-		"extra": func(context.Context) (*kube.Clients, error) { return demo.NewClients("extra"), nil },
+		"extra": sim.Context("extra").Connect,
 	}
 	cs := newContextSet(ctx, g, func(ctx context.Context, name string) *member {
-		return &member{name: name, s: newSession(ctx, g, nil), connect: connects[name]}
+		return &member{name: name, s: newSession(ctx, g), connect: connects[name]}
 	})
 	cs.contexts = func() []string { return []string{"ok", "denied", "broken", "flaky", "extra"} }
 	for _, name := range []string{"ok", "denied", "broken", "flaky"} {

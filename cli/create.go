@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandscope/sandscope/actions/create"
-	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
-	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
@@ -147,38 +145,16 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 	if err != nil {
 		return fail(create.Usage(err.Error()))
 	}
-	// The demo fleet (if any) lives as long as this command.
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	var creator *create.Creator
-	if g.Demo {
-		// The simulated fleet starts in this process and adopts what the
-		// create writes; its registry resolves the start command, so
-		// --registry-timeout and --platform do not apply.
-		d, err := demo.Start(ctx, demo.Options{})
-		if err != nil {
-			return fail(create.ConnectionError(fmt.Errorf("starting the demo fleet: %w", err)))
-		}
-		defer func() { cancel(); <-d.Done() }()
-		creator = d.Creator()
-		creator.ReadOnly = g.ReadOnly
-		if ns := g.Kube.Namespace(); ns != "" {
-			req.Namespace = ns
-		}
-	} else {
-		clients, err := g.Connect(ctx)
-		if err != nil {
-			return fail(create.ConnectionError(err))
-		}
-		creator = &create.Creator{
-			Clients: clients,
-			Images:  imageconfig.New(imageconfig.Options{Timeout: f.registryWait, Platform: platform}),
-			Prober: &create.ExecProber{Exec: execute.New(execute.Options{
-				Cluster: clients, Transports: execute.DefaultTransports(clients, "", 0),
-			})},
-			ReadOnly: g.ReadOnly,
-		}
+	// With --demo the simulated fleet starts in this process, adopts what
+	// the create writes and ends with the command; its registry resolves the
+	// start command, so --registry-timeout and --platform do not apply.
+	ctx := cmd.Context()
+	conn, err := g.connect(ctx)
+	if err != nil {
+		return fail(create.ConnectionError(err))
 	}
+	defer conn.Close()
+	creator := conn.Creator(conn.Executor(env.ExecOptions{}), conn.Images(imageconfig.Options{Timeout: f.registryWait, Platform: platform}), nil)
 	start := time.Now()
 	res, cerr := creator.Run(ctx, req, func(u create.StageUpdate) {
 		if jsonOut {

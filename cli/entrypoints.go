@@ -49,13 +49,13 @@ through the registry, so a tag moved to another image is not matched by accident
 		if g.Demo {
 			return nil, &ExitError{Code: createExitUsage, Err: errors.New("entrypoints needs a cluster; not available in --demo")}
 		}
-		clients, err := g.Connect(cmd.Context())
+		conn, err := g.connect(cmd.Context())
 		if err != nil {
 			return nil, &ExitError{Code: createExitUsage, Err: err}
 		}
 		return &create.Table{
-			Clients: clients, Namespace: clients.Namespace, Name: table, ReadOnly: g.ReadOnly,
-			Images: imageconfig.New(imageconfig.Options{Timeout: timeout, Platform: p}),
+			Clients: conn.Clients, Namespace: conn.Clients.Namespace, Name: table, ReadOnly: g.ReadOnly,
+			Images: conn.Images(imageconfig.Options{Timeout: timeout, Platform: p}),
 		}, nil
 	}
 	fail := func(err error) error { return &ExitError{Code: createExitCode(err), Err: err} }

@@ -17,9 +17,8 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
-	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/model"
 )
 
 type execFlags struct {
@@ -120,66 +119,21 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 		return fail(err)
 	}
 
-	var clients *kube.Clients
-	var transports map[execute.Via]execute.Transport
-	var xopts execute.Options
-	namespace := g.Kube.Namespace() // "" without -n: the target is looked up in every namespace
-	wopts := kube.WatcherOptions{PodSelector: g.Selector, StuckAfter: g.StuckAfter}
-	if g.Demo {
-		// The simulated fleet lives as long as this command; its exec daemons
-		// and simulated shell answer, nothing runs on this machine.
-		dctx, stopDemo := context.WithCancel(ctx)
-		d, err := demo.Start(dctx, demo.Options{})
-		if err != nil {
-			stopDemo()
-			return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo,
-				Message: "starting the demo fleet: " + err.Error(), Err: err})
-		}
-		defer func() { stopDemo(); <-d.Done() }()
-		clients, transports, wopts = d.Clients, d.Transports(), d.WatcherOptions(wopts)
-		if ns := g.Kube.Namespace(); ns != "" {
-			clients.Namespace = ns
-		}
-	} else {
-		var err error
-		clients, err = g.Connect(ctx)
-		if err != nil {
-			return fail(connectFailure(err))
-		}
-		token, err := execdTokenFrom(ctx, clients, f)
-		if err != nil {
-			return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
-		}
-		transports = execute.DefaultTransports(clients, token, f.execdPort)
-		// Targeted reads of just the target and what its identity depends
-		// on: the cost does not grow with the namespace's fleet.
-		lookup := kube.LookupOptions{PodSelector: g.Selector, StuckAfter: g.StuckAfter}
-		xopts.Lookup = func(ctx context.Context, ns, ref string) (*model.Snapshot, error) {
-			o := lookup
-			o.Namespace = ns
-			return clients.LookupSandbox(ctx, ref, o)
-		}
+	// With --demo the simulated fleet lives as long as this command; its
+	// exec daemons and simulated shell answer, nothing runs on this machine.
+	conn, err := g.connect(ctx)
+	if err != nil {
+		return fail(connectFailure(err))
 	}
-	xopts.Cluster, xopts.Transports = clients, transports
-
-	if g.Demo {
-		// The demo fleet is small and in-process: watch it whole.
-		wctx, stopWatch := context.WithCancel(ctx)
-		defer stopWatch()
-		wopts.Namespace = clients.Namespace
-		w := kube.NewWatcher(clients, wopts)
-		go func() { _ = w.Run(wctx) }()
-		sctx, cancel := context.WithTimeout(ctx, f.syncTimeout)
-		err := w.WaitForSync(sctx)
-		cancel()
-		if err != nil {
-			return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true,
-				Message: "reading the demo fleet: " + err.Error(), Err: err})
-		}
-		xopts.Snapshot = w.Fleet().Snapshot
-		namespace = clients.Namespace
+	defer conn.Close()
+	token, err := execdTokenFrom(ctx, conn, f)
+	if err != nil {
+		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
 	}
-	x := execute.New(xopts)
+	x, namespace, err := conn.LookupExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
+	if err != nil {
+		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+	}
 
 	if f.tty {
 		if via != execute.ViaKube {
@@ -240,11 +194,16 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		_, err := execute.New(execute.Options{ReadOnly: true}).Run(ctx, execute.Request{Command: []string{"-"}})
 		return fail(err)
 	}
-	clients, err := g.Connect(ctx)
+	o, err := g.envOptions()
+	if err != nil {
+		return err
+	}
+	o.PodSelector = "" // --selector picks the sandboxes here, not which Pods are sandboxes
+	conn, err := env.New(o).Context("").Connect(ctx)
 	if err != nil {
 		return fail(connectFailure(err))
 	}
-	token, err := execdTokenFrom(ctx, clients, f)
+	token, err := execdTokenFrom(ctx, conn, f)
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
 	}
@@ -256,17 +215,14 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	if f.pool == "" {
 		sel.Selector = g.Selector
 	}
-	keys, err := clients.SelectSandboxes(ctx, sel)
+	keys, err := conn.Clients.SelectSandboxes(ctx, sel)
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
-	lookup := kube.LookupOptions{StuckAfter: g.StuckAfter}
-	x := execute.New(execute.Options{Cluster: clients, Transports: execute.DefaultTransports(clients, token, f.execdPort),
-		Lookup: func(ctx context.Context, ns, ref string) (*model.Snapshot, error) {
-			o := lookup
-			o.Namespace = ns
-			return clients.LookupSandbox(ctx, ref, o)
-		}})
+	x, _, err := conn.LookupExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, 0)
+	if err != nil {
+		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+	}
 	var mu sync.Mutex
 	enc := json.NewEncoder(g.Out)
 	tally := x.RunMany(ctx, keys, execute.Request{Via: via, Container: f.container, Command: command, Timeout: f.timeout}, f.maxParallel,
@@ -328,7 +284,11 @@ func exitWith(code int) error {
 
 // execdTokenFrom picks execd's token: the flag, else the environment, else
 // the Secret. The value is never printed; errors name only where it came from.
-func execdTokenFrom(ctx context.Context, c *kube.Clients, f *execFlags) (string, error) {
+// The demo's simulated daemons ask for none.
+func execdTokenFrom(ctx context.Context, c *env.Conn, f *execFlags) (string, error) {
+	if c.Demo() {
+		return "", nil
+	}
 	if f.token != "" {
 		return f.token, nil
 	}
@@ -343,5 +303,5 @@ func execdTokenFrom(ctx context.Context, c *kube.Clients, f *execFlags) (string,
 	if !ok || !ok2 || ns == "" || name == "" || key == "" {
 		return "", fmt.Errorf("--execd-token-secret wants NS/NAME:KEY, got %q", f.tokenSecret)
 	}
-	return c.SecretValue(ctx, ns, name, key)
+	return c.Clients.SecretValue(ctx, ns, name, key)
 }

@@ -16,15 +16,19 @@ import (
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/inspect"
+	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/internal/broadcast"
 	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/ui"
 )
 
-// connection is everything sandscope holds for one cluster context: the
-// clients, the watcher that keeps its fleet live, and the actions over it.
+// connection is everything sandscope holds for one cluster context: its
+// environment's connection, the watcher that keeps its fleet live, and the
+// actions over it.
 type connection struct {
-	clients  *kube.Clients
+	conn     *env.Conn
 	watcher  *kube.Watcher
 	executor *execute.Executor
 	creator  *create.Creator
@@ -35,24 +39,21 @@ type connection struct {
 
 // session is the TUI's view of "the cluster": it can be re-pointed at
 // another namespace or context (":ns", ":ctx") while the UI keeps one
-// Source. Notifications of whichever watcher is current are forwarded to
+// Source. Notifications of whichever watcher is current are relayed to
 // the session's own subscribers.
 type session struct {
-	g       *Globals
-	ctx     context.Context
-	images  kube.ImageConfigReader // create's reads (nil: no create)
-	checks  kube.ImageConfigReader // background image checks (nil: off)
-	connect func(ctx context.Context, kubeContext string) (*kube.Clients, error)
-	execVia map[execute.Via]execute.Transport // nil: the real transports
-	demo    bool
-	sources *kube.Sources // fixed sources (demo); nil = discover
-	mu      sync.Mutex
-	cur     *connection
+	g   *Globals
+	ctx context.Context
+	// dial connects another context for ":ctx NAME"; nil: the session stays
+	// on its context (the demo, or one context of a contextSet).
+	dial func(ctx context.Context, name string) (*env.Conn, error)
+	mu   sync.Mutex
+	cur  *connection
 	// pending is what Snapshot shows while there is no connection: an
 	// empty fleet whose status says the context is connecting, or why it
 	// is not (contexts.go).
 	pending *model.Snapshot
-	subscribers
+	broadcast.Signal
 	nsScope  string // "" = all namespaces
 	contexts func() []string
 	// forwards are the TUI's open port-forwards by local address; they
@@ -63,34 +64,21 @@ type session struct {
 	tuneMemory bool
 }
 
-func newSession(ctx context.Context, g *Globals, images kube.ImageConfigReader) *session {
-	return &session{g: g, ctx: ctx, images: images, checks: images}
+func newSession(ctx context.Context, g *Globals) *session {
+	return &session{g: g, ctx: ctx}
 }
 
-// start connects the watcher for clients and makes it current.
-func (s *session) start(clients *kube.Clients, namespace string) {
-	sources := s.sources
-	if sources == nil {
-		// Discover once here so the watcher and the inspector agree on the
-		// agent-sandbox version; a failure leaves discovery to the watcher,
-		// which reports it in the header.
-		if found, err := kube.DiscoverSources(s.ctx, clients.Discovery); err == nil {
-			sources = &found
-		}
-	}
+// start watches namespace through conn and makes it current.
+func (s *session) start(conn *env.Conn, namespace string) {
+	// Discovered once here so the watcher and the inspector agree on the
+	// agent-sandbox version.
+	sources := conn.Sources(s.ctx)
 	var agent *schema.GroupVersionResource
 	if sources != nil {
 		agent = sources.Agent
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	w := kube.NewWatcher(clients, kube.WatcherOptions{
-		Namespace: namespace, Sources: sources, PodSelector: s.g.Selector, StuckAfter: s.g.StuckAfter,
-		ImageConfig: s.checks, ReadOnly: s.g.ReadOnly, Demo: s.demo,
-	})
-	go func() {
-		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-		_ = w.Run(ctx)
-	}()
+	w := conn.Watch(ctx, namespace, sources)
 	if s.tuneMemory {
 		go func() {
 			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
@@ -102,50 +90,28 @@ func (s *session) start(clients *kube.Clients, namespace string) {
 			writeHeapProfileAfterSync(ctx, w.WaitForSync, s.g.Err)
 		}()
 	}
-	transports := s.execVia
-	if transports == nil {
-		transports = execute.DefaultTransports(clients, execdToken(), 0)
-	}
-	var forwarder execute.Forwarder
-	if s.execVia == nil {
-		forwarder = clients // the demo's simulated Pods have no port-forward
-	}
-	x := execute.New(execute.Options{Cluster: clients, Snapshot: w.Fleet().Snapshot, Transports: transports, ReadOnly: s.g.ReadOnly,
-		Forwarder: forwarder})
-	reader := kube.NewInspector(clients, agent)
-	conn := &connection{
-		clients: clients, watcher: w, executor: x, cancel: cancel,
+	x := conn.Executor(env.ExecOptions{Fleet: w.Fleet().Snapshot, Token: execdToken()})
+	reader := kube.NewInspector(conn.Clients, agent)
+	c := &connection{
+		conn: conn, watcher: w, executor: x, cancel: cancel,
 		inspect: inspect.New(reader, s.g.ReadOnly), reader: reader,
+		// A create probes readiness through this connection's executor (the
+		// demo's simulated exec daemons in the demo, where the simulator
+		// adopts what the create writes).
+		creator: conn.Creator(x, conn.Images(imageconfig.Options{}), sources),
 	}
-	// A create resolves the start command through the image-config reader
-	// (a registry, or the demo's simulated one) and probes readiness through
-	// this connection's executor (the demo's simulated exec daemons in the
-	// demo, where the simulator adopts what the create writes).
-	if s.images != nil {
-		conn.creator = &create.Creator{Clients: clients, Images: s.images, Prober: &create.ExecProber{Exec: x}, Sources: sources,
-			ReadOnly: s.g.ReadOnly}
-	}
-	changes, unsubscribe := w.Subscribe()
 	go func() {
 		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-		defer unsubscribe()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-changes:
-				s.notify()
-			}
-		}
+		broadcast.Relay(ctx, w.Subscribe, s.Notify)
 	}()
 	s.mu.Lock()
 	old := s.cur
-	s.cur, s.nsScope = conn, namespace
+	s.cur, s.nsScope = c, namespace
 	s.mu.Unlock()
 	if old != nil {
 		old.cancel()
 	}
-	s.notify()
+	s.Notify()
 }
 
 func (s *session) current() *connection {
@@ -174,41 +140,7 @@ func (s *session) setPending(st model.SourceStatus) {
 	s.mu.Lock()
 	s.pending = snap
 	s.mu.Unlock()
-	s.notify()
-}
-
-// subscribers are the subscriptions to a ui.Source: coalescing, cap-1
-// channels, each told when something changed.
-type subscribers struct {
-	mu   sync.Mutex
-	subs map[chan struct{}]struct{}
-}
-
-// Subscribe implements ui.Source.
-func (b *subscribers) Subscribe() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	b.mu.Lock()
-	if b.subs == nil {
-		b.subs = map[chan struct{}]struct{}{}
-	}
-	b.subs[ch] = struct{}{}
-	b.mu.Unlock()
-	return ch, func() {
-		b.mu.Lock()
-		delete(b.subs, ch)
-		b.mu.Unlock()
-	}
-}
-
-func (b *subscribers) notify() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for ch := range b.subs {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
+	s.Notify()
 }
 
 func (s *session) stop() {
@@ -340,12 +272,9 @@ func (s *session) backend() ui.Backend {
 			if err != nil {
 				return "", err
 			}
-			if c.creator == nil {
-				return "", errNoCreate
-			}
 			ns := req.Namespace
 			if ns == "" {
-				ns = c.clients.Namespace
+				ns = c.conn.Clients.Namespace
 			}
 			// A *create.Error of its own: a nil one in err would read as a failure.
 			res, failed := c.creator.Run(ctx, create.Request{
@@ -367,19 +296,19 @@ func (s *session) backend() ui.Backend {
 			if err != nil {
 				return err
 			}
-			s.start(c.clients, ns)
+			s.start(c.conn, ns)
 			return nil
 		},
 	}
-	if s.execVia == nil {
+	if !s.g.Demo { // the demo's simulated Pods have no port-forward
 		be.Forward, be.StopForward = s.forward, s.stopForward
 	}
-	if s.connect != nil {
+	if s.dial != nil {
 		be.SwitchContext = func(name string) error {
 			if name == "" {
 				return errOneContext
 			}
-			clients, err := s.connect(s.ctx, name)
+			conn, err := s.dial(s.ctx, name)
 			if err != nil {
 				return err
 			}
@@ -387,9 +316,9 @@ func (s *session) backend() ui.Backend {
 			ns := s.nsScope
 			s.mu.Unlock()
 			if ns != "" {
-				ns = clients.Namespace
+				ns = conn.Clients.Namespace
 			}
-			s.start(clients, ns)
+			s.start(conn, ns)
 			return nil
 		}
 	}
@@ -408,8 +337,6 @@ func kubeconfigContexts(g *Globals) func() []string {
 		return names
 	}
 }
-
-var errNoCreate = errorString("create is not available here (no image-config reader to resolve the start command)")
 
 // stageLine is one create stage as the TUI's live stage line shows it.
 func stageLine(u create.StageUpdate) string {

@@ -12,8 +12,6 @@ import (
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/internal/textsafe"
-	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -119,48 +117,36 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 // errors are *ExitError; a demo that does not start is a plain error.
 func fleetSource(ctx context.Context, g *Globals, timeout time.Duration) (sweep.Options, []sweep.Target, error) {
 	usage := func(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
-	opts := sweep.Options{
-		AllNamespaces: g.AllNamespaces,
-		PodSelector:   g.Selector,
-		StuckAfter:    g.StuckAfter,
-		Timeout:       timeout,
-	}
 	if timeout <= 0 {
-		return opts, nil, usage(errors.New("--timeout must be positive"))
+		return sweep.Options{}, nil, usage(errors.New("--timeout must be positive"))
 	}
 	if g.AllNamespaces && g.Kube.Namespace() != "" {
-		return opts, nil, usage(errors.New("-n and -A cannot be used together"))
+		return sweep.Options{}, nil, usage(errors.New("-n and -A cannot be used together"))
 	}
-	var err error
-	if opts.ImageConfig, err = g.imageChecks(imageconfig.Options{}); err != nil {
-		return opts, nil, usage(err)
-	}
-	if !g.Demo {
-		targets, err := sweepTargets(g)
-		if err != nil {
-			return opts, nil, usage(err)
-		}
-		return opts, targets, nil
-	}
-	for _, name := range strings.Split(g.Kube.Context(), ",") {
-		if name != "" && name != demo.ContextName {
-			return opts, nil, usage(fmt.Errorf("--demo has one context, %q; no context %q", demo.ContextName, name))
+	names := splitContexts(g.Kube.Context())
+	if g.Demo {
+		for _, name := range names {
+			if name != demo.ContextName {
+				return sweep.Options{}, nil, usage(fmt.Errorf("--demo has one context, %q; no context %q", demo.ContextName, name))
+			}
 		}
 	}
-	d, err := demo.Start(ctx, demo.Options{})
+	e, err := g.env()
 	if err != nil {
-		return opts, nil, err
+		return sweep.Options{}, nil, err
 	}
-	if ns := g.Kube.Namespace(); ns != "" {
-		opts.Namespace = ns
-	} else {
-		opts.AllNamespaces = true // the demo fleet spans several namespaces
+	return e.Sweep(ctx, names, timeout)
+}
+
+// splitContexts reads --context as a comma list; empty entries are dropped.
+func splitContexts(flag string) []string {
+	var out []string
+	for _, s := range strings.Split(flag, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
 	}
-	// The demo's answers come from the simulation: no registry is asked.
-	if opts.ImageConfig != nil {
-		opts.ImageConfig = d.Images
-	}
-	return opts, []sweep.Target{d.SweepTarget()}, nil
+	return out
 }
 
 // Exit codes of `sandscope sweep` (README).
@@ -179,51 +165,4 @@ func sweepExitCode(r *sweep.Report, failOn model.Severity) int {
 		return sweepExitFindings
 	}
 	return 0
-}
-
-// sweepTargets builds one target per context named by --context (a comma
-// list; none = the kubeconfig's current context). Each connects lazily inside
-// its own timeout, with the global kubectl flags.
-func sweepTargets(g *Globals) ([]sweep.Target, error) {
-	names := splitContexts(g.Kube.Context())
-	connectOpts := kube.ConnectOptions{AllNamespaces: g.AllNamespaces}
-	if len(names) <= 1 {
-		name := ""
-		if len(names) == 1 {
-			name = names[0]
-		} else if raw, err := g.Kube.ToRawKubeConfigLoader().RawConfig(); err == nil {
-			name = raw.CurrentContext
-		}
-		if name == "" {
-			name = "(default)"
-		}
-		flags := g.Kube
-		return []sweep.Target{sweep.ConnectTarget(name, func(ctx context.Context) (*kube.Clients, error) {
-			return kube.Connect(ctx, flags, connectOpts)
-		})}, nil
-	}
-	seen := map[string]bool{}
-	var targets []sweep.Target
-	for _, name := range names {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		flags := g.Kube.WithContext(name)
-		targets = append(targets, sweep.ConnectTarget(name, func(ctx context.Context) (*kube.Clients, error) {
-			return kube.Connect(ctx, flags, connectOpts)
-		}))
-	}
-	return targets, nil
-}
-
-// splitContexts reads --context as a comma list; empty entries are dropped.
-func splitContexts(flag string) []string {
-	var out []string
-	for _, s := range strings.Split(flag, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

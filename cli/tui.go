@@ -12,10 +12,9 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 
-	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/ui"
 )
 
@@ -34,60 +33,31 @@ func runTUI(ctx context.Context, g *Globals) error {
 	case len(names) == 1:
 		g.Kube = g.Kube.WithContext(names[0]) // "a," or the one context of --all-contexts
 	}
-	if g.Demo {
-		return runDemoTUI(ctx, g)
+	e, err := g.env()
+	if err != nil {
+		return err
 	}
 	// Connecting takes up to the request timeout: say to what, on a
 	// terminal, rather than leave it blank. The UI's screen replaces the line.
-	if f, ok := g.Err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := g.Err.(*os.File); ok && !g.Demo && term.IsTerminal(int(f.Fd())) {
 		kctx, server := kube.Target(g.Kube)
 		fmt.Fprintf(g.Err, "sandscope: connecting to %s (context %s)…\r", textsafe.Line(orDash(server)), textsafe.Line(orDash(kctx)))
 	}
-	clients, err := g.Connect(ctx)
+	conn, err := e.Context("").Connect(ctx)
 	if err != nil {
 		return err
 	}
-	checks, err := g.imageChecks(imageconfig.Options{})
-	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+	defer conn.Close()
+	s := newSession(ctx, g)
+	if !e.Demo() { // the demo is one simulated fleet: no other context, and too small to tune for
+		s.dial = func(ctx context.Context, name string) (*env.Conn, error) { return e.Context(name).Connect(ctx) }
+		s.contexts = kubeconfigContexts(g)
+		s.tuneMemory = true
 	}
-	s := newSession(ctx, g, imageconfig.New(imageconfig.Options{}))
-	s.checks = checks
-	s.connect = func(ctx context.Context, name string) (*kube.Clients, error) {
-		return kube.Connect(ctx, g.Kube.WithContext(name), kube.ConnectOptions{AllNamespaces: g.AllNamespaces})
-	}
-	s.contexts = kubeconfigContexts(g)
-	s.tuneMemory = true
-	ns := clients.Namespace
-	if g.AllNamespaces {
-		ns = ""
-	}
-	s.start(clients, ns)
+	s.start(conn, conn.Namespace())
 	defer s.stop()
-	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, DefaultNamespace: clients.Namespace, Version: Version(), Favorites: g.Favorites})
-}
-
-// runDemoTUI opens the UI on the embedded simulated fleet: in-memory
-// clients, a simulator playing the engines and the kubelet, and simulated
-// exec daemons, so no command ever runs on this machine.
-func runDemoTUI(ctx context.Context, g *Globals) error {
-	d, err := demo.Start(ctx, demo.Options{})
-	if err != nil {
-		return err
-	}
-	s := newSession(ctx, g, d.Images)
-	if mode, _ := g.imageCheckMode(); mode == imageChecksOff {
-		s.checks = nil // the simulated registry is asked only if checks are on
-	}
-	s.demo = true
-	s.execVia = d.Transports()
-	ns := ""
-	if g.Kube.Namespace() != "" {
-		ns = g.Kube.Namespace()
-	}
-	s.start(d.Clients, ns)
-	defer s.stop()
-	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, Demo: true, DefaultNamespace: d.Clients.Namespace, Version: Version(), Favorites: g.Favorites, Images: demo.KnownImages()})
+	return ui.Run(ctx, s, s.backend(), ui.Options{ReadOnly: g.ReadOnly, Demo: e.Demo(), DefaultNamespace: conn.Clients.Namespace,
+		Version: Version(), Favorites: g.Favorites, Images: e.KnownImages()})
 }
 
 // tuiContexts are the contexts the TUI shows: those --context lists (a
@@ -132,7 +102,7 @@ func tuiContexts(g *Globals) ([]string, error) {
 // runContextsTUI opens the UI on several contexts at once (contextSet): it
 // opens at once, each context connecting in the background.
 func runContextsTUI(ctx context.Context, g *Globals, names []string) error {
-	cs, err := openContexts(ctx, g, names)
+	cs, e, err := openContexts(ctx, g, names)
 	if err != nil {
 		return err
 	}
@@ -141,60 +111,27 @@ func runContextsTUI(ctx context.Context, g *Globals, names []string) error {
 		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 		tuneMemoryForWatch(cs.ctx, cs.waitSynced)
 	}()
-	opts := ui.Options{ReadOnly: g.ReadOnly, Demo: g.Demo, Version: Version(), Favorites: g.Favorites}
-	if g.Demo {
-		opts.Images = demo.KnownImages()
-	}
-	return ui.Run(ctx, cs, cs.backend(), opts)
+	return ui.Run(ctx, cs, cs.backend(), ui.Options{ReadOnly: g.ReadOnly, Demo: e.Demo(), Version: Version(), Favorites: g.Favorites,
+		Images: e.KnownImages()})
 }
 
-// openContexts starts connecting every context of names (the simulated
-// ones with --demo) and returns the set over them.
-func openContexts(ctx context.Context, g *Globals, names []string) (*contextSet, error) {
-	checks, err := g.imageChecks(imageconfig.Options{})
+// openContexts starts connecting every context of names (in the demo, each
+// a simulated fleet of its own) and returns the set over them.
+func openContexts(ctx context.Context, g *Globals, names []string) (*contextSet, *env.Env, error) {
+	e, err := g.env()
 	if err != nil {
-		return nil, &ExitError{Code: ExitUsage, Err: err}
+		return nil, nil, err
 	}
-	open := func(ctx context.Context, name string) *member {
-		s := newSession(ctx, g, imageconfig.New(imageconfig.Options{}))
-		s.checks = checks
-		flags := g.Kube.WithContext(name)
-		_, server := kube.Target(flags)
-		return &member{name: name, server: server, s: s, connect: func(ctx context.Context) (*kube.Clients, error) {
-			return kube.Connect(ctx, flags, kube.ConnectOptions{AllNamespaces: g.AllNamespaces})
-		}}
+	cs := newContextSet(ctx, g, func(ctx context.Context, name string) *member {
+		c := e.Context(name)
+		return &member{name: name, server: c.Server(), s: newSession(ctx, g), connect: c.Connect}
+	})
+	cs.contexts = kubeconfigContexts(g)
+	if e.Demo() {
+		cs.contexts = func() []string { return names }
 	}
-	contexts := kubeconfigContexts(g)
-	if g.Demo {
-		open, contexts = demoContexts(g), func() []string { return names }
-	}
-	cs := newContextSet(ctx, g, open)
-	cs.contexts = contexts
 	for _, name := range names {
 		cs.add(name)
 	}
-	return cs, nil
-}
-
-// demoContexts opens each context of a multi-context demo (--demo
-// --context a,b) as a simulated fleet of its own, each from its own seed.
-func demoContexts(g *Globals) func(ctx context.Context, name string) *member {
-	seed := int64(0)
-	return func(ctx context.Context, name string) *member {
-		seed++
-		d, err := demo.Start(ctx, demo.Options{Seed: seed})
-		if err != nil {
-			s := newSession(ctx, g, nil)
-			return &member{name: name, s: s, connect: func(context.Context) (*kube.Clients, error) { return nil, err }}
-		}
-		clients := *d.Clients
-		clients.Context = name
-		s := newSession(ctx, g, d.Images)
-		if mode, _ := g.imageCheckMode(); mode == imageChecksOff {
-			s.checks = nil
-		}
-		s.demo, s.execVia = true, d.Transports()
-		return &member{name: name, server: demo.ServerName, s: s, everyNamespace: true,
-			connect: func(context.Context) (*kube.Clients, error) { return &clients, nil }}
-	}
+	return cs, e, nil
 }

@@ -6,7 +6,8 @@
 // simulation, including a simulated interactive shell (the TUI's `s`).
 // Nothing in the demo reaches a cluster, a registry or a host command.
 //
-// Wiring (cli):
+// Wiring (package env does it for the commands, so that none of them asks
+// whether it runs on the demo):
 //
 //	d, err := demo.Start(ctx, demo.Options{})          // warm fleet, simulator running until ctx ends
 //	w := kube.NewWatcher(d.Clients, d.WatcherOptions(kube.WatcherOptions{StuckAfter: g.StuckAfter}))
@@ -137,7 +138,7 @@ func (d *Demo) WatcherOptions(base kube.WatcherOptions) kube.WatcherOptions {
 	return base
 }
 
-// SweepTarget is the demo fleet as a sweep target (`sandscope sweep --demo`).
+// SweepTarget is the demo fleet as a sweep target.
 // Pass Images as sweep.Options.ImageConfig so no registry is contacted.
 func (d *Demo) SweepTarget() sweep.Target {
 	return sweep.ClientsTarget(ContextName, d.Clients)
@@ -147,8 +148,8 @@ func (d *Demo) SweepTarget() sweep.Target {
 // the start command is resolved by the simulated registry (Images), the
 // simulator adopts the object the create writes and plays its engine and
 // kubelet, and readiness is probed through the identity-checked exec path
-// over the simulated exec daemons. The TUI's session builds the same from
-// its own executor.
+// over the simulated exec daemons. env.Conn.Creator builds the same for
+// the commands, from the executor they choose.
 func (d *Demo) Creator() *create.Creator {
 	x := execute.New(execute.Options{Cluster: d.Clients, Transports: d.Transports()})
 	return &create.Creator{Clients: d.Clients, Images: d.Images, Prober: &create.ExecProber{Exec: x}}

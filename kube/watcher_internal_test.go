@@ -66,31 +66,6 @@ func TestWatcherReadImageConfigCanceled(t *testing.T) {
 	}
 }
 
-func TestWatcherBroadcasterCoalesces(t *testing.T) {
-	t.Parallel()
-	b := newBroadcaster()
-	ch, unsubscribe := b.subscribe()
-	other, unsubscribeOther := b.subscribe()
-	defer unsubscribeOther()
-	for range 5 {
-		b.notify()
-	}
-	got := 0
-	for len(ch) > 0 {
-		<-ch
-		got++
-	}
-	if got != 1 || len(other) != 1 {
-		t.Errorf("5 notifies + the initial signal gave %d signals (other has %d), want 1 each", got, len(other))
-	}
-	unsubscribe()
-	unsubscribe()
-	b.notify() // must not panic on the closed channel
-	if _, ok := <-ch; ok {
-		t.Errorf("channel still open after unsubscribe")
-	}
-}
-
 func TestWatcherHealth(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 29, 17, 24, 44, 0, time.UTC)
