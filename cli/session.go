@@ -82,10 +82,6 @@ func (s *session) start(conn *env.Conn, namespace string) {
 	if s.tuneMemory {
 		go func() {
 			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-			writeSyncStatsAfterSync(ctx, w.WaitForSync, s.g.Err)
-		}()
-		go func() {
-			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 			tuneMemoryForWatch(ctx, w.WaitForSync)
 			writeHeapProfileAfterSync(ctx, w.WaitForSync, s.g.Err)
 		}()
