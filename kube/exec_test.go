@@ -106,15 +106,7 @@ func TestPodExecErrorsBeforeTheStreamAreNotStarted(t *testing.T) {
 // for: when the kubelet leg dies mid-command, PodExec returns nil.
 func TestPodExecNodeDiesMidStreamReturnsNil(t *testing.T) {
 	started := make(chan struct{}, 1)
-	e := newExecEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
-		fmt.Fprintln(req.Stdout, "working")
-		started <- struct{}{}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Second):
-		}
-		return nil
-	})
+	e := newExecEnv(t, testkubelet.DiesMidCommand(started))
 	e.pod("dies", "127.78.0.4")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -243,15 +243,7 @@ func TestExecReadOnlyIsRefusedInActions(t *testing.T) {
 // marker never came, so the outcome is unknown (exit 126), never success.
 func TestExecKubeletDiesMidCommandIsUnknown(t *testing.T) {
 	started := make(chan struct{}, 1)
-	e := newEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
-		io.WriteString(req.Stdout, "working\n")
-		started <- struct{}{}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Second):
-		}
-		return nil
-	})
+	e := newEnv(t, testkubelet.DiesMidCommand(started))
 	p := e.start("dies", nextIP())
 	e.observe(p)
 	x := e.executor(execute.Options{})
