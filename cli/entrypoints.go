@@ -60,13 +60,24 @@ through the registry, so a tag moved to another image is not matched by accident
 	}
 	fail := func(err error) error { return &ExitError{Code: createExitCode(err), Err: err} }
 
-	// refuseReadOnly: under --readonly a change is refused before any
-	// connection (the Table refuses again).
-	refuseReadOnly := func() error {
-		if !g.ReadOnly {
-			return nil
+	// tableToChange is tableFor for a change: under --readonly the change
+	// is refused before any connection (the Table refuses again).
+	tableToChange := func(cmd *cobra.Command) (*create.Table, error) {
+		if g.ReadOnly {
+			return nil, fail(create.Refuse(refusal.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false))
 		}
-		return fail(create.Refuse(refusal.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false))
+		return tableFor(cmd)
+	}
+	noEntry := func(image, digest string) error {
+		return &ExitError{Code: createExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", image, digest, table)}
+	}
+	// printEntry writes e under -o json, else the line.
+	printEntry := func(cmd *cobra.Command, e kube.EntrypointEntry, line string) {
+		if output == "json" {
+			writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
+			return
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), line)
 	}
 
 	set := &cobra.Command{
@@ -79,10 +90,7 @@ through the registry, so a tag moved to another image is not matched by accident
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := refuseReadOnly(); err != nil {
-				return err
-			}
-			t, err := tableFor(cmd)
+			t, err := tableToChange(cmd)
 			if err != nil {
 				return err
 			}
@@ -90,11 +98,7 @@ through the registry, so a tag moved to another image is not matched by accident
 			if err != nil {
 				return fail(err)
 			}
-			if output == "json" {
-				writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
-				return nil
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s) → %s\n", textsafe.Line(e.Digest), textsafe.Line(e.Image), textsafe.Line(strings.Join(e.Argv, " ")))
+			printEntry(cmd, e, fmt.Sprintf("%s (%s) → %s", textsafe.Line(e.Digest), textsafe.Line(e.Image), textsafe.Line(strings.Join(e.Argv, " "))))
 			return nil
 		},
 	}
@@ -112,15 +116,11 @@ through the registry, so a tag moved to another image is not matched by accident
 				return fail(err)
 			}
 			if !ok {
-				return &ExitError{Code: createExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", args[0], digest, table)}
-			}
-			if output == "json" {
-				writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
-				return nil
+				return noEntry(args[0], digest)
 			}
 			// The table is a ConfigMap anyone with write access to it
 			// filled: what it says is shown, not obeyed.
-			fmt.Fprintln(cmd.OutOrStdout(), textsafe.Line(strings.Join(e.Argv, " ")))
+			printEntry(cmd, e, textsafe.Line(strings.Join(e.Argv, " ")))
 			return nil
 		},
 	}
@@ -162,10 +162,7 @@ through the registry, so a tag moved to another image is not matched by accident
 		Short: "Remove the entry for IMAGE's digest",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := refuseReadOnly(); err != nil {
-				return err
-			}
-			t, err := tableFor(cmd)
+			t, err := tableToChange(cmd)
 			if err != nil {
 				return err
 			}
@@ -174,7 +171,7 @@ through the registry, so a tag moved to another image is not matched by accident
 				return fail(err)
 			}
 			if !removed {
-				return &ExitError{Code: createExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", args[0], digest, table)}
+				return noEntry(args[0], digest)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", digest)
 			return nil

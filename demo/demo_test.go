@@ -52,22 +52,8 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
-	d, err := Start(ctx, Options{Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("demo fleet ready in %s (%d operations)", time.Since(start).Round(time.Millisecond), d.Sim.Ops())
-	w := kube.NewWatcher(d.Clients, d.WatcherOptions(kube.WatcherOptions{}))
-	go func() {
-		if err := w.Run(ctx); err != nil {
-			t.Errorf("watcher: %v", err)
-		}
-	}()
-	syncCtx, syncCancel := context.WithTimeout(ctx, 20*time.Second)
-	defer syncCancel()
-	if err := w.WaitForSync(syncCtx); err != nil {
-		t.Fatal(err)
-	}
+	d, w := startWatched(ctx, t, 3)
+	t.Logf("demo fleet ready and watched in %s (%d operations)", time.Since(start).Round(time.Millisecond), d.Sim.Ops())
 	want := []string{
 		string(model.IdentityOK), string(model.IdentityIPTaken), string(model.IdentityPodDead), string(model.IdentityPodGone),
 		string(model.IdentityUIDChanged), string(model.IdentityIPStale),
@@ -387,13 +373,23 @@ func startWatched(ctx context.Context, t *testing.T, seed int64) (*Demo, *kube.W
 		t.Fatal(err)
 	}
 	w := kube.NewWatcher(d.Clients, d.WatcherOptions(kube.WatcherOptions{}))
-	go w.Run(ctx) //nolint:errcheck // WaitForSync fails the test if it never syncs
+	go func() {
+		// Run fails only when it cannot start, so before WaitForSync gives up.
+		if err := w.Run(ctx); err != nil {
+			t.Errorf("watcher: %v", err)
+		}
+	}()
 	syncCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := w.WaitForSync(syncCtx); err != nil {
 		t.Fatal(err)
 	}
 	return d, w
+}
+
+// runningAgent: sb is an agent-sandbox Sandbox whose Pod is Running.
+func runningAgent(sb *model.Sandbox) bool {
+	return sb.Engine() == model.EngineAgent && len(sb.Slots) > 0 && sb.Slots[0].Pod != nil && sb.Slots[0].Pod.Status.Phase == "Running"
 }
 
 // holderRuns: the Pod holding an address is its sandbox's running Pod.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/syncbuf"
 )
 
 // fakeLines answers lines the way the simulation would, recording them.
@@ -50,24 +51,6 @@ func (f *fakeLines) got() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.lines...)
-}
-
-// syncBuf is a bytes.Buffer safe to read while the session writes.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func ttyShell(in io.Reader, out io.Writer, f *fakeLines) *shell {
@@ -127,7 +110,7 @@ func TestShellInterruptsACommand(t *testing.T) {
 	f := &fakeLines{}
 	inR, inW := io.Pipe()
 	defer inW.Close()
-	var out syncBuf
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	var code int
 	go func() {

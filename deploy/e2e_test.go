@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -32,6 +31,7 @@ import (
 	"github.com/sandscope/sandscope/actions/sweep"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/model"
@@ -188,7 +188,7 @@ func TestServeSaysWhichVerbIsMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	srv := serve.New(clients, serve.Options{AnalyzeEvery: time.Second, Log: log})
 	ctx, stop := context.WithCancel(kubetest.Context(t))
 	served := make(chan error, 1)
@@ -206,23 +206,6 @@ func TestServeSaysWhichVerbIsMissing(t *testing.T) {
 		l := log.String()
 		return strings.Contains(l, "refuses: forbidden: list batchsandboxes.sandbox.opensandbox.io in all namespaces (deploy/clusterrole.yaml grants it)"), l
 	})
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // ipBlock numbers the runs of the end-to-end test in this process (-count).
@@ -485,7 +468,7 @@ func (w logWriter) Write(p []byte) (int, error) {
 func TestServeCommandStopsOnSIGTERM(t *testing.T) {
 	c := kubetest.Get(t)
 	var out bytes.Buffer
-	errOut := &syncBuffer{}
+	errOut := &syncbuf.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- cli.Main([]string{"serve", "--kubeconfig", c.Kubeconfig, "-A", "--listen", "127.0.0.1:0", "--image-checks=off"},

@@ -22,14 +22,8 @@ import (
 func TestPodEventsDecodeAServerStream(t *testing.T) {
 	t.Parallel()
 	info := protobufInfo(t)
-	pods := simulatorCorePods(t, 2)
-	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "4009999",
-		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
-	gone := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
-	stream := encodeWatchStream(t, info, []watch.Event{
-		{Type: watch.Added, Object: pods[0]}, {Type: watch.Modified, Object: pods[1]}, {Type: watch.Deleted, Object: pods[0]},
-		{Type: watch.Bookmark, Object: bookmark}, {Type: watch.Error, Object: gone},
-	})
+	pods, evs := serverWatchEvents(t)
+	stream := encodeWatchStream(t, info, evs)
 
 	events := newPodEvents(io.NopCloser(bytes.NewReader(stream)), model.NewStringLists())
 	defer events.Close()

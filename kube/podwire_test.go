@@ -713,14 +713,7 @@ func aliases(buf, sub []byte) bool {
 func TestWatchEvent(t *testing.T) {
 	t.Parallel()
 	info := protobufInfo(t)
-	pods := simulatorCorePods(t, 2)
-	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "4009999",
-		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
-	gone := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
-	events := []watch.Event{
-		{Type: watch.Added, Object: pods[0]}, {Type: watch.Modified, Object: pods[1]}, {Type: watch.Deleted, Object: pods[0]},
-		{Type: watch.Bookmark, Object: bookmark}, {Type: watch.Error, Object: gone},
-	}
+	_, events := serverWatchEvents(t)
 	stream := encodeWatchStream(t, info, events)
 
 	// client-go's reading, as rest.Request.Watch sets it up.
@@ -743,6 +736,21 @@ func TestWatchEvent(t *testing.T) {
 			t.Errorf("event %d: type %q, want %q", i, typ, wantType)
 		}
 		checkEventObject(t, i, env, wantObj)
+	}
+}
+
+// serverWatchEvents is a Pod watch as an apiserver sends one: two Pods
+// added, modified and deleted, the initial-events-end bookmark (at
+// resourceVersion 4009999) and a 410 Expired ERROR.
+func serverWatchEvents(t *testing.T) ([]*corev1.Pod, []watch.Event) {
+	t.Helper()
+	pods := simulatorCorePods(t, 2)
+	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "4009999",
+		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
+	gone := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
+	return pods, []watch.Event{
+		{Type: watch.Added, Object: pods[0]}, {Type: watch.Modified, Object: pods[1]}, {Type: watch.Deleted, Object: pods[0]},
+		{Type: watch.Bookmark, Object: bookmark}, {Type: watch.Error, Object: gone},
 	}
 }
 

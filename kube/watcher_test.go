@@ -431,6 +431,24 @@ func watchedRunningSandbox(t *testing.T, c *kubetest.Cluster, name, ip string) (
 	return w, key
 }
 
+// waitDisconnected waits for w to call its connection lost, with key's
+// identity UNKNOWN.
+func waitDisconnected(t *testing.T, w *kube.Watcher, key string, start time.Time) (*model.Snapshot, time.Duration) {
+	t.Helper()
+	return waitFor(t, w, start, waitTimeout, "disconnected + UNKNOWN", func(s *model.Snapshot) bool {
+		return s.Status.DisconnectedSince != nil && slotIdentity(s, key) == model.IdentityUnknown
+	})
+}
+
+// waitReconnected waits for w to be connected again, with key's identity
+// OK. The informers come back on client-go's own backoff (up to ~30 s).
+func waitReconnected(t *testing.T, w *kube.Watcher, key string, start time.Time) (*model.Snapshot, time.Duration) {
+	t.Helper()
+	return waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *model.Snapshot) bool {
+		return s.Status.DisconnectedSince == nil && slotIdentity(s, key) == model.IdentityOK
+	})
+}
+
 // A lost API server turns every identity UNKNOWN (never a stale OK) until
 // every informer is back.
 func TestWatcherDisconnect(t *testing.T) {
@@ -439,9 +457,7 @@ func TestWatcherDisconnect(t *testing.T) {
 
 	start := time.Now()
 	c.StopAPIServer(t)
-	snap, d := waitFor(t, w, start, waitTimeout, "disconnected + UNKNOWN", func(s *model.Snapshot) bool {
-		return s.Status.DisconnectedSince != nil && slotIdentity(s, key) == model.IdentityUnknown
-	})
+	snap, d := waitDisconnected(t, w, key, start)
 	t.Logf("latency: kube-apiserver killed → DisconnectedSince set, identity UNKNOWN: %s", d)
 	if st := w.Status(); st.DisconnectedSince == nil || !st.DisconnectedSince.Equal(*snap.Status.DisconnectedSince) {
 		t.Errorf("Status().DisconnectedSince = %v, snapshot says %v", st.DisconnectedSince, snap.Status.DisconnectedSince)
@@ -457,10 +473,7 @@ func TestWatcherDisconnect(t *testing.T) {
 	start = time.Now()
 	c.StartAPIServer(t)
 	t.Logf("kube-apiserver restarted and ready after %s", time.Since(start))
-	// The informers come back on client-go's own backoff (up to ~30 s).
-	_, d = waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *model.Snapshot) bool {
-		return s.Status.DisconnectedSince == nil && slotIdentity(s, key) == model.IdentityOK
-	})
+	_, d = waitReconnected(t, w, key, start)
 	t.Logf("latency: StartAPIServer called → reconnected, identity OK again: %s", d)
 }
 
@@ -473,16 +486,12 @@ func TestWatcherFrozenAPIServer(t *testing.T) {
 
 	start := time.Now()
 	c.FreezeAPIServer(t)
-	_, d := waitFor(t, w, start, waitTimeout, "disconnected + UNKNOWN", func(s *model.Snapshot) bool {
-		return s.Status.DisconnectedSince != nil && slotIdentity(s, key) == model.IdentityUnknown
-	})
+	_, d := waitDisconnected(t, w, key, start)
 	t.Logf("latency: kube-apiserver frozen → DisconnectedSince set, identity UNKNOWN: %s", d)
 
 	start = time.Now()
 	c.ThawAPIServer(t)
-	_, d = waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *model.Snapshot) bool {
-		return s.Status.DisconnectedSince == nil && slotIdentity(s, key) == model.IdentityOK
-	})
+	_, d = waitReconnected(t, w, key, start)
 	t.Logf("latency: thawed → reconnected, identity OK again: %s", d)
 }
 

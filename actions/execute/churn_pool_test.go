@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -14,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/model"
@@ -130,7 +132,7 @@ func TestExecChurnPools(t *testing.T) {
 				namesMu.Unlock()
 				via := []execute.Via{execute.ViaExecdDirect, execute.ViaKube}[rng.IntN(2)]
 				from := time.Now()
-				_, err := x.Run(ctx, execute.Request{Namespace: e.ns, Ref: sb, Via: via, Command: []string{"echo", "for=" + sb}, Stdout: &syncBuf{}})
+				_, err := x.Run(ctx, execute.Request{Namespace: e.ns, Ref: sb, Via: via, Command: []string{"echo", "for=" + sb}, Stdout: &syncbuf.Buffer{}})
 				attempts.Add(1)
 				var ee *refusal.Refusal
 				switch {

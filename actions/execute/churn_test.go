@@ -21,6 +21,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
@@ -183,7 +184,7 @@ func TestExecChurn(t *testing.T) {
 				if slot == nil {
 					continue
 				}
-				var out syncBuf
+				var out syncbuf.Buffer
 				from := time.Now()
 				res, err := x.Run(ctx, execute.Request{Sandbox: sb, Via: execute.ViaExecdDirect,
 					Command: []string{"echo", "target=" + slot.BoundUID}, Stdout: &out, Stderr: &out})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube/testkubelet"
 )
 
@@ -40,7 +41,7 @@ func TestExecIncidentReplayIsRefused(t *testing.T) {
 
 	for _, via := range allVias {
 		t.Run(string(via), func(t *testing.T) {
-			var out syncBuf
+			var out syncbuf.Buffer
 			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sandbox-a", Via: via,
 				Command: []string{"sh", "-c", "echo pi > pi.txt"}, Stdout: &out, Stderr: &out})
 			ee := asExecError(t, err)
@@ -68,7 +69,7 @@ func TestExecIncidentReplayIsRefused(t *testing.T) {
 
 	// Control: the very same request to A's recorded address, sent without
 	// the check, lands in B's container with success.
-	var out syncBuf
+	var out syncbuf.Buffer
 	tr := &execute.ExecdDirectTransport{}
 	res, err := tr.Exec(ctxT(t), execute.Dispatch{Namespace: e.ns, Pod: "sandbox-a", Address: ip,
 		Command: []string{"sh", "-c", "echo pi > pi.txt"}, Stdout: &out, Stderr: &out})
@@ -165,7 +166,7 @@ func TestExecHealthySandboxThroughEachTransport(t *testing.T) {
 	identity := "pod=" + e.ns + "/healthy uid=" + string(p.UID)
 	for _, via := range allVias {
 		t.Run(string(via), func(t *testing.T) {
-			var out, errOut syncBuf
+			var out, errOut syncbuf.Buffer
 			res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "healthy", Via: via,
 				Command: []string{"sh", "-c", "echo hello world; stderr oops; exit 3"}, Stdout: &out, Stderr: &errOut})
 			if err != nil {
@@ -205,7 +206,7 @@ func TestExecStdinThroughKube(t *testing.T) {
 	p := e.start("stdin", nextIP())
 	e.observe(p)
 	x := e.executor(execute.Options{})
-	var out syncBuf
+	var out syncbuf.Buffer
 	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "stdin", Command: []string{"cat"},
 		Stdin: strings.NewReader("line1\nline2\n"), Stdout: &out, Stderr: &out})
 	if err != nil || res.ExitCode != 0 || !strings.HasSuffix(out.String(), "line1\nline2\n") {
@@ -242,15 +243,7 @@ func TestExecReadOnlyIsRefusedInActions(t *testing.T) {
 // marker never came, so the outcome is unknown (exit 126), never success.
 func TestExecKubeletDiesMidCommandIsUnknown(t *testing.T) {
 	started := make(chan struct{}, 1)
-	e := newEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
-		io.WriteString(req.Stdout, "working\n")
-		started <- struct{}{}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Second):
-		}
-		return nil
-	})
+	e := newEnv(t, testkubelet.DiesMidCommand(started))
 	p := e.start("dies", nextIP())
 	e.observe(p)
 	x := e.executor(execute.Options{})
@@ -259,7 +252,7 @@ func TestExecKubeletDiesMidCommandIsUnknown(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		e.kubelet.Close()
 	}()
-	var out syncBuf
+	var out syncbuf.Buffer
 	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "dies", Command: []string{"sleep", "10"}, Stdout: &out})
 	if err == nil {
 		t.Fatalf("a dead node read as success: exit %d, output %q", res.ExitCode, out.String())

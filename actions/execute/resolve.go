@@ -70,15 +70,7 @@ func TargetOf(sb *model.Sandbox) (Target, error) {
 		Identity: slot.Identity, identityEvidence: identityEvidence(sb, slot)}
 	t.Pooled = sb.Engine() == model.EngineBatchSandbox && sb.Pool != ""
 	t.hints = recreationHint(sb, slot)
-	if slot.Pod != nil {
-		if t.UID == "" {
-			t.UID = string(slot.Pod.UID)
-		}
-		if t.IP == "" {
-			t.IP = slot.Pod.Status.PodIP
-		}
-		t.Container = modelMainContainer(slot.Pod)
-	}
+	t.fillFromPod(slot.Pod)
 	return t, nil
 }
 
@@ -148,15 +140,7 @@ func resolvePod(snap *model.Snapshot, namespace, name string) Target {
 				}
 				slot := sb.Slots[i]
 				t := Target{Namespace: sb.Namespace(), Sandbox: sb.Key, Pod: name, UID: slot.BoundUID, IP: slot.RecordedIP}
-				if slot.Pod != nil {
-					if t.UID == "" {
-						t.UID = string(slot.Pod.UID)
-					}
-					if t.IP == "" {
-						t.IP = slot.Pod.Status.PodIP
-					}
-					t.Container = modelMainContainer(slot.Pod)
-				}
+				t.fillFromPod(slot.Pod)
 				return t
 			}
 		}
@@ -206,4 +190,19 @@ func modelMainContainer(p *model.Pod) string {
 		return c.Name
 	}
 	return ""
+}
+
+// fillFromPod completes t from the slot's Pod p, when there is one: the
+// UID and IP the sandbox did not record, and the main container.
+func (t *Target) fillFromPod(p *model.Pod) {
+	if p == nil {
+		return
+	}
+	if t.UID == "" {
+		t.UID = string(p.UID)
+	}
+	if t.IP == "" {
+		t.IP = p.Status.PodIP
+	}
+	t.Container = modelMainContainer(p)
 }

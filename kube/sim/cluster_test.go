@@ -34,20 +34,7 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	s, err := sim.New(c.Kube, c.Dynamic, sim.Config{Seed: 11, Namespaces: []string{ns}, Examples: true,
-		ChurnPerHour: -1, NodePrefix: ns + "-node-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	go s.Run(ctx) //nolint:errcheck // ends with ctx; operation errors are checked below
-
-	clients, err := kube.NewClients(c.Config, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clients := runSim(ctx, t, c, ns, sim.Config{Seed: 11, Examples: true, ChurnPerHour: -1})
 	w := kube.NewWatcher(clients, kube.WatcherOptions{Namespace: ns, ImageConfig: sim.ImageReader{}, StuckAfter: time.Second})
 	go func() {
 		if err := w.Run(ctx); err != nil {
@@ -96,6 +83,28 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 	}
 }
 
+// runSim starts cfg's simulation in namespace ns of the test cluster (its
+// nodes named after ns, so that tests sharing the cluster do not meet),
+// running until ctx ends, and returns it with clients for ns. Operation
+// errors are the caller's to check (Sim.Errors).
+func runSim(ctx context.Context, t *testing.T, c *kubetest.Cluster, ns string, cfg sim.Config) (*sim.Sim, *kube.Clients) {
+	t.Helper()
+	cfg.Namespaces, cfg.NodePrefix = []string{ns}, ns+"-node-"
+	s, err := sim.New(c.Kube, c.Dynamic, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go s.Run(ctx) //nolint:errcheck // ends with ctx
+	clients, err := kube.NewClients(c.Config, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, clients
+}
+
 func missingOf(want []string, seen map[string]string) []string {
 	var out []string
 	for _, w := range want {
@@ -117,20 +126,7 @@ func TestAdoptionOnARealAPIServer(t *testing.T) {
 	ns := c.Namespace(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := sim.New(c.Kube, c.Dynamic, sim.Config{Seed: 12, Namespaces: []string{ns}, ChurnPerHour: -1, PoolBuffer: -1,
-		NodePrefix: ns + "-node-", AdoptEvery: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	go s.Run(ctx) //nolint:errcheck // ends with ctx; operation errors are checked below
-
-	clients, err := kube.NewClients(c.Config, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clients := runSim(ctx, t, c, ns, sim.Config{Seed: 12, ChurnPerHour: -1, PoolBuffer: -1, AdoptEvery: 500 * time.Millisecond})
 	const name = "0f1e2d3c-made-by-sandscope"
 	obj, err := kube.BatchSandboxObject(kube.SandboxSpec{Namespace: ns, Name: name, Image: sim.ImageScorer,
 		Command: []string{osv1.BootstrapPath, "uvicorn", "scorer.app:app"}})
