@@ -53,6 +53,7 @@ var (
 	binProfile     = flag.String("binaryprofile", "", "write a CPU profile of the sandscope binary's whole run (start, sync, idle) to this file")
 	binHeapProfile = flag.String("binaryheapprofile", "", "write a heap profile (text form, with MemStats) of the sandscope binary once synced to this file")
 	holdFor        = flag.Duration("hold", 0, "after loading, print the kubeconfig and namespace and keep the cluster up this long (for manual runs of the binary)")
+	waitFor        = flag.String("wait-for", "", "after loading, wait until this file no longer exists before measuring (load on a busy machine, measure once it is quiet)")
 	idleProfile    = flag.String("idleprofile", "", "write a CPU profile of the idle window with the TUI running to this file")
 )
 
@@ -156,6 +157,13 @@ func BenchmarkScale(b *testing.B) {
 		}
 	}
 	loaded = nil
+	if *waitFor != "" {
+		fmt.Printf("loaded; measuring once %s is gone\n", *waitFor)
+		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+			_, err := os.Stat(*waitFor)
+			return os.IsNotExist(err), nil
+		})
+	}
 	if *holdFor > 0 {
 		fmt.Printf("holding for %s: sandscope --kubeconfig %s -n %s\n", *holdFor, c.Kubeconfig, ns)
 		time.Sleep(*holdFor)
