@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/kube"
@@ -45,13 +47,15 @@ func execLatency(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns stri
 	k.SetRunning(ns, name, "10.254.254.7")
 
 	var sb *model.Sandbox
-	for sb == nil {
+	if err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
 		for _, s := range w.Fleet().Snapshot().Sandboxes() {
 			if s.Name() == name && s.Identity() == model.IdentityOK {
 				sb = s
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		return sb != nil, nil
+	}); err != nil {
+		b.Fatalf("sandbox %s never showed OK: %v", name, err)
 	}
 
 	// The TUI's x, from the watched model.

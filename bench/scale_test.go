@@ -24,6 +24,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	pprofile "github.com/google/pprof/profile"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -53,6 +54,7 @@ var (
 	binProfile     = flag.String("binaryprofile", "", "write a CPU profile of the sandscope binary's whole run (start, sync, idle) to this file")
 	binHeapProfile = flag.String("binaryheapprofile", "", "write a heap profile (text form, with MemStats) of the sandscope binary once synced to this file")
 	holdFor        = flag.Duration("hold", 0, "after loading, print the kubeconfig and namespace and keep the cluster up this long (for manual runs of the binary)")
+	waitFor        = flag.String("wait-for", "", "after loading, wait until this file no longer exists before measuring (load on a busy machine, measure once it is quiet)")
 	idleProfile    = flag.String("idleprofile", "", "write a CPU profile of the idle window with the TUI running to this file")
 )
 
@@ -156,6 +158,13 @@ func BenchmarkScale(b *testing.B) {
 		}
 	}
 	loaded = nil
+	if *waitFor != "" {
+		fmt.Printf("loaded; measuring once %s is gone\n", *waitFor)
+		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+			_, err := os.Stat(*waitFor)
+			return os.IsNotExist(err), nil
+		})
+	}
 	if *holdFor > 0 {
 		fmt.Printf("holding for %s: sandscope --kubeconfig %s -n %s\n", *holdFor, c.Kubeconfig, ns)
 		time.Sleep(*holdFor)
@@ -194,8 +203,10 @@ func BenchmarkScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	syncTime := time.Since(start)
-	for w.Fleet().Snapshot().NumSandboxes() < n {
-		time.Sleep(5 * time.Millisecond)
+	if err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
+		return w.Fleet().Snapshot().NumSandboxes() >= n, nil
+	}); err != nil {
+		b.Fatalf("the model never held the %d sandboxes: %v", n, err)
 	}
 	modelTime := time.Since(start)
 	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
@@ -262,7 +273,8 @@ func BenchmarkScale(b *testing.B) {
 	// 6. Filter keystroke to frame at N rows.
 	filterLatency(w, res)
 
-	// 7. Idle CPU with nothing changing.
+	// 7. Idle CPU with nothing changing: time passing is the measurement
+	// (after 2 s for the churn's last work to drain).
 	time.Sleep(2 * time.Second)
 	idle0 := cpuTime()
 	time.Sleep(*idleFor)
@@ -303,8 +315,9 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 	// RESTARTS, which a narrower terminal may drop when one of the N rows has
 	// long cells (at 50,000 sandboxes it did, and no marker could be seen).
 	p.Send(tea.WindowSizeMsg{Width: 300, Height: 50})
-	time.Sleep(500 * time.Millisecond)
-	if !fw.sawRestarts() {
+	if wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return fw.sawRestarts(), nil
+	}) != nil {
 		res.add("event-to-screen latency", "n/a", "the RESTARTS column is not on screen; markers cannot be seen")
 		return
 	}
@@ -382,7 +395,7 @@ func eventToScreen(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns st
 		close(q)
 	}
 	wg.Wait()
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // the measured window includes processing the last updates
 	churnCPU := cpuTime() - cpu0
 	pcancel()
 	<-done
@@ -416,27 +429,24 @@ func realBinary(b *testing.B, c *kubetest.Cluster, ns string, n int, res *result
 		return
 	}
 	bin := tmuxtest.BuildSandscope(b)
-	var env []string
-	if *binProfile != "" {
-		env = append(env, "SANDSCOPE_CPUPROFILE="+*binProfile)
+	// The first run always writes a CPU profile: the collector's share of
+	// the start-up comes from its samples (-binaryprofile keeps the file).
+	cpuProfile := *binProfile
+	if cpuProfile == "" {
+		cpuProfile = filepath.Join(b.TempDir(), "sandscope.cpu.prof")
 	}
+	env := []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}
 	if *binHeapProfile != "" {
 		env = append(env, "SANDSCOPE_HEAPPROFILE="+*binHeapProfile)
 	}
-	statsPath := filepath.Join(b.TempDir(), "syncstats.txt")
-	env = append(env, "SANDSCOPE_SYNCSTATS="+statsPath)
 	s, full, cpu := startBinary(b, bin, env, c, ns, n)
 	pid := s.PID()
-	if share, err := gcShare(statsPath); err != nil {
-		res.add("sandscope binary: GC share of CPU to sync", "unknown", err.Error())
-	} else {
-		res.add("sandscope binary: GC share of CPU to sync", share, "runtime/metrics /cpu/classes at the sync (estimates): GC over all CPU the process used")
-	}
 	rss, hwm := procMemory(strconv.Itoa(pid), "VmRSS"), procMemory(strconv.Itoa(pid), "VmHWM")
 	res.add("sandscope binary: start to synced full table", ms(full), fmt.Sprintf("in tmux 200x50, `sandscope -n NS` (%d sandboxes on screen's count); CPU %s", n, ms(cpu)))
 	proc := strconv.Itoa(pid)
 	res.add("sandscope binary: RSS / peak RSS then", rss+" / "+hwm, "whole process, /proc/PID/status; of the RSS, anonymous "+
 		procMemory(proc, "RssAnon")+", pages of the binary and other files "+procMemory(proc, "RssFile"))
+	// Settle, then the idle window: time passing is the measurement.
 	time.Sleep(2 * time.Second)
 	cpu0 := procCPU(pid)
 	time.Sleep(*idleFor)
@@ -444,41 +454,65 @@ func realBinary(b *testing.B, c *kubetest.Cluster, ns string, n int, res *result
 	res.add(fmt.Sprintf("sandscope binary: idle CPU over %s", *idleFor), fmt.Sprintf("%.2f %%", 100*idle.Seconds()/idleFor.Seconds()),
 		"of one core; RSS then "+procMemory(proc, "VmRSS")+" (anonymous "+procMemory(proc, "RssAnon")+", files "+procMemory(proc, "RssFile")+")")
 	quitBinary(b, s)
+	if share, err := gcShare(cpuProfile); err != nil {
+		res.add("sandscope binary: GC share of its CPU", "unknown", err.Error())
+	} else {
+		res.add("sandscope binary: GC share of its CPU", share, "samples of the run's CPU profile (start, sync, idle) in the collector's mark, assist and sweep work")
+	}
 
 	s, full, cpu = startBinary(b, bin, nil, c, ns, n, "--disable-compression")
 	res.add("sandscope binary --disable-compression: start to synced", ms(full), fmt.Sprintf("CPU %s; the same with the server's gzip off", ms(cpu)))
 	quitBinary(b, s)
 }
 
-// gcShare reads the runtime's CPU classes the binary wrote at its sync
-// (SANDSCOPE_SYNCSTATS, waiting for the file) and reports the collector's
-// share of the CPU the process used, and the assists' part of it.
+// gcShare is the collector's share of a CPU profile's samples: background
+// mark workers, mark assists (which a flat profile charges to whatever
+// allocated), sweeping and the cycle's start and end.
 func gcShare(path string) (string, error) {
-	var data []byte
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		var err error
-		data, err = os.ReadFile(path)
-		return err == nil && len(data) > 0, nil
-	})
+	f, err := os.Open(path)
 	if err != nil {
-		return "", fmt.Errorf("no %s: %w", path, err)
+		return "", err
 	}
-	v := map[string]float64{}
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		name, value, _ := strings.Cut(line, " ")
-		f, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return "", fmt.Errorf("%s: line %q: %w", path, line, err)
+	defer f.Close()
+	p, err := pprofile.Parse(f)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	cpu := len(p.SampleType) - 1 // cpu nanoseconds, after the sample count
+	var total, gc, assist int64
+	for _, sample := range p.Sample {
+		v := sample.Value[cpu]
+		total += v
+		switch gcWork(sample) {
+		case "assist":
+			assist += v
+			gc += v
+		case "gc":
+			gc += v
 		}
-		v[name] = f
 	}
-	used := v["/cpu/classes/total:cpu-seconds"] - v["/cpu/classes/idle:cpu-seconds"]
-	if used <= 0 {
-		return "", fmt.Errorf("%s: no CPU used", path)
+	if total == 0 {
+		return "", fmt.Errorf("%s: no samples", path)
 	}
-	gc, assist := v["/cpu/classes/gc/total:cpu-seconds"], v["/cpu/classes/gc/mark/assist:cpu-seconds"]
-	return fmt.Sprintf("%.1f %% (GC %.2f s of %.2f s, assists %.2f s, %.0f cycles)", 100*gc/used, gc, used, assist,
-		v["/gc/cycles/total:gc-cycles"]), nil
+	return fmt.Sprintf("%.1f %% (%.2f s of %.2f s sampled; assists %.2f s)", 100*float64(gc)/float64(total),
+		float64(gc)/1e9, float64(total)/1e9, float64(assist)/1e9), nil
+}
+
+// gcWork says whether a sample is the collector's work: "assist" for a mark
+// assist, "gc" for the rest of it, "" otherwise.
+func gcWork(s *pprofile.Sample) string {
+	for _, loc := range s.Location {
+		for _, line := range loc.Line {
+			switch line.Function.Name {
+			case "runtime.gcAssistAlloc", "runtime.gcAssistAlloc1":
+				return "assist"
+			case "runtime.gcBgMarkWorker", "runtime.bgsweep", "runtime.sweepone", "runtime.gcStart",
+				"runtime.gcMarkTermination", "runtime.gcMarkDone", "runtime.bgscavenge":
+				return "gc"
+			}
+		}
+	}
+	return ""
 }
 
 // startBinary runs the binary in tmux and waits for the synced table
@@ -526,6 +560,7 @@ func uiIdle(ctx context.Context, b *testing.B, w *kube.Watcher, res *results) {
 	done := make(chan struct{})
 	go func() { defer close(done); _, _ = p.Run() }()
 	p.Send(tea.WindowSizeMsg{Width: 200, Height: 50})
+	// Settle, then the idle window: time passing is the measurement.
 	time.Sleep(2 * time.Second)
 	stop := profile(b, *idleProfile)
 	cpu0 := cpuTime()

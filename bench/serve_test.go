@@ -57,6 +57,7 @@ func serveBinary(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns stri
 	if status, _, err := get(base + "/findings"); status != http.StatusOK {
 		b.Fatalf("GET /findings: %d %v", status, err)
 	}
+	// Settle, then the idle window: time passing is the measurement.
 	time.Sleep(2 * time.Second)
 	cpu0 := procCPU(pid)
 	time.Sleep(*idleFor)

@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandscope/sandscope/actions/create"
-	"github.com/sandscope/sandscope/actions/execute"
-	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
@@ -60,13 +60,13 @@ Exit codes: 0 ready, 1 failed after creating (cleaned up), 2 refused before crea
   sandscope create --image busybox --keep-alive --timeout 30m`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() < 0 && len(args) > 0 {
-				return &ExitError{Code: create.ExitUsage, Err: fmt.Errorf("unexpected arguments %q: put the start command after --", args)}
+				return &ExitError{Code: createExitUsage, Err: fmt.Errorf("unexpected arguments %q: put the start command after --", args)}
 			}
 			return runCreate(cmd, g, f, args)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &ExitError{Code: create.ExitUsage, Err: err}
+		return &ExitError{Code: createExitUsage, Err: err}
 	})
 	fl := cmd.Flags()
 	fl.StringVar(&f.image, "image", "", "Image to run (required unless --pool)")
@@ -91,7 +91,7 @@ Exit codes: 0 ready, 1 failed after creating (cleaned up), 2 refused before crea
 	return cmd
 }
 
-func (f *createFlags) request(g *Globals, argv []string) (create.Request, *create.Error) {
+func (f *createFlags) request(g *Globals, argv []string) (create.Request, error) {
 	req := create.Request{
 		Namespace: "", Image: f.image, Entrypoint: f.entrypoint, KeepAlive: f.keepAlive, Pool: f.pool,
 		CPU: f.cpu, Memory: f.memory, Lifetime: f.lifetime, WaitTimeout: f.waitTimeout, ExecdTimeout: f.execdWait,
@@ -126,57 +126,35 @@ func (f *createFlags) request(g *Globals, argv []string) (create.Request, *creat
 func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	jsonOut := f.output == "json"
-	fail := func(e *create.Error) error {
+	fail := func(err error) error {
 		if jsonOut {
-			writeJSONLine(out, map[string]any{"error": e})
+			writeJSONLine(out, map[string]any{"error": err})
 		} else {
-			fmt.Fprintf(errOut, "sandscope: %s\n", textsafe.Line(e.Error()))
+			fmt.Fprintf(errOut, "sandscope: %s\n", textsafe.Line(err.Error()))
 		}
-		return &ExitError{Code: e.ExitCode(), Err: e, Silent: true}
+		return &ExitError{Code: createExitCode(err), Err: err, Silent: true}
 	}
 	req, uerr := f.request(g, argv)
 	if uerr != nil {
 		return fail(uerr)
 	}
 	if g.ReadOnly { // refuse before connecting; the Creator refuses again
-		return fail(create.Refuse(create.CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false))
+		return fail(create.Refuse(refusal.CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false))
 	}
 	platform, err := imageconfig.ParsePlatform(f.platform)
 	if err != nil {
 		return fail(create.Usage(err.Error()))
 	}
-	// The demo fleet (if any) lives as long as this command.
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	var creator *create.Creator
-	if g.Demo {
-		// The simulated fleet starts in this process and adopts what the
-		// create writes; its registry resolves the start command, so
-		// --registry-timeout and --platform do not apply.
-		d, err := demo.Start(ctx, demo.Options{})
-		if err != nil {
-			return fail(create.ConnectionError(fmt.Errorf("starting the demo fleet: %w", err)))
-		}
-		defer func() { cancel(); <-d.Done() }()
-		creator = d.Creator()
-		creator.ReadOnly = g.ReadOnly
-		if ns := g.Kube.Namespace(); ns != "" {
-			req.Namespace = ns
-		}
-	} else {
-		clients, err := g.Connect(ctx)
-		if err != nil {
-			return fail(create.ConnectionError(err))
-		}
-		creator = &create.Creator{
-			Clients: clients,
-			Images:  imageconfig.New(imageconfig.Options{Timeout: f.registryWait, Platform: platform}),
-			Prober: &create.ExecProber{Exec: execute.New(execute.Options{
-				Cluster: clients, Transports: execute.DefaultTransports(clients, "", 0),
-			})},
-			ReadOnly: g.ReadOnly,
-		}
+	// With --demo the simulated fleet starts in this process, adopts what
+	// the create writes and ends with the command; its registry resolves the
+	// start command, so --registry-timeout and --platform do not apply.
+	ctx := cmd.Context()
+	conn, err := g.connect(ctx)
+	if err != nil {
+		return fail(create.ConnectionError(err))
 	}
+	defer conn.Close()
+	creator := conn.Creator(conn.Executor(env.ExecOptions{}), conn.Images(imageconfig.Options{Timeout: f.registryWait, Platform: platform}), nil)
 	start := time.Now()
 	res, cerr := creator.Run(ctx, req, func(u create.StageUpdate) {
 		if jsonOut {
@@ -189,8 +167,9 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		fmt.Fprintf(errOut, "%7s  %-12s %s\n", "+"+time.Since(start).Round(100*time.Millisecond).String(), u.Stage, textsafe.Line(u.Detail))
 	})
 	if cerr != nil {
-		if !jsonOut && cerr.Stage != "" {
-			fmt.Fprintf(errOut, "%7s  %-12s %s\n", "+"+time.Since(start).Round(100*time.Millisecond).String(), create.StageFailed, cerr.Code)
+		var ce *create.Error
+		if !jsonOut && errors.As(cerr, &ce) && ce.Stage != "" {
+			fmt.Fprintf(errOut, "%7s  %-12s %s\n", "+"+time.Since(start).Round(100*time.Millisecond).String(), create.StageFailed, ce.Code)
 		}
 		return fail(cerr)
 	}
@@ -208,6 +187,34 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 	}
 	fmt.Fprintln(out, res.Sandbox)
 	return nil
+}
+
+// Exit codes of `sandscope create` and `sandscope entrypoints` (README).
+const (
+	createExitFailed  = 1 // failed after creating (cleaned up unless --keep-failed)
+	createExitRefused = 2 // refused before creating anything
+	createExitUsage   = 3 // a usage error, or no cluster to ask
+)
+
+// createExitCode maps the error of a create (or of a change to the
+// entrypoint table) to its exit code.
+func createExitCode(err error) int {
+	var e *create.Error
+	var ie *imageconfig.Error
+	switch {
+	case errors.As(err, &e):
+		if !e.Refused() {
+			return createExitFailed
+		}
+		switch e.Code {
+		case refusal.CodeUsage, create.CodeConnection, create.CodeInternal:
+			return createExitUsage
+		}
+		return createExitRefused
+	case errors.As(err, &ie): // the registry's answer: nothing was changed
+		return createExitRefused
+	}
+	return createExitFailed
 }
 
 func writeJSONLine(w io.Writer, v any) {

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/sim"
 	"github.com/sandscope/sandscope/ui"
 )
@@ -85,14 +87,16 @@ func TestDemoSessionCreates(t *testing.T) {
 
 // demoSession is the TUI's session on the demo fleet (seed 4), started and
 // connected; the fleet ends with ctx, the session with stop.
-func demoSession(ctx context.Context, t *testing.T) (*session, *demo.Demo) {
+func demoSession(ctx context.Context, t *testing.T) (*session, *env.Conn) {
 	t.Helper()
-	d, err := demo.Start(ctx, demo.Options{Seed: 4})
+	g := &Globals{Kube: kube.NewConfigFlags(), Demo: true}
+	// Image checks on: in the demo the simulation answers them.
+	checks := imageconfig.New(imageconfig.Options{})
+	conn, err := env.New(env.Options{Kube: g.Kube, Demo: &demo.Options{Seed: 4}, ImageChecks: checks}).Context("").Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSession(ctx, &Globals{Kube: kube.NewConfigFlags()}, d.Images)
-	s.demo, s.execVia = true, d.Transports()
-	s.start(d.Clients, "")
-	return s, d
+	s := newSession(ctx, g)
+	s.start(conn, "")
+	return s, conn
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandscope/sandscope/actions/create"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
@@ -39,43 +40,44 @@ through the registry, so a tag moved to another image is not matched by accident
 
 	tableFor := func(cmd *cobra.Command) (*create.Table, error) {
 		if output != "text" && output != "json" {
-			return nil, &ExitError{Code: create.ExitUsage, Err: fmt.Errorf("-o %q: want text or json", output)}
+			return nil, &ExitError{Code: createExitUsage, Err: fmt.Errorf("-o %q: want text or json", output)}
 		}
 		p, err := imageconfig.ParsePlatform(platform)
 		if err != nil {
-			return nil, &ExitError{Code: create.ExitUsage, Err: err}
+			return nil, &ExitError{Code: createExitUsage, Err: err}
 		}
 		if g.Demo {
-			return nil, &ExitError{Code: create.ExitUsage, Err: errors.New("entrypoints needs a cluster; not available in --demo")}
+			return nil, &ExitError{Code: createExitUsage, Err: errors.New("entrypoints needs a cluster; not available in --demo")}
 		}
-		clients, err := g.Connect(cmd.Context())
+		conn, err := g.connect(cmd.Context())
 		if err != nil {
-			return nil, &ExitError{Code: create.ExitUsage, Err: err}
+			return nil, &ExitError{Code: createExitUsage, Err: err}
 		}
 		return &create.Table{
-			Clients: clients, Namespace: clients.Namespace, Name: table, ReadOnly: g.ReadOnly,
-			Images: imageconfig.New(imageconfig.Options{Timeout: timeout, Platform: p}),
+			Clients: conn.Clients, Namespace: conn.Clients.Namespace, Name: table, ReadOnly: g.ReadOnly,
+			Images: conn.Images(imageconfig.Options{Timeout: timeout, Platform: p}),
 		}, nil
 	}
-	fail := func(err error) error {
-		var ce *create.Error
-		if errors.As(err, &ce) {
-			return &ExitError{Code: ce.ExitCode(), Err: ce}
-		}
-		var ie *imageconfig.Error
-		if errors.As(err, &ie) {
-			return &ExitError{Code: create.ExitRefused, Err: err}
-		}
-		return &ExitError{Code: create.ExitFailed, Err: err}
-	}
+	fail := func(err error) error { return &ExitError{Code: createExitCode(err), Err: err} }
 
-	// refuseReadOnly: under --readonly a change is refused before any
-	// connection (the Table refuses again).
-	refuseReadOnly := func() error {
-		if !g.ReadOnly {
-			return nil
+	// tableToChange is tableFor for a change: under --readonly the change
+	// is refused before any connection (the Table refuses again).
+	tableToChange := func(cmd *cobra.Command) (*create.Table, error) {
+		if g.ReadOnly {
+			return nil, fail(create.Refuse(refusal.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false))
 		}
-		return fail(create.Refuse(create.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false))
+		return tableFor(cmd)
+	}
+	noEntry := func(image, digest string) error {
+		return &ExitError{Code: createExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", image, digest, table)}
+	}
+	// printEntry writes e under -o json, else the line.
+	printEntry := func(cmd *cobra.Command, e kube.EntrypointEntry, line string) {
+		if output == "json" {
+			writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
+			return
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), line)
 	}
 
 	set := &cobra.Command{
@@ -83,15 +85,12 @@ through the registry, so a tag moved to another image is not matched by accident
 		Short: "Store the start command for IMAGE's digest",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 1 || len(args) < 2 {
-				return &ExitError{Code: create.ExitUsage, Err: errors.New("usage: sandscope entrypoints set IMAGE -- ARGV...")}
+				return &ExitError{Code: createExitUsage, Err: errors.New("usage: sandscope entrypoints set IMAGE -- ARGV...")}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := refuseReadOnly(); err != nil {
-				return err
-			}
-			t, err := tableFor(cmd)
+			t, err := tableToChange(cmd)
 			if err != nil {
 				return err
 			}
@@ -99,11 +98,7 @@ through the registry, so a tag moved to another image is not matched by accident
 			if err != nil {
 				return fail(err)
 			}
-			if output == "json" {
-				writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
-				return nil
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s) → %s\n", textsafe.Line(e.Digest), textsafe.Line(e.Image), textsafe.Line(strings.Join(e.Argv, " ")))
+			printEntry(cmd, e, fmt.Sprintf("%s (%s) → %s", textsafe.Line(e.Digest), textsafe.Line(e.Image), textsafe.Line(strings.Join(e.Argv, " "))))
 			return nil
 		},
 	}
@@ -121,15 +116,11 @@ through the registry, so a tag moved to another image is not matched by accident
 				return fail(err)
 			}
 			if !ok {
-				return &ExitError{Code: create.ExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", args[0], digest, table)}
-			}
-			if output == "json" {
-				writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
-				return nil
+				return noEntry(args[0], digest)
 			}
 			// The table is a ConfigMap anyone with write access to it
 			// filled: what it says is shown, not obeyed.
-			fmt.Fprintln(cmd.OutOrStdout(), textsafe.Line(strings.Join(e.Argv, " ")))
+			printEntry(cmd, e, textsafe.Line(strings.Join(e.Argv, " ")))
 			return nil
 		},
 	}
@@ -171,10 +162,7 @@ through the registry, so a tag moved to another image is not matched by accident
 		Short: "Remove the entry for IMAGE's digest",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := refuseReadOnly(); err != nil {
-				return err
-			}
-			t, err := tableFor(cmd)
+			t, err := tableToChange(cmd)
 			if err != nil {
 				return err
 			}
@@ -183,7 +171,7 @@ through the registry, so a tag moved to another image is not matched by accident
 				return fail(err)
 			}
 			if !removed {
-				return &ExitError{Code: create.ExitFailed, Err: fmt.Errorf("no entry for %s (digest %s) in %s", args[0], digest, table)}
+				return noEntry(args[0], digest)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", digest)
 			return nil
@@ -191,7 +179,7 @@ through the registry, so a tag moved to another image is not matched by accident
 	}
 	// The whole family (the parent too) answers a bad flag with its usage code.
 	for _, c := range []*cobra.Command{cmd, set, get, ls, rm} {
-		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: create.ExitUsage, Err: err} })
+		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: createExitUsage, Err: err} })
 	}
 	cmd.AddCommand(set, get, ls, rm)
 	return cmd
@@ -200,7 +188,7 @@ through the registry, so a tag moved to another image is not matched by accident
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return &ExitError{Code: create.ExitUsage, Err: fmt.Errorf("%s: want %d argument(s), got %d", cmd.CommandPath(), n, len(args))}
+			return &ExitError{Code: createExitUsage, Err: fmt.Errorf("%s: want %d argument(s), got %d", cmd.CommandPath(), n, len(args))}
 		}
 		return nil
 	}

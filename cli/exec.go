@@ -16,9 +16,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/actions/execute"
-	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/model/fleet"
 )
 
 type execFlags struct {
@@ -101,9 +101,9 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
 
-	fail := func(e *execute.Error) error { return printExecError(g.Err, e) }
+	fail := func(err error) error { return printExecError(g.Err, err) }
 	usage := func(format string, args ...any) error {
-		return fail(&execute.Error{Code: execute.CodeUsage, Executed: execute.ExecutedNo, Message: fmt.Sprintf(format, args...)})
+		return fail(&refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
 	via, err := execute.ParseVia(f.via)
 	if err != nil {
@@ -116,69 +116,24 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	if g.ReadOnly {
 		// Refused by the action itself, before any connection.
 		_, err := execute.New(execute.Options{ReadOnly: true}).Run(ctx, execute.Request{Ref: ref, Command: []string{"-"}})
-		return fail(execute.AsError(err))
+		return fail(err)
 	}
 
-	var clients *kube.Clients
-	var transports map[execute.Via]execute.Transport
-	var xopts execute.Options
-	namespace := g.Kube.Namespace() // "" without -n: the target is looked up in every namespace
-	wopts := kube.WatcherOptions{PodSelector: g.Selector, StuckAfter: g.StuckAfter}
-	if g.Demo {
-		// The simulated fleet lives as long as this command; its exec daemons
-		// and simulated shell answer, nothing runs on this machine.
-		dctx, stopDemo := context.WithCancel(ctx)
-		d, err := demo.Start(dctx, demo.Options{})
-		if err != nil {
-			stopDemo()
-			return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo,
-				Message: "starting the demo fleet: " + err.Error(), Err: err})
-		}
-		defer func() { stopDemo(); <-d.Done() }()
-		clients, transports, wopts = d.Clients, d.Transports(), d.WatcherOptions(wopts)
-		if ns := g.Kube.Namespace(); ns != "" {
-			clients.Namespace = ns
-		}
-	} else {
-		var err error
-		clients, err = g.Connect(ctx)
-		if err != nil {
-			return fail(connectFailure(err))
-		}
-		token, err := execdTokenFrom(ctx, clients, f)
-		if err != nil {
-			return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Message: err.Error(), Err: err})
-		}
-		transports = execute.DefaultTransports(clients, token, f.execdPort)
-		// Targeted reads of just the target and what its identity depends
-		// on: the cost does not grow with the namespace's fleet.
-		lookup := kube.LookupOptions{PodSelector: g.Selector, StuckAfter: g.StuckAfter}
-		xopts.Lookup = func(ctx context.Context, ns, ref string) (*fleet.Snapshot, error) {
-			o := lookup
-			o.Namespace = ns
-			return clients.LookupSandbox(ctx, ref, o)
-		}
+	// With --demo the simulated fleet lives as long as this command; its
+	// exec daemons and simulated shell answer, nothing runs on this machine.
+	conn, err := g.connect(ctx)
+	if err != nil {
+		return fail(connectFailure(err))
 	}
-	xopts.Cluster, xopts.Transports = clients, transports
-
-	if g.Demo {
-		// The demo fleet is small and in-process: watch it whole.
-		wctx, stopWatch := context.WithCancel(ctx)
-		defer stopWatch()
-		wopts.Namespace = clients.Namespace
-		w := kube.NewWatcher(clients, wopts)
-		go func() { _ = w.Run(wctx) }()
-		sctx, cancel := context.WithTimeout(ctx, f.syncTimeout)
-		err := w.WaitForSync(sctx)
-		cancel()
-		if err != nil {
-			return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true,
-				Message: "reading the demo fleet: " + err.Error(), Err: err})
-		}
-		xopts.Snapshot = w.Fleet().Snapshot
-		namespace = clients.Namespace
+	defer conn.Close()
+	token, err := execdTokenFrom(ctx, conn, f)
+	if err != nil {
+		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
 	}
-	x := execute.New(xopts)
+	x, namespace, err := conn.LookupExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
+	if err != nil {
+		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+	}
 
 	if f.tty {
 		if via != execute.ViaKube {
@@ -190,7 +145,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 		sh.SetStdout(g.Out)
 		sh.SetStderr(g.Err)
 		if err := sh.Run(); err != nil {
-			return fail(execute.AsError(err))
+			return fail(err)
 		}
 		return exitWith(sh.Result().ExitCode)
 	}
@@ -202,7 +157,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	}
 	res, err := x.Run(ctx, req)
 	if err != nil {
-		return fail(execute.AsError(err))
+		return fail(err)
 	}
 	return exitWith(res.ExitCode)
 }
@@ -213,9 +168,9 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string) error {
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
-	fail := func(e *execute.Error) error { return printExecError(g.Err, e) }
+	fail := func(err error) error { return printExecError(g.Err, err) }
 	usage := func(format string, args ...any) error {
-		return fail(&execute.Error{Code: execute.CodeUsage, Executed: execute.ExecutedNo, Message: fmt.Sprintf(format, args...)})
+		return fail(&refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
 	switch {
 	case f.output != "" && f.output != "jsonl":
@@ -237,15 +192,20 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	}
 	if g.ReadOnly {
 		_, err := execute.New(execute.Options{ReadOnly: true}).Run(ctx, execute.Request{Command: []string{"-"}})
-		return fail(execute.AsError(err))
+		return fail(err)
 	}
-	clients, err := g.Connect(ctx)
+	o, err := g.envOptions()
+	if err != nil {
+		return err
+	}
+	o.PodSelector = "" // --selector picks the sandboxes here, not which Pods are sandboxes
+	conn, err := env.New(o).Context("").Connect(ctx)
 	if err != nil {
 		return fail(connectFailure(err))
 	}
-	token, err := execdTokenFrom(ctx, clients, f)
+	token, err := execdTokenFrom(ctx, conn, f)
 	if err != nil {
-		return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Message: err.Error(), Err: err})
+		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
 	}
 	namespace := g.Kube.Namespace()
 	if g.AllNamespaces {
@@ -255,46 +215,64 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	if f.pool == "" {
 		sel.Selector = g.Selector
 	}
-	keys, err := clients.SelectSandboxes(ctx, sel)
+	keys, err := conn.Clients.SelectSandboxes(ctx, sel)
 	if err != nil {
-		return fail(&execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
-	lookup := kube.LookupOptions{StuckAfter: g.StuckAfter}
-	x := execute.New(execute.Options{Cluster: clients, Transports: execute.DefaultTransports(clients, token, f.execdPort),
-		Lookup: func(ctx context.Context, ns, ref string) (*fleet.Snapshot, error) {
-			o := lookup
-			o.Namespace = ns
-			return clients.LookupSandbox(ctx, ref, o)
-		}})
+	x, _, err := conn.LookupExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, 0)
+	if err != nil {
+		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+	}
 	var mu sync.Mutex
 	enc := json.NewEncoder(g.Out)
-	code := x.RunMany(ctx, keys, execute.Request{Via: via, Container: f.container, Command: command, Timeout: f.timeout}, f.maxParallel,
+	tally := x.RunMany(ctx, keys, execute.Request{Via: via, Container: f.container, Command: command, Timeout: f.timeout}, f.maxParallel,
 		func(l execute.Line) {
 			mu.Lock()
 			defer mu.Unlock()
 			_ = enc.Encode(l) // a broken stdout shows in the exit code of the pipeline's reader
 		})
-	return exitWith(code)
+	switch {
+	case tally.Unknown > 0:
+		return exitWith(execExitUnknown)
+	case tally.Refused > 0:
+		return exitWith(execExitRefused)
+	}
+	return nil
 }
+
+// Exit codes of `sandscope exec` besides the command's own (README).
+const (
+	execExitRefused = 125 // refused, or failed before anything ran
+	execExitUnknown = 126 // the outcome is unknown: the command may have run
+)
 
 // printExecError writes a refusal or failure as the one JSON line programs
 // read on stderr, preceded on a terminal by one line for a person.
-func printExecError(w io.Writer, e *execute.Error) error {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprintf(w, "sandscope: %s\n", e.Error())
+func printExecError(w io.Writer, err error) error {
+	var r *refusal.Refusal
+	if !errors.As(err, &r) {
+		// execute returns refusals only; anything else is read strictly.
+		r = &refusal.Refusal{Code: execute.CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 	}
-	fmt.Fprintf(w, "%s\n", e.JSON())
-	return &ExitError{Code: e.ExitCode(), Err: e, Silent: true}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintf(w, "sandscope: %s\n", r.Error())
+	}
+	fmt.Fprintf(w, "%s\n", r.JSON())
+	code := execExitUnknown
+	if r.Executed == refusal.ExecutedNo {
+		code = execExitRefused
+	}
+	return &ExitError{Code: code, Err: r, Silent: true}
 }
 
 // connectFailure: a cluster that cannot be reached now is worth a retry; a
 // configuration that names no cluster (no kubeconfig, no such context) is not.
-func connectFailure(err error) *execute.Error {
+func connectFailure(err error) error {
 	var ce *kube.ConnectError
 	if errors.As(err, &ce) && ce.Local {
-		return &execute.Error{Code: execute.CodeConfig, Executed: execute.ExecutedNo, Message: err.Error(), Err: err}
+		return &refusal.Refusal{Code: execute.CodeConfig, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err}
 	}
-	return &execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true, Message: err.Error(), Err: err}
+	return &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err}
 }
 
 func exitWith(code int) error {
@@ -306,7 +284,11 @@ func exitWith(code int) error {
 
 // execdTokenFrom picks execd's token: the flag, else the environment, else
 // the Secret. The value is never printed; errors name only where it came from.
-func execdTokenFrom(ctx context.Context, c *kube.Clients, f *execFlags) (string, error) {
+// The demo's simulated daemons ask for none.
+func execdTokenFrom(ctx context.Context, c *env.Conn, f *execFlags) (string, error) {
+	if c.Demo() {
+		return "", nil
+	}
 	if f.token != "" {
 		return f.token, nil
 	}
@@ -321,5 +303,5 @@ func execdTokenFrom(ctx context.Context, c *kube.Clients, f *execFlags) (string,
 	if !ok || !ok2 || ns == "" || name == "" || key == "" {
 		return "", fmt.Errorf("--execd-token-secret wants NS/NAME:KEY, got %q", f.tokenSecret)
 	}
-	return c.SecretValue(ctx, ns, name, key)
+	return c.Clients.SecretValue(ctx, ns, name, key)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/model"
 )
@@ -61,8 +63,8 @@ func TestExecDemoCommand(t *testing.T) {
 		t.Errorf("exec -i -- sh: exit %d, stdout %q, stderr %q; want 3 and the two answers", code, out, errOut)
 	}
 	code, _, errOut := run("", "no-such-sandbox", "--", "hostname")
-	var e struct{ Error execute.Error }
-	if err := json.Unmarshal([]byte(errOut), &e); err != nil || code != execute.ExitRefused || e.Error.Code != execute.CodeNotFound {
+	var e struct{ Error refusal.Refusal }
+	if err := json.Unmarshal([]byte(errOut), &e); err != nil || code != execExitRefused || e.Error.Code != refusal.CodeNotFound {
 		t.Errorf("exec into a sandbox the demo lacks: exit %d, stderr %q; want 125 and NOT_FOUND", code, errOut)
 	}
 }
@@ -113,7 +115,8 @@ func TestDemoSessionShell(t *testing.T) {
 	sh.SetStdin(strings.NewReader("hostname\n"))
 	sh.SetStdout(&out)
 	sh.SetStderr(&out)
-	if e := execute.AsError(sh.Run()); e == nil || e.Code != execute.CodeIPTaken || e.Executed != execute.ExecutedNo || out.Len() != 0 {
+	var e *refusal.Refusal
+	if err := sh.Run(); !errors.As(err, &e) || e.Code != execute.CodeIPTaken || e.Executed != refusal.ExecutedNo || out.Len() != 0 {
 		t.Errorf("shell into IP_TAKEN %s: %v, terminal %q; want an IP_TAKEN refusal and nothing on the terminal", taken.Key, e, out.String())
 	}
 }

@@ -98,10 +98,11 @@ func runExplainRestart(cmd *cobra.Command, g *Globals, f *explainRestartFlags, n
 	if g.Demo {
 		return usage(errors.New("explain restart needs a cluster; not available in --demo"))
 	}
-	clients, err := g.Connect(cmd.Context())
+	conn, err := g.connect(cmd.Context())
 	if err != nil {
 		return &ExitError{Code: ExitFailure, Err: err}
 	}
+	clients := conn.Clients
 	rep, err := inspect.ExplainRestart(cmd.Context(), clients, clients.Namespace, name, f.container, blocks)
 	switch {
 	case errors.Is(err, forensics.ErrNoContainer):

@@ -6,13 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // gcPercent reads the current GC ratio (SetGCPercent returns the old one).
@@ -48,47 +44,6 @@ func TestTuneMemoryForWatch(t *testing.T) {
 	}
 }
 
-// A load tightens the GC ratio once its live heap is large, not before, and
-// stops looking when the load ends.
-func TestTightenWhenLarge(t *testing.T) {
-	defer debug.SetGCPercent(gcPercent())
-	debug.SetGCPercent(watchGCPercent)
-	ctx, cancel := context.WithCancel(context.Background())
-	var looks atomic.Int32
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tightenWhenLarge(ctx, func() uint64 { looks.Add(1); return largeLoadHeap - 1 }, time.Millisecond)
-	}()
-	for looks.Load() < 5 {
-		time.Sleep(time.Millisecond)
-	}
-	if got := gcPercent(); got != watchGCPercent {
-		t.Fatalf("below the threshold: GC percent %d", got)
-	}
-	cancel()
-	<-done
-
-	heap := uint64(0)
-	var mu sync.Mutex
-	done = make(chan struct{})
-	go func() {
-		defer close(done)
-		tightenWhenLarge(context.Background(), func() uint64 { mu.Lock(); defer mu.Unlock(); return heap }, time.Millisecond)
-	}()
-	mu.Lock()
-	heap = largeLoadHeap
-	mu.Unlock()
-	<-done // returns once it tightened, without a cancel
-	if got := gcPercent(); got != largeLoadGCPercent {
-		t.Fatalf("past the threshold: GC percent %d, want %d", got, largeLoadGCPercent)
-	}
-	runtime.GC() // the figure is the last GC's
-	if liveHeapBytes() == 0 {
-		t.Fatal("the runtime reports no live heap")
-	}
-}
-
 // SANDSCOPE_HEAPPROFILE gets a heap profile with MemStats once synced,
 // nothing when the watcher never syncs, and an unwritable path is one line
 // on stderr.
@@ -116,39 +71,5 @@ func TestWriteHeapProfileAfterSync(t *testing.T) {
 	writeHeapProfileAfterSync(context.Background(), synced, &errOut)
 	if !strings.HasPrefix(errOut.String(), "sandscope: "+heapProfileEnv+": ") || strings.Count(errOut.String(), "\n") != 1 {
 		t.Fatalf("unwritable path: stderr %q, want one line naming %s", errOut.String(), heapProfileEnv)
-	}
-}
-
-// SANDSCOPE_SYNCSTATS gets the runtime's CPU classes once synced, nothing
-// when the watcher never syncs.
-func TestWriteSyncStatsAfterSync(t *testing.T) {
-	synced := func(context.Context) error { return nil }
-	never := func(context.Context) error { return errors.New("context canceled") }
-	path := filepath.Join(t.TempDir(), "stats.txt")
-	t.Setenv(syncStatsEnv, path)
-	var errOut bytes.Buffer
-
-	writeSyncStatsAfterSync(context.Background(), never, &errOut)
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Fatalf("a watcher that never synced left stats (stat: %v)", err)
-	}
-	runtime.GC()
-	writeSyncStatsAfterSync(context.Background(), synced, &errOut)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != len(syncStatsMetrics) || errOut.Len() != 0 {
-		t.Fatalf("stats %q, stderr %q: want one line for each of %d metrics", data, errOut.String(), len(syncStatsMetrics))
-	}
-	for i, line := range lines {
-		name, value, ok := strings.Cut(line, " ")
-		if !ok || name != syncStatsMetrics[i] {
-			t.Fatalf("line %d is %q, want %s and a value", i, line, syncStatsMetrics[i])
-		}
-		if name == "/gc/cycles/total:gc-cycles" && value == "0" {
-			t.Fatalf("%s read 0 after a forced GC", name)
-		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/inspect"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
@@ -84,9 +85,6 @@ func TestReadOnlyActionsRefuse(t *testing.T) {
 		"shell": shell.Run,
 		"create": func() error {
 			_, err := (&create.Creator{ReadOnly: true}).Run(ctx, create.Request{Image: "busybox", KeepAlive: true}, nil)
-			if err == nil {
-				return nil
-			}
 			return err
 		},
 		"entrypoints set": func() error { _, err := table.Set(ctx, "busybox", []string{"/bin/app"}); return err },
@@ -98,8 +96,8 @@ func TestReadOnlyActionsRefuse(t *testing.T) {
 	}
 	for name, act := range actions {
 		err := act()
-		var c interface{ ErrorCode() string }
-		if err == nil || !errors.As(err, &c) || c.ErrorCode() != "READ_ONLY" {
+		var r *refusal.Refusal
+		if err == nil || !errors.As(err, &r) || r.Code != refusal.CodeReadOnly || r.Executed != refusal.ExecutedNo {
 			t.Errorf("%s under read-only: %v, want a READ_ONLY refusal", name, err)
 		}
 	}

@@ -16,9 +16,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
 )
 
 // Exit codes shared by every command unless the command documents its own.
@@ -26,7 +29,7 @@ const (
 	ExitOK       = 0
 	ExitFailure  = 1
 	ExitUsage    = 2
-	ExitInternal = 70
+	ExitInternal = crash.ExitCode // a panic, on any goroutine (internal/crash exits with it too)
 )
 
 // ExitError ends the process with Code. When Silent, the command has already
@@ -50,6 +53,7 @@ func (e *ExitError) Unwrap() error { return e.Err }
 type Globals struct {
 	Kube          *kube.ConfigFlags
 	AllNamespaces bool
+	AllContexts   bool // the TUI over every context of the kubeconfig
 	ReadOnly      bool
 	Demo          bool
 	Selector      string        // extra label selector for plain-Pod sandboxes
@@ -67,11 +71,6 @@ type Globals struct {
 
 	In       io.Reader
 	Out, Err io.Writer
-}
-
-// Connect builds the clients for the current flags, or a one-line error.
-func (g *Globals) Connect(ctx context.Context) (*kube.Clients, error) {
-	return kube.Connect(ctx, g.Kube, kube.ConnectOptions{AllNamespaces: g.AllNamespaces})
 }
 
 // NewRootCommand builds the sandscope command tree.
@@ -111,9 +110,10 @@ func NewRootCommand(g *Globals) *cobra.Command {
 		if _, err := g.imageCheckMode(); err != nil {
 			return &ExitError{Code: ExitUsage, Err: err}
 		}
-		return nil
+		return oneContextOnly(cmd, g)
 	}
 	root.Flags().StringVar(&g.Shell, "shell", "", "Shell the TUI's shell key opens (default: bash, falling back to sh)")
+	root.Flags().BoolVar(&g.AllContexts, "all-contexts", false, "Show every context of the kubeconfig in one table (--context a,b: those)")
 	root.AddCommand(subcommands(g)...)
 	addGlobalCompletions(root, g)
 	return root
@@ -192,4 +192,37 @@ func Version() string {
 		return "devel"
 	}
 	return "devel-" + rev[:min(len(rev), 12)] + dirty
+}
+
+// env is where the command's fleet lives, as the global flags say: the
+// kubeconfig's clusters, or with --demo the simulated fleet.
+func (g *Globals) env() (*env.Env, error) {
+	o, err := g.envOptions()
+	if err != nil {
+		return nil, err
+	}
+	return env.New(o), nil
+}
+
+func (g *Globals) envOptions() (env.Options, error) {
+	checks, err := g.imageChecks(imageconfig.Options{})
+	if err != nil {
+		return env.Options{}, &ExitError{Code: ExitUsage, Err: err}
+	}
+	o := env.Options{Kube: g.Kube, AllNamespaces: g.AllNamespaces, PodSelector: g.Selector, StuckAfter: g.StuckAfter,
+		ReadOnly: g.ReadOnly, ImageChecks: checks}
+	if g.Demo {
+		o.Demo = &demo.Options{}
+	}
+	return o, nil
+}
+
+// connect reaches the context the flags name: the cluster's API server, or
+// with --demo a simulated fleet started now, which Close ends.
+func (g *Globals) connect(ctx context.Context) (*env.Conn, error) {
+	e, err := g.env()
+	if err != nil {
+		return nil, err
+	}
+	return e.Context("").Connect(ctx)
 }

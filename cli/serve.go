@@ -9,9 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sandscope/sandscope/demo"
-	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/serve"
 )
 
@@ -62,36 +59,19 @@ func runServe(ctx context.Context, g *Globals, f *serveFlags) error {
 		AnalyzeEvery: f.analyzeEvery,
 		Log:          g.Err,
 	}
-	var clients *kube.Clients
-	if g.Demo {
-		d, err := demo.Start(ctx, demo.Options{})
-		if err != nil {
-			return err
-		}
-		clients, opts.Demo = d.Clients, true
-		opts.ImageConfig = d.Images // the simulation answers; no registry is asked
-		opts.Namespace = g.Kube.Namespace()
-	} else {
-		c, err := g.Connect(ctx)
-		if err != nil {
-			return err
-		}
-		clients = c
-		if !g.AllNamespaces {
-			opts.Namespace = c.Namespace
-		}
-		// The global --image-checks; read-only makes "on" anonymous.
-		checks, err := g.imageChecks(imageconfig.Options{})
-		if err != nil {
-			return usage(err)
-		}
-		opts.ImageConfig = checks
+	conn, err := g.connect(ctx)
+	if err != nil {
+		return err
 	}
+	defer conn.Close()
+	// The global --image-checks; read-only makes "on" anonymous. The demo's
+	// simulation answers them, and no registry is asked.
+	opts.Namespace, opts.ImageConfig, opts.Demo = conn.Namespace(), conn.ImageChecks(), conn.Demo()
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cannot listen on %s: %w", f.listen, err)}
 	}
-	srv := serve.New(clients, opts)
+	srv := serve.New(conn.Clients, opts)
 	// The same GC tuning as the TUI while the fleet loads: serve holds the
 	// same model and must fit the same memory.
 	go tuneMemoryForWatch(ctx, srv.WaitForSync)

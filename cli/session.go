@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"sync"
 	"time"
 
@@ -17,16 +16,20 @@ import (
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/inspect"
+	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/internal/broadcast"
 	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/ui"
 )
 
-// connection is everything sandscope holds for one cluster context: the
-// clients, the watcher that keeps its fleet live, and the actions over it.
+// connection is everything sandscope holds for one cluster context: its
+// environment's connection, the watcher that keeps its fleet live, and the
+// actions over it.
 type connection struct {
-	clients  *kube.Clients
+	conn     *env.Conn
 	watcher  *kube.Watcher
 	executor *execute.Executor
 	creator  *create.Creator
@@ -37,20 +40,21 @@ type connection struct {
 
 // session is the TUI's view of "the cluster": it can be re-pointed at
 // another namespace or context (":ns", ":ctx") while the UI keeps one
-// Source. Notifications of whichever watcher is current are forwarded to
+// Source. Notifications of whichever watcher is current are relayed to
 // the session's own subscribers.
 type session struct {
-	g        *Globals
-	ctx      context.Context
-	images   kube.ImageConfigReader // create's reads (nil: no create)
-	checks   kube.ImageConfigReader // background image checks (nil: off)
-	connect  func(ctx context.Context, kubeContext string) (*kube.Clients, error)
-	execVia  map[execute.Via]execute.Transport // nil: the real transports
-	demo     bool
-	sources  *kube.Sources // fixed sources (demo); nil = discover
-	mu       sync.Mutex
-	cur      *connection
-	subs     map[chan struct{}]struct{}
+	g   *Globals
+	ctx context.Context
+	// dial connects another context for ":ctx NAME"; nil: the session stays
+	// on its context (the demo, or one context of a contextSet).
+	dial func(ctx context.Context, name string) (*env.Conn, error)
+	mu   sync.Mutex
+	cur  *connection
+	// pending is what Snapshot shows while there is no connection: an
+	// empty fleet whose status says the context is connecting, or why it
+	// is not (contexts.go).
+	pending *fleet.Snapshot
+	broadcast.Signal
 	nsScope  string // "" = all namespaces
 	contexts func() []string
 	// forwards are the TUI's open port-forwards by local address; they
@@ -61,89 +65,50 @@ type session struct {
 	tuneMemory bool
 }
 
-func newSession(ctx context.Context, g *Globals, images kube.ImageConfigReader) *session {
-	return &session{g: g, ctx: ctx, images: images, checks: images, subs: map[chan struct{}]struct{}{}}
+func newSession(ctx context.Context, g *Globals) *session {
+	return &session{g: g, ctx: ctx}
 }
 
-// start connects the watcher for clients and makes it current.
-func (s *session) start(clients *kube.Clients, namespace string) {
-	sources := s.sources
-	if sources == nil {
-		// Discover once here so the watcher and the inspector agree on the
-		// agent-sandbox version; a failure leaves discovery to the watcher,
-		// which reports it in the header.
-		if found, err := kube.DiscoverSources(s.ctx, clients.Discovery); err == nil {
-			sources = &found
-		}
-	}
+// start watches namespace through conn and makes it current.
+func (s *session) start(conn *env.Conn, namespace string) {
+	// Discovered once here so the watcher and the inspector agree on the
+	// agent-sandbox version.
+	sources := conn.Sources(s.ctx)
 	var agent *schema.GroupVersionResource
 	if sources != nil {
 		agent = sources.Agent
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	w := kube.NewWatcher(clients, kube.WatcherOptions{
-		Namespace: namespace, Sources: sources, PodSelector: s.g.Selector, StuckAfter: s.g.StuckAfter,
-		ImageConfig: s.checks, ReadOnly: s.g.ReadOnly, Demo: s.demo,
-	})
-	go func() {
-		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-		_ = w.Run(ctx)
-	}()
+	w := conn.Watch(ctx, namespace, sources)
 	if s.tuneMemory {
-		go func() {
-			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-			writeSyncStatsAfterSync(ctx, w.WaitForSync, s.g.Err)
-		}()
 		go func() {
 			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 			tuneMemoryForWatch(ctx, w.WaitForSync)
 			writeHeapProfileAfterSync(ctx, w.WaitForSync, s.g.Err)
 		}()
 	}
-	transports := s.execVia
-	if transports == nil {
-		transports = execute.DefaultTransports(clients, execdToken(), 0)
-	}
-	var forwarder execute.Forwarder
-	if s.execVia == nil {
-		forwarder = clients // the demo's simulated Pods have no port-forward
-	}
-	x := execute.New(execute.Options{Cluster: clients, Snapshot: w.Fleet().Snapshot, Transports: transports, ReadOnly: s.g.ReadOnly,
-		Forwarder: forwarder})
-	reader := kube.NewInspector(clients, agent)
-	conn := &connection{
-		clients: clients, watcher: w, executor: x, cancel: cancel,
+	x := conn.Executor(env.ExecOptions{Fleet: w.Fleet().Snapshot, Token: execdToken()})
+	reader := kube.NewInspector(conn.Clients, agent)
+	c := &connection{
+		conn: conn, watcher: w, executor: x, cancel: cancel,
 		inspect: inspect.New(reader, s.g.ReadOnly), reader: reader,
+		// A create probes readiness through this connection's executor (the
+		// demo's simulated exec daemons in the demo, where the simulator
+		// adopts what the create writes).
+		creator: conn.Creator(x, conn.Images(imageconfig.Options{}), sources),
 	}
-	// A create resolves the start command through the image-config reader
-	// (a registry, or the demo's simulated one) and probes readiness through
-	// this connection's executor (the demo's simulated exec daemons in the
-	// demo, where the simulator adopts what the create writes).
-	if s.images != nil {
-		conn.creator = &create.Creator{Clients: clients, Images: s.images, Prober: &create.ExecProber{Exec: x}, Sources: sources,
-			ReadOnly: s.g.ReadOnly}
-	}
-	changes, unsubscribe := w.Subscribe()
 	go func() {
 		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-		defer unsubscribe()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-changes:
-				s.notify()
-			}
-		}
+		broadcast.Relay(ctx, w.Subscribe, s.Notify)
 	}()
 	s.mu.Lock()
 	old := s.cur
-	s.cur, s.nsScope = conn, namespace
+	s.cur, s.nsScope = c, namespace
 	s.mu.Unlock()
 	if old != nil {
 		old.cancel()
 	}
-	s.notify()
+	s.Notify()
 }
 
 func (s *session) current() *connection {
@@ -154,35 +119,25 @@ func (s *session) current() *connection {
 
 // Snapshot implements ui.Source.
 func (s *session) Snapshot() *fleet.Snapshot {
-	c := s.current()
-	if c == nil {
-		return &fleet.Snapshot{}
-	}
-	return c.watcher.Fleet().Snapshot()
-}
-
-// Subscribe implements ui.Source: a coalescing, cap-1 channel.
-func (s *session) Subscribe() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
 	s.mu.Lock()
-	s.subs[ch] = struct{}{}
+	c, pending := s.cur, s.pending
 	s.mu.Unlock()
-	return ch, func() {
-		s.mu.Lock()
-		delete(s.subs, ch)
-		s.mu.Unlock()
+	switch {
+	case c != nil:
+		return c.watcher.Fleet().Snapshot()
+	case pending != nil:
+		return pending
 	}
+	return &fleet.Snapshot{}
 }
 
-func (s *session) notify() {
+// setPending shows st, with no sandboxes, until the session connects.
+func (s *session) setPending(st model.SourceStatus) {
+	snap := fleet.NewSnapshot(0, st, nil, nil, nil)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for ch := range s.subs {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
+	s.pending = snap
+	s.mu.Unlock()
+	s.Notify()
 }
 
 func (s *session) stop() {
@@ -203,7 +158,11 @@ func (s *session) stop() {
 // forward opens an identity-checked port-forward and keeps it until it
 // ends or the session stops.
 func (s *session) forward(ctx context.Context, sb *model.Sandbox, local, remote int) (ui.ForwardInfo, error) {
-	f, err := s.current().executor.Forward(ctx, execute.ForwardRequest{Sandbox: sb, LocalPort: local, RemotePort: remote})
+	c, err := s.conn()
+	if err != nil {
+		return ui.ForwardInfo{}, err
+	}
+	f, err := c.executor.Forward(ctx, execute.ForwardRequest{Sandbox: sb, LocalPort: local, RemotePort: remote})
 	if err != nil {
 		return ui.ForwardInfo{}, err
 	}
@@ -238,15 +197,33 @@ func (s *session) stopForward(localAddr string) error {
 	return nil
 }
 
+// conn is the current connection, or why there is none: a context of a
+// contextSet may still be connecting, or unreachable.
+func (s *session) conn() (*connection, error) {
+	if c := s.current(); c != nil {
+		return c, nil
+	}
+	return nil, errNotConnected
+}
+
+var errNotConnected = errorString("this context is not connected (yet): its state is in the header")
+
 // backend exposes the session's actions to the UI. Every call resolves the
 // current connection at call time, so ":ctx" and ":ns" take effect at once.
 func (s *session) backend() ui.Backend {
 	be := ui.Backend{
 		YAML: func(ctx context.Context, sb *model.Sandbox) (string, error) {
-			return s.current().inspect.YAML(ctx, sb)
+			c, err := s.conn()
+			if err != nil {
+				return "", err
+			}
+			return c.inspect.YAML(ctx, sb)
 		},
 		Logs: func(ctx context.Context, sb *model.Sandbox, opts ui.LogOptions, w io.Writer) error {
-			c := s.current()
+			c, err := s.conn()
+			if err != nil {
+				return err
+			}
 			if !opts.Timestamps {
 				return c.inspect.Logs(ctx, sb, opts.Previous, w)
 			}
@@ -259,53 +236,76 @@ func (s *session) backend() ui.Backend {
 			return c.reader.Logs(ctx, sb, lo, w)
 		},
 		Events: func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
-			return s.current().inspect.Events(ctx, sb)
+			c, err := s.conn()
+			if err != nil {
+				return nil, err
+			}
+			return c.inspect.Events(ctx, sb)
 		},
 		Delete: func(ctx context.Context, sb *model.Sandbox) error {
-			return s.current().inspect.Delete(ctx, sb)
+			c, err := s.conn()
+			if err != nil {
+				return err
+			}
+			return c.inspect.Delete(ctx, sb)
 		},
 		Shell: func(sb *model.Sandbox) (tea.ExecCommand, error) {
-			return s.current().executor.Shell(s.ctx, sb, execute.ShellOptions{Shell: s.g.Shell}), nil
+			c, err := s.conn()
+			if err != nil {
+				return nil, err
+			}
+			return c.executor.Shell(s.ctx, sb, execute.ShellOptions{Shell: s.g.Shell}), nil
 		},
 		Exec: func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (int, error) {
-			res, err := s.current().executor.Run(ctx, execute.Request{Sandbox: sb, Command: cmd, Stdout: out, Stderr: out})
+			c, err := s.conn()
+			if err != nil {
+				return 0, err
+			}
+			res, err := c.executor.Run(ctx, execute.Request{Sandbox: sb, Command: cmd, Stdout: out, Stderr: out})
 			return res.ExitCode, err
 		},
 		Create: func(ctx context.Context, req ui.CreateRequest, stage func(ui.CreateStage)) (string, error) {
-			c := s.current()
-			if c.creator == nil {
-				return "", errNoCreate
+			c, err := s.conn()
+			if err != nil {
+				return "", err
 			}
 			ns := req.Namespace
 			if ns == "" {
-				ns = c.clients.Namespace
+				ns = c.conn.Clients.Namespace
 			}
-			res, err := c.creator.Run(ctx, create.Request{
+			// A *create.Error of its own: a nil one in err would read as a failure.
+			res, failed := c.creator.Run(ctx, create.Request{
 				Namespace: ns, Image: req.Image, Entrypoint: req.Command, Pool: req.Pool, Env: req.Env,
 				Lifetime: req.Lifetime, CPU: req.CPU, Memory: req.Memory,
 			}, func(u create.StageUpdate) {
 				stage(ui.CreateStage{Line: stageLine(u), Failed: u.Stage == create.StageFailed})
 			})
-			if err != nil {
-				return "", err
+			if failed != nil {
+				return "", failed
 			}
 			return string(res.Engine) + "/" + res.Namespace + "/" + res.Sandbox, nil
 		},
 		SwitchNamespace: func(ns string) error {
-			c := s.current()
 			if ns == "all" || ns == "*" {
 				ns = ""
 			}
-			s.start(c.clients, ns)
+			c, err := s.conn()
+			if err != nil {
+				return err
+			}
+			s.start(c.conn, ns)
 			return nil
 		},
 	}
-	if s.execVia == nil {
+	if !s.g.Demo { // the demo's simulated Pods have no port-forward
 		be.Forward, be.StopForward = s.forward, s.stopForward
 	}
-	if s.connect != nil {
+	if s.dial != nil {
 		be.SwitchContext = func(name string) error {
-			clients, err := s.connect(s.ctx, name)
+			if name == "" {
+				return errOneContext
+			}
+			conn, err := s.dial(s.ctx, name)
 			if err != nil {
 				return err
 			}
@@ -313,9 +313,9 @@ func (s *session) backend() ui.Backend {
 			ns := s.nsScope
 			s.mu.Unlock()
 			if ns != "" {
-				ns = clients.Namespace
+				ns = conn.Clients.Namespace
 			}
-			s.start(clients, ns)
+			s.start(conn, ns)
 			return nil
 		}
 	}
@@ -325,23 +325,15 @@ func (s *session) backend() ui.Backend {
 	return be
 }
 
+var errOneContext = errorString("sandscope was started with one context: start it with --context a,b or --all-contexts to see several at once")
+
 // kubeconfigContexts lists the contexts of the kubeconfig the flags name.
 func kubeconfigContexts(g *Globals) func() []string {
 	return func() []string {
-		raw, err := g.Kube.ToRawKubeConfigLoader().RawConfig()
-		if err != nil {
-			return nil
-		}
-		names := make([]string, 0, len(raw.Contexts))
-		for name := range raw.Contexts {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+		names, _ := allContexts(g)
 		return names
 	}
 }
-
-var errNoCreate = errorString("create is not available here (no image-config reader to resolve the start command)")
 
 // stageLine is one create stage as the TUI's live stage line shows it.
 func stageLine(u create.StageUpdate) string {

@@ -12,8 +12,7 @@ import (
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/internal/textsafe"
-	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/model"
 )
 
 // sweepFlags are the sweep's own flags; -n, -A, --context, --stuck-after and
@@ -69,7 +68,7 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 		if errors.As(err, &ee) {
 			return err
 		}
-		return &ExitError{Code: sweep.ExitUnusable, Err: err}
+		return &ExitError{Code: sweepExitUnusable, Err: err}
 	}
 	// The probe talks to every sandbox's exec daemon: only when asked for,
 	// --readonly or not.
@@ -88,10 +87,10 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	if err != nil {
 		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("writing the report: %w", err)}
 	}
-	if code := report.ExitCode(failOn); code != sweep.ExitClean {
+	if code := sweepExitCode(&report, failOn); code != 0 {
 		// The report says everything; for a table, one line on stderr says why the code.
 		var why error
-		if code == sweep.ExitUnusable {
+		if code == sweepExitUnusable {
 			// Name each context and its exact cause: "no context could be
 			// swept" alone left the user to find which and why.
 			var causes []string
@@ -118,84 +117,25 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 // errors are *ExitError; a demo that does not start is a plain error.
 func fleetSource(ctx context.Context, g *Globals, timeout time.Duration) (sweep.Options, []sweep.Target, error) {
 	usage := func(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
-	opts := sweep.Options{
-		AllNamespaces: g.AllNamespaces,
-		PodSelector:   g.Selector,
-		StuckAfter:    g.StuckAfter,
-		Timeout:       timeout,
-	}
 	if timeout <= 0 {
-		return opts, nil, usage(errors.New("--timeout must be positive"))
+		return sweep.Options{}, nil, usage(errors.New("--timeout must be positive"))
 	}
 	if g.AllNamespaces && g.Kube.Namespace() != "" {
-		return opts, nil, usage(errors.New("-n and -A cannot be used together"))
+		return sweep.Options{}, nil, usage(errors.New("-n and -A cannot be used together"))
 	}
-	var err error
-	if opts.ImageConfig, err = g.imageChecks(imageconfig.Options{}); err != nil {
-		return opts, nil, usage(err)
-	}
-	if !g.Demo {
-		targets, err := sweepTargets(g)
-		if err != nil {
-			return opts, nil, usage(err)
-		}
-		return opts, targets, nil
-	}
-	for _, name := range strings.Split(g.Kube.Context(), ",") {
-		if name != "" && name != demo.ContextName {
-			return opts, nil, usage(fmt.Errorf("--demo has one context, %q; no context %q", demo.ContextName, name))
-		}
-	}
-	d, err := demo.Start(ctx, demo.Options{})
-	if err != nil {
-		return opts, nil, err
-	}
-	if ns := g.Kube.Namespace(); ns != "" {
-		opts.Namespace = ns
-	} else {
-		opts.AllNamespaces = true // the demo fleet spans several namespaces
-	}
-	// The demo's answers come from the simulation: no registry is asked.
-	if opts.ImageConfig != nil {
-		opts.ImageConfig = d.Images
-	}
-	return opts, []sweep.Target{d.SweepTarget()}, nil
-}
-
-// sweepTargets builds one target per context named by --context (a comma
-// list; none = the kubeconfig's current context). Each connects lazily inside
-// its own timeout, with the global kubectl flags.
-func sweepTargets(g *Globals) ([]sweep.Target, error) {
 	names := splitContexts(g.Kube.Context())
-	connectOpts := kube.ConnectOptions{AllNamespaces: g.AllNamespaces}
-	if len(names) <= 1 {
-		name := ""
-		if len(names) == 1 {
-			name = names[0]
-		} else if raw, err := g.Kube.ToRawKubeConfigLoader().RawConfig(); err == nil {
-			name = raw.CurrentContext
+	if g.Demo {
+		for _, name := range names {
+			if name != demo.ContextName {
+				return sweep.Options{}, nil, usage(fmt.Errorf("--demo has one context, %q; no context %q", demo.ContextName, name))
+			}
 		}
-		if name == "" {
-			name = "(default)"
-		}
-		flags := g.Kube
-		return []sweep.Target{sweep.ConnectTarget(name, func(ctx context.Context) (*kube.Clients, error) {
-			return kube.Connect(ctx, flags, connectOpts)
-		})}, nil
 	}
-	seen := map[string]bool{}
-	var targets []sweep.Target
-	for _, name := range names {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		flags := g.Kube.WithContext(name)
-		targets = append(targets, sweep.ConnectTarget(name, func(ctx context.Context) (*kube.Clients, error) {
-			return kube.Connect(ctx, flags, connectOpts)
-		}))
+	e, err := g.env()
+	if err != nil {
+		return sweep.Options{}, nil, err
 	}
-	return targets, nil
+	return e.Sweep(ctx, names, timeout)
 }
 
 // splitContexts reads --context as a comma list; empty entries are dropped.
@@ -207,4 +147,22 @@ func splitContexts(flag string) []string {
 		}
 	}
 	return out
+}
+
+// Exit codes of `sandscope sweep` (README).
+const (
+	sweepExitFindings = 1 // findings at or above --fail-on
+	sweepExitUnusable = 2 // a usage error, or no context could be swept
+)
+
+// sweepExitCode is 2 when every context was unreachable, 1 when a finding
+// reaches failOn, else 0.
+func sweepExitCode(r *sweep.Report, failOn model.Severity) int {
+	switch {
+	case r.Unreachable():
+		return sweepExitUnusable
+	case r.Fails(failOn):
+		return sweepExitFindings
+	}
+	return 0
 }

@@ -6,7 +6,8 @@
 // simulation, including a simulated interactive shell (the TUI's `s`).
 // Nothing in the demo reaches a cluster, a registry or a host command.
 //
-// Wiring (cli):
+// Wiring (package env does it for the commands, so that none of them asks
+// whether it runs on the demo):
 //
 //	d, err := demo.Start(ctx, demo.Options{})          // warm fleet, simulator running until ctx ends
 //	w := kube.NewWatcher(d.Clients, d.WatcherOptions(kube.WatcherOptions{StuckAfter: g.StuckAfter}))
@@ -38,6 +39,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/sim"
@@ -136,7 +138,7 @@ func (d *Demo) WatcherOptions(base kube.WatcherOptions) kube.WatcherOptions {
 	return base
 }
 
-// SweepTarget is the demo fleet as a sweep target (`sandscope sweep --demo`).
+// SweepTarget is the demo fleet as a sweep target.
 // Pass Images as sweep.Options.ImageConfig so no registry is contacted.
 func (d *Demo) SweepTarget() sweep.Target {
 	return sweep.ClientsTarget(ContextName, d.Clients)
@@ -146,8 +148,8 @@ func (d *Demo) SweepTarget() sweep.Target {
 // the start command is resolved by the simulated registry (Images), the
 // simulator adopts the object the create writes and plays its engine and
 // kubelet, and readiness is probed through the identity-checked exec path
-// over the simulated exec daemons. The TUI's session builds the same from
-// its own executor.
+// over the simulated exec daemons. env.Conn.Creator builds the same for
+// the commands, from the executor they choose.
 func (d *Demo) Creator() *create.Creator {
 	x := execute.New(execute.Options{Cluster: d.Clients, Transports: d.Transports()})
 	return &create.Creator{Clients: d.Clients, Images: d.Images, Prober: &create.ExecProber{Exec: x}}
@@ -355,11 +357,11 @@ func (t *Transport) Streams() bool { return t.Via == execute.ViaKube }
 func (t *Transport) Exec(ctx context.Context, d execute.Dispatch) (execute.Outcome, error) {
 	streams := d.Stdin != nil || d.TTY || d.Interactive
 	if streams && !t.Streams() {
-		return execute.Outcome{}, &execute.Error{Code: execute.CodeUsage, Executed: execute.ExecutedNo,
+		return execute.Outcome{}, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
 			Message: "the demo's simulated " + string(t.Via) + " runs one-shot commands only (no stdin, no terminal)"}
 	}
 	if len(d.Command) == 0 {
-		return execute.Outcome{}, &execute.Error{Code: execute.CodeUsage, Executed: execute.ExecutedNo, Message: "no command given"}
+		return execute.Outcome{}, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: "no command given"}
 	}
 	stdout, stderr := d.Stdout, d.Stderr
 	if stdout == nil {
@@ -390,7 +392,7 @@ func (t *Transport) Exec(ctx context.Context, d execute.Dispatch) (execute.Outco
 	if d.Interactive {
 		// A login shell the simulated image lacks (--shell zsh): say so the
 		// way a container runtime does, so execute.Shell falls back to sh.
-		return execute.Outcome{}, &execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo,
+		return execute.Outcome{}, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo,
 			Message: fmt.Sprintf("simulated kube: OCI runtime exec failed: exec: %q: executable file not found in $PATH", d.Command[0])}
 	}
 	req := sim.ExecRequest{Namespace: d.Namespace, Pod: d.Pod, Command: d.Command, Stdout: stdout, Stderr: stderr,
@@ -400,7 +402,7 @@ func (t *Transport) Exec(ctx context.Context, d execute.Dispatch) (execute.Outco
 	}
 	code, err := t.Sim.Exec(ctx, req)
 	if err != nil {
-		return execute.Outcome{}, &execute.Error{Code: execute.CodeTransport, Executed: execute.ExecutedNo, Retryable: true,
+		return execute.Outcome{}, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true,
 			Message: "simulated " + string(t.Via) + ": " + err.Error(), Err: err}
 	}
 	return execute.Outcome{ExitCode: code}, nil

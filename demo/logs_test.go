@@ -19,17 +19,7 @@ import (
 func TestDemoPodsHaveLogsAndEvents(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d, err := Start(ctx, Options{Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := kube.NewWatcher(d.Clients, d.WatcherOptions(kube.WatcherOptions{}))
-	go w.Run(ctx) //nolint:errcheck // ends with ctx
-	syncCtx, syncCancel := context.WithTimeout(ctx, 20*time.Second)
-	defer syncCancel()
-	if err := w.WaitForSync(syncCtx); err != nil {
-		t.Fatal(err)
-	}
+	d, w := startWatched(ctx, t, 3)
 	in := kube.NewInspector(d.Clients, nil)
 	reasons := func(sb *model.Sandbox) map[string]bool {
 		evs, err := in.Events(ctx, sb)
@@ -49,7 +39,7 @@ func TestDemoPodsHaveLogsAndEvents(t *testing.T) {
 	}
 	var running, restarted int
 	for _, sb := range w.Fleet().Snapshot().Sandboxes() {
-		if sb.Engine() != model.EngineAgent || len(sb.Slots) == 0 || sb.Slots[0].Pod == nil || sb.Slots[0].Pod.Status.Phase != "Running" {
+		if !runningAgent(sb) {
 			continue
 		}
 		running++

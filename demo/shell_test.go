@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/syncbuf"
 )
 
 // fakeLines answers lines the way the simulation would, recording them.
@@ -49,24 +53,6 @@ func (f *fakeLines) got() []string {
 	return append([]string(nil), f.lines...)
 }
 
-// syncBuf is a bytes.Buffer safe to read while the session writes.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func ttyShell(in io.Reader, out io.Writer, f *fakeLines) *shell {
 	w := crlfWriter{w: out}
 	return &shell{pod: "p-0", tty: true, in: in, stdout: w, stderr: w, run: f.run}
@@ -79,6 +65,7 @@ const prompt = "root@p-0:/workspace# "
 // Ctrl-C at the prompt (status 130), "\r\n" as one Enter, and Ctrl-D on an
 // empty line ending the shell with the last status.
 func TestShellLineEditing(t *testing.T) {
+	t.Parallel()
 	f := &fakeLines{}
 	var out bytes.Buffer
 	keys := "hostnamé\x7fe\x1b[A\r" + // one line: "hostname"
@@ -119,10 +106,11 @@ func TestShellLineEditing(t *testing.T) {
 // Ctrl-C while a command runs interrupts it (status 130) and drops what was
 // typed ahead; the shell goes on.
 func TestShellInterruptsACommand(t *testing.T) {
+	t.Parallel()
 	f := &fakeLines{}
 	inR, inW := io.Pipe()
 	defer inW.Close()
-	var out syncBuf
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	var code int
 	go func() {
@@ -153,6 +141,7 @@ func TestShellInterruptsACommand(t *testing.T) {
 // unterminated last line still runs. When the Pod goes away, the session
 // ends with "connection closed" and an outcome-unknown error.
 func TestShellWithoutTerminalAndPodGone(t *testing.T) {
+	t.Parallel()
 	f := &fakeLines{}
 	var out, errOut bytes.Buffer
 	sh := &shell{pod: "p-0", in: strings.NewReader("hostname\r\nfalse"), stdout: &out, stderr: &errOut, run: f.run}
@@ -166,8 +155,8 @@ func TestShellWithoutTerminalAndPodGone(t *testing.T) {
 
 	out.Reset()
 	_, err = ttyShell(strings.NewReader("hostname\rgone\rhostname\r"), &out, &fakeLines{}).serve(context.Background())
-	e := execute.AsError(err)
-	if e == nil || e.Executed != execute.ExecutedUnknown || !strings.Contains(e.Message, "connection closed: pod p-0 is gone") {
+	e := refusalOf(err)
+	if e == nil || e.Executed != refusal.ExecutedUnknown || !strings.Contains(e.Message, "connection closed: pod p-0 is gone") {
 		t.Fatalf("error %v; want connection closed, executed unknown", err)
 	}
 	if s := out.String(); !strings.HasSuffix(s, "gone\r\nconnection closed: pod p-0 is gone (pods \"p-0\" not found)\r\n") {
@@ -177,12 +166,11 @@ func TestShellWithoutTerminalAndPodGone(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 
@@ -224,8 +212,8 @@ func TestShellInTheDemo(t *testing.T) {
 		sh.SetStdin(strings.NewReader("hostname\nexit\n"))
 		sh.SetStdout(&out)
 		sh.SetStderr(&out)
-		e := execute.AsError(sh.Run())
-		if e == nil || e.Code != execute.CodeIPTaken || e.Executed != execute.ExecutedNo || e.ExitCode() != execute.ExitRefused {
+		e := refusalOf(sh.Run())
+		if e == nil || e.Code != execute.CodeIPTaken || e.Executed != refusal.ExecutedNo {
 			t.Fatalf("shell into %s: %v; want an IP_TAKEN refusal, executed no", taken.Key, e)
 		}
 		if out.Len() != 0 {
@@ -239,11 +227,18 @@ func TestShellInTheDemo(t *testing.T) {
 		_, err := d.Transports()[execute.ViaKube].Exec(ctx, execute.Dispatch{Namespace: sl.Pod.Namespace, Pod: pod,
 			UID: "uid-of-the-pod-the-session-started-in", Command: []string{"sh"}, TTY: true, Interactive: true,
 			Stdin: strings.NewReader("hostname\n"), Stdout: &out})
-		if e := execute.AsError(err); e == nil || e.Executed != execute.ExecutedUnknown {
+		if e := refusalOf(err); e == nil || e.Executed != refusal.ExecutedUnknown {
 			t.Fatalf("error %v; want the connection closed, executed unknown", err)
 		}
 		if s := out.String(); strings.Contains(s, "\r\n"+pod+"\r\n") || !strings.Contains(s, "connection closed: pod "+pod+" is gone") {
 			t.Errorf("output %q; want no answer from the new Pod and the connection closed", s)
 		}
 	})
+}
+
+// refusalOf is err's refusal, or nil.
+func refusalOf(err error) *refusal.Refusal {
+	var r *refusal.Refusal
+	errors.As(err, &r)
+	return r
 }

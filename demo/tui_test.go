@@ -29,20 +29,10 @@ func (s watcherSource) Subscribe() (<-chan struct{}, func()) { return s.w.Subscr
 func TestTUILogsAndEventsInTheDemo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d, err := Start(ctx, Options{Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := kube.NewWatcher(d.Clients, d.WatcherOptions(kube.WatcherOptions{}))
-	go w.Run(ctx) //nolint:errcheck // ends with ctx
-	syncCtx, syncCancel := context.WithTimeout(ctx, 20*time.Second)
-	defer syncCancel()
-	if err := w.WaitForSync(syncCtx); err != nil {
-		t.Fatal(err)
-	}
+	d, w := startWatched(ctx, t, 3)
 	var target *model.Sandbox
 	for _, sb := range w.Fleet().Snapshot().Sandboxes() {
-		if sb.Engine() == model.EngineAgent && len(sb.Slots) > 0 && sb.Slots[0].Pod != nil && sb.Slots[0].Pod.Status.Phase == "Running" {
+		if runningAgent(sb) {
 			target = sb
 			break
 		}

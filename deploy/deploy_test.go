@@ -107,6 +107,7 @@ func TestManifestsDryRunServer(t *testing.T) {
 // TestDeploymentHardening keeps the Deployment non-root, read-only and
 // probed on the endpoints serve answers.
 func TestDeploymentHardening(t *testing.T) {
+	t.Parallel()
 	var d struct {
 		Spec struct {
 			Template struct {
@@ -143,6 +144,7 @@ func TestDeploymentHardening(t *testing.T) {
 
 // TestClusterRoleIsReadOnly: no verb that changes anything, no secrets.
 func TestClusterRoleIsReadOnly(t *testing.T) {
+	t.Parallel()
 	var cr rbacv1.ClusterRole
 	readYAML(t, "clusterrole.yaml", &cr)
 	if len(cr.Rules) == 0 {
@@ -164,6 +166,7 @@ func TestClusterRoleIsReadOnly(t *testing.T) {
 
 // TestAlertRules runs the rules' unit tests with promtool.
 func TestAlertRules(t *testing.T) {
+	t.Parallel()
 	promtool := tool(t, "promtool")
 	run(t, nil, promtool, "check", "rules", "alerts.yaml")
 	out := run(t, nil, promtool, "test", "rules", "alerts_test.yaml")
@@ -173,6 +176,7 @@ func TestAlertRules(t *testing.T) {
 // TestPrometheusRuleMatchesAlerts keeps the Operator's copy of the rules
 // equal to alerts.yaml.
 func TestPrometheusRuleMatchesAlerts(t *testing.T) {
+	t.Parallel()
 	var file struct {
 		Groups []any `json:"groups"`
 	}
@@ -202,6 +206,7 @@ func readYAML(t *testing.T, path string, into any) {
 // TestReadmeRBACMatchesClusterRole keeps the README's RBAC table generated
 // from clusterrole.yaml, the one source of truth.
 func TestReadmeRBACMatchesClusterRole(t *testing.T) {
+	t.Parallel()
 	var cr rbacv1.ClusterRole
 	readYAML(t, "clusterrole.yaml", &cr)
 	var b strings.Builder

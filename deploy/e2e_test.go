@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"net"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,11 +24,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sandscope/sandscope/actions/sweep"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/model"
@@ -187,7 +188,7 @@ func TestServeSaysWhichVerbIsMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	srv := serve.New(clients, serve.Options{AnalyzeEvery: time.Second, Log: log})
 	ctx, stop := context.WithCancel(kubetest.Context(t))
 	served := make(chan error, 1)
@@ -205,23 +206,6 @@ func TestServeSaysWhichVerbIsMissing(t *testing.T) {
 		l := log.String()
 		return strings.Contains(l, "refuses: forbidden: list batchsandboxes.sandbox.opensandbox.io in all namespaces (deploy/clusterrole.yaml grants it)"), l
 	})
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // ipBlock numbers the runs of the end-to-end test in this process (-count).
@@ -439,16 +423,14 @@ func get(u string) (int, string) {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, limit time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s; last: %s", what, limit, last)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, limit, true, func(context.Context) (bool, error) {
+		var ok bool
+		ok, last = cond()
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within %s; last: %s", what, limit, last)
 	}
 }
 
@@ -486,7 +468,7 @@ func (w logWriter) Write(p []byte) (int, error) {
 func TestServeCommandStopsOnSIGTERM(t *testing.T) {
 	c := kubetest.Get(t)
 	var out bytes.Buffer
-	errOut := &syncBuffer{}
+	errOut := &syncbuf.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- cli.Main([]string{"serve", "--kubeconfig", c.Kubeconfig, "-A", "--listen", "127.0.0.1:0", "--image-checks=off"},

@@ -44,6 +44,7 @@ var placeholder = regexp.MustCompile(`\{\{[A-Z0-9_]+\}\}`)
 // checksum and the kubectl-sandscope binary; the only placeholders are the
 // version and the checksums.
 func TestKrewManifest(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("krew/sandscope.yaml")
 	if err != nil {
 		t.Fatal(err)

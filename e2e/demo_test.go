@@ -29,12 +29,13 @@ func TestTUIDemoShell(t *testing.T) {
 	s.SendKeys("A")
 	s.WaitFor(`sort:age \(reversed\)`, 10*time.Second)
 	s.SendKeys("g")
-	time.Sleep(300 * time.Millisecond) // the cursor moves with the next frame
+	// The cursor mark (NO_COLOR) on the row under the column titles.
+	top := s.WaitFor(`(?m)SANDBOX .*\n›`, 10*time.Second)
 	// ENGINE is shown only when the terminal has room for it beside the rest.
 	row := regexp.MustCompile(`(?m)^ ?\S+\s+(\S+)\s+(?:(?:bsbx|agent|pod)\s+)?\S+\s+Running\s+OK\s+\S+\s+(\S+)`)
-	m := row.FindStringSubmatch(s.Capture())
+	m := row.FindStringSubmatch(top)
 	if m == nil {
-		t.Fatalf("the oldest sandbox is not Running and OK:\n%s", s.Capture())
+		t.Fatalf("the oldest sandbox is not Running and OK:\n%s", top)
 	}
 	sandbox, podCol := m[1], strings.TrimSuffix(m[2], "…")
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,6 +96,7 @@ type batchSandboxEvents struct {
 	body  io.ReadCloser
 	dec   *json.Decoder
 	lists *mem.StringLists
+	ev    wireWatchEvent // one for the stream: see Decode
 }
 
 func newBatchSandboxEvents(body io.ReadCloser, lists *mem.StringLists) *batchSandboxEvents {
@@ -112,8 +114,19 @@ type wireWatchEvent struct {
 // of the wrong type (the template is free-form in the CRD) and fails only on
 // malformed JSON or an event type it does not know.
 func (d *batchSandboxEvents) Decode() (watch.EventType, runtime.Object, error) {
-	var ev wireWatchEvent
-	err := d.dec.Decode(&ev)
+	// The stream decodes every event into the same struct, zeroed first (a
+	// decode into a non-nil slice would reuse the backing array a model
+	// object may hold), except the label and annotation maps, which are
+	// cleared and refilled instead of rebuilt for each event: toModel copies
+	// what it keeps of them. A fresh struct each time was a heap allocation
+	// of half a kilobyte per event, and the maps another two.
+	ev := &d.ev
+	labels, annotations := ev.Object.Metadata.Labels, ev.Object.Metadata.Annotations
+	clear(labels)
+	clear(annotations)
+	*ev = wireWatchEvent{}
+	ev.Object.Metadata.Labels, ev.Object.Metadata.Annotations = labels, annotations
+	err := d.dec.Decode(ev)
 	var typeErr *json.UnmarshalTypeError
 	if err != nil && !errors.As(err, &typeErr) {
 		return "", nil, err // io.EOF included: the stream watcher ends quietly on it
@@ -209,8 +222,8 @@ type wireMeta struct {
 	Generation        int64             `json:"generation"`
 	Labels            map[string]string `json:"labels"`
 	Annotations       map[string]string `json:"annotations"`
-	CreationTimestamp metav1.Time       `json:"creationTimestamp"`
-	DeletionTimestamp *metav1.Time      `json:"deletionTimestamp"`
+	CreationTimestamp wireMetaTime      `json:"creationTimestamp"`
+	DeletionTimestamp *wireMetaTime     `json:"deletionTimestamp"`
 	Finalizers        []string          `json:"finalizers"`
 	// A list's metadata.
 	Continue           string `json:"continue"`
@@ -276,6 +289,36 @@ func (t *wireTime) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// wireMetaTime reads a metav1.Time as metav1.Time.UnmarshalJSON does (RFC
+// 3339, in local time; null is zero), without first decoding the JSON
+// string through json.Unmarshal, which allocated a decoder's state for
+// every timestamp: a timestamp has nothing to unescape.
+type wireMetaTime struct{ metav1.Time }
+
+func (t *wireMetaTime) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		t.Time = metav1.Time{}
+		return nil
+	}
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return &json.UnmarshalTypeError{Value: "non-string", Type: reflect.TypeFor[metav1.Time]()}
+	}
+	pt, err := time.Parse(time.RFC3339, string(b[1:len(b)-1]))
+	if err != nil {
+		return err
+	}
+	t.Time = metav1.NewTime(pt.Local())
+	return nil
+}
+
+// metaTime is the time t holds, nil when t is.
+func (t *wireMetaTime) metaTime() *metav1.Time {
+	if t == nil {
+		return nil
+	}
+	return &t.Time
+}
+
 // toModel converts to the slim model form, parsing the engine's annotations.
 // Annotations are not kept, except the one that marks the end of a streamed
 // initial list on a bookmark: the reflector reads it from the object.
@@ -284,7 +327,7 @@ func (w *wireBatchSandbox) toModel(lists *mem.StringLists) *model.BatchSandbox {
 	b := &model.BatchSandbox{
 		ObjectMeta: model.ObjectMeta{
 			Name: m.Name, Namespace: mem.Intern(m.Namespace), UID: types.UID(m.UID),
-			CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
+			CreationTimestamp: m.CreationTimestamp.Time, DeletionTimestamp: m.DeletionTimestamp.metaTime(),
 			Finalizers: lists.Share(m.Finalizers), Labels: model.LabelsFrom(m.Labels, m.Name),
 		},
 		ResourceVersion: m.ResourceVersion,

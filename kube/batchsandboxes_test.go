@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +54,7 @@ const wireBSBX = `{
 // The decoder must give the model the BatchSandbox the stock path
 // (unstructured, then BatchSandboxFromUnstructured) makes of the same JSON.
 func TestBatchSandboxCodecMatchesDynamicPath(t *testing.T) {
+	t.Parallel()
 	docs := map[string]string{
 		"full":    wireBSBX,
 		"pooled":  `{"kind":"BatchSandbox","metadata":{"name":"p","namespace":"n","annotations":{"sandbox.opensandbox.io/alloc-status":"{\"pods\":[\"pool-a-1\",\"pool-a-2\"]}","sandbox.opensandbox.io/alloc-released":"{\"pods\":[\"pool-a-1\"]}"}},"spec":{"poolRef":"pool-a","replicas":1}}`,
@@ -109,6 +111,7 @@ func TestBatchSandboxCodecMatchesDynamicPath(t *testing.T) {
 // The initial-events-end annotation, which only a bookmark carries and only
 // the decoder reads, is left out (TestBatchSandboxCodecKeepsInitialEventsEnd).
 func TestBatchSandboxCodecRandomObjects(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 3000 {
 		doc, err := json.Marshal(randomBatchSandbox(r, i))
@@ -212,6 +215,7 @@ func randomBatchSandbox(r *rand.Rand, i int) map[string]any {
 // way through both decoders (TestBatchSandboxCodecMatchesDynamicPath); this
 // checks what they read.
 func TestBatchSandboxCodecTasks(t *testing.T) {
+	t.Parallel()
 	doc := `{"kind":"BatchSandbox","metadata":{"name":"t","namespace":"n","creationTimestamp":"2026-11-29T17:00:00Z"},
 	  "spec":{"poolRef":"pool-a","taskTemplate":{"spec":{"process":{"command":["python","-m","eval"],"args":["--fast"]}}}},
 	  "status":{"taskRunning":1,"taskSucceed":2,"taskFailed":3,"taskPending":4,"taskUnknown":5,
@@ -238,6 +242,7 @@ func TestBatchSandboxCodecTasks(t *testing.T) {
 }
 
 func TestBatchSandboxCodecFullObject(t *testing.T) {
+	t.Parallel()
 	obj, _, err := batchSandboxCodec{}.Decode([]byte(wireBSBX), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -254,6 +259,7 @@ func TestBatchSandboxCodecFullObject(t *testing.T) {
 }
 
 func TestBatchSandboxCodecList(t *testing.T) {
+	t.Parallel()
 	doc := `{"apiVersion":"sandbox.opensandbox.io/v1alpha1","kind":"BatchSandboxList",
 	  "metadata":{"resourceVersion":"900","continue":"tok","remainingItemCount":5},
 	  "items":[` + wireBSBX + `,{"metadata":{"name":"b","namespace":"n"}}]}`
@@ -281,6 +287,7 @@ func TestBatchSandboxCodecList(t *testing.T) {
 // Error responses and watch ERROR events carry a Status; client-go turns it
 // into a typed API error only if the decoder returns *metav1.Status.
 func TestBatchSandboxCodecStatus(t *testing.T) {
+	t.Parallel()
 	doc := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (900)","reason":"Expired","code":410}`
 	obj, _, err := batchSandboxCodec{}.Decode([]byte(doc), nil, &batchSandboxList{})
 	if err != nil {
@@ -295,6 +302,7 @@ func TestBatchSandboxCodecStatus(t *testing.T) {
 // The bookmark that ends a streamed initial list is recognised by the
 // reflector from an annotation, so that one annotation must survive.
 func TestBatchSandboxCodecKeepsInitialEventsEnd(t *testing.T) {
+	t.Parallel()
 	doc := `{"kind":"BatchSandbox","metadata":{"resourceVersion":"77","annotations":{"k8s.io/initial-events-end":"true"}}}`
 	obj, _, err := batchSandboxCodec{}.Decode([]byte(doc), nil, nil)
 	if err != nil {
@@ -307,6 +315,7 @@ func TestBatchSandboxCodecKeepsInitialEventsEnd(t *testing.T) {
 }
 
 func TestBatchSandboxCodecRejectsMalformedJSON(t *testing.T) {
+	t.Parallel()
 	_, _, err := batchSandboxCodec{}.Decode([]byte(`{"kind":"BatchSandbox","metadata":`), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "decoding a BatchSandbox") {
 		t.Fatalf("err = %v, want a decoding error", err)
@@ -314,6 +323,7 @@ func TestBatchSandboxCodecRejectsMalformedJSON(t *testing.T) {
 }
 
 func TestBatchSandboxDeepCopyObject(t *testing.T) {
+	t.Parallel()
 	obj, _, err := batchSandboxCodec{}.Decode([]byte(wireBSBX), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -333,6 +343,7 @@ func TestBatchSandboxDeepCopyObject(t *testing.T) {
 // A watch stream as the server sends it: events one after another, a
 // bookmark, an ERROR carrying a Status; each event is read whole.
 func TestBatchSandboxEvents(t *testing.T) {
+	t.Parallel()
 	compact := func(doc string) string {
 		var b bytes.Buffer
 		if err := json.Compact(&b, []byte(doc)); err != nil {
@@ -470,5 +481,42 @@ func BenchmarkBatchSandboxWatchDecode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A stream decodes every event into one struct: an object already handed on
+// keeps its own labels, task command, annotations' findings and deletion
+// time when the next event fills the struct again, and the next object
+// inherits none of them.
+func TestBatchSandboxEventsDoNotShareState(t *testing.T) {
+	stream := `{"type":"ADDED","object":{"kind":"BatchSandbox","metadata":{"name":"a","labels":{"team":"red","x":"1"},` +
+		`"deletionTimestamp":"2026-01-02T03:04:05Z","annotations":{"sandbox.opensandbox.io/endpoints":"[\"10.0.0.1\"]"}},` +
+		`"spec":{"taskTemplate":{"spec":{"process":{"command":["run","a"],"args":["--x"]}}}}}}` + "\n" +
+		`{"type":"ADDED","object":{"kind":"BatchSandbox","metadata":{"name":"b","labels":{"team":"blue"}},` +
+		`"spec":{"taskTemplate":{"spec":{"process":{"command":["other"]}}}}}}`
+	d := newBatchSandboxEvents(io.NopCloser(strings.NewReader(stream)), mem.NewStringLists())
+	_, first, err := d.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, second, err := d.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := first.(*model.BatchSandbox), second.(*model.BatchSandbox)
+	if got := a.Labels.String(); got != "team=red,x=1" {
+		t.Errorf("a's labels after the next event: %q", got)
+	}
+	if task := a.Task(); task == nil || !slices.Equal(task.Command, []string{"run", "a", "--x"}) {
+		t.Errorf("a's task after the next event: %+v", task)
+	}
+	if len(a.Endpoints) != 1 || a.DeletionTimestamp == nil || !a.DeletionTimestamp.Time.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) {
+		t.Errorf("a's endpoints %v, deletion %v after the next event", a.Endpoints, a.DeletionTimestamp)
+	}
+	if got := b.Labels.String(); got != "team=blue" || len(b.Endpoints) != 0 || b.DeletionTimestamp != nil {
+		t.Errorf("b has labels %q, endpoints %v, deletion %v: want only its own", got, b.Endpoints, b.DeletionTimestamp)
+	}
+	if task := b.Task(); task == nil || !slices.Equal(task.Command, []string{"other"}) {
+		t.Errorf("b's task: %+v", task)
 	}
 }

@@ -58,7 +58,10 @@ type ConnectError struct {
 	// Local: the configuration itself is wrong or missing (no kubeconfig,
 	// no such context, no cluster): retrying cannot help.
 	Local bool
-	Err   error
+	// Denied: the server answered and refused the credentials (401) or the
+	// access (403): retrying cannot help until they change.
+	Denied bool
+	Err    error
 }
 
 func (e *ConnectError) Error() string {
@@ -252,9 +255,9 @@ func (c *Clients) classify(ctx context.Context, err error) error {
 	var urlErr *url.Error
 	switch {
 	case apierrors.IsUnauthorized(err):
-		ce.Reason, ce.Err = "credentials refused (401 Unauthorized)", nil
+		ce.Reason, ce.Err, ce.Denied = "credentials refused (401 Unauthorized)", nil, true
 	case apierrors.IsForbidden(err):
-		ce.Reason = "access forbidden"
+		ce.Reason, ce.Denied = "access forbidden", true
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		ce.Reason, ce.Err = fmt.Sprintf("cluster did not answer within %s", c.RequestTimeout), nil
 	case errors.As(err, &urlErr):

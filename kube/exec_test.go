@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/kube/testkubelet"
@@ -53,27 +54,10 @@ func (e *execEnv) pod(name, ip string) *corev1.Pod {
 	return e.kl.SetRunning(e.ns, name, ip)
 }
 
-type lockedBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestPodExecStdoutAndExitCode(t *testing.T) {
 	e := newExecEnv(t, testkubelet.ShellExec)
 	p := e.pod("web", "127.78.0.2")
-	var out, errOut lockedBuf
+	var out, errOut syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := e.clients.PodExec(ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "web", Container: "sandbox",
@@ -103,7 +87,7 @@ func TestPodExecErrorsBeforeTheStreamAreNotStarted(t *testing.T) {
 		"bad container": {Namespace: e.ns, Pod: "on-node", Container: "nope"},
 	}
 	for name, o := range cases {
-		o.Command, o.Stdout = []string{"true"}, &lockedBuf{}
+		o.Command, o.Stdout = []string{"true"}, &syncbuf.Buffer{}
 		err := e.clients.PodExec(ctx, o)
 		var ee *kube.ExecError
 		if !errors.As(err, &ee) || !ee.NotStarted || ee.HasExitCode {
@@ -111,7 +95,7 @@ func TestPodExecErrorsBeforeTheStreamAreNotStarted(t *testing.T) {
 		}
 	}
 	e.kubelet.Close() // node down
-	err := e.clients.PodExec(ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "on-node", Container: "sandbox", Command: []string{"true"}, Stdout: &lockedBuf{}})
+	err := e.clients.PodExec(ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "on-node", Container: "sandbox", Command: []string{"true"}, Stdout: &syncbuf.Buffer{}})
 	var ee *kube.ExecError
 	if !errors.As(err, &ee) || !ee.NotStarted {
 		t.Errorf("node down: %v", err)
@@ -122,20 +106,19 @@ func TestPodExecErrorsBeforeTheStreamAreNotStarted(t *testing.T) {
 // for: when the kubelet leg dies mid-command, PodExec returns nil.
 func TestPodExecNodeDiesMidStreamReturnsNil(t *testing.T) {
 	started := make(chan struct{}, 1)
-	e := newExecEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
-		fmt.Fprintln(req.Stdout, "working")
-		started <- struct{}{}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Second):
-		}
-		return nil
-	})
+	e := newExecEnv(t, testkubelet.DiesMidCommand(started))
 	e.pod("dies", "127.78.0.4")
-	go func() { <-started; time.Sleep(100 * time.Millisecond); e.kubelet.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var out lockedBuf
+	var out syncbuf.Buffer
+	go func() {
+		// The node dies once the command's first output reached the client.
+		<-started
+		_ = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			return out.String() != "", nil
+		})
+		e.kubelet.Close()
+	}()
 	err := e.clients.PodExec(ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "dies", Container: "sandbox", Command: []string{"sleep", "10"}, Stdout: &out})
 	if err != nil {
 		t.Logf("client-go now reports the broken leg: %v (the end marker still decides)", err)

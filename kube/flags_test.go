@@ -42,6 +42,7 @@ func parseConfigFlags(t *testing.T, args ...string) *ConfigFlags {
 // default; --context, -n and -s override it; WithContext changes only the
 // copy.
 func TestConfigFlagsResolveLikeKubectl(t *testing.T) {
+	t.Parallel()
 	path := writeKubeconfig(t)
 
 	def := parseConfigFlags(t, "--kubeconfig", path)
@@ -91,6 +92,7 @@ func TestConfigFlagsResolveLikeKubectl(t *testing.T) {
 
 // A context the kubeconfig does not have is an error, not a silent default.
 func TestConfigFlagsUnknownContext(t *testing.T) {
+	t.Parallel()
 	f := parseConfigFlags(t, "--kubeconfig", writeKubeconfig(t), "--context", "nope")
 	if _, err := f.ToRESTConfig(); err == nil {
 		t.Fatal("ToRESTConfig with --context nope: no error")

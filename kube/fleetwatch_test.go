@@ -26,6 +26,7 @@ func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 // events, and a re-list that no longer has a Pod: with no cache of its own,
 // the watch must learn from the fleet which Pods to delete.
 func TestFleetWatchRelistDeletes(t *testing.T) {
+	t.Parallel()
 	pod := func(name, ip string) *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)},
@@ -103,6 +104,7 @@ func TestFleetWatchRelistDeletes(t *testing.T) {
 // list and watch requests reach onWatchError through reportingListWatch,
 // which keeps the inner ListerWatcher's answer about streamed lists.
 func TestFleetWatchReportsRequestErrors(t *testing.T) {
+	t.Parallel()
 	forbidden := apierrors.NewForbidden(corev1.Resource("pods"), "", nil)
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) { return nil, forbidden },

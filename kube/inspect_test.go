@@ -66,14 +66,22 @@ func TestInspectorYAML(t *testing.T) {
 	}
 }
 
-func TestInspectorEvents(t *testing.T) {
-	c, ns, in, sb := inspectFixture(t)
+// backOffEvents records the kubelet's BackOff Event on sbx-i-0 and reads
+// sb's Events back through in.
+func backOffEvents(t *testing.T, c *kubetest.Cluster, ns string, in *kube.Inspector, sb *model.Sandbox) []corev1.Event {
+	t.Helper()
 	now := time.Now()
 	c.Kubelet(t).Event(ns, "sbx-i-0", "Warning", "BackOff", "Back-off restarting failed container", now, now, 3)
 	evs, err := in.Events(kubetest.Context(t), sb)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return evs
+}
+
+func TestInspectorEvents(t *testing.T) {
+	c, ns, in, sb := inspectFixture(t)
+	evs := backOffEvents(t, c, ns, in, sb)
 	found := false
 	for _, e := range evs {
 		found = found || (e.Reason == "BackOff" && e.InvolvedObject.Name == "sbx-i-0")
@@ -177,12 +185,7 @@ func TestInspectorEventsFloodKeepsNewest(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	c.Kubelet(t).Event(ns, "sbx-i-0", "Warning", "BackOff", "Back-off restarting failed container", now, now, 3)
-	evs, err := in.Events(kubetest.Context(t), sb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := backOffEvents(t, c, ns, in, sb)
 	found := false
 	for _, e := range evs {
 		found = found || e.Reason == "BackOff"

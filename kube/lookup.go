@@ -275,18 +275,16 @@ func (l *lookup) batchSandboxes(ctx context.Context, ns, name string) error {
 // the names <name>-<i> the engine gives them), or the pooled ones its
 // alloc-status lists, with whoever holds those now.
 func (l *lookup) batchPods(ctx context.Context, b *model.BatchSandbox) error {
-	pods := l.c.Kube.CoreV1().Pods(b.Namespace)
 	if alloc := b.AllocatedPods(); b.PoolRef() != "" || len(alloc) > 0 {
 		unlabelled := false
 		for _, name := range alloc {
-			p, err := pods.Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
+			p, err := l.readPod(ctx, b.Namespace, name)
+			if err != nil {
+				return err
+			}
+			if p == nil {
 				continue
 			}
-			if err != nil {
-				return fmt.Errorf("reading pod %s/%s: %w", b.Namespace, name, err)
-			}
-			l.addPod(p)
 			switch owner := p.Labels[osv1.LabelBatchSandboxName]; owner {
 			case "":
 				unlabelled = true
@@ -317,16 +315,25 @@ func (l *lookup) batchPods(ctx context.Context, b *model.BatchSandbox) error {
 		if l.hasPod(b.Namespace, name) {
 			continue
 		}
-		p, err := pods.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
+		if _, err := l.readPod(ctx, b.Namespace, name); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("reading pod %s/%s: %w", b.Namespace, name, err)
-		}
-		l.addPod(p)
 	}
 	return nil
+}
+
+// readPod reads Pod ns/name into the lookup and returns it: nil, and
+// nothing read, when there is no such Pod.
+func (l *lookup) readPod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	p, err := l.c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading pod %s/%s: %w", ns, name, err)
+	}
+	l.addPod(p)
+	return p, nil
 }
 
 // batchObject reads one BatchSandbox, without its Pods.
@@ -420,13 +427,8 @@ func (l *lookup) agentSandboxes(ctx context.Context, ns, name string) error {
 			}
 			continue
 		}
-		p, err := l.c.Kube.CoreV1().Pods(a.Namespace).Get(ctx, a.Name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return fmt.Errorf("reading pod %s/%s: %w", a.Namespace, a.Name, err)
-		default:
-			l.addPod(p)
+		if _, err := l.readPod(ctx, a.Namespace, a.Name); err != nil {
+			return err
 		}
 	}
 	return nil

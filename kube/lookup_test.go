@@ -30,6 +30,19 @@ func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	})
 }
 
+// loggedClients are clients for ns that record their requests in log.
+func loggedClients(t *testing.T, cfg *rest.Config, ns string) (_ *kube.Clients, log *requestLog) {
+	t.Helper()
+	log = &requestLog{}
+	cfg = rest.CopyConfig(cfg)
+	cfg.WrapTransport = log.wrap
+	clients, err := kube.NewClients(cfg, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clients, log
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
@@ -59,13 +72,7 @@ func TestLookupSandboxIsTargeted(t *testing.T) {
 	kl.CreatePod(other, kubetest.SandboxPod("taker", ""))
 	kl.SetRunning(other, "taker", "10.250.13.77")
 
-	var log requestLog
-	cfg := rest.CopyConfig(c.Config)
-	cfg.WrapTransport = log.wrap
-	clients, err := kube.NewClients(cfg, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clients, log := loggedClients(t, c.Config, ns)
 	for _, searchNS := range []string{ns, ""} {
 		log.urls = nil
 		snap, err := clients.LookupSandbox(kubetest.Context(t), "sbx-a", kube.LookupOptions{Namespace: searchNS})
@@ -116,13 +123,7 @@ func TestLookupHealthySandboxListsNoHolders(t *testing.T) {
 	kl.SetRunning(ns, "sbx-h-0", "10.250.13.88")
 	ct.SetEndpoints(ns, "sbx-h", "10.250.13.88")
 
-	var log requestLog
-	cfg := rest.CopyConfig(c.Config)
-	cfg.WrapTransport = log.wrap
-	clients, err := kube.NewClients(cfg, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clients, log := loggedClients(t, c.Config, ns)
 	snap, err := clients.LookupSandbox(kubetest.Context(t), "sbx-h", kube.LookupOptions{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)

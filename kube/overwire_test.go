@@ -26,6 +26,7 @@ import (
 // their times to what it keeps: the simulator's Pods and BatchSandboxes,
 // listed and then watched.
 func TestOverWireMatchesStockConverters(t *testing.T) {
+	t.Parallel()
 	kc := kubefake.NewSimpleClientset()
 	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{sim.BatchSandboxGVR: "BatchSandboxList"})

@@ -21,15 +21,10 @@ import (
 // watch expects of every event), the initial-events-end bookmark with its
 // annotation, an ERROR as its Status, and the end of the stream as io.EOF.
 func TestPodEventsDecodeAServerStream(t *testing.T) {
+	t.Parallel()
 	info := protobufInfo(t)
-	pods := simulatorCorePods(t, 2)
-	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "4009999",
-		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
-	gone := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
-	stream := encodeWatchStream(t, info, []watch.Event{
-		{Type: watch.Added, Object: pods[0]}, {Type: watch.Modified, Object: pods[1]}, {Type: watch.Deleted, Object: pods[0]},
-		{Type: watch.Bookmark, Object: bookmark}, {Type: watch.Error, Object: gone},
-	})
+	pods, evs := serverWatchEvents(t)
+	stream := encodeWatchStream(t, info, evs)
 
 	events := newPodEvents(io.NopCloser(bytes.NewReader(stream)), mem.NewStringLists())
 	defer events.Close()
@@ -77,6 +72,7 @@ func TestPodEventsDecodeAServerStream(t *testing.T) {
 // A watch frame that is not a Pod event is an error for the stream watcher
 // to report, not a panic or a silently dropped event.
 func TestPodEventsRejectOtherObjects(t *testing.T) {
+	t.Parallel()
 	info := protobufInfo(t)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", ResourceVersion: "5"}}
 	stream := encodeWatchStream(t, info, []watch.Event{{Type: watch.Added, Object: node}})
@@ -89,6 +85,7 @@ func TestPodEventsRejectOtherObjects(t *testing.T) {
 // The Pod client's codec reads a PodList into the reflector's list type and
 // a Status (an error response) as a Status.
 func TestPodCodecListAndStatus(t *testing.T) {
+	t.Parallel()
 	info := protobufInfo(t)
 	var list corev1.PodList
 	for _, p := range simulatorCorePods(t, 3) {

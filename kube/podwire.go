@@ -155,21 +155,17 @@ func decodeEnvelope(data []byte) (apiVersion, kind string, raw []byte, err error
 		return "", "", nil, errors.New("decoding a protobuf envelope: empty body")
 	}
 	var av, k []byte
-	r := fieldReader{msg: body}
-	var f field
-	for r.next(&f) {
+	err = eachField(body, func(f field) (err error) {
 		switch f.num {
 		case unknownTypeMeta:
 			err = f.message("typeMeta", func(b []byte) error { return decodeTypeMeta(b, &av, &k) })
 		case unknownRaw:
 			raw, err = f.bytes()
 		}
-		if err != nil {
-			return "", "", nil, fmt.Errorf("decoding a protobuf envelope: %w", err)
-		}
-	}
-	if r.err != nil {
-		return "", "", nil, fmt.Errorf("decoding a protobuf envelope: %w", r.err)
+		return err
+	})
+	if err != nil {
+		return "", "", nil, fmt.Errorf("decoding a protobuf envelope: %w", err)
 	}
 	// Interned: a stream repeats a handful of them, and they must not
 	// alias data.
@@ -177,21 +173,15 @@ func decodeEnvelope(data []byte) (apiVersion, kind string, raw []byte, err error
 }
 
 func decodeTypeMeta(b []byte, apiVersion, kind *[]byte) error {
-	r := fieldReader{msg: b}
-	var f field
-	var err error
-	for r.next(&f) {
+	return eachField(b, func(f field) (err error) {
 		switch f.num {
 		case typeMetaAPIVersion:
 			*apiVersion, err = f.bytes()
 		case typeMetaKind:
 			*kind, err = f.bytes()
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return r.err
+		return err
+	})
 }
 
 // decodeWatchEvent reads one frame of a protobuf watch stream (the frame's
@@ -214,21 +204,17 @@ func decodeWatchEvent(frame []byte) (eventType string, objectEnvelope []byte, er
 		}
 	}
 	var typ []byte
-	r := fieldReader{msg: msg}
-	var f field
-	for r.next(&f) {
+	err = eachField(msg, func(f field) (err error) {
 		switch f.num {
 		case watchEventType:
 			typ, err = f.bytes()
 		case watchEventObject:
 			err = f.message("object", func(b []byte) error { return decodeRawExtension(b, &objectEnvelope) })
 		}
-		if err != nil {
-			return "", nil, fmt.Errorf("decoding a watch event: %w", err)
-		}
-	}
-	if r.err != nil {
-		return "", nil, fmt.Errorf("decoding a watch event: %w", r.err)
+		return err
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("decoding a watch event: %w", err)
 	}
 	t, ok := knownEventType(typ)
 	if !ok {
@@ -249,17 +235,12 @@ func knownEventType(b []byte) (string, bool) {
 }
 
 func decodeRawExtension(b []byte, raw *[]byte) error {
-	r := fieldReader{msg: b}
-	var f field
-	var err error
-	for r.next(&f) {
+	return eachField(b, func(f field) (err error) {
 		if f.num == rawExtensionRaw {
-			if *raw, err = f.bytes(); err != nil {
-				return err
-			}
+			*raw, err = f.bytes()
 		}
-	}
-	return r.err
+		return err
+	})
 }
 
 // decodePodList reads a PodList message (the raw of its envelope) into
@@ -270,10 +251,7 @@ func decodeRawExtension(b []byte, raw *[]byte) error {
 func decodePodList(data []byte, lists *mem.StringLists) ([]*model.Pod, metav1.ListMeta, error) {
 	var meta metav1.ListMeta
 	n := 0
-	r := fieldReader{msg: data}
-	var f field
-	for r.next(&f) {
-		var err error
+	err := eachField(data, func(f field) (err error) {
 		switch f.num {
 		case podListMetadata:
 			// Merged into meta, as the generated decoder does.
@@ -284,26 +262,27 @@ func decodePodList(data []byte, lists *mem.StringLists) ([]*model.Pod, metav1.Li
 			}
 			n++
 		}
-		if err != nil {
-			return nil, metav1.ListMeta{}, fmt.Errorf("decoding a PodList: %w", err)
-		}
-	}
-	if r.err != nil {
-		return nil, metav1.ListMeta{}, fmt.Errorf("decoding a PodList: %w", r.err)
+		return err
+	})
+	if err != nil {
+		return nil, metav1.ListMeta{}, fmt.Errorf("decoding a PodList: %w", err)
 	}
 	// Counted first, so the items are allocated at their final size. The
 	// second reading cannot fail where the first did not.
 	items := make([]*model.Pod, 0, n)
-	r = fieldReader{msg: data}
-	for r.next(&f) {
+	err = eachField(data, func(f field) error {
 		if f.num != podListItems {
-			continue
+			return nil
 		}
 		p, _, err := decodePodMessage(f.b, lists)
 		if err != nil {
-			return nil, metav1.ListMeta{}, fmt.Errorf("decoding a PodList: items[%d]: %w", len(items), err)
+			return fmt.Errorf("items[%d]: %w", len(items), err)
 		}
 		items = append(items, p)
+		return nil
+	})
+	if err != nil {
+		return nil, metav1.ListMeta{}, fmt.Errorf("decoding a PodList: %w", err)
 	}
 	return items, meta, nil
 }
@@ -324,10 +303,7 @@ func decodePod(data []byte, lists *mem.StringLists) (*model.Pod, string, error) 
 // callers that do not keep it.
 func decodePodMessage(data []byte, lists *mem.StringLists) (*model.Pod, []byte, error) {
 	w := podWire{lists: lists}
-	r := fieldReader{msg: data}
-	var f field
-	for r.next(&f) {
-		var err error
+	err := eachField(data, func(f field) (err error) {
 		switch f.num {
 		case podMetadata:
 			err = f.message("metadata", w.readMeta)
@@ -336,12 +312,10 @@ func decodePodMessage(data []byte, lists *mem.StringLists) (*model.Pod, []byte, 
 		case podStatus:
 			err = f.message("status", w.readStatus)
 		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("decoding a Pod: %w", err)
-		}
-	}
-	if r.err != nil {
-		return nil, nil, fmt.Errorf("decoding a Pod: %w", r.err)
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("decoding a Pod: %w", err)
 	}
 	p, err := w.build()
 	if err != nil {
@@ -397,10 +371,7 @@ func (o optionalInt64) ptr() *int64 {
 }
 
 func (w *podWire) readMeta(b []byte) error {
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
-		var err error
+	return eachField(b, func(f field) (err error) {
 		switch f.num {
 		case metaName:
 			w.name, err = f.bytes()
@@ -426,18 +397,12 @@ func (w *podWire) readMeta(b []byte) error {
 		case metaFinalizers:
 			err = f.repeated(&w.finalizers)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return r.err
+		return err
+	})
 }
 
 func (w *podWire) readSpec(b []byte) error {
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
-		var err error
+	return eachField(b, func(f field) (err error) {
 		switch f.num {
 		case specContainers:
 			err = f.repeated(&w.containers)
@@ -450,18 +415,12 @@ func (w *podWire) readSpec(b []byte) error {
 		case specHostNetwork:
 			w.hostNetwork, err = f.bool()
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return r.err
+		return err
+	})
 }
 
 func (w *podWire) readStatus(b []byte) error {
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
-		var err error
+	return eachField(b, func(f field) (err error) {
 		switch f.num {
 		case statusPhase:
 			w.phase, err = f.bytes()
@@ -485,11 +444,8 @@ func (w *podWire) readStatus(b []byte) error {
 		case statusPodIPs:
 			err = f.repeated(&w.podIPs)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return r.err
+		return err
+	})
 }
 
 // build makes the model.Pod, as SlimPodSharing does (model/pod.go): the
@@ -564,16 +520,7 @@ func (w *podWire) build() (*model.Pod, error) {
 // containerStatuses decodes every status of l (slimStatuses keeps them all).
 // Errors start with the index, for the caller to prefix the field's name.
 func (w *podWire) containerStatuses(l *rawList) ([]model.ContainerStatus, error) {
-	if l.len() == 0 {
-		return nil, nil
-	}
-	out := make([]model.ContainerStatus, l.len())
-	for i := range out {
-		if err := decodeContainerStatus(l.at(i), &out[i]); err != nil {
-			return nil, fmt.Errorf("[%d]: %w", i, err)
-		}
-	}
-	return out, nil
+	return decodeEach(l, decodeContainerStatus)
 }
 
 // decodeContainerStatus fills s, as slimStatuses makes one of a
@@ -581,10 +528,7 @@ func (w *podWire) containerStatuses(l *rawList) ([]model.ContainerStatus, error)
 // state only the termination.
 func decodeContainerStatus(b []byte, s *model.ContainerStatus) error {
 	var name, image, imageID []byte
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
-		var err error
+	err := eachField(b, func(f field) (err error) {
 		switch f.num {
 		case cstatusName:
 			name, err = f.bytes()
@@ -603,12 +547,10 @@ func decodeContainerStatus(b []byte, s *model.ContainerStatus) error {
 		case cstatusImageID:
 			imageID, err = f.bytes()
 		}
-		if err != nil {
-			return err
-		}
-	}
-	if r.err != nil {
-		return r.err
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	s.Name, s.Image, s.ImageID = internBytes(name), internBytes(image), internBytes(imageID)
 	return nil
@@ -618,45 +560,30 @@ func decodeContainerStatus(b []byte, s *model.ContainerStatus) error {
 // only (TerminationState keeps no more), merging into *t as the generated
 // decoder merges repeated occurrences.
 func decodeLastTermination(b []byte, t **corev1.ContainerStateTerminated) error {
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
+	return eachField(b, func(f field) error {
 		if f.num != stateTerminated {
-			continue
+			return nil
 		}
 		if *t == nil {
 			*t = &corev1.ContainerStateTerminated{}
 		}
-		if err := f.message("terminated", (*t).Unmarshal); err != nil {
-			return err
-		}
-	}
-	return r.err
+		return f.message("terminated", (*t).Unmarshal)
+	})
 }
 
 // slimContainers decodes the spec's containers as model.slimContainers
 // keeps them: a memory limit only for a container that ended.
 func (w *podWire) slimContainers(statuses []model.ContainerStatus) ([]model.Container, error) {
-	if w.containers.len() == 0 {
-		return nil, nil
-	}
-	out := make([]model.Container, w.containers.len())
-	for i := range out {
-		if err := w.decodeContainer(w.containers.at(i), statuses, &out[i]); err != nil {
-			return nil, fmt.Errorf("[%d]: %w", i, err)
-		}
-	}
-	return out, nil
+	return decodeEach(&w.containers, func(b []byte, c *model.Container) error {
+		return w.decodeContainer(b, statuses, c)
+	})
 }
 
 func (w *podWire) decodeContainer(b []byte, statuses []model.ContainerStatus, c *model.Container) error {
 	var name, image []byte
 	var command, args rawList
 	var memory memoryLimit
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
-		var err error
+	err := eachField(b, func(f field) (err error) {
 		switch f.num {
 		case containerName:
 			name, err = f.bytes()
@@ -674,12 +601,10 @@ func (w *podWire) decodeContainer(b []byte, statuses []model.ContainerStatus, c 
 			}
 			err = f.message("livenessProbe", c.LivenessProbe.Unmarshal)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	if r.err != nil {
-		return r.err
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	c.Name, c.Image = internBytes(name), internBytes(image)
 	c.Command, c.Args = shareStrings(w.lists, &command), shareStrings(w.lists, &args)
@@ -717,11 +642,9 @@ type memoryLimit struct {
 
 // read reads one ResourceRequirements message.
 func (m *memoryLimit) read(b []byte) error {
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
+	return eachField(b, func(f field) error {
 		if f.num != resourcesLimits {
-			continue
+			return nil
 		}
 		var key, value []byte
 		if err := f.message("limits", func(b []byte) error { return decodeMapEntry(b, &key, &value) }); err != nil {
@@ -730,29 +653,23 @@ func (m *memoryLimit) read(b []byte) error {
 		if string(key) == string(corev1.ResourceMemory) {
 			m.set, m.value = true, value
 		}
-	}
-	return r.err
+		return nil
+	})
 }
 
 // decodeMapEntry reads one entry of a map field whose values are strings or
 // messages: a missing key or value stays nil, a repeated one replaces the
 // earlier, as in the generated decoders.
 func decodeMapEntry(b []byte, key, value *[]byte) error {
-	r := fieldReader{msg: b}
-	var f field
-	var err error
-	for r.next(&f) {
+	return eachField(b, func(f field) (err error) {
 		switch f.num {
 		case mapEntryKey:
 			*key, err = f.bytes()
 		case mapEntryValue:
 			*value, err = f.bytes()
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return r.err
+		return err
+	})
 }
 
 // slimInitStatuses is model.slimInitStatuses: nil once every init container
@@ -783,10 +700,7 @@ func initCompleted(b []byte) (bool, error) {
 		return readExitCode(b, &exitCode)
 	}
 	readState := func(b []byte) error { return forMessages(b, stateTerminated, "terminated", readTerminated) }
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
-		var err error
+	err := eachField(b, func(f field) (err error) {
 		switch f.num {
 		case cstatusRestartCount:
 			var v uint64
@@ -795,43 +709,36 @@ func initCompleted(b []byte) (bool, error) {
 		case cstatusState:
 			err = f.message("state", readState)
 		}
-		if err != nil {
-			return false, err
-		}
-	}
-	if r.err != nil {
-		return false, r.err
+		return err
+	})
+	if err != nil {
+		return false, err
 	}
 	return terminated && exitCode == 0 && restarts == 0, nil
 }
 
 func readExitCode(b []byte, exitCode *int32) error {
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
-		if f.num == terminatedExitCode {
-			v, err := f.varint()
-			if err != nil {
-				return err
-			}
-			*exitCode = int32(v)
+	return eachField(b, func(f field) error {
+		if f.num != terminatedExitCode {
+			return nil
 		}
-	}
-	return r.err
+		v, err := f.varint()
+		if err != nil {
+			return err
+		}
+		*exitCode = int32(v)
+		return nil
+	})
 }
 
 // forMessages calls fn with every message of field num (named name) in b.
 func forMessages(b []byte, num protowire.Number, name string, fn func([]byte) error) error {
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
-		if f.num == num {
-			if err := f.message(name, fn); err != nil {
-				return err
-			}
+	return eachField(b, func(f field) error {
+		if f.num != num {
+			return nil
 		}
-	}
-	return r.err
+		return f.message(name, fn)
+	})
 }
 
 // slimConditions is model.slimConditions: the kept conditions are counted
@@ -869,22 +776,17 @@ func (w *podWire) slimConditions() ([]model.PodCondition, error) {
 // DisruptionTarget, and PodScheduled when not True.
 func keepCondition(b []byte) (bool, error) {
 	var typ, status []byte
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
-		var err error
+	err := eachField(b, func(f field) (err error) {
 		switch f.num {
 		case conditionType:
 			typ, err = f.bytes()
 		case conditionStatus:
 			status, err = f.bytes()
 		}
-		if err != nil {
-			return false, err
-		}
-	}
-	if r.err != nil {
-		return false, r.err
+		return err
+	})
+	if err != nil {
+		return false, err
 	}
 	switch {
 	case string(typ) == string(corev1.PodReady), string(typ) == string(corev1.DisruptionTarget):
@@ -898,10 +800,7 @@ func keepCondition(b []byte) (bool, error) {
 func decodeCondition(b []byte) (model.PodCondition, error) {
 	var c model.PodCondition
 	var typ, status, reason, message []byte
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
-		var err error
+	err := eachField(b, func(f field) (err error) {
 		switch f.num {
 		case conditionType:
 			typ, err = f.bytes()
@@ -914,12 +813,10 @@ func decodeCondition(b []byte) (model.PodCondition, error) {
 		case conditionMessage:
 			message, err = f.bytes()
 		}
-		if err != nil {
-			return model.PodCondition{}, err
-		}
-	}
-	if r.err != nil {
-		return model.PodCondition{}, r.err
+		return err
+	})
+	if err != nil {
+		return model.PodCondition{}, err
 	}
 	c.Type, c.Status = corev1.PodConditionType(internBytes(typ)), corev1.ConditionStatus(internBytes(status))
 	c.Reason, c.Message = internBytes(reason), string(message)
@@ -942,44 +839,30 @@ func (w *podWire) slimPodIPs() ([]corev1.PodIP, error) {
 			return nil, nil
 		}
 	}
-	out := make([]corev1.PodIP, n)
-	for i := range out {
-		if err := out[i].Unmarshal(w.podIPs.at(i)); err != nil {
-			return nil, fmt.Errorf("[%d]: %w", i, err)
-		}
-	}
-	return out, nil
+	return decodeEach(&w.podIPs, func(b []byte, ip *corev1.PodIP) error { return ip.Unmarshal(b) })
 }
 
 // podIPOf reads a PodIP's ip without copying it.
 func podIPOf(b []byte) ([]byte, error) {
 	var ip []byte
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
+	err := eachField(b, func(f field) (err error) {
 		if f.num == podIPIP {
-			var err error
-			if ip, err = f.bytes(); err != nil {
-				return nil, err
-			}
+			ip, err = f.bytes()
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return ip, r.err
+	return ip, nil
 }
 
 // ownerRefs is model.ownerRefsOf: kind and apiVersion interned, the name
 // copied, or shared with podName (the Pod's own name) when it begins it.
 func (w *podWire) ownerRefs(podName string) ([]model.OwnerReference, error) {
-	if w.owners.len() == 0 {
-		return nil, nil
-	}
-	out := make([]model.OwnerReference, w.owners.len())
-	for i := range out {
-		if err := decodeOwnerRef(w.owners.at(i), podName, &out[i]); err != nil {
-			return nil, fmt.Errorf("[%d]: %w", i, err)
-		}
-	}
-	return out, nil
+	return decodeEach(&w.owners, func(b []byte, o *model.OwnerReference) error {
+		return decodeOwnerRef(b, podName, o)
+	})
 }
 
 // decodeOwnerRef reads one owner reference. Controllers name their Pods
@@ -989,10 +872,7 @@ func (w *podWire) ownerRefs(podName string) ([]model.OwnerReference, error) {
 // substring keeps all of podName alive, which the Pod does anyway.
 func decodeOwnerRef(b []byte, podName string, o *model.OwnerReference) error {
 	var apiVersion, kind, name []byte
-	r := fieldReader{msg: b}
-	var f field
-	for r.next(&f) {
-		var err error
+	err := eachField(b, func(f field) (err error) {
 		switch f.num {
 		case ownerAPIVersion:
 			apiVersion, err = f.bytes()
@@ -1001,12 +881,10 @@ func decodeOwnerRef(b []byte, podName string, o *model.OwnerReference) error {
 		case ownerName:
 			name, err = f.bytes()
 		}
-		if err != nil {
-			return err
-		}
-	}
-	if r.err != nil {
-		return r.err
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	var ownerName string
 	if strings.HasPrefix(podName, viewString(name)) {
@@ -1089,6 +967,22 @@ func (l *rawList) add(b []byte) {
 
 func (l *rawList) len() int { return l.n }
 
+// decodeEach decodes every message of l into a slice of l's length (nil
+// when l is empty, as the generated decoder leaves an absent field).
+// Errors start with the index, for the caller to prefix the field's name.
+func decodeEach[T any](l *rawList, decode func(b []byte, v *T) error) ([]T, error) {
+	if l.len() == 0 {
+		return nil, nil
+	}
+	out := make([]T, l.len())
+	for i := range out {
+		if err := decode(l.at(i), &out[i]); err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
 func (l *rawList) at(i int) []byte {
 	if i < len(l.first) {
 		return l.first[i]
@@ -1112,6 +1006,20 @@ type field struct {
 type fieldReader struct {
 	msg []byte
 	err error
+}
+
+// eachField calls fn with every field of msg in wire order, and returns
+// the first error fn returns or the one the message's own framing makes.
+// The field is passed by value so that it stays on the caller's stack.
+func eachField(msg []byte, fn func(f field) error) error {
+	r := fieldReader{msg: msg}
+	var f field
+	for r.next(&f) {
+		if err := fn(f); err != nil {
+			return err
+		}
+	}
+	return r.err
 }
 
 // next reads the next field into f, false at the end of the message or on

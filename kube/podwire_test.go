@@ -37,6 +37,7 @@ const randomPodCases = 3000
 // that the generated decoder and SlimPodSharing make, with and without
 // shared string lists.
 func TestPodWireRandomPods(t *testing.T) {
+	t.Parallel()
 	f := podFiller(1)
 	lists := mem.NewStringLists()
 	seen := map[string]int{}
@@ -141,6 +142,7 @@ func tallyCases(seen map[string]int, pod *corev1.Pod, slim *model.Pod) {
 // them, and so must decodePod: every field the decoder reads then occurs
 // twice, in every combination of set and unset.
 func TestPodWireMergedPods(t *testing.T) {
+	t.Parallel()
 	f := podFiller(2)
 	lists := mem.NewStringLists()
 	for i := range randomPodCases / 6 {
@@ -161,6 +163,7 @@ func TestPodWireMergedPods(t *testing.T) {
 // (a container's resources into one limits map, its status's states into
 // one, ...).
 func TestPodWireMergedElements(t *testing.T) {
+	t.Parallel()
 	f := podFiller(7)
 	lists := mem.NewStringLists()
 	for i := range randomPodCases / 6 {
@@ -221,6 +224,7 @@ func marshalOrFail(t testing.TB, m interface{ Marshal() ([]byte, error) }) []byt
 // TestPodWireSimulatorPods: the simulator's Pods, as the scale bench loads
 // them into a real server.
 func TestPodWireSimulatorPods(t *testing.T) {
+	t.Parallel()
 	lists := mem.NewStringLists()
 	seen := map[string]int{}
 	for i, data := range simulatorPods(t, 300) {
@@ -584,6 +588,7 @@ func encodeObject(t testing.TB, s runtime.Encoder, obj runtime.Object) []byte {
 // TestDecodePodList: a PodList as the apiserver encodes it, plainly and
 // with the streaming collections encoding (the default of recent servers).
 func TestDecodePodList(t *testing.T) {
+	t.Parallel()
 	pods := simulatorPods(t, 20)
 	f := podFiller(3)
 	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "4001234", Continue: "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ",
@@ -636,6 +641,7 @@ func TestDecodePodList(t *testing.T) {
 }
 
 func TestDecodePodListEmpty(t *testing.T) {
+	t.Parallel()
 	info := protobufInfo(t)
 	_, _, raw, err := decodeEnvelope(encodeObject(t, info.Serializer, &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "7"}}))
 	if err != nil {
@@ -650,6 +656,7 @@ func TestDecodePodListEmpty(t *testing.T) {
 // TestEnvelope: a Pod as the apiserver encodes a response, and envelopes
 // that are not one.
 func TestEnvelope(t *testing.T) {
+	t.Parallel()
 	info := protobufInfo(t)
 	pod := &corev1.Pod{}
 	if err := pod.Unmarshal(simulatorPods(t, 1)[0]); err != nil {
@@ -707,15 +714,9 @@ func aliases(buf, sub []byte) bool {
 // decoder reads the same events, and that decodeWatchEvent, decodeEnvelope
 // and decodePod read them alike.
 func TestWatchEvent(t *testing.T) {
+	t.Parallel()
 	info := protobufInfo(t)
-	pods := simulatorCorePods(t, 2)
-	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "4009999",
-		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
-	gone := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
-	events := []watch.Event{
-		{Type: watch.Added, Object: pods[0]}, {Type: watch.Modified, Object: pods[1]}, {Type: watch.Deleted, Object: pods[0]},
-		{Type: watch.Bookmark, Object: bookmark}, {Type: watch.Error, Object: gone},
-	}
+	_, events := serverWatchEvents(t)
 	stream := encodeWatchStream(t, info, events)
 
 	// client-go's reading, as rest.Request.Watch sets it up.
@@ -738,6 +739,21 @@ func TestWatchEvent(t *testing.T) {
 			t.Errorf("event %d: type %q, want %q", i, typ, wantType)
 		}
 		checkEventObject(t, i, env, wantObj)
+	}
+}
+
+// serverWatchEvents is a Pod watch as an apiserver sends one: two Pods
+// added, modified and deleted, the initial-events-end bookmark (at
+// resourceVersion 4009999) and a 410 Expired ERROR.
+func serverWatchEvents(t *testing.T) ([]*corev1.Pod, []watch.Event) {
+	t.Helper()
+	pods := simulatorCorePods(t, 2)
+	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "4009999",
+		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
+	gone := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
+	return pods, []watch.Event{
+		{Type: watch.Added, Object: pods[0]}, {Type: watch.Modified, Object: pods[1]}, {Type: watch.Deleted, Object: pods[0]},
+		{Type: watch.Bookmark, Object: bookmark}, {Type: watch.Error, Object: gone},
 	}
 }
 
@@ -813,6 +829,7 @@ func readFrames(t *testing.T, info runtime.SerializerInfo, stream []byte) [][]by
 // TestWatchEventEnveloped: a WatchEvent wrapped like any object (the
 // apiserver does not send one, but it is unambiguous and read alike).
 func TestWatchEventEnveloped(t *testing.T) {
+	t.Parallel()
 	info := protobufInfo(t)
 	obj := encodeObject(t, info.Serializer, &metav1.Status{Status: metav1.StatusFailure, Code: 500})
 	frame := encodeObject(t, info.Serializer, &metav1.WatchEvent{Type: string(watch.Error), Object: runtime.RawExtension{Raw: obj}})
@@ -826,6 +843,7 @@ func TestWatchEventEnveloped(t *testing.T) {
 }
 
 func TestWatchEventInvalid(t *testing.T) {
+	t.Parallel()
 	info := protobufInfo(t)
 	valid := encodeObject(t, info.StreamSerializer.Serializer, &metav1.WatchEvent{Type: string(watch.Added), Object: runtime.RawExtension{Raw: []byte("x")}})
 	for _, tc := range []struct {
@@ -847,6 +865,7 @@ func TestWatchEventInvalid(t *testing.T) {
 // TestDecodePodMalformed: every truncation of valid Pods, random byte
 // changes and wrong wire types return an error or a Pod, never panic.
 func TestDecodePodMalformed(t *testing.T) {
+	t.Parallel()
 	f := podFiller(4)
 	samples := simulatorPods(t, 2)
 	for range 5 {
@@ -895,6 +914,7 @@ func podWithMeta(meta []byte) []byte {
 // TestDecodePodUnknownFields: fields the decoder does not know, of every
 // wire type, are skipped.
 func TestDecodePodUnknownFields(t *testing.T) {
+	t.Parallel()
 	data := simulatorPods(t, 1)[0]
 	extra := protowire.AppendVarint(protowire.AppendTag(nil, 1000, protowire.VarintType), 7)
 	extra = protowire.AppendFixed32(protowire.AppendTag(extra, 1001, protowire.Fixed32Type), 7)

@@ -8,11 +8,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
+
+	"github.com/sandscope/sandscope/internal/syncbuf"
 )
 
 // PortForward is one running pods/portforward session with a local listener
@@ -23,7 +24,7 @@ type PortForward struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
-	errOut *syncBuffer
+	errOut *syncbuf.Buffer
 	err    error
 }
 
@@ -51,7 +52,7 @@ func (c *Clients) ForwardPortFrom(ctx context.Context, namespace, pod string, lo
 	dialer := portforward.NewFallbackDialerForStreaming(wsDialer, spdyDialer, shouldFallBack)
 
 	fctx, cancel := context.WithCancel(ctx)
-	pf := &PortForward{cancel: cancel, done: make(chan struct{}), errOut: &syncBuffer{}}
+	pf := &PortForward{cancel: cancel, done: make(chan struct{}), errOut: &syncbuf.Buffer{}}
 	ready := make(chan struct{})
 	fw, err := portforward.NewOnAddressesForStreamingWithContext(fctx, dialer, []string{"127.0.0.1"},
 		[]string{strconv.Itoa(localPort) + ":" + strconv.Itoa(remotePort)}, ready, io.Discard, pf.errOut)
@@ -115,21 +116,4 @@ func orCanceled(err error) error {
 		return errors.New("port-forward ended before it was ready")
 	}
 	return err
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

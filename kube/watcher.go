@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/sandscope/sandscope/internal/broadcast"
 	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -89,7 +90,7 @@ type Watcher struct {
 	fleet       *fleet.Fleet
 	selectorErr error
 	health      *apiHealth
-	changes     *broadcaster
+	changes     broadcast.Signal
 	lists       *mem.StringLists // commands and finalizers shared by the cached objects
 
 	running   atomic.Bool
@@ -126,7 +127,6 @@ func NewWatcher(c *Clients, opts WatcherOptions) *Watcher {
 		clients: c,
 		opts:    opts,
 		now:     opts.Now,
-		changes: newBroadcaster(),
 		lists:   mem.NewStringLists(),
 		synced:  make(chan struct{}),
 	}
@@ -154,7 +154,7 @@ func (w *Watcher) Fleet() *fleet.Fleet { return w.fleet }
 // one signal from the start, so the first snapshot is taken at once. Any
 // number of readers (the TUI, the watcher's own image checks) may subscribe,
 // before or after Run starts.
-func (w *Watcher) Subscribe() (<-chan struct{}, func()) { return w.changes.subscribe() }
+func (w *Watcher) Subscribe() (<-chan struct{}, func()) { return w.changes.Subscribe() }
 
 // WaitForSync blocks until every informer delivered its initial list to the
 // fleet (informers refused by the server do not count) and the fleet knows it
@@ -390,18 +390,8 @@ func (w *Watcher) allSynced() bool {
 // forwardChanges is the single reader of Fleet.Changes; it fans the signal
 // out to the subscribers.
 func (w *Watcher) forwardChanges(ctx context.Context) {
-	changes := w.fleet.Changes()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-changes:
-			if !ok {
-				return
-			}
-			w.changes.notify()
-		}
-	}
+	fleetChanges := func() (<-chan struct{}, func()) { return w.fleet.Changes(), func() {} }
+	broadcast.Relay(ctx, fleetChanges, w.changes.Notify)
 }
 
 // runTicker drives the fleet's time-based states and keeps AsOf current.

@@ -22,6 +22,7 @@ func (f fakeReader) Read(ctx context.Context, ref string) (model.ImageConfig, er
 }
 
 func TestWatcherReadImageConfig(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		cfg     model.ImageConfig
@@ -54,6 +55,7 @@ func TestWatcherReadImageConfig(t *testing.T) {
 }
 
 func TestWatcherReadImageConfigCanceled(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := fakeReader(func(ctx context.Context, _ string) (model.ImageConfig, error) {
 		cancel()
@@ -64,31 +66,8 @@ func TestWatcherReadImageConfigCanceled(t *testing.T) {
 	}
 }
 
-func TestWatcherBroadcasterCoalesces(t *testing.T) {
-	b := newBroadcaster()
-	ch, unsubscribe := b.subscribe()
-	other, unsubscribeOther := b.subscribe()
-	defer unsubscribeOther()
-	for range 5 {
-		b.notify()
-	}
-	got := 0
-	for len(ch) > 0 {
-		<-ch
-		got++
-	}
-	if got != 1 || len(other) != 1 {
-		t.Errorf("5 notifies + the initial signal gave %d signals (other has %d), want 1 each", got, len(other))
-	}
-	unsubscribe()
-	unsubscribe()
-	b.notify() // must not panic on the closed channel
-	if _, ok := <-ch; ok {
-		t.Errorf("channel still open after unsubscribe")
-	}
-}
-
 func TestWatcherHealth(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 29, 17, 24, 44, 0, time.UTC)
 	changes := 0
 	h := newAPIHealth(func() time.Time { return now }, func() { changes++ })
@@ -151,6 +130,7 @@ func TestWatcherHealth(t *testing.T) {
 // A watch stream the informer stops itself (closing the body) is not a lost
 // connection; one the server breaks is.
 func TestWatcherHealthWatchBody(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		rw.WriteHeader(200)
@@ -161,6 +141,8 @@ func TestWatcherHealthWatchBody(t *testing.T) {
 			conn.Close()
 			return
 		}
+		rw.Write([]byte("{}\n"))
+		rw.(http.Flusher).Flush()
 		<-release
 	}))
 	defer srv.Close()
@@ -174,9 +156,19 @@ func TestWatcherHealthWatchBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() { io.Copy(io.Discard, resp.Body); close(done) }()
-	time.Sleep(50 * time.Millisecond)
+	// Close once the stream flows: the reader is then in (or about to start)
+	// a Read that the close ends with an error.
+	reading, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		first := make([]byte, 1)
+		if _, err := resp.Body.Read(first); err != nil {
+			t.Errorf("reading the watch stream: %v", err)
+		}
+		close(reading)
+		io.Copy(io.Discard, resp.Body)
+		close(done)
+	}()
+	<-reading
 	resp.Body.Close()
 	<-done
 	if !h.connected() {

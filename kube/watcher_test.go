@@ -3,7 +3,6 @@ package kube_test
 import (
 	"context"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"log"
 	"net/http"
@@ -27,11 +26,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
@@ -387,7 +388,8 @@ func TestIncidentEntrypointNotRun(t *testing.T) {
 	// The bare image has neither ENTRYPOINT nor CMD: a keep-alive loses
 	// nothing, and the successful read must not count as a failure. Once the
 	// registry served its config blob the result lands within moments; watch
-	// for a wrong notice for a while after that.
+	// for a wrong notice for a while after that (nothing must happen in the
+	// window, so it is timed).
 	waitUntil(t, waitTimeout, "the bare image's config read", func() bool { return bareRead.Load() })
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
@@ -404,12 +406,11 @@ func TestIncidentEntrypointNotRun(t *testing.T) {
 
 func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s after %s", what, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("no %s after %s", what, timeout)
 	}
 }
 
@@ -431,6 +432,24 @@ func watchedRunningSandbox(t *testing.T, c *kubetest.Cluster, name, ip string) (
 	return w, key
 }
 
+// waitDisconnected waits for w to call its connection lost, with key's
+// identity UNKNOWN.
+func waitDisconnected(t *testing.T, w *kube.Watcher, key string, start time.Time) (*fleet.Snapshot, time.Duration) {
+	t.Helper()
+	return waitFor(t, w, start, waitTimeout, "disconnected + UNKNOWN", func(s *fleet.Snapshot) bool {
+		return s.Status.DisconnectedSince != nil && slotIdentity(s, key) == model.IdentityUnknown
+	})
+}
+
+// waitReconnected waits for w to be connected again, with key's identity
+// OK. The informers come back on client-go's own backoff (up to ~30 s).
+func waitReconnected(t *testing.T, w *kube.Watcher, key string, start time.Time) (*fleet.Snapshot, time.Duration) {
+	t.Helper()
+	return waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *fleet.Snapshot) bool {
+		return s.Status.DisconnectedSince == nil && slotIdentity(s, key) == model.IdentityOK
+	})
+}
+
 // A lost API server turns every identity UNKNOWN (never a stale OK) until
 // every informer is back.
 func TestWatcherDisconnect(t *testing.T) {
@@ -439,9 +458,7 @@ func TestWatcherDisconnect(t *testing.T) {
 
 	start := time.Now()
 	c.StopAPIServer(t)
-	snap, d := waitFor(t, w, start, waitTimeout, "disconnected + UNKNOWN", func(s *fleet.Snapshot) bool {
-		return s.Status.DisconnectedSince != nil && slotIdentity(s, key) == model.IdentityUnknown
-	})
+	snap, d := waitDisconnected(t, w, key, start)
 	t.Logf("latency: kube-apiserver killed → DisconnectedSince set, identity UNKNOWN: %s", d)
 	if st := w.Status(); st.DisconnectedSince == nil || !st.DisconnectedSince.Equal(*snap.Status.DisconnectedSince) {
 		t.Errorf("Status().DisconnectedSince = %v, snapshot says %v", st.DisconnectedSince, snap.Status.DisconnectedSince)
@@ -457,10 +474,7 @@ func TestWatcherDisconnect(t *testing.T) {
 	start = time.Now()
 	c.StartAPIServer(t)
 	t.Logf("kube-apiserver restarted and ready after %s", time.Since(start))
-	// The informers come back on client-go's own backoff (up to ~30 s).
-	_, d = waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *fleet.Snapshot) bool {
-		return s.Status.DisconnectedSince == nil && slotIdentity(s, key) == model.IdentityOK
-	})
+	_, d = waitReconnected(t, w, key, start)
 	t.Logf("latency: StartAPIServer called → reconnected, identity OK again: %s", d)
 }
 
@@ -473,16 +487,12 @@ func TestWatcherFrozenAPIServer(t *testing.T) {
 
 	start := time.Now()
 	c.FreezeAPIServer(t)
-	_, d := waitFor(t, w, start, waitTimeout, "disconnected + UNKNOWN", func(s *fleet.Snapshot) bool {
-		return s.Status.DisconnectedSince != nil && slotIdentity(s, key) == model.IdentityUnknown
-	})
+	_, d := waitDisconnected(t, w, key, start)
 	t.Logf("latency: kube-apiserver frozen → DisconnectedSince set, identity UNKNOWN: %s", d)
 
 	start = time.Now()
 	c.ThawAPIServer(t)
-	_, d = waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *fleet.Snapshot) bool {
-		return s.Status.DisconnectedSince == nil && slotIdentity(s, key) == model.IdentityOK
-	})
+	_, d = waitReconnected(t, w, key, start)
 	t.Logf("latency: thawed → reconnected, identity OK again: %s", d)
 }
 
@@ -587,6 +597,7 @@ func TestWatcherTransforms(t *testing.T) {
 // The slim structs the dynamic informers cache must key like the objects
 // they come from (the store and the delete handler rely on it).
 func TestWatcherSlimObjectsHaveStoreKeys(t *testing.T) {
+	t.Parallel()
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
 		"metadata": map[string]any{"name": "b", "namespace": "ns", "uid": "u1"},
@@ -693,6 +704,7 @@ func TestLivePod(t *testing.T) {
 // BatchSandboxes reach the fleet through the wire decoders, encoded as a
 // server would send them.
 func TestWatcherOverFakeClients(t *testing.T) {
+	t.Parallel()
 	kc := kubefake.NewClientset()
 	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		kube.BatchSandboxGVR: "BatchSandboxList",

@@ -28,25 +28,21 @@ type Labels struct {
 	kv []string
 }
 
-// labelsBuilder makes a Labels of keys added in order, each once.
-type labelsBuilder struct {
-	keys []byte   // the key set being encoded
-	kv   []string // kv[0] is set by done
+// A Labels is built from its keys, added in order, each once, encoded into
+// a key set by appendKey in the caller's scratch array, and its values in
+// kv[1:]; newLabels interns the key set. The key set and the values are two
+// variables, not one builder struct: escape analysis does not tell a
+// struct's fields apart, and the values escape into the Labels, which took
+// the scratch array to the heap with them at every call.
+
+func appendKey(set []byte, key string) []byte {
+	set = binary.AppendUvarint(set, uint64(len(key)))
+	return append(set, key...)
 }
 
-func newLabelsBuilder(n int, scratch []byte) labelsBuilder {
-	return labelsBuilder{keys: scratch[:0], kv: make([]string, 1, 1+n)}
-}
-
-func (b *labelsBuilder) add(key, value string) {
-	b.keys = binary.AppendUvarint(b.keys, uint64(len(key)))
-	b.keys = append(b.keys, key...)
-	b.kv = append(b.kv, value)
-}
-
-func (b *labelsBuilder) done() Labels {
-	b.kv[0] = mem.Intern(string(b.keys))
-	return Labels{kv: b.kv}
+func newLabels(set []byte, kv []string) Labels {
+	kv[0] = mem.Intern(string(set))
+	return Labels{kv: kv}
 }
 
 // cutKey splits the first key off a key set.
@@ -92,7 +88,7 @@ func LabelsFrom(m map[string]string, same ...string) Labels {
 	}
 	sort.Strings(keys)
 	var scratch [256]byte
-	out := newLabelsBuilder(len(keys), scratch[:])
+	set, kv := scratch[:0], make([]string, 1, 1+len(keys))
 	for _, k := range keys {
 		v := m[k]
 		if i := slices.Index(kept, v); i >= 0 {
@@ -102,9 +98,9 @@ func LabelsFrom(m map[string]string, same ...string) Labels {
 		} else {
 			kept = append(kept, v)
 		}
-		out.add(k, v)
+		set, kv = appendKey(set, k), append(kv, v)
 	}
-	return out.done()
+	return newLabels(set, kv)
 }
 
 // Len is the number of labels.

@@ -44,7 +44,7 @@ func LabelsFromPairs(pairs []LabelPair, same ...string) Labels {
 		}
 	}
 	var scratch [256]byte
-	out := newLabelsBuilder(n, scratch[:])
+	set, kv := scratch[:0], make([]string, 1, 1+n)
 	for i, p := range pairs {
 		if replacedPair(pairs, i) {
 			continue
@@ -58,9 +58,9 @@ func LabelsFromPairs(pairs []LabelPair, same ...string) Labels {
 			v = strings.Clone(v) // p.Value may alias the caller's buffer
 			kept = append(kept, v)
 		}
-		out.add(p.Key, v)
+		set, kv = appendKey(set, p.Key), append(kv, v)
 	}
-	return out.done()
+	return newLabels(set, kv)
 }
 
 // replacedPair: a later pair of sorted pairs has the key of pairs[i].

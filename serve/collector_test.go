@@ -62,6 +62,7 @@ func fixture() State {
 }
 
 func TestCollectorReadsTheSnapshot(t *testing.T) {
+	t.Parallel()
 	c := NewCollector(fixture)
 	want := `
 # HELP sandscope_fleet_score Fleet score of the latest analysis (0-100; 100 means no finding).
@@ -138,6 +139,7 @@ sandscope_last_sync_timestamp_seconds ` + fmt.Sprint(float64(t0.Add(-2*time.Seco
 // Before the first sync and the first analysis a scrape still answers:
 // only the watches' state, nothing invented.
 func TestCollectorBeforeSync(t *testing.T) {
+	t.Parallel()
 	c := NewCollector(func() State {
 		return State{Watches: []kube.WatchState{{Resource: "pods"}}}
 	})
@@ -153,6 +155,7 @@ func TestCollectorBeforeSync(t *testing.T) {
 
 // Labels stay bounded: the number of series does not grow with sandboxes.
 func TestCollectorCardinalityIsBounded(t *testing.T) {
+	t.Parallel()
 	count := func(n int) int {
 		sbs := make([]*model.Sandbox, n)
 		for i := range sbs {
@@ -167,6 +170,7 @@ func TestCollectorCardinalityIsBounded(t *testing.T) {
 }
 
 func TestRestartCounterOnlyGrows(t *testing.T) {
+	t.Parallel()
 	pod := func(name string, restarts int32) *model.Pod {
 		p := &model.Pod{ObjectMeta: model.ObjectMeta{Namespace: "ns", Name: name}}
 		p.Status.ContainerStatuses = []model.ContainerStatus{{Name: "sandbox", RestartCount: restarts}}

@@ -13,6 +13,7 @@ import (
 // Before the fleet has synced: alive, not ready, no findings, and /metrics
 // answers with the process metrics and nothing invented about the fleet.
 func TestEndpointsBeforeSync(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(New(&kube.Clients{}, Options{}).Handler())
 	defer srv.Close()
 	for path, want := range map[string]int{

@@ -19,6 +19,7 @@ import (
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
+	"github.com/sandscope/sandscope/ui/screen"
 )
 
 // Source is the live fleet: the latest immutable snapshot, and a channel that
@@ -76,11 +77,20 @@ type Backend struct {
 	// (queued, scheduled, pulling image, ready, failed: reason).
 	Create func(ctx context.Context, req CreateRequest, stage func(CreateStage)) (key string, err error)
 	// SwitchNamespace and SwitchContext re-point the Source (":ns", ":ctx").
-	// Without SwitchNamespace, ":ns" scopes the views locally.
+	// Without SwitchNamespace, ":ns" scopes the views locally. A
+	// MultiSource's SwitchContext shows one context, or with name "" every
+	// context it was started with (":ctx all").
 	SwitchNamespace func(ns string) error
 	SwitchContext   func(name string) error
 	// Contexts lists kubeconfig contexts for ":ctx" completion.
 	Contexts func() []string
+	// ForContext is the backend of one context of a MultiSource: every
+	// action on a sandbox (and a create) goes to the backend of the context
+	// the sandbox was read from, with that cluster's clients and its own
+	// fleet for the identity check, and the UI offers the actions the
+	// first context's backend offers; this Backend's action funcs are then
+	// never called. nil: this Backend acts for the one context there is.
+	ForContext func(name string) Backend
 }
 
 // LogOptions select which log Backend.Logs streams and how.
@@ -124,7 +134,7 @@ func Run(ctx context.Context, src Source, be Backend, opts Options) error {
 		m.flashErr(keyErr)
 		m.flashSticky = true
 	}
-	in, err := keyboard()
+	in, err := screen.Keyboard()
 	if err != nil {
 		return fmt.Errorf("terminal UI: %w", err)
 	}
@@ -132,26 +142,25 @@ func Run(ctx context.Context, src Source, be Backend, opts Options) error {
 		defer in.Close()
 	}
 	// The program draws through a screen, not bubbletea's renderer (see
-	// screen), so the terminal's modes and size, which bubbletea handles
-	// only with its renderer, are set and followed here.
-	scr := newScreen(os.Stdout)
-	scr.fullScreen, scr.tty = true, in
-	watch := func(p *tea.Program) func() { return watchSize(os.Stdout, p.Send) }
+	// package screen), so the terminal's modes and size, which bubbletea
+	// handles only with its renderer, are set and followed here.
+	scr := screen.New(os.Stdout, screen.Options{FullScreen: true, TTY: in})
+	watch := func(p *tea.Program) func() { return screen.WatchSize(os.Stdout, p.Send) }
 	return runOn(ctx, m, scr, watch, tea.WithInput(in), tea.WithMouseCellMotion())
 }
 
 // runOn runs m on scr's terminal until the user quits or ctx ends; started
 // is called with the program before it runs, and what it returns after.
-func runOn(ctx context.Context, m *App, scr *screen, started func(*tea.Program) (stop func()), opts ...tea.ProgramOption) error {
-	err := scr.takeOver()
-	defer scr.giveBack() //nolint:errcheck // best effort: the program is over
+func runOn(ctx context.Context, m *App, scr *screen.Screen, started func(*tea.Program) (stop func()), opts ...tea.ProgramOption) error {
+	err := scr.TakeOver()
+	defer scr.GiveBack() //nolint:errcheck // best effort: the program is over
 	if err != nil {
 		return fmt.Errorf("terminal UI: %w", err)
 	}
 	// A panic on any goroutine gives the terminal back before it is
 	// reported (internal/crash); one in the model reaches cli.Main, not
 	// bubbletea, whose report would print on the alternate screen.
-	defer crash.OnPanic(func() { _ = scr.giveBack() })()
+	defer crash.OnPanic(func() { _ = scr.GiveBack() })()
 	p := newProgram(m, scr, append(opts, tea.WithContext(ctx), tea.WithoutCatchPanics())...)
 	if started != nil {
 		defer started(p)()

@@ -15,9 +15,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
-	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
+	"github.com/sandscope/sandscope/ui/screen"
 )
 
 // Live updates are coalesced: at most one snapshot refresh per period. The
@@ -78,10 +78,10 @@ type App struct {
 	helpOffset    int // first line of the help shown (it scrolls on a short terminal)
 	help          help.Model
 	input         textinput.Model
-	pendingDelete *model.Sandbox // awaiting y/N
-	execTarget    *model.Sandbox // the sandbox the exec prompt runs in
-	fwdTarget     *model.Sandbox // the sandbox the port prompt forwards to
-	pendingStop   string         // the forward (local address) awaiting y/N
+	pendingDelete pick   // awaiting y/N
+	execTarget    pick   // the sandbox the exec prompt runs in
+	fwdTarget     pick   // the sandbox the port prompt forwards to
+	pendingStop   string // the forward (local address) awaiting y/N
 	create        createForm
 	refreshQueued bool
 	lastRefresh   time.Time     // wall clock of the last live refresh
@@ -104,17 +104,20 @@ type App struct {
 
 	// scr draws the frames when the App runs under NewProgram (nil under
 	// bubbletea's own renderer, as in tests).
-	scr *screen
+	scr *screen.Screen
 
 	// frame is the last View, still true while frameOK: nothing but the
 	// clock has come since, and no age on it reads differently yet.
 	frame   string
 	frameOK bool
 
-	headerSnap *fleet.Snapshot
-	headerNS   string
-	headerDisc bool
-	counts     string
+	// one holds a plain Source's snapshot as the one fleet in view, so
+	// that taking it allocates nothing.
+	one [1]Fleet
+
+	headerFleets []Fleet // the fleets counts was computed from
+	headerNS     string
+	counts       string
 }
 
 // New builds the root model. Tests drive it with teatest; Run wraps it in a program.
@@ -126,8 +129,8 @@ func New(src Source, be Backend, opts Options, keys KeyMap) *App {
 	a := &App{c: c, src: src, help: help.New(), width: 80, height: 24}
 	a.input = textinput.New()
 	a.input.ShowSuggestions = true
-	a.gateKeys()
 	a.takeSnapshot()
+	a.gateKeys()
 	a.stack = []view{newSandboxesView(c)}
 	return a
 }
@@ -136,7 +139,8 @@ func New(src Source, be Backend, opts Options, keys KeyMap) *App {
 // forbids or that the backend does not offer.
 func (a *App) gateKeys() {
 	k := &a.c.keys
-	be, ro := a.c.be, a.c.opts.ReadOnly
+	// A MultiSource's contexts all offer what the first one does.
+	be, ro := a.c.backendFor(a.c.fleets[0].Context), a.c.opts.ReadOnly
 	a.gated = map[string]key.Binding{}
 	gate := func(name string, b *key.Binding, mutating, available bool) {
 		a.gated[name] = *b
@@ -171,18 +175,23 @@ func (a *App) refusal(msg tea.KeyMsg) (string, bool) {
 }
 
 func (a *App) takeSnapshot() {
-	if a.src == nil {
-		if a.c.snap == nil {
-			a.c.snap = &fleet.Snapshot{}
+	if ms, ok := a.src.(MultiSource); ok {
+		if fleets := ms.Fleets(); len(fleets) > 0 {
+			a.c.fleets, a.c.snap = fleets, fleets[0].Snap
+			return
 		}
-		return
 	}
-	if s := a.src.Snapshot(); s != nil {
-		a.c.snap = s
-	} else if a.c.snap == nil {
+	if a.src != nil {
+		if s := a.src.Snapshot(); s != nil {
+			a.c.snap = s
+		}
+	}
+	if a.c.snap == nil {
 		a.c.snap = &fleet.Snapshot{}
 	}
 	a.c.snap.Status.ReadOnly = a.c.snap.Status.ReadOnly || a.c.opts.ReadOnly
+	a.one[0] = Fleet{Snap: a.c.snap}
+	a.c.fleets = a.one[:]
 }
 
 func (a *App) Init() tea.Cmd {
@@ -235,7 +244,7 @@ func (a *App) flashErr(err error) {
 
 // messagesView lists the messages, newest first, with their evidence.
 func (a *App) messagesView() *textView {
-	v := newTextView(a.c, kindMessages, "Messages", nil)
+	v := newTextView(a.c, kindMessages, "Messages", pick{})
 	v.status, v.follow = "", false
 	var lines []string
 	for i := len(a.c.messages) - 1; i >= 0; i-- {
@@ -434,6 +443,7 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	sel := a.selected()
+	picked := sel.sb != nil
 	switch {
 	case key.Matches(msg, k.Quit):
 		return a.quit()
@@ -460,49 +470,59 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		a.pop()
 	case key.Matches(msg, k.Detail):
-		if _, isDetail := cur.(*detailView); !isDetail && sel != nil {
+		if cv, ok := cur.(*contextsView); ok {
+			// As k9s does: the fleet of the context chosen, not the list.
+			name := cv.selectedContext()
+			a.toRoot()
+			return a.switchContext(name)
+		}
+		if _, isDetail := cur.(*detailView); !isDetail && picked {
 			d := newDetailView(a.c, sel)
 			d.snapshotChanged(a.c)
 			a.push(d)
 			return d.start(a.c)
 		}
-	case key.Matches(msg, k.YAML) && sel != nil:
-		return a.openText(kindYAML, "YAML "+sel.Namespace()+"/"+sel.Name(), sel, false)
-	case key.Matches(msg, k.Logs) && sel != nil:
-		return a.openText(kindLogs, "Logs "+sel.Namespace()+"/"+sel.Name(), sel, false)
-	case key.Matches(msg, k.Previous) && sel != nil:
-		return a.openText(kindLogs, "Previous logs "+sel.Namespace()+"/"+sel.Name(), sel, true)
-	case key.Matches(msg, k.Events) && sel != nil:
-		if a.c.be.Events == nil {
+	case key.Matches(msg, k.YAML) && picked:
+		return a.openText(kindYAML, "YAML "+sel.label(), sel, false)
+	case key.Matches(msg, k.Logs) && picked:
+		return a.openText(kindLogs, "Logs "+sel.label(), sel, false)
+	case key.Matches(msg, k.Previous) && picked:
+		return a.openText(kindLogs, "Previous logs "+sel.label(), sel, true)
+	case key.Matches(msg, k.Events) && picked:
+		if a.c.backendFor(sel.ctx).Events == nil {
 			a.setFlash("events are not available here", true)
 			return nil
 		}
-		return a.openText(kindEvents, "Events "+sel.Namespace()+"/"+sel.Name(), sel, false)
-	case key.Matches(msg, k.Shell) && sel != nil:
+		return a.openText(kindEvents, "Events "+sel.label(), sel, false)
+	case key.Matches(msg, k.Shell) && picked:
 		a.flash = ""
-		ex, err := a.c.be.Shell(sel)
+		ex, err := a.c.backendFor(sel.ctx).Shell(sel.sb)
 		if err != nil {
 			a.flashErr(err)
 			return nil
 		}
 		if a.scr != nil {
-			ex = a.scr.handOver(ex)
+			ex = a.scr.HandOver(ex)
 		}
 		return tea.Exec(ex, func(err error) tea.Msg { return actionDone{text: "shell ended", err: err} })
-	case key.Matches(msg, k.Exec) && sel != nil:
+	case key.Matches(msg, k.Exec) && picked:
 		a.flash = "" // a message belongs to the action that made it
 		a.execTarget = sel
 		// The short id leaves the line for the command on a narrow terminal.
-		a.openInput(modeExecPrompt, "exec "+textsafe.Line(sel.Namespace()+"/"+shortIDs(sel.Name()))+"> ", "", nil)
-	case key.Matches(msg, k.Forward) && sel != nil:
+		where := sel.sb.Namespace() + "/" + shortIDs(sel.sb.Name())
+		if sel.ctx != "" {
+			where = sel.ctx + ":" + where
+		}
+		a.openInput(modeExecPrompt, "exec "+textsafe.Line(where)+"> ", "", nil)
+	case key.Matches(msg, k.Forward) && picked:
 		a.flash = ""
 		a.openForwardPrompt(sel)
 	case key.Matches(msg, k.Create):
 		a.flash = ""
-		a.create = newCreateForm(a.c)
+		a.create = newCreateForm(a.c, sel.ctx)
 		a.mode = modeCreate
 		return a.create.focus()
-	case key.Matches(msg, k.Delete) && sel != nil:
+	case key.Matches(msg, k.Delete) && picked:
 		a.flash = ""
 		a.pendingDelete = sel
 		a.mode = modeConfirmDelete
@@ -516,14 +536,14 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-func (a *App) selected() *model.Sandbox {
+func (a *App) selected() pick {
 	if s, ok := a.top().(selecter); ok {
 		return s.selectedSandbox(a.c)
 	}
 	if t, ok := a.top().(*textView); ok {
-		return t.sb
+		return t.target
 	}
-	return nil
+	return pick{}
 }
 
 func (a *App) quit() tea.Cmd {
@@ -539,7 +559,7 @@ func (a *App) quit() tea.Cmd {
 	return tea.Quit
 }
 
-func (a *App) openText(kind textKind, title string, sb *model.Sandbox, previous bool) tea.Cmd {
+func (a *App) openText(kind textKind, title string, sb pick, previous bool) tea.Cmd {
 	v := newTextView(a.c, kind, title, sb)
 	v.previous = previous
 	a.push(v)
@@ -624,11 +644,11 @@ func (a *App) onExecKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		a.closeInput()
 		sb := a.execTarget
-		a.execTarget = nil
-		if len(argv) == 0 || sb == nil {
+		a.execTarget = pick{}
+		if len(argv) == 0 || sb.sb == nil {
 			return nil
 		}
-		v := newTextView(a.c, kindExec, "Exec "+sb.Namespace()+"/"+sb.Name()+": "+strings.Join(argv, " "), sb)
+		v := newTextView(a.c, kindExec, "Exec "+sb.label()+": "+strings.Join(argv, " "), sb)
 		a.push(v)
 		return v.startExec(a.c, argv)
 	}
@@ -638,23 +658,23 @@ func (a *App) onExecKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (a *App) onConfirmKey(msg tea.KeyMsg) tea.Cmd {
-	sb := a.pendingDelete
-	a.pendingDelete, a.mode = nil, modeNormal
-	if sb == nil || (msg.String() != "y" && msg.String() != "Y") {
+	target := a.pendingDelete
+	a.pendingDelete, a.mode = pick{}, modeNormal
+	if target.sb == nil || (msg.String() != "y" && msg.String() != "Y") {
 		a.setFlash("delete cancelled", false)
 		return nil
 	}
-	del := a.c.be.Delete
-	a.setFlash("deleting "+sb.Namespace()+"/"+sb.Name()+"…", false)
+	sb, name, del := target.sb, target.label(), a.c.backendFor(target.ctx).Delete
+	a.setFlash("deleting "+name+"…", false)
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := del(ctx, sb); err != nil {
-			return actionDone{err: fmt.Errorf("delete %s/%s: %w", sb.Namespace(), sb.Name(), err)}
+			return actionDone{err: fmt.Errorf("delete %s: %w", name, err)}
 		}
 		// The API server accepted the deletion; the object goes once its
 		// finalizers are removed, and stays Terminating in the table until then.
-		text := "delete requested for " + sb.Namespace() + "/" + sb.Name()
+		text := "delete requested for " + name
 		if f := sb.Finalizers(); len(f) > 0 {
 			text += " (finalizers " + strings.Join(f, ", ") + ": it stays Terminating until they are removed)"
 		}
@@ -686,12 +706,11 @@ func (a *App) favorites() []string {
 	if len(a.c.opts.Favorites) > 0 {
 		return a.c.opts.Favorites
 	}
-	snap := a.c.snap
-	if snap == nil || a.c.nsScope != "" || len(snap.Status.Namespaces) > 0 {
+	if a.c.nsScope != "" || a.c.scoped() {
 		return a.busiest // only a fleet of every namespace can rank them
 	}
 	count := map[string]int{}
-	for _, sb := range a.c.snap.Sandboxes() {
+	for _, sb := range a.c.sandboxes() {
 		count[sb.Namespace()]++
 	}
 	names := make([]string, 0, len(count))

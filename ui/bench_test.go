@@ -177,3 +177,22 @@ func BenchmarkTextViewLayout(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkViewMemoryContexts is BenchmarkViewMemory over two contexts of
+// 25,000 sandboxes each: a row of several contexts costs what a row of one
+// does, plus its filter key's context prefix.
+func BenchmarkViewMemoryContexts(b *testing.B) {
+	const n = 50000
+	one, two := bigSnapshot(n/2), bigSnapshot(n/2)
+	src := &fakeFleets{fleets: []Fleet{{Context: "east", Snap: one}, {Context: "west", Snap: two}}}
+	var perRow float64
+	for range b.N {
+		before := liveHeap()
+		app := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+		app.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+		_ = app.View()
+		perRow = float64(int64(liveHeap())-int64(before)) / n
+		runtime.KeepAlive(app)
+	}
+	b.ReportMetric(perRow, "heapB/row")
+}

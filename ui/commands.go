@@ -23,7 +23,7 @@ var paletteHelp = [][2]string{
 	{":pods, :pod, :po [/TEXT | LABEL=VALUE]", "the Pods of the fleet"},
 	{":pools, :pool", "the Pools"},
 	{":ns, :namespace NAME | all", "show one namespace, or every one (0-9: favorites)"},
-	{":ctx, :context NAME", "switch to another kubeconfig context"},
+	{":ctx, :context [NAME | all]", "the contexts (enter shows one); NAME: show that one; all: every context sandscope was started with"},
 	{":messages, :msg", "every message and refusal, whole, with its evidence"},
 	{":pf, :portforward, :portforwards, :port-forwards", "the open port-forwards (F opens one); ctrl+d stops one"},
 	{":help, :?", "the key bindings"},
@@ -32,7 +32,7 @@ var paletteHelp = [][2]string{
 
 // commandsView lists the palette's commands and aliases (ctrl+a).
 func (a *App) commandsView() *textView {
-	v := newTextView(a.c, kindMessages, "Commands", nil)
+	v := newTextView(a.c, kindMessages, "Commands", pick{})
 	v.status, v.follow = "", false
 	width := 0
 	for _, c := range paletteHelp {
@@ -53,18 +53,19 @@ func (a *App) commandSuggestions() []string {
 	out := append([]string(nil), commandNames...)
 	seen := map[string]bool{}
 	var nss []string
-	if a.c.snap != nil {
-		for _, sb := range a.c.snap.Sandboxes() {
-			if ns := sb.Namespace(); !seen[ns] {
-				seen[ns] = true
-				nss = append(nss, ns)
-			}
+	for _, sb := range a.c.sandboxes() {
+		if ns := sb.Namespace(); !seen[ns] {
+			seen[ns] = true
+			nss = append(nss, ns)
 		}
 	}
 	sort.Strings(nss)
 	out = append(out, "ns all")
 	for _, ns := range nss {
 		out = append(out, "ns "+ns)
+	}
+	if a.c.be.ForContext != nil {
+		out = append(out, "ctx all")
 	}
 	if a.c.be.Contexts != nil {
 		for _, ctx := range a.c.be.Contexts() {
@@ -125,9 +126,15 @@ func (a *App) runCommand(line string) tea.Cmd {
 		}
 		return a.switchNamespace(args[0])
 	case "ctx", "context":
-		if len(args) != 1 {
-			a.setFlash(":ctx needs one context name", true)
+		switch {
+		case len(args) == 0:
+			a.switchTo(newContextsView(a.c))
 			return nil
+		case len(args) > 1:
+			a.setFlash(":ctx takes one context name (or all)", true)
+			return nil
+		case args[0] == "all" || args[0] == "*" || args[0] == "-A":
+			return a.switchContext("")
 		}
 		return a.switchContext(args[0])
 	default:
@@ -212,12 +219,11 @@ func (a *App) switchNamespace(ns string) tea.Cmd {
 // that it has none, and which namespace differs only in case (namespaces
 // are case-sensitive); "" when ns holds sandboxes or nothing can be said.
 func (a *App) unseenNamespace(ns string) string {
-	snap := a.c.snap
-	if ns == "" || snap == nil || !snap.Status.Synced || a.c.nsScope != "" || len(snap.Status.Namespaces) > 0 {
-		return "" // only a fleet of every namespace can say where sandboxes are
+	if ns == "" || a.c.nsScope != "" || a.c.scoped() || slices.ContainsFunc(a.c.fleets, func(f Fleet) bool { return !f.Snap.Status.Synced }) {
+		return "" // only fleets of every namespace can say where sandboxes are
 	}
 	var like string
-	for _, sb := range snap.Sandboxes() {
+	for _, sb := range a.c.sandboxes() {
 		switch got := sb.Namespace(); {
 		case got == ns:
 			return ""
@@ -231,18 +237,24 @@ func (a *App) unseenNamespace(ns string) string {
 	return "no sandboxes seen there (is the name right?)"
 }
 
+// switchContext shows context name, or every context the Source was
+// started with when name is "".
 func (a *App) switchContext(name string) tea.Cmd {
 	sw := a.c.be.SwitchContext
 	if sw == nil {
 		a.setFlash("switching context is not available here", true)
 		return nil
 	}
-	a.setFlash("switching to context "+name+"…", false)
+	what := "context " + name
+	if name == "" {
+		what = "every context"
+	}
+	a.setFlash("switching to "+what+"…", false)
 	return func() tea.Msg {
 		if err := sw(name); err != nil {
-			return actionDone{err: fmt.Errorf("switching to context %s: %w", name, err)}
+			return actionDone{err: fmt.Errorf("switching to %s: %w", what, err)}
 		}
-		return actionDone{text: "context: " + name}
+		return actionDone{text: "showing " + what}
 	}
 }
 
@@ -269,11 +281,17 @@ type createForm struct {
 	focus_ int
 	err    string                           // why the last enter was not accepted
 	known  [len(createFieldLabels)][]string // values offered per field (images, pools)
+	// contexts are the contexts in view when there are several: the form
+	// then asks in which one to create. nil: the one there is, only.
+	contexts []string
+	only     string
 }
 
-// The create form's fields, in tab order.
+// The create form's fields, in tab order. The context is asked only with
+// several contexts in view.
 const (
-	fieldNamespace = iota
+	fieldContext = iota
+	fieldNamespace
 	fieldImage
 	fieldCommand
 	fieldPool
@@ -283,25 +301,38 @@ const (
 	fieldMemory
 )
 
-var createFieldLabels = [...]string{"namespace: ", "image: ", "entrypoint: ", "pool: ", "env: ", "expires after: ", "cpu: ", "memory: "}
+var createFieldLabels = [...]string{"context: ", "namespace: ", "image: ", "entrypoint: ", "pool: ", "env: ", "expires after: ", "cpu: ", "memory: "}
 
-func newCreateForm(c *shared) createForm {
+// newCreateForm opens the form; with several contexts in view it creates
+// in ctx (the selected sandbox's) unless told otherwise.
+func newCreateForm(c *shared, ctx string) createForm {
 	var f createForm
 	for i := range f.fields {
 		f.fields[i] = textinput.New()
 		f.fields[i].Prompt = createFieldLabels[i]
 	}
 	ns := c.nsScope
-	if ns == "" {
+	if ns == "" && !c.multi() {
 		ns = c.opts.DefaultNamespace
 	}
 	f.fields[fieldNamespace].SetValue(ns)
+	f.only = c.fleets[0].Context
+	if c.multi() {
+		f.contexts = c.contextsInView()
+		if ctx == "" {
+			ctx = f.contexts[0]
+		}
+		f.fields[fieldContext].SetValue(ctx)
+		f.known[fieldContext] = f.contexts
+		// Each context creates in its own namespace unless one is given.
+		f.fields[fieldNamespace].Placeholder = "(empty: the context's namespace)"
+	}
 	f.fields[fieldImage].Placeholder = "registry/repo:tag"
 	f.fields[fieldCommand].Placeholder = "(empty: the image's own ENTRYPOINT/CMD, read from the registry)"
 	f.fields[fieldPool].Placeholder = "(optional) pool name"
 	f.known[fieldImage] = knownImages(c)
 	f.known[fieldPool] = knownPools(c)
-	for _, i := range []int{fieldImage, fieldPool} {
+	for _, i := range []int{fieldContext, fieldImage, fieldPool} {
 		// Typing narrows the known values; ctrl+n/ctrl+p cycle, → accepts
 		// (tab moves between the fields).
 		f.fields[i].ShowSuggestions = true
@@ -323,6 +354,31 @@ func (f *createForm) focus() tea.Cmd {
 	return f.fields[f.focus_].Focus()
 }
 
+// firstField is the first field asked: the context only with several.
+func (f *createForm) firstField() int {
+	if f.contexts != nil {
+		return fieldContext
+	}
+	return fieldNamespace
+}
+
+// move takes the focus to the next (d = 1) or previous (d = -1) field asked.
+func (f *createForm) move(d int) {
+	n := len(f.fields)
+	f.focus_ = (f.focus_ + d + n) % n
+	if f.focus_ < f.firstField() {
+		f.focus_ = (f.focus_ + d*f.firstField() + n) % n
+	}
+}
+
+// context is the context the create goes to.
+func (f *createForm) context() string {
+	if f.contexts == nil {
+		return f.only
+	}
+	return strings.TrimSpace(f.fields[fieldContext].Value())
+}
+
 func (f *createForm) view() string {
 	hint := "(tab/shift+tab: field, enter: create, esc: cancel)"
 	if k := f.known[f.focus_]; len(k) > 0 {
@@ -331,7 +387,12 @@ func (f *createForm) view() string {
 	if f.err != "" {
 		hint = "✗ " + textsafe.Line(f.err)
 	}
-	return fmt.Sprintf("create [%d/%d] %s   %s", f.focus_+1, len(f.fields), f.fields[f.focus_].View(), hint)
+	what := "create"
+	if ctx := f.context(); f.contexts != nil && f.focus_ != fieldContext {
+		what += " in " + textsafe.Line(ctx) // where it goes stays in sight
+	}
+	first := f.firstField()
+	return fmt.Sprintf("%s [%d/%d] %s   %s", what, f.focus_+1-first, len(f.fields)-first, f.fields[f.focus_].View(), hint)
 }
 
 // request validates the form; the error names the field that is wrong.
@@ -355,6 +416,9 @@ func (f *createForm) request() (CreateRequest, error) {
 	}
 	if req.Image == "" && req.Pool == "" {
 		return req, fmt.Errorf("an image (or a pool) is required")
+	}
+	if f.contexts != nil && !slices.Contains(f.contexts, f.context()) {
+		return req, fmt.Errorf("context: %q is not in view (%s)", f.context(), strings.Join(f.contexts, ", "))
 	}
 	for _, kv := range env {
 		k, v, ok := strings.Cut(kv, "=")
@@ -382,12 +446,11 @@ func (a *App) onCreateKey(msg tea.KeyMsg) tea.Cmd {
 	case tea.KeyEsc:
 		a.mode = modeNormal
 		return nil
-	case tea.KeyTab, tea.KeyShiftTab:
-		if msg.Type == tea.KeyTab {
-			f.focus_ = (f.focus_ + 1) % len(f.fields)
-		} else {
-			f.focus_ = (f.focus_ + len(f.fields) - 1) % len(f.fields)
-		}
+	case tea.KeyTab:
+		f.move(1)
+		return f.focus()
+	case tea.KeyShiftTab:
+		f.move(-1)
 		return f.focus()
 	case tea.KeyEnter:
 		req, err := f.request()
@@ -397,7 +460,7 @@ func (a *App) onCreateKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		f.err = ""
 		a.mode = modeNormal
-		return a.startCreate(req)
+		return a.startCreate(req, f.context())
 	}
 	var cmd tea.Cmd
 	f.fields[f.focus_], cmd = f.fields[f.focus_].Update(msg)
@@ -407,8 +470,12 @@ func (a *App) onCreateKey(msg tea.KeyMsg) tea.Cmd {
 // startCreate runs the create in the background and streams its stage
 // line. The outcome travels on the same channel, after the last stage, so
 // that it is always what the footer shows last.
-func (a *App) startCreate(req CreateRequest) tea.Cmd {
-	create := a.c.be.Create
+func (a *App) startCreate(req CreateRequest, kctx string) tea.Cmd {
+	create := a.c.backendFor(kctx).Create
+	where := req.Namespace
+	if kctx != "" {
+		where = kctx + "/" + orDash(where)
+	}
 	events := make(chan createEvent, 16)
 	a.setFlash("create: queued", false)
 	run := func() tea.Msg {
@@ -423,7 +490,7 @@ func (a *App) startCreate(req CreateRequest) tea.Cmd {
 		})
 		done := actionDone{text: "created " + key}
 		if err != nil {
-			done = actionDone{err: fmt.Errorf("create in %s: %w", req.Namespace, err)}
+			done = actionDone{err: fmt.Errorf("create in %s: %w", where, err)}
 		}
 		events <- createEvent{done: &done} // waitStage reads until this one
 		return nil
@@ -454,12 +521,10 @@ func waitStage(ch <-chan createEvent) tea.Cmd {
 // demo's registry), then those the fleet's sandboxes run, most used first.
 func knownImages(c *shared) []string {
 	count := map[string]int{}
-	if c.snap != nil {
-		for _, sb := range c.snap.Sandboxes() {
-			if sl := sb.PrimarySlot(); sl != nil && sl.Pod != nil {
-				if m, _ := sl.Pod.Main(); m != nil && m.Image != "" {
-					count[m.Image]++
-				}
+	for _, sb := range c.sandboxes() {
+		if sl := sb.PrimarySlot(); sl != nil && sl.Pod != nil {
+			if m, _ := sl.Pod.Main(); m != nil && m.Image != "" {
+				count[m.Image]++
 			}
 		}
 	}
@@ -477,16 +542,15 @@ func knownImages(c *shared) []string {
 	return out[:min(len(out), 50)]
 }
 
-// knownPools are the Pools of the fleet shown.
+// knownPools are the Pools of the fleets shown.
 func knownPools(c *shared) []string {
-	if c.snap == nil {
-		return nil
-	}
 	var out []string
-	for _, p := range c.snap.Pools {
-		if c.nsScope == "" || p.Namespace == c.nsScope {
-			if !slices.Contains(out, p.Name) {
-				out = append(out, p.Name)
+	for _, f := range c.fleets {
+		for _, p := range f.Snap.Pools {
+			if c.nsScope == "" || p.Namespace == c.nsScope {
+				if !slices.Contains(out, p.Name) {
+					out = append(out, p.Name)
+				}
 			}
 		}
 	}

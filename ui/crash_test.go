@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/ui/screen"
 )
 
 // crashEnv names the panic the child process of TestPanicGivesTerminalBack
@@ -50,8 +51,7 @@ func crashChild(mode string) {
 		YAML:  func(ctx context.Context, sb *model.Sandbox) (string, error) { panic("yaml command panicked") },
 		Shell: func(sb *model.Sandbox) (tea.ExecCommand, error) { panic("update panicked") },
 	}
-	scr := newScreen(boomWriter{os.Stdout})
-	scr.fullScreen = true
+	scr := screen.New(boomWriter{os.Stdout}, screen.Options{FullScreen: true})
 	app := New(&fakeSource{snap: snap}, be, Options{Now: fixedNow}, DefaultKeyMap())
 	started := func(p *tea.Program) func() {
 		go func() {
@@ -107,7 +107,7 @@ func TestPanicGivesTerminalBack(t *testing.T) {
 				t.Fatalf("exit: %v, want code %d; output:\n%q", err, crash.ExitCode, out.String())
 			}
 			s := out.String()
-			enter, leave := strings.Index(s, enterFullScreen), strings.LastIndex(s, leaveFullScreen)
+			enter, leave := strings.Index(s, screen.EnterFullScreen), strings.LastIndex(s, screen.LeaveFullScreen)
 			report := strings.Index(s, "sandscope: internal error: "+tc.msg)
 			if enter < 0 || leave < enter || report < leave {
 				t.Fatalf("want enter (%d) < leave (%d) < report (%d); output:\n%q", enter, leave, report, s)

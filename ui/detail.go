@@ -25,6 +25,7 @@ type detailView struct {
 	vid     int
 	gen     int
 	key     string
+	ctx     string // the context it was read from ("" with one)
 	last    *model.Sandbox
 	gone    bool // the sandbox left the fleet while the view was open
 	events  []string
@@ -40,13 +41,13 @@ type detailView struct {
 	cancel    context.CancelFunc
 }
 
-func newDetailView(c *shared, sb *model.Sandbox) *detailView {
-	return &detailView{vid: c.newID(), key: sb.Key, last: sb, vp: viewport.New(80, 20), evState: "not available"}
+func newDetailView(c *shared, sb pick) *detailView {
+	return &detailView{vid: c.newID(), key: sb.sb.Key, ctx: sb.ctx, last: sb.sb, vp: viewport.New(80, 20), evState: "not available"}
 }
 
 func (v *detailView) id() int { return v.vid }
 func (v *detailView) name() string {
-	return "Detail " + v.last.Namespace() + "/" + v.last.Name()
+	return "Detail " + pick{v.last, v.ctx}.label()
 }
 
 func (v *detailView) close() {
@@ -55,17 +56,18 @@ func (v *detailView) close() {
 	}
 }
 
-func (v *detailView) selectedSandbox(c *shared) *model.Sandbox { return v.last }
+func (v *detailView) selectedSandbox(c *shared) pick { return pick{v.last, v.ctx} }
 
 func (v *detailView) start(c *shared) tea.Cmd {
-	if c.be.Events == nil {
+	f := c.backendFor(v.ctx).Events
+	if f == nil {
 		return nil
 	}
 	v.gen++
 	v.evState = "loading…"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	v.cancel = cancel
-	id, gen, sb, f := v.vid, v.gen, v.last, c.be.Events
+	id, gen, sb := v.vid, v.gen, v.last
 	return func() tea.Msg {
 		ev, err := f(ctx, sb)
 		return asyncMsg{id, gen, eventsReply{ev, err}}
@@ -92,9 +94,9 @@ func (v *detailView) onReply(body any, c *shared) {
 }
 
 func (v *detailView) snapshotChanged(c *shared) {
-	if c.snap != nil {
-		sb := c.snap.Sandbox(v.key)
-		v.gone = sb == nil && c.snap.NumSandboxes() > 0
+	if snap := c.snapOf(v.ctx); snap != nil {
+		sb := snap.Sandbox(v.key)
+		v.gone = sb == nil && snap.NumSandboxes() > 0
 		if sb != nil {
 			v.last = sb
 		}
@@ -104,7 +106,7 @@ func (v *detailView) snapshotChanged(c *shared) {
 
 func (v *detailView) refresh(c *shared) {
 	off := v.vp.YOffset
-	lines := detailLines(c, v.last, c.snap, v.events, v.evState, v.forensics, v.recreated)
+	lines := detailLines(c, v.last, c.snapOf(v.ctx), v.events, v.evState, v.forensics, v.recreated)
 	if v.gone {
 		lines = append([]string{"GONE: this sandbox is no longer in the fleet; showing its last known state", ""}, lines...)
 	}
@@ -157,7 +159,8 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 
 	add("Sandbox     %s/%s  (%s)  uid %s", sb.Namespace(), sb.Name(), sb.Engine(), orDash(string(sb.UID())))
 	add("State       %s  (engine phase: %s)", sb.State, orDash(sb.EnginePhase))
-	if c.disconnected() {
+	disc := discOf(snap)
+	if disc {
 		add("            identity UNKNOWN: disconnected since %s; data as of %s", clock(*snap.Status.DisconnectedSince), clock(snap.Status.AsOf))
 	}
 	add("Created     %s", when(sb.CreatedAt()))
@@ -175,7 +178,7 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 		add("Labels      %s", labels)
 	}
 	add("")
-	add("IDENTITY    %s", identityCell(sb, c.disconnected()))
+	add("IDENTITY    %s", identityCell(sb, disc))
 	if len(sb.Slots) == 0 {
 		add("  no address recorded yet")
 	}
@@ -289,7 +292,7 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 type coded interface{ ErrorCode() string }
 
 // mayHaveRun is an action error that knows whether its command may have
-// started (execute.Error): such an error is no refusal.
+// started (a refusal.Refusal): such an error is no refusal.
 type mayHaveRun interface{ MayHaveRun() bool }
 
 // errText phrases an error for the footer, leading with its code: a

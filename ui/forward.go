@@ -11,7 +11,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
-	"github.com/sandscope/sandscope/model"
 )
 
 // execdPort is the port `F` offers first: OpenSandbox's execd.
@@ -55,7 +54,7 @@ var forwardCols = []column{
 }
 
 func newForwardsView(c *shared) *forwardsView {
-	v := &listView{vid: c.newID(), title: "Port-forwards", cols: forwardCols, ageCol: 5, build: buildForwardRows,
+	v := &listView{vid: c.newID(), title: "Port-forwards", base: forwardCols, ageCol: 5, build: buildForwardRows,
 		nameCol: 1, stateCol: -1, restartsCol: -1, noSandbox: true}
 	v.snapshotChanged(c)
 	return &forwardsView{v}
@@ -79,12 +78,7 @@ func (v *forwardsView) rebuild(c *shared) {
 }
 
 // selectedForward is the local address of the row under the cursor.
-func (v *forwardsView) selectedForward() string {
-	if v.cursor >= len(v.visible) {
-		return ""
-	}
-	return v.rows[v.visible[v.cursor]].cells[0]
-}
+func (v *forwardsView) selectedForward() string { return v.firstCell() }
 
 func (v *forwardsView) shortHelp(c *shared) []key.Binding {
 	k := c.keys
@@ -128,16 +122,16 @@ func parsePorts(s string) (local, remote int, err error) {
 }
 
 // openForwardPrompt asks for the port of a forward to sb.
-func (a *App) openForwardPrompt(sb *model.Sandbox) {
+func (a *App) openForwardPrompt(sb pick) {
 	a.fwdTarget = sb
-	a.openInput(modeForwardPrompt, "forward "+textsafe.Line(sb.Namespace()+"/"+sb.Name())+" [LOCAL:]PORT> ", strconv.Itoa(execdPort), nil)
+	a.openInput(modeForwardPrompt, "forward "+textsafe.Line(sb.label())+" [LOCAL:]PORT> ", strconv.Itoa(execdPort), nil)
 }
 
 func (a *App) onForwardKey(msg tea.KeyMsg) tea.Cmd {
 	a.inputErr = ""
 	switch msg.Type {
 	case tea.KeyEsc:
-		a.fwdTarget = nil
+		a.fwdTarget = pick{}
 		a.closeInput()
 		return nil
 	case tea.KeyEnter:
@@ -147,9 +141,9 @@ func (a *App) onForwardKey(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		sb := a.fwdTarget
-		a.fwdTarget = nil
+		a.fwdTarget = pick{}
 		a.closeInput()
-		if sb == nil {
+		if sb.sb == nil {
 			return nil
 		}
 		return a.startForward(sb, local, remote)
@@ -161,9 +155,9 @@ func (a *App) onForwardKey(msg tea.KeyMsg) tea.Cmd {
 
 // startForward asks the backend for the forward; the check and the tunnel
 // run in the command, never in Update.
-func (a *App) startForward(sb *model.Sandbox, local, remote int) tea.Cmd {
-	fwd := a.c.be.Forward
-	name := sb.Namespace() + "/" + sb.Name()
+func (a *App) startForward(target pick, local, remote int) tea.Cmd {
+	fwd := a.c.backendFor(target.ctx).Forward
+	sb, name := target.sb, target.label()
 	a.setFlash(fmt.Sprintf("port-forward %s:%d: checking the Pod…", name, remote), false)
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

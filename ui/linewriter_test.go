@@ -43,7 +43,7 @@ func TestLineWriterHugeLineBounded(t *testing.T) {
 // The view keeps at most maxViewBytes of lines, the newest.
 func TestTextViewBoundedInBytes(t *testing.T) {
 	c := &shared{now: fixedNow, keys: DefaultKeyMap(), st: newStyles()}
-	v := newTextView(c, kindLogs, "logs", nil)
+	v := newTextView(c, kindLogs, "logs", pick{})
 	line := strings.Repeat("y", maxLineBytes)
 	batch := make([]string, 100)
 	for i := range batch {

@@ -21,6 +21,7 @@ import (
 // listRow is one row of a secondary list (Pods, Pools).
 type listRow struct {
 	key     string // sandbox key this row belongs to, if any
+	ctx     string // the context of the row's fleet ("" with one)
 	cells   []string
 	created time.Time
 	labels  model.Labels
@@ -31,20 +32,26 @@ type listRow struct {
 // listView is a filterable table rebuilt per snapshot version: Pods and Pools
 // are far fewer than sandboxes' worst case, so they skip the per-row cache.
 type listView struct {
-	vid     int
-	title   string
-	cols    []column
-	ageCol  int
-	build   func(c *shared) []listRow
-	snap    *fleet.Snapshot
-	built   bool
-	rows    []listRow
-	natural []int
-	filter  query.Filter
-	visible []int
-	cursor  int
-	offset  int
-	page    int
+	vid    int
+	title  string
+	cols   []column // base, with contextCol first when the rows are of several contexts
+	base   []column
+	ageCol int
+	build  func(c *shared) []listRow
+	// perContext: the rows come from the fleets in view, and with several
+	// the table has a CONTEXT column; off is then 1, the shift of every
+	// column index the view names.
+	perContext bool
+	off        int
+	fleets     []Fleet // the fleets the rows were built from
+	built      bool
+	rows       []listRow
+	natural    []int
+	filter     query.Filter
+	visible    []int
+	cursor     int
+	offset     int
+	page       int
 	// nameCol, stateCol and restartsCol are the columns N, S and R sort
 	// by (-1: the view has none); A sorts by age.
 	nameCol, stateCol, restartsCol int
@@ -77,10 +84,14 @@ func filterSuffix(f query.Filter) string {
 }
 
 func (v *listView) snapshotChanged(c *shared) {
-	if c.snap == nil || (v.built && c.snap == v.snap) {
+	if v.built && sameFleets(v.fleets, c.fleets) {
 		return
 	}
-	v.built, v.snap = true, c.snap
+	v.built, v.fleets = true, slices.Clone(c.fleets)
+	v.cols, v.off = v.base, 0
+	if v.perContext && c.multi() {
+		v.cols, v.off = append([]column{contextCol}, v.base...), 1
+	}
 	v.rows = v.build(c)
 	v.sortRows()
 	v.natural = make([]int, len(v.cols))
@@ -90,9 +101,28 @@ func (v *listView) snapshotChanged(c *shared) {
 		}
 	}
 	if v.ageCol >= 0 {
-		v.natural[v.ageCol] = 4
+		v.natural[v.at(v.ageCol)] = 4
 	}
 	v.refilter()
+}
+
+// at is where column i of the view's base columns is in the rows' cells.
+func (v *listView) at(i int) int {
+	if i < 0 {
+		return i
+	}
+	return i + v.off
+}
+
+// inContext places a row of fleet f: in a table of several contexts its
+// context comes first, in the cells and in the filter key.
+func inContext(c *shared, f Fleet, r listRow) listRow {
+	r.ctx = f.Context
+	if c.multi() {
+		r.cells = append([]string{f.Context}, r.cells...)
+		r.fkey = keyPrefix(f.Context) + r.fkey
+	}
+	return r
 }
 
 func (v *listView) refilter() {
@@ -138,16 +168,29 @@ func (v *listView) setFilter(f query.Filter, c *shared) {
 }
 func (v *listView) currentFilter() query.Filter { return v.filter }
 
+// firstCell is the first cell of the row under the cursor ("" with none):
+// what names the row in a list whose rows are not sandboxes.
+func (v *listView) firstCell() string {
+	if v.cursor >= len(v.visible) {
+		return ""
+	}
+	return v.rows[v.visible[v.cursor]].cells[0]
+}
+
 // selectedSandbox lets d/l/y work from the Pods view on the Pod's sandbox.
-func (v *listView) selectedSandbox(c *shared) *model.Sandbox {
-	if v.cursor >= len(v.visible) || c.snap == nil {
-		return nil
+func (v *listView) selectedSandbox(c *shared) pick {
+	if v.cursor >= len(v.visible) {
+		return pick{}
 	}
-	k := v.rows[v.visible[v.cursor]].key
-	if k == "" {
-		return nil
+	r := v.rows[v.visible[v.cursor]]
+	snap := c.snapOf(r.ctx)
+	if r.key == "" || snap == nil {
+		return pick{}
 	}
-	return c.snap.Sandbox(k)
+	if sb := snap.Sandbox(r.key); sb != nil {
+		return pick{sb: sb, ctx: r.ctx}
+	}
+	return pick{}
 }
 
 func (v *listView) update(msg tea.Msg, c *shared) tea.Cmd {
@@ -196,7 +239,7 @@ func (v *listView) render(c *shared, width, height int) string {
 		r := &v.rows[v.visible[i]]
 		copy(cells, r.cells)
 		if v.ageCol >= 0 {
-			cells[v.ageCol] = c.drawAge(now, r.created)
+			cells[v.at(v.ageCol)] = c.drawAge(now, r.created)
 		}
 		b.Reset()
 		renderCells(&b, cells, v.cols, keep, widths)
@@ -274,13 +317,13 @@ func (v *listView) sortRows() {
 		case query.SortAge:
 			c = b.created.Compare(a.created) // youngest first, as the sandboxes view
 		case query.SortState:
-			c = cmp.Or(cmp.Compare(b.sev, a.sev), strings.Compare(cell(a, v.stateCol), cell(b, v.stateCol)))
+			c = cmp.Or(cmp.Compare(b.sev, a.sev), strings.Compare(cell(a, v.at(v.stateCol)), cell(b, v.at(v.stateCol))))
 		case query.SortRestarts:
-			ra, _ := strconv.Atoi(cell(a, v.restartsCol))
-			rb, _ := strconv.Atoi(cell(b, v.restartsCol))
+			ra, _ := strconv.Atoi(cell(a, v.at(v.restartsCol)))
+			rb, _ := strconv.Atoi(cell(b, v.at(v.restartsCol)))
 			c = cmp.Compare(rb, ra)
 		}
-		c = cmp.Or(c, strings.Compare(cell(a, v.nameCol), cell(b, v.nameCol)))
+		c = cmp.Or(c, strings.Compare(cell(a, v.at(v.nameCol)), cell(b, v.at(v.nameCol))))
 		if v.sort.Desc {
 			return -c
 		}
@@ -302,42 +345,50 @@ var podCols = []column{
 }
 
 func newPodsView(c *shared) *listView {
-	v := &listView{vid: c.newID(), title: "Pods", cols: podCols, ageCol: 9, build: buildPodRows,
-		nameCol: 1, stateCol: 3, restartsCol: 8}
+	v := &listView{vid: c.newID(), title: "Pods", base: podCols, ageCol: 9, build: buildPodRows,
+		nameCol: 1, stateCol: 3, restartsCol: 8, perContext: true}
 	v.snapshotChanged(c)
 	return v
 }
 
 func buildPodRows(c *shared) []listRow {
-	now := c.now()
-	rows := make([]listRow, 0, len(c.snap.Pods()))
-	for _, p := range c.snap.Pods() {
-		if c.nsScope != "" && p.Namespace != c.nsScope {
-			continue
+	var rows []listRow
+	for _, f := range c.fleets {
+		rows = slices.Grow(rows, f.Snap.NumPods())
+		for _, p := range f.Snap.Pods() {
+			if c.nsScope != "" && p.Namespace != c.nsScope {
+				continue
+			}
+			rows = append(rows, inContext(c, f, podRow(c, f.Snap, p)))
 		}
-		r := listRow{created: p.CreationTimestamp.Time, labels: p.Labels}
-		sbName := "-"
-		if sb := c.snap.SandboxOfPod(p.Namespace, p.Name); sb != nil {
-			r.key, sbName = sb.Key, sb.Name()
-		}
-		cont := "-"
-		if _, cs := p.Main(); cs != nil {
-			cont = containerState(cs.State)
-		}
-		deleting := "-"
-		if p.DeletionTimestamp != nil {
-			deleting = age(now, p.DeletionTimestamp.Time)
-			r.sev = sevWarn
-		}
-		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
-			r.sev = sevErr
-		}
-		r.cells = []string{p.Namespace, p.Name, sbName, string(p.Status.Phase), orDash(p.Status.PodIP),
-			orDash(p.Spec.NodeName), cont, deleting, strconv.Itoa(int(podRestarts(p))), ""}
-		r.fkey = strings.ToLower(strings.Join(r.cells[:7], " "))
-		rows = append(rows, r)
 	}
 	return rows
+}
+
+// podRow is one Pod's row.
+func podRow(c *shared, snap *fleet.Snapshot, p *model.Pod) listRow {
+	now := c.now()
+	r := listRow{created: p.CreationTimestamp.Time, labels: p.Labels}
+	sbName := "-"
+	if sb := snap.SandboxOfPod(p.Namespace, p.Name); sb != nil {
+		r.key, sbName = sb.Key, sb.Name()
+	}
+	cont := "-"
+	if _, cs := p.Main(); cs != nil {
+		cont = containerState(cs.State)
+	}
+	deleting := "-"
+	if p.DeletionTimestamp != nil {
+		deleting = age(now, p.DeletionTimestamp.Time)
+		r.sev = sevWarn
+	}
+	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+		r.sev = sevErr
+	}
+	r.cells = []string{p.Namespace, p.Name, sbName, string(p.Status.Phase), orDash(p.Status.PodIP),
+		orDash(p.Spec.NodeName), cont, deleting, strconv.Itoa(int(podRestarts(p))), ""}
+	r.fkey = strings.ToLower(strings.Join(r.cells[:7], " "))
+	return r
 }
 
 var poolCols = []column{
@@ -353,26 +404,28 @@ var poolCols = []column{
 }
 
 func newPoolsView(c *shared) *listView {
-	v := &listView{vid: c.newID(), title: "Pools", cols: poolCols, ageCol: 8, build: buildPoolRows,
-		nameCol: 1, stateCol: -1, restartsCol: -1, noSandbox: true}
+	v := &listView{vid: c.newID(), title: "Pools", base: poolCols, ageCol: 8, build: buildPoolRows,
+		nameCol: 1, stateCol: -1, restartsCol: -1, noSandbox: true, perContext: true}
 	v.snapshotChanged(c)
 	return v
 }
 
 func buildPoolRows(c *shared) []listRow {
-	rows := make([]listRow, 0, len(c.snap.Pools))
-	for _, p := range c.snap.Pools {
-		if c.nsScope != "" && p.Namespace != c.nsScope {
-			continue
+	var rows []listRow
+	for _, f := range c.fleets {
+		for _, p := range f.Snap.Pools {
+			if c.nsScope != "" && p.Namespace != c.nsScope {
+				continue
+			}
+			r := listRow{created: p.CreationTimestamp.Time, labels: p.Labels}
+			if p.Available == 0 && p.Total > 0 {
+				r.sev = sevWarn
+			}
+			r.cells = []string{p.Namespace, p.Name, itoa(p.Total), itoa(p.Allocated), itoa(p.Available),
+				fmt.Sprintf("%d-%d", p.BufferMin, p.BufferMax), fmt.Sprintf("%d-%d", p.PoolMin, p.PoolMax), orDash(p.Revision), ""}
+			r.fkey = strings.ToLower(p.Namespace + "/" + p.Name)
+			rows = append(rows, inContext(c, f, r))
 		}
-		r := listRow{created: p.CreationTimestamp.Time, labels: p.Labels}
-		if p.Available == 0 && p.Total > 0 {
-			r.sev = sevWarn
-		}
-		r.cells = []string{p.Namespace, p.Name, itoa(p.Total), itoa(p.Allocated), itoa(p.Available),
-			fmt.Sprintf("%d-%d", p.BufferMin, p.BufferMax), fmt.Sprintf("%d-%d", p.PoolMin, p.PoolMax), orDash(p.Revision), ""}
-		r.fkey = strings.ToLower(p.Namespace + "/" + p.Name)
-		rows = append(rows, r)
 	}
 	return rows
 }

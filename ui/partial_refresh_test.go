@@ -57,15 +57,7 @@ func TestPartialRefreshMatchesFullRebuild(t *testing.T) {
 				case 1:
 					f.UpsertBatchSandbox(fleetSandbox(ns, name(i), now, ip(i)))
 				default:
-					p := fleetPod(ns, name(i), "uid-"+name(i), ip(i), now)
-					switch rng.IntN(3) {
-					case 0:
-						p.Status.Phase = corev1.PodFailed
-						p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}
-					case 1:
-						p.Status.ContainerStatuses[0].RestartCount = int32(rng.IntN(4))
-					}
-					f.UpsertPod(model.SlimPod(p))
+					f.UpsertPod(model.SlimPod(churnedPod(rng, ns, name(i), ip(i), now)))
 				}
 				next := f.Snapshot()
 				if _, ok := next.ChangedSince(a.c.snap); ok {
@@ -82,6 +74,20 @@ func TestPartialRefreshMatchesFullRebuild(t *testing.T) {
 			}
 		}
 	}
+}
+
+// churnedPod is sandbox name's Pod after a random status write: failed
+// (OOM), restarted, or as it was.
+func churnedPod(rng *rand.Rand, ns, name, ip string, now time.Time) *corev1.Pod {
+	p := fleetPod(ns, name, "uid-"+name, ip, now)
+	switch rng.IntN(3) {
+	case 0:
+		p.Status.Phase = corev1.PodFailed
+		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}
+	case 1:
+		p.Status.ContainerStatuses[0].RestartCount = int32(rng.IntN(4))
+	}
+	return p
 }
 
 func sameView(t *testing.T, where string, got, want *sandboxesView) {

@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sandscope/sandscope/model"
-	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // View renders the frame: header, title, body (only the visible rows),
@@ -65,6 +64,9 @@ func (a *App) breadcrumb() string {
 
 // headerLines: connection and sync status, then counts per state, then notes.
 func (a *App) headerLines(w int) []string {
+	if a.c.multi() {
+		return a.contextsHeader(w)
+	}
 	snap := a.c.snap
 	st := snap.Status
 	var b strings.Builder
@@ -104,15 +106,40 @@ func (a *App) headerLines(w int) []string {
 	if v := a.c.opts.Version; v != "" {
 		line1 += "  sandscope " + v
 	}
+	var notes []string
+	for _, f := range st.Forbidden {
+		notes = append(notes, "forbidden: "+f)
+	}
+	notes = append(notes, st.Notes...)
+	return a.headerOf(w, line1, st.DisconnectedSince != nil, st.ReadOnly, st.Demo, notes)
+}
+
+// contextsHeader is the header with several contexts in view: each
+// context's state on the first line, each one's notes prefixed with it.
+func (a *App) contextsHeader(w int) []string {
+	line1, trouble := a.contextsLine()
+	if v := a.c.opts.Version; v != "" {
+		line1 += "  sandscope " + v
+	}
+	var readOnly, demo bool
+	for _, f := range a.c.fleets {
+		readOnly, demo = readOnly || f.Snap.Status.ReadOnly, demo || f.Snap.Status.Demo
+	}
+	return a.headerOf(w, line1, trouble, readOnly, demo, a.contextNotes())
+}
+
+// headerOf lays the header out: the connection line (alarming when bad),
+// its badges, the counts, and the notes when there are any.
+func (a *App) headerOf(w int, line1 string, bad, readOnly, demo bool, notes []string) []string {
 	var badges []string
-	if st.ReadOnly || a.c.opts.ReadOnly {
+	if readOnly || a.c.opts.ReadOnly {
 		badges = append(badges, "READ-ONLY")
 	}
-	if st.Demo || a.c.opts.Demo {
+	if demo || a.c.opts.Demo {
 		badges = append(badges, "DEMO")
 	}
 	l1 := fitLine(line1, max(0, w-badgeWidth(badges)))
-	if st.DisconnectedSince != nil {
+	if bad {
 		l1 = a.c.st.flashErr.Render(l1)
 	} else {
 		l1 = a.c.st.header.Render(l1)
@@ -121,11 +148,6 @@ func (a *App) headerLines(w int) []string {
 		l1 += " " + a.c.st.badge.Render(bd)
 	}
 	lines := []string{l1, fitLine(a.countLine(), w)}
-	var notes []string
-	for _, f := range st.Forbidden {
-		notes = append(notes, "forbidden: "+f)
-	}
-	notes = append(notes, st.Notes...)
 	if len(notes) > 0 {
 		lines = append(lines, a.c.st.warnRow.Render(fitLine(strings.Join(notes, " │ "), w)))
 	}
@@ -140,16 +162,15 @@ func badgeWidth(badges []string) int {
 	return n
 }
 
-// countLine is computed once per snapshot version: a whole-fleet pass.
-// sandboxTally is the counts over snap's sandboxes in scope: the root
-// view's running tally when it is of this snapshot (the usual case, kept up
-// to date row by row), else counted now.
-func (a *App) sandboxTally(snap *fleet.Snapshot) tally {
-	if sv, ok := a.stack[0].(*sandboxesView); ok && sv.built && sv.snap == snap {
+// sandboxTally is the counts over the sandboxes in view and in scope: the
+// root view's running tally when it is of these snapshots (the usual case,
+// kept up to date row by row), else counted now.
+func (a *App) sandboxTally() tally {
+	if sv, ok := a.stack[0].(*sandboxesView); ok && sv.built && sameFleets(sv.parts, a.c.fleets) && sv.nsScope == a.c.nsScope {
 		return sv.tally
 	}
 	var t tally
-	for _, sb := range snap.Sandboxes() {
+	for _, sb := range a.c.sandboxes() {
 		if a.c.nsScope == "" || sb.Namespace() == a.c.nsScope {
 			t.add(countOf(sb), 1)
 		}
@@ -157,13 +178,13 @@ func (a *App) sandboxTally(snap *fleet.Snapshot) tally {
 	return t
 }
 
+// countLine is computed once per snapshot version: a whole-fleet pass.
 func (a *App) countLine() string {
-	snap := a.c.snap
 	disc := a.c.disconnected()
-	if a.counts != "" && snap == a.headerSnap && disc == a.headerDisc && a.c.nsScope == a.headerNS {
+	if a.counts != "" && sameFleets(a.c.fleets, a.headerFleets) && a.c.nsScope == a.headerNS {
 		return a.counts
 	}
-	t := a.sandboxTally(snap)
+	t := a.sandboxTally()
 	total, running, stuck := t.total, t.running, t.stuck
 	ipTaken, dead, gone := t.identity[model.IdentityIPTaken], t.identity[model.IdentityPodDead], t.identity[model.IdentityPodGone]
 	uidChanged, stale, unknown := t.identity[model.IdentityUIDChanged], t.identity[model.IdentityIPStale], t.identity[model.IdentityUnknown]
@@ -183,8 +204,10 @@ func (a *App) countLine() string {
 	}
 	if disc {
 		s += "  identity UNKNOWN (disconnected)"
+	} else if down := a.c.disconnectedContexts(); len(down) > 0 {
+		s += "  identity UNKNOWN in " + strings.Join(down, ", ") + " (disconnected)"
 	}
-	a.counts, a.headerSnap, a.headerDisc, a.headerNS = s, snap, disc, a.c.nsScope
+	a.counts, a.headerFleets, a.headerNS = s, append(a.headerFleets[:0], a.c.fleets...), a.c.nsScope
 	return s
 }
 
@@ -199,7 +222,7 @@ func (a *App) footerLines(w int) []string {
 	case modeConfirmDelete:
 		sb := a.pendingDelete
 		// The answer keys first: a long id must not push them off a narrow terminal.
-		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("[y/N] Delete %s %s/%s? This cannot be undone.", sb.Engine(), sb.Namespace(), sb.Name()), w))
+		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("[y/N] Delete %s %s? This cannot be undone.", sb.sb.Engine(), sb.label()), w))
 	case modeConfirmStopForward:
 		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("[y/N] Stop port-forward %s?", a.pendingStop), w))
 	case modeCreate:

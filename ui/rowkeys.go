@@ -36,9 +36,9 @@ type keyWriter struct {
 	bytes   int   // bytes of keys written
 }
 
-// add composes sb's key into keys[row].
-func (w *keyWriter) add(row int, sb *model.Sandbox) {
-	w.scratch = query.AppendRowKey(w.scratch[:0], sb)
+// add composes sb's key into keys[row], after prefix (see keyPrefix).
+func (w *keyWriter) add(row int, prefix string, sb *model.Sandbox) {
+	w.scratch = query.AppendRowKey(append(w.scratch[:0], prefix...), sb)
 	w.reserve(len(w.scratch))
 	w.b.Write(w.scratch)
 	w.record(row, len(w.scratch))
@@ -78,6 +78,24 @@ func (w *keyWriter) flush() {
 	}
 	w.b = strings.Builder{}
 	w.rows, w.ends = w.rows[:0], w.ends[:0]
+}
+
+// keyPrefix is what a row's key starts with in a table of several
+// contexts: its context, lower-cased as the rest of the key, so that the
+// filter matches the context's name too. "" with one context.
+func keyPrefix(context string) string {
+	if context == "" {
+		return ""
+	}
+	return strings.ToLower(context) + " "
+}
+
+// rowKey is one row's key as add composes it, in a string of its own.
+func rowKey(prefix string, sb *model.Sandbox) string {
+	if prefix == "" {
+		return query.RowKey(sb)
+	}
+	return string(query.AppendRowKey([]byte(prefix), sb))
 }
 
 // packKeys copies keys into fresh blocks when more than a quarter of them

@@ -52,7 +52,7 @@ func TestKeyWriterFillsItsRows(t *testing.T) {
 	keys[1], keys[3] = "kept-1", "kept-3"
 	w := keyWriter{keys: keys}
 	for _, j := range []int{4, 0, 2} {
-		w.add(j, rows[j])
+		w.add(j, "", rows[j])
 	}
 	w.flush()
 	for j, want := range []string{query.RowKey(rows[0]), "kept-1", query.RowKey(rows[2]), "kept-3", query.RowKey(rows[4])} {
@@ -72,7 +72,7 @@ func TestKeyWriterBlocks(t *testing.T) {
 	keys := make([]string, len(rows))
 	w := keyWriter{keys: keys}
 	for j, sb := range rows {
-		w.add(j, sb)
+		w.add(j, "", sb)
 	}
 	w.flush()
 	total := 0
@@ -87,8 +87,8 @@ func TestKeyWriterBlocks(t *testing.T) {
 		t.Fatalf("%d keys (%d bytes) in %d blocks", len(keys), total, n)
 	}
 	small := keyWriter{keys: make([]string, 2)}
-	small.add(0, rows[0])
-	small.add(1, rows[1])
+	small.add(0, "", rows[0])
+	small.add(1, "", rows[1])
 	if c := small.b.Cap(); c > firstKeyBlock {
 		t.Fatalf("two keys took a %d-byte block", c)
 	}

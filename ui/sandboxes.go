@@ -11,7 +11,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model"
-	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
 )
 
@@ -149,8 +148,14 @@ func rowSeverity(sb *model.Sandbox, disc bool) rowSev {
 type sandboxesView struct {
 	vid int
 
-	disc    bool // built while disconnected
-	snap    *fleet.Snapshot
+	// parts are the fleets the rows were built from, one per context in
+	// view; the rows of parts[p] are rows[starts[p]:starts[p+1]], in Key
+	// order, and discs[p] says they were masked (disconnected). With one
+	// context these are one fleet and the table is exactly its own.
+	parts   []Fleet
+	discs   []bool
+	starts  []int
+	multi   bool // built with a CONTEXT column and context-prefixed keys
 	built   bool
 	rows    []*model.Sandbox
 	widths  []cellWidths // widths[i] of rows[i]'s cells
@@ -173,6 +178,7 @@ type sandboxesView struct {
 	wide      bool // ctrl+w: every column, whatever the width
 	offset    int
 	selKey    string
+	selCtx    string // the context of the row selKey names
 	pageLines int
 }
 
@@ -213,97 +219,129 @@ func (v *sandboxesView) name() string {
 }
 
 func (v *sandboxesView) snapshotChanged(c *shared) {
-	snap := c.snap
-	if snap == nil {
+	fleets := c.fleets
+	if len(fleets) == 0 {
 		return
 	}
-	disc := c.disconnected()
-	// Snapshots are immutable: the same pointer means nothing changed. (The
+	multi := c.multi()
+	// Snapshots are immutable: the same pointers mean nothing changed. (The
 	// version alone is not enough: ":ctx" and ":ns" start a new fleet whose
 	// versions count from the beginning again.)
-	if v.built && snap == v.snap && v.disc == disc {
+	if v.built && v.multi == multi && sameFleets(v.parts, fleets) {
 		return
 	}
+	sameLayout := v.built && v.multi == multi && v.nsScope == c.nsScope && sameContexts(v.parts, fleets) && v.sameDiscs(fleets)
 	// Only the status moved (the server answered, the clock ticked): the
-	// fleet hands out the same sandboxes, so the rows stand as they are.
-	if v.built && v.disc == disc && v.nsScope == c.nsScope && snap.SameSandboxes(v.snap) {
-		v.snap = snap
+	// fleets hand out the same sandboxes, so the rows stand as they are.
+	if sameLayout && v.sameSandboxes(fleets) {
+		v.parts = append(v.parts[:0], fleets...)
 		return
 	}
-	// Only sandboxes replaced in place, none added or removed: the fleet
-	// names their positions, so the refresh costs what changed, not the fleet.
-	if v.built && v.disc == disc && c.nsScope == "" && v.nsScope == "" && len(v.order) == len(v.rows) {
-		if positions, ok := snap.ChangedSince(v.snap); ok {
-			v.snap = snap
-			v.replaceRows(snap, positions)
+	// Only sandboxes replaced in place, none added or removed: the fleets
+	// name their positions, so the refresh costs what changed, not the fleet.
+	if sameLayout && c.nsScope == "" && len(v.order) == len(v.rows) {
+		if positions, ok := v.changedSince(fleets); ok {
+			v.parts = append(v.parts[:0], fleets...)
+			v.replaceRows(positions)
 			return
 		}
 	}
-	first, discChanged := !v.built, v.disc != disc
-	v.built, v.snap, v.disc, v.nsScope = true, snap, disc, c.nsScope
+	first := !v.built || v.multi != multi // a CONTEXT column comes or goes: every key changes
 	if first {
-		v.tally = tally{}
+		v.rows, v.widths, v.keys, v.order, v.parts, v.discs, v.starts = nil, nil, nil, nil, nil, nil, nil
+		v.tally, v.stale = tally{}, 0
+	}
+	oldParts, oldDiscs, oldStarts := v.parts, v.discs, v.starts
+	v.built, v.nsScope, v.multi = true, c.nsScope, multi
+	v.parts, v.discs = slices.Clone(fleets), make([]bool, len(fleets))
+	total := 0
+	for p, f := range fleets {
+		v.discs[p] = discOf(f.Snap)
+		total += f.Snap.NumSandboxes()
 	}
 	// The view owns its rows (replaceRows writes them in place), so it
-	// copies them out of the snapshot.
-	rows := make([]*model.Sandbox, 0, snap.NumSandboxes())
-	for i := range snap.NumSandboxes() {
-		if sb := snap.SandboxAt(i); c.nsScope == "" || sb.Namespace() == c.nsScope {
-			rows = append(rows, sb)
+	// copies them out of the snapshots, one context after the other.
+	rows := make([]*model.Sandbox, 0, total)
+	starts := make([]int, len(fleets)+1)
+	for p, f := range fleets {
+		starts[p] = len(rows)
+		for i := range f.Snap.NumSandboxes() {
+			if sb := f.Snap.SandboxAt(i); c.nsScope == "" || sb.Namespace() == c.nsScope {
+				rows = append(rows, sb)
+			}
 		}
 	}
-	// Both the old and the new rows are sorted by Key (the Snapshot
-	// contract), so one merge pass pairs them: unchanged sandboxes (same
-	// pointer) keep their column widths, and oldToNew carries the previous
-	// sort order over to the new positions. Sandboxes are immutable, so what
-	// a replaced or dropped one added to the tally is counted again from it.
+	starts[len(fleets)] = len(rows)
+	// Within a context both the old and the new rows are sorted by Key (the
+	// Snapshot contract), so one merge pass pairs them: unchanged sandboxes
+	// (same pointer) keep their column widths, and oldToNew carries the
+	// previous sort order over to the new positions. Sandboxes are
+	// immutable, so what a replaced or dropped one added to the tally is
+	// counted again from it.
 	oldRows, oldWidths, oldKeys := v.rows, v.widths, v.keys
 	oldToNew := make([]int32, len(oldRows))
+	drop := func(i int) {
+		oldToNew[i] = -1
+		v.tally.add(countOf(oldRows[i]), -1)
+		v.stale++
+	}
 	widths := make([]cellWidths, len(rows))
 	keys := make([]string, len(rows))
 	batch := keyWriter{keys: keys} // the keys of new and replaced rows
 	seen := make([]bool, len(rows))
 	changed := make([]bool, len(rows)) // replaced: its sort fields may differ
+	paired := make([]bool, len(oldParts))
 	var nat [nSandboxCols]int
-	i := 0
-	for j, sb := range rows {
-		for i < len(oldRows) && oldRows[i] != sb && oldRows[i].Key < sb.Key {
-			oldToNew[i] = -1
-			v.tally.add(countOf(oldRows[i]), -1)
-			v.stale++
-			i++
+	for p, f := range fleets {
+		i, end, discChanged := 0, 0, false // the old rows of the same context: oldRows[i:end]
+		if q := slices.IndexFunc(oldParts, func(o Fleet) bool { return o.Context == f.Context }); q >= 0 && !paired[q] {
+			paired[q] = true
+			i, end, discChanged = oldStarts[q], oldStarts[q+1], oldDiscs[q] != v.discs[p]
 		}
-		switch {
-		case i < len(oldRows) && (oldRows[i] == sb || oldRows[i].Key == sb.Key):
-			oldToNew[i] = int32(j)
-			seen[j] = true
-			if old := oldRows[i]; old != sb {
-				v.tally.add(countOf(old), -1)
-				v.tally.add(countOf(sb), 1)
-				widths[j] = widthsOf(sb, disc)
-				batch.add(j, sb)
-				changed[j] = true
-				v.stale++
-			} else {
-				widths[j], keys[j] = oldWidths[i], oldKeys[i]
-				if discChanged {
-					widths[j] = widthsOf(sb, disc)
-				}
+		disc, prefix := v.discs[p], v.keyPrefix(p)
+		for j := starts[p]; j < starts[p+1]; j++ {
+			sb := rows[j]
+			for i < end && oldRows[i] != sb && oldRows[i].Key < sb.Key {
+				drop(i)
+				i++
 			}
-			i++
-		default:
-			widths[j] = widthsOf(sb, disc)
-			batch.add(j, sb)
-			v.tally.add(countOf(sb), 1)
+			switch {
+			case i < end && (oldRows[i] == sb || oldRows[i].Key == sb.Key):
+				oldToNew[i] = int32(j)
+				seen[j] = true
+				if old := oldRows[i]; old != sb {
+					v.tally.add(countOf(old), -1)
+					v.tally.add(countOf(sb), 1)
+					widths[j] = widthsOf(sb, disc)
+					batch.add(j, prefix, sb)
+					changed[j] = true
+					v.stale++
+				} else {
+					widths[j], keys[j] = oldWidths[i], oldKeys[i]
+					if discChanged {
+						widths[j] = widthsOf(sb, disc)
+					}
+				}
+				i++
+			default:
+				widths[j] = widthsOf(sb, disc)
+				batch.add(j, prefix, sb)
+				v.tally.add(countOf(sb), 1)
+			}
+			for k, l := range widths[j] { // byte length: a cheap upper bound
+				nat[k] = max(nat[k], int(l))
+			}
 		}
-		for k, l := range widths[j] { // byte length: a cheap upper bound
-			nat[k] = max(nat[k], int(l))
+		for ; i < end; i++ {
+			drop(i)
 		}
 	}
-	for ; i < len(oldRows); i++ {
-		oldToNew[i] = -1
-		v.tally.add(countOf(oldRows[i]), -1)
-		v.stale++
+	for q := range oldParts { // contexts no longer in view
+		if !paired[q] {
+			for i := oldStarts[q]; i < oldStarts[q+1]; i++ {
+				drop(i)
+			}
+		}
 	}
 	nat[colAge] = 4
 	prevOrder := v.order
@@ -311,7 +349,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	if packKeys(keys, v.stale) {
 		v.stale = 0
 	}
-	v.rows, v.widths, v.keys, v.natural = rows, widths, keys, nat
+	v.rows, v.widths, v.keys, v.natural, v.starts = rows, widths, keys, nat, starts
 	if first || len(prevOrder) != len(oldRows) {
 		v.resort()
 		return
@@ -342,20 +380,81 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	v.refilter()
 }
 
-// replaceRows takes the sandboxes of snap at positions, the only ones that
-// differ from the current rows (see Snapshot.ChangedSince). Column widths
-// only grow here; a full rebuild (any add or remove) lets them shrink.
-func (v *sandboxesView) replaceRows(snap *fleet.Snapshot, positions []int) {
+// sameDiscs: every fleet is as connected as when the rows were built.
+func (v *sandboxesView) sameDiscs(fleets []Fleet) bool {
+	for p, f := range fleets {
+		if discOf(f.Snap) != v.discs[p] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSandboxes: every fleet hands out the same sandboxes as the rows'.
+func (v *sandboxesView) sameSandboxes(fleets []Fleet) bool {
+	for p, f := range fleets {
+		if !f.Snap.SameSandboxes(v.parts[p].Snap) {
+			return false
+		}
+	}
+	return true
+}
+
+// changedSince lists the rows whose sandboxes the fleets replaced in place
+// since the rows' snapshots (Snapshot.ChangedSince), when every fleet can
+// tell; ok is false when one cannot, and the rows must be compared.
+func (v *sandboxesView) changedSince(fleets []Fleet) (positions []int, ok bool) {
+	for p, f := range fleets {
+		if f.Snap.SameSandboxes(v.parts[p].Snap) {
+			continue
+		}
+		changed, ok := f.Snap.ChangedSince(v.parts[p].Snap)
+		if !ok {
+			return nil, false
+		}
+		if positions == nil && v.starts[p] == 0 {
+			positions = changed // one fleet (the usual case): its positions are the rows'
+			continue
+		}
+		for _, j := range changed {
+			positions = append(positions, v.starts[p]+j)
+		}
+	}
+	return positions, true
+}
+
+// partOf is the fleet row j belongs to.
+func (v *sandboxesView) partOf(j int) int {
+	p := 0
+	for p+1 < len(v.parts) && j >= v.starts[p+1] {
+		p++
+	}
+	return p
+}
+
+// keyPrefix is what the filter keys of fleet p's rows start with.
+func (v *sandboxesView) keyPrefix(p int) string {
+	if !v.multi {
+		return ""
+	}
+	return keyPrefix(v.parts[p].Context)
+}
+
+// replaceRows takes the sandboxes at positions of the rows, the only ones
+// that differ from the current rows (see Snapshot.ChangedSince). Column
+// widths only grow here; a full rebuild (any add or remove) lets them shrink.
+func (v *sandboxesView) replaceRows(positions []int) {
 	var moved []int // indexes in order of the rows replaced
 	for _, j := range positions {
-		sb, old := snap.SandboxAt(j), v.rows[j]
+		p := v.partOf(j)
+		sb, old := v.parts[p].Snap.SandboxAt(j-v.starts[p]), v.rows[j]
 		if old == sb {
 			continue
 		}
 		v.rows[j] = sb
 		v.tally.add(countOf(old), -1)
 		v.tally.add(countOf(sb), 1)
-		v.widths[j], v.keys[j] = widthsOf(sb, v.disc), query.RowKey(sb)
+		v.widths[j], v.keys[j] = widthsOf(sb, v.discs[p]), rowKey(v.keyPrefix(p), sb)
 		v.stale++
 		for k, l := range v.widths[j] {
 			v.natural[k] = max(v.natural[k], int(l))
@@ -421,12 +520,12 @@ func (v *sandboxesView) refilter() {
 
 // follow keeps the cursor on the same sandbox when rows move.
 func (v *sandboxesView) follow() {
-	if v.cursor < len(v.visible) && v.rows[v.visible[v.cursor]].Key == v.selKey {
+	if v.cursor < len(v.visible) && v.isSelected(v.visible[v.cursor]) {
 		return // still on it: no search
 	}
 	if v.selKey != "" {
 		for i, ri := range v.visible {
-			if v.rows[ri].Key == v.selKey {
+			if v.isSelected(ri) {
 				v.cursor = i
 				return
 			}
@@ -436,9 +535,16 @@ func (v *sandboxesView) follow() {
 	v.remember()
 }
 
+// isSelected: row j is the sandbox the cursor was on (the same Key may be
+// in several contexts).
+func (v *sandboxesView) isSelected(j int) bool {
+	return v.rows[j].Key == v.selKey && (!v.multi || v.parts[v.partOf(j)].Context == v.selCtx)
+}
+
 func (v *sandboxesView) remember() {
 	if v.cursor < len(v.visible) {
-		v.selKey = v.rows[v.visible[v.cursor]].Key
+		j := v.visible[v.cursor]
+		v.selKey, v.selCtx = v.rows[j].Key, v.parts[v.partOf(j)].Context
 	}
 }
 
@@ -459,11 +565,12 @@ func (v *sandboxesView) setSort(k query.SortKey, c *shared) {
 	v.resort()
 }
 
-func (v *sandboxesView) selectedSandbox(c *shared) *model.Sandbox {
+func (v *sandboxesView) selectedSandbox(c *shared) pick {
 	if v.cursor < len(v.visible) {
-		return v.rows[v.visible[v.cursor]]
+		j := v.visible[v.cursor]
+		return pick{sb: v.rows[j], ctx: v.parts[v.partOf(j)].Context}
 	}
-	return nil
+	return pick{}
 }
 
 func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
@@ -530,13 +637,21 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 			}
 		}
 	}
-	keep, widths := layout(cols, v.natural[:], width)
+	natural := v.natural[:]
+	if v.multi {
+		// Several contexts: which cluster a row is in comes first, and is
+		// never the column dropped.
+		cols = append([]column{contextCol}, cols...)
+		natural = append([]int{contextWidth(v.parts)}, natural...)
+	}
+	keep, widths := layout(cols, natural, width)
 	var b strings.Builder
-	var head [nSandboxCols]string
+	var titles [nSandboxCols + 1]string // the CONTEXT column too; an array, not garbage per frame
+	head := titles[:len(cols)]
 	for i, col := range cols {
 		head[i] = col.Title
 	}
-	renderCells(&b, head[:], cols, keep, widths)
+	renderCells(&b, head, cols, keep, widths)
 	out := make([]string, 0, height)
 	out = append(out, c.st.colHead.Render(c.st.markRow(fitLine(b.String(), width), false)))
 	rowsH := height - 1
@@ -544,30 +659,48 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 	now := c.now()
 	end := min(len(v.visible), v.offset+rowsH)
 	for i := v.offset; i < end; i++ {
-		sb := v.rows[v.visible[i]]
-		cells := sandboxCells(sb, v.disc)
+		j := v.visible[i]
+		sb, p := v.rows[j], v.partOf(j)
+		disc := v.discs[p]
+		cells := sandboxCells(sb, disc)
 		cells[colAge] = c.drawAge(now, sb.CreatedAt())
 		if compact {
 			for _, i := range []int{colSandbox, colPod, colIdentity} {
 				cells[i] = shortIDs(cells[i])
 			}
 		}
+		line := cells[:]
+		if v.multi {
+			line = append([]string{v.parts[p].Context}, line...)
+		}
 		b.Reset()
-		renderCells(&b, cells[:], cols, keep, widths)
-		out = append(out, styleRow(c, fitLine(b.String(), width), rowSeverity(sb, v.disc), i == v.cursor))
+		renderCells(&b, line, cols, keep, widths)
+		out = append(out, styleRow(c, fitLine(b.String(), width), rowSeverity(sb, disc), i == v.cursor))
 	}
 	if len(v.visible) == 0 {
 		msg := "no sandboxes"
-		switch {
-		case v.snap != nil && !v.snap.Status.Synced:
-			// The fleet lists nothing until its first full list is in.
-			msg = fmt.Sprintf("loading: %d sandboxes so far; the table fills when the first full list is in", v.snap.Loading)
+		switch loading, synced := v.loading(); {
+		case !synced && len(v.rows) == 0:
+			// A fleet lists nothing until its first full list is in.
+			msg = fmt.Sprintf("loading: %d sandboxes so far; the table fills when the first full list is in", loading)
 		case !v.filter.IsZero():
 			msg = "no sandboxes match the filter (esc clears)"
 		}
 		out = append(out, c.st.dim.Render(fitLine(msg, width)))
 	}
 	return strings.Join(out, "\n")
+}
+
+// loading counts the sandboxes read so far by the fleets not synced yet,
+// and reports whether every fleet is.
+func (v *sandboxesView) loading() (n int, synced bool) {
+	synced = true
+	for _, f := range v.parts {
+		if !f.Snap.Status.Synced {
+			n, synced = n+f.Snap.Loading, false
+		}
+	}
+	return n, synced
 }
 
 func styleRow(c *shared, line string, sev rowSev, selected bool) string {

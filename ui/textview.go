@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
-	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/forensics"
 )
 
@@ -69,7 +68,7 @@ type textView struct {
 	gen      int
 	kind     textKind
 	title    string
-	sb       *model.Sandbox
+	target   pick // the sandbox it is about (none for messages and help)
 	previous bool
 	vp       viewport.Model
 	lines    []string
@@ -87,8 +86,8 @@ type textView struct {
 	rowOf      []int  // first row of each line in the viewport's content
 }
 
-func newTextView(c *shared, kind textKind, title string, sb *model.Sandbox) *textView {
-	return &textView{vid: c.newID(), kind: kind, title: title, sb: sb, follow: true, status: "loading…", vp: viewport.New(80, 20)}
+func newTextView(c *shared, kind textKind, title string, target pick) *textView {
+	return &textView{vid: c.newID(), kind: kind, title: title, target: target, follow: true, status: "loading…", vp: viewport.New(80, 20)}
 }
 
 func (v *textView) id() int                   { return v.vid }
@@ -136,7 +135,7 @@ func (v *textView) start(c *shared) tea.Cmd {
 	v.lines, v.size, v.status = nil, 0, "loading…"
 	ctx, cancel := context.WithCancel(context.Background())
 	v.cancel = cancel
-	id, gen, sb, be := v.vid, v.gen, v.sb, c.be
+	id, gen, sb, be := v.vid, v.gen, v.target.sb, c.backendFor(v.target.ctx)
 	switch v.kind {
 	case kindYAML:
 		return func() tea.Msg {
@@ -171,7 +170,7 @@ func (v *textView) startExec(c *shared, argv []string) tea.Cmd {
 	v.lines, v.size = nil, 0
 	ctx, cancel := context.WithCancel(context.Background())
 	v.cancel = cancel
-	id, gen, sb, be := v.vid, v.gen, v.sb, c.be
+	id, gen, sb, be := v.vid, v.gen, v.target.sb, c.backendFor(v.target.ctx)
 	ch := make(chan []string, 64)
 	v.ch = ch
 	w := &lineWriter{ctx: ctx, ch: ch}
@@ -419,7 +418,7 @@ func (v *textView) update(msg tea.Msg, c *shared) tea.Cmd {
 			v.showMatch()
 		}
 		return nil
-	case key.Matches(km, k.Timestamps) && v.kind == kindLogs && c.be.Logs != nil:
+	case key.Matches(km, k.Timestamps) && v.kind == kindLogs && c.backendFor(v.target.ctx).Logs != nil:
 		// The kubelet adds them: the log is read again, with them or without.
 		v.timestamps = !v.timestamps
 		return v.start(c)
@@ -472,8 +471,8 @@ func (v *textView) save(c *shared) tea.Cmd {
 		what = "previous-logs"
 	}
 	name := "sandscope"
-	if v.sb != nil {
-		name = v.sb.Namespace() + "_" + v.sb.Name()
+	if sb := v.target.sb; sb != nil {
+		name = sb.Namespace() + "_" + sb.Name()
 	}
 	name = fileSafe(name) + "_" + what + "_" + c.now().UTC().Format("20060102T150405Z") + ".txt"
 	path := filepath.Join(dir, name)

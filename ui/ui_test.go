@@ -156,7 +156,7 @@ func TestSortKeepsCursorOnSandbox(t *testing.T) {
 	waitScreen(t, tm, app, "sbx-b first", func(s string) bool {
 		return strings.Contains(s, "9 ") && strings.Index(s, "sbx-b ") < strings.Index(s, "sbx-c ")
 	})
-	if sel := app.selected(); sel == nil || sel.Name() != "sbx-b" {
+	if sel := app.selected().sb; sel == nil || sel.Name() != "sbx-b" {
 		t.Fatalf("cursor left sbx-b: %v", sel)
 	}
 	goldenFrame(t, tm)
@@ -577,7 +577,7 @@ func TestCreateOutcomeShownAfterLastStage(t *testing.T) {
 	}}
 	for range 20 { // the race it guards against was timing-dependent
 		a := New(src, be, Options{DefaultNamespace: "team-rl"}, DefaultKeyMap())
-		msgs := []tea.Msg{a.startCreate(CreateRequest{Image: "python:3.12", Namespace: "team-rl"})}
+		msgs := []tea.Msg{a.startCreate(CreateRequest{Image: "python:3.12", Namespace: "team-rl"}, "")}
 		for len(msgs) > 0 { // run the commands as the program would, replies in order
 			m := msgs[0]
 			msgs = msgs[1:]
@@ -613,7 +613,7 @@ func TestDeleteSaysRequested(t *testing.T) {
 	sb := &model.Sandbox{Key: "bsbx/ns/held", Meta: &model.ObjectMeta{Namespace: "ns", Name: "held",
 		Finalizers: []string{"pool.sandbox.opensandbox.io/pool-allocation"}}}
 	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{Delete: func(context.Context, *model.Sandbox) error { return nil }}, Options{}, DefaultKeyMap())
-	a.pendingDelete, a.mode = sb, modeConfirmDelete
+	a.pendingDelete, a.mode = pick{sb: sb}, modeConfirmDelete
 	cmd := a.onConfirmKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
 	done, ok := cmd().(actionDone)
 	if !ok || done.err != nil || !strings.Contains(done.text, "delete requested for ns/held") ||

@@ -15,6 +15,9 @@ import (
 // shared is the context every view reads: the current snapshot, the clock,
 // keys, styles, options and the backend. Only the root model writes it.
 type shared struct {
+	// fleets are the contexts in view with their snapshots: one, with no
+	// context name, for a plain Source; snap is the first one's.
+	fleets   []Fleet
 	snap     *fleet.Snapshot
 	now      func() time.Time
 	keys     KeyMap
@@ -82,8 +85,10 @@ func (c *shared) drawAge(now, t time.Time) string {
 
 func (c *shared) newID() int { c.nextID++; return c.nextID }
 
+// disconnected: the one context in view lost its API server. With several,
+// each has its own state (discOf).
 func (c *shared) disconnected() bool {
-	return c.snap != nil && c.snap.Status.DisconnectedSince != nil
+	return !c.multi() && discOf(c.snap)
 }
 
 // view is one screen of the stack. Views are pointers mutated in place by
@@ -115,7 +120,7 @@ type sortable interface {
 
 // selecter views have a current sandbox (for d, y, l, e, s, x, ctrl-d).
 type selecter interface {
-	selectedSandbox(c *shared) *model.Sandbox
+	selectedSandbox(c *shared) pick
 }
 
 // asyncMsg is the envelope of every reply from a tea.Cmd: who asked, and when.

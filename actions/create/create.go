@@ -27,9 +27,9 @@
 // loop (e.g. send it on a buffered channel, or p.Send in bubbletea) and
 // return at once. Cancelling ctx (Ctrl-C, the user closing the form) fails
 // the create with CANCELED and deletes what was created. err is nil exactly
-// when res.Stage is Ready (or Queued with Wait=false); err.ExitCode()
-// tells refusal (2) from failure after creating (1) and usage or
-// connection problems (3).
+// when res.Stage is Ready (or Queued with Wait=false); otherwise it holds a
+// *Error (errors.As), whose Refused tells a refusal before anything was
+// created from a failure after creating, and whose Code the rest.
 //
 // Ready means a command really ran: the ReadyProber (the identity-checked
 // exec path) ran `true` in the sandbox and it returned 0.
@@ -52,6 +52,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/model"
@@ -199,8 +200,8 @@ type StageUpdate struct {
 	// Set on Failed, from Err, so the stage stream and the error object
 	// say the same about whether the command may have run and whether to
 	// retry.
-	Executed  Executed `json:"executed,omitempty"`
-	Retryable *bool    `json:"retryable,omitempty"`
+	Executed  refusal.Executed `json:"executed,omitempty"`
+	Retryable *bool            `json:"retryable,omitempty"`
 }
 
 // Result of a create that reached Ready (or Queued with NoWait).
@@ -228,7 +229,7 @@ type PodRecord struct {
 
 // Run resolves the start command, creates the sandbox and follows it to
 // Ready or Failed. See the package doc.
-func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate)) (*Result, *Error) {
+func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate)) (*Result, error) {
 	if onStage == nil {
 		onStage = func(StageUpdate) {}
 	}
@@ -236,7 +237,7 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 		c.Now = time.Now
 	}
 	if c.ReadOnly {
-		return nil, refused(CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false)
+		return nil, refused(refusal.CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false)
 	}
 	if err := validate(&req); err != nil {
 		return nil, err
@@ -287,7 +288,7 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 		return kube.BatchSandboxObject(spec)
 	}()
 	if oerr != nil {
-		return nil, &Error{Code: CodeInternal, Message: oerr.Error(), Executed: ExecutedNo, exit: ExitUsage}
+		return nil, refused(CodeInternal, oerr.Error(), false)
 	}
 	run := &run{c: c, req: req, engine: engine, gvr: gvr, id: id, onStage: onStage,
 		result: &Result{Sandbox: id, Namespace: req.Namespace, Engine: modelEngine(engine), Entrypoint: ep, Notices: notices, Stages: []StageRecord{}}}
@@ -301,7 +302,7 @@ func modelEngine(e engineKind) model.Engine {
 	return model.EngineBatchSandbox
 }
 
-func validate(req *Request) *Error {
+func validate(req *Request) error {
 	req.Image = strings.TrimSpace(req.Image)
 	switch {
 	case req.Image == "" && req.Pool == "":
@@ -344,7 +345,7 @@ func validate(req *Request) *Error {
 	return nil
 }
 
-func (c *Creator) chooseEngine(ctx context.Context, req Request) (engineKind, schema.GroupVersionResource, *Error) {
+func (c *Creator) chooseEngine(ctx context.Context, req Request) (engineKind, schema.GroupVersionResource, error) {
 	src := c.Sources
 	if src == nil {
 		s, err := kube.DiscoverSources(ctx, c.Clients.Discovery)
@@ -397,17 +398,16 @@ func resources(req Request) corev1.ResourceRequirements {
 
 // kubeError turns an API failure before anything was created into an Error.
 func kubeError(doing string, err error) *Error {
-	e := &Error{Message: doing + ": " + oneLine(err.Error()), Executed: ExecutedNo, Err: err}
+	e := refused(CodeCreateRejected, doing+": "+oneLine(err.Error()), false)
+	e.Err = err
 	var ce *kube.ConnectError
 	switch {
 	case apierrors.IsForbidden(err):
-		e.Code, e.exit = CodeForbidden, ExitRefused
+		e.Code = refusal.CodeForbidden
 	case apierrors.IsNotFound(err):
-		e.Code, e.exit = CodeNotFound, ExitRefused
+		e.Code = refusal.CodeNotFound
 	case errors.As(err, &ce), isConnectionError(err):
-		e.Code, e.exit, e.Retryable = CodeConnection, ExitUsage, true
-	default:
-		e.Code, e.exit = CodeCreateRejected, ExitRefused
+		e.Code, e.Retryable = CodeConnection, true
 	}
 	return e
 }

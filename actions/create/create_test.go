@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sandscope/sandscope/actions/create"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig/registrytest"
 	"github.com/sandscope/sandscope/kube/kubetest"
@@ -62,13 +63,14 @@ func TestResolveOrder(t *testing.T) {
 	h.reg.PushImage(t, "bare2:v1", nil, nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ep, notices, err := h.creator.Resolve(h.ctx, tt.req)
+			ep, notices, rerr := h.creator.Resolve(h.ctx, tt.req)
+			err := createError(t, rerr)
 			if tt.code != "" {
 				if err == nil {
 					t.Fatalf("resolved %+v, want refusal %s", ep, tt.code)
 				}
-				if err.Code != tt.code || err.Retryable != tt.retryable || err.Executed != create.ExecutedNo || err.ExitCode() != create.ExitRefused {
-					t.Errorf("err = %+v, want code %s retryable %v executed no exit 2", err, tt.code, tt.retryable)
+				if err.Code != tt.code || err.Retryable != tt.retryable || err.Executed != refusal.ExecutedNo || !err.Refused() {
+					t.Errorf("err = %+v, want code %s retryable %v executed no, nothing created", err, tt.code, tt.retryable)
 				}
 				if !strings.Contains(err.Message, tt.inMessage) {
 					t.Errorf("message %q does not contain %q", err.Message, tt.inMessage)
@@ -120,8 +122,8 @@ func TestEntrypointTableRoundTripAndRetag(t *testing.T) {
 	if _, digest, ok, err := table.Get(h.ctx, ref); err != nil || ok || digest != d2 {
 		t.Errorf("after retag: ok=%v digest=%s err=%v, want no entry for %s", ok, digest, err, d2)
 	}
-	if _, _, rerr := h.creator.Resolve(h.ctx, create.Request{Image: ref}); rerr == nil || rerr.Code != create.CodeEntrypointUnresolved {
-		t.Errorf("retagged image resolved through the old entry: %v", rerr)
+	if _, _, err := h.creator.Resolve(h.ctx, create.Request{Image: ref}); createError(t, err) == nil || createError(t, err).Code != create.CodeEntrypointUnresolved {
+		t.Errorf("retagged image resolved through the old entry: %v", err)
 	}
 
 	list, err := table.List(h.ctx)
@@ -135,7 +137,7 @@ func TestEntrypointTableRoundTripAndRetag(t *testing.T) {
 		t.Error("second rm removed something")
 	}
 	ro := &create.Table{Clients: h.clients, Images: h.creator.Images, ReadOnly: true}
-	if _, err := ro.Set(h.ctx, ref, []string{"x"}); err == nil || !strings.Contains(err.Error(), create.CodeReadOnly) {
+	if _, err := ro.Set(h.ctx, ref, []string{"x"}); err == nil || !strings.Contains(err.Error(), refusal.CodeReadOnly) {
 		t.Errorf("read-only set: %v", err)
 	}
 }
@@ -147,12 +149,13 @@ func TestRefusalCreatesNothing(t *testing.T) {
 		{Image: closed + "/app:v1"},
 		{Image: h.reg.Host + "/missing:v1"},
 	} {
-		res, err := h.creator.Run(h.ctx, req, nil)
+		res, rerr := h.creator.Run(h.ctx, req, nil)
+		err := createError(t, rerr)
 		if err == nil || res != nil {
 			t.Fatalf("%s: created %+v", req.Image, res)
 		}
-		if err.ExitCode() != create.ExitRefused || err.Executed != create.ExecutedNo || err.Sandbox != "" {
-			t.Errorf("%s: %+v, want refusal exit 2 executed no", req.Image, err)
+		if !err.Refused() || err.Executed != refusal.ExecutedNo || err.Sandbox != "" {
+			t.Errorf("%s: %+v, want a refusal, executed no", req.Image, err)
 		}
 	}
 	if left := h.sandboxes(); len(left) != 0 {
@@ -266,7 +269,7 @@ func TestFailures(t *testing.T) {
 		name     string
 		drive    func(h *harness, pod string)
 		code     string
-		executed create.Executed
+		executed refusal.Executed
 		stage    create.Stage
 		message  string
 	}{
@@ -276,19 +279,19 @@ func TestFailures(t *testing.T) {
 				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 					Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available: 3 Insufficient cpu."}}
 			})
-		}, create.CodeUnschedulable, create.ExecutedNo, create.StageQueued, "Insufficient cpu"},
+		}, create.CodeUnschedulable, refusal.ExecutedNo, create.StageQueued, "Insufficient cpu"},
 		{"err image pull", func(h *harness, pod string) {
 			h.kl.Schedule(h.ns, pod, "node-a")
 			h.kl.SetWaiting(h.ns, pod, osv1.ContainerSandbox, "ErrImagePull", "pull access denied")
-		}, create.CodeImagePull, create.ExecutedNo, create.StageScheduled, "ErrImagePull"},
+		}, create.CodeImagePull, refusal.ExecutedNo, create.StageScheduled, "ErrImagePull"},
 		{"image pull backoff", func(h *harness, pod string) {
 			h.kl.Schedule(h.ns, pod, "node-a")
 			h.kl.SetWaiting(h.ns, pod, osv1.ContainerSandbox, "ImagePullBackOff", "Back-off pulling image")
-		}, create.CodeImagePull, create.ExecutedNo, create.StageScheduled, "ImagePullBackOff"},
+		}, create.CodeImagePull, refusal.ExecutedNo, create.StageScheduled, "ImagePullBackOff"},
 		{"init container failed", func(h *harness, pod string) {
 			h.kl.Schedule(h.ns, pod, "node-a")
 			h.kl.Terminate(h.ns, pod, osv1.ContainerExecdInstaller, 1, "Error")
-		}, create.CodeInitFailed, create.ExecutedNo, create.StageScheduled, "execd-installer"},
+		}, create.CodeInitFailed, refusal.ExecutedNo, create.StageScheduled, "execd-installer"},
 		{"crash loop", func(h *harness, pod string) {
 			h.kl.Schedule(h.ns, pod, "node-a")
 			h.kl.UpdatePodStatus(h.ns, pod, func(p *corev1.Pod) {
@@ -301,20 +304,20 @@ func TestFailures(t *testing.T) {
 					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}},
 				}}
 			})
-		}, create.CodeCrashLoop, create.ExecutedYes, "", "CrashLoopBackOff"},
+		}, create.CodeCrashLoop, refusal.ExecutedYes, "", "CrashLoopBackOff"},
 		{"main container exited", func(h *harness, pod string) {
 			h.kl.SetRunning(h.ns, pod, "10.0.0.8")
 			h.kl.Terminate(h.ns, pod, osv1.ContainerSandbox, 137, "OOMKilled")
-		}, create.CodeMainExited, create.ExecutedYes, "", "OOMKilled"},
+		}, create.CodeMainExited, refusal.ExecutedYes, "", "OOMKilled"},
 		{"engine phase Failed", func(h *harness, pod string) {
 			h.kl.Schedule(h.ns, pod, "node-a")
 			h.ct.SetBatchSandboxStatus(h.ns, strings.TrimSuffix(pod, "-0"), map[string]any{"phase": "Failed", "replicas": 1,
 				"conditions": []any{map[string]any{"type": "PodFailed", "status": "True", "reason": "ImagePullBackOff", "message": "pod x failed", "lastTransitionTime": "2026-01-01T00:00:00Z"}}})
-		}, create.CodeEngineFailed, create.ExecutedNo, create.StageScheduled, "pod x failed"},
+		}, create.CodeEngineFailed, refusal.ExecutedNo, create.StageScheduled, "pod x failed"},
 		{"pod evicted", func(h *harness, pod string) {
 			h.kl.SetRunning(h.ns, pod, "10.0.0.9")
 			h.kl.Evict(h.ns, pod, "The node was low on resource: memory.")
-		}, create.CodeMainExited, create.ExecutedYes, "", "exit code 137"},
+		}, create.CodeMainExited, refusal.ExecutedYes, "", "exit code 137"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -328,9 +331,9 @@ func TestFailures(t *testing.T) {
 			if err == nil {
 				t.Fatal("Run succeeded")
 			}
-			if err.Code != tt.code || err.Executed != tt.executed || !strings.Contains(err.Message, tt.message) || err.ExitCode() != create.ExitFailed {
-				t.Errorf("err = %s / %s / %q / executed %s / exit %d, want %s executed %s containing %q exit 1",
-					err.Code, err.Stage, err.Message, err.Executed, err.ExitCode(), tt.code, tt.executed, tt.message)
+			if err.Code != tt.code || err.Executed != tt.executed || !strings.Contains(err.Message, tt.message) || err.Refused() {
+				t.Errorf("err = %s / %s / %q / executed %s / refused %v, want %s executed %s containing %q, failed after creating",
+					err.Code, err.Stage, err.Message, err.Executed, err.Refused(), tt.code, tt.executed, tt.message)
 			}
 			if tt.stage != "" && err.Stage != tt.stage {
 				t.Errorf("last stage %s, want %s", err.Stage, tt.stage)
@@ -351,7 +354,7 @@ func TestExecDaemonNotAnswering(t *testing.T) {
 	pod := h.podFor(id, image)
 	h.kl.SetRunning(h.ns, pod.Name, "10.0.0.5")
 	_, err := r.wait(t)
-	if err == nil || err.Code != create.CodeExecdUnreachable || err.Stage != create.StageStarting || err.Executed != create.ExecutedUnknown || !err.Retryable {
+	if err == nil || err.Code != create.CodeExecdUnreachable || err.Stage != create.StageStarting || err.Executed != refusal.ExecutedUnknown || !err.Retryable {
 		t.Fatalf("err = %+v", err)
 	}
 	if !strings.Contains(err.Message, "connection refused") {
@@ -371,7 +374,7 @@ func TestDeadlineReportsLastStage(t *testing.T) {
 	pod := h.podFor(id, image)
 	h.kl.Schedule(h.ns, pod.Name, "node-a")
 	_, err := r.wait(t)
-	if err == nil || err.Code != create.CodeTimeout || err.Stage != create.StageScheduled || err.Executed != create.ExecutedNo {
+	if err == nil || err.Code != create.CodeTimeout || err.Stage != create.StageScheduled || err.Executed != refusal.ExecutedNo {
 		t.Fatalf("err = %+v, want TIMEOUT at Scheduled", err)
 	}
 	if !strings.Contains(err.Message, "last stage Scheduled") {
@@ -398,7 +401,7 @@ func TestCancelDeletes(t *testing.T) {
 	h.podFor(id, "busybox")
 	r.cancel() // Ctrl-C
 	_, err := r.wait(t)
-	if err == nil || err.Code != create.CodeCanceled || err.Executed != create.ExecutedNo {
+	if err == nil || err.Code != create.CodeCanceled || err.Executed != refusal.ExecutedNo {
 		t.Fatalf("err = %+v", err)
 	}
 	h.assertCleanedUp(err)
@@ -538,8 +541,8 @@ func BenchmarkRefusalLatency(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				cr := &create.Creator{Clients: clients, Images: newReaderWith(deadline)}
 				start := time.Now()
-				_, err := cr.Run(context.Background(), create.Request{Image: tc.host + "/app:v1"}, nil)
-				if err == nil || err.Code != create.CodeEntrypointUnresolved || !err.Retryable {
+				_, rerr := cr.Run(context.Background(), create.Request{Image: tc.host + "/app:v1"}, nil)
+				if err := createError(b, rerr); err == nil || err.Code != create.CodeEntrypointUnresolved || !err.Retryable {
 					b.Fatalf("err = %v", err)
 				}
 				worst = max(worst, time.Since(start))
@@ -591,7 +594,7 @@ func TestExecutedNeverContradictsTheStages(t *testing.T) {
 	if err == nil || err.Code != create.CodeTimeout || err.Stage != create.StageStarting {
 		t.Fatalf("err = %+v, want TIMEOUT at Starting", err)
 	}
-	if err.Executed != create.ExecutedUnknown {
+	if err.Executed != refusal.ExecutedUnknown {
 		t.Errorf("executed %q after the stages said the main container ran; want unknown", err.Executed)
 	}
 	if last := r.seen[len(r.seen)-1]; last.Executed != err.Executed {

@@ -1,36 +1,20 @@
 package create
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/model"
 )
 
-// Executed says whether the user's start command may have run, so no
-// client re-runs it blindly.
-type Executed string
-
-const (
-	ExecutedNo      Executed = "no"
-	ExecutedUnknown Executed = "unknown"
-	ExecutedYes     Executed = "yes"
-)
-
-// Exit codes of `sandscope create`.
-const (
-	ExitReady   = 0 // Ready (or Queued with --wait=false)
-	ExitFailed  = 1 // failed after creating; cleaned up unless --keep-failed
-	ExitRefused = 2 // refused before creating anything
-	ExitUsage   = 3 // usage or connection error
-)
-
-// Codes of refusals and errors before anything was created.
+// Create's codes of refusals and errors before anything was created,
+// besides the shared ones in package refusal (the failures after creating
+// are in stages.go).
 const (
 	CodeEntrypointUnresolved = "ENTRYPOINT_UNRESOLVED"
-	CodeReadOnly             = "READ_ONLY"
-	CodeUsage                = "USAGE"
 	CodeEngineUnavailable    = "ENGINE_UNAVAILABLE"
-	CodeForbidden            = "FORBIDDEN"
-	CodeNotFound             = "NOT_FOUND"
 	CodeConnection           = "CONNECTION"
 	CodeCreateRejected       = "CREATE_REJECTED"
 	CodeInternal             = "INTERNAL"
@@ -49,23 +33,19 @@ type Cleanup struct {
 	Detail      string   `json:"detail"`
 }
 
-// Error is a refusal or a failure, shaped for programs (the CLI prints
-// {"error":{...}}).
+// Error is a create's refusal or failure: the shared refusal (code,
+// message, retryable, executed: whether the start command may have run)
+// and how far the create got. Functions return it as an error; errors.As
+// finds it as a *Error or as its *refusal.Refusal.
 type Error struct {
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	Retryable bool   `json:"retryable"`
-	// RetryReason says why a failure that would otherwise be retryable is
-	// not: retrying at once would add to a pile-up (Pods still pulling).
-	RetryReason string        `json:"retryReason,omitempty"`
-	Executed    Executed      `json:"executed"`
-	Stage       Stage         `json:"stage,omitempty"` // last stage reached; empty when nothing was created
-	Sandbox     string        `json:"sandbox,omitempty"`
-	Namespace   string        `json:"namespace,omitempty"`
-	Cleanup     *Cleanup      `json:"cleanup,omitempty"`
-	Stages      []StageRecord `json:"stages,omitempty"`
-	Err         error         `json:"-"`
-	exit        int
+	refusal.Refusal
+	Stage Stage `json:"stage,omitempty"` // last stage reached; empty when nothing was created
+	// Sandbox is the object created, or perhaps created (the create request
+	// may have reached the server); empty when nothing was.
+	Sandbox   string        `json:"sandbox,omitempty"`
+	Namespace string        `json:"namespace,omitempty"`
+	Cleanup   *Cleanup      `json:"cleanup,omitempty"`
+	Stages    []StageRecord `json:"stages,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -89,38 +69,44 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-func (e *Error) Unwrap() error { return e.Err }
-
-// ErrorCode is the stable code (READ_ONLY, ...), as the UI asks of refusals.
-func (e *Error) ErrorCode() string { return e.Code }
-
-// ExitCode is the process exit code for this error.
-func (e *Error) ExitCode() int {
-	if e.exit == 0 {
-		return ExitFailed
+// As lets errors.As find the shared refusal inside a create's error.
+func (e *Error) As(target any) bool {
+	if r, ok := target.(**refusal.Refusal); ok {
+		*r = &e.Refusal
+		return true
 	}
-	return e.exit
+	return false
 }
 
 // Refused is true when nothing was created.
-func (e *Error) Refused() bool { return e.exit == ExitRefused || e.exit == ExitUsage }
+func (e *Error) Refused() bool { return e.Sandbox == "" }
+
+// MarshalJSON writes create's form of the refusal: the shared fields, less
+// the evidence (the stages are a create's account), then how far it got.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	type fields Error // the same fields without this method
+	return json.Marshal(struct {
+		*fields
+		Evidence []model.Evidence `json:"evidence,omitempty"` // shadows the refusal's: never set
+	}{fields: (*fields)(e)})
+}
 
 func refused(code, msg string, retryable bool) *Error {
-	return &Error{Code: code, Message: msg, Retryable: retryable, Executed: ExecutedNo, exit: ExitRefused}
+	return &Error{Refusal: refusal.Refusal{Code: code, Message: msg, Retryable: retryable, Executed: refusal.ExecutedNo}}
 }
 
-func usage(msg string) *Error {
-	return &Error{Code: CodeUsage, Message: msg, Executed: ExecutedNo, exit: ExitUsage}
-}
+func usage(msg string) *Error { return refused(refusal.CodeUsage, msg, false) }
 
-// Usage builds a usage error (for the CLI's own flag checks).
-func Usage(msg string) *Error { return usage(msg) }
+// Usage is a usage error (for the CLI's own flag checks).
+func Usage(msg string) error { return usage(msg) }
 
-// Refuse builds a refusal before anything was created (exit 2).
-func Refuse(code, msg string, retryable bool) *Error { return refused(code, msg, retryable) }
+// Refuse is a refusal before anything was created.
+func Refuse(code, msg string, retryable bool) error { return refused(code, msg, retryable) }
 
-// ConnectionError wraps a failure to reach the cluster before anything was
-// created (exit 3).
-func ConnectionError(err error) *Error {
-	return &Error{Code: CodeConnection, Message: err.Error(), Retryable: true, Executed: ExecutedNo, Err: err, exit: ExitUsage}
+// ConnectionError is a failure to reach the cluster before anything was
+// created.
+func ConnectionError(err error) error {
+	e := refused(CodeConnection, err.Error(), true)
+	e.Err = err
+	return e
 }

@@ -95,7 +95,8 @@ func (h *harness) start(req create.Request) *running {
 	h.t.Cleanup(cancel)
 	go func() {
 		defer close(r.done)
-		r.res, r.err = h.creator.Run(ctx, req, func(u create.StageUpdate) { r.updates <- u })
+		res, err := h.creator.Run(ctx, req, func(u create.StageUpdate) { r.updates <- u })
+		r.res, r.err = res, createError(h.t, err)
 	}()
 	return r
 }
@@ -222,4 +223,20 @@ func newReaderWith(d time.Duration) *imageconfig.Reader {
 
 func runtimeConvert(m map[string]any, into any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, into)
+}
+
+// createError is err's *create.Error: nil exactly when err is nil (a
+// function returning error cannot hand back a nil *Error that is not nil).
+// Any other error fails the test.
+func createError(t testing.TB, err error) *create.Error {
+	t.Helper()
+	if err == nil {
+		return nil
+	}
+	var e *create.Error
+	if !errors.As(err, &e) || e == nil {
+		t.Errorf("error %v (%T) is not a *create.Error", err, err)
+		return nil
+	}
+	return e
 }

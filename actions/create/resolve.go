@@ -22,7 +22,7 @@ const (
 
 // resolve finds the start command: explicit → table (by digest) → registry
 // → refusal. Nothing is created before it answers.
-func (c *Creator) resolve(ctx context.Context, req Request, image string) (Entrypoint, []model.Notice, *Error) {
+func (c *Creator) resolve(ctx context.Context, req Request, image string) (Entrypoint, []model.Notice, error) {
 	if req.KeepAlive {
 		return Entrypoint{Argv: KeepAliveArgv, Source: SourceExplicit}, []model.Notice{{
 			Code: model.CodeEntrypointNotRun, Severity: model.SeverityWarning,
@@ -104,7 +104,7 @@ func unresolved(image string, err error) *Error {
 
 // Resolve answers which start command a create would use, without creating
 // anything (for a form preview or `--dry-run`).
-func (c *Creator) Resolve(ctx context.Context, req Request) (Entrypoint, []model.Notice, *Error) {
+func (c *Creator) Resolve(ctx context.Context, req Request) (Entrypoint, []model.Notice, error) {
 	if err := validate(&req); err != nil {
 		return Entrypoint{}, nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube"
 )
 
@@ -31,15 +32,14 @@ type run struct {
 	ownedPods map[string]bool // Pods of this sandbox seen (deleted on cleanup)
 }
 
-func (r *run) create(ctx context.Context, obj any) (*Result, *Error) {
+func (r *run) create(ctx context.Context, obj any) (*Result, error) {
 	u := obj.(*unstructured.Unstructured)
 	if _, err := r.c.Clients.CreateObject(ctx, r.gvr, u); err != nil {
 		e := kubeError("creating the sandbox", err)
 		if e.Code == CodeConnection || ctx.Err() != nil {
 			// The request may have reached the server: the object may exist.
 			// Its name is ours, so delete by name rather than orphan it.
-			e.Executed = ExecutedUnknown
-			e.exit = ExitFailed
+			e.Executed = refusal.ExecutedUnknown
 			e.Sandbox, e.Namespace = r.id, r.req.Namespace
 			e.Cleanup = r.cleanup(nil)
 		}
@@ -117,7 +117,7 @@ func (r *run) podsOf(obj *unstructured.Unstructured, pods []*corev1.Pod) []*core
 	return out
 }
 
-func (r *run) follow(ctx context.Context) (*Result, *Error) {
+func (r *run) follow(ctx context.Context) (*Result, error) {
 	deadline := r.req.WaitTimeout
 	limitedBy := "--wait-timeout"
 	if r.req.Lifetime > 0 && r.req.Lifetime < deadline {
@@ -127,7 +127,7 @@ func (r *run) follow(ctx context.Context) (*Result, *Error) {
 	defer cancel()
 	watch, err := r.c.Clients.WatchSandbox(waitCtx, r.target())
 	if err != nil {
-		return nil, r.fail(ctx, &failure{code: CodeConnection, message: err.Error(), retryable: true, executed: ExecutedNo})
+		return nil, r.fail(ctx, &failure{code: CodeConnection, message: err.Error(), retryable: true, executed: refusal.ExecutedNo})
 	}
 	defer watch.Stop()
 
@@ -157,7 +157,7 @@ func (r *run) follow(ctx context.Context) (*Result, *Error) {
 			}
 			return nil, r.fail(ctx, &failure{code: CodeExecdUnreachable,
 				message:   fmt.Sprintf("exec daemon not answering within %s: %s", r.req.ExecdTimeout, oneLine(perr.Error())),
-				retryable: true, executed: ExecutedUnknown})
+				retryable: true, executed: refusal.ExecutedUnknown})
 		case <-watch.Changes():
 		case <-tick.C:
 		}
@@ -233,13 +233,13 @@ func (r *run) probe(parent context.Context, pod *corev1.Pod, done chan<- error) 
 
 // executedNow says whether the start command may have run, from the
 // latest objects.
-func (r *run) executedNow(w *kube.SandboxWatch) Executed {
+func (r *run) executedNow(w *kube.SandboxWatch) refusal.Executed {
 	if r.engine == enginePool && r.stage != StageQueued {
-		return ExecutedUnknown
+		return refusal.ExecutedUnknown
 	}
 	pod := pickPod(r.podsOf(w.Object(), w.Pods()))
 	if pod == nil {
-		return ExecutedNo
+		return refusal.ExecutedNo
 	}
 	_, executed := podFailure(pod)
 	return executed
@@ -247,15 +247,15 @@ func (r *run) executedNow(w *kube.SandboxWatch) Executed {
 
 // fail cleans up and builds the error.
 func (r *run) fail(ctx context.Context, f *failure) *Error {
-	e := &Error{Code: f.code, Message: f.message, Retryable: f.retryable, Executed: f.executed,
-		Stage: r.stage, Sandbox: r.id, Namespace: r.req.Namespace, exit: ExitFailed}
+	e := &Error{Refusal: refusal.Refusal{Code: f.code, Message: f.message, Retryable: f.retryable, Executed: f.executed},
+		Stage: r.stage, Sandbox: r.id, Namespace: r.req.Namespace}
 	if e.Executed == "" {
-		e.Executed = ExecutedUnknown
+		e.Executed = refusal.ExecutedUnknown
 	}
-	if e.Executed == ExecutedNo && stageRank[r.stage] >= stageRank[StageStarting] {
+	if e.Executed == refusal.ExecutedNo && stageRank[r.stage] >= stageRank[StageStarting] {
 		// The stage stream already said the main container ran (Starting):
 		// a Pod gone since cannot make that "not executed".
-		e.Executed = ExecutedUnknown
+		e.Executed = refusal.ExecutedUnknown
 	}
 	if r.req.KeepFailed {
 		e.Cleanup = &Cleanup{Kept: true, Detail: fmt.Sprintf("kept %s %s/%s for inspection (--keep-failed); delete it when done", r.gvr.Resource, r.req.Namespace, r.id)}

@@ -2,6 +2,7 @@ package create
 
 import (
 	"fmt"
+	"github.com/sandscope/sandscope/actions/refusal"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 
@@ -46,7 +47,7 @@ type failure struct {
 	code      string
 	message   string
 	retryable bool
-	executed  Executed
+	executed  refusal.Executed
 }
 
 // observation is what the objects say right now.
@@ -72,17 +73,17 @@ func observe(engine engineKind, obj *unstructured.Unstructured, pods []*corev1.P
 	o := observation{stage: StageQueued, detail: "object accepted, no Pod yet"}
 	if obj == nil {
 		if seenObject {
-			o.fail = &failure{code: CodeSandboxDeleted, message: "the sandbox object was deleted by someone else", executed: ExecutedUnknown}
+			o.fail = &failure{code: CodeSandboxDeleted, message: "the sandbox object was deleted by someone else", executed: refusal.ExecutedUnknown}
 		}
 		return o
 	}
 	if obj.GetDeletionTimestamp() != nil {
-		o.fail = &failure{code: CodeSandboxDeleted, message: "the sandbox object is being deleted by someone else", executed: ExecutedUnknown}
+		o.fail = &failure{code: CodeSandboxDeleted, message: "the sandbox object is being deleted by someone else", executed: refusal.ExecutedUnknown}
 		return o
 	}
 	if engine == engineBatchSandbox || engine == enginePool {
 		if phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase"); phase == "Failed" {
-			o.fail = &failure{code: CodeEngineFailed, message: "BatchSandbox phase Failed" + conditionMessage(obj, "PodFailed"), executed: ExecutedUnknown}
+			o.fail = &failure{code: CodeEngineFailed, message: "BatchSandbox phase Failed" + conditionMessage(obj, "PodFailed"), executed: refusal.ExecutedUnknown}
 		}
 	}
 	pod := pickPod(pods)
@@ -90,8 +91,8 @@ func observe(engine engineKind, obj *unstructured.Unstructured, pods []*corev1.P
 		if engine == enginePool {
 			o.detail = "waiting for the pool to allocate a Pod"
 		}
-		if o.fail != nil && o.fail.executed == ExecutedUnknown {
-			o.fail.executed = ExecutedNo
+		if o.fail != nil && o.fail.executed == refusal.ExecutedUnknown {
+			o.fail.executed = refusal.ExecutedNo
 		}
 		return o
 	}
@@ -143,17 +144,17 @@ func mainStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 
 // podFailure finds a certain failure of the Pod, and says whether the
 // user's command may have run.
-func podFailure(pod *corev1.Pod) (*failure, Executed) {
-	executed := ExecutedNo
+func podFailure(pod *corev1.Pod) (*failure, refusal.Executed) {
+	executed := refusal.ExecutedNo
 	if s := mainStatus(pod); s != nil {
 		switch {
 		case s.State.Terminated != nil || s.LastTerminationState.Terminated != nil || s.RestartCount > 0:
-			executed = ExecutedYes
+			executed = refusal.ExecutedYes
 		case s.State.Running != nil:
-			executed = ExecutedUnknown
+			executed = refusal.ExecutedUnknown
 		}
 	}
-	fail := func(code, msg string, retryable bool) (*failure, Executed) {
+	fail := func(code, msg string, retryable bool) (*failure, refusal.Executed) {
 		return &failure{code: code, message: msg, retryable: retryable, executed: executed}, executed
 	}
 	if pod.DeletionTimestamp != nil {
@@ -199,7 +200,7 @@ func podFailure(pod *corev1.Pod) (*failure, Executed) {
 	return nil, executed
 }
 
-func waitingFailure(s corev1.ContainerStatus, label string, executed Executed) *failure {
+func waitingFailure(s corev1.ContainerStatus, label string, executed refusal.Executed) *failure {
 	w := s.State.Waiting
 	if w == nil {
 		return nil
@@ -211,7 +212,7 @@ func waitingFailure(s corev1.ContainerStatus, label string, executed Executed) *
 	case configReasons[w.Reason]:
 		return &failure{code: CodeContainerConfig, message: msg, executed: executed}
 	case w.Reason == "CrashLoopBackOff":
-		return &failure{code: CodeCrashLoop, message: msg, executed: ExecutedYes}
+		return &failure{code: CodeCrashLoop, message: msg, executed: refusal.ExecutedYes}
 	}
 	return nil
 }

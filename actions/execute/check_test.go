@@ -173,18 +173,6 @@ func TestShellJoinAndWrap(t *testing.T) {
 	}
 }
 
-func TestErrorJSON(t *testing.T) {
-	e := refused(CodeIPTaken, "address taken", false, observed("seen"))
-	got := string(e.JSON())
-	want := `{"error":{"code":"IP_TAKEN","message":"address taken","retryable":false,"executed":"no","evidence":[{"kind":"observed","text":"seen"}]}}`
-	if got != want {
-		t.Fatalf("got  %s\nwant %s", got, want)
-	}
-	if e.ExitCode() != ExitRefused || (&Error{Executed: ExecutedUnknown}).ExitCode() != ExitUnknown {
-		t.Fatal("exit codes")
-	}
-}
-
 // A one-shot reader cannot see the UID a sandbox was first bound to; the
 // model's POD_RECREATED notice for the slot's Pod reaches the caller as
 // inferred evidence, with the commands that confirm or refuse it.

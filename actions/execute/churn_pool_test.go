@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -14,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -129,9 +132,9 @@ func TestExecChurnPools(t *testing.T) {
 				namesMu.Unlock()
 				via := []execute.Via{execute.ViaExecdDirect, execute.ViaKube}[rng.IntN(2)]
 				from := time.Now()
-				_, err := x.Run(ctx, execute.Request{Namespace: e.ns, Ref: sb, Via: via, Command: []string{"echo", "for=" + sb}, Stdout: &syncBuf{}})
+				_, err := x.Run(ctx, execute.Request{Namespace: e.ns, Ref: sb, Via: via, Command: []string{"echo", "for=" + sb}, Stdout: &syncbuf.Buffer{}})
 				attempts.Add(1)
-				var ee *execute.Error
+				var ee *refusal.Refusal
 				switch {
 				case err == nil:
 					ran.Add(1)
@@ -139,7 +142,7 @@ func TestExecChurnPools(t *testing.T) {
 						wrong.Add(1)
 						t.Errorf("ran for %s in a Pod it had lost before the exec began", sb)
 					}
-				case errors.As(err, &ee) && ee.Executed == execute.ExecutedNo:
+				case errors.As(err, &ee) && ee.Executed == refusal.ExecutedNo:
 					refused.Add(1)
 					if ee.Code == execute.CodeRedirected {
 						redirected.Add(1)
@@ -147,7 +150,7 @@ func TestExecChurnPools(t *testing.T) {
 				case errors.As(err, &ee):
 					unknown.Add(1)
 				default:
-					t.Errorf("not an *execute.Error: %v", err)
+					t.Errorf("not an *refusal.Refusal: %v", err)
 				}
 			}
 		}()

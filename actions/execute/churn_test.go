@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
@@ -182,13 +184,13 @@ func TestExecChurn(t *testing.T) {
 				if slot == nil {
 					continue
 				}
-				var out syncBuf
+				var out syncbuf.Buffer
 				from := time.Now()
 				res, err := x.Run(ctx, execute.Request{Sandbox: sb, Via: execute.ViaExecdDirect,
 					Command: []string{"echo", "target=" + slot.BoundUID}, Stdout: &out, Stderr: &out})
 				to := time.Now()
 				attempts.Add(1)
-				var ee *execute.Error
+				var ee *refusal.Refusal
 				switch {
 				case err == nil:
 					ok.Add(1)
@@ -197,7 +199,7 @@ func TestExecChurn(t *testing.T) {
 						wrong.Add(1)
 						t.Errorf("command reported as run landed elsewhere: target %+v, output %q", res.Target, out.String())
 					}
-				case errors.As(err, &ee) && ee.Executed == execute.ExecutedNo:
+				case errors.As(err, &ee) && ee.Executed == refusal.ExecutedNo:
 					refusals.Add(1)
 					if world.aliveThroughout(slot.BoundUID, from, to) {
 						falseRefusals.Add(1)
@@ -208,7 +210,7 @@ func TestExecChurn(t *testing.T) {
 				case errors.As(err, &ee):
 					unknown.Add(1)
 				default:
-					t.Errorf("not an *execute.Error: %v", err)
+					t.Errorf("not an *refusal.Refusal: %v", err)
 				}
 			}
 		}()

@@ -2,7 +2,6 @@ package execute_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"strings"
@@ -130,15 +129,7 @@ func TestCLIExecExitCodes(t *testing.T) {
 // The node dies mid-command: exit 126 and executed "unknown", never 0.
 func TestCLIExecUnknownOutcome(t *testing.T) {
 	started := make(chan struct{}, 1)
-	e := newEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
-		io.WriteString(req.Stdout, "working\n")
-		started <- struct{}{}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Second):
-		}
-		return nil
-	})
+	e := newEnv(t, testkubelet.DiesMidCommand(started))
 	e.start("cli-dies", nextIP())
 	go func() {
 		<-started

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -166,25 +165,6 @@ func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// syncBuf is a goroutine-safe buffer for streamed output.
-type syncBuf struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b = append(s.b, p...)
-	return len(p), nil
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return string(s.b)
 }
 
 var allVias = []execute.Via{execute.ViaKube, execute.ViaExecd, execute.ViaExecdDirect}

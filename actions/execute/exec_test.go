@@ -12,14 +12,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube/testkubelet"
 )
 
-func asExecError(t *testing.T, err error) *execute.Error {
+func asExecError(t *testing.T, err error) *refusal.Refusal {
 	t.Helper()
-	var e *execute.Error
+	var e *refusal.Refusal
 	if !errors.As(err, &e) {
-		t.Fatalf("error %v (%T) is not an *execute.Error", err, err)
+		t.Fatalf("error %v (%T) is not an *refusal.Refusal", err, err)
 	}
 	return e
 }
@@ -39,15 +41,15 @@ func TestExecIncidentReplayIsRefused(t *testing.T) {
 
 	for _, via := range allVias {
 		t.Run(string(via), func(t *testing.T) {
-			var out syncBuf
+			var out syncbuf.Buffer
 			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sandbox-a", Via: via,
 				Command: []string{"sh", "-c", "echo pi > pi.txt"}, Stdout: &out, Stderr: &out})
 			ee := asExecError(t, err)
 			if ee.Code != execute.CodeIPTaken && ee.Code != execute.CodePodNotRunning {
 				t.Errorf("code %s, want IP_TAKEN or POD_NOT_RUNNING: %s", ee.Code, ee.Message)
 			}
-			if ee.Executed != execute.ExecutedNo || ee.ExitCode() != 125 {
-				t.Errorf("executed %s exit %d, want no / 125", ee.Executed, ee.ExitCode())
+			if ee.Executed != refusal.ExecutedNo {
+				t.Errorf("executed %s, want no", ee.Executed)
 			}
 			if !strings.Contains(string(ee.JSON()), "sandbox-b") {
 				t.Errorf("evidence does not name the holder: %s", ee.JSON())
@@ -67,7 +69,7 @@ func TestExecIncidentReplayIsRefused(t *testing.T) {
 
 	// Control: the very same request to A's recorded address, sent without
 	// the check, lands in B's container with success.
-	var out syncBuf
+	var out syncbuf.Buffer
 	tr := &execute.ExecdDirectTransport{}
 	res, err := tr.Exec(ctxT(t), execute.Dispatch{Namespace: e.ns, Pod: "sandbox-a", Address: ip,
 		Command: []string{"sh", "-c", "echo pi > pi.txt"}, Stdout: &out, Stderr: &out})
@@ -91,7 +93,7 @@ func TestExecIncidentWithLaggingModel(t *testing.T) {
 	x := e.executor(execute.Options{})
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "lag-a", Via: execute.ViaExecdDirect, Command: []string{"id"}, Stdout: io.Discard})
 	ee := asExecError(t, err)
-	if ee.Code != execute.CodeIPTaken || ee.Executed != execute.ExecutedNo {
+	if ee.Code != execute.CodeIPTaken || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("got %s", ee.JSON())
 	}
 	if e.daemon(b).Requests() != 0 {
@@ -111,7 +113,7 @@ func TestExecSameNameRecreationIsRefused(t *testing.T) {
 		t.Run(string(via), func(t *testing.T) {
 			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "same", Via: via, Command: []string{"id"}, Stdout: io.Discard})
 			ee := asExecError(t, err)
-			if ee.Code != execute.CodeUIDChanged || ee.Executed != execute.ExecutedNo {
+			if ee.Code != execute.CodeUIDChanged || ee.Executed != refusal.ExecutedNo {
 				t.Fatalf("got %s", ee.JSON())
 			}
 		})
@@ -131,7 +133,7 @@ func TestExecPodDeletedBetweenCacheAndCheckIsRefused(t *testing.T) {
 		t.Run(string(via), func(t *testing.T) {
 			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "gone", Via: via, Command: []string{"id"}, Stdout: io.Discard})
 			ee := asExecError(t, err)
-			if ee.Code != execute.CodePodGone || ee.Executed != execute.ExecutedNo {
+			if ee.Code != execute.CodePodGone || ee.Executed != refusal.ExecutedNo {
 				t.Fatalf("got %s", ee.JSON())
 			}
 		})
@@ -149,7 +151,7 @@ func TestExecDeletingPodIsRefused(t *testing.T) {
 		t.Run(string(via), func(t *testing.T) {
 			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "deleting", Via: via, Command: []string{"id"}, Stdout: io.Discard})
 			ee := asExecError(t, err)
-			if ee.Code != execute.CodePodDeleting || ee.Executed != execute.ExecutedNo || ee.Retryable {
+			if ee.Code != execute.CodePodDeleting || ee.Executed != refusal.ExecutedNo || ee.Retryable {
 				t.Fatalf("got %s", ee.JSON())
 			}
 		})
@@ -164,7 +166,7 @@ func TestExecHealthySandboxThroughEachTransport(t *testing.T) {
 	identity := "pod=" + e.ns + "/healthy uid=" + string(p.UID)
 	for _, via := range allVias {
 		t.Run(string(via), func(t *testing.T) {
-			var out, errOut syncBuf
+			var out, errOut syncbuf.Buffer
 			res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "healthy", Via: via,
 				Command: []string{"sh", "-c", "echo hello world; stderr oops; exit 3"}, Stdout: &out, Stderr: &errOut})
 			if err != nil {
@@ -204,7 +206,7 @@ func TestExecStdinThroughKube(t *testing.T) {
 	p := e.start("stdin", nextIP())
 	e.observe(p)
 	x := e.executor(execute.Options{})
-	var out syncBuf
+	var out syncbuf.Buffer
 	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "stdin", Command: []string{"cat"},
 		Stdin: strings.NewReader("line1\nline2\n"), Stdout: &out, Stderr: &out})
 	if err != nil || res.ExitCode != 0 || !strings.HasSuffix(out.String(), "line1\nline2\n") {
@@ -212,7 +214,7 @@ func TestExecStdinThroughKube(t *testing.T) {
 	}
 	_, err = x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "stdin", Via: execute.ViaExecd, Command: []string{"cat"},
 		Stdin: strings.NewReader("x"), Stdout: &out})
-	if ee := asExecError(t, err); ee.Code != execute.CodeUsage || ee.Executed != execute.ExecutedNo {
+	if ee := asExecError(t, err); ee.Code != refusal.CodeUsage || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("stdin over execd: %s", ee.JSON())
 	}
 }
@@ -224,12 +226,12 @@ func TestExecReadOnlyIsRefusedInActions(t *testing.T) {
 	x := e.executor(execute.Options{ReadOnly: true})
 	for _, via := range allVias {
 		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "ro", Via: via, Command: []string{"id"}, Stdout: io.Discard})
-		if ee := asExecError(t, err); ee.Code != execute.CodeReadOnly || ee.Executed != execute.ExecutedNo {
+		if ee := asExecError(t, err); ee.Code != refusal.CodeReadOnly || ee.Executed != refusal.ExecutedNo {
 			t.Fatalf("%s: %s", via, ee.JSON())
 		}
 	}
 	err := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.ns+"/ro"), execute.ShellOptions{}).Run()
-	if ee := asExecError(t, err); ee.Code != execute.CodeReadOnly {
+	if ee := asExecError(t, err); ee.Code != refusal.CodeReadOnly {
 		t.Fatalf("shell: %s", ee.JSON())
 	}
 	if e.execRequests("ro") != 0 || e.daemon(p).Requests() != 0 {
@@ -241,15 +243,7 @@ func TestExecReadOnlyIsRefusedInActions(t *testing.T) {
 // marker never came, so the outcome is unknown (exit 126), never success.
 func TestExecKubeletDiesMidCommandIsUnknown(t *testing.T) {
 	started := make(chan struct{}, 1)
-	e := newEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
-		io.WriteString(req.Stdout, "working\n")
-		started <- struct{}{}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Second):
-		}
-		return nil
-	})
+	e := newEnv(t, testkubelet.DiesMidCommand(started))
 	p := e.start("dies", nextIP())
 	e.observe(p)
 	x := e.executor(execute.Options{})
@@ -258,13 +252,13 @@ func TestExecKubeletDiesMidCommandIsUnknown(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		e.kubelet.Close()
 	}()
-	var out syncBuf
+	var out syncbuf.Buffer
 	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "dies", Command: []string{"sleep", "10"}, Stdout: &out})
 	if err == nil {
 		t.Fatalf("a dead node read as success: exit %d, output %q", res.ExitCode, out.String())
 	}
 	ee := asExecError(t, err)
-	if ee.Executed != execute.ExecutedUnknown || ee.ExitCode() != 126 || ee.Retryable {
+	if ee.Executed != refusal.ExecutedUnknown || ee.Retryable {
 		t.Fatalf("got %s", ee.JSON())
 	}
 	if out.String() != "working\n" {
@@ -280,7 +274,7 @@ func TestExecdStreamWithoutEndFrameIsUnknown(t *testing.T) {
 	x := e.executor(execute.Options{})
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
 		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "vanish", Via: via, Command: []string{"vanish"}, Stdout: io.Discard})
-		if ee := asExecError(t, err); ee.Executed != execute.ExecutedUnknown || ee.ExitCode() != 126 {
+		if ee := asExecError(t, err); ee.Executed != refusal.ExecutedUnknown {
 			t.Fatalf("%s: %s", via, ee.JSON())
 		}
 	}
@@ -308,7 +302,7 @@ func TestExecPodReplacedDuringCommandIsUnknown(t *testing.T) {
 	x := e.executor(execute.Options{})
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "swap", Command: []string{"true"}, Stdout: io.Discard})
 	ee := asExecError(t, err)
-	if ee.Code != execute.CodeUIDChanged || ee.Executed != execute.ExecutedUnknown || ee.ExitCode() != 126 {
+	if ee.Code != execute.CodeUIDChanged || ee.Executed != refusal.ExecutedUnknown {
 		t.Fatalf("got %s", ee.JSON())
 	}
 }
@@ -328,7 +322,7 @@ func TestExecdTokenIsSentAndNeverPrinted(t *testing.T) {
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
 		_, err := bad.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "token", Via: via, Command: []string{"true"}, Stdout: io.Discard})
 		ee := asExecError(t, err)
-		if ee.Code != execute.CodeForbidden || ee.Executed != execute.ExecutedNo {
+		if ee.Code != refusal.CodeForbidden || ee.Executed != refusal.ExecutedNo {
 			t.Fatalf("%s: %s", via, ee.JSON())
 		}
 		if s := string(ee.JSON()) + ee.Error() + err.Error(); strings.Contains(s, e.token) {
@@ -344,7 +338,7 @@ func TestExecBareContainerNotRunning(t *testing.T) {
 	e.kl.SetWaiting(e.ns, "crash", "sandbox", "CrashLoopBackOff", "back-off")
 	x := e.executor(execute.Options{})
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "crash", Command: []string{"id"}, Stdout: io.Discard})
-	if ee := asExecError(t, err); ee.Code != execute.CodeContainerNotRunning || ee.Executed != execute.ExecutedNo {
+	if ee := asExecError(t, err); ee.Code != execute.CodeContainerNotRunning || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("got %s", ee.JSON())
 	}
 }
@@ -368,7 +362,7 @@ func TestExecTimeoutWinsOverAKilledExitStatus(t *testing.T) {
 	x := e.executor(execute.Options{Transports: map[execute.Via]execute.Transport{execute.ViaKube: killedOnCancel{}}})
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "killed", Command: []string{"sleep", "5"}, Timeout: 200 * time.Millisecond, Stdout: io.Discard})
 	ee := asExecError(t, err)
-	if ee.Code != execute.CodeTimeout || ee.Executed != execute.ExecutedUnknown || ee.ExitCode() != 126 {
+	if ee.Code != execute.CodeTimeout || ee.Executed != refusal.ExecutedUnknown {
 		t.Fatalf("got %s", ee.JSON())
 	}
 }

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -118,31 +119,31 @@ type Result struct {
 
 // Run checks the target, sends the command, and checks again after it. It
 // returns a Result only when the command provably ran to its end in the Pod
-// meant; otherwise an *Error saying whether it ran (no / unknown). It never
+// meant; otherwise a *refusal.Refusal saying whether it ran (no / unknown). It never
 // retries.
 func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 	if x.opts.ReadOnly {
-		return Result{}, refused(CodeReadOnly, "sandscope runs read-only (--readonly): exec is refused", false)
+		return Result{}, refusal.New(refusal.CodeReadOnly, "sandscope runs read-only (--readonly): exec is refused", false)
 	}
 	if req.Via == "" {
 		req.Via = ViaKube
 	}
 	tr := x.opts.Transports[req.Via]
 	if tr == nil {
-		return Result{}, refused(CodeTransport, fmt.Sprintf("transport %q is not available", req.Via), false)
+		return Result{}, refusal.New(CodeTransport, fmt.Sprintf("transport %q is not available", req.Via), false)
 	}
 	if (req.Stdin != nil || req.TTY) && !tr.Streams() {
 		why := fmt.Sprintf("transport %s carries no stdin or terminal", req.Via)
 		if real, ok := x.opts.Transports[ViaKube]; ok && real.Streams() && req.Via != ViaKube {
 			why += "; use --via kube"
 		}
-		return Result{}, refused(CodeUsage, why+": run one-shot commands instead", false)
+		return Result{}, refusal.New(refusal.CodeUsage, why+": run one-shot commands instead", false)
 	}
 	if len(req.Command) == 0 {
-		return Result{}, refused(CodeUsage, "no command given", false)
+		return Result{}, refusal.New(refusal.CodeUsage, "no command given", false)
 	}
 	if x.opts.Cluster == nil {
-		return Result{}, refused(CodeTransport, "no cluster to check the target against", false)
+		return Result{}, refusal.New(CodeTransport, "no cluster to check the target against", false)
 	}
 
 	target, snap, before, live, took, err := x.admit(ctx, req, req.Via)
@@ -179,16 +180,16 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 		// The deadline passed before the end was seen: an exit status that
 		// came after it is the client leaving (the command killed), not
 		// the command's own.
-		runErr = &Error{Code: CodeTimeout, Executed: ExecutedUnknown, Message: "the command was cut off by --timeout"}
+		runErr = &refusal.Refusal{Code: CodeTimeout, Executed: refusal.ExecutedUnknown, Message: "the command was cut off by --timeout"}
 	}
 	if runErr != nil {
-		e := AsError(runErr)
-		if e.Executed == ExecutedNo {
+		e := asRefusal(runErr)
+		if e.Executed == refusal.ExecutedNo {
 			e.Evidence = append(before.Evidence, e.Evidence...)
 			return Result{}, e
 		}
 		if runCtx.Err() != nil && ctx.Err() == nil {
-			e = &Error{Code: CodeTimeout, Executed: ExecutedUnknown, Err: runErr,
+			e = &refusal.Refusal{Code: CodeTimeout, Executed: refusal.ExecutedUnknown, Err: runErr,
 				Message: fmt.Sprintf("no end of the command within %s; it may still be running in the Pod", req.Timeout)}
 		}
 		e.Evidence = append(before.Evidence, e.Evidence...)
@@ -204,12 +205,12 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 	after, _, err := x.check(actx, Target{Namespace: target.Namespace, Sandbox: target.Sandbox, Pod: target.Pod,
 		UID: target.UID, IP: d.Address, Container: target.Container}, snap, req.Via, After)
 	if err != nil {
-		e := AsError(err)
-		return Result{}, &Error{Code: e.Code, Executed: ExecutedUnknown, Err: err, Evidence: append(before.Evidence, e.Evidence...),
+		e := asRefusal(err)
+		return Result{}, &refusal.Refusal{Code: e.Code, Executed: refusal.ExecutedUnknown, Err: err, Evidence: append(before.Evidence, e.Evidence...),
 			Message: "the command ended but the Pod could not be re-checked: " + e.Message}
 	}
 	if !after.OK() {
-		return Result{}, &Error{Code: after.Code(), Executed: ExecutedUnknown,
+		return Result{}, &refusal.Refusal{Code: after.Code(), Executed: refusal.ExecutedUnknown,
 			Message:  "the Pod changed while the command ran, so it may have run elsewhere: " + after.Message(),
 			Evidence: append(before.Evidence, after.Evidence...)}
 	}
@@ -232,7 +233,7 @@ func (x *Executor) admit(ctx context.Context, req Request, via Via) (Target, *fl
 	if target.Sandbox != "" && !target.byPod && target.UID == "" {
 		// Never bind a sandbox to whatever Pod answers now: only a bare
 		// pod/NAME target is bound to the UID read live.
-		return Target{}, nil, Verdict{}, nil, 0, refused(CodeNotExecReady, fmt.Sprintf("sandbox %s has no Pod bound to it yet", target.Sandbox), true,
+		return Target{}, nil, Verdict{}, nil, 0, refusal.New(CodeNotExecReady, fmt.Sprintf("sandbox %s has no Pod bound to it yet", target.Sandbox), true,
 			observed("fleet model: slot 0 of %s links pod %s, whose UID it has not seen", target.Sandbox, orNone(target.Pod)))
 	}
 	start := time.Now()
@@ -242,7 +243,7 @@ func (x *Executor) admit(ctx context.Context, req Request, via Via) (Target, *fl
 		return Target{}, nil, Verdict{}, nil, took, err
 	}
 	if !before.OK() {
-		return Target{}, nil, Verdict{}, nil, took, refused(before.Code(), before.Message(), before.Retryable(), append(before.Evidence, target.hints...)...)
+		return Target{}, nil, Verdict{}, nil, took, refusal.New(before.Code(), before.Message(), before.Retryable(), append(before.Evidence, target.hints...)...)
 	}
 	if target.UID == "" {
 		target.UID = string(live.UID)
@@ -268,7 +269,7 @@ func (x *Executor) resolve(ctx context.Context, req Request) (Target, *fleet.Sna
 			return Target{}, nil, readFailure(err)
 		}
 		t, err = Resolve(snap, req.Namespace, req.Ref)
-		if e := AsError(err); e != nil && e.Code == CodeNotFound && req.Namespace != "" {
+		if e := asRefusal(err); e != nil && e.Code == refusal.CodeNotFound && req.Namespace != "" {
 			x.elsewhere(ctx, req.Ref, e)
 		}
 	default:
@@ -292,7 +293,7 @@ func (x *Executor) resolve(ctx context.Context, req Request) (Target, *fleet.Sna
 // elsewhere adds to a NOT_FOUND in one namespace the namespaces that do
 // hold a sandbox of that name (namespaces are case-sensitive, and the
 // kubeconfig's default is easy to forget).
-func (x *Executor) elsewhere(ctx context.Context, ref string, e *Error) {
+func (x *Executor) elsewhere(ctx context.Context, ref string, e *refusal.Refusal) {
 	snap, err := x.opts.Lookup(ctx, "", ref)
 	if err != nil || snap == nil {
 		return
@@ -378,11 +379,11 @@ func dialAddress(t Target, live *corev1.Pod) string {
 	return live.Status.PodIP
 }
 
-func readFailure(err error) *Error {
+func readFailure(err error) *refusal.Refusal {
 	if apierrors.IsForbidden(err) {
-		return &Error{Code: CodeForbidden, Message: err.Error(), Executed: ExecutedNo, Err: err}
+		return &refusal.Refusal{Code: refusal.CodeForbidden, Message: err.Error(), Executed: refusal.ExecutedNo, Err: err}
 	}
-	e := &Error{Code: CodeTransport, Message: "cannot check the Pod on the API server: " + err.Error(), Executed: ExecutedNo, Retryable: true, Err: err}
+	e := &refusal.Refusal{Code: CodeTransport, Message: "cannot check the Pod on the API server: " + err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
 	if errors.Is(err, context.Canceled) {
 		e.Retryable = false
 	}

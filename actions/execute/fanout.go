@@ -8,19 +8,20 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/model"
 )
 
 // Line is the outcome of one target of a fan-out, one JSON line each.
 type Line struct {
-	Sandbox    string   `json:"sandbox"`
-	Pod        string   `json:"pod,omitempty"`
-	UID        string   `json:"uid,omitempty"`
-	IP         string   `json:"ip,omitempty"`
-	ExitCode   *int     `json:"exitCode,omitempty"` // set when the command ran to its end
-	Error      *Error   `json:"error,omitempty"`    // the refusal or failure otherwise
-	Executed   Executed `json:"executed"`
-	DurationMs int64    `json:"durationMs"`
+	Sandbox    string           `json:"sandbox"`
+	Pod        string           `json:"pod,omitempty"`
+	UID        string           `json:"uid,omitempty"`
+	IP         string           `json:"ip,omitempty"`
+	ExitCode   *int             `json:"exitCode,omitempty"` // set when the command ran to its end
+	Error      *refusal.Refusal `json:"error,omitempty"`    // the refusal or failure otherwise
+	Executed   refusal.Executed `json:"executed"`
+	DurationMs int64            `json:"durationMs"`
 	// Evidence the caller should see even though the command ran (a Pod
 	// that is most likely a same-name re-creation).
 	Evidence []model.Evidence `json:"evidence,omitempty"`
@@ -38,14 +39,13 @@ const FanOutOutputLimit = 64 << 10
 // identity-checked on its own, at most parallel at a time, and calls emit
 // once per target (from several goroutines; emit must be safe for that).
 // A refused target never stops the others and nothing is retried. It
-// returns the exit code of the whole: 126 when any outcome is unknown, else
-// 125 when any target was refused or failed before running, else 0.
-func (x *Executor) RunMany(ctx context.Context, targets []string, req Request, parallel int, emit func(Line)) int {
+// returns how the targets ended.
+func (x *Executor) RunMany(ctx context.Context, targets []string, req Request, parallel int, emit func(Line)) Tally {
 	if parallel < 1 {
 		parallel = 1
 	}
 	var mu sync.Mutex
-	refusedAny, unknownAny := false, false
+	var tally Tally
 	g := new(errgroup.Group)
 	g.SetLimit(parallel)
 	for _, key := range targets {
@@ -59,14 +59,14 @@ func (x *Executor) RunMany(ctx context.Context, targets []string, req Request, p
 			line := Line{Sandbox: key, DurationMs: time.Since(start).Milliseconds(),
 				Stdout: out.String(), Stderr: errOut.String(), Truncated: out.cut || errOut.cut}
 			if err != nil {
-				e := AsError(err)
+				e := asRefusal(err)
 				line.Error, line.Executed = e, e.Executed
 				if line.Executed == "" {
-					line.Executed = ExecutedUnknown
+					line.Executed = refusal.ExecutedUnknown
 				}
 			} else {
 				code := res.ExitCode
-				line.ExitCode, line.Executed = &code, ExecutedYes
+				line.ExitCode, line.Executed = &code, refusal.ExecutedYes
 				line.Pod, line.UID, line.IP = res.Target.Pod, res.Target.UID, res.Target.IP
 				for _, ev := range res.Evidence {
 					if ev.Kind == model.Inferred {
@@ -76,10 +76,12 @@ func (x *Executor) RunMany(ctx context.Context, targets []string, req Request, p
 			}
 			mu.Lock()
 			switch line.Executed {
-			case ExecutedNo:
-				refusedAny = true
-			case ExecutedUnknown:
-				unknownAny = true
+			case refusal.ExecutedNo:
+				tally.Refused++
+			case refusal.ExecutedUnknown:
+				tally.Unknown++
+			default:
+				tally.Ran++
 			}
 			mu.Unlock()
 			emit(line)
@@ -87,13 +89,14 @@ func (x *Executor) RunMany(ctx context.Context, targets []string, req Request, p
 		})
 	}
 	_ = g.Wait() // the goroutines report through emit, never an error
-	switch {
-	case unknownAny:
-		return ExitUnknown
-	case refusedAny:
-		return ExitRefused
-	}
-	return 0
+	return tally
+}
+
+// Tally counts how the targets of a fan-out ended.
+type Tally struct {
+	Ran     int // the command ran to its end (whatever its exit status)
+	Refused int // refused, or failed before anything ran
+	Unknown int // the command may have run
 }
 
 // capped keeps the first FanOutOutputLimit bytes written to it.

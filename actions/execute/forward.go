@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -55,7 +56,7 @@ type Forward struct {
 // the tunnel broke).
 func (f *Forward) Done() <-chan struct{} { return f.done }
 
-// Err is why the forward ended on its own: an *Error; nil while it runs or
+// Err is why the forward ended on its own: a *refusal.Refusal; nil while it runs or
 // after Close.
 func (f *Forward) Err() error {
 	f.mu.Lock()
@@ -88,19 +89,19 @@ const readFailuresBeforeClose = 3
 // bounds only the check and the opening); Close it when done.
 func (x *Executor) Forward(ctx context.Context, req ForwardRequest) (*Forward, error) {
 	if x.opts.ReadOnly {
-		return nil, refused(CodeReadOnly, "sandscope runs read-only (--readonly): port-forward is refused", false)
+		return nil, refusal.New(refusal.CodeReadOnly, "sandscope runs read-only (--readonly): port-forward is refused", false)
 	}
 	if req.RemotePort == 0 {
 		req.RemotePort = portOr(0)
 	}
 	if req.RemotePort < 1 || req.RemotePort > 65535 || req.LocalPort < 0 || req.LocalPort > 65535 {
-		return nil, refused(CodeUsage, fmt.Sprintf("ports must be 1-65535 (local %d, remote %d)", req.LocalPort, req.RemotePort), false)
+		return nil, refusal.New(refusal.CodeUsage, fmt.Sprintf("ports must be 1-65535 (local %d, remote %d)", req.LocalPort, req.RemotePort), false)
 	}
 	if x.opts.Forwarder == nil {
-		return nil, refused(CodeTransport, "port-forward is not available here", false)
+		return nil, refusal.New(CodeTransport, "port-forward is not available here", false)
 	}
 	if x.opts.Cluster == nil {
-		return nil, refused(CodeTransport, "no cluster to check the target against", false)
+		return nil, refusal.New(CodeTransport, "no cluster to check the target against", false)
 	}
 	if req.Recheck <= 0 {
 		req.Recheck = 3 * time.Second
@@ -125,7 +126,7 @@ func (x *Executor) Forward(ctx context.Context, req ForwardRequest) (*Forward, e
 			err = ctx.Err()
 		}
 		e := execFailure(err)
-		e.Executed = ExecutedNo // no connection was accepted yet
+		e.Executed = refusal.ExecutedNo // no connection was accepted yet
 		e.Evidence = append(before.Evidence, e.Evidence...)
 		return nil, e
 	}
@@ -153,7 +154,7 @@ func (x *Executor) watchForward(ctx context.Context, f *Forward, pf *kube.PortFo
 			if err := pf.Err(); err != nil {
 				why += ": " + err.Error()
 			}
-			f.fail(&Error{Code: CodeTransport, Executed: ExecutedUnknown, Message: why})
+			f.fail(&refusal.Refusal{Code: CodeTransport, Executed: refusal.ExecutedUnknown, Message: why})
 			return
 		case <-tick.C:
 		}
@@ -170,14 +171,14 @@ func (x *Executor) watchForward(ctx context.Context, f *Forward, pf *kube.PortFo
 			if failures++; failures < readFailuresBeforeClose {
 				continue
 			}
-			e := AsError(err)
-			f.fail(&Error{Code: e.Code, Executed: ExecutedUnknown, Err: err,
+			e := asRefusal(err)
+			f.fail(&refusal.Refusal{Code: e.Code, Executed: refusal.ExecutedUnknown, Err: err,
 				Message: "the Pod could not be re-checked: " + e.Message})
 			return
 		}
 		failures = 0
 		if !v.OK() {
-			f.fail(&Error{Code: v.Code(), Executed: ExecutedUnknown, Evidence: v.Evidence,
+			f.fail(&refusal.Refusal{Code: v.Code(), Executed: refusal.ExecutedUnknown, Evidence: v.Evidence,
 				Message: fmt.Sprintf("the Pod is not the one checked any more: %s; a connection in the last %s may have reached it", v.Message(), every)})
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube/kubetest"
 )
 
@@ -127,7 +128,7 @@ func TestForwardRefusedBeforeAnyTunnel(t *testing.T) {
 				f.Close()
 			}
 			ee := asExecError(t, err)
-			if !strings.Contains(strings.Join(tc.codes, " "), ee.Code) || ee.Executed != execute.ExecutedNo {
+			if !strings.Contains(strings.Join(tc.codes, " "), ee.Code) || ee.Executed != refusal.ExecutedNo {
 				t.Fatalf("got %s, want %v, executed no", ee.JSON(), tc.codes)
 			}
 		})
@@ -143,7 +144,7 @@ func TestForwardRefusedBeforeAnyTunnel(t *testing.T) {
 
 	ro := e.executor(execute.Options{Forwarder: e.clients, ReadOnly: true})
 	_, err := ro.Forward(ctxT(t), execute.ForwardRequest{Namespace: e.ns, Ref: "fwd-b"})
-	if ee := asExecError(t, err); ee.Code != execute.CodeReadOnly {
+	if ee := asExecError(t, err); ee.Code != refusal.CodeReadOnly {
 		t.Fatalf("read-only: %s", ee.JSON())
 	}
 }

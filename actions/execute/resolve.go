@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
@@ -39,14 +40,14 @@ func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
 		if snap != nil && !snap.Status.Synced && snap.NumSandboxes() == 0 {
 			// Before its first sync the fleet lists nothing, however many
 			// sandboxes it has read (fleet.Snapshot.Loading, 0 at first).
-			return Target{}, refused(CodeNotSynced, fmt.Sprintf("the fleet has not synced yet (%d sandboxes read so far)", snap.Loading), true,
+			return Target{}, refusal.New(CodeNotSynced, fmt.Sprintf("the fleet has not synced yet (%d sandboxes read so far)", snap.Loading), true,
 				observed("fleet model: first list still arriving"))
 		}
 		where := "in namespace " + namespace
 		if namespace == "" {
 			where = "in any namespace"
 		}
-		return Target{}, refused(CodeNotFound, fmt.Sprintf("no sandbox %q %s", ref, where), false,
+		return Target{}, refusal.New(refusal.CodeNotFound, fmt.Sprintf("no sandbox %q %s", ref, where), false,
 			inferred("not in the fleet snapshot (use pod/NAME for a Pod)"))
 	case 1:
 		return TargetOf(matches[0])
@@ -55,7 +56,7 @@ func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
 	for i, m := range matches {
 		keys[i] = m.Key
 	}
-	return Target{}, refused(CodeAmbiguous, fmt.Sprintf("%q names several sandboxes: %s; give -n NAMESPACE or the key", ref, strings.Join(keys, ", ")), false)
+	return Target{}, refusal.New(CodeAmbiguous, fmt.Sprintf("%q names several sandboxes: %s; give -n NAMESPACE or the key", ref, strings.Join(keys, ", ")), false)
 }
 
 // TargetOf is the target of a sandbox: its primary slot (the one the engine
@@ -63,22 +64,14 @@ func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
 func TargetOf(sb *model.Sandbox) (Target, error) {
 	slot := sb.PrimarySlot()
 	if slot == nil || slot.PodName == "" {
-		return Target{}, refused(CodeNotExecReady, fmt.Sprintf("sandbox %s has no Pod yet", sb.Key), true,
+		return Target{}, refusal.New(CodeNotExecReady, fmt.Sprintf("sandbox %s has no Pod yet", sb.Key), true,
 			observed("fleet model: sandbox %s state %s, no linked Pod", sb.Key, sb.State))
 	}
 	t := Target{Namespace: sb.Namespace(), Sandbox: sb.Key, Pod: slot.PodName, UID: slot.BoundUID, IP: slot.RecordedIP,
 		Identity: slot.Identity, identityEvidence: identityEvidence(sb, slot)}
 	t.Pooled = sb.Engine() == model.EngineBatchSandbox && sb.Pool != ""
 	t.hints = recreationHint(sb, slot)
-	if slot.Pod != nil {
-		if t.UID == "" {
-			t.UID = string(slot.Pod.UID)
-		}
-		if t.IP == "" {
-			t.IP = slot.Pod.Status.PodIP
-		}
-		t.Container = modelMainContainer(slot.Pod)
-	}
+	t.fillFromPod(slot.Pod)
 	return t, nil
 }
 
@@ -119,13 +112,13 @@ func (t Target) gate() error {
 	ev := t.identityEvidence
 	switch t.Identity {
 	case model.IdentityIPTaken, model.IdentityPodGone, model.IdentityUIDChanged, model.IdentityPodDead:
-		return refused(string(t.Identity), fmt.Sprintf("sandbox %s: %s", t.Sandbox, identityMeaning[t.Identity]), false, ev...)
+		return refusal.New(string(t.Identity), fmt.Sprintf("sandbox %s: %s", t.Sandbox, identityMeaning[t.Identity]), false, ev...)
 	case model.IdentityIPStale:
-		return refused(CodeIPStale, fmt.Sprintf("sandbox %s: %s", t.Sandbox, identityMeaning[t.Identity]), true, ev...)
+		return refusal.New(CodeIPStale, fmt.Sprintf("sandbox %s: %s", t.Sandbox, identityMeaning[t.Identity]), true, ev...)
 	case model.IdentityUnknown:
-		return refused(CodeNotSynced, fmt.Sprintf("sandbox %s: the fleet model cannot vouch for it now (disconnected)", t.Sandbox), true, ev...)
+		return refusal.New(CodeNotSynced, fmt.Sprintf("sandbox %s: the fleet model cannot vouch for it now (disconnected)", t.Sandbox), true, ev...)
 	}
-	return refused(CodeNotExecReady, fmt.Sprintf("sandbox %s has no running Pod at a recorded address yet", t.Sandbox), true, ev...)
+	return refusal.New(CodeNotExecReady, fmt.Sprintf("sandbox %s has no running Pod at a recorded address yet", t.Sandbox), true, ev...)
 }
 
 var identityMeaning = map[model.IdentityState]string{
@@ -148,15 +141,7 @@ func resolvePod(snap *fleet.Snapshot, namespace, name string) Target {
 				}
 				slot := sb.Slots[i]
 				t := Target{Namespace: sb.Namespace(), Sandbox: sb.Key, Pod: name, UID: slot.BoundUID, IP: slot.RecordedIP}
-				if slot.Pod != nil {
-					if t.UID == "" {
-						t.UID = string(slot.Pod.UID)
-					}
-					if t.IP == "" {
-						t.IP = slot.Pod.Status.PodIP
-					}
-					t.Container = modelMainContainer(slot.Pod)
-				}
+				t.fillFromPod(slot.Pod)
 				return t
 			}
 		}
@@ -206,4 +191,19 @@ func modelMainContainer(p *model.Pod) string {
 		return c.Name
 	}
 	return ""
+}
+
+// fillFromPod completes t from the slot's Pod p, when there is one: the
+// UID and IP the sandbox did not record, and the main container.
+func (t *Target) fillFromPod(p *model.Pod) {
+	if p == nil {
+		return
+	}
+	if t.UID == "" {
+		t.UID = string(p.UID)
+	}
+	if t.IP == "" {
+		t.IP = p.Status.PodIP
+	}
+	t.Container = modelMainContainer(p)
 }

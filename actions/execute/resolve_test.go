@@ -3,6 +3,7 @@ package execute
 import (
 	"testing"
 
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
@@ -13,16 +14,16 @@ func TestResolveBeforeFirstSync(t *testing.T) {
 	loading := fleet.NewSnapshot(1, model.SourceStatus{}, nil, nil, nil)
 	loading.Loading = 7
 	_, err := Resolve(loading, "ns", "web")
-	e := AsError(err)
-	if e == nil || e.Code != CodeNotSynced || !e.Retryable || e.Executed != ExecutedNo {
+	e := asRefusal(err)
+	if e == nil || e.Code != CodeNotSynced || !e.Retryable || e.Executed != refusal.ExecutedNo {
 		t.Fatalf("before the first sync: %v", err)
 	}
 	justStarted := fleet.NewSnapshot(1, model.SourceStatus{}, nil, nil, nil) // nothing read yet
-	if e := AsError(func() error { _, err := Resolve(justStarted, "ns", "web"); return err }()); e == nil || e.Code != CodeNotSynced {
+	if e := asRefusal(func() error { _, err := Resolve(justStarted, "ns", "web"); return err }()); e == nil || e.Code != CodeNotSynced {
 		t.Fatalf("before the first sync, nothing read yet: %v", e)
 	}
 	synced := fleet.NewSnapshot(2, model.SourceStatus{Synced: true}, nil, nil, nil)
-	if e := AsError(func() error { _, err := Resolve(synced, "ns", "web"); return err }()); e == nil || e.Code != CodeNotFound {
+	if e := asRefusal(func() error { _, err := Resolve(synced, "ns", "web"); return err }()); e == nil || e.Code != refusal.CodeNotFound {
 		t.Fatalf("synced, no such sandbox: %v", e)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/muesli/cancelreader"
 	"golang.org/x/term"
 
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -94,9 +95,9 @@ func (s *Shell) Result() Result {
 
 // Run checks the target and opens the shell, putting a real terminal in raw
 // mode for the session. A shell that is missing in the container (it
-// provably did not start) is replaced by the next one. The error is an
-// *Error for refusals and failures; a shell's own non-zero exit is not an
-// error.
+// provably did not start) is replaced by the next one. The error is a
+// *refusal.Refusal for refusals and failures; a shell's own non-zero exit is
+// not an error.
 func (s *Shell) Run() error {
 	if f, ok := s.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		old, err := term.MakeRaw(int(f.Fd()))
@@ -188,9 +189,9 @@ func cancelable(r io.Reader) (src io.Reader, cancel, closeSrc func()) {
 // runtimes report it either as an exec error or as exit code 126/127 with
 // "executable file not found" on the stream; in both cases nothing ran.
 func shellMissing(err error, res Result, head string) bool {
-	var e *Error
+	var e *refusal.Refusal
 	if errors.As(err, &e) {
-		return e.Executed == ExecutedNo && strings.Contains(e.Message, "not found") && strings.Contains(e.Message, "exec")
+		return e.Executed == refusal.ExecutedNo && strings.Contains(e.Message, "not found") && strings.Contains(e.Message, "exec")
 	}
 	if err == nil && (res.ExitCode == 126 || res.ExitCode == 127) {
 		return strings.Contains(head, "executable file not found") || strings.Contains(head, "no such file or directory")

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube/testkubelet"
 )
 
@@ -52,7 +54,7 @@ func TestExecShellTTYWithResizeAndFallback(t *testing.T) {
 	sizes := &sizeQueue{ch: make(chan execute.TerminalSize, 4)}
 	sizes.ch <- execute.TerminalSize{Width: 80, Height: 24}
 	stdinR, stdinW := io.Pipe()
-	var out syncBuf
+	var out syncbuf.Buffer
 	sh := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.ns+"/shell"), execute.ShellOptions{Sizes: sizes})
 	sh.SetStdin(stdinR)
 	sh.SetStdout(&out)
@@ -111,7 +113,7 @@ func TestExecShellIsChecked(t *testing.T) {
 	x := e.executor(execute.Options{})
 	err := x.ShellRef(ctxT(t), e.ns, "shell-a", execute.ShellOptions{Sizes: &sizeQueue{ch: make(chan execute.TerminalSize)}}).Run()
 	ee := asExecError(t, err)
-	if ee.Code != execute.CodeIPTaken || ee.Executed != execute.ExecutedNo {
+	if ee.Code != execute.CodeIPTaken || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("got %s", ee.JSON())
 	}
 	if e.execRequests("shell-a")+e.execRequests("shell-b") != 0 {
@@ -126,7 +128,7 @@ func TestExecTTYCommandUsesEndMarker(t *testing.T) {
 	p := e.start("ttycmd", nextIP())
 	e.observe(p)
 	x := e.executor(execute.Options{})
-	var out syncBuf
+	var out syncbuf.Buffer
 	sh := x.ShellRef(ctxT(t), e.ns, "ttycmd", execute.ShellOptions{Command: []string{"sh", "-c", "echo hi; exit 5"},
 		Sizes: &sizeQueue{ch: make(chan execute.TerminalSize)}})
 	sh.SetStdin(strings.NewReader(""))
@@ -160,7 +162,7 @@ func TestExecShellLeavesStdinAlone(t *testing.T) {
 	}
 	defer stdinR.Close()
 	defer stdinW.Close()
-	var out syncBuf
+	var out syncbuf.Buffer
 	sh := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.ns+"/shell-stdin"), execute.ShellOptions{Shell: "sh"})
 	sh.SetStdin(stdinR)
 	sh.SetStdout(&out)

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/client-go/tools/remotecommand"
 
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/model"
@@ -72,7 +73,7 @@ type Outcome struct {
 
 // Transport carries a checked command to a Pod. Implementations must not
 // retry once anything may have reached the Pod, must return an Outcome only
-// for a command whose end they saw, and must return failures as *Error with
+// for a command whose end they saw, and must return failures as a *refusal.Refusal with
 // Executed set ("no" only when the command provably did not start). The
 // embedded demo plugs in a simulated one through Options.Transports.
 type Transport interface {
@@ -116,28 +117,28 @@ func (k *KubeTransport) Exec(ctx context.Context, d Dispatch) (Outcome, error) {
 		return Outcome{ExitCode: code}, nil
 	}
 	if err == nil {
-		return Outcome{}, &Error{Code: CodeTransport, Executed: ExecutedUnknown,
+		return Outcome{}, &refusal.Refusal{Code: CodeTransport, Executed: refusal.ExecutedUnknown,
 			Message:  "the exec stream ended without the command's end marker: the connection to the node broke, the command may have run",
 			Evidence: []model.Evidence{inferred("client-go returned success but no end marker arrived (a dying kubelet leg looks like success)")}}
 	}
 	return Outcome{}, execFailure(err)
 }
 
-func execFailure(err error) *Error {
+func execFailure(err error) *refusal.Refusal {
 	var ee *kube.ExecError
 	if !errors.As(err, &ee) {
-		return &Error{Code: CodeTransport, Message: err.Error(), Executed: ExecutedUnknown, Err: err}
+		return &refusal.Refusal{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 	}
 	switch {
 	case ee.Forbidden:
-		return &Error{Code: CodeForbidden, Message: err.Error(), Executed: ExecutedNo, Err: err}
+		return &refusal.Refusal{Code: refusal.CodeForbidden, Message: err.Error(), Executed: refusal.ExecutedNo, Err: err}
 	case ee.NotStarted:
-		return &Error{Code: CodeTransport, Message: err.Error(), Executed: ExecutedNo, Retryable: true, Err: err}
+		return &refusal.Refusal{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
 	case ee.HasExitCode:
-		return &Error{Code: CodeTransport, Executed: ExecutedUnknown, Err: err,
+		return &refusal.Refusal{Code: CodeTransport, Executed: refusal.ExecutedUnknown, Err: err,
 			Message: fmt.Sprintf("the wrapper shell exited %d before the command's end marker: %v", ee.ExitCode, err)}
 	}
-	return &Error{Code: CodeTransport, Message: err.Error(), Executed: ExecutedUnknown, Err: err}
+	return &refusal.Refusal{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 }
 
 // WrapWithMarker is the one-shot wrapper: run argv in a subshell, then print
@@ -203,7 +204,7 @@ func (e *ExecdDirectTransport) Streams() bool { return false }
 
 func (e *ExecdDirectTransport) Exec(ctx context.Context, d Dispatch) (Outcome, error) {
 	if d.Address == "" {
-		return Outcome{}, refused(CodeNotExecReady, "no address to dial", true)
+		return Outcome{}, refusal.New(CodeNotExecReady, "no address to dial", true)
 	}
 	c := &execd.Client{BaseURL: "http://" + net.JoinHostPort(d.Address, strconv.Itoa(portOr(e.Port))), Token: e.Token}
 	return runExecd(ctx, c, d)
@@ -217,25 +218,25 @@ func runExecd(ctx context.Context, c *execd.Client, d Dispatch) (Outcome, error)
 	return Outcome{ExitCode: res.ExitCode}, nil
 }
 
-func execdFailure(err error, ping bool) *Error {
+func execdFailure(err error, ping bool) *refusal.Refusal {
 	var ee *execd.Error
 	if !errors.As(err, &ee) {
-		return &Error{Code: CodeTransport, Message: err.Error(), Executed: ExecutedUnknown, Err: err}
+		return &refusal.Refusal{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 	}
 	switch {
 	case ee.Redirected():
-		return &Error{Code: CodeRedirected, Executed: ExecutedNo, Err: err,
+		return &refusal.Refusal{Code: CodeRedirected, Executed: refusal.ExecutedNo, Err: err,
 			Message: fmt.Sprintf("execd answered HTTP %d with a redirect to %q; redirects are never followed (the command and token stay with the checked address)", ee.Status, ee.Location)}
 	case ee.Unauthorized():
-		return &Error{Code: CodeForbidden, Message: "execd refused the access token: " + ee.Message, Executed: ExecutedNo, Err: err}
+		return &refusal.Refusal{Code: refusal.CodeForbidden, Message: "execd refused the access token: " + ee.Message, Executed: refusal.ExecutedNo, Err: err}
 	case ping:
-		return &Error{Code: CodeNotExecReady, Message: "execd does not answer /ping: " + err.Error(), Executed: ExecutedNo, Retryable: true, Err: err}
+		return &refusal.Refusal{Code: CodeNotExecReady, Message: "execd does not answer /ping: " + err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
 	case !ee.Sent && ee.Status == 0:
-		return &Error{Code: CodeNotExecReady, Message: "cannot reach execd: " + err.Error(), Executed: ExecutedNo, Retryable: true, Err: err}
+		return &refusal.Refusal{Code: CodeNotExecReady, Message: "cannot reach execd: " + err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
 	case !ee.Sent:
-		return &Error{Code: CodeTransport, Message: "execd refused the command: " + err.Error(), Executed: ExecutedNo, Err: err}
+		return &refusal.Refusal{Code: CodeTransport, Message: "execd refused the command: " + err.Error(), Executed: refusal.ExecutedNo, Err: err}
 	}
-	return &Error{Code: CodeTransport, Message: err.Error() + "; the command may have run", Executed: ExecutedUnknown, Err: err}
+	return &refusal.Refusal{Code: CodeTransport, Message: err.Error() + "; the command may have run", Executed: refusal.ExecutedUnknown, Err: err}
 }
 
 func portOr(p int) int {

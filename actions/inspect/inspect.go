@@ -12,23 +12,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/forensics"
 )
-
-// CodeReadOnly is the refusal code of a mutating action under --readonly
-// (the same word exec uses).
-const CodeReadOnly = "READ_ONLY"
-
-// Error is a refusal: a stable code and a sentence. The UI shows the code.
-type Error struct {
-	Code    string
-	Message string
-}
-
-func (e *Error) Error() string     { return e.Code + ": " + e.Message }
-func (e *Error) ErrorCode() string { return e.Code }
 
 // Reader is what Service needs from kube (satisfied by *kube.Inspector).
 type Reader interface {
@@ -74,7 +62,7 @@ func (s *Service) Events(ctx context.Context, sb *model.Sandbox) ([]corev1.Event
 // Delete deletes the sandbox object, unless read-only.
 func (s *Service) Delete(ctx context.Context, sb *model.Sandbox) error {
 	if s.readOnly {
-		return &Error{Code: CodeReadOnly, Message: fmt.Sprintf("read-only mode: not deleting %s/%s", sb.Namespace(), sb.Name())}
+		return refusal.New(refusal.CodeReadOnly, fmt.Sprintf("read-only mode: not deleting %s/%s", sb.Namespace(), sb.Name()), false)
 	}
 	return s.kube.Delete(ctx, sb)
 }

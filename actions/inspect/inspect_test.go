@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
@@ -29,14 +30,15 @@ func (r *recorder) Delete(_ context.Context, sb *model.Sandbox) error {
 }
 
 func TestDeleteRefusedReadOnly(t *testing.T) {
+	t.Parallel()
 	sb := &model.Sandbox{Key: "bsbx/ns/a", Meta: &model.ObjectMeta{Namespace: "ns", Name: "a"}}
 	for _, tc := range []struct {
 		readOnly bool
 		wantCode string
-	}{{true, CodeReadOnly}, {false, ""}} {
+	}{{true, refusal.CodeReadOnly}, {false, ""}} {
 		r := &recorder{}
 		err := New(r, tc.readOnly).Delete(context.Background(), sb)
-		var e *Error
+		var e *refusal.Refusal
 		switch {
 		case tc.wantCode != "" && (!errors.As(err, &e) || e.ErrorCode() != tc.wantCode):
 			t.Errorf("readOnly=%v: err %v, want code %s", tc.readOnly, err, tc.wantCode)
@@ -49,6 +51,7 @@ func TestDeleteRefusedReadOnly(t *testing.T) {
 }
 
 func TestLogsFollowUnlessPrevious(t *testing.T) {
+	t.Parallel()
 	sb := &model.Sandbox{Key: "bsbx/ns/a"}
 	for _, previous := range []bool{false, true} {
 		r := &recorder{}

@@ -22,6 +22,7 @@ func codesOf(fs []model.Finding) map[string]int {
 }
 
 func TestAnalyzeSyntheticFleet(t *testing.T) {
+	t.Parallel()
 	snap, lookup := buildSynthFleet(1000)
 	findings, notes := Analyze(context.Background(), "synth", snap, lookup, Options{})
 	got := codesOf(findings)
@@ -58,6 +59,7 @@ func TestAnalyzeSyntheticFleet(t *testing.T) {
 }
 
 func TestAnalyzeCapsForensics(t *testing.T) {
+	t.Parallel()
 	snap, lookup := buildSynthFleet(1000)
 	findings, notes := Analyze(context.Background(), "synth", snap, lookup, Options{MaxForensics: 3})
 	got := codesOf(findings)
@@ -73,6 +75,7 @@ func TestAnalyzeCapsForensics(t *testing.T) {
 }
 
 func TestAnalyzeLiveProbe(t *testing.T) {
+	t.Parallel()
 	snap, lookup := buildSynthFleet(10)
 	// Pod 3's daemon does not answer; every other one does.
 	dead := synthIP(3) + ":44772"

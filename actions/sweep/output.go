@@ -14,33 +14,26 @@ import (
 	"github.com/sandscope/sandscope/model/fleet"
 )
 
-// Exit codes of `sandscope sweep`.
-const (
-	ExitClean        = 0 // nothing at or above --fail-on
-	ExitFindings     = 1 // findings at or above --fail-on
-	ExitUnusable     = 2 // usage error, or every context unreachable
-	maxMessageColumn = 120
-)
+const maxMessageColumn = 120
 
-// ExitCode is the process exit code for r with findings failing at failOn
-// and above: 2 when every context was unreachable, 1 when a finding reaches
-// failOn, else 0.
-func (r *Report) ExitCode(failOn model.Severity) int {
-	if len(r.Contexts) > 0 {
-		reachable := false
-		for _, c := range r.Contexts {
-			reachable = reachable || c.Reachable
-		}
-		if !reachable {
-			return ExitUnusable
+// Unreachable is true when contexts were to be swept and none could be.
+func (r *Report) Unreachable() bool {
+	for _, c := range r.Contexts {
+		if c.Reachable {
+			return false
 		}
 	}
+	return len(r.Contexts) > 0
+}
+
+// Fails is true when a finding reaches failOn.
+func (r *Report) Fails(failOn model.Severity) bool {
 	for _, f := range r.Findings {
 		if f.Severity.Rank() >= failOn.Rank() {
-			return ExitFindings
+			return true
 		}
 	}
-	return ExitClean
+	return false
 }
 
 // ParseFailOn reads --fail-on.

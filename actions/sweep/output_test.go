@@ -143,6 +143,7 @@ func CheckJSONContract(t *testing.T, data []byte) contractReport {
 }
 
 func TestWriteJSONContract(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, sampleReport()); err != nil {
 		t.Fatal(err)
@@ -160,25 +161,31 @@ func TestWriteJSONContract(t *testing.T) {
 	}
 }
 
-func TestExitCode(t *testing.T) {
+// A report fails at --fail-on and above; one whose every context was
+// unreachable says so.
+func TestFailsAndUnreachable(t *testing.T) {
+	t.Parallel()
 	r := sampleReport()
-	if got := r.ExitCode(model.SeverityError); got != ExitFindings {
-		t.Errorf("fail-on error with errors = %d", got)
+	if !r.Fails(model.SeverityError) {
+		t.Errorf("fail-on error with errors does not fail")
 	}
 	r.Findings = r.Findings[2:] // warning + info only
-	if got := r.ExitCode(model.SeverityError); got != ExitClean {
-		t.Errorf("fail-on error with warnings only = %d", got)
+	if r.Fails(model.SeverityError) {
+		t.Errorf("fail-on error with warnings only fails")
 	}
-	if got := r.ExitCode(model.SeverityWarning); got != ExitFindings {
-		t.Errorf("fail-on warning with a warning = %d", got)
+	if !r.Fails(model.SeverityWarning) {
+		t.Errorf("fail-on warning with a warning does not fail")
 	}
 	r.Findings = r.Findings[1:] // info only
-	if got := r.ExitCode(model.SeverityWarning); got != ExitClean {
-		t.Errorf("fail-on warning with info only = %d", got)
+	if r.Fails(model.SeverityWarning) {
+		t.Errorf("fail-on warning with info only fails")
+	}
+	if r.Unreachable() {
+		t.Errorf("a report with a reachable context is unreachable")
 	}
 	r.Contexts[0].Reachable = false
-	if got := r.ExitCode(model.SeverityWarning); got != ExitUnusable {
-		t.Errorf("every context unreachable = %d", got)
+	if !r.Unreachable() {
+		t.Errorf("every context unreachable, and the report does not say so")
 	}
 	if _, err := ParseFailOn("fatal"); err == nil {
 		t.Error("ParseFailOn accepted fatal")
@@ -230,6 +237,7 @@ func ParseJUnit(t *testing.T, data []byte) junitDoc {
 }
 
 func TestWriteJUnit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		failOn       model.Severity
 		wantFailures int
@@ -266,6 +274,7 @@ func TestWriteJUnit(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := WriteTable(&buf, sampleReport()); err != nil {
 		t.Fatal(err)
@@ -297,6 +306,7 @@ func TestWriteTable(t *testing.T) {
 // The table is read on a terminal: what the fleet wrote in a finding is
 // shown, never obeyed.
 func TestWriteTableIsInert(t *testing.T) {
+	t.Parallel()
 	r := sampleReport()
 	h := textsafetest.Hostile
 	r.Findings[1].Message = "msg " + h

@@ -32,6 +32,7 @@ func controls(s string, multi bool) (string, bool) {
 }
 
 func TestLineAndText(t *testing.T) {
+	t.Parallel()
 	line := Line(Hostile)
 	if c, bad := controls(line, false); bad {
 		t.Fatalf("Line kept %q: %q", c, line)
@@ -68,6 +69,7 @@ func TestCleanTextIsUntouched(t *testing.T) {
 }
 
 func TestWriterKeepsSplitRunesWhole(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	w := NewWriter(&out)
 	in := []byte("ok ✓ \u009b2J\r\nnext")

@@ -3,6 +3,7 @@ package tmuxtest
 import "testing"
 
 func TestParsePane(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		out  string
 		want paneState
@@ -22,6 +23,7 @@ func TestParsePane(t *testing.T) {
 }
 
 func TestZombieStatus(t *testing.T) {
+	t.Parallel()
 	// Fields after the command name, trimmed to what matters: the state and,
 	// last, the waitpid status (exit 3 = 768; SIGINT = 2; exit 0 = 0).
 	for _, tc := range []struct {

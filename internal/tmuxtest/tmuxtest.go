@@ -13,6 +13,7 @@
 package tmuxtest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -25,6 +26,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Options for Start. Zero values mean 120x40, the test's environment, and
@@ -184,24 +187,20 @@ func (s *Session) WaitForGone(pattern string, timeout time.Duration) string {
 	return screen
 }
 
+// poll captures the screen until done holds for it or timeout passes; it
+// returns the last screen (or why it could not be captured).
 func (s *Session) poll(timeout time.Duration, done func(string) bool) (string, bool) {
-	deadline := time.Now().Add(timeout)
 	var screen string
-	for {
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		out, err := s.tmux("capture-pane", "-p", "-t", s.target)
-		if err == nil {
-			screen = out
-			if done(screen) {
-				return screen, true
-			}
-		} else {
+		if err != nil {
 			screen = err.Error()
+			return false, nil
 		}
-		if time.Now().After(deadline) {
-			return screen, false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		screen = out
+		return done(screen), nil
+	})
+	return screen, err == nil
 }
 
 // Resize changes the terminal size; the program gets SIGWINCH.
@@ -321,16 +320,15 @@ func (s *Session) PID() int {
 // test with the last screen.
 func (s *Session) WaitExit(timeout time.Duration) (status int, screen string) {
 	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if exited, st := s.Exited(); exited {
-			return st, s.CaptureAll()
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("tmuxtest: program still running after %s; last screen:\n%s", timeout, frame(s.Capture()))
-		}
-		time.Sleep(50 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		exited, st := s.Exited()
+		status = st
+		return exited, nil
+	})
+	if err != nil {
+		s.t.Fatalf("tmuxtest: program still running after %s; last screen:\n%s", timeout, frame(s.Capture()))
 	}
+	return status, s.CaptureAll()
 }
 
 // Close kills the session's tmux server (and with it the program). It runs

@@ -17,6 +17,7 @@ import (
 )
 
 func TestRunFrames(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		status     int
@@ -80,6 +81,7 @@ func TestRunFrames(t *testing.T) {
 }
 
 func TestRunNothingListeningIsNotSent(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +97,7 @@ func TestRunNothingListeningIsNotSent(t *testing.T) {
 
 // The test daemon speaks the same protocol the client reads.
 func TestAgainstTestDaemon(t *testing.T) {
+	t.Parallel()
 	d, err := execdtest.Start(execdtest.Config{Addr: "127.79.0.2:0", Identity: "pod=ns/a uid=u1", Token: "t"})
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +126,7 @@ func TestAgainstTestDaemon(t *testing.T) {
 // memory: the read stops once one frame passes MaxFrameBytes, and the
 // command counts as sent (it may have run).
 func TestRunOversizedFrameIsBounded(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"type":"init","text":"c1"}`+"\n\n"+`{"type":"stdout","text":"`)
 		chunk := bytes.Repeat([]byte("A"), 64<<10)
@@ -144,6 +148,7 @@ func TestRunOversizedFrameIsBounded(t *testing.T) {
 // A redirect is the daemon's answer, never followed: the target it names
 // receives nothing (not the command, not the token).
 func TestRedirectIsNotFollowed(t *testing.T) {
+	t.Parallel()
 	var stolen atomic.Int64
 	thief := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { stolen.Add(1) }))
 	defer thief.Close()

@@ -12,6 +12,7 @@ import (
 
 // The digest cache stays within maxCachedBytes however large the argvs.
 func TestDigestCacheBoundedInBytes(t *testing.T) {
+	t.Parallel()
 	r := New(Options{})
 	arg := strings.Repeat("a", MaxArgvBytes-100)
 	for i := range 500 {

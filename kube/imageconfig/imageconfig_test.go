@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/imageconfig/registrytest"
@@ -39,6 +40,7 @@ func asError(t *testing.T, err error) *imageconfig.Error {
 }
 
 func TestReadEntrypointAndCmd(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	both, bothDigest := reg.PushImage(t, "app:both", []string{"/bin/server", "--port"}, []string{"8080"})
 	cmdOnly, _ := reg.PushImage(t, "app:cmd", nil, []string{"python", "-m", "http.server"})
@@ -75,6 +77,7 @@ func TestReadEntrypointAndCmd(t *testing.T) {
 }
 
 func TestReadNeverFetchesLayers(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	img := registrytest.Image(t, []string{"/srv"}, nil)
 	ref, _ := reg.Push(t, "app:v1", img)
@@ -105,6 +108,7 @@ func TestReadNeverFetchesLayers(t *testing.T) {
 }
 
 func TestReadNoEntrypoint(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref, digest := reg.PushImage(t, "bare:v1", nil, nil)
 	r := newReader(imageconfig.Options{})
@@ -121,6 +125,7 @@ func TestReadNoEntrypoint(t *testing.T) {
 }
 
 func TestReadIndexPlatforms(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref, indexDigest := reg.PushIndex(t, "multi:v1", map[string]v1.Image{
 		"linux/amd64": registrytest.Image(t, []string{"/amd64"}, []string{"run"}),
@@ -229,6 +234,7 @@ func TestReadFailureKinds(t *testing.T) {
 }
 
 func TestReadCanceled(t *testing.T) {
+	t.Parallel()
 	stall := registrytest.Stalling(t, time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
@@ -257,6 +263,7 @@ func manifestGets(reg *registrytest.Registry) int {
 }
 
 func TestCacheByDigestAndTagTTL(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref, d1 := reg.PushImage(t, "app:v1", []string{"/one"}, nil)
 	clk := &clock{now: time.Unix(1_000_000, 0)}
@@ -289,6 +296,7 @@ func TestCacheByDigestAndTagTTL(t *testing.T) {
 }
 
 func TestFailuresNotCachedByDefault(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref := reg.Host + "/late:v1"
 	r := newReader(imageconfig.Options{})
@@ -302,6 +310,7 @@ func TestFailuresNotCachedByDefault(t *testing.T) {
 }
 
 func TestFailureTTL(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref := reg.Host + "/late:v1"
 	clk := &clock{now: time.Unix(1_000_000, 0)}
@@ -320,6 +329,7 @@ func TestFailureTTL(t *testing.T) {
 }
 
 func TestConcurrentReadsMerge(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref, _ := reg.PushImage(t, "app:v1", []string{"/x"}, nil)
 	reg.ResetRequests()
@@ -354,8 +364,10 @@ func TestConcurrencyBound(t *testing.T) {
 		_, err := r.Read(context.Background(), stall.Host+"/a:v1")
 		first <- err
 	}()
-	for stall.Hits() == 0 {
-		time.Sleep(5 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return stall.Hits() > 0, nil
+	}); err != nil {
+		t.Fatal("the first read never reached the registry")
 	}
 	// The only slot is taken for a second: these wait and time out without
 	// ever reaching the registry.
@@ -382,6 +394,7 @@ func TestConcurrencyBound(t *testing.T) {
 }
 
 func TestErrorMessages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		err  *imageconfig.Error
 		want string
@@ -430,6 +443,7 @@ func BenchmarkReadFailure(b *testing.B) {
 // MaxConfigBytes, an argv longer than the caps and a registry answer that
 // never ends are refused, not read into memory.
 func TestReadBounded(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	big, _ := reg.PushImage(t, "app:big", []string{strings.Repeat("x", imageconfig.MaxConfigBytes+1)}, nil)
 	long, _ := reg.PushImage(t, "app:long", make([]string, imageconfig.MaxArgvEntries+1), nil)
@@ -472,6 +486,7 @@ func (operatorKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
 // Anonymous: a registry that asks for credentials gets none, even with a
 // keychain that has them; the control read shows that it would.
 func TestReadAnonymousSendsNoCredentials(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var sawAuth []string
 	h := registry.New()
@@ -520,6 +535,7 @@ func TestReadAnonymousSendsNoCredentials(t *testing.T) {
 // Registries: a reference to another registry fails as NotAllowed, and
 // nothing is sent to it.
 func TestReadRegistryAllowlist(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	ref, _ := reg.PushImage(t, "app:1", []string{"/srv"}, nil)
 	reg.ResetRequests()

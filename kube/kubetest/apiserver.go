@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // LabelTest marks namespaces with the (sanitized) name of the test that made them.
@@ -87,12 +88,11 @@ func (c *Cluster) StopAPIServer(t testing.TB) {
 		t.Fatalf("kubetest: StopAPIServer: killing kube-apiserver %d: %v", pid, err)
 	}
 	host := c.hostPort(t)
-	deadline := time.Now().Add(15 * time.Second)
-	for alive(pid) || dialable(host) {
-		if time.Now().After(deadline) {
-			t.Fatalf("kubetest: StopAPIServer: kube-apiserver %d still running/listening on %s after 15s", pid, host)
-		}
-		time.Sleep(20 * time.Millisecond)
+	err = wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		return !alive(pid) && !dialable(host), nil
+	})
+	if err != nil {
+		t.Fatalf("kubetest: StopAPIServer: kube-apiserver %d still running/listening on %s after 15s", pid, host)
 	}
 	t.Cleanup(func() {
 		if !dialable(host) {

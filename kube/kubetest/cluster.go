@@ -18,6 +18,8 @@
 // MainWith chooses other CRDs (the engines' unchanged upstream manifests, or
 // none) and extra kube-apiserver flags. Cluster.StopAPIServer and
 // StartAPIServer play a lost and recovered API server (same port, same data).
+// Start gives a test a cluster of its own beside the package's (several
+// clusters at once), and Kubeconfig one kubeconfig with a context for each.
 //
 // The binaries (kube-apiserver, etcd) come from $SANDSCOPE_TESTCLUSTER_BIN or
 // ~/.cache/sandscope/testcluster/bin, built by tools/testcluster/build.sh.
@@ -25,6 +27,51 @@
 // custom resource to look like, it writes through the API itself (Kubelet,
 // Controller), exactly as those components would. A detached watchdog stops
 // the cluster if the test binary dies without cleaning up (go test -timeout).
+//
+// # Sharing one cluster
+//
+// Main starts one etcd and kube-apiserver per test binary (that is, per
+// package), installs the CRDs and pays the API server's first-use costs
+// before any test runs. Tests share it and keep out of each other's way by
+// working in their own Namespace, which is never deleted (with no namespace
+// controller it would stay Terminating); the whole cluster is thrown away
+// when the binary ends. Tests that stop or freeze the API server change it
+// for everyone and must not run in parallel with the package's others.
+//
+// # Why not controller-runtime's envtest
+//
+// envtest (sigs.k8s.io/controller-runtime/pkg/envtest) starts the same
+// control plane, etcd and kube-apiserver with no scheduler, controllers or
+// kubelet, and is shared the same way (one Environment from TestMain, a
+// namespace per test). It adds CRD installation from directories, admission
+// webhooks, extra authenticated users and running against an existing
+// cluster; sandscope has no webhook and plays restricted users by
+// impersonation, so it needs none of that. What kubetest needs, envtest
+// would not give:
+//
+//   - The binaries: envtest runs prebuilt kube-apiserver and etcd from
+//     KUBEBUILDER_ASSETS, which setup-envtest downloads from release
+//     storage. kubetest builds the release pinned in tools/testcluster/go.mod
+//     from the Go module proxy, like every other dependency.
+//   - The dependency: controller-runtime and its tree would enter go.mod for
+//     tests alone; kubetest needs client-go only.
+//   - Faults: the watcher's tests lose the cluster and get it back. kubetest
+//     owns the processes, so a test can kill kube-apiserver alone and start
+//     it again on the same port over the same etcd data, or freeze it with
+//     SIGSTOP (StopAPIServer, StartAPIServer, FreezeAPIServer).
+//   - Cleanup: envtest stops its processes in Environment.Stop, which a
+//     test binary killed by go test -timeout never reaches; the watchdog
+//     above does not depend on the binary.
+//   - Warm-up: the first create of a new CRD's objects sleeps 2 s in the API
+//     server, and the first watch of a resource is refused (429) while its
+//     watch cache fills. Main pays both once, so no test waits on them or
+//     flakes on them; envtest's CRD installation waits only until the
+//     resources are served.
+//
+// Neither gives a kubelet. Kubelet writes what a scheduler and kubelet
+// write (binding, Pod status, Events, node conditions) through the API, and
+// kube/testkubelet serves the kubelet's streaming endpoints, so pods/exec
+// and port-forward go through the real API server to a loopback TLS server.
 package kubetest
 
 import (
@@ -283,9 +330,17 @@ func Get(t testing.TB) *Cluster {
 	current.Lock()
 	pc := current.pc
 	current.Unlock()
-	switch {
-	case pc == nil:
+	if pc == nil {
 		t.Fatal("kubetest.Get: no test cluster; call kubetest.Main(m) from TestMain")
+	}
+	return pc.clusterFor(t)
+}
+
+// clusterFor is the cluster pc started, as one test sees it (a config of
+// its own); the test skips or fails when pc did not start one.
+func (pc *packageCluster) clusterFor(t testing.TB) *Cluster {
+	t.Helper()
+	switch {
 	case pc.fail != "":
 		t.Fatalf("kubetest: %s", pc.fail)
 	case pc.skip != "":

@@ -49,6 +49,7 @@ func identityOf(t *testing.T, crd *unstructured.Unstructured) crdIdentity {
 }
 
 func TestSandscopeCRDsHaveTheEnginesIdentity(t *testing.T) {
+	t.Parallel()
 	crds, err := SandscopeCRDManifests()
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +87,7 @@ func TestSandscopeCRDsHaveTheEnginesIdentity(t *testing.T) {
 // When the engines' real manifests are at hand, the minimal ones must agree
 // with them on everything sandscope relies on.
 func TestSandscopeCRDsMatchUpstream(t *testing.T) {
+	t.Parallel()
 	repo, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +131,7 @@ func TestSandscopeCRDsMatchUpstream(t *testing.T) {
 }
 
 func TestDecodeManifestsSplitsDocuments(t *testing.T) {
+	t.Parallel()
 	objs, err := decodeManifests([]byte("---\napiVersion: v1\nkind: A\n---\n# only a comment\n---\napiVersion: v1\nkind: B\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +149,7 @@ func TestDecodeManifestsSplitsDocuments(t *testing.T) {
 }
 
 func TestJSONNumbersMakesStatusDeepCopyable(t *testing.T) {
+	t.Parallel()
 	in := map[string]any{"ready": 1, "list": []map[string]any{{"n": int32(2)}}, "ips": []string{"a"}, "f": float32(1.5)}
 	out := jsonNumbers(in).(map[string]any)
 	u := &unstructured.Unstructured{Object: map[string]any{"status": out}}
@@ -157,6 +161,7 @@ func TestJSONNumbersMakesStatusDeepCopyable(t *testing.T) {
 }
 
 func TestModulePathOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ gomod, want string }{
 		{"module github.com/sandscope/sandscope\n\ngo 1.26\n", ModulePath},
 		{"// comment\nmodule \"example.com/x\"\n", "example.com/x"},

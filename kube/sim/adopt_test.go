@@ -98,6 +98,7 @@ func (r *adoptionRun) pod(name string) *corev1.Pod {
 }
 
 func TestAdoptsABatchSandboxItDidNotCreate(t *testing.T) {
+	t.Parallel()
 	r := startAdoption(t, 21)
 	r.advance(5 * time.Second) // the Pool's Pods are up
 	free := r.freeIPs()
@@ -168,6 +169,7 @@ func TestAdoptsABatchSandboxItDidNotCreate(t *testing.T) {
 }
 
 func TestAdoptedSandboxesFailLikeTheirImages(t *testing.T) {
+	t.Parallel()
 	r := startAdoption(t, 22)
 	r.create("missing", ImageMissing, "python3", "-m", "http.server")
 	r.create("instant", ImageBashBox, "/usr/bin/tini", "--", "bash")
@@ -199,6 +201,7 @@ func TestAdoptedSandboxesFailLikeTheirImages(t *testing.T) {
 // TestAdoptionIsDeterministic: the same outside writes at the same virtual
 // times give the same operations.
 func TestAdoptionIsDeterministic(t *testing.T) {
+	t.Parallel()
 	play := func() []string {
 		r := startAdoption(t, 23)
 		r.advance(1500 * time.Millisecond)

@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"time"
 
@@ -205,60 +204,6 @@ func (s *Sim) deletePodGracefully(ctx context.Context, pod *corev1.Pod) (*corev1
 	return out, nil
 }
 
-// controllerEvent records an Event of the BatchSandbox controller about
-// sb's object. A repeat of the same reason and message bumps its count, as
-// client-go's event correlator does.
-func (s *Sim) controllerEvent(ctx context.Context, sb *sandbox, reason, message string) error {
-	if sb.obj == nil {
-		return nil
-	}
-	return s.correlateEvent(ctx, sb, eventKey{sb.obj.GetUID(), reason, message}, sb.ns, sb.name, func(ts metav1.Time) *corev1.Event {
-		ev := &corev1.Event{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%s", sb.name, s.hex(16)), Namespace: sb.ns},
-			InvolvedObject: corev1.ObjectReference{
-				Kind: "BatchSandbox", APIVersion: BatchSandboxGVR.GroupVersion().String(), Namespace: sb.ns, Name: sb.name,
-				UID: sb.obj.GetUID(), ResourceVersion: sb.obj.GetResourceVersion(),
-			},
-			Reason: reason, Message: message, Type: corev1.EventTypeNormal,
-			Source:         corev1.EventSource{Component: "batchsandbox-controller"},
-			FirstTimestamp: ts, LastTimestamp: ts, Count: 1,
-			ReportingController: "batchsandbox-controller",
-		}
-		s.stamp(ev)
-		return ev
-	})
-}
-
-// correlateEvent records an Event as client-go's event correlator does: a
-// repeat of the same key (object, reason, message) bumps the count and
-// lastTimestamp of the Event recorded before (firstTimestamp stays the
-// first occurrence); else mk builds a new one, created now.
-func (s *Sim) correlateEvent(ctx context.Context, sb *sandbox, key eventKey, ns, about string, mk func(ts metav1.Time) *corev1.Event) error {
-	ts := metav1.NewTime(s.now)
-	events := s.kube.CoreV1().Events(ns)
-	if prev, ok := sb.events[key]; ok {
-		next := prev.DeepCopy()
-		next.Count++
-		next.LastTimestamp = ts
-		out, err := events.Update(ctx, next, metav1.UpdateOptions{})
-		if err == nil {
-			sb.events[key] = out
-			s.op("update", "events", ns, out.Name, fmt.Sprintf("%s x%d", key.reason, out.Count))
-			return nil
-		}
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("updating event %s on %s/%s: %w", key.reason, ns, about, err)
-		}
-	}
-	out, err := events.Create(ctx, mk(ts), metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("recording event %s on %s/%s: %w", key.reason, ns, about, err)
-	}
-	sb.events[key] = out
-	s.op("create", "events", ns, out.Name, key.reason)
-	return nil
-}
-
 func addFinalizer(m metav1.Object, f string) {
 	for _, have := range m.GetFinalizers() {
 		if have == f {
@@ -359,35 +304,4 @@ func (s *Sim) deleteCR(ctx context.Context, gvr schema.GroupVersionResource, obj
 	}
 	s.op("delete", gvr.Resource, obj.GetNamespace(), obj.GetName(), string(uid))
 	return nil, nil
-}
-
-// --- Events (core/v1, aggregated like the kubelet's event correlator) ---
-
-type eventKey struct {
-	uid             types.UID
-	reason, message string
-}
-
-// recordEvent writes a kubelet Event about pod. A repeat of the same reason
-// and message bumps count and lastTimestamp of the existing Event, as the
-// kubelet's correlator does; firstTimestamp stays the first occurrence.
-func (s *Sim) recordEvent(ctx context.Context, sb *sandbox, pod *corev1.Pod, eventType, reason, message string) error {
-	return s.correlateEvent(ctx, sb, eventKey{pod.UID, reason, message}, pod.Namespace, pod.Name, func(ts metav1.Time) *corev1.Event {
-		ev := &corev1.Event{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%s", pod.Name, s.hex(16)), Namespace: pod.Namespace},
-			InvolvedObject: corev1.ObjectReference{
-				Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
-				APIVersion: "v1", ResourceVersion: pod.ResourceVersion, FieldPath: "spec.containers{" + osv1.ContainerSandbox + "}",
-			},
-			Reason: reason, Message: message, Type: eventType,
-			Source:         corev1.EventSource{Component: "kubelet", Host: pod.Spec.NodeName},
-			FirstTimestamp: ts, LastTimestamp: ts, Count: 1,
-			ReportingController: "kubelet", ReportingInstance: pod.Spec.NodeName,
-		}
-		if reason == "Evicted" {
-			ev.InvolvedObject.FieldPath = ""
-		}
-		s.stamp(ev)
-		return ev
-	})
 }

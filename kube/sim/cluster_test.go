@@ -2,7 +2,7 @@ package sim_test
 
 import (
 	"context"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -11,7 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/kube/sim"
@@ -32,20 +34,7 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	s, err := sim.New(c.Kube, c.Dynamic, sim.Config{Seed: 11, Namespaces: []string{ns}, Examples: true,
-		ChurnPerHour: -1, NodePrefix: ns + "-node-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	go s.Run(ctx) //nolint:errcheck // ends with ctx; operation errors are checked below
-
-	clients, err := kube.NewClients(c.Config, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clients := runSim(ctx, t, c, ns, sim.Config{Seed: 11, Examples: true, ChurnPerHour: -1})
 	w := kube.NewWatcher(clients, kube.WatcherOptions{Namespace: ns, ImageConfig: sim.ImageReader{}, StuckAfter: time.Second})
 	go func() {
 		if err := w.Run(ctx); err != nil {
@@ -65,8 +54,8 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 		model.CodeStateMismatch, model.CodeFailedSticky, model.CodeBadAnnotation, model.CodeRestarted,
 	}
 	seen := map[string]string{}
-	deadline := time.Now().Add(150 * time.Second)
-	for time.Now().Before(deadline) {
+	// On a timeout the check below names what was never seen.
+	_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 150*time.Second, true, func(context.Context) (bool, error) {
 		if errs := s.Errors(); len(errs) > 0 {
 			t.Fatalf("the API server refused simulated operations: %v", errs)
 		}
@@ -82,11 +71,8 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 				}
 			}
 		}
-		if len(missingOf(want, seen)) == 0 {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return len(missingOf(want, seen)) == 0, nil
+	})
 	for _, code := range want {
 		if v, ok := seen[code]; ok {
 			t.Logf("%-24s %s", code, v)
@@ -95,6 +81,28 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 	if m := missingOf(want, seen); len(m) > 0 {
 		t.Fatalf("the watcher never saw %v (%d simulated operations)", m, s.Ops())
 	}
+}
+
+// runSim starts cfg's simulation in namespace ns of the test cluster (its
+// nodes named after ns, so that tests sharing the cluster do not meet),
+// running until ctx ends, and returns it with clients for ns. Operation
+// errors are the caller's to check (Sim.Errors).
+func runSim(ctx context.Context, t *testing.T, c *kubetest.Cluster, ns string, cfg sim.Config) (*sim.Sim, *kube.Clients) {
+	t.Helper()
+	cfg.Namespaces, cfg.NodePrefix = []string{ns}, ns+"-node-"
+	s, err := sim.New(c.Kube, c.Dynamic, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go s.Run(ctx) //nolint:errcheck // ends with ctx
+	clients, err := kube.NewClients(c.Config, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, clients
 }
 
 func missingOf(want []string, seen map[string]string) []string {
@@ -118,20 +126,7 @@ func TestAdoptionOnARealAPIServer(t *testing.T) {
 	ns := c.Namespace(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := sim.New(c.Kube, c.Dynamic, sim.Config{Seed: 12, Namespaces: []string{ns}, ChurnPerHour: -1, PoolBuffer: -1,
-		NodePrefix: ns + "-node-", AdoptEvery: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	go s.Run(ctx) //nolint:errcheck // ends with ctx; operation errors are checked below
-
-	clients, err := kube.NewClients(c.Config, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clients := runSim(ctx, t, c, ns, sim.Config{Seed: 12, ChurnPerHour: -1, PoolBuffer: -1, AdoptEvery: 500 * time.Millisecond})
 	const name = "0f1e2d3c-made-by-sandscope"
 	obj, err := kube.BatchSandboxObject(kube.SandboxSpec{Namespace: ns, Name: name, Image: sim.ImageScorer,
 		Command: []string{osv1.BootstrapPath, "uvicorn", "scorer.app:app"}})
@@ -141,8 +136,8 @@ func TestAdoptionOnARealAPIServer(t *testing.T) {
 	if _, err := clients.CreateObject(ctx, kube.BatchSandboxGVR, obj); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var adopted string // what the last look saw
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		if errs := s.Errors(); len(errs) > 0 {
 			t.Fatalf("the API server refused simulated operations: %v", errs)
 		}
@@ -152,29 +147,24 @@ func TestAdoptionOnARealAPIServer(t *testing.T) {
 		if berr == nil {
 			phase, _, _ = unstructured.NestedString(b.Object, "status", "phase")
 		}
-		if perr == nil && pod.Status.Phase == corev1.PodRunning && phase == "Succeed" && len(b.GetFinalizers()) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not adopted within 30s: pod %v (%v), phase %q (%v)", pod, perr, phase, berr)
-		}
-		time.Sleep(200 * time.Millisecond)
+		adopted = fmt.Sprintf("pod %v (%v), phase %q (%v)", pod, perr, phase, berr)
+		return perr == nil && pod.Status.Phase == corev1.PodRunning && phase == "Succeed" && len(b.GetFinalizers()) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("not adopted within 30s: %s", adopted)
 	}
 
 	out := clients.DeleteSandbox(ctx, kube.BatchSandboxGVR, ns, name, osv1.LabelSandboxID+"="+name, nil, 15*time.Second)
 	if !out.Gone || out.Err != nil {
 		t.Fatalf("cleanup of the adopted sandbox: %+v", out)
 	}
-	deadline = time.Now().Add(15 * time.Second)
-	for {
-		_, err := clients.LivePod(ctx, ns, name+"-0")
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the adopted sandbox's Pod is still there after its cleanup: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var lastErr error
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		_, lastErr = clients.LivePod(ctx, ns, name+"-0")
+		return apierrors.IsNotFound(lastErr), nil
+	})
+	if err != nil {
+		t.Fatalf("the adopted sandbox's Pod is still there after its cleanup: %v", lastErr)
 	}
 	if errs := s.Errors(); len(errs) > 0 {
 		t.Fatalf("simulated operations failed: %v", errs)

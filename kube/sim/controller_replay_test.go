@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
@@ -12,14 +11,18 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // recorder keeps every event of a watch, in order.
@@ -156,7 +159,30 @@ func TestControllerSequencesOnARealAPIServer(t *testing.T) {
 	if errs := s.Errors(); len(errs) > 0 {
 		t.Fatalf("the API server refused simulated writes: %v", errs)
 	}
-	time.Sleep(time.Second) // let the watches deliver
+	// The watches deliver those writes moments later: wait until the
+	// recorders hold the simulator's last writes of the re-created sandbox
+	// and the fleet model shows the outcome the checks below expect (on a
+	// timeout they say what is missing).
+	s.mu.Lock()
+	lastPodRV, lastBsbxRV := recSb.pods[0].obj.ResourceVersion, recSb.obj.GetResourceVersion()
+	s.mu.Unlock()
+	recorded := func(r *recorder, resourceVersion string) bool {
+		return slices.ContainsFunc(r.snapshot(), func(ev watch.Event) bool {
+			m, err := meta.Accessor(ev.Object)
+			return err == nil && m.GetResourceVersion() == resourceVersion
+		})
+	}
+	rowIs := func(snap *fleet.Snapshot, sc Scenario, ok func(*model.Sandbox) bool) bool {
+		sb := snap.Sandbox("bsbx/" + ns + "/" + byScenario[sc])
+		return sb != nil && ok(sb)
+	}
+	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		snap := w.Fleet().Snapshot()
+		return recorded(pods, lastPodRV) && recorded(bsbxs, lastBsbxRV) &&
+			rowIs(snap, Recreated, func(sb *model.Sandbox) bool { return sb.Identity() == model.IdentityUIDChanged }) &&
+			rowIs(snap, StuckTerminating, func(sb *model.Sandbox) bool { return sb.EnginePhase == model.PhaseDeleted }) &&
+			rowIs(snap, FailedSticky, func(sb *model.Sandbox) bool { return sb.EnginePhase == model.PhaseFailed }), nil
+	})
 
 	// The same-name re-creation, as the controller writes it.
 	rec := byScenario[Recreated]

@@ -8,6 +8,7 @@ import (
 )
 
 func TestSimulatedCommands(t *testing.T) {
+	t.Parallel()
 	target := execTarget{pod: "sbx-0", id: "1234", command: []string{osv1.BootstrapPath, "tail", "-f", "/dev/null"}}
 	for _, tc := range []struct {
 		argv           []string
@@ -38,6 +39,7 @@ func TestSimulatedCommands(t *testing.T) {
 // TestShellLines runs lines as the demo's interactive shell does: each
 // starts from the status the previous one left, and exit ends the shell.
 func TestShellLines(t *testing.T) {
+	t.Parallel()
 	target := execTarget{pod: "sbx-0"}
 	for _, tc := range []struct {
 		line   string

@@ -61,16 +61,24 @@ func (a *ipam) allocate(n int) string {
 
 // release returns ip to node n's block; unknown or already free addresses are ignored.
 func (a *ipam) release(n int, ip string) {
+	if blk, addr, ok := a.unhold(n, ip); ok {
+		blk.free = append(blk.free, addr)
+	}
+}
+
+// unhold marks ip no longer used in node n's block, for the caller to put
+// back on the free stack; false for an unknown or already free address.
+func (a *ipam) unhold(n int, ip string) (*nodeBlock, netip.Addr, bool) {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil || n < 0 || n >= len(a.nodes) {
-		return
+		return nil, netip.Addr{}, false
 	}
 	blk := &a.nodes[n]
 	if !blk.used[addr] {
-		return
+		return nil, netip.Addr{}, false
 	}
 	delete(blk.used, addr)
-	blk.free = append(blk.free, addr)
+	return blk, addr, true
 }
 
 // available is the number of free addresses on node n.
@@ -87,16 +95,9 @@ func (a *ipam) first(n int) string { return addrOf(a.base + uint32(n*a.stride)).
 // it is handed out again only when the block runs low. Used where an address
 // must stay unheld for a while (a gone Pod whose IP nobody took yet).
 func (a *ipam) releaseLast(n int, ip string) {
-	addr, err := netip.ParseAddr(ip)
-	if err != nil || n < 0 || n >= len(a.nodes) {
-		return
+	if blk, addr, ok := a.unhold(n, ip); ok {
+		blk.free = append([]netip.Addr{addr}, blk.free...)
 	}
-	blk := &a.nodes[n]
-	if !blk.used[addr] {
-		return
-	}
-	delete(blk.used, addr)
-	blk.free = append([]netip.Addr{addr}, blk.free...)
 }
 
 // freeIP returns a Pod's address to its node once: the Pod forgets it, so

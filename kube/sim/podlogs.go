@@ -1,15 +1,12 @@
 package sim
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
@@ -150,61 +147,4 @@ func (s *Sim) logEnd(pod *corev1.Pod, exit int32, reason string) {
 	default:
 		s.logf(pod, "received SIGTERM, exiting")
 	}
-}
-
-// kubeletEvent records a kubelet Event about pod as recordEvent does, but
-// named and identified without the seeded generator: these Events were
-// added after the fleet's scenarios were tuned, and drawing from the
-// generator for them would change every seeded fleet. Pods of no sandbox
-// (a Pool's warm Pods) get none: the correlator's memory is the sandbox's.
-func (s *Sim) kubeletEvent(ctx context.Context, sb *sandbox, pod *corev1.Pod, eventType, reason, message string) error {
-	if sb == nil || pod == nil {
-		return nil
-	}
-	return s.correlateEvent(ctx, sb, eventKey{pod.UID, reason, message}, pod.Namespace, pod.Name, func(ts metav1.Time) *corev1.Event {
-		s.kubeletEvents++
-		name := fmt.Sprintf("%s.%016x", pod.Name, s.kubeletEvents)
-		source, component := corev1.EventSource{Component: "kubelet", Host: pod.Spec.NodeName}, "kubelet"
-		fieldPath := "spec.containers{" + osv1.ContainerSandbox + "}"
-		if reason == "Scheduled" || reason == "FailedScheduling" {
-			source, component, fieldPath = corev1.EventSource{Component: "default-scheduler"}, "default-scheduler", ""
-		}
-		ev := &corev1.Event{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pod.Namespace},
-			InvolvedObject: corev1.ObjectReference{
-				Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
-				APIVersion: "v1", ResourceVersion: pod.ResourceVersion, FieldPath: fieldPath,
-			},
-			Reason: reason, Message: message, Type: eventType, Source: source,
-			FirstTimestamp: ts, LastTimestamp: ts, Count: 1,
-			ReportingController: component, ReportingInstance: source.Host,
-		}
-		if s.cfg.EmulateServer {
-			ev.UID = types.UID(uuid.NewSHA1(uuid.NameSpaceOID, []byte(pod.Namespace+"/"+name)).String())
-			ev.CreationTimestamp = ts
-		}
-		return ev
-	})
-}
-
-// containerStarted records what the kubelet says as it starts the main
-// container (the image is on the node: pulled before, or just now), and
-// the container's first lines.
-func (s *Sim) containerStarted(ctx context.Context, sb *sandbox, pod *corev1.Pod, restart bool) error {
-	main := pod.Spec.Containers[0]
-	pulled := fmt.Sprintf("Successfully pulled image %q in 1.2s (1.2s including waiting)", main.Image)
-	if restart {
-		pulled = fmt.Sprintf("Container image %q already present on machine", main.Image)
-	}
-	for _, ev := range []struct{ reason, message string }{
-		{"Pulled", pulled},
-		{"Created", "Created container: " + main.Name},
-		{"Started", "Started container " + main.Name},
-	} {
-		if err := s.kubeletEvent(ctx, sb, pod, corev1.EventTypeNormal, ev.reason, ev.message); err != nil {
-			return err
-		}
-	}
-	s.logStart(sb, pod)
-	return nil
 }

@@ -29,17 +29,21 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"github.com/sandscope/sandscope/api/agentsandbox"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"math/rand"
 	"net/netip"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
+
+	"github.com/sandscope/sandscope/api/agentsandbox"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 // Resources the simulator writes. They match kube.BatchSandboxGVR and friends
@@ -250,6 +254,52 @@ func (s *Sim) Start(ctx context.Context) error {
 	return nil
 }
 
+// setup writes the fleet's starting point: namespaces, nodes, a Pool per
+// namespace with its warm Pods, the scenario examples, and the first churn
+// and adoption events. It is the first event Start runs.
+func (s *Sim) setup(ctx context.Context) error {
+	for _, ns := range s.cfg.Namespaces {
+		nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		s.stamp(nsObj)
+		if _, err := s.kube.CoreV1().Namespaces().Create(ctx, nsObj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
+	}
+	for i := range s.cfg.Nodes {
+		if err := s.ensureNode(ctx, i); err != nil {
+			return err
+		}
+	}
+	if s.cfg.PoolBuffer > 0 {
+		for _, ns := range s.cfg.Namespaces {
+			p := &pool{ns: ns, name: "warm-python", revision: "7d9f8c6b5"}
+			obj, err := s.createCR(ctx, PoolGVR, s.newPool(p))
+			if err != nil {
+				return err
+			}
+			p.obj = obj
+			s.pools[ns] = p
+			for range s.cfg.PoolBuffer {
+				if err := s.addPoolPod(ctx, p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if s.cfg.Examples {
+		s.seedExamples()
+	}
+	if s.cfg.ChurnPerHour > 0 {
+		s.after(s.churnInterval(), "churn", s.churn)
+	}
+	if s.cfg.AdoptEvery > 0 {
+		// Nobody else writes into the fleet during the warm-up (it is played
+		// at once): adoption starts with the live simulation.
+		s.after(s.liveStart.Sub(s.now), "adopt", s.adoptPoll)
+	}
+	return nil
+}
+
 // Run plays the simulation in real (Config.Clock) time until ctx ends.
 // Errors of single operations are recorded (Errors) and do not stop it.
 func (s *Sim) Run(ctx context.Context) error {
@@ -337,51 +387,4 @@ func (s *Sim) safely(fn func() error) (err error) {
 		}
 	}()
 	return fn()
-}
-
-// after schedules fn d after the current virtual time. Callers hold s.mu.
-func (s *Sim) after(d time.Duration, what string, fn func(ctx context.Context) error) {
-	s.seq++
-	heap.Push(&s.queue, &event{at: s.now.Add(d), seq: s.seq, what: what, fn: fn})
-}
-
-// between returns a duration uniformly in [lo, hi] at millisecond resolution.
-func (s *Sim) between(lo, hi time.Duration) time.Duration {
-	if hi <= lo {
-		return lo
-	}
-	return lo + time.Duration(s.rng.Int63n(int64((hi-lo)/time.Millisecond)+1))*time.Millisecond
-}
-
-type event struct {
-	at   time.Time
-	seq  uint64
-	what string
-	fn   func(ctx context.Context) error
-}
-
-// eventQueue orders events by virtual time, then by scheduling order, which
-// makes the operation sequence independent of wall-clock jitter.
-type eventQueue []*event
-
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
-	if !q[i].at.Equal(q[j].at) {
-		return q[i].at.Before(q[j].at)
-	}
-	return q[i].seq < q[j].seq
-}
-func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventQueue) Push(x any)   { *q = append(*q, x.(*event)) }
-func (q *eventQueue) Pop() any {
-	old := *q
-	ev := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return ev
-}
-func (q eventQueue) peek() (time.Time, bool) {
-	if len(q) == 0 {
-		return time.Time{}, false
-	}
-	return q[0].at, true
 }

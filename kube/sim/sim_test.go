@@ -83,6 +83,7 @@ func TestSameSeedSameOperations(t *testing.T) {
 }
 
 func TestIPAMReusesTheLastFreedAddressFirst(t *testing.T) {
+	t.Parallel()
 	a, err := newIPAM(mustAddr("10.244.0.0"), 2, 4)
 	if err != nil {
 		t.Fatal(err)

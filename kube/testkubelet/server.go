@@ -164,13 +164,13 @@ func Start(cfg Config) (*Server, error) {
 	mux := http.NewServeMux()
 	// The same routes as k8s.io/kubernetes/pkg/kubelet/server (GET and POST).
 	for _, p := range []string{"/exec/{ns}/{pod}/{container}", "/exec/{ns}/{pod}/{uid}/{container}"} {
-		mux.HandleFunc(p, s.serveExec)
+		mux.HandleFunc(p, forPod(s, remotecommand.NewOptions, s.serveExec))
 	}
 	for _, p := range []string{"/attach/{ns}/{pod}/{container}", "/attach/{ns}/{pod}/{uid}/{container}"} {
-		mux.HandleFunc(p, s.serveAttach)
+		mux.HandleFunc(p, forPod(s, remotecommand.NewOptions, s.serveAttach))
 	}
 	for _, p := range []string{"/portForward/{ns}/{pod}", "/portForward/{ns}/{pod}/{uid}"} {
-		mux.HandleFunc(p, s.servePortForward)
+		mux.HandleFunc(p, forPod(s, portforward.NewV4Options, s.servePortForward))
 	}
 	s.http = &http.Server{Handler: s.record(mux), ReadHeaderTimeout: 10 * time.Second}
 	go s.http.Serve(tls.NewListener(s.tcp, tlsCfg)) //nolint:errcheck // returns http.ErrServerClosed on Close
@@ -248,44 +248,36 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (ns, pod, uid st
 	return ns, pod, uid, true
 }
 
-func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+// forPod makes a streaming handler as the kubelet's: the request's options
+// parsed (400 when they are bad), then the Pod looked up (404 when it is
+// not there), then serve.
+func forPod[O any](s *Server, parse func(*http.Request) (O, error),
+	serve func(w http.ResponseWriter, r *http.Request, opts O, ns, pod, uid string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		opts, err := parse(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		ns, pod, uid, ok := s.lookup(w, r)
+		if !ok {
+			return
+		}
+		serve(w, r, opts, ns, pod, uid)
 	}
-	ns, pod, uid, ok := s.lookup(w, r)
-	if !ok {
-		return
-	}
+}
+
+func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, opts *remotecommand.Options, ns, pod, uid string) {
 	remotecommand.ServeExec(w, r, &executor{s: s, ns: ns, pod: pod}, pod, uid, r.PathValue("container"),
 		r.URL.Query()["command"], opts, 0, s.cfg.StreamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }
 
-func (s *Server) serveAttach(w http.ResponseWriter, r *http.Request) {
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	ns, pod, uid, ok := s.lookup(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) serveAttach(w http.ResponseWriter, r *http.Request, opts *remotecommand.Options, ns, pod, uid string) {
 	remotecommand.ServeAttach(w, r, &executor{s: s, ns: ns, pod: pod}, pod, uid, r.PathValue("container"),
 		opts, 0, s.cfg.StreamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }
 
-func (s *Server) servePortForward(w http.ResponseWriter, r *http.Request) {
-	opts, err := portforward.NewV4Options(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	ns, pod, uid, ok := s.lookup(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) servePortForward(w http.ResponseWriter, r *http.Request, opts *portforward.V4Options, ns, pod, uid string) {
 	portforward.ServePortForward(w, r, &forwarder{s: s, ns: ns}, pod, uid, opts, 0,
 		s.cfg.StreamCreationTimeout, portforward.SupportedProtocols)
 }

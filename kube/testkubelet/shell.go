@@ -151,12 +151,7 @@ func (sh *FakeShell) command(ctx context.Context, argv []string, last int) (int,
 			}
 		}
 	case "sleep":
-		d := time.Second
-		if len(argv) > 1 {
-			if s, err := strconv.ParseFloat(argv[1], 64); err == nil {
-				d = time.Duration(s * float64(time.Second))
-			}
-		}
+		d := sleepDuration(argv)
 		select {
 		case <-ctx.Done():
 			return 130, false

@@ -7,6 +7,7 @@ import (
 )
 
 func TestFakeShell(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		script, out string
 		rc          int

@@ -160,6 +160,40 @@ func TestSortIsTotal(t *testing.T) {
 	}
 }
 
+// Rows of two fleets (two cluster contexts) may share a Key: the order is
+// still total, the earlier position first, and InOrderAround agrees.
+func TestSortTiesOnKeyByPosition(t *testing.T) {
+	one, two := testRows(), testRows()
+	rows := append(one, two...) // every Key twice
+	for _, k := range SortKeys {
+		a := []int{7, 6, 5, 4, 3, 2, 1, 0}
+		b := []int{0, 4, 1, 5, 2, 6, 3, 7}
+		Sort(rows, a, SortOrder{Key: k})
+		Sort(rows, b, SortOrder{Key: k})
+		if !slices.Equal(a, b) {
+			t.Fatalf("sort %s depends on input order: %v vs %v", k, a, b)
+		}
+		for i := 0; i+1 < len(a); i++ {
+			if rows[a[i]].Key == rows[a[i+1]].Key && a[i] > a[i+1] {
+				t.Fatalf("sort %s: equal rows %d and %d not in position order: %v", k, a[i], a[i+1], a)
+			}
+		}
+		if !InOrderAround(rows, a, SortOrder{Key: k}, []int{0, 3, 7}) {
+			t.Fatalf("sort %s: InOrderAround says a sorted order is not", k)
+		}
+		swapped := slices.Clone(a)
+		for i := 0; i+1 < len(swapped); i++ {
+			if rows[swapped[i]].Key == rows[swapped[i+1]].Key {
+				swapped[i], swapped[i+1] = swapped[i+1], swapped[i]
+				if InOrderAround(rows, swapped, SortOrder{Key: k}, []int{i}) {
+					t.Fatalf("sort %s: InOrderAround accepts two equal rows out of position order", k)
+				}
+				break
+			}
+		}
+	}
+}
+
 // InOrderAround agrees with a full sort: after changing one row, it says
 // "in order" exactly when sorting again would not move anything.
 func TestInOrderAroundAgreesWithSort(t *testing.T) {

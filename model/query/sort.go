@@ -33,8 +33,10 @@ type SortOrder struct {
 }
 
 // Sort orders idx (positions into rows) in place. Every comparison ends on
-// Key, so the order is total: rows never swap places between two live
-// updates unless their sort field changed, and stability is free. Passing the
+// Key, then on the position (rows of several fleets, one per cluster
+// context, may share a Key), so the order is total: rows never swap places
+// between two live updates unless their sort field changed, and stability
+// is free. Passing the
 // previous order in idx makes a live update cheap: pattern-defeating
 // quicksort finishes nearly sorted input in close to linear time.
 //
@@ -42,7 +44,12 @@ type SortOrder struct {
 // worst effective state. restarts: most first. Desc reverses the primary field only.
 func Sort(rows []*model.Sandbox, idx []int, o SortOrder) {
 	compare := o.compare()
-	slices.SortFunc(idx, func(a, b int) int { return compare(rows[a], rows[b]) })
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := compare(rows[a], rows[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 }
 
 // InOrderAround reports whether idx is sorted by o at the given positions:
@@ -54,11 +61,15 @@ func Sort(rows []*model.Sandbox, idx []int, o SortOrder) {
 // of a sort of the fleet.
 func InOrderAround(rows []*model.Sandbox, idx []int, o SortOrder, positions []int) bool {
 	compare := o.compare()
+	before := func(a, b int) bool { // Sort's order: a may come before b
+		c := compare(rows[a], rows[b])
+		return c < 0 || (c == 0 && a <= b)
+	}
 	for _, p := range positions {
-		if p > 0 && compare(rows[idx[p-1]], rows[idx[p]]) > 0 {
+		if p > 0 && !before(idx[p-1], idx[p]) {
 			return false
 		}
-		if p+1 < len(idx) && compare(rows[idx[p]], rows[idx[p+1]]) > 0 {
+		if p+1 < len(idx) && !before(idx[p], idx[p+1]) {
 			return false
 		}
 	}

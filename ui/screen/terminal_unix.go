@@ -1,6 +1,6 @@
 //go:build unix
 
-package ui
+package screen
 
 import (
 	"fmt"
@@ -13,9 +13,9 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
 
-// watchSize sends out's size now and after every SIGWINCH (bubbletea does
+// WatchSize sends out's size now and after every SIGWINCH (bubbletea does
 // this only with its standard renderer), until stop.
-func watchSize(out *os.File, send func(tea.Msg)) (stop func()) {
+func WatchSize(out *os.File, send func(tea.Msg)) (stop func()) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGWINCH)
 	done := make(chan struct{})
@@ -36,9 +36,9 @@ func watchSize(out *os.File, send func(tea.Msg)) (stop func()) {
 	return func() { close(done) }
 }
 
-// keyboard is the terminal the keys come from, as bubbletea picks it:
+// Keyboard is the terminal the keys come from, as bubbletea picks it:
 // stdin, or the controlling terminal when stdin is not one (piped).
-func keyboard() (*os.File, error) {
+func Keyboard() (*os.File, error) {
 	if term.IsTerminal(int(os.Stdin.Fd())) {
 		return os.Stdin, nil
 	}

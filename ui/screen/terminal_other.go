@@ -1,6 +1,6 @@
 //go:build !unix
 
-package ui
+package screen
 
 import (
 	"fmt"
@@ -10,17 +10,17 @@ import (
 	"golang.org/x/term"
 )
 
-// watchSize sends out's size once (no SIGWINCH here).
-func watchSize(out *os.File, send func(tea.Msg)) (stop func()) {
+// WatchSize sends out's size once (no SIGWINCH here).
+func WatchSize(out *os.File, send func(tea.Msg)) (stop func()) {
 	if w, h, err := term.GetSize(int(out.Fd())); err == nil {
 		go send(tea.WindowSizeMsg{Width: w, Height: h})
 	}
 	return func() {}
 }
 
-// keyboard is the terminal the keys come from, as bubbletea picks it:
+// Keyboard is the terminal the keys come from, as bubbletea picks it:
 // stdin, or the console when stdin is not one (piped).
-func keyboard() (*os.File, error) {
+func Keyboard() (*os.File, error) {
 	if term.IsTerminal(int(os.Stdin.Fd())) {
 		return os.Stdin, nil
 	}

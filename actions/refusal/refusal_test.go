@@ -1,0 +1,53 @@
+package refusal_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/model"
+)
+
+// The JSON line is the contract `exec` prints on stderr: every key always
+// there, the evidence a list even when there is none.
+func TestJSON(t *testing.T) {
+	err := refusal.New("IP_TAKEN", "address taken", false, model.Evidence{Kind: model.Observed, Text: "seen"})
+	var r *refusal.Refusal
+	if !errors.As(err, &r) {
+		t.Fatalf("New returned %T", err)
+	}
+	want := `{"error":{"code":"IP_TAKEN","message":"address taken","retryable":false,"executed":"no","evidence":[{"kind":"observed","text":"seen"}]}}`
+	if got := string(r.JSON()); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	r = &refusal.Refusal{Code: "TRANSPORT", Message: "broke", Retryable: true, Executed: refusal.ExecutedUnknown}
+	want = `{"error":{"code":"TRANSPORT","message":"broke","retryable":true,"executed":"unknown","evidence":[]}}`
+	if got := string(r.JSON()); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if r.Evidence != nil {
+		t.Errorf("JSON changed the refusal: evidence %v", r.Evidence)
+	}
+}
+
+// A refusal is found through wrapping, says whether the request may have
+// run, and reads as its code, message and outcome.
+func TestRefusalThroughWrapping(t *testing.T) {
+	cause := errors.New("connection reset")
+	err := fmt.Errorf("opening the shell: %w", &refusal.Refusal{Code: "TRANSPORT", Message: "stream broke",
+		Executed: refusal.ExecutedUnknown, Err: cause, Evidence: []model.Evidence{{Kind: model.Inferred, Text: "the Pod may have it"}}})
+	var r *refusal.Refusal
+	if !errors.As(err, &r) || !errors.Is(err, cause) {
+		t.Fatalf("refusal or cause lost in %v", err)
+	}
+	if !r.MayHaveRun() || r.ErrorCode() != "TRANSPORT" || r.Error() != "TRANSPORT: stream broke (executed: unknown)" {
+		t.Errorf("MayHaveRun %v, ErrorCode %q, Error %q", r.MayHaveRun(), r.ErrorCode(), r.Error())
+	}
+	if got := r.EvidenceLines(); len(got) != 1 || got[0] != "inferred: the Pod may have it" {
+		t.Errorf("evidence lines %q", got)
+	}
+	if errors.As(refusal.New(refusal.CodeReadOnly, "read-only", false), &r); r.MayHaveRun() || r.Executed != refusal.ExecutedNo {
+		t.Errorf("New is no refusal: executed %q", r.Executed)
+	}
+}

@@ -1,0 +1,128 @@
+package env
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/sandscope/sandscope/actions/create"
+	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/model/fleet"
+)
+
+// ImageChecks reads image configs for the background checks: the
+// environment's reader on a cluster, the simulation in the demo; nil when
+// the checks are off.
+func (c *Conn) ImageChecks() kube.ImageConfigReader {
+	switch {
+	case c.env.opts.ImageChecks == nil:
+		return nil
+	case c.Demo():
+		return c.demo.Images
+	}
+	return c.env.opts.ImageChecks
+}
+
+// Images reads the image configs a create resolves its start command from:
+// the registries, read with opts, or the demo's simulated one (which opts
+// do not tune).
+func (c *Conn) Images(opts imageconfig.Options) kube.ImageConfigReader {
+	if c.Demo() {
+		return c.demo.Images
+	}
+	return imageconfig.New(opts)
+}
+
+// Watch starts a watcher that keeps the fleet of namespace ("" every one)
+// live until ctx ends. sources nil lets it discover the engines itself.
+func (c *Conn) Watch(ctx context.Context, namespace string, sources *kube.Sources) *kube.Watcher {
+	o := c.env.opts
+	w := kube.NewWatcher(c.Clients, kube.WatcherOptions{
+		Namespace: namespace, Sources: sources, PodSelector: o.PodSelector, StuckAfter: o.StuckAfter,
+		ImageConfig: c.ImageChecks(), ReadOnly: o.ReadOnly, Demo: c.Demo(),
+	})
+	go func() {
+		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+		_ = w.Run(ctx)
+	}()
+	return w
+}
+
+// Sources asks which engines the context serves, so that a watcher and
+// what reads single objects agree on the agent-sandbox version; nil when
+// discovery failed (a watcher given nil tries again and reports why).
+func (c *Conn) Sources(ctx context.Context) *kube.Sources {
+	found, err := kube.DiscoverSources(ctx, c.Clients.Discovery)
+	if err != nil {
+		return nil
+	}
+	return &found
+}
+
+// ExecOptions tune an executor.
+type ExecOptions struct {
+	// Fleet is the watched fleet a target's identity is read from; nil:
+	// only a sandbox given whole, or a pod/NAME, resolves.
+	Fleet func() *fleet.Snapshot
+	// Token is the exec daemon's access token ("" none) and Port its port
+	// (0 the default). The demo's simulated daemons need neither.
+	Token string
+	Port  int
+}
+
+// Executor runs identity-checked commands (and, on a cluster,
+// port-forwards) in the context's sandboxes: through the real transports
+// on a cluster, through the simulation in the demo.
+func (c *Conn) Executor(o ExecOptions) *execute.Executor { return execute.New(c.execOptions(o)) }
+
+func (c *Conn) execOptions(o ExecOptions) execute.Options {
+	x := execute.Options{Cluster: c.Clients, Snapshot: o.Fleet, ReadOnly: c.env.opts.ReadOnly}
+	if c.Demo() {
+		x.Transports = c.demo.Transports() // the simulated Pods have no port-forward
+	} else {
+		x.Transports, x.Forwarder = execute.DefaultTransports(c.Clients, o.Token, o.Port), c.Clients
+	}
+	return x
+}
+
+// LookupExecutor is the executor of a command that names its target and
+// acts once (sandscope exec), and the namespace that target is looked for
+// in. A cluster's target is read by name with what its identity depends on
+// (kube.LookupSandbox), so the cost does not grow with the fleet, in -n or
+// without it in every namespace. The demo's fleet, small and in-process,
+// is watched whole in its namespace and read once synced, within
+// syncTimeout; the watch ends with ctx.
+func (c *Conn) LookupExecutor(ctx context.Context, o ExecOptions, syncTimeout time.Duration) (*execute.Executor, string, error) {
+	if c.Demo() {
+		ns := c.Clients.Namespace
+		w := c.Watch(ctx, ns, nil)
+		sctx, cancel := context.WithTimeout(ctx, syncTimeout)
+		defer cancel()
+		if err := w.WaitForSync(sctx); err != nil {
+			return nil, "", fmt.Errorf("reading the demo fleet: %w", err)
+		}
+		o.Fleet = w.Fleet().Snapshot
+		return c.Executor(o), ns, nil
+	}
+	x := c.execOptions(o)
+	lookup := kube.LookupOptions{PodSelector: c.env.opts.PodSelector, StuckAfter: c.env.opts.StuckAfter}
+	x.Lookup = func(ctx context.Context, ns, ref string) (*fleet.Snapshot, error) {
+		o := lookup
+		o.Namespace = ns
+		return c.Clients.LookupSandbox(ctx, ref, o)
+	}
+	return execute.New(x), c.env.flagNamespace(), nil
+}
+
+// Creator creates sandboxes in the context: the start command resolved
+// through images (Images), readiness probed through x, the engines those
+// sources found (nil: discovered at the create). In the demo the
+// simulator adopts what it writes, as an engine's controller would.
+func (c *Conn) Creator(x *execute.Executor, images kube.ImageConfigReader, sources *kube.Sources) *create.Creator {
+	return &create.Creator{Clients: c.Clients, Images: images, Prober: &create.ExecProber{Exec: x}, Sources: sources,
+		ReadOnly: c.env.opts.ReadOnly}
+}

@@ -1,0 +1,150 @@
+package env
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sandscope/sandscope/actions/sweep"
+	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/imageconfig"
+)
+
+func flags(namespace string) *kube.ConfigFlags {
+	f := kube.NewConfigFlags()
+	f.Overrides.Context.Namespace = namespace
+	return f
+}
+
+// What a fleet view watches: -A every namespace; the demo without -n every
+// namespace, with -n that one, as a cluster's context does.
+func TestConnNamespace(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, tc := range []struct {
+		name      string
+		opts      Options
+		want      string
+		clientsNS string
+	}{
+		{"demo", Options{Kube: flags(""), Demo: &demo.Options{}}, "", "sandboxes"},
+		{"demo -n", Options{Kube: flags("eval"), Demo: &demo.Options{}}, "eval", "eval"},
+		{"demo -A", Options{Kube: flags("eval"), Demo: &demo.Options{}, AllNamespaces: true}, "", "eval"},
+	} {
+		conn, err := New(tc.opts).Context("").Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := conn.Namespace(); got != tc.want || conn.Clients.Namespace != tc.clientsNS {
+			t.Errorf("%s: Namespace %q, clients' %q; want %q and %q", tc.name, got, conn.Clients.Namespace, tc.want, tc.clientsNS)
+		}
+		conn.Close()
+	}
+	// A cluster: its own namespace (-n or the kubeconfig's), all with -A.
+	for _, all := range []bool{false, true} {
+		conn := &Conn{Clients: &kube.Clients{Namespace: "team"}, env: New(Options{Kube: flags(""), AllNamespaces: all})}
+		if got, want := conn.Namespace(), map[bool]string{false: "team", true: ""}[all]; got != want {
+			t.Errorf("cluster, -A %v: Namespace %q, want %q", all, got, want)
+		}
+	}
+}
+
+// Each demo context is a fleet of its own, named as asked, from the next
+// seed; the image checks are the simulation's when on, none when off.
+func TestDemoContexts(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := New(Options{Kube: flags(""), Demo: &demo.Options{Seed: 4}, ImageChecks: imageconfig.New(imageconfig.Options{})})
+	a, b := e.Context("a"), e.Context("b")
+	if a.demo.Seed != 4 || b.demo.Seed != 5 || a.Server() != demo.ServerName {
+		t.Errorf("seeds %d, %d (want 4, 5), server %q", a.demo.Seed, b.demo.Seed, a.Server())
+	}
+	conn, err := b.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if !conn.Demo() || conn.Clients.Context != "b" {
+		t.Errorf("demo %v, context %q; want a demo named b", conn.Demo(), conn.Clients.Context)
+	}
+	if _, simulated := conn.ImageChecks().(*imageconfig.Reader); simulated || conn.ImageChecks() == nil {
+		t.Errorf("demo image checks: %T, want the simulation's reader", conn.ImageChecks())
+	}
+	if _, simulated := conn.Images(imageconfig.Options{}).(*imageconfig.Reader); simulated {
+		t.Errorf("a demo create would ask a registry")
+	}
+	off := New(Options{Kube: flags(""), Demo: &demo.Options{}})
+	conn2, err := off.Context("").Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	if conn2.ImageChecks() != nil || conn2.Clients.Context != demo.ContextName {
+		t.Errorf("checks off: %v, context %q", conn2.ImageChecks(), conn2.Clients.Context)
+	}
+}
+
+// A one-shot exec in the demo watches the demo's namespace and resolves
+// its sandboxes from that fleet.
+func TestDemoLookupExecutor(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conn, err := New(Options{Kube: flags("eval"), Demo: &demo.Options{}}).Context("").Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	x, ns, err := conn.LookupExecutor(ctx, ExecOptions{}, time.Minute)
+	if err != nil || x == nil || ns != "eval" {
+		t.Fatalf("executor %v, namespace %q, %v; want one in eval", x, ns, err)
+	}
+}
+
+// sweep's targets: one per context named, each once; none named is the
+// kubeconfig's current context. The demo is read in every namespace
+// unless -n names one.
+func TestSweepTargets(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: Config\ncurrent-context: here\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := flags("")
+	f.KubeConfig = path
+	for _, tc := range []struct {
+		contexts []string
+		want     []string
+	}{
+		{nil, []string{"here"}},
+		{[]string{"a", "b", "a"}, []string{"a", "b"}},
+	} {
+		_, targets, err := New(Options{Kube: f}).Sweep(ctx, tc.contexts, time.Minute)
+		if got := targetNames(targets); err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("contexts %v: targets %v, %v; want %v", tc.contexts, got, err, tc.want)
+		}
+	}
+
+	for _, ns := range []string{"", "eval"} {
+		opts, targets, err := New(Options{Kube: flags(ns), Demo: &demo.Options{}}).Sweep(ctx, nil, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := targetNames(targets); !slices.Equal(got, []string{demo.ContextName}) || opts.AllNamespaces != (ns == "") ||
+			opts.Namespace != ns || opts.ImageConfig != nil {
+			t.Errorf("demo -n %q: targets %v, options %+v", ns, got, opts)
+		}
+	}
+}
+
+func targetNames(targets []sweep.Target) []string {
+	var out []string
+	for _, t := range targets {
+		out = append(out, t.Name)
+	}
+	return out
+}
