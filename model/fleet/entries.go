@@ -111,11 +111,20 @@ func nn(ns, name string) string { return ns + "/" + name }
 // internSandboxKey returns the key of a sandbox, reusing the stored string
 // when the sandbox is known (index keys then share one allocation).
 func (f *Fleet) internSandboxKey(e model.Engine, ns, name string) string {
-	k := model.SandboxKey(e, ns, name)
-	if sb := f.sandboxes[k]; sb != nil {
+	if sb := f.sandboxAt(e, ns, name); sb != nil {
 		return sb.key
 	}
-	return k
+	return model.SandboxKey(e, ns, name)
+}
+
+// sandboxAt is the entry of engine e's sandbox ns/name, or nil. It builds
+// the key (model.SandboxKey) in a stack buffer: a map index by string(bytes)
+// does not allocate, where a concatenated key string cost an allocation for
+// every lookup, several for every Pod event of a loading fleet.
+func (f *Fleet) sandboxAt(e model.Engine, ns, name string) *sbEntry {
+	var buf [128]byte
+	k := append(append(append(append(append(buf[:0], e...), '/'), ns...), '/'), name...)
+	return f.sandboxes[string(k)]
 }
 
 // linkedPodKey returns key, as the string a sandbox linking the Pod already

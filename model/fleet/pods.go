@@ -310,7 +310,7 @@ func (f *Fleet) ensurePlain(ns, name string) {
 func (f *Fleet) podSandboxKey(pe *podEntry) string {
 	bs, ag := podOwners(pe.pod)
 	for _, b := range bs {
-		if e := f.sandboxes[model.SandboxKey(model.EngineBatchSandbox, pe.ns(), b)]; e != nil {
+		if e := f.sandboxAt(model.EngineBatchSandbox, pe.ns(), b); e != nil {
 			return e.key
 		}
 	}
@@ -318,7 +318,7 @@ func (f *Fleet) podSandboxKey(pe *podEntry) string {
 		return k
 	}
 	for _, a := range ag {
-		if e := f.sandboxes[model.SandboxKey(model.EngineAgent, pe.ns(), a)]; e != nil {
+		if e := f.sandboxAt(model.EngineAgent, pe.ns(), a); e != nil {
 			return e.key
 		}
 	}
@@ -326,7 +326,7 @@ func (f *Fleet) podSandboxKey(pe *podEntry) string {
 		slices.Sort(ks)
 		return ks[0]
 	}
-	if e := f.sandboxes[model.SandboxKey(model.EnginePod, pe.ns(), pe.name())]; e != nil {
+	if e := f.sandboxAt(model.EnginePod, pe.ns(), pe.name()); e != nil {
 		return e.key
 	}
 	return ""

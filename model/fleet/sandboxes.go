@@ -71,7 +71,7 @@ func (f *Fleet) touchPod(ns, name string) {
 func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	e := f.sandboxes[model.SandboxKey(model.EngineBatchSandbox, namespace, name)]
+	e := f.sandboxAt(model.EngineBatchSandbox, namespace, name)
 	if e == nil || e.bs == nil {
 		return
 	}
@@ -136,7 +136,7 @@ func (f *Fleet) UpsertAgentSandbox(s *model.AgentSandbox) {
 func (f *Fleet) DeleteAgentSandbox(namespace, name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	e := f.sandboxes[model.SandboxKey(model.EngineAgent, namespace, name)]
+	e := f.sandboxAt(model.EngineAgent, namespace, name)
 	if e == nil || e.ag == nil {
 		return
 	}

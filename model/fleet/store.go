@@ -55,7 +55,7 @@ func (f *Fleet) BatchSandboxByKey(key string) (*model.BatchSandbox, bool) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if e := f.sandboxes[model.SandboxKey(model.EngineBatchSandbox, ns, name)]; e != nil && e.bs != nil {
+	if e := f.sandboxAt(model.EngineBatchSandbox, ns, name); e != nil && e.bs != nil {
 		return e.bs, true
 	}
 	return nil, false

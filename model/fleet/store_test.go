@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -137,5 +138,26 @@ func TestPodLinksMoveBetweenEntryAndIndex(t *testing.T) {
 	check("the Pod deleted again")
 	if n := f.podLinks.Keys(); n != 1 { // "other", which sandbox a still claims
 		t.Errorf("the index has %d keys, want 1", n)
+	}
+}
+
+// sandboxAt finds what a lookup by model.SandboxKey finds, for keys that
+// fit its stack buffer and keys that do not.
+func TestSandboxAtMatchesSandboxKey(t *testing.T) {
+	t.Parallel()
+	f := New(Options{})
+	long := strings.Repeat("n", 200)
+	for _, name := range []string{"sb", long} {
+		e := &sbEntry{key: model.SandboxKey(model.EngineBatchSandbox, "ns", name)}
+		f.sandboxes[e.key] = e
+		if got := f.sandboxAt(model.EngineBatchSandbox, "ns", name); got != e {
+			t.Errorf("sandboxAt(%d-byte name) = %p, want %p", len(name), got, e)
+		}
+		if got := f.sandboxAt(model.EngineAgent, "ns", name); got != nil {
+			t.Errorf("another engine's sandbox of that name was found")
+		}
+		if got := f.sandboxAt(model.EngineBatchSandbox, "ns2", name); got != nil {
+			t.Errorf("another namespace's sandbox of that name was found")
+		}
 	}
 }
