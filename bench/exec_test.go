@@ -16,8 +16,8 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/kubelettest"
 	"github.com/sandscope/sandscope/kube/kubetest"
-	"github.com/sandscope/sandscope/kube/testkubelet"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -32,7 +32,7 @@ const execRounds = 20
 //     model, and the whole run;
 //   - `kubectl exec` of the same Pod, for scale.
 func execLatency(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns string, w *kube.Watcher, clients *kube.Clients, res *results) {
-	kl, err := testkubelet.Start(testkubelet.Config{Addr: "127.0.0.1:0", LookupPod: testkubelet.APIPodLookup(c.Kube), Exec: testkubelet.ShellExec})
+	kl, err := kubelettest.Start(kubelettest.Config{Addr: "127.0.0.1:0", LookupPod: kubelettest.APIPodLookup(c.Kube), Exec: kubelettest.ShellExec})
 	if err != nil {
 		b.Fatal(err)
 	}

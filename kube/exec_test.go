@@ -15,8 +15,8 @@ import (
 
 	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/kubelettest"
 	"github.com/sandscope/sandscope/kube/kubetest"
-	"github.com/sandscope/sandscope/kube/testkubelet"
 )
 
 type execEnv struct {
@@ -25,10 +25,10 @@ type execEnv struct {
 	ns      string
 	node    string
 	clients *kube.Clients
-	kubelet *testkubelet.Server
+	kubelet *kubelettest.Server
 }
 
-func newExecEnv(t *testing.T, exec testkubelet.ExecFunc) *execEnv {
+func newExecEnv(t *testing.T, exec kubelettest.ExecFunc) *execEnv {
 	t.Helper()
 	c := kubetest.Get(t)
 	e := &execEnv{c: c, kl: c.Kubelet(t), ns: c.Namespace(t)}
@@ -37,7 +37,7 @@ func newExecEnv(t *testing.T, exec testkubelet.ExecFunc) *execEnv {
 	if e.clients, err = kube.NewClients(c.Config, e.ns); err != nil {
 		t.Fatal(err)
 	}
-	e.kubelet, err = testkubelet.Start(testkubelet.Config{Addr: "127.0.0.1:0", LookupPod: testkubelet.APIPodLookup(c.Kube), Exec: exec})
+	e.kubelet, err = kubelettest.Start(kubelettest.Config{Addr: "127.0.0.1:0", LookupPod: kubelettest.APIPodLookup(c.Kube), Exec: exec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func (e *execEnv) pod(name, ip string) *corev1.Pod {
 }
 
 func TestPodExecStdoutAndExitCode(t *testing.T) {
-	e := newExecEnv(t, testkubelet.ShellExec)
+	e := newExecEnv(t, kubelettest.ShellExec)
 	p := e.pod("web", "127.78.0.2")
 	var out, errOut syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -78,7 +78,7 @@ func TestPodExecStdoutAndExitCode(t *testing.T) {
 // Failures before the stream exists are NotStarted; the text is all
 // client-go gives (RECIPE pitfall 6).
 func TestPodExecErrorsBeforeTheStreamAreNotStarted(t *testing.T) {
-	e := newExecEnv(t, testkubelet.ShellExec)
+	e := newExecEnv(t, kubelettest.ShellExec)
 	e.pod("on-node", "127.78.0.3")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -106,7 +106,7 @@ func TestPodExecErrorsBeforeTheStreamAreNotStarted(t *testing.T) {
 // for: when the kubelet leg dies mid-command, PodExec returns nil.
 func TestPodExecNodeDiesMidStreamReturnsNil(t *testing.T) {
 	started := make(chan struct{}, 1)
-	e := newExecEnv(t, testkubelet.DiesMidCommand(started))
+	e := newExecEnv(t, kubelettest.DiesMidCommand(started))
 	e.pod("dies", "127.78.0.4")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -12,7 +12,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
-	"github.com/sandscope/sandscope/kube/testkubelet"
+	"github.com/sandscope/sandscope/kube/kubelettest"
 )
 
 // Pod IPs on loopback for this package only (actions/execute draws 127.100-239.x.y).
@@ -34,8 +34,8 @@ type execPath struct {
 func (h *harness) useRealExecPath() *execPath {
 	h.t.Helper()
 	e := &execPath{node: "create-" + h.ns, pods: execdtest.NewPods()}
-	kl, err := testkubelet.Start(testkubelet.Config{Addr: "127.0.0.1:0", LookupPod: testkubelet.APIPodLookup(h.c.Kube),
-		Exec: testkubelet.ShellExec, PortForward: e.pods.Forward})
+	kl, err := kubelettest.Start(kubelettest.Config{Addr: "127.0.0.1:0", LookupPod: kubelettest.APIPodLookup(h.c.Kube),
+		Exec: kubelettest.ShellExec, PortForward: e.pods.Forward})
 	if err != nil {
 		h.t.Fatal(err)
 	}

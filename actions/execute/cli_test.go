@@ -10,7 +10,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/cli"
-	"github.com/sandscope/sandscope/kube/testkubelet"
+	"github.com/sandscope/sandscope/kube/kubelettest"
 )
 
 // The CLI is tested from here (an external test package may import cli)
@@ -129,7 +129,7 @@ func TestCLIExecExitCodes(t *testing.T) {
 // The node dies mid-command: exit 126 and executed "unknown", never 0.
 func TestCLIExecUnknownOutcome(t *testing.T) {
 	started := make(chan struct{}, 1)
-	e := newEnv(t, testkubelet.DiesMidCommand(started))
+	e := newEnv(t, kubelettest.DiesMidCommand(started))
 	e.start("cli-dies", nextIP())
 	go func() {
 		<-started

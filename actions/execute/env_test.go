@@ -18,8 +18,8 @@ import (
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
+	"github.com/sandscope/sandscope/kube/kubelettest"
 	"github.com/sandscope/sandscope/kube/kubetest"
-	"github.com/sandscope/sandscope/kube/testkubelet"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
@@ -52,13 +52,13 @@ type env struct {
 	ns      string
 	node    string
 	clients *kube.Clients
-	kubelet *testkubelet.Server
+	kubelet *kubelettest.Server
 	fleet   *fleet.Fleet
 	token   string
 	pods    *execdtest.Pods // each Pod incarnation's execd, behind port-forward
 }
 
-func newEnv(t testing.TB, exec testkubelet.ExecFunc) *env {
+func newEnv(t testing.TB, exec kubelettest.ExecFunc) *env {
 	t.Helper()
 	c := kubetest.Get(t)
 	e := &env{t: t, c: c, kl: c.Kubelet(t), ns: c.Namespace(t), fleet: fleet.New(fleet.Options{}),
@@ -69,9 +69,9 @@ func newEnv(t testing.TB, exec testkubelet.ExecFunc) *env {
 		t.Fatal(err)
 	}
 	if exec == nil {
-		exec = testkubelet.ShellExec
+		exec = kubelettest.ShellExec
 	}
-	e.kubelet, err = testkubelet.Start(testkubelet.Config{Addr: "127.0.0.1:0", LookupPod: testkubelet.APIPodLookup(c.Kube),
+	e.kubelet, err = kubelettest.Start(kubelettest.Config{Addr: "127.0.0.1:0", LookupPod: kubelettest.APIPodLookup(c.Kube),
 		Exec: exec, PortForward: e.pods.Forward})
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/internal/syncbuf"
-	"github.com/sandscope/sandscope/kube/testkubelet"
+	"github.com/sandscope/sandscope/kube/kubelettest"
 )
 
 func asExecError(t *testing.T, err error) *refusal.Refusal {
@@ -243,7 +243,7 @@ func TestExecReadOnlyIsRefusedInActions(t *testing.T) {
 // marker never came, so the outcome is unknown (exit 126), never success.
 func TestExecKubeletDiesMidCommandIsUnknown(t *testing.T) {
 	started := make(chan struct{}, 1)
-	e := newEnv(t, testkubelet.DiesMidCommand(started))
+	e := newEnv(t, kubelettest.DiesMidCommand(started))
 	p := e.start("dies", nextIP())
 	e.observe(p)
 	x := e.executor(execute.Options{})
@@ -284,7 +284,7 @@ func TestExecdStreamWithoutEndFrameIsUnknown(t *testing.T) {
 // command's end was seen, but where it ran is not proven: unknown.
 func TestExecPodReplacedDuringCommandIsUnknown(t *testing.T) {
 	var e *env
-	e = newEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
+	e = newEnv(t, func(ctx context.Context, req kubelettest.ExecRequest) error {
 		cs := e.c.Kube.CoreV1().Pods(req.Namespace)
 		zero := int64(0)
 		if err := cs.Delete(ctx, req.Pod, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
@@ -295,7 +295,7 @@ func TestExecPodReplacedDuringCommandIsUnknown(t *testing.T) {
 		if _, err := cs.Create(ctx, fresh, metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		return testkubelet.ShellExec(ctx, req)
+		return kubelettest.ShellExec(ctx, req)
 	})
 	p := e.start("swap", nextIP())
 	e.observe(p)

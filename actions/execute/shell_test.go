@@ -13,7 +13,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/internal/syncbuf"
-	"github.com/sandscope/sandscope/kube/testkubelet"
+	"github.com/sandscope/sandscope/kube/kubelettest"
 )
 
 // sizeQueue is a TerminalSizeQueue fed by the test.
@@ -33,19 +33,19 @@ func (q *sizeQueue) Next() *execute.TerminalSize {
 func TestExecShellTTYWithResizeAndFallback(t *testing.T) {
 	var mu sync.Mutex
 	var tried []string
-	e := newEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
+	e := newEnv(t, func(ctx context.Context, req kubelettest.ExecRequest) error {
 		mu.Lock()
 		tried = append(tried, fmt.Sprintf("%s tty=%t", strings.Join(req.Command, " "), req.TTY))
 		mu.Unlock()
 		switch req.Command[0] {
 		case "bash":
 			fmt.Fprint(req.Stdout, "OCI runtime exec failed: exec failed: unable to start container process: exec: \"bash\": executable file not found in $PATH: unknown\r\n")
-			return testkubelet.ExitCode(126)
+			return kubelettest.ExitCode(126)
 		case "sh":
 			req.Command = []string{"tty"} // FakeExec's terminal: prints sizes, echoes input
-			return testkubelet.FakeExec(ctx, req)
+			return kubelettest.FakeExec(ctx, req)
 		}
-		return testkubelet.ExitCode(127)
+		return kubelettest.ExitCode(127)
 	})
 	p := e.start("shell", nextIP())
 	e.observe(p)
@@ -149,9 +149,9 @@ func TestExecTTYCommandUsesEndMarker(t *testing.T) {
 // session ends: the first key typed afterwards belongs to the UI, not to a
 // reader left behind by the session.
 func TestExecShellLeavesStdinAlone(t *testing.T) {
-	e := newEnv(t, func(ctx context.Context, req testkubelet.ExecRequest) error {
+	e := newEnv(t, func(ctx context.Context, req kubelettest.ExecRequest) error {
 		req.Command = []string{"tty"} // echoes input until Ctrl-D
-		return testkubelet.FakeExec(ctx, req)
+		return kubelettest.FakeExec(ctx, req)
 	})
 	p := e.start("shell-stdin", nextIP())
 	e.observe(p)

@@ -70,7 +70,7 @@
 //
 // Neither gives a kubelet. Kubelet writes what a scheduler and kubelet
 // write (binding, Pod status, Events, node conditions) through the API, and
-// kube/testkubelet serves the kubelet's streaming endpoints, so pods/exec
+// kube/kubelettest serves the kubelet's streaming endpoints, so pods/exec
 // and port-forward go through the real API server to a loopback TLS server.
 package kubetest
 

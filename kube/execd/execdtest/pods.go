@@ -51,7 +51,7 @@ func (p *Pods) Close() {
 	}
 }
 
-// Forward is a testkubelet PortForward function: it joins conn to the
+// Forward is a kubelettest PortForward function: it joins conn to the
 // daemon of the Pod incarnation uid, whatever port was asked for.
 func (p *Pods) Forward(_ context.Context, _, _, uid string, port int32, conn io.ReadWriteCloser) error {
 	defer conn.Close()

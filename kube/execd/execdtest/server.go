@@ -2,7 +2,7 @@
 // tests: bind one per Pod IP (any 127.0.0.0/8 address on Linux) so that
 // requests for an address travel a real network path and a test can count
 // what each "Pod" received. Commands are interpreted by the toy shell of
-// kube/testkubelet; no host command is ever run.
+// kube/kubelettest; no host command is ever run.
 package execdtest
 
 import (
@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/kube/execd"
-	"github.com/sandscope/sandscope/kube/testkubelet"
+	"github.com/sandscope/sandscope/kube/kubelettest"
 )
 
 // Config of one daemon.
@@ -143,7 +143,7 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	sh := &testkubelet.FakeShell{Stdout: &lineWriter{fw: fw, typ: execd.FrameStdout}, Stderr: &lineWriter{fw: fw, typ: execd.FrameStderr}}
+	sh := &kubelettest.FakeShell{Stdout: &lineWriter{fw: fw, typ: execd.FrameStdout}, Stderr: &lineWriter{fw: fw, typ: execd.FrameStderr}}
 	rc := sh.Run(ctx, req.Command)
 	if rc == 0 {
 		fw.frame(execd.Frame{Type: execd.FrameComplete})

@@ -1,4 +1,4 @@
-package testkubelet
+package kubelettest
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-// Package testkubelet plays the kubelet's streaming endpoints for integration
+// Package kubelettest plays the kubelet's streaming endpoints for integration
 // tests that run against a real kube-apiserver but no real kubelet.
 //
 // Copied from the measured recipe in shared/test-kubelet (module
@@ -15,7 +15,7 @@
 // code that container runtimes use behind the real kubelet. No host command is
 // ever run: exec calls an ExecFunc (FakeExec by default) and port-forward calls
 // a PortForwardFunc (an echo server by default).
-package testkubelet
+package kubelettest
 
 import (
 	"bufio"
