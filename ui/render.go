@@ -166,8 +166,8 @@ func badgeWidth(badges []string) int {
 // root view's running tally when it is of these snapshots (the usual case,
 // kept up to date row by row), else counted now.
 func (a *App) sandboxTally() tally {
-	if sv, ok := a.stack[0].(*sandboxesView); ok && sv.built && sameFleets(sv.parts, a.c.fleets) && sv.nsScope == a.c.nsScope {
-		return sv.tally
+	if sv, ok := a.stack[0].(*sandboxesView); ok && sv.rows.built && sameFleets(sv.rows.parts, a.c.fleets) && sv.rows.nsScope == a.c.nsScope {
+		return sv.rows.tally
 	}
 	var t tally
 	for _, sb := range a.c.sandboxes() {
