@@ -151,6 +151,8 @@ func (v *sandboxesView) name() string {
 func (v *sandboxesView) snapshotChanged(c *shared) {
 	ev := v.rows.update(c.fleets, c.nsScope, c.multi())
 	switch {
+	// Every row is new, or the order does not cover the rows the events
+	// speak of: sort from scratch.
 	case ev.reset || (ev.renumbered && len(v.order) != len(ev.oldToNew)) ||
 		(len(ev.changed) > 0 && len(v.order) != v.rows.len()):
 		v.resort()
