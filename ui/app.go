@@ -10,7 +10,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -34,19 +33,6 @@ const (
 	redrawCostShare = 3
 )
 
-type mode int
-
-const (
-	modeNormal mode = iota
-	modeFilter
-	modeCommand
-	modeConfirmDelete
-	modeExecPrompt
-	modeCreate
-	modeForwardPrompt
-	modeConfirmStopForward
-)
-
 // Messages of the root model.
 type (
 	changedMsg struct{ sub int }
@@ -63,7 +49,8 @@ type (
 )
 
 // App is the root bubbletea model: a stack of views over one shared context,
-// plus the header, the footer and the input modes (filter, palette, confirm).
+// plus the header and the footer, where a dialog (the prompt, the palette, a
+// confirmation, the create form) takes the keys while it is open.
 type App struct {
 	c      *shared
 	src    Source
@@ -73,26 +60,18 @@ type App struct {
 
 	stack         []view
 	width, height int
-	mode          mode
+	// dialog has the keys while it is open (nil: the view on top has them).
+	dialog        dialog
 	showHelp      bool
 	helpOffset    int // first line of the help shown (it scrolls on a short terminal)
 	help          help.Model
-	input         textinput.Model
-	pendingDelete pick   // awaiting y/N
-	execTarget    pick   // the sandbox the exec prompt runs in
-	fwdTarget     pick   // the sandbox the port prompt forwards to
-	pendingStop   string // the forward (local address) awaiting y/N
-	create        createForm
 	refreshQueued bool
 	lastRefresh   time.Time     // wall clock of the last live refresh
 	refreshCost   time.Duration // how long the last live refresh took
 
 	flash      string
 	flashIsErr bool
-	// inputErr says why the open input line was not accepted; the line
-	// stays, to be mended, and the next key clears it.
-	inputErr string
-	flashAt  time.Time
+	flashAt    time.Time
 	// flashSticky keeps the flash past its time until a key is pressed:
 	// a configuration error must not vanish before anyone read it.
 	flashSticky bool
@@ -127,8 +106,6 @@ func New(src Source, be Backend, opts Options, keys KeyMap) *App {
 	}
 	c := &shared{now: opts.Now, keys: keys, st: newStyles(), opts: opts, be: be}
 	a := &App{c: c, src: src, help: help.New(), width: 80, height: 24}
-	a.input = textinput.New()
-	a.input.ShowSuggestions = true
 	a.takeSnapshot()
 	a.gateKeys()
 	a.stack = []view{newSandboxesView(c)}
@@ -328,7 +305,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.setFlash("create: "+msg.stage.Line, msg.stage.Failed)
 		return a, waitStage(msg.ch)
 	case tea.KeyMsg:
-		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !(msg.Paste && a.mode != modeNormal) {
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !(msg.Paste && a.dialog != nil) {
 			// Keys that arrive together (a script, a laggy link, a paste
 			// outside an input) come as one multi-rune key: each rune acts
 			// in order, as if typed.
@@ -394,21 +371,8 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	if a.flashSticky { // seen: it may expire now, as any other
 		a.flashSticky, a.flashAt = false, a.c.now()
 	}
-	switch a.mode {
-	case modeFilter:
-		return a.onFilterKey(msg)
-	case modeCommand:
-		return a.onCommandKey(msg)
-	case modeExecPrompt:
-		return a.onExecKey(msg)
-	case modeConfirmDelete:
-		return a.onConfirmKey(msg)
-	case modeCreate:
-		return a.onCreateKey(msg)
-	case modeForwardPrompt:
-		return a.onForwardKey(msg)
-	case modeConfirmStopForward:
-		return a.onConfirmStopKey(msg)
+	if a.dialog != nil {
+		return a.onDialogKey(msg)
 	}
 	k := a.c.keys
 	if msg.String() == "ctrl+c" {
@@ -438,7 +402,7 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	if fv, ok := cur.(*forwardsView); ok && key.Matches(msg, a.gated["delete"]) {
 		// In :pf the delete key stops the forward under the cursor.
 		if addr := fv.selectedForward(); addr != "" {
-			a.pendingStop, a.mode = addr, modeConfirmStopForward
+			a.dialog = newStopForwardConfirm(addr)
 		}
 		return nil
 	}
@@ -453,12 +417,12 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		a.switchTo(a.commandsView())
 	case key.Matches(msg, k.Filter):
 		if f, ok := cur.(filterable); ok {
-			a.openInput(modeFilter, "/", f.currentFilter().String(), nil)
+			a.dialog = newFilterPrompt(f.currentFilter().String())
 		} else if t, ok := cur.(*textView); ok {
-			a.openInput(modeFilter, "/", t.searchText(), nil)
+			a.dialog = newSearchPrompt(t.searchText())
 		}
 	case key.Matches(msg, k.Command):
-		a.openInput(modeCommand, ":", "", a.commandSuggestions())
+		a.dialog = newPalette(paletteSuggestions(a.c))
 	case key.Matches(msg, k.Back):
 		if f, ok := cur.(filterable); ok && (f.currentFilter().Text != "" || f.currentFilter().Invert || f.currentFilter().Selector != nil) {
 			f.setFilter(query.Filter{}, a.c)
@@ -507,25 +471,18 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		return tea.Exec(ex, func(err error) tea.Msg { return actionDone{text: "shell ended", err: err} })
 	case key.Matches(msg, k.Exec) && picked:
 		a.flash = "" // a message belongs to the action that made it
-		a.execTarget = sel
-		// The short id leaves the line for the command on a narrow terminal.
-		where := sel.sb.Namespace() + "/" + shortIDs(sel.sb.Name())
-		if sel.ctx != "" {
-			where = sel.ctx + ":" + where
-		}
-		a.openInput(modeExecPrompt, "exec "+textsafe.Line(where)+"> ", "", nil)
+		a.dialog = newExecPrompt(sel)
 	case key.Matches(msg, k.Forward) && picked:
 		a.flash = ""
-		a.openForwardPrompt(sel)
+		a.dialog = newForwardPrompt(sel)
 	case key.Matches(msg, k.Create):
 		a.flash = ""
-		a.create = newCreateForm(a.c, sel.ctx)
-		a.mode = modeCreate
-		return a.create.focus()
+		form := newCreateForm(a.c, sel.ctx)
+		a.dialog = form
+		return form.focus()
 	case key.Matches(msg, k.Delete) && picked:
 		a.flash = ""
-		a.pendingDelete = sel
-		a.mode = modeConfirmDelete
+		a.dialog = newDeleteConfirm(sel)
 	default:
 		if why, refused := a.refusal(msg); refused {
 			a.setFlash(why, true)
@@ -566,104 +523,33 @@ func (a *App) openText(kind textKind, title string, sb pick, previous bool) tea.
 	return v.start(a.c)
 }
 
-func (a *App) openInput(m mode, prompt, value string, suggestions []string) {
-	a.mode = m
-	a.input.Prompt = prompt
-	a.input.SetValue(value)
-	a.input.CursorEnd()
-	a.input.SetSuggestions(suggestions)
-	a.input.Focus()
+// onFilterEdited makes the filter line the filter of the list on top,
+// once it parses; until then the footer says what is wrong with it.
+func (a *App) onFilterEdited(line string) tea.Cmd {
+	f, ok := a.top().(filterable)
+	if !ok {
+		return nil
+	}
+	parsed, err := query.ParseFilter(line)
+	if err != nil {
+		a.setFlash(err.Error(), true)
+		return nil
+	}
+	a.flash = ""
+	f.setFilter(parsed, a.c)
+	return nil
 }
 
-func (a *App) closeInput() {
-	a.mode = modeNormal
-	a.inputErr = ""
-	a.input.Blur()
-	a.input.SetValue("")
+// startExec runs argv in target, in an exec view of its own.
+func (a *App) startExec(target pick, argv []string) tea.Cmd {
+	v := newTextView(a.c, kindExec, "Exec "+target.label()+": "+strings.Join(argv, " "), target)
+	a.push(v)
+	return v.startExec(a.c, argv)
 }
 
-func (a *App) onFilterKey(msg tea.KeyMsg) tea.Cmd {
-	if t, ok := a.top().(*textView); ok {
-		return a.onSearchKey(t, msg)
-	}
-	f, _ := a.top().(filterable)
-	switch msg.Type {
-	case tea.KeyEsc:
-		if f != nil {
-			f.setFilter(query.Filter{}, a.c)
-		}
-		a.closeInput()
-		return nil
-	case tea.KeyEnter:
-		a.closeInput()
-		return nil
-	}
-	var cmd tea.Cmd
-	a.input, cmd = a.input.Update(msg)
-	if f != nil {
-		parsed, err := query.ParseFilter(a.input.Value())
-		if err != nil {
-			a.setFlash(err.Error(), true)
-			return cmd
-		}
-		a.flash = ""
-		f.setFilter(parsed, a.c)
-	}
-	return cmd
-}
-
-// onSearchKey is "/" in a text view: the view follows the text as it is
-// typed; Enter keeps it (n/N move between matches), Esc drops it.
-func (a *App) onSearchKey(t *textView, msg tea.KeyMsg) tea.Cmd {
-	switch msg.Type {
-	case tea.KeyEsc:
-		t.setSearch("")
-		a.closeInput()
-		return nil
-	case tea.KeyEnter:
-		a.closeInput()
-		return nil
-	}
-	var cmd tea.Cmd
-	a.input, cmd = a.input.Update(msg)
-	t.setSearch(a.input.Value())
-	return cmd
-}
-
-func (a *App) onExecKey(msg tea.KeyMsg) tea.Cmd {
-	a.inputErr = ""
-	switch msg.Type {
-	case tea.KeyEsc:
-		a.closeInput()
-		return nil
-	case tea.KeyEnter:
-		argv, err := shellWords(a.input.Value())
-		if err != nil {
-			a.inputErr = err.Error()
-			return nil
-		}
-		a.closeInput()
-		sb := a.execTarget
-		a.execTarget = pick{}
-		if len(argv) == 0 || sb.sb == nil {
-			return nil
-		}
-		v := newTextView(a.c, kindExec, "Exec "+sb.label()+": "+strings.Join(argv, " "), sb)
-		a.push(v)
-		return v.startExec(a.c, argv)
-	}
-	var cmd tea.Cmd
-	a.input, cmd = a.input.Update(msg)
-	return cmd
-}
-
-func (a *App) onConfirmKey(msg tea.KeyMsg) tea.Cmd {
-	target := a.pendingDelete
-	a.pendingDelete, a.mode = pick{}, modeNormal
-	if target.sb == nil || (msg.String() != "y" && msg.String() != "Y") {
-		a.setFlash("delete cancelled", false)
-		return nil
-	}
+// deleteSandbox deletes target's sandbox object in the background; the
+// footer says when the API server accepted it.
+func (a *App) deleteSandbox(target pick) tea.Cmd {
 	sb, name, del := target.sb, target.label(), a.c.backendFor(target.ctx).Delete
 	a.setFlash("deleting "+name+"…", false)
 	return func() tea.Msg {

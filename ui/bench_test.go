@@ -30,6 +30,7 @@ func BenchmarkFilterKeystroke(b *testing.B) {
 				app.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
 				app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
 				sv := app.top().(*sandboxesView)
+				filter := app.dialog.(*prompt)
 				key := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(tc.key)}
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -37,8 +38,8 @@ func BenchmarkFilterKeystroke(b *testing.B) {
 					b.StopTimer()
 					f, _ := query.ParseFilter(tc.before)
 					sv.setFilter(f, app.c)
-					app.input.SetValue(tc.before)
-					app.input.CursorEnd()
+					filter.input.SetValue(tc.before)
+					filter.input.CursorEnd()
 					b.StartTimer()
 					app.Update(key)
 					_ = app.View()

@@ -324,18 +324,11 @@ func TestCtxCommand(t *testing.T) {
 // in another.
 func TestPartialRefreshMatchesFullRebuildAcrossContexts(t *testing.T) {
 	const ns, n = "team-rl", 12
-	now := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
-	name := func(i int) string { return fmt.Sprintf("sbx-%02d", i) }
-	ip := func(i int) string { return fmt.Sprintf("10.0.0.%d", i) }
+	name, ip, now := churnName, churnIP, churnNow
 	names := []string{"a", "b", "c"}
 	fleets := make([]*fleet.Fleet, len(names))
 	for k := range fleets {
-		fleets[k] = fleet.New(fleet.Options{Now: func() time.Time { return now }})
-		fleets[k].SetStatus(model.SourceStatus{Context: names[k], Synced: true})
-		for i := range n {
-			fleets[k].UpsertBatchSandbox(fleetSandbox(ns, name(i), now, ip(i)))
-			fleets[k].UpsertPod(model.SlimPod(fleetPod(ns, name(i), "uid-"+name(i), ip(i), now)))
-		}
+		fleets[k] = churnFleet(names[k], ns, n)
 	}
 	src := &fakeFleets{}
 	snapshot := func() {
@@ -379,20 +372,10 @@ func TestPartialRefreshMatchesFullRebuildAcrossContexts(t *testing.T) {
 			_, fresh := open(sortKey)
 			where := fmt.Sprintf("sort %s, step %d", sortKey, step)
 			sameView(t, where, live, fresh)
-			if !slices.Equal(live.starts, fresh.starts) || !slices.Equal(live.discs, fresh.discs) {
-				t.Fatalf("%s: parts %v %v, want %v %v", where, live.starts, live.discs, fresh.starts, fresh.discs)
-			}
-			for j := range live.rows {
-				if p := live.partOf(j); live.rows[j] != fleetRow(src.fleets[p].Snap, live.rows[j]) {
-					t.Fatalf("%s: row %d (%s) is not context %s's", where, j, live.rows[j].Key, names[p])
-				}
-			}
+			checkRowset(t, where, &live.rows)
 		}
 	}
 }
-
-// fleetRow is snap's sandbox of row's Key.
-func fleetRow(snap *fleet.Snapshot, row *model.Sandbox) *model.Sandbox { return snap.Sandbox(row.Key) }
 
 // The Pods view has a CONTEXT column too, and a sandbox opened from it or
 // from the table is followed in its own context: a change to the same name

@@ -9,8 +9,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/sandscope/sandscope/internal/textsafe"
 )
 
 // execdPort is the port `F` offers first: OpenSandbox's execd.
@@ -121,38 +119,6 @@ func parsePorts(s string) (local, remote int, err error) {
 	return local, remote, nil
 }
 
-// openForwardPrompt asks for the port of a forward to sb.
-func (a *App) openForwardPrompt(sb pick) {
-	a.fwdTarget = sb
-	a.openInput(modeForwardPrompt, "forward "+textsafe.Line(sb.label())+" [LOCAL:]PORT> ", strconv.Itoa(execdPort), nil)
-}
-
-func (a *App) onForwardKey(msg tea.KeyMsg) tea.Cmd {
-	a.inputErr = ""
-	switch msg.Type {
-	case tea.KeyEsc:
-		a.fwdTarget = pick{}
-		a.closeInput()
-		return nil
-	case tea.KeyEnter:
-		local, remote, err := parsePorts(a.input.Value())
-		if err != nil {
-			a.inputErr = err.Error()
-			return nil
-		}
-		sb := a.fwdTarget
-		a.fwdTarget = pick{}
-		a.closeInput()
-		if sb.sb == nil {
-			return nil
-		}
-		return a.startForward(sb, local, remote)
-	}
-	var cmd tea.Cmd
-	a.input, cmd = a.input.Update(msg)
-	return cmd
-}
-
 // startForward asks the backend for the forward; the check and the tunnel
 // run in the command, never in Update.
 func (a *App) startForward(target pick, local, remote int) tea.Cmd {
@@ -213,16 +179,6 @@ func (a *App) rebuildForwards() {
 			fv.rebuild(a.c)
 		}
 	}
-}
-
-func (a *App) onConfirmStopKey(msg tea.KeyMsg) tea.Cmd {
-	addr := a.pendingStop
-	a.pendingStop, a.mode = "", modeNormal
-	if addr == "" || (msg.String() != "y" && msg.String() != "Y") {
-		a.setFlash("stop cancelled", false)
-		return nil
-	}
-	return a.stopForward(addr)
 }
 
 // stopForward stops one forward; its end arrives through waitForward.

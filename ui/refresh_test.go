@@ -71,7 +71,7 @@ func TestHeaderCountsFollowLiveUpdates(t *testing.T) {
 	check := func(step string) {
 		t.Helper()
 		a.liveRefresh()
-		got, want := a.stack[0].(*sandboxesView).tally, recount(a.c.snap)
+		got, want := a.stack[0].(*sandboxesView).rows.tally, recount(a.c.snap)
 		if got.total != want.total || got.running != want.running || got.stuck != want.stuck {
 			t.Fatalf("%s: tally %+v, recount %+v", step, got, want)
 		}
@@ -132,13 +132,13 @@ func TestStatusOnlySnapshotKeepsRows(t *testing.T) {
 	a.liveRefresh()
 	a.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
 	sv := a.stack[0].(*sandboxesView)
-	rowsBefore := &sv.rows[0]
+	rowsBefore := &sv.rows.sandboxes[0]
 
 	next := fleet.NewSnapshot(first.Version+1, first.Status, first.Sandboxes(), first.Pods(), first.Pools)
 	next.Status.AsOf = t0.Add(42 * time.Second)
 	src.set(next)
 	a.liveRefresh()
-	if &sv.rows[0] != rowsBefore {
+	if &sv.rows.sandboxes[0] != rowsBefore {
 		t.Fatal("a status-only snapshot rebuilt the rows")
 	}
 	if view := a.View(); !strings.Contains(view, "as of 17:26:42") {
@@ -148,7 +148,7 @@ func TestStatusOnlySnapshotKeepsRows(t *testing.T) {
 	// A snapshot with a changed sandbox still rebuilds.
 	src.set(withSandbox(next, "sbx-c", func(b model.Sandbox) model.Sandbox { b.Restarts = 7; return b }))
 	a.liveRefresh()
-	if &sv.rows[0] == rowsBefore {
+	if &sv.rows.sandboxes[0] == rowsBefore {
 		t.Fatal("a changed sandbox did not rebuild the rows")
 	}
 }

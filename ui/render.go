@@ -166,8 +166,8 @@ func badgeWidth(badges []string) int {
 // root view's running tally when it is of these snapshots (the usual case,
 // kept up to date row by row), else counted now.
 func (a *App) sandboxTally() tally {
-	if sv, ok := a.stack[0].(*sandboxesView); ok && sv.built && sameFleets(sv.parts, a.c.fleets) && sv.nsScope == a.c.nsScope {
-		return sv.tally
+	if sv, ok := a.stack[0].(*sandboxesView); ok && sv.rows.built && sameFleets(sv.rows.parts, a.c.fleets) && sv.rows.nsScope == a.c.nsScope {
+		return sv.rows.tally
 	}
 	var t tally
 	for _, sb := range a.c.sandboxes() {
@@ -213,28 +213,15 @@ func (a *App) countLine() string {
 
 func (a *App) footerLines(w int) []string {
 	var first string
-	switch a.mode {
-	case modeFilter, modeCommand, modeExecPrompt, modeForwardPrompt:
-		first = a.input.View()
-		if a.inputErr != "" {
-			first += "  " + a.c.st.flashErr.Render(fitLine("✗ "+a.inputErr, max(w-ansi.StringWidth(first)-2, 0)))
+	switch {
+	case a.dialog != nil:
+		first = a.dialog.view(a.c, w)
+	case a.flash != "":
+		st := a.c.st.flashOK
+		if a.flashIsErr {
+			st = a.c.st.flashErr
 		}
-	case modeConfirmDelete:
-		sb := a.pendingDelete
-		// The answer keys first: a long id must not push them off a narrow terminal.
-		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("[y/N] Delete %s %s? This cannot be undone.", sb.sb.Engine(), sb.label()), w))
-	case modeConfirmStopForward:
-		first = a.c.st.flashErr.Render(fitLine(fmt.Sprintf("[y/N] Stop port-forward %s?", a.pendingStop), w))
-	case modeCreate:
-		first = a.create.view()
-	default:
-		if a.flash != "" {
-			st := a.c.st.flashOK
-			if a.flashIsErr {
-				st = a.c.st.flashErr
-			}
-			first = st.Render(fitLine(a.flash, w))
-		}
+		first = st.Render(fitLine(a.flash, w))
 	}
 	helpLine := a.help.ShortHelpView(firstKeys(a.top().shortHelp(a.c)))
 	return []string{clipLine(first, w), clipLine(helpLine, w)}

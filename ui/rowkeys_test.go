@@ -130,21 +130,21 @@ func TestViewKeysFollowRows(t *testing.T) {
 	sv := a.stack[0].(*sandboxesView)
 	check := func(step string) {
 		t.Helper()
-		if len(sv.keys) != len(sv.rows) {
-			t.Fatalf("%s: %d keys for %d rows", step, len(sv.keys), len(sv.rows))
+		if len(sv.rows.keys) != sv.rows.len() {
+			t.Fatalf("%s: %d keys for %d rows", step, len(sv.rows.keys), sv.rows.len())
 		}
-		for j, sb := range sv.rows {
-			if sv.keys[j] != query.RowKey(sb) {
-				t.Fatalf("%s: keys[%d] = %q, want %q", step, j, sv.keys[j], query.RowKey(sb))
+		for j, sb := range sv.rows.sandboxes {
+			if sv.rows.keys[j] != query.RowKey(sb) {
+				t.Fatalf("%s: keys[%d] = %q, want %q", step, j, sv.rows.keys[j], query.RowKey(sb))
 			}
 		}
 	}
 	check("first build")
-	if sv.stale != 0 {
-		t.Fatalf("%d keys stale after the first build", sv.stale)
+	if sv.rows.stale != 0 {
+		t.Fatalf("%d keys stale after the first build", sv.rows.stale)
 	}
-	firstKeys := slices.Clone(sv.keys)
-	if n := blocks(sv.keys); n > 8 { // 200 keys of 70 bytes: blocks of 256 bytes to 8 KB
+	firstKeys := slices.Clone(sv.rows.keys)
+	if n := blocks(sv.rows.keys); n > 8 { // 200 keys of 70 bytes: blocks of 256 bytes to 8 KB
 		t.Fatalf("the first build's keys are in %d blocks", n)
 	}
 	snap := src.snap
@@ -157,9 +157,9 @@ func TestViewKeysFollowRows(t *testing.T) {
 	check("60 sandboxes replaced")
 	// 60 of 200 replaced: more than a quarter went stale, so the keys were
 	// packed once, at the 51st, and the ones left alone were copied then.
-	if sv.stale != 9 || unsafe.StringData(sv.keys[1]) == unsafe.StringData(firstKeys[1]) {
-		t.Fatalf("after 60 replacements: %d stale, row 1's key moved %v", sv.stale,
-			unsafe.StringData(sv.keys[1]) != unsafe.StringData(firstKeys[1]))
+	if sv.rows.stale != 9 || unsafe.StringData(sv.rows.keys[1]) == unsafe.StringData(firstKeys[1]) {
+		t.Fatalf("after 60 replacements: %d stale, row 1's key moved %v", sv.rows.stale,
+			unsafe.StringData(sv.rows.keys[1]) != unsafe.StringData(firstKeys[1]))
 	}
 	removed := fleet.NewSnapshot(snap.Version+1, snap.Status, snap.Sandboxes()[10:], nil, nil)
 	src.set(removed)

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,62 +45,6 @@ var sandboxCols = []column{
 	colNotices:   {Title: "NOTICES", Drop: 2, Max: 40},
 }
 
-// cellWidths is the byte length of each of one row's formatted cells,
-// capped at 255 (no column is drawn wider than 40). The view keeps these and
-// not the cells: only the rows on screen are formatted, as they are drawn,
-// where cells kept for every row held 780 bytes a row at 50,000 sandboxes
-// (the binary's heap profile); the widths let a full rebuild size the
-// columns without formatting the whole fleet again.
-type cellWidths [nSandboxCols]uint8
-
-func widthsOf(sb *model.Sandbox, disc bool) cellWidths {
-	cells := sandboxCells(sb, disc)
-	var w cellWidths
-	for k, cell := range cells {
-		w[k] = uint8(min(len(cell), math.MaxUint8))
-	}
-	return w
-}
-
-// rowCount is one sandbox's part in the header's counts. A sandbox never
-// changes, so the part it added is worked out from it again when it goes.
-type rowCount struct {
-	identity         model.IdentityState
-	running          bool
-	stuck, stuckInit int  // Pods stuck Terminating, and of those still in PodInitializing
-	stuckObject      bool // the sandbox object itself, on finalizers
-}
-
-func countOf(sb *model.Sandbox) rowCount {
-	c := rowCount{identity: sb.Identity(), running: sb.State == model.StateRunning}
-	c.stuck, c.stuckInit = sb.StuckPods()
-	c.stuckObject = sb.StuckObject()
-	return c
-}
-
-// tally is the header's counts over a set of rows, kept up to date as rows
-// come, change and go, so a live refresh does not recount the fleet.
-type tally struct {
-	total, running, stuck, stuckInit, stuckObjects int
-	identity                                       map[model.IdentityState]int
-}
-
-func (t *tally) add(c rowCount, sign int) {
-	if t.identity == nil {
-		t.identity = map[model.IdentityState]int{}
-	}
-	t.total += sign
-	if c.running {
-		t.running += sign
-	}
-	t.stuck += sign * c.stuck
-	t.stuckInit += sign * c.stuckInit
-	if c.stuckObject {
-		t.stuckObjects += sign
-	}
-	t.identity[c.identity] += sign
-}
-
 // sandboxCells formats one row, but for AGE, which the drawing renders live.
 func sandboxCells(sb *model.Sandbox, disc bool) [nSandboxCols]string {
 	var c [nSandboxCols]string
@@ -140,33 +83,19 @@ func rowSeverity(sb *model.Sandbox, disc bool) rowSev {
 }
 
 // sandboxesView is the default view. Work is staged so a keystroke costs only
-// what it changes: rows are rebuilt per snapshot version (reusing the column
-// widths of unchanged sandboxes), the full sort order per version or sort
-// change, and the filtered list per filter change (narrowing on the previous
+// what it changes: the rows follow each snapshot at the cost of what changed
+// (rowset), the full sort order is carried through their row events (sorted
+// again only when a row left its place, or the sort changed), and the
+// filtered list is computed per filter change (narrowing on the previous
 // result when the pattern only grew). Cells are formatted only for the rows
 // drawn.
 type sandboxesView struct {
 	vid int
 
-	// parts are the fleets the rows were built from, one per context in
-	// view; the rows of parts[p] are rows[starts[p]:starts[p+1]], in Key
-	// order, and discs[p] says they were masked (disconnected). With one
-	// context these are one fleet and the table is exactly its own.
-	parts   []Fleet
-	discs   []bool
-	starts  []int
-	multi   bool // built with a CONTEXT column and context-prefixed keys
-	built   bool
-	rows    []*model.Sandbox
-	widths  []cellWidths // widths[i] of rows[i]'s cells
-	keys    []string     // keys[i]: rows[i]'s filter key, packed (rowkeys.go)
-	stale   int          // keys replaced or dropped since they were last packed
-	natural [nSandboxCols]int
+	rows    rowset
 	order   []int // every row, sorted
 	where   []int // where[row] = its index in order, valid while whereOK
 	whereOK bool
-	nsScope string // the namespace the rows were picked for ("" = all)
-	tally   tally  // the header's counts over rows
 
 	sort      query.SortOrder
 	filter    query.Filter
@@ -192,7 +121,7 @@ func (v *sandboxesView) id() int { return v.vid }
 func (v *sandboxesView) close()  {}
 
 func (v *sandboxesView) name() string {
-	s := fmt.Sprintf("Sandboxes [%d/%d]", len(v.visible), len(v.rows))
+	s := fmt.Sprintf("Sandboxes [%d/%d]", len(v.visible), v.rows.len())
 	if f := v.filter.String(); f != "" {
 		s += "  /" + f
 		if v.filter.Text != "" && !v.exact {
@@ -218,257 +147,62 @@ func (v *sandboxesView) name() string {
 	return s
 }
 
+// snapshotChanged brings the rows up to the snapshots and carries the sort
+// order, the filter and the cursor through what the rows report.
 func (v *sandboxesView) snapshotChanged(c *shared) {
-	fleets := c.fleets
-	if len(fleets) == 0 {
-		return
-	}
-	multi := c.multi()
-	// Snapshots are immutable: the same pointers mean nothing changed. (The
-	// version alone is not enough: ":ctx" and ":ns" start a new fleet whose
-	// versions count from the beginning again.)
-	if v.built && v.multi == multi && sameFleets(v.parts, fleets) {
-		return
-	}
-	sameLayout := v.built && v.multi == multi && v.nsScope == c.nsScope && sameContexts(v.parts, fleets) && v.sameDiscs(fleets)
-	// Only the status moved (the server answered, the clock ticked): the
-	// fleets hand out the same sandboxes, so the rows stand as they are.
-	if sameLayout && v.sameSandboxes(fleets) {
-		v.parts = append(v.parts[:0], fleets...)
-		return
-	}
-	// Only sandboxes replaced in place, none added or removed: the fleets
-	// name their positions, so the refresh costs what changed, not the fleet.
-	if sameLayout && c.nsScope == "" && len(v.order) == len(v.rows) {
-		if positions, ok := v.changedSince(fleets); ok {
-			v.parts = append(v.parts[:0], fleets...)
-			v.replaceRows(positions)
-			return
-		}
-	}
-	first := !v.built || v.multi != multi // a CONTEXT column comes or goes: every key changes
-	if first {
-		v.rows, v.widths, v.keys, v.order, v.parts, v.discs, v.starts = nil, nil, nil, nil, nil, nil, nil
-		v.tally, v.stale = tally{}, 0
-	}
-	oldParts, oldDiscs, oldStarts := v.parts, v.discs, v.starts
-	v.built, v.nsScope, v.multi = true, c.nsScope, multi
-	v.parts, v.discs = slices.Clone(fleets), make([]bool, len(fleets))
-	total := 0
-	for p, f := range fleets {
-		v.discs[p] = discOf(f.Snap)
-		total += f.Snap.NumSandboxes()
-	}
-	// The view owns its rows (replaceRows writes them in place), so it
-	// copies them out of the snapshots, one context after the other.
-	rows := make([]*model.Sandbox, 0, total)
-	starts := make([]int, len(fleets)+1)
-	for p, f := range fleets {
-		starts[p] = len(rows)
-		for i := range f.Snap.NumSandboxes() {
-			if sb := f.Snap.SandboxAt(i); c.nsScope == "" || sb.Namespace() == c.nsScope {
-				rows = append(rows, sb)
-			}
-		}
-	}
-	starts[len(fleets)] = len(rows)
-	// Within a context both the old and the new rows are sorted by Key (the
-	// Snapshot contract), so one merge pass pairs them: unchanged sandboxes
-	// (same pointer) keep their column widths, and oldToNew carries the
-	// previous sort order over to the new positions. Sandboxes are
-	// immutable, so what a replaced or dropped one added to the tally is
-	// counted again from it.
-	oldRows, oldWidths, oldKeys := v.rows, v.widths, v.keys
-	oldToNew := make([]int32, len(oldRows))
-	drop := func(i int) {
-		oldToNew[i] = -1
-		v.tally.add(countOf(oldRows[i]), -1)
-		v.stale++
-	}
-	widths := make([]cellWidths, len(rows))
-	keys := make([]string, len(rows))
-	batch := keyWriter{keys: keys} // the keys of new and replaced rows
-	seen := make([]bool, len(rows))
-	changed := make([]bool, len(rows)) // replaced: its sort fields may differ
-	paired := make([]bool, len(oldParts))
-	var nat [nSandboxCols]int
-	for p, f := range fleets {
-		i, end, discChanged := 0, 0, false // the old rows of the same context: oldRows[i:end]
-		if q := slices.IndexFunc(oldParts, func(o Fleet) bool { return o.Context == f.Context }); q >= 0 && !paired[q] {
-			paired[q] = true
-			i, end, discChanged = oldStarts[q], oldStarts[q+1], oldDiscs[q] != v.discs[p]
-		}
-		disc, prefix := v.discs[p], v.keyPrefix(p)
-		for j := starts[p]; j < starts[p+1]; j++ {
-			sb := rows[j]
-			for i < end && oldRows[i] != sb && oldRows[i].Key < sb.Key {
-				drop(i)
-				i++
-			}
-			switch {
-			case i < end && (oldRows[i] == sb || oldRows[i].Key == sb.Key):
-				oldToNew[i] = int32(j)
-				seen[j] = true
-				if old := oldRows[i]; old != sb {
-					v.tally.add(countOf(old), -1)
-					v.tally.add(countOf(sb), 1)
-					widths[j] = widthsOf(sb, disc)
-					batch.add(j, prefix, sb)
-					changed[j] = true
-					v.stale++
-				} else {
-					widths[j], keys[j] = oldWidths[i], oldKeys[i]
-					if discChanged {
-						widths[j] = widthsOf(sb, disc)
-					}
-				}
-				i++
-			default:
-				widths[j] = widthsOf(sb, disc)
-				batch.add(j, prefix, sb)
-				v.tally.add(countOf(sb), 1)
-			}
-			for k, l := range widths[j] { // byte length: a cheap upper bound
-				nat[k] = max(nat[k], int(l))
-			}
-		}
-		for ; i < end; i++ {
-			drop(i)
-		}
-	}
-	for q := range oldParts { // contexts no longer in view
-		if !paired[q] {
-			for i := oldStarts[q]; i < oldStarts[q+1]; i++ {
-				drop(i)
-			}
-		}
-	}
-	nat[colAge] = 4
-	prevOrder := v.order
-	batch.flush()
-	if packKeys(keys, v.stale) {
-		v.stale = 0
-	}
-	v.rows, v.widths, v.keys, v.natural, v.starts = rows, widths, keys, nat, starts
-	if first || len(prevOrder) != len(oldRows) {
+	ev := v.rows.update(c.fleets, c.nsScope, c.multi())
+	switch {
+	// Every row is new, or the order does not cover the rows the events
+	// speak of: sort from scratch.
+	case ev.reset || (ev.renumbered && len(v.order) != len(ev.oldToNew)) ||
+		(len(ev.changed) > 0 && len(v.order) != v.rows.len()):
 		v.resort()
-		return
+	case ev.renumbered:
+		v.renumber(ev)
+	case len(ev.changed) > 0:
+		v.replaced(ev.changed)
 	}
-	order := make([]int, 0, len(rows))
+}
+
+// renumber carries the sort order over to the rows' new indexes: kept rows
+// keep their places, new ones are sorted in, and the order is sorted again
+// only when a new row came or a replaced one left its place.
+func (v *sandboxesView) renumber(ev rowEvents) {
+	var isChanged []bool
+	if len(ev.changed) > 0 {
+		isChanged = make([]bool, v.rows.len())
+		for _, j := range ev.changed {
+			isChanged[j] = true
+		}
+	}
+	order := make([]int, 0, v.rows.len())
 	var moved []int // positions in order of the rows that changed
-	for _, oi := range prevOrder {
-		if ni := oldToNew[oi]; ni >= 0 {
-			if changed[ni] {
+	for _, oi := range v.order {
+		if ni := ev.oldToNew[oi]; ni >= 0 {
+			if isChanged != nil && isChanged[ni] {
 				moved = append(moved, len(order))
 			}
 			order = append(order, int(ni))
 		}
 	}
-	kept := len(order)
-	for j := range rows {
-		if !seen[j] {
-			order = append(order, j)
-		}
-	}
-	// New rows (appended) need a sort; changed rows only if they left
-	// their place.
-	if len(order) > kept || !query.InOrderAround(v.rows, order, v.sort, moved) {
-		query.Sort(v.rows, order, v.sort)
+	order = append(order, ev.added...)
+	if len(ev.added) > 0 || !query.InOrderAround(v.rows.sandboxes, order, v.sort, moved) {
+		query.Sort(v.rows.sandboxes, order, v.sort)
 	}
 	v.order, v.whereOK = order, false
 	v.haveVis = false
 	v.refilter()
 }
 
-// sameDiscs: every fleet is as connected as when the rows were built.
-func (v *sandboxesView) sameDiscs(fleets []Fleet) bool {
-	for p, f := range fleets {
-		if discOf(f.Snap) != v.discs[p] {
-			return false
-		}
+// replaced keeps the sort order over rows replaced in place, sorting again
+// only when one left its place.
+func (v *sandboxesView) replaced(rows []int) {
+	moved := make([]int, len(rows)) // indexes in order of the rows replaced
+	for i, j := range rows {
+		moved[i] = v.orderIndex(j)
 	}
-	return true
-}
-
-// sameSandboxes: every fleet hands out the same sandboxes as the rows'.
-func (v *sandboxesView) sameSandboxes(fleets []Fleet) bool {
-	for p, f := range fleets {
-		if !f.Snap.SameSandboxes(v.parts[p].Snap) {
-			return false
-		}
-	}
-	return true
-}
-
-// changedSince lists the rows whose sandboxes the fleets replaced in place
-// since the rows' snapshots (Snapshot.ChangedSince), when every fleet can
-// tell; ok is false when one cannot, and the rows must be compared.
-func (v *sandboxesView) changedSince(fleets []Fleet) (positions []int, ok bool) {
-	for p, f := range fleets {
-		if f.Snap.SameSandboxes(v.parts[p].Snap) {
-			continue
-		}
-		changed, ok := f.Snap.ChangedSince(v.parts[p].Snap)
-		if !ok {
-			return nil, false
-		}
-		if positions == nil && v.starts[p] == 0 {
-			positions = changed // one fleet (the usual case): its positions are the rows'
-			continue
-		}
-		for _, j := range changed {
-			positions = append(positions, v.starts[p]+j)
-		}
-	}
-	return positions, true
-}
-
-// partOf is the fleet row j belongs to.
-func (v *sandboxesView) partOf(j int) int {
-	p := 0
-	for p+1 < len(v.parts) && j >= v.starts[p+1] {
-		p++
-	}
-	return p
-}
-
-// keyPrefix is what the filter keys of fleet p's rows start with.
-func (v *sandboxesView) keyPrefix(p int) string {
-	if !v.multi {
-		return ""
-	}
-	return keyPrefix(v.parts[p].Context)
-}
-
-// replaceRows takes the sandboxes at positions of the rows, the only ones
-// that differ from the current rows (see Snapshot.ChangedSince). Column
-// widths only grow here; a full rebuild (any add or remove) lets them shrink.
-func (v *sandboxesView) replaceRows(positions []int) {
-	var moved []int // indexes in order of the rows replaced
-	for _, j := range positions {
-		p := v.partOf(j)
-		sb, old := v.parts[p].Snap.SandboxAt(j-v.starts[p]), v.rows[j]
-		if old == sb {
-			continue
-		}
-		v.rows[j] = sb
-		v.tally.add(countOf(old), -1)
-		v.tally.add(countOf(sb), 1)
-		v.widths[j], v.keys[j] = widthsOf(sb, v.discs[p]), rowKey(v.keyPrefix(p), sb)
-		v.stale++
-		for k, l := range v.widths[j] {
-			v.natural[k] = max(v.natural[k], int(l))
-		}
-		moved = append(moved, v.orderIndex(j))
-	}
-	if packKeys(v.keys, v.stale) {
-		v.stale = 0
-	}
-	if len(moved) == 0 {
-		return
-	}
-	if !query.InOrderAround(v.rows, v.order, v.sort, moved) {
-		query.Sort(v.rows, v.order, v.sort)
+	if !query.InOrderAround(v.rows.sandboxes, v.order, v.sort, moved) {
+		query.Sort(v.rows.sandboxes, v.order, v.sort)
 		v.whereOK = false
 	}
 	v.haveVis = false
@@ -491,11 +225,11 @@ func (v *sandboxesView) orderIndex(j int) int {
 
 // resort sorts every row from scratch (first build, sort order changed).
 func (v *sandboxesView) resort() {
-	v.order = make([]int, len(v.rows))
+	v.order = make([]int, v.rows.len())
 	for i := range v.order {
 		v.order[i] = i
 	}
-	query.Sort(v.rows, v.order, v.sort)
+	query.Sort(v.rows.sandboxes, v.order, v.sort)
 	v.whereOK = false
 	v.haveVis = false
 	v.refilter()
@@ -506,13 +240,13 @@ func (v *sandboxesView) refilter() {
 	case v.filter.IsZero():
 		v.visible, v.exact = v.order, false
 	case v.haveVis && query.Narrows(v.applied, v.filter):
-		vis, exact := v.filter.Apply(v.rows, v.keys, v.visible)
+		vis, exact := v.filter.Apply(v.rows.sandboxes, v.rows.keys, v.visible)
 		if v.exact && !exact && v.filter.Text != "" {
-			vis, exact = v.filter.Apply(v.rows, v.keys, v.order)
+			vis, exact = v.filter.Apply(v.rows.sandboxes, v.rows.keys, v.order)
 		}
 		v.visible, v.exact = vis, exact
 	default:
-		v.visible, v.exact = v.filter.Apply(v.rows, v.keys, v.order)
+		v.visible, v.exact = v.filter.Apply(v.rows.sandboxes, v.rows.keys, v.order)
 	}
 	v.applied, v.haveVis = v.filter, true
 	v.follow()
@@ -538,13 +272,13 @@ func (v *sandboxesView) follow() {
 // isSelected: row j is the sandbox the cursor was on (the same Key may be
 // in several contexts).
 func (v *sandboxesView) isSelected(j int) bool {
-	return v.rows[j].Key == v.selKey && (!v.multi || v.parts[v.partOf(j)].Context == v.selCtx)
+	return v.rows.sandboxes[j].Key == v.selKey && (!v.rows.multi || v.rows.contextOf(j) == v.selCtx)
 }
 
 func (v *sandboxesView) remember() {
 	if v.cursor < len(v.visible) {
 		j := v.visible[v.cursor]
-		v.selKey, v.selCtx = v.rows[j].Key, v.parts[v.partOf(j)].Context
+		v.selKey, v.selCtx = v.rows.sandboxes[j].Key, v.rows.contextOf(j)
 	}
 }
 
@@ -568,7 +302,7 @@ func (v *sandboxesView) setSort(k query.SortKey, c *shared) {
 func (v *sandboxesView) selectedSandbox(c *shared) pick {
 	if v.cursor < len(v.visible) {
 		j := v.visible[v.cursor]
-		return pick{sb: v.rows[j], ctx: v.parts[v.partOf(j)].Context}
+		return pick{sb: v.rows.sandboxes[j], ctx: v.rows.contextOf(j)}
 	}
 	return pick{}
 }
@@ -637,12 +371,12 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 			}
 		}
 	}
-	natural := v.natural[:]
-	if v.multi {
+	natural := v.rows.natural[:]
+	if v.rows.multi {
 		// Several contexts: which cluster a row is in comes first, and is
 		// never the column dropped.
 		cols = append([]column{contextCol}, cols...)
-		natural = append([]int{contextWidth(v.parts)}, natural...)
+		natural = append([]int{contextWidth(v.rows.parts)}, natural...)
 	}
 	keep, widths := layout(cols, natural, width)
 	var b strings.Builder
@@ -660,8 +394,8 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 	end := min(len(v.visible), v.offset+rowsH)
 	for i := v.offset; i < end; i++ {
 		j := v.visible[i]
-		sb, p := v.rows[j], v.partOf(j)
-		disc := v.discs[p]
+		sb, p := v.rows.sandboxes[j], v.rows.partOf(j)
+		disc := v.rows.discs[p]
 		cells := sandboxCells(sb, disc)
 		cells[colAge] = c.drawAge(now, sb.CreatedAt())
 		if compact {
@@ -670,8 +404,8 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 			}
 		}
 		line := cells[:]
-		if v.multi {
-			line = append([]string{v.parts[p].Context}, line...)
+		if v.rows.multi {
+			line = append([]string{v.rows.parts[p].Context}, line...)
 		}
 		b.Reset()
 		renderCells(&b, line, cols, keep, widths)
@@ -680,7 +414,7 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 	if len(v.visible) == 0 {
 		msg := "no sandboxes"
 		switch loading, synced := v.loading(); {
-		case !synced && len(v.rows) == 0:
+		case !synced && v.rows.len() == 0:
 			// A fleet lists nothing until its first full list is in.
 			msg = fmt.Sprintf("loading: %d sandboxes so far; the table fills when the first full list is in", loading)
 		case !v.filter.IsZero():
@@ -695,7 +429,7 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 // and reports whether every fleet is.
 func (v *sandboxesView) loading() (n int, synced bool) {
 	synced = true
-	for _, f := range v.parts {
+	for _, f := range v.rows.parts {
 		if !f.Snap.Status.Synced {
 			n, synced = n+f.Snap.Loading, false
 		}

@@ -613,8 +613,8 @@ func TestDeleteSaysRequested(t *testing.T) {
 	sb := &model.Sandbox{Key: "bsbx/ns/held", Meta: &model.ObjectMeta{Namespace: "ns", Name: "held",
 		Finalizers: []string{"pool.sandbox.opensandbox.io/pool-allocation"}}}
 	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{Delete: func(context.Context, *model.Sandbox) error { return nil }}, Options{}, DefaultKeyMap())
-	a.pendingDelete, a.mode = pick{sb: sb}, modeConfirmDelete
-	cmd := a.onConfirmKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	a.dialog = newDeleteConfirm(pick{sb: sb})
+	cmd := a.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
 	done, ok := cmd().(actionDone)
 	if !ok || done.err != nil || !strings.Contains(done.text, "delete requested for ns/held") ||
 		!strings.Contains(done.text, "pool-allocation") || strings.Contains(done.text, "deleted") {

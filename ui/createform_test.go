@@ -1,0 +1,73 @@
+package ui
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Tab and shift+tab go round the fields, the context only with several
+// contexts in view; the hint is the form's keys, or the known values of
+// the field in focus.
+func TestCreateFormFields(t *testing.T) {
+	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{Now: fixedNow, Images: []string{"img:1"}}, DefaultKeyMap())
+	f := openCreateForm(a.c, "")
+	at := func() string { return f.view(a.c, 200) }
+	if v := at(); !strings.HasPrefix(v, "create [2/8] image: ") || !strings.HasSuffix(v, "(1 known: ctrl+n/ctrl+p, → accepts; e.g. img:1)") {
+		t.Fatalf("the form opens on %q", v)
+	}
+	press(t, f, "tab")
+	if v := at(); !strings.HasPrefix(v, "create [3/8] entrypoint: ") || !strings.HasSuffix(v, "(tab/shift+tab: field, enter: create, esc: cancel)") {
+		t.Fatalf("after tab: %q", v)
+	}
+	press(t, f, "shift+tab", "shift+tab", "shift+tab")
+	if v := at(); !strings.HasPrefix(v, "create [8/8] memory: ") {
+		t.Fatalf("shift+tab past the namespace: %q, want the last field", v)
+	}
+
+	two := New(twoContexts(), Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+	f = openCreateForm(two.c, "staging")
+	press(t, f, "shift+tab", "shift+tab")
+	if v := f.view(two.c, 200); !strings.HasPrefix(v, "create [1/9] context: staging") {
+		t.Fatalf("with two contexts: %q", v)
+	}
+}
+
+// Enter hands a valid request to the App and closes the form; an invalid
+// one keeps it, the reason in place of the hint; esc closes it with
+// nothing.
+func TestCreateFormSubmits(t *testing.T) {
+	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{Now: fixedNow, DefaultNamespace: "team-rl"}, DefaultKeyMap())
+	f := openCreateForm(a.c, "")
+	if outs, done := press(t, f, "enter"); done || last(outs) != nil || !strings.HasSuffix(f.view(a.c, 200), "✗ an image (or a pool) is required") {
+		t.Fatalf("no image: %v (closed %v), %q", outs, done, f.view(a.c, 200))
+	}
+	outs, done := press(t, f, "img:1", "tab", "tab", "tab", "tab", "20m", "enter")
+	want := createSubmitted{req: CreateRequest{Namespace: "team-rl", Image: "img:1", Lifetime: 20 * time.Minute}}
+	if !done || !reflect.DeepEqual(last(outs), want) {
+		t.Fatalf("submitted %+v (closed %v), want %+v", last(outs), done, want)
+	}
+	if outs, done := press(t, openCreateForm(a.c, ""), "img", "esc"); !done || last(outs) != nil {
+		t.Fatalf("esc: %v (closed %v)", outs, done)
+	}
+
+	two := New(twoContexts(), Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+	f = openCreateForm(two.c, "")
+	outs, _ = press(t, f, "img:2", "enter")
+	if got := last(outs).(createSubmitted); got.context != "prod" || got.req.Image != "img:2" {
+		t.Fatalf("with two contexts, from the table's first: %+v", got)
+	}
+	f = openCreateForm(two.c, "")
+	press(t, f, "shift+tab", "shift+tab", "ctrl+u", "dev", "tab", "tab", "img:3", "enter")
+	if v := f.view(two.c, 200); !strings.Contains(v, `✗ context: "dev" is not in view (prod, staging)`) {
+		t.Fatalf("a context not in view: %q", v)
+	}
+}
+
+// openCreateForm opens the form as the App does: focused on its first field.
+func openCreateForm(c *shared, ctx string) *createForm {
+	f := newCreateForm(c, ctx)
+	f.focus()
+	return f
+}

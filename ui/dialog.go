@@ -1,0 +1,84 @@
+package ui
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/sandscope/sandscope/model/query"
+)
+
+// dialog is an input component of the footer that has the keys while it is
+// open: the prompt (the "/" filter or search, the exec and port prompts),
+// the palette (":"), a y/N confirmation, the create form. Each has its own
+// key map and says what a key meant as a tagged message (filterEdited,
+// deleteConfirmed, createSubmitted, ...); the App routes keys to the one
+// open and acts on those messages, and any work that waits on the network
+// goes on in tea.Cmds.
+type dialog interface {
+	// update handles one key. out is what the key meant to the App, if
+	// anything; the App acts on it before it reads the next key, so that
+	// keys typed ahead (a paste, a script) act on the screen it left.
+	// done: the key closed the dialog. cmd is the work its text inputs
+	// ask for (the cursor's blink, a paste from the clipboard).
+	update(msg tea.KeyMsg) (cmd tea.Cmd, out tea.Msg, done bool)
+	// view is the footer line while the dialog is open.
+	view(c *shared, width int) string
+}
+
+// typedKey is a dialog key matched whatever the alt modifier: a quick
+// second Esc (or an Esc then Enter) reaches the program as alt+esc (alt+enter),
+// and it must still close the dialog, or accept it.
+func typedKey(help, desc string, keys ...string) key.Binding {
+	all := append(make([]string, 0, 2*len(keys)), keys...)
+	for _, k := range keys {
+		all = append(all, "alt+"+k)
+	}
+	return key.NewBinding(key.WithKeys(all...), key.WithHelp(help, desc))
+}
+
+// onDialogKey gives a key to the dialog that is open and acts at once on
+// what it answered.
+func (a *App) onDialogKey(msg tea.KeyMsg) tea.Cmd {
+	cmd, out, done := a.dialog.update(msg)
+	if done {
+		a.dialog = nil
+	}
+	if out == nil {
+		return cmd
+	}
+	if then := a.onDialogMsg(out); then != nil {
+		return tea.Batch(cmd, then)
+	}
+	return cmd
+}
+
+// onDialogMsg acts on what a dialog's key meant.
+func (a *App) onDialogMsg(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case filterEdited:
+		return a.onFilterEdited(msg.text)
+	case filterCleared:
+		if f, ok := a.top().(filterable); ok {
+			f.setFilter(query.Filter{}, a.c)
+		}
+	case searchEdited:
+		if t, ok := a.top().(*textView); ok {
+			t.setSearch(msg.text)
+		}
+	case execEntered:
+		return a.startExec(msg.target, msg.argv)
+	case forwardEntered:
+		return a.startForward(msg.target, msg.local, msg.remote)
+	case paletteCommand:
+		return a.runCommand(msg)
+	case deleteConfirmed:
+		return a.deleteSandbox(msg.target)
+	case stopForwardConfirmed:
+		return a.stopForward(msg.addr)
+	case confirmCancelled:
+		a.setFlash(msg.what+" cancelled", false)
+	case createSubmitted:
+		return a.startCreate(msg.req, msg.context)
+	}
+	return nil
+}
