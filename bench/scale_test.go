@@ -135,6 +135,11 @@ func BenchmarkScale(b *testing.B) {
 	defer cancel()
 	n := *scale
 	res := &results{}
+	defer func() {
+		if b.Failed() { // what was measured before the failure
+			res.print(os.Stdout)
+		}
+	}()
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), load average %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), loadAvg())
 
 	// 1. Load the fleet with the simulator.

@@ -52,10 +52,14 @@ func serveBinary(ctx context.Context, b *testing.B, c *kubetest.Cluster, ns stri
 	res.add("sandscope serve: start to /readyz", ms(ready), "CPU "+ms(cpu)+"; RSS then "+procMemory(proc, "VmRSS")+" (anonymous "+
 		procMemory(proc, "RssAnon")+", files "+procMemory(proc, "RssFile")+")")
 
-	// The first analysis runs once the fleet has synced; the idle window
-	// starts after it.
-	if status, _, err := get(base + "/findings"); status != http.StatusOK {
-		b.Fatalf("GET /findings: %d %v", status, err)
+	// The first analysis runs once the fleet has synced (/findings answers
+	// 503 until it is done); the idle window starts after it.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
+		status, _, _ := get(base + "/findings")
+		return status == http.StatusOK, nil
+	})
+	if err != nil {
+		b.Fatalf("sandscope serve never served its first analysis: %v", err)
 	}
 	// Settle, then the idle window: time passing is the measurement.
 	time.Sleep(2 * time.Second)
