@@ -73,8 +73,9 @@ func runServe(ctx context.Context, g *Globals, f *serveFlags) error {
 	}
 	srv := serve.New(conn.Clients, opts)
 	// The same GC tuning as the TUI while the fleet loads: serve holds the
-	// same model and must fit the same memory.
-	go tuneMemoryForWatch(ctx, srv.WaitForSync)
+	// same model and must fit the same memory. Its start-up ends with its
+	// first analysis, whose garbage goes back to the OS with the load's.
+	go tuneMemoryForWatch(ctx, srv.WaitForFirstAnalysis)
 	if err := srv.Serve(ctx, ln); err != nil {
 		return &ExitError{Code: ExitFailure, Err: err}
 	}

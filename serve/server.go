@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/kube"
@@ -114,6 +115,15 @@ func New(c *kube.Clients, opts Options) *Server {
 
 // WaitForSync blocks until the fleet has synced, or ctx ends.
 func (s *Server) WaitForSync(ctx context.Context) error { return s.watcher.WaitForSync(ctx) }
+
+// WaitForFirstAnalysis blocks until the first analysis after the sync is
+// done, or ctx ends: the end of the start-up's allocations (the analysis of
+// a large fleet allocates megabytes of its own).
+func (s *Server) WaitForFirstAnalysis(ctx context.Context) error {
+	return wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		return s.analysis.Load() != nil, nil
+	})
+}
 
 // State is what a scrape reads now.
 func (s *Server) State() State {

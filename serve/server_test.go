@@ -1,11 +1,13 @@
 package serve
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandscope/sandscope/kube"
 )
@@ -46,5 +48,21 @@ func TestEndpointsBeforeSync(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST /metrics: %d, want 405", resp.StatusCode)
+	}
+}
+
+// serve's start-up, after which the load's garbage goes back to the OS,
+// ends with the first analysis, not with the sync.
+func TestWaitForFirstAnalysis(t *testing.T) {
+	t.Parallel()
+	s := New(&kube.Clients{}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := s.WaitForFirstAnalysis(ctx); err == nil {
+		t.Fatal("returned before any analysis")
+	}
+	s.analysis.Store(&analysis{})
+	if err := s.WaitForFirstAnalysis(context.Background()); err != nil {
+		t.Fatalf("after the first analysis: %v", err)
 	}
 }
