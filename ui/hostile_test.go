@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/internal/textsafe/textsafetest"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -64,7 +65,7 @@ func TestHostileTextIsShownNotObeyed(t *testing.T) {
 		},
 	}
 	app := New(src, be, Options{Now: fixedNow}, DefaultKeyMap())
-	var out syncBuffer
+	var out syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := NewProgram(app, &out, tea.WithInput(nil), tea.WithoutSignalHandler(), tea.WithContext(ctx))

@@ -1,41 +1,22 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/model"
 )
-
-// syncBuffer is a bytes.Buffer that a program writes from its goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // NewProgram draws the App's frames on its writer, live updates included.
 func TestNewProgramDraws(t *testing.T) {
 	src := &fakeSource{snap: incidentSnapshot()}
 	app := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
-	var out syncBuffer
+	var out syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := NewProgram(app, &out, tea.WithInput(nil), tea.WithoutSignalHandler(), tea.WithContext(ctx))
@@ -50,7 +31,7 @@ func TestNewProgramDraws(t *testing.T) {
 	<-done
 }
 
-func waitOutput(t *testing.T, out *syncBuffer, sub string) {
+func waitOutput(t *testing.T, out *syncbuf.Buffer, sub string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), sub) {
