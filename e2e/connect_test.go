@@ -1,4 +1,4 @@
-package e2e
+package e2e_test
 
 import (
 	"fmt"
@@ -8,16 +8,12 @@ import (
 	"regexp"
 	"testing"
 	"time"
-
-	"github.com/sandscope/sandscope/internal/tmuxtest"
 )
 
 // While it connects, the TUI says to what, not a blank screen (the one-line
 // error that follows is cli's TestConnectFailuresAreOneLine).
 func TestTUISaysWhatItConnectsTo(t *testing.T) {
-	if err := tmuxtest.Available(); err != nil {
-		t.Skip(err)
-	}
+	needTmux(t)
 	// A server that accepts connections and never answers.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -40,8 +36,6 @@ func TestTUISaysWhatItConnectsTo(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bin := tmuxtest.BuildSandscope(t)
-	s := tmuxtest.Start(t, tmuxtest.Options{Width: 120, Height: 10, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
-		bin, "--kubeconfig", kubeconfig, "--request-timeout", "10s")
+	s := startSandscope(t, 120, 10, "--kubeconfig", kubeconfig, "--request-timeout", "10s")
 	s.WaitForRegexp(regexp.MustCompile(regexp.QuoteMeta("connecting to "+server+" (context slow-ctx)")), 10*time.Second)
 }

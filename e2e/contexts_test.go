@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/kube/kubetest"
 )
 
@@ -20,9 +19,7 @@ import (
 // when, while a sandbox added to the first cluster appears. :ctx shows one
 // context, :ctx all both again, and the second recovers by itself.
 func TestTUIManyContexts(t *testing.T) {
-	if err := tmuxtest.Available(); err != nil {
-		t.Skip(err)
-	}
+	needTmux(t)
 	east := kubetest.Get(t)
 	west := kubetest.Start(t, kubetest.Options{})
 	ns := east.Namespace(t)
@@ -34,9 +31,7 @@ func TestTUIManyContexts(t *testing.T) {
 	west.RunningSandbox(t, ns, "sbx-west", "10.9.1.1")
 	kubeconfig := kubetest.Kubeconfig(t, []string{"east", "west"}, east, west)
 
-	bin := tmuxtest.BuildSandscope(t)
-	s := tmuxtest.Start(t, tmuxtest.Options{Width: 200, Height: 30, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
-		bin, "--kubeconfig", kubeconfig, "--context", "east,west", "-n", ns)
+	s := startSandscope(t, 200, 30, "--kubeconfig", kubeconfig, "--context", "east,west", "-n", ns)
 	row := func(ctx, name, identity string) string { // the namespace may be cut short
 		return `(?m)^.` + ctx + `\s+\S+\s+` + name + `\s.*\s` + identity + `\s`
 	}

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sandscope/sandscope/internal/tmuxtest"
 )
 
 // TestTUIDemoShell opens `sandscope --demo` in a real terminal, opens the
@@ -14,12 +12,8 @@ import (
 // person would: the prompt names the sandbox's Pod, hostname answers it,
 // exit brings the table back. It needs no cluster.
 func TestTUIDemoShell(t *testing.T) {
-	if err := tmuxtest.Available(); err != nil {
-		t.Skip(err)
-	}
-	bin := tmuxtest.BuildSandscope(t)
-	s := tmuxtest.Start(t, tmuxtest.Options{Width: 230, Height: 30, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
-		bin, "--demo")
+	needTmux(t)
+	s := startSandscope(t, 230, 30, "--demo")
 	s.WaitFor(`synced`, 30*time.Second)
 
 	// Oldest first: the demo's first sandboxes are pinned examples that keep
@@ -57,4 +51,16 @@ func TestTUIDemoShell(t *testing.T) {
 	if exited, status := s.Exited(); exited {
 		t.Fatalf("sandscope exited (%d) after the shell", status)
 	}
+}
+
+// The demo fleet in a real terminal shows the pile-up of deleted sandboxes' Pods: Pods of
+// deleted sandboxes stuck Terminating, counted in the header with how many
+// are still in PodInitializing, listed by /STUCK as rows whose engine
+// phase is "deleted".
+func TestTUIDemoPileUp(t *testing.T) {
+	needTmux(t)
+	s := startSandscope(t, 230, 40, "--demo")
+	s.WaitForRegexp(regexp.MustCompile(`stuck \d+ \(\d+ init\)`), 30*time.Second)
+	s.SendKeys("/", "STUCK_TERMINATING", "Enter")
+	s.WaitForRegexp(regexp.MustCompile(`(?m)\bdeleted\b.*STUCK_TERMINATING`), 10*time.Second)
 }

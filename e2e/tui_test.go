@@ -28,6 +28,25 @@ func TestMain(m *testing.M) {
 
 const sharedIP = "10.244.1.17"
 
+// needTmux skips a test where tmux cannot run, before the test builds a
+// cluster it would not use.
+func needTmux(t *testing.T) {
+	t.Helper()
+	if err := tmuxtest.Available(); err != nil {
+		t.Skip(err)
+	}
+}
+
+// startSandscope runs the built binary with args in a tmux terminal of the
+// given size, the way an operator would: no colour (so the screen is plain
+// text to match) and a config home of its own (no operator's settings).
+func startSandscope(t *testing.T, width, height int, args ...string) *tmuxtest.Session {
+	t.Helper()
+	bin := tmuxtest.BuildSandscope(t)
+	return tmuxtest.Start(t, tmuxtest.Options{Width: width, Height: height, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
+		append([]string{bin}, args...)...)
+}
+
 // sandboxWithPod creates BatchSandbox name recording sharedIP and its Pod
 // name-0, Running at sharedIP, linked the way OpenSandbox links them.
 func sandboxWithPod(t *testing.T, c *kubetest.Cluster, ns, name string) {
@@ -54,16 +73,12 @@ func sandboxWithPod(t *testing.T, c *kubetest.Cluster, ns, name string) {
 // B's Pod gets A's IP. The screen must say so, the filter and detail must
 // work, and losing the API server must show "disconnected" and recover.
 func TestTUIIncident002(t *testing.T) {
-	if err := tmuxtest.Available(); err != nil {
-		t.Skip(err)
-	}
+	needTmux(t)
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
 	sandboxWithPod(t, c, ns, "sbx-a")
 
-	bin := tmuxtest.BuildSandscope(t)
-	s := tmuxtest.Start(t, tmuxtest.Options{Width: 160, Height: 40, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
-		bin, "--kubeconfig", c.Kubeconfig, "-n", ns)
+	s := startSandscope(t, 160, 40, "--kubeconfig", c.Kubeconfig, "-n", ns)
 	waitOrExplain(t, s, `sbx-a\s+bsbx`, 30*time.Second,
 		"the sandscope binary never showed sandbox sbx-a in its sandboxes view. If the screen shows a plain "+
 			"\"connected to\" line, cli/tui.go is not yet wired to ui.Run (see ui/api.go)")
@@ -146,9 +161,7 @@ func waitOrExplain(t *testing.T, s *tmuxtest.Session, pattern string, timeout ti
 // detail view reads the sandbox's Events and shows the re-creation the two
 // SuccessfulCreate Events prove.
 func TestTUIPodRecreated(t *testing.T) {
-	if err := tmuxtest.Available(); err != nil {
-		t.Skip(err)
-	}
+	needTmux(t)
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
 	ctl, kl := c.Controller(t), c.Kubelet(t)
@@ -176,9 +189,7 @@ func TestTUIPodRecreated(t *testing.T) {
 	created()
 	kl.SetRunning(ns, "again-0", sharedIP)
 
-	bin := tmuxtest.BuildSandscope(t)
-	s := tmuxtest.Start(t, tmuxtest.Options{Width: 200, Height: 50, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
-		bin, "--kubeconfig", c.Kubeconfig, "-n", ns)
+	s := startSandscope(t, 200, 50, "--kubeconfig", c.Kubeconfig, "-n", ns)
 	waitOrExplain(t, s, `again\s+bsbx`, 30*time.Second, "the sandbox never showed")
 	s.SendKeys("d")
 	screen := s.WaitFor(`RE-CREATION`, 20*time.Second)
