@@ -61,6 +61,13 @@ func withLast(restarts int32, reason string, exit int32, started, finished float
 	}
 }
 
+// killedPod is incident 003's Pod: a liveness probe of failureThreshold 3
+// every 10 s and a 30 s grace period, its last run (started..finished
+// seconds after t0) ended by exit 137, reason Error.
+func killedPod(restarts int32, started, finished float64, opts ...podOpt) *corev1.Pod {
+	return testPod(append([]podOpt{withProbe(3, 10, ptr.To[int64](30)), withLast(restarts, "Error", 137, started, finished)}, opts...)...)
+}
+
 func withMemLimit(q string) podOpt {
 	return func(p *corev1.Pod) {
 		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)}
@@ -72,6 +79,15 @@ func podEvent(uid types.UID, reason, msg string, first, last float64, count int3
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "sbx-0", UID: uid, FieldPath: "spec.containers{sandbox}"},
 		Reason:         reason, Message: msg, Type: corev1.EventTypeWarning,
 		FirstTimestamp: at(first), LastTimestamp: at(last), Count: count,
+	}
+}
+
+// livenessKill is what the kubelet records for a liveness kill of sbx-0:
+// count failed probes from first to last, then the Killing at last.
+func livenessKill(uid types.UID, first, last float64, count int32) []corev1.Event {
+	return []corev1.Event{
+		podEvent(uid, "Unhealthy", unhealthyMsg, first, last, count),
+		podEvent(uid, "Killing", killingMsg, last, last, 1),
 	}
 }
 
@@ -122,12 +138,9 @@ func TestClassify(t *testing.T) {
 		{
 			// Incident 003: blocked at ~100 s, probes fail at 100, 110, 120;
 			// Killing at 120; SIGTERM ignored; SIGKILL at 150 (grace 30).
-			name: "liveness kill, SIGTERM ignored, predicted and actual within 1 s",
-			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150.6)),
-			events: []corev1.Event{
-				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100.2, 120.2, 3),
-				podEvent("uid-1", "Killing", killingMsg, 120.2, 120.2, 1),
-			},
+			name:     "liveness kill, SIGTERM ignored, predicted and actual within 1 s",
+			pod:      killedPod(1, 0, 150.6),
+			events:   livenessKill("uid-1", 100.2, 120.2, 3),
 			node:     healthyNode,
 			wantCode: model.CodeRestartLiveness,
 			wantMsg:  []string{"killed by its liveness probe", "predicted 2026-11-29T17:02:30Z", "+0.4s"},
@@ -144,12 +157,9 @@ func TestClassify(t *testing.T) {
 			notWant: []string{"NOT fit"},
 		},
 		{
-			name: "liveness kill, SIGTERM honoured (143) right after the Killing event",
-			pod:  testPod(withProbe(5, 6, ptr.To[int64](60)), withLast(2, "Error", 143, 0, 226)),
-			events: []corev1.Event{
-				podEvent("uid-1", "Unhealthy", unhealthyMsg, 200, 224, 5),
-				podEvent("uid-1", "Killing", killingMsg, 224, 224, 1),
-			},
+			name:     "liveness kill, SIGTERM honoured (143) right after the Killing event",
+			pod:      testPod(withProbe(5, 6, ptr.To[int64](60)), withLast(2, "Error", 143, 0, 226)),
+			events:   livenessKill("uid-1", 200, 224, 5),
 			wantCode: model.CodeRestartLiveness,
 			want: []wantEvidence{
 				{model.Inferred, "(5 − 1) × 6s + 60s"},
@@ -175,7 +185,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "liveness from failed probes and timing alone, Killing event gone",
-			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 151)),
+			pod:  killedPod(1, 0, 151),
 			events: []corev1.Event{
 				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3),
 			},
@@ -189,7 +199,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "liveness Event aggregated across runs: first failure counted back from the last",
-			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 1000, 1150)),
+			pod:  killedPod(2, 1000, 1150),
 			events: []corev1.Event{
 				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 1120, 6),
 				podEvent("uid-1", "Killing", killingMsg, 120, 1120, 2),
@@ -202,10 +212,10 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "probe-level terminationGracePeriodSeconds overrides the Pod's",
-			pod: testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 125), func(p *corev1.Pod) {
+			pod: killedPod(1, 0, 125, func(p *corev1.Pod) {
 				p.Spec.Containers[0].LivenessProbe.TerminationGracePeriodSeconds = ptr.To[int64](5)
 			}),
-			events:   []corev1.Event{podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3), podEvent("uid-1", "Killing", killingMsg, 120, 120, 1)},
+			events:   livenessKill("uid-1", 100, 120, 3),
 			wantCode: model.CodeRestartLiveness,
 			want: []wantEvidence{
 				{model.Observed, "terminationGracePeriodSeconds 5 (the probe's own"},
@@ -214,12 +224,9 @@ func TestClassify(t *testing.T) {
 			},
 		},
 		{
-			name: "liveness Killing observed but the timing does not fit",
-			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 400)),
-			events: []corev1.Event{
-				podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3),
-				podEvent("uid-1", "Killing", killingMsg, 120, 120, 1),
-			},
+			name:     "liveness Killing observed but the timing does not fit",
+			pod:      killedPod(1, 0, 400),
+			events:   livenessKill("uid-1", 100, 120, 3),
 			wantCode: model.CodeRestartLiveness,
 			want:     []wantEvidence{{model.Inferred, "timing does NOT fit"}, {model.Inferred, "difference +250s"}},
 		},
@@ -243,7 +250,7 @@ func TestClassify(t *testing.T) {
 			// reports a cgroup OOM kill as OOMKilled; reason Error with a
 			// liveness probe is not OOM.
 			name:     "exit 137 reason Error, liveness probe, Events expired: liveness inferred, never OOM",
-			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withMemLimit("1Gi"), withLast(3, "Error", 137, 0, 150)),
+			pod:      killedPod(3, 0, 150, withMemLimit("1Gi")),
 			node:     healthyNode,
 			wantCode: model.CodeRestartLiveness,
 			wantMsg:  []string{"most likely its liveness probe (inferred", "not OOM", "kubectl describe pod -n ns sbx-0", "kubectl get events -n ns --field-selector involvedObject.name=sbx-0"},
@@ -273,7 +280,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "exit 137 with a liveness probe, Events cover the run and show no failed probe: unexplained",
-			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
+			pod:  killedPod(1, 0, 150),
 			events: []corev1.Event{
 				podEvent("uid-1", "Started", "Started container sandbox", 0, 0, 1),
 			},
@@ -282,7 +289,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "exit 137 with a kernel OOM reported by the node: OOM, inferred",
-			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
+			pod:  killedPod(1, 0, 150),
 			events: []corev1.Event{{
 				InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "node-a"},
 				Reason:         "SystemOOM", Message: "System OOM encountered, victim process: python, pid: 4242",
@@ -297,12 +304,9 @@ func TestClassify(t *testing.T) {
 			},
 		},
 		{
-			name: "a same-name predecessor's liveness Events are not this Pod's",
-			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
-			events: []corev1.Event{
-				podEvent("uid-OLD", "Unhealthy", unhealthyMsg, 100, 120, 3),
-				podEvent("uid-OLD", "Killing", killingMsg, 120, 120, 1),
-			},
+			name:     "a same-name predecessor's liveness Events are not this Pod's",
+			pod:      killedPod(1, 0, 150),
+			events:   livenessKill("uid-OLD", 100, 120, 3),
 			wantCode: model.CodeRestartLiveness,
 			want:     []wantEvidence{{model.Observed, "no Events recorded for the Pod"}, {model.Inferred, "verdict liveness kill is inferred"}},
 			notWant:  []string{"Killing Event at"},
@@ -424,8 +428,8 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name:   "siblings: same image and probe are a control, others are not",
-			pod:    testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 150)),
-			events: []corev1.Event{podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3), podEvent("uid-1", "Killing", killingMsg, 120, 120, 1)},
+			pod:    killedPod(1, 0, 150),
+			events: livenessKill("uid-1", 100, 120, 3),
 			siblings: []*corev1.Pod{
 				sibling("sbx-1", "registry.example/eval:1", 10, 0),
 				sibling("sbx-2", "registry.example/eval:1", 10, 0),

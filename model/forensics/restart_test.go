@@ -31,7 +31,7 @@ func TestExplainRestart(t *testing.T) {
 			// Incident 003, Events expired: block at 100 s, probe 3 × 10 s,
 			// grace 30 s: predicted 160 s; the Pod recorded 160.4 s.
 			name:     "agrees within 1 s, Events expired, only the last of 3 restarts recorded",
-			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(3, "Error", 137, 0, 160.4)),
+			pod:      killedPod(3, 0, 160.4),
 			blocks:   []time.Time{block},
 			wantVerd: "agrees within 1 s (+0.4s)", agrees: true, fits: true, wantPred: 160,
 			wantWindow: [2]float64{151, 161},
@@ -44,7 +44,7 @@ func TestExplainRestart(t *testing.T) {
 		},
 		{
 			name: "the probe's own terminationGracePeriodSeconds wins over the Pod's",
-			pod: testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 135), func(p *corev1.Pod) {
+			pod: killedPod(1, 0, 135, func(p *corev1.Pod) {
 				p.Spec.Containers[0].LivenessProbe.TerminationGracePeriodSeconds = ptr.To[int64](5)
 			}),
 			blocks:   []time.Time{block},
@@ -54,7 +54,7 @@ func TestExplainRestart(t *testing.T) {
 			// timeoutSeconds 5: each attempt fails 5 s after it starts, so the
 			// kill may come up to 5 s after the formula's point.
 			name: "timeoutSeconds widens the window",
-			pod: testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 164), func(p *corev1.Pod) {
+			pod: killedPod(1, 0, 164, func(p *corev1.Pod) {
 				p.Spec.Containers[0].LivenessProbe.TimeoutSeconds = 5
 			}),
 			blocks:     []time.Time{block},
@@ -65,17 +65,14 @@ func TestExplainRestart(t *testing.T) {
 		},
 		{
 			name:     "does not fit",
-			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 400)),
+			pod:      killedPod(1, 0, 400),
 			blocks:   []time.Time{block},
 			wantVerd: "does not fit (+240s)",
 		},
 		{
-			name: "with Events: the first Unhealthy and the Killing beside the prediction",
-			pod:  testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(1, "Error", 137, 0, 160.6)),
-			events: []corev1.Event{
-				podEvent("uid-1", "Unhealthy", unhealthyMsg, 101, 121, 3),
-				podEvent("uid-1", "Killing", killingMsg, 121, 121, 1),
-			},
+			name:     "with Events: the first Unhealthy and the Killing beside the prediction",
+			pod:      killedPod(1, 0, 160.6),
+			events:   livenessKill("uid-1", 101, 121, 3),
 			blocks:   []time.Time{block},
 			wantVerd: "agrees within 1 s", agrees: true, fits: true,
 			wantEv: []wantEvidence{
@@ -86,7 +83,7 @@ func TestExplainRestart(t *testing.T) {
 		},
 		{
 			name:     "a block start in no recorded run; the recorded one is listed as not compared",
-			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
+			pod:      killedPod(2, 500, 700),
 			events:   []corev1.Event{podEvent("uid-1", "Killing", killingMsg, 121, 670, 2)},
 			blocks:   []time.Time{block},
 			wantVerd: "not recorded in the status (the Pod keeps only the last termination), but a liveness Killing Event at 2026-11-29T17:02:01Z lies inside the predicted SIGTERM window",
@@ -95,7 +92,7 @@ func TestExplainRestart(t *testing.T) {
 		},
 		{
 			name:     "a block start that matches nothing at all",
-			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
+			pod:      killedPod(2, 500, 700),
 			events:   []corev1.Event{podEvent("uid-1", "Killing", killingMsg, 300, 670, 2)},
 			blocks:   []time.Time{block},
 			wantVerd: "not recorded: no recorded run contains the block start",
@@ -103,7 +100,7 @@ func TestExplainRestart(t *testing.T) {
 		},
 		{
 			name:     "Killing Events date the kills the status no longer records",
-			pod:      testPod(withProbe(3, 10, ptr.To[int64](30)), withLast(2, "Error", 137, 500, 700)),
+			pod:      killedPod(2, 500, 700),
 			events:   []corev1.Event{podEvent("uid-1", "Killing", killingMsg, 121, 670, 2)},
 			wantNote: "Killing Event \"failed liveness probe\" ×2, first at 2026-11-29T17:02:01Z, last at 2026-11-29T17:11:10Z",
 		},
