@@ -22,7 +22,7 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 	for _, name := range []string{"c", "a", "b"} {
 		f.UpsertBatchSandbox(batchSandbox(name, "10.0.0."+name))
 	}
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.1.1", modeltest.OwnedBy("b", 0))))
+	f.UpsertPod(sandboxPod("b", "ub", "10.0.1.1"))
 	s1 := f.Snapshot()
 	if s2 := f.Snapshot(); s2 != s1 {
 		t.Error("unchanged fleet gave a new snapshot")
@@ -39,7 +39,7 @@ func TestSnapshotIsImmutableAndSorted(t *testing.T) {
 	}
 	oldB := s1.Sandbox(bsKey("b"))
 	oldState := oldB.State
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.1.1", modeltest.OwnedBy("b", 0), modeltest.Exited(1, "Error"))))
+	f.UpsertPod(sandboxPod("b", "ub", "10.0.1.1", modeltest.Exited(1, "Error")))
 	f.UpsertBatchSandbox(batchSandbox("aa", ""))
 	f.DeleteBatchSandbox(ns, "c")
 	s2 := f.Snapshot()
@@ -86,7 +86,7 @@ func TestPlainPodSandboxes(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	// A BatchSandbox Pod carries opensandbox.io/id too: never a plain sandbox,
 	// even before its BatchSandbox arrives.
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(sandboxPod("a", "ua", "10.0.0.1"))
 	f.UpsertPod(model.SlimPod(modeltest.RunningPod("pool-x", "up", "10.0.0.2", modeltest.PooledIn("pool-a"))))
 	plain := modeltest.RunningPod("solo", "us", "10.0.0.3")
 	f.UpsertPod(model.SlimPod(plain))
@@ -142,15 +142,15 @@ func TestIPHistory(t *testing.T) {
 	modeltest.Initializing(a)
 	f.UpsertPod(model.SlimPod(a))
 	c.Advance(time.Second)
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(sandboxPod("a", "ua", ip))
 	holdA := c.now
 	c.Advance(38 * time.Second)
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ip, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed"))))
+	f.UpsertPod(sandboxPod("a", "ua", ip, modeltest.Exited(0, "Completed")))
 	endA := c.now
 	before := f.Snapshot()
 	c.Advance(35 * time.Second)
 	f.UpsertBatchSandbox(batchSandbox("b", ip))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", ip, modeltest.OwnedBy("b", 0))))
+	f.UpsertPod(sandboxPod("b", "ub", ip))
 	holdB := c.now
 	h := f.Snapshot().IPHistory(ip)
 	if len(h) != 2 {
@@ -405,8 +405,8 @@ func TestChangedSince(t *testing.T) {
 		f.UpsertBatchSandbox(batchSandbox(name, "10.0.0."+name))
 	}
 	s1 := f.Snapshot()
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("c-0", "uc", "10.0.1.3", modeltest.OwnedBy("c", 0))))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.1.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(sandboxPod("c", "uc", "10.0.1.3"))
+	f.UpsertPod(sandboxPod("a", "ua", "10.0.1.1"))
 	s2 := f.Snapshot()
 	got, ok := s2.ChangedSince(s1)
 	if !ok || !slices.Equal(got, []int{0, 2}) {
@@ -449,7 +449,7 @@ func TestChangedSince(t *testing.T) {
 	}
 	// A log that overflowed no longer reaches back.
 	for i := 0; i <= maxChangeLog; i++ {
-		f.UpsertPod(model.SlimPod(modeltest.RunningPod("d-0", fmt.Sprint("ud", i%2), "10.0.1.4", modeltest.OwnedBy("d", 0))))
+		f.UpsertPod(sandboxPod("d", fmt.Sprint("ud", i%2), "10.0.1.4"))
 	}
 	if _, ok := f.Snapshot().ChangedSince(s6); ok {
 		t.Fatal("ChangedSince past an overflowed log")
@@ -474,7 +474,7 @@ func TestStatusOnlyChangeSharesTheSandboxList(t *testing.T) {
 	if !s2.SameSandboxes(s1) {
 		t.Fatal("a status-only change published a new sandbox list")
 	}
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(sandboxPod("a", "ua", "10.0.0.1"))
 	s3 := f.Snapshot()
 	if s3.SameSandboxes(s2) || s3.SandboxAt(0) == s2.SandboxAt(0) {
 		t.Fatal("a sandbox change in place reused the published list")

@@ -88,3 +88,9 @@ func noticeCodes(sb *model.Sandbox) []string {
 }
 
 func newTestRand(seed int64) *rand.Rand { return rand.New(rand.NewSource(seed)) }
+
+// sandboxPod is the running Pod <sandbox>-0 that BatchSandbox sandbox owns, as
+// the informer hands it to the Fleet.
+func sandboxPod(sandbox, uid, ip string, opts ...modeltest.PodOption) *model.Pod {
+	return model.SlimPod(modeltest.RunningPod(sandbox+"-0", uid, ip, append([]modeltest.PodOption{modeltest.OwnedBy(sandbox, 0)}, opts...)...))
+}

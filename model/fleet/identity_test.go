@@ -13,6 +13,14 @@ import (
 // API (the way kube/ feeds it) and checks the primary slot of one sandbox.
 func TestIdentityStates(t *testing.T) {
 	const ipA = "10.0.3.7"
+	// linkedA records BatchSandbox a recording ipA, then its Pod a-0 at ipA
+	// as opts leave it, the way the informers deliver them.
+	linkedA := func(f *Fleet, opts ...modeltest.PodOption) *model.Pod {
+		f.UpsertBatchSandbox(batchSandbox("a", ipA))
+		p := sandboxPod("a", "ua", ipA, opts...)
+		f.UpsertPod(p)
+		return p
+	}
 	type want struct {
 		key      string
 		identity model.IdentityState
@@ -28,7 +36,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "OK: recorded IP is the running linked Pod's",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(sandboxPod("a", "ua", ipA))
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityOK, state: model.StateRunning}},
@@ -36,8 +44,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "OK: sandbox before its Pod (informer order does not matter)",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				linkedA(f)
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityOK, state: model.StateRunning}},
 		},
@@ -61,46 +68,39 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "POD_DEAD: Pod Failed, engine still records its IP",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(137, "OOMKilled"))))
+				linkedA(f, modeltest.Exited(137, "OOMKilled"))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityPodDead, state: model.StateDead}},
 		},
 		{
 			name: "POD_DEAD: main container terminated, phase still Running",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.MainTerminated)))
+				linkedA(f, modeltest.MainTerminated)
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityPodDead, state: model.StateDead}},
 		},
 		{
 			name: "POD_DEAD: Pod being deleted",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.DeletingAt(ft0, 30))))
+				linkedA(f, modeltest.DeletingAt(ft0, 30))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityPodDead, state: model.StateTerminating}},
 		},
 		{
 			name: "POD_GONE: Pod deleted, address still recorded",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
-				f.UpsertPod(model.SlimPod(p))
-				f.DeletePod(model.SlimPod(p))
+				f.DeletePod(linkedA(f))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityPodGone, state: model.StateGone}},
 		},
 		{
 			name: "IP_TAKEN: A died, B got its IP (a dead sandbox's IP reused by a new Pod)",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				linkedA(f)
 				c.Advance(39 * time.Second)
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(0, "Completed"))))
+				f.UpsertPod(sandboxPod("a", "ua", ipA, modeltest.Exited(0, "Completed")))
 				c.Advance(35 * time.Second)
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
+				f.UpsertPod(sandboxPod("b", "ub", ipA))
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
 			},
 			want: []want{
@@ -111,13 +111,10 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "IP_TAKEN: IP reused within one second of the deletion",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
-				f.UpsertPod(model.SlimPod(p))
-				f.DeletePod(model.SlimPod(p))
+				f.DeletePod(linkedA(f))
 				c.Advance(800 * time.Millisecond)
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
+				f.UpsertPod(sandboxPod("b", "ub", ipA))
 			},
 			want: []want{
 				{key: bsKey("a"), identity: model.IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: model.StateGone},
@@ -129,8 +126,8 @@ func TestIdentityStates(t *testing.T) {
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", ipA))
 				f.UpsertBatchSandbox(batchSandbox("b", ipA))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", ipA, modeltest.OwnedBy("b", 0))))
+				f.UpsertPod(sandboxPod("a", "ua", ipA))
+				f.UpsertPod(sandboxPod("b", "ub", ipA))
 			},
 			want: []want{
 				{key: bsKey("a"), identity: model.IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: model.StateRunning},
@@ -140,8 +137,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "IP_TAKEN by a Pod of no sandbox",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0), modeltest.Exited(1, "Error"))))
+				linkedA(f, modeltest.Exited(1, "Error"))
 				stranger := modeltest.RunningPod("web-1", "uw", ipA)
 				delete(stranger.Labels, osv1.LabelSandboxID)
 				f.UpsertPod(model.SlimPod(stranger))
@@ -151,31 +147,24 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "UID_CHANGED: same-name re-creation at another IP",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
-				f.UpsertPod(model.SlimPod(p))
-				f.DeletePod(model.SlimPod(p))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua2", "10.0.9.9", modeltest.OwnedBy("a", 0))))
+				f.DeletePod(linkedA(f))
+				f.UpsertPod(sandboxPod("a", "ua2", "10.0.9.9"))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityUIDChanged, state: model.StateRunning}},
 		},
 		{
 			name: "UID_CHANGED: same-name re-creation holding the same IP",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				p := modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))
-				f.UpsertPod(model.SlimPod(p))
-				f.DeletePod(model.SlimPod(p))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua2", ipA, modeltest.OwnedBy("a", 0))))
+				f.DeletePod(linkedA(f))
+				f.UpsertPod(sandboxPod("a", "ua2", ipA))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityUIDChanged, state: model.StateRunning}},
 		},
 		{
 			name: "UID_CHANGED: re-creation seen without the delete event",
 			steps: func(f *Fleet, c *testClock) {
-				f.UpsertBatchSandbox(batchSandbox("a", ipA))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua2", "10.0.9.9", modeltest.OwnedBy("a", 0))))
+				linkedA(f)
+				f.UpsertPod(sandboxPod("a", "ua2", "10.0.9.9"))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityUIDChanged, state: model.StateRunning}},
 		},
@@ -183,7 +172,7 @@ func TestIdentityStates(t *testing.T) {
 			name: "IP_STALE: linked Pod lives at another IP",
 			steps: func(f *Fleet, c *testClock) {
 				f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-				f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", ipA, modeltest.OwnedBy("a", 0))))
+				f.UpsertPod(sandboxPod("a", "ua", ipA))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityIPStale, state: model.StateRunning}},
 		},
@@ -304,7 +293,7 @@ func TestUnknownWhileNotSynced(t *testing.T) {
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
 	f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
 	f.UpsertPool(&model.Pool{ObjectMeta: model.ObjectMeta{Namespace: "sbx", Name: "pool-a"}})
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(sandboxPod("a", "ua", "10.0.0.1"))
 	check := func(wantID model.IdentityState, wantState model.EffectiveState) {
 		t.Helper()
 		sb := mustSandbox(t, f, bsKey("a"))
@@ -329,7 +318,7 @@ func TestUnknownWhileNotSynced(t *testing.T) {
 	lost := ft0.Add(time.Minute)
 	f.SetStatus(model.SourceStatus{Synced: true, DisconnectedSince: &lost})
 	check(model.IdentityUnknown, model.StateUnknown)
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.Exited(1, "Error"))))
+	f.UpsertPod(sandboxPod("a", "ua", "10.0.0.1", modeltest.Exited(1, "Error")))
 	sb := mustSandbox(t, f, bsKey("a"))
 	if hasNotice(sb, model.CodePodDead) != nil || sb.Identity() != model.IdentityUnknown {
 		t.Fatalf("disconnected snapshot shows identity notices: %v", noticeCodes(sb))

@@ -118,7 +118,7 @@ func TestEntrypointNotRun(t *testing.T) {
 func TestUserCommandNeedsNoImageCheck(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
+	f.UpsertPod(sandboxPod("a", "ua", "10.0.0.1"))
 	if got := f.PendingImageChecks(); len(got) != 0 {
 		t.Fatalf("image check for a container running a user command: %q", got)
 	}
@@ -151,7 +151,7 @@ func TestNotExecReady(t *testing.T) {
 func TestRestartNotice(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.Restarted(3, "OOMKilled", 137))))
+	f.UpsertPod(sandboxPod("a", "ua", "10.0.0.1", modeltest.Restarted(3, "OOMKilled", 137)))
 	sb := mustSandbox(t, f, bsKey("a"))
 	n := hasNotice(sb, model.CodeRestarted)
 	if n == nil {
@@ -181,7 +181,7 @@ func TestBadAnnotationReachesTheSandbox(t *testing.T) {
 func TestImageConfigRetried(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0), modeltest.WithCommand(osv1.BootstrapPath, "sleep", "infinity"))))
+	f.UpsertPod(sandboxPod("a", "ua", "10.0.0.1", modeltest.WithCommand(osv1.BootstrapPath, "sleep", "infinity")))
 	if got := f.PendingImageChecks(); !slices.Equal(got, []string{"python:3.12"}) {
 		t.Fatalf("pending %q", got)
 	}
@@ -258,9 +258,9 @@ func createEvent(sandbox, pod string, first, last time.Time, count int32) corev1
 func TestPodRecreatedFromTimestamps(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("fresh", "10.0.0.1"))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("fresh-0", "u1", "10.0.0.1", modeltest.OwnedBy("fresh", 0), createdAt(ft0.Add(2*time.Second)))))
+	f.UpsertPod(sandboxPod("fresh", "u1", "10.0.0.1", createdAt(ft0.Add(2*time.Second))))
 	f.UpsertBatchSandbox(batchSandbox("again", "10.0.0.2"))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("again-0", "u2", "10.0.0.2", modeltest.OwnedBy("again", 0), createdAt(ft0.Add(40*time.Minute)))))
+	f.UpsertPod(sandboxPod("again", "u2", "10.0.0.2", createdAt(ft0.Add(40*time.Minute))))
 
 	if sb := mustSandbox(t, f, bsKey("fresh")); hasNotice(sb, model.CodePodRecreated) != nil {
 		t.Errorf("POD_RECREATED on a Pod created with its sandbox: %v", noticeCodes(sb))
@@ -292,7 +292,7 @@ func TestPodRecreatedFromReadyCondition(t *testing.T) {
 	b := batchSandbox("r", "10.0.0.4")
 	b.SetReady(ft0.Add(70 * time.Second)) // late: kept
 	f.UpsertBatchSandbox(b)
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("r-0", "u4", "10.0.0.4", modeltest.OwnedBy("r", 0), createdAt(ft0.Add(100*time.Second)))))
+	f.UpsertPod(sandboxPod("r", "u4", "10.0.0.4", createdAt(ft0.Add(100*time.Second))))
 	n := hasNotice(mustSandbox(t, f, bsKey("r")), model.CodePodRecreated)
 	if n == nil || !strings.Contains(n.Message, "created after its sandbox was already Ready") ||
 		!hasEvidence(*n, wantEvidence{model.Observed, "Ready=True condition last transitioned at 2026-11-29T17:25:15Z"}) ||
@@ -312,9 +312,9 @@ func TestPodRecreatedFromReadyCondition(t *testing.T) {
 func TestRecreatedFromEvents(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("quick", "10.0.0.5"))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("quick-0", "u5", "10.0.0.5", modeltest.OwnedBy("quick", 0), createdAt(ft0.Add(30*time.Second)))))
+	f.UpsertPod(sandboxPod("quick", "u5", "10.0.0.5", createdAt(ft0.Add(30*time.Second))))
 	f.UpsertBatchSandbox(batchSandbox("late", "10.0.0.6"))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("late-0", "u6", "10.0.0.6", modeltest.OwnedBy("late", 0), createdAt(ft0.Add(time.Hour)))))
+	f.UpsertPod(sandboxPod("late", "u6", "10.0.0.6", createdAt(ft0.Add(time.Hour))))
 	events := []corev1.Event{
 		createEvent("quick", "quick-0", ft0, ft0, 1), createEvent("quick", "quick-0", ft0.Add(30*time.Second), ft0.Add(30*time.Second), 1),
 		createEvent("late", "late-0", ft0, ft0.Add(time.Hour), 2),         // aggregated: count 2

@@ -21,9 +21,9 @@ import (
 func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 	f, clock := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("a", ""))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "", modeltest.OwnedBy("a", 0), modeltest.Initializing, modeltest.DeletingAt(ft0, 30))))
+	f.UpsertPod(sandboxPod("a", "ua", "", modeltest.Initializing, modeltest.DeletingAt(ft0, 30)))
 	f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.0.2", modeltest.OwnedBy("b", 0))))
+	f.UpsertPod(sandboxPod("b", "ub", "10.0.0.2"))
 
 	f.DeleteBatchSandbox(ns, "a")
 	f.DeleteBatchSandbox(ns, "b") // its Pod is not deleting yet, but names it
@@ -91,7 +91,7 @@ func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 // name label goes back to its Pool and does not, until it is itself deleted.
 func TestPodOfUnseenSandboxAndPoolPods(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("gone-0", "ug", "10.0.0.9", modeltest.OwnedBy("gone", 0), modeltest.DeletingAt(ft0, 30))))
+	f.UpsertPod(sandboxPod("gone", "ug", "10.0.0.9", modeltest.DeletingAt(ft0, 30)))
 	if f.Snapshot().Sandbox(bsKey("gone")) == nil {
 		t.Error("no row for the Pod of an unseen BatchSandbox")
 	}
@@ -140,8 +140,8 @@ func ownerRef(kind, name string) metav1.OwnerReference {
 // sandboxes then replace; those whose sandbox never comes get theirs at the sync.
 func TestDeletedSandboxRowsWaitForTheSync(t *testing.T) {
 	f := New(Options{Now: func() time.Time { return ft0 }})
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "10.0.0.1", modeltest.OwnedBy("a", 0))))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("gone-0", "ug", "10.0.0.2", modeltest.OwnedBy("gone", 0), modeltest.DeletingAt(ft0, 30))))
+	f.UpsertPod(sandboxPod("a", "ua", "10.0.0.1"))
+	f.UpsertPod(sandboxPod("gone", "ug", "10.0.0.2", modeltest.DeletingAt(ft0, 30)))
 	f.mu.Lock()
 	rows := len(f.sandboxes)
 	f.mu.Unlock()

@@ -168,7 +168,7 @@ func TestBatchSandboxStuckOnFinalizers(t *testing.T) {
 func TestTickTouchesOnlyTimedSandboxes(t *testing.T) {
 	f, c := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("calm", "10.0.0.2"))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("calm-0", "uc", "10.0.0.2", modeltest.OwnedBy("calm", 0))))
+	f.UpsertPod(sandboxPod("calm", "uc", "10.0.0.2"))
 	b := batchSandbox("exp", "10.0.0.3")
 	exp := ft0.Add(time.Hour)
 	b.ExpireTime = &exp

@@ -72,7 +72,7 @@ func TestFleetAsKnownObjects(t *testing.T) {
 func TestPodEntrySharesLinkedKey(t *testing.T) {
 	f, _ := newSyncedFleet(t)
 	f.UpsertBatchSandbox(batchSandbox("sb", "10.0.0.1"))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("sb-0", "uid-1", "10.0.0.1", modeltest.OwnedBy("sb", 0))))
+	f.UpsertPod(sandboxPod("sb", "uid-1", "10.0.0.1"))
 	key := nn(ns, "sb-0")
 	var linkKey, podKey string
 	for _, k := range f.sandboxes[model.SandboxKey(model.EngineBatchSandbox, ns, "sb")].links {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/modeltest"
 )
 
@@ -34,9 +33,9 @@ func TestSummarizeStuck(t *testing.T) {
 // The header's and the summary's counts come from the same rows.
 func TestStuckPodsOfSnapshot(t *testing.T) {
 	f, clock := newSyncedFleet(t)
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-0", "ua", "", modeltest.OwnedBy("a", 0), modeltest.Initializing, modeltest.DeletingAt(ft0, 30))))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("b-0", "ub", "10.0.0.2", modeltest.OwnedBy("b", 0), modeltest.DeletingAt(ft0, 30))))
-	f.UpsertPod(model.SlimPod(modeltest.RunningPod("c-0", "uc", "10.0.0.3", modeltest.OwnedBy("c", 0))))
+	f.UpsertPod(sandboxPod("a", "ua", "", modeltest.Initializing, modeltest.DeletingAt(ft0, 30)))
+	f.UpsertPod(sandboxPod("b", "ub", "10.0.0.2", modeltest.DeletingAt(ft0, 30)))
+	f.UpsertPod(sandboxPod("c", "uc", "10.0.0.3"))
 	clock.now = ft0.Add(10 * time.Minute)
 	f.Tick()
 	got := StuckPodsOf(f.Snapshot())
