@@ -149,8 +149,7 @@ func TestIPHistory(t *testing.T) {
 	endA := c.now
 	before := f.Snapshot()
 	c.Advance(35 * time.Second)
-	f.UpsertBatchSandbox(batchSandbox("b", ip))
-	f.UpsertPod(sandboxPod("b", "ub", ip))
+	linkedSandbox(f, "b", "ub", ip)
 	holdB := c.now
 	h := f.Snapshot().IPHistory(ip)
 	if len(h) != 2 {

@@ -94,3 +94,12 @@ func newTestRand(seed int64) *rand.Rand { return rand.New(rand.NewSource(seed)) 
 func sandboxPod(sandbox, uid, ip string, opts ...modeltest.PodOption) *model.Pod {
 	return model.SlimPod(modeltest.RunningPod(sandbox+"-0", uid, ip, append([]modeltest.PodOption{modeltest.OwnedBy(sandbox, 0)}, opts...)...))
 }
+
+// linkedSandbox records BatchSandbox name recording ip, then its Pod
+// <name>-0 at ip as opts leave it, in the order the informers usually deliver them.
+func linkedSandbox(f *Fleet, name, uid, ip string, opts ...modeltest.PodOption) *model.Pod {
+	f.UpsertBatchSandbox(batchSandbox(name, ip))
+	p := sandboxPod(name, uid, ip, opts...)
+	f.UpsertPod(p)
+	return p
+}

@@ -13,14 +13,6 @@ import (
 // API (the way kube/ feeds it) and checks the primary slot of one sandbox.
 func TestIdentityStates(t *testing.T) {
 	const ipA = "10.0.3.7"
-	// linkedA records BatchSandbox a recording ipA, then its Pod a-0 at ipA
-	// as opts leave it, the way the informers deliver them.
-	linkedA := func(f *Fleet, opts ...modeltest.PodOption) *model.Pod {
-		f.UpsertBatchSandbox(batchSandbox("a", ipA))
-		p := sandboxPod("a", "ua", ipA, opts...)
-		f.UpsertPod(p)
-		return p
-	}
 	type want struct {
 		key      string
 		identity model.IdentityState
@@ -44,7 +36,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "OK: sandbox before its Pod (informer order does not matter)",
 			steps: func(f *Fleet, c *testClock) {
-				linkedA(f)
+				linkedSandbox(f, "a", "ua", ipA)
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityOK, state: model.StateRunning}},
 		},
@@ -68,35 +60,35 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "POD_DEAD: Pod Failed, engine still records its IP",
 			steps: func(f *Fleet, c *testClock) {
-				linkedA(f, modeltest.Exited(137, "OOMKilled"))
+				linkedSandbox(f, "a", "ua", ipA, modeltest.Exited(137, "OOMKilled"))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityPodDead, state: model.StateDead}},
 		},
 		{
 			name: "POD_DEAD: main container terminated, phase still Running",
 			steps: func(f *Fleet, c *testClock) {
-				linkedA(f, modeltest.MainTerminated)
+				linkedSandbox(f, "a", "ua", ipA, modeltest.MainTerminated)
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityPodDead, state: model.StateDead}},
 		},
 		{
 			name: "POD_DEAD: Pod being deleted",
 			steps: func(f *Fleet, c *testClock) {
-				linkedA(f, modeltest.DeletingAt(ft0, 30))
+				linkedSandbox(f, "a", "ua", ipA, modeltest.DeletingAt(ft0, 30))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityPodDead, state: model.StateTerminating}},
 		},
 		{
 			name: "POD_GONE: Pod deleted, address still recorded",
 			steps: func(f *Fleet, c *testClock) {
-				f.DeletePod(linkedA(f))
+				f.DeletePod(linkedSandbox(f, "a", "ua", ipA))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityPodGone, state: model.StateGone}},
 		},
 		{
 			name: "IP_TAKEN: A died, B got its IP (a dead sandbox's IP reused by a new Pod)",
 			steps: func(f *Fleet, c *testClock) {
-				linkedA(f)
+				linkedSandbox(f, "a", "ua", ipA)
 				c.Advance(39 * time.Second)
 				f.UpsertPod(sandboxPod("a", "ua", ipA, modeltest.Exited(0, "Completed")))
 				c.Advance(35 * time.Second)
@@ -111,10 +103,9 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "IP_TAKEN: IP reused within one second of the deletion",
 			steps: func(f *Fleet, c *testClock) {
-				f.DeletePod(linkedA(f))
+				f.DeletePod(linkedSandbox(f, "a", "ua", ipA))
 				c.Advance(800 * time.Millisecond)
-				f.UpsertBatchSandbox(batchSandbox("b", ipA))
-				f.UpsertPod(sandboxPod("b", "ub", ipA))
+				linkedSandbox(f, "b", "ub", ipA)
 			},
 			want: []want{
 				{key: bsKey("a"), identity: model.IdentityIPTaken, holder: "b-0", holderSb: bsKey("b"), state: model.StateGone},
@@ -137,7 +128,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "IP_TAKEN by a Pod of no sandbox",
 			steps: func(f *Fleet, c *testClock) {
-				linkedA(f, modeltest.Exited(1, "Error"))
+				linkedSandbox(f, "a", "ua", ipA, modeltest.Exited(1, "Error"))
 				stranger := modeltest.RunningPod("web-1", "uw", ipA)
 				delete(stranger.Labels, osv1.LabelSandboxID)
 				f.UpsertPod(model.SlimPod(stranger))
@@ -147,7 +138,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "UID_CHANGED: same-name re-creation at another IP",
 			steps: func(f *Fleet, c *testClock) {
-				f.DeletePod(linkedA(f))
+				f.DeletePod(linkedSandbox(f, "a", "ua", ipA))
 				f.UpsertPod(sandboxPod("a", "ua2", "10.0.9.9"))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityUIDChanged, state: model.StateRunning}},
@@ -155,7 +146,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "UID_CHANGED: same-name re-creation holding the same IP",
 			steps: func(f *Fleet, c *testClock) {
-				f.DeletePod(linkedA(f))
+				f.DeletePod(linkedSandbox(f, "a", "ua", ipA))
 				f.UpsertPod(sandboxPod("a", "ua2", ipA))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityUIDChanged, state: model.StateRunning}},
@@ -163,7 +154,7 @@ func TestIdentityStates(t *testing.T) {
 		{
 			name: "UID_CHANGED: re-creation seen without the delete event",
 			steps: func(f *Fleet, c *testClock) {
-				linkedA(f)
+				linkedSandbox(f, "a", "ua", ipA)
 				f.UpsertPod(sandboxPod("a", "ua2", "10.0.9.9"))
 			},
 			want: []want{{key: bsKey("a"), identity: model.IdentityUIDChanged, state: model.StateRunning}},

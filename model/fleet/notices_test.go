@@ -117,8 +117,7 @@ func TestEntrypointNotRun(t *testing.T) {
 
 func TestUserCommandNeedsNoImageCheck(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(sandboxPod("a", "ua", "10.0.0.1"))
+	linkedSandbox(f, "a", "ua", "10.0.0.1")
 	if got := f.PendingImageChecks(); len(got) != 0 {
 		t.Fatalf("image check for a container running a user command: %q", got)
 	}
@@ -150,8 +149,7 @@ func TestNotExecReady(t *testing.T) {
 
 func TestRestartNotice(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(sandboxPod("a", "ua", "10.0.0.1", modeltest.Restarted(3, "OOMKilled", 137)))
+	linkedSandbox(f, "a", "ua", "10.0.0.1", modeltest.Restarted(3, "OOMKilled", 137))
 	sb := mustSandbox(t, f, bsKey("a"))
 	n := hasNotice(sb, model.CodeRestarted)
 	if n == nil {
@@ -180,8 +178,7 @@ func TestBadAnnotationReachesTheSandbox(t *testing.T) {
 // kube/ retries and succeeds, the sandbox hears it without another event.
 func TestImageConfigRetried(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertBatchSandbox(batchSandbox("a", "10.0.0.1"))
-	f.UpsertPod(sandboxPod("a", "ua", "10.0.0.1", modeltest.WithCommand(osv1.BootstrapPath, "sleep", "infinity")))
+	linkedSandbox(f, "a", "ua", "10.0.0.1", modeltest.WithCommand(osv1.BootstrapPath, "sleep", "infinity"))
 	if got := f.PendingImageChecks(); !slices.Equal(got, []string{"python:3.12"}) {
 		t.Fatalf("pending %q", got)
 	}
@@ -257,10 +254,8 @@ func createEvent(sandbox, pod string, first, last time.Time, count int32) corev1
 // than its sandbox is the trace; a Pod created with its sandbox is not.
 func TestPodRecreatedFromTimestamps(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertBatchSandbox(batchSandbox("fresh", "10.0.0.1"))
-	f.UpsertPod(sandboxPod("fresh", "u1", "10.0.0.1", createdAt(ft0.Add(2*time.Second))))
-	f.UpsertBatchSandbox(batchSandbox("again", "10.0.0.2"))
-	f.UpsertPod(sandboxPod("again", "u2", "10.0.0.2", createdAt(ft0.Add(40*time.Minute))))
+	linkedSandbox(f, "fresh", "u1", "10.0.0.1", createdAt(ft0.Add(2*time.Second)))
+	linkedSandbox(f, "again", "u2", "10.0.0.2", createdAt(ft0.Add(40*time.Minute)))
 
 	if sb := mustSandbox(t, f, bsKey("fresh")); hasNotice(sb, model.CodePodRecreated) != nil {
 		t.Errorf("POD_RECREATED on a Pod created with its sandbox: %v", noticeCodes(sb))
@@ -311,10 +306,8 @@ func TestPodRecreatedFromReadyCondition(t *testing.T) {
 // re-creation, added to the timestamp notice or standing alone.
 func TestRecreatedFromEvents(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertBatchSandbox(batchSandbox("quick", "10.0.0.5"))
-	f.UpsertPod(sandboxPod("quick", "u5", "10.0.0.5", createdAt(ft0.Add(30*time.Second))))
-	f.UpsertBatchSandbox(batchSandbox("late", "10.0.0.6"))
-	f.UpsertPod(sandboxPod("late", "u6", "10.0.0.6", createdAt(ft0.Add(time.Hour))))
+	linkedSandbox(f, "quick", "u5", "10.0.0.5", createdAt(ft0.Add(30*time.Second)))
+	linkedSandbox(f, "late", "u6", "10.0.0.6", createdAt(ft0.Add(time.Hour)))
 	events := []corev1.Event{
 		createEvent("quick", "quick-0", ft0, ft0, 1), createEvent("quick", "quick-0", ft0.Add(30*time.Second), ft0.Add(30*time.Second), 1),
 		createEvent("late", "late-0", ft0, ft0.Add(time.Hour), 2),         // aggregated: count 2

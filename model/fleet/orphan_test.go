@@ -20,10 +20,8 @@ import (
 // sandbox's own again when an object of that name comes back.
 func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 	f, clock := newSyncedFleet(t)
-	f.UpsertBatchSandbox(batchSandbox("a", ""))
-	f.UpsertPod(sandboxPod("a", "ua", "", modeltest.Initializing, modeltest.DeletingAt(ft0, 30)))
-	f.UpsertBatchSandbox(batchSandbox("b", "10.0.0.2"))
-	f.UpsertPod(sandboxPod("b", "ub", "10.0.0.2"))
+	linkedSandbox(f, "a", "ua", "", modeltest.Initializing, modeltest.DeletingAt(ft0, 30))
+	linkedSandbox(f, "b", "ub", "10.0.0.2")
 
 	f.DeleteBatchSandbox(ns, "a")
 	f.DeleteBatchSandbox(ns, "b") // its Pod is not deleting yet, but names it

@@ -167,8 +167,7 @@ func TestBatchSandboxStuckOnFinalizers(t *testing.T) {
 // timer heap, so an unrelated sandbox keeps its pointer.
 func TestTickTouchesOnlyTimedSandboxes(t *testing.T) {
 	f, c := newSyncedFleet(t)
-	f.UpsertBatchSandbox(batchSandbox("calm", "10.0.0.2"))
-	f.UpsertPod(sandboxPod("calm", "uc", "10.0.0.2"))
+	linkedSandbox(f, "calm", "uc", "10.0.0.2")
 	b := batchSandbox("exp", "10.0.0.3")
 	exp := ft0.Add(time.Hour)
 	b.ExpireTime = &exp

@@ -71,8 +71,7 @@ func TestFleetAsKnownObjects(t *testing.T) {
 // share one copy.
 func TestPodEntrySharesLinkedKey(t *testing.T) {
 	f, _ := newSyncedFleet(t)
-	f.UpsertBatchSandbox(batchSandbox("sb", "10.0.0.1"))
-	f.UpsertPod(sandboxPod("sb", "uid-1", "10.0.0.1"))
+	linkedSandbox(f, "sb", "uid-1", "10.0.0.1")
 	key := nn(ns, "sb-0")
 	var linkKey, podKey string
 	for _, k := range f.sandboxes[model.SandboxKey(model.EngineBatchSandbox, ns, "sb")].links {
