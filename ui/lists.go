@@ -197,22 +197,13 @@ func (v *listView) update(msg tea.Msg, c *shared) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
 		k := c.keys
-		switch {
-		case key.Matches(msg, k.Problems):
+		if key.Matches(msg, k.Problems) {
 			v.filter.ProblemsOnly = !v.filter.ProblemsOnly
 			v.refilter()
 			return nil
-		case key.Matches(msg, k.SortName):
-			v.setSort(query.SortName)
-			return nil
-		case key.Matches(msg, k.SortAge):
-			v.setSort(query.SortAge)
-			return nil
-		case key.Matches(msg, k.SortState):
-			v.setSort(query.SortState)
-			return nil
-		case key.Matches(msg, k.SortRestarts):
-			v.setSort(query.SortRestarts)
+		}
+		if sk, ok := sortKeyOf(msg, k); ok {
+			v.setSort(sk)
 			return nil
 		}
 		moveCursor(msg, k, &v.cursor, len(v.visible), v.page)

@@ -311,18 +311,13 @@ func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
 		k := c.keys
+		sk, sorts := sortKeyOf(msg, k)
 		switch {
 		case key.Matches(msg, k.Problems):
 			v.filter.ProblemsOnly = !v.filter.ProblemsOnly
 			v.refilter()
-		case key.Matches(msg, k.SortName):
-			v.setSort(query.SortName, c)
-		case key.Matches(msg, k.SortAge):
-			v.setSort(query.SortAge, c)
-		case key.Matches(msg, k.SortState):
-			v.setSort(query.SortState, c)
-		case key.Matches(msg, k.SortRestarts):
-			v.setSort(query.SortRestarts, c)
+		case sorts:
+			v.setSort(sk, c)
 		case key.Matches(msg, k.Wide):
 			v.wide = !v.wide
 		default:
@@ -470,6 +465,22 @@ func (v *sandboxesView) fullHelp(c *shared) [][]key.Binding {
 		{k.Filter, k.Problems, k.SortName, k.SortAge, k.SortState, k.SortRestarts, k.Wide},
 		{k.Command, k.Commands, k.Back, k.Help, k.Quit},
 	}
+}
+
+// sortKeyOf is the sort order a key asks for, if it asks for one; the
+// sandboxes and the other lists sort by the same keys.
+func sortKeyOf(msg tea.KeyMsg, k KeyMap) (query.SortKey, bool) {
+	switch {
+	case key.Matches(msg, k.SortName):
+		return query.SortName, true
+	case key.Matches(msg, k.SortAge):
+		return query.SortAge, true
+	case key.Matches(msg, k.SortState):
+		return query.SortState, true
+	case key.Matches(msg, k.SortRestarts):
+		return query.SortRestarts, true
+	}
+	return "", false
 }
 
 // moveCursor applies a navigation key; it reports whether the key was one.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/forensics"
+	"github.com/sandscope/sandscope/model/query"
 )
 
 func TestMain(m *testing.M) {
@@ -768,5 +769,18 @@ func TestFooterBelongsToTheAction(t *testing.T) {
 	s := screenContains(t, tm, app, "Exec batch/sbx-d: true")
 	if strings.Contains(s, "refused") {
 		t.Fatalf("the last refusal stayed under the next action:\n%s", s)
+	}
+}
+
+// The sandboxes and the other lists read the sort keys through sortKeyOf.
+func TestSortKeyOf(t *testing.T) {
+	k := DefaultKeyMap()
+	for press, want := range map[string]query.SortKey{"N": query.SortName, "A": query.SortAge, "S": query.SortState, "R": query.SortRestarts} {
+		if got, ok := sortKeyOf(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(press)}, k); !ok || got != want {
+			t.Errorf("%s sorts by %q (%v), want %q", press, got, ok, want)
+		}
+	}
+	if got, ok := sortKeyOf(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("z")}, k); ok {
+		t.Errorf("z sorts by %q", got)
 	}
 }
