@@ -37,6 +37,15 @@ func newTestApp(t *testing.T, src *fakeSource, be Backend, opts Options) (*App, 
 	return newTestAppSized(t, src, be, opts, testW, testH)
 }
 
+// incidentApp runs the App over the incident fleet (incidentSnapshot) with
+// no backend, the default options and the test terminal size.
+func incidentApp(t *testing.T) (*fakeSource, *App, *teatest.TestModel) {
+	t.Helper()
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	return src, app, tm
+}
+
 func newTestAppSized(t *testing.T, src *fakeSource, be Backend, opts Options, w, h int) (*App, *teatest.TestModel) {
 	t.Helper()
 	opts.Now = fixedNow
@@ -109,8 +118,7 @@ func keys(tm *teatest.TestModel, ks ...string) {
 }
 
 func TestSandboxesView(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	_, app, tm := incidentApp(t)
 	screen := screenContains(t, tm, app, "IP_TAKEN→sbx-b-0")
 	for _, want := range []string{"Sandboxes [4/4]", "synced · as of 17:25:59", "IP_TAKEN 1", "stuck 1"} {
 		if !strings.Contains(screen, want) {
@@ -121,8 +129,7 @@ func TestSandboxesView(t *testing.T) {
 }
 
 func TestFilter(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	_, app, tm := incidentApp(t)
 	keys(tm, "/", "sbx-a")
 	screenContains(t, tm, app, "Sandboxes [1/4]")
 	keys(tm, "enter")
@@ -130,8 +137,7 @@ func TestFilter(t *testing.T) {
 }
 
 func TestFilterInvertAndLabels(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	_, app, tm := incidentApp(t)
 	keys(tm, "/", "!sbx-a", "enter")
 	screenContains(t, tm, app, "Sandboxes [3/4]")
 	keys(tm, "esc") // clears the filter
@@ -146,8 +152,7 @@ func TestFilterInvertAndLabels(t *testing.T) {
 }
 
 func TestSortKeepsCursorOnSandbox(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	src, app, tm := incidentApp(t)
 	screenContains(t, tm, app, "Sandboxes [4/4]")
 	keys(tm, "j", "j") // by name: batch/sbx-d, team-rl/sbx-a, team-rl/sbx-b → on sbx-b
 	keys(tm, "R")      // restarts: sbx-c first
@@ -164,33 +169,31 @@ func TestSortKeepsCursorOnSandbox(t *testing.T) {
 }
 
 func TestCommands(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
-	keys(tm, ":", "pods", "enter")
-	screenContains(t, tm, app, "Pods [4/4]")
-	keys(tm, ":", "pools", "enter")
-	screenContains(t, tm, app, "rl-pool")
-	keys(tm, "-")
-	screenContains(t, tm, app, "Sandboxes [4/4]")
-	keys(tm, ":", "sb /sbx-c", "enter")
-	screenContains(t, tm, app, "Sandboxes [1/4]  /sbx-c")
-	keys(tm, ":", "sb app=rl", "enter")
-	screenContains(t, tm, app, "Sandboxes [2/4]  /-l app=rl")
-	keys(tm, ":", "ns batch", "enter")
-	screenContains(t, tm, app, "ns:batch")
-	keys(tm, ":", "bogus", "enter")
-	screenContains(t, tm, app, `unknown command "bogus"`)
-	keys(tm, ":", "ctx other", "enter")
-	screenContains(t, tm, app, "switching context is not available here")
-	keys(tm, ":", "po", "tab", "enter") // completion: "po" → "pods"
-	screenContains(t, tm, app, "Pods [")
+	_, app, tm := incidentApp(t)
+	// One session, in order: each command's screen is the next one's start.
+	for _, step := range []struct {
+		keys []string
+		want string
+	}{
+		{[]string{":", "pods", "enter"}, "Pods [4/4]"},
+		{[]string{":", "pools", "enter"}, "rl-pool"},
+		{[]string{"-"}, "Sandboxes [4/4]"},
+		{[]string{":", "sb /sbx-c", "enter"}, "Sandboxes [1/4]  /sbx-c"},
+		{[]string{":", "sb app=rl", "enter"}, "Sandboxes [2/4]  /-l app=rl"},
+		{[]string{":", "ns batch", "enter"}, "ns:batch"},
+		{[]string{":", "bogus", "enter"}, `unknown command "bogus"`},
+		{[]string{":", "ctx other", "enter"}, "switching context is not available here"},
+		{[]string{":", "po", "tab", "enter"}, "Pods ["}, // completion: "po" → "pods"
+	} {
+		keys(tm, step.keys...)
+		screenContains(t, tm, app, step.want)
+	}
 	keys(tm, ":", "q", "enter")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 }
 
 func TestPodsView(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	_, app, tm := incidentApp(t)
 	keys(tm, ":", "pods", "enter")
 	screenContains(t, tm, app, "Pods [4/4]")
 	goldenFrame(t, tm)
@@ -267,8 +270,7 @@ func TestDeleteAsksConfirmation(t *testing.T) {
 }
 
 func TestResize(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	_, app, tm := incidentApp(t)
 	tm.Send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	waitScreen(t, tm, app, "80 columns", func(s string) bool { return app.width == 80 })
 	f := goldenFrame(t, tm)
@@ -300,8 +302,7 @@ func TestTinyTerminalDegrades(t *testing.T) {
 }
 
 func TestDisconnected(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	src, app, tm := incidentApp(t)
 	screenContains(t, tm, app, "IP_TAKEN→sbx-b-0")
 	snap := incidentSnapshot()
 	snap.Version = 2
@@ -516,8 +517,7 @@ func TestDetailShowsRecreationFromEvents(t *testing.T) {
 // Keys that arrive in one read (a paste, a script, a laggy link) reach the
 // app as one multi-rune key: each rune must act in order, in every mode.
 func TestKeysArrivingTogether(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	_, app, tm := incidentApp(t)
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(":pods")})
 	keys(tm, "enter")
 	screenContains(t, tm, app, "Pods [4/4]")
@@ -549,8 +549,7 @@ func TestExecPromptQuoting(t *testing.T) {
 // Under NO_COLOR no attribute reaches the terminal, not even reverse: the
 // cursor row is marked with a gutter, and the mark follows the cursor.
 func TestCursorVisibleWithoutColour(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	_, app, tm := incidentApp(t)
 	marked := func(s string) []string {
 		var out []string
 		for _, l := range strings.Split(s, "\n") {
@@ -626,8 +625,7 @@ func TestDeleteSaysRequested(t *testing.T) {
 // :ns with a namespace the fleet shows no sandbox in says so, and names
 // the namespace that differs only in case.
 func TestSwitchToUnseenNamespace(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	_, app, tm := incidentApp(t)
 	keys(tm, ":", "ns Team-RL", "enter")
 	screenContains(t, tm, app, "did you mean team-rl?")
 	keys(tm, ":", "ns batch", "enter")
@@ -641,8 +639,7 @@ func TestSwitchToUnseenNamespace(t *testing.T) {
 // it shows problems only; the Pools view offers no detail keys it cannot
 // honour.
 func TestListViewsSortAndSay(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	_, app, tm := incidentApp(t)
 	keys(tm, ":", "pods", "enter", "R")
 	s := screenContains(t, tm, app, "sort:restarts")
 	var pods []string
@@ -689,8 +686,7 @@ func TestMessagesKeepRefusalsWhole(t *testing.T) {
 
 // The title shows the whole path of views, so "-" has nothing to surprise.
 func TestBreadcrumbShowsTheWholePath(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	_, app, tm := incidentApp(t)
 	keys(tm, ":", "pods", "enter", "d")
 	screenContains(t, tm, app, "Sandboxes › Pods › ")
 }
@@ -713,8 +709,7 @@ func TestSortedAndWideColumnsShow(t *testing.T) {
 // 1-9 switch to namespace favorites (configured, else the busiest), 0 to
 // every namespace, as k9s's number keys.
 func TestNamespaceFavorites(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	src, app, tm := incidentApp(t)
 	keys(tm, "1") // team-rl has 3 of the 4 sandboxes
 	screenContains(t, tm, app, "ns:team-rl")
 	keys(tm, "0")
@@ -731,8 +726,7 @@ func TestNamespaceFavorites(t *testing.T) {
 
 // ctrl+a lists the palette's commands with their aliases.
 func TestCtrlAListsCommands(t *testing.T) {
-	src := &fakeSource{snap: incidentSnapshot()}
-	app, tm := newTestApp(t, src, Backend{}, Options{})
+	_, app, tm := incidentApp(t)
 	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlA})
 	s := screenContains(t, tm, app, ":pods, :pod, :po")
 	if !strings.Contains(s, ":messages, :msg") {
