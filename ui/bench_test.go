@@ -26,8 +26,7 @@ func BenchmarkFilterKeystroke(b *testing.B) {
 			name, before, key string
 		}{{"narrow", "sandbox-00", "1"}, {"first", "", "s"}} {
 			b.Run(fmt.Sprintf("rows=%d/%s", n, tc.name), func(b *testing.B) {
-				app := New(&fakeSource{snap: bigSnapshot(n)}, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
-				app.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+				app := benchApp(&fakeSource{snap: bigSnapshot(n)})
 				app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
 				sv := app.top().(*sandboxesView)
 				filter := app.dialog.(*prompt)
@@ -59,8 +58,7 @@ func BenchmarkLiveUpdate(b *testing.B) {
 	for _, n := range []int{1000, 50000} {
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
 			src := &fakeSource{snap: bigSnapshot(n)}
-			app := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
-			app.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+			app := benchApp(src)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -106,8 +104,7 @@ func BenchmarkFleetUpdate(b *testing.B) {
 				f.UpsertPod(pods[i])
 			}
 			src := &fakeSource{snap: f.Snapshot()}
-			app := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
-			app.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+			app := benchApp(src)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for it := 0; it < b.N; it++ {
@@ -139,8 +136,7 @@ func BenchmarkViewMemory(b *testing.B) {
 	var perRow float64
 	for range b.N {
 		before := liveHeap()
-		app := New(&fakeSource{snap: snap}, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
-		app.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+		app := benchApp(&fakeSource{snap: snap})
 		_ = app.View()
 		perRow = float64(int64(liveHeap())-int64(before)) / n
 		runtime.KeepAlive(app)
@@ -189,11 +185,18 @@ func BenchmarkViewMemoryContexts(b *testing.B) {
 	var perRow float64
 	for range b.N {
 		before := liveHeap()
-		app := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
-		app.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+		app := benchApp(src)
 		_ = app.View()
 		perRow = float64(int64(liveHeap())-int64(before)) / n
 		runtime.KeepAlive(app)
 	}
 	b.ReportMetric(perRow, "heapB/row")
+}
+
+// benchApp is an App over src in a 160×50 terminal, driven by direct
+// Update and View calls rather than a running program.
+func benchApp(src Source) *App {
+	app := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+	app.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+	return app
 }
