@@ -11,7 +11,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/internal/textsafe/textsafetest"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -64,15 +63,7 @@ func TestHostileTextIsShownNotObeyed(t *testing.T) {
 			return 0, errors.New("failed " + hostile)
 		},
 	}
-	app := New(src, be, Options{Now: fixedNow}, DefaultKeyMap())
-	var out syncbuf.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	p := NewProgram(app, &out, tea.WithInput(nil), tea.WithoutSignalHandler(), tea.WithContext(ctx))
-	done := make(chan struct{})
-	go func() { defer close(done); _, _ = p.Run() }()
-	defer func() { p.Quit(); <-done }()
-	p.Send(tea.WindowSizeMsg{Width: 400, Height: 60})
+	p, out := startProgram(t, New(src, be, Options{Now: fixedNow}, DefaultKeyMap()), 400, 60)
 	typ := func(s string) {
 		for _, r := range s {
 			p.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
@@ -80,23 +71,23 @@ func TestHostileTextIsShownNotObeyed(t *testing.T) {
 	}
 	enter := func() { p.Send(tea.KeyMsg{Type: tea.KeyEnter}) }
 
-	waitOutput(t, &out, "note ␛]0;evil title␇") // header
-	waitOutput(t, &out, "P␛]0;")                // a table cell
+	waitOutput(t, out, "note ␛]0;evil title␇") // header
+	waitOutput(t, out, "P␛]0;")                // a table cell
 	typ("d")
-	waitOutput(t, &out, "notice "+hostileShown)
-	waitOutput(t, &out, "term "+hostileShown)
-	waitOutput(t, &out, "event "+hostileShown)
+	waitOutput(t, out, "notice "+hostileShown)
+	waitOutput(t, out, "term "+hostileShown)
+	waitOutput(t, out, "event "+hostileShown)
 	typ("-y")
-	waitOutput(t, &out, "yaml "+hostileShown)
+	waitOutput(t, out, "yaml "+hostileShown)
 	typ("-l")
-	waitOutput(t, &out, "log "+hostileShown)
+	waitOutput(t, out, "log "+hostileShown)
 	typ("-e")
-	waitOutput(t, &out, "R␛]0;")
+	waitOutput(t, out, "R␛]0;")
 	typ("-x")
 	typ("id")
 	enter()
-	waitOutput(t, &out, "exec "+hostileShown)
-	waitOutput(t, &out, "failed "+hostileShown) // the error in the title
+	waitOutput(t, out, "exec "+hostileShown)
+	waitOutput(t, out, "failed "+hostileShown) // the error in the title
 	assertInert(t, out.String())
 }
 
