@@ -48,9 +48,7 @@ func TestClockRedrawsOnlyWhenTextChanges(t *testing.T) {
 		Meta: &model.ObjectMeta{Namespace: "ns", Name: "old",
 			CreationTimestamp: metav1.NewTime(t0.Add(-5*time.Minute - 20*time.Second))}, // "5m" until t0+40s
 	}}, nil, nil)
-	a := New(&fakeSource{snap: snap}, Backend{}, Options{Now: func() time.Time { return now }}, DefaultKeyMap())
-	a.Init()
-	a.Update(tea.WindowSizeMsg{Width: 120, Height: 20})
+	a := directApp(snap, Options{Now: func() time.Time { return now }}, 120, 20)
 	ageRe := regexp.MustCompile(`(?m)^[ ›]?ns\s+old\s.*\s(\d+[smhd])\s*$`)
 	ageShown := func() string {
 		t.Helper()
@@ -125,9 +123,7 @@ func TestNarrowTerminalShowsShortIDs(t *testing.T) {
 		Meta:    &model.ObjectMeta{Namespace: "eval", Name: id, CreationTimestamp: metav1.NewTime(t0.Add(-14 * time.Minute))},
 		Notices: []model.Notice{{Code: model.CodeStuckTerminating, Severity: model.SeverityWarning}},
 	}}, nil, nil)
-	a := New(&fakeSource{snap: snap}, Backend{}, Options{Now: func() time.Time { return t0 }}, DefaultKeyMap())
-	a.Init()
-	a.Update(tea.WindowSizeMsg{Width: 80, Height: 12})
+	a := directApp(snap, Options{Now: func() time.Time { return t0 }}, 80, 12)
 	v := a.View()
 	for _, want := range []string{"AGE", "NOTICES", "16952042 ", "14m", "STUCK_TERMINATING"} {
 		if !strings.Contains(v, want) {
@@ -146,9 +142,7 @@ func TestNarrowTerminalShowsShortIDs(t *testing.T) {
 // Help lists every key of a binding (j and down both move) and scrolls when
 // the terminal is shorter than it.
 func TestHelpListsEveryKeyAndScrolls(t *testing.T) {
-	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{}, DefaultKeyMap())
-	a.Init()
-	a.Update(tea.WindowSizeMsg{Width: 120, Height: 8})
+	a := directApp(incidentSnapshot(), Options{}, 120, 8)
 	a.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
 	first := a.View()
 	for _, want := range []string{"↑/k", "↓/j"} {
@@ -171,9 +165,7 @@ func TestHelpListsEveryKeyAndScrolls(t *testing.T) {
 // and sandscope's own, after the connection state.
 func TestHeaderNamesUserAndVersions(t *testing.T) {
 	snap := fleet.NewSnapshot(1, model.SourceStatus{Context: "prod", Cluster: "eu-1", User: "alice", ServerVersion: "v1.37.2", Synced: true}, nil, nil, nil)
-	a := New(&fakeSource{snap: snap}, Backend{}, Options{Version: "v0.9.0"}, DefaultKeyMap())
-	a.Init()
-	a.Update(tea.WindowSizeMsg{Width: 200, Height: 10})
+	a := directApp(snap, Options{Version: "v0.9.0"}, 200, 10)
 	head := strings.SplitN(a.View(), "\n", 2)[0]
 	for _, want := range []string{"ctx:prod", "cluster:eu-1", "user:alice", "k8s v1.37.2", "sandscope v0.9.0"} {
 		if !strings.Contains(head, want) {
@@ -188,9 +180,7 @@ func TestHeaderNamesUserAndVersions(t *testing.T) {
 // At 80 columns help stacks its groups instead of cutting the ones that do
 // not fit beside the others.
 func TestHelpAt80Columns(t *testing.T) {
-	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{}, DefaultKeyMap())
-	a.Init()
-	a.Update(tea.WindowSizeMsg{Width: 80, Height: 60})
+	a := directApp(incidentSnapshot(), Options{}, 80, 60)
 	a.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
 	v := a.View()
 	for _, want := range []string{"sort restarts", "wide: every column", "commands and aliases", "quit", "problems only"} {
@@ -198,4 +188,13 @@ func TestHelpAt80Columns(t *testing.T) {
 			t.Errorf("help at 80 columns lacks %q:\n%s", want, v)
 		}
 	}
+}
+
+// directApp is an App over snap in a w×h terminal that the test drives by
+// calling Update and View itself, without a program.
+func directApp(snap *fleet.Snapshot, opts Options, w, h int) *App {
+	a := New(&fakeSource{snap: snap}, Backend{}, opts, DefaultKeyMap())
+	a.Init()
+	a.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return a
 }
