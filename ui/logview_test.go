@@ -6,22 +6,36 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/sandscope/sandscope/model"
 )
 
+// logCalls records the options of every Logs call a test's backend answered.
+type logCalls struct {
+	mu   sync.Mutex
+	opts []LogOptions
+}
+
+func (c *logCalls) seen() []LogOptions {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.opts)
+}
+
 // logsBackend serves lines as the log of every sandbox; with timestamps
 // requested, each line carries one, as the kubelet adds it.
-func logsBackend(lines []string, seen *[]LogOptions, mu *sync.Mutex) Backend {
+func logsBackend(lines []string, calls *logCalls) Backend {
 	return Backend{Logs: func(ctx context.Context, sb *model.Sandbox, opts LogOptions, w io.Writer) error {
-		mu.Lock()
-		*seen = append(*seen, opts)
-		mu.Unlock()
+		calls.mu.Lock()
+		calls.opts = append(calls.opts, opts)
+		calls.mu.Unlock()
 		for _, l := range lines {
 			if opts.Timestamps {
 				l = "2026-11-30T16:40:00.000000001Z " + l
@@ -31,6 +45,17 @@ func logsBackend(lines []string, seen *[]LogOptions, mu *sync.Mutex) Backend {
 		<-ctx.Done()
 		return nil
 	}}
+}
+
+// openLogs runs the App over the incident fleet in a w×h terminal with
+// lines as every sandbox's log, and opens the log of the sandbox under the
+// cursor.
+func openLogs(t *testing.T, lines []string, opts Options, w, h int) (*App, *teatest.TestModel, *logCalls) {
+	t.Helper()
+	calls := &logCalls{}
+	app, tm := newTestAppSized(t, &fakeSource{snap: incidentSnapshot()}, logsBackend(lines, calls), opts, w, h)
+	keys(tm, "l")
+	return app, tm, calls
 }
 
 func numbered(n int) []string {
@@ -43,10 +68,7 @@ func numbered(n int) []string {
 
 func TestLogsWrapToggle(t *testing.T) {
 	long := "begin " + strings.Repeat("x", 150) + " THE-END"
-	var seen []LogOptions
-	var mu sync.Mutex
-	app, tm := newTestAppSized(t, &fakeSource{snap: incidentSnapshot()}, logsBackend([]string{long, "short"}, &seen, &mu), Options{}, 80, 24)
-	keys(tm, "l")
+	app, tm, _ := openLogs(t, []string{long, "short"}, Options{}, 80, 24)
 	s := screenContains(t, tm, app, "short")
 	if strings.Contains(s, "THE-END") {
 		t.Fatalf("without wrap a long line is cut at the edge:\n%s", s)
@@ -63,10 +85,7 @@ func TestLogsWrapToggle(t *testing.T) {
 }
 
 func TestLogsTimestampsToggle(t *testing.T) {
-	var seen []LogOptions
-	var mu sync.Mutex
-	app, tm := newTestApp(t, &fakeSource{snap: incidentSnapshot()}, logsBackend([]string{"hello"}, &seen, &mu), Options{})
-	keys(tm, "l")
+	app, tm, calls := openLogs(t, []string{"hello"}, Options{}, testW, testH)
 	s := screenContains(t, tm, app, "hello")
 	if strings.Contains(s, "2026-11-30T16:40:00") {
 		t.Fatalf("timestamps shown before asked:\n%s", s)
@@ -80,18 +99,13 @@ func TestLogsTimestampsToggle(t *testing.T) {
 	waitScreen(t, tm, app, "timestamps off", func(s string) bool {
 		return strings.Contains(s, "hello") && !strings.Contains(s, "2026-11-30T16:40:00")
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	if len(seen) != 3 || seen[0].Timestamps || !seen[1].Timestamps || seen[2].Timestamps {
+	if seen := calls.seen(); len(seen) != 3 || seen[0].Timestamps || !seen[1].Timestamps || seen[2].Timestamps {
 		t.Fatalf("Logs asked with %+v, want off, on, off", seen)
 	}
 }
 
 func TestLogsSearch(t *testing.T) {
-	var seen []LogOptions
-	var mu sync.Mutex
-	app, tm := newTestApp(t, &fakeSource{snap: incidentSnapshot()}, logsBackend(numbered(100), &seen, &mu), Options{})
-	keys(tm, "l")
+	app, tm, _ := openLogs(t, numbered(100), Options{}, testW, testH)
 	screenContains(t, tm, app, "line 099")
 	keys(tm, "/", "line 01", "enter")
 	s := screenContains(t, tm, app, "/line 01: 1/10")
@@ -119,10 +133,7 @@ func TestLogsSearch(t *testing.T) {
 
 func TestLogsSearchHighlightsAfterSanitising(t *testing.T) {
 	hostileLine := "evil \x1b[2J\x1b]0;pwned\x07 needle here"
-	var seen []LogOptions
-	var mu sync.Mutex
-	app, tm := newTestApp(t, &fakeSource{snap: incidentSnapshot()}, logsBackend([]string{hostileLine}, &seen, &mu), Options{})
-	keys(tm, "l")
+	app, tm, _ := openLogs(t, []string{hostileLine}, Options{}, testW, testH)
 	screenContains(t, tm, app, "needle here")
 	keys(tm, "/", "needle", "enter")
 	screenContains(t, tm, app, "/needle: 1/1")
@@ -134,11 +145,8 @@ func TestLogsSearchHighlightsAfterSanitising(t *testing.T) {
 
 func TestLogsSaveToFile(t *testing.T) {
 	dir := t.TempDir()
-	var seen []LogOptions
-	var mu sync.Mutex
 	lines := []string{"first \x1b[31mred\x1b[0m", "second"}
-	app, tm := newTestApp(t, &fakeSource{snap: incidentSnapshot()}, logsBackend(lines, &seen, &mu), Options{SaveDir: dir})
-	keys(tm, "l")
+	app, tm, _ := openLogs(t, lines, Options{SaveDir: dir}, testW, testH)
 	screenContains(t, tm, app, "second")
 	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlS})
 	want := filepath.Join(dir, "batch_sbx-d_logs_"+fixedNow().UTC().Format("20060102T150405Z")+".txt")
