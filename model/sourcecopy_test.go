@@ -11,19 +11,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// fullObjectMeta sets every field of ObjectMeta, for the fixtures below.
+func fullObjectMeta(name, finalizer string) ObjectMeta {
+	deleted := metav1.NewTime(time.Date(2026, 11, 29, 17, 30, 0, 0, time.UTC))
+	return ObjectMeta{Name: name, Namespace: "team-rl", UID: "6f1c",
+		CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 17, 20, 0, 0, time.UTC)),
+		DeletionTimestamp: &deleted,
+		Labels:            LabelsFrom(map[string]string{"app": "rl"}),
+		OwnerReferences:   []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}},
+		Finalizers:        []string{finalizer}}
+}
+
 // fullBatchSandbox sets every field of a BatchSandbox and of its rare part,
 // so that a copy of it has every pointer and slice to get wrong.
 func fullBatchSandbox() *BatchSandbox {
-	deleted := metav1.NewTime(time.Date(2026, 11, 29, 17, 30, 0, 0, time.UTC))
 	expire := time.Date(2026, 11, 29, 18, 20, 0, 0, time.UTC)
 	noticed := time.Date(2026, 11, 29, 17, 21, 0, 0, time.UTC)
 	return &BatchSandbox{
-		ObjectMeta: ObjectMeta{Name: "sbx-a", Namespace: "team-rl", UID: "6f1c",
-			CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 17, 20, 0, 0, time.UTC)),
-			DeletionTimestamp: &deleted,
-			Labels:            LabelsFrom(map[string]string{"app": "rl"}),
-			OwnerReferences:   []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}},
-			Finalizers:        []string{"pool.sandbox.opensandbox.io/pool-allocation"}},
+		ObjectMeta:      fullObjectMeta("sbx-a", "pool.sandbox.opensandbox.io/pool-allocation"),
 		ResourceVersion: "812", Replicas: 1, InitialEventsEnd: true, ExpireTime: &expire,
 		Phase:     PhaseSucceed,
 		Endpoints: []string{"10.0.3.7"},
@@ -39,18 +44,25 @@ func fullBatchSandbox() *BatchSandbox {
 // nothing that can be written through, the rare part included.
 func TestBatchSandboxDeepCopySharesNothing(t *testing.T) {
 	b := fullBatchSandbox()
-	for _, v := range []reflect.Value{reflect.ValueOf(*b), reflect.ValueOf(*b.rare)} {
+	checkCopySharesNothing(t, "BatchSandbox", b, b.DeepCopyObject(), reflect.ValueOf(*b), reflect.ValueOf(*b.rare))
+}
+
+// checkCopySharesNothing checks that the copy equals orig and shares no
+// memory with it. filled are orig's structs whose every field the fixture
+// must set: a field left empty would leave its copying untested.
+func checkCopySharesNothing(t *testing.T, name string, orig, copy any, filled ...reflect.Value) {
+	t.Helper()
+	for _, v := range filled {
 		for i := range v.NumField() {
 			if v.Field(i).IsZero() {
 				t.Fatalf("the fixture leaves %s.%s empty, so its copy goes untested", v.Type().Name(), v.Type().Field(i).Name)
 			}
 		}
 	}
-	c := b.DeepCopyObject().(*BatchSandbox)
-	if !reflect.DeepEqual(b, c) {
-		t.Fatalf("copy differs:\n%+v\n%+v", b, c)
+	if !reflect.DeepEqual(orig, copy) {
+		t.Fatalf("copy differs:\n%+v\n%+v", orig, copy)
 	}
-	for _, where := range sharedMemory(reflect.ValueOf(b), reflect.ValueOf(c), "BatchSandbox") {
+	for _, where := range sharedMemory(reflect.ValueOf(orig), reflect.ValueOf(copy), name) {
 		t.Errorf("the copy shares %s with the original", where)
 	}
 }
@@ -110,7 +122,6 @@ func sharedMemory(a, b reflect.Value, path string) []string {
 // its rare part, so that a copy of it has every pointer and slice to get
 // wrong.
 func fullPod() *Pod {
-	deleted := metav1.NewTime(time.Date(2026, 11, 29, 17, 30, 0, 0, time.UTC))
 	started := metav1.NewTime(time.Date(2026, 11, 29, 17, 21, 0, 0, time.UTC))
 	grace, termGrace := int64(30), int64(60)
 	limit := resource.MustParse("512Mi")
@@ -119,12 +130,7 @@ func fullPod() *Pod {
 		LastTerminationState: TerminationState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}},
 		Ready:                true, RestartCount: 2}
 	return &Pod{
-		ObjectMeta: ObjectMeta{Name: "sbx-a-0", Namespace: "team-rl", UID: "7a2d",
-			CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 17, 20, 0, 0, time.UTC)),
-			DeletionTimestamp: &deleted,
-			Labels:            LabelsFrom(map[string]string{"app": "rl"}),
-			OwnerReferences:   []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}},
-			Finalizers:        []string{"f"}},
+		ObjectMeta: fullObjectMeta("sbx-a-0", "f"),
 		Spec: PodSpec{NodeName: "node-1", HostNetwork: true, RestartPolicy: corev1.RestartPolicyAlways,
 			TerminationGracePeriodSeconds: &termGrace,
 			Containers: []Container{{Name: "sandbox", Image: "python:3.12", Command: []string{"/bin/sh"}, Args: []string{"-c", "x"},
@@ -142,19 +148,6 @@ func fullPod() *Pod {
 // nothing that can be written through.
 func TestPodDeepCopySharesNothing(t *testing.T) {
 	p := fullPod()
-	for _, v := range []reflect.Value{reflect.ValueOf(*p), reflect.ValueOf(p.Spec), reflect.ValueOf(p.Spec.Containers[0]),
-		reflect.ValueOf(p.Status), reflect.ValueOf(p.Status.ContainerStatuses[0]), reflect.ValueOf(*p.Status.rare)} {
-		for i := range v.NumField() {
-			if v.Field(i).IsZero() {
-				t.Fatalf("the fixture leaves %s.%s empty, so its copy goes untested", v.Type().Name(), v.Type().Field(i).Name)
-			}
-		}
-	}
-	c := p.DeepCopyObject().(*Pod)
-	if !reflect.DeepEqual(p, c) {
-		t.Fatalf("copy differs:\n%+v\n%+v", p, c)
-	}
-	for _, where := range sharedMemory(reflect.ValueOf(p), reflect.ValueOf(c), "Pod") {
-		t.Errorf("the copy shares %s with the original", where)
-	}
+	checkCopySharesNothing(t, "Pod", p, p.DeepCopyObject(), reflect.ValueOf(*p), reflect.ValueOf(p.Spec), reflect.ValueOf(p.Spec.Containers[0]),
+		reflect.ValueOf(p.Status), reflect.ValueOf(p.Status.ContainerStatuses[0]), reflect.ValueOf(*p.Status.rare))
 }
