@@ -26,16 +26,20 @@ const HoldFinalizer = "kubetest.sandscope.io/hold"
 // real API: pods/binding, the pods/status subresource, core/v1 Events and
 // nodes/status. Every method fails the test on an API error and returns the
 // object as the server stored it.
-type Kubelet struct {
+type Kubelet struct{ actor }
+
+// Kubelet returns the kubelet helpers for this test.
+func (c *Cluster) Kubelet(t testing.TB) *Kubelet { return &Kubelet{c.actorFor(t)} }
+
+// actor is what Kubelet and Controller act with: the cluster, the test an
+// API error fails, and a context that lasts as long as that test.
+type actor struct {
 	c   *Cluster
 	t   testing.TB
 	ctx context.Context
 }
 
-// Kubelet returns the kubelet helpers for this test.
-func (c *Cluster) Kubelet(t testing.TB) *Kubelet {
-	return &Kubelet{c: c, t: t, ctx: Context(t)}
-}
+func (c *Cluster) actorFor(t testing.TB) actor { return actor{c: c, t: t, ctx: Context(t)} }
 
 // CreatePod creates pod in ns as given and returns the stored Pod.
 func (k *Kubelet) CreatePod(ns string, pod *corev1.Pod) *corev1.Pod {
@@ -148,15 +152,13 @@ func (k *Kubelet) SetWaiting(ns, pod, container, reason, message string) *corev1
 	return k.UpdatePodStatus(ns, pod, func(p *corev1.Pod) {
 		s, init := k.statusOf(p, container)
 		s.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}
-		s.Ready, s.Started = false, ptrTo(false)
 		if p.Status.Phase == "" {
 			p.Status.Phase = corev1.PodPending
 		}
 		if init {
 			setPodCondition(p, corev1.PodInitialized, corev1.ConditionFalse, "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", container))
 		}
-		setPodCondition(p, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", container))
-		setPodCondition(p, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", container))
+		setNotReady(p, s, container)
 	})
 }
 
@@ -176,9 +178,7 @@ func (k *Kubelet) Terminate(ns, pod, container string, exitCode int32, reason st
 		s.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now,
 		}}
-		s.Ready, s.Started = false, ptrTo(false)
-		setPodCondition(p, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", container))
-		setPodCondition(p, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", container))
+		setNotReady(p, s, container)
 	})
 }
 
@@ -459,6 +459,15 @@ func containerStatus(list *[]corev1.ContainerStatus, c corev1.Container) *corev1
 		State:       corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
 	})
 	return &(*list)[len(*list)-1]
+}
+
+// setNotReady marks container (status s) not ready and not started, and the
+// Pod's ContainersReady and Ready conditions False, as the kubelet does.
+func setNotReady(p *corev1.Pod, s *corev1.ContainerStatus, container string) {
+	s.Ready, s.Started = false, ptrTo(false)
+	message := fmt.Sprintf("containers with unready status: [%s]", container)
+	setPodCondition(p, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", message)
+	setPodCondition(p, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", message)
 }
 
 func setPodCondition(p *corev1.Pod, t corev1.PodConditionType, status corev1.ConditionStatus, reason, message string) {
