@@ -164,10 +164,7 @@ func createBatchSandbox(kl *kubetest.Kubelet, ct *kubetest.Controller, ns, name 
 // Incident 002: sandbox A's container exits, the engine keeps forwarding to
 // A's recorded IP, and a new sandbox B's Pod gets that IP.
 func TestIncidentIPTaken(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
 	const ip = "127.0.0.7"
 	keyA, keyB := bsbxKey(ns, "sbx-a"), bsbxKey(ns, "sbx-b")
 
@@ -233,10 +230,7 @@ func TestIncidentIPTaken(t *testing.T) {
 
 // A same-name re-creation (new UID) behind a sandbox is not the Pod first bound.
 func TestIncidentUIDChanged(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
 	const ip = "127.0.0.8"
 	key := bsbxKey(ns, "sbx-u")
 
@@ -275,10 +269,7 @@ func TestIncidentUIDChanged(t *testing.T) {
 // Incident 000's aftermath: deleted Pods stuck Terminating, most with the
 // main container still waiting in PodInitializing.
 func TestIncidentStuckTerminating(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns, StuckAfter: time.Second})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{StuckAfter: time.Second})
 	key := bsbxKey(ns, "sbx-s")
 
 	pod := kubetest.SandboxPod("sbx-s-0", "")
@@ -414,13 +405,20 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 	}
 }
 
+// watchedNamespace starts a Watcher with opts on a fresh namespace of the
+// package's cluster and returns the namespace, its kubelet and controller.
+func watchedNamespace(t *testing.T, opts kube.WatcherOptions) (ns string, kl *kubetest.Kubelet, ct *kubetest.Controller, w *kube.Watcher) {
+	t.Helper()
+	c := kubetest.Get(t)
+	opts.Namespace = c.Namespace(t)
+	return opts.Namespace, c.Kubelet(t), c.Controller(t), startWatcher(t, c.Config, opts)
+}
+
 // watchedRunningSandbox starts a watcher on a fresh namespace holding one
 // running BatchSandbox recording ip, and waits until the model holds it OK.
-func watchedRunningSandbox(t *testing.T, c *kubetest.Cluster, name, ip string) (*kube.Watcher, string) {
+func watchedRunningSandbox(t *testing.T, name, ip string) (*kube.Watcher, string) {
 	t.Helper()
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
 	key := bsbxKey(ns, name)
 	createBatchSandbox(kl, ct, ns, name, nil)
 	kl.SetRunning(ns, name+"-0", ip)
@@ -454,7 +452,7 @@ func waitReconnected(t *testing.T, w *kube.Watcher, key string, start time.Time)
 // every informer is back.
 func TestWatcherDisconnect(t *testing.T) {
 	c := kubetest.Get(t)
-	w, key := watchedRunningSandbox(t, c, "sbx-d", "127.0.0.9")
+	w, key := watchedRunningSandbox(t, "sbx-d", "127.0.0.9")
 
 	start := time.Now()
 	c.StopAPIServer(t)
@@ -483,7 +481,7 @@ func TestWatcherDisconnect(t *testing.T) {
 // waiting for the request timeout, and all comes back when it resumes.
 func TestWatcherFrozenAPIServer(t *testing.T) {
 	c := kubetest.Get(t)
-	w, key := watchedRunningSandbox(t, c, "sbx-f", "127.0.0.19")
+	w, key := watchedRunningSandbox(t, "sbx-f", "127.0.0.19")
 
 	start := time.Now()
 	c.FreezeAPIServer(t)
@@ -499,10 +497,7 @@ func TestWatcherFrozenAPIServer(t *testing.T) {
 // agent-sandbox Sandboxes find their Pod through status.selector; plain Pods
 // are sandboxes through their opensandbox.io/id label.
 func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
 	if st := w.Status(); len(st.Notes) != 0 || len(st.Namespaces) != 1 || st.Namespaces[0] != ns || st.Server == "" {
 		t.Errorf("status = %+v, want no notes (all CRDs installed), namespace %s and a server", st, ns)
 	}
@@ -544,10 +539,7 @@ func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {
 // The Pod cache holds slim Pods, and the custom resource caches hold slim
 // model structs whose keys work: an update and a delete reach the fleet.
 func TestWatcherTransforms(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
 
 	pod := kubetest.SandboxPod("fat", "")
 	pod.Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: strings.Repeat("x", 4096)}
@@ -579,9 +571,7 @@ func TestWatcherTransforms(t *testing.T) {
 		sb := s.Sandbox(key)
 		return sb != nil && sb.EnginePhase == "Paused"
 	})
-	if err := c.Dynamic.Resource(kubetest.BatchSandboxGVR).Namespace(ns).Delete(kubetest.Context(t), "sbx-t", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ct.Delete(kubetest.BatchSandboxGVR, ns, "sbx-t")
 	// Its Pod remains (no garbage collector runs here): the row stays, as
 	// the deleted sandbox's, until the Pod goes too.
 	waitFor(t, w, time.Now(), waitTimeout, "the deleted sandbox's row", func(s *fleet.Snapshot) bool {
@@ -633,32 +623,13 @@ func TestWatcherForbiddenResource(t *testing.T) {
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
 	kl := c.Kubelet(t)
-	ctx := kubetest.Context(t)
-	const user = "sandscope-limited"
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "pods-only", Namespace: ns},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"pools"}, Verbs: []string{"get", "list"}},
-		},
-	}
-	if _, err := c.Kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "pods-only", Namespace: ns},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user, APIGroup: rbacv1.GroupName}},
-		RoleRef:    rbacv1.RoleRef{Kind: "Role", Name: "pods-only", APIGroup: rbacv1.GroupName},
-	}
-	if _, err := c.Kube.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	cfg := c.ConfigAs(t, ns, "sandscope-limited", "pods-only",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		rbacv1.PolicyRule{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: []string{"get", "list", "watch"}},
+		rbacv1.PolicyRule{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"pools"}, Verbs: []string{"get", "list"}},
+	)
 	kl.CreatePod(ns, kubetest.SandboxPod("visible", ""))
 	kl.SetRunning(ns, "visible", "127.0.0.50")
-
-	cfg := rest.CopyConfig(c.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	w := startWatcher(t, cfg, kube.WatcherOptions{Namespace: ns})
 	want := []string{
 		"list batchsandboxes.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",

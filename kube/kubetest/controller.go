@@ -46,6 +46,14 @@ func (ct *Controller) Get(gvr schema.GroupVersionResource, ns, name string) *uns
 	return out
 }
 
+// Delete deletes a custom resource, as its owner or an operator does.
+func (ct *Controller) Delete(gvr schema.GroupVersionResource, ns, name string) {
+	ct.t.Helper()
+	if err := ct.c.Dynamic.Resource(gvr).Namespace(ns).Delete(ct.ctx, name, metav1.DeleteOptions{}); err != nil {
+		ct.t.Fatalf("kubetest: deleting %s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
+}
+
 // SetStatus replaces .status of a custom resource through its status
 // subresource, retrying on conflicts.
 func (ct *Controller) SetStatus(gvr schema.GroupVersionResource, ns, name string, status map[string]any) *unstructured.Unstructured {
