@@ -72,9 +72,8 @@ func Context(t testing.TB) context.Context {
 // Tests using it must not run in parallel with other tests of the package.
 func (c *Cluster) StopAPIServer(t testing.TB) {
 	t.Helper()
-	pc := c.pkg
-	pc.apiMu.Lock()
-	defer pc.apiMu.Unlock()
+	c.pkg.apiMu.Lock()
+	defer c.pkg.apiMu.Unlock()
 	pid := c.apiServerPID(t)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
 		t.Fatalf("kubetest: StopAPIServer: killing kube-apiserver %d: %v", pid, err)

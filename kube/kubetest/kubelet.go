@@ -171,13 +171,7 @@ func (k *Kubelet) Terminate(ns, pod, container string, exitCode int32, reason st
 	now := metav1.Now()
 	return k.UpdatePodStatus(ns, pod, func(p *corev1.Pod) {
 		s, _ := k.statusOf(p, container)
-		started := now
-		if s.State.Running != nil {
-			started = s.State.Running.StartedAt
-		}
-		s.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now,
-		}}
+		s.State = corev1.ContainerState{Terminated: endRun(s, exitCode, reason, now, now)}
 		setNotReady(p, s, container)
 	})
 }
@@ -192,16 +186,7 @@ func (k *Kubelet) Restart(ns, pod, container string, exitCode int32, reason stri
 	now := metav1.Now()
 	return k.UpdatePodStatus(ns, pod, func(p *corev1.Pod) {
 		s, _ := k.statusOf(p, container)
-		started := metav1.NewTime(now.Add(-time.Second))
-		switch {
-		case s.State.Running != nil:
-			started = s.State.Running.StartedAt
-		case s.State.Terminated != nil:
-			started = s.State.Terminated.StartedAt
-		}
-		s.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now,
-		}}
+		s.LastTerminationState = corev1.ContainerState{Terminated: endRun(s, exitCode, reason, now, metav1.NewTime(now.Add(-time.Second)))}
 		s.RestartCount++
 		s.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 		s.Ready, s.Started = true, ptrTo(true)
@@ -459,6 +444,20 @@ func containerStatus(list *[]corev1.ContainerStatus, c corev1.Container) *corev1
 		State:       corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
 	})
 	return &(*list)[len(*list)-1]
+}
+
+// endRun is the terminated state that ends s's current (or last) run at now
+// with exitCode and reason; a run that never started is taken to have
+// started at notStarted.
+func endRun(s *corev1.ContainerStatus, exitCode int32, reason string, now, notStarted metav1.Time) *corev1.ContainerStateTerminated {
+	started := notStarted
+	switch {
+	case s.State.Running != nil:
+		started = s.State.Running.StartedAt
+	case s.State.Terminated != nil:
+		started = s.State.Terminated.StartedAt
+	}
+	return &corev1.ContainerStateTerminated{ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now}
 }
 
 // setNotReady marks container (status s) not ready and not started, and the
