@@ -7,7 +7,6 @@ package registrytest
 import (
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,6 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/sandscope/sandscope/internal/deadserver"
 )
 
 // Registry is a live in-process registry.
@@ -140,13 +141,7 @@ func (r *Registry) PushIndex(t testing.TB, repoTag string, images map[string]v1.
 // ClosedPort returns "127.0.0.1:port" where nothing listens (connection refused).
 func ClosedPort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	return deadserver.Refusing(t)
 }
 
 // Stall is a server that accepts requests and answers nothing for a
