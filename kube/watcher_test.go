@@ -53,12 +53,18 @@ func startWatcher(t *testing.T, cfg *rest.Config, opts kube.WatcherOptions) *kub
 	if err != nil {
 		t.Fatalf("clients: %v", err)
 	}
+	return runWatcher(t, clients, opts)
+}
+
+// runWatcher runs a Watcher over clients until the test ends and waits for
+// its initial sync.
+func runWatcher(t *testing.T, clients *kube.Clients, opts kube.WatcherOptions) *kube.Watcher {
+	t.Helper()
 	w := kube.NewWatcher(clients, opts)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := t.Context() // ends just before the cleanup below runs
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	t.Cleanup(func() {
-		cancel()
 		select {
 		case err := <-done:
 			if err != nil {
@@ -681,7 +687,7 @@ func TestWatcherOverFakeClients(t *testing.T) {
 		kube.BatchSandboxGVR: "BatchSandboxList",
 	})
 	clients := &kube.Clients{Kube: kc, Dynamic: dc, Context: "demo", Namespace: "demo", RequestTimeout: time.Second}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := t.Context()
 	// One of each before the watcher starts (read by its list), one of each
 	// after (read by its watch).
 	listed := kubetest.BatchSandbox("sbx-listed", kubetest.SandboxPod("sbx-listed-0", ""))
@@ -689,20 +695,7 @@ func TestWatcherOverFakeClients(t *testing.T) {
 	if _, err := dc.Resource(kube.BatchSandboxGVR).Namespace("demo").Create(ctx, listed, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	w := kube.NewWatcher(clients, kube.WatcherOptions{Sources: &kube.Sources{BatchSandbox: true}, Demo: true})
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
-	syncCtx, syncCancel := context.WithTimeout(ctx, 10*time.Second)
-	defer syncCancel()
-	if err := w.WaitForSync(syncCtx); err != nil {
-		t.Fatal(err)
-	}
+	w := runWatcher(t, clients, kube.WatcherOptions{Sources: &kube.Sources{BatchSandbox: true}, Demo: true})
 	if sb := w.Fleet().Snapshot().Sandbox(bsbxKey("demo", "sbx-listed")); sb == nil {
 		t.Errorf("the listed BatchSandbox is not in the synced fleet")
 	}
