@@ -149,8 +149,7 @@ func (k *Kubelet) SetRunning(ns, pod, ip string) *corev1.Pod {
 // and its Ready (for an init container: Initialized) condition is False.
 func (k *Kubelet) SetWaiting(ns, pod, container, reason, message string) *corev1.Pod {
 	k.t.Helper()
-	return k.UpdatePodStatus(ns, pod, func(p *corev1.Pod) {
-		s, init := k.statusOf(p, container)
+	return k.updateContainerStatus(ns, pod, container, func(p *corev1.Pod, s *corev1.ContainerStatus, init bool) {
 		s.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}
 		if p.Status.Phase == "" {
 			p.Status.Phase = corev1.PodPending
@@ -169,8 +168,7 @@ func (k *Kubelet) SetWaiting(ns, pod, container, reason, message string) *corev1
 func (k *Kubelet) Terminate(ns, pod, container string, exitCode int32, reason string) *corev1.Pod {
 	k.t.Helper()
 	now := metav1.Now()
-	return k.UpdatePodStatus(ns, pod, func(p *corev1.Pod) {
-		s, _ := k.statusOf(p, container)
+	return k.updateContainerStatus(ns, pod, container, func(p *corev1.Pod, s *corev1.ContainerStatus, _ bool) {
 		s.State = corev1.ContainerState{Terminated: endRun(s, exitCode, reason, now, now)}
 		setNotReady(p, s, container)
 	})
@@ -184,8 +182,7 @@ func (k *Kubelet) Terminate(ns, pod, container string, exitCode int32, reason st
 func (k *Kubelet) Restart(ns, pod, container string, exitCode int32, reason string) *corev1.Pod {
 	k.t.Helper()
 	now := metav1.Now()
-	return k.UpdatePodStatus(ns, pod, func(p *corev1.Pod) {
-		s, _ := k.statusOf(p, container)
+	return k.updateContainerStatus(ns, pod, container, func(_ *corev1.Pod, s *corev1.ContainerStatus, _ bool) {
 		s.LastTerminationState = corev1.ContainerState{Terminated: endRun(s, exitCode, reason, now, metav1.NewTime(now.Add(-time.Second)))}
 		s.RestartCount++
 		s.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
@@ -411,6 +408,17 @@ func (k *Kubelet) SetNodeMemoryPressure(node string, pressure bool) *corev1.Node
 		return k.SetNodeCondition(node, corev1.NodeMemoryPressure, corev1.ConditionTrue, "KubeletHasInsufficientMemory", "kubelet has insufficient memory available")
 	}
 	return k.SetNodeCondition(node, corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available")
+}
+
+// updateContainerStatus is UpdatePodStatus for a change to one container:
+// mutate gets the Pod and that container's status entry (init: an init
+// container's).
+func (k *Kubelet) updateContainerStatus(ns, pod, container string, mutate func(p *corev1.Pod, s *corev1.ContainerStatus, init bool)) *corev1.Pod {
+	k.t.Helper()
+	return k.UpdatePodStatus(ns, pod, func(p *corev1.Pod) {
+		s, init := k.statusOf(p, container)
+		mutate(p, s, init)
+	})
 }
 
 // statusOf finds (or adds) the status entry of a container by name; init
