@@ -455,49 +455,43 @@ func waitReconnected(t *testing.T, w *kube.Watcher, key string, start time.Time)
 }
 
 // A lost API server turns every identity UNKNOWN (never a stale OK) until
-// every informer is back.
-func TestWatcherDisconnect(t *testing.T) {
+// every informer is back: a killed one, and a frozen one (the process
+// stopped: connections accepted, nothing answered), which must not wait for
+// the request timeout either.
+func TestWatcherLostAPIServer(t *testing.T) {
 	c := kubetest.Get(t)
-	w, key := watchedRunningSandbox(t, "sbx-d", "127.0.0.9")
+	for _, tc := range []struct {
+		name, sandbox, ip string
+		lose, regain      func(testing.TB)
+	}{
+		{"killed", "sbx-d", "127.0.0.9", c.StopAPIServer, c.StartAPIServer},
+		{"frozen", "sbx-f", "127.0.0.19", c.FreezeAPIServer, c.ThawAPIServer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, key := watchedRunningSandbox(t, tc.sandbox, tc.ip)
 
-	start := time.Now()
-	c.StopAPIServer(t)
-	snap, d := waitDisconnected(t, w, key, start)
-	t.Logf("latency: kube-apiserver killed → DisconnectedSince set, identity UNKNOWN: %s", d)
-	if st := w.Status(); st.DisconnectedSince == nil || !st.DisconnectedSince.Equal(*snap.Status.DisconnectedSince) {
-		t.Errorf("Status().DisconnectedSince = %v, snapshot says %v", st.DisconnectedSince, snap.Status.DisconnectedSince)
+			start := time.Now()
+			tc.lose(t)
+			snap, d := waitDisconnected(t, w, key, start)
+			t.Logf("latency: kube-apiserver %s → DisconnectedSince set, identity UNKNOWN: %s", tc.name, d)
+			if st := w.Status(); st.DisconnectedSince == nil || !st.DisconnectedSince.Equal(*snap.Status.DisconnectedSince) {
+				t.Errorf("Status().DisconnectedSince = %v, snapshot says %v", st.DisconnectedSince, snap.Status.DisconnectedSince)
+			}
+			if sb := snap.Sandbox(key); sb.State != model.StateUnknown {
+				t.Errorf("state while disconnected = %s, want Unknown", sb.State)
+			}
+			asOf := snap.Status.AsOf
+			if asOf.IsZero() || asOf.After(*snap.Status.DisconnectedSince) {
+				t.Errorf("AsOf = %v, want the last contact before the loss at %v", asOf, *snap.Status.DisconnectedSince)
+			}
+
+			start = time.Now()
+			tc.regain(t)
+			t.Logf("kube-apiserver back after %s", time.Since(start))
+			_, d = waitReconnected(t, w, key, start)
+			t.Logf("latency: kube-apiserver back → reconnected, identity OK again: %s", d)
+		})
 	}
-	if sb := snap.Sandbox(key); sb.State != model.StateUnknown {
-		t.Errorf("state while disconnected = %s, want Unknown", sb.State)
-	}
-	asOf := snap.Status.AsOf
-	if asOf.IsZero() || asOf.After(*snap.Status.DisconnectedSince) {
-		t.Errorf("AsOf = %v, want the last contact before the loss at %v", asOf, *snap.Status.DisconnectedSince)
-	}
-
-	start = time.Now()
-	c.StartAPIServer(t)
-	t.Logf("kube-apiserver restarted and ready after %s", time.Since(start))
-	_, d = waitReconnected(t, w, key, start)
-	t.Logf("latency: StartAPIServer called → reconnected, identity OK again: %s", d)
-}
-
-// A frozen API server (the process stopped: connections accepted, nothing
-// answered) is a lost connection too: every identity turns UNKNOWN without
-// waiting for the request timeout, and all comes back when it resumes.
-func TestWatcherFrozenAPIServer(t *testing.T) {
-	c := kubetest.Get(t)
-	w, key := watchedRunningSandbox(t, "sbx-f", "127.0.0.19")
-
-	start := time.Now()
-	c.FreezeAPIServer(t)
-	_, d := waitDisconnected(t, w, key, start)
-	t.Logf("latency: kube-apiserver frozen → DisconnectedSince set, identity UNKNOWN: %s", d)
-
-	start = time.Now()
-	c.ThawAPIServer(t)
-	_, d = waitReconnected(t, w, key, start)
-	t.Logf("latency: thawed → reconnected, identity OK again: %s", d)
 }
 
 // agent-sandbox Sandboxes find their Pod through status.selector; plain Pods
