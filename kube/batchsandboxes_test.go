@@ -76,14 +76,7 @@ func TestBatchSandboxCodecMatchesDynamicPath(t *testing.T) {
 	}
 	for name, doc := range docs {
 		t.Run(name, func(t *testing.T) {
-			obj, _, err := batchSandboxCodec{}.Decode([]byte(doc), nil, nil)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			got, ok := obj.(*model.BatchSandbox)
-			if !ok {
-				t.Fatalf("Decode gave %T, want *model.BatchSandbox", obj)
-			}
+			got := decodeBatchSandbox(t, doc)
 			u := &unstructured.Unstructured{}
 			if err := u.UnmarshalJSON([]byte(doc)); err != nil {
 				t.Fatal(err)
@@ -220,11 +213,7 @@ func TestBatchSandboxCodecTasks(t *testing.T) {
 	  "spec":{"poolRef":"pool-a","taskTemplate":{"spec":{"process":{"command":["python","-m","eval"],"args":["--fast"]}}}},
 	  "status":{"taskRunning":1,"taskSucceed":2,"taskFailed":3,"taskPending":4,"taskUnknown":5,
 	    "conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-11-29T17:12:00Z"}]}}`
-	obj, _, err := batchSandboxCodec{}.Decode([]byte(doc), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := obj.(*model.BatchSandbox)
+	b := decodeBatchSandbox(t, doc)
 	task := b.Task()
 	if task == nil || !task.HasTemplate || strings.Join(task.Command, " ") != "python -m eval --fast" ||
 		task.Counts != (model.TaskCounts{Running: 1, Succeed: 2, Failed: 3, Pending: 4, Unknown: 5}) {
@@ -235,19 +224,28 @@ func TestBatchSandboxCodecTasks(t *testing.T) {
 	}
 	// No template and every counter 0: nothing kept, no rare part (the
 	// comparison reads the unexported fields too).
-	obj, _, _ = batchSandboxCodec{}.Decode([]byte(`{"kind":"BatchSandbox","metadata":{"name":"p","namespace":"n"},"status":{"taskRunning":0}}`), nil, nil)
-	if b, want := obj.(*model.BatchSandbox), (&model.BatchSandbox{ObjectMeta: model.ObjectMeta{Name: "p", Namespace: "n"}}); !reflect.DeepEqual(b, want) {
+	if b, want := decodeBatchSandbox(t, `{"kind":"BatchSandbox","metadata":{"name":"p","namespace":"n"},"status":{"taskRunning":0}}`), (&model.BatchSandbox{ObjectMeta: model.ObjectMeta{Name: "p", Namespace: "n"}}); !reflect.DeepEqual(b, want) {
 		t.Fatalf("a sandbox without tasks decodes as %+v, want %+v", b, want)
 	}
 }
 
+// decodeBatchSandbox decodes doc, failing t unless it is one BatchSandbox.
+func decodeBatchSandbox(t *testing.T, doc string) *model.BatchSandbox {
+	t.Helper()
+	obj, _, err := batchSandboxCodec{}.Decode([]byte(doc), nil, nil)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	b, ok := obj.(*model.BatchSandbox)
+	if !ok {
+		t.Fatalf("Decode gave %T, want *model.BatchSandbox", obj)
+	}
+	return b
+}
+
 func TestBatchSandboxCodecFullObject(t *testing.T) {
 	t.Parallel()
-	obj, _, err := batchSandboxCodec{}.Decode([]byte(wireBSBX), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := obj.(*model.BatchSandbox)
+	b := decodeBatchSandbox(t, wireBSBX)
 	if b.Replicas != 2 || b.Phase != "Succeed" ||
 		len(b.Endpoints) != 2 || b.Endpoints[0] != "10.244.1.17" || b.ExpireTime == nil || b.DeletionTimestamp == nil ||
 		len(b.Finalizers) != 1 {
@@ -304,11 +302,7 @@ func TestBatchSandboxCodecStatus(t *testing.T) {
 func TestBatchSandboxCodecKeepsInitialEventsEnd(t *testing.T) {
 	t.Parallel()
 	doc := `{"kind":"BatchSandbox","metadata":{"resourceVersion":"77","annotations":{"k8s.io/initial-events-end":"true"}}}`
-	obj, _, err := batchSandboxCodec{}.Decode([]byte(doc), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := obj.(*model.BatchSandbox)
+	b := decodeBatchSandbox(t, doc)
 	if b.ResourceVersion != "77" || b.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
 		t.Fatalf("bookmark decoded as %+v", b.ObjectMeta)
 	}
@@ -324,11 +318,7 @@ func TestBatchSandboxCodecRejectsMalformedJSON(t *testing.T) {
 
 func TestBatchSandboxDeepCopyObject(t *testing.T) {
 	t.Parallel()
-	obj, _, err := batchSandboxCodec{}.Decode([]byte(wireBSBX), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := obj.(*model.BatchSandbox)
+	b := decodeBatchSandbox(t, wireBSBX)
 	c := b.DeepCopyObject().(*model.BatchSandbox)
 	if !reflect.DeepEqual(b, c) {
 		t.Fatalf("copy differs:\n%+v\n%+v", b, c)

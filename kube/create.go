@@ -274,32 +274,28 @@ func (w *SandboxWatch) Stop() { w.stop() }
 
 // Object is the sandbox object as last seen, nil when absent.
 func (w *SandboxWatch) Object() *unstructured.Unstructured {
-	for _, o := range w.objects.List() {
-		if u, ok := o.(*unstructured.Unstructured); ok {
-			return u
-		}
+	if objects := storeItems[*unstructured.Unstructured](w.objects); len(objects) > 0 {
+		return objects[0]
 	}
 	return nil
 }
 
 // Pods are the candidate Pods, sorted by name.
 func (w *SandboxWatch) Pods() []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, o := range w.pods.List() {
-		if p, ok := o.(*corev1.Pod); ok {
-			out = append(out, p)
-		}
-	}
+	out := storeItems[*corev1.Pod](w.pods)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
 // Events are the Events about the candidate Pods.
-func (w *SandboxWatch) Events() []*corev1.Event {
-	var out []*corev1.Event
-	for _, o := range w.events.List() {
-		if e, ok := o.(*corev1.Event); ok {
-			out = append(out, e)
+func (w *SandboxWatch) Events() []*corev1.Event { return storeItems[*corev1.Event](w.events) }
+
+// storeItems are the items of an informer's store that are of type T.
+func storeItems[T any](store cache.Store) []T {
+	var out []T
+	for _, o := range store.List() {
+		if v, ok := o.(T); ok {
+			out = append(out, v)
 		}
 	}
 	return out

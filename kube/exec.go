@@ -135,11 +135,8 @@ func classifyExecError(what string, err error) error {
 // listing across namespaces is forbidden it lists namespace only and reports
 // limited = true, so the caller can say that other namespaces went unseen.
 func (c *Clients) PodsWithIP(ctx context.Context, namespace, ip string) (pods []corev1.Pod, limited bool, err error) {
-	if c.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.RequestTimeout)
-		defer cancel()
-	}
+	ctx, cancel := c.requestContext(ctx)
+	defer cancel()
 	sel := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("status.podIP", ip).String()}
 	list, err := c.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, sel)
 	if apierrors.IsForbidden(err) && namespace != "" {
@@ -155,11 +152,8 @@ func (c *Clients) PodsWithIP(ctx context.Context, namespace, ip string) (pods []
 // SecretValue reads one key of a Secret. The value is a credential: callers
 // must never print or log it, and the errors here never contain it.
 func (c *Clients) SecretValue(ctx context.Context, namespace, name, key string) (string, error) {
-	if c.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.RequestTimeout)
-		defer cancel()
-	}
+	ctx, cancel := c.requestContext(ctx)
+	defer cancel()
 	s, err := c.Kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Errorf("reading secret %s/%s: %w", namespace, name, err)

@@ -26,12 +26,17 @@ type execEnv struct {
 	node    string
 	clients *kube.Clients
 	kubelet *kubelettest.Server
+	// ctx bounds the test's calls: a hung exec fails in 30s, not at the
+	// go test timeout.
+	ctx context.Context
 }
 
 func newExecEnv(t *testing.T, exec kubelettest.ExecFunc) *execEnv {
 	t.Helper()
 	c := kubetest.Get(t)
-	e := &execEnv{c: c, kl: c.Kubelet(t), ns: c.Namespace(t)}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	e := &execEnv{c: c, kl: c.Kubelet(t), ns: c.Namespace(t), ctx: ctx}
 	e.node = "kexec-" + e.ns
 	var err error
 	if e.clients, err = kube.NewClients(c.Config, e.ns); err != nil {
@@ -58,9 +63,7 @@ func TestPodExecStdoutAndExitCode(t *testing.T) {
 	e := newExecEnv(t, kubelettest.ShellExec)
 	p := e.pod("web", "127.78.0.2")
 	var out, errOut syncbuf.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err := e.clients.PodExec(ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "web", Container: "sandbox",
+	err := e.clients.PodExec(e.ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "web", Container: "sandbox",
 		Command: []string{"sh", "-c", "echo hi; stderr oops; exit 3"}, Stdout: &out, Stderr: &errOut})
 	var ee *kube.ExecError
 	if !errors.As(err, &ee) || !ee.HasExitCode || ee.ExitCode != 3 || ee.NotStarted {
@@ -69,7 +72,7 @@ func TestPodExecStdoutAndExitCode(t *testing.T) {
 	if !strings.Contains(out.String(), "uid="+string(p.UID)) || !strings.HasSuffix(out.String(), "hi\n") || errOut.String() != "oops\n" {
 		t.Fatalf("stdout %q stderr %q", out.String(), errOut.String())
 	}
-	if err := e.clients.PodExec(ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "web", Container: "sandbox",
+	if err := e.clients.PodExec(e.ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "web", Container: "sandbox",
 		Command: []string{"true"}, Stdout: &out}); err != nil {
 		t.Fatalf("exit 0: %v", err)
 	}
@@ -80,22 +83,20 @@ func TestPodExecStdoutAndExitCode(t *testing.T) {
 func TestPodExecErrorsBeforeTheStreamAreNotStarted(t *testing.T) {
 	e := newExecEnv(t, kubelettest.ShellExec)
 	e.pod("on-node", "127.78.0.3")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	cases := map[string]kube.PodExecOptions{
 		"pod missing":   {Namespace: e.ns, Pod: "missing", Container: "sandbox"},
 		"bad container": {Namespace: e.ns, Pod: "on-node", Container: "nope"},
 	}
 	for name, o := range cases {
 		o.Command, o.Stdout = []string{"true"}, &syncbuf.Buffer{}
-		err := e.clients.PodExec(ctx, o)
+		err := e.clients.PodExec(e.ctx, o)
 		var ee *kube.ExecError
 		if !errors.As(err, &ee) || !ee.NotStarted || ee.HasExitCode {
 			t.Errorf("%s: %v (%+v)", name, err, ee)
 		}
 	}
 	e.kubelet.Close() // node down
-	err := e.clients.PodExec(ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "on-node", Container: "sandbox", Command: []string{"true"}, Stdout: &syncbuf.Buffer{}})
+	err := e.clients.PodExec(e.ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "on-node", Container: "sandbox", Command: []string{"true"}, Stdout: &syncbuf.Buffer{}})
 	var ee *kube.ExecError
 	if !errors.As(err, &ee) || !ee.NotStarted {
 		t.Errorf("node down: %v", err)
@@ -108,18 +109,16 @@ func TestPodExecNodeDiesMidStreamReturnsNil(t *testing.T) {
 	started := make(chan struct{}, 1)
 	e := newExecEnv(t, kubelettest.DiesMidCommand(started))
 	e.pod("dies", "127.78.0.4")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	var out syncbuf.Buffer
 	go func() {
 		// The node dies once the command's first output reached the client.
 		<-started
-		_ = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_ = wait.PollUntilContextTimeout(e.ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 			return out.String() != "", nil
 		})
 		e.kubelet.Close()
 	}()
-	err := e.clients.PodExec(ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "dies", Container: "sandbox", Command: []string{"sleep", "10"}, Stdout: &out})
+	err := e.clients.PodExec(e.ctx, kube.PodExecOptions{Namespace: e.ns, Pod: "dies", Container: "sandbox", Command: []string{"sleep", "10"}, Stdout: &out})
 	if err != nil {
 		t.Logf("client-go now reports the broken leg: %v (the end marker still decides)", err)
 	}
@@ -131,9 +130,7 @@ func TestPodExecNodeDiesMidStreamReturnsNil(t *testing.T) {
 func TestPortForwardReachesThePod(t *testing.T) {
 	e := newExecEnv(t, nil)
 	p := e.pod("fwd", "127.78.0.5")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	pf, err := e.clients.ForwardPort(ctx, e.ns, "fwd", 44772)
+	pf, err := e.clients.ForwardPort(e.ctx, e.ns, "fwd", 44772)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +148,7 @@ func TestPortForwardReachesThePod(t *testing.T) {
 	if banner != fmt.Sprintf("portforward pod=%s/fwd uid=%s port=44772\n", e.ns, p.UID) || echo != "ping\n" {
 		t.Fatalf("got %q %q", banner, echo)
 	}
-	if _, err := e.clients.ForwardPort(ctx, e.ns, "missing", 44772); err == nil {
+	if _, err := e.clients.ForwardPort(e.ctx, e.ns, "missing", 44772); err == nil {
 		t.Fatal("port-forward to a missing pod succeeded")
 	} else if ee := (*kube.ExecError)(nil); !errors.As(err, &ee) || !ee.NotStarted {
 		t.Fatalf("missing pod: %v", err)
@@ -162,9 +159,7 @@ func TestPodsWithIPUsesTheFieldSelector(t *testing.T) {
 	e := newExecEnv(t, nil)
 	a := e.pod("holder", "127.78.0.6")
 	e.pod("other", "127.78.0.7")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	pods, limited, err := e.clients.PodsWithIP(ctx, e.ns, "127.78.0.6")
+	pods, limited, err := e.clients.PodsWithIP(e.ctx, e.ns, "127.78.0.6")
 	if err != nil || limited {
 		t.Fatal(err, limited)
 	}

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/sandscope/sandscope/kube"
@@ -38,31 +37,16 @@ func deadSandboxIPTakenElsewhere(t *testing.T, c *kubetest.Cluster, ns, ip strin
 	return other
 }
 
-// namespaceReader binds user to a Role that reads what sandscope watches
-// in ns only.
-func namespaceReader(t *testing.T, c *kubetest.Cluster, ns, user string) {
+// namespaceReader is a config for a user whose Role reads what sandscope
+// watches in ns only.
+func namespaceReader(t *testing.T, c *kubetest.Cluster, ns string) *rest.Config {
 	t.Helper()
-	ctx := kubetest.Context(t)
 	read := []string{"get", "list", "watch"}
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "sandbox-reader", Namespace: ns},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods", "events"}, Verbs: read},
-			{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"batchsandboxes", "pools"}, Verbs: read},
-			{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: read},
-		},
-	}
-	if _, err := c.Kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "sandbox-reader", Namespace: ns},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user, APIGroup: rbacv1.GroupName}},
-		RoleRef:    rbacv1.RoleRef{Kind: "Role", Name: "sandbox-reader", APIGroup: rbacv1.GroupName},
-	}
-	if _, err := c.Kube.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	return c.ConfigAs(t, ns, "sandbox-reader", "sandbox-reader",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods", "events"}, Verbs: read},
+		rbacv1.PolicyRule{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"batchsandboxes", "pools"}, Verbs: read},
+		rbacv1.PolicyRule{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: read},
+	)
 }
 
 // Viewing one namespace must not turn IP_TAKEN into POD_DEAD: the holder
@@ -90,13 +74,9 @@ func TestIdentityAcrossNamespaces(t *testing.T) {
 func TestIdentityAcrossNamespacesForbidden(t *testing.T) {
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
-	const ip, user = "127.0.0.82", "sandbox-reader"
+	const ip = "127.0.0.82"
 	deadSandboxIPTakenElsewhere(t, c, ns, ip)
-	namespaceReader(t, c, ns, user)
-
-	cfg := rest.CopyConfig(c.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	w := startWatcher(t, cfg, kube.WatcherOptions{Namespace: ns})
+	w := startWatcher(t, namespaceReader(t, c, ns), kube.WatcherOptions{Namespace: ns})
 	key := "bsbx/" + ns + "/dead"
 	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "POD_DEAD checked in its namespace only", func(s *fleet.Snapshot) bool {
 		sb := s.Sandbox(key)

@@ -20,11 +20,8 @@ import (
 // read, so the answer is at least as new as any write that finished before
 // the call. Errors wrap the API error (apierrors.IsNotFound still works).
 func (c *Clients) LivePod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	if c.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.RequestTimeout)
-		defer cancel()
-	}
+	ctx, cancel := c.requestContext(ctx)
+	defer cancel()
 	pod, err := c.Kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading pod %s/%s from the API server: %w", namespace, name, err)

@@ -143,18 +143,14 @@ func tallyCases(seen map[string]int, pod *corev1.Pod, slim *model.Pod) {
 // twice, in every combination of set and unset.
 func TestPodWireMergedPods(t *testing.T) {
 	t.Parallel()
-	f := podFiller(2)
-	lists := mem.NewStringLists()
-	for i := range randomPodCases / 6 {
-		a, b := randomPod(f), randomPod(f)
+	checkMergedPodWire(t, 2, "merged Pods", func(i int, a, b *corev1.Pod) []byte {
 		if i%2 == 0 {
 			// Same container names, so that statuses of one Pod find the
 			// containers of the other.
 			b.Spec.Containers = slices.Clone(a.Spec.Containers)
 		}
-		data := append(marshalPod(t, a), marshalPod(t, b)...)
-		checkPodWire(t, fmt.Sprintf("merged Pods %d", i), data, lists)
-	}
+		return append(marshalPod(t, a), marshalPod(t, b)...)
+	})
 }
 
 // TestPodWireMergedElements: as TestPodWireMergedPods, one level down: each
@@ -164,11 +160,18 @@ func TestPodWireMergedPods(t *testing.T) {
 // one, ...).
 func TestPodWireMergedElements(t *testing.T) {
 	t.Parallel()
-	f := podFiller(7)
+	checkMergedPodWire(t, 7, "merged elements", func(_ int, a, b *corev1.Pod) []byte { return mergedElements(t, a, b) })
+}
+
+// checkMergedPodWire checks decodePod on pairs of random Pods (filler seed)
+// that merge makes one message of; the i-th pair's case is named what i.
+func checkMergedPodWire(t *testing.T, seed int64, what string, merge func(i int, a, b *corev1.Pod) []byte) {
+	t.Helper()
+	f := podFiller(seed)
 	lists := mem.NewStringLists()
 	for i := range randomPodCases / 6 {
 		a, b := randomPod(f), randomPod(f)
-		checkPodWire(t, fmt.Sprintf("merged elements %d", i), mergedElements(t, a, b), lists)
+		checkPodWire(t, fmt.Sprintf("%s %d", what, i), merge(i, a, b), lists)
 	}
 }
 

@@ -53,12 +53,18 @@ func startWatcher(t *testing.T, cfg *rest.Config, opts kube.WatcherOptions) *kub
 	if err != nil {
 		t.Fatalf("clients: %v", err)
 	}
+	return runWatcher(t, clients, opts)
+}
+
+// runWatcher runs a Watcher over clients until the test ends and waits for
+// its initial sync.
+func runWatcher(t *testing.T, clients *kube.Clients, opts kube.WatcherOptions) *kube.Watcher {
+	t.Helper()
 	w := kube.NewWatcher(clients, opts)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := t.Context() // ends just before the cleanup below runs
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	t.Cleanup(func() {
-		cancel()
 		select {
 		case err := <-done:
 			if err != nil {
@@ -164,10 +170,7 @@ func createBatchSandbox(kl *kubetest.Kubelet, ct *kubetest.Controller, ns, name 
 // Incident 002: sandbox A's container exits, the engine keeps forwarding to
 // A's recorded IP, and a new sandbox B's Pod gets that IP.
 func TestIncidentIPTaken(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
 	const ip = "127.0.0.7"
 	keyA, keyB := bsbxKey(ns, "sbx-a"), bsbxKey(ns, "sbx-b")
 
@@ -233,10 +236,7 @@ func TestIncidentIPTaken(t *testing.T) {
 
 // A same-name re-creation (new UID) behind a sandbox is not the Pod first bound.
 func TestIncidentUIDChanged(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
 	const ip = "127.0.0.8"
 	key := bsbxKey(ns, "sbx-u")
 
@@ -275,10 +275,7 @@ func TestIncidentUIDChanged(t *testing.T) {
 // Incident 000's aftermath: deleted Pods stuck Terminating, most with the
 // main container still waiting in PodInitializing.
 func TestIncidentStuckTerminating(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns, StuckAfter: time.Second})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{StuckAfter: time.Second})
 	key := bsbxKey(ns, "sbx-s")
 
 	pod := kubetest.SandboxPod("sbx-s-0", "")
@@ -414,13 +411,20 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 	}
 }
 
+// watchedNamespace starts a Watcher with opts on a fresh namespace of the
+// package's cluster and returns the namespace, its kubelet and controller.
+func watchedNamespace(t *testing.T, opts kube.WatcherOptions) (ns string, kl *kubetest.Kubelet, ct *kubetest.Controller, w *kube.Watcher) {
+	t.Helper()
+	c := kubetest.Get(t)
+	opts.Namespace = c.Namespace(t)
+	return opts.Namespace, c.Kubelet(t), c.Controller(t), startWatcher(t, c.Config, opts)
+}
+
 // watchedRunningSandbox starts a watcher on a fresh namespace holding one
 // running BatchSandbox recording ip, and waits until the model holds it OK.
-func watchedRunningSandbox(t *testing.T, c *kubetest.Cluster, name, ip string) (*kube.Watcher, string) {
+func watchedRunningSandbox(t *testing.T, name, ip string) (*kube.Watcher, string) {
 	t.Helper()
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
 	key := bsbxKey(ns, name)
 	createBatchSandbox(kl, ct, ns, name, nil)
 	kl.SetRunning(ns, name+"-0", ip)
@@ -451,58 +455,49 @@ func waitReconnected(t *testing.T, w *kube.Watcher, key string, start time.Time)
 }
 
 // A lost API server turns every identity UNKNOWN (never a stale OK) until
-// every informer is back.
-func TestWatcherDisconnect(t *testing.T) {
+// every informer is back: a killed one, and a frozen one (the process
+// stopped: connections accepted, nothing answered), which must not wait for
+// the request timeout either.
+func TestWatcherLostAPIServer(t *testing.T) {
 	c := kubetest.Get(t)
-	w, key := watchedRunningSandbox(t, c, "sbx-d", "127.0.0.9")
+	for _, tc := range []struct {
+		name, sandbox, ip string
+		lose, regain      func(testing.TB)
+	}{
+		{"killed", "sbx-d", "127.0.0.9", c.StopAPIServer, c.StartAPIServer},
+		{"frozen", "sbx-f", "127.0.0.19", c.FreezeAPIServer, c.ThawAPIServer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, key := watchedRunningSandbox(t, tc.sandbox, tc.ip)
 
-	start := time.Now()
-	c.StopAPIServer(t)
-	snap, d := waitDisconnected(t, w, key, start)
-	t.Logf("latency: kube-apiserver killed → DisconnectedSince set, identity UNKNOWN: %s", d)
-	if st := w.Status(); st.DisconnectedSince == nil || !st.DisconnectedSince.Equal(*snap.Status.DisconnectedSince) {
-		t.Errorf("Status().DisconnectedSince = %v, snapshot says %v", st.DisconnectedSince, snap.Status.DisconnectedSince)
+			start := time.Now()
+			tc.lose(t)
+			snap, d := waitDisconnected(t, w, key, start)
+			t.Logf("latency: kube-apiserver %s → DisconnectedSince set, identity UNKNOWN: %s", tc.name, d)
+			if st := w.Status(); st.DisconnectedSince == nil || !st.DisconnectedSince.Equal(*snap.Status.DisconnectedSince) {
+				t.Errorf("Status().DisconnectedSince = %v, snapshot says %v", st.DisconnectedSince, snap.Status.DisconnectedSince)
+			}
+			if sb := snap.Sandbox(key); sb.State != model.StateUnknown {
+				t.Errorf("state while disconnected = %s, want Unknown", sb.State)
+			}
+			asOf := snap.Status.AsOf
+			if asOf.IsZero() || asOf.After(*snap.Status.DisconnectedSince) {
+				t.Errorf("AsOf = %v, want the last contact before the loss at %v", asOf, *snap.Status.DisconnectedSince)
+			}
+
+			start = time.Now()
+			tc.regain(t)
+			t.Logf("kube-apiserver back after %s", time.Since(start))
+			_, d = waitReconnected(t, w, key, start)
+			t.Logf("latency: kube-apiserver back → reconnected, identity OK again: %s", d)
+		})
 	}
-	if sb := snap.Sandbox(key); sb.State != model.StateUnknown {
-		t.Errorf("state while disconnected = %s, want Unknown", sb.State)
-	}
-	asOf := snap.Status.AsOf
-	if asOf.IsZero() || asOf.After(*snap.Status.DisconnectedSince) {
-		t.Errorf("AsOf = %v, want the last contact before the loss at %v", asOf, *snap.Status.DisconnectedSince)
-	}
-
-	start = time.Now()
-	c.StartAPIServer(t)
-	t.Logf("kube-apiserver restarted and ready after %s", time.Since(start))
-	_, d = waitReconnected(t, w, key, start)
-	t.Logf("latency: StartAPIServer called → reconnected, identity OK again: %s", d)
-}
-
-// A frozen API server (the process stopped: connections accepted, nothing
-// answered) is a lost connection too: every identity turns UNKNOWN without
-// waiting for the request timeout, and all comes back when it resumes.
-func TestWatcherFrozenAPIServer(t *testing.T) {
-	c := kubetest.Get(t)
-	w, key := watchedRunningSandbox(t, c, "sbx-f", "127.0.0.19")
-
-	start := time.Now()
-	c.FreezeAPIServer(t)
-	_, d := waitDisconnected(t, w, key, start)
-	t.Logf("latency: kube-apiserver frozen → DisconnectedSince set, identity UNKNOWN: %s", d)
-
-	start = time.Now()
-	c.ThawAPIServer(t)
-	_, d = waitReconnected(t, w, key, start)
-	t.Logf("latency: thawed → reconnected, identity OK again: %s", d)
 }
 
 // agent-sandbox Sandboxes find their Pod through status.selector; plain Pods
 // are sandboxes through their opensandbox.io/id label.
 func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
 	if st := w.Status(); len(st.Notes) != 0 || len(st.Namespaces) != 1 || st.Namespaces[0] != ns || st.Server == "" {
 		t.Errorf("status = %+v, want no notes (all CRDs installed), namespace %s and a server", st, ns)
 	}
@@ -544,10 +539,7 @@ func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {
 // The Pod cache holds slim Pods, and the custom resource caches hold slim
 // model structs whose keys work: an update and a delete reach the fleet.
 func TestWatcherTransforms(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
+	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
 
 	pod := kubetest.SandboxPod("fat", "")
 	pod.Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: strings.Repeat("x", 4096)}
@@ -579,9 +571,7 @@ func TestWatcherTransforms(t *testing.T) {
 		sb := s.Sandbox(key)
 		return sb != nil && sb.EnginePhase == "Paused"
 	})
-	if err := c.Dynamic.Resource(kubetest.BatchSandboxGVR).Namespace(ns).Delete(kubetest.Context(t), "sbx-t", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ct.Delete(kubetest.BatchSandboxGVR, ns, "sbx-t")
 	// Its Pod remains (no garbage collector runs here): the row stays, as
 	// the deleted sandbox's, until the Pod goes too.
 	waitFor(t, w, time.Now(), waitTimeout, "the deleted sandbox's row", func(s *fleet.Snapshot) bool {
@@ -633,32 +623,13 @@ func TestWatcherForbiddenResource(t *testing.T) {
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
 	kl := c.Kubelet(t)
-	ctx := kubetest.Context(t)
-	const user = "sandscope-limited"
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "pods-only", Namespace: ns},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"pools"}, Verbs: []string{"get", "list"}},
-		},
-	}
-	if _, err := c.Kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "pods-only", Namespace: ns},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user, APIGroup: rbacv1.GroupName}},
-		RoleRef:    rbacv1.RoleRef{Kind: "Role", Name: "pods-only", APIGroup: rbacv1.GroupName},
-	}
-	if _, err := c.Kube.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	cfg := c.ConfigAs(t, ns, "sandscope-limited", "pods-only",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		rbacv1.PolicyRule{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: []string{"get", "list", "watch"}},
+		rbacv1.PolicyRule{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"pools"}, Verbs: []string{"get", "list"}},
+	)
 	kl.CreatePod(ns, kubetest.SandboxPod("visible", ""))
 	kl.SetRunning(ns, "visible", "127.0.0.50")
-
-	cfg := rest.CopyConfig(c.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	w := startWatcher(t, cfg, kube.WatcherOptions{Namespace: ns})
 	want := []string{
 		"list batchsandboxes.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
@@ -710,7 +681,7 @@ func TestWatcherOverFakeClients(t *testing.T) {
 		kube.BatchSandboxGVR: "BatchSandboxList",
 	})
 	clients := &kube.Clients{Kube: kc, Dynamic: dc, Context: "demo", Namespace: "demo", RequestTimeout: time.Second}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := t.Context()
 	// One of each before the watcher starts (read by its list), one of each
 	// after (read by its watch).
 	listed := kubetest.BatchSandbox("sbx-listed", kubetest.SandboxPod("sbx-listed-0", ""))
@@ -718,20 +689,7 @@ func TestWatcherOverFakeClients(t *testing.T) {
 	if _, err := dc.Resource(kube.BatchSandboxGVR).Namespace("demo").Create(ctx, listed, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	w := kube.NewWatcher(clients, kube.WatcherOptions{Sources: &kube.Sources{BatchSandbox: true}, Demo: true})
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
-	syncCtx, syncCancel := context.WithTimeout(ctx, 10*time.Second)
-	defer syncCancel()
-	if err := w.WaitForSync(syncCtx); err != nil {
-		t.Fatal(err)
-	}
+	w := runWatcher(t, clients, kube.WatcherOptions{Sources: &kube.Sources{BatchSandbox: true}, Demo: true})
 	if sb := w.Fleet().Snapshot().Sandbox(bsbxKey("demo", "sbx-listed")); sb == nil {
 		t.Errorf("the listed BatchSandbox is not in the synced fleet")
 	}

@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
 )
@@ -82,13 +82,7 @@ func TestRunFrames(t *testing.T) {
 
 func TestRunNothingListeningIsNotSent(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	_, err = (&execd.Client{BaseURL: "http://" + addr}).Run(context.Background(), execd.CommandRequest{Command: "x"}, io.Discard, io.Discard)
+	_, err := (&execd.Client{BaseURL: "http://" + deadserver.Refusing(t)}).Run(context.Background(), execd.CommandRequest{Command: "x"}, io.Discard, io.Discard)
 	var ee *execd.Error
 	if !errors.As(err, &ee) || ee.Sent {
 		t.Fatalf("err %v", err)

@@ -30,6 +30,16 @@ func newReader(opts imageconfig.Options) *imageconfig.Reader {
 	return imageconfig.New(opts)
 }
 
+// startWithImage starts a registry holding repoTag, an image whose
+// entrypoint is entrypoint, with its request log emptied after the push.
+func startWithImage(t *testing.T, repoTag, entrypoint string) (reg *registrytest.Registry, ref string) {
+	t.Helper()
+	reg = registrytest.Start(t)
+	ref, _ = reg.PushImage(t, repoTag, []string{entrypoint}, nil)
+	reg.ResetRequests()
+	return reg, ref
+}
+
 func asError(t *testing.T, err error) *imageconfig.Error {
 	t.Helper()
 	var ie *imageconfig.Error
@@ -330,9 +340,7 @@ func TestFailureTTL(t *testing.T) {
 
 func TestConcurrentReadsMerge(t *testing.T) {
 	t.Parallel()
-	reg := registrytest.Start(t)
-	ref, _ := reg.PushImage(t, "app:v1", []string{"/x"}, nil)
-	reg.ResetRequests()
+	reg, ref := startWithImage(t, "app:v1", "/x")
 	r := newReader(imageconfig.Options{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
@@ -536,9 +544,7 @@ func TestReadAnonymousSendsNoCredentials(t *testing.T) {
 // nothing is sent to it.
 func TestReadRegistryAllowlist(t *testing.T) {
 	t.Parallel()
-	reg := registrytest.Start(t)
-	ref, _ := reg.PushImage(t, "app:1", []string{"/srv"}, nil)
-	reg.ResetRequests()
+	reg, ref := startWithImage(t, "app:1", "/srv")
 	r := newReader(imageconfig.Options{Registries: []string{"registry.example", "docker.io"}})
 	_, err := r.Read(context.Background(), ref)
 	if e := asError(t, err); e.Kind != imageconfig.NotAllowed || !strings.Contains(err.Error(), reg.Host) {

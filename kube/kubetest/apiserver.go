@@ -72,23 +72,14 @@ func Context(t testing.TB) context.Context {
 // Tests using it must not run in parallel with other tests of the package.
 func (c *Cluster) StopAPIServer(t testing.TB) {
 	t.Helper()
-	pc := c.pkg
-	pc.apiMu.Lock()
-	defer pc.apiMu.Unlock()
-	pidFile := filepath.Join(pc.state, "apiserver.pid")
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatalf("kubetest: StopAPIServer: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		t.Fatalf("kubetest: StopAPIServer: bad pid in %s: %v", pidFile, err)
-	}
+	c.pkg.apiMu.Lock()
+	defer c.pkg.apiMu.Unlock()
+	pid := c.apiServerPID(t)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
 		t.Fatalf("kubetest: StopAPIServer: killing kube-apiserver %d: %v", pid, err)
 	}
 	host := c.hostPort(t)
-	err = wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
 		return !alive(pid) && !dialable(host), nil
 	})
 	if err != nil {

@@ -1,7 +1,6 @@
 package kubetest
 
 import (
-	"context"
 	"encoding/json"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"testing"
@@ -22,16 +21,10 @@ var BatchSandboxStatusCounters = []string{"replicas", "allocated", "ready", "tas
 // Controller plays the engines' controllers for one test: it creates their
 // custom resources and writes their status (status subresource) and
 // annotations, through the dynamic client (JSON, as custom resources are).
-type Controller struct {
-	c   *Cluster
-	t   testing.TB
-	ctx context.Context
-}
+type Controller struct{ actor }
 
 // Controller returns the engine-controller helpers for this test.
-func (c *Cluster) Controller(t testing.TB) *Controller {
-	return &Controller{c: c, t: t, ctx: Context(t)}
-}
+func (c *Cluster) Controller(t testing.TB) *Controller { return &Controller{c.actorFor(t)} }
 
 // Create creates a custom resource (BatchSandbox, Pool, Sandbox, ...) in ns.
 func (ct *Controller) Create(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured) *unstructured.Unstructured {
@@ -51,6 +44,14 @@ func (ct *Controller) Get(gvr schema.GroupVersionResource, ns, name string) *uns
 		ct.t.Fatalf("kubetest: reading %s %s/%s: %v", gvr.Resource, ns, name, err)
 	}
 	return out
+}
+
+// Delete deletes a custom resource, as its owner or an operator does.
+func (ct *Controller) Delete(gvr schema.GroupVersionResource, ns, name string) {
+	ct.t.Helper()
+	if err := ct.c.Dynamic.Resource(gvr).Namespace(ns).Delete(ct.ctx, name, metav1.DeleteOptions{}); err != nil {
+		ct.t.Fatalf("kubetest: deleting %s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
 }
 
 // SetStatus replaces .status of a custom resource through its status
@@ -156,23 +157,11 @@ func jsonNumbers(v any) any {
 		}
 		return out
 	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonNumbers(e)
-		}
-		return out
+		return jsonNumbersEach(x)
 	case []map[string]any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonNumbers(e)
-		}
-		return out
+		return jsonNumbersEach(x)
 	case []string:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = e
-		}
-		return out
+		return jsonNumbersEach(x)
 	case int:
 		return int64(x)
 	case int32:
@@ -181,6 +170,14 @@ func jsonNumbers(v any) any {
 		return float64(x)
 	}
 	return v
+}
+
+func jsonNumbersEach[E any](x []E) []any {
+	out := make([]any, len(x))
+	for i, e := range x {
+		out[i] = jsonNumbers(e)
+	}
+	return out
 }
 
 // LabelPod sets labels on a Pod as an engine's controller does (the pool

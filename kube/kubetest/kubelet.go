@@ -26,16 +26,20 @@ const HoldFinalizer = "kubetest.sandscope.io/hold"
 // real API: pods/binding, the pods/status subresource, core/v1 Events and
 // nodes/status. Every method fails the test on an API error and returns the
 // object as the server stored it.
-type Kubelet struct {
+type Kubelet struct{ actor }
+
+// Kubelet returns the kubelet helpers for this test.
+func (c *Cluster) Kubelet(t testing.TB) *Kubelet { return &Kubelet{c.actorFor(t)} }
+
+// actor is what Kubelet and Controller act with: the cluster, the test an
+// API error fails, and a context that lasts as long as that test.
+type actor struct {
 	c   *Cluster
 	t   testing.TB
 	ctx context.Context
 }
 
-// Kubelet returns the kubelet helpers for this test.
-func (c *Cluster) Kubelet(t testing.TB) *Kubelet {
-	return &Kubelet{c: c, t: t, ctx: Context(t)}
-}
+func (c *Cluster) actorFor(t testing.TB) actor { return actor{c: c, t: t, ctx: Context(t)} }
 
 // CreatePod creates pod in ns as given and returns the stored Pod.
 func (k *Kubelet) CreatePod(ns string, pod *corev1.Pod) *corev1.Pod {
@@ -145,18 +149,15 @@ func (k *Kubelet) SetRunning(ns, pod, ip string) *corev1.Pod {
 // and its Ready (for an init container: Initialized) condition is False.
 func (k *Kubelet) SetWaiting(ns, pod, container, reason, message string) *corev1.Pod {
 	k.t.Helper()
-	return k.UpdatePodStatus(ns, pod, func(p *corev1.Pod) {
-		s, init := k.statusOf(p, container)
+	return k.updateContainerStatus(ns, pod, container, func(p *corev1.Pod, s *corev1.ContainerStatus, init bool) {
 		s.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}
-		s.Ready, s.Started = false, ptrTo(false)
 		if p.Status.Phase == "" {
 			p.Status.Phase = corev1.PodPending
 		}
 		if init {
 			setPodCondition(p, corev1.PodInitialized, corev1.ConditionFalse, "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", container))
 		}
-		setPodCondition(p, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", container))
-		setPodCondition(p, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", container))
+		setNotReady(p, s, container)
 	})
 }
 
@@ -167,18 +168,9 @@ func (k *Kubelet) SetWaiting(ns, pod, container, reason, message string) *corev1
 func (k *Kubelet) Terminate(ns, pod, container string, exitCode int32, reason string) *corev1.Pod {
 	k.t.Helper()
 	now := metav1.Now()
-	return k.UpdatePodStatus(ns, pod, func(p *corev1.Pod) {
-		s, _ := k.statusOf(p, container)
-		started := now
-		if s.State.Running != nil {
-			started = s.State.Running.StartedAt
-		}
-		s.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now,
-		}}
-		s.Ready, s.Started = false, ptrTo(false)
-		setPodCondition(p, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", container))
-		setPodCondition(p, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", container))
+	return k.updateContainerStatus(ns, pod, container, func(p *corev1.Pod, s *corev1.ContainerStatus, _ bool) {
+		s.State = corev1.ContainerState{Terminated: endRun(s, exitCode, reason, now, now)}
+		setNotReady(p, s, container)
 	})
 }
 
@@ -190,18 +182,8 @@ func (k *Kubelet) Terminate(ns, pod, container string, exitCode int32, reason st
 func (k *Kubelet) Restart(ns, pod, container string, exitCode int32, reason string) *corev1.Pod {
 	k.t.Helper()
 	now := metav1.Now()
-	return k.UpdatePodStatus(ns, pod, func(p *corev1.Pod) {
-		s, _ := k.statusOf(p, container)
-		started := metav1.NewTime(now.Add(-time.Second))
-		switch {
-		case s.State.Running != nil:
-			started = s.State.Running.StartedAt
-		case s.State.Terminated != nil:
-			started = s.State.Terminated.StartedAt
-		}
-		s.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now,
-		}}
+	return k.updateContainerStatus(ns, pod, container, func(_ *corev1.Pod, s *corev1.ContainerStatus, _ bool) {
+		s.LastTerminationState = corev1.ContainerState{Terminated: endRun(s, exitCode, reason, now, metav1.NewTime(now.Add(-time.Second)))}
 		s.RestartCount++
 		s.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 		s.Ready, s.Started = true, ptrTo(true)
@@ -428,6 +410,17 @@ func (k *Kubelet) SetNodeMemoryPressure(node string, pressure bool) *corev1.Node
 	return k.SetNodeCondition(node, corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available")
 }
 
+// updateContainerStatus is UpdatePodStatus for a change to one container:
+// mutate gets the Pod and that container's status entry (init: an init
+// container's).
+func (k *Kubelet) updateContainerStatus(ns, pod, container string, mutate func(p *corev1.Pod, s *corev1.ContainerStatus, init bool)) *corev1.Pod {
+	k.t.Helper()
+	return k.UpdatePodStatus(ns, pod, func(p *corev1.Pod) {
+		s, init := k.statusOf(p, container)
+		mutate(p, s, init)
+	})
+}
+
 // statusOf finds (or adds) the status entry of a container by name; init
 // reports whether it is an init container. Unknown names fail the test.
 func (k *Kubelet) statusOf(p *corev1.Pod, name string) (s *corev1.ContainerStatus, init bool) {
@@ -459,6 +452,29 @@ func containerStatus(list *[]corev1.ContainerStatus, c corev1.Container) *corev1
 		State:       corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
 	})
 	return &(*list)[len(*list)-1]
+}
+
+// endRun is the terminated state that ends s's current (or last) run at now
+// with exitCode and reason; a run that never started is taken to have
+// started at notStarted.
+func endRun(s *corev1.ContainerStatus, exitCode int32, reason string, now, notStarted metav1.Time) *corev1.ContainerStateTerminated {
+	started := notStarted
+	switch {
+	case s.State.Running != nil:
+		started = s.State.Running.StartedAt
+	case s.State.Terminated != nil:
+		started = s.State.Terminated.StartedAt
+	}
+	return &corev1.ContainerStateTerminated{ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now}
+}
+
+// setNotReady marks container (status s) not ready and not started, and the
+// Pod's ContainersReady and Ready conditions False, as the kubelet does.
+func setNotReady(p *corev1.Pod, s *corev1.ContainerStatus, container string) {
+	s.Ready, s.Started = false, ptrTo(false)
+	message := fmt.Sprintf("containers with unready status: [%s]", container)
+	setPodCondition(p, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", message)
+	setPodCondition(p, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", message)
 }
 
 func setPodCondition(p *corev1.Pod, t corev1.PodConditionType, status corev1.ConditionStatus, reason, message string) {

@@ -28,14 +28,7 @@ func TestMain(m *testing.M) {
 func TestBatchSandboxAndRunningPodReadBackThroughSandscopeClients(t *testing.T) {
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
-	kl, ct := c.Kubelet(t), c.Controller(t)
-
-	pod := kubetest.SandboxPod("sbx-1-0", "python:3.12-slim", "python", "-m", "http.server")
-	bsbx := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox("sbx-1", pod))
-	kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(pod, bsbx, 0))
-	kl.SetRunning(ns, "sbx-1-0", "127.0.0.5")
-	ct.SetEndpoints(ns, "sbx-1", "127.0.0.5")
-	ct.SetBatchSandboxStatus(ns, "sbx-1", map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
+	c.RunningSandbox(t, ns, "sbx-1", "127.0.0.5")
 
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {
@@ -55,12 +48,12 @@ func TestBatchSandboxAndRunningPodReadBackThroughSandscopeClients(t *testing.T) 
 	if gotPod.Spec.Containers[0].Command[0] != osv1.BootstrapPath {
 		t.Fatalf("sandbox container command = %v", gotPod.Spec.Containers[0].Command)
 	}
-	if len(gotPod.OwnerReferences) != 1 || gotPod.OwnerReferences[0].UID != bsbx.GetUID() {
-		t.Fatalf("pod owner = %+v, want the BatchSandbox %s", gotPod.OwnerReferences, bsbx.GetUID())
-	}
 	gotBsbx, err := clients.Dynamic.Resource(kube.BatchSandboxGVR).Namespace(ns).Get(ctx, "sbx-1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("reading the BatchSandbox with JSON: %v", err)
+	}
+	if len(gotPod.OwnerReferences) != 1 || gotPod.OwnerReferences[0].UID != gotBsbx.GetUID() {
+		t.Fatalf("pod owner = %+v, want the BatchSandbox %s", gotPod.OwnerReferences, gotBsbx.GetUID())
 	}
 	if phase, _, _ := unstructured.NestedString(gotBsbx.Object, "status", "phase"); phase != "Succeed" {
 		t.Fatalf("BatchSandbox phase = %q, want Succeed", phase)
@@ -82,6 +75,14 @@ func newPod(t *testing.T, c *kubetest.Cluster, ns, name string) *kubetest.Kubele
 	t.Helper()
 	kl := c.Kubelet(t)
 	kl.CreatePod(ns, kubetest.SandboxPod(name, ""))
+	return kl
+}
+
+// runningPod creates Pod name in ns and sets it Running at ip.
+func runningPod(t *testing.T, c *kubetest.Cluster, ns, name, ip string) *kubetest.Kubelet {
+	t.Helper()
+	kl := newPod(t, c, ns, name)
+	kl.SetRunning(ns, name, ip)
 	return kl
 }
 
@@ -108,8 +109,7 @@ func TestScheduleBindsToNode(t *testing.T) {
 func TestSetRunning(t *testing.T) {
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
-	kl := newPod(t, c, ns, "p")
-	kl.SetRunning(ns, "p", "10.1.2.3")
+	kl := runningPod(t, c, ns, "p", "10.1.2.3")
 	p := kl.GetPod(ns, "p")
 	if p.Spec.NodeName != kubetest.DefaultNode {
 		t.Errorf("nodeName = %q, want %q", p.Spec.NodeName, kubetest.DefaultNode)
@@ -165,8 +165,7 @@ func TestSetWaitingReasons(t *testing.T) {
 func TestCrashLoopBackOffKeepsRunningPhase(t *testing.T) {
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
-	kl := newPod(t, c, ns, "p")
-	kl.SetRunning(ns, "p", "10.0.0.9")
+	kl := runningPod(t, c, ns, "p", "10.0.0.9")
 	kl.Terminate(ns, "p", osv1.ContainerSandbox, 1, "Error")
 	p := kl.SetWaiting(ns, "p", osv1.ContainerSandbox, "CrashLoopBackOff", "back-off 10s restarting failed container")
 	if p.Status.Phase != corev1.PodRunning {
@@ -180,8 +179,7 @@ func TestCrashLoopBackOffKeepsRunningPhase(t *testing.T) {
 func TestTerminateAndRestart(t *testing.T) {
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
-	kl := newPod(t, c, ns, "p")
-	kl.SetRunning(ns, "p", "10.0.0.1")
+	kl := runningPod(t, c, ns, "p", "10.0.0.1")
 	p := kl.Terminate(ns, "p", osv1.ContainerSandbox, 137, "OOMKilled")
 	term := p.Status.ContainerStatuses[0].State.Terminated
 	if term == nil || term.ExitCode != 137 || term.Reason != "OOMKilled" || term.FinishedAt.IsZero() {
@@ -205,14 +203,12 @@ func TestTerminateAndRestart(t *testing.T) {
 func TestSetPhaseAndEvict(t *testing.T) {
 	c := kubetest.Get(t)
 	ns := c.Namespace(t)
-	kl := newPod(t, c, ns, "done")
-	kl.SetRunning(ns, "done", "10.0.0.2")
+	kl := runningPod(t, c, ns, "done", "10.0.0.2")
 	kl.Terminate(ns, "done", osv1.ContainerSandbox, 0, "Completed")
 	if p := kl.SetPhase(ns, "done", corev1.PodSucceeded, "", ""); p.Status.Phase != corev1.PodSucceeded {
 		t.Fatalf("phase = %s", p.Status.Phase)
 	}
-	newPod(t, c, ns, "evicted")
-	kl.SetRunning(ns, "evicted", "10.0.0.3")
+	runningPod(t, c, ns, "evicted", "10.0.0.3")
 	p := kl.Evict(ns, "evicted", "The node was low on resource: memory.")
 	if p.Status.Phase != corev1.PodFailed || p.Status.Reason != "Evicted" || !hasPodCondition(p, corev1.DisruptionTarget, corev1.ConditionTrue) {
 		t.Fatalf("evicted pod: phase %s reason %s conditions %+v", p.Status.Phase, p.Status.Reason, p.Status.Conditions)

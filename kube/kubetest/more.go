@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -67,4 +70,27 @@ func (c *Cluster) RunningSandbox(t testing.TB, ns, name, ip string) *corev1.Pod 
 	ct.SetEndpoints(ns, name, ip)
 	ct.SetBatchSandboxStatus(ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
 	return k.SetRunning(ns, name+"-0", ip)
+}
+
+// ConfigAs binds user to a Role named role in ns that grants rules, and
+// returns the cluster's config impersonating user: a client with only the
+// rights an operator's RBAC gives it.
+func (c *Cluster) ConfigAs(t testing.TB, ns, user, role string, rules ...rbacv1.PolicyRule) *rest.Config {
+	t.Helper()
+	ctx := Context(t)
+	r := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: role, Namespace: ns}, Rules: rules}
+	if _, err := c.Kube.RbacV1().Roles(ns).Create(ctx, r, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("kubetest: creating role %s/%s: %v", ns, role, err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role, Namespace: ns},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user, APIGroup: rbacv1.GroupName}},
+		RoleRef:    rbacv1.RoleRef{Kind: "Role", Name: role, APIGroup: rbacv1.GroupName},
+	}
+	if _, err := c.Kube.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("kubetest: binding role %s/%s to %s: %v", ns, role, user, err)
+	}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	return cfg
 }

@@ -83,17 +83,12 @@ func OwnedByBatchSandbox(pod *corev1.Pod, bsbx *unstructured.Unstructured, index
 // is pod's spec and labels, with a keep-alive or given entrypoint. Valid for
 // both the minimal and the upstream CRD.
 func BatchSandbox(name string, pod *corev1.Pod) *unstructured.Unstructured {
-	tmpl := map[string]any{
-		"metadata": map[string]any{"labels": toAnyMap(pod.Labels)},
-		"spec":     toUnstructured(pod.Spec),
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": BatchSandboxGVR.GroupVersion().String(),
 		"kind":       "BatchSandbox",
 		"metadata":   map[string]any{"name": name, "labels": map[string]any{osv1.LabelSandboxID: name}},
-		"spec":       map[string]any{"replicas": int64(1), "template": tmpl},
+		"spec":       map[string]any{"replicas": int64(1), "template": podTemplate(pod)},
 	}}
-	return obj
 }
 
 // PooledBatchSandbox builds a BatchSandbox that takes its Pod from a Pool.
@@ -113,10 +108,7 @@ func Pool(name string, pod *corev1.Pod, bufferMin, bufferMax, poolMin, poolMax i
 		"kind":       "Pool",
 		"metadata":   map[string]any{"name": name},
 		"spec": map[string]any{
-			"template": map[string]any{
-				"metadata": map[string]any{"labels": toAnyMap(pod.Labels)},
-				"spec":     toUnstructured(pod.Spec),
-			},
+			"template":     podTemplate(pod),
 			"capacitySpec": map[string]any{"bufferMin": bufferMin, "bufferMax": bufferMax, "poolMin": poolMin, "poolMax": poolMax},
 		},
 	}}
@@ -128,13 +120,16 @@ func AgentSandbox(name string, pod *corev1.Pod) *unstructured.Unstructured {
 		"apiVersion": AgentSandboxGVR.GroupVersion().String(),
 		"kind":       "Sandbox",
 		"metadata":   map[string]any{"name": name},
-		"spec": map[string]any{
-			"podTemplate": map[string]any{
-				"metadata": map[string]any{"labels": toAnyMap(pod.Labels)},
-				"spec":     toUnstructured(pod.Spec),
-			},
-		},
+		"spec":       map[string]any{"podTemplate": podTemplate(pod)},
 	}}
+}
+
+// podTemplate is pod's labels and spec, as an engine's pod template holds them.
+func podTemplate(pod *corev1.Pod) map[string]any {
+	return map[string]any{
+		"metadata": map[string]any{"labels": toAnyMap(pod.Labels)},
+		"spec":     toUnstructured(pod.Spec),
+	}
 }
 
 func toUnstructured(spec corev1.PodSpec) map[string]any {

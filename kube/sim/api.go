@@ -94,19 +94,23 @@ func (s *Sim) mutatePod(ctx context.Context, pod *corev1.Pod, status bool, detai
 
 func (s *Sim) writePod(ctx context.Context, pod *corev1.Pod, status bool, detail string) (*corev1.Pod, error) {
 	pods := s.kube.CoreV1().Pods(pod.Namespace)
-	var out *corev1.Pod
-	var err error
-	verb := "update"
+	return write(ctx, s, "pod", "pods", pod, status, detail, pods.Update, pods.UpdateStatus)
+}
+
+// write updates obj, through the status subresource when status is set, and
+// logs the operation. noun names the kind in the error, resource in the log.
+func write[T metav1.Object](ctx context.Context, s *Sim, noun, resource string, obj T, status bool, detail string,
+	update, updateStatus func(context.Context, T, metav1.UpdateOptions) (T, error)) (T, error) {
+	verb, call := "update", update
 	if status {
-		verb = "status"
-		out, err = pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{FieldManager: fieldManager})
-	} else {
-		out, err = pods.Update(ctx, pod, metav1.UpdateOptions{FieldManager: fieldManager})
+		verb, call = "status", updateStatus
 	}
+	out, err := call(ctx, obj, metav1.UpdateOptions{FieldManager: fieldManager})
 	if err != nil {
-		return nil, fmt.Errorf("writing pod %s/%s (%s): %w", pod.Namespace, pod.Name, detail, err)
+		var none T
+		return none, fmt.Errorf("writing %s %s/%s (%s): %w", noun, obj.GetNamespace(), obj.GetName(), detail, err)
 	}
-	s.op(verb, "pods", pod.Namespace, pod.Name, detail)
+	s.op(verb, resource, obj.GetNamespace(), obj.GetName(), detail)
 	return out, nil
 }
 
@@ -247,20 +251,10 @@ func (s *Sim) mutateCR(ctx context.Context, gvr schema.GroupVersionResource, obj
 
 func (s *Sim) writeCR(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, status bool, detail string) (*unstructured.Unstructured, error) {
 	res := s.dyn.Resource(gvr).Namespace(obj.GetNamespace())
-	var out *unstructured.Unstructured
-	var err error
-	verb := "update"
-	if status {
-		verb = "status"
-		out, err = res.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: fieldManager})
-	} else {
-		out, err = res.Update(ctx, obj, metav1.UpdateOptions{FieldManager: fieldManager})
+	update := func(ctx context.Context, u *unstructured.Unstructured, opts metav1.UpdateOptions) (*unstructured.Unstructured, error) {
+		return res.Update(ctx, u, opts)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("writing %s %s/%s (%s): %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), detail, err)
-	}
-	s.op(verb, gvr.Resource, obj.GetNamespace(), obj.GetName(), detail)
-	return out, nil
+	return write(ctx, s, gvr.Resource, gvr.Resource, obj, status, detail, update, res.UpdateStatus)
 }
 
 // deleteCR deletes a custom resource; with hold it stays Terminating on

@@ -29,12 +29,8 @@ func TestMain(m *testing.M) { kubetest.MainWith(m, kubetest.Options{CRDs: kubete
 // Delete with finalizers) and checks that every object is accepted and that a
 // kube.Watcher sees the states the simulator plays.
 func TestSimulatorOnARealAPIServer(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	s, clients := runSim(ctx, t, c, ns, sim.Config{Seed: 11, Examples: true, ChurnPerHour: -1})
+	ctx := t.Context()
+	s, clients, ns := runSim(t, sim.Config{Seed: 11, Examples: true, ChurnPerHour: -1})
 	w := kube.NewWatcher(clients, kube.WatcherOptions{Namespace: ns, ImageConfig: sim.ImageReader{}, StuckAfter: time.Second})
 	go func() {
 		if err := w.Run(ctx); err != nil {
@@ -83,26 +79,28 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 	}
 }
 
-// runSim starts cfg's simulation in namespace ns of the test cluster (its
-// nodes named after ns, so that tests sharing the cluster do not meet),
-// running until ctx ends, and returns it with clients for ns. Operation
-// errors are the caller's to check (Sim.Errors).
-func runSim(ctx context.Context, t *testing.T, c *kubetest.Cluster, ns string, cfg sim.Config) (*sim.Sim, *kube.Clients) {
+// runSim starts cfg's simulation in a fresh namespace of the test cluster
+// (its nodes named after it, so that tests sharing the cluster do not meet),
+// running until the test ends, and returns it with the namespace and
+// clients for it. Operation errors are the caller's to check (Sim.Errors).
+func runSim(t *testing.T, cfg sim.Config) (*sim.Sim, *kube.Clients, string) {
 	t.Helper()
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
 	cfg.Namespaces, cfg.NodePrefix = []string{ns}, ns+"-node-"
 	s, err := sim.New(c.Kube, c.Dynamic, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(ctx); err != nil {
+	if err := s.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	go s.Run(ctx) //nolint:errcheck // ends with ctx
+	go s.Run(t.Context()) //nolint:errcheck // ends with the test
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, clients
+	return s, clients, ns
 }
 
 func missingOf(want []string, seen map[string]string) []string {
@@ -122,11 +120,8 @@ func missingOf(want []string, seen map[string]string) []string {
 // — the object, held by that finalizer, then its Pods with a grace period no
 // kubelet would end here — leaves nothing behind.
 func TestAdoptionOnARealAPIServer(t *testing.T) {
-	c := kubetest.Get(t)
-	ns := c.Namespace(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, clients := runSim(ctx, t, c, ns, sim.Config{Seed: 12, ChurnPerHour: -1, PoolBuffer: -1, AdoptEvery: 500 * time.Millisecond})
+	ctx := t.Context()
+	s, clients, ns := runSim(t, sim.Config{Seed: 12, ChurnPerHour: -1, PoolBuffer: -1, AdoptEvery: 500 * time.Millisecond})
 	const name = "0f1e2d3c-made-by-sandscope"
 	obj, err := kube.BatchSandboxObject(kube.SandboxSpec{Namespace: ns, Name: name, Image: sim.ImageScorer,
 		Command: []string{osv1.BootstrapPath, "uvicorn", "scorer.app:app"}})

@@ -56,22 +56,12 @@ func (s *Sim) podTemplate(sb *sandbox, name string, node int) *corev1.Pod {
 			RestartPolicy:                 sb.restartPolicy,
 			TerminationGracePeriodSeconds: &grace,
 			EnableServiceLinks:            ptr(false),
-			InitContainers: []corev1.Container{{
+			InitContainers: []corev1.Container{engineContainer(corev1.Container{
 				Name:    osv1.ContainerExecdInstaller,
 				Image:   ImageExecd,
 				Command: []string{"/bin/sh", "-c", "cp /execd /osv1.BootstrapPath.sh /opt/opensandbox/ && chmod 0755 /opt/opensandbox/*"},
-				VolumeMounts: []corev1.VolumeMount{{
-					Name: "opensandbox-bin", MountPath: "/opt/opensandbox",
-				}},
-				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
-					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
-				},
-				ImagePullPolicy:          corev1.PullIfNotPresent,
-				TerminationMessagePath:   "/dev/termination-log",
-				TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-			}},
-			Containers: []corev1.Container{{
+			}, cpuMemory("50m", "32Mi"), cpuMemory("200m", "64Mi"))},
+			Containers: []corev1.Container{engineContainer(corev1.Container{
 				Name:    osv1.ContainerSandbox,
 				Image:   sb.image,
 				Command: cmd,
@@ -81,17 +71,7 @@ func (s *Sim) podTemplate(sb *sandbox, name string, node int) *corev1.Pod {
 					{Name: "OPENSANDBOX_TENANT", Value: sb.tenant},
 				},
 				Ports: []corev1.ContainerPort{{Name: "execd", ContainerPort: osv1.ExecdPort, Protocol: corev1.ProtocolTCP}},
-				VolumeMounts: []corev1.VolumeMount{{
-					Name: "opensandbox-bin", MountPath: "/opt/opensandbox",
-				}},
-				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
-					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("2Gi")},
-				},
-				ImagePullPolicy:          corev1.PullIfNotPresent,
-				TerminationMessagePath:   "/dev/termination-log",
-				TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-			}},
+			}, cpuMemory("500m", "512Mi"), cpuMemory("2", "2Gi"))},
 			Volumes: []corev1.Volume{{
 				Name: "opensandbox-bin", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
 			}},
@@ -174,14 +154,15 @@ func (s *Sim) newBatchSandbox(sb *sandbox) *unstructured.Unstructured {
 		tmpl := s.podTemplate(sb, "", 0)
 		// The template's metadata is all a Pod's metadata will hold besides
 		// the controller's name and pod-index labels (it copies them verbatim).
-		spec["template"] = map[string]any{
-			"metadata": map[string]any{"labels": toStringMap(s.sandboxLabels(sb))},
-			"spec":     toUnstructured(&tmpl.Spec),
-		}
-		delete(spec["template"].(map[string]any)["spec"].(map[string]any), "nodeName")
+		podSpec := toUnstructured(&tmpl.Spec)
+		delete(podSpec, "nodeName")
+		spec["template"] = map[string]any{"spec": podSpec}
+		// Set* fail only where the path holds something other than a map;
+		// spec is built right here.
+		_ = unstructured.SetNestedStringMap(spec, s.sandboxLabels(sb), "template", "metadata", "labels")
 	}
 	if sb.hasTask() {
-		spec["taskTemplate"] = map[string]any{"spec": map[string]any{"process": map[string]any{"command": toAnySlice(sb.entrypoint)}}}
+		_ = unstructured.SetNestedStringSlice(spec, sb.entrypoint, "taskTemplate", "spec", "process", "command")
 	}
 	if sb.expire != nil {
 		spec["expireTime"] = sb.expire.UTC().Format(time.RFC3339)
@@ -217,28 +198,28 @@ func (s *Sim) newBatchSandbox(sb *sandbox) *unstructured.Unstructured {
 	return u
 }
 
+// engineContainer completes c as the engine's template and the API server's
+// defaults leave every container: the shared /opt/opensandbox volume, the
+// given requests and limits, the default pull and termination-message policy.
+func engineContainer(c corev1.Container, requests, limits corev1.ResourceList) corev1.Container {
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "opensandbox-bin", MountPath: "/opt/opensandbox"}}
+	c.Resources = corev1.ResourceRequirements{Requests: requests, Limits: limits}
+	c.ImagePullPolicy = corev1.PullIfNotPresent
+	c.TerminationMessagePath = corev1.TerminationMessagePathDefault
+	c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+	return c
+}
+
+func cpuMemory(cpu, memory string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
+}
+
 func (s *Sim) sandboxLabels(sb *sandbox) map[string]string {
 	return map[string]string{
 		osv1.LabelSandboxID:         sb.id,
 		"opensandbox.io/tenant":     sb.tenant,
 		"app.kubernetes.io/part-of": "sandbox-platform",
 	}
-}
-
-func toStringMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-func toAnySlice(in []string) []any {
-	out := make([]any, len(in))
-	for i, v := range in {
-		out[i] = v
-	}
-	return out
 }
 
 func (s *Sim) newAgentSandbox(sb *sandbox) *unstructured.Unstructured {

@@ -7,7 +7,6 @@ package registrytest
 import (
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,6 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/sandscope/sandscope/internal/deadserver"
 )
 
 // Registry is a live in-process registry.
@@ -91,17 +92,27 @@ func Image(t testing.TB, entrypoint, cmd []string) v1.Image {
 // (host/repo:tag) and the manifest digest.
 func (r *Registry) Push(t testing.TB, repoTag string, img v1.Image) (ref, digest string) {
 	t.Helper()
+	return r.push(t, repoTag, img)
+}
+
+// push writes an image or an index with its blobs and children as repoTag
+// and returns the full reference and its digest.
+func (r *Registry) push(t testing.TB, repoTag string, manifest interface {
+	remote.Taggable
+	Digest() (v1.Hash, error)
+}) (ref, digest string) {
+	t.Helper()
 	ref = r.Host + "/" + repoTag
 	tag, err := name.ParseReference(ref)
 	if err != nil {
 		t.Fatalf("parse %s: %v", ref, err)
 	}
-	if err := remote.Write(tag, img); err != nil {
+	if err := remote.Push(tag, manifest); err != nil {
 		t.Fatalf("push %s: %v", ref, err)
 	}
-	d, err := img.Digest()
+	d, err := manifest.Digest()
 	if err != nil {
-		t.Fatalf("digest: %v", err)
+		t.Fatalf("digest of %s: %v", ref, err)
 	}
 	return ref, d.String()
 }
@@ -124,31 +135,13 @@ func (r *Registry) PushIndex(t testing.TB, repoTag string, images map[string]v1.
 		}
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: p}})
 	}
-	ref = r.Host + "/" + repoTag
-	tag, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatalf("parse %s: %v", ref, err)
-	}
-	if err := remote.WriteIndex(tag, idx); err != nil {
-		t.Fatalf("push index %s: %v", ref, err)
-	}
-	d, err := idx.Digest()
-	if err != nil {
-		t.Fatalf("index digest: %v", err)
-	}
-	return ref, d.String()
+	return r.push(t, repoTag, idx)
 }
 
 // ClosedPort returns "127.0.0.1:port" where nothing listens (connection refused).
 func ClosedPort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	return deadserver.Refusing(t)
 }
 
 // Stall is a server that accepts requests and answers nothing for a

@@ -16,12 +16,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestDiscoverSourcesNotesMissingCRDs(t *testing.T) {
-	c := kubetest.Get(t)
-	clients, err := kube.NewClients(c.Config, "default")
-	if err != nil {
-		t.Fatalf("kube.NewClients: %v", err)
-	}
-	src, err := kube.DiscoverSources(kubetest.Context(t), clients.Discovery)
+	src, err := kube.DiscoverSources(kubetest.Context(t), kubetest.Get(t).Kube.Discovery())
 	if err != nil {
 		t.Fatalf("DiscoverSources without CRDs must not fail: %v", err)
 	}

@@ -97,12 +97,7 @@ func TestUpstreamBatchSandboxStatusRequiresCounters(t *testing.T) {
 }
 
 func TestUpstreamDiscovery(t *testing.T) {
-	c := kubetest.Get(t)
-	clients, err := kube.NewClients(c.Config, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := kube.DiscoverSources(kubetest.Context(t), clients.Discovery)
+	src, err := kube.DiscoverSources(kubetest.Context(t), kubetest.Get(t).Kube.Discovery())
 	if err != nil {
 		t.Fatalf("DiscoverSources: %v", err)
 	}
