@@ -19,8 +19,8 @@ import (
 
 func asExecError(t *testing.T, err error) *refusal.Refusal {
 	t.Helper()
-	var e *refusal.Refusal
-	if !errors.As(err, &e) {
+	e, ok := errors.AsType[*refusal.Refusal](err)
+	if !ok {
 		t.Fatalf("error %v (%T) is not an *refusal.Refusal", err, err)
 	}
 	return e
