@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -71,9 +70,8 @@ func TestCreateDemoCommand(t *testing.T) {
 // TestDemoSessionCreates is the TUI's `c` form on the demo: the session
 // offers a create backed by the simulated registry and exec daemons.
 func TestDemoSessionCreates(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, d := demoSession(ctx, t)
+	ctx := t.Context()
+	s, d := demoSession(t)
 	defer s.stop()
 	var stages []string
 	key, err := s.backend().Create(ctx, ui.CreateRequest{Image: sim.ImageTrainer}, func(s ui.CreateStage) { stages = append(stages, s.Line) })
@@ -86,9 +84,10 @@ func TestDemoSessionCreates(t *testing.T) {
 }
 
 // demoSession is the TUI's session on the demo fleet (seed 4), started and
-// connected; the fleet ends with ctx, the session with stop.
-func demoSession(ctx context.Context, t *testing.T) (*session, *env.Conn) {
+// connected; the fleet ends with the test, the session with stop.
+func demoSession(t *testing.T) (*session, *env.Conn) {
 	t.Helper()
+	ctx := t.Context()
 	g := &Globals{Kube: kube.NewConfigFlags(), Demo: true}
 	// Image checks on: in the demo the simulation answers them.
 	checks := imageconfig.New(imageconfig.Options{})

@@ -73,9 +73,7 @@ func TestExecDemoCommand(t *testing.T) {
 // runs the simulated shell in a running sandbox and refuses an IP_TAKEN one
 // before anything starts.
 func TestDemoSessionShell(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, _ := demoSession(ctx, t)
+	s, _ := demoSession(t)
 	defer s.stop()
 	var running, taken *model.Sandbox
 	for deadline := time.Now().Add(30 * time.Second); (running == nil || taken == nil) && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

@@ -50,10 +50,9 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits up to a minute of real time")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	start := time.Now()
-	d, w := startWatched(ctx, t, 3)
+	d, w := startWatched(t, 3)
 	t.Logf("demo fleet ready and watched in %s (%d operations)", time.Since(start).Round(time.Millisecond), d.Sim.Ops())
 	want := []string{
 		string(model.IdentityOK), string(model.IdentityIPTaken), string(model.IdentityPodDead), string(model.IdentityPodGone),
@@ -141,12 +140,8 @@ func missing(want []string, seen map[string]string) []string {
 // TestSweepOnTheDemo sweeps the demo fleet: restart forensics need the
 // simulated kubelet Events, so every restart finding must show.
 func TestSweepOnTheDemo(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	d, err := Start(ctx, Options{Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := t.Context()
+	d := startDemo(t, 5)
 	report := sweep.Sweep(ctx, []sweep.Target{d.SweepTarget()}, sweep.Options{
 		AllNamespaces: true, StuckAfter: 5 * time.Minute, Timeout: 30 * time.Second, ImageConfig: d.Images,
 	})
@@ -169,9 +164,8 @@ func TestSweepOnTheDemo(t *testing.T) {
 // reach whichever Pod holds the IP now — the incident, reproduced without a
 // host command.
 func TestExecAnswersFromTheSimulation(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	d, w := startWatched(ctx, t, 9)
+	ctx := t.Context()
+	d, w := startWatched(t, 9)
 	running, taken := runningAndTaken(t, w, false)
 	tr := d.Transports()
 	var out bytes.Buffer
@@ -207,12 +201,8 @@ func TestExecAnswersFromTheSimulation(t *testing.T) {
 // create writes and plays its engine and kubelet, and readiness is probed
 // through the identity-checked exec path over the simulated exec daemons.
 func TestCreateInTheDemo(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	d, err := Start(ctx, Options{Seed: 13})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := t.Context()
+	d := startDemo(t, 13)
 	creator := d.Creator()
 	creator.ProbeInterval = 100 * time.Millisecond
 	ns := d.Clients.Namespace
@@ -365,14 +355,22 @@ func TestCreateInTheDemo(t *testing.T) {
 	}
 }
 
-// startWatched starts the demo fleet with seed and a watcher over it, and
-// waits until the watcher has synced; both end with ctx.
-func startWatched(ctx context.Context, t *testing.T, seed int64) (*Demo, *kube.Watcher) {
+// startDemo starts the demo fleet with seed for the test's lifetime.
+func startDemo(t *testing.T, seed int64) *Demo {
 	t.Helper()
-	d, err := Start(ctx, Options{Seed: seed})
+	d, err := Start(t.Context(), Options{Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d
+}
+
+// startWatched starts the demo fleet with seed and a watcher over it, and
+// waits until the watcher has synced; both end with the test.
+func startWatched(t *testing.T, seed int64) (*Demo, *kube.Watcher) {
+	t.Helper()
+	ctx := t.Context()
+	d := startDemo(t, seed)
 	w := kube.NewWatcher(d.Clients, d.WatcherOptions(kube.WatcherOptions{}))
 	go func() {
 		// Run fails only when it cannot start, so before WaitForSync gives up.

@@ -2,7 +2,6 @@ package demo
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +16,8 @@ import (
 // by its liveness probe has the previous instance's lines and the probe's
 // Events, and a log read asks for timestamps honestly.
 func TestDemoPodsHaveLogsAndEvents(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	d, w := startWatched(ctx, t, 3)
+	ctx := t.Context()
+	d, w := startWatched(t, 3)
 	in := kube.NewInspector(d.Clients, nil)
 	reasons := func(sb *model.Sandbox) map[string]bool {
 		evs, err := in.Events(ctx, sb)

@@ -179,9 +179,8 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 // the simulated shell of its own Pod; an IP_TAKEN one is refused before
 // anything starts; a Pod re-created under the session ends it.
 func TestShellInTheDemo(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	d, w := startWatched(ctx, t, 9)
+	ctx := t.Context()
+	d, w := startWatched(t, 9)
 	running, taken := runningAndTaken(t, w, true)
 	x := execute.New(execute.Options{Cluster: d.Clients, Snapshot: w.Fleet().Snapshot, Transports: d.Transports()})
 	pod := running.PrimarySlot().Pod.Name

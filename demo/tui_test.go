@@ -27,9 +27,7 @@ func (s watcherSource) Subscribe() (<-chan struct{}, func()) { return s.w.Subscr
 // one running sandbox and presses l and e: the simulated kubelet's lines and
 // Events are on the screen, not "fake logs" or "no events".
 func TestTUILogsAndEventsInTheDemo(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	d, w := startWatched(ctx, t, 3)
+	d, w := startWatched(t, 3)
 	var target *model.Sandbox
 	for _, sb := range w.Fleet().Snapshot().Sandboxes() {
 		if runningAgent(sb) {

@@ -96,16 +96,8 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	clients.Context = "testcluster"
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve.New(clients, serve.Options{StuckAfter: time.Second, AnalyzeEvery: time.Second, Log: logWriter{t}})
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveCtx, ln) }()
-	t.Cleanup(func() { stopServe(); <-served })
-	base := "http://" + ln.Addr().String()
+	srv := startServe(t, ctx, serve.New(clients, serve.Options{StuckAfter: time.Second, AnalyzeEvery: time.Second, Log: logWriter{t}}))
+	base := "http://" + srv.addr
 	eventually(t, 30*time.Second, "serve ready", func() (bool, string) {
 		code, body := get(base + "/readyz")
 		return code == http.StatusOK, fmt.Sprintf("/readyz %d %s", code, body)
@@ -122,7 +114,7 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 
 	// A real Prometheus scraping it, the alert rules loaded with every
 	// `for` cut to 0 s so the test need not wait out the real durations.
-	prom := startPrometheus(t, promBin, ln.Addr().String())
+	prom := startPrometheus(t, promBin, srv.addr)
 
 	eventually(t, 60*time.Second, "IP_TAKEN scraped as 1", func() (bool, string) {
 		v, ok := prom.value(t, fmt.Sprintf(`sandscope_identity{namespace=%q,state="IP_TAKEN"}`, ns))
@@ -157,13 +149,13 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 	})
 
 	// SIGTERM's path: the context ends, serve shuts down cleanly.
-	stopServe()
+	srv.stop()
 	select {
-	case err := <-served:
+	case err := <-srv.served:
 		if err != nil {
 			t.Errorf("serve returned %v on shutdown", err)
 		}
-		served <- nil // for the cleanup
+		srv.served <- nil // for the cleanup
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop within 15 s of its context ending")
 	}
@@ -184,17 +176,9 @@ func TestServeSaysWhichVerbIsMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := &syncbuf.Buffer{}
-	srv := serve.New(clients, serve.Options{AnalyzeEvery: time.Second, Log: log})
-	ctx, stop := context.WithCancel(kubetest.Context(t))
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { stop(); <-served })
-	base := "http://" + ln.Addr().String()
+	srv := startServe(t, kubetest.Context(t), serve.New(clients, serve.Options{AnalyzeEvery: time.Second, Log: log}))
+	base := "http://" + srv.addr
 	eventually(t, 30*time.Second, "batchsandboxes and pools down, pods up", func() (bool, string) {
 		_, body := get(base + "/metrics")
 		ok := strings.Contains(body, `sandscope_watch_up{resource="batchsandboxes"} 0`) &&
@@ -250,6 +234,28 @@ func serviceAccountConfigWith(t *testing.T, c *kubetest.Cluster, ns string, edit
 
 // compareWithSweep reads /findings and `sandscope sweep -o json` on the same
 // namespace and compares their findings (code, sandbox, severity).
+// serving is a serve.Server running on a free loopback port until stop or
+// the end of the test.
+type serving struct {
+	*serve.Server
+	addr   string
+	stop   context.CancelFunc
+	served chan error // what Serve returned
+}
+
+func startServe(t *testing.T, ctx context.Context, srv *serve.Server) *serving {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	s := &serving{Server: srv, addr: ln.Addr().String(), stop: stop, served: make(chan error, 1)}
+	go func() { s.served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { stop(); <-s.served })
+	return s
+}
+
 func compareWithSweep(t *testing.T, base string, c *kubetest.Cluster, ns string) {
 	t.Helper()
 	type key struct{ code, sandbox, severity string }

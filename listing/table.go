@@ -175,14 +175,11 @@ func containerCell(c *Container) string {
 }
 
 func noticeCodes(ns []model.Notice) string {
-	if len(ns) == 0 {
-		return "<none>"
-	}
 	codes := make([]string, len(ns))
 	for i, n := range ns {
 		codes[i] = n.Code
 	}
-	return strings.Join(codes, ",")
+	return orNone(strings.Join(codes, ","))
 }
 
 // orNone is kubectl's placeholder for an empty cell.

@@ -322,10 +322,7 @@ func TestFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			image, _ := h.reg.PushImage(t, "svc:v1", []string{"/bin/svc"}, nil)
-			r := h.start(create.Request{Image: image})
-			id := r.until(t, create.StageQueued).Sandbox
-			pod := h.podFor(id, image)
+			r, pod := h.startSvc(create.Request{})
 			tt.drive(h, pod.Name)
 			_, err := r.wait(t)
 			if err == nil {
@@ -348,10 +345,7 @@ func TestFailures(t *testing.T) {
 
 func TestExecDaemonNotAnswering(t *testing.T) {
 	h := newHarness(t)
-	image, _ := h.reg.PushImage(t, "svc:v1", []string{"/bin/svc"}, nil)
-	r := h.start(create.Request{Image: image, ExecdTimeout: time.Second})
-	id := r.until(t, create.StageQueued).Sandbox
-	pod := h.podFor(id, image)
+	r, pod := h.startSvc(create.Request{ExecdTimeout: time.Second})
 	h.kl.SetRunning(h.ns, pod.Name, "10.0.0.5")
 	_, err := r.wait(t)
 	if err == nil || err.Code != create.CodeExecdUnreachable || err.Stage != create.StageStarting || err.Executed != refusal.ExecutedUnknown || !err.Retryable {
@@ -368,10 +362,7 @@ func TestExecDaemonNotAnswering(t *testing.T) {
 
 func TestDeadlineReportsLastStage(t *testing.T) {
 	h := newHarness(t)
-	image, _ := h.reg.PushImage(t, "svc:v1", []string{"/bin/svc"}, nil)
-	r := h.start(create.Request{Image: image, WaitTimeout: 2 * time.Second})
-	id := r.until(t, create.StageQueued).Sandbox
-	pod := h.podFor(id, image)
+	r, pod := h.startSvc(create.Request{WaitTimeout: 2 * time.Second})
 	h.kl.Schedule(h.ns, pod.Name, "node-a")
 	_, err := r.wait(t)
 	if err == nil || err.Code != create.CodeTimeout || err.Stage != create.StageScheduled || err.Executed != refusal.ExecutedNo {
@@ -558,10 +549,7 @@ func BenchmarkRefusalLatency(b *testing.B) {
 // slot), and the Failed update says the same as the error.
 func TestFailWhilePullingIsNotRetryable(t *testing.T) {
 	h := newHarness(t)
-	image, _ := h.reg.PushImage(t, "svc:v1", []string{"/bin/svc"}, nil)
-	r := h.start(create.Request{Image: image, WaitTimeout: 2 * time.Second})
-	id := r.until(t, create.StageQueued).Sandbox
-	pod := h.podFor(id, image)
+	r, pod := h.startSvc(create.Request{WaitTimeout: 2 * time.Second})
 	h.kl.Schedule(h.ns, pod.Name, "node-a")
 	h.kl.SetWaiting(h.ns, pod.Name, osv1.ContainerSandbox, "ContainerCreating", "")
 	_, err := r.wait(t)
@@ -583,10 +571,7 @@ func TestFailWhilePullingIsNotRetryable(t *testing.T) {
 // then (here its main container is reported waiting again).
 func TestExecutedNeverContradictsTheStages(t *testing.T) {
 	h := newHarness(t)
-	image, _ := h.reg.PushImage(t, "svc:v1", []string{"/bin/svc"}, nil)
-	r := h.start(create.Request{Image: image, WaitTimeout: 3 * time.Second, ExecdTimeout: time.Hour})
-	id := r.until(t, create.StageQueued).Sandbox
-	pod := h.podFor(id, image)
+	r, pod := h.startSvc(create.Request{WaitTimeout: 3 * time.Second, ExecdTimeout: time.Hour})
 	h.kl.SetRunning(h.ns, pod.Name, "10.0.0.7")
 	r.until(t, create.StageStarting)
 	h.kl.SetWaiting(h.ns, pod.Name, osv1.ContainerSandbox, "ContainerCreating", "")

@@ -52,10 +52,7 @@ func (h *harness) useRealExecPath() *execPath {
 func TestReadyThroughRealExecPath(t *testing.T) {
 	h := newHarness(t)
 	e := h.useRealExecPath()
-	image, _ := h.reg.PushImage(t, "svc:v1", []string{"/bin/svc"}, nil)
-	r := h.start(create.Request{Image: image, ExecdTimeout: 20 * time.Second})
-	id := r.until(t, create.StageQueued).Sandbox
-	pod := h.podFor(id, image)
+	r, pod := h.startSvc(create.Request{ExecdTimeout: 20 * time.Second})
 	h.kl.Schedule(h.ns, pod.Name, e.node)
 	running := h.kl.SetRunning(h.ns, pod.Name, nextIP())
 	r.until(t, create.StageStarting)
@@ -80,10 +77,7 @@ func TestReadyThroughRealExecPath(t *testing.T) {
 func TestExecdSilentThroughRealExecPath(t *testing.T) {
 	h := newHarness(t)
 	e := h.useRealExecPath()
-	image, _ := h.reg.PushImage(t, "svc:v1", []string{"/bin/svc"}, nil)
-	r := h.start(create.Request{Image: image, ExecdTimeout: 2 * time.Second})
-	id := r.until(t, create.StageQueued).Sandbox
-	pod := h.podFor(id, image)
+	r, pod := h.startSvc(create.Request{ExecdTimeout: 2 * time.Second})
 	h.kl.Schedule(h.ns, pod.Name, e.node)
 	h.kl.SetRunning(h.ns, pod.Name, nextIP()) // no daemon ever starts
 	_, err := r.wait(t)

@@ -170,6 +170,17 @@ func (h *harness) podFor(id, image string) *corev1.Pod {
 	return h.kl.CreatePod(h.ns, pod)
 }
 
+// startSvc starts a create of image svc:v1 (ENTRYPOINT /bin/svc, pushed to
+// the test registry) with req's other fields and, once it is queued,
+// creates the Pod the BatchSandbox controller would create for it.
+func (h *harness) startSvc(req create.Request) (*running, *corev1.Pod) {
+	h.t.Helper()
+	req.Image, _ = h.reg.PushImage(h.t, "svc:v1", []string{"/bin/svc"}, nil)
+	r := h.start(req)
+	id := r.until(h.t, create.StageQueued).Sandbox
+	return r, h.podFor(id, req.Image)
+}
+
 // sandboxes lists the BatchSandboxes left in the namespace.
 func (h *harness) sandboxes() []string {
 	h.t.Helper()

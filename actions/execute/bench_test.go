@@ -28,8 +28,7 @@ func (nopTransport) Exec(context.Context, execute.Dispatch) (execute.Outcome, er
 //	go test ./actions/execute -run '^$' -bench CheckCost -benchtime 300x
 func BenchmarkCheckCost(b *testing.B) {
 	e := newEnv(b, nil)
-	p := e.start("bench", nextIP())
-	e.observe(p)
+	e.running("bench")
 	for _, via := range []execute.Via{execute.ViaKube, execute.ViaExecdDirect} {
 		b.Run(string(via), func(b *testing.B) {
 			x := e.executor(execute.Options{Transports: map[execute.Via]execute.Transport{via: nopTransport{}}})

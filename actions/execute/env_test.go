@@ -135,6 +135,27 @@ func (e *env) observe(pods ...*corev1.Pod) {
 	}
 }
 
+// running starts a sandbox Pod on a fresh IP and shows it to the model.
+func (e *env) running(name string) *corev1.Pod {
+	e.t.Helper()
+	p := e.start(name, nextIP())
+	e.observe(p)
+	return p
+}
+
+// ipTaken is incident 002 set up for a test: sandbox a's Pod dies, Pod b of
+// another sandbox gets a's IP, and the model has seen both.
+func (e *env) ipTaken(a, b string) (victim, thief *corev1.Pod) {
+	e.t.Helper()
+	ip := nextIP()
+	victim = e.start(a, ip)
+	e.observe(victim)
+	e.kill(victim)
+	thief = e.start(b, ip) // IPAM hands a's address to b
+	e.observe(victim, thief)
+	return victim, thief
+}
+
 func (e *env) executor(opts execute.Options) *execute.Executor {
 	if opts.Cluster == nil {
 		opts.Cluster = e.clients

@@ -19,11 +19,30 @@ import (
 
 func asExecError(t *testing.T, err error) *refusal.Refusal {
 	t.Helper()
-	var e *refusal.Refusal
-	if !errors.As(err, &e) {
+	e, ok := errors.AsType[*refusal.Refusal](err)
+	if !ok {
 		t.Fatalf("error %v (%T) is not an *refusal.Refusal", err, err)
 	}
 	return e
+}
+
+// refusedByEveryTransport runs id in ref through each transport, one
+// subtest each, and returns the refusals; a subtest fails unless its
+// transport refused with code before anything ran.
+func refusedByEveryTransport(t *testing.T, x *execute.Executor, ns, ref, code string) []*refusal.Refusal {
+	t.Helper()
+	var refusals []*refusal.Refusal
+	for _, via := range allVias {
+		t.Run(string(via), func(t *testing.T) {
+			_, err := x.Run(ctxT(t), execute.Request{Namespace: ns, Ref: ref, Via: via, Command: []string{"id"}, Stdout: io.Discard})
+			ee := asExecError(t, err)
+			if ee.Code != code || ee.Executed != refusal.ExecutedNo {
+				t.Fatalf("got %s", ee.JSON())
+			}
+			refusals = append(refusals, ee)
+		})
+	}
+	return refusals
 }
 
 // Incident 002 replayed: sandbox A's Pod dies, Pod B of another sandbox gets
@@ -31,12 +50,7 @@ func asExecError(t *testing.T, err error) *refusal.Refusal {
 // transport before anything reaches B.
 func TestExecIncidentReplayIsRefused(t *testing.T) {
 	e := newEnv(t, nil)
-	ip := nextIP()
-	a := e.start("sandbox-a", ip)
-	e.observe(a)
-	e.kill(a)
-	b := e.start("sandbox-b", ip) // IPAM hands A's address to B
-	e.observe(a, b)
+	_, b := e.ipTaken("sandbox-a", "sandbox-b")
 	x := e.executor(execute.Options{})
 
 	for _, via := range allVias {
@@ -71,7 +85,7 @@ func TestExecIncidentReplayIsRefused(t *testing.T) {
 	// the check, lands in B's container with success.
 	var out syncbuf.Buffer
 	tr := &execute.ExecdDirectTransport{}
-	res, err := tr.Exec(ctxT(t), execute.Dispatch{Namespace: e.ns, Pod: "sandbox-a", Address: ip,
+	res, err := tr.Exec(ctxT(t), execute.Dispatch{Namespace: e.ns, Pod: "sandbox-a", Address: b.Status.PodIP,
 		Command: []string{"sh", "-c", "echo pi > pi.txt"}, Stdout: &out, Stderr: &out})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("control: %v exit %d", err, res.ExitCode)
@@ -103,21 +117,12 @@ func TestExecIncidentWithLaggingModel(t *testing.T) {
 
 func TestExecSameNameRecreationIsRefused(t *testing.T) {
 	e := newEnv(t, nil)
-	old := e.start("same", nextIP())
-	e.observe(old)
+	old := e.running("same")
 	e.kl.ForceDelete(e.ns, "same")
 	e.daemon(old).Close() // its execd went with it
 	fresh := e.start("same", nextIP())
 	x := e.executor(execute.Options{})
-	for _, via := range allVias {
-		t.Run(string(via), func(t *testing.T) {
-			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "same", Via: via, Command: []string{"id"}, Stdout: io.Discard})
-			ee := asExecError(t, err)
-			if ee.Code != execute.CodeUIDChanged || ee.Executed != refusal.ExecutedNo {
-				t.Fatalf("got %s", ee.JSON())
-			}
-		})
-	}
+	refusedByEveryTransport(t, x, e.ns, "same", execute.CodeUIDChanged)
 	if e.daemon(fresh).Requests() != 0 || e.execRequests("same") != 0 {
 		t.Fatal("the re-created Pod received a request")
 	}
@@ -125,43 +130,28 @@ func TestExecSameNameRecreationIsRefused(t *testing.T) {
 
 func TestExecPodDeletedBetweenCacheAndCheckIsRefused(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.start("gone", nextIP())
-	e.observe(p) // the cache still has it
+	e.running("gone") // the cache still has it
 	e.kl.ForceDelete(e.ns, "gone")
 	x := e.executor(execute.Options{})
-	for _, via := range allVias {
-		t.Run(string(via), func(t *testing.T) {
-			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "gone", Via: via, Command: []string{"id"}, Stdout: io.Discard})
-			ee := asExecError(t, err)
-			if ee.Code != execute.CodePodGone || ee.Executed != refusal.ExecutedNo {
-				t.Fatalf("got %s", ee.JSON())
-			}
-		})
-	}
+	refusedByEveryTransport(t, x, e.ns, "gone", execute.CodePodGone)
 }
 
 func TestExecDeletingPodIsRefused(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.start("deleting", nextIP())
-	e.observe(p)
+	e.running("deleting")
 	e.kl.DeleteHeld(e.ns, "deleting")
 	t.Cleanup(func() { e.kl.Release(e.ns, "deleting") })
 	x := e.executor(execute.Options{})
-	for _, via := range allVias {
-		t.Run(string(via), func(t *testing.T) {
-			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "deleting", Via: via, Command: []string{"id"}, Stdout: io.Discard})
-			ee := asExecError(t, err)
-			if ee.Code != execute.CodePodDeleting || ee.Executed != refusal.ExecutedNo || ee.Retryable {
-				t.Fatalf("got %s", ee.JSON())
-			}
-		})
+	for _, r := range refusedByEveryTransport(t, x, e.ns, "deleting", execute.CodePodDeleting) {
+		if r.Retryable {
+			t.Errorf("retryable: %s", r.JSON())
+		}
 	}
 }
 
 func TestExecHealthySandboxThroughEachTransport(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.start("healthy", nextIP())
-	e.observe(p)
+	p := e.running("healthy")
 	x := e.executor(execute.Options{})
 	identity := "pod=" + e.ns + "/healthy uid=" + string(p.UID)
 	for _, via := range allVias {
@@ -203,8 +193,7 @@ func TestExecHealthySandboxThroughEachTransport(t *testing.T) {
 
 func TestExecStdinThroughKube(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.start("stdin", nextIP())
-	e.observe(p)
+	e.running("stdin")
 	x := e.executor(execute.Options{})
 	var out syncbuf.Buffer
 	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "stdin", Command: []string{"cat"},
@@ -221,8 +210,7 @@ func TestExecStdinThroughKube(t *testing.T) {
 
 func TestExecReadOnlyIsRefusedInActions(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.start("ro", nextIP())
-	e.observe(p)
+	p := e.running("ro")
 	x := e.executor(execute.Options{ReadOnly: true})
 	for _, via := range allVias {
 		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "ro", Via: via, Command: []string{"id"}, Stdout: io.Discard})
@@ -244,8 +232,7 @@ func TestExecReadOnlyIsRefusedInActions(t *testing.T) {
 func TestExecKubeletDiesMidCommandIsUnknown(t *testing.T) {
 	started := make(chan struct{}, 1)
 	e := newEnv(t, kubelettest.DiesMidCommand(started))
-	p := e.start("dies", nextIP())
-	e.observe(p)
+	e.running("dies")
 	x := e.executor(execute.Options{})
 	go func() {
 		<-started
@@ -269,8 +256,7 @@ func TestExecKubeletDiesMidCommandIsUnknown(t *testing.T) {
 // execd's stream ends without an end frame: unknown as well.
 func TestExecdStreamWithoutEndFrameIsUnknown(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.start("vanish", nextIP())
-	e.observe(p)
+	e.running("vanish")
 	x := e.executor(execute.Options{})
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
 		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "vanish", Via: via, Command: []string{"vanish"}, Stdout: io.Discard})
@@ -297,8 +283,7 @@ func TestExecPodReplacedDuringCommandIsUnknown(t *testing.T) {
 		}
 		return kubelettest.ShellExec(ctx, req)
 	})
-	p := e.start("swap", nextIP())
-	e.observe(p)
+	e.running("swap")
 	x := e.executor(execute.Options{})
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "swap", Command: []string{"true"}, Stdout: io.Discard})
 	ee := asExecError(t, err)
@@ -310,8 +295,7 @@ func TestExecPodReplacedDuringCommandIsUnknown(t *testing.T) {
 func TestExecdTokenIsSentAndNeverPrinted(t *testing.T) {
 	e := newEnv(t, nil)
 	e.token = "s3cret-token-value"
-	p := e.start("token", nextIP())
-	e.observe(p)
+	e.running("token")
 	ok := e.executor(execute.Options{})
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
 		if res, err := ok.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "token", Via: via, Command: []string{"true"}, Stdout: io.Discard}); err != nil || res.ExitCode != 0 {
@@ -333,8 +317,7 @@ func TestExecdTokenIsSentAndNeverPrinted(t *testing.T) {
 
 func TestExecBareContainerNotRunning(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.start("crash", nextIP())
-	e.observe(p)
+	e.running("crash")
 	e.kl.SetWaiting(e.ns, "crash", "sandbox", "CrashLoopBackOff", "back-off")
 	x := e.executor(execute.Options{})
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "crash", Command: []string{"id"}, Stdout: io.Discard})
@@ -357,8 +340,7 @@ func (killedOnCancel) Exec(ctx context.Context, _ execute.Dispatch) (execute.Out
 // is not the command's: the outcome is TIMEOUT, executed unknown.
 func TestExecTimeoutWinsOverAKilledExitStatus(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.start("killed", nextIP())
-	e.observe(p)
+	e.running("killed")
 	x := e.executor(execute.Options{Transports: map[execute.Via]execute.Transport{execute.ViaKube: killedOnCancel{}}})
 	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "killed", Command: []string{"sleep", "5"}, Timeout: 200 * time.Millisecond, Stdout: io.Discard})
 	ee := asExecError(t, err)

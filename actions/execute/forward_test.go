@@ -40,8 +40,7 @@ func freePort(t *testing.T) int {
 // execd, on a free local port or the one asked for.
 func TestForwardCarriesBytesToHealthySandbox(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.start("fwd-ok", nextIP())
-	e.observe(p)
+	p := e.running("fwd-ok")
 	x := e.executor(execute.Options{Forwarder: e.clients})
 	sb := e.fleet.Snapshot().Sandbox("pod/" + e.ns + "/fwd-ok")
 	if sb == nil {
@@ -94,16 +93,10 @@ func TestForwardRefusedBeforeAnyTunnel(t *testing.T) {
 	e := newEnv(t, nil)
 
 	// IP_TAKEN: A's Pod died and B holds A's address.
-	ip := nextIP()
-	a := e.start("fwd-a", ip)
-	e.observe(a)
-	e.kill(a)
-	b := e.start("fwd-b", ip)
-	e.observe(a, b)
+	_, b := e.ipTaken("fwd-a", "fwd-b")
 
 	// UID_CHANGED: the Pod was re-created under the same name.
-	old := e.start("fwd-same", nextIP())
-	e.observe(old)
+	old := e.running("fwd-same")
 	e.kl.ForceDelete(e.ns, "fwd-same")
 	e.daemon(old).Close()
 	fresh := e.start("fwd-same", nextIP())
@@ -153,8 +146,7 @@ func TestForwardRefusedBeforeAnyTunnel(t *testing.T) {
 // same name, the forward closes itself instead of reaching the new Pod.
 func TestForwardClosesWhenPodRecreated(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.start("fwd-re", nextIP())
-	e.observe(p)
+	p := e.running("fwd-re")
 	x := e.executor(execute.Options{Forwarder: e.clients})
 	f, err := x.Forward(ctxT(t), execute.ForwardRequest{Namespace: e.ns, Ref: "fwd-re", Recheck: 200 * time.Millisecond})
 	if err != nil {

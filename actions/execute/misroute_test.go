@@ -55,6 +55,16 @@ func (e *env) pooledSandbox(ct *kubetest.Controller, name, pool, ip string, pods
 		"taskRunning": 0, "taskSucceed": 0, "taskFailed": 0, "taskPending": 0, "taskUnknown": 0})
 }
 
+// warmSandbox starts warm Pod pod of Pool "warm" on a fresh IP and hands it
+// to the pooled sandbox named sandbox.
+func (e *env) warmSandbox(ct *kubetest.Controller, sandbox, pod string) *corev1.Pod {
+	e.t.Helper()
+	ip := nextIP()
+	warm := e.startPod(poolPod(pod, "warm"), ip)
+	e.pooledSandbox(ct, sandbox, "warm", ip, pod)
+	return warm
+}
+
 // A pooled sandbox's Pod handed by the Pool to a newer sandbox while the
 // older one's alloc-status still lists it: the Pod is the same Pod (name,
 // UID and IP all match), and yet a command for A would run in B's sandbox.
@@ -65,9 +75,7 @@ func TestExecPoolHandoverIsRefused(t *testing.T) {
 		t.Run(fmt.Sprintf("ownerLabel=%v", labelled), func(t *testing.T) {
 			e := newEnv(t, nil)
 			ct := e.c.Controller(t)
-			ip := nextIP()
-			warm := e.startPod(poolPod("warm-x1", "warm"), ip)
-			e.pooledSandbox(ct, "sbx-a", "warm", ip, "warm-x1")
+			warm := e.warmSandbox(ct, "sbx-a", "warm-x1")
 
 			// Control: while warm-x1 is A's, exec to A runs there.
 			r := runCLI(t, e, "", "sbx-a", "--via", "execd-direct", "--", "true")
@@ -81,7 +89,7 @@ func TestExecPoolHandoverIsRefused(t *testing.T) {
 			// (the model holds a Pod claimed by two sandboxes of the same
 			// second for neither).
 			nextSecond()
-			e.pooledSandbox(ct, "sbx-b", "warm", ip, "warm-x1")
+			e.pooledSandbox(ct, "sbx-b", "warm", warm.Status.PodIP, "warm-x1")
 			if labelled {
 				ct.LabelPod(e.ns, "warm-x1", map[string]string{osv1.LabelBatchSandboxName: "sbx-b"})
 			}
@@ -125,9 +133,7 @@ func nextSecond() {
 func TestExecPoolReleaseSeenLiveDespiteLaggingModel(t *testing.T) {
 	e := newEnv(t, nil)
 	ct := e.c.Controller(t)
-	ip := nextIP()
-	warm := e.startPod(poolPod("warm-y1", "warm"), ip)
-	e.pooledSandbox(ct, "sbx-c", "warm", ip, "warm-y1")
+	warm := e.warmSandbox(ct, "sbx-c", "warm-y1")
 	e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(kubetest.BatchSandboxGVR, e.ns, "sbx-c")))
 	e.observe(warm)
 	x := e.executor(execute.Options{})
@@ -158,10 +164,8 @@ func TestExecPoolReleaseSeenLiveDespiteLaggingModel(t *testing.T) {
 func TestExecRefusedWhenModelSlotIsNotOK(t *testing.T) {
 	e := newEnv(t, nil)
 	ct := e.c.Controller(t)
-	ip := nextIP()
-	warm := e.startPod(poolPod("warm-z1", "warm"), ip)
-	e.pooledSandbox(ct, "sbx-a", "warm", ip, "warm-z1")
-	e.pooledSandbox(ct, "sbx-b", "warm", ip, "warm-z1")
+	warm := e.warmSandbox(ct, "sbx-a", "warm-z1")
+	e.pooledSandbox(ct, "sbx-b", "warm", warm.Status.PodIP, "warm-z1")
 	for _, n := range []string{"sbx-a", "sbx-b"} {
 		e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(kubetest.BatchSandboxGVR, e.ns, n)))
 	}

@@ -222,6 +222,16 @@ func (h *headWriter) head() string {
 	return h.buf.String()
 }
 
+// terminalSize is the local terminal's size now, or nil when fd is no
+// terminal (any more).
+func terminalSize(fd int) *TerminalSize {
+	w, h, err := term.GetSize(fd)
+	if err != nil {
+		return nil
+	}
+	return &TerminalSize{Width: uint16(w), Height: uint16(h)}
+}
+
 // sizeFanout reads one TerminalSizeQueue and serves it to successive shell
 // attempts: each attempt starts with the last size seen, and an attempt
 // that ended stops taking sizes (client-go's resize loop outlives its stream).

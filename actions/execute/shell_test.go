@@ -47,8 +47,7 @@ func TestExecShellTTYWithResizeAndFallback(t *testing.T) {
 		}
 		return kubelettest.ExitCode(127)
 	})
-	p := e.start("shell", nextIP())
-	e.observe(p)
+	p := e.running("shell")
 	x := e.executor(execute.Options{})
 
 	sizes := &sizeQueue{ch: make(chan execute.TerminalSize, 4)}
@@ -62,30 +61,12 @@ func TestExecShellTTYWithResizeAndFallback(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- sh.Run() }()
 
-	waitFor := func(s string) {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(out.String(), s) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q in %q", s, out.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitFor("size=80x24")
+	waitOutput(t, &out, "size=80x24")
 	sizes.ch <- execute.TerminalSize{Width: 120, Height: 40}
-	waitFor("size=120x40")
+	waitOutput(t, &out, "size=120x40")
 	io.WriteString(stdinW, "hello")
-	waitFor("hello")
-	io.WriteString(stdinW, "\x04")
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("shell: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("shell did not end after Ctrl-D")
-	}
+	waitOutput(t, &out, "hello")
+	endShell(t, stdinW, done)
 	close(sizes.ch)
 	stdinW.Close()
 	mu.Lock()
@@ -104,12 +85,7 @@ func TestExecShellTTYWithResizeAndFallback(t *testing.T) {
 // A shell into a sandbox whose IP was taken is refused like any exec.
 func TestExecShellIsChecked(t *testing.T) {
 	e := newEnv(t, nil)
-	ip := nextIP()
-	a := e.start("shell-a", ip)
-	e.observe(a)
-	e.kill(a)
-	b := e.start("shell-b", ip)
-	e.observe(a, b)
+	e.ipTaken("shell-a", "shell-b")
 	x := e.executor(execute.Options{})
 	err := x.ShellRef(ctxT(t), e.ns, "shell-a", execute.ShellOptions{Sizes: &sizeQueue{ch: make(chan execute.TerminalSize)}}).Run()
 	ee := asExecError(t, err)
@@ -125,8 +101,7 @@ func TestExecShellIsChecked(t *testing.T) {
 // so its exit code is proven and the marker never shows.
 func TestExecTTYCommandUsesEndMarker(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.start("ttycmd", nextIP())
-	e.observe(p)
+	e.running("ttycmd")
 	x := e.executor(execute.Options{})
 	var out syncbuf.Buffer
 	sh := x.ShellRef(ctxT(t), e.ns, "ttycmd", execute.ShellOptions{Command: []string{"sh", "-c", "echo hi; exit 5"},
@@ -153,8 +128,7 @@ func TestExecShellLeavesStdinAlone(t *testing.T) {
 		req.Command = []string{"tty"} // echoes input until Ctrl-D
 		return kubelettest.FakeExec(ctx, req)
 	})
-	p := e.start("shell-stdin", nextIP())
-	e.observe(p)
+	e.running("shell-stdin")
 	x := e.executor(execute.Options{})
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
@@ -170,22 +144,8 @@ func TestExecShellLeavesStdinAlone(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- sh.Run() }()
 	io.WriteString(stdinW, "typed-in-shell")
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "typed-in-shell") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no echo in %q", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	io.WriteString(stdinW, "\x04")
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("shell: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("shell did not end after Ctrl-D")
-	}
+	waitOutput(t, &out, "typed-in-shell")
+	endShell(t, stdinW, done)
 
 	// The next key is the UI's.
 	io.WriteString(stdinW, "k")
@@ -202,5 +162,32 @@ func TestExecShellLeavesStdinAlone(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the key typed after the session was swallowed by the session's stdin reader")
+	}
+}
+
+// waitOutput polls a shell's output until it holds s.
+func waitOutput(t *testing.T, out *syncbuf.Buffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in %q", s, out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// endShell types Ctrl-D and waits for the shell, whose Run reports on done,
+// to end without an error.
+func endShell(t *testing.T, stdin io.Writer, done <-chan error) {
+	t.Helper()
+	io.WriteString(stdin, "\x04")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("shell: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("shell did not end after Ctrl-D")
 	}
 }

@@ -2,8 +2,6 @@
 
 package execute
 
-import "golang.org/x/term"
-
 // terminalSizes reports the terminal's size once (no SIGWINCH here).
 type terminalSizes struct {
 	fd   int
@@ -17,11 +15,7 @@ func (q *terminalSizes) Next() *TerminalSize {
 		return nil
 	}
 	q.sent = true
-	w, h, err := term.GetSize(q.fd)
-	if err != nil {
-		return nil
-	}
-	return &TerminalSize{Width: uint16(w), Height: uint16(h)}
+	return terminalSize(q.fd)
 }
 
 func (q *terminalSizes) stop() {}

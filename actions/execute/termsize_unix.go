@@ -7,8 +7,6 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
-
-	"golang.org/x/term"
 )
 
 // terminalSizes follows a local terminal's size: the current size first,
@@ -36,11 +34,7 @@ func (q *terminalSizes) Next() *TerminalSize {
 		}
 	}
 	q.started = true
-	w, h, err := term.GetSize(q.fd)
-	if err != nil {
-		return nil
-	}
-	return &TerminalSize{Width: uint16(w), Height: uint16(h)}
+	return terminalSize(q.fd)
 }
 
 func (q *terminalSizes) stop() {

@@ -189,8 +189,8 @@ func runForensics(ctx context.Context, snap *fleet.Snapshot, todo []podRef, look
 		return explained, nil
 	}
 	groups := siblingGroups(snap)
-	nodes := &nodeCache{lookup: lookup, entries: map[string]*nodeEntry{}}
-	sibs := &siblingCache{lookup: lookup, entries: map[string]*siblingEntry{}}
+	nodes := &nodeCache{lookup: lookup}
+	sibs := &siblingCache{lookup: lookup}
 	var mu sync.Mutex
 	var notes []string
 	g := new(errgroup.Group)
@@ -265,8 +265,28 @@ func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, no
 	return notices, note
 }
 
+// onceEach holds one value per key, computed by the first caller that asks
+// for the key; callers asking for it meanwhile wait for that value.
+type onceEach[V any] struct {
+	mu      sync.Mutex
+	entries map[string]func() V
+}
+
+func (m *onceEach[V]) get(key string, compute func() V) V {
+	m.mu.Lock()
+	value, ok := m.entries[key]
+	if !ok {
+		if m.entries == nil {
+			m.entries = map[string]func() V{}
+		}
+		value = sync.OnceValue(compute)
+		m.entries[key] = value
+	}
+	m.mu.Unlock()
+	return value()
+}
+
 type nodeEntry struct {
-	once   sync.Once
 	node   *corev1.Node
 	events []corev1.Event
 	err    error
@@ -275,35 +295,27 @@ type nodeEntry struct {
 // nodeCache reads each node (and its Events) at most once per sweep.
 type nodeCache struct {
 	lookup  Lookup
-	mu      sync.Mutex
-	entries map[string]*nodeEntry
+	entries onceEach[*nodeEntry]
 }
 
 func (c *nodeCache) get(ctx context.Context, name string) *nodeEntry {
-	c.mu.Lock()
-	e := c.entries[name]
-	if e == nil {
-		e = &nodeEntry{}
-		c.entries[name] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() {
+	return c.entries.get(name, func() *nodeEntry {
+		e := &nodeEntry{}
 		if c.lookup == nil {
-			return
+			return e
 		}
 		e.node, e.err = c.lookup.Node(ctx, name)
 		if e.err != nil {
-			return
+			return e
 		}
 		// Node Events are extra evidence; a namespace-scoped user may not
 		// read them, which is not worth failing the node for.
 		e.events, _ = c.lookup.NodeEvents(ctx, name)
+		return e
 	})
-	return e
 }
 
 type siblingEntry struct {
-	once   sync.Once
 	pod    *model.Pod                     // nil when it could not be read or was replaced
 	limits map[string]corev1.ResourceList // per container, from the full Pod
 }
@@ -313,8 +325,7 @@ type siblingEntry struct {
 // which a control must share.
 type siblingCache struct {
 	lookup  Lookup
-	mu      sync.Mutex
-	entries map[string]*siblingEntry
+	entries onceEach[*siblingEntry]
 }
 
 // withLimits replaces each candidate with its live form (memory limit
@@ -328,15 +339,8 @@ func (c *siblingCache) withLimits(ctx context.Context, candidates []*model.Pod, 
 	}
 	out = make([]*model.Pod, 0, len(candidates))
 	for _, p := range candidates {
-		k := podKey(p.Namespace, p.Name)
-		c.mu.Lock()
-		e := c.entries[k]
-		if e == nil {
-			e = &siblingEntry{}
-			c.entries[k] = e
-		}
-		c.mu.Unlock()
-		e.once.Do(func() {
+		e := c.entries.get(podKey(p.Namespace, p.Name), func() *siblingEntry {
+			e := &siblingEntry{}
 			full, err := c.lookup.LivePod(ctx, p.Namespace, p.Name)
 			if err == nil && full.UID == p.UID {
 				e.pod = forensics.SlimPod(full)
@@ -345,6 +349,7 @@ func (c *siblingCache) withLimits(ctx context.Context, candidates []*model.Pod, 
 					e.limits[ct.Name] = ct.Resources.Limits
 				}
 			}
+			return e
 		})
 		if e.pod == nil || len(e.pod.Spec.Containers) == 0 {
 			continue

@@ -76,6 +76,14 @@ func (f *fleet) running(name, ip, phase string) {
 	f.status(name, phase)
 }
 
+// exit makes the sandbox's main container exit with code and its Pod
+// Failed, while the engine still records the sandbox as it was.
+func (f *fleet) exit(name string, code int32) {
+	f.t.Helper()
+	f.k.Terminate(f.ns, name+"-0", osv1.ContainerSandbox, code, "Error")
+	f.k.SetPhase(f.ns, name+"-0", corev1.PodFailed, "", "")
+}
+
 func (f *fleet) status(name, phase string) {
 	f.t.Helper()
 	f.ct.SetBatchSandboxStatus(f.ns, name, map[string]any{"phase": phase, "replicas": 1, "allocated": 1, "ready": 1})
@@ -157,16 +165,14 @@ func TestSweepEveryFinding(t *testing.T) {
 	// IP_TAKEN: victim's container exits, its IP goes to thief's Pod.
 	f.sandbox("victim", plain, userCommand, nil)
 	f.running("victim", "10.1.0.2", "Succeed")
-	f.k.Terminate(f.ns, "victim-0", osv1.ContainerSandbox, 1, "Error")
-	f.k.SetPhase(f.ns, "victim-0", corev1.PodFailed, "", "")
+	f.exit("victim", 1)
 	f.sandbox("thief", plain, userCommand, nil)
 	f.running("thief", "10.1.0.2", "Succeed")
 
 	// POD_DEAD: the Pod failed, the engine still records its address.
 	f.sandbox("dead", plain, userCommand, nil)
 	f.running("dead", "10.1.0.3", "Succeed")
-	f.k.Terminate(f.ns, "dead-0", osv1.ContainerSandbox, 1, "Error")
-	f.k.SetPhase(f.ns, "dead-0", corev1.PodFailed, "", "")
+	f.exit("dead", 1)
 
 	// POD_GONE: an address recorded for a Pod that does not exist.
 	f.ct.Create(kubetest.BatchSandboxGVR, f.ns, kubetest.BatchSandbox("gone", kubetest.SandboxPod("gone-0", plain, userCommand...)))
@@ -471,8 +477,7 @@ func TestSweepUnreachableContext(t *testing.T) {
 	f.running("alive", "10.3.0.1", "Succeed")
 	f.sandbox("corpse", "python:3.12-slim", userCommand, nil)
 	f.running("corpse", "10.3.0.2", "Succeed")
-	f.k.Terminate(f.ns, "corpse-0", osv1.ContainerSandbox, 1, "Error")
-	f.k.SetPhase(f.ns, "corpse-0", corev1.PodFailed, "", "")
+	f.exit("corpse", 1)
 
 	kc := kubeconfigWithDeadContexts(t, f.c.Kubeconfig, "https://"+deadserver.Refusing(t), "https://"+deadserver.Silent(t))
 	const timeout = 3 * time.Second

@@ -1,11 +1,9 @@
 package sweep_test
 
 import (
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -23,8 +21,7 @@ func TestSweepOneNamespaceIPTakenElsewhere(t *testing.T) {
 	const ip, user = "10.1.0.90", "ns-reader"
 	f.sandbox("victim", "python:3.12-slim", userCommand, nil)
 	f.running("victim", ip, "Succeed")
-	f.k.Terminate(f.ns, "victim-0", osv1.ContainerSandbox, 137, "Error")
-	f.k.SetPhase(f.ns, "victim-0", corev1.PodFailed, "", "")
+	f.exit("victim", 137)
 	f.k.CreatePod(other, kubetest.SandboxPod("thief-0", ""))
 	f.k.SetRunning(other, "thief-0", ip)
 

@@ -156,11 +156,7 @@ func (s *Session) CaptureAll() string {
 // that screen, or fails the test with the last screen it saw.
 func (s *Session) WaitFor(pattern string, timeout time.Duration) string {
 	s.t.Helper()
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		s.t.Fatalf("tmuxtest.WaitFor: bad pattern %q: %v", pattern, err)
-	}
-	return s.WaitForRegexp(re, timeout)
+	return s.WaitForRegexp(s.compile("WaitFor", pattern), timeout)
 }
 
 // WaitForRegexp is WaitFor with a compiled regexp.
@@ -176,15 +172,23 @@ func (s *Session) WaitForRegexp(re *regexp.Regexp, timeout time.Duration) string
 // WaitForGone polls until pattern no longer matches the screen.
 func (s *Session) WaitForGone(pattern string, timeout time.Duration) string {
 	s.t.Helper()
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		s.t.Fatalf("tmuxtest.WaitForGone: bad pattern %q: %v", pattern, err)
-	}
+	re := s.compile("WaitForGone", pattern)
 	screen, ok := s.poll(timeout, func(screen string) bool { return !re.MatchString(screen) })
 	if !ok {
 		s.t.Fatalf("tmuxtest: %s passed and the screen still matches %q; last screen:\n%s", timeout, re, frame(screen))
 	}
 	return screen
+}
+
+// compile compiles the pattern given to the method named caller, failing
+// the test on a bad one.
+func (s *Session) compile(caller, pattern string) *regexp.Regexp {
+	s.t.Helper()
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		s.t.Fatalf("tmuxtest.%s: bad pattern %q: %v", caller, pattern, err)
+	}
+	return re
 }
 
 // poll captures the screen until done holds for it or timeout passes; it
