@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -359,5 +361,36 @@ func TestUnknownCoversSandboxesWithoutSlots(t *testing.T) {
 	f.SetStatus(model.SourceStatus{Synced: true, DisconnectedSince: &lost})
 	if id := mustSandbox(t, f, bsKey("a")).Identity(); id != model.IdentityUnknown {
 		t.Fatalf("identity %s while disconnected", id)
+	}
+}
+
+// While the first list arrives, Loading counts what the sorted list will
+// hold, through adds and deletes between snapshots; the sync then lists
+// exactly that many, in order.
+func TestLoadingCountsWhatTheSyncLists(t *testing.T) {
+	f := New(Options{Now: (&testClock{now: ft0}).Now})
+	want := map[string]bool{}
+	for i, step := range []struct{ add, del string }{
+		{add: "c"}, {add: "a"}, {add: "e"}, {del: "a"}, {add: "b"}, {add: "d"}, {del: "e"}, {add: "a"}, {del: "zz"},
+	} {
+		if step.add != "" {
+			f.UpsertBatchSandbox(batchSandbox(step.add, "10.0.0."+strconv.Itoa(i+1)))
+			want[step.add] = true
+		} else {
+			f.DeleteBatchSandbox("sbx", step.del)
+			delete(want, step.del)
+		}
+		if got := f.Snapshot().Loading; got != len(want) {
+			t.Fatalf("step %d: Loading = %d, want %d", i, got, len(want))
+		}
+	}
+	f.SetStatus(model.SourceStatus{Synced: true})
+	s := f.Snapshot()
+	var names []string
+	for _, sb := range s.Sandboxes() {
+		names = append(names, sb.Name())
+	}
+	if got := strings.Join(names, ","); got != "a,b,c,d" {
+		t.Fatalf("synced: sandboxes %s, want a,b,c,d", got)
 	}
 }

@@ -52,7 +52,14 @@ func (f *Fleet) Snapshot() *Snapshot {
 	if f.snap != nil && f.snap.Version == f.version {
 		return f.snap
 	}
-	f.mergeOrders()
+	if f.status.Synced {
+		// While the first list arrives the Snapshot lists nothing, so the
+		// additions stay pending and are sorted in once, at the sync: every
+		// merge copies the whole sorted list, and merging on each of the
+		// UI's refreshes during a 50,000-sandbox load made tens of megabytes
+		// of copies that were garbage at the next.
+		f.mergeOrders()
+	}
 	var sbs mem.SharedList[model.Sandbox]
 	var pods mem.SharedList[model.Pod]
 	switch {
@@ -87,12 +94,24 @@ func (f *Fleet) Snapshot() *Snapshot {
 	}
 	f.snap = &Snapshot{Version: f.version, Status: f.status, sbs: sbs, pods: pods, Pools: f.poolList, history: f.history}
 	if !f.status.Synced {
-		f.snap.Pools, f.snap.Loading = nil, len(f.order)
+		f.snap.Pools, f.snap.Loading = nil, f.placedSandboxes()
 	}
 	if !f.unknown {
 		f.snap.changes = f.sbLog // masked lists are built anew each time: no log
 	}
 	return f.snap
+}
+
+// placedSandboxes is how many sandboxes the sorted list holds once the
+// pending changes are merged: len(f.order) after mergeOrders, without it.
+func (f *Fleet) placedSandboxes() int {
+	n := len(f.order) - len(f.removedSbs) // removedSbs: placed ones only (removeSandbox)
+	for _, e := range f.pendingSbs {
+		if !e.removed && e.sb != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // mergeOrders folds added entries into the sorted lists and drops removed
