@@ -484,7 +484,7 @@ func (w *podWire) build() (*model.Pod, error) {
 	p := &model.Pod{
 		ObjectMeta: model.ObjectMeta{
 			Name:              name,
-			Namespace:         internBytes(w.namespace),
+			Namespace:         mem.InternBytes(w.namespace),
 			UID:               types.UID(w.uid),
 			OwnerReferences:   owners,
 			CreationTimestamp: w.creationTimestamp,
@@ -493,16 +493,16 @@ func (w *podWire) build() (*model.Pod, error) {
 			Labels:            labels,
 		},
 		Spec: model.PodSpec{
-			NodeName:    internBytes(w.nodeName),
+			NodeName:    mem.InternBytes(w.nodeName),
 			HostNetwork: w.hostNetwork,
 			// Interned where SlimPodSharing keeps the decoder's copy: one of
 			// a few constants, so interning saves a string a Pod.
-			RestartPolicy:                 corev1.RestartPolicy(internBytes(w.restartPolicy)),
+			RestartPolicy:                 corev1.RestartPolicy(mem.InternBytes(w.restartPolicy)),
 			TerminationGracePeriodSeconds: w.terminationGrace.ptr(),
 			Containers:                    containers,
 		},
 		Status: model.PodStatus{
-			Phase:             corev1.PodPhase(internBytes(w.phase)),
+			Phase:             corev1.PodPhase(mem.InternBytes(w.phase)),
 			PodIP:             string(w.podIP),
 			StartTime:         w.startTime,
 			Conditions:        conditions,
@@ -552,7 +552,7 @@ func decodeContainerStatus(b []byte, s *model.ContainerStatus) error {
 	if err != nil {
 		return err
 	}
-	s.Name, s.Image, s.ImageID = internBytes(name), internBytes(image), internBytes(imageID)
+	s.Name, s.Image, s.ImageID = mem.InternBytes(name), mem.InternBytes(image), mem.InternBytes(imageID)
 	return nil
 }
 
@@ -606,7 +606,7 @@ func (w *podWire) decodeContainer(b []byte, statuses []model.ContainerStatus, c 
 	if err != nil {
 		return err
 	}
-	c.Name, c.Image = internBytes(name), internBytes(image)
+	c.Name, c.Image = mem.InternBytes(name), mem.InternBytes(image)
 	c.Command, c.Args = shareStrings(w.lists, &command), shareStrings(w.lists, &args)
 	if memory.set && containerEnded(statuses, c.Name) {
 		// As the generated decoder makes a map value: a zero Quantity when
@@ -818,8 +818,8 @@ func decodeCondition(b []byte) (model.PodCondition, error) {
 	if err != nil {
 		return model.PodCondition{}, err
 	}
-	c.Type, c.Status = corev1.PodConditionType(internBytes(typ)), corev1.ConditionStatus(internBytes(status))
-	c.Reason, c.Message = internBytes(reason), string(message)
+	c.Type, c.Status = corev1.PodConditionType(mem.InternBytes(typ)), corev1.ConditionStatus(mem.InternBytes(status))
+	c.Reason, c.Message = mem.InternBytes(reason), string(message)
 	return c, nil
 }
 
@@ -892,7 +892,7 @@ func decodeOwnerRef(b []byte, podName string, o *model.OwnerReference) error {
 	} else {
 		ownerName = string(name)
 	}
-	*o = model.OwnerReference{APIVersion: internBytes(apiVersion), Kind: internBytes(kind), Name: ownerName}
+	*o = model.OwnerReference{APIVersion: mem.InternBytes(apiVersion), Kind: mem.InternBytes(kind), Name: ownerName}
 	return nil
 }
 
@@ -935,11 +935,6 @@ func shareStrings(lists *mem.StringLists, l *rawList) []string {
 	}
 	return lists.Share(ss)
 }
-
-// internBytes interns the string b holds. mem.Intern copies a string the
-// first time it sees it (unique.Make clones), so viewing b without a copy
-// costs nothing on the strings the fleet repeats.
-func internBytes(b []byte) string { return mem.Intern(viewString(b)) }
 
 // viewString is b as a string, without copying: only for strings that are
 // compared or interned and then dropped, never kept, since b belongs to a

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"iter"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/sandscope/sandscope/internal/mem"
@@ -41,7 +40,7 @@ func appendKey(set []byte, key string) []byte {
 }
 
 func newLabels(set []byte, kv []string) Labels {
-	kv[0] = mem.Intern(string(set))
+	kv[0] = mem.InternBytes(set)
 	return Labels{kv: kv}
 }
 
@@ -76,17 +75,19 @@ func LabelsFrom(m map[string]string, same ...string) Labels {
 	if len(m) == 0 {
 		return Labels{}
 	}
-	kept := make([]string, 0, len(same)+len(m))
+	// Scratch on the stack for the usual handful of labels.
+	var keptBuf, keysBuf [16]string
+	kept := keptBuf[:0]
 	for _, s := range same {
 		if s != "" {
 			kept = append(kept, s)
 		}
 	}
-	keys := make([]string, 0, len(m))
+	keys := keysBuf[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	var scratch [256]byte
 	set, kv := scratch[:0], make([]string, 1, 1+len(keys))
 	for _, k := range keys {

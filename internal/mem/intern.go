@@ -5,7 +5,10 @@
 // are in docs/design.md ("Compact model records").
 package mem
 
-import "unique"
+import (
+	"unique"
+	"unsafe"
+)
 
 // Intern returns the canonical copy of s. Strings that repeat across
 // thousands of objects (namespaces, label keys, images, node and container
@@ -18,6 +21,18 @@ func Intern(s string) string {
 		return s
 	}
 	return unique.Make(s).Value()
+}
+
+// InternBytes interns the string b holds, without first copying it into a
+// string of its own: unique.Make clones a string the first time it sees it
+// and only compares it after, so b may be the caller's scratch (even on its
+// stack) or a buffer it reuses. On the strings a fleet repeats it allocates
+// nothing.
+func InternBytes(b []byte) string {
+	if len(b) == 0 {
+		return "" // not Intern: it returns its argument here, which would take b to the heap
+	}
+	return unique.Make(unsafe.String(unsafe.SliceData(b), len(b))).Value()
 }
 
 // InternAll returns a copy of ss with every element interned (the input
