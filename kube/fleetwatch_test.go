@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,5 +134,58 @@ func TestFleetWatchReportsRequestErrors(t *testing.T) {
 	}
 	if c.HasSynced() {
 		t.Fatal("synced although every list was refused")
+	}
+}
+
+// A watch listed after another hands over its initial list only once the
+// other has handed over its own, or once its done channel closes; later
+// lists are not held back.
+func TestFleetWatchListAfter(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var order []string
+	record := func(name string) cache.ResourceEventHandler {
+		return cache.ResourceEventHandlerFuncs{AddFunc: func(any) {
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, name)
+		}}
+	}
+	none := fleetKnown[any]{keys: func() []string { return nil }, get: func(string) (any, bool) { return nil, false }}
+	watchOf := func(name string) *fleetWatch {
+		return newFleetWatch(name, &cache.ListWatch{}, &corev1.Pod{}, nil, none, record(name), nil)
+	}
+	first, second := watchOf("pods"), watchOf("sandboxes")
+	second.listAfter(first, make(chan struct{}))
+
+	replaced := make(chan error, 1)
+	go func() { replaced <- second.store.Replace([]any{"s"}, "1") }()
+	select {
+	case err := <-replaced:
+		t.Fatalf("the second list was handed over before the first (err %v)", err)
+	case <-time.After(100 * time.Millisecond): // held back: nothing to wait for but time
+	}
+	if err := first.store.Replace([]any{"p"}, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-replaced; err != nil {
+		t.Fatal(err)
+	}
+	if err := second.store.Replace([]any{"s2"}, "2"); err != nil { // a re-list: not held back
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if got := strings.Join(order, ","); got != "pods,sandboxes,sandboxes" {
+		t.Fatalf("handed over %s, want pods,sandboxes,sandboxes", got)
+	}
+	mu.Unlock()
+
+	// Stopped before the first list came: the second is not held forever.
+	done := make(chan struct{})
+	third := watchOf("agents")
+	third.listAfter(watchOf("never"), done)
+	close(done)
+	if err := third.store.Replace([]any{"a"}, "1"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -222,7 +222,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	} else {
 		podLW = podsOverWire(podListWatch(kc, ns), kc, w.lists)
 	}
-	w.addFleetWatch("pods", podLW, &versionedPod{}, unwrapPod, fleetPods(w.fleet), w.podHandler())
+	pods := w.addFleetWatch("pods", podLW, &versionedPod{}, unwrapPod, fleetPods(w.fleet), w.podHandler())
 	if sources.BatchSandbox {
 		var lw cache.ListerWatcher
 		if cfg != nil {
@@ -232,7 +232,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 		} else {
 			lw = batchSandboxesOverWire(dynamicListWatch(dc, BatchSandboxGVR, ns), dc, w.lists)
 		}
-		w.addFleetWatch(BatchSandboxGVR.Resource, lw, &model.BatchSandbox{}, slimBatchSandbox, fleetBatchSandboxes(w.fleet), w.batchSandboxHandler())
+		w.addFleetWatch(BatchSandboxGVR.Resource, lw, &model.BatchSandbox{}, slimBatchSandbox, fleetBatchSandboxes(w.fleet), w.batchSandboxHandler()).
+			listAfter(pods, ctx.Done())
 	}
 	if sources.Pool {
 		inf := dynamicinformer.NewFilteredDynamicInformer(dc, PoolGVR, ns, 0, cache.Indexers{}, nil).Informer()
@@ -329,11 +330,12 @@ func (w *Watcher) addInformer(resource string, inf cache.SharedIndexInformer, tr
 
 // addFleetWatch registers a watch that feeds the fleet without a cache of
 // its own (fleetwatch.go).
-func (w *Watcher) addFleetWatch(resource string, lw cache.ListerWatcher, objType runtime.Object, transform cache.TransformFunc, known cache.KeyListerGetter, handler cache.ResourceEventHandler) {
+func (w *Watcher) addFleetWatch(resource string, lw cache.ListerWatcher, objType runtime.Object, transform cache.TransformFunc, known cache.KeyListerGetter, handler cache.ResourceEventHandler) *fleetWatch {
 	c := newFleetWatch(resource, lw, objType, transform, known, handler, w.watchErrorHandler(resource))
 	w.mu.Lock()
 	w.informers = append(w.informers, &watchedInformer{resource: resource, run: c.RunWithContext, hasSynced: c.HasSynced})
 	w.mu.Unlock()
+	return c
 }
 
 // watchErrorHandler replaces client-go's default, which logs to stderr (and

@@ -97,6 +97,43 @@ func BenchmarkFleetLoad(b *testing.B) {
 	}
 }
 
+// BenchmarkInitialLists loads a fleet as a watcher's initial lists arrive:
+// one whole list, then the other, in either order (which list completes
+// first is a race between two streams), then the sync.
+func BenchmarkInitialLists(b *testing.B) {
+	const n = 10000
+	bs := make([]*model.BatchSandbox, n)
+	pods := make([]*model.Pod, n)
+	for i := range bs {
+		bs[i], pods[i] = benchBatchSandbox(i), model.SlimPod(modeltest.FleetPod(i))
+	}
+	upsertSandboxes := func(f *Fleet) {
+		for _, x := range bs {
+			f.UpsertBatchSandbox(x)
+		}
+	}
+	upsertPods := func(f *Fleet) {
+		for _, p := range pods {
+			f.UpsertPod(p)
+		}
+	}
+	for _, order := range []struct {
+		name          string
+		first, second func(*Fleet)
+	}{{"sandboxes-first", upsertSandboxes, upsertPods}, {"pods-first", upsertPods, upsertSandboxes}} {
+		b.Run(order.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				f := New(Options{Now: func() time.Time { return ft0 }})
+				order.first(f)
+				order.second(f)
+				f.SetStatus(model.SourceStatus{Synced: true})
+				f.Snapshot()
+			}
+		})
+	}
+}
+
 var benchFleets = map[int]*Fleet{}
 
 func benchFleet(n int) *Fleet {
