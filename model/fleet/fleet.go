@@ -91,7 +91,12 @@ type Fleet struct {
 	// Holders of recorded IPs in namespaces the Fleet does not watch (a
 	// namespace-scoped view), as kube/ last found them by live lookups;
 	// foreignBlocked is why other namespaces cannot be read ("" = they can).
-	foreign        map[string][]model.Holder
+	foreign map[string][]model.Holder
+	// foreignCands caches ForeignCandidates for the version it was
+	// computed at: a namespace-scoped watcher asks every few seconds, and
+	// the answer changes only with the fleet.
+	foreignCands   []string
+	foreignCandsAt uint64
 	foreignBlocked string
 
 	history *ipHistory
@@ -156,11 +161,16 @@ func New(opts Options) *Fleet {
 func (f *Fleet) SetStatus(st model.SourceStatus) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	candsCurrent := f.foreignCandsAt == f.version
 	f.version++
 	synced := st.Synced && !f.status.Synced
 	f.status = st
 	if synced {
 		f.addOrphans()
+	} else if candsCurrent {
+		// A status alone (the watcher's last contact moves every few
+		// seconds) changes no slot: the cached candidates stand.
+		f.foreignCandsAt = f.version
 	}
 	unknown := !st.Synced || st.DisconnectedSince != nil
 	if f.unknown && !unknown {

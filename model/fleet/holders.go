@@ -75,10 +75,14 @@ func (f *Fleet) SetForeignBlocked(reason string) {
 // ForeignCandidates lists the recorded IPs whose holder may live in a
 // namespace the Fleet does not watch: those of slots whose Pod is dead,
 // gone or elsewhere (no watched Pod answers for them), and those held by a
-// foreign Pod (to notice it go). Sorted, each once.
+// foreign Pod (to notice it go). Sorted, each once; read only (the list is
+// kept for the next call, until the fleet changes).
 func (f *Fleet) ForeignCandidates() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.foreignCands != nil && f.foreignCandsAt == f.version {
+		return f.foreignCands
+	}
 	seen := map[string]bool{}
 	for ip := range f.foreign {
 		seen[ip] = true
@@ -102,5 +106,6 @@ func (f *Fleet) ForeignCandidates() []string {
 		out = append(out, ip)
 	}
 	slices.Sort(out)
+	f.foreignCands, f.foreignCandsAt = out, f.version
 	return out
 }

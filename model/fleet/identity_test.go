@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -392,5 +393,48 @@ func TestLoadingCountsWhatTheSyncLists(t *testing.T) {
 	}
 	if got := strings.Join(names, ","); got != "a,b,c,d" {
 		t.Fatalf("synced: sandboxes %s, want a,b,c,d", got)
+	}
+}
+
+// ForeignCandidates follows the fleet: a gone sandbox's recorded IP is a
+// candidate until a watched Pod takes it; asked again with nothing changed,
+// the answer stands.
+func TestForeignCandidatesFollowTheFleet(t *testing.T) {
+	c := &testClock{now: ft0}
+	f := New(Options{Now: c.Now})
+	f.SetStatus(model.SourceStatus{Synced: true})
+	f.DeletePod(linkedSandbox(f, "a", "ua", "10.0.0.1"))
+	if got := f.ForeignCandidates(); !slices.Equal(got, []string{"10.0.0.1"}) {
+		t.Fatalf("candidates %v, want [10.0.0.1]", got)
+	}
+	if got := f.ForeignCandidates(); !slices.Equal(got, []string{"10.0.0.1"}) {
+		t.Fatalf("asked again: candidates %v, want [10.0.0.1]", got)
+	}
+	c.Advance(time.Minute)
+	linkedSandbox(f, "b", "ub", "10.0.0.1")
+	if got := f.ForeignCandidates(); len(got) != 0 {
+		t.Fatalf("after a watched Pod took the IP: candidates %v, want none", got)
+	}
+	f.SetForeignHolders("10.0.0.9", []model.Holder{{Namespace: "other", Pod: "x", UID: "ux"}})
+	if got := f.ForeignCandidates(); !slices.Equal(got, []string{"10.0.0.9"}) {
+		t.Fatalf("with a foreign holder: candidates %v, want [10.0.0.9]", got)
+	}
+}
+
+// A new status alone (the watcher's last contact moves every few seconds)
+// does not make ForeignCandidates walk the fleet again; a change does.
+func TestForeignCandidatesKeptAcrossStatus(t *testing.T) {
+	c := &testClock{now: ft0}
+	f := New(Options{Now: c.Now})
+	f.SetStatus(model.SourceStatus{Synced: true})
+	f.DeletePod(linkedSandbox(f, "a", "ua", "10.0.0.1"))
+	first := f.ForeignCandidates()
+	f.SetStatus(model.SourceStatus{Synced: true, AsOf: ft0.Add(5 * time.Second)})
+	if again := f.ForeignCandidates(); &again[0] != &first[0] {
+		t.Fatal("a status change rebuilt the candidates")
+	}
+	f.DeletePod(linkedSandbox(f, "b", "ub", "10.0.0.2"))
+	if got := f.ForeignCandidates(); !slices.Equal(got, []string{"10.0.0.1", "10.0.0.2"}) {
+		t.Fatalf("after a change: candidates %v, want [10.0.0.1 10.0.0.2]", got)
 	}
 }
