@@ -117,6 +117,13 @@ func (f wireFormat) stream(w watch.Interface) io.ReadCloser {
 	go func() {
 		enc := restwatch.NewEncoder(streaming.NewEncoder(f.framer.NewFrameWriter(pw), f.event), f.object)
 		for ev := range w.ResultChan() {
+			// The encoder sets the object's kind in place, and client-go's
+			// fake tracker hands a watch that resumes from a
+			// resourceVersion the objects it stores, not copies: encoding
+			// those would race with the tracker's next read of them.
+			if ev.Object != nil {
+				ev.Object = ev.Object.DeepCopyObject()
+			}
 			if err := enc.Encode(&ev); err != nil {
 				w.Stop()
 				pw.CloseWithError(err)
