@@ -2,13 +2,15 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -94,13 +96,13 @@ type batchSandboxList = modelList[*model.BatchSandbox]
 // what the model does not read without allocating it.
 type batchSandboxEvents struct {
 	body  io.ReadCloser
-	dec   *json.Decoder
+	dec   *jsontext.Decoder
 	lists *mem.StringLists
 	ev    wireWatchEvent // one for the stream: see Decode
 }
 
 func newBatchSandboxEvents(body io.ReadCloser, lists *mem.StringLists) *batchSandboxEvents {
-	return &batchSandboxEvents{body: body, dec: json.NewDecoder(body), lists: lists}
+	return &batchSandboxEvents{body: body, dec: jsontext.NewDecoder(body, wireJSON), lists: lists}
 }
 
 // wireWatchEvent is a watch event whose object is a BatchSandbox, a bookmark
@@ -126,9 +128,7 @@ func (d *batchSandboxEvents) Decode() (watch.EventType, runtime.Object, error) {
 	clear(annotations)
 	*ev = wireWatchEvent{}
 	ev.Object.Metadata.Labels, ev.Object.Metadata.Annotations = labels, annotations
-	err := d.dec.Decode(ev)
-	var typeErr *json.UnmarshalTypeError
-	if err != nil && !errors.As(err, &typeErr) {
+	if err := json.UnmarshalDecode(d.dec, ev, wireJSON); err != nil && !isTypeError(err) {
 		return "", nil, err // io.EOF included: the stream watcher ends quietly on it
 	}
 	switch t := watch.EventType(ev.Type); t {
@@ -161,16 +161,14 @@ func (batchSandboxCodec) Encode(runtime.Object, io.Writer) error {
 // container's command may be anything); only malformed JSON is an error.
 func (c batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	var doc wireBatchSandbox
-	err := json.Unmarshal(data, &doc)
-	var typeErr *json.UnmarshalTypeError
-	if err != nil && !errors.As(err, &typeErr) {
+	if err := json.Unmarshal(data, &doc, wireJSON); err != nil && !isTypeError(err) {
 		return nil, nil, fmt.Errorf("decoding a BatchSandbox: %w", err)
 	}
 	gvk := schema.FromAPIVersionAndKind(doc.APIVersion, doc.Kind)
 	switch {
 	case doc.Kind == "Status":
 		status := &metav1.Status{}
-		if err := json.Unmarshal(data, status); err != nil {
+		if err := json.Unmarshal(data, status, wireJSON); err != nil {
 			return nil, nil, fmt.Errorf("decoding a Status: %w", err)
 		}
 		return status, &gvk, nil
@@ -189,6 +187,28 @@ func (c batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into 
 		return list, &gvk, nil
 	}
 	return doc.toModel(c.lists), &gvk, nil
+}
+
+// wireJSON is how BatchSandboxes are read: encoding/json/v2 (its module
+// aliases the standard library's from Go 1.27), which skips what the model
+// does not read without allocating it, reuses its decoder's state, and
+// decodes a stream's events straight from the body. With the semantics of
+// encoding/json, which the dynamic path had too: a field of the wrong type
+// is skipped and the rest of the object still read (the template is
+// free-form in the CRD), a repeated name is not an error, and invalid UTF-8
+// reads as U+FFFD.
+var wireJSON = json.JoinOptions(
+	jsonv1.ReportErrorsWithLegacySemantics(true),
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+)
+
+// isTypeError reports whether err is only a value of the wrong type, which
+// the decoders skip; anything else (malformed JSON, a failed read) fails.
+func isTypeError(err error) bool {
+	var typeErr *jsonv1.UnmarshalTypeError
+	var semantic *json.SemanticError
+	return errors.As(err, &typeErr) || errors.As(err, &semantic)
 }
 
 // wireBatchSandbox is the part of a BatchSandbox (or of a list of them) the
@@ -301,7 +321,7 @@ func (t *wireMetaTime) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return &json.UnmarshalTypeError{Value: "non-string", Type: reflect.TypeFor[metav1.Time]()}
+		return &jsonv1.UnmarshalTypeError{Value: "non-string", Type: reflect.TypeFor[metav1.Time]()}
 	}
 	pt, err := time.Parse(time.RFC3339, string(b[1:len(b)-1]))
 	if err != nil {

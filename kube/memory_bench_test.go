@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -43,9 +44,9 @@ func BenchmarkRetainedMemory(b *testing.B) {
 		n = v
 	}
 	pods, bsbxs := wireFleet(b, n)
-	var perSandbox, spansPerSandbox float64
+	var perSandbox, spansPerSandbox, scanPerSandbox float64
 	for range b.N {
-		before, inuseBefore := liveHeap(), heapInuse()
+		before, inuseBefore, scanBefore := liveHeap(), heapInuse(), scannableHeap()
 		// As the Watcher does: the fleet is the only store (fleetwatch.go).
 		fl := fleet.New(fleet.Options{})
 		lists := mem.NewStringLists() // as the Watcher shares them
@@ -73,6 +74,9 @@ func BenchmarkRetainedMemory(b *testing.B) {
 		// returned to the OS only when empty. Garbage allocated between
 		// long-lived objects (the decoding) leaves such holes.
 		spansPerSandbox = float64(int64(heapInuse())-int64(inuseBefore)) / float64(n)
+		// What every collection has to scan for pointers: the mark
+		// work per cycle while the fleet loads.
+		scanPerSandbox = float64(int64(scannableHeap())-int64(scanBefore)) / float64(n)
 		if path := os.Getenv("SANDSCOPE_HEAPPROFILE"); path != "" {
 			writeHeapProfile(b, path)
 		}
@@ -80,6 +84,7 @@ func BenchmarkRetainedMemory(b *testing.B) {
 	}
 	b.ReportMetric(perSandbox, "heapB/sandbox")
 	b.ReportMetric(spansPerSandbox, "spanB/sandbox")
+	b.ReportMetric(scanPerSandbox, "scanB/sandbox")
 }
 
 // wireFleet loads n simulated sandboxes into fake clients and returns their
@@ -156,6 +161,14 @@ func heapInuse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
+}
+
+// scannableHeap is the part of the heap the collector scans for pointers,
+// as of the last collection (liveHeap runs two).
+func scannableHeap() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/scan/heap:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
 }
 
 func liveHeap() uint64 {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
@@ -191,13 +192,16 @@ func parseEndpoints(v string) ([]string, string) {
 	if len(v) > maxAnnotationBytes {
 		return nil, fmt.Sprintf("value is %d bytes, more than the %d allowed; ignored", len(v), maxAnnotationBytes)
 	}
-	// The usual value, an array of strings, decodes in one pass; an entry of
-	// another type fails that, and the array is read again entry by entry
-	// to say which. (One Unmarshal per entry on every sandbox was a tenth of
-	// a large fleet's annotation garbage.)
+	// The usual value, an array of strings, decodes in one pass with
+	// encoding/json/v2, which reuses its decoder's state and reads the
+	// string in place (encoding/json allocated both for every sandbox: two
+	// fifths of what decoding a BatchSandbox allocated). Anything else, an
+	// entry of another type or text v2 is stricter about (invalid UTF-8),
+	// is read again with encoding/json, entry by entry, to say which entry.
 	var entries []string
 	var notString []bool // nil when every entry is a string
-	if json.Unmarshal([]byte(v), &entries) != nil {
+	if jsonv2.UnmarshalRead(strings.NewReader(v), &entries) != nil {
+		entries = nil
 		var raw []json.RawMessage
 		if err := json.Unmarshal([]byte(v), &raw); err != nil {
 			return nil, fmt.Sprintf("not a JSON array of strings: %s", shortErr(err))

@@ -227,8 +227,23 @@ func FuzzParseEndpoints(f *testing.F) {
 			t.Fatalf("%d entries", len(eps))
 		}
 		var clean []string
-		if problem == "" && json.Unmarshal([]byte(v), &clean) != nil {
-			t.Fatalf("invalid value %q accepted without a problem", v)
+		if json.Unmarshal([]byte(v), &clean) != nil {
+			if problem == "" {
+				t.Fatalf("invalid value %q accepted without a problem", v)
+			}
+		} else {
+			// What encoding/json reads, entry for entry, unless dropped.
+			if len(clean) > maxAnnotationEntries {
+				clean = clean[:maxAnnotationEntries]
+			}
+			if len(eps) != len(clean) {
+				t.Fatalf("%q: %d entries, encoding/json reads %d", v, len(eps), len(clean))
+			}
+			for i := range eps {
+				if eps[i] != clean[i] && eps[i] != "" {
+					t.Fatalf("%q: entry %d reads %q, encoding/json reads %q", v, i, eps[i], clean[i])
+				}
+			}
 		}
 		b := BatchSandboxFromUnstructured(modeltest.UnstructuredBatchSandbox("a", map[string]string{osv1.AnnotationEndpoints: v}))
 		if (problem != "") != (len(b.Notices()) == 1) {
@@ -265,6 +280,7 @@ var annotationSeeds = []string{
 	`["10.0.0.1"]`, `[""]`, `[]`, `null`, `["10.0.0.1",""]`, `[1,2]`, `[null]`, `{"pods":["a"]}`, `{"pods":null}`,
 	`{"pods":[1]}`, `{"pods":"a"}`, `{}`, `"x"`, ``, `[`, `["\u0000"]`, `["::1"]`, `{"pods":["a","b"],"x":1}`,
 	`[["10.0.0.1"]]`, `{"pods":[""]}`, strings.Repeat("[", 10000),
+	"[\"10.0.0.\\u0031\"]", "[\"\xff\"]", `["\ud800"]`, `["10.0.0.1"] `, `["10.0.0.1"]x`,
 }
 
 // TestAnnotationSeedCorpus runs the fuzz seeds as a normal test.
