@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"container/heap"
 	"fmt"
 	"iter"
 	"slices"
@@ -83,7 +82,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 				Evidence: []model.Evidence{{Kind: model.Observed, Text: "status.selector " + strconv.Quote(e.selStr)}}})
 		}
 	case e.engine() == model.EnginePod:
-		pe := f.pods[nn(e.ns(), e.name())]
+		pe := f.podAt(e.ns(), e.name())
 		if pe == nil {
 			return // ensurePlain removes it
 		}
@@ -187,7 +186,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		dueNanos = due.UnixNano()
 	}
 	if dueNanos != 0 && dueNanos != e.due {
-		heap.Push(&f.timers, timer{due: due, key: e.key})
+		f.timers.push(timer{due: due, key: e.key})
 	}
 	e.due = dueNanos
 }
@@ -211,10 +210,11 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]model
 	}
 	var due time.Time
 	slots := make([]model.Slot, len(specs))
+	var holderRoom [2]model.Holder
 	for i, sp := range specs {
 		var pod *model.Pod
 		if sp.pod != "" {
-			if pe := f.pods[nn(e.ns(), sp.pod)]; pe != nil {
+			if pe := f.podAt(e.ns(), sp.pod); pe != nil {
 				pod = pe.pod
 			}
 		}
@@ -223,7 +223,7 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]model
 			e.bound = append(e.bound, boundUID{pod: sp.pod, uid: pod.UID})
 			bound = pod.UID
 		}
-		facts := slotFacts{RecordedIP: sp.ip, PodName: sp.pod, BoundUID: bound, Pod: pod, Holders: f.holders(sp.ip)}
+		facts := slotFacts{RecordedIP: sp.ip, PodName: sp.pod, BoundUID: bound, Pod: pod, Holders: f.holders(sp.ip, holderRoom[:0])}
 		facts.ForeignSandbox = sp.foreign
 		id, h := deriveIdentity(facts)
 		sl := model.Slot{Index: int32(i), RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
@@ -494,7 +494,7 @@ func (f *Fleet) orphanSlots(e *sbEntry) []slotSpec {
 func (f *Fleet) orphanMeta(e *sbEntry, specs []slotSpec) *model.ObjectMeta {
 	m := &model.ObjectMeta{Namespace: e.ns(), Name: e.name()}
 	for _, sp := range specs {
-		if pe := f.pods[nn(e.ns(), sp.pod)]; pe != nil {
+		if pe := f.podAt(e.ns(), sp.pod); pe != nil {
 			if t := pe.pod.CreationTimestamp; m.CreationTimestamp.IsZero() || t.Before(&m.CreationTimestamp) {
 				m.CreationTimestamp = t
 			}
@@ -538,7 +538,7 @@ func (f *Fleet) agentSlots(e *sbEntry) []slotSpec {
 	a := e.ag
 	var best *podEntry
 	for _, name := range f.agentCandidates(e) {
-		pe := f.pods[nn(e.ns(), name)]
+		pe := f.podAt(e.ns(), name)
 		if pe == nil {
 			continue
 		}

@@ -130,8 +130,17 @@ func (f *Fleet) sandboxAt(e model.Engine, ns, name string) *sbEntry {
 // linkedPodKey returns key, as the string a sandbox linking the Pod already
 // holds when there is one: a sandbox seen before its Pod made the key first,
 // and the Pod's entry and the indexes can share it.
+//
+// It reads the links without linksOf, whose iterator over a Pod's own link
+// is a closure allocated for every Pod added.
 func (f *Fleet) linkedPodKey(key string) string {
-	for e := range f.linksOf(key) {
+	if pe := f.pods[key]; pe != nil && pe.link != nil {
+		if i := slices.Index(pe.link.links, key); i >= 0 {
+			return pe.link.links[i]
+		}
+		return key
+	}
+	for e := range f.podLinks.All(key) {
 		if i := slices.Index(e.links, key); i >= 0 {
 			return e.links[i]
 		}
@@ -141,9 +150,16 @@ func (f *Fleet) linkedPodKey(key string) string {
 
 // internPodKey returns "ns/name", reusing the Pod entry's string when the Pod is known.
 func (f *Fleet) internPodKey(ns, name string) string {
-	k := nn(ns, name)
-	if pe := f.pods[k]; pe != nil {
+	if pe := f.podAt(ns, name); pe != nil {
 		return pe.key
 	}
-	return k
+	return nn(ns, name)
+}
+
+// podAt is the entry of the Pod ns/name, or nil, looked up as sandboxAt
+// looks up a sandbox: with its key built on the stack.
+func (f *Fleet) podAt(ns, name string) *podEntry {
+	var buf [128]byte
+	k := append(append(append(buf[:0], ns...), '/'), name...)
+	return f.pods[string(k)]
 }

@@ -8,11 +8,14 @@ import (
 
 // holders lists the live Pods holding ip, with the sandbox each belongs to:
 // those the Fleet watches, then those found in other namespaces.
-func (f *Fleet) holders(ip string) []model.Holder {
+//
+// out is room for them (appended to from empty; a caller's array keeps the
+// usual one off the heap): the result is read only until out's next use.
+func (f *Fleet) holders(ip string, out []model.Holder) []model.Holder {
 	if !f.ipLive.Has(ip) {
 		return f.foreign[ip]
 	}
-	var out []model.Holder
+	out = out[:0]
 	for pe := range f.ipLive.All(ip) {
 		out = append(out, model.Holder{Namespace: pe.ns(), Pod: pe.name(), UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: f.history.time(pe.since)})
 	}

@@ -48,9 +48,9 @@ func deriveIdentity(f slotFacts) (model.IdentityState, *model.Holder) {
 		ourUID = f.Pod.UID
 	}
 	ours := f.Pod != nil && (f.BoundUID == "" || f.BoundUID == ourUID) && f.ForeignSandbox == ""
-	var taker *model.Holder
+	taker := -1 // an index: a pointer to a loop variable put every holder on the heap
 	for i := range f.Holders {
-		h := f.Holders[i]
+		h := &f.Holders[i]
 		if ours && types.UID(h.UID) == ourUID {
 			continue
 		}
@@ -58,12 +58,13 @@ func deriveIdentity(f slotFacts) (model.IdentityState, *model.Holder) {
 			// The Pod with our name holds the address but is a re-creation.
 			return model.IdentityUIDChanged, nil
 		}
-		if taker == nil || h.Since.Before(taker.Since) {
-			taker = &h
+		if taker < 0 || h.Since.Before(f.Holders[taker].Since) {
+			taker = i
 		}
 	}
-	if taker != nil {
-		return model.IdentityIPTaken, taker
+	if taker >= 0 {
+		h := f.Holders[taker] // a copy: the row keeps it, not the facts' slice
+		return model.IdentityIPTaken, &h
 	}
 	switch {
 	case f.Pod == nil || f.ForeignSandbox != "":

@@ -17,6 +17,17 @@ func (f *Fleet) linksOf(key string) iter.Seq[*sbEntry] {
 	return f.podLinks.All(key)
 }
 
+// enqueueLinks queues the sandboxes whose slots name the Pod key, reading
+// a Pod's own link directly: linksOf's iterator over it is a closure, an
+// allocation for every Pod event.
+func (f *Fleet) enqueueLinks(key string) {
+	if pe := f.pods[key]; pe != nil && pe.link != nil {
+		f.enqueueEntry(pe.link)
+		return
+	}
+	f.enqueueEntries(f.podLinks.All(key))
+}
+
 // hasLinks reports whether a sandbox's slot names the Pod key.
 func (f *Fleet) hasLinks(key string) bool {
 	if pe := f.pods[key]; pe != nil && pe.link != nil {

@@ -20,7 +20,8 @@ func keepAliveOnly(c *model.Container) (bool, string) {
 	if c == nil || len(c.Command) == 0 || c.Command[0] != osv1.BootstrapPath {
 		return false, ""
 	}
-	rest := append(append([]string{}, c.Command[1:]...), c.Args...)
+	var room [8]string // the usual command fits: no allocation per derive
+	rest := append(append(room[:0], c.Command[1:]...), c.Args...)
 	if len(rest) == 0 {
 		return true, "no user command"
 	}

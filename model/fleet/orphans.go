@@ -83,7 +83,8 @@ func (f *Fleet) ensureOrphans(ns string, p *model.Pod) {
 	if p == nil {
 		return
 	}
-	bs, ag := podOwners(p)
+	var room ownerNames
+	bs, ag := podOwners(p, &room)
 	for _, b := range bs {
 		f.ensureOrphan(model.EngineBatchSandbox, ns, b)
 	}

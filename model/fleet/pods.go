@@ -20,7 +20,8 @@ func HoldsIP(p *model.Pod) bool { return podLive(p) }
 // without a fleet: its BatchSandbox or agent Sandbox owner, else its own
 // plain-Pod key when it carries the sandbox id label; "" when none.
 func SandboxKeyOfPod(p *model.Pod) string {
-	bs, ag := podOwners(p)
+	var room ownerNames
+	bs, ag := podOwners(p, &room)
 	switch {
 	case len(bs) > 0:
 		return model.SandboxKey(model.EngineBatchSandbox, p.Namespace, bs[0])
@@ -49,12 +50,11 @@ func (f *Fleet) UpsertPod(p *model.Pod) {
 	defer f.mu.Unlock()
 	f.version++
 	now := f.opts.Now()
-	key := nn(p.Namespace, p.Name)
-	pe := f.pods[key]
+	pe := f.podAt(p.Namespace, p.Name)
 	var old *model.Pod
 	var oldSandbox string // the sandbox the Pod belonged to, as holders name it
 	if pe == nil {
-		pe = &podEntry{key: f.linkedPodKey(key), pod: p}
+		pe = &podEntry{key: f.linkedPodKey(nn(p.Namespace, p.Name)), pod: p}
 		f.pods[pe.key] = pe
 		f.settleLink(pe)
 	} else {
@@ -91,7 +91,7 @@ func (f *Fleet) UpsertPod(p *model.Pod) {
 		}
 	}
 
-	f.enqueueEntries(f.linksOf(key))
+	f.enqueueLinks(pe.key)
 	// The sandboxes recording the IP show its holder (name, UID, since,
 	// sandbox). An update that changes none of them, a status change, the
 	// usual event, does not re-derive them: any sandbox may record any IPs,
@@ -112,7 +112,7 @@ func (f *Fleet) UpsertPod(p *model.Pod) {
 		f.ensureOrphans(pe.ns(), p)
 	}
 	f.process(now)
-	pe.linked = f.hasLinks(key)
+	pe.linked = f.hasLinks(pe.key)
 	if !pe.inOrder && pe.linked {
 		pe.inOrder, pe.pending = true, true
 		f.pendingPods = append(f.pendingPods, pe)
@@ -143,8 +143,7 @@ func (f *Fleet) DeletePod(p *model.Pod) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	key := nn(p.Namespace, p.Name)
-	pe := f.pods[key]
+	pe := f.podAt(p.Namespace, p.Name)
 	if pe == nil || (p.UID != "" && pe.pod.UID != p.UID) {
 		return
 	}
@@ -163,7 +162,7 @@ func (f *Fleet) DeletePod(p *model.Pod) {
 	}
 	pe.removed = true
 	f.dropPod(pe)
-	f.enqueueEntries(f.linksOf(pe.key))
+	f.enqueueLinks(pe.key)
 	f.enqueueCandidates(pe, pe.pod)
 	f.ensurePlain(pe.ns(), pe.name())
 	f.ensureOrphans(pe.ns(), pe.pod)
@@ -173,12 +172,19 @@ func (f *Fleet) DeletePod(p *model.Pod) {
 
 func (f *Fleet) dropLive(pe *podEntry, ip string) { f.ipLive.Remove(ip, pe) }
 
+// ownerNames is room for the owners podOwners lists: a Pod has one or two,
+// and a caller's array keeps them off the heap (podOwners runs several
+// times for every Pod event).
+type ownerNames [4]string
+
 // podOwners lists the BatchSandbox and agent Sandbox names a Pod declares
-// itself part of (controller owner references and the BatchSandbox name label).
-func podOwners(p *model.Pod) (bsbx []string, agents []string) {
+// itself part of (controller owner references and the BatchSandbox name
+// label), in room (reused, and read only until its next use).
+func podOwners(p *model.Pod, room *ownerNames) (bsbx []string, agents []string) {
 	if p == nil {
 		return nil, nil
 	}
+	bsbx, agents = room[:0:2], room[2:2:4]
 	for _, r := range p.OwnerReferences {
 		switch {
 		case r.Kind == "BatchSandbox":
@@ -195,8 +201,9 @@ func podOwners(p *model.Pod) (bsbx []string, agents []string) {
 
 // reindexPodClaims moves a Pod in the owner and label indexes from old to new (nil = absent).
 func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *model.Pod) {
-	ob, oa := podOwners(old)
-	nb, na := podOwners(new)
+	var oldRoom, newRoom ownerNames
+	ob, oa := podOwners(old, &oldRoom)
+	nb, na := podOwners(new, &newRoom)
 	for _, o := range ob {
 		if !slices.Contains(nb, o) || new == nil {
 			f.bsOwned.Remove(model.SandboxKey(model.EngineBatchSandbox, pe.ns(), o), pe)
@@ -241,16 +248,17 @@ func (f *Fleet) enqueueCandidates(pe *podEntry, p *model.Pod) {
 	if p == nil {
 		return
 	}
-	bs, ag := podOwners(p)
+	var room ownerNames
+	bs, ag := podOwners(p, &room)
 	for _, b := range bs {
-		f.enqueue(model.SandboxKey(model.EngineBatchSandbox, pe.ns(), b))
+		f.enqueueAt(model.EngineBatchSandbox, pe.ns(), b)
 	}
 	for _, a := range ag {
-		f.enqueue(model.SandboxKey(model.EngineAgent, pe.ns(), a))
+		f.enqueueAt(model.EngineAgent, pe.ns(), a)
 	}
 	f.enqueueAll(f.claims.All(pe.key))
 	f.enqueueAll(slices.Values(f.agentsMatching(pe.ns(), p.Labels)))
-	f.enqueue(model.SandboxKey(model.EnginePod, pe.ns(), pe.name()))
+	f.enqueueAt(model.EnginePod, pe.ns(), pe.name())
 }
 
 // agentsMatching returns the keys of agent Sandboxes whose selector matches the labels.
@@ -289,13 +297,12 @@ func (f *Fleet) claimed(pe *podEntry) bool {
 
 // ensurePlain creates or removes the plain-Pod sandbox of ns/name.
 func (f *Fleet) ensurePlain(ns, name string) {
-	key := model.SandboxKey(model.EnginePod, ns, name)
-	pe := f.pods[nn(ns, name)]
+	pe := f.podAt(ns, name)
 	should := pe != nil && f.opts.PodSelector.Matches(pe.pod.Labels) && !f.claimed(pe)
-	e := f.sandboxes[key]
+	e := f.sandboxAt(model.EnginePod, ns, name)
 	switch {
 	case should && e == nil:
-		e = &sbEntry{key: key}
+		e = &sbEntry{key: model.SandboxKey(model.EnginePod, ns, name)}
 		f.addSandbox(e)
 	case !should && e != nil:
 		f.removeSandbox(e)
@@ -308,7 +315,8 @@ func (f *Fleet) ensurePlain(ns, name string) {
 // returns the entry's own key string: the IP history and slot holders keep
 // it, and a freshly built copy would cost one allocation per Pod.
 func (f *Fleet) podSandboxKey(pe *podEntry) string {
-	bs, ag := podOwners(pe.pod)
+	var room ownerNames
+	bs, ag := podOwners(pe.pod, &room)
 	for _, b := range bs {
 		if e := f.sandboxAt(model.EngineBatchSandbox, pe.ns(), b); e != nil {
 			return e.key

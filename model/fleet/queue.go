@@ -3,11 +3,21 @@ package fleet
 import (
 	"iter"
 	"time"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 func (f *Fleet) enqueue(key string) {
 	if e := f.sandboxes[key]; e != nil {
 		f.enqueueEntry(e)
+	}
+}
+
+// enqueueAt queues engine e's sandbox ns/name, if known, without building
+// its key (sandboxAt).
+func (f *Fleet) enqueueAt(e model.Engine, ns, name string) {
+	if sb := f.sandboxAt(e, ns, name); sb != nil {
+		f.enqueueEntry(sb)
 	}
 }
 

@@ -59,7 +59,7 @@ func (f *Fleet) reclaim(e *sbEntry, old, new []string) {
 // touchPod re-derives what depends on who a Pod belongs to.
 func (f *Fleet) touchPod(ns, name string) {
 	k := nn(ns, name)
-	f.enqueueEntries(f.linksOf(k))
+	f.enqueueLinks(k)
 	f.enqueueAll(f.claims.All(k))
 	if pe := f.pods[k]; pe != nil && pe.ip() != "" {
 		f.enqueueEntries(f.ipWatch.All(pe.ip()))

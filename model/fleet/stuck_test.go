@@ -1,7 +1,9 @@
 package fleet
 
 import (
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -46,5 +48,26 @@ func TestStuckPodsOfSnapshot(t *testing.T) {
 	n, init := f.Snapshot().Sandbox(bsKey("a")).StuckPods()
 	if n != 1 || init != 1 {
 		t.Errorf("row a StuckPods = %d, %d", n, init)
+	}
+}
+
+// The timers come out of their heap in the order they are due, whatever
+// the order they went in.
+func TestTimerHeapOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var h timerHeap
+	for i := range 500 {
+		h.push(timer{due: ft0.Add(time.Duration(r.IntN(1000)) * time.Second), key: strconv.Itoa(i)})
+		if r.IntN(4) == 0 { // pops between pushes, as Tick runs between derives
+			h.pop()
+		}
+	}
+	last := time.Time{}
+	for len(h) > 0 {
+		tm := h.pop()
+		if tm.due.Before(last) {
+			t.Fatalf("timer due %s popped after one due %s", tm.due, last)
+		}
+		last = tm.due
 	}
 }

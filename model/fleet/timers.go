@@ -14,7 +14,7 @@ func (f *Fleet) Tick() {
 	now := f.opts.Now()
 	changed := false
 	for len(f.timers) > 0 && !f.timers[0].due.After(now) {
-		t := heap.Pop(&f.timers).(timer)
+		t := f.timers.pop()
 		if e := f.sandboxes[t.key]; e != nil && e.due == t.due.UnixNano() {
 			e.due = 0
 			if !changed {
@@ -36,7 +36,26 @@ type timer struct {
 	key string
 }
 
+// timerHeap is a container/heap of timers, pushed and popped through push
+// and pop: heap.Push and heap.Pop pass each timer as an interface value, an
+// allocation per sandbox derived.
 type timerHeap []timer
+
+func (h *timerHeap) push(t timer) {
+	*h = append(*h, t)
+	heap.Fix(h, len(*h)-1)
+}
+
+func (h *timerHeap) pop() timer {
+	old := *h
+	t, n := old[0], len(old)-1
+	old[0], old[n] = old[n], timer{}
+	*h = old[:n]
+	if n > 0 {
+		heap.Fix(h, 0)
+	}
+	return t
+}
 
 func (h timerHeap) Len() int { return len(h) }
 
