@@ -31,6 +31,11 @@ const (
 	minRedrawEvery  = 16 * time.Millisecond
 	maxRedrawEvery  = 500 * time.Millisecond
 	redrawCostShare = 3
+	// While a fleet's first list loads, a refresh is cheap (nothing is
+	// listed yet) but the screen only shows progress: ten frames a second
+	// say it moves, and every frame's garbage is a share of a collection
+	// that marks the whole fleet loaded so far.
+	loadingRedrawEvery = 100 * time.Millisecond
 )
 
 // Messages of the root model.
@@ -335,7 +340,11 @@ func (a *App) liveRefresh() {
 
 // redrawEvery is the current coalescing period.
 func (a *App) redrawEvery() time.Duration {
-	return min(max(redrawCostShare*a.refreshCost, minRedrawEvery), maxRedrawEvery)
+	floor := minRedrawEvery
+	if slices.ContainsFunc(a.c.fleets, func(f Fleet) bool { return !f.Snap.Status.Synced }) {
+		floor = loadingRedrawEvery
+	}
+	return min(max(redrawCostShare*a.refreshCost, floor), maxRedrawEvery)
 }
 
 // refresh takes the latest snapshot and lets every view catch up.

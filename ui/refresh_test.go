@@ -39,18 +39,29 @@ func TestLiveRefreshLeadingEdge(t *testing.T) {
 	}
 }
 
-// The coalescing period follows what a refresh costs, within bounds.
+// The coalescing period follows what a refresh costs, within bounds, and
+// while a fleet is still loading its first list it is never under
+// loadingRedrawEvery.
 func TestRedrawPeriodFollowsRefreshCost(t *testing.T) {
-	a := New(&fakeSource{snap: &fleet.Snapshot{}}, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
-	for _, tc := range []struct{ cost, want time.Duration }{
-		{0, minRedrawEvery},
-		{time.Millisecond, minRedrawEvery},
-		{20 * time.Millisecond, 60 * time.Millisecond},
-		{time.Second, maxRedrawEvery},
+	for _, tc := range []struct {
+		synced     bool
+		cost, want time.Duration
+	}{
+		{true, 0, minRedrawEvery},
+		{true, time.Millisecond, minRedrawEvery},
+		{true, 20 * time.Millisecond, 60 * time.Millisecond},
+		{true, time.Second, maxRedrawEvery},
+		{false, 0, loadingRedrawEvery},
+		{false, 20 * time.Millisecond, loadingRedrawEvery},
+		{false, 50 * time.Millisecond, 150 * time.Millisecond},
+		{false, time.Second, maxRedrawEvery},
 	} {
+		snap := &fleet.Snapshot{Status: model.SourceStatus{Synced: tc.synced}}
+		a := New(&fakeSource{snap: snap}, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
+		a.Init()
 		a.refreshCost = tc.cost
 		if got := a.redrawEvery(); got != tc.want {
-			t.Errorf("refresh cost %s: period %s, want %s", tc.cost, got, tc.want)
+			t.Errorf("synced %v, refresh cost %s: period %s, want %s", tc.synced, tc.cost, got, tc.want)
 		}
 	}
 }
