@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -296,6 +297,9 @@ func (w *Watcher) informerClients() (kubernetes.Interface, dynamic.Interface, *r
 	}
 	cfg := rest.CopyConfig(w.clients.Config)
 	cfg.Wrap(w.health.wrap)
+	if !cfg.DisableCompression { // the kubeconfig's disable-compression
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gzipTransport{next: rt} })
+	}
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("building the watcher's kubernetes client: %w", err)
