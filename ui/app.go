@@ -253,8 +253,13 @@ func (a *App) messagesView() *textView {
 }
 
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if _, tick := msg.(clockMsg); !tick {
-		a.frameOK = false // anything but the clock may change what is shown
+	switch msg.(type) {
+	case clockMsg, changedMsg:
+		// The clock moves only ages (below); a change shows once a refresh
+		// takes it (liveRefresh), and one that waits for the end of the
+		// coalescing period leaves the frame as it is.
+	default:
+		a.frameOK = false // anything else may change what is shown
 	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -334,6 +339,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // what it cost.
 func (a *App) liveRefresh() {
 	a.lastRefresh = time.Now()
+	a.frameOK = false
 	a.refresh()
 	a.refreshCost = time.Since(a.lastRefresh)
 }

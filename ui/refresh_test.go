@@ -26,16 +26,21 @@ func TestLiveRefreshLeadingEdge(t *testing.T) {
 		t.Fatalf("after a quiet period: version %d, queued %v; want 2 shown at once", a.c.snap.Version, a.refreshQueued)
 	}
 
+	a.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	a.View()
 	src.set(&fleet.Snapshot{Version: 3})
 	a.Update(changedMsg{a.subGen})
 	if a.c.snap.Version != 2 || !a.refreshQueued {
 		t.Fatalf("right behind a refresh: version %d, queued %v; want 2 still shown and a refresh queued", a.c.snap.Version, a.refreshQueued)
 	}
+	if !a.frameOK {
+		t.Fatal("a change waiting for its refresh made the unchanged frame be drawn again")
+	}
 	src.set(&fleet.Snapshot{Version: 4})
 	a.Update(changedMsg{a.subGen}) // coalesced into the queued refresh
 	a.Update(refreshMsg{})
-	if a.c.snap.Version != 4 || a.refreshQueued {
-		t.Fatalf("after the queued refresh: version %d, queued %v; want 4", a.c.snap.Version, a.refreshQueued)
+	if a.c.snap.Version != 4 || a.refreshQueued || a.frameOK {
+		t.Fatalf("after the queued refresh: version %d, queued %v, frame kept %v; want 4 and a new frame", a.c.snap.Version, a.refreshQueued, a.frameOK)
 	}
 }
 
