@@ -31,6 +31,16 @@ type Line struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
+// lineError is err as a line's error: a copy of its refusal whose evidence
+// is a list even when empty, as Refusal.JSON writes it for one target.
+func lineError(err error) *refusal.Refusal {
+	e := *asRefusal(err)
+	if e.Evidence == nil {
+		e.Evidence = []model.Evidence{}
+	}
+	return &e
+}
+
 // FanOutOutputLimit bounds the output kept per target and stream: a fleet
 // operation's lines must stay lines, whatever a sandbox prints.
 const FanOutOutputLimit = 64 << 10
@@ -59,7 +69,7 @@ func (x *Executor) RunMany(ctx context.Context, targets []string, req Request, p
 			line := Line{Sandbox: key, DurationMs: time.Since(start).Milliseconds(),
 				Stdout: out.String(), Stderr: errOut.String(), Truncated: out.cut || errOut.cut}
 			if err != nil {
-				e := asRefusal(err)
+				e := lineError(err)
 				line.Error, line.Executed = e, e.Executed
 				if line.Executed == "" {
 					line.Executed = refusal.ExecutedUnknown
