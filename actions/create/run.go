@@ -176,6 +176,14 @@ func (r *run) follow(ctx context.Context) (*Result, error) {
 		}
 		o := observe(r.engine, obj, pods, watch.Events(), seenObject)
 		if o.fail != nil {
+			// The stages the failing observation shows were passed: a Pod
+			// first seen scheduled and failing to pull failed after
+			// Scheduled, not while Queued. (Not Starting: its detail says
+			// the exec daemon is being asked, which it will not be.)
+			if stageRank[o.stage] > stageRank[StagePullingImage] {
+				o.stage, o.detail = StageScheduled, "on node "+o.pod.Spec.NodeName
+			}
+			r.reachUpTo(o)
 			return nil, r.fail(ctx, o.fail)
 		}
 		r.reachUpTo(o)
