@@ -130,22 +130,16 @@ func (f *Fleet) sandboxAt(e model.Engine, ns, name string) *sbEntry {
 // linkedPodKey returns key, as the string a sandbox linking the Pod already
 // holds when there is one: a sandbox seen before its Pod made the key first,
 // and the Pod's entry and the indexes can share it.
-//
-// It reads the links without linksOf, whose iterator over a Pod's own link
-// is a closure allocated for every Pod added.
 func (f *Fleet) linkedPodKey(key string) string {
-	if pe := f.pods[key]; pe != nil && pe.link != nil {
-		if i := slices.Index(pe.link.links, key); i >= 0 {
-			return pe.link.links[i]
-		}
-		return key
-	}
-	for e := range f.podLinks.All(key) {
+	linked := key
+	f.eachLink(key, func(e *sbEntry) bool {
 		if i := slices.Index(e.links, key); i >= 0 {
-			return e.links[i]
+			linked = e.links[i]
+			return false
 		}
-	}
-	return key
+		return true
+	})
+	return linked
 }
 
 // internPodKey returns "ns/name", reusing the Pod entry's string when the Pod is known.

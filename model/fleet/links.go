@@ -8,24 +8,34 @@ import "iter"
 // the links of every other key: those of a Pod named by several sandboxes,
 // or that does not exist.
 
-// linksOf yields the sandboxes whose slots name the Pod key, in the order
-// they linked it.
-func (f *Fleet) linksOf(key string) iter.Seq[*sbEntry] {
+// eachLink calls yield with each sandbox whose slots name the Pod key, in
+// the order they linked it, until yield returns false. It takes a callback
+// rather than returning an iterator: an iterator over a Pod's own link is a
+// closure that outlives the call, an allocation for every Pod event, where
+// a callback the caller passes stays on its stack.
+func (f *Fleet) eachLink(key string, yield func(*sbEntry) bool) {
 	if pe := f.pods[key]; pe != nil && pe.link != nil {
-		return func(yield func(*sbEntry) bool) { yield(pe.link) }
-	}
-	return f.podLinks.All(key)
-}
-
-// enqueueLinks queues the sandboxes whose slots name the Pod key, reading
-// a Pod's own link directly: linksOf's iterator over it is a closure, an
-// allocation for every Pod event.
-func (f *Fleet) enqueueLinks(key string) {
-	if pe := f.pods[key]; pe != nil && pe.link != nil {
-		f.enqueueEntry(pe.link)
+		yield(pe.link)
 		return
 	}
-	f.enqueueEntries(f.podLinks.All(key))
+	for e := range f.podLinks.All(key) {
+		if !yield(e) {
+			return
+		}
+	}
+}
+
+// linksOf is eachLink as an iterator.
+func (f *Fleet) linksOf(key string) iter.Seq[*sbEntry] {
+	return func(yield func(*sbEntry) bool) { f.eachLink(key, yield) }
+}
+
+// enqueueLinks queues the sandboxes whose slots name the Pod key.
+func (f *Fleet) enqueueLinks(key string) {
+	f.eachLink(key, func(e *sbEntry) bool {
+		f.enqueueEntry(e)
+		return true
+	})
 }
 
 // hasLinks reports whether a sandbox's slot names the Pod key.
