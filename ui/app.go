@@ -347,7 +347,7 @@ func (a *App) liveRefresh() {
 // redrawEvery is the current coalescing period.
 func (a *App) redrawEvery() time.Duration {
 	floor := minRedrawEvery
-	if slices.ContainsFunc(a.c.fleets, func(f Fleet) bool { return !f.Snap.Status.Synced }) {
+	if a.c.loading() {
 		floor = loadingRedrawEvery
 	}
 	return min(max(redrawCostShare*a.refreshCost, floor), maxRedrawEvery)

@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -145,7 +144,7 @@ func (a *App) switchNamespace(ns string) tea.Cmd {
 // that it has none, and which namespace differs only in case (namespaces
 // are case-sensitive); "" when ns holds sandboxes or nothing can be said.
 func (a *App) unseenNamespace(ns string) string {
-	if ns == "" || a.c.nsScope != "" || a.c.scoped() || slices.ContainsFunc(a.c.fleets, func(f Fleet) bool { return !f.Snap.Status.Synced }) {
+	if ns == "" || a.c.nsScope != "" || a.c.scoped() || a.c.loading() {
 		return "" // only fleets of every namespace can say where sandboxes are
 	}
 	var like string

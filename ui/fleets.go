@@ -97,6 +97,12 @@ func (c *shared) scoped() bool {
 	return slices.ContainsFunc(c.fleets, func(f Fleet) bool { return len(f.Snap.Status.Namespaces) > 0 })
 }
 
+// loading reports whether some fleet in view has not yet synced its first
+// list.
+func (c *shared) loading() bool {
+	return slices.ContainsFunc(c.fleets, func(f Fleet) bool { return !f.Snap.Status.Synced })
+}
+
 // contextsInView lists the contexts in view (none for a Source of one).
 func (c *shared) contextsInView() []string {
 	var out []string
