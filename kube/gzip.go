@@ -3,7 +3,6 @@ package kube
 import (
 	"io"
 	"net/http"
-	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -43,16 +42,18 @@ func (t gzipTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // gzipBody decodes a gzipped body. Its decoder is made on the first Read,
 // which reads the gzip header: a watch's header arrives with its first
-// event, and RoundTrip must not wait for that.
+// event, and RoundTrip must not wait for that. A body is read by one
+// goroutine at a time.
 type gzipBody struct {
 	compressed io.ReadCloser
-	once       sync.Once
 	r          *gzip.Reader
-	err        error
+	err        error // a header that could not be read, for every Read after
 }
 
 func (b *gzipBody) Read(p []byte) (int, error) {
-	b.once.Do(func() { b.r, b.err = gzip.NewReader(b.compressed) })
+	if b.r == nil && b.err == nil {
+		b.r, b.err = gzip.NewReader(b.compressed)
+	}
 	if b.err != nil {
 		return 0, b.err
 	}
