@@ -12,6 +12,7 @@ func subcommands(g *Globals) []*cobra.Command {
 		newExplainCommand(g),
 		newServeCommand(g),
 		newGetCommand(g),
+		newCpCommand(g),
 	}
 }
 

@@ -146,6 +146,33 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, refusal.New(CodeTransport, "no cluster to check the target against", false)
 	}
 
+	return x.guard(ctx, req, tr.Exec)
+}
+
+// Guard runs act against the target of req between the same checks Run
+// makes: the target is proven to be the sandbox's own Pod before act is
+// called, and again after it returns. act receives the checked Pod (and,
+// for execd-direct, the checked address) in a Dispatch whose Command is
+// req's; it must report failures as Transport.Exec does (a
+// *refusal.Refusal saying whether anything reached the Pod). Guard is how
+// an action that is not a command (a file copy) gets exec's guarantee.
+func (x *Executor) Guard(ctx context.Context, req Request, act func(ctx context.Context, d Dispatch) (Outcome, error)) (Result, error) {
+	if x.opts.ReadOnly {
+		return Result{}, refusal.New(refusal.CodeReadOnly, "sandscope runs read-only (--readonly): the action is refused", false)
+	}
+	if req.Via == "" {
+		req.Via = ViaKube
+	}
+	if x.opts.Cluster == nil {
+		return Result{}, refusal.New(CodeTransport, "no cluster to check the target against", false)
+	}
+	return x.guard(ctx, req, act)
+}
+
+// Transport returns the transport of v, or nil.
+func (x *Executor) Transport(v Via) Transport { return x.opts.Transports[v] }
+
+func (x *Executor) guard(ctx context.Context, req Request, act func(ctx context.Context, d Dispatch) (Outcome, error)) (Result, error) {
 	target, snap, before, live, took, err := x.admit(ctx, req, req.Via)
 	if err != nil {
 		return Result{}, err
@@ -173,7 +200,7 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 		runCtx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
-	out, runErr := tr.Exec(runCtx, d)
+	out, runErr := act(runCtx, d)
 	stdout.close()
 	stderr.close()
 	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {

@@ -180,18 +180,29 @@ type ExecdTransport struct {
 func (e *ExecdTransport) Streams() bool { return false }
 
 func (e *ExecdTransport) Exec(ctx context.Context, d Dispatch) (Outcome, error) {
+	c, done, err := e.Daemon(ctx, d)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer done()
+	return runExecd(ctx, c, d)
+}
+
+// Daemon opens the tunnel to the checked Pod's execd and pings it; done
+// closes the tunnel. Its error is a refusal (nothing was sent).
+func (e *ExecdTransport) Daemon(ctx context.Context, d Dispatch) (c *execd.Client, done func(), err error) {
 	pf, err := e.Clients.ForwardPort(ctx, d.Namespace, d.Pod, portOr(e.Port))
 	if err != nil {
-		return Outcome{}, execFailure(err)
+		return nil, nil, execFailure(err)
 	}
-	defer pf.Close()
-	c := &execd.Client{BaseURL: "http://" + pf.LocalAddr, Token: e.Token}
+	c = &execd.Client{BaseURL: "http://" + pf.LocalAddr, Token: e.Token}
 	// A ping first: a tunnel is set up even when nothing listens in the Pod,
 	// and only a failed ping proves the command was not sent.
 	if err := c.Ping(ctx); err != nil {
-		return Outcome{}, execdFailure(err, true)
+		pf.Close()
+		return nil, nil, execdFailure(err, true)
 	}
-	return runExecd(ctx, c, d)
+	return c, func() { pf.Close() }, nil
 }
 
 // ExecdDirectTransport dials execd at the checked Pod IP.
@@ -203,12 +214,34 @@ type ExecdDirectTransport struct {
 func (e *ExecdDirectTransport) Streams() bool { return false }
 
 func (e *ExecdDirectTransport) Exec(ctx context.Context, d Dispatch) (Outcome, error) {
-	if d.Address == "" {
-		return Outcome{}, refusal.New(CodeNotExecReady, "no address to dial", true)
+	c, _, err := e.Daemon(ctx, d)
+	if err != nil {
+		return Outcome{}, err
 	}
-	c := &execd.Client{BaseURL: "http://" + net.JoinHostPort(d.Address, strconv.Itoa(portOr(e.Port))), Token: e.Token}
 	return runExecd(ctx, c, d)
 }
+
+// Daemon is the client of execd at the checked address (d.Address) and
+// nothing else; done does nothing.
+func (e *ExecdDirectTransport) Daemon(_ context.Context, d Dispatch) (c *execd.Client, done func(), err error) {
+	if d.Address == "" {
+		return nil, nil, refusal.New(CodeNotExecReady, "no address to dial", true)
+	}
+	c = &execd.Client{BaseURL: "http://" + net.JoinHostPort(d.Address, strconv.Itoa(portOr(e.Port))), Token: e.Token}
+	return c, func() {}, nil
+}
+
+// DaemonTransport is a transport that reaches the Pod's execd, for actions
+// other than a command (the files API).
+type DaemonTransport interface {
+	Transport
+	Daemon(ctx context.Context, d Dispatch) (c *execd.Client, done func(), err error)
+}
+
+// DaemonFailure reads an error of an execd call other than /command as
+// exec reads its own: a refusal saying whether the request reached the
+// daemon.
+func DaemonFailure(err error) error { return execdFailure(err, false) }
 
 func runExecd(ctx context.Context, c *execd.Client, d Dispatch) (Outcome, error) {
 	res, err := c.Run(ctx, execd.CommandRequest{Command: ShellJoin(d.Command)}, d.Stdout, d.Stderr)

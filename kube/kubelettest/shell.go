@@ -50,6 +50,9 @@ type FakeShell struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	NL             string // line ending for echo; default "\n"
+	// Commands plays further commands by name (a container's tar, say);
+	// each returns its exit status.
+	Commands map[string]func(ctx context.Context, sh *FakeShell, argv []string) int
 }
 
 // Run interprets script and returns its exit status.
@@ -126,6 +129,9 @@ func (sh *FakeShell) command(ctx context.Context, argv []string, last int) (int,
 	nl := sh.NL
 	if nl == "" {
 		nl = "\n"
+	}
+	if play, ok := sh.Commands[argv[0]]; ok {
+		return play(ctx, sh, argv), false
 	}
 	switch argv[0] {
 	case "exit":

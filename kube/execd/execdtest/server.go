@@ -43,8 +43,10 @@ type Server struct {
 
 	requests atomic.Int64 // every request, /ping included
 	commands atomic.Int64 // POST /command accepted (token ok)
+	uploads  atomic.Int64 // POST /files/upload accepted
 	mu       sync.Mutex
 	seen     []string
+	files    map[string][]byte // /files/*: path → content
 }
 
 // Start binds cfg.Addr and serves until Close.
@@ -61,6 +63,8 @@ func Start(cfg Config) (*Server, error) {
 		}
 	})
 	mux.HandleFunc("POST /command", s.command)
+	mux.HandleFunc("POST /files/upload", s.upload)
+	mux.HandleFunc("GET /files/download", s.download)
 	s.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.requests.Add(1)

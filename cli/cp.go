@@ -1,0 +1,268 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/term"
+	"k8s.io/klog/v2"
+
+	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/files"
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/internal/textsafe"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
+)
+
+type cpFlags struct {
+	execFlags
+	maxBytes   int64
+	maxEntries int
+}
+
+func newCpCommand(g *Globals) *cobra.Command {
+	f := &cpFlags{}
+	cmd := &cobra.Command{
+		Use:   "cp [-n NS] SRC DST [-c CONTAINER] [--via kube|execd|execd-direct] [-o text|json]",
+		Short: "Copy files to or from a sandbox, after proving the target is still the sandbox's own Pod",
+		Long: "cp copies a file or a directory between this machine and a sandbox, in kubectl cp's syntax:\n" +
+			"  sandscope cp SANDBOX:/remote/path LOCAL     download (into LOCAL when it is a directory)\n" +
+			"  sandscope cp LOCAL SANDBOX:/remote/path     upload (/remote/path becomes the copy)\n" +
+			"  pod/NAME:/path names a Pod; - is standard input (upload) or output (one file, download).\n" +
+			"  sandscope cp --selector SEL|--all-of-pool POOL LOCAL :/path -o jsonl   upload to many, one JSON line each\n\n" +
+			"The target is checked as exec checks it (Pod name, UID and current IP, read live) before anything is sent\n" +
+			"or read, and again after. A download is extracted beside its destination under a temporary name and put in\n" +
+			"place only once the second check passed. What comes back from a sandbox is hostile: an archive entry that\n" +
+			"would land outside the destination (absolute, .., through or as a symlink pointing out, a hard link to\n" +
+			"anything but a file it wrote), a device or FIFO, or more than --max-bytes / --max-entries refuses the whole\n" +
+			"download and leaves nothing; set-uid bits are dropped.\n\n" +
+			"Transports: kube (tar over pods/exec, as kubectl cp), execd and execd-direct (execd's files API, one file).\n\n" +
+			"Exit codes: 0 copied and confirmed; 1 the copy reached the sandbox's own Pod and failed there (nothing\n" +
+			"written for a download); 125 refused before anything was sent or written; 126 unknown (an upload may be\n" +
+			"partly written; a download is kept only under the temporary name it names). A failure prints one JSON\n" +
+			"object on stderr: {\"error\":{\"code\",\"message\",\"retryable\",\"executed\",\"written\",\"evidence\"}}.",
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: g.completeSandbox,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCp(cmd.Context(), g, f, args[0], args[1])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.via, "via", "kube", "Transport: kube (tar over pods/exec), execd or execd-direct (execd's files API, one file)")
+	fl.StringVarP(&f.container, "container", "c", "", "Container (default: sandbox, else the first)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "Give up after this long (outcome unknown, exit 126); 0 = no limit")
+	fl.StringVar(&f.token, "execd-token", "", "execd access token (prefer $SANDSCOPE_EXECD_TOKEN or --execd-token-secret)")
+	fl.StringVar(&f.tokenSecret, "execd-token-secret", "", "Read execd's access token from a Secret: NS/NAME:KEY")
+	fl.IntVar(&f.execdPort, "execd-port", 0, "execd's port (default 44772)")
+	fl.StringVar(&f.expectUID, "expect-uid", "", "Refuse (UID_CHANGED) unless the sandbox's Pod still has this UID")
+	fl.StringVar(&f.expectIP, "expect-ip", "", "Refuse (IP_STALE) unless the sandbox's Pod still has this IP")
+	fl.StringVar(&f.pool, "all-of-pool", "", "Upload to every BatchSandbox of this Pool (DST is :/path; -o jsonl)")
+	fl.IntVar(&f.maxParallel, "max-parallel", 8, "With --selector/--all-of-pool: uploads at once")
+	fl.StringVarP(&f.output, "output", "o", "", "text or json for one copy; jsonl (the default) for many")
+	fl.Int64Var(&f.maxBytes, "max-bytes", files.DefaultLimits.MaxBytes, "Refuse a download (or standard input) larger than this many bytes")
+	fl.IntVar(&f.maxEntries, "max-entries", files.DefaultLimits.MaxEntries, "Refuse a download of more entries than this")
+	fl.DurationVar(&f.syncTimeout, "sync-timeout", 30*time.Second, "With --demo: time allowed to read the demo fleet before the check")
+	_ = fl.MarkHidden("execd-port")
+	_ = cmd.RegisterFlagCompletionFunc("all-of-pool", g.completePool)
+	return cmd
+}
+
+// cpLine is one copy's outcome for programs: -o json, and each line of a
+// fan-out.
+type cpLine struct {
+	Sandbox string           `json:"sandbox,omitempty"`
+	Written refusal.Executed `json:"written"`
+	*files.Outcome
+	Error *cpError `json:"error,omitempty"`
+}
+
+// cpError is a copy's refusal with the contract's written key beside
+// executed (the same value: for a copy, what ran is what was written).
+type cpError struct {
+	*refusal.Refusal
+	Written refusal.Executed `json:"written"`
+}
+
+func newCpError(err error) *cpError {
+	var r *refusal.Refusal
+	if !errors.As(err, &r) {
+		r = &refusal.Refusal{Code: execute.CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
+	}
+	c := *r
+	if c.Evidence == nil {
+		c.Evidence = []model.Evidence{}
+	}
+	return &cpError{Refusal: &c, Written: c.Executed}
+}
+
+func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) error {
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	fail := func(err error) error { return printCpError(g.Err, err) }
+	usage := func(format string, args ...any) error {
+		return fail(&refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
+	}
+	src, err := files.ParseLocation(srcArg)
+	if err != nil {
+		return usage("%v", err)
+	}
+	dst, err := files.ParseLocation(dstArg)
+	if err != nil {
+		return usage("%v", err)
+	}
+	via, err := execute.ParseVia(f.via)
+	if err != nil {
+		return usage("%v", err)
+	}
+	fanOut := f.pool != "" || g.Selector != ""
+	switch {
+	case src.Remote && dst.Remote:
+		return usage("copy between two sandboxes is not supported: one side must be local")
+	case !src.Remote && !dst.Remote:
+		return usage("neither %q nor %q names a sandbox (SANDBOX:/path or pod/NAME:/path)", srcArg, dstArg)
+	case fanOut && (src.Remote || dst.Ref != ""):
+		return usage("with --selector or --all-of-pool, cp uploads: LOCAL :/path")
+	case !fanOut && dst.Remote && dst.Ref == "":
+		return usage("%q names no sandbox (:/path is for --selector or --all-of-pool)", dstArg)
+	case fanOut && f.output != "" && f.output != "jsonl":
+		return usage("-o %s: cp over many sandboxes writes jsonl only", f.output)
+	case !fanOut && f.output != "" && f.output != "text" && f.output != "json":
+		return usage("-o %s: want text or json", f.output)
+	case f.maxBytes < 1 || f.maxEntries < 1:
+		return usage("--max-bytes and --max-entries must be positive")
+	}
+	if g.ReadOnly && dst.Remote {
+		return fail(refusal.New(refusal.CodeReadOnly, "sandscope runs read-only (--readonly): uploads are refused; downloads stay allowed", false))
+	}
+	conn, err := g.connect(ctx)
+	if err != nil {
+		return fail(connectFailure(err))
+	}
+	defer conn.Close()
+	token, err := execdTokenFrom(ctx, conn, &f.execFlags)
+	if err != nil {
+		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
+	}
+	x, namespace, err := conn.LookupExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
+	if err != nil {
+		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+	}
+	c := &files.Copier{Exec: x, ReadOnly: g.ReadOnly, Limits: files.Limits{MaxBytes: f.maxBytes, MaxEntries: f.maxEntries}}
+	target := files.Target{Namespace: namespace, Container: f.container, Via: via, Timeout: f.timeout,
+		ExpectUID: f.expectUID, ExpectIP: f.expectIP}
+	if fanOut {
+		return runCpMany(ctx, g, f, conn, c, target, src.Path, dst.Path)
+	}
+	var out files.Outcome
+	if dst.Remote {
+		target.Ref = dst.Ref
+		out, err = c.Upload(ctx, files.Upload{Target: target, Source: src.Path, Stdin: g.In, RemotePath: dst.Path})
+	} else {
+		target.Ref = src.Ref
+		out, err = c.Download(ctx, files.Download{Target: target, RemotePath: src.Path, Dest: dst.Path, Stdout: g.Out})
+	}
+	if err != nil {
+		return fail(err)
+	}
+	switch {
+	case f.output == "json":
+		return json.NewEncoder(g.Out).Encode(cpLine{Written: out.Written, Outcome: &out})
+	case dst.Stdio():
+		return nil // the file is the output
+	}
+	fmt.Fprintf(g.Err, "copied %s → %s (%d bytes, %d entries; pod %s uid %s)\n", textsafe.Line(out.Source), textsafe.Line(out.Dest),
+		out.Bytes, out.Entries, out.Target.Pod, out.Target.UID)
+	for _, ev := range out.Evidence {
+		fmt.Fprintf(g.Err, "  %s: %s\n", ev.Kind, textsafe.Line(ev.Text))
+	}
+	return nil
+}
+
+// runCpMany uploads one local file or directory to every sandbox the
+// selector or pool picks, each checked on its own, one JSON line each.
+func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *env.Conn, c *files.Copier, target files.Target, local, remote string) error {
+	if f.expectUID != "" || f.expectIP != "" {
+		return printCpError(g.Err, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
+			Message: "--expect-uid/--expect-ip name one Pod: give one target instead"})
+	}
+	if local == "-" {
+		return printCpError(g.Err, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
+			Message: "standard input cannot be uploaded to many sandboxes: give a local file"})
+	}
+	namespace := g.Kube.Namespace()
+	if g.AllNamespaces {
+		namespace = ""
+	}
+	sel := kube.SelectOptions{Namespace: namespace, Pool: f.pool}
+	if f.pool == "" {
+		sel.Selector = g.Selector
+	}
+	keys, err := conn.Clients.SelectSandboxes(ctx, sel)
+	if err != nil {
+		return printCpError(g.Err, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+	}
+	var mu sync.Mutex
+	var unknown, refused bool
+	enc := json.NewEncoder(g.Out)
+	eg := new(errgroup.Group)
+	eg.SetLimit(max(f.maxParallel, 1))
+	for _, key := range keys {
+		eg.Go(func() error {
+			t := target
+			t.Ref = key
+			out, err := c.Upload(ctx, files.Upload{Target: t, Source: local, RemotePath: remote})
+			line := cpLine{Sandbox: key, Written: out.Written}
+			if err != nil {
+				line.Error = newCpError(err)
+				line.Written = line.Error.Written
+			} else {
+				line.Outcome = &out
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			unknown = unknown || line.Written == refusal.ExecutedUnknown
+			refused = refused || line.Written == refusal.ExecutedNo
+			_ = enc.Encode(line) // a broken stdout shows in the pipeline's exit code
+			return nil
+		})
+	}
+	_ = eg.Wait()
+	switch {
+	case unknown:
+		return exitWith(execExitUnknown)
+	case refused:
+		return exitWith(execExitRefused)
+	}
+	return nil
+}
+
+// printCpError writes the JSON error line (and, on a terminal, one line for
+// a person) and maps the refusal to cp's exit code.
+func printCpError(w io.Writer, err error) error {
+	e := newCpError(err)
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintf(w, "sandscope: %s\n", textsafe.Line(e.Refusal.Error()))
+	}
+	b, _ := json.Marshal(struct {
+		Error *cpError `json:"error"`
+	}{e})
+	fmt.Fprintf(w, "%s\n", b)
+	code := execExitUnknown
+	switch {
+	case e.Code == files.CodeRemoteFailed && e.Executed == refusal.ExecutedNo:
+		code = ExitFailure
+	case e.Executed == refusal.ExecutedNo:
+		code = execExitRefused
+	}
+	return &ExitError{Code: code, Err: e.Refusal, Silent: true}
+}
