@@ -1,0 +1,344 @@
+package files_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/kube/kubetest"
+)
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, body := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = string(b)
+		return nil
+	})
+	return out
+}
+
+func sameTree(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// A directory goes up and comes back whole over pods/exec (tar, as kubectl
+// cp), and a file over execd's files API, both ways, through each
+// transport; -o json names the Pod the copy reached.
+func TestCopyRoundTrips(t *testing.T) {
+	e := newEnv(t)
+	p := e.running("rt")
+	src := t.TempDir()
+	tree := map[string]string{"pi.txt": "3.14159\n", "sub/deep/data.bin": "\x00\x01\x02binary", "sub/notes.md": "# notes"}
+	writeTree(t, src, tree)
+
+	r := e.cp("", src, "rt:/work/in", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("upload: exit %d stderr %s", r.code, r.stderr)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out["written"] != "yes" {
+		t.Fatalf("upload -o json: %q %v", r.stdout, err)
+	}
+	if target, _ := out["target"].(map[string]any); target["uid"] != string(p.UID) {
+		t.Errorf("upload names pod uid %v, want %s", target["uid"], p.UID)
+	}
+	if f, ok := e.fs.of(string(p.UID)).get("/work/in/pi.txt"); !ok || string(f.data) != "3.14159\n" {
+		t.Fatalf("the container has /work/in/pi.txt = %q (%v)", f.data, ok)
+	}
+
+	dest := t.TempDir()
+	if r := e.cp("", "rt:/work/in", dest); r.code != 0 {
+		t.Fatalf("download: exit %d stderr %s", r.code, r.stderr)
+	}
+	if got := readTree(t, filepath.Join(dest, "in")); !sameTree(got, tree) {
+		t.Fatalf("downloaded %v, want %v", got, tree)
+	}
+	if r := e.cp("", "rt:/work/in/pi.txt", "-"); r.code != 0 || r.stdout != "3.14159\n" {
+		t.Fatalf("download to stdout: exit %d stdout %q stderr %s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.cp("hello from stdin", "-", "rt:/work/stdin.txt"); r.code != 0 {
+		t.Fatalf("upload from stdin: exit %d stderr %s", r.code, r.stderr)
+	} else if f, _ := e.fs.of(string(p.UID)).get("/work/stdin.txt"); string(f.data) != "hello from stdin" {
+		t.Fatalf("stdin upload wrote %q", f.data)
+	}
+
+	for _, via := range []string{"execd", "execd-direct"} {
+		t.Run(via, func(t *testing.T) {
+			one := filepath.Join(src, "pi.txt")
+			if r := e.cp("", one, "rt:/work/"+via+".txt", "--via", via); r.code != 0 {
+				t.Fatalf("upload: exit %d stderr %s", r.code, r.stderr)
+			}
+			d := e.pods.Get(string(p.UID))
+			if b, ok := d.File("/work/" + via + ".txt"); !ok || string(b) != "3.14159\n" {
+				t.Fatalf("execd has %q (%v)", b, ok)
+			}
+			local := filepath.Join(t.TempDir(), "back.txt")
+			if r := e.cp("", "rt:/work/"+via+".txt", local, "--via", via); r.code != 0 {
+				t.Fatalf("download: exit %d stderr %s", r.code, r.stderr)
+			}
+			if b, err := os.ReadFile(local); err != nil || string(b) != "3.14159\n" {
+				t.Fatalf("downloaded %q %v", b, err)
+			}
+			if r := e.cp("", src, "rt:/work/dir", "--via", via); r.code != 125 || !strings.Contains(r.stderr, "--via kube") {
+				t.Errorf("a directory over execd: exit %d %s, want 125 pointing at --via kube", r.code, r.stderr)
+			}
+		})
+	}
+}
+
+// Seed 002 for files: a dead sandbox's IP now held by another sandbox's
+// Pod, a same-name re-creation, and a pooled Pod handed to a newer sandbox.
+// Every transport refuses, both ways, before a byte reaches the other Pod,
+// and a refused download leaves the destination as it was.
+func TestCopyRefusedBeforeAnyByte(t *testing.T) {
+	e := newEnv(t)
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{"pi.txt": "3.14159"})
+	upload := filepath.Join(src, "pi.txt")
+
+	// IP taken: A dies, B gets its address.
+	ip := nextIP()
+	a := e.startPod(kubetest.SandboxPod("taken-a", ""), ip)
+	e.kill(a)
+	b := e.startPod(kubetest.SandboxPod("taken-b", ""), ip)
+	// Same name: the Pod is deleted and created again (new UID); the
+	// caller recorded the first UID.
+	old := e.running("again")
+	e.kl.ForceDelete(e.ns, "again")
+	fresh := e.running("again")
+	// Pool handover: warm-x1 allocated to A, then handed to B while A's
+	// allocation still lists it.
+	ct := e.c.Controller(t)
+	warmIP := nextIP()
+	warm := e.startPod(poolPod("warm-x1", "warm"), warmIP)
+	pooledSandbox(e, ct, "pool-a", "warm", warmIP, "warm-x1")
+	nextSecond()
+	pooledSandbox(e, ct, "pool-b", "warm", warmIP, "warm-x1")
+
+	cases := []struct {
+		name, ref string
+		victim    *corev1.Pod
+		extra     []string
+		codes     []string
+	}{
+		{"ip taken", "taken-a", b, nil, []string{"IP_TAKEN", "POD_NOT_RUNNING", "POD_DEAD"}},
+		{"same name", "again", fresh, []string{"--expect-uid", string(old.UID)}, []string{"UID_CHANGED"}},
+		{"pool handover", "pool-a", warm, nil, []string{"IP_TAKEN", "POD_GONE"}},
+	}
+	for _, tc := range cases {
+		for _, via := range allVias {
+			t.Run(tc.name+"/"+via, func(t *testing.T) {
+				before := e.requests(tc.victim)
+				uploads := e.pods.Get(string(tc.victim.UID)).Uploads()
+				args := append([]string{upload, tc.ref + ":/work/pi.txt", "--via", via}, tc.extra...)
+				r := e.cp("", args...)
+				obj := cpError(t, r)
+				code, _ := obj["code"].(string)
+				if r.code != 125 || obj["written"] != "no" || !contains(tc.codes, code) {
+					t.Errorf("upload: exit %d %s; want 125, written no, one of %v", r.code, r.stderr, tc.codes)
+				}
+				dest := t.TempDir()
+				args = append([]string{tc.ref + ":/work/pi.txt", dest, "--via", via}, tc.extra...)
+				r = e.cp("", args...)
+				obj = cpError(t, r)
+				code, _ = obj["code"].(string)
+				if r.code != 125 || obj["written"] != "no" || !contains(tc.codes, code) {
+					t.Errorf("download: exit %d %s; want 125, written no, one of %v", r.code, r.stderr, tc.codes)
+				}
+				if entries, _ := os.ReadDir(dest); len(entries) != 0 {
+					t.Errorf("a refused download left %v in the destination", entries)
+				}
+				if n := e.requests(tc.victim) - before; n != 0 {
+					t.Errorf("%d requests reached %s, the Pod that is not the sandbox's", n, tc.victim.Name)
+				}
+				if n := e.pods.Get(string(tc.victim.UID)).Uploads() - uploads; n != 0 {
+					t.Errorf("%s's execd stored %d uploads", tc.victim.Name, n)
+				}
+			})
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// The Pod is replaced (same name, new UID) while the copy runs: the upload
+// may be written, the download is not put in place.
+func TestCopyPodReplacedMidTransferIsUnknown(t *testing.T) {
+	e := newEnv(t)
+	p := e.running("swap")
+	c := e.fs.of(string(p.UID))
+	c.put("/work/pi.txt", file{data: []byte("3.14159"), mode: 0o644})
+	c.during = func() {
+		cs := e.c.Kube.CoreV1().Pods(e.ns)
+		zero := int64(0)
+		ctx := context.Background()
+		if err := cs.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Error(err)
+		}
+		if _, err := cs.Create(ctx, kubetest.SandboxPod(p.Name, ""), metav1.CreateOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+	dest := t.TempDir()
+	r := e.cp("", "swap:/work/pi.txt", dest)
+	obj := cpError(t, r)
+	if r.code != 126 || obj["written"] != "unknown" {
+		t.Fatalf("download: exit %d %s; want 126, written unknown", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "pi.txt")); err == nil {
+		t.Fatal("an unconfirmed download was put in place as if complete")
+	}
+	if msg, _ := obj["message"].(string); !strings.Contains(msg, ".sandscope-cp-") {
+		t.Errorf("the message does not say where the unconfirmed copy is: %s", msg)
+	}
+}
+
+func TestCopyUploadWhilePodReplacedIsUnknown(t *testing.T) {
+	e := newEnv(t)
+	p := e.running("swap-up")
+	e.fs.of(string(p.UID)).during = func() {
+		cs := e.c.Kube.CoreV1().Pods(e.ns)
+		zero := int64(0)
+		cs.Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		cs.Create(context.Background(), kubetest.SandboxPod(p.Name, ""), metav1.CreateOptions{})
+	}
+	src := filepath.Join(t.TempDir(), "f.txt")
+	os.WriteFile(src, []byte("x"), 0o644)
+	r := e.cp("", src, "swap-up:/work/f.txt")
+	obj := cpError(t, r)
+	if r.code != 126 || obj["written"] != "unknown" || obj["executed"] != "unknown" {
+		t.Fatalf("upload: exit %d %s; want 126, written unknown", r.code, r.stderr)
+	}
+}
+
+// What a sandbox sends back is hostile: a symlink out of the destination
+// followed by a file written through it is refused whole, and nothing is
+// left in the destination or outside it.
+func TestCopyHostileArchiveFromASandbox(t *testing.T) {
+	e := newEnv(t)
+	p := e.running("hostile")
+	base := t.TempDir()
+	victim := filepath.Join(base, "victim")
+	os.WriteFile(victim, []byte("original"), 0o644)
+	dest := filepath.Join(base, "dest")
+	os.Mkdir(dest, 0o755)
+
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "out/", Typeflag: tar.TypeDir, Mode: 0o755})
+	tw.WriteHeader(&tar.Header{Name: "out/l", Typeflag: tar.TypeSymlink, Linkname: "../../victim"})
+	tw.WriteHeader(&tar.Header{Name: "out/l", Typeflag: tar.TypeReg, Mode: 0o644, Size: 5})
+	tw.Write([]byte("pwned"))
+	tw.Close()
+	e.fs.of(string(p.UID)).serve = buf.Bytes()
+
+	r := e.cp("", "hostile:/work/out", dest)
+	obj := cpError(t, r)
+	if r.code != 125 || obj["code"] != "ARCHIVE_REFUSED" || obj["written"] != "no" {
+		t.Fatalf("exit %d %s; want 125 ARCHIVE_REFUSED written no", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "original" {
+		t.Fatalf("the file outside the destination was written: %q", b)
+	}
+	if entries, _ := os.ReadDir(dest); len(entries) != 0 {
+		t.Fatalf("the refused archive left %v in the destination", entries)
+	}
+	if entries, _ := os.ReadDir(base); len(entries) != 2 {
+		t.Fatalf("the refused archive left a staging directory beside the destination: %v", entries)
+	}
+}
+
+// --readonly refuses uploads before any connection; downloads stay.
+func TestCopyReadOnly(t *testing.T) {
+	e := newEnv(t)
+	p := e.running("ro")
+	e.fs.of(string(p.UID)).put("/work/pi.txt", file{data: []byte("3.14159"), mode: 0o644})
+	src := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(src, []byte("x"), 0o644)
+	before := e.requests(p)
+	r := e.cp("", "--readonly", src, "ro:/work/f")
+	if obj := cpError(t, r); r.code != 125 || obj["code"] != "READ_ONLY" {
+		t.Fatalf("upload: exit %d %s", r.code, r.stderr)
+	}
+	if e.requests(p) != before {
+		t.Fatal("a read-only upload reached the Pod")
+	}
+	if r := e.cp("", "--readonly", "ro:/work/pi.txt", "-"); r.code != 0 || r.stdout != "3.14159" {
+		t.Fatalf("download: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A path that does not exist in the sandbox: the copy reached the right
+// Pod and failed there (exit 1), with tar's own words as evidence.
+func TestCopyRemoteMissing(t *testing.T) {
+	e := newEnv(t)
+	e.running("missing")
+	r := e.cp("", "missing:/no/such", t.TempDir())
+	obj := cpError(t, r)
+	if r.code != 1 || obj["code"] != "REMOTE_FAILED" || !strings.Contains(r.stderr, "No such file") {
+		t.Fatalf("exit %d %s", r.code, r.stderr)
+	}
+}
+
+// poolPod is a warm Pod of a Pool as OpenSandbox's pool controller makes it.
+func poolPod(name, pool string) *corev1.Pod {
+	p := kubetest.SandboxPod(name, "")
+	p.Labels = map[string]string{osv1.LabelPoolName: pool, "sandbox.opensandbox.io/pool-revision": "1"}
+	return p
+}
+
+// pooledSandbox creates a pooled BatchSandbox allocated pods, recording ip.
+func pooledSandbox(e *env, ct *kubetest.Controller, name, pool, ip string, pods ...string) {
+	e.t.Helper()
+	ct.Create(kubetest.BatchSandboxGVR, e.ns, kubetest.PooledBatchSandbox(name, pool))
+	ct.SetAllocStatus(e.ns, name, pods...)
+	ct.SetEndpoints(e.ns, name, ip)
+	ct.SetBatchSandboxStatus(e.ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1,
+		"taskRunning": 0, "taskSucceed": 0, "taskFailed": 0, "taskPending": 0, "taskUnknown": 0})
+}

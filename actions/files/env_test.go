@@ -1,0 +1,338 @@
+package files_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"net"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/kube/execd"
+	"github.com/sandscope/sandscope/kube/execd/execdtest"
+	"github.com/sandscope/sandscope/kube/kubelettest"
+	"github.com/sandscope/sandscope/kube/kubetest"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	kubetest.Main(m)
+}
+
+// Pod IPs on loopback, one octet per test process (as actions/execute).
+var (
+	ipSeq   atomic.Int64
+	ipOctet = 100 + rand.IntN(140)
+)
+
+func nextIP() string {
+	n := ipSeq.Add(1)
+	return fmt.Sprintf("127.%d.%d.%d", ipOctet, n/250, n%250+2)
+}
+
+// file is one entry of a simulated container's file system.
+type file struct {
+	data []byte
+	mode int64
+	dir  bool
+	link string
+}
+
+// container is a Pod incarnation's file system, which its tar reads and
+// writes. serve, when set, is what its `tar -cf` sends instead (a hostile
+// sandbox); during runs while its tar runs (a Pod replaced mid-copy).
+type container struct {
+	mu     sync.Mutex
+	files  map[string]file
+	serve  []byte
+	during func()
+	execs  int
+}
+
+// containers are the test kubelet's containers by Pod UID.
+type containers struct {
+	mu   sync.Mutex
+	byID map[string]*container
+}
+
+func (cs *containers) of(uid string) *container {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c := cs.byID[uid]
+	if c == nil {
+		c = &container{files: map[string]file{"/": {dir: true}}}
+		cs.byID[uid] = c
+	}
+	return c
+}
+
+// exec plays the kubelet's exec: tar, run directly (kubectl cp) or in the
+// one-shot wrapper's `sh -c` (sandscope), works on the container's file
+// system; anything else as ShellExec.
+func (cs *containers) exec(ctx context.Context, req kubelettest.ExecRequest) error {
+	argv := req.Command
+	direct := len(argv) > 0 && argv[0] == "tar"
+	wrapped := len(argv) == 3 && argv[1] == "-c" && strings.Contains(argv[2], "( tar ")
+	if !direct && !wrapped {
+		return kubelettest.ShellExec(ctx, req)
+	}
+	c := cs.of(req.UID)
+	c.mu.Lock()
+	c.execs++
+	c.mu.Unlock()
+	sh := &kubelettest.FakeShell{Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr,
+		Commands: map[string]func(context.Context, *kubelettest.FakeShell, []string) int{"tar": c.tar}}
+	if sh.Stdout == nil {
+		sh.Stdout = io.Discard
+	}
+	if sh.Stderr == nil {
+		sh.Stderr = io.Discard
+	}
+	if direct {
+		return kubelettest.ExitCode(c.tar(ctx, sh, argv))
+	}
+	return kubelettest.ExitCode(sh.Run(ctx, argv[2]))
+}
+
+// tar plays tar's create (`cf -`) and extract (`xmf -`) modes, with -C and
+// the long options kubectl passes (ignored); names lose a leading "/", as
+// GNU tar's do.
+func (c *container) tar(_ context.Context, sh *kubelettest.FakeShell, argv []string) int {
+	if c.during != nil {
+		c.during()
+	}
+	var mode, dir string
+	var names []string
+	for i := 1; i < len(argv); i++ {
+		switch a := argv[i]; {
+		case a == "-C" && i+1 < len(argv):
+			dir = argv[i+1]
+			i++
+		case a == "-", strings.HasPrefix(a, "--"):
+		case mode == "":
+			mode = strings.TrimPrefix(a, "-")
+		default:
+			names = append(names, a)
+		}
+	}
+	switch {
+	case strings.HasPrefix(mode, "x"):
+		return c.extract(sh, dir)
+	case strings.HasPrefix(mode, "c") && len(names) == 1:
+		return c.create(sh, dir, names[0])
+	}
+	fmt.Fprintf(sh.Stderr, "tar: unexpected arguments %q\n", argv)
+	return 2
+}
+
+func (c *container) extract(sh *kubelettest.FakeShell, dir string) int {
+	tr := tar.NewReader(sh.Stdin)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return 0
+		}
+		if err != nil {
+			fmt.Fprintf(sh.Stderr, "tar: %v\n", err)
+			return 2
+		}
+		f := file{mode: h.Mode, dir: h.Typeflag == tar.TypeDir, link: h.Linkname}
+		if h.Typeflag == tar.TypeReg {
+			f.data, _ = io.ReadAll(tr)
+		}
+		c.put(path.Join("/", dir, h.Name), f)
+	}
+}
+
+func (c *container) create(sh *kubelettest.FakeShell, dir, name string) int {
+	if c.serve != nil {
+		sh.Stdout.Write(c.serve)
+		return 0
+	}
+	root := path.Join("/", dir, name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.files[root]; !ok {
+		fmt.Fprintf(sh.Stderr, "tar: %s: No such file or directory\n", name)
+		return 2
+	}
+	strip := path.Join("/", dir) + "/"
+	if dir == "" {
+		strip = "/"
+	}
+	tw := tar.NewWriter(sh.Stdout)
+	for _, p := range slices.Sorted(maps.Keys(c.files)) {
+		if p != root && !strings.HasPrefix(p, root+"/") {
+			continue
+		}
+		f := c.files[p]
+		h := &tar.Header{Name: strings.TrimPrefix(p, strip), Mode: f.mode, Typeflag: tar.TypeReg, Size: int64(len(f.data))}
+		switch {
+		case f.dir:
+			h.Typeflag, h.Size, h.Name = tar.TypeDir, 0, h.Name+"/"
+		case f.link != "":
+			h.Typeflag, h.Size, h.Linkname = tar.TypeSymlink, 0, f.link
+		}
+		if tw.WriteHeader(h) != nil {
+			return 2
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return 2 // the reader went away
+		}
+	}
+	if tw.Close() != nil {
+		return 2
+	}
+	return 0
+}
+
+func (c *container) put(p string, f file) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.files[path.Clean(p)] = f
+}
+
+func (c *container) get(p string) (file, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.files[p]
+	return f, ok
+}
+
+func (c *container) tarRuns() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.execs
+}
+
+// env is one test's namespace, a test kubelet whose containers have file
+// systems, and the execd daemons of its Pods.
+type env struct {
+	t       testing.TB
+	c       *kubetest.Cluster
+	kl      *kubetest.Kubelet
+	ns      string
+	node    string
+	kubelet *kubelettest.Server
+	pods    *execdtest.Pods
+	fs      *containers
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	c := kubetest.Get(t)
+	e := &env{t: t, c: c, kl: c.Kubelet(t), ns: c.Namespace(t), pods: execdtest.NewPods(), fs: &containers{byID: map[string]*container{}}}
+	e.node = "cp-" + e.ns
+	var err error
+	e.kubelet, err = kubelettest.Start(kubelettest.Config{Addr: "127.0.0.1:0", LookupPod: kubelettest.APIPodLookup(c.Kube),
+		Exec: e.fs.exec, PortForward: e.pods.Forward})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.kubelet.Close() })
+	t.Cleanup(e.pods.Close)
+	if _, err := e.kubelet.RegisterNode(kubetest.Context(t), c.Kube, e.node); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// startPod creates pod, binds it to the node, makes it Running with ip and
+// starts its execd.
+func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
+	e.t.Helper()
+	e.kl.CreatePod(e.ns, pod)
+	e.kl.Schedule(e.ns, pod.Name, e.node)
+	p := e.kl.SetRunning(e.ns, pod.Name, ip)
+	d, err := execdtest.Start(execdtest.Config{Addr: net.JoinHostPort(ip, strconv.Itoa(execd.DefaultPort)),
+		Identity: fmt.Sprintf("pod=%s/%s uid=%s", p.Namespace, p.Name, p.UID)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.pods.Add(string(p.UID), d)
+	return p
+}
+
+func (e *env) running(name string) *corev1.Pod {
+	return e.startPod(kubetest.SandboxPod(name, ""), nextIP())
+}
+
+// kill ends the sandbox's main container and its execd.
+func (e *env) kill(p *corev1.Pod) {
+	e.t.Helper()
+	e.kl.Terminate(e.ns, p.Name, "sandbox", 137, "Error")
+	e.kl.SetPhase(e.ns, p.Name, corev1.PodFailed, "", "")
+	if d := e.pods.Get(string(p.UID)); d != nil {
+		d.Close()
+	}
+}
+
+// requests counts what reached a Pod: exec and port-forward requests at
+// the kubelet, and requests at its execd.
+func (e *env) requests(p *corev1.Pod) int64 {
+	var n int64
+	for _, r := range e.kubelet.Requests() {
+		if strings.HasPrefix(r.Path, "/exec/"+e.ns+"/"+p.Name+"/") || strings.HasPrefix(r.Path, "/portForward/"+e.ns+"/"+p.Name) {
+			n++
+		}
+	}
+	if d := e.pods.Get(string(p.UID)); d != nil {
+		n += d.Requests()
+	}
+	return n
+}
+
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// cp runs `sandscope -n NS cp ARGS...` against the env's cluster.
+func (e *env) cp(stdin string, args ...string) cliResult {
+	e.t.Helper()
+	var out, errOut bytes.Buffer
+	code := cli.Main(append([]string{"--kubeconfig", e.c.Kubeconfig, "-n", e.ns, "cp"}, args...), strings.NewReader(stdin), &out, &errOut)
+	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// cpError parses stderr, which must be exactly one JSON error object
+// carrying the contract's keys.
+func cpError(t *testing.T, r cliResult) map[string]any {
+	t.Helper()
+	var v struct {
+		Error map[string]any `json:"error"`
+	}
+	if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || json.Unmarshal([]byte(r.stderr), &v) != nil || v.Error == nil {
+		t.Fatalf("stderr is not one JSON error object: %q (exit %d, stdout %q)", r.stderr, r.code, r.stdout)
+	}
+	for _, k := range []string{"code", "message", "retryable", "executed", "written", "evidence"} {
+		if _, ok := v.Error[k]; !ok {
+			t.Errorf("error object lacks %q: %s", k, r.stderr)
+		}
+	}
+	return v.Error
+}
+
+var allVias = []string{"kube", "execd", "execd-direct"}
+
+// nextSecond waits until the wall clock enters a new second, so that an
+// object created next has a later creationTimestamp than one created before.
+func nextSecond() {
+	now := time.Now()
+	time.Sleep(now.Truncate(time.Second).Add(time.Second + 50*time.Millisecond).Sub(now))
+}
