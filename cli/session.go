@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/actions/files"
 	"github.com/sandscope/sandscope/actions/inspect"
 	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/broadcast"
@@ -297,8 +298,15 @@ func (s *session) backend() ui.Backend {
 			return nil
 		},
 	}
-	if !s.g.Demo { // the demo's simulated Pods have no port-forward
+	if !s.g.Demo { // the demo's simulated Pods have no port-forward, and no tar
 		be.Forward, be.StopForward = s.forward, s.stopForward
+		be.Copy = func(ctx context.Context, sb *model.Sandbox, req ui.CopyRequest) (string, error) {
+			c, err := s.conn()
+			if err != nil {
+				return "", err
+			}
+			return copyFiles(ctx, &files.Copier{Exec: c.executor, ReadOnly: s.g.ReadOnly}, sb, req)
+		}
 	}
 	if s.dial != nil {
 		be.SwitchContext = func(name string) error {

@@ -70,6 +70,9 @@ type Backend struct {
 	// port) to remotePort of the sandbox's Pod, identity-checked as exec,
 	// and returns once the local port listens. The forward outlives ctx.
 	Forward func(ctx context.Context, sb *model.Sandbox, localPort, remotePort int) (ForwardInfo, error)
+	// Copy copies files to or from the sandbox, identity-checked as exec,
+	// and returns a one-line summary of what was copied.
+	Copy func(ctx context.Context, sb *model.Sandbox, req CopyRequest) (summary string, err error)
 	// StopForward closes the forward listening on localAddr; its Done
 	// closes once it has.
 	StopForward func(localAddr string) error

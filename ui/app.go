@@ -135,6 +135,9 @@ func (a *App) gateKeys() {
 	gate("create", &k.Create, true, be.Create != nil)
 	gate("delete", &k.Delete, true, be.Delete != nil)
 	gate("port-forward", &k.Forward, true, be.Forward != nil)
+	// A download changes nothing in the cluster: copy stays under
+	// --readonly, whose Copier refuses uploads itself.
+	gate("copy", &k.Copy, false, be.Copy != nil)
 	gate("yaml", &k.YAML, false, be.YAML != nil)
 	gate("logs", &k.Logs, false, be.Logs != nil)
 	gate("previous logs", &k.Previous, false, be.Logs != nil)
@@ -142,7 +145,7 @@ func (a *App) gateKeys() {
 
 // refusal explains why a gated key did nothing.
 func (a *App) refusal(msg tea.KeyMsg) (string, bool) {
-	for _, name := range []string{"shell", "exec", "create", "delete", "port-forward", "yaml", "logs", "previous logs"} {
+	for _, name := range []string{"shell", "exec", "create", "delete", "port-forward", "copy", "yaml", "logs", "previous logs"} {
 		b := a.gated[name]
 		if !key.Matches(msg, b) {
 			continue
@@ -490,6 +493,9 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Forward) && picked:
 		a.flash = ""
 		a.dialog = newForwardPrompt(sel)
+	case key.Matches(msg, k.Copy) && picked:
+		a.flash = ""
+		a.dialog = newCopyPrompt(sel)
 	case key.Matches(msg, k.Create):
 		a.flash = ""
 		form := newCreateForm(a.c, sel.ctx)

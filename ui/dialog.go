@@ -69,6 +69,8 @@ func (a *App) onDialogMsg(msg tea.Msg) tea.Cmd {
 		return a.startExec(msg.target, msg.argv)
 	case forwardEntered:
 		return a.startForward(msg.target, msg.local, msg.remote)
+	case copyEntered:
+		return a.startCopy(msg.target, msg.req)
 	case paletteCommand:
 		return a.runCommand(msg)
 	case deleteConfirmed:

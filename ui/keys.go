@@ -25,7 +25,7 @@ type KeyMap struct {
 	// next and previous search match, save to a file.
 	Wrap, Timestamps, NextMatch, PrevMatch, Save key.Binding
 	Shell, Exec, Create, Delete                  key.Binding
-	Forward                                      key.Binding
+	Forward, Copy                                key.Binding
 	SortName, SortAge, SortState                 key.Binding
 	SortRestarts, Wide, Commands                 key.Binding
 	Quit                                         key.Binding
@@ -63,6 +63,7 @@ func DefaultKeyMap() KeyMap {
 		Exec:         b("exec", "x"),
 		Create:       b("create", "c"),
 		Forward:      b("port-forward", "F"),
+		Copy:         b("copy files", "o"),
 		Delete:       b("delete", "ctrl+d"),
 		SortName:     b("sort name", "N"),
 		SortAge:      b("sort age", "A"),
@@ -82,7 +83,7 @@ func (k *KeyMap) actions() map[string]*key.Binding {
 		"command": &k.Command, "back": &k.Back, "help": &k.Help, "detail": &k.Detail,
 		"yaml": &k.YAML, "logs": &k.Logs, "previous": &k.Previous, "events": &k.Events,
 		"follow": &k.Follow, "shell": &k.Shell, "exec": &k.Exec, "create": &k.Create,
-		"delete": &k.Delete, "forward": &k.Forward, "sortname": &k.SortName, "sortage": &k.SortAge,
+		"delete": &k.Delete, "forward": &k.Forward, "copy": &k.Copy, "sortname": &k.SortName, "sortage": &k.SortAge,
 		"sortstate": &k.SortState, "sortrestarts": &k.SortRestarts, "wide": &k.Wide, "commands": &k.Commands, "quit": &k.Quit,
 		"wrap": &k.Wrap, "timestamps": &k.Timestamps, "nextmatch": &k.NextMatch, "prevmatch": &k.PrevMatch,
 		"save": &k.Save,

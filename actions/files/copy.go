@@ -118,7 +118,7 @@ func (c *Copier) Upload(ctx context.Context, u Upload) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Written: refusal.ExecutedYes, Source: u.Source, Dest: u.Target.Ref + ":" + u.RemotePath, Bytes: st.Bytes, Entries: st.Entries,
+	return Outcome{Written: refusal.ExecutedYes, Source: u.Source, Dest: refOf(u.Target) + ":" + u.RemotePath, Bytes: st.Bytes, Entries: st.Entries,
 		Target: res.Target, Evidence: inferredOnly(res.Evidence), DurationMs: time.Since(start).Milliseconds()}, nil
 }
 
@@ -199,7 +199,7 @@ func (c *Copier) Download(ctx context.Context, d Download) (Outcome, error) {
 		return Outcome{}, &refusal.Refusal{Code: CodeLocal, Executed: refusal.ExecutedNo, Err: err, Evidence: res.Evidence,
 			Message: "the copy was confirmed but could not be put in place: " + err.Error()}
 	}
-	return Outcome{Written: refusal.ExecutedYes, Source: d.Target.Ref + ":" + d.RemotePath, Dest: final, Bytes: st.Bytes, Entries: st.Entries,
+	return Outcome{Written: refusal.ExecutedYes, Source: refOf(d.Target) + ":" + d.RemotePath, Dest: final, Bytes: st.Bytes, Entries: st.Entries,
 		Target: res.Target, Evidence: inferredOnly(res.Evidence), DurationMs: time.Since(start).Milliseconds()}, nil
 }
 
@@ -227,7 +227,7 @@ func (c *Copier) downloadStdout(ctx context.Context, d Download, dir, base strin
 	if _, err := io.Copy(out, spool); err != nil {
 		return Outcome{}, &refusal.Refusal{Code: CodeLocal, Executed: refusal.ExecutedUnknown, Err: err, Message: "writing standard output: " + err.Error()}
 	}
-	return Outcome{Written: refusal.ExecutedYes, Source: d.Target.Ref + ":" + d.RemotePath, Dest: "-", Bytes: st.Bytes, Entries: st.Entries,
+	return Outcome{Written: refusal.ExecutedYes, Source: refOf(d.Target) + ":" + d.RemotePath, Dest: "-", Bytes: st.Bytes, Entries: st.Entries,
 		Target: res.Target, Evidence: inferredOnly(res.Evidence), DurationMs: time.Since(start).Milliseconds()}, nil
 }
 
@@ -453,4 +453,12 @@ func (s spoolSink) tar(r io.Reader) (Stats, error) { return singleFile(r, s.w, s
 func (s spoolSink) file(_ context.Context, fetch func(io.Writer, int64) (int64, error)) (Stats, error) {
 	n, err := fetch(s.w, s.lim.MaxBytes)
 	return Stats{Bytes: n, Entries: 1}, err
+}
+
+// refOf names the target as the user named it.
+func refOf(t Target) string {
+	if t.Ref == "" && t.Sandbox != nil {
+		return t.Sandbox.Name()
+	}
+	return t.Ref
 }
