@@ -145,8 +145,19 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	if g.ReadOnly && dst.Remote {
 		return fail(refusal.New(refusal.CodeReadOnly, "sandscope runs read-only (--readonly): uploads are refused; downloads stay allowed", false))
 	}
-	conn, err := g.connect(ctx)
-	if err != nil {
+	var conn *env.Conn
+	if fanOut {
+		// --selector picks the sandboxes here, not which Pods are sandboxes.
+		o, err := g.envOptions()
+		if err != nil {
+			return err
+		}
+		o.PodSelector = ""
+		conn, err = env.New(o).Context("").Connect(ctx)
+		if err != nil {
+			return fail(connectFailure(err))
+		}
+	} else if conn, err = g.connect(ctx); err != nil {
 		return fail(connectFailure(err))
 	}
 	defer conn.Close()

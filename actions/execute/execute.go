@@ -101,6 +101,10 @@ type Request struct {
 	Timeout time.Duration
 	// Interactive: a shell a person drives (no end marker).
 	Interactive bool
+	// ReadsOnly: the command is sandscope's own and only reads (a
+	// download's tar -cf), so --readonly allows it. Never set for a
+	// command a user typed.
+	ReadsOnly bool
 	// ExpectUID and ExpectIP are the Pod UID and IP the caller recorded
 	// when it created the sandbox: the live Pod must still have them, so a
 	// same-name re-creation is refused even by a process that never saw
@@ -122,7 +126,7 @@ type Result struct {
 // meant; otherwise a *refusal.Refusal saying whether it ran (no / unknown). It never
 // retries.
 func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
-	if x.opts.ReadOnly {
+	if x.opts.ReadOnly && !req.ReadsOnly {
 		return Result{}, refusal.New(refusal.CodeReadOnly, "sandscope runs read-only (--readonly): exec is refused", false)
 	}
 	if req.Via == "" {
@@ -157,7 +161,7 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 // *refusal.Refusal saying whether anything reached the Pod). Guard is how
 // an action that is not a command (a file copy) gets exec's guarantee.
 func (x *Executor) Guard(ctx context.Context, req Request, act func(ctx context.Context, d Dispatch) (Outcome, error)) (Result, error) {
-	if x.opts.ReadOnly {
+	if x.opts.ReadOnly && !req.ReadsOnly {
 		return Result{}, refusal.New(refusal.CodeReadOnly, "sandscope runs read-only (--readonly): the action is refused", false)
 	}
 	if req.Via == "" {

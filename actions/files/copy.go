@@ -258,13 +258,15 @@ func (c *Copier) read(ctx context.Context, t Target, dir, base string, into sink
 	var stderr tail
 	req := t
 	req.Command, req.Stdout, req.Stderr, req.Stdin = []string{"tar", "-cf", "-", "-C", dir, base}, pw, &stderr, nil
-	req.Interactive = false
+	req.Interactive, req.ReadsOnly = false, true
 	res, err := c.Exec.Run(ctx, req)
 	pw.Close()
 	wg.Wait()
 	var ae *ArchiveError
 	var le *LimitError
 	switch {
+	case err != nil && asRefusalOf(err).Executed == refusal.ExecutedNo:
+		return st, res, err // refused before tar was sent: nothing to extract
 	case errors.As(extErr, &ae) || errors.As(extErr, &le):
 		if err == nil && res.ExitCode != 0 {
 			// tar failed and sent nothing usable: its message says why.

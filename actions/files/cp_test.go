@@ -342,3 +342,52 @@ func pooledSandbox(e *env, ct *kubetest.Controller, name, pool, ip string, pods 
 	ct.SetBatchSandboxStatus(e.ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1,
 		"taskRunning": 0, "taskSucceed": 0, "taskFailed": 0, "taskPending": 0, "taskUnknown": 0})
 }
+
+// One upload over every sandbox a selector picks: each checked on its own,
+// one JSON line each; a refused one stops no other and sets the exit code.
+func TestCopyFanOutUpload(t *testing.T) {
+	e := newEnv(t)
+	labelled := func(name, ip string) *corev1.Pod {
+		p := kubetest.SandboxPod(name, "")
+		p.Labels["team"] = "rl"
+		return e.startPod(p, ip)
+	}
+	a, b := labelled("fan-a", nextIP()), labelled("fan-b", nextIP())
+	ip := nextIP()
+	e.kill(labelled("fan-c", ip))
+	stranger := e.startPod(kubetest.SandboxPod("stranger", ""), ip)
+
+	src := filepath.Join(t.TempDir(), "cfg")
+	os.WriteFile(src, []byte("k=v"), 0o644)
+	r := e.cp("", "--selector", "team=rl", src, ":/etc/app.cfg", "-o", "jsonl")
+	if r.code != 125 {
+		t.Fatalf("exit %d, want 125 (one refused); stderr %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	got := map[string]map[string]any{}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		name := m["sandbox"].(string)
+		got[name[strings.LastIndex(name, "/")+1:]] = m
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d lines, want 3: %s", len(lines), r.stdout)
+	}
+	for _, p := range []*corev1.Pod{a, b} {
+		if m := got[p.Name]; m["written"] != "yes" {
+			t.Errorf("%s: %v", p.Name, m)
+		}
+		if f, ok := e.fs.of(string(p.UID)).get("/etc/app.cfg"); !ok || string(f.data) != "k=v" {
+			t.Errorf("%s has %q", p.Name, f.data)
+		}
+	}
+	if m := got["fan-c"]; m["written"] != "no" || m["error"] == nil {
+		t.Errorf("fan-c: %v", m)
+	}
+	if n := e.requests(stranger); n != 0 {
+		t.Errorf("%d requests reached the stranger", n)
+	}
+}

@@ -64,6 +64,7 @@ func (c *Copier) downloadExecd(ctx context.Context, t Target, file string, into 
 	}
 	var st Stats
 	var sinkErr error
+	t.ReadsOnly = true
 	res, err := c.Exec.Guard(ctx, t, func(ctx context.Context, d execute.Dispatch) (execute.Outcome, error) {
 		cl, done, err := dt.Daemon(ctx, d)
 		if err != nil {
