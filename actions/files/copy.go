@@ -264,14 +264,14 @@ func (c *Copier) read(ctx context.Context, t Target, dir, base string, into sink
 	wg.Wait()
 	var ae *ArchiveError
 	var le *LimitError
+	refusedArchive := errors.As(extErr, &ae) || errors.As(extErr, &le)
+	// tar that failed at once (no such path) sends an empty archive: its
+	// own message says why, not the empty archive.
+	tarFailedFirst := err == nil && res.ExitCode != 0 && st.Entries == 0
 	switch {
 	case err != nil && asRefusalOf(err).Executed == refusal.ExecutedNo:
 		return st, res, err // refused before tar was sent: nothing to extract
-	case errors.As(extErr, &ae) || errors.As(extErr, &le):
-		if err == nil && res.ExitCode != 0 {
-			// tar failed and sent nothing usable: its message says why.
-			return st, res, remoteFailed(res, &stderr)
-		}
+	case refusedArchive && !tarFailedFirst:
 		return st, res, &refusal.Refusal{Code: CodeArchiveRefused, Executed: refusal.ExecutedNo, Err: extErr,
 			Message: extErr.Error() + "; nothing of it was kept", Evidence: append(res.Evidence, stderr.evidence("tar")...)}
 	case err != nil:

@@ -191,7 +191,10 @@ func (c *container) create(sh *kubelettest.FakeShell, dir, name string) int {
 		if tw.WriteHeader(h) != nil {
 			return 2
 		}
-		if _, err := tw.Write(f.data); err != nil {
+		// In tar's own block-sized writes: one write of a whole large file
+		// is more than a stream frame carries.
+		if _, err := io.CopyBuffer(tw, struct{ io.Reader }{bytes.NewReader(f.data)}, make([]byte, 32<<10)); err != nil {
+			fmt.Fprintf(sh.Stderr, "tar: write error: %v\n", err)
 			return 2 // the reader went away
 		}
 	}
