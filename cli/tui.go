@@ -9,10 +9,10 @@ import (
 	"slices"
 
 	"golang.org/x/term"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/ui"
@@ -107,10 +107,9 @@ func runContextsTUI(ctx context.Context, g *Globals, names []string) error {
 		return err
 	}
 	defer cs.stop()
-	go func() {
-		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+	crash.Go(func() {
 		tuneMemoryForWatch(cs.ctx, cs.waitSynced)
-	}()
+	})
 	return ui.Run(ctx, cs, cs.backend(), ui.Options{ReadOnly: g.ReadOnly, Demo: e.Demo(), Version: Version(), Favorites: g.Favorites,
 		Images: e.KnownImages()})
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -243,7 +244,7 @@ type sizeFanout struct {
 
 func newSizeFanout(parent TerminalSizeQueue) *sizeFanout {
 	f := &sizeFanout{}
-	go func() {
+	crash.Go(func() {
 		for s := parent.Next(); s != nil; s = parent.Next() {
 			f.mu.Lock()
 			v := *s
@@ -256,7 +257,7 @@ func newSizeFanout(parent TerminalSizeQueue) *sizeFanout {
 			}
 			f.mu.Unlock()
 		}
-	}()
+	})
 	return f
 }
 
@@ -318,7 +319,7 @@ func newStdinRelay(src io.Reader, closeSrc func()) *stdinRelay {
 func (r *stdinRelay) start() {
 	r.once.Do(func() {
 		r.started = true
-		go func() {
+		crash.Go(func() {
 			// The goroutine owns the reader: it frees it after its last read.
 			defer close(r.stopped)
 			defer r.closeSrc()
@@ -338,7 +339,7 @@ func (r *stdinRelay) start() {
 					return
 				}
 			}
-		}()
+		})
 	})
 }
 
