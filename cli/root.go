@@ -140,8 +140,12 @@ func MainAs(argv0 string, args []string, in io.Reader, out, errOut io.Writer) (c
 			code = ExitInternal
 		}
 	}()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Every signal that ends sandscope ends it through the context, so the
+	// terminal UI gives the terminal back (main screen, mouse off) on its
+	// way out: a hung-up terminal (SIGHUP) too. SIGQUIT keeps its meaning.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	defer giveBackOnQuit()()
 	program, args := invocation(argv0, args)
 	g := &Globals{Kube: kube.NewConfigFlags(), Program: program, In: in, Out: out, Err: errOut}
 	root := NewRootCommand(g)
@@ -225,4 +229,29 @@ func (g *Globals) connect(ctx context.Context) (*env.Conn, error) {
 		return nil, err
 	}
 	return e.Context("").Connect(ctx)
+}
+
+// giveBackOnQuit keeps what SIGQUIT means to a Go program (every
+// goroutine's stack on stderr, exit 2) but gives the terminal back first:
+// the runtime's own handler would print the stacks onto the alternate
+// screen and leave the mouse on. The returned func stops listening.
+func giveBackOnQuit() (stop func()) {
+	quit := make(chan os.Signal, 1)
+	signal.Notify(quit, syscall.SIGQUIT)
+	done := make(chan struct{})
+	crash.Go(func() {
+		select {
+		case <-quit:
+			crash.Restore()
+			signal.Reset(syscall.SIGQUIT)
+			if self, err := os.FindProcess(os.Getpid()); err == nil {
+				_ = self.Signal(syscall.SIGQUIT) // the runtime's handler now: the stacks, exit 2
+			}
+		case <-done:
+		}
+	})
+	return func() {
+		signal.Stop(quit)
+		close(done)
+	}
 }
