@@ -39,9 +39,11 @@ func runTUI(ctx context.Context, g *Globals) error {
 	}
 	// Connecting takes up to the request timeout: say to what, on a
 	// terminal, rather than leave it blank. The UI's screen replaces the line.
-	if f, ok := g.Err.(*os.File); ok && !g.Demo && term.IsTerminal(int(f.Fd())) {
+	// The line ends in a bare CR, which Err would show: it goes raw, its
+	// fields cleaned here.
+	if _, stderr := g.rawStreams(); isTerminal(stderr) && !g.Demo {
 		kctx, server := kube.Target(g.Kube)
-		fmt.Fprintf(g.Err, "sandscope: connecting to %s (context %s)…\r", textsafe.Line(orDash(server)), textsafe.Line(orDash(kctx)))
+		fmt.Fprintf(stderr, "sandscope: connecting to %s (context %s)…\r", textsafe.Line(orDash(server)), textsafe.Line(orDash(kctx)))
 	}
 	conn, err := e.Context("").Connect(ctx)
 	if err != nil {
@@ -133,4 +135,10 @@ func openContexts(ctx context.Context, g *Globals, names []string) (*contextSet,
 		cs.add(name)
 	}
 	return cs, e, nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
