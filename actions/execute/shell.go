@@ -101,9 +101,14 @@ func (s *Shell) Result() Result {
 // not an error.
 func (s *Shell) Run() error {
 	if f, ok := s.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		old, err := term.MakeRaw(int(f.Fd()))
+		fd := int(f.Fd())
+		old, err := term.MakeRaw(fd)
 		if err == nil {
-			defer term.Restore(int(f.Fd()), old) //nolint:errcheck // best effort
+			restore := func() { _ = term.Restore(fd, old) } // best effort, and idempotent
+			defer restore()
+			// A panic on any goroutine, or SIGQUIT, ends the process
+			// without this defer: they run the crash restorers instead.
+			defer crash.OnPanic(restore)()
 		}
 	}
 	sizes := s.sizes
