@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/listing"
 )
@@ -40,7 +41,7 @@ func (g *Globals) fromCluster(cmd *cobra.Command, toComplete string, list namesF
 	// answer is waited for only as long as the timeout, and the process
 	// ends right after.
 	found := make(chan []string, 1)
-	go func() {
+	crash.Go(func() {
 		defer close(found)
 		c, err := kube.Connect(ctx, g.Kube, kube.ConnectOptions{AllNamespaces: g.AllNamespaces, SkipProbe: true})
 		if err != nil {
@@ -53,7 +54,7 @@ func (g *Globals) fromCluster(cmd *cobra.Command, toComplete string, list namesF
 		if names, err := list(ctx, c, ns); err == nil {
 			found <- names
 		}
-	}()
+	})
 	select {
 	case names := <-found:
 		return withPrefix(names, toComplete, ""), noFiles

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/broadcast"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -74,15 +74,13 @@ func (cs *contextSet) add(name string) *member {
 	cs.mu.Lock()
 	cs.all = append(cs.all, m)
 	cs.mu.Unlock()
-	go func() {
-		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+	crash.Go(func() {
 		broadcast.Relay(cs.ctx, m.s.Subscribe, cs.Notify)
-	}()
-	go func() {
-		defer utilruntime.HandleCrash()
+	})
+	crash.Go(func() {
 		defer close(m.settled)
 		cs.connect(m)
-	}()
+	})
 	cs.Notify()
 	return m
 }

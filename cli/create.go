@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -218,7 +217,7 @@ func createExitCode(err error) int {
 }
 
 func writeJSONLine(w io.Writer, v any) {
-	b, err := json.Marshal(v)
+	b, err := textsafe.MarshalJSON(v)
 	if err != nil {
 		b = []byte(fmt.Sprintf(`{"error":{"code":"INTERNAL","message":%q}}`, err.Error()))
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,12 +11,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 )
 
@@ -101,7 +100,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
 
-	fail := func(err error) error { return printExecError(g.Err, err) }
+	fail := func(err error) error { return printExecError(g, err) }
 	usage := func(format string, args ...any) error {
 		return fail(&refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
@@ -141,17 +140,22 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 		}
 		opts := execute.ShellOptions{Container: f.container, Command: command, ExpectUID: f.expectUID, ExpectIP: f.expectIP}
 		sh := x.ShellRef(ctx, namespace, ref, opts)
+		// The shell's terminal session is the operator's own: its bytes pass.
+		stdout, stderr := g.rawStreams()
 		sh.SetStdin(g.In)
-		sh.SetStdout(g.Out)
-		sh.SetStderr(g.Err)
+		sh.SetStdout(stdout)
+		sh.SetStderr(stderr)
 		if err := sh.Run(); err != nil {
 			return fail(err)
 		}
 		return exitWith(sh.Result().ExitCode)
 	}
 
+	// The command's output passes byte for byte, as kubectl exec's does:
+	// it may be a file piped on. Only sandscope's own lines are text.
+	stdout, stderr := g.rawStreams()
 	req := execute.Request{Namespace: namespace, Ref: ref, Container: f.container, Via: via,
-		Command: command, Stdout: g.Out, Stderr: g.Err, Timeout: f.timeout, ExpectUID: f.expectUID, ExpectIP: f.expectIP}
+		Command: command, Stdout: stdout, Stderr: stderr, Timeout: f.timeout, ExpectUID: f.expectUID, ExpectIP: f.expectIP}
 	if f.stdin {
 		req.Stdin = g.In
 	}
@@ -168,7 +172,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string) error {
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
-	fail := func(err error) error { return printExecError(g.Err, err) }
+	fail := func(err error) error { return printExecError(g, err) }
 	usage := func(format string, args ...any) error {
 		return fail(&refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
@@ -224,12 +228,11 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
 	var mu sync.Mutex
-	enc := json.NewEncoder(g.Out)
 	tally := x.RunMany(ctx, keys, execute.Request{Via: via, Container: f.container, Command: command, Timeout: f.timeout}, f.maxParallel,
 		func(l execute.Line) {
 			mu.Lock()
 			defer mu.Unlock()
-			_ = enc.Encode(l) // a broken stdout shows in the exit code of the pipeline's reader
+			_ = textsafe.WriteJSON(g.Out, l, "") // a broken stdout shows in the exit code of the pipeline's reader
 		})
 	switch {
 	case tally.Unknown > 0:
@@ -248,14 +251,15 @@ const (
 
 // printExecError writes a refusal or failure as the one JSON line programs
 // read on stderr, preceded on a terminal by one line for a person.
-func printExecError(w io.Writer, err error) error {
+func printExecError(g *Globals, err error) error {
 	var r *refusal.Refusal
 	if !errors.As(err, &r) {
 		// execute returns refusals only; anything else is read strictly.
 		r = &refusal.Refusal{Code: execute.CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 	}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprintf(w, "sandscope: %s\n", r.Error())
+	w := g.Err
+	if _, stderr := g.rawStreams(); isTerminal(stderr) {
+		fmt.Fprintf(w, "sandscope: %s\n", textsafe.Line(r.Error()))
 	}
 	fmt.Fprintf(w, "%s\n", r.JSON())
 	code := execExitUnknown

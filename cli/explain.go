@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/sandscope/sandscope/actions/inspect"
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model/forensics"
 )
@@ -114,9 +114,7 @@ func runExplainRestart(cmd *cobra.Command, g *Globals, f *explainRestartFlags, n
 	}
 	out := cmd.OutOrStdout()
 	if f.output == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := textsafe.WriteJSON(out, rep, "  "); err != nil {
 			return &ExitError{Code: ExitInternal, Err: fmt.Errorf("writing the report: %w", err)}
 		}
 		return nil

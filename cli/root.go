@@ -69,8 +69,28 @@ type Globals struct {
 	// as kubectl's plugin (plugin.go); usage, help and examples use it.
 	Program string
 
-	In       io.Reader
+	In io.Reader
+	// Out and Err carry every command's text. MainAs makes them
+	// textsafe.Writers: what the fleet wrote into a line is shown, never
+	// obeyed, whether or not the code that printed it cleaned it first.
 	Out, Err io.Writer
+	// raw are the process's own streams under Out and Err, for the bytes
+	// that must pass unchanged: what a command run in a sandbox prints
+	// (exec, as kubectl exec) and a line that steers the terminal on purpose.
+	raw struct{ out, err io.Writer }
+}
+
+// rawStreams are the streams under Out and Err; Out and Err themselves
+// when g was built without them (tests that build Globals by hand).
+func (g *Globals) rawStreams() (out, errOut io.Writer) {
+	out, errOut = g.raw.out, g.raw.err
+	if out == nil {
+		out = g.Out
+	}
+	if errOut == nil {
+		errOut = g.Err
+	}
+	return out, errOut
 }
 
 // NewRootCommand builds the sandscope command tree.
@@ -132,18 +152,30 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 // any other (internal/crash), gives the terminal back, then prints its value
 // and stack on stderr, and the exit code is 70.
 func MainAs(argv0 string, args []string, in io.Reader, out, errOut io.Writer) (code int) {
-	defer crash.Install(errOut, os.Exit)()
+	// Every command's text goes through textsafe on its way out, so that no
+	// printing code can forget to (Globals.Out, Globals.Err).
+	textOut, textErr := textsafe.NewWriter(out), textsafe.NewWriter(errOut)
+	defer func() {
+		_ = textOut.Flush()
+		_ = textErr.Flush()
+	}()
+	defer crash.Install(textErr, os.Exit)()
 	defer func() {
 		if r := recover(); r != nil {
 			crash.Restore()
-			fmt.Fprintf(errOut, "sandscope: internal error: %s\n\n%s", textsafe.Line(fmt.Sprint(r)), debug.Stack())
+			fmt.Fprintf(textErr, "sandscope: internal error: %s\n\n%s", textsafe.Line(fmt.Sprint(r)), debug.Stack())
 			code = ExitInternal
 		}
 	}()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Every signal that ends sandscope ends it through the context, so the
+	// terminal UI gives the terminal back (main screen, mouse off) on its
+	// way out: a hung-up terminal (SIGHUP) too. SIGQUIT keeps its meaning.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	defer giveBackOnQuit()()
 	program, args := invocation(argv0, args)
-	g := &Globals{Kube: kube.NewConfigFlags(), Program: program, In: in, Out: out, Err: errOut}
+	g := &Globals{Kube: kube.NewConfigFlags(), Program: program, In: in, Out: textOut, Err: textErr}
+	g.raw.out, g.raw.err = out, errOut
 	root := NewRootCommand(g)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -153,12 +185,12 @@ func MainAs(argv0 string, args []string, in io.Reader, out, errOut io.Writer) (c
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if !ee.Silent && ee.Err != nil {
-			fmt.Fprintf(errOut, "sandscope: %s\n", textsafe.Line(ee.Err.Error()))
+			fmt.Fprintf(textErr, "sandscope: %s\n", textsafe.Line(ee.Err.Error()))
 		}
 		return ee.Code
 	}
 	// Errors quote what the cluster or a registry said: shown, not obeyed.
-	fmt.Fprintf(errOut, "sandscope: %s\n", textsafe.Line(err.Error()))
+	fmt.Fprintf(textErr, "sandscope: %s\n", textsafe.Line(err.Error()))
 	var ce *kube.ConnectError
 	if errors.As(err, &ce) {
 		return ExitFailure
@@ -225,4 +257,29 @@ func (g *Globals) connect(ctx context.Context) (*env.Conn, error) {
 		return nil, err
 	}
 	return e.Context("").Connect(ctx)
+}
+
+// giveBackOnQuit keeps what SIGQUIT means to a Go program (every
+// goroutine's stack on stderr, exit 2) but gives the terminal back first:
+// the runtime's own handler would print the stacks onto the alternate
+// screen and leave the mouse on. The returned func stops listening.
+func giveBackOnQuit() (stop func()) {
+	quit := make(chan os.Signal, 1)
+	signal.Notify(quit, syscall.SIGQUIT)
+	done := make(chan struct{})
+	crash.Go(func() {
+		select {
+		case <-quit:
+			crash.Restore()
+			signal.Reset(syscall.SIGQUIT)
+			if self, err := os.FindProcess(os.Getpid()); err == nil {
+				_ = self.Signal(syscall.SIGQUIT) // the runtime's handler now: the stacks, exit 2
+			}
+		case <-done:
+		}
+	})
+	return func() {
+		signal.Stop(quit)
+		close(done)
+	}
 }

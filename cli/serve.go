@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/serve"
 )
 
@@ -75,7 +76,7 @@ func runServe(ctx context.Context, g *Globals, f *serveFlags) error {
 	// The same GC tuning as the TUI while the fleet loads: serve holds the
 	// same model and must fit the same memory. Its start-up ends with its
 	// first analysis, whose garbage goes back to the OS with the load's.
-	go tuneMemoryForWatch(ctx, srv.WaitForFirstAnalysis)
+	crash.Go(func() { tuneMemoryForWatch(ctx, srv.WaitForFirstAnalysis) })
 	if err := srv.Serve(ctx, ln); err != nil {
 		return &ExitError{Code: ExitFailure, Err: err}
 	}

@@ -11,7 +11,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
@@ -19,6 +18,7 @@ import (
 	"github.com/sandscope/sandscope/actions/inspect"
 	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/broadcast"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/model"
@@ -82,11 +82,10 @@ func (s *session) start(conn *env.Conn, namespace string) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	w := conn.Watch(ctx, namespace, sources)
 	if s.tuneMemory {
-		go func() {
-			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+		crash.Go(func() {
 			tuneMemoryForWatch(ctx, w.WaitForSync)
 			writeHeapProfileAfterSync(ctx, w.WaitForSync, s.g.Err)
-		}()
+		})
 	}
 	x := conn.Executor(env.ExecOptions{Fleet: w.Fleet().Snapshot, Token: execdToken()})
 	reader := kube.NewInspector(conn.Clients, agent)
@@ -98,10 +97,9 @@ func (s *session) start(conn *env.Conn, namespace string) {
 		// adopts what the create writes).
 		creator: conn.Creator(x, conn.Images(imageconfig.Options{}), sources),
 	}
-	go func() {
-		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+	crash.Go(func() {
 		broadcast.Relay(ctx, w.Subscribe, s.Notify)
-	}()
+	})
 	s.mu.Lock()
 	old := s.cur
 	s.cur, s.nsScope = c, namespace
@@ -173,15 +171,14 @@ func (s *session) forward(ctx context.Context, sb *model.Sandbox, local, remote 
 	}
 	s.forwards[f.LocalAddr] = f
 	s.mu.Unlock()
-	go func() {
-		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+	crash.Go(func() {
 		<-f.Done()
 		s.mu.Lock()
 		if s.forwards[f.LocalAddr] == f {
 			delete(s.forwards, f.LocalAddr)
 		}
 		s.mu.Unlock()
-	}()
+	})
 	return ui.ForwardInfo{LocalAddr: f.LocalAddr, Namespace: f.Target.Namespace, Sandbox: sb.Name(), Pod: f.Target.Pod,
 		UID: f.Target.UID, RemotePort: f.RemotePort, Since: f.Since, Done: f.Done(), Err: f.Err}, nil
 }

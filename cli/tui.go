@@ -9,10 +9,10 @@ import (
 	"slices"
 
 	"golang.org/x/term"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/ui"
@@ -39,9 +39,11 @@ func runTUI(ctx context.Context, g *Globals) error {
 	}
 	// Connecting takes up to the request timeout: say to what, on a
 	// terminal, rather than leave it blank. The UI's screen replaces the line.
-	if f, ok := g.Err.(*os.File); ok && !g.Demo && term.IsTerminal(int(f.Fd())) {
+	// The line ends in a bare CR, which Err would show: it goes raw, its
+	// fields cleaned here.
+	if _, stderr := g.rawStreams(); isTerminal(stderr) && !g.Demo {
 		kctx, server := kube.Target(g.Kube)
-		fmt.Fprintf(g.Err, "sandscope: connecting to %s (context %s)…\r", textsafe.Line(orDash(server)), textsafe.Line(orDash(kctx)))
+		fmt.Fprintf(stderr, "sandscope: connecting to %s (context %s)…\r", textsafe.Line(orDash(server)), textsafe.Line(orDash(kctx)))
 	}
 	conn, err := e.Context("").Connect(ctx)
 	if err != nil {
@@ -107,10 +109,9 @@ func runContextsTUI(ctx context.Context, g *Globals, names []string) error {
 		return err
 	}
 	defer cs.stop()
-	go func() {
-		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+	crash.Go(func() {
 		tuneMemoryForWatch(cs.ctx, cs.waitSynced)
-	}()
+	})
 	return ui.Run(ctx, cs, cs.backend(), ui.Options{ReadOnly: g.ReadOnly, Demo: e.Demo(), Version: Version(), Favorites: g.Favorites,
 		Images: e.KnownImages()})
 }
@@ -134,4 +135,10 @@ func openContexts(ctx context.Context, g *Globals, names []string) (*contextSet,
 		cs.add(name)
 	}
 	return cs, e, nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

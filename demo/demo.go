@@ -41,6 +41,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/actions/sweep"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/sim"
 )
@@ -118,12 +119,12 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	// simulated kubelet kept.
 	clients.Kube = &logsClientset{Interface: clients.Kube, sim: s}
 	d := &Demo{Clients: clients, Sim: s, done: make(chan struct{})}
-	go func() {
+	crash.Go(func() {
 		defer close(d.done)
 		if err := s.Run(ctx); err != nil && ctx.Err() == nil {
 			d.err = err
 		}
-	}()
+	})
 	return d, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/crash"
 )
 
 // lineRunner runs one line typed into the shell in the sandbox and returns
@@ -65,7 +66,7 @@ func (s *shell) serve(ctx context.Context) (int, error) {
 	stop := make(chan struct{})
 	defer close(stop)
 	s.input = make(chan inputChunk)
-	go s.read(stop)
+	crash.Go(func() { s.read(stop) })
 
 	if s.tty {
 		// A shell that looks real must say it is not: nothing typed here
@@ -229,10 +230,10 @@ func (s *shell) runLine(ctx context.Context, line string, last int) (code int, e
 		err    error
 	}
 	done := make(chan result, 1)
-	go func() {
+	crash.Go(func() {
 		code, exited, err := s.run(lctx, line, last, s.stdout, s.stderr)
 		done <- result{code, exited, err}
-	}()
+	})
 	interrupted := false
 	for {
 		input := s.input

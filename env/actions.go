@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -45,10 +44,9 @@ func (c *Conn) Watch(ctx context.Context, namespace string, sources *kube.Source
 		Namespace: namespace, Sources: sources, PodSelector: o.PodSelector, StuckAfter: o.StuckAfter,
 		ImageConfig: c.ImageChecks(), ReadOnly: o.ReadOnly, Demo: c.Demo(),
 	})
-	go func() {
-		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+	crash.Go(func() {
 		_ = w.Run(ctx)
-	}()
+	})
 	return w
 }
 

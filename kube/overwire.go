@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 )
@@ -114,7 +115,7 @@ func (f wireFormat) listWatch(lw *cache.ListWatch, client any, newList func() ru
 // response, until w ends or the stream's reader closes it.
 func (f wireFormat) stream(w watch.Interface) io.ReadCloser {
 	pr, pw := io.Pipe()
-	go func() {
+	crash.Go(func() {
 		enc := restwatch.NewEncoder(streaming.NewEncoder(f.framer.NewFrameWriter(pw), f.event), f.object)
 		for ev := range w.ResultChan() {
 			// The encoder sets the object's kind in place, and client-go's
@@ -131,7 +132,7 @@ func (f wireFormat) stream(w watch.Interface) io.ReadCloser {
 			}
 		}
 		pw.Close()
-	}()
+	})
 	return &encodedWatch{PipeReader: pr, stop: w.Stop}
 }
 

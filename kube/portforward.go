@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/internal/syncbuf"
 )
 
@@ -60,10 +61,10 @@ func (c *Clients) ForwardPortFrom(ctx context.Context, namespace, pod string, lo
 		cancel()
 		return nil, &ExecError{NotStarted: true, Err: fmt.Errorf("port-forward to pod %s/%s: %w", namespace, pod, err)}
 	}
-	go func() {
+	crash.Go(func() {
 		defer close(pf.done)
 		pf.err = fw.ForwardPorts()
-	}()
+	})
 	select {
 	case <-ready:
 	case <-pf.done:

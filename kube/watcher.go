@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/internal/broadcast"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -253,11 +254,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	goLoop := func(loop func(context.Context)) {
 		wg.Add(1)
-		go func() {
+		crash.Go(func() {
 			defer wg.Done()
 			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 			loop(ctx)
-		}()
+		})
 	}
 	goLoop(w.forwardChanges)
 	goLoop(w.runTicker)
@@ -437,10 +438,10 @@ func (w *Watcher) runProbe(ctx context.Context, rc rest.Interface) {
 		}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		answered := make(chan struct{})
-		go func() {
+		crash.Go(func() {
 			defer close(answered)
 			_ = rc.Get().AbsPath("/version").Do(pctx).Error()
-		}()
+		})
 		select {
 		case <-answered:
 		case <-time.After(stallAfter):

@@ -5,8 +5,7 @@ import (
 	"errors"
 	"time"
 
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/model"
 )
@@ -58,14 +57,13 @@ func (w *Watcher) runImageChecks(ctx context.Context, changes <-chan struct{}) {
 			ref := queue[0]
 			queue = queue[1:]
 			inflight++
-			go func() {
-				defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+			crash.Go(func() {
 				res := readImageConfig(ctx, reader, ref)
 				select {
 				case done <- res:
 				case <-ctx.Done():
 				}
-			}()
+			})
 		}
 		select {
 		case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +32,11 @@ const hostile = "\x1b]0;pwned\x07\x1b[2J"
 
 // fixture is a small fleet: a BatchSandbox whose IP another Pod took, an
 // agent Sandbox running, a plain Pod sandbox, a Pool, and two findings.
-func fixture() (*fleet.Snapshot, []model.Finding) {
+func fixture() (*fleet.Snapshot, []model.Finding) { return fixtureWithReason("OOMKilled") }
+
+// fixtureWithReason is fixture with sbx-a-0's termination reason, which
+// the Pod's own kubelet writes (and a tenant can choose) as reason.
+func fixtureWithReason(reason string) (*fleet.Snapshot, []model.Finding) {
 	created := metav1.NewTime(now.Add(-90 * time.Minute))
 	pod := func(ns, name, ip string, st corev1.ContainerState, restarts int32) *model.Pod {
 		return &model.Pod{
@@ -43,7 +48,7 @@ func fixture() (*fleet.Snapshot, []model.Finding) {
 		}
 	}
 	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	a0 := pod("team-rl", "sbx-a-0", "", corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}, 0)
+	a0 := pod("team-rl", "sbx-a-0", "", corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason, ExitCode: 137}}, 0)
 	a0.Status.Phase = corev1.PodFailed
 	b0 := pod("team-rl", "sbx-b-0", "10.0.0.7", running, 2)
 	c := pod("team-rl", "plain-c", "10.0.0.9", running, 0)
@@ -165,6 +170,65 @@ func TestSingleObjectYAML(t *testing.T) {
 	}
 	if strings.ContainsAny(got, "\x1b\x07") {
 		t.Errorf("yaml carries a raw control character:\n%q", got)
+	}
+}
+
+// A termination reason holding DEL, C1 controls (an 8-bit CSI, NEL) and a
+// bidi override denies no one the list: json keeps it whole as escapes,
+// yaml writes YAML escapes (bidi, which YAML cannot escape, as U+FFFD),
+// and neither carries anything a terminal obeys. Before, yaml failed
+// ("control characters are not allowed") and json carried them raw.
+func TestHostileReasonInJSONAndYAML(t *testing.T) {
+	reason := "Error\x7f\u009b2J\u0085\u202etxt.exe"
+	snap, findings := fixtureWithReason(reason)
+	items := listing.Select(snap, findings, listing.Query{Resource: listing.Pods})
+	for _, format := range []string{"json", "yaml"} {
+		out, err := listing.ParseOutput(format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := listing.Print(&b, items, out, listing.PrintOptions{Now: now}); err != nil {
+			t.Fatalf("-o %s: %v", format, err)
+		}
+		got := b.String()
+		for i, r := range got {
+			if (r < 0x20 && r != '\n') || (r >= 0x7f && r <= 0x9f) || unicode.Is(unicode.Bidi_Control, r) {
+				t.Errorf("-o %s holds %U at %d", format, r, i)
+			}
+		}
+		for _, pod := range []string{"sbx-a-0", "sbx-b-0", "plain-c"} {
+			if !strings.Contains(got, pod) {
+				t.Errorf("-o %s lacks %s:\n%s", format, pod, got)
+			}
+		}
+		var list struct {
+			Items []struct {
+				MainContainer struct{ Reason string }
+			}
+		}
+		switch format {
+		case "json":
+			err = json.Unmarshal(b.Bytes(), &list)
+		case "yaml":
+			err = yaml.Unmarshal(b.Bytes(), &list)
+		}
+		if err != nil {
+			t.Fatalf("-o %s does not parse: %v\n%s", format, err, got)
+		}
+		want := reason
+		if format == "yaml" {
+			want = strings.ReplaceAll(reason, "\u202e", "\ufffd")
+		}
+		var reasons []string
+		for _, p := range list.Items {
+			if r := p.MainContainer.Reason; r != "" {
+				reasons = append(reasons, r)
+			}
+		}
+		if len(reasons) != 1 || reasons[0] != want {
+			t.Errorf("-o %s: reasons read back %q, want [%q]", format, reasons, want)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package listing
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/yaml"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
 )
@@ -68,7 +71,10 @@ type PrintOptions struct {
 
 // Print writes items in the output's format with kubectl's printers. Text
 // that reaches a terminal raw (table cells, names, JSONPath results) is
-// made safe first; json and yaml are escaped by their encoders.
+// made safe first. json keeps every string whole: what a terminal would
+// obey is a \u escape (textsafe.EscapeJSON). yaml writes control
+// characters as YAML escapes (\x7F, \x9B, \N) and, since YAML has no way
+// to escape them, shows bidi controls as U+FFFD.
 func Print(w io.Writer, items *Items, out Output, opts PrintOptions) error {
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
@@ -90,9 +96,18 @@ func Print(w io.Writer, items *Items, out Output, opts PrintOptions) error {
 	}
 	switch out.Format {
 	case "json":
-		return (&printers.JSONPrinter{}).PrintObj(obj, w)
+		var buf bytes.Buffer
+		if err := (&printers.JSONPrinter{}).PrintObj(obj, &buf); err != nil {
+			return err
+		}
+		_, err := w.Write(textsafe.EscapeJSON(buf.Bytes()))
+		return err
 	case "yaml":
-		return (&printers.YAMLPrinter{}).PrintObj(obj, w)
+		doc, err := yamlOf(obj)
+		if err != nil {
+			return err
+		}
+		return sanitised(w, func(w io.Writer) error { _, err := w.Write(doc); return err })
 	case "jsonpath":
 		p, err := printers.NewJSONPathPrinter(out.Template)
 		if err != nil {
@@ -102,6 +117,24 @@ func Print(w io.Writer, items *Items, out Output, opts PrintOptions) error {
 		return sanitised(w, func(w io.Writer) error { return oneLineError(p.PrintObj(obj, w)) })
 	}
 	return fmt.Errorf("unknown output format %q", out.Format)
+}
+
+// yamlOf is what kubectl's YAMLPrinter writes for one object (its JSON
+// turned into YAML), from JSON whose control characters are escaped
+// first. The printer hands its JSON to a YAML parser raw, and the parser
+// refuses DEL and C1 controls: one tenant's termination reason made the
+// whole list fail, for everyone. Read from escapes, they reach the YAML
+// emitter as characters, which it writes as YAML escapes.
+func yamlOf(obj runtime.Object) ([]byte, error) {
+	js, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding yaml: %w", err)
+	}
+	doc, err := yaml.JSONToYAML(textsafe.EscapeJSON(js))
+	if err != nil {
+		return nil, fmt.Errorf("encoding yaml: %w", err)
+	}
+	return doc, nil
 }
 
 // sanitised runs print onto a textsafe.Writer over w.

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sandscope/sandscope/actions/sweep"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model/fleet"
 )
@@ -173,18 +174,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 
 	watchErr := make(chan error, 1)
-	go func() { watchErr <- s.watcher.Run(ctx) }()
+	crash.Go(func() { watchErr <- s.watcher.Run(ctx) })
 
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() {
+	crash.Go(func() {
 		defer wg.Done()
 		s.analyzeLoop(ctx)
-	}()
+	})
 
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	httpErr := make(chan error, 1)
-	go func() { httpErr <- srv.Serve(ln) }()
+	crash.Go(func() { httpErr <- srv.Serve(ln) })
 	fmt.Fprintf(s.opts.Log, "sandscope serve: listening on %s (read-only)\n", ln.Addr())
 
 	var err error

@@ -149,7 +149,11 @@ func Run(ctx context.Context, src Source, be Backend, opts Options) error {
 	// handles only with its renderer, are set and followed here.
 	scr := screen.New(os.Stdout, screen.Options{FullScreen: true, TTY: in})
 	watch := func(p *tea.Program) func() { return screen.WatchSize(os.Stdout, p.Send) }
-	return runOn(ctx, m, scr, watch, tea.WithInput(in), tea.WithMouseCellMotion())
+	// Signals end the program through ctx only (cli.MainAs turns each into
+	// its cancellation): bubbletea's own handler, racing that cancellation,
+	// blocks sending its QuitMsg to a loop that has stopped, and the
+	// process hangs with the terminal still taken.
+	return runOn(ctx, m, scr, watch, tea.WithInput(in), tea.WithMouseCellMotion(), tea.WithoutSignalHandler())
 }
 
 // runOn runs m on scr's terminal until the user quits or ctx ends; started

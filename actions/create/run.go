@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 )
 
@@ -191,7 +192,8 @@ func (r *run) follow(ctx context.Context) (*Result, error) {
 			probing, probed = true, o.pod
 			// The probe's context ends with the wait, so returning from
 			// follow stops it.
-			go r.probe(waitCtx, o.pod, probeDone)
+			pod := o.pod
+			crash.Go(func() { r.probe(waitCtx, pod, probeDone) })
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -132,7 +133,7 @@ func (x *Executor) Forward(ctx context.Context, req ForwardRequest) (*Forward, e
 	}
 	f := &Forward{LocalAddr: pf.LocalAddr, RemotePort: req.RemotePort, Target: target, Since: time.Now(),
 		Evidence: append(before.Evidence, target.hints...), cancel: cancel, done: make(chan struct{})}
-	go x.watchForward(lctx, f, pf, snap, req.Recheck)
+	crash.Go(func() { x.watchForward(lctx, f, pf, snap, req.Recheck) })
 	return f, nil
 }
 

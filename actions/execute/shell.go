@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -100,9 +101,14 @@ func (s *Shell) Result() Result {
 // not an error.
 func (s *Shell) Run() error {
 	if f, ok := s.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		old, err := term.MakeRaw(int(f.Fd()))
+		fd := int(f.Fd())
+		old, err := term.MakeRaw(fd)
 		if err == nil {
-			defer term.Restore(int(f.Fd()), old) //nolint:errcheck // best effort
+			restore := func() { _ = term.Restore(fd, old) } // best effort, and idempotent
+			defer restore()
+			// A panic on any goroutine, or SIGQUIT, ends the process
+			// without this defer: they run the crash restorers instead.
+			defer crash.OnPanic(restore)()
 		}
 	}
 	sizes := s.sizes
@@ -243,7 +249,7 @@ type sizeFanout struct {
 
 func newSizeFanout(parent TerminalSizeQueue) *sizeFanout {
 	f := &sizeFanout{}
-	go func() {
+	crash.Go(func() {
 		for s := parent.Next(); s != nil; s = parent.Next() {
 			f.mu.Lock()
 			v := *s
@@ -256,7 +262,7 @@ func newSizeFanout(parent TerminalSizeQueue) *sizeFanout {
 			}
 			f.mu.Unlock()
 		}
-	}()
+	})
 	return f
 }
 
@@ -318,7 +324,7 @@ func newStdinRelay(src io.Reader, closeSrc func()) *stdinRelay {
 func (r *stdinRelay) start() {
 	r.once.Do(func() {
 		r.started = true
-		go func() {
+		crash.Go(func() {
 			// The goroutine owns the reader: it frees it after its last read.
 			defer close(r.stopped)
 			defer r.closeSrc()
@@ -338,7 +344,7 @@ func (r *stdinRelay) start() {
 					return
 				}
 			}
-		}()
+		})
 	})
 }
 

@@ -16,9 +16,9 @@
 package refusal
 
 import (
-	"encoding/json"
 	"fmt"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -91,7 +91,7 @@ func (e *Refusal) JSON() []byte {
 	if out.Evidence == nil {
 		out.Evidence = []model.Evidence{}
 	}
-	b, _ := json.Marshal(struct {
+	b, _ := textsafe.MarshalJSON(struct {
 		Error *Refusal `json:"error"`
 	}{&out})
 	return b

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -54,9 +55,9 @@ func (s *clientsSource) Snapshot(ctx context.Context, opts Options) (*fleet.Snap
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	ran := make(chan error, 1)
-	go func() { ran <- w.Run(runCtx) }()
+	crash.Go(func() { ran <- w.Run(runCtx) })
 	synced := make(chan error, 1)
-	go func() { synced <- w.WaitForSync(runCtx) }()
+	crash.Go(func() { synced <- w.WaitForSync(runCtx) })
 
 	select {
 	case err := <-ran:

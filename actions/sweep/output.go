@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -47,9 +46,7 @@ func ParseFailOn(s string) (model.Severity, error) {
 
 // WriteJSON writes the report in its contract form.
 func WriteJSON(w io.Writer, r *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return textsafe.WriteJSON(w, r, "  ")
 }
 
 // WriteTable writes the findings as aligned columns, then the evidence of

@@ -161,6 +161,24 @@ func TestWriteJSONContract(t *testing.T) {
 	}
 }
 
+// The JSON of sweep -o json and serve's /findings holds a finding's
+// tenant-written text whole, with DEL, C1 and bidi controls as \u escapes:
+// it is read on terminals too (curl, cat).
+func TestWriteJSONEscapesControls(t *testing.T) {
+	t.Parallel()
+	r := sampleReport()
+	r.Findings[2].Message = textsafetest.HostileUnicode
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	textsafetest.AssertInert(t, buf.String())
+	c := CheckJSONContract(t, buf.Bytes())
+	if got := c.Findings[2].Message; got != textsafetest.HostileUnicode {
+		t.Errorf("message read back %q, want %q", got, textsafetest.HostileUnicode)
+	}
+}
+
 // A report fails at --fail-on and above; one whose every context was
 // unreachable says so.
 func TestFailsAndUnreachable(t *testing.T) {

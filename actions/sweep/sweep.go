@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -191,11 +192,11 @@ func Sweep(ctx context.Context, targets []Target, opts Options) Report {
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Add(1)
-		go func() {
+		crash.Go(func() {
 			defer wg.Done()
 			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
 			results[i] = sweepContext(ctx, t, opts)
-		}()
+		})
 	}
 	wg.Wait()
 

@@ -5,8 +5,8 @@
 //
 // It rides on apimachinery's utilruntime.PanicHandlers, the hook client-go
 // already calls from its own goroutines (informer handlers, reflectors)
-// through utilruntime.HandleCrash; sandscope's own goroutines defer
-// utilruntime.HandleCrash too. PanicHandlers is process-wide by design, as
+// through utilruntime.HandleCrash; sandscope's own goroutines start through
+// Go, which defers it, and a test fails on any other go statement. PanicHandlers is process-wide by design, as
 // the terminal is: one process, one terminal to give back. This package
 // adds one handler to it, once, and keeps what that handler runs.
 package crash
@@ -43,6 +43,17 @@ func hook() {
 // handle runs in the panicking goroutine, from utilruntime.HandleCrash.
 func handle(_ context.Context, r any) {
 	Report(r, debug.Stack())
+}
+
+// Go runs f on a new goroutine under utilruntime.HandleCrash: the one way
+// sandscope starts a goroutine, so a panic on any of them gives the
+// terminal back before the process ends (TestEveryGoroutineStartsThroughGo
+// finds a bare go statement anywhere in the module).
+func Go(f func()) {
+	go func() {
+		defer utilruntime.HandleCrash()
+		f()
+	}()
 }
 
 // Report gives the terminal back and, if Install was called, reports r and

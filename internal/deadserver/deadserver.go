@@ -8,6 +8,8 @@ import (
 	"net"
 	"sync"
 	"testing"
+
+	"github.com/sandscope/sandscope/internal/crash"
 )
 
 // Refusing returns a loopback host:port that refuses connections: bound,
@@ -37,7 +39,7 @@ func Silent(t testing.TB) string {
 		conns []net.Conn
 	)
 	done := make(chan struct{})
-	go func() {
+	crash.Go(func() {
 		defer close(done)
 		for {
 			c, err := l.Accept()
@@ -48,7 +50,7 @@ func Silent(t testing.TB) string {
 			conns = append(conns, c)
 			mu.Unlock()
 		}
-	}()
+	})
 	t.Cleanup(func() {
 		l.Close()
 		<-done

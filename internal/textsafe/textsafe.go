@@ -3,8 +3,10 @@
 // registry or a sandbox: a termination message, an annotation, an Event, a
 // log line. A control character in it is an instruction to the terminal
 // (ESC ] 0 sets the window title, ESC ] 52 writes the clipboard, ESC [ 2 J
-// blanks the screen, U+009B is a one-byte CSI); shown as is, the fleet
-// steers the operator's terminal. The functions here turn every such
+// blanks the screen, U+009B is a one-byte CSI), and a bidi control (U+202E
+// RIGHT-TO-LEFT OVERRIDE) reorders what follows it, so a finding's text
+// reads backwards or swaps columns; shown as is, the fleet steers the
+// operator's terminal. The functions here turn every such
 // character into a visible stand-in, so the text still reads and the
 // terminal receives only characters that print.
 //
@@ -15,12 +17,14 @@ package textsafe
 import (
 	"io"
 	"strings"
+	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
 // Stand-ins. C0 controls become their Control Pictures (ESC shows as ␛,
-// BEL as ␇), DEL as ␡; C1 controls and bytes that are not UTF-8 (a lone
-// 0x9B is a CSI to an 8-bit terminal) become U+FFFD.
+// BEL as ␇), DEL as ␡; C1 controls, bidi controls and bytes that are not
+// UTF-8 (a lone 0x9B is a CSI to an 8-bit terminal) become U+FFFD.
 const (
 	del         = '\u2421'
 	replacement = utf8.RuneError
@@ -63,7 +67,7 @@ func clean(s string, multi bool) bool {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || isC1(r) {
+		if (r == utf8.RuneError && size == 1) || Obeyed(r) {
 			return false
 		}
 		i += size
@@ -72,6 +76,17 @@ func clean(s string, multi bool) bool {
 }
 
 func isC1(r rune) bool { return r >= 0x80 && r <= 0x9f }
+
+// isBidi reports the bidirectional formatting characters (Unicode's
+// Bidi_Control: the embeddings and overrides U+202A–U+202E, the isolates
+// U+2066–U+2069, the marks U+200E, U+200F and U+061C). A terminal that
+// implements bidi reorders the text around them; none prints anything.
+func isBidi(r rune) bool { return unicode.Is(unicode.Bidi_Control, r) }
+
+// Obeyed reports whether r, outside ASCII, is a character a terminal acts
+// on instead of printing: a C1 control or a bidi control. (ASCII's are
+// C0 and DEL.) Encoders that must keep such text (JSON, YAML) escape these.
+func Obeyed(r rune) bool { return isC1(r) || isBidi(r) }
 
 func sanitise(s string, multi bool) string {
 	var b strings.Builder
@@ -98,7 +113,7 @@ func sanitise(s string, multi bool) string {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		if r == utf8.RuneError || isC1(r) {
+		if r == utf8.RuneError || Obeyed(r) {
 			b.WriteRune(replacement)
 			continue
 		}
@@ -109,9 +124,10 @@ func sanitise(s string, multi bool) string {
 
 // Writer passes text through Text on its way to w: for a CLI's text
 // output, where everything written is meant to be read, never obeyed. It
-// keeps a UTF-8 sequence cut between two writes whole. It is not safe for
-// concurrent use.
+// keeps a UTF-8 sequence cut between two writes whole. It is safe for
+// concurrent use: a command's goroutines, and a crash report, share one.
 type Writer struct {
+	mu   sync.Mutex
 	w    io.Writer
 	tail []byte // an incomplete UTF-8 sequence from the last write
 }
@@ -121,6 +137,8 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
 // Write sanitises p and writes it; it reports len(p) when all of it went.
 func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	buf := p
 	if len(w.tail) > 0 {
 		buf = append(w.tail, p...)
@@ -152,6 +170,8 @@ func (w *Writer) Write(p []byte) (int, error) {
 
 // Flush writes what a last, incomplete sequence held back (as U+FFFD).
 func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if len(w.tail) == 0 {
 		return nil
 	}

@@ -13,7 +13,9 @@ import (
 // screen), cursor moves, and a C1 CSI, both as UTF-8 and as a raw byte.
 const Hostile = "pwned\x1b]0;evil title\x07 clip\x1b]52;c;ZWNobyBoaQ==\x07 wipe\x1b[2J\x1b[7;13H\x1b[99D c1\u009b31m raw\x9bK end\r\nnext"
 
-// controls reports the first byte or rune of s a terminal would obey.
+// controls reports the first byte or rune of s a terminal would obey: a
+// control character (C0, DEL, C1), a bidi control (by Unicode's own
+// Bidi_Control property, not sandscope's list), or a byte that is not UTF-8.
 func controls(s string, multi bool) (string, bool) {
 	for i, r := range s {
 		if r == utf8.RuneError {
@@ -24,7 +26,7 @@ func controls(s string, multi bool) (string, bool) {
 		if multi && (r == '\n' || r == '\t') {
 			continue
 		}
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
 			return string(r), true
 		}
 	}
@@ -89,7 +91,7 @@ func TestWriterKeepsSplitRunesWhole(t *testing.T) {
 // FuzzSanitise: whatever the input, nothing a terminal obeys comes out,
 // and clean text passes unchanged.
 func FuzzSanitise(f *testing.F) {
-	for _, s := range []string{Hostile, "", "plain", "\x9b", "\xc2\x9b", "a\r\nb", "\xe2\x82"} {
+	for _, s := range []string{Hostile, "", "plain", "\x9b", "\xc2\x9b", "a\r\nb", "\xe2\x82", "a\u202eb\u2067c", "\xe2\x80\xae"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

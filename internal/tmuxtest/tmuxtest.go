@@ -319,6 +319,28 @@ func (s *Session) PID() int {
 	return pid
 }
 
+// Modes are the terminal modes a full-screen program sets and must undo:
+// whether the pane shows the alternate screen, and whether any mouse
+// reporting is on. A dead pane keeps the modes its program left.
+type Modes struct {
+	AlternateScreen bool
+	Mouse           bool
+}
+
+// Modes reads the pane's modes from tmux.
+func (s *Session) Modes() Modes {
+	s.t.Helper()
+	out, err := s.tmux("display-message", "-p", "-t", s.target, "#{alternate_on} #{mouse_any_flag}")
+	if err != nil {
+		s.t.Fatalf("tmuxtest: %v", err)
+	}
+	var alt, mouse int
+	if _, err := fmt.Sscan(out, &alt, &mouse); err != nil {
+		s.t.Fatalf("tmuxtest: reading pane modes %q: %v", out, err)
+	}
+	return Modes{AlternateScreen: alt == 1, Mouse: mouse == 1}
+}
+
 // WaitExit waits until the program ends and returns its exit status and
 // everything it left on the terminal (history included), or fails the
 // test with the last screen.
@@ -358,27 +380,38 @@ func frame(screen string) string {
 
 var build struct {
 	sync.Mutex
+	bins map[string]buildResult // by build tags
+}
+
+type buildResult struct {
 	path string
 	err  error
 }
 
-// BuildSandscope builds the sandscope binary once per test binary (with
-// `go build -o <repo>/tmp/sandscope github.com/sandscope/sandscope`) and
-// returns its path. A failed build fails every test that asks.
-func BuildSandscope(t testing.TB) string {
+// BuildSandscope builds the sandscope binary once per test binary and set
+// of build tags (with `go build [-tags ...] -o <repo>/tmp/sandscope...
+// github.com/sandscope/sandscope`) and returns its path. A failed build
+// fails every test that asks.
+func BuildSandscope(t testing.TB, tags ...string) string {
 	t.Helper()
 	build.Lock()
 	defer build.Unlock()
-	if build.path == "" && build.err == nil {
-		build.path, build.err = buildSandscope()
+	key := strings.Join(tags, ",")
+	if build.bins == nil {
+		build.bins = map[string]buildResult{}
 	}
-	if build.err != nil {
-		t.Fatalf("tmuxtest: %v", build.err)
+	b, ok := build.bins[key]
+	if !ok {
+		b.path, b.err = buildSandscope(key)
+		build.bins[key] = b
 	}
-	return build.path
+	if b.err != nil {
+		t.Fatalf("tmuxtest: %v", b.err)
+	}
+	return b.path
 }
 
-func buildSandscope() (string, error) {
+func buildSandscope(tags string) (string, error) {
 	repo, err := repoRoot()
 	if err != nil {
 		return "", err
@@ -399,13 +432,19 @@ func buildSandscope() (string, error) {
 	if err != nil {
 		goBin = "/usr/local/go/bin/go"
 	}
-	cmd := exec.Command(goBin, "build", "-o", private, "github.com/sandscope/sandscope")
+	args := []string{"build", "-o", private}
+	name := "sandscope"
+	if tags != "" {
+		args = append(args, "-tags", tags)
+		name += "-" + strings.ReplaceAll(tags, ",", "-")
+	}
+	cmd := exec.Command(goBin, append(args, "github.com/sandscope/sandscope")...)
 	cmd.Dir = repo
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(private)
-		return "", fmt.Errorf("go build github.com/sandscope/sandscope: %w\n%s", err, out)
+		return "", fmt.Errorf("go %s github.com/sandscope/sandscope: %w\n%s", strings.Join(args, " "), err, out)
 	}
-	final := filepath.Join(dir, "sandscope")
+	final := filepath.Join(dir, name)
 	if err := os.Rename(private, final); err != nil {
 		os.Remove(private)
 		return "", fmt.Errorf("building sandscope: %w", err)

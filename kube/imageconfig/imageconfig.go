@@ -30,6 +30,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -226,7 +227,7 @@ func (r *Reader) read(ctx context.Context, ref string) (model.ImageConfig, error
 		r.inflight[key] = c
 		deadline, _ := ctx.Deadline()
 		shared, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
-		go func() {
+		crash.Go(func() {
 			defer cancel()
 			c.cfg, c.err = r.fetch(shared, parsed)
 			r.remember(parsed, c.cfg, c.err)
@@ -234,7 +235,7 @@ func (r *Reader) read(ctx context.Context, ref string) (model.ImageConfig, error
 			delete(r.inflight, key)
 			r.mu.Unlock()
 			close(c.done)
-		}()
+		})
 	}
 	r.mu.Unlock()
 

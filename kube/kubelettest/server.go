@@ -34,6 +34,8 @@ import (
 
 	"k8s.io/cri-streaming/pkg/streaming/portforward"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
+
+	"github.com/sandscope/sandscope/internal/crash"
 )
 
 // PodLookup resolves a Pod the way the kubelet's pod manager would. found=false
@@ -173,7 +175,7 @@ func Start(cfg Config) (*Server, error) {
 		mux.HandleFunc(p, forPod(s, portforward.NewV4Options, s.servePortForward))
 	}
 	s.http = &http.Server{Handler: s.record(mux), ReadHeaderTimeout: 10 * time.Second}
-	go s.http.Serve(tls.NewListener(s.tcp, tlsCfg)) //nolint:errcheck // returns http.ErrServerClosed on Close
+	crash.Go(func() { _ = s.http.Serve(tls.NewListener(s.tcp, tlsCfg)) }) // returns http.ErrServerClosed on Close
 	return s, nil
 }
 

@@ -92,6 +92,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sandscope/sandscope/internal/crash"
 )
 
 // EnvBinDir names the folder holding kube-apiserver and etcd.
@@ -259,7 +261,7 @@ func start(opts Options) (*packageCluster, func()) {
 	if err := watchdog.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "kubetest: watchdog not started, a killed test binary may leak etcd/kube-apiserver:", err)
 	} else {
-		go watchdog.Wait() //nolint:errcheck // reaps it if it ends first
+		crash.Go(func() { _ = watchdog.Wait() }) // reaps it if it ends first
 	}
 
 	t0 := time.Now()

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/sandscope/sandscope/internal/crash"
 )
 
 // LoadOptions configure a bulk load of a steady-state fleet (benchmarks).
@@ -67,7 +69,7 @@ func Load(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface,
 	var wg sync.WaitGroup
 	for range opts.Workers {
 		wg.Add(1)
-		go func() {
+		crash.Go(func() {
 			defer wg.Done()
 			b := &Sim{cfg: Config{NodePrefix: "load-node-"}, kube: kube, dyn: dyn, now: now}
 			b.cfg.defaults()
@@ -91,7 +93,7 @@ func Load(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface,
 					opts.Progress(int(n))
 				}
 			}
-		}()
+		})
 	}
 	for i := 0; i < opts.N && ctx.Err() == nil; i++ {
 		select {

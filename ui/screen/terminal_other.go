@@ -8,12 +8,14 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"golang.org/x/term"
+
+	"github.com/sandscope/sandscope/internal/crash"
 )
 
 // WatchSize sends out's size once (no SIGWINCH here).
 func WatchSize(out *os.File, send func(tea.Msg)) (stop func()) {
 	if w, h, err := term.GetSize(int(out.Fd())); err == nil {
-		go send(tea.WindowSizeMsg{Width: w, Height: h})
+		crash.Go(func() { send(tea.WindowSizeMsg{Width: w, Height: h}) })
 	}
 	return func() {}
 }

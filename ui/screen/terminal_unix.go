@@ -10,7 +10,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"golang.org/x/term"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/sandscope/sandscope/internal/crash"
 )
 
 // WatchSize sends out's size now and after every SIGWINCH (bubbletea does
@@ -19,8 +20,7 @@ func WatchSize(out *os.File, send func(tea.Msg)) (stop func()) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGWINCH)
 	done := make(chan struct{})
-	go func() {
-		defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+	crash.Go(func() {
 		defer signal.Stop(sig)
 		for {
 			if w, h, err := term.GetSize(int(out.Fd())); err == nil {
@@ -32,7 +32,7 @@ func WatchSize(out *os.File, send func(tea.Msg)) (stop func()) {
 			case <-sig:
 			}
 		}
-	}()
+	})
 	return func() { close(done) }
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"sync"
+
+	"github.com/sandscope/sandscope/internal/crash"
 )
 
 // Pods plays the Pod network behind a test kubelet's port-forward: each Pod
@@ -69,10 +71,10 @@ func (p *Pods) Forward(_ context.Context, _, _, uid string, port int32, conn io.
 		return err
 	}
 	defer up.Close()
-	go func() {
+	crash.Go(func() {
 		_, _ = io.Copy(up, conn)
 		_ = up.(*net.TCPConn).CloseWrite()
-	}()
+	})
 	_, err = io.Copy(conn, up)
 	return err
 }

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/kubelettest"
 )
@@ -72,7 +73,7 @@ func Start(cfg Config) (*Server, error) {
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	go s.http.Serve(ln) //nolint:errcheck // ErrServerClosed on Close
+	crash.Go(func() { _ = s.http.Serve(ln) }) // ErrServerClosed on Close
 	return s, nil
 }
 
