@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -188,7 +187,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	}
 	switch {
 	case f.output == "json":
-		return json.NewEncoder(g.Out).Encode(cpLine{Written: out.Written, Outcome: &out})
+		return textsafe.WriteJSON(g.Out, cpLine{Written: out.Written, Outcome: &out}, "")
 	case dst.Stdio():
 		return nil // the file is the output
 	}
@@ -225,7 +224,6 @@ func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *env.Conn, c *f
 	}
 	var mu sync.Mutex
 	var unknown, refused bool
-	enc := json.NewEncoder(g.Out)
 	eg := new(errgroup.Group)
 	eg.SetLimit(max(f.maxParallel, 1))
 	for _, key := range keys {
@@ -244,7 +242,7 @@ func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *env.Conn, c *f
 			defer mu.Unlock()
 			unknown = unknown || line.Written == refusal.ExecutedUnknown
 			refused = refused || line.Written == refusal.ExecutedNo
-			_ = enc.Encode(line) // a broken stdout shows in the pipeline's exit code
+			_ = textsafe.WriteJSON(g.Out, line, "") // a broken stdout shows in the pipeline's exit code
 			return nil
 		})
 	}
@@ -265,7 +263,7 @@ func printCpError(w io.Writer, err error) error {
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		fmt.Fprintf(w, "sandscope: %s\n", textsafe.Line(e.Refusal.Error()))
 	}
-	b, _ := json.Marshal(struct {
+	b, _ := textsafe.MarshalJSON(struct {
 		Error *cpError `json:"error"`
 	}{e})
 	fmt.Fprintf(w, "%s\n", b)

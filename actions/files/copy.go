@@ -17,6 +17,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
@@ -128,8 +129,9 @@ func (c *Copier) uploadTar(ctx context.Context, t Target, dir string, archive fu
 	pr, pw := io.Pipe()
 	var st Stats
 	var archErr error
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	done := make(chan struct{})
+	crash.Go(func() {
+		defer close(done)
 		st, archErr = archive(pw)
 		pw.CloseWithError(archErr)
 	})
@@ -138,7 +140,7 @@ func (c *Copier) uploadTar(ctx context.Context, t Target, dir string, archive fu
 	req.Command, req.Stdin, req.Stdout, req.Stderr = []string{"tar", "-xmf", "-", "-C", dir}, pr, io.Discard, &stderr
 	res, err := c.Exec.Run(ctx, req)
 	pr.CloseWithError(errors.New("the copy ended")) // the archive writer stops if tar did not read it all
-	wg.Wait()
+	<-done
 	switch {
 	case err != nil:
 		return st, res, asCopyRefusal(err, archErr)
@@ -247,8 +249,9 @@ func (c *Copier) read(ctx context.Context, t Target, dir, base string, into sink
 	pr, pw := io.Pipe()
 	var st Stats
 	var extErr error
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	done := make(chan struct{})
+	crash.Go(func() {
+		defer close(done)
 		st, extErr = consume(pr)
 		if extErr == nil {
 			_, extErr = io.Copy(io.Discard, pr) // tar pads its end; nothing more is kept
@@ -261,7 +264,7 @@ func (c *Copier) read(ctx context.Context, t Target, dir, base string, into sink
 	req.Interactive, req.ReadsOnly = false, true
 	res, err := c.Exec.Run(ctx, req)
 	pw.Close()
-	wg.Wait()
+	<-done
 	var ae *ArchiveError
 	var le *LimitError
 	refusedArchive := errors.As(extErr, &ae) || errors.As(extErr, &le)

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/sandscope/sandscope/internal/crash"
 )
 
 // FileMetadata is the metadata part of POST /files/upload. Mode is the
@@ -41,7 +43,7 @@ func (c *Client) Upload(ctx context.Context, meta FileMetadata, content io.Reade
 	}
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
-	go func() {
+	crash.Go(func() {
 		err := func() error {
 			part, err := mw.CreateFormField("metadata")
 			if err != nil {
@@ -60,7 +62,7 @@ func (c *Client) Upload(ctx context.Context, meta FileMetadata, content io.Reade
 			return mw.Close()
 		}()
 		pw.CloseWithError(err)
-	}()
+	})
 	var connected atomic.Bool
 	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.endpoint("/files/upload", ""), pr)
