@@ -103,8 +103,12 @@ func (s Severity) Rank() int {
 type EvidenceKind string
 
 const (
-	Observed EvidenceKind = "observed" // read from the API: a status field, an Event, a log line
+	Observed EvidenceKind = "observed" // read from the API: a status field written by its owner, a log line
 	Inferred EvidenceKind = "inferred" // computed from observed facts (a predicted time, a match)
+	// Claimed is what an Event says. Anyone allowed to create Events in a
+	// namespace (tenants included) writes them, reporting fields and all,
+	// so an Event only corroborates what the Pod's spec and status show.
+	Claimed EvidenceKind = "claimed"
 )
 
 // Evidence is one piece of support for a notice or finding.

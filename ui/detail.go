@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
@@ -31,7 +30,7 @@ type detailView struct {
 	events  []string
 	evState string
 	// forensics explains the linked Pods' restarts from their Events (pure
-	// forensics.Classify, computed once per Events reply, not per frame).
+	// forensics.ClassifySandbox, computed once per Events reply, not per frame).
 	forensics []model.Notice
 	// recreated is POD_RECREATED with what the SuccessfulCreate Events add.
 	recreated []model.Notice
@@ -82,7 +81,7 @@ func (v *detailView) onReply(body any, c *shared) {
 		}
 		v.evState = ""
 		v.events = formatEvents(r.events, c)
-		v.forensics = restartForensics(v.last, r.events)
+		v.forensics = forensics.ClassifySandbox(v.last, r.events)
 		// The controller's SuccessfulCreate Events (among the sandbox's):
 		// a Pod name created twice is an observed same-name re-creation.
 		v.recreated = nil
@@ -316,29 +315,6 @@ func errText(err error) string {
 
 func errorsIsCanceled(err error) bool {
 	return errors.Is(err, context.Canceled)
-}
-
-// restartForensics explains the restarts of sb's linked Pods from the
-// Events the detail view fetched. The node and the sibling control group
-// are the sweep's job (they need more reads); without them the classes that
-// rest on them fall back to what the Pod's own status and Events prove.
-func restartForensics(sb *model.Sandbox, events []corev1.Event) []model.Notice {
-	var out []model.Notice
-	for i := range sb.Slots {
-		pod := sb.Slots[i].Pod
-		if pod == nil || !forensics.Needed(pod) {
-			continue
-		}
-		var own []corev1.Event
-		for _, e := range events {
-			if e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod.Name &&
-				(e.InvolvedObject.UID == "" || e.InvolvedObject.UID == pod.UID) {
-				own = append(own, e)
-			}
-		}
-		out = append(out, forensics.Classify(pod, own, nil, nil)...)
-	}
-	return out
 }
 
 // scrollViewport moves vp for the movement keys of the key map and reports
