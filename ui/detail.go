@@ -190,8 +190,11 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 		add("    bound UID       %s", orDash(sl.BoundUID))
 		if p := sl.Pod; p != nil {
 			add("    Pod now         uid %s  ip %s  phase %s  node %s", p.UID, orDash(p.Status.PodIP), p.Status.Phase, orDash(p.Spec.NodeName))
-			if p.DeletionTimestamp != nil {
-				add("    Pod deleting    since %s", when(p.DeletionTimestamp.Time))
+			// deletionTimestamp is the end of the grace period, not the request.
+			if requested, graceEnds, exact, ok := p.DeletionTimes(); ok && exact {
+				add("    Pod deleting    requested ~%s, grace ends %s", when(requested), graceEnds.Format("2006-01-02 15:04:05"))
+			} else if ok {
+				add("    Pod deleting    grace ends %s", graceEnds.Format("2006-01-02 15:04:05"))
 			}
 		} else if sl.PodName != "" {
 			add("    Pod now         gone")
@@ -201,14 +204,20 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 			if h.Sandbox != "" {
 				sbx = "  sandbox " + h.Sandbox
 			}
-			add("    IP held by      %s/%s  uid %s%s  since %s", h.Namespace, h.Pod, h.UID, sbx, clock(h.Since))
+			since := h.SinceText("15:04:05")
+			if since == "" {
+				since = "since: unknown"
+			}
+			add("    IP held by      %s/%s  uid %s%s  %s", h.Namespace, h.Pod, h.UID, sbx, since)
 		}
 		if st := sl.Stuck; st != nil {
 			init := ""
 			if st.PodInitializing {
 				init = "; main container still PodInitializing"
 			}
-			add("    STUCK           Terminating since %s (grace %ds)%s", when(st.DeletingSince), st.GraceSeconds, init)
+			requested := st.DeletingSince.Add(-time.Duration(st.GraceSeconds) * time.Second)
+			add("    STUCK           Terminating: deletion requested ~%s, its grace period (%ds) ended %s%s",
+				when(requested), st.GraceSeconds, st.DeletingSince.Format("2006-01-02 15:04:05"), init)
 		}
 		if sl.RecordedIP != "" && snap != nil {
 			hist := snap.IPHistory(sl.RecordedIP)
