@@ -10,9 +10,11 @@
 // own traces. A liveness kill happens at a moment computable from the Pod's
 // own probe config; an OOM kill is SIGKILL from the kernel with no fixed
 // offset; eviction and node trouble show on the Pod's status and on the
-// node. Every Evidence says whether it was read from the API (observed) or
-// computed (inferred), and a restart nothing explains says what was checked
-// and which kubectl command confirms it.
+// node. Every Evidence says whether it was read from a status or spec
+// (observed), computed (inferred) or said by an Event (claimed: whoever may
+// create Events writes them, so they corroborate and never decide; see
+// claims.go), and a restart nothing explains says what was checked and
+// which kubectl command confirms it.
 package forensics
 
 import (
