@@ -2,6 +2,7 @@ package model
 
 import (
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -472,4 +473,40 @@ func slimStatuses(ss []corev1.ContainerStatus) []ContainerStatus {
 		}
 	}
 	return out
+}
+
+// DeletionTimes reads a deleting Pod's deletion: the API server sets
+// deletionTimestamp to the time of the request plus the grace period it
+// granted (deletionGracePeriodSeconds), so deletionTimestamp is when the
+// grace period ends — in the future when the delete is made — and the
+// request was made that many seconds before it. exact is false when the
+// Pod does not carry deletionGracePeriodSeconds: requested is then
+// deletionTimestamp itself, an upper bound. ok is false while the Pod is
+// not being deleted.
+func (p *Pod) DeletionTimes() (requested, graceEnds time.Time, exact, ok bool) {
+	if p == nil || p.DeletionTimestamp == nil {
+		return time.Time{}, time.Time{}, false, false
+	}
+	graceEnds = p.DeletionTimestamp.Time
+	if g := p.GetDeletionGracePeriodSeconds(); g != nil {
+		return graceEnds.Add(-time.Duration(*g) * time.Second), graceEnds, true, true
+	}
+	return graceEnds, graceEnds, false, true
+}
+
+// DeletionSummary says what a deleting Pod's times are, in layout (UTC):
+// "deletion requested ~15:04:05 (grace ends 15:04:35)", or, without
+// deletionGracePeriodSeconds, "deleting, grace ends 15:04:35". "" while the
+// Pod is not being deleted.
+func (p *Pod) DeletionSummary(layout string) string {
+	requested, graceEnds, exact, ok := p.DeletionTimes()
+	switch {
+	case !ok:
+		return ""
+	case !exact:
+		return "deleting, grace ends " + graceEnds.UTC().Format(layout)
+	case requested.Equal(graceEnds):
+		return "deletion requested " + requested.UTC().Format(layout) + " (no grace period)"
+	}
+	return "deletion requested ~" + requested.UTC().Format(layout) + " (grace ends " + graceEnds.UTC().Format(layout) + ")"
 }

@@ -103,8 +103,12 @@ func (s Severity) Rank() int {
 type EvidenceKind string
 
 const (
-	Observed EvidenceKind = "observed" // read from the API: a status field, an Event, a log line
+	Observed EvidenceKind = "observed" // read from the API: a status field written by its owner, a log line
 	Inferred EvidenceKind = "inferred" // computed from observed facts (a predicted time, a match)
+	// Claimed is what an Event says. Anyone allowed to create Events in a
+	// namespace (tenants included) writes them, reporting fields and all,
+	// so an Event only corroborates what the Pod's spec and status show.
+	Claimed EvidenceKind = "claimed"
 )
 
 // Evidence is one piece of support for a notice or finding.
@@ -165,11 +169,28 @@ type Finding struct {
 
 // Holder is a Pod that holds an IP address.
 type Holder struct {
-	Namespace string    `json:"namespace"`
-	Pod       string    `json:"pod"`
-	UID       string    `json:"uid"`
-	Sandbox   string    `json:"sandbox,omitempty"` // key of the sandbox the Pod belongs to, if any
-	Since     time.Time `json:"since"`             // first seen holding the IP
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	UID       string `json:"uid"`
+	Sandbox   string `json:"sandbox,omitempty"` // key of the sandbox the Pod belongs to, if any
+	// Since is when the Pod is known to hold the IP from: its start
+	// (status.startTime), or, when SinceObserved, the time sandscope first
+	// saw it hold the IP (a Pod with no startTime, or one that took the IP
+	// while watched). Zero when unknown.
+	Since         time.Time `json:"since"`
+	SinceObserved bool      `json:"sinceObserved,omitempty"`
+}
+
+// SinceText says what Since is, in layout (UTC): "started 15:04:05",
+// "observed holding it since 15:04:05", or "" when unknown.
+func (h *Holder) SinceText(layout string) string {
+	switch {
+	case h.Since.IsZero():
+		return ""
+	case h.SinceObserved:
+		return "observed holding it since " + h.Since.UTC().Format(layout)
+	}
+	return "started " + h.Since.UTC().Format(layout)
 }
 
 // IPHolding is one entry of an IP's history: a Pod held the IP from From

@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
@@ -31,7 +30,7 @@ type detailView struct {
 	events  []string
 	evState string
 	// forensics explains the linked Pods' restarts from their Events (pure
-	// forensics.Classify, computed once per Events reply, not per frame).
+	// forensics.ClassifySandbox, computed once per Events reply, not per frame).
 	forensics []model.Notice
 	// recreated is POD_RECREATED with what the SuccessfulCreate Events add.
 	recreated []model.Notice
@@ -82,7 +81,7 @@ func (v *detailView) onReply(body any, c *shared) {
 		}
 		v.evState = ""
 		v.events = formatEvents(r.events, c)
-		v.forensics = restartForensics(v.last, r.events)
+		v.forensics = forensics.ClassifySandbox(v.last, r.events)
 		// The controller's SuccessfulCreate Events (among the sandbox's):
 		// a Pod name created twice is an observed same-name re-creation.
 		v.recreated = nil
@@ -191,8 +190,11 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 		add("    bound UID       %s", orDash(sl.BoundUID))
 		if p := sl.Pod; p != nil {
 			add("    Pod now         uid %s  ip %s  phase %s  node %s", p.UID, orDash(p.Status.PodIP), p.Status.Phase, orDash(p.Spec.NodeName))
-			if p.DeletionTimestamp != nil {
-				add("    Pod deleting    since %s", when(p.DeletionTimestamp.Time))
+			// deletionTimestamp is the end of the grace period, not the request.
+			if requested, graceEnds, exact, ok := p.DeletionTimes(); ok && exact {
+				add("    Pod deleting    requested ~%s, grace ends %s", when(requested), graceEnds.Format("2006-01-02 15:04:05"))
+			} else if ok {
+				add("    Pod deleting    grace ends %s", graceEnds.Format("2006-01-02 15:04:05"))
 			}
 		} else if sl.PodName != "" {
 			add("    Pod now         gone")
@@ -202,14 +204,20 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 			if h.Sandbox != "" {
 				sbx = "  sandbox " + h.Sandbox
 			}
-			add("    IP held by      %s/%s  uid %s%s  since %s", h.Namespace, h.Pod, h.UID, sbx, clock(h.Since))
+			since := h.SinceText("15:04:05")
+			if since == "" {
+				since = "since: unknown"
+			}
+			add("    IP held by      %s/%s  uid %s%s  %s", h.Namespace, h.Pod, h.UID, sbx, since)
 		}
 		if st := sl.Stuck; st != nil {
 			init := ""
 			if st.PodInitializing {
 				init = "; main container still PodInitializing"
 			}
-			add("    STUCK           Terminating since %s (grace %ds)%s", when(st.DeletingSince), st.GraceSeconds, init)
+			requested := st.DeletingSince.Add(-time.Duration(st.GraceSeconds) * time.Second)
+			add("    STUCK           Terminating: deletion requested ~%s, its grace period (%ds) ended %s%s",
+				when(requested), st.GraceSeconds, st.DeletingSince.Format("2006-01-02 15:04:05"), init)
 		}
 		if sl.RecordedIP != "" && snap != nil {
 			hist := snap.IPHistory(sl.RecordedIP)
@@ -316,29 +324,6 @@ func errText(err error) string {
 
 func errorsIsCanceled(err error) bool {
 	return errors.Is(err, context.Canceled)
-}
-
-// restartForensics explains the restarts of sb's linked Pods from the
-// Events the detail view fetched. The node and the sibling control group
-// are the sweep's job (they need more reads); without them the classes that
-// rest on them fall back to what the Pod's own status and Events prove.
-func restartForensics(sb *model.Sandbox, events []corev1.Event) []model.Notice {
-	var out []model.Notice
-	for i := range sb.Slots {
-		pod := sb.Slots[i].Pod
-		if pod == nil || !forensics.Needed(pod) {
-			continue
-		}
-		var own []corev1.Event
-		for _, e := range events {
-			if e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod.Name &&
-				(e.InvolvedObject.UID == "" || e.InvolvedObject.UID == pod.UID) {
-				own = append(own, e)
-			}
-		}
-		out = append(out, forensics.Classify(pod, own, nil, nil)...)
-	}
-	return out
 }
 
 // scrollViewport moves vp for the movement keys of the key map and reports

@@ -3,12 +3,15 @@ package inspect_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/sandscope/sandscope/actions/inspect"
 	"github.com/sandscope/sandscope/cli"
@@ -95,8 +98,9 @@ func TestExplainRestartOnTheAPIServer(t *testing.T) {
 		block.Add(60 * time.Second).UTC().Format("2006-01-02T15:04:05.0Z"),
 		finished.UTC().Format("2006-01-02T15:04:05.0Z"),
 		"+1.0s", "agrees within 1 s (+1s)",
-		"observed  first Unhealthy Event",
-		"observed  Killing Event \"failed liveness probe\" at " + block.Add(31*time.Second).UTC().Format(time.RFC3339),
+		"claimed   first Unhealthy Event",
+		"claimed   Killing Event \"failed liveness probe\" at " + block.Add(31*time.Second).UTC().Format(time.RFC3339),
+		`an Event's claim (reported by "kubelet" on "` + p.Spec.NodeName + `", the Pod's node`,
 		"inferred  the Killing Event lies inside the predicted SIGTERM window",
 		"kubectl describe pod -n " + ns + " eval-0",
 		"kubectl get events -n " + ns + " --field-selector involvedObject.name=eval-0",
@@ -123,5 +127,93 @@ func TestExplainRestartOnTheAPIServer(t *testing.T) {
 		if code != tc.code || !strings.Contains(errOut, tc.msg) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", tc.args, code, errOut, tc.code, tc.msg)
 		}
+	}
+}
+
+// TestExplainRestartForgedLivenessEvent: a tenant allowed to create Events
+// in its namespace writes a liveness Killing and Unhealthy about its own
+// Pod, which has no liveness probe, copying the kubelet's reporting fields.
+// explain restart predicts nothing, shows no probe config, and lists the
+// Events as claims the spec contradicts, in JSON and in text.
+func TestExplainRestartForgedLivenessEvent(t *testing.T) {
+	c := kubetest.Get(t)
+	ns, k, ct := c.Namespace(t), c.Kubelet(t), c.Controller(t)
+	pod := kubetest.SandboxPod("plain-0", "", "python", "-m", "eval")
+	kubetest.OwnedByBatchSandbox(pod, ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox("plain", pod)), 0)
+	k.CreatePod(ns, pod)
+	k.SetRunning(ns, "plain-0", "10.7.0.2")
+	block := time.Now().Add(-2 * time.Hour).Truncate(time.Second)
+	finished := block.Add(61 * time.Second)
+	k.UpdatePodStatus(ns, "plain-0", func(p *corev1.Pod) {
+		cs := &p.Status.ContainerStatuses[0]
+		cs.RestartCount = 1
+		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 137, Reason: "Error", StartedAt: metav1.NewTime(block.Add(-time.Hour)), FinishedAt: metav1.NewTime(finished)}}
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(finished.Add(time.Second))}}
+	})
+	p := k.GetPod(ns, "plain-0")
+
+	cfg := c.ConfigAs(t, ns, "tenant-"+ns, "tenant-events",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}})
+	tenant, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []struct {
+		reason, msg string
+		first, last time.Time
+		count       int32
+	}{
+		{"Unhealthy", "Liveness probe failed: command timed out", block.Add(11 * time.Second), block.Add(31 * time.Second), 3},
+		{"Killing", "Container sandbox failed liveness probe, will be restarted", block.Add(31 * time.Second), block.Add(31 * time.Second), 1},
+	} {
+		ev := &corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("plain-0.%x", time.Now().UnixNano()), Namespace: ns},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: p.Name, UID: p.UID,
+				FieldPath: "spec.containers{sandbox}"},
+			Reason: e.reason, Message: e.msg, Type: corev1.EventTypeWarning,
+			Source:         corev1.EventSource{Component: "kubelet", Host: p.Spec.NodeName},
+			FirstTimestamp: metav1.NewTime(e.first), LastTimestamp: metav1.NewTime(e.last), Count: e.count,
+			ReportingController: "kubelet", ReportingInstance: p.Spec.NodeName,
+		}
+		if _, err := tenant.CoreV1().Events(ns).Create(kubetest.Context(t), ev, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("the tenant writing %s: %v", e.reason, err)
+		}
+	}
+
+	base := []string{"--kubeconfig", c.Kubeconfig, "-n", ns, "explain", "restart", "plain", "--block-start", block.UTC().Format(time.RFC3339)}
+	out, errOut, code := sandscope(append(base, "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep inspect.RestartReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Liveness != nil || len(rep.Checks) != 0 {
+		t.Errorf("a liveness prediction for a container without a liveness probe:\n%s", out)
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	for _, want := range []string{
+		"has no liveness probe: no liveness kill to predict",
+		`set aside: Killing Event at ` + block.Add(31*time.Second).UTC().Format(time.RFC3339) + ` "Container sandbox failed liveness probe, will be restarted": the Pod's spec has no liveness probe on container sandbox`,
+		`set aside: Unhealthy Event at `,
+		`an Event's claim (reported by "kubelet" on "` + p.Spec.NodeName + `", the Pod's node; recorded in namespace ` + ns + `)`,
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+
+	out, errOut, code = sandscope(base...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	t.Logf("\n%s", out)
+	if strings.Contains(out, "liveness probe: failureThreshold") || strings.Contains(out, "formula:") || strings.Contains(out, "consistent with a liveness kill") {
+		t.Errorf("text output predicts a liveness kill:\n%s", out)
+	}
+	if !strings.Contains(out, "note: set aside: Killing Event at") || !strings.Contains(out, "the Pod's spec has no liveness probe") {
+		t.Errorf("text output does not show the forged Killing Event as set aside:\n%s", out)
 	}
 }

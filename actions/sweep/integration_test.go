@@ -348,8 +348,8 @@ func TestSweepEveryFinding(t *testing.T) {
 			kind model.EvidenceKind
 			text string
 		}{
-			{model.Observed, "Unhealthy Event(s) \"Liveness probe failed\""},
-			{model.Observed, "Killing Event at " + end.Add(-30*time.Second).UTC().Format(time.RFC3339)},
+			{model.Claimed, "Unhealthy Event(s) \"Liveness probe failed\""},
+			{model.Claimed, "Killing Event at " + end.Add(-30*time.Second).UTC().Format(time.RFC3339)},
 			{model.Observed, "lastState.terminated of container sandbox: reason Error, exit 137"},
 			{model.Observed, "failureThreshold 3, periodSeconds 10; terminationGracePeriodSeconds 30"},
 			{model.Inferred, fmt.Sprintf("= %s + (3 − 1) × 10s + 30s = %s; actual termination %s; difference +0s",

@@ -35,7 +35,7 @@ func (f *fleet) createdEvent(bsbx *unstructured.Unstructured, pod string) {
 // TestSweepPodRecreated plays the real controller's answer to a Pod
 // deletion: the Pod is gone, endpoints [] and replicas 0, then a Pod of the
 // same name with a new UID, a second SuccessfulCreate Event, [""], the new
-// IP. A one-shot sweep never saw the first UID; the Events say it.
+// IP. A one-shot sweep never saw the first UID; the Events claim it.
 func TestSweepPodRecreated(t *testing.T) {
 	f := newFleet(t)
 	plain := "python:3.12-slim"
@@ -74,8 +74,9 @@ func TestSweepPodRecreated(t *testing.T) {
 		t.Fatalf("POD_RECREATED findings %+v\n%s", got, out)
 	}
 	r := got[0]
-	if !strings.Contains(r.Message, "created 2 times under the same name (observed)") ||
-		!hasEvidence(r, model.Observed, "2 SuccessfulCreate Event(s) for Pod again-0") ||
+	if !strings.Contains(r.Message, "created 2 times under the same name (claimed by SuccessfulCreate Events)") ||
+		!hasEvidence(r, model.Claimed, `2 SuccessfulCreate Event(s) for Pod again-0 say the controller created a Pod of that name 2 times`) ||
+		!hasEvidence(r, model.Claimed, `Events' claims (reported by "batchsandbox-controller")`) ||
 		!hasEvidence(r, model.Observed, "the Pod now is uid "+string(second.UID)) ||
 		!hasEvidence(r, model.Inferred, "in-container state") {
 		t.Errorf("POD_RECREATED finding %+v", r)

@@ -17,7 +17,12 @@ func (f *Fleet) holders(ip string, out []model.Holder) []model.Holder {
 	}
 	out = out[:0]
 	for pe := range f.ipLive.All(ip) {
-		out = append(out, model.Holder{Namespace: pe.ns(), Pod: pe.name(), UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe), Since: f.history.time(pe.since)})
+		since := f.history.time(pe.since)
+		// Since is the Pod's start when it was first seen already holding
+		// the IP with a startTime; otherwise it is when sandscope saw it.
+		started := pe.pod.Status.StartTime != nil && pe.pod.Status.StartTime.Time.Equal(since)
+		out = append(out, model.Holder{Namespace: pe.ns(), Pod: pe.name(), UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe),
+			Since: since, SinceObserved: !started})
 	}
 	for _, h := range f.foreign[ip] {
 		if !slices.ContainsFunc(out, func(o model.Holder) bool { return o.UID == h.UID }) {

@@ -99,12 +99,14 @@ func slotNotice(sl *model.Slot, sandboxKey string) *model.Notice {
 	case model.IdentityIPTaken:
 		h := sl.Holder
 		n := &model.Notice{Code: model.CodeIPTaken, Severity: model.SeverityError, Pod: sl.PodName}
-		since := h.Since.UTC().Format(time.TimeOnly)
+		n.Message = "recorded IP " + sl.RecordedIP + " is held by Pod " + h.Pod
 		if h.Sandbox != "" {
-			n.Message = "recorded IP " + sl.RecordedIP + " is held by Pod " + h.Pod + " (sandbox " + h.Sandbox + ") since " + since + ": requests for this sandbox run there"
-		} else {
-			n.Message = "recorded IP " + sl.RecordedIP + " is held by Pod " + h.Pod + " since " + since + ": requests for this sandbox run there"
+			n.Message += " (sandbox " + h.Sandbox + ")"
 		}
+		if since := h.SinceText(time.TimeOnly); since != "" {
+			n.Message += ", " + since
+		}
+		n.Message += ": requests for this sandbox run there"
 		n.Evidence = []model.Evidence{
 			ev("engine records " + sl.RecordedIP + " for slot " + itoa(int(sl.Index))),
 			{Kind: model.Observed, Text: "Pod " + h.Namespace + "/" + h.Pod + " (uid " + h.UID + ") has podIP " + sl.RecordedIP, At: timePtr(h.Since)},

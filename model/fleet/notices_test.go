@@ -318,16 +318,38 @@ func TestRecreatedFromEvents(t *testing.T) {
 		t.Fatal("timestamps 30 s apart already flagged")
 	}
 	got, changed := forensics.RecreatedFromEvents(quick, events)
-	if !changed || len(got) != 1 || !strings.Contains(got[0].Message, "created 2 times under the same name (observed)") ||
-		!hasEvidence(got[0], wantEvidence{model.Observed, "2 SuccessfulCreate Event(s) for Pod quick-0"}) {
+	if !changed || len(got) != 1 || !strings.Contains(got[0].Message, "created 2 times under the same name (claimed by SuccessfulCreate Events)") ||
+		!hasEvidence(got[0], wantEvidence{model.Claimed, "2 SuccessfulCreate Event(s) for Pod quick-0 say the controller created a Pod of that name 2 times"}) {
 		t.Fatalf("quick: %+v", got)
 	}
 	got, changed = forensics.RecreatedFromEvents(mustSandbox(t, f, bsKey("late")), events)
-	if !changed || len(got) != 1 || !strings.Contains(got[0].Message, "(observed: created 2 times)") ||
-		!hasEvidence(got[0], wantEvidence{model.Observed, "sandbox created at"}) || !hasEvidence(got[0], wantEvidence{model.Observed, "2 SuccessfulCreate Event(s) for Pod late-0"}) {
+	if !changed || len(got) != 1 || !strings.Contains(got[0].Message, "(inferred; 2 SuccessfulCreate Events say it was created 2 times)") ||
+		!hasEvidence(got[0], wantEvidence{model.Observed, "sandbox created at"}) || !hasEvidence(got[0], wantEvidence{model.Claimed, "2 SuccessfulCreate Event(s) for Pod late-0"}) {
 		t.Fatalf("late: %+v", got)
 	}
 	if _, changed := forensics.RecreatedFromEvents(quick, events[3:]); changed {
 		t.Error("another Pod's Events counted")
+	}
+}
+
+// SuccessfulCreate Events are claims: those the objects contradict (a
+// creation before the sandbox existed, after the Pod there now was
+// created, or about another object of the sandbox's name) are set aside.
+func TestRecreatedFromEventsTheObjectsContradict(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	linkedSandbox(f, "quick", "u5", "10.0.0.5", createdAt(ft0.Add(30*time.Second)))
+	quick := mustSandbox(t, f, bsKey("quick"))
+	otherUID := createEvent("quick", "quick-0", ft0.Add(10*time.Second), ft0.Add(10*time.Second), 1)
+	otherUID.InvolvedObject.UID = "not-the-sandbox"
+	for name, forgedEvent := range map[string]corev1.Event{
+		"before the sandbox":   createEvent("quick", "quick-0", ft0.Add(-time.Hour), ft0.Add(-time.Hour), 1),
+		"after the Pod":        createEvent("quick", "quick-0", ft0.Add(time.Hour), ft0.Add(time.Hour), 1),
+		"another object's uid": otherUID,
+	} {
+		real := createEvent("quick", "quick-0", ft0.Add(30*time.Second), ft0.Add(30*time.Second), 1)
+		got, changed := forensics.RecreatedFromEvents(quick, []corev1.Event{real, forgedEvent})
+		if changed || len(got) != 0 {
+			t.Errorf("%s: a forged SuccessfulCreate made a re-creation: %+v", name, got)
+		}
 	}
 }

@@ -76,8 +76,8 @@ func podSummary(p *model.Pod) string {
 			s += ", main container waiting (" + st.State.Waiting.Reason + ")"
 		}
 	}
-	if p.DeletionTimestamp != nil {
-		s += ", deleting since " + p.DeletionTimestamp.UTC().Format(time.TimeOnly)
+	if d := p.DeletionSummary(time.TimeOnly); d != "" {
+		s += ", " + d
 	}
 	return s
 }
@@ -226,9 +226,14 @@ func stuckInfo(p *model.Pod, now time.Time, stuckAfter time.Duration) (info *mod
 
 func stuckNotice(sl *model.Slot) model.Notice {
 	s := sl.Stuck
-	msg := "Pod " + sl.PodName + " stuck Terminating since " + s.DeletingSince.UTC().Format(time.DateTime) +
-		" (grace " + strconv.FormatInt(s.GraceSeconds, 10) + "s)"
-	ev := []model.Evidence{{Kind: model.Observed, Text: "metadata.deletionTimestamp " + s.DeletingSince.UTC().Format(time.RFC3339), At: timePtr(s.DeletingSince)}}
+	// deletionTimestamp is the request time plus the grace period: the
+	// end of the grace period, not when the deletion was asked for.
+	grace := strconv.FormatInt(s.GraceSeconds, 10) + "s"
+	requested := s.DeletingSince.Add(-time.Duration(s.GraceSeconds) * time.Second)
+	msg := "Pod " + sl.PodName + " stuck Terminating: deletion requested ~" + requested.UTC().Format(time.DateTime) +
+		", its grace period (" + grace + ") ended " + s.DeletingSince.UTC().Format(time.DateTime)
+	ev := []model.Evidence{{Kind: model.Observed, Text: "metadata.deletionTimestamp " + s.DeletingSince.UTC().Format(time.RFC3339) +
+		": the end of the grace period (the API server sets it to the time of the request + " + grace + ")", At: timePtr(s.DeletingSince)}}
 	if s.PodInitializing {
 		msg += "; main container still waiting in PodInitializing"
 		ev = append(ev, model.Evidence{Kind: model.Observed, Text: "main container state waiting, reason PodInitializing"})

@@ -10,9 +10,11 @@
 // own traces. A liveness kill happens at a moment computable from the Pod's
 // own probe config; an OOM kill is SIGKILL from the kernel with no fixed
 // offset; eviction and node trouble show on the Pod's status and on the
-// node. Every Evidence says whether it was read from the API (observed) or
-// computed (inferred), and a restart nothing explains says what was checked
-// and which kubectl command confirms it.
+// node. Every Evidence says whether it was read from a status or spec
+// (observed), computed (inferred) or said by an Event (claimed: whoever may
+// create Events writes them, so they corroborate and never decide; see
+// claims.go), and a restart nothing explains says what was checked and
+// which kubectl command confirms it.
 package forensics
 
 import (
@@ -122,6 +124,31 @@ func Classify(pod *model.Pod, events []corev1.Event, node *corev1.Node, siblings
 	return out
 }
 
+// ClassifySandbox is Classify for each of sb's linked Pods that has
+// something to explain, from the Events read for the sandbox (its object's
+// and its Pods'), as the detail view has them. The node and the sibling
+// control group need more reads (the sweep's job); without them the
+// verdicts that rest on them fall back to what the Pod's own spec, status
+// and Events show.
+func ClassifySandbox(sb *model.Sandbox, events []corev1.Event) []model.Notice {
+	var out []model.Notice
+	for i := range sb.Slots {
+		pod := sb.Slots[i].Pod
+		if pod == nil || !Needed(pod) {
+			continue
+		}
+		var own []corev1.Event
+		for _, e := range events {
+			if e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod.Name &&
+				(e.InvolvedObject.UID == "" || e.InvolvedObject.UID == pod.UID) {
+				own = append(own, e)
+			}
+		}
+		out = append(out, Classify(pod, own, nil, nil)...)
+	}
+	return out
+}
+
 // restartCase is one container termination being explained.
 type restartCase struct {
 	pod        *model.Pod
@@ -136,15 +163,26 @@ type restartCase struct {
 
 func (r *restartCase) classify() model.Notice {
 	live := r.liveness()
-	eviction := r.evictionEvidence()
-
-	sigkill := r.term != nil && r.term.ExitCode == exitSIGKILL
+	ev := r.evictionEvidence()
 	// OOM is concluded only from what reports one: the kubelet writes
 	// OOMKilled when the kernel's cgroup OOM killer ends the main process,
 	// and the node reports kernel OOM kills. A SIGKILL with reason Error is
 	// not an OOM kill the kubelet saw; it is what a liveness kill of a
 	// process that ignored SIGTERM looks like once its Events expired.
-	nodeOOM := r.nodeOOMEvidence()
+	nodeOOM, oomAside := r.nodeOOMEvidence()
+	n := r.decide(live, ev, nodeOOM)
+	// The Events the spec or the status contradict are shown, never used.
+	n.Evidence = append(n.Evidence, live.setAside...)
+	n.Evidence = append(n.Evidence, oomAside...)
+	n.Evidence = append(n.Evidence, ev.aside...)
+	return n
+}
+
+// decide picks the verdict. Every branch stands on the Pod's spec and
+// status (or the Node's status); Events only add to one that does.
+func (r *restartCase) decide(live *livenessFacts, ev evictionFacts, nodeOOM []model.Evidence) model.Notice {
+	eviction := ev.evidence()
+	sigkill := r.term != nil && r.term.ExitCode == exitSIGKILL
 	switch {
 	case r.term != nil && r.term.Reason == "OOMKilled":
 		return r.oom(nil, live, eviction)
@@ -152,7 +190,7 @@ func (r *restartCase) classify() model.Notice {
 		return r.livenessNotice(live, eviction)
 	case sigkill && len(nodeOOM) > 0:
 		return r.oom(nodeOOM, live, eviction)
-	case len(eviction) > 0:
+	case ev.grounded():
 		return r.evicted(eviction, live)
 	case sigkill && r.spec != nil && r.spec.LivenessProbe != nil && !r.livenessRuledOut(live):
 		return r.livenessInferred(live)
@@ -183,6 +221,9 @@ func (r *restartCase) eventsCoverRun() bool {
 		return false
 	}
 	for i := range r.podEvents {
+		if reportedFromOtherNode(&r.podEvents[i], r.pod.Spec.NodeName) {
+			continue // not the Pod's kubelet's: says nothing of what it recorded
+		}
 		if first, _ := EventSpan(&r.podEvents[i]); !first.IsZero() && !first.After(*at) {
 			return true
 		}
@@ -192,13 +233,15 @@ func (r *restartCase) eventsCoverRun() bool {
 
 // nodeOOMEvidence: the node reported a kernel OOM kill around the
 // termination (the kubelet's SystemOOM Event, node-problem-detector's
-// OOMKilling).
-func (r *restartCase) nodeOOMEvidence() []model.Evidence {
+// OOMKilling). They corroborate a SIGKILL the status records; those
+// recorded outside the namespace node components write to, or naming
+// another host as their reporter, are set aside.
+func (r *restartCase) nodeOOMEvidence() (claims, aside []model.Evidence) {
 	at := r.finishedAt()
 	if at == nil {
-		return nil
+		return nil, nil
 	}
-	var ev []model.Evidence
+	node := r.pod.Spec.NodeName
 	for i := range r.nodeEvents {
 		e := &r.nodeEvents[i]
 		if e.Reason != "SystemOOM" && e.Reason != "OOMKilling" {
@@ -208,10 +251,27 @@ func (r *restartCase) nodeOOMEvidence() []model.Evidence {
 		if !overlaps(first, last, at.Add(-nodeOOMNear), at.Add(nodeOOMNear)) {
 			continue
 		}
-		ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(last),
-			Text: fmt.Sprintf("node Event %s at %s (%s from the termination): %s", e.Reason, clock(last), signedSeconds(last.Sub(*at)), oneLineMsg(e.Message))})
+		if why := nodeEventSetAside(e, node); why != "" {
+			aside = append(aside, setAside(e, node, why))
+			continue
+		}
+		claims = append(claims, claim(e, node, fmt.Sprintf("node Event %s at %s (%s from the termination): %s", e.Reason, clock(last), signedSeconds(last.Sub(*at)), oneLineMsg(e.Message))))
 	}
-	return ev
+	return claims, aside
+}
+
+// nodeEventSetAside says why an Event about the Pod's node cannot be the
+// node's own: recorded where node components do not write, or naming
+// another host as its reporter. "" when nothing contradicts it.
+func nodeEventSetAside(e *corev1.Event, node string) string {
+	if e.Namespace != nodeEventNamespace {
+		return fmt.Sprintf("recorded in namespace %q; the kubelet and the node controllers record Events about a Node in %q", e.Namespace, nodeEventNamespace)
+	}
+	if reportedFromOtherNode(e, node) {
+		_, host := reporter(e)
+		return fmt.Sprintf("it names host %q as its reporter, not node %s", host, node)
+	}
+	return ""
 }
 
 // ---- liveness --------------------------------------------------------------
@@ -266,6 +326,9 @@ type livenessFacts struct {
 	fit           bool      // actual termination within tolerance of the prediction
 	diff          time.Duration
 	computed      bool
+	// setAside: liveness Events the spec or the status contradict (no
+	// probe, another node, a kill the termination cannot follow).
+	setAside []model.Evidence
 }
 
 // fitsWithoutKilling: Unhealthy Events and a signal exit whose time matches
@@ -280,6 +343,8 @@ func (r *restartCase) liveness() *livenessFacts {
 		return l
 	}
 	from, to := r.runWindow()
+	node := r.pod.Spec.NodeName
+	hasProbe := r.spec != nil && r.spec.LivenessProbe != nil
 	for i := range r.podEvents {
 		e := &r.podEvents[i]
 		if !eventForContainer(e, r.cs.Name, len(r.pod.Spec.Containers) == 1) {
@@ -289,14 +354,30 @@ func (r *restartCase) liveness() *livenessFacts {
 		if !overlaps(first, last, from, to) {
 			continue
 		}
+		unhealthy := e.Reason == "Unhealthy" && strings.Contains(e.Message, "Liveness probe failed")
+		killing := e.Reason == "Killing" && strings.Contains(e.Message, "failed liveness probe")
 		switch {
-		case e.Reason == "Unhealthy" && strings.Contains(e.Message, "Liveness probe failed"):
-			l.unhealthy = append(l.unhealthy, *e)
-		case e.Reason == "Killing" && strings.Contains(e.Message, "failed liveness probe"):
-			if l.killing == nil || last.After(EventLast(l.killing)) {
-				ev := *e
-				l.killing = &ev
+		case !unhealthy && !killing:
+			continue
+		case !hasProbe:
+			l.setAside = append(l.setAside, setAside(e, node, fmt.Sprintf("container %s has no liveness probe in the Pod's spec, so its kubelet runs none and kills it for none", r.cs.Name)))
+			continue
+		case reportedFromOtherNode(e, node):
+			_, host := reporter(e)
+			l.setAside = append(l.setAside, setAside(e, node, fmt.Sprintf("the Pod runs on node %s and its kubelet records its Events from there, not from %q", orDash(node), host)))
+			continue
+		case killing:
+			if why := r.killingContradicted(e, l.params); why != "" {
+				l.setAside = append(l.setAside, setAside(e, node, why))
+				continue
 			}
+		}
+		switch {
+		case unhealthy:
+			l.unhealthy = append(l.unhealthy, *e)
+		case l.killing == nil || last.After(EventLast(l.killing)):
+			ev := *e
+			l.killing = &ev
 		}
 	}
 	if len(l.unhealthy) == 0 && l.killing == nil {
@@ -352,6 +433,31 @@ func (r *restartCase) liveness() *livenessFacts {
 	return l
 }
 
+// killGraceSlack: how late after the end of the grace period a killed
+// container may still be recorded as finished (second-resolution times,
+// the runtime's stop).
+const killGraceSlack = 10 * time.Second
+
+// killingContradicted says why a liveness Killing Event cannot be the
+// kubelet's kill of the run the status records: the kubelet sends SIGTERM
+// when it records Killing and SIGKILL when the grace period ends, so the
+// container finishes in between. "" when the status allows it.
+func (r *restartCase) killingContradicted(e *corev1.Event, p probeParams) string {
+	at := r.finishedAt()
+	if at == nil {
+		return ""
+	}
+	k := EventLast(e)
+	latest := k.Add(time.Duration(p.grace)*time.Second + killGraceSlack)
+	switch {
+	case at.Before(k.Add(-eventSlack)):
+		return fmt.Sprintf("the status records the container finished at %s, %s before this kill", clock(*at), duration(k.Sub(*at)))
+	case at.After(latest):
+		return fmt.Sprintf("the status records the container finished at %s, %s after this kill, later than its %ds grace period allows", clock(*at), duration(at.Sub(k)), p.grace)
+	}
+	return ""
+}
+
 func (r *restartCase) livenessNotice(l *livenessFacts, eviction []model.Evidence) model.Notice {
 	n := r.notice(model.CodeRestartLiveness)
 	p := l.params
@@ -367,17 +473,18 @@ func (r *restartCase) livenessNotice(l *livenessFacts, eviction []model.Evidence
 		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred, At: timePtr(l.firstFailure),
 			Text: fmt.Sprintf("no Unhealthy Event for this run (expired?): the Killing time is taken as the threshold failure, so the first failure = Killing − (failureThreshold−1) × periodSeconds = %s", clock(l.firstFailure))})
 	} else {
-		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, At: timePtr(l.seenFirst),
-			Text: fmt.Sprintf("%d Unhealthy Event(s) \"Liveness probe failed\" overlapping this run (%d failed probe(s) counted), first at %s, last at %s: %s",
-				len(l.unhealthy), l.failures, clock(l.seenFirst), clock(l.lastFailure), oneLineMsg(l.unhealthy[0].Message))})
+		ev := claim(&l.unhealthy[0], r.pod.Spec.NodeName, fmt.Sprintf("%d Unhealthy Event(s) \"Liveness probe failed\" overlapping this run (%d failed probe(s) counted), first at %s, last at %s: %s",
+			len(l.unhealthy), l.failures, clock(l.seenFirst), clock(l.lastFailure), oneLineMsg(l.unhealthy[0].Message)))
+		ev.At = timePtr(l.seenFirst)
+		n.Evidence = append(n.Evidence, ev)
 		if !l.firstExact {
 			n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred, At: timePtr(l.firstFailure),
 				Text: fmt.Sprintf("the Unhealthy Event was aggregated across runs (it began before this run started), so this run's first failure is taken as last failure − (failureThreshold−1) × periodSeconds = %s", clock(l.firstFailure))})
 		}
 	}
 	if l.killing != nil {
-		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, At: timePtr(EventLast(l.killing)),
-			Text: fmt.Sprintf("Killing Event at %s: %s", clock(EventLast(l.killing)), oneLineMsg(l.killing.Message))})
+		n.Evidence = append(n.Evidence, claim(l.killing, r.pod.Spec.NodeName,
+			fmt.Sprintf("Killing Event at %s: %s", clock(EventLast(l.killing)), oneLineMsg(l.killing.Message))))
 	} else {
 		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 			Text: "no Killing Event for this run (expired or not recorded); the kill is inferred from the failed probes and the timing"})
@@ -385,7 +492,9 @@ func (r *restartCase) livenessNotice(l *livenessFacts, eviction []model.Evidence
 	if r.term != nil {
 		n.Evidence = append(n.Evidence, r.lastStateEvidence())
 	}
-	n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, Text: probeConfigText(p)})
+	n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, Text: probeConfigText(p)},
+		model.Evidence{Kind: model.Inferred, Text: fmt.Sprintf("the verdict stands on the Pod's spec (a liveness probe on container %s) and status (its termination); the Events only corroborate it: anyone allowed to create Events in namespace %s writes them, reporting fields included",
+			r.cs.Name, r.pod.Namespace)})
 	if l.computed {
 		ft, per, gr := p.failureThreshold, p.period, p.grace
 		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred, At: timePtr(l.predictedKill),
@@ -531,7 +640,7 @@ func (r *restartCase) inferredVerdict(n *model.Notice, verdict string) {
 func (r *restartCase) noLivenessKillEvidence(l *livenessFacts) []model.Evidence {
 	switch {
 	case l.killing != nil:
-		return []model.Evidence{{Kind: model.Observed, At: timePtr(EventLast(l.killing)), Text: "a liveness Killing Event exists too: " + oneLineMsg(l.killing.Message)}}
+		return []model.Evidence{claim(l.killing, r.pod.Spec.NodeName, "a liveness Killing Event exists too: "+oneLineMsg(l.killing.Message))}
 	case len(l.unhealthy) > 0:
 		return []model.Evidence{{Kind: model.Observed, Text: fmt.Sprintf("%d failed liveness probe(s) in the run but no Killing Event", l.failures)},
 			{Kind: model.Inferred, Text: "the timing does not fit the probe config"}}
@@ -559,24 +668,51 @@ func disruptionTarget(pod *model.Pod) *model.PodCondition {
 	return nil
 }
 
+// evictionFacts is what points at eviction or node trouble around the
+// termination, kept by what it rests on.
+type evictionFacts struct {
+	ground []model.Evidence // the Pod's status, the Node's status
+	claims []model.Evidence // Events that corroborate them
+	aside  []model.Evidence // Events the spec or the status contradict
+}
+
+func (f evictionFacts) evidence() []model.Evidence {
+	return append(append([]model.Evidence{}, f.ground...), f.claims...)
+}
+
+// grounded: the Pod's or the Node's status shows eviction or node trouble.
+func (f evictionFacts) grounded() bool { return len(f.ground) > 0 }
+
 // evictionEvidence collects what points at eviction or node trouble around
-// the termination: all observed.
-func (r *restartCase) evictionEvidence() []model.Evidence {
-	var ev []model.Evidence
+// the termination. The kubelet writes status.reason Evicted when it evicts,
+// the scheduler and the eviction API a DisruptionTarget condition, and a
+// Node's conditions are its kubelet's: those are the ground. Evicted or
+// Preempted Events on the Pod and trouble Events of the node are claims:
+// used when that ground, or the container's own termination (the kubelet
+// lost it: what a node or kubelet restart leaves), agrees.
+func (r *restartCase) evictionEvidence() evictionFacts {
+	var f evictionFacts
 	pod := r.pod
+	node := pod.Spec.NodeName
 	if podEvicted(pod) {
-		ev = append(ev, model.Evidence{Kind: model.Observed, Text: "Pod status.reason Evicted: " + oneLineMsg(pod.Status.Message())})
+		f.ground = append(f.ground, model.Evidence{Kind: model.Observed, Text: "Pod status.reason Evicted: " + oneLineMsg(pod.Status.Message())})
 	}
 	if c := disruptionTarget(pod); c != nil {
-		ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(c.LastTransitionTime.Time),
+		f.ground = append(f.ground, model.Evidence{Kind: model.Observed, At: timePtr(c.LastTransitionTime.Time),
 			Text: fmt.Sprintf("condition DisruptionTarget=True reason %s: %s", c.Reason, oneLineMsg(c.Message))})
 	}
+	statusEvicted := len(f.ground) > 0
 	at := r.finishedAt()
 	for i := range r.podEvents {
 		e := &r.podEvents[i]
-		if e.Reason == "Evicted" || e.Reason == "Preempted" || e.Reason == "Preempting" {
-			ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(EventLast(e)), Text: fmt.Sprintf("%s Event: %s", e.Reason, oneLineMsg(e.Message))})
+		if e.Reason != "Evicted" && e.Reason != "Preempted" && e.Reason != "Preempting" {
+			continue
 		}
+		if !statusEvicted {
+			f.aside = append(f.aside, setAside(e, node, "the Pod's status records no eviction (no status.reason Evicted, no DisruptionTarget condition), which the kubelet and the scheduler write when they evict or preempt a Pod"))
+			continue
+		}
+		f.claims = append(f.claims, claim(e, node, fmt.Sprintf("%s Event: %s", e.Reason, oneLineMsg(e.Message))))
 	}
 	if r.node != nil {
 		for _, c := range r.node.Status.Conditions {
@@ -585,7 +721,7 @@ func (r *restartCase) evictionEvidence() []model.Evidence {
 			}
 			since := c.LastTransitionTime.Time
 			if at == nil || since.IsZero() || !since.After(at.Add(nodeTroubleNear)) {
-				ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(since),
+				f.ground = append(f.ground, model.Evidence{Kind: model.Observed, At: timePtr(since),
 					Text: fmt.Sprintf("node %s condition %s=%s since %s (%s)", r.node.Name, c.Type, c.Status, clock(since), oneLineMsg(c.Message))})
 			}
 		}
@@ -595,12 +731,13 @@ func (r *restartCase) evictionEvidence() []model.Evidence {
 				// first Ready, not a recovery.
 				firstReady := !r.node.CreationTimestamp.IsZero() && c.LastTransitionTime.Sub(r.node.CreationTimestamp.Time) < nodeFirstReady
 				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && !firstReady && near(c.LastTransitionTime.Time, *at, nodeTroubleNear) {
-					ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(c.LastTransitionTime.Time),
+					f.ground = append(f.ground, model.Evidence{Kind: model.Observed, At: timePtr(c.LastTransitionTime.Time),
 						Text: fmt.Sprintf("node %s became Ready at %s, %s from the termination (it was not Ready before)", r.node.Name, clock(c.LastTransitionTime.Time), signedSeconds(c.LastTransitionTime.Sub(*at)))})
 				}
 			}
 		}
 	}
+	restartTrace := r.kubeletLostTermination()
 	for i := range r.nodeEvents {
 		e := &r.nodeEvents[i]
 		first, last := EventSpan(e)
@@ -610,10 +747,42 @@ func (r *restartCase) evictionEvidence() []model.Evidence {
 		if !nodeTroubleReason(e.Reason) {
 			continue
 		}
-		ev = append(ev, model.Evidence{Kind: model.Observed, At: timePtr(last),
-			Text: fmt.Sprintf("node Event %s at %s: %s", e.Reason, clock(last), oneLineMsg(e.Message))})
+		text := fmt.Sprintf("node Event %s at %s: %s", e.Reason, clock(last), oneLineMsg(e.Message))
+		switch why := nodeEventSetAside(e, node); {
+		case why != "":
+			f.aside = append(f.aside, setAside(e, node, why))
+		case len(f.ground) == 0 && !restartTrace:
+			f.aside = append(f.aside, setAside(e, node, "neither the node's conditions nor the Pod's status show node trouble, and the container's termination is not one its kubelet lost"))
+		default:
+			f.claims = append(f.claims, claim(e, node, text))
+		}
 	}
-	return ev
+	if len(f.ground) == 0 && len(f.claims) > 0 {
+		// Node Events agreeing with a termination the kubelet lost.
+		f.ground = append(f.ground, r.lostTerminationEvidence())
+	}
+	return f
+}
+
+// kubeletLostTermination: the status shows a termination the kubelet did
+// not see happen, as after a node or kubelet restart (restartCount without
+// a last state, or the runtime's Unknown reason).
+func (r *restartCase) kubeletLostTermination() bool {
+	if r.cs == nil {
+		return false
+	}
+	if r.term == nil {
+		return r.cs.RestartCount > 0
+	}
+	return r.term.Reason == "Unknown" || r.term.Reason == "ContainerStatusUnknown"
+}
+
+func (r *restartCase) lostTerminationEvidence() model.Evidence {
+	if r.term == nil {
+		return model.Evidence{Kind: model.Observed, Text: fmt.Sprintf("container %s restarted %d× with no lastState.terminated recorded: its kubelet lost the termination, as a node or kubelet restart leaves it", r.cs.Name, r.cs.RestartCount)}
+	}
+	return model.Evidence{Kind: model.Observed, At: r.finishedAt(),
+		Text: fmt.Sprintf("container %s terminated with reason %s: the kubelet did not see it end, as after a node or kubelet restart", r.cs.Name, r.term.Reason)}
 }
 
 func nodeConditionBad(c corev1.NodeCondition) bool {
@@ -658,7 +827,8 @@ func (r *restartCase) evicted(eviction []model.Evidence, l *livenessFacts) model
 }
 
 func (r *restartCase) evictedWithoutTermination() model.Notice {
-	ev := r.evictionEvidence()
+	f := r.evictionEvidence()
+	ev := append(f.evidence(), f.aside...)
 	n := r.notice(model.CodeRestartEvicted)
 	n.Message = fmt.Sprintf("Pod %s evicted: %s", r.pod.Name, ev[0].Text)
 	n.Evidence = ev
@@ -679,6 +849,8 @@ func (r *restartCase) checkedLines(l *livenessFacts) []string {
 		c = append(c, "no Events recorded for the Pod (they expire after the API server's --event-ttl, 1h by default)")
 	case len(l.unhealthy) > 0:
 		c = append(c, fmt.Sprintf("%d failed liveness probe(s) but no Killing Event and the timing does not fit", l.failures))
+	case len(l.setAside) > 0:
+		c = append(c, "no liveness Event in the run that the Pod's spec and status allow (those set aside are listed)")
 	default:
 		c = append(c, "no Unhealthy/Killing liveness Event in the run")
 	}

@@ -79,7 +79,27 @@ func podEvent(uid types.UID, reason, msg string, first, last float64, count int3
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "sbx-0", UID: uid, FieldPath: "spec.containers{sandbox}"},
 		Reason:         reason, Message: msg, Type: corev1.EventTypeWarning,
 		FirstTimestamp: at(first), LastTimestamp: at(last), Count: count,
+		Source:              corev1.EventSource{Component: "kubelet", Host: "node-a"},
+		ReportingController: "kubelet", ReportingInstance: "node-a",
 	}
+}
+
+// nodeEvent is an Event about node-a as its kubelet records it (in the
+// "default" namespace).
+func nodeEvent(reason, msg string, first, last float64) corev1.Event {
+	return corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Namespace: "default"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "node-a"},
+		Reason:         reason, Message: msg, FirstTimestamp: at(first), LastTimestamp: at(last), Count: 1,
+		Source: corev1.EventSource{Component: "kubelet", Host: "node-a"},
+	}
+}
+
+// forged is e as a tenant writes it: in its own namespace, the reporting
+// fields copied from a real one.
+func forged(e corev1.Event) corev1.Event {
+	e.Namespace = "ns"
+	return e
 }
 
 // livenessKill is what the kubelet records for a liveness kill of sbx-0:
@@ -145,9 +165,10 @@ func TestClassify(t *testing.T) {
 			wantCode: model.CodeRestartLiveness,
 			wantMsg:  []string{"killed by its liveness probe", "predicted 2026-11-29T17:02:30Z", "+0.4s"},
 			want: []wantEvidence{
-				{model.Observed, "Unhealthy Event(s) \"Liveness probe failed\""},
-				{model.Observed, "3 failed probe(s)"},
-				{model.Observed, "Killing Event at 2026-11-29T17:02:00Z"},
+				{model.Claimed, "Unhealthy Event(s) \"Liveness probe failed\""},
+				{model.Claimed, "3 failed probe(s)"},
+				{model.Claimed, "Killing Event at 2026-11-29T17:02:00Z: Container sandbox failed liveness probe, will be restarted — an Event's claim (reported by \"kubelet\" on \"node-a\", the Pod's node)"},
+				{model.Inferred, "the verdict stands on the Pod's spec (a liveness probe on container sandbox) and status"},
 				{model.Observed, "lastState.terminated of container sandbox: reason Error, exit 137"},
 				{model.Observed, "liveness probe: failureThreshold 3, periodSeconds 10; terminationGracePeriodSeconds 30"},
 				{model.Inferred, "= 2026-11-29T17:01:40Z + (3 − 1) × 10s + 30s = 2026-11-29T17:02:30Z; actual termination 2026-11-29T17:02:30Z; difference +0.4s (tolerance ±10s)"},
@@ -166,7 +187,7 @@ func TestClassify(t *testing.T) {
 				{model.Inferred, "exit 143: SIGTERM honoured"},
 				{model.Inferred, "actual − signal = +2s"},
 				{model.Inferred, "the timing fits"},
-				{model.Observed, "Killing Event"},
+				{model.Claimed, "Killing Event"},
 			},
 		},
 		{
@@ -224,11 +245,48 @@ func TestClassify(t *testing.T) {
 			},
 		},
 		{
-			name:     "liveness Killing observed but the timing does not fit",
+			// The kubelet sends SIGKILL when the grace period ends: a run that
+			// ended 280 s after a Killing with 30 s of grace was not ended by it.
+			name:     "liveness Killing the termination contradicts: set aside, the probe alone infers",
 			pod:      killedPod(1, 0, 400),
 			events:   livenessKill("uid-1", 100, 120, 3),
 			wantCode: model.CodeRestartLiveness,
-			want:     []wantEvidence{{model.Inferred, "timing does NOT fit"}, {model.Inferred, "difference +250s"}},
+			wantMsg:  []string{"most likely its liveness probe (inferred"},
+			want: []wantEvidence{
+				{model.Claimed, "set aside: Killing Event at 2026-11-29T17:02:00Z"},
+				{model.Claimed, "4m40s after this kill, later than its 30s grace period allows"},
+			},
+			notWant: []string{"killed by its liveness probe"},
+		},
+		{
+			// Incident: a tenant-written Killing on a Pod with no liveness probe.
+			name:     "forged liveness Events on a container without a liveness probe: never liveness",
+			pod:      testPod(withLast(1, "Error", 137, 0, 150)),
+			events:   []corev1.Event{forged(podEvent("uid-1", "Unhealthy", unhealthyMsg, 100, 120, 3)), forged(podEvent("uid-1", "Killing", killingMsg, 120, 120, 1))},
+			node:     healthyNode,
+			wantCode: model.CodeRestartUnexplained,
+			want: []wantEvidence{
+				{model.Observed, "no liveness probe configured on container sandbox"},
+				{model.Claimed, "set aside: Killing Event at 2026-11-29T17:02:00Z \"Container sandbox failed liveness probe, will be restarted\": container sandbox has no liveness probe in the Pod's spec"},
+				{model.Claimed, "set aside: Unhealthy Event at 2026-11-29T17:01:40Z–2026-11-29T17:02:00Z"},
+				{model.Claimed, "reported by \"kubelet\" on \"node-a\", the Pod's node; recorded in namespace ns)"},
+			},
+			notWant: []string{"killed by its liveness probe", "liveness probe: failureThreshold", "most likely its liveness"},
+		},
+		{
+			name: "liveness Events reported from another node are not the Pod's kubelet's",
+			pod:  killedPod(1, 0, 150),
+			events: func() []corev1.Event {
+				evs := livenessKill("uid-1", 100, 120, 3)
+				for i := range evs {
+					evs[i].Source.Host, evs[i].ReportingInstance = "node-z", "node-z"
+				}
+				return evs
+			}(),
+			wantCode: model.CodeRestartLiveness,
+			wantMsg:  []string{"most likely its liveness probe (inferred"},
+			want:     []wantEvidence{{model.Claimed, "the Pod runs on node node-a and its kubelet records its Events from there, not from \"node-z\""}, {model.Claimed, "on \"node-z\", NOT node node-a"}},
+			notWant:  []string{"killed by its liveness probe"},
 		},
 		{
 			name:     "OOMKilled observed",
@@ -288,20 +346,33 @@ func TestClassify(t *testing.T) {
 			want:     []wantEvidence{{model.Observed, "no Unhealthy/Killing liveness Event in this run"}, {model.Inferred, "verdict unexplained SIGKILL"}},
 		},
 		{
-			name: "exit 137 with a kernel OOM reported by the node: OOM, inferred",
-			pod:  killedPod(1, 0, 150),
-			events: []corev1.Event{{
-				InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "node-a"},
-				Reason:         "SystemOOM", Message: "System OOM encountered, victim process: python, pid: 4242",
-				FirstTimestamp: at(149), LastTimestamp: at(149), Count: 1,
-			}},
+			name:     "exit 137 with a kernel OOM reported by the node: OOM, inferred",
+			pod:      killedPod(1, 0, 150),
+			events:   []corev1.Event{nodeEvent("SystemOOM", "System OOM encountered, victim process: python, pid: 4242", 149, 149)},
 			node:     healthyNode,
 			wantCode: model.CodeRestartOOM,
 			wantMsg:  []string{"kernel OOM kill", "inferred", "kubectl describe pod"},
 			want: []wantEvidence{
-				{model.Observed, "node Event SystemOOM at 2026-11-29T17:02:29Z"},
+				{model.Claimed, "node Event SystemOOM at 2026-11-29T17:02:29Z"},
 				{model.Inferred, "verdict OOM kill (node-level evidence) is inferred"},
 			},
+		},
+		{
+			name:     "a node OOM Event written in a tenant's namespace is not the node's",
+			pod:      testPod(withLast(1, "Error", 137, 0, 150)),
+			events:   []corev1.Event{forged(nodeEvent("SystemOOM", "System OOM encountered, victim process: python, pid: 4242", 149, 149))},
+			node:     healthyNode,
+			wantCode: model.CodeRestartUnexplained,
+			want:     []wantEvidence{{model.Claimed, "set aside: SystemOOM Event at 2026-11-29T17:02:29Z"}, {model.Claimed, "recorded in namespace \"ns\""}},
+			notWant:  []string{"OOM kill (node"},
+		},
+		{
+			name:     "an Evicted Event the Pod's status does not back is not an eviction",
+			pod:      testPod(withLast(1, "Error", 137, 0, 150)),
+			events:   []corev1.Event{forged(podEvent("uid-1", "Evicted", "The node was low on resource: memory.", 149, 149, 1))},
+			node:     healthyNode,
+			wantCode: model.CodeRestartUnexplained,
+			want:     []wantEvidence{{model.Claimed, "set aside: Evicted Event at 2026-11-29T17:02:29Z"}, {model.Claimed, "the Pod's status records no eviction"}},
 		},
 		{
 			name:     "a same-name predecessor's liveness Events are not this Pod's",
@@ -341,16 +412,23 @@ func TestClassify(t *testing.T) {
 			want:     []wantEvidence{{model.Observed, "node node-a condition Ready=Unknown since 2026-11-29T17:02:20Z"}},
 		},
 		{
-			name: "node Event near the termination",
-			pod:  testPod(withLast(1, "Error", 255, 0, 150)),
-			events: []corev1.Event{{
-				InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "node-a"},
-				Reason:         "Rebooted", Message: "Node node-a has been rebooted, boot id: 1234",
-				FirstTimestamp: at(170), LastTimestamp: at(170), Count: 1,
-			}},
+			name:     "node Event near a termination the kubelet lost",
+			pod:      testPod(withLast(1, "Unknown", 255, 0, 150)),
+			events:   []corev1.Event{nodeEvent("Rebooted", "Node node-a has been rebooted, boot id: 1234", 170, 170)},
 			node:     healthyNode,
 			wantCode: model.CodeRestartEvicted,
-			want:     []wantEvidence{{model.Observed, "node Event Rebooted at 2026-11-29T17:02:50Z"}},
+			want: []wantEvidence{
+				{model.Observed, "container sandbox terminated with reason Unknown: the kubelet did not see it end"},
+				{model.Claimed, "node Event Rebooted at 2026-11-29T17:02:50Z: Node node-a has been rebooted, boot id: 1234 — an Event's claim (reported by \"kubelet\" on \"node-a\", the Pod's node; recorded in namespace default)"},
+			},
+		},
+		{
+			name:     "node Event that neither the node's nor the Pod's status backs",
+			pod:      testPod(withLast(1, "Error", 255, 0, 150)),
+			events:   []corev1.Event{nodeEvent("Rebooted", "Node node-a has been rebooted, boot id: 1234", 170, 170)},
+			node:     healthyNode,
+			wantCode: model.CodeRestartUnexplained,
+			want:     []wantEvidence{{model.Claimed, "set aside: Rebooted Event at 2026-11-29T17:02:50Z"}},
 		},
 		{
 			name:     "node that recovered (became Ready) near the termination",
@@ -366,12 +444,9 @@ func TestClassify(t *testing.T) {
 			wantCode: model.CodeRestartUnexplained,
 		},
 		{
-			name: "node Event long before the termination is not evidence",
-			pod:  testPod(withLast(1, "Error", 1, 0, 3600)),
-			events: []corev1.Event{{
-				InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "node-a"},
-				Reason:         "Rebooted", Message: "rebooted", FirstTimestamp: at(10), LastTimestamp: at(10), Count: 1,
-			}},
+			name:     "node Event long before the termination is not evidence",
+			pod:      testPod(withLast(1, "Error", 1, 0, 3600)),
+			events:   []corev1.Event{nodeEvent("Rebooted", "rebooted", 10, 10)},
 			node:     healthyNode,
 			wantCode: model.CodeRestartUnexplained,
 		},
@@ -502,7 +577,7 @@ func TestClassify(t *testing.T) {
 				}
 			}
 			for _, e := range n.Evidence {
-				if e.Kind != model.Observed && e.Kind != model.Inferred {
+				if e.Kind != model.Observed && e.Kind != model.Inferred && e.Kind != model.Claimed {
 					t.Errorf("evidence without a kind: %+v", e)
 				}
 				// A line that states a conclusion is inferred, never observed.
@@ -558,7 +633,8 @@ func dumpNotice(n model.Notice) string {
 
 func TestClassifyMultipleContainers(t *testing.T) {
 	pod := testPod(withLast(1, "OOMKilled", 137, 0, 10))
-	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "egress", Image: "egress:1"})
+	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "egress", Image: "egress:1",
+		LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{}}}})
 	pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
 		Name: "egress", RestartCount: 1,
 		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2, FinishedAt: at(20)}},
@@ -570,7 +646,7 @@ func TestClassifyMultipleContainers(t *testing.T) {
 	if len(got) != 2 || got[0].Code != model.CodeRestartOOM || got[1].Code != model.CodeRestartLiveness {
 		t.Fatalf("got %+v", got)
 	}
-	if hasEvidence(got[0], wantEvidence{model.Observed, "a liveness Killing Event exists too"}) {
+	if hasEvidence(got[0], wantEvidence{model.Claimed, "a liveness Killing Event exists too"}) {
 		t.Errorf("egress Killing event attributed to sandbox container:\n%s", dumpNotice(got[0]))
 	}
 }

@@ -2,6 +2,7 @@ package forensics
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,12 +67,16 @@ func RecreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *model.
 
 // RecreatedFromEvents adds what the controller's SuccessfulCreate Events
 // say about the sandbox's Pods to its POD_RECREATED notices: a Pod name
-// created twice or more is an observed re-creation even when the
-// timestamps are close. events are SuccessfulCreate Events of the
-// sandbox's namespace (any involved object: the controller records them on
-// the sandbox, naming the Pod in the message). It returns the sandbox's
-// POD_RECREATED notices after the merge, one per Pod, and whether they
-// differ from sb's.
+// created twice or more is a re-creation even when the timestamps are
+// close. Events are claims (anyone allowed to create Events in the
+// namespace writes them), so the notice says it rests on them, and those
+// the objects contradict are set aside: an Event about another object of
+// the sandbox's name (another UID), or a creation claimed before the
+// sandbox existed or after the Pod there now was created. events are
+// SuccessfulCreate Events of the sandbox's namespace (any involved object:
+// the controller records them on the sandbox, naming the Pod in the
+// message). It returns the sandbox's POD_RECREATED notices after the
+// merge, one per Pod, and whether they differ from sb's.
 func RecreatedFromEvents(sb *model.Sandbox, events []corev1.Event) ([]model.Notice, bool) {
 	var out []model.Notice
 	byPod := map[string]int{}
@@ -90,26 +95,28 @@ func RecreatedFromEvents(sb *model.Sandbox, events []corev1.Event) ([]model.Noti
 		if sl.Pod == nil || sl.Identity == model.IdentityUIDChanged {
 			continue
 		}
-		count, first, last := createdCount(events, sb, sl.Pod.Name)
-		if count < 2 {
+		c := createdCount(events, sb, sl.Pod)
+		if c.count < 2 {
 			continue
 		}
-		ev := model.Evidence{Kind: model.Observed, At: &last,
-			Text: fmt.Sprintf("%d %s Event(s) for Pod %s: the controller created a Pod of that name %d times, first at %s, last at %s",
-				count, ReasonSuccessfulCreate, sl.Pod.Name, count, clock(first), clock(last))}
+		ev := model.Evidence{Kind: model.Claimed, At: &c.last,
+			Text: fmt.Sprintf("%d %s Event(s) for Pod %s say the controller created a Pod of that name %d times, first at %s, last at %s — Events' claims (reported by %s)",
+				c.count, ReasonSuccessfulCreate, sl.Pod.Name, c.count, clock(c.first), clock(c.last), strings.Join(c.reporters, ", "))}
 		changed = true
 		if j, ok := byPod[sl.Pod.Name]; ok {
 			n := &out[j]
-			n.Evidence = append(append([]model.Evidence{}, n.Evidence...), ev)
-			n.Message = strings.Replace(n.Message, "(inferred)", "(observed: created "+fmt.Sprint(count)+" times)", 1)
+			n.Evidence = append(append(append([]model.Evidence{}, n.Evidence...), ev), c.aside...)
+			n.Message = strings.Replace(n.Message, "(inferred)", "(inferred; "+fmt.Sprint(c.count)+" SuccessfulCreate Events say it was created "+fmt.Sprint(c.count)+" times)", 1)
 			continue
 		}
 		byPod[sl.Pod.Name] = len(out)
+		evidence := []model.Evidence{ev, {Kind: model.Observed, At: timePtr(sl.Pod.CreationTimestamp.Time),
+			Text: fmt.Sprintf("the Pod now is uid %s, created at %s", sl.Pod.UID, clock(sl.Pod.CreationTimestamp.Time))},
+			{Kind: model.Inferred, Text: "each re-creation is a new Pod (new UID): the earlier one's in-container state (files, processes) is gone"},
+			{Kind: model.Inferred, Text: "the Pod's and the sandbox's timestamps neither show nor rule out a re-creation this quick: the verdict rests on the Events, which agree with both objects' creation times"}}
 		out = append(out, model.Notice{Code: model.CodePodRecreated, Severity: model.SeverityWarning, Pod: sl.Pod.Name,
-			Message: fmt.Sprintf("Pod %s was created %d times under the same name (observed): re-created, in-container state lost", sl.Pod.Name, count),
-			Evidence: []model.Evidence{ev, {Kind: model.Observed, At: timePtr(sl.Pod.CreationTimestamp.Time),
-				Text: fmt.Sprintf("the Pod now is uid %s, created at %s", sl.Pod.UID, clock(sl.Pod.CreationTimestamp.Time))},
-				{Kind: model.Inferred, Text: "each re-creation is a new Pod (new UID): the earlier one's in-container state (files, processes) is gone"}}})
+			Message:  fmt.Sprintf("Pod %s was created %d times under the same name (claimed by %s Events): re-created, in-container state lost", sl.Pod.Name, c.count, ReasonSuccessfulCreate),
+			Evidence: append(evidence, c.aside...)})
 	}
 	return out, changed
 }
@@ -128,18 +135,30 @@ func RecreationApplies(sb *model.Sandbox) bool {
 	return false
 }
 
+// creations is what the SuccessfulCreate Events naming one Pod claim.
+type creations struct {
+	count       int32
+	first, last time.Time
+	reporters   []string
+	aside       []model.Evidence
+}
+
 // createdCount counts the SuccessfulCreate Events that name pod: recorded on
 // the sandbox object (its name, "Created pod: <pod>") or on the Pod itself.
-func createdCount(events []corev1.Event, sb *model.Sandbox, pod string) (count int32, first, last time.Time) {
+// Those the objects contradict are set aside.
+func createdCount(events []corev1.Event, sb *model.Sandbox, pod *model.Pod) creations {
+	var c creations
+	sandboxCreated, podCreated := sb.CreatedAt(), pod.CreationTimestamp.Time
 	for i := range events {
 		e := &events[i]
 		if e.Reason != ReasonSuccessfulCreate || e.InvolvedObject.Namespace != "" && e.InvolvedObject.Namespace != sb.Namespace() {
 			continue
 		}
-		names := e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod
+		onPod := e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod.Name
+		names := onPod
 		if !names && e.InvolvedObject.Name == sb.Name() {
 			for _, w := range strings.Fields(e.Message) {
-				if strings.Trim(w, `"'.,:;`) == pod {
+				if strings.Trim(w, `"'.,:;`) == pod.Name {
 					names = true
 					break
 				}
@@ -149,15 +168,30 @@ func createdCount(events []corev1.Event, sb *model.Sandbox, pod string) (count i
 			continue
 		}
 		f, l := EventSpan(e)
-		count += eventCount(e)
-		if first.IsZero() || f.Before(first) {
-			first = f
+		switch {
+		case !onPod && e.InvolvedObject.UID != "" && sb.UID() != "" && e.InvolvedObject.UID != sb.UID():
+			c.aside = append(c.aside, setAside(e, "", fmt.Sprintf("it is about another object named %s (uid %s, the sandbox's is %s)", sb.Name(), e.InvolvedObject.UID, sb.UID())))
+			continue
+		case !sandboxCreated.IsZero() && f.Before(sandboxCreated.Add(-eventSlack)):
+			c.aside = append(c.aside, setAside(e, "", "it claims a creation before the sandbox was created ("+clock(sandboxCreated)+")"))
+			continue
+		case !podCreated.IsZero() && l.After(podCreated.Add(eventSlack)):
+			c.aside = append(c.aside, setAside(e, "", "it claims a creation after the Pod there now was created ("+clock(podCreated)+")"))
+			continue
 		}
-		if l.After(last) {
-			last = l
+		c.count += eventCount(e)
+		if c.first.IsZero() || f.Before(c.first) {
+			c.first = f
+		}
+		if l.After(c.last) {
+			c.last = l
+		}
+		component, _ := reporter(e)
+		if r := quoteOrNone(component); !slices.Contains(c.reporters, r) {
+			c.reporters = append(c.reporters, r)
 		}
 	}
-	return count, first, last
+	return c
 }
 
 func duration(d time.Duration) string {

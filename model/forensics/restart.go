@@ -152,13 +152,21 @@ func ExplainRestart(pod *model.Pod, events []corev1.Event, container string, blo
 	case len(x.Recorded) == 0:
 		x.Notes = append(x.Notes, "the container has no recorded termination (lastState.terminated and state.terminated are empty)")
 	}
+	podEvents, _ := splitEvents(pod, events)
 	lt, hasProbe := LivenessTimingOf(pod, spec)
 	if !hasProbe {
 		x.Notes = append(x.Notes, "container "+cs.Name+" has no liveness probe: no liveness kill to predict")
+		// An Event that says otherwise is contradicted by the spec: shown
+		// as the claim it is, never used.
+		for i := range podEvents {
+			e := &podEvents[i]
+			if livenessEvent(e) && eventForContainer(e, cs.Name, len(pod.Spec.Containers) == 1) {
+				x.Notes = append(x.Notes, setAside(e, pod.Spec.NodeName, "the Pod's spec has no liveness probe on container "+cs.Name+", so its kubelet runs none and kills it for none").Text)
+			}
+		}
 		return x, nil
 	}
 	x.Liveness = &lt
-	podEvents, _ := splitEvents(pod, events)
 	r.podEvents = podEvents
 	if len(podEvents) == 0 {
 		x.Notes = append(x.Notes, "no Events recorded for the Pod (they expire after the API server's --event-ttl, 1h by default): the comparison rests on the recorded termination alone")
@@ -180,8 +188,12 @@ func ExplainRestart(pod *model.Pod, events []corev1.Event, container string, blo
 		e := &podEvents[i]
 		if e.Reason == "Killing" && strings.Contains(e.Message, "failed liveness probe") && eventForContainer(e, cs.Name, len(pod.Spec.Containers) == 1) {
 			first, last := EventSpan(e)
-			x.Notes = append(x.Notes, fmt.Sprintf("Killing Event \"failed liveness probe\" ×%d, first at %s, last at %s: the SIGTERMs of that many liveness kills",
-				eventCount(e), clock(first), clock(last)))
+			if reportedFromOtherNode(e, pod.Spec.NodeName) {
+				x.Notes = append(x.Notes, setAside(e, pod.Spec.NodeName, "the Pod runs on node "+orDash(pod.Spec.NodeName)+" and its kubelet records its Events from there").Text)
+				continue
+			}
+			x.Notes = append(x.Notes, fmt.Sprintf("Killing Event \"failed liveness probe\" ×%d, first at %s, last at %s: the SIGTERMs of that many liveness kills, if the Event is the kubelet's — %s",
+				eventCount(e), clock(first), clock(last), claimSource(e, pod.Spec.NodeName)))
 		}
 	}
 	return x, nil
@@ -273,7 +285,7 @@ func checkBlockStart(r *restartCase, lt LivenessTiming, b time.Time, rec []Recor
 
 	switch {
 	case c.Recorded == nil && killing != nil:
-		c.Verdict = fmt.Sprintf("not recorded in the status (the Pod keeps only the last termination), but a liveness Killing Event at %s lies inside the predicted SIGTERM window: consistent with a liveness kill after this block start (inferred)", clock(*killing))
+		c.Verdict = fmt.Sprintf("not recorded in the status (the Pod keeps only the last termination), but a liveness Killing Event (an Event's claim) at %s lies inside the predicted SIGTERM window: consistent with a liveness kill after this block start (inferred)", clock(*killing))
 		return c
 	case c.Recorded == nil:
 		c.Verdict = "not recorded: no recorded run contains the block start (the Pod keeps only the last termination); compare with the Killing Events while they last"
@@ -324,25 +336,34 @@ func checkBlockStart(r *restartCase, lt LivenessTiming, b time.Time, rec []Recor
 // start, observed, beside the predicted first failure and SIGTERM.
 func restartEventEvidence(r *restartCase, b, termFrom, termTo time.Time) (out []model.Evidence, killingInWindow *time.Time) {
 	var firstUnhealthy, killing []time.Time
+	var unhealthyEv, killingEv *corev1.Event
+	node := r.pod.Spec.NodeName
 	for i := range r.podEvents {
 		e := &r.podEvents[i]
-		if !eventForContainer(e, r.cs.Name, len(r.pod.Spec.Containers) == 1) {
+		if !livenessEvent(e) || !eventForContainer(e, r.cs.Name, len(r.pod.Spec.Containers) == 1) {
+			continue
+		}
+		if reportedFromOtherNode(e, node) {
+			out = append(out, setAside(e, node, "the Pod runs on node "+orDash(node)+" and its kubelet records its Events from there"))
 			continue
 		}
 		first, last := EventSpan(e)
-		switch {
-		case e.Reason == "Unhealthy" && strings.Contains(e.Message, "Liveness probe failed"):
+		switch e.Reason {
+		case "Unhealthy":
 			if !last.Before(b) {
 				firstUnhealthy = append(firstUnhealthy, first)
+				unhealthyEv = e
 			}
-		case e.Reason == "Killing" && strings.Contains(e.Message, "failed liveness probe"):
+		case "Killing":
 			killing = append(killing, first, last)
+			killingEv = e
 		}
 	}
 	if len(firstUnhealthy) > 0 {
 		f := slices.MinFunc(firstUnhealthy, func(a, b time.Time) int { return a.Compare(b) })
-		out = append(out, model.Evidence{Kind: model.Observed, At: &f,
-			Text: fmt.Sprintf("first Unhealthy Event \"Liveness probe failed\" at or after the block start: %s (%s after it)", clock(f), signedSeconds(f.Sub(b)))})
+		ev := claim(unhealthyEv, node, fmt.Sprintf("first Unhealthy Event \"Liveness probe failed\" at or after the block start: %s (%s after it)", clock(f), signedSeconds(f.Sub(b))))
+		ev.At = &f
+		out = append(out, ev)
 		if f.Before(b) {
 			out = append(out, model.Evidence{Kind: model.Inferred, Text: "the Unhealthy Event began before the block start: the kubelet aggregated failures of an earlier run into it, so its first time is not this block's"})
 		}
@@ -355,8 +376,9 @@ func restartEventEvidence(r *restartCase, b, termFrom, termTo time.Time) (out []
 	}
 	if len(near) > 0 {
 		killingInWindow = &near[0]
-		out = append(out, model.Evidence{Kind: model.Observed, At: &near[0], Text: fmt.Sprintf("Killing Event \"failed liveness probe\" at %s", clock(near[0]))},
-			model.Evidence{Kind: model.Inferred, Text: "the Killing Event lies inside the predicted SIGTERM window"})
+		ev := claim(killingEv, node, fmt.Sprintf("Killing Event \"failed liveness probe\" at %s", clock(near[0])))
+		ev.At = &near[0]
+		out = append(out, ev, model.Evidence{Kind: model.Inferred, Text: "the Killing Event lies inside the predicted SIGTERM window"})
 	} else if len(killing) > 0 {
 		times := make([]string, 0, len(killing))
 		for _, k := range killing {
@@ -364,8 +386,15 @@ func restartEventEvidence(r *restartCase, b, termFrom, termTo time.Time) (out []
 		}
 		slices.Sort(times)
 		times = slices.Compact(times)
-		out = append(out, model.Evidence{Kind: model.Observed, Text: "Killing Event(s) \"failed liveness probe\" at " + strings.Join(times, ", ")},
+		out = append(out, claim(killingEv, node, "Killing Event(s) \"failed liveness probe\" at "+strings.Join(times, ", ")),
 			model.Evidence{Kind: model.Inferred, Text: "none of them lies inside the predicted SIGTERM window"})
 	}
 	return out, killingInWindow
+}
+
+// livenessEvent: an Event a kubelet records for a failed liveness probe
+// (Unhealthy) or the kill it leads to (Killing).
+func livenessEvent(e *corev1.Event) bool {
+	return e.Reason == "Unhealthy" && strings.Contains(e.Message, "Liveness probe failed") ||
+		e.Reason == "Killing" && strings.Contains(e.Message, "failed liveness probe")
 }

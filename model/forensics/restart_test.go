@@ -76,8 +76,8 @@ func TestExplainRestart(t *testing.T) {
 			blocks:   []time.Time{block},
 			wantVerd: "agrees within 1 s", agrees: true, fits: true,
 			wantEv: []wantEvidence{
-				{model.Observed, "first Unhealthy Event \"Liveness probe failed\" at or after the block start: 2026-11-29T17:01:41Z (+1s after it)"},
-				{model.Observed, "Killing Event \"failed liveness probe\" at 2026-11-29T17:02:01Z"},
+				{model.Claimed, "first Unhealthy Event \"Liveness probe failed\" at or after the block start: 2026-11-29T17:01:41Z (+1s after it)"},
+				{model.Claimed, "Killing Event \"failed liveness probe\" at 2026-11-29T17:02:01Z"},
 				{model.Inferred, "the Killing Event lies inside the predicted SIGTERM window"},
 			},
 		},
@@ -86,9 +86,9 @@ func TestExplainRestart(t *testing.T) {
 			pod:      killedPod(2, 500, 700),
 			events:   []corev1.Event{podEvent("uid-1", "Killing", killingMsg, 121, 670, 2)},
 			blocks:   []time.Time{block},
-			wantVerd: "not recorded in the status (the Pod keeps only the last termination), but a liveness Killing Event at 2026-11-29T17:02:01Z lies inside the predicted SIGTERM window",
+			wantVerd: "not recorded in the status (the Pod keeps only the last termination), but a liveness Killing Event (an Event's claim) at 2026-11-29T17:02:01Z lies inside the predicted SIGTERM window",
 			wantNote: "lastState.terminated (finished 2026-11-29T17:11:40Z) was not compared: no --block-start falls inside its run",
-			wantEv:   []wantEvidence{{model.Observed, "Killing Event \"failed liveness probe\" at 2026-11-29T17:02:01Z"}, {model.Inferred, "inside the predicted SIGTERM window"}},
+			wantEv:   []wantEvidence{{model.Claimed, "Killing Event \"failed liveness probe\" at 2026-11-29T17:02:01Z"}, {model.Inferred, "inside the predicted SIGTERM window"}},
 		},
 		{
 			name:     "a block start that matches nothing at all",
@@ -115,6 +115,13 @@ func TestExplainRestart(t *testing.T) {
 			pod:      testPod(withLast(1, "Error", 137, 0, 160)),
 			blocks:   []time.Time{block},
 			wantNote: "has no liveness probe",
+		},
+		{
+			name:     "no liveness probe, a tenant's liveness Killing Event: shown as a claim set aside",
+			pod:      testPod(withLast(1, "Error", 137, 0, 160)),
+			events:   []corev1.Event{forged(podEvent("uid-1", "Killing", killingMsg, 121, 121, 1))},
+			blocks:   []time.Time{block},
+			wantNote: "set aside: Killing Event at 2026-11-29T17:02:01Z \"Container sandbox failed liveness probe, will be restarted\": the Pod's spec has no liveness probe on container sandbox",
 		},
 	}
 	for _, tc := range tests {
