@@ -41,9 +41,9 @@ type apiServerAuth struct {
 	authn authenticator.Request
 	authz authorizer.Authorizer
 	log   io.Writer
-	// logged keeps a flood of bad requests from flooding the log: one line
-	// a minute says why requests are being refused.
-	logged rate.Sometimes
+	// A flood of bad requests must not flood the log: one line a minute for
+	// each kind of refusal says why requests are being refused.
+	unauthenticated, denied, failed rate.Sometimes
 }
 
 // newAPIServerAuth builds the delegated checks over kube, which must be
@@ -72,7 +72,12 @@ func newAPIServerAuth(kube kubernetes.Interface, log io.Writer) (*apiServerAuth,
 	if err != nil {
 		return nil, fmt.Errorf("subject access reviews: %w", err)
 	}
-	return &apiServerAuth{authn: authn, authz: authz, log: log, logged: rate.Sometimes{Interval: time.Minute}}, nil
+	return &apiServerAuth{
+		authn: authn, authz: authz, log: log,
+		unauthenticated: rate.Sometimes{Interval: time.Minute},
+		denied:          rate.Sometimes{Interval: time.Minute},
+		failed:          rate.Sometimes{Interval: time.Minute},
+	}, nil
 }
 
 // protect answers 401 to a request without a token the API server accepts,
@@ -83,7 +88,7 @@ func (a *apiServerAuth) protect(h http.Handler) http.Handler {
 		res, ok, err := a.authn.AuthenticateRequest(r)
 		if err != nil || !ok {
 			if err != nil {
-				a.sometimes("sandscope serve: refused %s %s: authentication: %v", r.Method, r.URL.Path, err)
+				a.logSometimes(&a.unauthenticated, "sandscope serve: refused %s %s: authentication: %v", r.Method, r.URL.Path, err)
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sandscope"`)
 			http.Error(w, "Unauthorized: a bearer token the API server accepts is required", http.StatusUnauthorized)
@@ -93,10 +98,13 @@ func (a *apiServerAuth) protect(h http.Handler) http.Handler {
 		decision, reason, err := a.authz.Authorize(r.Context(), attrs)
 		switch {
 		case err != nil:
-			a.sometimes("sandscope serve: refused %s %s to %q: authorization: %v", r.Method, r.URL.Path, res.User.GetName(), err)
+			a.logSometimes(&a.failed, "sandscope serve: refused %s %s to %q: authorization: %v", r.Method, r.URL.Path, res.User.GetName(), err)
 			http.Error(w, "cannot check authorization with the API server", http.StatusInternalServerError)
 		case decision != authorizer.DecisionAllow:
-			a.sometimes("sandscope serve: refused %s %s: %q may not get the non-resource URL %s (%s)",
+			if reason != "" {
+				reason = " (" + reason + ")"
+			}
+			a.logSometimes(&a.denied, "sandscope serve: refused %s %s: %q may not get the non-resource URL %s%s",
 				r.Method, r.URL.Path, res.User.GetName(), r.URL.Path, reason)
 			http.Error(w, fmt.Sprintf("Forbidden: %q may not get %s", res.User.GetName(), r.URL.Path), http.StatusForbidden)
 		default:
@@ -105,6 +113,6 @@ func (a *apiServerAuth) protect(h http.Handler) http.Handler {
 	})
 }
 
-func (a *apiServerAuth) sometimes(format string, args ...any) {
-	a.logged.Do(func() { fmt.Fprintf(a.log, format+"\n", args...) })
+func (a *apiServerAuth) logSometimes(every *rate.Sometimes, format string, args ...any) {
+	every.Do(func() { fmt.Fprintf(a.log, format+"\n", args...) })
 }
