@@ -12,14 +12,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sandscope/sandscope/kube/kubetest"
@@ -75,7 +78,7 @@ func TestManifestsDryRunServer(t *testing.T) {
 	c := kubetest.Get(t)
 	k := kubectl(t)
 	rendered := run(t, nil, k, "kustomize", ".")
-	for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment", "Service"} {
+	for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment", "Service", "NetworkPolicy"} {
 		if !bytes.Contains(rendered, []byte("\nkind: "+kind+"\n")) {
 			t.Errorf("kustomize output has no %s", kind)
 		}
@@ -89,7 +92,8 @@ func TestManifestsDryRunServer(t *testing.T) {
 	}
 	out := run(t, rendered, k, "--kubeconfig", c.Kubeconfig, "apply", "--dry-run=server", "-f", "-")
 	t.Logf("%s", out)
-	for _, want := range []string{"clusterrole.rbac.authorization.k8s.io/sandscope-readonly", "deployment.apps/sandscope", "service/sandscope"} {
+	for _, want := range []string{"clusterrole.rbac.authorization.k8s.io/sandscope-readonly", "clusterrole.rbac.authorization.k8s.io/sandscope-auth",
+		"clusterrole.rbac.authorization.k8s.io/sandscope-metrics-reader", "networkpolicy.networking.k8s.io/sandscope", "deployment.apps/sandscope", "service/sandscope"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("dry run did not report %s", want)
 		}
@@ -97,9 +101,69 @@ func TestManifestsDryRunServer(t *testing.T) {
 	// The monitoring kustomization renders (its CRDs belong to the
 	// Prometheus Operator, not installed here).
 	mon := run(t, nil, k, "kustomize", "monitoring")
-	for _, kind := range []string{"ServiceMonitor", "PrometheusRule"} {
+	for _, kind := range []string{"ServiceMonitor", "PrometheusRule", "ClusterRoleBinding"} {
 		if !bytes.Contains(mon, []byte("kind: "+kind+"\n")) {
 			t.Errorf("monitoring kustomize output has no %s", kind)
+		}
+	}
+	// The scraper's binding keeps Prometheus's namespace through kustomize.
+	if !bytes.Contains(mon, []byte("  name: prometheus-k8s\n  namespace: monitoring\n")) {
+		t.Errorf("monitoring kustomize moved the scraper's ServiceAccount:\n%s", mon)
+	}
+}
+
+// TestAuthRolesAreWhatServeNeeds: serve's own auth role only asks the API
+// server (token and access reviews, nothing else); the readers' role grants
+// get on the two endpoints with fleet data and nothing more; the
+// NetworkPolicy admits only the serve port of serve's Pods. The e2e tests
+// create these roles for real and scrape through them.
+func TestAuthRolesAreWhatServeNeeds(t *testing.T) {
+	t.Parallel()
+	var auth, reader rbacv1.ClusterRole
+	readYAML(t, "auth-clusterrole.yaml", &auth)
+	readYAML(t, "metrics-reader-clusterrole.yaml", &reader)
+	wantAuth := []rbacv1.PolicyRule{
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+	}
+	if !reflect.DeepEqual(auth.Rules, wantAuth) {
+		t.Errorf("auth-clusterrole.yaml rules = %+v, want %+v", auth.Rules, wantAuth)
+	}
+	wantReader := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics", "/findings"}, Verbs: []string{"get"}}}
+	if !reflect.DeepEqual(reader.Rules, wantReader) {
+		t.Errorf("metrics-reader-clusterrole.yaml rules = %+v, want %+v", reader.Rules, wantReader)
+	}
+	var binding rbacv1.ClusterRoleBinding
+	readYAML(t, "auth-clusterrolebinding.yaml", &binding)
+	if binding.RoleRef.Name != auth.Name || len(binding.Subjects) != 1 || binding.Subjects[0].Name != "sandscope" {
+		t.Errorf("auth-clusterrolebinding.yaml does not bind %s to the sandscope ServiceAccount: %+v", auth.Name, binding)
+	}
+
+	var np networkingv1.NetworkPolicy
+	readYAML(t, "networkpolicy.yaml", &np)
+	var d struct {
+		Spec struct {
+			Template struct {
+				Metadata metav1.ObjectMeta `json:"metadata"`
+				Spec     corev1.PodSpec    `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	readYAML(t, "deployment.yaml", &d)
+	sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+	if err != nil || sel.Empty() || !sel.Matches(labels.Set(d.Spec.Template.Metadata.Labels)) {
+		t.Errorf("the NetworkPolicy's podSelector %v does not select serve's Pods %v", np.Spec.PodSelector, d.Spec.Template.Metadata.Labels)
+	}
+	if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(np.Spec.Ingress) != 1 {
+		t.Fatalf("the NetworkPolicy is not one ingress rule: %+v", np.Spec)
+	}
+	in := np.Spec.Ingress[0]
+	if len(in.From) == 0 || len(in.Ports) != 1 || in.Ports[0].Port == nil || in.Ports[0].Port.String() != d.Spec.Template.Spec.Containers[0].Ports[0].Name {
+		t.Errorf("the NetworkPolicy does not admit only serve's port from named peers: %+v", in)
+	}
+	for _, peer := range in.From {
+		if peer.NamespaceSelector == nil || len(peer.NamespaceSelector.MatchLabels) == 0 || peer.PodSelector == nil || len(peer.PodSelector.MatchLabels) == 0 {
+			t.Errorf("the NetworkPolicy admits a peer by less than namespace and Pod labels: %+v", peer)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -96,25 +98,31 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	clients.Context = "testcluster"
-	srv := startServe(t, ctx, serve.New(clients, serve.Options{StuckAfter: time.Second, AnalyzeEvery: time.Second, Log: logWriter{t}}))
-	base := "http://" + srv.addr
+	srv := startServe(t, ctx, clients, serve.Options{StuckAfter: time.Second, AnalyzeEvery: time.Second, Log: logWriter{t}})
+	base := "https://" + srv.addr
 	eventually(t, 30*time.Second, "serve ready", func() (bool, string) {
 		code, body := get(base + "/readyz")
 		return code == http.StatusOK, fmt.Sprintf("/readyz %d %s", code, body)
 	})
 
+	// The scraper: a ServiceAccount bound to deploy/'s metrics reader role,
+	// as deploy/monitoring binds Prometheus's.
+	scraper := readerToken(t, c, ns, "prometheus", true)
+
 	// The first analysis is the restart counter's baseline; the OOM kills
 	// come after it.
 	eventually(t, 30*time.Second, "first analysis", func() (bool, string) {
-		code, body := get(base + "/findings")
+		code, body := getAs(base+"/findings", scraper)
 		return code == http.StatusOK, fmt.Sprintf("/findings %d %s", code, body)
 	})
 	k.Restart(ns, "oom-0", osv1.ContainerSandbox, 137, "OOMKilled")
 	k.Restart(ns, "oom-0", osv1.ContainerSandbox, 137, "OOMKilled")
 
-	// A real Prometheus scraping it, the alert rules loaded with every
-	// `for` cut to 0 s so the test need not wait out the real durations.
-	prom := startPrometheus(t, promBin, srv.addr)
+	// A real Prometheus scraping it over HTTPS with the scraper's token, as
+	// deploy/monitoring/servicemonitor.yaml configures it, the alert rules
+	// loaded with every `for` cut to 0 s so the test need not wait out the
+	// real durations.
+	prom := startPrometheus(t, promBin, srv.addr, scraper)
 
 	eventually(t, 60*time.Second, "IP_TAKEN scraped as 1", func() (bool, string) {
 		v, ok := prom.value(t, fmt.Sprintf(`sandscope_identity{namespace=%q,state="IP_TAKEN"}`, ns))
@@ -138,7 +146,7 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 	})
 
 	// /findings is the sweep's report: the same findings as `sweep -o json`.
-	compareWithSweep(t, base, c, ns)
+	compareWithSweep(t, base, scraper, c, ns)
 
 	// Free the IP: the thief's Pod goes away; the victim is dead, no longer
 	// answered by another container.
@@ -177,10 +185,11 @@ func TestServeSaysWhichVerbIsMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := &syncbuf.Buffer{}
-	srv := startServe(t, kubetest.Context(t), serve.New(clients, serve.Options{AnalyzeEvery: time.Second, Log: log}))
-	base := "http://" + srv.addr
+	srv := startServe(t, kubetest.Context(t), clients, serve.Options{AnalyzeEvery: time.Second, Log: log})
+	base := "https://" + srv.addr
+	scraper := readerToken(t, c, ns, "prometheus", true)
 	eventually(t, 30*time.Second, "batchsandboxes and pools down, pods up", func() (bool, string) {
-		_, body := get(base + "/metrics")
+		_, body := getAs(base+"/metrics", scraper)
 		ok := strings.Contains(body, `sandscope_watch_up{resource="batchsandboxes"} 0`) &&
 			strings.Contains(body, `sandscope_watch_up{resource="pools"} 0`) &&
 			strings.Contains(body, `sandscope_watch_up{resource="pods"} 1`)
@@ -190,6 +199,67 @@ func TestServeSaysWhichVerbIsMissing(t *testing.T) {
 		l := log.String()
 		return strings.Contains(l, "refuses: forbidden: list batchsandboxes.sandbox.opensandbox.io in all namespaces (deploy/clusterrole.yaml grants it)"), l
 	})
+}
+
+// TestServeAuthorizesWithTheAPIServer: over TLS, /metrics and /findings
+// answer 401 without a token or with one the API server does not know, 403
+// to a ServiceAccount not bound to deploy/'s metrics reader role, 200 to
+// one that is; the probes' endpoints answer anyone. serve asks as deploy/'s
+// ServiceAccount, through deploy/'s auth role.
+func TestServeAuthorizesWithTheAPIServer(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	clients, err := kube.NewClients(serviceAccountConfig(t, c, ns), ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &syncbuf.Buffer{}
+	srv := startServe(t, kubetest.Context(t), clients, serve.Options{AnalyzeEvery: time.Second, Log: log})
+	base := "https://" + srv.addr
+	eventually(t, 30*time.Second, "serve ready", func() (bool, string) {
+		code, body := get(base + "/readyz")
+		return code == http.StatusOK, fmt.Sprintf("/readyz %d %s", code, body)
+	})
+	reader := readerToken(t, c, ns, "reader", true)
+	stranger := readerToken(t, c, ns, "stranger", false)
+	for _, path := range []string{"/metrics", "/findings"} {
+		for _, tc := range []struct {
+			who, token string
+			want       int
+		}{
+			{"no token", "", http.StatusUnauthorized},
+			{"a token the API server does not know", "not-a-token-of-this-cluster", http.StatusUnauthorized},
+			{"a user without get " + path, stranger, http.StatusForbidden},
+			{"a user bound to the metrics reader role", reader, http.StatusOK},
+		} {
+			var code int
+			var body string
+			// The first analysis may still be running: /findings answers
+			// 503 to an allowed user until then.
+			eventually(t, 30*time.Second, path+" for "+tc.who, func() (bool, string) {
+				code, body = getAs(base+path, tc.token)
+				return code != http.StatusServiceUnavailable, body
+			})
+			if code != tc.want {
+				t.Errorf("GET %s with %s: %d, want %d: %s", path, tc.who, code, tc.want, body)
+			}
+			if code != http.StatusOK && (strings.Contains(body, "sandscope_") || strings.Contains(body, "go_goroutines") || strings.Contains(body, `"findings"`)) {
+				t.Errorf("GET %s with %s: refused but the body tells about the fleet: %s", path, tc.who, body)
+			}
+		}
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, body := get(base + path); code != http.StatusOK {
+			t.Errorf("GET %s without a token: %d %s, want 200 (the kubelet's probes send none)", path, code, body)
+		}
+	}
+	// Plain HTTP on the TLS port gets no fleet data.
+	if code, body := get("http://" + srv.addr + "/metrics"); code == http.StatusOK {
+		t.Errorf("plain HTTP answered /metrics: %s", body)
+	}
+	if l := log.String(); !strings.Contains(l, "may not get the non-resource URL") {
+		t.Errorf("the log does not say why the stranger was refused: %s", l)
+	}
 }
 
 // ipBlock numbers the runs of the end-to-end test in this process (-count).
@@ -227,13 +297,57 @@ func serviceAccountConfigWith(t *testing.T, c *kubetest.Cluster, ns string, edit
 	if _, err := c.Kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// deploy/'s token and access reviews, bound as deploy/ binds them.
+	bindClusterRoleFile(t, c, "auth-clusterrole.yaml", ns, "sandscope")
 	cfg := rest.CopyConfig(c.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":sandscope"}
 	return cfg
 }
 
-// compareWithSweep reads /findings and `sandscope sweep -o json` on the same
-// namespace and compares their findings (code, sandbox, severity).
+// bindClusterRoleFile creates the ClusterRole of deploy/file for real
+// (renamed for this test's namespace) and binds it to the ServiceAccount
+// ns/sa.
+func bindClusterRoleFile(t *testing.T, c *kubetest.Cluster, file, ns, sa string) {
+	t.Helper()
+	ctx := kubetest.Context(t)
+	var cr rbacv1.ClusterRole
+	readYAML(t, file, &cr)
+	cr.Name = cr.Name + "-e2e-" + ns + "-" + sa
+	if _, err := c.Kube.RbacV1().ClusterRoles().Create(ctx, &cr, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: cr.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cr.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
+	}
+	if _, err := c.Kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readerToken creates the ServiceAccount ns/name, bound to deploy/'s
+// metrics reader role when allowed, and returns a token of it from the API
+// server's TokenRequest, as the kubelet mounts one into Prometheus's Pod.
+func readerToken(t *testing.T, c *kubetest.Cluster, ns, name string, allowed bool) string {
+	t.Helper()
+	ctx := kubetest.Context(t)
+	if _, err := c.Kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if allowed {
+		bindClusterRoleFile(t, c, "metrics-reader-clusterrole.yaml", ns, name)
+	}
+	expiry := int64(3600)
+	tr, err := c.Kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
+}
+
 // serving is a serve.Server running on a free loopback port until stop or
 // the end of the test.
 type serving struct {
@@ -243,8 +357,12 @@ type serving struct {
 	served chan error // what Serve returned
 }
 
-func startServe(t *testing.T, ctx context.Context, srv *serve.Server) *serving {
+func startServe(t *testing.T, ctx context.Context, clients *kube.Clients, opts serve.Options) *serving {
 	t.Helper()
+	srv, err := serve.New(clients, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +374,9 @@ func startServe(t *testing.T, ctx context.Context, srv *serve.Server) *serving {
 	return s
 }
 
-func compareWithSweep(t *testing.T, base string, c *kubetest.Cluster, ns string) {
+// compareWithSweep reads /findings and `sandscope sweep -o json` on the same
+// namespace and compares their findings (code, sandbox, severity).
+func compareWithSweep(t *testing.T, base, token string, c *kubetest.Cluster, ns string) {
 	t.Helper()
 	type key struct{ code, sandbox, severity string }
 	keys := func(r sweep.Report) []key {
@@ -278,7 +398,7 @@ func compareWithSweep(t *testing.T, base string, c *kubetest.Cluster, ns string)
 	var got sweep.Report
 	var last string
 	eventually(t, 30*time.Second, "/findings equal to sweep's", func() (bool, string) {
-		code, body := get(base + "/findings")
+		code, body := getAs(base+"/findings", token)
 		if code != http.StatusOK {
 			return false, fmt.Sprintf("/findings %d %s", code, body)
 		}
@@ -304,9 +424,11 @@ type prometheus struct {
 }
 
 // startPrometheus runs Debian's prometheus on a free loopback port with a
-// generated config: scrape target every second, deploy/alerts.yaml with
-// every `for` set to 0s. It is killed when the test ends.
-func startPrometheus(t *testing.T, bin, target string) *prometheus {
+// generated config: scrape target every second over HTTPS with token as
+// its bearer token file (serve's certificate is self-signed: not
+// verified), deploy/alerts.yaml with every `for` set to 0s. It is killed
+// when the test ends.
+func startPrometheus(t *testing.T, bin, target, token string) *prometheus {
 	t.Helper()
 	dir := t.TempDir()
 	var rules map[string]any
@@ -317,11 +439,18 @@ func startPrometheus(t *testing.T, bin, target string) *prometheus {
 		}
 	}
 	writeYAML(t, filepath.Join(dir, "rules.yaml"), rules)
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	writeYAML(t, filepath.Join(dir, "prometheus.yml"), map[string]any{
 		"global":     map[string]any{"scrape_interval": "1s", "evaluation_interval": "1s"},
 		"rule_files": []string{filepath.Join(dir, "rules.yaml")},
 		"scrape_configs": []any{map[string]any{
 			"job_name":       "sandscope",
+			"scheme":         "https",
+			"authorization":  map[string]any{"type": "Bearer", "credentials_file": tokenFile},
+			"tls_config":     map[string]any{"insecure_skip_verify": true},
 			"static_configs": []any{map[string]any{"targets": []string{target}}},
 		}},
 	})
@@ -413,11 +542,24 @@ func (p *prometheus) firing(t *testing.T, alert, ns string) (bool, string) {
 	return false, body
 }
 
-func get(u string) (int, string) {
+func get(u string) (int, string) { return getAs(u, "") }
+
+// testClient speaks plain HTTP to Prometheus and HTTPS to serve, whose
+// certificate is self-signed; each request on a new connection.
+var testClient = &http.Client{Transport: &http.Transport{
+	TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // serve's self-signed certificate
+	DisableKeepAlives: true,
+}}
+
+// getAs is get with token as the bearer token ("" sends none).
+func getAs(u, token string) (int, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	resp, err := http.DefaultClient.Do(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := testClient.Do(req)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -491,7 +633,7 @@ func TestServeCommandStopsOnSIGTERM(t *testing.T) {
 			}
 			return false, errOut.String()
 		}
-		base = "http://" + strings.Fields(rest)[0]
+		base = "https://" + strings.Fields(rest)[0]
 		return true, ""
 	})
 	eventually(t, 30*time.Second, "serve ready", func() (bool, string) {
@@ -523,6 +665,10 @@ func TestServeCommandRejectsBadFlags(t *testing.T) {
 		{"serve", "--listen", "9808"},
 		{"serve", "--analyze-every", "0s"},
 		{"serve", "-n", "a", "-A"},
+		{"serve", "--max-connections", "0"},
+		{"serve", "--tls-cert-file", "tls.crt"},
+		{"serve", "--insecure-plain-http", "--tls-cert-file", "tls.crt", "--tls-private-key-file", "tls.key"},
+		{"serve", "--demo"},
 	} {
 		var out, errOut bytes.Buffer
 		n := cli.Main(args, strings.NewReader(""), &out, &errOut)

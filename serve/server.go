@@ -2,14 +2,18 @@
 // that keeps the fleet in memory through a kube.Watcher (as the TUI does)
 // and serves it to Prometheus (/metrics), to scripts (/findings, the sweep's
 // JSON contract, live) and to the kubelet's probes (/healthz, /readyz).
-// It never execs, creates or deletes.
+// It never execs, creates or deletes. The fleet's data goes only over TLS
+// to users the API server allows (auth.go), on connections bounded in
+// number and time (Limits).
 package serve
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"strings"
@@ -20,6 +24,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sandscope/sandscope/actions/sweep"
@@ -30,10 +36,53 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultListen       = ":9808"
-	DefaultAnalyzeEvery = 30 * time.Second
-	shutdownGrace       = 5 * time.Second
+	DefaultListen         = ":9808"
+	DefaultAnalyzeEvery   = 30 * time.Second
+	DefaultMaxConnections = 64
+	shutdownGrace         = 5 * time.Second
 )
+
+// Limits bound what one client can hold: a connection that sends nothing,
+// sends slowly, reads slowly or sits idle between requests is closed, and
+// at most MaxConnections are served at once (the next wait to be accepted).
+type Limits struct {
+	MaxConnections int
+	// ReadHeaderTimeout bounds the TLS handshake and the request's headers.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds the whole request; WriteTimeout the time from its
+	// headers to the end of the answer (authentication included).
+	ReadTimeout, WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request for this long.
+	IdleTimeout time.Duration
+}
+
+// DefaultLimits: a scrape of a large fleet writes megabytes within the
+// write timeout; Prometheus's default interval (30 s) and more keep a
+// connection busy or open it again, so a connection idle 30 s is closed.
+var DefaultLimits = Limits{
+	MaxConnections:    DefaultMaxConnections,
+	ReadHeaderTimeout: 10 * time.Second,
+	ReadTimeout:       30 * time.Second,
+	WriteTimeout:      60 * time.Second,
+	IdleTimeout:       30 * time.Second,
+}
+
+// withDefaults fills every zero field from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxConnections <= 0 {
+		l.MaxConnections = d.MaxConnections
+	}
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&l.ReadHeaderTimeout, &d.ReadHeaderTimeout}, {&l.ReadTimeout, &d.ReadTimeout},
+		{&l.WriteTimeout, &d.WriteTimeout}, {&l.IdleTimeout, &d.IdleTimeout},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return l
+}
 
 // Options of a Server.
 type Options struct {
@@ -56,6 +105,19 @@ type Options struct {
 	Demo bool
 	// Log receives one line per lifecycle step and per failed analysis.
 	Log io.Writer
+
+	// InsecurePlainHTTP serves plain HTTP and lets anyone who can connect
+	// read /metrics and /findings: for a workstation, never a cluster.
+	// Otherwise serve speaks TLS, and a request for /metrics or /findings
+	// needs a bearer token the API server accepts (TokenReview) of a user
+	// allowed `get` on that path (SubjectAccessReview). /healthz and
+	// /readyz answer anyone: they tell nothing about the fleet.
+	InsecurePlainHTTP bool
+	// TLSCertFile and TLSKeyFile are the serving certificate and its key;
+	// both "" makes a self-signed certificate at start.
+	TLSCertFile, TLSKeyFile string
+	// Limits bound connections; zero fields take DefaultLimits'.
+	Limits Limits
 }
 
 // Server is one exporter over one cluster connection.
@@ -69,6 +131,9 @@ type Server struct {
 	restarts *restartCounter // only the analysis loop touches it
 	registry *prometheus.Registry
 	refused  string // the refusals last logged (the analysis loop only)
+
+	auth *apiServerAuth // nil: InsecurePlainHTTP
+	cert *servingCert   // nil: InsecurePlainHTTP
 }
 
 // analysis is the latest analysis, replaced whole.
@@ -77,14 +142,17 @@ type analysis struct {
 	restarts map[RestartKey]float64
 }
 
-// New builds a Server over c. Nothing talks to the server until Serve.
-func New(c *kube.Clients, opts Options) *Server {
+// New builds a Server over c. Nothing talks to the server until Serve; the
+// error is a TLS certificate that does not load, or no API server to check
+// requests with.
+func New(c *kube.Clients, opts Options) (*Server, error) {
 	if opts.AnalyzeEvery <= 0 {
 		opts.AnalyzeEvery = DefaultAnalyzeEvery
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
+	opts.Limits = opts.Limits.withDefaults()
 	if opts.ContextName == "" {
 		opts.ContextName = c.Context
 		if opts.ContextName == "" {
@@ -111,7 +179,17 @@ func New(c *kube.Clients, opts Options) *Server {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	s.registry = reg
-	return s
+	if opts.InsecurePlainHTTP {
+		return s, nil
+	}
+	var err error
+	if s.cert, err = newServingCert(opts.TLSCertFile, opts.TLSKeyFile); err != nil {
+		return nil, err
+	}
+	if s.auth, err = newAPIServerAuth(c.Kube, opts.Log); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // WaitForSync blocks until the fleet has synced, or ctx ends.
@@ -135,11 +213,16 @@ func (s *Server) State() State {
 	return st
 }
 
-// Handler serves /metrics, /findings, /healthz and /readyz.
+// Handler serves /metrics and /findings to the users the API server allows
+// (to anyone under InsecurePlainHTTP), /healthz and /readyz to anyone.
 func (s *Server) Handler() http.Handler {
+	protect := func(h http.Handler) http.Handler { return h }
+	if s.auth != nil {
+		protect = s.auth.protect
+	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	mux.HandleFunc("GET /findings", s.serveFindings)
+	mux.Handle("GET /metrics", protect(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})))
+	mux.Handle("GET /findings", protect(http.HandlerFunc(s.serveFindings)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
@@ -183,10 +266,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.analyzeLoop(ctx)
 	})
 
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv, ln := s.httpServer(ln)
 	httpErr := make(chan error, 1)
 	crash.Go(func() { httpErr <- srv.Serve(ln) })
-	fmt.Fprintf(s.opts.Log, "sandscope serve: listening on %s (read-only)\n", ln.Addr())
+	s.logListening(ln.Addr())
 
 	var err error
 	watcherDone := false
@@ -212,6 +295,59 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Wait()
 	fmt.Fprintln(s.opts.Log, "sandscope serve: stopped")
 	return err
+}
+
+// httpServer is the HTTP server with its limits, and ln bounded to
+// MaxConnections at once and wrapped in TLS unless InsecurePlainHTTP.
+func (s *Server) httpServer(ln net.Listener) (*http.Server, net.Listener) {
+	l := s.opts.Limits
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    16 << 10, // a bearer token and a few headers
+		// Failed handshakes and cut connections are the client's doing and
+		// may be many: one line a minute says they happen.
+		ErrorLog: log.New(&sometimesWriter{w: s.opts.Log, every: rate.Sometimes{Interval: time.Minute}}, "sandscope serve: http: ", 0),
+	}
+	// Accept waits while MaxConnections are open: the next connection stays
+	// in the kernel's queue until one closes (at the latest IdleTimeout).
+	ln = netutil.LimitListener(ln, l.MaxConnections)
+	if s.cert != nil {
+		srv.TLSConfig = s.cert.tlsConfig()
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	return srv, ln
+}
+
+// sometimesWriter writes what every lets through and drops the rest.
+type sometimesWriter struct {
+	w     io.Writer
+	every rate.Sometimes
+}
+
+func (s *sometimesWriter) Write(p []byte) (int, error) {
+	s.every.Do(func() { _, _ = s.w.Write(p) })
+	return len(p), nil
+}
+
+// logListening says how requests are let in; plain HTTP loudly.
+func (s *Server) logListening(addr net.Addr) {
+	if s.cert == nil {
+		fmt.Fprintf(s.opts.Log, "sandscope serve: listening on %s (read-only)\n", addr)
+		fmt.Fprintln(s.opts.Log, "sandscope serve: WARNING: --insecure-plain-http: /metrics and /findings are served over plain HTTP "+
+			"to ANYONE who can connect, with no authentication: every namespace's sandbox and Pod names, IPs, nodes, images "+
+			"and tenant-written text. Use it on a workstation only, never in a cluster.")
+		return
+	}
+	fmt.Fprintf(s.opts.Log, "sandscope serve: listening on %s (read-only, TLS)\n", addr)
+	how := "the certificate of " + s.opts.TLSCertFile
+	if s.cert.SelfSigned() {
+		how = "a self-signed certificate made at start (give --tls-cert-file and --tls-private-key-file to have scrapers verify it)"
+	}
+	fmt.Fprintf(s.opts.Log, "sandscope serve: TLS with %s; /metrics and /findings need a bearer token whose user the API server allows to get them\n", how)
 }
 
 // analyzeLoop waits for the first sync, then analyzes the fleet whenever it

@@ -16,7 +16,11 @@ import (
 // answers with the process metrics and nothing invented about the fleet.
 func TestEndpointsBeforeSync(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(New(&kube.Clients{}, Options{}).Handler())
+	s, err := New(&kube.Clients{}, Options{InsecurePlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	for path, want := range map[string]int{
 		"/healthz": http.StatusOK, "/readyz": http.StatusServiceUnavailable,
@@ -55,7 +59,10 @@ func TestEndpointsBeforeSync(t *testing.T) {
 // ends with the first analysis, not with the sync.
 func TestWaitForFirstAnalysis(t *testing.T) {
 	t.Parallel()
-	s := New(&kube.Clients{}, Options{})
+	s, err := New(&kube.Clients{}, Options{InsecurePlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	if err := s.WaitForFirstAnalysis(ctx); err == nil {
