@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 	"github.com/sandscope/sandscope/model"
@@ -11,12 +14,18 @@ import (
 )
 
 // An API server cut off from etcd keeps answering /version and keeps its
-// watches open: they only go silent, as over a quiet fleet. The watcher must
-// call that disconnected (identities UNKNOWN, every watch down) within its
-// freshness budget, AsOf must stay at the last time the data was proven
-// current, and both must come back when etcd does.
+// watches open: they only go silent, as over a quiet fleet. Here it is one
+// of an HA pair: the other keeps taking writes, and deletes the sandbox's
+// Pod meanwhile. The watcher, on the cut-off one, must call that
+// disconnected (identity UNKNOWN, never the stale OK; every watch down)
+// within its freshness budget, AsOf must stay at the last time the data was
+// proven current, and when etcd is back the deletion must show.
 func TestWatcherStorageCut(t *testing.T) {
-	c := kubetest.Start(t, kubetest.Options{EtcdProxy: true})
+	c := kubetest.Start(t, kubetest.Options{EtcdProxy: true, SecondAPIServer: true})
+	other, err := kubernetes.NewForConfig(c.SecondConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ns := c.Namespace(t)
 	kl, ct := c.Kubelet(t), c.Controller(t)
 	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
@@ -37,10 +46,14 @@ func TestWatcherStorageCut(t *testing.T) {
 
 	start := time.Now()
 	c.CutEtcd(t)
-	// The API server still answers what needs no storage: the watcher must
-	// not take that for freshness.
+	// The cut-off server still answers what needs no storage, and the other
+	// one takes writes: the sandbox's Pod is deleted.
 	if _, err := c.Kube.Discovery().ServerVersion(); err != nil {
 		t.Fatalf("kube-apiserver stopped answering /version with etcd cut: %v", err)
+	}
+	zero := int64(0)
+	if err := other.CoreV1().Pods(ns).Delete(kubetest.Context(t), name+"-0", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatalf("deleting the Pod through the other API server: %v", err)
 	}
 	snap, d := waitDisconnected(t, w, key, start)
 	t.Logf("latency: etcd cut → DisconnectedSince set, identity UNKNOWN: %s", d)
@@ -56,16 +69,23 @@ func TestWatcherStorageCut(t *testing.T) {
 			t.Errorf("watch %s up while the storage is cut", ws.Resource)
 		}
 	}
-	// Over more than one probe period the data is proven no fresher.
-	time.Sleep(5 * time.Second)
+	// Over more than one probe period the data is proven no fresher, and
+	// the sandbox never reads OK.
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if id := slotIdentity(w.Fleet().Snapshot(), key); id != model.IdentityUnknown {
+			t.Fatalf("identity %s while the storage is cut, want UNKNOWN", id)
+		}
+	}
 	if st := w.Status(); !st.AsOf.Equal(asOf) || st.DisconnectedSince == nil {
 		t.Errorf("after 5 s more without etcd: AsOf %v (was %v), disconnected since %v", st.AsOf, asOf, st.DisconnectedSince)
 	}
 
 	restored := time.Now()
 	c.RestoreEtcd(t)
-	snap, d = waitReconnected(t, w, key, restored)
-	t.Logf("latency: etcd restored → reconnected, identity OK again: %s", d)
+	snap, d = waitFor(t, w, restored, 60*time.Second, "reconnected + POD_GONE", func(s *fleet.Snapshot) bool {
+		return s.Status.DisconnectedSince == nil && slotIdentity(s, key) == model.IdentityPodGone
+	})
+	t.Logf("latency: etcd restored → reconnected, the deletion seen: %s", d)
 	if !snap.Status.AsOf.After(restored) {
 		t.Errorf("AsOf = %v after reconnecting, want a proof after etcd was restored at %v", snap.Status.AsOf, restored)
 	}

@@ -140,6 +140,11 @@ type Options struct {
 	// in the test binary, so that Cluster.CutEtcd can take the storage away
 	// from a running API server.
 	EtcdProxy bool
+	// SecondAPIServer starts a second kube-apiserver over the same etcd,
+	// always connected to it directly (Cluster.SecondConfig): with
+	// EtcdProxy, an HA pair one of whose members loses its storage while
+	// the other keeps taking writes.
+	SecondAPIServer bool
 }
 
 // Cluster is the package's running test cluster, as seen by one test.
@@ -282,6 +287,9 @@ func start(opts Options) (*packageCluster, func()) {
 			return pc, stop
 		}
 		cmd.Env = append(cmd.Env, "APISERVER_ETCD_SERVERS="+pc.proxy.URL())
+	}
+	if opts.SecondAPIServer {
+		cmd.Env = append(cmd.Env, "SECOND_APISERVER=1")
 	}
 	if os.Getenv("READY_TIMEOUT") == "" {
 		// Parallel test packages on 2 busy cores took up to 40 s to start.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 // etcdProxy stands between kube-apiserver and etcd, so that a test can take
@@ -157,4 +159,18 @@ func (c *Cluster) etcdProxy(t testing.TB) *etcdProxy {
 		t.Fatal("kubetest: the cluster has no etcd proxy (start it with Options{EtcdProxy: true})")
 	}
 	return c.pkg.proxy
+}
+
+// SecondConfig is an admin config for the cluster's second kube-apiserver,
+// which shares etcd with the first and reaches it directly. The cluster
+// must have been started with Options.SecondAPIServer.
+func (c *Cluster) SecondConfig(t testing.TB) *rest.Config {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(c.StateDir, "apiserver2.url"))
+	if err != nil {
+		t.Fatalf("kubetest: no second kube-apiserver (start the cluster with Options{SecondAPIServer: true}): %v", err)
+	}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Host = strings.TrimSpace(string(data))
+	return cfg
 }
