@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -31,7 +33,9 @@ import (
 // collector to run. The fleet answers a re-list's question of which objects
 // it knows (the missing ones become deletes).
 //
-// Pools and agent Sandboxes keep ordinary informers: there are few of them.
+// Pools and agent Sandboxes, of which there are few, keep a store of their
+// own for that question (addCachedWatch): they are fleet watches too, so
+// that every watch reconnects on the same short back-off.
 
 // fleetWatch is the controller of one resource: a reflector writing into a
 // fleetStore.
@@ -69,8 +73,42 @@ func newFleetWatch(resource string, lw cache.ListerWatcher, objType runtime.Obje
 	if onWatchError != nil {
 		lw = &reportingListWatch{inner: cache.ToListerWatcherWithContext(lw), semantics: lw, report: onWatchError}
 	}
-	r := cache.NewReflectorWithOptions(lw, objType, store, cache.ReflectorOptions{TypeDescription: resource})
+	r := cache.NewReflectorWithOptions(lw, objType, store, cache.ReflectorOptions{TypeDescription: resource, Backoff: reconnectBackoff()})
 	return &fleetWatch{reflector: r, store: store}
+}
+
+// reconnectBackoff is how long a watch waits before it lists or watches
+// again after a failure. client-go's default doubles from 0.8 s (with as
+// much again of jitter) up to 30 s, and forgets only after 2 minutes without
+// a failure: after each of a few API server restarts in a row the view came
+// back later (11, 18, then 37 s after the server was up). The watcher holds
+// one watch per resource, four at most per cluster, so retrying every 2 to
+// 3 s while the server is away costs it next to nothing, and the view is
+// back within seconds of the server.
+func reconnectBackoff() *wait.Backoff {
+	return &wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 10, Cap: 2 * time.Second}
+}
+
+// storingHandler keeps addCachedWatch's record of the objects it handed over, for
+// the resources the fleet cannot list by key.
+type storingHandler struct {
+	store cache.Store
+	next  cache.ResourceEventHandler
+}
+
+func (h storingHandler) OnAdd(obj any, isInInitialList bool) {
+	_ = h.store.Add(obj) // keyed by namespace/name, which every object has
+	h.next.OnAdd(obj, isInInitialList)
+}
+
+func (h storingHandler) OnUpdate(oldObj, newObj any) {
+	_ = h.store.Update(newObj)
+	h.next.OnUpdate(oldObj, newObj)
+}
+
+func (h storingHandler) OnDelete(obj any) {
+	_ = h.store.Delete(obj)
+	h.next.OnDelete(obj)
 }
 
 // fleetStore is the reflector's store: it transforms each object and hands

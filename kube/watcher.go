@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -34,18 +33,19 @@ import (
 // Defaults of WatcherOptions.
 const (
 	DefaultTickEvery = time.Second
-	// probeEvery is how often the watcher asks the server for /version while
-	// connected: a silently dead connection (network partition, no reset)
-	// would otherwise only show when HTTP/2 pings time out (~45 s).
+	// probeEvery is how often the watcher proves its data fresh with a
+	// consistent read of the storage (freshness.go): one small request per
+	// period per context, whatever the size of the fleet.
 	probeEvery = 2 * time.Second
-	// probeEveryDisconnected is the probe interval while the connection is lost.
-	probeEveryDisconnected = 2 * time.Second
+	// freshBudget: a consistent read that has not answered within it does
+	// not prove the data current, and the connection counts as lost. An API
+	// server that answers but cannot read etcd keeps its watches open and
+	// silent; only this read tells.
+	freshBudget = 5 * time.Second
 	// stallAfter: a probe that has no answer after this long, while nothing
 	// else came from the server for as long either, means the server is
 	// frozen (a stopped process, a partition without a reset): the
-	// connection counts as lost at once, so that no stale OK is shown while
-	// the request timeout runs. A server that is busy but still sending
-	// (a large list streaming) is not frozen and gets the full timeout.
+	// connection counts as lost at once, without waiting out the budget.
 	stallAfter = 3 * time.Second
 	syncPoll   = 50 * time.Millisecond
 )
@@ -193,7 +193,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.mu.Unlock()
 	w.publishStatus()
 
-	kc, dc, cfg, probe, err := w.informerClients()
+	kc, dc, cfg, err := w.informerClients()
 	if err != nil {
 		return err
 	}
@@ -238,17 +238,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 			listAfter(pods, ctx.Done())
 	}
 	if sources.Pool {
-		inf := dynamicinformer.NewFilteredDynamicInformer(dc, PoolGVR, ns, 0, cache.Indexers{}, nil).Informer()
-		if err := w.addInformer(PoolGVR.Resource, inf, slimPool, w.poolHandler()); err != nil {
-			return err
-		}
+		w.addCachedWatch(PoolGVR.Resource, cache.ToListWatcherWithWatchListSemantics(dynamicListWatch(dc, PoolGVR, ns), dc), slimPool, w.poolHandler())
 	}
 	if sources.Agent != nil {
 		gvr := *sources.Agent
-		inf := dynamicinformer.NewFilteredDynamicInformer(dc, gvr, ns, 0, cache.Indexers{}, nil).Informer()
-		if err := w.addInformer(gvr.Resource, inf, slimAgentSandbox(gvr), w.agentSandboxHandler()); err != nil {
-			return err
-		}
+		w.addCachedWatch(gvr.Resource, cache.ToListWatcherWithWatchListSemantics(dynamicListWatch(dc, gvr, ns), dc), slimAgentSandbox(gvr), w.agentSandboxHandler())
 	}
 
 	var wg sync.WaitGroup
@@ -265,8 +259,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if ns != "" {
 		goLoop(w.runForeignHolders)
 	}
-	if probe != nil {
-		goLoop(func(ctx context.Context) { w.runProbe(ctx, probe) })
+	if cfg != nil {
+		w.health.proving()
+		probe := newStorageProbe(kc.CoreV1().RESTClient(), ns)
+		goLoop(func(ctx context.Context) { w.runProbe(ctx, probe.read) })
 	}
 	if w.opts.ImageConfig != nil {
 		sub, unsubscribe := w.Subscribe()
@@ -288,13 +284,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 }
 
 // informerClients builds the informers' clients: their own, whose transport
-// reports every request's outcome to w.health, plus the client of the
-// /version probe, and the config they are built from (for more clients).
+// reports every request's outcome to w.health (the freshness probe uses the
+// typed one), and the config they are built from (for more clients).
 // Clients without a rest.Config (fake clientsets: tests, the demo) are used
 // as they are, without connection tracking or probe, and the config is nil.
-func (w *Watcher) informerClients() (kubernetes.Interface, dynamic.Interface, *rest.Config, rest.Interface, error) {
+func (w *Watcher) informerClients() (kubernetes.Interface, dynamic.Interface, *rest.Config, error) {
 	if w.clients.Config == nil {
-		return w.clients.Kube, w.clients.Dynamic, nil, nil, nil
+		return w.clients.Kube, w.clients.Dynamic, nil, nil
 	}
 	cfg := rest.CopyConfig(w.clients.Config)
 	cfg.Wrap(w.health.wrap)
@@ -303,34 +299,21 @@ func (w *Watcher) informerClients() (kubernetes.Interface, dynamic.Interface, *r
 	}
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("building the watcher's kubernetes client: %w", err)
+		return nil, nil, nil, fmt.Errorf("building the watcher's kubernetes client: %w", err)
 	}
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("building the watcher's dynamic client: %w", err)
+		return nil, nil, nil, fmt.Errorf("building the watcher's dynamic client: %w", err)
 	}
-	return kc, dc, cfg, kc.Discovery().RESTClient(), nil
+	return kc, dc, cfg, nil
 }
 
-// addInformer sets the transform and the watch error handler (both must be
-// set before the informer starts) and registers the fleet's handler.
-func (w *Watcher) addInformer(resource string, inf cache.SharedIndexInformer, transform cache.TransformFunc, handler cache.ResourceEventHandler) error {
-	if transform != nil {
-		if err := inf.SetTransform(transform); err != nil {
-			return fmt.Errorf("setting the %s transform: %w", resource, err)
-		}
-	}
-	if err := inf.SetWatchErrorHandlerWithContext(w.watchErrorHandler(resource)); err != nil {
-		return fmt.Errorf("setting the %s watch error handler: %w", resource, err)
-	}
-	reg, err := inf.AddEventHandler(handler)
-	if err != nil {
-		return fmt.Errorf("adding the %s event handler: %w", resource, err)
-	}
-	w.mu.Lock()
-	w.informers = append(w.informers, &watchedInformer{resource: resource, run: inf.RunWithContext, hasSynced: reg.HasSynced})
-	w.mu.Unlock()
-	return nil
+// addCachedWatch registers a fleet watch of a resource with few objects,
+// which the fleet does not list by key: a store of its own remembers what it
+// handed over, for a re-list to tell which objects are gone.
+func (w *Watcher) addCachedWatch(resource string, lw cache.ListerWatcher, transform cache.TransformFunc, handler cache.ResourceEventHandler) {
+	known := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
+	w.addFleetWatch(resource, lw, &unstructured.Unstructured{}, transform, known, storingHandler{store: known, next: handler})
 }
 
 // addFleetWatch registers a watch that feeds the fleet without a cache of
@@ -358,6 +341,13 @@ func (w *Watcher) watchErrorHandler(resource string) cache.WatchErrorHandlerWith
 		}
 	}
 }
+
+// RefusingSince reports since when every attempt to connect to the server
+// has been refused (nothing listens at its address), with no answer in
+// between; ok is false while the server answers, or is merely silent or
+// slow. A one-shot read gives up on a refusing server instead of waiting
+// out its timeout.
+func (w *Watcher) RefusingSince() (since time.Time, ok bool) { return w.health.refusingSince() }
 
 // Refused reports whether the server refuses the watcher's requests for
 // resource ("pods", "batchsandboxes", ...): forbidden, or not served.
@@ -416,53 +406,11 @@ func (w *Watcher) runTicker(ctx context.Context) {
 	}
 }
 
-// runProbe asks the server for /version, through the health transport, so a
-// dead connection shows even when no informer is talking, and so AsOf moves
-// while the cluster is quiet but reachable.
-func (w *Watcher) runProbe(ctx context.Context, rc rest.Interface) {
-	// A busy server may answer slowly; only the user's request timeout
-	// makes a slow answer a lost connection.
-	timeout := w.clients.RequestTimeout
-	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
-	}
-	for {
-		every := probeEvery
-		if !w.health.connected() {
-			every = probeEveryDisconnected
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(every):
-		}
-		pctx, cancel := context.WithTimeout(ctx, timeout)
-		answered := make(chan struct{})
-		crash.Go(func() {
-			defer close(answered)
-			_ = rc.Get().AbsPath("/version").Do(pctx).Error()
-		})
-		select {
-		case <-answered:
-		case <-time.After(stallAfter):
-			if w.health.silentFor(stallAfter) {
-				w.health.fail("version") // frozen: say so now, not at the timeout
-			}
-			<-answered
-		}
-		if pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			// The transport skips requests whose context ended; a probe that
-			// timed out is exactly the failure it exists to see.
-			w.health.fail("version")
-		}
-		cancel()
-	}
-}
-
 // Status is the current source status: what the fleet is built from and how
-// fresh it is. AsOf is the last time data arrived or the server answered
-// (the probe keeps it moving while the cluster is quiet); it stops moving
-// when the connection is lost.
+// fresh it is. AsOf is when the data was last proven current: the sending of
+// the last consistent read of the storage that answered (freshness.go); it
+// stops moving when the connection or the storage is lost. Clients without a
+// server (fake clientsets) have no probe: there AsOf is the last event.
 func (w *Watcher) Status() model.SourceStatus {
 	c := w.clients
 	st := model.SourceStatus{
@@ -480,10 +428,16 @@ func (w *Watcher) Status() model.SourceStatus {
 	}
 	h := w.health.state()
 	st.DisconnectedSince = h.disconnectedSince
-	st.AsOf = h.lastContact
-	if ev := w.lastEvent.Load(); ev != 0 {
-		if t := time.Unix(0, ev); t.After(st.AsOf) {
-			st.AsOf = t
+	if h.proves {
+		// An event proves nothing about what else is missing: only the
+		// storage read does.
+		st.AsOf = h.proven
+	} else {
+		st.AsOf = h.lastContact
+		if ev := w.lastEvent.Load(); ev != 0 {
+			if t := time.Unix(0, ev); t.After(st.AsOf) {
+				st.AsOf = t
+			}
 		}
 	}
 	st.Forbidden = h.forbidden

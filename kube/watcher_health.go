@@ -1,12 +1,15 @@
 package kube
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"path"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -14,14 +17,17 @@ import (
 // answers two questions the fleet model needs: is the connection lost (and
 // since when), and which resources the server refuses to list.
 //
-// Every informer request (list, watch) and the periodic /version probe go
-// through healthTransport, keyed by the last path segment ("pods",
-// "batchsandboxes", "version"). A key is failing from a transport error (or a
-// broken watch stream, or a 502/503/504 from a proxy) until a later request
-// for the same key gets an answer. The connection counts as lost while any
-// key fails. Recovery therefore means every broken informer has listed or
-// watched again, not merely that the server answers a ping: until then its
-// cache may miss changes, and a stale OK is what sandscope must never show.
+// Every informer request (list, watch) goes through healthTransport, keyed
+// by the last path segment ("pods", "batchsandboxes"). A key is failing from
+// a transport error (or a broken watch stream, or a 5xx answer) until a
+// later request for the same key gets an answer. The watcher's freshness
+// probe (runProbe) has a key of its own, storageKey, which only a consistent
+// read of the storage clears: an API server that answers but cannot read
+// etcd keeps its watches open and silent, and only such a read tells. The
+// connection counts as lost while any key fails. Recovery therefore means
+// every broken informer has listed or watched again and the storage was
+// read, not merely that the server answers a ping: until then its cache may
+// miss changes, and a stale OK is what sandscope must never show.
 type apiHealth struct {
 	now     func() time.Time
 	changed func() // called, without locks held, after the visible state changed
@@ -30,7 +36,17 @@ type apiHealth struct {
 	failing     map[string]struct{}
 	since       time.Time // when the connection was lost; zero while connected
 	lastContact time.Time // last answer from the server
-	refused     map[string]refusal
+	// proven is when the last consistent read of the storage was sent
+	// (its answer proves the data current as of then); zero until one
+	// succeeds. proves says a probe is running, so that proven is AsOf.
+	proven time.Time
+	proves bool
+	// refusedSince is the first connection refused (nothing listening at
+	// the server's address) since the server last answered; zero once it
+	// answers. A refusal is an answer of the host, unlike silence: the
+	// server is not there, rather than slow.
+	refusedSince time.Time
+	refused      map[string]refusal
 	// heard is when the last bytes came from the server (unix nanoseconds):
 	// answers, and every read of a list or watch body.
 	heard atomic.Int64
@@ -80,21 +96,17 @@ func (h *apiHealth) fail(key string) {
 // or not) with status.
 func (h *apiHealth) answered(key string, status int, watch bool) {
 	h.hear()
-	switch status {
-	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	if status >= http.StatusInternalServerError {
 		// A proxy or load balancer in front of a dead API server answers
-		// these; the API server itself is not known to be there.
+		// 502/503/504; the API server itself answers 500 or 504 when it
+		// cannot reach its storage. Either way the informer got no data.
 		h.fail(key)
 		return
 	}
 	h.mu.Lock()
 	h.lastContact = h.now()
-	_, wasFailing := h.failing[key]
-	delete(h.failing, key)
-	recovered := wasFailing && len(h.failing) == 0
-	if recovered {
-		h.since = time.Time{}
-	}
+	h.refusedSince = time.Time{}
+	recovered := h.clearLocked(key)
 	r, wasRefused := h.refused[key]
 	accepted := wasRefused && status >= 200 && status < 300 && (watch || !r.watchOnly)
 	if accepted {
@@ -102,6 +114,69 @@ func (h *apiHealth) answered(key string, status int, watch bool) {
 	}
 	h.mu.Unlock()
 	if recovered || accepted {
+		h.changed()
+	}
+}
+
+// clearLocked ends key's failure and reports whether that ended the loss
+// of the connection. h.mu is held.
+func (h *apiHealth) clearLocked(key string) bool {
+	_, wasFailing := h.failing[key]
+	delete(h.failing, key)
+	recovered := wasFailing && len(h.failing) == 0
+	if recovered {
+		h.since = time.Time{}
+	}
+	return recovered
+}
+
+// noteTransportError records a refused connection among the transport
+// errors.
+func (h *apiHealth) noteTransportError(err error) {
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return
+	}
+	h.mu.Lock()
+	if h.refusedSince.IsZero() {
+		h.refusedSince = h.now()
+	}
+	h.mu.Unlock()
+}
+
+// contact records an answer that says nothing about any key (the freshness
+// probe judges its own): the server is there.
+func (h *apiHealth) contact() {
+	h.hear()
+	h.mu.Lock()
+	h.refusedSince = time.Time{}
+	h.mu.Unlock()
+}
+
+// refusingSince reports since when connections have been refused with no
+// answer in between.
+func (h *apiHealth) refusingSince() (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.refusedSince, !h.refusedSince.IsZero()
+}
+
+// storageKey is the freshness probe's key: failing while the server's
+// storage could not be read within the budget.
+const storageKey = "storage (consistent read)"
+
+// provenFresh records a consistent read sent at sent that the server
+// answered: the data was current then.
+func (h *apiHealth) provenFresh(sent time.Time) {
+	h.hear()
+	h.mu.Lock()
+	h.lastContact = h.now()
+	h.refusedSince = time.Time{}
+	if sent.After(h.proven) {
+		h.proven = sent
+	}
+	recovered := h.clearLocked(storageKey)
+	h.mu.Unlock()
+	if recovered {
 		h.changed()
 	}
 }
@@ -130,6 +205,8 @@ func (h *apiHealth) isRefused(key string) bool {
 type healthState struct {
 	disconnectedSince *time.Time
 	lastContact       time.Time
+	proven            time.Time // see apiHealth.proven
+	proves            bool
 	forbidden         []string // sorted messages of 403 refusals
 	unavailable       []string // sorted messages of resources not served
 }
@@ -137,7 +214,7 @@ type healthState struct {
 func (h *apiHealth) state() healthState {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := healthState{lastContact: h.lastContact}
+	st := healthState{lastContact: h.lastContact, proven: h.proven, proves: h.proves}
 	if !h.since.IsZero() {
 		since := h.since
 		st.disconnectedSince = &since
@@ -170,7 +247,25 @@ type healthTransport struct {
 	health *apiHealth
 }
 
+// probeRequest marks the context of the freshness probe's requests: the
+// probe judges their outcome itself (only a 2xx within the budget proves
+// anything), so the transport only notes that the server sent something.
+type probeRequest struct{}
+
+func asProbe(ctx context.Context) context.Context {
+	return context.WithValue(ctx, probeRequest{}, true)
+}
+
 func (t *healthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Context().Value(probeRequest{}) != nil {
+		resp, err := t.next.RoundTrip(req)
+		if err == nil {
+			t.health.contact()
+		} else if req.Context().Err() == nil {
+			t.health.noteTransportError(err)
+		}
+		return resp, err
+	}
 	key := path.Base(req.URL.Path)
 	watch := req.URL.Query().Get("watch") == "true"
 	resp, err := t.next.RoundTrip(req)
@@ -178,6 +273,7 @@ func (t *healthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A request we canceled ourselves (shutdown, a stopped watch) says
 		// nothing about the server.
 		if req.Context().Err() == nil {
+			t.health.noteTransportError(err)
 			t.health.fail(key)
 		}
 		return resp, err

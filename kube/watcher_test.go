@@ -446,7 +446,7 @@ func waitDisconnected(t *testing.T, w *kube.Watcher, key string, start time.Time
 }
 
 // waitReconnected waits for w to be connected again, with key's identity
-// OK. The informers come back on client-go's own backoff (up to ~30 s).
+// OK. The watches retry on a back-off capped at 2 s (reconnectBackoff).
 func waitReconnected(t *testing.T, w *kube.Watcher, key string, start time.Time) (*fleet.Snapshot, time.Duration) {
 	t.Helper()
 	return waitFor(t, w, start, 90*time.Second, "reconnected + OK", func(s *fleet.Snapshot) bool {

@@ -8,19 +8,21 @@ type WatchState struct {
 	Resource string // plural, as in the request path: "pods", "batchsandboxes", ...
 	// Synced: the fleet has seen the resource's initial list.
 	Synced bool
-	// Up: synced, its last request answered, and the server does not
-	// refuse it (forbidden or not served).
+	// Up: synced, its last request answered, the server's storage proven
+	// readable by the last freshness probe, and the server does not refuse
+	// it (forbidden or not served).
 	Up bool
 }
 
 // Watches reports each resource the watcher watches, sorted by name. It is
 // empty until Run has started the informers.
 func (w *Watcher) Watches() []WatchState {
+	storageLost := w.health.isFailing(storageKey)
 	w.mu.Lock()
 	out := make([]WatchState, 0, len(w.informers))
 	for _, wi := range w.informers {
 		synced := wi.hasSynced()
-		up := synced && !w.health.isFailing(wi.resource) && !w.health.isRefused(wi.resource)
+		up := synced && !storageLost && !w.health.isFailing(wi.resource) && !w.health.isRefused(wi.resource)
 		out = append(out, WatchState{Resource: wi.resource, Synced: synced, Up: up})
 	}
 	w.mu.Unlock()

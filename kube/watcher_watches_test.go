@@ -42,7 +42,7 @@ func TestWatcherWatches(t *testing.T) {
 		return false
 	})
 	c.StartAPIServer(t)
-	// The informers come back on client-go's own backoff (up to ~30 s).
+	// The watches retry on a back-off capped at 2 s (reconnectBackoff).
 	waitUntil(t, 90*time.Second, "every watch up again", func() bool {
 		_, down := state()
 		return len(down) == 0

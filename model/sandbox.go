@@ -486,7 +486,7 @@ type SourceStatus struct {
 	Namespaces        []string   `json:"namespaces"` // empty = all namespaces
 	Synced            bool       `json:"synced"`
 	DisconnectedSince *time.Time `json:"disconnectedSince,omitempty"`
-	AsOf              time.Time  `json:"asOf"`            // time of the last data received
+	AsOf              time.Time  `json:"asOf"`            // when the data was last proven current (kube: a consistent read)
 	Notes             []string   `json:"notes,omitempty"` // e.g. "BatchSandbox CRD not installed"
 	Forbidden         []string   `json:"forbidden,omitempty"`
 	ReadOnly          bool       `json:"readOnly"`

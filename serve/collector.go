@@ -76,7 +76,7 @@ func NewCollector(state func() State) *Collector {
 		restarts:    d("restarts_total", "Container restarts and kills explained by restart forensics since the exporter started, by cause.", "cause", "namespace"),
 		score:       d("fleet_score", "Fleet score of the latest analysis (0-100; 100 means no finding)."),
 		watchUp:     d("watch_up", "1 while the watch of a resource is synced and answered, else 0.", "resource"),
-		lastSync:    d("last_sync_timestamp_seconds", "Unix time of the last data received from the API server."),
+		lastSync:    d("last_sync_timestamp_seconds", "Unix time the data was last proven current (a consistent read of the API server's storage)."),
 		analyzed:    d("last_analysis_timestamp_seconds", "Unix time of the latest analysis (findings, score, restart causes)."),
 	}
 }

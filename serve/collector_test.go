@@ -121,7 +121,7 @@ sandscope_restarts_total{cause="unexplained",namespace="team-b"} 0
 # TYPE sandscope_watch_up gauge
 sandscope_watch_up{resource="batchsandboxes"} 1
 sandscope_watch_up{resource="pods"} 0
-# HELP sandscope_last_sync_timestamp_seconds Unix time of the last data received from the API server.
+# HELP sandscope_last_sync_timestamp_seconds Unix time the data was last proven current (a consistent read of the API server's storage).
 # TYPE sandscope_last_sync_timestamp_seconds gauge
 sandscope_last_sync_timestamp_seconds ` + fmt.Sprint(float64(t0.Add(-2*time.Second).Unix())) + `
 `

@@ -19,6 +19,12 @@ import (
 // sync, so "none in flight" alone could be read before the first one began.
 const imageSettleQuiet = 300 * time.Millisecond
 
+// refusedGrace is how long a one-shot read keeps trying a server that
+// refuses connections before it calls the context unreachable: long enough
+// for a few of the watcher's retries, far shorter than the timeout, which is
+// for servers that are slow or silent.
+const refusedGrace = 2 * time.Second
+
 // ClientsSource reads a context through kube.Clients: a kube.Watcher for
 // the fleet, and single-object reads for forensics.
 func ClientsSource(c *kube.Clients) Source { return &clientsSource{Clients: c} }
@@ -59,15 +65,26 @@ func (s *clientsSource) Snapshot(ctx context.Context, opts Options) (*fleet.Snap
 	synced := make(chan error, 1)
 	crash.Go(func() { synced <- w.WaitForSync(runCtx) })
 
-	select {
-	case err := <-ran:
-		if err == nil {
-			err = ctx.Err()
-		}
-		return nil, fmt.Errorf("watching the fleet: %w", err)
-	case err := <-synced:
-		if err != nil {
-			return nil, syncError(w.Status(), err)
+	check := time.NewTicker(100 * time.Millisecond)
+	defer check.Stop()
+wait:
+	for {
+		select {
+		case err := <-ran:
+			if err == nil {
+				err = ctx.Err()
+			}
+			return nil, fmt.Errorf("watching the fleet: %w", err)
+		case err := <-synced:
+			if err != nil {
+				return nil, syncError(w.Status(), err)
+			}
+			break wait
+		case <-check.C:
+			if since, ok := w.RefusingSince(); ok && time.Since(since) >= refusedGrace {
+				return nil, fmt.Errorf("the API server refuses connections (nothing listens at %s) since %s",
+					s.Clients.Server, since.UTC().Format(time.RFC3339))
+			}
 		}
 	}
 	if w.Refused("pods") {

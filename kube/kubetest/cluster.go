@@ -58,7 +58,10 @@
 //   - Faults: the watcher's tests lose the cluster and get it back. kubetest
 //     owns the processes, so a test can kill kube-apiserver alone and start
 //     it again on the same port over the same etcd data, or freeze it with
-//     SIGSTOP (StopAPIServer, StartAPIServer, FreezeAPIServer).
+//     SIGSTOP (StopAPIServer, StartAPIServer, FreezeAPIServer). With
+//     Options.EtcdProxy its etcd traffic runs through a proxy in the test
+//     binary that CutEtcd cuts: an API server that answers but cannot read
+//     its storage.
 //   - Cleanup: envtest stops its processes in Environment.Stop, which a
 //     test binary killed by go test -timeout never reaches; the watchdog
 //     above does not depend on the binary.
@@ -135,6 +138,15 @@ type Options struct {
 	CRDs CRDSet
 	// APIServerExtraArgs are appended to kube-apiserver's flags.
 	APIServerExtraArgs []string
+	// EtcdProxy routes kube-apiserver's connections to etcd through a proxy
+	// in the test binary, so that Cluster.CutEtcd can take the storage away
+	// from a running API server.
+	EtcdProxy bool
+	// SecondAPIServer starts a second kube-apiserver over the same etcd,
+	// always connected to it directly (Cluster.SecondConfig): with
+	// EtcdProxy, an HA pair one of whose members loses its storage while
+	// the other keeps taking writes.
+	SecondAPIServer bool
 }
 
 // Cluster is the package's running test cluster, as seen by one test.
@@ -163,8 +175,9 @@ type packageCluster struct {
 	binDir   string
 	state    string // the folder that start.sh filled
 	cluster  *Cluster
-	skip     string // reason every Get skips; empty when the cluster runs
-	fail     string // reason every Get fails
+	skip     string     // reason every Get skips; empty when the cluster runs
+	fail     string     // reason every Get fails
+	proxy    *etcdProxy // nil unless Options.EtcdProxy
 	apiMu    sync.Mutex
 	nsSerial int
 }
@@ -245,6 +258,9 @@ func start(opts Options) (*packageCluster, func()) {
 			return
 		}
 		stopped = true
+		if pc.proxy != nil {
+			defer pc.proxy.Close()
+		}
 		cmd := exec.Command(filepath.Join(pc.scripts, "stop.sh"), pc.state)
 		cmd.Env = append(os.Environ(), "STOP_SIGNAL=KILL")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -267,6 +283,16 @@ func start(opts Options) (*packageCluster, func()) {
 	t0 := time.Now()
 	cmd := exec.Command(filepath.Join(pc.scripts, "start.sh"), pc.state)
 	cmd.Env = append(os.Environ(), "BIN_DIR="+pc.binDir, "APISERVER_EXTRA_ARGS="+strings.Join(opts.APIServerExtraArgs, " "))
+	if opts.EtcdProxy {
+		if pc.proxy, err = newEtcdProxy(etcdURLTarget(pc.state)); err != nil {
+			pc.fail = err.Error()
+			return pc, stop
+		}
+		cmd.Env = append(cmd.Env, "APISERVER_ETCD_SERVERS="+pc.proxy.URL())
+	}
+	if opts.SecondAPIServer {
+		cmd.Env = append(cmd.Env, "SECOND_APISERVER=1")
+	}
 	if os.Getenv("READY_TIMEOUT") == "" {
 		// Parallel test packages on 2 busy cores took up to 40 s to start.
 		cmd.Env = append(cmd.Env, "READY_TIMEOUT=180")

@@ -1,0 +1,105 @@
+package kube
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
+
+	"github.com/sandscope/sandscope/internal/crash"
+)
+
+// Freshness is proven, not assumed. An API server that is cut off from etcd
+// (etcd down, an HA member partitioned away) still answers /version, /livez
+// and keeps its watches open; they only go silent, exactly as they do over
+// a quiet fleet. So the watcher asks, every probeEvery, for a consistent
+// read: a list of at most one Pod with no resourceVersion, which the server
+// can only answer once it has read the storage's current revision (and,
+// served from its watch cache, once that cache has caught up with it). Its
+// answer within freshBudget proves the data current as of the request;
+// anything else (an error, a 5xx, no answer) leaves AsOf where it was and
+// counts the connection as lost, so identities read UNKNOWN and
+// sandscope_watch_up drops to 0, until a read answers again.
+
+// metadataListJSON asks for the list as object metadata only: the probe
+// reads one Pod's name, never its spec.
+const metadataListJSON = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
+// storageProbe is the consistent read of the Pods the watcher lists (the
+// watched namespace, or all).
+type storageProbe struct {
+	rc        rest.Interface // a core/v1 client through the health transport
+	namespace string
+	// liveOnly: the server refused the list (no right to list Pods there).
+	// With no Pods there is no identity to vouch for; /version then only
+	// says the server answers.
+	liveOnly atomic.Bool
+}
+
+func newStorageProbe(rc rest.Interface, namespace string) *storageProbe {
+	return &storageProbe{rc: rc, namespace: namespace}
+}
+
+func (p *storageProbe) read(ctx context.Context) error {
+	if p.liveOnly.Load() {
+		return p.rc.Get().AbsPath("/version").Do(ctx).Error()
+	}
+	req := p.rc.Get().Resource("pods").Param("limit", "1").SetHeader("Accept", metadataListJSON)
+	if p.namespace != "" {
+		req = req.Namespace(p.namespace)
+	}
+	err := req.Do(ctx).Error()
+	if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
+		p.liveOnly.Store(true)
+		return p.read(ctx)
+	}
+	return err
+}
+
+// runProbe proves the data fresh at once and then every probeEvery after
+// the previous read ended, until ctx ends.
+func (w *Watcher) runProbe(ctx context.Context, read func(context.Context) error) {
+	for {
+		w.probeOnce(ctx, read)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(probeEvery):
+		}
+	}
+}
+
+// probeOnce sends one consistent read and records what it proved.
+func (w *Watcher) probeOnce(ctx context.Context, read func(context.Context) error) {
+	sent := w.now()
+	pctx, cancel := context.WithTimeout(asProbe(ctx), freshBudget)
+	defer cancel()
+	done := make(chan error, 1)
+	crash.Go(func() { done <- read(pctx) })
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(stallAfter):
+		if w.health.silentFor(stallAfter) {
+			w.health.fail(storageKey) // frozen: say so now, not at the end of the budget
+		}
+		err = <-done
+	}
+	switch {
+	case ctx.Err() != nil:
+		// Stopping: the read says nothing about the server.
+	case err != nil:
+		w.health.fail(storageKey)
+	default:
+		w.health.provenFresh(sent)
+	}
+}
+
+// proving says a freshness probe runs: from now on AsOf is what it proves.
+func (h *apiHealth) proving() {
+	h.mu.Lock()
+	h.proves = true
+	h.mu.Unlock()
+}
