@@ -99,10 +99,9 @@ type Watcher struct {
 	synced    chan struct{} // closed once the fleet has been told it is synced
 	lastEvent atomic.Int64  // unix nanoseconds of the last informer event
 
-	mu          sync.Mutex
-	notes       []string // from discovery
-	informers   []*watchedInformer
-	foreignNext int // where the next round of foreign-holder lookups starts (foreign.go)
+	mu        sync.Mutex
+	notes     []string // from discovery
+	informers []*watchedInformer
 
 	publishMu sync.Mutex
 	published *model.SourceStatus
@@ -141,6 +140,11 @@ func NewWatcher(c *Clients, opts WatcherOptions) *Watcher {
 		}
 	}
 	w.fleet = fleet.New(fleetOpts)
+	if opts.Namespace != "" {
+		// Dead sandboxes' IPs may be held in other namespaces: unchecked
+		// until looked up there (foreign.go).
+		w.fleet.TrackForeign()
+	}
 	w.health = newAPIHealth(w.now, w.publishStatus)
 	return w
 }
