@@ -99,9 +99,10 @@ type Watcher struct {
 	synced    chan struct{} // closed once the fleet has been told it is synced
 	lastEvent atomic.Int64  // unix nanoseconds of the last informer event
 
-	mu        sync.Mutex
-	notes     []string // from discovery
-	informers []*watchedInformer
+	mu           sync.Mutex
+	notes        []string       // from discovery
+	notInstalled []model.Engine // engines whose CRD is missing, from discovery
+	informers    []*watchedInformer
 
 	publishMu sync.Mutex
 	published *model.SourceStatus
@@ -193,6 +194,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	w.mu.Lock()
 	w.notes = append([]string(nil), sources.Notes...)
+	w.notInstalled = append([]model.Engine(nil), sources.NotInstalled...)
 	w.mu.Unlock()
 	w.publishStatus()
 
@@ -492,6 +494,7 @@ func (w *Watcher) Status() model.SourceStatus {
 	st.Forbidden = h.forbidden
 	w.mu.Lock()
 	st.Notes = append(st.Notes, w.notes...)
+	st.NotInstalled = append(st.NotInstalled, w.notInstalled...)
 	w.mu.Unlock()
 	st.Notes = append(st.Notes, h.unavailable...)
 	return st

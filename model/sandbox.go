@@ -506,6 +506,9 @@ type SourceStatus struct {
 	AsOf              time.Time  `json:"asOf"`            // time of the last data received
 	Notes             []string   `json:"notes,omitempty"` // e.g. "BatchSandbox CRD not installed"
 	Forbidden         []string   `json:"forbidden,omitempty"`
-	ReadOnly          bool       `json:"readOnly"`
-	Demo              bool       `json:"demo"`
+	// NotInstalled lists the engines (model.Engine*) whose CRD the server
+	// does not serve: Pods naming such a sandbox are read without it.
+	NotInstalled []Engine `json:"notInstalled,omitempty"`
+	ReadOnly     bool     `json:"readOnly"`
+	Demo         bool     `json:"demo"`
 }

@@ -165,8 +165,8 @@ func (f *Fleet) ForeignLookupFailed() {
 // holderUnchecked reports whether a dead or gone slot recording ip must say
 // its holder was not looked for outside the namespace.
 func (f *Fleet) holderUnchecked(ip string) bool {
-	if ip == "" {
-		return false
+	if ip == "" || f.ipLive.Has(ip) {
+		return false // a watched live Pod holds it: no Pod elsewhere can
 	}
 	if f.foreignBlocked != "" {
 		return true
