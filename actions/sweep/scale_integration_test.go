@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,13 +19,14 @@ import (
 )
 
 // EnvScaleTest runs the fleet-scale tests (minutes of writes to the test
-// API server): SANDSCOPE_SCALE_TEST=1 go test ./actions/sweep -run Scale -timeout 60m
+// API server): SANDSCOPE_SCALE_TEST=1 go test ./actions/sweep -run Scale -timeout 60m.
+// A number above 1 is the fleet's size instead of 10,000 (the same share dead).
 const EnvScaleTest = "SANDSCOPE_SCALE_TEST"
 
 const (
 	scaleSandboxes = 10000
-	scaleDead      = 1515
-	scaleTakenEach = 5 // every 5th dead sandbox's IP is held by a Pod of another namespace
+	scaleDeadShare = 0.1515 // 1,515 of 10,000
+	scaleTakenEach = 5      // every 5th dead sandbox's IP is held by a Pod of another namespace
 )
 
 // TestScaleSweepOneNamespaceIPTakenElsewhere: 10,000 sandboxes in one
@@ -33,9 +35,15 @@ const (
 // IP_TAKEN within the default timeout, and no slot may be left unchecked:
 // one lookup per dead sandbox ran out of time here and printed POD_DEAD.
 func TestScaleSweepOneNamespaceIPTakenElsewhere(t *testing.T) {
-	if testing.Short() || os.Getenv(EnvScaleTest) == "" {
+	env := os.Getenv(EnvScaleTest)
+	if testing.Short() || env == "" {
 		t.Skipf("fleet-scale test: set %s=1 (and -timeout 60m)", EnvScaleTest)
 	}
+	scaleSandboxes := scaleSandboxes
+	if n, err := strconv.Atoi(env); err == nil && n > 1 {
+		scaleSandboxes = n
+	}
+	scaleDead := int(float64(scaleSandboxes) * scaleDeadShare)
 	c := kubetest.Get(t)
 	ns, other := c.Namespace(t), c.Namespace(t)
 	ctx := context.Background()
