@@ -77,14 +77,14 @@ func TestExitCodeTables(t *testing.T) {
 		Contexts: []sweep.ContextResult{{Name: "a", Reachable: true}},
 		Findings: []model.Finding{{Code: model.CodeRestartOOM, Severity: model.SeverityWarning}},
 	}
-	if got := sweepExitCode(report, model.SeverityError); got != 0 {
+	if got := sweepExitCode(report, sweep.FailOn{Severity: model.SeverityError}); got != 0 {
 		t.Errorf("sweep, a warning at --fail-on error: exit %d, want 0", got)
 	}
-	if got := sweepExitCode(report, model.SeverityWarning); got != 1 {
+	if got := sweepExitCode(report, sweep.FailOn{Severity: model.SeverityWarning}); got != 1 {
 		t.Errorf("sweep, a warning at --fail-on warning: exit %d, want 1", got)
 	}
 	report.Contexts[0].Reachable = false
-	if got := sweepExitCode(report, model.SeverityWarning); got != 2 {
+	if got := sweepExitCode(report, sweep.FailOn{Severity: model.SeverityWarning}); got != 2 {
 		t.Errorf("sweep, no context reachable: exit %d, want 2", got)
 	}
 }

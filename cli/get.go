@@ -22,6 +22,8 @@ type getFlags struct {
 	noHeaders bool
 	selector  string
 	timeout   time.Duration
+	// allowPartial exits 0 after a partial read (still warned about).
+	allowPartial bool
 }
 
 func newGetCommand(g *Globals) *cobra.Command {
@@ -38,7 +40,11 @@ func newGetCommand(g *Globals) *cobra.Command {
 			"objects, e.g. batchsandbox.sandbox.opensandbox.io/NAME, for kubectl), jsonpath=TEMPLATE or jsonpath-file=FILE.\n\n" +
 			"In get, -l/--selector filters what is listed, as kubectl's does; plain-Pod sandboxes are those labelled\n" +
 			"opensandbox.io/id.\n\n" +
-			"Exit codes: 0 printed; 1 the cluster could not be read, or a NAME was not found; 2 usage error.",
+			"What the read could not see (a kind forbidden, a lookup that did not finish, an address not checked in other\n" +
+			"namespaces, a CRD missing that Pods name) makes it partial: everything seen is printed, each gap is a\n" +
+			"\"warning: partial:\" line on stderr, and get exits 1 unless --allow-partial.\n\n" +
+			"Exit codes: 0 printed; 1 the cluster could not be read, the read was partial, or a NAME was not found;\n" +
+			"2 usage error.",
 		Example: strings.ReplaceAll("  sandscope get sb -A\n"+
 			"  sandscope get sandboxes -l team=rl -o wide\n"+
 			"  sandscope get findings -A -o jsonpath='{range .items[*]}{.code} {.namespace}/{.sandbox}{\"\\n\"}{end}'\n"+
@@ -54,6 +60,7 @@ func newGetCommand(g *Globals) *cobra.Command {
 	fl.BoolVar(&f.noHeaders, "no-headers", false, "Print the table without its header line")
 	fl.StringVarP(&f.selector, "selector", "l", "", "Label selector: list only what matches (e.g. -l team=rl,tier!=gpu)")
 	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time allowed to connect and sync the fleet (and, for findings, analyze it)")
+	fl.BoolVar(&f.allowPartial, "allow-partial", false, "Exit 0 after a partial read (what could not be seen is still warned about on stderr)")
 	_ = cmd.RegisterFlagCompletionFunc("output", completeOutput)
 	return cmd
 }
@@ -87,7 +94,7 @@ func runGet(ctx context.Context, g *Globals, f *getFlags, args []string) error {
 	if len(targets) != 1 {
 		return usage(fmt.Errorf("get reads one context, not %d: give --context one name", len(targets)))
 	}
-	snap, findings, err := readFleet(ctx, g, targets[0], opts, q.Resource == listing.Findings)
+	snap, findings, unseen, err := readFleet(ctx, g, targets[0], opts, q.Resource == listing.Findings)
 	if err != nil {
 		return err
 	}
@@ -109,13 +116,18 @@ func runGet(ctx context.Context, g *Globals, f *getFlags, args []string) error {
 		}
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%s %s not found", q.Resource, strings.Join(quoted, ", "))}
 	}
+	if len(unseen) > 0 && !f.allowPartial {
+		// What was printed may miss what could not be seen: not a clean read.
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("context %s was read partially (%d gap(s) above; --allow-partial to accept)", textsafe.Line(targets[0].Name), len(unseen))}
+	}
 	return nil
 }
 
 // readFleet reads one context once, as a sweep does: connect, sync, and
-// for findings analyze. What was partial goes to stderr as warnings; a
-// context that cannot be read is exit 1.
-func readFleet(ctx context.Context, g *Globals, t sweep.Target, opts sweep.Options, analyze bool) (*fleet.Snapshot, []model.Finding, error) {
+// for findings analyze. It returns what the read could not see (a partial
+// read; sweep.Unseen), each also a "warning: partial:" line on stderr, as
+// are the other notes; a context that cannot be read is exit 1.
+func readFleet(ctx context.Context, g *Globals, t sweep.Target, opts sweep.Options, analyze bool) (*fleet.Snapshot, []model.Finding, []string, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	cannot := func(err error) error {
@@ -126,21 +138,28 @@ func readFleet(ctx context.Context, g *Globals, t sweep.Target, opts sweep.Optio
 	}
 	src, err := t.Open(ctx)
 	if err != nil {
-		return nil, nil, cannot(err)
+		return nil, nil, nil, cannot(err)
 	}
 	snap, err := src.Snapshot(ctx, opts)
 	if err != nil {
-		return nil, nil, cannot(err)
+		return nil, nil, nil, cannot(err)
 	}
 	var findings []model.Finding
 	var notes []string
 	if analyze {
 		findings, notes = sweep.Analyze(ctx, t.Name, snap, src, opts)
 	}
-	for _, n := range append(notes, sweep.ReadNotes(t.Name, src, snap)...) {
+	unseen := sweep.Unseen(src, snap)
+	for _, n := range snap.Status.Notes {
+		notes = append(notes, t.Name+": "+n) // a CRD not installed; what was refused or unfinished is below
+	}
+	for _, n := range notes {
 		fmt.Fprintf(g.Err, "warning: %s\n", textsafe.Line(n))
 	}
-	return snap, findings, nil
+	for _, u := range unseen {
+		fmt.Fprintf(g.Err, "warning: partial: %s: %s\n", textsafe.Line(t.Name), textsafe.Line(u))
+	}
+	return snap, findings, unseen, nil
 }
 
 // noResources is kubectl's line for an empty answer.

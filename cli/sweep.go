@@ -12,7 +12,6 @@ import (
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/internal/textsafe"
-	"github.com/sandscope/sandscope/model"
 )
 
 // sweepFlags are the sweep's own flags; -n, -A, --context, --stuck-after and
@@ -27,7 +26,7 @@ type sweepFlags struct {
 func newSweepCommand(g *Globals) *cobra.Command {
 	f := &sweepFlags{}
 	cmd := &cobra.Command{
-		Use:   "sweep [-n NS | -A] [--context A,B,...] [-o table|json|junit] [--fail-on warning|error]",
+		Use:   "sweep [-n NS | -A] [--context A,B,...] [-o table|json|junit] [--fail-on warning|error[,partial]]",
 		Short: "Report what is wrong with the sandbox fleet now (for cron, CI and incident channels)",
 		Long: "sweep reads every sandbox of one or more contexts (swept concurrently, each within --timeout) and reports\n" +
 			"findings with evidence: identity (IP_TAKEN, POD_DEAD, POD_GONE, UID_CHANGED, IP_STALE), STUCK_TERMINATING,\n" +
@@ -37,7 +36,11 @@ func newSweepCommand(g *Globals) *cobra.Command {
 			"--context takes a comma-separated list of kubeconfig contexts.\n\n" +
 			"The score (0-100) is 100 minus the weighted findings per sandbox: error 10, warning 3, info 1, at most 10\n" +
 			"per sandbox; an unreachable context counts as one failed sandbox. 100 means no finding at all.\n\n" +
-			"Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage error or every context unreachable.",
+			"A context read partially (a kind forbidden, a lookup that did not finish, an address not checked in other\n" +
+			"namespaces, a CRD missing that Pods name) is CONTEXT_PARTIAL, \"partial\": true in JSON, and fails the sweep\n" +
+			"by default (--fail-on error,partial); --fail-on error alone lets it pass.\n\n" +
+			"Exit codes: 0 nothing --fail-on fails on, 1 findings at or above it (or a partial read), 2 usage error or every\n" +
+			"context unreachable.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSweep(cmd.Context(), g, f)
@@ -45,7 +48,7 @@ func newSweepCommand(g *Globals) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.output, "output", "o", "table", "Output format: table, json or junit")
-	fl.StringVar(&f.failOn, "fail-on", "error", "Exit 1 when a finding is at or above this severity: warning or error")
+	fl.StringVar(&f.failOn, "fail-on", sweep.DefaultFailOn, "Exit 1 when a finding is at or above this severity (warning or error), and with ,partial when a context was read partially")
 	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time allowed for each context (connect, sync, forensics)")
 	fl.BoolVar(&f.probe, "probe", false, "Check each running sandbox's exec daemon live (GET /ping on port 44772)")
 	return cmd
@@ -104,7 +107,10 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 				why = fmt.Errorf("sweep: no context could be swept: %s", textsafe.Line(strings.Join(causes, "; ")))
 			}
 		} else {
-			why = fmt.Errorf("sweep: findings at or above %s", failOn)
+			why = fmt.Errorf("sweep: findings at or above %s", failOn.Severity)
+			if failOn.Partial && report.Partial() {
+				why = fmt.Errorf("sweep: findings at or above %s, or a context read partially (CONTEXT_PARTIAL)", failOn.Severity)
+			}
 		}
 		return &ExitError{Code: code, Err: why, Silent: f.output != "table"}
 	}
@@ -156,8 +162,8 @@ const (
 )
 
 // sweepExitCode is 2 when every context was unreachable, 1 when a finding
-// reaches failOn, else 0.
-func sweepExitCode(r *sweep.Report, failOn model.Severity) int {
+// fails failOn (by default an error, or a context read partially), else 0.
+func sweepExitCode(r *sweep.Report, failOn sweep.FailOn) int {
 	switch {
 	case r.Unreachable():
 		return sweepExitUnusable

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // Group names of the sandbox engines sandscope reads.
@@ -36,6 +38,8 @@ type Sources struct {
 	Agent *schema.GroupVersionResource
 	// Notes are visible remarks, such as a missing CRD. Not errors.
 	Notes []string
+	// NotInstalled lists the engines whose CRD is missing (model.Engine*).
+	NotInstalled []model.Engine
 }
 
 // DiscoverSources asks discovery which engine CRDs the server serves. A
@@ -61,6 +65,7 @@ func DiscoverSources(ctx context.Context, disc discovery.DiscoveryInterface) (So
 	}
 	if !s.BatchSandbox {
 		s.Notes = append(s.Notes, "OpenSandbox BatchSandbox CRD not installed")
+		s.NotInstalled = append(s.NotInstalled, model.EngineBatchSandbox)
 	}
 	groups, err := disc.ServerGroups()
 	if err != nil {
@@ -69,6 +74,7 @@ func DiscoverSources(ctx context.Context, disc discovery.DiscoveryInterface) (So
 	s.Agent = agentResource(groups)
 	if s.Agent == nil {
 		s.Notes = append(s.Notes, "agent-sandbox Sandbox CRD not installed")
+		s.NotInstalled = append(s.NotInstalled, model.EngineAgent)
 	}
 	return s, nil
 }

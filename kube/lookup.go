@@ -80,6 +80,11 @@ func (c *Clients) LookupSandbox(ctx context.Context, ref string, opts LookupOpti
 	}
 
 	fl := fleet.New(fopts)
+	if len(l.notes) > 0 {
+		// Holders were looked for in their namespace only: a dead or gone
+		// slot reads unchecked, not a plain POD_DEAD.
+		fl.SetForeignBlocked(l.notes[0])
+	}
 	for _, p := range l.pods {
 		fl.UpsertPod(p)
 	}
@@ -90,6 +95,8 @@ func (c *Clients) LookupSandbox(ctx context.Context, ref string, opts LookupOpti
 		fl.UpsertAgentSandbox(a)
 	}
 	st := model.SourceStatus{Context: c.Context, Cluster: c.Cluster, Server: c.Server, Synced: true, AsOf: time.Now(), Notes: l.notes}
+	slices.Sort(l.forbidden)
+	st.Forbidden = l.forbidden
 	if opts.Namespace != "" {
 		st.Namespaces = []string{opts.Namespace}
 	}
@@ -123,7 +130,10 @@ type lookup struct {
 	batch  []*model.BatchSandbox
 	agents []*model.AgentSandbox
 	notes  []string
-	err    error // the first object that could not be read into the model
+	// forbidden lists the kinds the server refused to a lookup by name:
+	// the name could be one of those.
+	forbidden []string
+	err       error // the first object that could not be read into the model
 }
 
 func (l *lookup) addPod(p *corev1.Pod) bool {
@@ -234,11 +244,29 @@ func (l *lookup) bySandbox(ctx context.Context, ns, name string) error {
 			return l.plainPod(ctx, kns, n)
 		}
 	}
+	// A name may be of any kind. A user may read only the kinds of the
+	// engine they use (OpenSandbox's rights: pods, pods/exec,
+	// batchsandboxes): a kind the server refuses is skipped and recorded as
+	// not seen (the snapshot's Status.Forbidden), so that a name found in
+	// none of the others says it may be one of those.
+	skipForbidden := func(kind string, err error) error {
+		if apierrors.IsForbidden(err) {
+			l.forbid(kind + ": " + err.Error())
+			return nil
+		}
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return l.batchSandboxes(gctx, ns, name) })
-	g.Go(func() error { return l.agentSandboxes(gctx, ns, name) })
+	g.Go(func() error { return skipForbidden("batchsandboxes", l.batchSandboxes(gctx, ns, name)) })
+	g.Go(func() error { return skipForbidden("sandboxes", l.agentSandboxes(gctx, ns, name)) })
 	g.Go(func() error { return l.plainPod(gctx, ns, name) })
 	return g.Wait()
+}
+
+func (l *lookup) forbid(msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.forbidden = append(l.forbidden, msg)
 }
 
 func (l *lookup) plainPod(ctx context.Context, ns, name string) error {

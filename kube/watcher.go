@@ -100,10 +100,10 @@ type Watcher struct {
 	synced    chan struct{} // closed once the fleet has been told it is synced
 	lastEvent atomic.Int64  // unix nanoseconds of the last informer event
 
-	mu          sync.Mutex
-	notes       []string // from discovery
-	informers   []*watchedInformer
-	foreignNext int // where the next round of foreign-holder lookups starts (foreign.go)
+	mu           sync.Mutex
+	notes        []string       // from discovery
+	notInstalled []model.Engine // engines whose CRD is missing, from discovery
+	informers    []*watchedInformer
 
 	publishMu sync.Mutex
 	published *model.SourceStatus
@@ -142,6 +142,11 @@ func NewWatcher(c *Clients, opts WatcherOptions) *Watcher {
 		}
 	}
 	w.fleet = fleet.New(fleetOpts)
+	if opts.Namespace != "" {
+		// Dead sandboxes' IPs may be held in other namespaces: unchecked
+		// until looked up there (foreign.go).
+		w.fleet.TrackForeign()
+	}
 	w.health = newAPIHealth(w.now, w.publishStatus)
 	return w
 }
@@ -190,6 +195,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	w.mu.Lock()
 	w.notes = append([]string(nil), sources.Notes...)
+	w.notInstalled = append([]model.Engine(nil), sources.NotInstalled...)
 	w.mu.Unlock()
 	w.publishStatus()
 
@@ -443,6 +449,7 @@ func (w *Watcher) Status() model.SourceStatus {
 	st.Forbidden = h.forbidden
 	w.mu.Lock()
 	st.Notes = append(st.Notes, w.notes...)
+	st.NotInstalled = append(st.NotInstalled, w.notInstalled...)
 	w.mu.Unlock()
 	st.Notes = append(st.Notes, h.unavailable...)
 	return st

@@ -144,7 +144,8 @@ func FindingTable(findings []model.Finding, withNamespace bool, now time.Time) *
 
 // identityCell is the IDENTITY column of the terminal UI: the worst state
 // of the sandbox's slots, naming the Pod that holds a taken IP, and marked
-// "(ns only)" where RBAC kept other namespaces from being searched.
+// "(unchecked)" where other namespaces could not be searched for a holder
+// of its address (forbidden, failed or not answered yet).
 func identityCell(sb *model.Sandbox) string {
 	id := sb.Identity()
 	for i := range sb.Slots {
@@ -154,7 +155,7 @@ func identityCell(sb *model.Sandbox) string {
 		case id == model.IdentityIPTaken && sl.Holder != nil:
 			return string(id) + "→" + sl.Holder.Pod
 		case sl.NamespaceOnly:
-			return string(id) + " (ns only)"
+			return string(id) + " (unchecked)"
 		}
 	}
 	return string(id)

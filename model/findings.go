@@ -25,6 +25,7 @@ var FindingSeverity = map[string]Severity{
 	CodeRestartEvicted:        SeverityWarning,
 	CodeRestartUnexplained:    SeverityWarning,
 	CodeContextUnreachable:    SeverityError,
+	CodeContextPartial:        SeverityWarning, // and fails the default --fail-on (error,partial)
 	CodeTaskFailed:            SeverityWarning,
 	CodePodRecreated:          SeverityWarning,
 }

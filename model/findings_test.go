@@ -54,7 +54,7 @@ func TestEveryTableCodeHasASeverity(t *testing.T) {
 		"IMAGE_CONFIG_UNREADABLE": "warning", "NOT_EXEC_READY": "warning", "STATE_MISMATCH": "warning",
 		"FAILED_STICKY": "info", "RESTART_OOM": "warning", "RESTART_LIVENESS": "warning",
 		"RESTART_EVICTED": "warning", "RESTART_UNEXPLAINED": "warning", "CONTEXT_UNREACHABLE": "error",
-		"TASK_FAILED": "warning", "POD_RECREATED": "warning",
+		"TASK_FAILED": "warning", "POD_RECREATED": "warning", "CONTEXT_PARTIAL": "warning",
 	}
 	for code, sev := range table {
 		if got := SeverityOf(Notice{Code: code, Severity: "bogus"}); got != sev {

@@ -155,8 +155,10 @@ type Slot struct {
 	// ≤ 1024 per sandbox).
 	Index int32 `json:"index"`
 	// NamespaceOnly: the holder of RecordedIP was looked for in the
-	// sandbox's namespace only; other namespaces could not be read (RBAC),
-	// so a POD_DEAD or POD_GONE may hide an IP_TAKEN there.
+	// sandbox's namespace only (unchecked): other namespaces could not be
+	// read (RBAC), their lookup failed or has not answered yet, so a
+	// POD_DEAD or POD_GONE may hide an IP_TAKEN there. JSON also says it
+	// as "holderChecked": false.
 	NamespaceOnly bool          `json:"namespaceOnly,omitempty"`
 	RecordedIP    string        `json:"recordedIP"` // the address the engine forwards to; "" = unassigned
 	PodName       string        `json:"podName,omitempty"`
@@ -165,6 +167,21 @@ type Slot struct {
 	Identity      IdentityState `json:"identity"`
 	Holder        *Holder       `json:"holder,omitempty"` // who holds RecordedIP now, when another Pod does
 	Stuck         *StuckInfo    `json:"stuck,omitempty"`  // set when the linked Pod is stuck Terminating
+}
+
+// MarshalJSON adds holderChecked: false when the slot's holder could not
+// be looked for everywhere (NamespaceOnly), else true. A value receiver,
+// as Sandbox's.
+func (s Slot) MarshalJSON() ([]byte, error) {
+	type plain Slot // without this method
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the caller's encoder escapes, or not
+	err := enc.Encode(struct {
+		plain
+		HolderChecked bool `json:"holderChecked"`
+	}{plain(s), !s.NamespaceOnly})
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }
 
 // StuckPods counts the distinct Pods of the sandbox's slots that are stuck
@@ -489,6 +506,9 @@ type SourceStatus struct {
 	AsOf              time.Time  `json:"asOf"`            // when the data was last proven current (kube: a consistent read)
 	Notes             []string   `json:"notes,omitempty"` // e.g. "BatchSandbox CRD not installed"
 	Forbidden         []string   `json:"forbidden,omitempty"`
-	ReadOnly          bool       `json:"readOnly"`
-	Demo              bool       `json:"demo"`
+	// NotInstalled lists the engines (model.Engine*) whose CRD the server
+	// does not serve: Pods naming such a sandbox are read without it.
+	NotInstalled []Engine `json:"notInstalled,omitempty"`
+	ReadOnly     bool     `json:"readOnly"`
+	Demo         bool     `json:"demo"`
 }

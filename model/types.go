@@ -140,6 +140,7 @@ const (
 	CodeRestartEvicted        = "RESTART_EVICTED"
 	CodeRestartUnexplained    = "RESTART_UNEXPLAINED"
 	CodeContextUnreachable    = "CONTEXT_UNREACHABLE"
+	CodeContextPartial        = "CONTEXT_PARTIAL" // the read could not see everything (forbidden, timed out, CRD missing)
 	CodeTaskFailed            = "TASK_FAILED"
 	CodePodRecreated          = "POD_RECREATED"
 )

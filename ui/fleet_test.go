@@ -178,7 +178,7 @@ func TestIdentityCheckedInNamespaceOnly(t *testing.T) {
 	f.UpsertPod(model.SlimPod(killed(fleetPod(ns, "dead", "uid-dead", ip, t0.Add(-time.Hour)))))
 	f.SetForeignBlocked("listing Pods in all namespaces is forbidden")
 	app, tm := fleetApp(t, f.Snapshot(), 50)
-	screenContains(t, tm, app, "POD_DEAD (ns only)")
+	screenContains(t, tm, app, "POD_DEAD (unchecked)")
 	keys(tm, "d")
 	screenContains(t, tm, app, "other namespaces were not checked")
 }

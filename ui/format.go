@@ -68,7 +68,7 @@ func identityCell(sb *model.Sandbox, disconnected bool) string {
 	}
 	for i := range sb.Slots {
 		if sl := &sb.Slots[i]; sl.Identity == id && sl.NamespaceOnly {
-			return string(id) + " (ns only)" // other namespaces could not be searched for a holder
+			return string(id) + " (unchecked)" // other namespaces could not be searched for a holder
 		}
 	}
 	return string(id)

@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/cli"
 	"github.com/sandscope/sandscope/kube/kubelettest"
+	"github.com/sandscope/sandscope/kube/kubetest"
 )
 
 // The CLI is tested from here (an external test package may import cli)
@@ -156,5 +159,44 @@ func TestCLIExecTimeoutIsUnknown(t *testing.T) {
 		if r.code != 126 || obj["code"] != execute.CodeTimeout || obj["executed"] != "unknown" {
 			t.Errorf("%s: exit %d stderr %s", via, r.code, r.stderr)
 		}
+	}
+}
+
+// A user with exactly OpenSandbox's rights (Pods, pods/exec,
+// BatchSandboxes: nothing of agent-sandbox's kind) execs into a
+// BatchSandbox: the refused agent-sandbox read is skipped, not fatal. A
+// name none of the readable kinds has is refused FORBIDDEN saying it may
+// be an agent Sandbox this user cannot see, not a confident NOT_FOUND.
+func TestCLIExecWithOpenSandboxRightsOnly(t *testing.T) {
+	e := newEnv(t, nil)
+	ct, ip := e.c.Controller(t), nextIP()
+	pod := kubetest.SandboxPod("osb-ok-0", "")
+	kubetest.OwnedByBatchSandbox(pod, ct.Create(kubetest.BatchSandboxGVR, e.ns, kubetest.BatchSandbox("osb-ok", pod)), 0)
+	e.kl.CreatePod(e.ns, pod)
+	e.kl.Schedule(e.ns, pod.Name, e.node)
+	healthy := e.kl.SetRunning(e.ns, pod.Name, ip)
+	e.startDaemon(healthy)
+	ct.SetEndpoints(e.ns, "osb-ok", ip)
+	ct.SetBatchSandboxStatus(e.ns, "osb-ok", map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
+	const user = "opensandbox-user"
+	e.c.ConfigAs(t, e.ns, user, "opensandbox-user",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"get", "create"}},
+		rbacv1.PolicyRule{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"batchsandboxes"}, Verbs: []string{"get", "list", "watch"}},
+	)
+	as := func(args ...string) cliResult {
+		var out, errOut bytes.Buffer
+		full := append([]string{"--kubeconfig", e.c.Kubeconfig, "--as", user, "-n", e.ns, "exec"}, args...)
+		code := cli.Main(full, strings.NewReader(""), &out, &errOut)
+		return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
+	}
+	r := as("osb-ok", "--", "sh", "-c", "echo hello")
+	if r.code != 0 || !strings.HasSuffix(r.stdout, "hello\n") || !strings.Contains(r.stdout, string(healthy.UID)) {
+		t.Fatalf("exec as %s: exit %d stdout %q stderr %q; want hello from osb-ok's Pod", user, r.code, r.stdout, r.stderr)
+	}
+	r = as("nope", "--", "true")
+	obj := cliError(t, r)
+	if msg, _ := obj["message"].(string); r.code != 125 || obj["code"] != "FORBIDDEN" || !strings.Contains(msg, "sandboxes") {
+		t.Fatalf("exec of an unknown name as %s: exit %d stderr %s; want FORBIDDEN naming the unreadable sandboxes kind", user, r.code, r.stderr)
 	}
 }

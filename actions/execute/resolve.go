@@ -47,6 +47,16 @@ func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
 		if namespace == "" {
 			where = "in any namespace"
 		}
+		if snap != nil && len(snap.Status.Forbidden) > 0 {
+			// Not found among the kinds this user may read; it may be one
+			// of the kinds the server refused.
+			ev := []model.Evidence{inferred("not among the sandboxes that could be read")}
+			for _, f := range snap.Status.Forbidden {
+				ev = append(ev, observed("API server refused: %s", f))
+			}
+			return Target{}, refusal.New(refusal.CodeForbidden, fmt.Sprintf("no sandbox %q %s among the kinds this user may read; it may be of a kind the server refused (%s)",
+				ref, where, strings.Join(snap.Status.Forbidden, "; ")), false, ev...)
+		}
 		return Target{}, refusal.New(refusal.CodeNotFound, fmt.Sprintf("no sandbox %q %s", ref, where), false,
 			inferred("not in the fleet snapshot (use pod/NAME for a Pod)"))
 	case 1:

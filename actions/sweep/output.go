@@ -25,23 +25,25 @@ func (r *Report) Unreachable() bool {
 	return len(r.Contexts) > 0
 }
 
-// Fails is true when a finding reaches failOn.
-func (r *Report) Fails(failOn model.Severity) bool {
-	for _, f := range r.Findings {
-		if f.Severity.Rank() >= failOn.Rank() {
+// Partial is true when a context swept was read partially.
+func (r *Report) Partial() bool {
+	for _, c := range r.Contexts {
+		if c.Partial {
 			return true
 		}
 	}
 	return false
 }
 
-// ParseFailOn reads --fail-on.
-func ParseFailOn(s string) (model.Severity, error) {
-	switch sev := model.Severity(strings.ToLower(s)); sev {
-	case model.SeverityError, model.SeverityWarning, model.SeverityInfo:
-		return sev, nil
+// Fails is true when a finding fails the sweep under failOn: one at or
+// above its severity, or a partial context when it says partial.
+func (r *Report) Fails(failOn FailOn) bool {
+	for _, f := range r.Findings {
+		if failOn.fails(f) {
+			return true
+		}
 	}
-	return "", fmt.Errorf("--fail-on must be warning or error (or info), not %q", s)
+	return false
 }
 
 // WriteJSON writes the report in its contract form.
@@ -89,9 +91,9 @@ func WriteTable(w io.Writer, r *Report) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONTEXT\tSERVER\tREACHABLE\tERROR")
+	fmt.Fprintln(tw, "CONTEXT\tSERVER\tREACHABLE\tPARTIAL\tERROR")
 	for _, c := range r.Contexts {
-		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\n", safe(dash(c.Name)), safe(dash(c.Server)), c.Reachable, safe(dash(c.Error)))
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%s\n", safe(dash(c.Name)), safe(dash(c.Server)), c.Reachable, c.Partial, safe(dash(c.Error)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -159,10 +161,10 @@ type junitFailure struct {
 }
 
 // WriteJUnit writes one test suite per context and one test case per
-// sandbox (plus one for the context itself), with a failure per finding at
-// or above failOn; lower findings go to the case's system-out. Sandboxes
+// sandbox (plus one for the context itself), with a failure per finding
+// failOn fails on (a partial read is the context's case); lower findings go to the case's system-out. Sandboxes
 // without findings (r.Swept) are passing cases.
-func WriteJUnit(w io.Writer, r *Report, failOn model.Severity) error {
+func WriteJUnit(w io.Writer, r *Report, failOn FailOn) error {
 	type caseKey struct{ ns, name string }
 	doc := junitSuites{Name: "sandscope sweep"}
 	for _, c := range r.Contexts {
@@ -191,7 +193,7 @@ func WriteJUnit(w io.Writer, r *Report, failOn model.Severity) error {
 				continue
 			}
 			tc := &suite.Cases[addCase(caseKey{f.Namespace, f.Sandbox})]
-			if f.Severity.Rank() >= failOn.Rank() {
+			if failOn.fails(f) {
 				tc.Failures = append(tc.Failures, junitFailure{
 					Message: f.Code + ": " + f.Message, Type: f.Code, Text: evidenceText(f)})
 				suite.Failures++

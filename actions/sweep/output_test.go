@@ -42,10 +42,12 @@ func sampleReport() *Report {
 type contractReport struct {
 	GeneratedAt time.Time `json:"generatedAt"`
 	Contexts    []struct {
-		Name      string `json:"name"`
-		Server    string `json:"server"`
-		Reachable bool   `json:"reachable"`
-		Error     string `json:"error"`
+		Name      string   `json:"name"`
+		Server    string   `json:"server"`
+		Reachable bool     `json:"reachable"`
+		Partial   bool     `json:"partial"`
+		Unseen    []string `json:"unseen"`
+		Error     string   `json:"error"`
 	} `json:"contexts"`
 	Summary struct {
 		Sandboxes int `json:"sandboxes"`
@@ -116,7 +118,7 @@ func CheckJSONContract(t *testing.T, data []byte) contractReport {
 	}
 	_ = json.Unmarshal(data, &loose)
 	for _, c := range loose.Contexts {
-		for _, k := range []string{"name", "server", "reachable", "error"} {
+		for _, k := range []string{"name", "server", "reachable", "partial", "error"} {
 			if _, ok := c[k]; !ok {
 				t.Errorf("context lacks %q", k)
 			}
@@ -184,18 +186,18 @@ func TestWriteJSONEscapesControls(t *testing.T) {
 func TestFailsAndUnreachable(t *testing.T) {
 	t.Parallel()
 	r := sampleReport()
-	if !r.Fails(model.SeverityError) {
+	if !r.Fails(FailOn{Severity: model.SeverityError}) {
 		t.Errorf("fail-on error with errors does not fail")
 	}
 	r.Findings = r.Findings[2:] // warning + info only
-	if r.Fails(model.SeverityError) {
+	if r.Fails(FailOn{Severity: model.SeverityError}) {
 		t.Errorf("fail-on error with warnings only fails")
 	}
-	if !r.Fails(model.SeverityWarning) {
+	if !r.Fails(FailOn{Severity: model.SeverityWarning}) {
 		t.Errorf("fail-on warning with a warning does not fail")
 	}
 	r.Findings = r.Findings[1:] // info only
-	if r.Fails(model.SeverityWarning) {
+	if r.Fails(FailOn{Severity: model.SeverityWarning}) {
 		t.Errorf("fail-on warning with info only fails")
 	}
 	if r.Unreachable() {
@@ -208,8 +210,52 @@ func TestFailsAndUnreachable(t *testing.T) {
 	if _, err := ParseFailOn("fatal"); err == nil {
 		t.Error("ParseFailOn accepted fatal")
 	}
-	if s, err := ParseFailOn("Warning"); err != nil || s != model.SeverityWarning {
+	if s, err := ParseFailOn("Warning"); err != nil || s != (FailOn{Severity: model.SeverityWarning}) {
 		t.Errorf("ParseFailOn(Warning) = %v %v", s, err)
+	}
+	if s, err := ParseFailOn(DefaultFailOn); err != nil || s != (FailOn{Severity: model.SeverityError, Partial: true}) {
+		t.Errorf("ParseFailOn(%s) = %v %v", DefaultFailOn, s, err)
+	}
+	for _, bad := range []string{"partial", "error,warning", "error,partial,x"} {
+		if _, err := ParseFailOn(bad); err == nil {
+			t.Errorf("ParseFailOn accepted %q", bad)
+		}
+	}
+}
+
+// A partial context fails the default --fail-on (error,partial), whatever
+// its finding's severity, and passes --fail-on error: in the exit code and
+// in JUnit, where it is a failure of the context's own case.
+func TestPartialFails(t *testing.T) {
+	t.Parallel()
+	r := Report{
+		Contexts: []ContextResult{{Name: "a", Reachable: true, Partial: true, Unseen: []string{"forbidden: list batchsandboxes"}}},
+		Findings: []model.Finding{partialFinding("a", []string{"forbidden: list batchsandboxes"})},
+	}
+	def, err := ParseFailOn(DefaultFailOn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Fails(def) {
+		t.Error("a partial context passes the default --fail-on")
+	}
+	if r.Fails(FailOn{Severity: model.SeverityError}) {
+		t.Error("a partial context fails --fail-on error (without partial)")
+	}
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, &r, def); err != nil {
+		t.Fatal(err)
+	}
+	doc := ParseJUnit(t, buf.Bytes())
+	if doc.Failures != 1 || !strings.Contains(buf.String(), `type="CONTEXT_PARTIAL"`) || !strings.Contains(buf.String(), "forbidden: list batchsandboxes") {
+		t.Errorf("JUnit of a partial context: %d failures, want 1 CONTEXT_PARTIAL naming what was unseen:\n%s", doc.Failures, buf.String())
+	}
+	buf.Reset()
+	if err := WriteJSON(&buf, &r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"partial": true`) {
+		t.Errorf("JSON of a partial context lacks \"partial\": true:\n%s", buf.String())
 	}
 }
 
@@ -257,9 +303,9 @@ func ParseJUnit(t *testing.T, data []byte) junitDoc {
 func TestWriteJUnit(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		failOn       model.Severity
+		failOn       FailOn
 		wantFailures int
-	}{{model.SeverityError, 2}, {model.SeverityWarning, 3}} {
+	}{{FailOn{Severity: model.SeverityError}, 2}, {FailOn{Severity: model.SeverityWarning}, 3}} {
 		var buf bytes.Buffer
 		if err := WriteJUnit(&buf, sampleReport(), tc.failOn); err != nil {
 			t.Fatal(err)

@@ -144,12 +144,15 @@ type Report struct {
 	Swept []SandboxID `json:"-"`
 }
 
-// ContextResult says whether one context could be swept.
+// ContextResult says whether one context could be swept, and whether
+// fully: Partial when the read could not see everything (Unseen says what).
 type ContextResult struct {
-	Name      string `json:"name"`
-	Server    string `json:"server"`
-	Reachable bool   `json:"reachable"`
-	Error     string `json:"error"`
+	Name      string   `json:"name"`
+	Server    string   `json:"server"`
+	Reachable bool     `json:"reachable"`
+	Partial   bool     `json:"partial"`
+	Unseen    []string `json:"unseen,omitempty"`
+	Error     string   `json:"error"`
 }
 
 // Summary counts what was swept and found.
@@ -255,6 +258,10 @@ func sweepContext(parent context.Context, t Target, opts Options) (cs contextSwe
 	}
 	cs.findings, cs.notes = Analyze(ctx, t.Name, snap, src, opts)
 	cs.notes = append(cs.notes, ReadNotes(t.Name, src, snap)...)
+	if unseen := Unseen(src, snap); len(unseen) > 0 {
+		cs.result.Partial, cs.result.Unseen = true, unseen
+		cs.findings = append(cs.findings, partialFinding(t.Name, unseen))
+	}
 	return cs
 }
 

@@ -227,7 +227,7 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, now time.Time) ([]model
 		facts.ForeignSandbox = sp.foreign
 		id, h := deriveIdentity(facts)
 		sl := model.Slot{Index: int32(i), RecordedIP: sp.ip, PodName: sp.pod, BoundUID: string(bound), Identity: id, Holder: h}
-		if f.foreignBlocked != "" && (id == model.IdentityPodDead || id == model.IdentityPodGone) {
+		if (id == model.IdentityPodDead || id == model.IdentityPodGone) && f.holderUnchecked(sp.ip) {
 			sl.NamespaceOnly = true
 		}
 		if sp.foreign == "" {

@@ -90,8 +90,13 @@ type Fleet struct {
 
 	// Holders of recorded IPs in namespaces the Fleet does not watch (a
 	// namespace-scoped view), as kube/ last found them by live lookups;
-	// foreignBlocked is why other namespaces cannot be read ("" = they can).
-	foreign map[string][]model.Holder
+	// foreignChecked holds the IPs the last lookup answered for, and
+	// foreignBlocked is why other namespaces could not be read ("" = they
+	// could). Once foreignTracked, a dead or gone slot whose IP was not
+	// answered for reads unchecked (model.Slot.NamespaceOnly).
+	foreign        map[string][]model.Holder
+	foreignChecked map[string]struct{}
+	foreignTracked bool
 	// foreignCands caches ForeignCandidates for the version it was
 	// computed at: a namespace-scoped watcher asks every few seconds, and
 	// the answer changes only with the fleet.

@@ -43,10 +43,15 @@ func (f *Fleet) SetForeignHolders(ip string, hs []model.Holder) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	old := f.foreign[ip]
-	if slices.Equal(old, hs) {
+	_, checked := f.foreignChecked[ip]
+	if checked && slices.Equal(old, hs) {
 		return
 	}
 	f.version++
+	if f.foreignChecked == nil {
+		f.foreignChecked = make(map[string]struct{})
+	}
+	f.foreignChecked[ip] = struct{}{}
 	if len(hs) == 0 {
 		delete(f.foreign, ip)
 	} else {
@@ -71,13 +76,120 @@ func (f *Fleet) SetForeignBlocked(reason string) {
 	}
 	f.version++
 	f.foreignBlocked = reason
+	f.enqueueRecorders()
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// TrackForeign tells a namespace-scoped Fleet that the holders of its dead
+// and gone sandboxes' IPs live anywhere in the cluster: until a lookup has
+// answered for an IP (SetForeignIndex), the slots recording it read
+// unchecked (model.Slot.NamespaceOnly), never a plain POD_DEAD.
+func (f *Fleet) TrackForeign() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.foreignTracked {
+		return
+	}
+	f.version++
+	f.foreignTracked = true
+	f.enqueueRecorders()
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// SetForeignIndex records one lookup of every namespace the Fleet does not
+// watch: checked are the IPs it answered for, holders the live Pods found
+// holding them (an IP of checked missing from holders is held by none
+// there). Holders of IPs not in checked are forgotten, and those IPs read
+// unchecked until a later lookup answers for them. It also clears
+// SetForeignBlocked's reason: the lookup was allowed.
+func (f *Fleet) SetForeignIndex(checked []string, holders map[string][]model.Holder) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.version++
+	touched := map[string]struct{}{}
+	now := make(map[string]struct{}, len(checked))
+	for _, ip := range checked {
+		now[ip] = struct{}{}
+		if _, ok := f.foreignChecked[ip]; !ok {
+			touched[ip] = struct{}{}
+		}
+	}
+	for ip := range f.foreignChecked {
+		if _, ok := now[ip]; !ok {
+			touched[ip] = struct{}{}
+		}
+	}
+	for ip, old := range f.foreign {
+		if _, ok := now[ip]; !ok || !slices.Equal(old, holders[ip]) {
+			touched[ip] = struct{}{}
+		}
+	}
+	foreign := make(map[string][]model.Holder)
+	for ip := range now {
+		if hs := holders[ip]; len(hs) > 0 {
+			foreign[ip] = slices.Clone(hs)
+			if !slices.Equal(f.foreign[ip], hs) {
+				touched[ip] = struct{}{}
+			}
+		}
+	}
+	f.foreign, f.foreignChecked = foreign, now
+	if f.foreignBlocked != "" {
+		f.foreignBlocked = ""
+		f.enqueueRecorders()
+	} else {
+		for ip := range touched {
+			f.enqueueEntries(f.ipWatch.All(ip))
+		}
+	}
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// ForeignLookupFailed records that a lookup of the other namespaces did not
+// answer: the IPs no Pod was found holding read unchecked until one does,
+// and a holder found before stays (an IP_TAKEN is not dropped on a
+// transient error).
+func (f *Fleet) ForeignLookupFailed() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.foreignChecked) == 0 {
+		return
+	}
+	f.version++
+	for ip := range f.foreignChecked {
+		f.enqueueEntries(f.ipWatch.All(ip))
+	}
+	f.foreignChecked = nil
+	f.process(f.opts.Now())
+	f.notify()
+}
+
+// holderUnchecked reports whether a dead or gone slot recording ip must say
+// its holder was not looked for outside the namespace.
+func (f *Fleet) holderUnchecked(ip string) bool {
+	if ip == "" || f.ipLive.Has(ip) {
+		return false // a watched live Pod holds it: no Pod elsewhere can
+	}
+	if f.foreignBlocked != "" {
+		return true
+	}
+	if !f.foreignTracked {
+		return false
+	}
+	_, ok := f.foreignChecked[ip]
+	return !ok
+}
+
+// enqueueRecorders queues every sandbox that records an IP for derivation.
+func (f *Fleet) enqueueRecorders() {
 	for _, e := range f.sandboxes {
 		if e.sb != nil && slices.ContainsFunc(e.sb.Slots, func(sl model.Slot) bool { return sl.RecordedIP != "" }) {
 			f.enqueueEntry(e)
 		}
 	}
-	f.process(f.opts.Now())
-	f.notify()
 }
 
 // ForeignCandidates lists the recorded IPs whose holder may live in a

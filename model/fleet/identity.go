@@ -88,7 +88,7 @@ func identityNotice(sl *model.Slot, sandboxKey string) *model.Notice {
 	if n != nil && sl.NamespaceOnly {
 		n.Message += "; other namespaces were not checked for a Pod holding " + sl.RecordedIP
 		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
-			Text: "no Pod in this namespace holds " + sl.RecordedIP + "; other namespaces could not be read, so one may hold it there (IP_TAKEN)"})
+			Text: "no Pod in this namespace holds " + sl.RecordedIP + "; other namespaces could not be read or were not answered for, so one may hold it there (IP_TAKEN)"})
 	}
 	return n
 }

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -425,5 +426,44 @@ func TestForeignCandidatesFollowTheFleet(t *testing.T) {
 	f.SetForeignHolders("10.0.0.9", []model.Holder{{Namespace: "other", Pod: "x", UID: "ux"}})
 	if got := f.ForeignCandidates(); !slices.Equal(got, []string{"10.0.0.2", "10.0.0.9"}) {
 		t.Fatalf("with a foreign holder: candidates %v, want [10.0.0.2 10.0.0.9]", got)
+	}
+}
+
+// In a namespace-scoped fleet a gone sandbox's IP is unchecked until a
+// lookup of the other namespaces answers for it: then IP_TAKEN by the Pod it
+// found, or a checked POD_GONE; a lookup that fails leaves it unchecked
+// again, never a plain verdict from a stale answer.
+func TestForeignIndexChecksSlots(t *testing.T) {
+	const ip = "10.0.0.1"
+	c := &testClock{now: ft0}
+	f := New(Options{Now: c.Now})
+	f.TrackForeign()
+	f.SetStatus(model.SourceStatus{Synced: true})
+	f.DeletePod(linkedSandbox(f, "a", "ua", ip))
+	slot := func() model.Slot { return *mustSandbox(t, f, bsKey("a")).PrimarySlot() }
+	if sl := slot(); sl.Identity != model.IdentityPodGone || !sl.NamespaceOnly {
+		t.Fatalf("before any lookup: %s namespaceOnly=%v, want POD_GONE unchecked", sl.Identity, sl.NamespaceOnly)
+	}
+	f.SetForeignIndex([]string{ip}, nil)
+	if sl := slot(); sl.Identity != model.IdentityPodGone || sl.NamespaceOnly {
+		t.Fatalf("looked up, no holder: %s namespaceOnly=%v, want POD_GONE checked", sl.Identity, sl.NamespaceOnly)
+	}
+	thief := model.Holder{Namespace: "other", Pod: "thief", UID: "ut", Since: ft0}
+	f.SetForeignIndex([]string{ip}, map[string][]model.Holder{ip: {thief}})
+	if sl := slot(); sl.Identity != model.IdentityIPTaken || sl.NamespaceOnly || sl.Holder == nil || sl.Holder.Pod != "thief" {
+		t.Fatalf("looked up, held: %s holder %+v namespaceOnly=%v, want IP_TAKEN by thief", sl.Identity, sl.Holder, sl.NamespaceOnly)
+	}
+	f.ForeignLookupFailed() // a transient error keeps the holder found
+	if sl := slot(); sl.Identity != model.IdentityIPTaken {
+		t.Fatalf("after a failed lookup: %s, want IP_TAKEN kept", sl.Identity)
+	}
+	f.SetForeignIndex([]string{ip}, nil) // the thief is gone
+	f.ForeignLookupFailed()
+	if sl := slot(); sl.Identity != model.IdentityPodGone || !sl.NamespaceOnly {
+		t.Fatalf("after a failed lookup: %s namespaceOnly=%v, want POD_GONE unchecked", sl.Identity, sl.NamespaceOnly)
+	}
+	js, err := json.Marshal(slot())
+	if err != nil || !strings.Contains(string(js), `"holderChecked":false`) {
+		t.Fatalf("JSON of an unchecked slot: %s (%v), want holderChecked false", js, err)
 	}
 }

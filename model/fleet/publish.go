@@ -92,7 +92,7 @@ func (f *Fleet) Snapshot() *Snapshot {
 		})
 		f.poolsDirty = false
 	}
-	f.snap = &Snapshot{Version: f.version, Status: f.status, sbs: sbs, pods: pods, Pools: f.poolList, history: f.history}
+	f.snap = &Snapshot{Version: f.version, Status: f.status, sbs: sbs, pods: pods, Pools: f.poolList, history: f.history, ForeignBlocked: f.foreignBlocked}
 	if !f.status.Synced {
 		f.snap.Pools, f.snap.Loading = nil, f.placedSandboxes()
 	}

@@ -16,6 +16,9 @@ type Snapshot struct {
 	// Loading counts the sandboxes read so far while the source has not
 	// synced (Status.Synced false); until then the Snapshot lists none.
 	Loading int
+	// ForeignBlocked says why other namespaces could not be searched for
+	// the holders of recorded IPs ("" when they could, or need not be).
+	ForeignBlocked string
 
 	sbs  mem.SharedList[model.Sandbox] // sorted by Key
 	pods mem.SharedList[model.Pod]     // every Pod behind a sandbox, sorted by namespace/name

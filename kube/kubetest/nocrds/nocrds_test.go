@@ -6,7 +6,10 @@ package nocrds_test
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/sandscope/sandscope/actions/sweep"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/kubetest"
 )
@@ -38,5 +41,43 @@ func TestPodsWorkWithoutCRDs(t *testing.T) {
 	kl.CreatePod(ns, kubetest.SandboxPod("plain", ""))
 	if p := kl.SetRunning(ns, "plain", "10.0.0.1"); p.Status.PodIP != "10.0.0.1" {
 		t.Fatalf("podIP = %q", p.Status.PodIP)
+	}
+}
+
+// A fleet that clearly uses an engine (Pods labelled with a BatchSandbox's
+// name) read on a cluster without its CRD is a partial read: the sweep
+// says which CRD is missing and that Pods name sandboxes of it. Plain-Pod
+// sandboxes alone use no CRD: their read is whole.
+func TestSweepPartialWhenUsedCRDMissing(t *testing.T) {
+	c := kubetest.Get(t)
+	sweepNS := func(ns string) sweep.ContextResult {
+		t.Helper()
+		clients, err := kube.NewClients(c.Config, ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := sweep.Sweep(kubetest.Context(t), []sweep.Target{sweep.ClientsTarget("test", clients)}, sweep.Options{Namespace: ns, Timeout: time.Minute})
+		if len(rep.Contexts) != 1 || !rep.Contexts[0].Reachable {
+			t.Fatalf("sweep of %s: %+v", ns, rep.Contexts)
+		}
+		return rep.Contexts[0]
+	}
+
+	plain := c.Namespace(t)
+	kl := c.Kubelet(t)
+	kl.CreatePod(plain, kubetest.SandboxPod("plain", ""))
+	kl.SetRunning(plain, "plain", "10.0.0.2")
+	if got := sweepNS(plain); got.Partial {
+		t.Errorf("plain-Pod sandboxes only: partial %v", got.Unseen)
+	}
+
+	used := c.Namespace(t)
+	pod := kubetest.SandboxPod("bsbx-a-0", "")
+	pod.Labels[osv1.LabelBatchSandboxName] = "bsbx-a"
+	kl.CreatePod(used, pod)
+	kl.SetRunning(used, "bsbx-a-0", "10.0.0.3")
+	got := sweepNS(used)
+	if !got.Partial || !strings.Contains(strings.Join(got.Unseen, "\n"), "BatchSandbox CRD is not installed") {
+		t.Errorf("Pods of a BatchSandbox without its CRD: partial %v, unseen %q; want partial naming the missing CRD", got.Partial, got.Unseen)
 	}
 }
