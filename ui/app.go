@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -423,6 +424,14 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	sel := a.selected()
 	picked := sel.sb != nil
+	if !picked && a.actsOnSandbox(msg) {
+		if l, ok := cur.(interface{ lostCursor() string }); ok && l.lostCursor() != "" {
+			// The sandbox under the cursor went: the key acts on nothing,
+			// never on the row that took its place.
+			a.setFlash(fmt.Sprintf("no sandbox under the cursor (%s left the view): move the cursor to choose one", l.lostCursor()), true)
+			return nil
+		}
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		return a.quit()
@@ -508,6 +517,18 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// actsOnSandbox reports whether msg is a key that acts on the sandbox
+// under the cursor.
+func (a *App) actsOnSandbox(msg tea.KeyMsg) bool {
+	k := a.c.keys
+	for _, b := range []key.Binding{k.Detail, k.YAML, k.Logs, k.Previous, k.Events, k.Shell, k.Exec, k.Forward, k.Delete} {
+		if key.Matches(msg, b) {
+			return true
+		}
+	}
+	return false
+}
+
 func (a *App) selected() pick {
 	if s, ok := a.top().(selecter); ok {
 		return s.selectedSandbox(a.c)
@@ -547,7 +568,10 @@ func (a *App) onFilterEdited(line string) tea.Cmd {
 	}
 	parsed, err := query.ParseFilter(line)
 	if err != nil {
-		a.setFlash(err.Error(), true)
+		// The filter in force stays until the line parses again: a line
+		// on its way to "-l app=x" never filters by "-". Not logged: the
+		// next key usually mends it.
+		a.flash, a.flashIsErr, a.flashAt, a.flashSticky = err.Error(), !errors.Is(err, query.ErrIncomplete), a.c.now(), false
 		return nil
 	}
 	a.flash = ""

@@ -389,7 +389,7 @@ func TestPodsAndDetailKeepTheirContext(t *testing.T) {
 	if !regexp.MustCompile(`CONTEXT\s+NAMESPACE\s+POD`).MatchString(s) || !regexp.MustCompile(`(?m)^ staging\s+team-rl\s+sbx-a-0`).MatchString(s) {
 		t.Fatalf("pods view without its contexts:\n%s", s)
 	}
-	keys(tm, "/", "staging sbx-c-0", "enter", "d")
+	keys(tm, "/", "staging.*sbx-c-0", "enter", "d")
 	screenContains(t, tm, app, "Detail team-rl/sbx-c in staging")
 	// Both sbx-c restart, each its own number of times.
 	restarts := func(n int32) func(model.Sandbox) model.Sandbox {

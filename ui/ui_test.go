@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/forensics"
 	"github.com/sandscope/sandscope/model/query"
 )
@@ -612,7 +613,8 @@ func TestCreateOutcomeShownAfterLastStage(t *testing.T) {
 func TestDeleteSaysRequested(t *testing.T) {
 	sb := &model.Sandbox{Key: "bsbx/ns/held", Meta: &model.ObjectMeta{Namespace: "ns", Name: "held",
 		Finalizers: []string{"pool.sandbox.opensandbox.io/pool-allocation"}}}
-	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{Delete: func(context.Context, *model.Sandbox) error { return nil }}, Options{}, DefaultKeyMap())
+	snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true}, []*model.Sandbox{sb}, nil, nil)
+	a := New(&fakeSource{snap: snap}, Backend{Delete: func(context.Context, *model.Sandbox) error { return nil }}, Options{}, DefaultKeyMap())
 	a.dialog = newDeleteConfirm(pick{sb: sb})
 	cmd := a.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
 	done, ok := cmd().(actionDone)
