@@ -392,7 +392,7 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	k := a.c.keys
 	if msg.String() == "ctrl+c" {
-		return a.quit()
+		return a.quit(false)
 	}
 	if a.showHelp {
 		switch {
@@ -433,8 +433,10 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 	}
 	switch {
+	case key.Matches(msg, k.Quit) && len(a.stack) > 1:
+		a.pop() // as k9s: q leaves a sub-view; it quits from the top one
 	case key.Matches(msg, k.Quit):
-		return a.quit()
+		return a.quit(false)
 	case key.Matches(msg, k.Help):
 		a.showHelp = true
 	case key.Matches(msg, k.Commands):
@@ -539,7 +541,18 @@ func (a *App) selected() pick {
 	return pick{}
 }
 
-func (a *App) quit() tea.Cmd {
+// quit ends the program, once the user agreed to stop the port-forwards
+// still open (force: they did, or said so with ":q!").
+func (a *App) quit(force bool) tea.Cmd {
+	if n := len(a.c.forwards); n > 0 && !force && a.c.be.StopForward != nil {
+		addrs := make([]string, n)
+		for i, f := range a.c.forwards {
+			addrs[i] = f.LocalAddr
+		}
+		a.dialog = &confirm{question: fmt.Sprintf("Quit and stop %d port-forward(s) (%s)?", n, strings.Join(addrs, ", ")),
+			keys: defaultConfirmKeys(), yes: quitConfirmed{}, no: confirmCancelled{"quit"}}
+		return nil
+	}
 	for _, v := range a.stack {
 		v.close()
 	}

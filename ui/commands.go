@@ -25,7 +25,7 @@ func (a *App) runCommand(cmd paletteCommand) tea.Cmd {
 	args := cmd.args
 	switch cmd.verb {
 	case "q":
-		return a.quit()
+		return a.quit(cmd.typed == "q!")
 	case "help":
 		a.showHelp = true
 	case "sb":

@@ -42,6 +42,11 @@ func typedKey(help, desc string, keys ...string) key.Binding {
 // onDialogKey gives a key to the dialog that is open and acts at once on
 // what it answered.
 func (a *App) onDialogKey(msg tea.KeyMsg) tea.Cmd {
+	if msg.String() == "ctrl+c" {
+		// ctrl+c closes a prompt as esc does (a second one quits), and
+		// answers a question no.
+		msg = tea.KeyMsg{Type: tea.KeyEsc}
+	}
 	cmd, out, done := a.dialog.update(msg)
 	if done {
 		a.dialog = nil
@@ -121,6 +126,8 @@ func (a *App) onDialogMsg(msg tea.Msg) tea.Cmd {
 		return a.deleteSandbox(msg.target)
 	case stopForwardConfirmed:
 		return a.stopForward(msg.addr)
+	case quitConfirmed:
+		return a.quit(true)
 	case confirmCancelled:
 		a.setFlash(msg.what+" cancelled", false)
 	case createSubmitted:

@@ -521,9 +521,14 @@ func (v *sandboxesView) fullHelp(c *shared) [][]key.Binding {
 		{k.Detail, k.YAML, k.Logs, k.Previous, k.Events},
 		{k.Shell, k.Exec, k.Forward, k.Create, k.Delete},
 		{k.Filter, k.Problems, k.SortName, k.SortAge, k.SortState, k.SortRestarts, k.Wide},
-		{k.Command, k.Commands, k.Back, k.Help, k.Quit},
+		{k.Command, k.Commands, favoritesBinding, k.Back, k.Help, k.Quit},
 	}
 }
+
+// favoritesBinding is the number keys, for help: App.onKey reads them
+// before any binding (they are not remappable).
+var favoritesBinding = key.NewBinding(key.WithKeys("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
+	key.WithHelp("0-9", "namespace favorites (0: all)"))
 
 // sortKeyOf is the sort order a key asks for, if it asks for one; the
 // sandboxes and the other lists sort by the same keys.

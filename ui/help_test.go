@@ -1,0 +1,104 @@
+package ui
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// fullBackend offers every action, so that every binding is enabled.
+func fullBackend() Backend {
+	return Backend{
+		YAML:   func(context.Context, *model.Sandbox) (string, error) { return "", nil },
+		Logs:   func(context.Context, *model.Sandbox, LogOptions, io.Writer) error { return nil },
+		Events: func(context.Context, *model.Sandbox) ([]corev1.Event, error) { return nil, nil },
+		Delete: func(context.Context, *model.Sandbox) error { return nil },
+		Shell:  func(*model.Sandbox) (tea.ExecCommand, error) { return nil, nil },
+		Exec: func(context.Context, *model.Sandbox, []string, io.Writer) (int, error) {
+			return 0, nil
+		},
+		Forward: func(context.Context, *model.Sandbox, int, int) (ForwardInfo, error) { return ForwardInfo{}, nil },
+		Create:  func(context.Context, CreateRequest, func(CreateStage)) (string, error) { return "", nil },
+	}
+}
+
+// withProfile draws in colour profile p for the rest of the test.
+func withProfile(t *testing.T, p termenv.Profile) {
+	was := lipgloss.ColorProfile()
+	lipgloss.SetColorProfile(p)
+	t.Cleanup(func() { lipgloss.SetColorProfile(was) })
+}
+
+// Help (?) lists every binding of the view, key and meaning, at every
+// width, in colour or not: none is cut, and no line is wider than the
+// terminal (the help scrolls instead). The footer always says how to quit.
+func TestHelpShowsEveryBindingAtEveryWidth(t *testing.T) {
+	for _, profile := range []termenv.Profile{termenv.ANSI256, termenv.Ascii} {
+		for _, w := range []int{80, 120, 200} {
+			withProfile(t, profile)
+			a := New(&fakeSource{snap: incidentSnapshot()}, fullBackend(), Options{Now: fixedNow}, DefaultKeyMap())
+			a.Update(tea.WindowSizeMsg{Width: w, Height: 24})
+			lines := a.fullHelpLines(w)
+			text := ansi.Strip(strings.Join(lines, "\n"))
+			for _, l := range lines {
+				if ansi.StringWidth(l) > w {
+					t.Errorf("profile %v width %d: help line wider than the terminal: %q", profile, w, ansi.Strip(l))
+				}
+			}
+			for _, g := range a.top().fullHelp(a.c) {
+				for _, b := range g {
+					if b.Enabled() && (!strings.Contains(text, b.Help().Key) || !strings.Contains(text, b.Help().Desc)) {
+						t.Errorf("profile %v width %d: help lacks %s %q:\n%s", profile, w, b.Help().Key, b.Help().Desc, text)
+					}
+				}
+			}
+			for _, must := range []string{":", "ctrl+a", "esc", "?", "q/ctrl+c", "F ", "0-9", "ctrl+d", "ctrl+w"} {
+				if !strings.Contains(text, must) {
+					t.Errorf("profile %v width %d: help never lists %q:\n%s", profile, w, must, text)
+				}
+			}
+			footer := ansi.Strip(a.footerLines(w)[1])
+			if !strings.Contains(footer, "q quit") || !strings.Contains(footer, "? help") {
+				t.Errorf("profile %v width %d: the footer does not say how to quit: %q", profile, w, footer)
+			}
+		}
+	}
+}
+
+// As in k9s: q leaves a sub-view (logs, YAML, detail, events, help) and
+// quits only from the top view; ctrl+c closes a prompt rather than the
+// program.
+func TestQIsBackInSubViewsAndCtrlCClosesPrompts(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, fullBackend(), Options{})
+	screenContains(t, tm, app, "Sandboxes [4/4]")
+	for _, open := range []struct{ key, title string }{{"l", "Logs "}, {"y", "YAML "}, {"d", "Detail "}, {"e", "Events "}} {
+		keys(tm, open.key)
+		screenContains(t, tm, app, "› "+open.title)
+		keys(tm, "q")
+		waitScreen(t, tm, app, "the table after q in "+open.title, func(s string) bool {
+			return strings.Contains(s, "Sandboxes [4/4]") && !strings.Contains(s, "› "+open.title)
+		})
+	}
+	keys(tm, "?")
+	screenContains(t, tm, app, "port-forward")
+	keys(tm, "q")
+	waitScreen(t, tm, app, "help closed", func(s string) bool { return !strings.Contains(s, "port-forward") })
+
+	keys(tm, "/", "sbx")
+	screenContains(t, tm, app, "/sbx")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	keys(tm, "j")
+	waitScreen(t, tm, app, "the prompt closed, the program running", func(s string) bool {
+		return strings.Contains(s, "Sandboxes [4/4]") && !strings.Contains(s, "/sbxj")
+	})
+}
