@@ -322,3 +322,21 @@ func TestForcedFuzzyRanksByScore(t *testing.T) {
 		t.Fatalf("-f order: %v, want order first", got)
 	}
 }
+
+// The name order reversed is exactly the name order backwards, ties on
+// namespace/name (the same name under two engines) included.
+func TestReversedNameSortReversesTheWholeKey(t *testing.T) {
+	mk := func(key string) *model.Sandbox {
+		return &model.Sandbox{Key: key, Meta: &model.ObjectMeta{Namespace: "ns", Name: "web"}}
+	}
+	rows := []*model.Sandbox{mk("agent/ns/web"), mk("bsbx/ns/web"), mk("pod/ns/web")}
+	asc, desc := []int{2, 0, 1}, []int{0, 2, 1}
+	Sort(rows, asc, SortOrder{Key: SortName})
+	Sort(rows, desc, SortOrder{Key: SortName, Desc: true})
+	if !slices.Equal(desc, []int{asc[2], asc[1], asc[0]}) {
+		t.Fatalf("name %v, reversed %v: not the same order backwards", asc, desc)
+	}
+	if !InOrderAround(rows, desc, SortOrder{Key: SortName, Desc: true}, []int{0, 1, 2}) {
+		t.Fatal("InOrderAround disagrees with the reversed sort")
+	}
+}
