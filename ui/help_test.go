@@ -102,3 +102,23 @@ func TestQIsBackInSubViewsAndCtrlCClosesPrompts(t *testing.T) {
 		return strings.Contains(s, "Sandboxes [4/4]") && !strings.Contains(s, "/sbxj")
 	})
 }
+
+// :pods shows the column it is sorted by at every width, and ctrl+w
+// widens it as it does the sandboxes.
+func TestPodsSortColumnAndWide(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestAppSized(t, src, fullBackend(), Options{}, 80, 24)
+	keys(tm, ":", "pods", "enter")
+	s := screenContains(t, tm, app, "Pods [4/4]")
+	before := strings.Fields(strings.Split(s, "\n")[3])
+	keys(tm, "A")
+	s = screenContains(t, tm, app, "sort:age")
+	if head := strings.Split(s, "\n")[3]; !strings.Contains(head, "AGE") {
+		t.Fatalf("sorted by age, without AGE:\n%s", s)
+	}
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlW})
+	s = screenContains(t, tm, app, "  wide")
+	if after := strings.Fields(strings.Split(s, "\n")[3]); len(after) <= len(before) {
+		t.Fatalf("ctrl+w shows %v, before %v:\n%s", after, before, s)
+	}
+}

@@ -60,6 +60,7 @@ type listView struct {
 	// by (-1: the view has none); A sorts by age.
 	nameCol, stateCol, restartsCol int
 	sort                           query.SortOrder
+	wide                           bool // ctrl+w: every column, whatever the width
 	// noSandbox: the rows are not sandboxes' (Pools), so d/y/l/e are not offered.
 	noSandbox bool
 }
@@ -76,6 +77,9 @@ func (v *listView) name() string {
 		if v.sort.Desc {
 			s += " (reversed)"
 		}
+	}
+	if v.wide {
+		s += "  wide"
 	}
 	return s
 }
@@ -248,6 +252,10 @@ func (v *listView) update(msg tea.Msg, c *shared) tea.Cmd {
 			v.setSort(sk)
 			return nil
 		}
+		if key.Matches(msg, k.Wide) {
+			v.wide = !v.wide
+			return nil
+		}
 		cur := v.fromGap(key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
 		if moveCursor(msg, k, &cur, len(v.visible), v.page) && len(v.visible) > 0 {
 			v.cursor = cur
@@ -263,6 +271,33 @@ func (v *listView) update(msg tea.Msg, c *shared) tea.Cmd {
 	return nil
 }
 
+// shownCols are the columns as the table lays them out: with ctrl+w none
+// may be dropped, and the column the rows are sorted by never is (a sort
+// nobody can see reads as no order), as in the sandboxes view.
+func (v *listView) shownCols() []column {
+	sortCol := -1
+	switch v.sort.Key {
+	case query.SortName:
+		sortCol = v.nameCol
+	case query.SortAge:
+		sortCol = v.ageCol
+	case query.SortState:
+		sortCol = v.stateCol
+	case query.SortRestarts:
+		sortCol = v.restartsCol
+	}
+	if !v.wide && (sortCol < 0 || v.cols[v.at(sortCol)].Drop == 0) {
+		return v.cols
+	}
+	cols := slices.Clone(v.cols)
+	for i := range cols {
+		if v.wide || i == v.at(sortCol) {
+			cols[i].Drop = 0
+		}
+	}
+	return cols
+}
+
 // fromGap is where a move starts (see sandboxesView.fromGap).
 func (v *listView) fromGap(down bool) int {
 	if v.lost != "" && down {
@@ -273,7 +308,7 @@ func (v *listView) fromGap(down bool) int {
 
 func (v *listView) render(c *shared, width, height int) string {
 	v.page = height - 1
-	keep, widths := layout(v.cols, v.natural, width)
+	keep, widths := layout(v.shownCols(), v.natural, width)
 	head := make([]string, len(v.cols))
 	for i, col := range v.cols {
 		head[i] = col.Title
@@ -331,7 +366,7 @@ func (v *listView) fullHelp(c *shared) [][]key.Binding {
 	if v.restartsCol >= 0 {
 		sorts = append(sorts, k.SortRestarts)
 	}
-	groups := [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, sorts}
+	groups := [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, append(sorts, k.Wide)}
 	if !v.noSandbox {
 		groups = append(groups, []key.Binding{k.Detail, k.YAML, k.Logs, k.Events})
 	}
