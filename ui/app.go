@@ -460,6 +460,13 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		a.pop()
 	case key.Matches(msg, k.Detail):
+		if nv, ok := cur.(*namespacesView); ok {
+			if ns := nv.selectedNamespace(); ns != "" {
+				a.toRoot()
+				return a.switchNamespace(ns)
+			}
+			return nil
+		}
 		if cv, ok := cur.(*contextsView); ok {
 			// As k9s does: the fleet of the context chosen, not the list.
 			name := cv.selectedContext()

@@ -30,6 +30,13 @@ func (a *App) runCommand(cmd paletteCommand) tea.Cmd {
 		a.showHelp = true
 	case "sb":
 		a.toRoot()
+		if len(args) == 0 {
+			// ":sb" alone is the whole fleet again: no text, no labels.
+			if f, ok := a.top().(filterable); ok {
+				f.setFilter(query.Filter{}, a.c)
+			}
+			return nil
+		}
 		return a.inlineFilter(args)
 	case "pods":
 		a.switchTo(newPodsView(a.c))
@@ -45,8 +52,13 @@ func (a *App) runCommand(cmd paletteCommand) tea.Cmd {
 		a.switchTo(v)
 		return a.inlineFilter(args)
 	case "ns":
-		if len(args) != 1 {
-			a.setFlash(":ns needs one namespace (or all)", true)
+		switch len(args) {
+		case 0:
+			a.switchTo(a.newNamespacesView())
+			return nil
+		case 1:
+		default:
+			a.setFlash(":ns takes one namespace (or all)", true)
 			return nil
 		}
 		return a.switchNamespace(args[0])

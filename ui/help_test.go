@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -120,5 +121,35 @@ func TestPodsSortColumnAndWide(t *testing.T) {
 	s = screenContains(t, tm, app, "  wide")
 	if after := strings.Fields(strings.Split(s, "\n")[3]); len(after) <= len(before) {
 		t.Fatalf("ctrl+w shows %v, before %v:\n%s", after, before, s)
+	}
+}
+
+// ":ns" alone lists the namespaces with their favorite keys, and enter
+// shows the one under the cursor; ":sb" alone clears a label filter.
+func TestNamespacesViewAndSbAloneClears(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, fullBackend(), Options{})
+	keys(tm, ":", "ns", "enter")
+	s := screenContains(t, tm, app, "Namespaces [3/3]")
+	if !strings.Contains(s, "<0>all <1>team-rl <2>batch") {
+		t.Errorf("the header does not say which namespace each number key shows:\n%s", s)
+	}
+	for _, want := range []*regexp.Regexp{regexp.MustCompile(`0\s+all\s+4\s+3`), regexp.MustCompile(`1\s+team-rl\s+3\s+2`), regexp.MustCompile(`2\s+batch\s+1\s+1`)} {
+		if !want.MatchString(s) {
+			t.Errorf(":ns lacks %s:\n%s", want, s)
+		}
+	}
+	keys(tm, "j", "j", "enter")
+	s = screenContains(t, tm, app, "ns:team-rl")
+	if !strings.Contains(s, "Sandboxes [3/3]") {
+		t.Fatalf("enter on team-rl:\n%s", s)
+	}
+
+	keys(tm, ":", "sb app=rl", "enter")
+	screenContains(t, tm, app, "Sandboxes [2/3]  /-l app=rl")
+	keys(tm, ":", "sb", "enter")
+	s = screenContains(t, tm, app, "Sandboxes [3/3]")
+	if strings.Contains(s, "app=rl") {
+		t.Fatalf(":sb alone kept the label filter:\n%s", s)
 	}
 }

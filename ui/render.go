@@ -207,6 +207,12 @@ func (a *App) countLine() string {
 	} else if down := a.c.disconnectedContexts(); len(down) > 0 {
 		s += "  identity UNKNOWN in " + strings.Join(down, ", ") + " (disconnected)"
 	}
+	// Which namespace each number key shows, as k9s's header says.
+	keys := []string{"<0>all"}
+	for i, ns := range a.favorites() {
+		keys = append(keys, fmt.Sprintf("<%d>%s", i+1, ns))
+	}
+	s += "  │ " + strings.Join(keys, " ")
 	a.counts, a.headerFleets, a.headerNS = s, append(a.headerFleets[:0], a.c.fleets...), a.c.nsScope
 	return s
 }
