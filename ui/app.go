@@ -460,6 +460,12 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		a.pop()
 	case key.Matches(msg, k.Detail):
+		if cv, ok := cur.(*commandsView); ok {
+			if name := cv.selectedCommand(); name != "" {
+				return a.runCommand(paletteCommand{verb: name, typed: name})
+			}
+			return nil
+		}
 		if nv, ok := cur.(*namespacesView); ok {
 			if ns := nv.selectedNamespace(); ns != "" {
 				a.toRoot()

@@ -6,17 +6,54 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model/query"
 )
 
-// commandsView lists the palette's commands and aliases (ctrl+a).
-func (a *App) commandsView() *textView {
-	v := newTextView(a.c, kindMessages, "Commands", pick{})
-	v.status, v.follow = "", false
-	v.setLines(paletteHelpLines())
-	return v
+// commandsView lists the palette's commands and aliases (ctrl+a), as
+// k9s's alias view does: enter runs the command under the cursor.
+type commandsView struct{ *listView }
+
+var commandsCols = []column{
+	{Title: "COMMAND", Max: 50},
+	{Title: "ARGUMENTS", Drop: 1, Max: 30},
+	{Title: "WHAT IT DOES"},
+}
+
+func (a *App) commandsView() *commandsView {
+	build := func(*shared) []listRow {
+		rows := make([]listRow, 0, len(paletteCommands))
+		for _, e := range paletteCommands {
+			r := listRow{key: e.names[0], cells: []string{":" + strings.Join(e.names, ", :"), e.args, e.help}}
+			r.fkey = strings.ToLower(strings.Join(r.cells, " "))
+			rows = append(rows, r)
+		}
+		return rows
+	}
+	v := &listView{vid: a.c.newID(), title: "Commands", base: commandsCols, ageCol: -1, build: build,
+		nameCol: 0, stateCol: -1, restartsCol: -1, noSandbox: true}
+	v.snapshotChanged(a.c)
+	return &commandsView{v}
+}
+
+// selectedCommand is the name of the command under the cursor ("" with none).
+func (v *commandsView) selectedCommand() string {
+	if v.cursor >= len(v.visible) || v.lost != "" {
+		return ""
+	}
+	return v.rows[v.visible[v.cursor]].key
+}
+
+// selectedSandbox: the rows are commands (their key is a command's name,
+// not a sandbox's).
+func (v *commandsView) selectedSandbox(*shared) pick { return pick{} }
+
+func (v *commandsView) shortHelp(c *shared) []key.Binding {
+	k := c.keys
+	run := key.NewBinding(key.WithKeys(k.Detail.Keys()...), key.WithHelp(k.Detail.Help().Key, "run command"))
+	return []key.Binding{run, k.Filter, k.Command, k.Back, k.Help, k.Quit}
 }
 
 // runCommand carries out a palette line: ":sb /text", ":sb app=x",

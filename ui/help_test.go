@@ -153,3 +153,13 @@ func TestNamespacesViewAndSbAloneClears(t *testing.T) {
 		t.Fatalf(":sb alone kept the label filter:\n%s", s)
 	}
 }
+
+// ctrl+a lists the commands; enter runs the one under the cursor.
+func TestCommandsViewEnterRunsTheCommand(t *testing.T) {
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestApp(t, src, fullBackend(), Options{})
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlA})
+	screenContains(t, tm, app, ":pods, :pod, :po")
+	keys(tm, "j", "enter")
+	screenContains(t, tm, app, "Pods [4/4]")
+}
