@@ -39,7 +39,7 @@ var sandboxCols = []column{
 	colState:     {Title: "STATE", Max: 12},
 	colIdentity:  {Title: "IDENTITY", Max: 40},
 	colIP:        {Title: "IP", Drop: 4, Max: 39},
-	colPod:       {Title: "POD", Drop: 5, Max: 36},
+	colPod:       {Title: "POD", Drop: 5, Max: 38}, // a UUID and its Pod index
 	colNode:      {Title: "NODE", Drop: 8, Max: 20},
 	colRestarts:  {Title: "RESTARTS", Drop: 7, Right: true},
 	colAge:       {Title: "AGE", Drop: 3, Right: true},
@@ -370,6 +370,51 @@ func (v *sandboxesView) fromGap(down bool) int {
 	return v.cursor
 }
 
+// uniqueNameLen is how many characters of a name tell apart the sandboxes
+// of rows [from, to) of the view (the gap included): the shortest unique
+// prefix of each, as a short git hash, at least shortIDLen.
+func (v *sandboxesView) uniqueNameLen(from, to int) int {
+	names := make([]string, 0, to-from)
+	for i := from; i < to; i++ {
+		j := i
+		if v.lost != "" {
+			if i == v.cursor {
+				continue
+			}
+			if i > v.cursor {
+				j = i - 1
+			}
+		}
+		names = append(names, v.rows.sandboxes[v.visible[j]].Name())
+	}
+	slices.Sort(names)
+	need := shortIDLen
+	for i := 1; i < len(names); i++ {
+		a, b := names[i-1], names[i]
+		if a == b {
+			continue // the same name in two contexts: the CONTEXT column tells them apart
+		}
+		common := 0
+		for common < len(a) && common < len(b) && a[common] == b[common] {
+			common++
+		}
+		need = max(need, common+1)
+	}
+	return need
+}
+
+// cutName is name cut to n characters: a UUID as a short hash is, any
+// other name with a mark that it goes on.
+func cutName(name string, n int) string {
+	if len(name) <= n {
+		return name
+	}
+	if len(name) == 36 && isUUID(name) {
+		return name[:n]
+	}
+	return name[:n] + "…"
+}
+
 // sortColumn is the column each sort key orders by.
 var sortColumn = map[query.SortKey]int{query.SortName: colSandbox, query.SortAge: colAge,
 	query.SortState: colState, query.SortRestarts: colRestarts}
@@ -389,9 +434,22 @@ var compactCols = func() []column {
 
 func (v *sandboxesView) render(c *shared, width, height int) string {
 	v.pageLines = height - 1
+	rowsH := height - 1
+	n := len(v.visible)
+	if v.lost != "" {
+		n++ // the gap the cursor is on
+	}
+	v.offset = window(v.cursor, v.offset, rowsH, n)
+	end := min(n, v.offset+rowsH)
 	cols, compact := sandboxCols, width < compactBelow && !v.wide
+	nameLen := 0
 	if compact {
-		cols = compactCols
+		// Names as short as the rows on screen allow and no shorter: the
+		// shortest prefix that tells each from the others.
+		nameLen = v.uniqueNameLen(v.offset, end)
+		cols = slices.Clone(compactCols)
+		cols[colSandbox].Max = max(nameLen+1, len(cols[colSandbox].Title))
+		cols[colPod].Max = max(nameLen+1+len("-0"), len(cols[colPod].Title))
 	}
 	if sc, ok := sortColumn[v.sort.Key]; v.wide || (ok && cols[sc].Drop > 0) {
 		// Wide shows every column (the line is cut at the edge); otherwise
@@ -420,14 +478,7 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 	renderCells(&b, head, cols, keep, widths)
 	out := make([]string, 0, height)
 	out = append(out, c.st.colHead.Render(c.st.markRow(fitLine(b.String(), width), false)))
-	rowsH := height - 1
-	n := len(v.visible)
-	if v.lost != "" {
-		n++ // the gap the cursor is on
-	}
-	v.offset = window(v.cursor, v.offset, rowsH, n)
 	now := c.now()
-	end := min(n, v.offset+rowsH)
 	for i := v.offset; i < end; i++ {
 		j := i
 		if v.lost != "" {
@@ -445,9 +496,14 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 		cells := sandboxCells(sb, disc)
 		cells[colAge] = c.drawAge(now, sb.CreatedAt())
 		if compact {
-			for _, i := range []int{colSandbox, colPod, colIdentity} {
-				cells[i] = shortIDs(cells[i])
+			cells[colSandbox] = cutName(sb.Name(), nameLen)
+			if pod := cells[colPod]; strings.HasPrefix(pod, sb.Name()) {
+				// The Pod's index (-0) stays: it tells the Pods apart.
+				cells[colPod] = cutName(sb.Name(), nameLen) + pod[len(sb.Name()):]
+			} else {
+				cells[colPod] = shortIDs(pod)
 			}
+			cells[colIdentity] = shortIDs(cells[colIdentity])
 		}
 		line := cells[:]
 		if v.rows.multi {

@@ -195,3 +195,29 @@ func TestConfirmationRefusedWhenItsTargetChanged(t *testing.T) {
 		})
 	}
 }
+
+// Below 160 columns names are cut to the shortest prefix that tells the
+// rows on screen apart (the Pod's index kept); with room, ids are whole.
+func TestNamesStayDistinguishable(t *testing.T) {
+	src := &fakeSource{snap: lookalikes()}
+	app, tm := newTestAppSized(t, src, Backend{}, Options{}, 120, 24)
+	s := screenContains(t, tm, app, "Sandboxes [4/4]")
+	for _, want := range []string{"code-runner-80…", "code-runner-8e…", "code-runner-80…-0", "agent-91220c4e ", "agent-9fff6642 "} {
+		if !strings.Contains(s, want) {
+			t.Errorf("at 120 columns, no %q:\n%s", want, s)
+		}
+	}
+
+	id := "49704847-8497-4803-b474-264b0e523218"
+	p := pod("sandboxes", id+"-0", "pod-uid", "10.244.0.5", "sim-node-0", corev1.PodRunning, t0.Add(-time.Hour))
+	uuid := &model.Sandbox{Key: "bsbx/sandboxes/" + id, EnginePhase: "Succeed", State: model.StateRunning,
+		Meta:    &model.ObjectMeta{Namespace: "sandboxes", Name: id, CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour))},
+		Slots:   []model.Slot{{RecordedIP: "10.244.0.5", PodName: id + "-0", Pod: p, Identity: model.IdentityOK}},
+		Notices: []model.Notice{{Code: model.CodeFailedSticky, Severity: model.SeverityWarning}}}
+	wide := fleet.NewSnapshot(1, model.SourceStatus{Context: "demo", Synced: true}, []*model.Sandbox{uuid}, nil, nil)
+	app, tm = newTestAppSized(t, &fakeSource{snap: wide}, Backend{}, Options{}, 200, 24)
+	s = screenContains(t, tm, app, "Sandboxes [1/1]")
+	if !strings.Contains(s, id+" ") || !strings.Contains(s, id+"-0 ") {
+		t.Errorf("at 200 columns the id or its Pod is cut:\n%s", s)
+	}
+}
