@@ -82,15 +82,22 @@ func (i *Inspector) YAML(ctx context.Context, sb *model.Sandbox) (string, error)
 	}
 	if gvr != nil {
 		obj, err := i.c.Dynamic.Resource(*gvr).Namespace(sb.Namespace()).Get(ctx, sb.Name(), metav1.GetOptions{})
-		if err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			// A deleted sandbox whose Pods stay (stuck Terminating, a
+			// pile-up): what is left to read is its Pods.
+			docs = append(docs, fmt.Sprintf("# %s %s/%s: not found (the sandbox object is gone; its Pods follow)\n",
+				gvr.Resource, sb.Namespace(), sb.Name()))
+		case err != nil:
 			return "", fmt.Errorf("reading %s %s/%s: %w", gvr.Resource, sb.Namespace(), sb.Name(), err)
+		default:
+			obj.SetManagedFields(nil)
+			out, err := yamlOrJSON(obj.Object)
+			if err != nil {
+				return "", fmt.Errorf("encoding %s/%s as YAML: %w", sb.Namespace(), sb.Name(), err)
+			}
+			docs = append(docs, out)
 		}
-		obj.SetManagedFields(nil)
-		out, err := yamlOrJSON(obj.Object)
-		if err != nil {
-			return "", fmt.Errorf("encoding %s/%s as YAML: %w", sb.Namespace(), sb.Name(), err)
-		}
-		docs = append(docs, out)
 	}
 	for _, name := range podNames(sb) {
 		p, err := i.c.Kube.CoreV1().Pods(sb.Namespace()).Get(ctx, name, metav1.GetOptions{})

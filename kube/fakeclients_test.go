@@ -4,12 +4,18 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/sandscope/sandscope/model"
 )
 
 // Events of the same second come out in the order they were listed (the
@@ -47,5 +53,22 @@ func TestListEventsKeepsTiesInOrder(t *testing.T) {
 	}
 	if kept := newestEvents(slices.Clone(evs), 3); kept[0].Reason != "Pulling" || kept[2].Reason != "Started" {
 		t.Fatalf("the newest 3 are not the last 3: %v", kept)
+	}
+}
+
+// The same as TestInspectorYAMLOfADeletedSandbox over fake clients, so
+// that it runs where no test API server is built: the object is gone, its
+// Pod is shown.
+func TestYAMLOfADeletedSandboxShowsItsPod(t *testing.T) {
+	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "sbx-0"}})
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{BatchSandboxGVR: "BatchSandboxList"})
+	in := NewInspector(&Clients{Kube: cs, Dynamic: dyn}, nil)
+	sb := &model.Sandbox{Key: "bsbx/ns/sbx", Meta: &model.ObjectMeta{Namespace: "ns", Name: "sbx"}, Slots: []model.Slot{{PodName: "sbx-0"}}}
+	out, err := in.YAML(context.Background(), sb)
+	if err != nil {
+		t.Fatalf("YAML of a deleted sandbox: %v", err)
+	}
+	if !strings.Contains(out, "the sandbox object is gone") || !strings.Contains(out, "name: sbx-0") {
+		t.Fatalf("YAML:\n%s", out)
 	}
 }
