@@ -3,10 +3,12 @@ package ui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -208,14 +210,14 @@ func (v *textView) onReply(body any, c *shared) tea.Cmd {
 	switch r := body.(type) {
 	case textReply:
 		if r.err != nil {
-			v.status = "error: " + errText(r.err)
+			v.showError(r.err, c)
 			return nil
 		}
 		v.status = ""
 		v.setLines(strings.Split(strings.TrimRight(textsafe.Text(r.text), "\n"), "\n"))
 	case eventsReply:
 		if r.err != nil {
-			v.status = "error: " + errText(r.err)
+			v.showError(r.err, c)
 			return nil
 		}
 		v.status = ""
@@ -245,8 +247,7 @@ func (v *textView) onReply(body any, c *shared) tea.Cmd {
 	case streamEnd:
 		switch {
 		case r.err != nil && !errorsIsCanceled(r.err):
-			v.status = "error: " + errText(r.err)
-			c.logError(r.err)
+			v.showError(r.err, c)
 		case v.kind == kindExec:
 			v.status = "exit 0"
 		default:
@@ -254,6 +255,27 @@ func (v *textView) onReply(body any, c *shared) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// showError shows why the view's fetch or stream failed in its body,
+// whole and wrapped (the title has room for a word, the footer for a
+// line), after whatever it read before, and logs it for :messages.
+func (v *textView) showError(err error, c *shared) {
+	v.status = "error (below)"
+	c.logError(err)
+	width := max(v.vp.Width, 40)
+	lines := slices.Clone(v.lines)
+	if len(lines) > 0 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, strings.Split(ansi.Wrap("✗ error: "+textsafe.Line(errText(err)), width, " "), "\n")...)
+	var ev evidenced
+	if errors.As(err, &ev) {
+		for _, e := range ev.EvidenceLines() {
+			lines = append(lines, strings.Split(ansi.Wrap("  "+textsafe.Line(e), width, " "), "\n")...)
+		}
+	}
+	v.setLines(lines)
 }
 
 func (v *textView) setLines(lines []string) {
