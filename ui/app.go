@@ -386,6 +386,10 @@ func (a *App) route(msg asyncMsg) tea.Cmd {
 func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	if a.flashSticky { // seen: it may expire now, as any other
 		a.flashSticky, a.flashAt = false, a.c.now()
+	} else if a.dialog == nil {
+		// A message belongs to the action that made it: the next key
+		// starts another, and it leaves (:messages keeps it).
+		a.flash = ""
 	}
 	if a.dialog != nil {
 		return a.onDialogKey(msg)
@@ -597,7 +601,11 @@ func (a *App) onFilterEdited(line string) tea.Cmd {
 		// The filter in force stays until the line parses again: a line
 		// on its way to "-l app=x" never filters by "-". Not logged: the
 		// next key usually mends it.
-		a.flash, a.flashIsErr, a.flashAt, a.flashSticky = err.Error(), !errors.Is(err, query.ErrIncomplete), a.c.now(), false
+		if p, ok := a.dialog.(*prompt); ok {
+			p.err = err.Error() // beside the line being typed: the footer is the prompt's
+		} else {
+			a.flash, a.flashIsErr, a.flashAt, a.flashSticky = err.Error(), !errors.Is(err, query.ErrIncomplete), a.c.now(), false
+		}
 		return nil
 	}
 	a.flash = ""
