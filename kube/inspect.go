@@ -144,6 +144,10 @@ type LogOptions struct {
 	// Timestamps asks the kubelet to prefix each line with its RFC3339Nano time.
 	Timestamps bool
 	Pod        string // "" = the sandbox's first linked Pod
+	Container  string // "" = the main container
+	// SinceSeconds reads only the lines of the last seconds (nil: all,
+	// within TailLines).
+	SinceSeconds *int64
 }
 
 // Logs streams the main container's log of the sandbox's Pod into w until the
@@ -157,13 +161,16 @@ func (i *Inspector) Logs(ctx context.Context, sb *model.Sandbox, opts LogOptions
 		}
 		name = names[0]
 	}
-	container, err := i.mainContainer(ctx, sb.Namespace(), name)
-	if err != nil {
-		return err
+	container := opts.Container
+	if container == "" {
+		var err error
+		if container, err = i.mainContainer(ctx, sb.Namespace(), name); err != nil {
+			return err
+		}
 	}
 	req := i.c.Kube.CoreV1().Pods(sb.Namespace()).GetLogs(name, &corev1.PodLogOptions{
 		Container: container, Follow: opts.Follow && !opts.Previous, Previous: opts.Previous, TailLines: opts.TailLines,
-		Timestamps: opts.Timestamps,
+		Timestamps: opts.Timestamps, SinceSeconds: opts.SinceSeconds,
 	})
 	stream, err := req.Stream(ctx)
 	if err != nil {

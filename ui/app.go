@@ -415,7 +415,9 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if r := msg.Runes; msg.Type == tea.KeyRunes && len(r) == 1 && r[0] >= '0' && r[0] <= '9' && !msg.Alt {
+	if t, ok := a.top().(*textView); ok && t.kind == kindLogs {
+		// 0-6 are the log view's windows there, as in k9s.
+	} else if r := msg.Runes; msg.Type == tea.KeyRunes && len(r) == 1 && r[0] >= '0' && r[0] <= '9' && !msg.Alt {
 		return a.favorite(int(r[0] - '0'))
 	}
 	cur := a.top()

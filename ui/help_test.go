@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -162,4 +163,58 @@ func TestCommandsViewEnterRunsTheCommand(t *testing.T) {
 	screenContains(t, tm, app, ":pods, :pod, :po")
 	keys(tm, "j", "enter")
 	screenContains(t, tm, app, "Pods [4/4]")
+}
+
+// In logs, C goes to the next container of the Pod, init containers
+// included (execd-installer, for a Pod stuck in PodInitializing), and
+// 0-6 choose k9s's windows; the number keys are the view's there, not
+// the namespace favorites.
+func TestLogsContainerPickerAndSinceWindows(t *testing.T) {
+	asked := make(chan LogOptions, 16)
+	be := fullBackend()
+	be.Logs = func(ctx context.Context, _ *model.Sandbox, o LogOptions, w io.Writer) error {
+		asked <- o
+		_, _ = io.WriteString(w, "line\n")
+		return nil
+	}
+	p := pod("batch", "sbx-d-0", "uid-d", "10.244.2.4", "node-2", corev1.PodPending, t0)
+	p.Spec.Containers = []model.Container{{Name: "sandbox"}}
+	p.Status.SetInitContainerStatuses([]model.ContainerStatus{{Name: "execd-installer"}})
+	snap := withSandbox(incidentSnapshot(), "sbx-d", func(sb model.Sandbox) model.Sandbox {
+		sb.Slots = []model.Slot{{PodName: "sbx-d-0", Pod: p, Identity: model.IdentityOK}}
+		return sb
+	})
+	app, tm := newTestApp(t, &fakeSource{snap: snap}, be, Options{})
+	next := func() LogOptions {
+		t.Helper()
+		select {
+		case o := <-asked:
+			return o
+		case <-time.After(5 * time.Second):
+			t.Fatal("no log read")
+		}
+		return LogOptions{}
+	}
+	keys(tm, "l")
+	if o := next(); o.Container != "" || o.Since != 0 {
+		t.Fatalf("first read: %+v", o)
+	}
+	keys(tm, "C")
+	screenContains(t, tm, app, "container execd-installer")
+	if o := next(); o.Container != "execd-installer" {
+		t.Fatalf("C read %+v", o)
+	}
+	keys(tm, "3")
+	s := screenContains(t, tm, app, "last 5m")
+	if o := next(); o.Since != 5*time.Minute || o.Container != "execd-installer" {
+		t.Fatalf("3 read %+v", o)
+	}
+	if strings.Contains(s, "namespace:") {
+		t.Fatalf("3 switched namespace:\n%s", s)
+	}
+	keys(tm, "1")
+	screenContains(t, tm, app, "head: the whole log")
+	if o := next(); o.Since >= 0 {
+		t.Fatalf("1 read %+v", o)
+	}
 }
