@@ -222,14 +222,19 @@ func (s *session) backend() ui.Backend {
 			if err != nil {
 				return err
 			}
-			if !opts.Timestamps {
+			if !opts.Timestamps && opts.Container == "" && opts.Since == 0 {
 				return c.inspect.Logs(ctx, sb, opts.Previous, w)
 			}
 			// The same read as inspect.Logs (same history bound), with the
-			// kubelet's timestamp on each line.
-			lo := kube.LogOptions{Previous: opts.Previous, Follow: !opts.Previous, Timestamps: true}
-			if tail := c.inspect.LogTail; tail > 0 {
+			// kubelet's timestamp on each line, another container or a
+			// window of time.
+			lo := kube.LogOptions{Previous: opts.Previous, Follow: !opts.Previous, Timestamps: opts.Timestamps, Container: opts.Container}
+			if tail := c.inspect.LogTail; tail > 0 && opts.Since == 0 {
 				lo.TailLines = &tail
+			}
+			if opts.Since > 0 {
+				secs := int64(opts.Since.Seconds())
+				lo.SinceSeconds = &secs
 			}
 			return c.reader.Logs(ctx, sb, lo, w)
 		},

@@ -97,15 +97,19 @@ func (c *Clients) listEvents(ctx context.Context, namespace, fieldSelector strin
 	if err != nil {
 		return nil, err
 	}
-	keep = newestEvents(keep, eventListLimit)
-	slices.Reverse(keep) // oldest first
-	return keep, nil
+	return newestEvents(keep, eventListLimit), nil
 }
 
-// newestEvents sorts evs newest first and keeps n of them.
+// newestEvents sorts evs oldest first and keeps the newest n of them.
+// Events of the same second keep the order they were listed in, which is
+// the order they happened in (an Event's name ends in its creation time):
+// sorting newest first and reversing would turn each tie around
+// (Pulling before Scheduled).
 func newestEvents(evs []corev1.Event, n int) []corev1.Event {
-	slices.SortStableFunc(evs, func(a, b corev1.Event) int { return forensics.EventLast(&b).Compare(forensics.EventLast(&a)) })
+	slices.SortStableFunc(evs, func(a, b corev1.Event) int { return forensics.EventLast(&a).Compare(forensics.EventLast(&b)) })
 	if len(evs) > n {
+		drop := len(evs) - n
+		copy(evs, evs[drop:])
 		clear(evs[n:])
 		evs = evs[:n]
 	}

@@ -82,15 +82,22 @@ func (i *Inspector) YAML(ctx context.Context, sb *model.Sandbox) (string, error)
 	}
 	if gvr != nil {
 		obj, err := i.c.Dynamic.Resource(*gvr).Namespace(sb.Namespace()).Get(ctx, sb.Name(), metav1.GetOptions{})
-		if err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			// A deleted sandbox whose Pods stay (stuck Terminating, a
+			// pile-up): what is left to read is its Pods.
+			docs = append(docs, fmt.Sprintf("# %s %s/%s: not found (the sandbox object is gone; its Pods follow)\n",
+				gvr.Resource, sb.Namespace(), sb.Name()))
+		case err != nil:
 			return "", fmt.Errorf("reading %s %s/%s: %w", gvr.Resource, sb.Namespace(), sb.Name(), err)
+		default:
+			obj.SetManagedFields(nil)
+			out, err := yamlOrJSON(obj.Object)
+			if err != nil {
+				return "", fmt.Errorf("encoding %s/%s as YAML: %w", sb.Namespace(), sb.Name(), err)
+			}
+			docs = append(docs, out)
 		}
-		obj.SetManagedFields(nil)
-		out, err := yamlOrJSON(obj.Object)
-		if err != nil {
-			return "", fmt.Errorf("encoding %s/%s as YAML: %w", sb.Namespace(), sb.Name(), err)
-		}
-		docs = append(docs, out)
 	}
 	for _, name := range podNames(sb) {
 		p, err := i.c.Kube.CoreV1().Pods(sb.Namespace()).Get(ctx, name, metav1.GetOptions{})
@@ -137,6 +144,10 @@ type LogOptions struct {
 	// Timestamps asks the kubelet to prefix each line with its RFC3339Nano time.
 	Timestamps bool
 	Pod        string // "" = the sandbox's first linked Pod
+	Container  string // "" = the main container
+	// SinceSeconds reads only the lines of the last seconds (nil: all,
+	// within TailLines).
+	SinceSeconds *int64
 }
 
 // Logs streams the main container's log of the sandbox's Pod into w until the
@@ -150,13 +161,16 @@ func (i *Inspector) Logs(ctx context.Context, sb *model.Sandbox, opts LogOptions
 		}
 		name = names[0]
 	}
-	container, err := i.mainContainer(ctx, sb.Namespace(), name)
-	if err != nil {
-		return err
+	container := opts.Container
+	if container == "" {
+		var err error
+		if container, err = i.mainContainer(ctx, sb.Namespace(), name); err != nil {
+			return err
+		}
 	}
 	req := i.c.Kube.CoreV1().Pods(sb.Namespace()).GetLogs(name, &corev1.PodLogOptions{
 		Container: container, Follow: opts.Follow && !opts.Previous, Previous: opts.Previous, TailLines: opts.TailLines,
-		Timestamps: opts.Timestamps,
+		Timestamps: opts.Timestamps, SinceSeconds: opts.SinceSeconds,
 	})
 	stream, err := req.Stream(ctx)
 	if err != nil {

@@ -100,6 +100,13 @@ type Backend struct {
 type LogOptions struct {
 	Previous   bool // the previous (terminated) instance of the container
 	Timestamps bool // each line prefixed with the kubelet's RFC3339 timestamp
+	// Container is the container to read ("" = the main one): an init
+	// container (execd-installer) is the one to read when a Pod is stuck
+	// in PodInitializing.
+	Container string
+	// Since is k9s's window: the lines of the last Since (>0), the whole
+	// log from its head (<0), or the usual tail (0).
+	Since time.Duration
 }
 
 // Options configure the UI.

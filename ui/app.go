@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -388,13 +389,17 @@ func (a *App) route(msg asyncMsg) tea.Cmd {
 func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	if a.flashSticky { // seen: it may expire now, as any other
 		a.flashSticky, a.flashAt = false, a.c.now()
+	} else if a.dialog == nil {
+		// A message belongs to the action that made it: the next key
+		// starts another, and it leaves (:messages keeps it).
+		a.flash = ""
 	}
 	if a.dialog != nil {
 		return a.onDialogKey(msg)
 	}
 	k := a.c.keys
 	if msg.String() == "ctrl+c" {
-		return a.quit()
+		return a.quit(false)
 	}
 	if a.showHelp {
 		switch {
@@ -413,7 +418,9 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if r := msg.Runes; msg.Type == tea.KeyRunes && len(r) == 1 && r[0] >= '0' && r[0] <= '9' && !msg.Alt {
+	if t, ok := a.top().(*textView); ok && t.kind == kindLogs {
+		// 0-6 are the log view's windows there, as in k9s.
+	} else if r := msg.Runes; msg.Type == tea.KeyRunes && len(r) == 1 && r[0] >= '0' && r[0] <= '9' && !msg.Alt {
 		return a.favorite(int(r[0] - '0'))
 	}
 	cur := a.top()
@@ -426,9 +433,19 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	sel := a.selected()
 	picked := sel.sb != nil
+	if !picked && a.actsOnSandbox(msg) {
+		if l, ok := cur.(interface{ lostCursor() string }); ok && l.lostCursor() != "" {
+			// The sandbox under the cursor went: the key acts on nothing,
+			// never on the row that took its place.
+			a.setFlash(fmt.Sprintf("no sandbox under the cursor (%s left the view): move the cursor to choose one", l.lostCursor()), true)
+			return nil
+		}
+	}
 	switch {
+	case key.Matches(msg, k.Quit) && len(a.stack) > 1:
+		a.pop() // as k9s: q leaves a sub-view; it quits from the top one
 	case key.Matches(msg, k.Quit):
-		return a.quit()
+		return a.quit(false)
 	case key.Matches(msg, k.Help):
 		a.showHelp = true
 	case key.Matches(msg, k.Commands):
@@ -452,6 +469,19 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		a.pop()
 	case key.Matches(msg, k.Detail):
+		if cv, ok := cur.(*commandsView); ok {
+			if name := cv.selectedCommand(); name != "" {
+				return a.runCommand(paletteCommand{verb: name, typed: name})
+			}
+			return nil
+		}
+		if nv, ok := cur.(*namespacesView); ok {
+			if ns := nv.selectedNamespace(); ns != "" {
+				a.toRoot()
+				return a.switchNamespace(ns)
+			}
+			return nil
+		}
 		if cv, ok := cur.(*contextsView); ok {
 			// As k9s does: the fleet of the context chosen, not the list.
 			name := cv.selectedContext()
@@ -514,6 +544,18 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// actsOnSandbox reports whether msg is a key that acts on the sandbox
+// under the cursor.
+func (a *App) actsOnSandbox(msg tea.KeyMsg) bool {
+	k := a.c.keys
+	for _, b := range []key.Binding{k.Detail, k.YAML, k.Logs, k.Previous, k.Events, k.Shell, k.Exec, k.Forward, k.Delete} {
+		if key.Matches(msg, b) {
+			return true
+		}
+	}
+	return false
+}
+
 func (a *App) selected() pick {
 	if s, ok := a.top().(selecter); ok {
 		return s.selectedSandbox(a.c)
@@ -524,7 +566,18 @@ func (a *App) selected() pick {
 	return pick{}
 }
 
-func (a *App) quit() tea.Cmd {
+// quit ends the program, once the user agreed to stop the port-forwards
+// still open (force: they did, or said so with ":q!").
+func (a *App) quit(force bool) tea.Cmd {
+	if n := len(a.c.forwards); n > 0 && !force && a.c.be.StopForward != nil {
+		addrs := make([]string, n)
+		for i, f := range a.c.forwards {
+			addrs[i] = f.LocalAddr
+		}
+		a.dialog = &confirm{question: fmt.Sprintf("Quit and stop %d port-forward(s) (%s)?", n, strings.Join(addrs, ", ")),
+			keys: defaultConfirmKeys(), yes: quitConfirmed{}, no: confirmCancelled{"quit"}}
+		return nil
+	}
 	for _, v := range a.stack {
 		v.close()
 	}
@@ -553,7 +606,14 @@ func (a *App) onFilterEdited(line string) tea.Cmd {
 	}
 	parsed, err := query.ParseFilter(line)
 	if err != nil {
-		a.setFlash(err.Error(), true)
+		// The filter in force stays until the line parses again: a line
+		// on its way to "-l app=x" never filters by "-". Not logged: the
+		// next key usually mends it.
+		if p, ok := a.dialog.(*prompt); ok {
+			p.err = err.Error() // beside the line being typed: the footer is the prompt's
+		} else {
+			a.flash, a.flashIsErr, a.flashAt, a.flashSticky = err.Error(), !errors.Is(err, query.ErrIncomplete), a.c.now(), false
+		}
 		return nil
 	}
 	a.flash = ""

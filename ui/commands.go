@@ -6,17 +6,54 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model/query"
 )
 
-// commandsView lists the palette's commands and aliases (ctrl+a).
-func (a *App) commandsView() *textView {
-	v := newTextView(a.c, kindMessages, "Commands", pick{})
-	v.status, v.follow = "", false
-	v.setLines(paletteHelpLines())
-	return v
+// commandsView lists the palette's commands and aliases (ctrl+a), as
+// k9s's alias view does: enter runs the command under the cursor.
+type commandsView struct{ *listView }
+
+var commandsCols = []column{
+	{Title: "COMMAND", Max: 50},
+	{Title: "ARGUMENTS", Drop: 1, Max: 30},
+	{Title: "WHAT IT DOES"},
+}
+
+func (a *App) commandsView() *commandsView {
+	build := func(*shared) []listRow {
+		rows := make([]listRow, 0, len(paletteCommands))
+		for _, e := range paletteCommands {
+			r := listRow{key: e.names[0], cells: []string{":" + strings.Join(e.names, ", :"), e.args, e.help}}
+			r.fkey = strings.ToLower(strings.Join(r.cells, " "))
+			rows = append(rows, r)
+		}
+		return rows
+	}
+	v := &listView{vid: a.c.newID(), title: "Commands", base: commandsCols, ageCol: -1, build: build,
+		nameCol: 0, stateCol: -1, restartsCol: -1, noSandbox: true}
+	v.snapshotChanged(a.c)
+	return &commandsView{v}
+}
+
+// selectedCommand is the name of the command under the cursor ("" with none).
+func (v *commandsView) selectedCommand() string {
+	if v.cursor >= len(v.visible) || v.lost != "" {
+		return ""
+	}
+	return v.rows[v.visible[v.cursor]].key
+}
+
+// selectedSandbox: the rows are commands (their key is a command's name,
+// not a sandbox's).
+func (v *commandsView) selectedSandbox(*shared) pick { return pick{} }
+
+func (v *commandsView) shortHelp(c *shared) []key.Binding {
+	k := c.keys
+	run := key.NewBinding(key.WithKeys(k.Detail.Keys()...), key.WithHelp(k.Detail.Help().Key, "run command"))
+	return []key.Binding{run, k.Filter, k.Command, k.Back, k.Help, k.Quit}
 }
 
 // runCommand carries out a palette line: ":sb /text", ":sb app=x",
@@ -25,11 +62,18 @@ func (a *App) runCommand(cmd paletteCommand) tea.Cmd {
 	args := cmd.args
 	switch cmd.verb {
 	case "q":
-		return a.quit()
+		return a.quit(cmd.typed == "q!")
 	case "help":
 		a.showHelp = true
 	case "sb":
 		a.toRoot()
+		if len(args) == 0 {
+			// ":sb" alone is the whole fleet again: no text, no labels.
+			if f, ok := a.top().(filterable); ok {
+				f.setFilter(query.Filter{}, a.c)
+			}
+			return nil
+		}
 		return a.inlineFilter(args)
 	case "pods":
 		a.switchTo(newPodsView(a.c))
@@ -45,8 +89,13 @@ func (a *App) runCommand(cmd paletteCommand) tea.Cmd {
 		a.switchTo(v)
 		return a.inlineFilter(args)
 	case "ns":
-		if len(args) != 1 {
-			a.setFlash(":ns needs one namespace (or all)", true)
+		switch len(args) {
+		case 0:
+			a.switchTo(a.newNamespacesView())
+			return nil
+		case 1:
+		default:
+			a.setFlash(":ns takes one namespace (or all)", true)
 			return nil
 		}
 		return a.switchNamespace(args[0])

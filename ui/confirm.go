@@ -32,6 +32,8 @@ func defaultConfirmKeys() confirmKeys {
 type (
 	deleteConfirmed      struct{ target pick }
 	stopForwardConfirmed struct{ addr string }
+	// quitConfirmed: quit, stopping the open port-forwards.
+	quitConfirmed struct{}
 	// confirmCancelled: the answer was no to the action what.
 	confirmCancelled struct{ what string }
 )

@@ -53,6 +53,7 @@ var createFieldLabels = [...]string{"context: ", "namespace: ", "image: ", "entr
 type createKeys struct {
 	Next, Prev           key.Binding // the next or previous field
 	Submit, Cancel       key.Binding
+	Enter                key.Binding // the next field, as in any form; on the last, create
 	NextKnown, PrevKnown key.Binding // cycle through the known values that match what is typed
 	Accept               key.Binding // take the known value shown
 }
@@ -61,7 +62,8 @@ func defaultCreateKeys() createKeys {
 	return createKeys{
 		Next:      typedKey("tab", "next field", "tab"),
 		Prev:      typedKey("shift+tab", "previous field", "shift+tab"),
-		Submit:    typedKey("enter", "create", "enter"),
+		Submit:    typedKey("ctrl+s", "create", "ctrl+s"),
+		Enter:     typedKey("enter", "next field; create on the last", "enter"),
 		Cancel:    typedKey("esc", "cancel", "esc"),
 		NextKnown: key.NewBinding(key.WithKeys("down", "ctrl+n"), key.WithHelp("ctrl+n", "next known value")),
 		PrevKnown: key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("ctrl+p", "previous known value")),
@@ -112,6 +114,10 @@ func newCreateForm(c *shared, ctx string) *createForm {
 		f.fields[i].KeyMap.AcceptSuggestion = f.keys.Accept
 		f.fields[i].KeyMap.NextSuggestion, f.fields[i].KeyMap.PrevSuggestion = f.keys.NextKnown, f.keys.PrevKnown
 		f.fields[i].SetSuggestions(f.known[i])
+		if len(f.known[i]) > 0 && f.fields[i].Value() == "" {
+			// The suggestion shows on the empty field too (→ takes it).
+			f.fields[i].Placeholder = f.known[i][0] + "  (→ takes it)"
+		}
 	}
 	f.fields[fieldEnv].Placeholder = "(optional) K=V K2=V2"
 	f.fields[fieldLifetime].Placeholder = "(optional) e.g. 30m"
@@ -163,7 +169,12 @@ func (f *createForm) update(msg tea.KeyMsg) (tea.Cmd, tea.Msg, bool) {
 	case key.Matches(msg, f.keys.Prev):
 		f.move(-1)
 		return f.focus(), nil, false
-	case key.Matches(msg, f.keys.Submit):
+	case key.Matches(msg, f.keys.Enter) && f.focus_ < len(f.fields)-1:
+		f.move(1)
+		return f.focus(), nil, false
+	case f.takeKnown(msg):
+		return nil, nil, false
+	case key.Matches(msg, f.keys.Submit) || key.Matches(msg, f.keys.Enter):
 		req, err := f.request()
 		if err != nil {
 			f.err = err.Error()
@@ -179,13 +190,36 @@ func (f *createForm) update(msg tea.KeyMsg) (tea.Cmd, tea.Msg, bool) {
 
 // view is the field in focus, its place among the fields and a hint: the
 // keys (from the key map), the known values, or why enter was refused.
+// takeKnown fills an empty field with a known value when asked (→, or
+// ctrl+n/ctrl+p to go through them): bubbles suggests only once
+// something is typed, and an empty field is where a suggestion helps most.
+func (f *createForm) takeKnown(msg tea.KeyMsg) bool {
+	known, in := f.known[f.focus_], &f.fields[f.focus_]
+	if len(known) == 0 || in.Value() != "" {
+		return false
+	}
+	pick := 0
+	switch {
+	case key.Matches(msg, f.keys.Accept), key.Matches(msg, f.keys.NextKnown):
+	case key.Matches(msg, f.keys.PrevKnown):
+		pick = len(known) - 1
+	default:
+		return false
+	}
+	in.SetValue(known[pick])
+	in.CursorEnd()
+	return true
+}
+
 func (f *createForm) view(_ *shared, _ int) string {
 	k := f.keys
 	keyOf := func(b key.Binding) string { return b.Help().Key }
-	hint := fmt.Sprintf("(%s/%s: field, %s: create, %s: cancel)", keyOf(k.Next), keyOf(k.Prev), keyOf(k.Submit), keyOf(k.Cancel))
+	hint := fmt.Sprintf("(%s/%s/%s: field, %s: create, %s: cancel)", keyOf(k.Enter), keyOf(k.Next), keyOf(k.Prev), keyOf(k.Submit), keyOf(k.Cancel))
 	if known := f.known[f.focus_]; len(known) > 0 {
-		hint = fmt.Sprintf("(%d known: %s/%s, %s %s; e.g. %s)", len(known), keyOf(k.NextKnown), keyOf(k.PrevKnown), keyOf(k.Accept),
-			k.Accept.Help().Desc, textsafe.Line(known[0]))
+		hint = fmt.Sprintf("(%d known: %s/%s, %s %s)", len(known), keyOf(k.NextKnown), keyOf(k.PrevKnown), keyOf(k.Accept), k.Accept.Help().Desc)
+		if f.fields[f.focus_].Value() != "" { // else the field shows the first as its placeholder
+			hint = strings.TrimSuffix(hint, ")") + "; e.g. " + textsafe.Line(known[0]) + ")"
+		}
 	}
 	if f.err != "" {
 		hint = "✗ " + textsafe.Line(f.err)

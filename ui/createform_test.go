@@ -14,11 +14,11 @@ func TestCreateFormFields(t *testing.T) {
 	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{Now: fixedNow, Images: []string{"img:1"}}, DefaultKeyMap())
 	f := openCreateForm(a.c, "")
 	at := func() string { return f.view(a.c, 200) }
-	if v := at(); !strings.HasPrefix(v, "create [2/8] image: ") || !strings.HasSuffix(v, "(1 known: ctrl+n/ctrl+p, → accepts; e.g. img:1)") {
+	if v := at(); !strings.HasPrefix(v, "create [2/8] image: ") || !strings.HasSuffix(v, "(1 known: ctrl+n/ctrl+p, → accepts)") || !strings.Contains(v, "img:1  (→ takes it)") {
 		t.Fatalf("the form opens on %q", v)
 	}
 	press(t, f, "tab")
-	if v := at(); !strings.HasPrefix(v, "create [3/8] entrypoint: ") || !strings.HasSuffix(v, "(tab/shift+tab: field, enter: create, esc: cancel)") {
+	if v := at(); !strings.HasPrefix(v, "create [3/8] entrypoint: ") || !strings.HasSuffix(v, "(enter/tab/shift+tab: field, ctrl+s: create, esc: cancel)") {
 		t.Fatalf("after tab: %q", v)
 	}
 	press(t, f, "shift+tab", "shift+tab", "shift+tab")
@@ -40,10 +40,10 @@ func TestCreateFormFields(t *testing.T) {
 func TestCreateFormSubmits(t *testing.T) {
 	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{Now: fixedNow, DefaultNamespace: "team-rl"}, DefaultKeyMap())
 	f := openCreateForm(a.c, "")
-	if outs, done := press(t, f, "enter"); done || last(outs) != nil || !strings.HasSuffix(f.view(a.c, 200), "✗ an image (or a pool) is required") {
+	if outs, done := press(t, f, "ctrl+s"); done || last(outs) != nil || !strings.HasSuffix(f.view(a.c, 200), "✗ an image (or a pool) is required") {
 		t.Fatalf("no image: %v (closed %v), %q", outs, done, f.view(a.c, 200))
 	}
-	outs, done := press(t, f, "img:1", "tab", "tab", "tab", "tab", "20m", "enter")
+	outs, done := press(t, f, "img:1", "tab", "tab", "tab", "tab", "20m", "ctrl+s")
 	want := createSubmitted{req: CreateRequest{Namespace: "team-rl", Image: "img:1", Lifetime: 20 * time.Minute}}
 	if !done || !reflect.DeepEqual(last(outs), want) {
 		t.Fatalf("submitted %+v (closed %v), want %+v", last(outs), done, want)
@@ -54,12 +54,12 @@ func TestCreateFormSubmits(t *testing.T) {
 
 	two := New(twoContexts(), Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
 	f = openCreateForm(two.c, "")
-	outs, _ = press(t, f, "img:2", "enter")
+	outs, _ = press(t, f, "img:2", "ctrl+s")
 	if got := last(outs).(createSubmitted); got.context != "prod" || got.req.Image != "img:2" {
 		t.Fatalf("with two contexts, from the table's first: %+v", got)
 	}
 	f = openCreateForm(two.c, "")
-	press(t, f, "shift+tab", "shift+tab", "ctrl+u", "dev", "tab", "tab", "img:3", "enter")
+	press(t, f, "shift+tab", "shift+tab", "ctrl+u", "dev", "tab", "tab", "img:3", "ctrl+s")
 	if v := f.view(two.c, 200); !strings.Contains(v, `✗ context: "dev" is not in view (prod, staging)`) {
 		t.Fatalf("a context not in view: %q", v)
 	}
@@ -70,4 +70,23 @@ func openCreateForm(c *shared, ctx string) *createForm {
 	f := newCreateForm(c, ctx)
 	f.focus()
 	return f
+}
+
+// Enter on an unfinished form moves to the next field, as in any form;
+// it creates only on the last field (ctrl+s creates from any).
+func TestCreateFormEnterMovesOn(t *testing.T) {
+	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{Now: fixedNow, DefaultNamespace: "team-rl"}, DefaultKeyMap())
+	f := openCreateForm(a.c, "")
+	outs, done := press(t, f, "img:1", "enter")
+	if done || last(outs) != nil || !strings.HasPrefix(f.view(a.c, 200), "create [3/8] entrypoint: ") {
+		t.Fatalf("enter on the image field: %v (closed %v), %q", outs, done, f.view(a.c, 200))
+	}
+	outs, done = press(t, f, "enter", "enter", "enter", "enter", "enter")
+	if done || !strings.HasPrefix(f.view(a.c, 200), "create [8/8] memory: ") {
+		t.Fatalf("enter through the fields: %v (closed %v), %q", outs, done, f.view(a.c, 200))
+	}
+	outs, done = press(t, f, "enter")
+	if got, ok := last(outs).(createSubmitted); !done || !ok || got.req.Image != "img:1" {
+		t.Fatalf("enter on the last field: %+v (closed %v)", last(outs), done)
+	}
 }

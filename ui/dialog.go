@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"fmt"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/query"
 )
 
@@ -39,6 +42,11 @@ func typedKey(help, desc string, keys ...string) key.Binding {
 // onDialogKey gives a key to the dialog that is open and acts at once on
 // what it answered.
 func (a *App) onDialogKey(msg tea.KeyMsg) tea.Cmd {
+	if msg.String() == "ctrl+c" {
+		// ctrl+c closes a prompt as esc does (a second one quits), and
+		// answers a question no.
+		msg = tea.KeyMsg{Type: tea.KeyEsc}
+	}
 	cmd, out, done := a.dialog.update(msg)
 	if done {
 		a.dialog = nil
@@ -50,6 +58,37 @@ func (a *App) onDialogKey(msg tea.KeyMsg) tea.Cmd {
 		return tea.Batch(cmd, then)
 	}
 	return cmd
+}
+
+// stillThere checks, as a confirmation is answered, that target is still
+// the sandbox the key that opened it was pressed on: the same object (UID)
+// in the same context, with the same Pod (if it had one). A sandbox
+// deleted, re-created under its name, or given another Pod in between is
+// not what the user agreed to act on.
+func (a *App) stillThere(target pick) error {
+	snap := a.c.snapOf(target.ctx)
+	if snap == nil {
+		return fmt.Errorf("%s: its context is no longer in view", target.label())
+	}
+	now := snap.Sandbox(target.sb.Key)
+	if now == nil {
+		return fmt.Errorf("%s is gone since you asked", target.label())
+	}
+	if was, is := target.sb.UID(), now.UID(); was != is {
+		return fmt.Errorf("%s was re-created since you asked (uid %s, now %s)", target.label(), orDash(string(was)), orDash(string(is)))
+	}
+	if was, is := primaryPodUID(target.sb), primaryPodUID(now); was != "" && was != is {
+		return fmt.Errorf("%s has another Pod since you asked (Pod uid %s, now %s)", target.label(), orDash(was), orDash(is))
+	}
+	return nil
+}
+
+// primaryPodUID is the UID of the sandbox's first Pod ("" with none).
+func primaryPodUID(sb *model.Sandbox) string {
+	if sl := sb.PrimarySlot(); sl != nil && sl.Pod != nil {
+		return string(sl.Pod.UID)
+	}
+	return ""
 }
 
 // onDialogMsg acts on what a dialog's key meant.
@@ -66,17 +105,31 @@ func (a *App) onDialogMsg(msg tea.Msg) tea.Cmd {
 			t.setSearch(msg.text)
 		}
 	case execEntered:
+		if err := a.stillThere(msg.target); err != nil {
+			a.flashErr(fmt.Errorf("exec refused: %w", err))
+			return nil
+		}
 		return a.startExec(msg.target, msg.argv)
 	case forwardEntered:
+		if err := a.stillThere(msg.target); err != nil {
+			a.flashErr(fmt.Errorf("port-forward refused: %w", err))
+			return nil
+		}
 		return a.startForward(msg.target, msg.local, msg.remote)
 	case copyEntered:
 		return a.startCopy(msg.target, msg.req)
 	case paletteCommand:
 		return a.runCommand(msg)
 	case deleteConfirmed:
+		if err := a.stillThere(msg.target); err != nil {
+			a.flashErr(fmt.Errorf("delete refused: %w", err))
+			return nil
+		}
 		return a.deleteSandbox(msg.target)
 	case stopForwardConfirmed:
 		return a.stopForward(msg.addr)
+	case quitConfirmed:
+		return a.quit(true)
 	case confirmCancelled:
 		a.setFlash(msg.what+" cancelled", false)
 	case createSubmitted:

@@ -17,6 +17,7 @@ var namedKeys = map[string]tea.KeyMsg{
 	"backspace": {Type: tea.KeyBackspace},
 	"ctrl+c":    {Type: tea.KeyCtrlC},
 	"ctrl+u":    {Type: tea.KeyCtrlU},
+	"ctrl+s":    {Type: tea.KeyCtrlS},
 	"right":     {Type: tea.KeyRight},
 	"alt+y":     {Type: tea.KeyRunes, Runes: []rune("y"), Alt: true},
 }

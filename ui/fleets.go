@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
+	"github.com/sandscope/sandscope/model/query"
 )
 
 // MultiSource is a Source over the fleets of several cluster contexts at
@@ -275,5 +276,78 @@ func (v *contextsView) selectedContext() string { return v.firstCell() }
 func (v *contextsView) shortHelp(c *shared) []key.Binding {
 	k := c.keys
 	show := key.NewBinding(key.WithKeys(k.Detail.Keys()...), key.WithHelp(k.Detail.Help().Key, "show context"))
+	return []key.Binding{show, k.Filter, k.Command, k.Back, k.Help, k.Quit}
+}
+
+// namespacesView is ":ns" alone, k9s's namespace view: every namespace
+// with sandboxes in view, with its count, its problems and its favorite
+// key (0-9). Enter (the detail key) shows the one under the cursor.
+type namespacesView struct{ *listView }
+
+var namespacesCols = []column{
+	{Title: "KEY", Right: true},
+	{Title: "NAMESPACE", Max: 63},
+	{Title: "SANDBOXES", Right: true},
+	{Title: "PROBLEMS", Right: true},
+}
+
+func (a *App) newNamespacesView() *namespacesView {
+	build := func(c *shared) []listRow {
+		count, problems := map[string]int{}, map[string]int{}
+		total, totalProblems := 0, 0
+		for _, sb := range c.sandboxes() {
+			count[sb.Namespace()]++
+			total++
+			if query.IsProblem(sb) {
+				problems[sb.Namespace()]++
+				totalProblems++
+			}
+		}
+		favs := a.favorites()
+		names := make([]string, 0, len(count)+len(favs))
+		for ns := range count {
+			names = append(names, ns)
+		}
+		for _, ns := range favs {
+			if _, seen := count[ns]; !seen {
+				names = append(names, ns)
+			}
+		}
+		slices.Sort(names)
+		rows := []listRow{{cells: []string{"0", "all", fmt.Sprint(total), fmt.Sprint(totalProblems)}}}
+		for _, ns := range names {
+			k := "-"
+			if i := slices.Index(favs, ns); i >= 0 {
+				k = fmt.Sprint(i + 1)
+			}
+			r := listRow{cells: []string{k, ns, fmt.Sprint(count[ns]), fmt.Sprint(problems[ns])}}
+			if problems[ns] > 0 {
+				r.sev = sevWarn
+			}
+			rows = append(rows, r)
+		}
+		for i := range rows {
+			rows[i].fkey = strings.ToLower(strings.Join(rows[i].cells, " "))
+		}
+		return rows
+	}
+	v := &listView{vid: a.c.newID(), title: "Namespaces", base: namespacesCols, ageCol: -1, build: build,
+		nameCol: 1, stateCol: -1, restartsCol: -1, noSandbox: true}
+	v.snapshotChanged(a.c)
+	return &namespacesView{v}
+}
+
+// selectedNamespace is the namespace under the cursor ("all": every one;
+// "" with none).
+func (v *namespacesView) selectedNamespace() string {
+	if v.cursor >= len(v.visible) || v.lost != "" {
+		return ""
+	}
+	return v.rows[v.visible[v.cursor]].cells[1]
+}
+
+func (v *namespacesView) shortHelp(c *shared) []key.Binding {
+	k := c.keys
+	show := key.NewBinding(key.WithKeys(k.Detail.Keys()...), key.WithHelp(k.Detail.Help().Key, "show namespace"))
 	return []key.Binding{show, k.Filter, k.Command, k.Back, k.Help, k.Quit}
 }

@@ -242,7 +242,7 @@ func TestActionsReachTheirContext(t *testing.T) {
 	keys(tm, "k") // up one row: prod/sbx-a
 	keys(tm, "c")
 	screenContains(t, tm, app, "create in prod [3/9] image:")
-	keys(tm, "img:1", "enter")
+	keys(tm, "img:1", "ctrl+s")
 	screenContains(t, tm, app, "created bsbx/ns/new")
 	// Another create, in the context the form is told: back to its first
 	// field, the context.
@@ -256,10 +256,10 @@ func TestActionsReachTheirContext(t *testing.T) {
 		}
 	}
 	erase(len("prod"))
-	keys(tm, "nowhere", "enter")
+	keys(tm, "nowhere", "ctrl+s")
 	screenContains(t, tm, app, `context: "nowhere" is not in view (prod, staging)`)
 	erase(len("nowhere"))
-	keys(tm, "staging", "enter")
+	keys(tm, "staging", "ctrl+s")
 	waitScreen(t, tm, app, "the second create done", func(string) bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -389,7 +389,7 @@ func TestPodsAndDetailKeepTheirContext(t *testing.T) {
 	if !regexp.MustCompile(`CONTEXT\s+NAMESPACE\s+POD`).MatchString(s) || !regexp.MustCompile(`(?m)^ staging\s+team-rl\s+sbx-a-0`).MatchString(s) {
 		t.Fatalf("pods view without its contexts:\n%s", s)
 	}
-	keys(tm, "/", "staging sbx-c-0", "enter", "d")
+	keys(tm, "/", "staging.*sbx-c-0", "enter", "d")
 	screenContains(t, tm, app, "Detail team-rl/sbx-c in staging")
 	// Both sbx-c restart, each its own number of times.
 	restarts := func(n int32) func(model.Sandbox) model.Sandbox {
@@ -416,7 +416,7 @@ func TestOneContextInViewActsThroughIt(t *testing.T) {
 	screenContains(t, tm, app, "Sandboxes [4/4]")
 	keys(tm, "c")
 	screenContains(t, tm, app, "create [2/8] image:")
-	keys(tm, "img:3", "enter")
+	keys(tm, "img:3", "ctrl+s")
 	screenContains(t, tm, app, "created bsbx/ns/new")
 	keys(tm, "ctrl+d", "y")
 	screenContains(t, tm, app, "delete requested for batch/sbx-d in staging")

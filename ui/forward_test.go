@@ -150,8 +150,16 @@ func TestForwardKeyFlowAndPFView(t *testing.T) {
 	}
 	deletes.Range(func(k, _ any) bool { t.Errorf("ctrl+d in :pf deleted sandbox %v", k); return true })
 
-	// Quitting closes what is still open.
+	// q leaves :pf; on the top view it asks before it stops what is still
+	// open, and quits on y.
 	keys(tm, "q")
+	screenContains(t, tm, app, "Sandboxes [")
+	keys(tm, "q")
+	screenContains(t, tm, app, "[y/N] Quit and stop 1 port-forward(s) (127.0.0.1:8080)?")
+	if _, _, open := fw.snapshot(); open != 1 {
+		t.Fatalf("%d forwards open before the answer", open)
+	}
+	keys(tm, "y")
 	waitFor(t, "quit stops every forward", func() bool { _, _, open := fw.snapshot(); return open == 0 })
 }
 

@@ -24,11 +24,13 @@ type KeyMap struct {
 	// In a log or output view: line wrap, the kubelet's timestamps, the
 	// next and previous search match, save to a file.
 	Wrap, Timestamps, NextMatch, PrevMatch, Save key.Binding
-	Shell, Exec, Create, Delete                  key.Binding
-	Forward, Copy                                key.Binding
-	SortName, SortAge, SortState                 key.Binding
-	SortRestarts, Wide, Commands                 key.Binding
-	Quit                                         key.Binding
+	// In a log view: the next container of the Pod (init ones first).
+	Container                    key.Binding
+	Shell, Exec, Create, Delete  key.Binding
+	Forward, Copy                key.Binding
+	SortName, SortAge, SortState key.Binding
+	SortRestarts, Wide, Commands key.Binding
+	Quit                         key.Binding
 }
 
 // DefaultKeyMap follows k9s habits.
@@ -59,6 +61,7 @@ func DefaultKeyMap() KeyMap {
 		NextMatch:    b("next match", "n"),
 		PrevMatch:    b("previous match", "N"),
 		Save:         b("save to file", "ctrl+s"),
+		Container:    b("logs: next container (init ones too)", "C"),
 		Shell:        b("shell", "s"),
 		Exec:         b("exec", "x"),
 		Create:       b("create", "c"),
@@ -86,7 +89,7 @@ func (k *KeyMap) actions() map[string]*key.Binding {
 		"delete": &k.Delete, "forward": &k.Forward, "copy": &k.Copy, "sortname": &k.SortName, "sortage": &k.SortAge,
 		"sortstate": &k.SortState, "sortrestarts": &k.SortRestarts, "wide": &k.Wide, "commands": &k.Commands, "quit": &k.Quit,
 		"wrap": &k.Wrap, "timestamps": &k.Timestamps, "nextmatch": &k.NextMatch, "prevmatch": &k.PrevMatch,
-		"save": &k.Save,
+		"save": &k.Save, "container": &k.Container,
 	}
 }
 
@@ -94,7 +97,7 @@ func (k *KeyMap) actions() map[string]*key.Binding {
 // list only: a key may serve one of each (N sorts a list by name and goes to
 // the previous match in a log), as the view on top decides.
 var (
-	textOnly = map[string]bool{"wrap": true, "timestamps": true, "nextmatch": true, "prevmatch": true, "save": true}
+	textOnly = map[string]bool{"wrap": true, "timestamps": true, "nextmatch": true, "prevmatch": true, "save": true, "container": true}
 	listOnly = map[string]bool{"sortname": true, "sortage": true, "sortstate": true, "sortrestarts": true, "wide": true, "problems": true}
 )
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/sahilm/fuzzy"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/model"
@@ -50,12 +49,18 @@ type listView struct {
 	filter     query.Filter
 	visible    []int
 	cursor     int
-	offset     int
-	page       int
+	// selID is the row the cursor is on (rowID); lost names it once it
+	// left the view: the cursor is then on a marked gap before
+	// visible[cursor] until the user moves it, as in the sandboxes view.
+	selID, lost string
+	selName     string // the name cell of the row selID names
+	offset      int
+	page        int
 	// nameCol, stateCol and restartsCol are the columns N, S and R sort
 	// by (-1: the view has none); A sorts by age.
 	nameCol, stateCol, restartsCol int
 	sort                           query.SortOrder
+	wide                           bool // ctrl+w: every column, whatever the width
 	// noSandbox: the rows are not sandboxes' (Pools), so d/y/l/e are not offered.
 	noSandbox bool
 }
@@ -72,6 +77,9 @@ func (v *listView) name() string {
 		if v.sort.Desc {
 			s += " (reversed)"
 		}
+	}
+	if v.wide {
+		s += "  wide"
 	}
 	return s
 }
@@ -133,18 +141,7 @@ func (v *listView) refilter() {
 		for i := range v.rows {
 			keys[i] = v.rows[i].fkey
 		}
-		matched = make([]bool, len(v.rows))
-		pat, exact := strings.ToLower(v.filter.Text), false
-		for i, k := range keys {
-			if strings.Contains(k, pat) {
-				matched[i], exact = true, true
-			}
-		}
-		if !exact && query.FuzzyApplies(v.filter.Text) { // same rules as the sandboxes view
-			for _, m := range fuzzy.FindNoSort(v.filter.Text, keys) {
-				matched[m.Index] = true
-			}
-		}
+		matched = v.filter.MatchText(keys) // the sandboxes view's rules
 	}
 	for i := range v.rows {
 		if matched != nil && matched[i] == v.filter.Invert {
@@ -158,20 +155,69 @@ func (v *listView) refilter() {
 		}
 		v.visible = append(v.visible, i)
 	}
+	v.follow()
+}
+
+// rowID names row i whatever its state: its context and the cells up to
+// its name (namespace, name).
+func (v *listView) rowID(i int) string {
+	r := &v.rows[i]
+	return r.ctx + "\x00" + strings.Join(r.cells[:min(v.at(v.nameCol)+1, len(r.cells))], "\x00")
+}
+
+// follow keeps the cursor on its row as rows come and go; when the row
+// left, the cursor is on nothing where it was.
+func (v *listView) follow() {
+	if v.selID != "" {
+		for i, r := range v.visible {
+			if v.rowID(r) == v.selID {
+				v.cursor, v.lost = i, ""
+				return
+			}
+		}
+		if v.lost == "" {
+			v.lost = v.selName
+		}
+		v.cursor = min(v.cursor, len(v.visible))
+		return
+	}
 	v.cursor = min(v.cursor, max(0, len(v.visible)-1))
+	v.remember()
+}
+
+func (v *listView) remember() {
+	if v.cursor < len(v.visible) {
+		i := v.visible[v.cursor]
+		v.selID, v.lost = v.rowID(i), ""
+		if cells := v.rows[i].cells; v.at(v.nameCol) < len(cells) {
+			v.selName = cells[v.at(v.nameCol)]
+		}
+	}
+}
+
+func (v *listView) lostCursor() string { return v.lost }
+
+// userRefiltered: the user changed the filter; a cursor whose row it
+// filtered out goes to the first row.
+func (v *listView) userRefiltered() {
+	v.refilter()
+	if v.lost != "" {
+		v.cursor, v.lost = 0, ""
+		v.remember()
+	}
 }
 
 func (v *listView) setFilter(f query.Filter, c *shared) {
 	f.ProblemsOnly = v.filter.ProblemsOnly
 	v.filter = f
-	v.refilter()
+	v.userRefiltered()
 }
 func (v *listView) currentFilter() query.Filter { return v.filter }
 
 // firstCell is the first cell of the row under the cursor ("" with none):
 // what names the row in a list whose rows are not sandboxes.
 func (v *listView) firstCell() string {
-	if v.cursor >= len(v.visible) {
+	if v.cursor >= len(v.visible) || v.lost != "" {
 		return ""
 	}
 	return v.rows[v.visible[v.cursor]].cells[0]
@@ -179,7 +225,7 @@ func (v *listView) firstCell() string {
 
 // selectedSandbox lets d/l/y work from the Pods view on the Pod's sandbox.
 func (v *listView) selectedSandbox(c *shared) pick {
-	if v.cursor >= len(v.visible) {
+	if v.cursor >= len(v.visible) || v.lost != "" {
 		return pick{}
 	}
 	r := v.rows[v.visible[v.cursor]]
@@ -199,23 +245,70 @@ func (v *listView) update(msg tea.Msg, c *shared) tea.Cmd {
 		k := c.keys
 		if key.Matches(msg, k.Problems) {
 			v.filter.ProblemsOnly = !v.filter.ProblemsOnly
-			v.refilter()
+			v.userRefiltered()
 			return nil
 		}
 		if sk, ok := sortKeyOf(msg, k); ok {
 			v.setSort(sk)
 			return nil
 		}
-		moveCursor(msg, k, &v.cursor, len(v.visible), v.page)
+		if key.Matches(msg, k.Wide) {
+			v.wide = !v.wide
+			return nil
+		}
+		cur := v.fromGap(key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
+		if moveCursor(msg, k, &cur, len(v.visible), v.page) && len(v.visible) > 0 {
+			v.cursor = cur
+			v.remember()
+		}
 	case tea.MouseMsg:
-		wheelCursor(msg, &v.cursor, len(v.visible))
+		cur := v.fromGap(msg.Button == tea.MouseButtonWheelDown)
+		if wheelCursor(msg, &cur, len(v.visible)) && len(v.visible) > 0 {
+			v.cursor = cur
+			v.remember()
+		}
 	}
 	return nil
 }
 
+// shownCols are the columns as the table lays them out: with ctrl+w none
+// may be dropped, and the column the rows are sorted by never is (a sort
+// nobody can see reads as no order), as in the sandboxes view.
+func (v *listView) shownCols() []column {
+	sortCol := -1
+	switch v.sort.Key {
+	case query.SortName:
+		sortCol = v.nameCol
+	case query.SortAge:
+		sortCol = v.ageCol
+	case query.SortState:
+		sortCol = v.stateCol
+	case query.SortRestarts:
+		sortCol = v.restartsCol
+	}
+	if !v.wide && (sortCol < 0 || v.cols[v.at(sortCol)].Drop == 0) {
+		return v.cols
+	}
+	cols := slices.Clone(v.cols)
+	for i := range cols {
+		if v.wide || i == v.at(sortCol) {
+			cols[i].Drop = 0
+		}
+	}
+	return cols
+}
+
+// fromGap is where a move starts (see sandboxesView.fromGap).
+func (v *listView) fromGap(down bool) int {
+	if v.lost != "" && down {
+		return v.cursor - 1
+	}
+	return v.cursor
+}
+
 func (v *listView) render(c *shared, width, height int) string {
 	v.page = height - 1
-	keep, widths := layout(v.cols, v.natural, width)
+	keep, widths := layout(v.shownCols(), v.natural, width)
 	head := make([]string, len(v.cols))
 	for i, col := range v.cols {
 		head[i] = col.Title
@@ -223,20 +316,34 @@ func (v *listView) render(c *shared, width, height int) string {
 	var b strings.Builder
 	renderCells(&b, head, v.cols, keep, widths)
 	out := []string{c.st.colHead.Render(c.st.markRow(fitLine(b.String(), width), false))}
-	v.offset = window(v.cursor, v.offset, height-1, len(v.visible))
+	n := len(v.visible)
+	if v.lost != "" {
+		n++ // the gap the cursor is on
+	}
+	v.offset = window(v.cursor, v.offset, height-1, n)
 	now := c.now()
 	cells := make([]string, len(v.cols))
-	for i := v.offset; i < min(len(v.visible), v.offset+height-1); i++ {
-		r := &v.rows[v.visible[i]]
+	for i := v.offset; i < min(n, v.offset+height-1); i++ {
+		j := i
+		if v.lost != "" {
+			if i == v.cursor {
+				out = append(out, gapLine(c, v.lost, width))
+				continue
+			}
+			if i > v.cursor {
+				j = i - 1
+			}
+		}
+		r := &v.rows[v.visible[j]]
 		copy(cells, r.cells)
 		if v.ageCol >= 0 {
 			cells[v.at(v.ageCol)] = c.drawAge(now, r.created)
 		}
 		b.Reset()
 		renderCells(&b, cells, v.cols, keep, widths)
-		out = append(out, styleRow(c, fitLine(b.String(), width), r.sev, i == v.cursor))
+		out = append(out, styleRow(c, fitLine(b.String(), width), r.sev, i == v.cursor && v.lost == ""))
 	}
-	if len(v.visible) == 0 {
+	if len(v.visible) == 0 && v.lost == "" {
 		out = append(out, c.st.dim.Render(fitLine("nothing to show", width)))
 	}
 	return strings.Join(out, "\n")
@@ -259,7 +366,7 @@ func (v *listView) fullHelp(c *shared) [][]key.Binding {
 	if v.restartsCol >= 0 {
 		sorts = append(sorts, k.SortRestarts)
 	}
-	groups := [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, sorts}
+	groups := [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, append(sorts, k.Wide)}
 	if !v.noSandbox {
 		groups = append(groups, []key.Binding{k.Detail, k.YAML, k.Logs, k.Events})
 	}
@@ -272,23 +379,13 @@ func (v *listView) setSort(k query.SortKey) {
 	if (k == query.SortState && v.stateCol < 0) || (k == query.SortRestarts && v.restartsCol < 0) {
 		return
 	}
-	var cur string
-	if v.cursor < len(v.visible) {
-		cur = strings.Join(v.rows[v.visible[v.cursor]].cells, "\x00")
-	}
 	if v.sort.Key == k {
 		v.sort.Desc = !v.sort.Desc
 	} else {
 		v.sort = query.SortOrder{Key: k}
 	}
 	v.sortRows()
-	v.refilter()
-	for i, r := range v.visible {
-		if strings.Join(v.rows[r].cells, "\x00") == cur {
-			v.cursor = i
-			break
-		}
-	}
+	v.refilter() // follows the cursor's row
 }
 
 // sortRows orders the rows by the view's sort (build order when none).

@@ -23,11 +23,11 @@ type paletteEntry struct {
 // paletteCommands are the palette's commands: what ":" accepts, completes
 // and ctrl+a lists.
 var paletteCommands = []paletteEntry{
-	{names: []string{"sb", "sandbox", "sandboxes"}, args: "[/TEXT | LABEL=VALUE]", help: "the sandboxes (optionally filtered)",
+	{names: []string{"sb", "sandbox", "sandboxes"}, args: "[/TEXT | LABEL=VALUE]", help: "the sandboxes (filtered; alone: every one, the filter cleared)",
 		complete: []string{"sandboxes", "sb"}},
 	{names: []string{"pods", "pod", "po"}, args: "[/TEXT | LABEL=VALUE]", help: "the Pods of the fleet", complete: []string{"pods"}},
 	{names: []string{"pools", "pool"}, help: "the Pools", complete: []string{"pools"}},
-	{names: []string{"ns", "namespace"}, args: "NAME | all", help: "show one namespace, or every one (0-9: favorites)",
+	{names: []string{"ns", "namespace"}, args: "[NAME | all]", help: "the namespaces (enter shows one); NAME: show that one, all: every one (0-9: favorites)",
 		complete: []string{"ns "}},
 	{names: []string{"ctx", "context"}, args: "[NAME | all]",
 		help:     "the contexts (enter shows one); NAME: show that one; all: every context sandscope was started with",

@@ -59,10 +59,10 @@ func TestPaletteCompletes(t *testing.T) {
 // ctrl+a lists every command with its aliases, from the palette's table.
 func TestPaletteHelpLines(t *testing.T) {
 	want := []string{
-		":sb, :sandbox, :sandboxes [/TEXT | LABEL=VALUE]   the sandboxes (optionally filtered)",
+		":sb, :sandbox, :sandboxes [/TEXT | LABEL=VALUE]   the sandboxes (filtered; alone: every one, the filter cleared)",
 		":pods, :pod, :po [/TEXT | LABEL=VALUE]            the Pods of the fleet",
 		":pools, :pool                                     the Pools",
-		":ns, :namespace NAME | all                        show one namespace, or every one (0-9: favorites)",
+		":ns, :namespace [NAME | all]                      the namespaces (enter shows one); NAME: show that one, all: every one (0-9: favorites)",
 		":ctx, :context [NAME | all]                       the contexts (enter shows one); NAME: show that one; all: every context sandscope was started with",
 		":messages, :msg                                   every message and refusal, whole, with its evidence",
 		":pf, :portforward, :portforwards, :port-forwards  the open port-forwards (F opens one); ctrl+d stops one",

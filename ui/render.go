@@ -207,6 +207,12 @@ func (a *App) countLine() string {
 	} else if down := a.c.disconnectedContexts(); len(down) > 0 {
 		s += "  identity UNKNOWN in " + strings.Join(down, ", ") + " (disconnected)"
 	}
+	// Which namespace each number key shows, as k9s's header says.
+	keys := []string{"<0>all"}
+	for i, ns := range a.favorites() {
+		keys = append(keys, fmt.Sprintf("<%d>%s", i+1, ns))
+	}
+	s += "  │ " + strings.Join(keys, " ")
 	a.counts, a.headerFleets, a.headerNS = s, append(a.headerFleets[:0], a.c.fleets...), a.c.nsScope
 	return s
 }
@@ -223,8 +229,23 @@ func (a *App) footerLines(w int) []string {
 		}
 		first = st.Render(fitLine(a.flash, w))
 	}
-	helpLine := a.help.ShortHelpView(firstKeys(a.top().shortHelp(a.c)))
-	return []string{clipLine(first, w), clipLine(helpLine, w)}
+	return []string{clipLine(first, w), a.shortHelpLine(w)}
+}
+
+// shortHelpLine is the footer's key line. When the view's keys do not fit,
+// the ones before the last two go first: help and quit (or back) always
+// show, so that a narrow terminal still says how to get out.
+func (a *App) shortHelpLine(w int) string {
+	bs := firstKeys(a.top().shortHelp(a.c))
+	h := a.help
+	h.Width = 0 // cut here, not by bubbles: it would cut the end
+	for {
+		line := h.ShortHelpView(bs)
+		if ansi.StringWidth(line) <= w || len(bs) <= 2 {
+			return clipLine(line, w)
+		}
+		bs = append(bs[:len(bs)-3], bs[len(bs)-2:]...)
+	}
 }
 
 func padLines(s string, h int) []string {
@@ -267,10 +288,12 @@ func firstKeys(bs []key.Binding) []key.Binding {
 // a narrow terminal cuts none of them (the help scrolls instead).
 func (a *App) fullHelpLines(w int) []string {
 	groups := a.top().fullHelp(a.c)
-	wide := strings.Split(a.help.FullHelpView(groups), "\n")
+	h := a.help
+	h.Width = 0 // whole: bubbles would drop the groups past the width behind a styled "…"
+	wide := strings.Split(h.FullHelpView(groups), "\n")
 	fits := true
 	for _, l := range wide {
-		if ansi.StringWidth(l) > w || strings.HasSuffix(strings.TrimRight(l, " "), "…") {
+		if ansi.StringWidth(l) > w {
 			fits = false
 			break
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/query"
 )
@@ -38,7 +39,7 @@ var sandboxCols = []column{
 	colState:     {Title: "STATE", Max: 12},
 	colIdentity:  {Title: "IDENTITY", Max: 40},
 	colIP:        {Title: "IP", Drop: 4, Max: 39},
-	colPod:       {Title: "POD", Drop: 5, Max: 36},
+	colPod:       {Title: "POD", Drop: 5, Max: 38}, // a UUID and its Pod index
 	colNode:      {Title: "NODE", Drop: 8, Max: 20},
 	colRestarts:  {Title: "RESTARTS", Drop: 7, Right: true},
 	colAge:       {Title: "AGE", Drop: 3, Right: true},
@@ -97,17 +98,22 @@ type sandboxesView struct {
 	where   []int // where[row] = its index in order, valid while whereOK
 	whereOK bool
 
-	sort      query.SortOrder
-	filter    query.Filter
-	applied   query.Filter // filter that produced visible
-	exact     bool         // applied matched by substring (see query.Filter.Apply)
-	visible   []int
-	haveVis   bool
-	cursor    int
+	sort    query.SortOrder
+	filter  query.Filter
+	applied query.Filter // filter that produced visible
+	visible []int
+	haveVis bool
+	cursor  int
+	// lost names the sandbox the cursor was on when it left the view
+	// (deleted, or no longer matching): the cursor is then on nothing, a
+	// marked gap before visible[cursor], until the user moves it. It never
+	// slides onto another sandbox that the next key would act on.
+	lost      string
 	wide      bool // ctrl+w: every column, whatever the width
 	offset    int
 	selKey    string
 	selCtx    string // the context of the row selKey names
+	selLabel  string // how the sandbox selKey names reads (for the gap it leaves)
 	pageLines int
 }
 
@@ -124,14 +130,12 @@ func (v *sandboxesView) name() string {
 	s := fmt.Sprintf("Sandboxes [%d/%d]", len(v.visible), v.rows.len())
 	if f := v.filter.String(); f != "" {
 		s += "  /" + f
-		if v.filter.Text != "" && !v.exact {
-			// Say which mode matched: nothing contained the text, so rows are
-			// fuzzy matches (or none, for an id-like text).
-			if v.filter.Fuzzy || query.FuzzyApplies(v.filter.Text) {
-				s += " (fuzzy)"
-			} else {
-				s += " (no match)"
-			}
+		// The mode is the one typed, whatever the rows: "-f" is fuzzy
+		// (and says so), anything else a substring or a regular expression.
+		if v.filter.Fuzzy {
+			s += " (fuzzy)"
+		} else if query.IsRegex(v.filter.Text) {
+			s += " (regex)"
 		}
 	}
 	if v.filter.ProblemsOnly {
@@ -238,35 +242,49 @@ func (v *sandboxesView) resort() {
 func (v *sandboxesView) refilter() {
 	switch {
 	case v.filter.IsZero():
-		v.visible, v.exact = v.order, false
+		v.visible = v.order
 	case v.haveVis && query.Narrows(v.applied, v.filter):
-		vis, exact := v.filter.Apply(v.rows.sandboxes, v.rows.keys, v.visible)
-		if v.exact && !exact && v.filter.Text != "" {
-			vis, exact = v.filter.Apply(v.rows.sandboxes, v.rows.keys, v.order)
-		}
-		v.visible, v.exact = vis, exact
+		v.visible = v.filter.Apply(v.rows.sandboxes, v.rows.keys, v.visible)
 	default:
-		v.visible, v.exact = v.filter.Apply(v.rows.sandboxes, v.rows.keys, v.order)
+		v.visible = v.filter.Apply(v.rows.sandboxes, v.rows.keys, v.order)
 	}
 	v.applied, v.haveVis = v.filter, true
 	v.follow()
 }
 
-// follow keeps the cursor on the same sandbox when rows move.
+// follow keeps the cursor on the same sandbox when rows move. When that
+// sandbox left the view, the cursor is on nothing (lost) where it was.
 func (v *sandboxesView) follow() {
 	if v.cursor < len(v.visible) && v.isSelected(v.visible[v.cursor]) {
+		v.lost = ""
 		return // still on it: no search
 	}
 	if v.selKey != "" {
 		for i, ri := range v.visible {
 			if v.isSelected(ri) {
-				v.cursor = i
+				v.cursor, v.lost = i, "" // it came back (or moved)
 				return
 			}
 		}
+		if v.lost == "" {
+			v.lost = v.selLabel
+		}
+		v.cursor = min(v.cursor, len(v.visible))
+		return
 	}
 	v.cursor = min(v.cursor, max(0, len(v.visible)-1))
 	v.remember()
+}
+
+// userRefiltered is refilter for a change the user made (a filter typed,
+// problems only): what is on screen is what they asked for, so a cursor
+// whose sandbox was filtered out goes to the first row, as in k9s.
+func (v *sandboxesView) userRefiltered() {
+	v.refilter()
+	if v.lost != "" || (v.cursor < len(v.visible) && !v.isSelected(v.visible[v.cursor])) {
+		v.cursor, v.lost = 0, ""
+		v.remember()
+	}
 }
 
 // isSelected: row j is the sandbox the cursor was on (the same Key may be
@@ -278,14 +296,19 @@ func (v *sandboxesView) isSelected(j int) bool {
 func (v *sandboxesView) remember() {
 	if v.cursor < len(v.visible) {
 		j := v.visible[v.cursor]
-		v.selKey, v.selCtx = v.rows.sandboxes[j].Key, v.rows.contextOf(j)
+		v.selKey, v.selCtx, v.lost = v.rows.sandboxes[j].Key, v.rows.contextOf(j), ""
+		v.selLabel = pick{v.rows.sandboxes[j], v.rows.contextOf(j)}.label()
 	}
 }
+
+// lostCursor names the sandbox that left from under the cursor ("" when
+// the cursor is on a row, or on none because there are none).
+func (v *sandboxesView) lostCursor() string { return v.lost }
 
 func (v *sandboxesView) setFilter(f query.Filter, c *shared) {
 	f.ProblemsOnly = v.filter.ProblemsOnly
 	v.filter = f
-	v.refilter()
+	v.userRefiltered()
 }
 
 func (v *sandboxesView) currentFilter() query.Filter { return v.filter }
@@ -300,7 +323,7 @@ func (v *sandboxesView) setSort(k query.SortKey, c *shared) {
 }
 
 func (v *sandboxesView) selectedSandbox(c *shared) pick {
-	if v.cursor < len(v.visible) {
+	if v.cursor < len(v.visible) && v.lost == "" {
 		j := v.visible[v.cursor]
 		return pick{sb: v.rows.sandboxes[j], ctx: v.rows.contextOf(j)}
 	}
@@ -315,22 +338,81 @@ func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
 		switch {
 		case key.Matches(msg, k.Problems):
 			v.filter.ProblemsOnly = !v.filter.ProblemsOnly
-			v.refilter()
+			v.userRefiltered()
 		case sorts:
 			v.setSort(sk, c)
 		case key.Matches(msg, k.Wide):
 			v.wide = !v.wide
 		default:
-			if moveCursor(msg, k, &v.cursor, len(v.visible), v.pageLines) {
+			cur := v.fromGap(key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
+			if moveCursor(msg, k, &cur, len(v.visible), v.pageLines) && len(v.visible) > 0 {
+				v.cursor = cur
 				v.remember()
 			}
 		}
 	case tea.MouseMsg:
-		if wheelCursor(msg, &v.cursor, len(v.visible)) {
+		cur := v.fromGap(msg.Button == tea.MouseButtonWheelDown)
+		if wheelCursor(msg, &cur, len(v.visible)) && len(v.visible) > 0 {
+			v.cursor = cur
 			v.remember()
 		}
 	}
 	return nil
+}
+
+// fromGap is where a move starts from: the cursor, or, on the gap a
+// sandbox left, the row above it for a move down (so that down lands on
+// the row below the gap, and up on the row above it).
+func (v *sandboxesView) fromGap(down bool) int {
+	if v.lost != "" && down {
+		return v.cursor - 1
+	}
+	return v.cursor
+}
+
+// uniqueNameLen is how many characters of a name tell apart the sandboxes
+// of rows [from, to) of the view (the gap included): the shortest unique
+// prefix of each, as a short git hash, at least shortIDLen.
+func (v *sandboxesView) uniqueNameLen(from, to int) int {
+	names := make([]string, 0, to-from)
+	for i := from; i < to; i++ {
+		j := i
+		if v.lost != "" {
+			if i == v.cursor {
+				continue
+			}
+			if i > v.cursor {
+				j = i - 1
+			}
+		}
+		names = append(names, v.rows.sandboxes[v.visible[j]].Name())
+	}
+	slices.Sort(names)
+	need := shortIDLen
+	for i := 1; i < len(names); i++ {
+		a, b := names[i-1], names[i]
+		if a == b {
+			continue // the same name in two contexts: the CONTEXT column tells them apart
+		}
+		common := 0
+		for common < len(a) && common < len(b) && a[common] == b[common] {
+			common++
+		}
+		need = max(need, common+1)
+	}
+	return need
+}
+
+// cutName is name cut to n characters: a UUID as a short hash is, any
+// other name with a mark that it goes on.
+func cutName(name string, n int) string {
+	if len(name) <= n {
+		return name
+	}
+	if len(name) == 36 && isUUID(name) {
+		return name[:n]
+	}
+	return name[:n] + "…"
 }
 
 // sortColumn is the column each sort key orders by.
@@ -352,9 +434,22 @@ var compactCols = func() []column {
 
 func (v *sandboxesView) render(c *shared, width, height int) string {
 	v.pageLines = height - 1
+	rowsH := height - 1
+	n := len(v.visible)
+	if v.lost != "" {
+		n++ // the gap the cursor is on
+	}
+	v.offset = window(v.cursor, v.offset, rowsH, n)
+	end := min(n, v.offset+rowsH)
 	cols, compact := sandboxCols, width < compactBelow && !v.wide
+	nameLen := 0
 	if compact {
-		cols = compactCols
+		// Names as short as the rows on screen allow and no shorter: the
+		// shortest prefix that tells each from the others.
+		nameLen = v.uniqueNameLen(v.offset, end)
+		cols = slices.Clone(compactCols)
+		cols[colSandbox].Max = max(nameLen+1, len(cols[colSandbox].Title))
+		cols[colPod].Max = max(nameLen+1+len("-0"), len(cols[colPod].Title))
 	}
 	if sc, ok := sortColumn[v.sort.Key]; v.wide || (ok && cols[sc].Drop > 0) {
 		// Wide shows every column (the line is cut at the edge); otherwise
@@ -383,20 +478,32 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 	renderCells(&b, head, cols, keep, widths)
 	out := make([]string, 0, height)
 	out = append(out, c.st.colHead.Render(c.st.markRow(fitLine(b.String(), width), false)))
-	rowsH := height - 1
-	v.offset = window(v.cursor, v.offset, rowsH, len(v.visible))
 	now := c.now()
-	end := min(len(v.visible), v.offset+rowsH)
 	for i := v.offset; i < end; i++ {
-		j := v.visible[i]
+		j := i
+		if v.lost != "" {
+			if i == v.cursor {
+				out = append(out, gapLine(c, v.lost, width))
+				continue
+			}
+			if i > v.cursor {
+				j = i - 1
+			}
+		}
+		j = v.visible[j]
 		sb, p := v.rows.sandboxes[j], v.rows.partOf(j)
 		disc := v.rows.discs[p]
 		cells := sandboxCells(sb, disc)
 		cells[colAge] = c.drawAge(now, sb.CreatedAt())
 		if compact {
-			for _, i := range []int{colSandbox, colPod, colIdentity} {
-				cells[i] = shortIDs(cells[i])
+			cells[colSandbox] = cutName(sb.Name(), nameLen)
+			if pod := cells[colPod]; strings.HasPrefix(pod, sb.Name()) {
+				// The Pod's index (-0) stays: it tells the Pods apart.
+				cells[colPod] = cutName(sb.Name(), nameLen) + pod[len(sb.Name()):]
+			} else {
+				cells[colPod] = shortIDs(pod)
 			}
+			cells[colIdentity] = shortIDs(cells[colIdentity])
 		}
 		line := cells[:]
 		if v.rows.multi {
@@ -404,9 +511,9 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 		}
 		b.Reset()
 		renderCells(&b, line, cols, keep, widths)
-		out = append(out, styleRow(c, fitLine(b.String(), width), rowSeverity(sb, disc), i == v.cursor))
+		out = append(out, styleRow(c, fitLine(b.String(), width), rowSeverity(sb, disc), i == v.cursor && v.lost == ""))
 	}
-	if len(v.visible) == 0 {
+	if len(v.visible) == 0 && v.lost == "" {
 		msg := "no sandboxes"
 		switch loading, synced := v.loading(); {
 		case !synced && v.rows.len() == 0:
@@ -430,6 +537,13 @@ func (v *sandboxesView) loading() (n int, synced bool) {
 		}
 	}
 	return n, synced
+}
+
+// gapLine is the line the cursor is on when the row it was on left the
+// view: marked, so that nobody takes the row below it for the one chosen.
+func gapLine(c *shared, lost string, width int) string {
+	gap := "── " + lost + " left the view: the cursor is on nothing; ↑/↓ choose another ──"
+	return c.st.flashErr.Render(c.st.markRow(fitLine(textsafe.Line(gap), width), true))
 }
 
 func styleRow(c *shared, line string, sev rowSev, selected bool) string {
@@ -463,9 +577,14 @@ func (v *sandboxesView) fullHelp(c *shared) [][]key.Binding {
 		{k.Detail, k.YAML, k.Logs, k.Previous, k.Events},
 		{k.Shell, k.Exec, k.Forward, k.Copy, k.Create, k.Delete},
 		{k.Filter, k.Problems, k.SortName, k.SortAge, k.SortState, k.SortRestarts, k.Wide},
-		{k.Command, k.Commands, k.Back, k.Help, k.Quit},
+		{k.Command, k.Commands, favoritesBinding, k.Back, k.Help, k.Quit},
 	}
 }
+
+// favoritesBinding is the number keys, for help: App.onKey reads them
+// before any binding (they are not remappable).
+var favoritesBinding = key.NewBinding(key.WithKeys("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
+	key.WithHelp("0-9", "namespace favorites (0: all)"))
 
 // sortKeyOf is the sort order a key asks for, if it asks for one; the
 // sandboxes and the other lists sort by the same keys.

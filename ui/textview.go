@@ -3,13 +3,16 @@ package ui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -80,6 +83,8 @@ type textView struct {
 
 	wrap       bool   // long lines wrap instead of being cut at the edge
 	timestamps bool   // logs: the kubelet's timestamp on each line
+	container  string // logs: the container read ("" = the main one)
+	since      int    // logs: the window, an index into sinceWindows
 	search     string // "/" in the view: the text looked for ("" = none)
 	matches    []int  // indices of the lines holding search
 	match      int    // the current one, an index into matches
@@ -112,6 +117,12 @@ func (v *textView) name() string {
 		s += "  timestamps"
 	}
 	if v.kind == kindLogs {
+		if v.container != "" {
+			s += "  container " + textsafe.Line(v.container)
+		}
+		if v.since != 0 {
+			s += "  " + sinceWindows[v.since].name
+		}
 		if v.follow {
 			s += "  following"
 		} else {
@@ -151,7 +162,7 @@ func (v *textView) start(c *shared) tea.Cmd {
 		ch := make(chan []string, 64)
 		v.ch = ch
 		w := &lineWriter{ctx: ctx, ch: ch}
-		opts := LogOptions{Previous: v.previous, Timestamps: v.timestamps}
+		opts := LogOptions{Previous: v.previous, Timestamps: v.timestamps, Container: v.container, Since: sinceWindows[v.since].d}
 		run := func() tea.Msg {
 			err := be.Logs(ctx, sb, opts, w)
 			w.flush()
@@ -208,14 +219,14 @@ func (v *textView) onReply(body any, c *shared) tea.Cmd {
 	switch r := body.(type) {
 	case textReply:
 		if r.err != nil {
-			v.status = "error: " + errText(r.err)
+			v.showError(r.err, c)
 			return nil
 		}
 		v.status = ""
 		v.setLines(strings.Split(strings.TrimRight(textsafe.Text(r.text), "\n"), "\n"))
 	case eventsReply:
 		if r.err != nil {
-			v.status = "error: " + errText(r.err)
+			v.showError(r.err, c)
 			return nil
 		}
 		v.status = ""
@@ -245,8 +256,7 @@ func (v *textView) onReply(body any, c *shared) tea.Cmd {
 	case streamEnd:
 		switch {
 		case r.err != nil && !errorsIsCanceled(r.err):
-			v.status = "error: " + errText(r.err)
-			c.logError(r.err)
+			v.showError(r.err, c)
 		case v.kind == kindExec:
 			v.status = "exit 0"
 		default:
@@ -254,6 +264,63 @@ func (v *textView) onReply(body any, c *shared) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// sinceWindows are the log view's 0-6 keys, as k9s's.
+var sinceWindows = []struct {
+	name string
+	d    time.Duration
+}{{"tail", 0}, {"head: the whole log", -1}, {"last 1m", time.Minute}, {"last 5m", 5 * time.Minute},
+	{"last 15m", 15 * time.Minute}, {"last 30m", 30 * time.Minute}, {"last 1h", time.Hour}}
+
+// containerNames are the containers of target's first Pod, its init
+// containers first (the order they run in).
+func containerNames(target pick) []string {
+	sl := target.sb.PrimarySlot()
+	if sl == nil || sl.Pod == nil {
+		return nil
+	}
+	var names []string
+	for _, s := range sl.Pod.Status.InitContainerStatuses() {
+		names = append(names, s.Name)
+	}
+	for _, c := range sl.Pod.Spec.Containers {
+		if !slices.Contains(names, c.Name) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// mainName is the name of target's main container ("" unknown).
+func mainName(target pick) string {
+	if sl := target.sb.PrimarySlot(); sl != nil && sl.Pod != nil {
+		if m, _ := sl.Pod.Main(); m != nil {
+			return m.Name
+		}
+	}
+	return ""
+}
+
+// showError shows why the view's fetch or stream failed in its body,
+// whole and wrapped (the title has room for a word, the footer for a
+// line), after whatever it read before, and logs it for :messages.
+func (v *textView) showError(err error, c *shared) {
+	v.status = "error (below)"
+	c.logError(err)
+	width := max(v.vp.Width, 40)
+	lines := slices.Clone(v.lines)
+	if len(lines) > 0 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, strings.Split(ansi.Wrap("✗ error: "+textsafe.Line(errText(err)), width, " "), "\n")...)
+	var ev evidenced
+	if errors.As(err, &ev) {
+		for _, e := range ev.EvidenceLines() {
+			lines = append(lines, strings.Split(ansi.Wrap("  "+textsafe.Line(e), width, " "), "\n")...)
+		}
+	}
+	v.setLines(lines)
 }
 
 func (v *textView) setLines(lines []string) {
@@ -418,6 +485,21 @@ func (v *textView) update(msg tea.Msg, c *shared) tea.Cmd {
 			v.showMatch()
 		}
 		return nil
+	case v.kind == kindLogs && len(km.Runes) == 1 && km.Runes[0] >= '0' && int(km.Runes[0]-'0') < len(sinceWindows) && !km.Alt:
+		// k9s's windows: 0 the tail, 1 the whole log, 2-6 the last 1m-1h.
+		v.since = int(km.Runes[0] - '0')
+		return v.start(c)
+	case key.Matches(km, k.Container) && v.kind == kindLogs:
+		names := containerNames(v.target)
+		if len(names) == 0 {
+			return nil
+		}
+		i := slices.Index(names, v.container)
+		if v.container == "" {
+			i = slices.Index(names, mainName(v.target))
+		}
+		v.container = names[(i+1)%len(names)]
+		return v.start(c)
 	case key.Matches(km, k.Timestamps) && v.kind == kindLogs && c.backendFor(v.target.ctx).Logs != nil:
 		// The kubelet adds them: the log is read again, with them or without.
 		v.timestamps = !v.timestamps
@@ -523,9 +605,13 @@ func (v *textView) fullHelp(c *shared) [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{searchKey(k), k.NextMatch, k.PrevMatch, k.Wrap, k.Timestamps, k.Save},
-		{k.Follow, k.Back, k.Help, k.Quit},
+		{k.Follow, k.Container, sinceBinding, k.Back, k.Help, k.Quit},
 	}
 }
+
+// sinceBinding is the log view's 0-6, for help (read before any binding).
+var sinceBinding = key.NewBinding(key.WithKeys("0", "1", "2", "3", "4", "5", "6"),
+	key.WithHelp("0-6", "logs: tail, whole, last 1m/5m/15m/30m/1h"))
 
 // searchKey is the filter key as a text view uses it: to search.
 func searchKey(k KeyMap) key.Binding {

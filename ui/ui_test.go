@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/forensics"
 	"github.com/sandscope/sandscope/model/query"
 )
@@ -111,6 +112,8 @@ func keys(tm *teatest.TestModel, ks ...string) {
 			tm.Send(tea.KeyMsg{Type: tea.KeyTab})
 		case "ctrl+d":
 			tm.Send(tea.KeyMsg{Type: tea.KeyCtrlD})
+		case "ctrl+s":
+			tm.Send(tea.KeyMsg{Type: tea.KeyCtrlS})
 		default:
 			tm.Type(k)
 		}
@@ -425,7 +428,7 @@ func TestCreateShowsStages(t *testing.T) {
 		return "", refusal{"IMAGE_CONFIG_UNREADABLE", "IMAGE_CONFIG_UNREADABLE: registry unreachable; not creating"}
 	}}
 	app, tm := newTestApp(t, src, be, Options{DefaultNamespace: "team-rl"})
-	keys(tm, "c", "python:3.12", "enter")
+	keys(tm, "c", "python:3.12", "ctrl+s")
 	screenContains(t, tm, app, "create: sbx-new scheduled")
 	close(step)
 	screenContains(t, tm, app, "refused: create in team-rl: IMAGE_CONFIG_UNREADABLE: registry unreachable")
@@ -440,7 +443,7 @@ func TestCreateFormCollectsEveryField(t *testing.T) {
 	}}
 	app, tm := newTestApp(t, src, be, Options{DefaultNamespace: "team-rl"})
 	// image, entrypoint, pool, env (bad first), expiry, cpu, memory
-	keys(tm, "c", "python:3.12", "tab", "python -m http.server", "tab", "warm", "tab", "A=1 oops", "enter")
+	keys(tm, "c", "python:3.12", "tab", "python -m http.server", "tab", "warm", "tab", "A=1 oops", "ctrl+s")
 	screenContains(t, tm, app, `env: "oops" is not K=V`)
 	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
 	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
@@ -614,7 +617,8 @@ func TestCreateOutcomeShownAfterLastStage(t *testing.T) {
 func TestDeleteSaysRequested(t *testing.T) {
 	sb := &model.Sandbox{Key: "bsbx/ns/held", Meta: &model.ObjectMeta{Namespace: "ns", Name: "held",
 		Finalizers: []string{"pool.sandbox.opensandbox.io/pool-allocation"}}}
-	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{Delete: func(context.Context, *model.Sandbox) error { return nil }}, Options{}, DefaultKeyMap())
+	snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true}, []*model.Sandbox{sb}, nil, nil)
+	a := New(&fakeSource{snap: snap}, Backend{Delete: func(context.Context, *model.Sandbox) error { return nil }}, Options{}, DefaultKeyMap())
 	a.dialog = newDeleteConfirm(pick{sb: sb})
 	cmd := a.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
 	done, ok := cmd().(actionDone)
@@ -744,9 +748,13 @@ func TestCreateFormOffersKnownValues(t *testing.T) {
 		Options{Images: []string{"registry.demo.local/rl/trainer-env:2026.11"}})
 	keys(tm, "c")
 	screenContains(t, tm, app, "known: ctrl+n/ctrl+p")
-	screenContains(t, tm, app, "e.g. registry.demo.local/rl/trainer-env:2026.11")
+	// On the empty field, the first known value is suggested (→ takes it).
+	screenContains(t, tm, app, "image: registry.demo.local/rl/trainer-env:2026.11  (→ takes it)")
 	keys(tm, "tab", "tab") // image → command → pool
-	screenContains(t, tm, app, "e.g. rl-pool")
+	screenContains(t, tm, app, "pool: rl-pool  (→ takes it)")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRight})
+	keys(tm, "-x")
+	screenContains(t, tm, app, "pool: rl-pool-x")
 }
 
 // A message belongs to the action that made it: the next action starts

@@ -6,7 +6,9 @@ package query
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -17,22 +19,47 @@ import (
 	"github.com/sandscope/sandscope/model"
 )
 
-// Filter narrows a list of sandboxes the way an operator types it: fuzzy text
-// over each row's key (AppendRowKey, kept by the caller), optionally inverted ("!text"), a label selector
-// ("-l app=x"), and a problems-only switch.
+// Filter narrows a list of sandboxes the way an operator types it, as k9s
+// does: text over each row's key (AppendRowKey, kept by the caller), matched
+// case-insensitively as a substring or, when it holds regular-expression
+// operators, as a regular expression; optionally inverted ("!text"), fuzzy
+// only when asked ("-f text"), a label selector ("-l app=x"), and a
+// problems-only switch.
+//
+// What a filter matches never depends on what the rows are: a filter that
+// matched one sandbox by name matches nothing once that sandbox is gone,
+// rather than turning into a looser match over whatever rows are left.
 type Filter struct {
-	Text         string          // substring, else fuzzy, pattern; "" matches everything
+	Text         string          // substring or regular expression; "" matches everything
 	Invert       bool            // keep the rows the pattern does NOT match
 	Fuzzy        bool            // "-f text": fuzzy matching only, rows ranked by score
 	Selector     labels.Selector // nil = no label constraint
 	ProblemsOnly bool
+
+	rx *regexp.Regexp // Text as a regular expression, when it is one (ParseFilter)
 }
 
-// ParseFilter reads what was typed after "/": "text", "!text", "-l k=v",
-// or "text -l k=v". A bad selector is an error naming it.
+// ErrIncomplete is ParseFilter's error for a line that is on its way to an
+// option ("-", "-f", "-l"): not a filter yet, so the one in force stays.
+var ErrIncomplete = errors.New("incomplete filter option (-f TEXT: fuzzy, -l KEY=VALUE: labels)")
+
+// regexOperators are the characters that make filter text a regular
+// expression. A dot alone does not: "10.244.1.17" is an IP typed as it
+// reads, and matched literally.
+const regexOperators = `\+*?()|[]{}^$`
+
+// IsRegex reports whether filter text is matched as a regular expression.
+func IsRegex(text string) bool { return strings.ContainsAny(text, regexOperators) }
+
+// ParseFilter reads what was typed after "/": "text", "!text", "-f text",
+// "-l k=v", or "text -l k=v". A bad selector or regular expression is an
+// error naming it; a line that only begins an option is ErrIncomplete.
 func ParseFilter(s string) (Filter, error) {
 	var f Filter
 	s = strings.TrimSpace(s)
+	if s == "-" || s == "-f" || strings.HasSuffix(s, " -") {
+		return f, ErrIncomplete
+	}
 	if i := indexSelectorFlag(s); i >= 0 {
 		sel := strings.TrimSpace(s[i+2:])
 		if sel == "" {
@@ -54,7 +81,28 @@ func ParseFilter(s string) (Filter, error) {
 		s = strings.TrimSpace(s[1:])
 	}
 	f.Text = s
+	if !f.Fuzzy && IsRegex(s) {
+		rx, err := regexp.Compile("(?i)" + s)
+		if err != nil {
+			return Filter{}, fmt.Errorf("filter %q is not a regular expression: %w", s, err)
+		}
+		f.rx = rx
+	}
 	return f, nil
+}
+
+// regex is the filter's text as a regular expression, or nil when it is
+// matched as a substring (or fuzzily). A Filter built by hand rather than
+// parsed compiles here; text that does not compile is matched literally.
+func (f Filter) regex() *regexp.Regexp {
+	if f.rx != nil || f.Fuzzy || !IsRegex(f.Text) {
+		return f.rx
+	}
+	rx, err := regexp.Compile("(?i)" + f.Text)
+	if err != nil {
+		return nil
+	}
+	return rx
 }
 
 // indexSelectorFlag finds "-l" as a word ("-l x" at the start or " -l x").
@@ -174,11 +222,9 @@ func (k keySource) Len() int {
 // each sandbox, its slots and its Pod, which at 50,000 rows is cache misses
 // enough to miss a frame.
 //
-// Text matching is substring-first: when some candidate contains the pattern
-// (case-insensitively), only those match, so typing part of a name narrows to
-// that name; when none does, sahilm/fuzzy subsequence matching takes over
-// (abbreviations, typos of order). exact reports which of the two applied.
-func (f Filter) Apply(rows []*model.Sandbox, keys []string, within []int) (idx []int, exact bool) {
+// Text matches as a case-insensitive substring or regular expression; with
+// Fuzzy, as a sahilm/fuzzy subsequence, best matches first.
+func (f Filter) Apply(rows []*model.Sandbox, keys []string, within []int) []int {
 	cand := within
 	if cand == nil {
 		cand = make([]int, len(rows))
@@ -189,21 +235,7 @@ func (f Filter) Apply(rows []*model.Sandbox, keys []string, within []int) (idx [
 	var matched []bool
 	var rank []int // fuzzy matches: each candidate's place by score (best first)
 	if f.Text != "" {
-		matched = make([]bool, len(cand))
-		pat := strings.ToLower(f.Text)
-		if !f.Fuzzy {
-			for j, i := range cand {
-				if strings.Contains(keys[i], pat) {
-					matched[j], exact = true, true
-				}
-			}
-		}
-		if f.Fuzzy || (!exact && FuzzyApplies(f.Text)) {
-			rank = make([]int, len(cand))
-			for place, m := range fuzzy.FindFrom(f.Text, keySource{keys: keys, idx: cand}) {
-				matched[m.Index], rank[m.Index] = true, place
-			}
-		}
+		matched, rank = f.matchText(keySource{keys: keys, idx: cand})
 	}
 	out := make([]int, 0, len(cand))
 	// An empty pattern ("!" alone) constrains nothing, inverted or not.
@@ -231,17 +263,78 @@ func (f Filter) Apply(rows []*model.Sandbox, keys []string, within []int) (idx [
 		}
 		slices.SortStableFunc(out, func(a, b int) int { return place[a] - place[b] })
 	}
-	return out, exact
+	return out
+}
+
+// regexMatches reports whether rx matches key, or, when rx is anchored,
+// one of the key's fields (split at spaces and slashes): "^agent" reads as
+// "a name that starts with agent", as it does in k9s, not "a namespace
+// that does".
+func regexMatches(rx *regexp.Regexp, key string, anchored bool) bool {
+	if rx.MatchString(key) {
+		return true
+	}
+	if !anchored {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(key); i++ {
+		if i == len(key) || key[i] == ' ' || key[i] == '/' {
+			if i > start && rx.MatchString(key[start:i]) {
+				return true
+			}
+			start = i + 1
+		}
+	}
+	return false
+}
+
+// MatchText reports, for each key (lower-cased, as AppendRowKey writes
+// them), whether the filter's text matches it; nil when the filter has no
+// text. The other lists match their rows' keys with it, so that every
+// table reads a filter the same way.
+func (f Filter) MatchText(keys []string) []bool {
+	if f.Text == "" {
+		return nil
+	}
+	matched, _ := f.matchText(keySource{keys: keys})
+	return matched
+}
+
+// matchText matches the text against every key of src; rank is each fuzzy
+// match's place by score (nil unless Fuzzy).
+func (f Filter) matchText(src keySource) (matched []bool, rank []int) {
+	matched = make([]bool, src.Len())
+	if f.Fuzzy {
+		rank = make([]int, src.Len())
+		for place, m := range fuzzy.FindFrom(f.Text, src) {
+			matched[m.Index], rank[m.Index] = true, place
+		}
+		return matched, rank
+	}
+	if rx := f.regex(); rx != nil {
+		anchored := strings.ContainsAny(f.Text, "^$")
+		for j := range matched {
+			matched[j] = regexMatches(rx, src.String(j), anchored)
+		}
+		return matched, nil
+	}
+	pat := strings.ToLower(f.Text)
+	for j := range matched {
+		matched[j] = strings.Contains(src.String(j), pat)
+	}
+	return matched, nil
 }
 
 // Narrows reports whether next can be applied to prev's result instead of
 // the whole fleet: next only adds characters to a non-inverted pattern and
 // nothing else changed (substring and subsequence matches only shrink as the
-// pattern grows). One exception the caller handles: when prev matched exact
-// and next finds no exact match among prev's rows, next's fuzzy matches may
-// lie outside them, so it must be applied to the whole fleet again.
+// pattern grows; a regular expression may widen, "a" to "a|b").
 func Narrows(prev, next Filter) bool {
 	if prev.Invert || next.Invert || prev.ProblemsOnly != next.ProblemsOnly || prev.Fuzzy != next.Fuzzy {
+		return false
+	}
+	if !next.Fuzzy && (IsRegex(prev.Text) || IsRegex(next.Text)) {
 		return false
 	}
 	if selString(prev.Selector) != selString(next.Selector) {
@@ -275,22 +368,6 @@ func IsProblem(s *model.Sandbox) bool {
 	}
 	for _, n := range s.Notices {
 		if n.Severity.Rank() >= model.SeverityWarning.Rank() {
-			return true
-		}
-	}
-	return false
-}
-
-// FuzzyApplies reports whether a filter text that matched nothing as a
-// substring is tried as a fuzzy pattern: not for id-like text (hex digits
-// and dashes, six or more), which names one sandbox or Pod and would
-// otherwise match unrelated rows whose ids hold the same digits in order.
-func FuzzyApplies(text string) bool {
-	if len(text) < 6 {
-		return true
-	}
-	for _, c := range text {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
 			return true
 		}
 	}

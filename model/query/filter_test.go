@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -51,9 +52,14 @@ func TestFilterApply(t *testing.T) {
 	}{
 		{"", false, []string{"alpha", "bravo", "charlie", "delta"}},
 		{"alph", false, []string{"alpha"}},
-		{"chr", false, []string{"charlie"}}, // no substring anywhere: fuzzy c-h-(a)-r
-		{"ie", false, []string{"charlie"}},  // substring wins over fuzzy
-		{"Alpha", false, []string{"alpha"}}, // case-insensitive
+		{"chr", false, []string{}},             // no substring anywhere: nothing, never a fuzzy guess
+		{"-f chr", false, []string{"charlie"}}, // fuzzy only when asked: c-h-(a)-r
+		{"ie", false, []string{"charlie"}},
+		{"^bravo|^delta", false, []string{"bravo", "delta"}}, // a regular expression
+		{"DEAD|ip_taken", false, []string{"bravo"}},          // case-insensitive, as k9s's (?i)
+		{"!^(alpha|bravo)", false, []string{"charlie", "delta"}},
+		{"10.0.0.1", false, []string{"alpha", "bravo", "charlie", "delta"}}, // dots alone: literal
+		{"Alpha", false, []string{"alpha"}},                                 // case-insensitive
 		{"!alph", false, []string{"bravo", "charlie", "delta"}},
 		{"!", false, []string{"alpha", "bravo", "charlie", "delta"}},
 		{"-l app=x", false, []string{"alpha", "charlie"}},
@@ -72,7 +78,7 @@ func TestFilterApply(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.ProblemsOnly = tt.prob
-			res, _ := f.Apply(rows, keys, nil)
+			res := f.Apply(rows, keys, nil)
 			got := names(rows, res)
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("filter %q problems=%v = %v, want %v", tt.in, tt.prob, got, tt.want)
@@ -114,9 +120,13 @@ func TestFilterNarrowsWithin(t *testing.T) {
 	if Narrows(prev, inv) || Narrows(inv, next) {
 		t.Fatal("inverted filters never narrow")
 	}
-	within, _ := prev.Apply(rows, keys, nil)
-	got, _ := next.Apply(rows, keys, within)
-	want, _ := next.Apply(rows, keys, nil)
+	alt, _ := ParseFilter("a|b")
+	if Narrows(prev, alt) {
+		t.Fatal("'a|b' widens 'a': a regular expression never narrows")
+	}
+	within := prev.Apply(rows, keys, nil)
+	got := next.Apply(rows, keys, within)
+	want := next.Apply(rows, keys, nil)
 	if !slices.Equal(got, want) {
 		t.Fatalf("narrowed %v != full %v", got, want)
 	}
@@ -247,24 +257,39 @@ func TestAppendRowKey(t *testing.T) {
 	}
 }
 
-// An id-like filter that matches nothing as a substring matches nothing:
-// as a fuzzy pattern its hex digits would pick unrelated ids.
-func TestIDLikeFilterIsNeverFuzzy(t *testing.T) {
-	rows := []*model.Sandbox{
-		{Key: "bsbx/ns/1a2b3c4d-0000-4000-8000-000000000001", Meta: &model.ObjectMeta{Namespace: "ns", Name: "1a2b3c4d-0000-4000-8000-000000000001"}},
-		{Key: "bsbx/ns/9f8e7d6c-1111-4111-8111-111111111111", Meta: &model.ObjectMeta{Namespace: "ns", Name: "9f8e7d6c-1111-4111-8111-111111111111"}},
+// A filter that matched a sandbox matches nothing once that sandbox is
+// gone: it never turns into a fuzzy match over the rows left (an id's
+// digits, or an IP's, in order in another row).
+func TestFilterNeverLoosensWhenItsRowGoes(t *testing.T) {
+	mk := func(name, ip string) *model.Sandbox {
+		return &model.Sandbox{Key: "bsbx/ns/" + name, Meta: &model.ObjectMeta{Namespace: "ns", Name: name},
+			Slots: []model.Slot{{RecordedIP: ip, PodName: name + "-0"}}}
 	}
+	rows := []*model.Sandbox{mk("code-runner-80e0aa11", "10.0.8.1"), mk("code-runner-8efd263d", "10.0.0.80")}
 	keys := []string{RowKey(rows[0]), RowKey(rows[1])}
-	f, _ := ParseFilter("1a2b4d") // in order within the first id, but no substring of either
-	if idx, exact := f.Apply(rows, keys, nil); len(idx) != 0 || exact {
-		t.Fatalf("id-like text matched %v", names(rows, idx))
+	f, err := ParseFilter("code-runner-80e0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	f, _ = ParseFilter("1a2b3c")
-	if idx, exact := f.Apply(rows, keys, nil); !exact || len(idx) != 1 {
-		t.Fatalf("an id prefix: %v exact=%v", names(rows, idx), exact)
+	if got := names(rows, f.Apply(rows, keys, nil)); !slices.Equal(got, []string{"code-runner-80e0aa11"}) {
+		t.Fatalf("before: %v", got)
 	}
-	if !FuzzyApplies("chr") || !FuzzyApplies("python-env") || FuzzyApplies("deadbeef") || FuzzyApplies("1a2b-3c4d") {
-		t.Fatal("FuzzyApplies")
+	left := rows[1:] // code-runner-80e0aa11 was deleted
+	if got := names(left, f.Apply(left, keys[1:], nil)); len(got) != 0 {
+		t.Fatalf("the filter matched %v after its sandbox went", got)
+	}
+}
+
+// A line that only begins an option is not a filter, and a bad regular
+// expression is an error, not a literal or an empty filter.
+func TestParseFilterIncompleteAndBadRegex(t *testing.T) {
+	for _, in := range []string{"-", "-f", "web -"} {
+		if _, err := ParseFilter(in); !errors.Is(err, ErrIncomplete) {
+			t.Errorf("ParseFilter(%q) = %v, want ErrIncomplete", in, err)
+		}
+	}
+	if _, err := ParseFilter("(agent"); err == nil || errors.Is(err, ErrIncomplete) {
+		t.Errorf("ParseFilter(\"(agent\") = %v, want a regular-expression error", err)
 	}
 }
 
@@ -281,9 +306,9 @@ func TestForcedFuzzyRanksByScore(t *testing.T) {
 	if err != nil || !f.Fuzzy || f.Text != "charl" || f.String() != "-f charl" {
 		t.Fatalf("parse: %+v %v", f, err)
 	}
-	idx, exact := f.Apply(rows, keys, order)
-	if exact || len(idx) == 0 || rows[idx[0]].Name() != "charlie" {
-		t.Fatalf("-f charl: %v exact=%v, want charlie first", names(rows, idx), exact)
+	idx := f.Apply(rows, keys, order)
+	if len(idx) == 0 || rows[idx[0]].Name() != "charlie" {
+		t.Fatalf("-f charl: %v, want charlie first", names(rows, idx))
 	}
 	// A weak fuzzy match sorts below a strong one whatever the table's order.
 	mk := func(name string) *model.Sandbox {
@@ -292,8 +317,26 @@ func TestForcedFuzzyRanksByScore(t *testing.T) {
 	two := []*model.Sandbox{mk("scattered-o-r-d-e-r"), mk("order")}
 	twoKeys := []string{RowKey(two[0]), RowKey(two[1])}
 	f, _ = ParseFilter("-f order")
-	idx, _ = f.Apply(two, twoKeys, []int{0, 1})
+	idx = f.Apply(two, twoKeys, []int{0, 1})
 	if got := names(two, idx); len(got) != 2 || got[0] != "order" {
 		t.Fatalf("-f order: %v, want order first", got)
+	}
+}
+
+// The name order reversed is exactly the name order backwards, ties on
+// namespace/name (the same name under two engines) included.
+func TestReversedNameSortReversesTheWholeKey(t *testing.T) {
+	mk := func(key string) *model.Sandbox {
+		return &model.Sandbox{Key: key, Meta: &model.ObjectMeta{Namespace: "ns", Name: "web"}}
+	}
+	rows := []*model.Sandbox{mk("agent/ns/web"), mk("bsbx/ns/web"), mk("pod/ns/web")}
+	asc, desc := []int{2, 0, 1}, []int{0, 2, 1}
+	Sort(rows, asc, SortOrder{Key: SortName})
+	Sort(rows, desc, SortOrder{Key: SortName, Desc: true})
+	if !slices.Equal(desc, []int{asc[2], asc[1], asc[0]}) {
+		t.Fatalf("name %v, reversed %v: not the same order backwards", asc, desc)
+	}
+	if !InOrderAround(rows, desc, SortOrder{Key: SortName, Desc: true}, []int{0, 1, 2}) {
+		t.Fatal("InOrderAround disagrees with the reversed sort")
 	}
 }

@@ -41,7 +41,8 @@ type SortOrder struct {
 // quicksort finishes nearly sorted input in close to linear time.
 //
 // name: namespace/name. age: newest first. state: worst identity first, then
-// worst effective state. restarts: most first. Desc reverses the primary field only.
+// worst effective state. restarts: most first. Desc reverses the primary field
+// (and, for name, the Key that breaks its ties: the whole name).
 func Sort(rows []*model.Sandbox, idx []int, o SortOrder) {
 	compare := o.compare()
 	slices.SortFunc(idx, func(a, b int) int {
@@ -80,12 +81,19 @@ func InOrderAround(rows []*model.Sandbox, idx []int, o SortOrder, positions []in
 // Desc), then Key.
 func (o SortOrder) compare() func(a, b *model.Sandbox) int {
 	primary := comparer(o.Key)
+	// The name order reversed is the whole name reversed: the Key that
+	// breaks its ties (the engine) turns too, or a reversed list would
+	// still read agent/x before bsbx/x.
+	reverseKey := o.Desc && o.Key == SortName
 	return func(a, b *model.Sandbox) int {
 		if c := primary(a, b); c != 0 {
 			if o.Desc {
 				return -c
 			}
 			return c
+		}
+		if reverseKey {
+			return cmp.Compare(b.Key, a.Key)
 		}
 		return cmp.Compare(a.Key, b.Key)
 	}

@@ -1,0 +1,80 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// longErr is an error far wider than the terminal, whose end must show.
+var longErr = errors.New("reading batchsandboxes team-rl/sbx-a: the server could not find the requested resource " +
+	"(get batchsandboxes.sandbox.opensandbox.io sbx-a) while the API server was answering slowly: END-OF-ERROR")
+
+// The logs, previous logs, YAML and exec views show their error in the
+// body, whole, and it reaches :messages.
+func TestViewErrorsShownWholeAndLogged(t *testing.T) {
+	be := Backend{
+		YAML: func(context.Context, *model.Sandbox) (string, error) { return "", longErr },
+		Logs: func(context.Context, *model.Sandbox, LogOptions, io.Writer) error { return longErr },
+		Exec: func(context.Context, *model.Sandbox, []string, io.Writer) (int, error) { return 0, longErr },
+	}
+	for _, open := range [][]string{{"y"}, {"l"}, {"p"}, {"x", "ls", "enter"}} {
+		t.Run(open[0], func(t *testing.T) {
+			src := &fakeSource{snap: incidentSnapshot()}
+			app, tm := newTestAppSized(t, src, be, Options{}, 80, 24)
+			screenContains(t, tm, app, "Sandboxes [4/4]")
+			keys(tm, open...)
+			s := screenContains(t, tm, app, "END-OF-ERROR")
+			if !strings.Contains(s, "✗ error: reading batchsandboxes") {
+				t.Fatalf("the error is not in the body:\n%s", s)
+			}
+			keys(tm, "q", ":", "messages", "enter")
+			s = screenContains(t, tm, app, "Messages")
+			if !strings.Contains(s, "END-OF-ERROR") {
+				t.Fatalf(":messages lacks the error:\n%s", s)
+			}
+		})
+	}
+}
+
+// A message leaves on the next action (:foo's error survived three
+// commands); :messages keeps it.
+func TestStaleMessageLeavesOnTheNextAction(t *testing.T) {
+	_, app, tm := incidentApp(t)
+	keys(tm, ":", "foo", "enter")
+	screenContains(t, tm, app, `unknown command "foo"`)
+	keys(tm, "j")
+	waitScreen(t, tm, app, "the message gone", func(s string) bool { return !strings.Contains(s, `unknown command "foo"`) })
+	keys(tm, ":", "messages", "enter")
+	screenContains(t, tm, app, `unknown command "foo"`)
+}
+
+// Typing "-l app=rl" keeps the filter in force until the selector parses:
+// never "/-", and an invalid selector keeps the previous filter.
+func TestInvalidSelectorKeepsThePreviousFilter(t *testing.T) {
+	_, app, tm := incidentApp(t)
+	keys(tm, "/", "-")
+	s := screenContains(t, tm, app, "incomplete filter option")
+	if !strings.Contains(s, "Sandboxes [4/4]  sort") {
+		t.Fatalf("\"-\" became the filter:\n%s", s)
+	}
+	keys(tm, "l app!")
+	s = screenContains(t, tm, app, "✗ label selector")
+	if !strings.Contains(s, "Sandboxes [4/4]  /-l app  sort") {
+		t.Fatalf("an invalid selector changed the filter:\n%s", s)
+	}
+	keys(tm, "=rl", "enter")
+	screenContains(t, tm, app, "Sandboxes [2/4]  /-l app!=rl")
+
+	keys(tm, "esc", "/", "sbx-a", "enter")
+	screenContains(t, tm, app, "Sandboxes [1/4]  /sbx-a  sort")
+	keys(tm, "/", " -")
+	s = screenContains(t, tm, app, "incomplete filter option")
+	if !strings.Contains(s, "Sandboxes [1/4]  /sbx-a  sort") {
+		t.Fatalf("a trailing \" -\" changed the filter:\n%s", s)
+	}
+}

@@ -1,0 +1,223 @@
+package ui
+
+import (
+	"context"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
+)
+
+// lookalikes is a fleet of sandboxes whose ids share prefixes and digits,
+// as generated names do: code-runner-80e0… and code-runner-8efd263d,
+// agent-9122… and agent-9fff6642 (whose Pod is dead).
+func lookalikes(without ...string) *fleet.Snapshot {
+	mk := func(name, ip, node string, phase corev1.PodPhase) *model.Sandbox {
+		p := pod("fleet", name+"-0", "pod-uid-"+name, ip, node, phase, t0.Add(-time.Hour))
+		state, id := model.StateRunning, model.IdentityOK
+		if phase == corev1.PodFailed {
+			state, id = model.StateDead, model.IdentityPodDead
+		}
+		return &model.Sandbox{
+			Key: "bsbx/fleet/" + name, EnginePhase: "Succeed", State: state,
+			Meta:  &model.ObjectMeta{Namespace: "fleet", Name: name, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour))},
+			Slots: []model.Slot{{RecordedIP: ip, PodName: name + "-0", BoundUID: string(p.UID), Pod: p, Identity: id}},
+		}
+	}
+	all := []*model.Sandbox{
+		mk("agent-91220c4e", "10.244.0.12", "worker-0e0", corev1.PodRunning),
+		mk("agent-9fff6642", "10.244.9.122", "worker-0e0", corev1.PodFailed),
+		mk("code-runner-80e0aa11", "10.244.8.10", "worker-0e0", corev1.PodRunning),
+		mk("code-runner-8efd263d", "10.244.0.80", "worker-0e0", corev1.PodRunning),
+	}
+	all = slices.DeleteFunc(all, func(sb *model.Sandbox) bool { return slices.Contains(without, sb.Name()) })
+	return fleet.NewSnapshot(uint64(10-len(all)), model.SourceStatus{Context: "kind", Synced: true, AsOf: t0}, all, nil, nil)
+}
+
+// actionLog records what the backend was asked to act on.
+type actionLog struct {
+	mu   sync.Mutex
+	acts []string
+}
+
+func (l *actionLog) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.acts = append(l.acts, s)
+}
+
+func (l *actionLog) list() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.acts)
+}
+
+func recordingBackend(log *actionLog) Backend {
+	return Backend{
+		Delete: func(_ context.Context, sb *model.Sandbox) error { log.add("delete " + sb.Name()); return nil },
+		Exec: func(_ context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (int, error) {
+			log.add("exec " + sb.Name() + " " + strings.Join(cmd, " "))
+			_, _ = io.WriteString(out, "ok\n")
+			return 0, nil
+		},
+	}
+}
+
+// Filtered to one sandbox and deleted it: when it goes, the filter keeps
+// its meaning (no fuzzy match of what is left), the cursor is on nothing,
+// and the next ctrl+d asks about no other sandbox.
+func TestDeletedFilteredRowNeverHandsItsCursorOn(t *testing.T) {
+	log := &actionLog{}
+	src := &fakeSource{snap: lookalikes()}
+	app, tm := newTestApp(t, src, recordingBackend(log), Options{})
+	screenContains(t, tm, app, "Sandboxes [4/4]")
+	keys(tm, "/", "code-runner-80e0", "enter")
+	screenContains(t, tm, app, "Sandboxes [1/4]")
+	keys(tm, "ctrl+d")
+	screenContains(t, tm, app, "Delete bsbx fleet/code-runner-80e0aa11?")
+	keys(tm, "y")
+	screenContains(t, tm, app, "delete requested for fleet/code-runner-80e0aa11")
+
+	src.set(lookalikes("code-runner-80e0aa11")) // the API server removed it
+	s := screenContains(t, tm, app, "Sandboxes [0/3]")
+	if strings.Contains(s, "fuzzy") || strings.Contains(s, "code-runner-8efd263d") {
+		t.Fatalf("the filter changed its meaning when its sandbox went:\n%s", s)
+	}
+	if !strings.Contains(s, "code-runner-80e0aa11 left the view") {
+		t.Fatalf("the cursor's gap is not marked:\n%s", s)
+	}
+	keys(tm, "ctrl+d")
+	s = screenContains(t, tm, app, "no sandbox under the cursor")
+	if strings.Contains(s, "Delete bsbx") {
+		t.Fatalf("ctrl+d asked to delete another sandbox:\n%s", s)
+	}
+	if got := log.list(); !slices.Equal(got, []string{"delete code-runner-80e0aa11"}) {
+		t.Fatalf("the backend acted on %v", got)
+	}
+}
+
+// Exec'd into a filtered sandbox; it went while the output was open: back
+// in the table, the next x opens no prompt on the sandbox that took its
+// row (agent-9fff6642 matched the filter fuzzily before).
+func TestExecAfterItsSandboxWentActsOnNothing(t *testing.T) {
+	log := &actionLog{}
+	src := &fakeSource{snap: lookalikes()}
+	app, tm := newTestApp(t, src, recordingBackend(log), Options{})
+	screenContains(t, tm, app, "Sandboxes [4/4]")
+	keys(tm, "/", "agent-9122", "enter")
+	screenContains(t, tm, app, "Sandboxes [1/4]")
+	keys(tm, "x")
+	screenContains(t, tm, app, "exec fleet/agent-91220c4e>")
+	keys(tm, "ls", "enter")
+	screenContains(t, tm, app, "Exec fleet/agent-91220c4e: ls")
+
+	src.set(lookalikes("agent-91220c4e"))
+	time.Sleep(50 * time.Millisecond)
+	keys(tm, "esc")
+	s := screenContains(t, tm, app, "Sandboxes [0/3]")
+	if strings.Contains(s, "agent-9fff6642") {
+		t.Fatalf("the filter picked another sandbox when its own went:\n%s", s)
+	}
+	keys(tm, "x")
+	s = screenContains(t, tm, app, "no sandbox under the cursor")
+	if strings.Contains(s, "exec fleet/agent-9fff6642") {
+		t.Fatalf("x opened a prompt on another sandbox:\n%s", s)
+	}
+	if got := log.list(); !slices.Equal(got, []string{"exec agent-91220c4e ls"}) {
+		t.Fatalf("the backend acted on %v", got)
+	}
+}
+
+// Without a filter too: the row under the cursor goes, the cursor stays on
+// a marked gap, and only a move puts it on a sandbox again.
+func TestCursorStaysOnTheGapUntilMoved(t *testing.T) {
+	log := &actionLog{}
+	src := &fakeSource{snap: lookalikes()}
+	app, tm := newTestApp(t, src, recordingBackend(log), Options{})
+	screenContains(t, tm, app, "Sandboxes [4/4]")
+	keys(tm, "j") // agent-9fff6642
+	src.set(lookalikes("agent-9fff6642"))
+	s := screenContains(t, tm, app, "agent-9fff6642 left the view")
+	// The gap sits where the row was: between its neighbours.
+	if !regexp.MustCompile(`(?s)agent-91220c4e.*left the view.*code-runner-8`).MatchString(s) {
+		t.Fatalf("the gap is not where the row was:\n%s", s)
+	}
+	keys(tm, "x")
+	screenContains(t, tm, app, "no sandbox under the cursor (fleet/agent-9fff6642 left the view)")
+	keys(tm, "j") // down from the gap: the row below it
+	screenContains(t, tm, app, "Sandboxes [3/3]")
+	waitScreen(t, tm, app, "no gap", func(s string) bool { return !strings.Contains(s, "the cursor is on nothing") })
+	keys(tm, "x")
+	screenContains(t, tm, app, "exec fleet/code-runner-80e0aa11>")
+}
+
+// A confirmation whose sandbox went (or was re-created under its name)
+// before y is refused, saying so; nothing is deleted.
+func TestConfirmationRefusedWhenItsTargetChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name, want, shows string
+		next              *fleet.Snapshot
+	}{
+		{"gone", "delete refused: fleet/code-runner-80e0aa11 is gone since you asked", "Sandboxes [0/3]", lookalikes("code-runner-80e0aa11")},
+		{"recreated", "delete refused: fleet/code-runner-80e0aa11 was re-created since you asked", "Pending",
+			withSandbox(lookalikes(), "code-runner-80e0aa11", func(sb model.Sandbox) model.Sandbox {
+				m := *sb.Meta
+				m.UID = "uid-new"
+				sb.Meta, sb.EnginePhase = &m, "Pending"
+				return sb
+			})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &actionLog{}
+			src := &fakeSource{snap: lookalikes()}
+			app, tm := newTestApp(t, src, recordingBackend(log), Options{})
+			keys(tm, "/", "code-runner-80e0", "enter")
+			screenContains(t, tm, app, "Sandboxes [1/4]")
+			keys(tm, "ctrl+d")
+			screenContains(t, tm, app, "Delete bsbx fleet/code-runner-80e0aa11?")
+			src.set(tc.next)
+			screenContains(t, tm, app, tc.shows)
+			keys(tm, "y")
+			screenContains(t, tm, app, tc.want)
+			if got := log.list(); len(got) != 0 {
+				t.Fatalf("the backend acted on %v", got)
+			}
+		})
+	}
+}
+
+// Below 160 columns names are cut to the shortest prefix that tells the
+// rows on screen apart (the Pod's index kept); with room, ids are whole.
+func TestNamesStayDistinguishable(t *testing.T) {
+	src := &fakeSource{snap: lookalikes()}
+	app, tm := newTestAppSized(t, src, Backend{}, Options{}, 120, 24)
+	s := screenContains(t, tm, app, "Sandboxes [4/4]")
+	for _, want := range []string{"code-runner-80…", "code-runner-8e…", "code-runner-80…-0", "agent-91220c4e ", "agent-9fff6642 "} {
+		if !strings.Contains(s, want) {
+			t.Errorf("at 120 columns, no %q:\n%s", want, s)
+		}
+	}
+
+	id := "49704847-8497-4803-b474-264b0e523218"
+	p := pod("sandboxes", id+"-0", "pod-uid", "10.244.0.5", "sim-node-0", corev1.PodRunning, t0.Add(-time.Hour))
+	uuid := &model.Sandbox{Key: "bsbx/sandboxes/" + id, EnginePhase: "Succeed", State: model.StateRunning,
+		Meta:    &model.ObjectMeta{Namespace: "sandboxes", Name: id, CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour))},
+		Slots:   []model.Slot{{RecordedIP: "10.244.0.5", PodName: id + "-0", Pod: p, Identity: model.IdentityOK}},
+		Notices: []model.Notice{{Code: model.CodeFailedSticky, Severity: model.SeverityWarning}}}
+	wide := fleet.NewSnapshot(1, model.SourceStatus{Context: "demo", Synced: true}, []*model.Sandbox{uuid}, nil, nil)
+	app, tm = newTestAppSized(t, &fakeSource{snap: wide}, Backend{}, Options{}, 200, 24)
+	s = screenContains(t, tm, app, "Sandboxes [1/1]")
+	if !strings.Contains(s, id+" ") || !strings.Contains(s, id+"-0 ") {
+		t.Errorf("at 200 columns the id or its Pod is cut:\n%s", s)
+	}
+}
