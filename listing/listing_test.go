@@ -175,7 +175,7 @@ func TestSingleObjectYAML(t *testing.T) {
 
 // A termination reason holding DEL, C1 controls (an 8-bit CSI, NEL) and a
 // bidi override denies no one the list: json keeps it whole as escapes,
-// yaml writes YAML escapes (bidi, which YAML cannot escape, as U+FFFD),
+// yaml writes YAML escapes (bidi, which the emitter writes raw, as U+FFFD),
 // and neither carries anything a terminal obeys. Before, yaml failed
 // ("control characters are not allowed") and json carried them raw.
 func TestHostileReasonInJSONAndYAML(t *testing.T) {

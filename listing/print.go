@@ -73,8 +73,8 @@ type PrintOptions struct {
 // that reaches a terminal raw (table cells, names, JSONPath results) is
 // made safe first. json keeps every string whole: what a terminal would
 // obey is a \u escape (textsafe.EscapeJSON). yaml writes control
-// characters as YAML escapes (\x7F, \x9B, \N) and, since YAML has no way
-// to escape them, shows bidi controls as U+FFFD.
+// characters as YAML escapes (\x7F, \x9B, \N) and shows bidi controls,
+// which the YAML emitter writes raw, as U+FFFD.
 func Print(w io.Writer, items *Items, out Output, opts PrintOptions) error {
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()

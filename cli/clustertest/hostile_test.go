@@ -94,7 +94,7 @@ func TestEveryCommandsOutputIsInert(t *testing.T) {
 	}
 	var runs []run
 	for _, res := range []string{"sandboxes", "pods", "pools", "findings"} {
-		for _, o := range []string{"table", "wide", "name", "json", "yaml", "jsonpath={..reason}{..message}{..note}"} {
+		for _, o := range []string{"table", "wide", "name", "json", "yaml", "jsonpath={..name} {..reason}{..message}{..note}"} {
 			if res == "findings" && o == "name" {
 				continue // findings have no names: a usage error
 			}
@@ -116,7 +116,7 @@ func TestEveryCommandsOutputIsInert(t *testing.T) {
 		run{args: []string{"exec", "-n", ns, "--selector", "opensandbox.io/id", "--", "true"}},
 		run{args: []string{"create", "-n", ns, "--image", "registry.test/img@sha256:abc", "--wait-timeout", "2s"}},
 		run{args: []string{"create", "-n", ns, "--image", "registry.test/img@sha256:abc", "--wait-timeout", "2s", "-o", "json"}},
-		run{args: []string{"create", "-n", ns, "--image", "img" + hostile, "--entrypoint", "/bin/app"}},
+		run{args: []string{"create", "-n", ns, "--image", "img" + hostile, "--entrypoint", "/bin/app", "--wait-timeout", "2s"}},
 	)
 	for _, r := range runs {
 		t.Run(strings.Join(r.args[:2], " ")+" "+strings.Join(r.args[len(r.args)-2:], " "), func(t *testing.T) {
