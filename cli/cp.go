@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/actions/execute"
@@ -108,7 +106,7 @@ func newCpError(err error) *cpError {
 func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) error {
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
-	fail := func(err error) error { return printCpError(g.Err, err) }
+	fail := func(err error) error { return printCpError(g, err) }
 	usage := func(format string, args ...any) error {
 		return fail(&refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
@@ -180,7 +178,10 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 		out, err = c.Upload(ctx, files.Upload{Target: target, Source: src.Path, Stdin: g.In, RemotePath: dst.Path})
 	} else {
 		target.Ref = src.Ref
-		out, err = c.Download(ctx, files.Download{Target: target, RemotePath: src.Path, Dest: dst.Path, Stdout: g.Out})
+		// The file's bytes pass as they are, for a pipe or a file; on a
+		// terminal Download itself shows control characters as stand-ins.
+		stdout, _ := g.rawStreams()
+		out, err = c.Download(ctx, files.Download{Target: target, RemotePath: src.Path, Dest: dst.Path, Stdout: stdout})
 	}
 	if err != nil {
 		return fail(err)
@@ -203,11 +204,11 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 // selector or pool picks, each checked on its own, one JSON line each.
 func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *env.Conn, c *files.Copier, target files.Target, local, remote string) error {
 	if f.expectUID != "" || f.expectIP != "" {
-		return printCpError(g.Err, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
+		return printCpError(g, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
 			Message: "--expect-uid/--expect-ip name one Pod: give one target instead"})
 	}
 	if local == "-" {
-		return printCpError(g.Err, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
+		return printCpError(g, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
 			Message: "standard input cannot be uploaded to many sandboxes: give a local file"})
 	}
 	namespace := g.Kube.Namespace()
@@ -220,7 +221,7 @@ func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *env.Conn, c *f
 	}
 	keys, err := conn.Clients.SelectSandboxes(ctx, sel)
 	if err != nil {
-		return printCpError(g.Err, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return printCpError(g, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
 	var mu sync.Mutex
 	var unknown, refused bool
@@ -258,9 +259,10 @@ func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *env.Conn, c *f
 
 // printCpError writes the JSON error line (and, on a terminal, one line for
 // a person) and maps the refusal to cp's exit code.
-func printCpError(w io.Writer, err error) error {
+func printCpError(g *Globals, err error) error {
+	w := g.Err
 	e := newCpError(err)
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if _, stderr := g.rawStreams(); isTerminal(stderr) {
 		fmt.Fprintf(w, "sandscope: %s\n", textsafe.Line(e.Refusal.Error()))
 	}
 	b, _ := textsafe.MarshalJSON(struct {

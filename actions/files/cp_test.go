@@ -95,6 +95,10 @@ func TestCopyRoundTrips(t *testing.T) {
 	if r := e.cp("", "rt:/work/in/pi.txt", "-"); r.code != 0 || r.stdout != "3.14159\n" {
 		t.Fatalf("download to stdout: exit %d stdout %q stderr %s", r.code, r.stdout, r.stderr)
 	}
+	// Not a terminal: the bytes pass as they are (a pipe, a file).
+	if r := e.cp("", "rt:/work/in/sub/deep/data.bin", "-"); r.code != 0 || r.stdout != "\x00\x01\x02binary" {
+		t.Fatalf("binary download to stdout: exit %d stdout %q stderr %s", r.code, r.stdout, r.stderr)
+	}
 	if r := e.cp("hello from stdin", "-", "rt:/work/stdin.txt"); r.code != 0 {
 		t.Fatalf("upload from stdin: exit %d stderr %s", r.code, r.stderr)
 	} else if f, _ := e.fs.of(string(p.UID)).get("/work/stdin.txt"); string(f.data) != "hello from stdin" {
