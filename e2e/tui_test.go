@@ -159,7 +159,7 @@ func waitOrExplain(t *testing.T, s *tmuxtest.Session, pattern string, timeout ti
 // TestTUIPodRecreated: the controller re-created a sandbox's Pod under the
 // same name before sandscope started, so no UID change was ever seen; the
 // detail view reads the sandbox's Events and shows the re-creation the two
-// SuccessfulCreate Events prove.
+// SuccessfulCreate Events claim.
 func TestTUIPodRecreated(t *testing.T) {
 	needTmux(t)
 	c := kubetest.Get(t)
@@ -194,7 +194,7 @@ func TestTUIPodRecreated(t *testing.T) {
 	s.SendKeys("d")
 	screen := s.WaitFor(`RE-CREATION`, 20*time.Second)
 	t.Logf("detail view:\n%s", screen)
-	if !strings.Contains(screen, "POD_RECREATED") || !strings.Contains(screen, "created 2 times under the same name (observed)") {
+	if !strings.Contains(screen, "POD_RECREATED") || !strings.Contains(screen, "created 2 times under the same name (claimed by SuccessfulCreate Events)") {
 		t.Errorf("detail lacks the re-creation:\n%s", screen)
 	}
 	s.SendKeys("q")

@@ -1,0 +1,228 @@
+package sweep_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/sandscope/sandscope/actions/sweep"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/forensics"
+)
+
+// tenant is a client with a tenant's rights in the fleet's namespace:
+// read its Pods, create Events. Nothing else — no Pod status, no Nodes.
+func (f *fleet) tenant() kubernetes.Interface {
+	f.t.Helper()
+	cfg := f.c.ConfigAs(f.t, f.ns, "tenant-"+f.ns, "tenant-events",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}})
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return cs
+}
+
+// forge writes, as the tenant, an Event that copies what the kubelet
+// writes (source kubelet on the Pod's node, involvedObject with the Pod's
+// UID and the container's fieldPath). involved overrides the object (a
+// Node), when set.
+func (f *fleet) forge(tenant kubernetes.Interface, pod *corev1.Pod, involved *corev1.ObjectReference, reason, message string, first, last time.Time, count int32) {
+	f.t.Helper()
+	ref := corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+		FieldPath: "spec.containers{" + osv1.ContainerSandbox + "}"}
+	if involved != nil {
+		ref = *involved
+	}
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", ref.Name, time.Now().UnixNano()), Namespace: pod.Namespace},
+		InvolvedObject: ref, Reason: reason, Message: message, Type: corev1.EventTypeWarning,
+		Source:         corev1.EventSource{Component: "kubelet", Host: pod.Spec.NodeName},
+		FirstTimestamp: metav1.NewTime(first), LastTimestamp: metav1.NewTime(last), Count: count,
+		ReportingController: "kubelet", ReportingInstance: pod.Spec.NodeName,
+	}
+	if _, err := tenant.CoreV1().Events(pod.Namespace).Create(kubetest.Context(f.t), ev, metav1.CreateOptions{}); err != nil {
+		f.t.Fatalf("the tenant writing a %s Event: %v", reason, err)
+	}
+}
+
+// sigkilled records what the kubelet writes when a container was killed
+// (exit 137, reason Error) at end and started again.
+func (f *fleet) sigkilled(pod string, end time.Time) *corev1.Pod {
+	f.t.Helper()
+	f.k.UpdatePodStatus(f.ns, pod, func(p *corev1.Pod) {
+		cs := &p.Status.ContainerStatuses[0]
+		cs.RestartCount = 1
+		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 137, Reason: "Error", StartedAt: metav1.NewTime(end.Add(-10 * time.Minute)), FinishedAt: metav1.NewTime(end)}}
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(end.Add(time.Second))}}
+	})
+	return f.k.GetPod(f.ns, pod)
+}
+
+// TestForgedEventsDecideNoVerdict: a tenant allowed to create Events in its
+// namespace writes what the kubelet would (Unhealthy and Killing for a
+// liveness probe, a node's SystemOOM, an Evicted) about its own Pods, none
+// of which has a liveness probe, was evicted, or has a node that reported
+// an OOM kill. Neither the sweep nor the detail view's classification
+// reaches the verdict those Events claim. A Pod with a liveness probe,
+// the kubelet's termination and the kubelet's Events still reads
+// RESTART_LIVENESS, its Events labelled as claims.
+func TestForgedEventsDecideNoVerdict(t *testing.T) {
+	f := newFleet(t)
+	plain := "python:3.12-slim"
+	node := "node-" + f.ns
+	f.k.EnsureNode(node)
+	end := time.Now().Add(-time.Minute).Truncate(time.Second)
+	withProbe := func(p *corev1.Pod) {
+		kubetest.WithLivenessProbe(p, "curl", "-sf", "localhost:8080/healthz")
+		g := int64(30)
+		p.Spec.TerminationGracePeriodSeconds = &g
+	}
+	killed := func(name, ip string, edit func(*corev1.Pod)) *corev1.Pod {
+		f.sandbox(name, plain, userCommand, edit)
+		f.k.Schedule(f.ns, name+"-0", node)
+		f.running(name, ip, "Succeed")
+		return f.sigkilled(name+"-0", end)
+	}
+	noProbe := killed("noprobe", "10.5.0.1", nil)
+	oom := killed("nooom", "10.5.0.2", nil)
+	evict := killed("noevict", "10.5.0.3", nil)
+	probed := killed("probed", "10.5.0.4", withProbe)
+
+	// The kubelet's own Events for the probed Pod: 3 failed probes, the
+	// Killing 30 s (its grace) before the container ended.
+	field := "spec.containers{" + osv1.ContainerSandbox + "}"
+	f.k.EventFor(probed, field, corev1.EventTypeWarning, "Unhealthy", "Liveness probe failed: command timed out", end.Add(-50*time.Second), end.Add(-30*time.Second), 3)
+	f.k.EventFor(probed, field, corev1.EventTypeNormal, "Killing", "Container sandbox failed liveness probe, will be restarted", end.Add(-30*time.Second), time.Time{}, 1)
+
+	tenant := f.tenant()
+	f.forge(tenant, noProbe, nil, "Unhealthy", "Liveness probe failed: command timed out", end.Add(-50*time.Second), end.Add(-30*time.Second), 3)
+	f.forge(tenant, noProbe, nil, "Killing", "Container sandbox failed liveness probe, will be restarted", end.Add(-30*time.Second), end.Add(-30*time.Second), 1)
+	// The API server takes an Event about a Node in a tenant's namespace
+	// when its involvedObject names that namespace.
+	f.forge(tenant, oom, &corev1.ObjectReference{Kind: "Node", Name: node, APIVersion: "v1", Namespace: f.ns}, "SystemOOM",
+		"System OOM encountered, victim process: python, pid: 4242", end, end, 1)
+	f.forge(tenant, evict, nil, "Evicted", "The node was low on resource: memory.", end, end, 1)
+
+	// The sweep.
+	out, errOut, code := runCLI("sweep", "--kubeconfig", f.c.Kubeconfig, "-n", f.ns, "-o", "json", "--timeout", "30s", "--fail-on", "warning")
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (RESTART_* warnings); stderr %s", code, errOut)
+	}
+	rep := decodeReport(t, out)
+	bySandbox := map[string][]model.Finding{}
+	for _, fd := range rep.Findings {
+		if strings.HasPrefix(fd.Code, "RESTART_") {
+			bySandbox[fd.Sandbox] = append(bySandbox[fd.Sandbox], fd)
+		}
+	}
+	t.Logf("sweep:\n%s", dumpFindings(append(append(append(bySandbox["noprobe"], bySandbox["nooom"]...), bySandbox["noevict"]...), bySandbox["probed"]...)))
+	checkForged(t, "sweep", bySandbox["noprobe"], bySandbox["nooom"], bySandbox["noevict"])
+	checkCorroborated(t, "sweep", bySandbox["probed"], node)
+
+	// The detail view: the same Events, read as it reads them.
+	clients, err := kube.NewClients(f.c.Config, f.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	snap, err := sweep.ClientsSource(clients).Snapshot(ctx, sweep.Options{Namespace: f.ns, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inspector := kube.NewInspector(clients, nil)
+	detail := func(name string) []model.Finding {
+		sb := snap.Sandbox("bsbx/" + f.ns + "/" + name)
+		if sb == nil {
+			t.Fatalf("sandbox %s not in the snapshot", name)
+		}
+		evs, err := inspector.Events(ctx, sb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []model.Finding
+		for _, n := range forensics.ClassifySandbox(sb, evs) {
+			out = append(out, model.Finding{Code: n.Code, Sandbox: name, Pod: n.Pod, Message: n.Message, Evidence: n.Evidence})
+		}
+		return out
+	}
+	checkForged(t, "detail view", detail("noprobe"), nil, detail("noevict"))
+	checkCorroborated(t, "detail view", detail("probed"), node)
+}
+
+func dumpFindings(fs []model.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "%s %s: %s\n", f.Code, f.Sandbox, f.Message)
+		for _, e := range f.Evidence {
+			fmt.Fprintf(&b, "  %s: %s\n", e.Kind, e.Text)
+		}
+	}
+	return b.String()
+}
+
+// checkForged: the Pods the tenant forged Events about read
+// RESTART_UNEXPLAINED, each forged Event listed as a claim set aside.
+func checkForged(t *testing.T, where string, noProbe, oom, evict []model.Finding) {
+	t.Helper()
+	want := func(name string, got []model.Finding, setAside ...string) {
+		t.Helper()
+		dump := dumpFindings(got)
+		if len(got) != 1 || got[0].Code != model.CodeRestartUnexplained {
+			t.Errorf("%s: %s: want one RESTART_UNEXPLAINED, got\n%s", where, name, dump)
+			return
+		}
+		for _, s := range setAside {
+			if !hasEvidence(got[0], model.Claimed, s) {
+				t.Errorf("%s: %s: no claimed evidence %q:\n%s", where, name, s, dump)
+			}
+		}
+		if strings.Contains(dump, "liveness probe: failureThreshold") || strings.Contains(dump, "killed by its liveness probe") {
+			t.Errorf("%s: %s: a liveness probe that does not exist:\n%s", where, name, dump)
+		}
+	}
+	want("noprobe", noProbe,
+		"set aside: Killing Event at", "container sandbox has no liveness probe in the Pod's spec",
+		"set aside: Unhealthy Event at", `an Event's claim (reported by "kubelet" on "node-`)
+	if oom != nil {
+		want("nooom", oom, "set aside: SystemOOM Event at", `recorded in namespace "`)
+	}
+	want("noevict", evict, "set aside: Evicted Event at", "the Pod's status records no eviction")
+}
+
+// checkCorroborated: probe in the spec, the kubelet's termination and its
+// Events: RESTART_LIVENESS, the Events labelled as claims from the Pod's node.
+func checkCorroborated(t *testing.T, where string, got []model.Finding, node string) {
+	t.Helper()
+	dump := dumpFindings(got)
+	if len(got) != 1 || got[0].Code != model.CodeRestartLiveness || !strings.Contains(got[0].Message, "killed by its liveness probe") {
+		t.Fatalf("%s: probed: want RESTART_LIVENESS, got\n%s", where, dump)
+	}
+	for _, w := range []struct {
+		kind model.EvidenceKind
+		text string
+	}{
+		{model.Claimed, `Killing Event at `},
+		{model.Claimed, `an Event's claim (reported by "kubelet" on "` + node + `", the Pod's node`},
+		{model.Claimed, `Unhealthy Event(s) "Liveness probe failed"`},
+		{model.Observed, "liveness probe: failureThreshold 3, periodSeconds 10; terminationGracePeriodSeconds 30"},
+		{model.Inferred, "the verdict stands on the Pod's spec (a liveness probe on container sandbox) and status"},
+	} {
+		if !hasEvidence(got[0], w.kind, w.text) {
+			t.Errorf("%s: probed: no %s evidence %q:\n%s", where, w.kind, w.text, dump)
+		}
+	}
+}
