@@ -2,7 +2,10 @@ package kube_test
 
 import (
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"io"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,5 +97,47 @@ func TestIdentityAcrossNamespacesForbidden(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("POD_DEAD does not say other namespaces were not checked: %+v", sb.Notices)
+	}
+}
+
+// A lookup of other namespaces that fails (here: the server answers the
+// cluster-wide list with 503) leaves the slot unchecked, not a plain
+// POD_DEAD; once the list answers, the thief is found.
+func TestIdentityAcrossNamespacesLookupFails(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	const ip = "127.0.0.83"
+	other := deadSandboxIPTakenElsewhere(t, c, ns, ip)
+	var failing atomic.Bool
+	failing.Store(true)
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if failing.Load() && strings.Contains(r.URL.RawQuery, "metadata.namespace") && r.URL.Path == "/api/v1/pods" {
+				return &http.Response{StatusCode: http.StatusServiceUnavailable, Status: "503 Service Unavailable",
+					Header: http.Header{"Content-Type": []string{"text/plain"}}, Body: io.NopCloser(strings.NewReader("unavailable")), Request: r}, nil
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	w := startWatcher(t, cfg, kube.WatcherOptions{Namespace: ns})
+	key := "bsbx/" + ns + "/dead"
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "POD_DEAD unchecked", func(s *fleet.Snapshot) bool {
+		sb := s.Sandbox(key)
+		return sb != nil && sb.PrimarySlot() != nil && sb.Identity() == model.IdentityPodDead && sb.PrimarySlot().NamespaceOnly
+	})
+	if err := w.ResolveForeignHolders(kubetest.Context(t)); err == nil {
+		t.Error("a lookup answered 503 reported no error")
+	}
+	if sl := snap.Sandbox(key).PrimarySlot(); !sl.NamespaceOnly {
+		t.Errorf("after a failed lookup: slot %+v, want unchecked", sl)
+	}
+	failing.Store(false)
+	snap, _ = waitFor(t, w, time.Now(), waitTimeout, "IP_TAKEN once the lookup answers", func(s *fleet.Snapshot) bool {
+		sb := s.Sandbox(key)
+		return sb != nil && sb.Identity() == model.IdentityIPTaken
+	})
+	if h := snap.Sandbox(key).PrimarySlot().Holder; h == nil || h.Namespace != other {
+		t.Errorf("holder %+v, want thief-0 of %s", h, other)
 	}
 }
