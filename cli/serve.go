@@ -27,14 +27,14 @@ func newServeCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [-n NS | -A] [--listen :9808] [--tls-cert-file F --tls-private-key-file F | --insecure-plain-http]",
 		Short: "Watch the fleet continuously and serve Prometheus metrics and live findings (read-only)",
-		Long: "serve keeps the fleet in memory, as the terminal UI does, and serves over HTTP:\n" +
+		Long: "serve keeps the fleet in memory, as the terminal UI does, and serves:\n" +
 			"  /metrics   Prometheus metrics (sandscope_sandboxes, sandscope_identity, sandscope_findings, ...)\n" +
 			"  /findings  the latest analysis in the JSON contract of `sandscope sweep -o json`\n" +
 			"  /healthz   200 while the process runs\n" +
 			"  /readyz    200 once the fleet has synced\n\n" +
 			"It serves HTTPS (the certificate of --tls-cert-file, or a self-signed one made at start). /metrics and\n" +
 			"/findings need a bearer token the API server accepts, of a user allowed to `get` that path (a non-resource\n" +
-			"URL in RBAC): 401 without, 403 when not allowed. --insecure-plain-http serves plain HTTP to anyone, for local use.\n" +
+			"URL in RBAC): 401 without, 403 when not allowed. --insecure-plain-http serves plain HTTP to anyone, for local use.\n\n" +
 			"It is always read-only: it never execs, creates or deletes. Findings, restart forensics and the score are\n" +
 			"re-analyzed when the fleet changed, at most once per --analyze-every. SIGTERM shuts it down gracefully.",
 		Args: cobra.NoArgs,
@@ -43,7 +43,7 @@ func newServeCommand(g *Globals) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.listen, "listen", serve.DefaultListen, "Address to serve HTTP on (host:port)")
+	fl.StringVar(&f.listen, "listen", serve.DefaultListen, "Address to serve on (host:port)")
 	fl.DurationVar(&f.analyzeEvery, "analyze-every", serve.DefaultAnalyzeEvery, "Least time between two analyses of a changing fleet (findings, forensics, score)")
 	fl.StringVar(&f.tlsCertFile, "tls-cert-file", "", "Serving certificate (PEM), read again when it changes; unset: a self-signed one made at start")
 	fl.StringVar(&f.tlsKeyFile, "tls-private-key-file", "", "Private key (PEM) of --tls-cert-file")

@@ -241,7 +241,7 @@ func TestServeAuthorizesWithTheAPIServer(t *testing.T) {
 				return code != http.StatusServiceUnavailable, body
 			})
 			if code != tc.want {
-				t.Errorf("GET %s with %s: %d, want %d: %s", path, tc.who, code, tc.want, body)
+				t.Errorf("GET %s with %s: %d, want %d: %.200s", path, tc.who, code, tc.want, body)
 			}
 			if code != http.StatusOK && (strings.Contains(body, "sandscope_") || strings.Contains(body, "go_goroutines") || strings.Contains(body, `"findings"`)) {
 				t.Errorf("GET %s with %s: refused but the body tells about the fleet: %s", path, tc.who, body)
