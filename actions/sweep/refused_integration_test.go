@@ -2,19 +2,24 @@ package sweep_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/rest"
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
 
-// A context whose API server went away after it connected: a server that
-// refuses connections is not there, and the sweep says so within seconds
-// instead of waiting out its timeout; a server that accepts connections and
-// does not answer (frozen) may only be slow, and gets the whole timeout.
+// A context whose API server goes away during the sweep, after discovery
+// and before the fleet is listed: a server that refuses connections is not
+// there, and the sweep says so within seconds instead of waiting out its
+// timeout; a server that accepts connections and does not answer (frozen)
+// may only be slow, and gets the whole timeout.
 func TestSweepServerGoneAfterConnect(t *testing.T) {
 	f := newFleet(t)
 	f.sandbox("alive", "python:3.12-slim", userCommand, nil)
@@ -30,16 +35,37 @@ func TestSweepServerGoneAfterConnect(t *testing.T) {
 		{"frozen", f.c.FreezeAPIServer, 4 * time.Second, false, "did not sync"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clients, err := kube.NewClients(f.c.Config, f.ns)
+			// The first Pod list waits until the server is gone, then goes
+			// out to it: the sweep has connected and discovered the
+			// resources, and loses the server while it lists.
+			hold := &holdFirstPodList{reached: make(chan struct{}), release: make(chan struct{})}
+			cfg := rest.CopyConfig(f.c.Config)
+			cfg.Wrap(hold.wrap)
+			clients, err := kube.NewClients(cfg, f.ns)
 			if err != nil {
 				t.Fatal(err)
 			}
+			var rep sweep.Report
+			var took time.Duration
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				start := time.Now()
+				rep = sweep.Sweep(context.Background(), []sweep.Target{sweep.ClientsTarget("gone", clients)},
+					sweep.Options{Namespace: f.ns, Timeout: tc.timeout})
+				took = time.Since(start)
+			}()
+			select {
+			case <-hold.reached:
+			case <-done:
+				t.Fatalf("the sweep ended before listing Pods: %+v", rep.Contexts)
+			}
+			lost := time.Now()
 			tc.lose(t)
-			start := time.Now()
-			rep := sweep.Sweep(context.Background(), []sweep.Target{sweep.ClientsTarget("gone", clients)},
-				sweep.Options{Namespace: f.ns, Timeout: tc.timeout})
-			took := time.Since(start)
-			t.Logf("sweep of a %s server took %s: %+v", tc.name, took.Round(time.Millisecond), rep.Contexts)
+			close(hold.release)
+			<-done
+			t.Logf("sweep of a %s server took %s, %s after the server was lost: %+v", tc.name,
+				took.Round(time.Millisecond), time.Since(lost).Round(time.Millisecond), rep.Contexts)
 			if !rep.Unreachable() || len(rep.Contexts) != 1 {
 				t.Fatalf("report: %+v, want the one context unreachable", rep.Contexts)
 			}
@@ -58,3 +84,28 @@ func TestSweepServerGoneAfterConnect(t *testing.T) {
 		})
 	}
 }
+
+// holdFirstPodList holds the first request for a list of Pods until release
+// is closed, and says when it is held.
+type holdFirstPodList struct {
+	once             sync.Once
+	reached, release chan struct{}
+}
+
+func (h *holdFirstPodList) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if strings.HasSuffix(req.URL.Path, "/pods") {
+			first := false
+			h.once.Do(func() { first = true })
+			if first {
+				close(h.reached)
+				<-h.release
+			}
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
