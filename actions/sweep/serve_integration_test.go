@@ -73,7 +73,12 @@ func serveFindings(t *testing.T, cfg *rest.Config, ns string, done func(sweep.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := serve.New(clients, serve.Options{ContextName: "test", Namespace: ns, AnalyzeEvery: 200 * time.Millisecond})
+	// Plain HTTP: what is tested here is what the exporter says, not who
+	// may read it (serve's own tests cover that).
+	s, err := serve.New(clients, serve.Options{ContextName: "test", Namespace: ns, AnalyzeEvery: 200 * time.Millisecond, InsecurePlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
