@@ -28,6 +28,7 @@ var (
 	// mutating commands, with the arguments that would act.
 	mutatingCommands = map[string][]string{
 		"exec":            {"exec", "some-sandbox", "--", "touch", "/x"},
+		"cp":              {"cp", "./x", "some-sandbox:/x"}, // an upload; downloads stay allowed
 		"create":          {"create", "--image", "busybox", "--keep-alive"},
 		"entrypoints set": {"entrypoints", "set", "busybox", "--", "/bin/app"},
 		"entrypoints rm":  {"entrypoints", "rm", "sha256:" + strings.Repeat("a", 64)},
