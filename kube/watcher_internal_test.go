@@ -93,6 +93,10 @@ func TestWatcherHealth(t *testing.T) {
 	if h.connected() {
 		t.Fatalf("a 503 counted as the server being back")
 	}
+	h.answered("batchsandboxes", http.StatusInternalServerError, false) // the server, without its storage
+	if h.connected() {
+		t.Fatalf("a 500 counted as the informer being back")
+	}
 	h.answered("batchsandboxes", 200, false)
 	if !h.connected() || changes != 2 {
 		t.Fatalf("connected=%v after every informer answered, %d change signals (want 2)", h.connected(), changes)

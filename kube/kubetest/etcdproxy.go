@@ -41,8 +41,8 @@ func newEtcdProxy(target func() (string, error)) (*etcdProxy, error) {
 	return p, nil
 }
 
-// etcdURLFile is where start.sh writes etcd's client URL, before it starts
-// kube-apiserver.
+// etcdURLTarget reads etcd's address from STATE/etcd.url, which start.sh
+// writes before it starts kube-apiserver.
 func etcdURLTarget(state string) func() (string, error) {
 	return func() (string, error) {
 		data, err := os.ReadFile(filepath.Join(state, "etcd.url"))
