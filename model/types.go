@@ -75,6 +75,8 @@ const (
 	StateTerminating EffectiveState = "Terminating" // the Pod (or the sandbox object) is being deleted
 	StateFailed      EffectiveState = "Failed"      // engine failure with no running Pod (image pull, crash loop, ...)
 	StateUnknown     EffectiveState = "Unknown"     // not synced / disconnected
+	StateSuspended   EffectiveState = "Suspended"   // paused on purpose (agent-sandbox operatingMode Suspended); no Pod
+	StateExpired     EffectiveState = "Expired"     // past its shutdown time; the engine removed the Pod and keeps the object
 )
 
 // Severity of a notice or finding.
