@@ -249,6 +249,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := w.addAgentExtensions(dc, ns, sources.AgentExt); err != nil {
+		return err
+	}
 
 	var wg sync.WaitGroup
 	goLoop := func(loop func(context.Context)) {

@@ -608,6 +608,9 @@ func TestWatcherSlimObjectsHaveStoreKeys(t *testing.T) {
 		{model.AgentSandboxFromUnstructured(a, "v1beta1"), "ns/a"},
 		{model.PoolFromUnstructured(p), "ns/p"},
 		{cache.DeletedFinalStateUnknown{Key: "ns/b", Obj: model.BatchSandboxFromUnstructured(u)}, "ns/b"},
+		{model.SandboxClaimFromUnstructured(p), "ns/p"},
+		{model.WarmPoolFromUnstructured(p), "ns/p"},
+		{model.SandboxTemplateFromUnstructured(p), "ns/p"},
 	} {
 		got, err := cache.DeletionHandlingMetaNamespaceKeyFunc(tc.obj)
 		if err != nil || got != tc.want {

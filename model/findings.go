@@ -27,6 +27,10 @@ var FindingSeverity = map[string]Severity{
 	CodeContextUnreachable:    SeverityError,
 	CodeTaskFailed:            SeverityWarning,
 	CodePodRecreated:          SeverityWarning,
+	CodeWarmPoolExhausted:     SeverityWarning,
+	CodeWarmPoolDegraded:      SeverityWarning,
+	CodeClaimPending:          SeverityWarning,
+	CodeClaimSandboxDead:      SeverityError,
 }
 
 // SeverityOf returns the sweep severity of a notice: the table's, else its own.

@@ -125,6 +125,8 @@ type sandboxJSON struct {
 	DeletingSince *time.Time     `json:"deletingSince,omitempty"`
 	Finalizers    []string       `json:"finalizers,omitempty"`
 	Pool          string         `json:"pool,omitempty"`
+	Claim         string         `json:"claim,omitempty"`
+	LaunchType    string         `json:"launchType,omitempty"`
 	ExpireTime    *time.Time     `json:"expireTime,omitempty"`
 	Slots         []Slot         `json:"slots"`
 	Notices       []Notice       `json:"notices,omitempty"`
@@ -144,7 +146,7 @@ func (s Sandbox) MarshalJSON() ([]byte, error) {
 		Namespace: s.Namespace(), Name: s.Name(), UID: s.UID(), Labels: s.Labels(),
 		EnginePhase: s.EnginePhase, State: s.State,
 		CreatedAt: s.CreatedAt(), DeletingSince: s.DeletingSince(), Finalizers: s.Finalizers(),
-		Pool: s.Pool, ExpireTime: s.ExpireTime, Slots: s.Slots, Notices: s.Notices, Restarts: s.Restarts,
+		Pool: s.Pool, Claim: s.Claim(), LaunchType: s.LaunchType(), ExpireTime: s.ExpireTime, Slots: s.Slots, Notices: s.Notices, Restarts: s.Restarts,
 	})
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }

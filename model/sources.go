@@ -139,6 +139,7 @@ func AgentSandboxFromUnstructured(u *unstructured.Unstructured, version string) 
 	}
 	obj := u.Object
 	s := &AgentSandbox{ObjectMeta: slimMeta(u), Version: version}
+	s.OwnerReferences = ownerRefsOf(u.GetOwnerReferences())
 	// v1beta1 pauses with operatingMode; v1alpha1's replicas 0 converts to it.
 	s.Suspended = nestedString(obj, "spec", "operatingMode") == "Suspended"
 	if _, ok := nestedField(obj, "spec", "replicas"); ok && nestedInt(obj, "spec", "replicas") == 0 {

@@ -140,6 +140,11 @@ const (
 	CodeContextUnreachable    = "CONTEXT_UNREACHABLE"
 	CodeTaskFailed            = "TASK_FAILED"
 	CodePodRecreated          = "POD_RECREATED"
+	// agent-sandbox extensions: about a warm pool or a claim, not one sandbox.
+	CodeWarmPoolExhausted = "WARM_POOL_EXHAUSTED"
+	CodeWarmPoolDegraded  = "WARM_POOL_DEGRADED"
+	CodeClaimPending      = "CLAIM_PENDING"
+	CodeClaimSandboxDead  = "CLAIM_SANDBOX_DEAD"
 )
 
 // Notice is a short coded message attached to a sandbox. The sweep turns each

@@ -63,6 +63,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		a := e.ag
 		specs = f.agentSlots(e)
 		sb.Meta, sb.ExpireTime = &a.ObjectMeta, a.ShutdownTime
+		sb.Pool = a.AgentOwner(model.KindSandboxWarmPool) // a free warm-pool member
 		sb.EnginePhase = "NotReady"
 		for _, c := range a.Conditions {
 			if c.Type == "Ready" {
