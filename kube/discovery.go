@@ -3,9 +3,9 @@ package kube
 import (
 	"context"
 	"fmt"
-	"strings"
 	"github.com/sandscope/sandscope/api/agentsandbox"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,7 +91,9 @@ type AgentExtensions struct {
 }
 
 // Any: at least one extension is served.
-func (x AgentExtensions) Any() bool { return x.Claims != nil || x.WarmPools != nil || x.Templates != nil }
+func (x AgentExtensions) Any() bool {
+	return x.Claims != nil || x.WarmPools != nil || x.Templates != nil
+}
 
 func (x AgentExtensions) missing() []string {
 	var out []string
