@@ -89,6 +89,9 @@ func (c *Clients) LookupSandbox(ctx context.Context, ref string, opts LookupOpti
 	for _, a := range l.agents {
 		fl.UpsertAgentSandbox(a)
 	}
+	for _, cl := range l.claims {
+		fl.UpsertSandboxClaim(cl)
+	}
 	st := model.SourceStatus{Context: c.Context, Cluster: c.Cluster, Server: c.Server, Synced: true, AsOf: time.Now(), Notes: l.notes}
 	if opts.Namespace != "" {
 		st.Namespaces = []string{opts.Namespace}
@@ -122,6 +125,7 @@ type lookup struct {
 	pods   []*model.Pod
 	batch  []*model.BatchSandbox
 	agents []*model.AgentSandbox
+	claims []*model.SandboxClaim // agent-sandbox claims named like the ref (lookup_claims.go)
 	notes  []string
 	err    error // the first object that could not be read into the model
 }
@@ -234,10 +238,14 @@ func (l *lookup) bySandbox(ctx context.Context, ns, name string) error {
 			return l.plainPod(ctx, kns, n)
 		}
 	}
+	if claim, ok := cutClaimRef(name); ok {
+		return l.claimSandboxes(ctx, ns, claim)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return l.batchSandboxes(gctx, ns, name) })
 	g.Go(func() error { return l.agentSandboxes(gctx, ns, name) })
 	g.Go(func() error { return l.plainPod(gctx, ns, name) })
+	g.Go(func() error { return l.claimSandboxes(gctx, ns, name) })
 	return g.Wait()
 }
 
@@ -570,8 +578,9 @@ func (c *Clients) SelectSandboxes(ctx context.Context, o SelectOptions) ([]strin
 			keys = append(keys, model.SandboxKey(model.EngineBatchSandbox, u.GetNamespace(), u.GetName()))
 		}
 	}
-	if o.Pool != "" {
-		return keys, nil // only BatchSandboxes take Pods from a Pool
+	if o.Pool != "" { // only BatchSandboxes and agent-sandbox warm pools' Sandboxes come from a pool
+		more, err := c.warmPoolSandboxes(ctx, sources, o)
+		return append(keys, more...), err
 	}
 	if sources.Agent != nil {
 		mc, err := metadata.NewForConfig(c.Config)
