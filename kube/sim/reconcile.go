@@ -207,8 +207,8 @@ func condTypes(m map[string]any) []string {
 // reconcileAgent writes the agent-sandbox controller's status: selector,
 // podIPs (kept while the Pod object exists, whatever its phase), node, Ready.
 func (s *Sim) reconcileAgent(ctx context.Context, sb *sandbox) error {
-	if sb.obj == nil || len(sb.pods) == 0 {
-		return nil
+	if sb.obj == nil || len(sb.pods) == 0 || sb.expired {
+		return nil // an expired Sandbox's status stays wiped (expiry.go)
 	}
 	status := map[string]any{
 		"selector":    agentsandbox.LabelNameHash + "=" + nameHash(sb.name),
