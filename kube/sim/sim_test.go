@@ -25,9 +25,9 @@ var t0 = time.Date(2026, 11, 29, 17, 24, 5, 0, time.UTC)
 
 func newFakes() (*kubefake.Clientset, *dynamicfake.FakeDynamicClient) {
 	listKinds := map[schema.GroupVersionResource]string{
-		BatchSandboxGVR:            "BatchSandboxList",
-		PoolGVR:                    "PoolList",
-		AgentSandboxGVR("v1beta1"): "SandboxList",
+		BatchSandboxGVR:                             "BatchSandboxList",
+		PoolGVR:                                     "PoolList",
+		AgentSandboxGVR("v1beta1"):                  "SandboxList",
 		ExtensionGVR("sandboxclaims", "v1beta1"):    "SandboxClaimList",
 		ExtensionGVR("sandboxwarmpools", "v1beta1"): "SandboxWarmPoolList",
 		ExtensionGVR("sandboxtemplates", "v1beta1"): "SandboxTemplateList",
