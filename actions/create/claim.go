@@ -1,0 +1,123 @@
+package create
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/api/agentsandbox"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
+)
+
+// claimRun is the SandboxClaim a --warm-pool create made.
+type claimRun struct {
+	gvr         schema.GroupVersionResource
+	name        string
+	podSelector string // the bound Sandbox's status.selector
+}
+
+// SourceTemplate: the start command is the warm pool's template's.
+const SourceTemplate Source = "template"
+
+// runClaim creates a SandboxClaim on req.WarmPool and follows it: Queued
+// (the claim accepted), Bound (it names its Sandbox: a pool member it
+// adopted, or one made for it), then the Sandbox's own stages to Ready.
+// On failure the claim is deleted (and with it, through its ownership, the
+// Sandbox it holds).
+func (c *Creator) runClaim(ctx context.Context, req Request, onStage func(StageUpdate)) (*Result, error) {
+	src := c.Sources
+	if src == nil {
+		s, err := kube.DiscoverSources(ctx, c.Clients.Discovery)
+		if err != nil {
+			return nil, kubeError("discovering the sandbox engines", err)
+		}
+		src = &s
+	}
+	if src.Agent == nil || src.AgentExt.Claims == nil {
+		return nil, refused(CodeEngineUnavailable, "agent-sandbox's SandboxClaim CRD is not installed in this cluster (the controller's --extensions)", false)
+	}
+	if gvr := src.AgentExt.WarmPools; gvr != nil {
+		if _, err := c.Clients.Dynamic.Resource(*gvr).Namespace(req.Namespace).Get(ctx, req.WarmPool, metav1.GetOptions{}); err != nil {
+			return nil, kubeError("reading warm pool "+req.WarmPool, err)
+		}
+	}
+	name := "claim-" + uuid.NewString()[:13]
+	claimGVR := *src.AgentExt.Claims
+	labels := map[string]any{kube.LabelCreatedBy: "sandscope"}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": claimGVR.GroupVersion().String(), "kind": agentsandbox.KindSandboxClaim,
+		"metadata": map[string]any{"name": name, "namespace": req.Namespace, "labels": labels},
+		"spec":     map[string]any{"warmPoolRef": map[string]any{"name": req.WarmPool}},
+	}}
+	if req.Lifetime > 0 {
+		obj.Object["spec"].(map[string]any)["lifecycle"] = map[string]any{
+			"shutdownTime": c.Now().Add(req.Lifetime).UTC().Format(time.RFC3339), "shutdownPolicy": "Delete"}
+	}
+	r := &run{c: c, req: req, engine: engineAgent, gvr: *src.Agent, id: name, onStage: onStage,
+		claim:  &claimRun{gvr: claimGVR, name: name},
+		result: &Result{Sandbox: "", Claim: name, Namespace: req.Namespace, Engine: model.EngineAgent, Entrypoint: Entrypoint{Source: SourceTemplate}, Stages: []StageRecord{}}}
+	if _, err := c.Clients.CreateObject(ctx, claimGVR, obj); err != nil {
+		e := kubeError("creating the claim", err)
+		if e.Code == CodeConnection || ctx.Err() != nil {
+			e.Executed = refusal.ExecutedUnknown
+			e.Sandbox, e.Namespace = name, req.Namespace
+			e.Cleanup = r.cleanup(nil)
+		}
+		return nil, e
+	}
+	r.ownedPods = map[string]bool{}
+	r.reach(StageQueued, c.Now(), "claim "+name+" accepted by warm pool "+req.WarmPool)
+	if req.NoWait {
+		r.result.Stage = StageQueued
+		r.emitFinal(nil)
+		return r.result, nil
+	}
+	sandbox, selector, err := r.waitBound(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.id, r.claim.podSelector, r.result.Sandbox = sandbox, selector, sandbox
+	r.reach(StageBound, c.Now(), "claim "+name+" bound to Sandbox "+sandbox)
+	return r.follow(ctx)
+}
+
+// waitBound polls the claim until it names its Sandbox and that Sandbox
+// has its status.selector (written at once by its controller).
+func (r *run) waitBound(ctx context.Context) (sandbox, selector string, _ error) {
+	deadline := time.Now().Add(r.req.WaitTimeout)
+	for {
+		u, err := r.c.Clients.Dynamic.Resource(r.claim.gvr).Namespace(r.req.Namespace).Get(ctx, r.claim.name, metav1.GetOptions{})
+		if err == nil {
+			cl := model.SandboxClaimFromUnstructured(u)
+			if cl.State() == model.ClaimFailed {
+				rc := cl.ReadyCondition()
+				return "", "", r.fail(ctx, &failure{code: CodeCreateRejected, message: fmt.Sprintf("claim %s failed: %s %s", cl.Name, rc.Reason, oneLine(rc.Message)),
+					executed: refusal.ExecutedNo})
+			}
+			if cl.Sandbox != "" {
+				sb, gerr := r.c.Clients.Dynamic.Resource(r.gvr).Namespace(r.req.Namespace).Get(ctx, cl.Sandbox, metav1.GetOptions{})
+				if gerr == nil {
+					if sel, _, _ := unstructured.NestedString(sb.Object, "status", "selector"); sel != "" {
+						return cl.Sandbox, sel, nil
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", r.fail(ctx, &failure{code: CodeCanceled, message: "canceled at stage " + string(r.stage), retryable: true, executed: refusal.ExecutedNo})
+		case <-time.After(300 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return "", "", r.fail(ctx, &failure{code: CodeTimeout, message: fmt.Sprintf("claim %s not bound to a Sandbox within %s (--wait-timeout): warm pool %s may be dry",
+				r.claim.name, r.req.WaitTimeout, r.req.WarmPool), retryable: true, executed: refusal.ExecutedNo})
+		}
+	}
+}
