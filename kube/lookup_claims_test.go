@@ -35,6 +35,13 @@ func TestLookupByClaimName(t *testing.T) {
 			"message": "", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)}}})
 	ct.Create(kubetest.SandboxClaimGVR, ns, kubetest.SandboxClaim("alice", "pool-a"))
 	ct.SetStatus(kubetest.SandboxClaimGVR, ns, "alice", map[string]any{"sandbox": map[string]any{"name": "pool-a-x7k2p"}})
+	// Adopted: the claim owns the Sandbox now.
+	claim := ct.Get(kubetest.SandboxClaimGVR, ns, "alice")
+	cur := ct.Get(kubetest.AgentSandboxGVR, ns, "pool-a-x7k2p")
+	cur.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: claim.GetAPIVersion(), Kind: "SandboxClaim", Name: "alice", UID: claim.GetUID(), Controller: &yes}})
+	if _, err := c.Dynamic.Resource(kubetest.AgentSandboxGVR).Namespace(ns).Update(kubetest.Context(t), cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {
@@ -49,6 +56,23 @@ func TestLookupByClaimName(t *testing.T) {
 		if !ok || row.Sandbox == nil || row.Sandbox.Name() != "pool-a-x7k2p" || row.Sandbox.Identity() != model.IdentityOK {
 			t.Errorf("%s: claim row %+v", ref, row)
 		}
+	}
+
+	// Deleting the claimed sandbox deletes its claim, not only the Sandbox.
+	snap, err := clients.LookupSandbox(kubetest.Context(t), "pool-a-x7k2p", kube.LookupOptions{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbRow := snap.Sandbox(model.SandboxKey(model.EngineAgent, ns, "pool-a-x7k2p"))
+	if sbRow == nil || sbRow.Claim() != "alice" {
+		t.Fatalf("sandbox row %+v", sbRow)
+	}
+	agent := kubetest.AgentSandboxGVR
+	if err := kube.NewInspector(clients, &agent).Delete(kubetest.Context(t), sbRow); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Dynamic.Resource(kubetest.SandboxClaimGVR).Namespace(ns).Get(kubetest.Context(t), "alice", metav1.GetOptions{}); err == nil {
+		t.Errorf("claim alice still exists after deleting its sandbox")
 	}
 }
 
