@@ -23,6 +23,7 @@ type createFlags struct {
 	entrypoint   []string
 	pool         string
 	warmPool     string
+	template     string
 	env          []string
 	lifetime     time.Duration
 	waitTimeout  time.Duration
@@ -73,6 +74,7 @@ Exit codes: 0 ready, 1 failed after creating (cleaned up), 2 refused before crea
 	fl.StringVar(&f.image, "image", "", "Image to run (required unless --pool)")
 	fl.StringArrayVar(&f.entrypoint, "entrypoint", nil, "Start command, one argv element per flag (or give ARGV after --)")
 	fl.StringVar(&f.pool, "pool", "", "Take the Pod from this OpenSandbox Pool (pooled BatchSandbox)")
+	fl.StringVar(&f.template, "template", "", "Create an agent-sandbox Sandbox from this SandboxTemplate (its image and command)")
 	fl.StringVar(&f.warmPool, "warm-pool", "", "Claim a Sandbox from this agent-sandbox SandboxWarmPool (creates a SandboxClaim; runs the pool's template)")
 	fl.StringArrayVar(&f.env, "env", nil, "Environment variable KEY=VALUE (repeatable)")
 	fl.DurationVar(&f.lifetime, "timeout", create.DefaultLifetime, "Sandbox lifetime (expireTime); 0 = no expiry. Waiting never outlasts it")
@@ -95,7 +97,7 @@ Exit codes: 0 ready, 1 failed after creating (cleaned up), 2 refused before crea
 
 func (f *createFlags) request(g *Globals, argv []string) (create.Request, error) {
 	req := create.Request{
-		Namespace: "", Image: f.image, Entrypoint: f.entrypoint, KeepAlive: f.keepAlive, Pool: f.pool, WarmPool: f.warmPool,
+		Namespace: "", Image: f.image, Entrypoint: f.entrypoint, KeepAlive: f.keepAlive, Pool: f.pool, WarmPool: f.warmPool, Template: f.template,
 		CPU: f.cpu, Memory: f.memory, Lifetime: f.lifetime, WaitTimeout: f.waitTimeout, ExecdTimeout: f.execdWait,
 		NoWait: !f.wait, KeepFailed: f.keepFailed, Engine: f.engine, ExecdImage: f.execdImage,
 		EntrypointTable: f.table,

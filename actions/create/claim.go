@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/sandscope/sandscope/actions/refusal"
@@ -120,4 +121,81 @@ func (r *run) waitBound(ctx context.Context) (sandbox, selector string, _ error)
 				r.claim.name, r.req.WaitTimeout, r.req.WarmPool), retryable: true, executed: refusal.ExecutedNo})
 		}
 	}
+}
+
+// runTemplate creates a v1beta1 Sandbox whose pod template is the
+// SandboxTemplate's (with sandscope's label, and no service-account token,
+// as the controller gives Sandboxes made from a template), and follows it
+// as any agent Sandbox.
+func (c *Creator) runTemplate(ctx context.Context, req Request, onStage func(StageUpdate)) (*Result, error) {
+	engine, gvr, err := c.chooseEngine(ctx, Request{Engine: EngineAgent})
+	if err != nil {
+		return nil, err
+	}
+	src := c.Sources
+	if src == nil {
+		s, derr := kube.DiscoverSources(ctx, c.Clients.Discovery)
+		if derr != nil {
+			return nil, kubeError("discovering the sandbox engines", derr)
+		}
+		src = &s
+	}
+	if src.AgentExt.Templates == nil {
+		return nil, refused(CodeEngineUnavailable, "agent-sandbox's SandboxTemplate CRD is not installed in this cluster (the controller's --extensions)", false)
+	}
+	tmpl, err := c.Clients.Dynamic.Resource(*src.AgentExt.Templates).Namespace(req.Namespace).Get(ctx, req.Template, metav1.GetOptions{})
+	if err != nil {
+		return nil, kubeError("reading template "+req.Template, err)
+	}
+	podTemplate, _, _ := unstructured.NestedMap(tmpl.Object, "spec", "podTemplate")
+	containers, _, _ := unstructured.NestedSlice(podTemplate, "spec", "containers")
+	if len(containers) == 0 {
+		return nil, usage(fmt.Sprintf("template %s has no container", req.Template))
+	}
+	var argv []string
+	if m, ok := containers[0].(map[string]any); ok {
+		for _, k := range []string{"command", "args"} {
+			list, _ := m[k].([]any)
+			for _, a := range list {
+				if s, ok := a.(string); ok {
+					argv = append(argv, s)
+				}
+			}
+		}
+	}
+	id := "tmpl-" + uuid.NewString()[:13]
+	podTemplate = runtimeCopy(podTemplate)
+	labels, _, _ := unstructured.NestedStringMap(podTemplate, "metadata", "labels")
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[kube.LabelAgentSandbox], labels[kube.LabelCreatedBy] = id, "sandscope"
+	anyLabels := map[string]any{}
+	for k, v := range labels {
+		anyLabels[k] = v
+	}
+	_ = unstructured.SetNestedMap(podTemplate, anyLabels, "metadata", "labels")
+	_ = unstructured.SetNestedField(podTemplate, false, "spec", "automountServiceAccountToken")
+	spec := map[string]any{"podTemplate": podTemplate}
+	if req.Lifetime > 0 {
+		spec["shutdownTime"] = c.Now().Add(req.Lifetime).UTC().Format(time.RFC3339)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gvr.GroupVersion().String(), "kind": agentsandbox.KindSandbox,
+		"metadata": map[string]any{"name": id, "namespace": req.Namespace,
+			"labels": map[string]any{kube.LabelAgentSandbox: id, kube.LabelCreatedBy: "sandscope"}},
+		"spec": spec,
+	}}
+	r := &run{c: c, req: req, engine: engine, gvr: gvr, id: id, onStage: onStage,
+		result: &Result{Sandbox: id, Namespace: req.Namespace, Engine: model.EngineAgent,
+			Entrypoint: Entrypoint{Argv: argv, Source: SourceTemplate}, Stages: []StageRecord{}}}
+	return r.create(ctx, obj)
+}
+
+// runtimeCopy deep-copies a JSON-like map.
+func runtimeCopy(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return runtime.DeepCopyJSON(m)
 }

@@ -78,3 +78,35 @@ func TestCreateClaimsFromAWarmPool(t *testing.T) {
 		t.Errorf("claim %s still exists after the failed create", claim)
 	}
 }
+
+// create --template makes a v1beta1 Sandbox with the SandboxTemplate's pod
+// (no spec.replicas, no service-account token) and follows it to Ready.
+func TestCreateFromATemplate(t *testing.T) {
+	h := newHarness(t)
+	tpod := kubetest.SandboxPod("x", "python:3.12-slim", "python", "-m", "http.server")
+	tpod.Spec.InitContainers = nil
+	tpod.Spec.Containers[0].Command = []string{"python", "-m", "http.server"}
+	tpod.Spec.Containers[0].VolumeMounts, tpod.Spec.Volumes = nil, nil
+	tpod.Labels = map[string]string{"app": "agent"}
+	h.ct.Create(kubetest.SandboxTemplateGVR, h.ns, kubetest.SandboxTemplate("python", tpod))
+	h.prober.setUp(true)
+	r := h.start(create.Request{Template: "python"})
+	id := r.until(t, create.StageQueued).Sandbox
+	obj := h.ct.Get(kubetest.AgentSandboxGVR, h.ns, id)
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas"); found {
+		t.Errorf("spec.replicas written")
+	}
+	if auto, found, _ := unstructured.NestedBool(obj.Object, "spec", "podTemplate", "spec", "automountServiceAccountToken"); !found || auto {
+		t.Errorf("automountServiceAccountToken %v (found %v), want false", auto, found)
+	}
+	labels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "podTemplate", "metadata", "labels")
+	pod := kubetest.SandboxPod(id, "python:3.12-slim")
+	pod.Labels, pod.Spec.InitContainers = labels, nil
+	h.kl.CreatePod(h.ns, pod)
+	h.kl.SetRunning(h.ns, id, "10.0.2.9")
+	res, err := r.wait(t)
+	if err != nil || res.Stage != create.StageReady || res.Entrypoint.Source != create.SourceTemplate ||
+		!slices.Equal(res.Entrypoint.Argv, []string{"python", "-m", "http.server"}) || labels["app"] != "agent" {
+		t.Fatalf("create --template: %+v %v (labels %v)", res, err, labels)
+	}
+}

@@ -95,6 +95,10 @@ type Request struct {
 	// SandboxWarmPool instead of a Sandbox: the sandbox is the one the
 	// claim is bound to, running the pool's template.
 	WarmPool string
+	// Template creates an agent-sandbox Sandbox from this SandboxTemplate's
+	// pod template (its image and command), as the controller's own
+	// claims do.
+	Template string
 	Env      map[string]string
 	CPU      string // Kubernetes quantity, set as request and limit
 	Memory   string
@@ -255,6 +259,9 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 	if req.WarmPool != "" {
 		return c.runClaim(ctx, req, onStage)
 	}
+	if req.Template != "" {
+		return c.runTemplate(ctx, req, onStage)
+	}
 	engine, gvr, err := c.chooseEngine(ctx, req)
 	if err != nil {
 		return nil, err
@@ -319,8 +326,10 @@ func validate(req *Request) error {
 		return usage("--warm-pool is agent-sandbox's: it excludes --pool and --engine bsbx")
 	case req.WarmPool != "" && (req.Image != "" || len(req.Entrypoint) > 0 || req.KeepAlive):
 		return usage("--warm-pool runs the pool's template: --image, --entrypoint and --keep-alive do not apply")
-	case req.Image == "" && req.Pool == "" && req.WarmPool == "":
-		return usage("--image is required (or --pool, or --warm-pool)")
+	case req.Template != "" && (req.WarmPool != "" || req.Pool != "" || req.Engine == EngineBatchSandbox || req.Image != "" || len(req.Entrypoint) > 0 || req.KeepAlive):
+		return usage("--template runs the SandboxTemplate's pod: it excludes --warm-pool, --pool, --engine bsbx, --image, --entrypoint and --keep-alive")
+	case req.Image == "" && req.Pool == "" && req.WarmPool == "" && req.Template == "":
+		return usage("--image is required (or --pool, --warm-pool or --template)")
 	case req.KeepAlive && len(req.Entrypoint) > 0:
 		return usage("--keep-alive and --entrypoint exclude each other")
 	case req.Engine != EngineAuto && req.Engine != EngineBatchSandbox && req.Engine != EngineAgent:
