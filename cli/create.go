@@ -21,6 +21,8 @@ type createFlags struct {
 	image        string
 	entrypoint   []string
 	pool         string
+	warmPool     string
+	template     string
 	env          []string
 	lifetime     time.Duration
 	waitTimeout  time.Duration
@@ -71,6 +73,8 @@ Exit codes: 0 ready, 1 failed after creating (cleaned up), 2 refused before crea
 	fl.StringVar(&f.image, "image", "", "Image to run (required unless --pool)")
 	fl.StringArrayVar(&f.entrypoint, "entrypoint", nil, "Start command, one argv element per flag (or give ARGV after --)")
 	fl.StringVar(&f.pool, "pool", "", "Take the Pod from this OpenSandbox Pool (pooled BatchSandbox)")
+	fl.StringVar(&f.template, "template", "", "Create an agent-sandbox Sandbox from this SandboxTemplate (its image and command)")
+	fl.StringVar(&f.warmPool, "warm-pool", "", "Claim a Sandbox from this agent-sandbox SandboxWarmPool (creates a SandboxClaim; runs the pool's template)")
 	fl.StringArrayVar(&f.env, "env", nil, "Environment variable KEY=VALUE (repeatable)")
 	fl.DurationVar(&f.lifetime, "timeout", create.DefaultLifetime, "Sandbox lifetime (expireTime); 0 = no expiry. Waiting never outlasts it")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", create.DefaultWaitTimeout, "Total deadline to reach Ready; then Failed with the last stage reached")
@@ -92,7 +96,7 @@ Exit codes: 0 ready, 1 failed after creating (cleaned up), 2 refused before crea
 
 func (f *createFlags) request(g *Globals, argv []string) (create.Request, error) {
 	req := create.Request{
-		Namespace: "", Image: f.image, Entrypoint: f.entrypoint, KeepAlive: f.keepAlive, Pool: f.pool,
+		Namespace: "", Image: f.image, Entrypoint: f.entrypoint, KeepAlive: f.keepAlive, Pool: f.pool, WarmPool: f.warmPool, Template: f.template,
 		CPU: f.cpu, Memory: f.memory, Lifetime: f.lifetime, WaitTimeout: f.waitTimeout, ExecdTimeout: f.execdWait,
 		NoWait: !f.wait, KeepFailed: f.keepFailed, Engine: f.engine, ExecdImage: f.execdImage,
 		EntrypointTable: f.table,
@@ -180,7 +184,11 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		fmt.Fprintf(errOut, "%s %s: %s\n", n.Severity, n.Code, textsafe.Line(n.Message))
 	}
 	// The argv may come from the image's config: the registry wrote it.
-	fmt.Fprintf(errOut, "sandbox %s/%s %s (entrypoint from %s: %s)\n", res.Namespace, res.Sandbox, res.Stage, res.Entrypoint.Source, textsafe.Line(strings.Join(res.Entrypoint.Argv, " ")))
+	if res.Claim != "" {
+		fmt.Fprintf(errOut, "claim %s/%s bound to sandbox %s %s (the warm pool's template runs)\n", res.Namespace, res.Claim, res.Sandbox, res.Stage)
+	} else {
+		fmt.Fprintf(errOut, "sandbox %s/%s %s (entrypoint from %s: %s)\n", res.Namespace, res.Sandbox, res.Stage, res.Entrypoint.Source, textsafe.Line(strings.Join(res.Entrypoint.Argv, " ")))
+	}
 	if g.Demo {
 		fmt.Fprintln(errOut, "demo: the simulated fleet, and this sandbox in it, end with this command")
 	}

@@ -86,7 +86,7 @@ func newExecCommand(g *Globals) *cobra.Command {
 	fl.DurationVar(&f.syncTimeout, "sync-timeout", 30*time.Second, "With --demo: time allowed to read the demo fleet before the check")
 	fl.StringVar(&f.expectUID, "expect-uid", "", "Refuse (UID_CHANGED) unless the sandbox's Pod still has this UID (as recorded at create: sandscope create -o json prints it)")
 	fl.StringVar(&f.expectIP, "expect-ip", "", "Refuse (IP_STALE) unless the sandbox's Pod still has this IP")
-	fl.StringVar(&f.pool, "all-of-pool", "", "Run on every BatchSandbox of this Pool (with -o jsonl; no target)")
+	fl.StringVar(&f.pool, "all-of-pool", "", "Run on every BatchSandbox of this Pool, or every Sandbox of this agent-sandbox warm pool (its members and its claims' Sandboxes; with -o jsonl; no target)")
 	fl.IntVar(&f.maxParallel, "max-parallel", 8, "With --selector/--all-of-pool: targets run at once")
 	fl.StringVarP(&f.output, "output", "o", "", "With --selector/--all-of-pool: jsonl (one JSON line per sandbox, the default)")
 	_ = fl.MarkHidden("execd-port")

@@ -29,10 +29,11 @@ type getFlags struct {
 func newGetCommand(g *Globals) *cobra.Command {
 	f := &getFlags{}
 	cmd := &cobra.Command{
-		Use:   "get sandboxes|pods|pools|findings [NAME...] [-n NS | -A] [-l SEL] [-o table|wide|json|yaml|name|jsonpath=...]",
+		Use:   "get sandboxes|pods|pools|claims|findings [NAME...] [-n NS | -A] [-l SEL] [-o table|wide|json|yaml|name|jsonpath=...]",
 		Short: "Print the fleet as sandscope sees it, the kubectl way (for scripts)",
 		Long: "get connects, lets the fleet sync once (as sweep does), prints and exits. It lists sandboxes (sb), their\n" +
-			"pods (po), pools, or findings (the notices and restart forensics of `sweep`), in the current namespace, -n NS\n" +
+			"pods (po), pools (OpenSandbox Pools and agent-sandbox SandboxWarmPools), claims (agent-sandbox SandboxClaims with\n" +
+			"their sandboxes), or findings (the notices and restart forensics of `sweep`), in the current namespace, -n NS\n" +
 			"or every namespace (-A), optionally only the NAMEs given (for findings: of those sandboxes) and those\n" +
 			"matching -l (findings match by their sandbox's labels).\n\n" +
 			"Output, with kubectl's printers and conventions: a table (wide adds columns), json or yaml (apiVersion\n" +

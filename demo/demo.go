@@ -41,6 +41,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/actions/sweep"
+	"github.com/sandscope/sandscope/api/agentsandbox"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/sim"
@@ -101,6 +102,7 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 		Namespaces:    opts.Namespaces,
 		ChurnPerHour:  opts.ChurnPerHour,
 		Examples:      true,
+		WarmPools:     true,
 		Warmup:        opts.Warmup,
 		EmulateServer: true,
 		// Adopt what sandscope's create writes (the TUI's form, create
@@ -172,6 +174,9 @@ func NewClients(namespace string) *kube.Clients {
 		sim.PoolGVR:         "PoolList",
 		snapshotGVR:         "SandboxSnapshotList",
 		agentGVR:            "SandboxList",
+		sim.ExtensionGVR(agentsandbox.ResourceClaims, "v1beta1"):    "SandboxClaimList",
+		sim.ExtensionGVR(agentsandbox.ResourceWarmPools, "v1beta1"): "SandboxWarmPoolList",
+		sim.ExtensionGVR(agentsandbox.ResourceTemplates, "v1beta1"): "SandboxTemplateList",
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
 	// A plain tracker, not a field-managed one: the latter rebuilds a REST
@@ -200,6 +205,11 @@ func NewClients(namespace string) *kube.Clients {
 		}},
 		{GroupVersion: agentGVR.GroupVersion().String(), APIResources: []metav1.APIResource{
 			{Name: "sandboxes", SingularName: "sandbox", Namespaced: true, Kind: "Sandbox", Verbs: verbs},
+		}},
+		{GroupVersion: agentsandbox.ExtensionsGroup + "/v1beta1", APIResources: []metav1.APIResource{
+			{Name: agentsandbox.ResourceClaims, SingularName: "sandboxclaim", Namespaced: true, Kind: agentsandbox.KindSandboxClaim, Verbs: verbs},
+			{Name: agentsandbox.ResourceWarmPools, SingularName: "sandboxwarmpool", ShortNames: []string{"swp"}, Namespaced: true, Kind: agentsandbox.KindSandboxWarmPool, Verbs: verbs},
+			{Name: agentsandbox.ResourceTemplates, SingularName: "sandboxtemplate", Namespaced: true, Kind: agentsandbox.KindSandboxTemplate, Verbs: verbs},
 		}},
 	}
 	return &kube.Clients{

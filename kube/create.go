@@ -143,8 +143,10 @@ func AgentSandboxObject(gvr schema.GroupVersionResource, spec SandboxSpec) (*uns
 	if err != nil {
 		return nil, err
 	}
+	// No spec.replicas: v1beta1 has none (the server prunes it with an
+	// "unknown field" warning); a Sandbox runs unless operatingMode says
+	// Suspended, and v1alpha1 defaults replicas to 1.
 	body := map[string]any{
-		"replicas": int64(1),
 		"podTemplate": map[string]any{
 			"metadata": map[string]any{"labels": stringMapToAny(labels)},
 			"spec":     podSpec,

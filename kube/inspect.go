@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sandscope/sandscope/api/agentsandbox"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -52,6 +53,26 @@ func (i *Inspector) objectResource(sb *model.Sandbox) (*schema.GroupVersionResou
 		return nil, nil
 	}
 	return nil, fmt.Errorf("unknown engine %q", sb.Engine())
+}
+
+// claimOf is the SandboxClaim that owns an agent Sandbox, at the version
+// its ownerReference names; nil when none does.
+func claimOf(sb *model.Sandbox) (string, *schema.GroupVersionResource) {
+	if sb.Meta == nil || sb.Engine() != model.EngineAgent {
+		return "", nil
+	}
+	for _, r := range sb.Meta.OwnerReferences {
+		if r.Kind != model.KindSandboxClaim {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(r.APIVersion)
+		if err != nil || gv.Group != agentsandbox.ExtensionsGroup {
+			return "", nil
+		}
+		gvr := agentsandbox.Extension(agentsandbox.ResourceClaims, gv.Version)
+		return r.Name, &gvr
+	}
+	return "", nil
 }
 
 // podNames are the Pods linked to the sandbox's slots, without duplicates.
@@ -232,6 +253,19 @@ func (i *Inspector) Delete(ctx context.Context, sb *model.Sandbox) error {
 	gvr, err := i.objectResource(sb)
 	if err != nil {
 		return err
+	}
+	if claim, cgvr := claimOf(sb); cgvr != nil {
+		// A claimed Sandbox is its claim's: deleting only the Sandbox would
+		// leave the user's claim bound to nothing. The claim goes, and its
+		// Sandbox with it (the claim owns it).
+		bg := metav1.DeletePropagationBackground
+		err := i.c.Dynamic.Resource(*cgvr).Namespace(sb.Namespace()).Delete(ctx, claim, metav1.DeleteOptions{PropagationPolicy: &bg})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting claim %s/%s of sandbox %s: %w", sb.Namespace(), claim, sb.Name(), err)
+		}
+		if err == nil {
+			return nil
+		}
 	}
 	bg := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &bg}

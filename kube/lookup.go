@@ -94,6 +94,9 @@ func (c *Clients) LookupSandbox(ctx context.Context, ref string, opts LookupOpti
 	for _, a := range l.agents {
 		fl.UpsertAgentSandbox(a)
 	}
+	for _, cl := range l.claims {
+		fl.UpsertSandboxClaim(cl)
+	}
 	st := model.SourceStatus{Context: c.Context, Cluster: c.Cluster, Server: c.Server, Synced: true, AsOf: time.Now(), Notes: l.notes}
 	slices.Sort(l.forbidden)
 	st.Forbidden = l.forbidden
@@ -129,6 +132,7 @@ type lookup struct {
 	pods   []*model.Pod
 	batch  []*model.BatchSandbox
 	agents []*model.AgentSandbox
+	claims []*model.SandboxClaim // agent-sandbox claims named like the ref (lookup_claims.go)
 	notes  []string
 	// forbidden lists the kinds the server refused to a lookup by name:
 	// the name could be one of those.
@@ -244,6 +248,9 @@ func (l *lookup) bySandbox(ctx context.Context, ns, name string) error {
 			return l.plainPod(ctx, kns, n)
 		}
 	}
+	if claim, ok := cutClaimRef(name); ok {
+		return l.claimSandboxes(ctx, ns, claim)
+	}
 	// A name may be of any kind. A user may read only the kinds of the
 	// engine they use (OpenSandbox's rights: pods, pods/exec,
 	// batchsandboxes): a kind the server refuses is skipped and recorded as
@@ -260,6 +267,7 @@ func (l *lookup) bySandbox(ctx context.Context, ns, name string) error {
 	g.Go(func() error { return skipForbidden("batchsandboxes", l.batchSandboxes(gctx, ns, name)) })
 	g.Go(func() error { return skipForbidden("sandboxes", l.agentSandboxes(gctx, ns, name)) })
 	g.Go(func() error { return l.plainPod(gctx, ns, name) })
+	g.Go(func() error { return l.claimSandboxes(gctx, ns, name) })
 	return g.Wait()
 }
 
@@ -598,8 +606,9 @@ func (c *Clients) SelectSandboxes(ctx context.Context, o SelectOptions) ([]strin
 			keys = append(keys, model.SandboxKey(model.EngineBatchSandbox, u.GetNamespace(), u.GetName()))
 		}
 	}
-	if o.Pool != "" {
-		return keys, nil // only BatchSandboxes take Pods from a Pool
+	if o.Pool != "" { // only BatchSandboxes and agent-sandbox warm pools' Sandboxes come from a pool
+		more, err := c.warmPoolSandboxes(ctx, sources, o)
+		return append(keys, more...), err
 	}
 	if sources.Agent != nil {
 		mc, err := metadata.NewForConfig(c.Config)

@@ -250,6 +250,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 		gvr := *sources.Agent
 		w.addCachedWatch(gvr.Resource, cache.ToListWatcherWithWatchListSemantics(dynamicListWatch(dc, gvr, ns), dc), slimAgentSandbox(gvr), w.agentSandboxHandler())
 	}
+	if err := w.addAgentExtensions(dc, ns, sources.AgentExt); err != nil {
+		return err
+	}
 
 	var wg sync.WaitGroup
 	goLoop := func(loop func(context.Context)) {

@@ -608,6 +608,9 @@ func TestWatcherSlimObjectsHaveStoreKeys(t *testing.T) {
 		{model.AgentSandboxFromUnstructured(a, "v1beta1"), "ns/a"},
 		{model.PoolFromUnstructured(p), "ns/p"},
 		{cache.DeletedFinalStateUnknown{Key: "ns/b", Obj: model.BatchSandboxFromUnstructured(u)}, "ns/b"},
+		{model.SandboxClaimFromUnstructured(p), "ns/p"},
+		{model.WarmPoolFromUnstructured(p), "ns/p"},
+		{model.SandboxTemplateFromUnstructured(p), "ns/p"},
 	} {
 		got, err := cache.DeletionHandlingMetaNamespaceKeyFunc(tc.obj)
 		if err != nil || got != tc.want {
@@ -631,8 +634,13 @@ func TestWatcherForbiddenResource(t *testing.T) {
 	kl.CreatePod(ns, kubetest.SandboxPod("visible", ""))
 	kl.SetRunning(ns, "visible", "127.0.0.50")
 	w := startWatcher(t, cfg, kube.WatcherOptions{Namespace: ns})
+	// agent-sandbox's extensions, not granted here, are refused too: said
+	// once each, and the rest of the fleet works.
 	want := []string{
 		"list batchsandboxes.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
+		"list sandboxclaims.extensions.agents.x-k8s.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
+		"list sandboxtemplates.extensions.agents.x-k8s.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
+		"list sandboxwarmpools.extensions.agents.x-k8s.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
 		"watch pools.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
 	}
 	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the plain Pod and both refusals", func(s *fleet.Snapshot) bool {

@@ -27,7 +27,7 @@ func TestWatcherWatches(t *testing.T) {
 		return up, down
 	}
 	up, down := state()
-	if fmt.Sprint(up) != "[batchsandboxes pods pools sandboxes]" || len(down) != 0 {
+	if fmt.Sprint(up) != "[batchsandboxes pods pools sandboxclaims sandboxes sandboxtemplates sandboxwarmpools]" || len(down) != 0 {
 		t.Fatalf("after sync: up %v, down %v; want every resource up, sorted", up, down)
 	}
 

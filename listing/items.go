@@ -22,16 +22,18 @@ const (
 	Sandboxes Resource = "sandboxes"
 	Pods      Resource = "pods"
 	Pools     Resource = "pools"
+	Claims    Resource = "claims"
 	Findings  Resource = "findings"
 )
 
 // Resources are the resources' names, as completion offers them.
-var Resources = []string{string(Sandboxes), string(Pods), string(Pools), string(Findings)}
+var Resources = []string{string(Sandboxes), string(Pods), string(Pools), string(Claims), string(Findings)}
 
 var resourceNames = map[string]Resource{
 	"sandboxes": Sandboxes, "sandbox": Sandboxes, "sb": Sandboxes, "sbx": Sandboxes,
 	"pods": Pods, "pod": Pods, "po": Pods,
-	"pools": Pools, "pool": Pools,
+	"pools": Pools, "pool": Pools, "warmpools": Pools, "swp": Pools,
+	"claims": Claims, "claim": Claims, "sandboxclaims": Claims,
 	"findings": Findings, "finding": Findings,
 }
 
@@ -41,7 +43,7 @@ func ParseResource(s string) (Resource, error) {
 	if r, ok := resourceNames[strings.ToLower(s)]; ok {
 		return r, nil
 	}
-	return "", fmt.Errorf("unknown resource %q: want sandboxes (sb), pods (po), pools or findings", s)
+	return "", fmt.Errorf("unknown resource %q: want sandboxes (sb), pods (po), pools, claims or findings", s)
 }
 
 // Query picks what `get` prints from a snapshot.
@@ -61,6 +63,8 @@ type Items struct {
 	Sandboxes []*model.Sandbox
 	Pods      []*model.Pod
 	Pools     []*model.Pool
+	WarmPools []model.WarmPoolRow // agent-sandbox SandboxWarmPools, listed with Pools
+	Claims    []model.ClaimRow
 	Findings  []model.Finding
 	// Missing are the names asked for that nothing matched.
 	Missing []string
@@ -105,6 +109,17 @@ func Select(snap *fleet.Snapshot, findings []model.Finding, q Query) *Items {
 				it.Pools = append(it.Pools, p)
 			}
 		}
+		for _, r := range snap.WarmPoolRows() {
+			if keep(r.Pool.Name, labels.Set(r.Pool.Labels.Map())) {
+				it.WarmPools = append(it.WarmPools, r)
+			}
+		}
+	case Claims:
+		for _, r := range snap.ClaimRows() {
+			if keep(r.Claim.Name, labels.Set(r.Claim.Labels.Map())) {
+				it.Claims = append(it.Claims, r)
+			}
+		}
 	case Findings:
 		sandboxLabels := map[string]labels.Set{}
 		if q.Selector != nil {
@@ -128,7 +143,7 @@ func Select(snap *fleet.Snapshot, findings []model.Finding, q Query) *Items {
 
 // Len is the number of items.
 func (it *Items) Len() int {
-	return len(it.Sandboxes) + len(it.Pods) + len(it.Pools) + len(it.Findings)
+	return len(it.Sandboxes) + len(it.Pods) + len(it.Pools) + len(it.WarmPools) + len(it.Claims) + len(it.Findings)
 }
 
 // Objects are the items in their printed, versioned form (pointers to
@@ -145,6 +160,14 @@ func (it *Items) Objects() []any {
 	}
 	for _, p := range it.Pools {
 		o := PoolObject(p)
+		out = append(out, &o)
+	}
+	for _, r := range it.WarmPools {
+		o := WarmPoolObject(r)
+		out = append(out, &o)
+	}
+	for _, r := range it.Claims {
+		o := ClaimObject(r)
 		out = append(out, &o)
 	}
 	for _, f := range it.Findings {
@@ -196,6 +219,12 @@ func (it *Items) Refs() (*unstructured.UnstructuredList, error) {
 	}
 	for _, p := range it.Pools {
 		add(osv1.SchemeGroupVersion.String(), osv1.KindPool, p.Name)
+	}
+	for _, r := range it.WarmPools {
+		add(agentsandbox.ExtensionsGroup+"/"+agentsandbox.V1beta1, agentsandbox.KindSandboxWarmPool, r.Pool.Name)
+	}
+	for _, r := range it.Claims {
+		add(agentsandbox.ExtensionsGroup+"/"+agentsandbox.V1beta1, agentsandbox.KindSandboxClaim, r.Claim.Name)
 	}
 	return list, nil
 }

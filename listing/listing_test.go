@@ -58,7 +58,8 @@ func fixtureWithReason(reason string) (*fleet.Snapshot, []model.Finding) {
 		Evidence: []model.Evidence{{Kind: model.Observed, Text: "engine records 10.0.0.7"}}}
 	sbs := []*model.Sandbox{
 		{Key: "agent/team-rl/sbx-b", EnginePhase: "Ready", State: model.StateRunning, Restarts: 2,
-			Meta:  &model.ObjectMeta{Name: "sbx-b", Namespace: "team-rl", UID: "uid-b", CreationTimestamp: created, Labels: model.LabelsFrom(map[string]string{"team": "rl"})},
+			Meta: &model.ObjectMeta{Name: "sbx-b", Namespace: "team-rl", UID: "uid-b", CreationTimestamp: created, Labels: model.LabelsFrom(map[string]string{"team": "rl"}),
+				OwnerReferences: []model.OwnerReference{{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: model.KindSandboxClaim, Name: "claim-b"}}},
 			Slots: []model.Slot{{RecordedIP: "10.0.0.7", PodName: "sbx-b-0", BoundUID: "uid-sbx-b-0", Pod: b0, Identity: model.IdentityOK}}},
 		{Key: "bsbx/team-rl/sbx-a", EnginePhase: "Succeed", State: model.StateDead, Pool: "warm", ExpireTime: &expire,
 			Meta: &model.ObjectMeta{Name: "sbx-a", Namespace: "team-rl", UID: "uid-a", CreationTimestamp: created,
@@ -73,6 +74,12 @@ func fixtureWithReason(reason string) (*fleet.Snapshot, []model.Finding) {
 	pool := &model.Pool{ObjectMeta: model.ObjectMeta{Name: "warm", Namespace: "team-rl", CreationTimestamp: created},
 		Total: 5, Allocated: 4, Available: 1, BufferMin: 1, BufferMax: 2, PoolMin: 1, PoolMax: 10, Revision: "abc123"}
 	snap := fleet.NewSnapshot(1, model.SourceStatus{Namespaces: []string{"team-rl"}, Synced: true}, sbs, []*model.Pod{c, a0, b0}, []*model.Pool{pool})
+	snap.WarmPools = []*model.WarmPool{{ObjectMeta: model.ObjectMeta{Name: "agents-warm", Namespace: "team-rl", CreationTimestamp: created},
+		Template: "python", Desired: 3, Replicas: 3, ReadyReplicas: 0}}
+	snap.Claims = []*model.SandboxClaim{
+		{ObjectMeta: model.ObjectMeta{Name: "claim-b", Namespace: "team-rl", CreationTimestamp: created}, WarmPool: "agents-warm", Sandbox: "sbx-b", PodIPs: []string{"10.0.0.7"}},
+		{ObjectMeta: model.ObjectMeta{Name: "claim-waiting", Namespace: "team-rl", CreationTimestamp: created}, WarmPool: "agents-warm"},
+	}
 	findings := []model.Finding{
 		model.NewFinding("kind-rl", sbs[1], taken),
 		model.NewFinding("kind-rl", sbs[0], model.Notice{Code: model.CodeRestartOOM, Severity: model.SeverityWarning, Message: "OOM", Pod: "sbx-b-0"}),
@@ -125,6 +132,7 @@ func TestTables(t *testing.T) {
 		{"pods.txt", "table", listing.Query{Resource: listing.Pods}, listing.PrintOptions{}},
 		{"pools-noheaders.txt", "table", listing.Query{Resource: listing.Pools}, listing.PrintOptions{NoHeaders: true}},
 		{"findings.txt", "table", listing.Query{Resource: listing.Findings}, listing.PrintOptions{AllNamespaces: true}},
+		{"claims-wide.txt", "wide", listing.Query{Resource: listing.Claims}, listing.PrintOptions{}},
 	} {
 		got := print(t, tc.q, tc.output, tc.opts)
 		if strings.ContainsAny(got, "\x1b\x07") {
@@ -137,7 +145,7 @@ func TestTables(t *testing.T) {
 // The JSON shape is a contract: apiVersion sandscope.io/v1, kind List,
 // items with apiVersion, kind and metadata; findings in sweep's fields.
 func TestJSONShape(t *testing.T) {
-	for _, r := range []listing.Resource{listing.Sandboxes, listing.Pods, listing.Pools, listing.Findings} {
+	for _, r := range []listing.Resource{listing.Sandboxes, listing.Pods, listing.Pools, listing.Claims, listing.Findings} {
 		golden(t, string(r)+".json", print(t, listing.Query{Resource: r}, "json", listing.PrintOptions{}))
 	}
 	var list struct {
@@ -239,8 +247,11 @@ func TestNames(t *testing.T) {
 	if got != want {
 		t.Errorf("-o name =\n%s\nwant\n%s", got, want)
 	}
-	if got := print(t, listing.Query{Resource: listing.Pools}, "name", listing.PrintOptions{}); got != "pool.sandbox.opensandbox.io/warm\n" {
+	if got := print(t, listing.Query{Resource: listing.Pools}, "name", listing.PrintOptions{}); got != "pool.sandbox.opensandbox.io/warm\nsandboxwarmpool.extensions.agents.x-k8s.io/agents-warm\n" {
 		t.Errorf("pools -o name = %q", got)
+	}
+	if got := print(t, listing.Query{Resource: listing.Claims}, "name", listing.PrintOptions{}); got != "sandboxclaim.extensions.agents.x-k8s.io/claim-b\nsandboxclaim.extensions.agents.x-k8s.io/claim-waiting\n" {
+		t.Errorf("claims -o name = %q", got)
 	}
 }
 
@@ -260,7 +271,7 @@ func TestJSONPath(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{.items[*].metadata.name}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := print(t, listing.Query{Resource: listing.Pools}, "jsonpath-file="+file, listing.PrintOptions{}); got != "warm" {
+	if got := print(t, listing.Query{Resource: listing.Pools}, "jsonpath-file="+file, listing.PrintOptions{}); got != "warm agents-warm" {
 		t.Errorf("jsonpath-file = %q", got)
 	}
 }

@@ -18,11 +18,13 @@ const APIVersion = "sandscope.io/v1"
 
 // Kinds of the printed objects; a list of them is KindList.
 const (
-	KindList    = "List"
-	KindSandbox = "Sandbox"
-	KindPod     = "Pod"
-	KindPool    = "Pool"
-	KindFinding = "Finding"
+	KindList     = "List"
+	KindSandbox  = "Sandbox"
+	KindPod      = "Pod"
+	KindPool     = "Pool"
+	KindWarmPool = "WarmPool"
+	KindClaim    = "Claim"
+	KindFinding  = "Finding"
 )
 
 // Sandbox is one sandbox as the fleet model sees it: what its engine says
@@ -35,6 +37,8 @@ type Sandbox struct {
 	State           model.EffectiveState `json:"state"`
 	Identity        model.IdentityState  `json:"identity"` // the worst of its slots
 	Pool            string               `json:"pool,omitempty"`
+	Claim           string               `json:"claim,omitempty"`      // the SandboxClaim an agent Sandbox is bound to
+	LaunchType      string               `json:"launchType,omitempty"` // warm (from a warm pool) or cold (made for its claim)
 	ExpireTime      *metav1.Time         `json:"expireTime,omitempty"`
 	Restarts        int32                `json:"restarts"`
 	Slots           []model.Slot         `json:"slots"`
@@ -65,6 +69,7 @@ type Container struct {
 type Pool struct {
 	metav1.TypeMeta `json:",inline"`
 	Metadata        metav1.ObjectMeta `json:"metadata"`
+	Engine          model.Engine      `json:"engine"` // bsbx
 	Total           int32             `json:"total"`
 	Allocated       int32             `json:"allocated"`
 	Available       int32             `json:"available"`
@@ -73,6 +78,35 @@ type Pool struct {
 	PoolMin         int32             `json:"poolMin"`
 	PoolMax         int32             `json:"poolMax"`
 	Revision        string            `json:"revision,omitempty"`
+}
+
+// WarmPool is an agent-sandbox SandboxWarmPool: how many free members it
+// wants and has, how many of those are ready, and the claims bound
+// through it and still waiting.
+type WarmPool struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        metav1.ObjectMeta `json:"metadata"`
+	Engine          model.Engine      `json:"engine"` // agent
+	Template        string            `json:"template,omitempty"`
+	Desired         int32             `json:"desired"`
+	Members         int32             `json:"members"` // status.replicas
+	Ready           int32             `json:"ready"`   // status.readyReplicas
+	Claimed         int               `json:"claimed"`
+	Waiting         int               `json:"waiting"`
+}
+
+// Claim is an agent-sandbox SandboxClaim and the sandbox it is bound to.
+type Claim struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        metav1.ObjectMeta   `json:"metadata"`
+	State           string              `json:"state"` // Bound, Pending or Failed
+	WarmPool        string              `json:"warmPool,omitempty"`
+	Sandbox         string              `json:"sandbox,omitempty"`
+	SandboxState    string              `json:"sandboxState,omitempty"`
+	Identity        model.IdentityState `json:"identity,omitempty"` // of its sandbox
+	LaunchType      string              `json:"launchType,omitempty"`
+	PodIPs          []string            `json:"podIPs,omitempty"`
+	Reason          string              `json:"reason,omitempty"` // of its Ready condition
 }
 
 // Finding is a finding in the JSON contract of `sandscope sweep -o json`
@@ -107,7 +141,7 @@ func SandboxObject(sb *model.Sandbox) Sandbox {
 	out := Sandbox{
 		TypeMeta: typeMeta(KindSandbox), Metadata: objectMeta(sb.Meta),
 		Engine: sb.Engine(), EnginePhase: sb.EnginePhase, State: sb.State, Identity: sb.Identity(),
-		Pool: sb.Pool, Restarts: sb.Restarts, Slots: sb.Slots, Notices: sb.Notices,
+		Pool: sb.Pool, Claim: sb.Claim(), LaunchType: sb.LaunchType(), Restarts: sb.Restarts, Slots: sb.Slots, Notices: sb.Notices,
 	}
 	if sb.ExpireTime != nil {
 		out.ExpireTime = &metav1.Time{Time: *sb.ExpireTime}
@@ -147,11 +181,35 @@ func mainContainer(p *model.Pod) *Container {
 // PoolObject is the printed form of p.
 func PoolObject(p *model.Pool) Pool {
 	return Pool{
-		TypeMeta: typeMeta(KindPool), Metadata: objectMeta(&p.ObjectMeta),
+		TypeMeta: typeMeta(KindPool), Metadata: objectMeta(&p.ObjectMeta), Engine: model.EngineBatchSandbox,
 		Total: p.Total, Allocated: p.Allocated, Available: p.Available,
 		BufferMin: p.BufferMin, BufferMax: p.BufferMax, PoolMin: p.PoolMin, PoolMax: p.PoolMax,
 		Revision: p.Revision,
 	}
+}
+
+// WarmPoolObject is the printed form of a warm pool's row.
+func WarmPoolObject(r model.WarmPoolRow) WarmPool {
+	p := r.Pool
+	return WarmPool{
+		TypeMeta: typeMeta(KindWarmPool), Metadata: objectMeta(&p.ObjectMeta), Engine: model.EngineAgent,
+		Template: p.Template, Desired: p.Desired, Members: p.Replicas, Ready: p.ReadyReplicas,
+		Claimed: r.Claimed, Waiting: r.Waiting,
+	}
+}
+
+// ClaimObject is the printed form of a claim's row.
+func ClaimObject(r model.ClaimRow) Claim {
+	c := r.Claim
+	out := Claim{TypeMeta: typeMeta(KindClaim), Metadata: objectMeta(&c.ObjectMeta), State: c.State(),
+		WarmPool: c.WarmPool, Sandbox: c.Sandbox, PodIPs: c.PodIPs}
+	if rc := c.ReadyCondition(); rc != nil {
+		out.Reason = rc.Reason
+	}
+	if sb := r.Sandbox; sb != nil {
+		out.Sandbox, out.SandboxState, out.Identity, out.LaunchType = sb.Name(), string(sb.State), sb.Identity(), sb.LaunchType()
+	}
+	return out
 }
 
 // FindingObject is the printed form of f.

@@ -186,7 +186,9 @@ func (it *Items) Table(allNamespaces bool, now time.Time) *metav1.Table {
 	case Pods:
 		return PodTable(it.Pods, it.sandboxOf, allNamespaces, now)
 	case Pools:
-		return PoolTable(it.Pools, allNamespaces, now)
+		return PoolTable(it.Pools, it.WarmPools, allNamespaces, now)
+	case Claims:
+		return ClaimTable(it.Claims, allNamespaces, now)
 	case Findings:
 		return FindingTable(it.Findings, allNamespaces, now)
 	}

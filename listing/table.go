@@ -62,11 +62,13 @@ func (b *tableBuilder) age(t time.Time) string {
 }
 
 // SandboxTable has the columns of the terminal UI's sandboxes view; wide
-// adds the pool, the time left before the sandbox expires, and its UID.
+// adds the pool, the claim an agent Sandbox is bound to and how it was
+// launched (warm from a pool, cold for its claim), the time left before the
+// sandbox expires, and its UID.
 func SandboxTable(sbs []*model.Sandbox, withNamespace bool, now time.Time) *metav1.Table {
 	b := newTable(withNamespace, now, columns(
 		[]string{"Name", "Engine", "Phase", "State", "Identity", "IP", "Pod", "Node", "Restarts", "Age", "Notices"},
-		"Pool", "Expires", "UID"))
+		"Pool", "Claim", "Launch", "Expires", "UID"))
 	for _, sb := range sbs {
 		ip, pod, node := "<none>", "<none>", "<none>"
 		if sl := sb.PrimarySlot(); sl != nil {
@@ -87,7 +89,7 @@ func SandboxTable(sbs []*model.Sandbox, withNamespace bool, now time.Time) *meta
 		}
 		b.row(sb.Namespace(), sb.Name(), string(sb.Engine()), orNone(sb.EnginePhase), string(sb.State), identityCell(sb),
 			ip, pod, node, strconv.Itoa(int(sb.Restarts)), b.age(sb.CreatedAt()), noticeCodes(sb.Notices),
-			orNone(sb.Pool), expires, orNone(string(sb.UID())))
+			orNone(sb.Pool), orNone(sb.Claim()), orNone(sb.LaunchType()), expires, orNone(string(sb.UID())))
 	}
 	return &b.table
 }
@@ -114,13 +116,49 @@ func PodTable(pods []*model.Pod, sandboxOf func(*model.Pod) string, withNamespac
 	return &b.table
 }
 
-// PoolTable has the columns of the terminal UI's pools view.
-func PoolTable(pools []*model.Pool, withNamespace bool, now time.Time) *metav1.Table {
+// PoolTable lists OpenSandbox Pools and agent-sandbox SandboxWarmPools
+// side by side, each column read the way the engine keeps its pool:
+// DESIRED (an OpenSandbox Pool's idle buffer, a warm pool's replicas),
+// MEMBERS (Pods or Sandboxes it holds), READY (free and ready), CLAIMED
+// (handed to a sandbox or claim) and WAITING (claims not bound yet). Wide
+// adds an OpenSandbox Pool's min/max and revision, a warm pool's template.
+func PoolTable(pools []*model.Pool, warm []model.WarmPoolRow, withNamespace bool, now time.Time) *metav1.Table {
 	b := newTable(withNamespace, now, columns(
-		[]string{"Name", "Total", "Allocated", "Available", "Buffer", "Pool Min/Max", "Revision", "Age"}))
+		[]string{"Name", "Engine", "Desired", "Members", "Ready", "Claimed", "Waiting", "Age"},
+		"Pool Min/Max", "Revision", "Template"))
 	for _, p := range pools {
-		b.row(p.Namespace, p.Name, itoa(p.Total), itoa(p.Allocated), itoa(p.Available),
-			itoa(p.BufferMin)+"-"+itoa(p.BufferMax), itoa(p.PoolMin)+"-"+itoa(p.PoolMax), orNone(p.Revision), b.age(p.CreationTimestamp.Time))
+		b.row(p.Namespace, p.Name, string(model.EngineBatchSandbox), itoa(p.BufferMin)+"-"+itoa(p.BufferMax), itoa(p.Total),
+			itoa(p.Available), itoa(p.Allocated), "<none>", b.age(p.CreationTimestamp.Time),
+			itoa(p.PoolMin)+"-"+itoa(p.PoolMax), orNone(p.Revision), "<none>")
+	}
+	for _, r := range warm {
+		p := r.Pool
+		b.row(p.Namespace, p.Name, string(model.EngineAgent), itoa(p.Desired), itoa(p.Replicas), itoa(p.ReadyReplicas),
+			strconv.Itoa(r.Claimed), strconv.Itoa(r.Waiting), b.age(p.CreationTimestamp.Time),
+			"<none>", "<none>", orNone(p.Template))
+	}
+	return &b.table
+}
+
+// ClaimTable lists agent-sandbox SandboxClaims: their state, the sandbox
+// each is bound to with that sandbox's state and identity, its warm pool
+// and age; wide adds how the sandbox was launched and its recorded IP.
+func ClaimTable(claims []model.ClaimRow, withNamespace bool, now time.Time) *metav1.Table {
+	b := newTable(withNamespace, now, columns(
+		[]string{"Name", "State", "Sandbox", "Sandbox State", "Identity", "Pool", "Age"},
+		"Launch", "IP"))
+	for _, r := range claims {
+		c := r.Claim
+		sandbox, state, identity, launch, ip := orNone(c.Sandbox), "<none>", "<none>", "<none>", "<none>"
+		if sb := r.Sandbox; sb != nil {
+			sandbox, state, identity, launch = sb.Name(), string(sb.State), identityCell(sb), orNone(sb.LaunchType())
+			if sl := sb.PrimarySlot(); sl != nil {
+				ip = orNone(sl.RecordedIP)
+			}
+		} else if c.Sandbox != "" {
+			state = "<gone>"
+		}
+		b.row(c.Namespace, c.Name, c.State(), sandbox, state, identity, orNone(c.WarmPool), b.age(c.CreationTimestamp.Time), launch, ip)
 	}
 	return &b.table
 }

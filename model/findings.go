@@ -28,6 +28,10 @@ var FindingSeverity = map[string]Severity{
 	CodeContextPartial:        SeverityWarning, // and fails the default --fail-on (error,partial)
 	CodeTaskFailed:            SeverityWarning,
 	CodePodRecreated:          SeverityWarning,
+	CodeWarmPoolExhausted:     SeverityWarning,
+	CodeWarmPoolDegraded:      SeverityWarning,
+	CodeClaimPending:          SeverityWarning,
+	CodeClaimSandboxDead:      SeverityError,
 }
 
 // SeverityOf returns the sweep severity of a notice: the table's, else its own.

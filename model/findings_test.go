@@ -55,6 +55,7 @@ func TestEveryTableCodeHasASeverity(t *testing.T) {
 		"FAILED_STICKY": "info", "RESTART_OOM": "warning", "RESTART_LIVENESS": "warning",
 		"RESTART_EVICTED": "warning", "RESTART_UNEXPLAINED": "warning", "CONTEXT_UNREACHABLE": "error",
 		"TASK_FAILED": "warning", "POD_RECREATED": "warning", "CONTEXT_PARTIAL": "warning",
+		"WARM_POOL_EXHAUSTED": "warning", "WARM_POOL_DEGRADED": "warning", "CLAIM_PENDING": "warning", "CLAIM_SANDBOX_DEAD": "error",
 	}
 	for code, sev := range table {
 		if got := SeverityOf(Notice{Code: code, Severity: "bogus"}); got != sev {

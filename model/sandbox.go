@@ -125,6 +125,8 @@ type sandboxJSON struct {
 	DeletingSince *time.Time     `json:"deletingSince,omitempty"`
 	Finalizers    []string       `json:"finalizers,omitempty"`
 	Pool          string         `json:"pool,omitempty"`
+	Claim         string         `json:"claim,omitempty"`
+	LaunchType    string         `json:"launchType,omitempty"`
 	ExpireTime    *time.Time     `json:"expireTime,omitempty"`
 	Slots         []Slot         `json:"slots"`
 	Notices       []Notice       `json:"notices,omitempty"`
@@ -144,7 +146,7 @@ func (s Sandbox) MarshalJSON() ([]byte, error) {
 		Namespace: s.Namespace(), Name: s.Name(), UID: s.UID(), Labels: s.Labels(),
 		EnginePhase: s.EnginePhase, State: s.State,
 		CreatedAt: s.CreatedAt(), DeletingSince: s.DeletingSince(), Finalizers: s.Finalizers(),
-		Pool: s.Pool, ExpireTime: s.ExpireTime, Slots: s.Slots, Notices: s.Notices, Restarts: s.Restarts,
+		Pool: s.Pool, Claim: s.Claim(), LaunchType: s.LaunchType(), ExpireTime: s.ExpireTime, Slots: s.Slots, Notices: s.Notices, Restarts: s.Restarts,
 	})
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }
@@ -455,14 +457,65 @@ func copyNotices(ns []Notice) []Notice {
 // AgentSandbox is the slim typed form of an agents.x-k8s.io Sandbox.
 type AgentSandbox struct {
 	ObjectMeta
-	Version      string // served version it was read at (v1beta1, v1alpha1)
-	Replicas     *int32
+	Version string // served version it was read at (v1beta1, v1alpha1)
+	// Suspended: spec.operatingMode Suspended (v1beta1), or spec.replicas 0
+	// (v1alpha1, which converts to it): the controller deletes the Pod.
+	Suspended bool
+	// Service: status.service or status.serviceFQDN is set, so a headless
+	// Service routes to the Pods the selector picks.
+	Service      bool
 	ShutdownTime *time.Time
 	Selector     string   // status.selector: label selector of its Pod
 	PodIPs       []string // status.podIPs
 	NodeName     string
 	Conditions   []Condition
 	Notices      []Notice
+}
+
+// Agent-sandbox Ready reasons that say the controller took the Pod away on
+// purpose: nothing routes to the sandbox any more.
+const (
+	ReasonSandboxExpired   = "SandboxExpired"
+	ReasonSandboxSuspended = "SandboxSuspended"
+)
+
+// ReadyReason is the reason of the Ready condition, "" when there is none.
+func (a *AgentSandbox) ReadyReason() string {
+	for i := range a.Conditions {
+		if a.Conditions[i].Type == "Ready" {
+			return a.Conditions[i].Reason
+		}
+	}
+	return ""
+}
+
+// Expired: the controller says shutdownTime passed (Ready False
+// SandboxExpired); it deleted the Pod and wiped the status.
+func (a *AgentSandbox) Expired() bool { return a.ReadyReason() == ReasonSandboxExpired }
+
+// Paused: suspended by spec, or the controller says so.
+func (a *AgentSandbox) Paused() bool {
+	if a.Suspended || a.ReadyReason() == ReasonSandboxSuspended {
+		return true
+	}
+	for i := range a.Conditions {
+		if c := &a.Conditions[i]; c.Type == "Suspended" && c.Status == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// Routed: something still sends traffic to the Pods the Sandbox selects
+// (a status.selector or a Service), and the controller has not taken the
+// Pod away on purpose. Only then does the Pod's own IP stand in for
+// podIPs the Sandbox does not record.
+func (a *AgentSandbox) Routed() bool {
+	if a.Selector == "" && !a.Service {
+		return false
+	}
+	r := a.ReadyReason()
+	return r != ReasonSandboxExpired && r != ReasonSandboxSuspended
 }
 
 // Pool is the slim typed form of an OpenSandbox Pool.

@@ -139,10 +139,13 @@ func AgentSandboxFromUnstructured(u *unstructured.Unstructured, version string) 
 	}
 	obj := u.Object
 	s := &AgentSandbox{ObjectMeta: slimMeta(u), Version: version}
-	if _, ok := nestedField(obj, "spec", "replicas"); ok {
-		r := int32(nestedInt(obj, "spec", "replicas"))
-		s.Replicas = &r
+	s.OwnerReferences = ownerRefsOf(u.GetOwnerReferences())
+	// v1beta1 pauses with operatingMode; v1alpha1's replicas 0 converts to it.
+	s.Suspended = nestedString(obj, "spec", "operatingMode") == "Suspended"
+	if _, ok := nestedField(obj, "spec", "replicas"); ok && nestedInt(obj, "spec", "replicas") == 0 {
+		s.Suspended = true
 	}
+	s.Service = nestedString(obj, "status", "service") != "" || nestedString(obj, "status", "serviceFQDN") != ""
 	s.ShutdownTime = nestedTime(obj, "spec", "shutdownTime")
 	s.Selector = nestedString(obj, "status", "selector")
 	if len(s.Selector) > maxAnnotationBytes {

@@ -85,9 +85,14 @@ func TestAgentSandboxAndPoolFromUnstructured(t *testing.T) {
 		"status": map[string]interface{}{"selector": "agents.x-k8s.io/sandbox-name-hash=abc", "podIPs": []interface{}{"10.0.0.5"}, "nodeName": "n1"},
 	}}
 	a := AgentSandboxFromUnstructured(u, "v1beta1")
-	if a.Version != "v1beta1" || a.Replicas == nil || *a.Replicas != 1 || a.ShutdownTime == nil ||
+	if a.Version != "v1beta1" || a.Suspended || !a.Routed() || a.ShutdownTime == nil ||
 		a.Selector != "agents.x-k8s.io/sandbox-name-hash=abc" || !reflect.DeepEqual(a.PodIPs, []string{"10.0.0.5"}) || a.NodeName != "n1" {
 		t.Errorf("agent %+v", a)
+	}
+	for _, spec := range []map[string]interface{}{{"operatingMode": "Suspended"}, {"replicas": int64(0)}} {
+		if a := AgentSandboxFromUnstructured(&unstructured.Unstructured{Object: map[string]interface{}{"spec": spec}}, "v1beta1"); !a.Suspended || !a.Paused() {
+			t.Errorf("spec %v: not suspended", spec)
+		}
 	}
 	p := PoolFromUnstructured(&unstructured.Unstructured{Object: map[string]interface{}{
 		"metadata": map[string]interface{}{"name": "pool-a", "namespace": ns},

@@ -75,6 +75,8 @@ const (
 	StateTerminating EffectiveState = "Terminating" // the Pod (or the sandbox object) is being deleted
 	StateFailed      EffectiveState = "Failed"      // engine failure with no running Pod (image pull, crash loop, ...)
 	StateUnknown     EffectiveState = "Unknown"     // not synced / disconnected
+	StateSuspended   EffectiveState = "Suspended"   // paused on purpose (agent-sandbox operatingMode Suspended); no Pod
+	StateExpired     EffectiveState = "Expired"     // past its shutdown time; the engine removed the Pod and keeps the object
 )
 
 // Severity of a notice or finding.
@@ -143,6 +145,11 @@ const (
 	CodeContextPartial        = "CONTEXT_PARTIAL" // the read could not see everything (forbidden, timed out, CRD missing)
 	CodeTaskFailed            = "TASK_FAILED"
 	CodePodRecreated          = "POD_RECREATED"
+	// agent-sandbox extensions: about a warm pool or a claim, not one sandbox.
+	CodeWarmPoolExhausted = "WARM_POOL_EXHAUSTED"
+	CodeWarmPoolDegraded  = "WARM_POOL_DEGRADED"
+	CodeClaimPending      = "CLAIM_PENDING"
+	CodeClaimSandboxDead  = "CLAIM_SANDBOX_DEAD"
 )
 
 // Notice is a short coded message attached to a sandbox. The sweep turns each

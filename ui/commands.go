@@ -81,6 +81,9 @@ func (a *App) runCommand(cmd paletteCommand) tea.Cmd {
 	case "pools":
 		a.switchTo(newPoolsView(a.c))
 		return a.inlineFilter(args)
+	case "claims":
+		a.switchTo(newClaimsView(a.c))
+		return a.inlineFilter(args)
 	case "messages":
 		a.switchTo(a.messagesView())
 		return nil
@@ -112,7 +115,7 @@ func (a *App) runCommand(cmd paletteCommand) tea.Cmd {
 		}
 		return a.switchContext(args[0])
 	default:
-		a.setFlash(fmt.Sprintf("unknown command %q (try :sb, :pods, :pools, :ns, :ctx, :q)", cmd.typed), true)
+		a.setFlash(fmt.Sprintf("unknown command %q (try :sb, :pods, :pools, :claims, :ns, :ctx, :q)", cmd.typed), true)
 	}
 	return nil
 }

@@ -40,7 +40,11 @@ type (
 
 // newDeleteConfirm asks before deleting target's sandbox object.
 func newDeleteConfirm(target pick) *confirm {
-	return &confirm{question: fmt.Sprintf("Delete %s %s? This cannot be undone.", target.sb.Engine(), target.label()),
+	q := fmt.Sprintf("Delete %s %s? This cannot be undone.", target.sb.Engine(), target.label())
+	if claim := target.sb.Claim(); claim != "" {
+		q = fmt.Sprintf("Delete claim %s and its %s %s? This cannot be undone.", claim, target.sb.Engine(), target.label())
+	}
+	return &confirm{question: q,
 		keys: defaultConfirmKeys(), yes: deleteConfirmed{target}, no: confirmCancelled{"delete"}}
 }
 

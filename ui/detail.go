@@ -169,6 +169,12 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 	if sb.Pool != "" {
 		add("Pool        %s", sb.Pool)
 	}
+	if claim := sb.Claim(); claim != "" {
+		add("Claim       %s", claim)
+	}
+	if lt := sb.LaunchType(); lt != "" {
+		add("Launch      %s", lt)
+	}
 	if sb.ExpireTime != nil {
 		add("Expires     %s", sb.ExpireTime.Format("2006-01-02 15:04:05"))
 	}

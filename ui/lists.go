@@ -482,15 +482,20 @@ func podRow(c *shared, snap *fleet.Snapshot, p *model.Pod) listRow {
 var poolCols = []column{
 	{Title: "NAMESPACE", Drop: 3, Max: 20},
 	{Title: "POOL", Max: 40},
-	{Title: "TOTAL", Right: true},
-	{Title: "ALLOCATED", Right: true},
-	{Title: "AVAILABLE", Right: true},
-	{Title: "BUFFER", Drop: 2},
-	{Title: "POOL MIN/MAX", Drop: 1},
-	{Title: "REVISION", Drop: 4, Max: 16},
+	{Title: "ENGINE", Drop: 4},
+	{Title: "DESIRED", Right: true, Drop: 2},
+	{Title: "MEMBERS", Right: true},
+	{Title: "READY", Right: true},
+	{Title: "CLAIMED", Right: true},
+	{Title: "WAITING", Right: true, Drop: 1},
 	{Title: "AGE", Drop: 5, Right: true},
 }
 
+// newPoolsView lists OpenSandbox Pools and agent-sandbox SandboxWarmPools,
+// as `get pools` does: an OpenSandbox Pool's DESIRED is its idle buffer,
+// MEMBERS its total, READY what is available and CLAIMED what is
+// allocated; a warm pool's are its replicas, status, ready members and the
+// claims bound through it, WAITING its claims not yet bound.
 func newPoolsView(c *shared) *listView {
 	v := &listView{vid: c.newID(), title: "Pools", base: poolCols, ageCol: 8, build: buildPoolRows,
 		nameCol: 1, stateCol: -1, restartsCol: -1, noSandbox: true, perContext: true}
@@ -509,9 +514,81 @@ func buildPoolRows(c *shared) []listRow {
 			if p.Available == 0 && p.Total > 0 {
 				r.sev = sevWarn
 			}
-			r.cells = []string{p.Namespace, p.Name, itoa(p.Total), itoa(p.Allocated), itoa(p.Available),
-				fmt.Sprintf("%d-%d", p.BufferMin, p.BufferMax), fmt.Sprintf("%d-%d", p.PoolMin, p.PoolMax), orDash(p.Revision), ""}
+			r.cells = []string{p.Namespace, p.Name, string(model.EngineBatchSandbox), fmt.Sprintf("%d-%d", p.BufferMin, p.BufferMax),
+				itoa(p.Total), itoa(p.Available), itoa(p.Allocated), "-", ""}
 			r.fkey = strings.ToLower(p.Namespace + "/" + p.Name)
+			rows = append(rows, inContext(c, f, r))
+		}
+		for _, w := range f.Snap.WarmPoolRows() {
+			p := w.Pool
+			if c.nsScope != "" && p.Namespace != c.nsScope {
+				continue
+			}
+			r := listRow{created: p.CreationTimestamp.Time, labels: p.Labels}
+			if p.ReadyReplicas == 0 && p.Desired > 0 {
+				r.sev = sevWarn
+				if w.Waiting > 0 || w.Cold > 0 {
+					r.sev = sevErr
+				}
+			}
+			r.cells = []string{p.Namespace, p.Name, string(model.EngineAgent), itoa(p.Desired), itoa(p.Replicas), itoa(p.ReadyReplicas),
+				strconv.Itoa(w.Claimed), strconv.Itoa(w.Waiting), ""}
+			r.fkey = strings.ToLower(p.Namespace + "/" + p.Name)
+			rows = append(rows, inContext(c, f, r))
+		}
+	}
+	return rows
+}
+
+var claimCols = []column{
+	{Title: "NAMESPACE", Drop: 3, Max: 20},
+	{Title: "CLAIM", Max: 40},
+	{Title: "STATE"},
+	{Title: "SANDBOX", Max: 40},
+	{Title: "SB STATE", Drop: 2},
+	{Title: "IDENTITY", Max: 28},
+	{Title: "POOL", Drop: 1, Max: 30},
+	{Title: "LAUNCH", Drop: 4},
+	{Title: "AGE", Drop: 5, Right: true},
+}
+
+// newClaimsView lists agent-sandbox SandboxClaims with the sandbox each is
+// bound to; enter (d) opens that sandbox.
+func newClaimsView(c *shared) *listView {
+	v := &listView{vid: c.newID(), title: "Claims", base: claimCols, ageCol: 8, build: buildClaimRows,
+		nameCol: 1, stateCol: 2, restartsCol: -1, perContext: true}
+	v.snapshotChanged(c)
+	return v
+}
+
+func buildClaimRows(c *shared) []listRow {
+	var rows []listRow
+	for _, f := range c.fleets {
+		for _, cr := range f.Snap.ClaimRows() {
+			cl := cr.Claim
+			if c.nsScope != "" && cl.Namespace != c.nsScope {
+				continue
+			}
+			r := listRow{created: cl.CreationTimestamp.Time, labels: cl.Labels}
+			sandbox, state, identity, launch := orDash(cl.Sandbox), "-", "-", "-"
+			if sb := cr.Sandbox; sb != nil {
+				r.key = sb.Key
+				sandbox, state, identity, launch = sb.Name(), string(sb.State), string(sb.Identity()), orDash(sb.LaunchType())
+				switch sb.Identity() {
+				case model.IdentityIPTaken, model.IdentityPodDead, model.IdentityPodGone:
+					r.sev = sevErr
+				}
+			} else if cl.Sandbox != "" {
+				state, r.sev = "gone", sevErr
+			}
+			switch cl.State() {
+			case model.ClaimPending:
+				r.sev = max(r.sev, sevWarn)
+			case model.ClaimFailed:
+				r.sev = sevErr
+			}
+			r.cells = []string{cl.Namespace, cl.Name, cl.State(), sandbox, state, identity, orDash(cl.WarmPool), launch, ""}
+			r.fkey = strings.ToLower(strings.Join(r.cells[:7], " "))
 			rows = append(rows, inContext(c, f, r))
 		}
 	}

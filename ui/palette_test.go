@@ -49,7 +49,7 @@ func TestPaletteCompletes(t *testing.T) {
 		t.Errorf("esc: %v (closed %v), want nothing", outs, done)
 	}
 	offered := paletteSuggestions(testSharedOf(t))
-	want := []string{"sandboxes", "sb", "pods", "pools", "ns ", "ctx ", "messages", "pf", "help", "q", "quit",
+	want := []string{"sandboxes", "sb", "pods", "pools", "claims", "ns ", "ctx ", "messages", "pf", "help", "q", "quit",
 		"ns all", "ns batch", "ns team-rl"}
 	if !slices.Equal(offered, want) {
 		t.Errorf("offered %q, want %q", offered, want)
@@ -61,7 +61,8 @@ func TestPaletteHelpLines(t *testing.T) {
 	want := []string{
 		":sb, :sandbox, :sandboxes [/TEXT | LABEL=VALUE]   the sandboxes (filtered; alone: every one, the filter cleared)",
 		":pods, :pod, :po [/TEXT | LABEL=VALUE]            the Pods of the fleet",
-		":pools, :pool                                     the Pools",
+		":pools, :pool                                     the Pools and warm pools",
+		":claims, :claim                                   the agent-sandbox claims (enter: the claimed sandbox)",
 		":ns, :namespace [NAME | all]                      the namespaces (enter shows one); NAME: show that one, all: every one (0-9: favorites)",
 		":ctx, :context [NAME | all]                       the contexts (enter shows one); NAME: show that one; all: every context sandscope was started with",
 		":messages, :msg                                   every message and refusal, whole, with its evidence",

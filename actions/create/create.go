@@ -91,9 +91,17 @@ type Request struct {
 	Entrypoint []string // explicit start command
 	KeepAlive  bool     // start tail -f /dev/null instead; the image's command will not run
 	Pool       string
-	Env        map[string]string
-	CPU        string // Kubernetes quantity, set as request and limit
-	Memory     string
+	// WarmPool creates an agent-sandbox SandboxClaim on this
+	// SandboxWarmPool instead of a Sandbox: the sandbox is the one the
+	// claim is bound to, running the pool's template.
+	WarmPool string
+	// Template creates an agent-sandbox Sandbox from this SandboxTemplate's
+	// pod template (its image and command), as the controller's own
+	// claims do.
+	Template string
+	Env      map[string]string
+	CPU      string // Kubernetes quantity, set as request and limit
+	Memory   string
 	// Lifetime sets the sandbox's expireTime (0: DefaultLifetime; negative:
 	// no expiry, the engine's manual-cleanup label).
 	Lifetime time.Duration
@@ -218,6 +226,9 @@ type Result struct {
 	// that the sandbox still runs in that Pod: the controller re-creates a
 	// deleted Pod under the same name with a new UID and none of its state.
 	Pod *PodRecord `json:"pod,omitempty"`
+	// Claim is the SandboxClaim made (--warm-pool); Sandbox is then the
+	// Sandbox it is bound to.
+	Claim string `json:"claim,omitempty"`
 }
 
 // PodRecord identifies one Pod incarnation.
@@ -244,6 +255,12 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 	}
 	if req.Namespace == "" {
 		req.Namespace = c.Clients.Namespace
+	}
+	if req.WarmPool != "" {
+		return c.runClaim(ctx, req, onStage)
+	}
+	if req.Template != "" {
+		return c.runTemplate(ctx, req, onStage)
 	}
 	engine, gvr, err := c.chooseEngine(ctx, req)
 	if err != nil {
@@ -305,8 +322,14 @@ func modelEngine(e engineKind) model.Engine {
 func validate(req *Request) error {
 	req.Image = strings.TrimSpace(req.Image)
 	switch {
-	case req.Image == "" && req.Pool == "":
-		return usage("--image is required (or --pool)")
+	case req.WarmPool != "" && (req.Pool != "" || req.Engine == EngineBatchSandbox):
+		return usage("--warm-pool is agent-sandbox's: it excludes --pool and --engine bsbx")
+	case req.WarmPool != "" && (req.Image != "" || len(req.Entrypoint) > 0 || req.KeepAlive):
+		return usage("--warm-pool runs the pool's template: --image, --entrypoint and --keep-alive do not apply")
+	case req.Template != "" && (req.WarmPool != "" || req.Pool != "" || req.Engine == EngineBatchSandbox || req.Image != "" || len(req.Entrypoint) > 0 || req.KeepAlive):
+		return usage("--template runs the SandboxTemplate's pod: it excludes --warm-pool, --pool, --engine bsbx, --image, --entrypoint and --keep-alive")
+	case req.Image == "" && req.Pool == "" && req.WarmPool == "" && req.Template == "":
+		return usage("--image is required (or --pool, --warm-pool or --template)")
 	case req.KeepAlive && len(req.Entrypoint) > 0:
 		return usage("--keep-alive and --entrypoint exclude each other")
 	case req.Engine != EngineAuto && req.Engine != EngineBatchSandbox && req.Engine != EngineAgent:

@@ -31,6 +31,10 @@ type run struct {
 	stage     Stage
 	stageAt   time.Time
 	ownedPods map[string]bool // Pods of this sandbox seen (deleted on cleanup)
+
+	// claim is set for a SandboxClaim (--warm-pool): what was created and
+	// what cleanup deletes; the run follows the Sandbox it is bound to.
+	claim *claimRun
 }
 
 func (r *run) create(ctx context.Context, obj any) (*Result, error) {
@@ -92,6 +96,9 @@ func (r *run) target() kube.WatchTarget {
 		t.PodName = r.id + "-0"
 	case engineAgent:
 		t.PodSelector = labels.Set{kube.LabelAgentSandbox: r.id}.String()
+		if r.claim != nil {
+			t.PodSelector, t.PodName = r.claim.podSelector, r.id // the controller names the Pod like the Sandbox
+		}
 	case enginePool:
 		t.PodSelector = labels.Set{osv1.LabelPoolName: r.req.Pool}.String()
 	}
@@ -310,9 +317,15 @@ func (r *run) cleanup(pods []string) *Cleanup {
 	if r.engine != enginePool { // pool Pods go back to the pool, not away
 		selector = r.target().PodSelector
 	}
-	out := r.c.Clients.DeleteSandbox(ctx, r.gvr, r.req.Namespace, r.id, selector, pods, wait)
+	gvr, name := r.gvr, r.id
+	if r.claim != nil {
+		// The claim is what was made: deleting it releases its Sandbox (the
+		// claim owns it) and its Pod with it.
+		gvr, name, selector, pods = r.claim.gvr, r.claim.name, "", nil
+	}
+	out := r.c.Clients.DeleteSandbox(ctx, gvr, r.req.Namespace, name, selector, pods, wait)
 	c := &Cleanup{Deleted: out.Gone, Finalizers: out.Finalizers, Terminating: out.PodsTerminating}
-	what := fmt.Sprintf("%s %s/%s", r.gvr.Resource, r.req.Namespace, r.id)
+	what := fmt.Sprintf("%s %s/%s", gvr.Resource, r.req.Namespace, name)
 	switch {
 	case out.Err != nil && !out.Gone:
 		c.Pending = true

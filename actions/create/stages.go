@@ -15,6 +15,7 @@ type Stage string
 
 const (
 	StageQueued       Stage = "Queued"       // the object is accepted, no Pod yet
+	StageBound        Stage = "Bound"        // a SandboxClaim names its Sandbox (agent-sandbox --warm-pool)
 	StageScheduled    Stage = "Scheduled"    // a Pod is bound to a node
 	StagePullingImage Stage = "PullingImage" // containers are being created (image pulls, init container)
 	StageStarting     Stage = "Starting"     // the main container runs; the exec daemon is being asked
@@ -23,7 +24,7 @@ const (
 )
 
 // stageRank orders the forward stages; stages never move back.
-var stageRank = map[Stage]int{StageQueued: 1, StageScheduled: 2, StagePullingImage: 3, StageStarting: 4, StageReady: 5}
+var stageRank = map[Stage]int{StageQueued: 1, StageBound: 2, StageScheduled: 3, StagePullingImage: 4, StageStarting: 5, StageReady: 6}
 
 // Failure codes after the object was created.
 const (

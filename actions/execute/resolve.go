@@ -24,6 +24,9 @@ func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
 			return t, nil
 		}
 	}
+	if name, ok := strings.CutPrefix(ref, "claim/"); ok && !isKey {
+		return resolveClaim(snap, namespace, name, true)
+	}
 	var matches []*model.Sandbox
 	if snap != nil {
 		for _, sb := range snap.Sandboxes() {
@@ -37,6 +40,9 @@ func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
 	}
 	switch len(matches) {
 	case 0:
+		if t, err := resolveClaim(snap, namespace, ref, false); err == nil || t.Namespace != "" {
+			return t, err // a claim of that name: its sandbox, or why not
+		}
 		if snap != nil && !snap.Status.Synced && snap.NumSandboxes() == 0 {
 			// Before its first sync the fleet lists nothing, however many
 			// sandboxes it has read (fleet.Snapshot.Loading, 0 at first).
@@ -67,6 +73,57 @@ func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
 		keys[i] = m.Key
 	}
 	return Target{}, refusal.New(CodeAmbiguous, fmt.Sprintf("%q names several sandboxes: %s; give -n NAMESPACE or the key", ref, strings.Join(keys, ", ")), false)
+}
+
+// resolveClaim resolves an agent-sandbox SandboxClaim to the Sandbox it is
+// bound to, which is then checked as any other. A claim found but not
+// bound (or whose Sandbox is gone) is refused with a Target naming its
+// namespace; no claim of that name returns a zero Target and, when
+// explicit (claim/NAME), a not-found refusal.
+func resolveClaim(snap *fleet.Snapshot, namespace, name string, explicit bool) (Target, error) {
+	var found []model.ClaimRow
+	if snap != nil {
+		for _, r := range snap.ClaimRows() {
+			if r.Claim.Name == name && (namespace == "" || r.Claim.Namespace == namespace) {
+				found = append(found, r)
+			}
+		}
+	}
+	switch {
+	case len(found) == 0:
+		if !explicit {
+			return Target{}, refusal.New(refusal.CodeNotFound, "no claim "+name, false)
+		}
+		return Target{}, refusal.New(refusal.CodeNotFound, fmt.Sprintf("no claim %q in namespace %s", name, orAny(namespace)), false,
+			inferred("not in the fleet snapshot (are agent-sandbox's extensions installed and readable?)"))
+	case len(found) > 1:
+		return Target{Namespace: found[0].Claim.Namespace}, refusal.New(CodeAmbiguous,
+			fmt.Sprintf("claim %q is in several namespaces; give -n NAMESPACE", name), false)
+	}
+	r := found[0]
+	c := r.Claim
+	ev := observed("SandboxClaim %s/%s: %s, sandbox %s", c.Namespace, c.Name, c.State(), orAny(c.Sandbox))
+	if r.Sandbox == nil {
+		if c.Sandbox != "" {
+			return Target{Namespace: c.Namespace}, refusal.New(string(model.IdentityPodGone),
+				fmt.Sprintf("claim %s/%s is bound to Sandbox %s, which no longer exists", c.Namespace, c.Name, c.Sandbox), false, ev)
+		}
+		return Target{Namespace: c.Namespace}, refusal.New(CodeNotExecReady,
+			fmt.Sprintf("claim %s/%s is not bound to a sandbox yet", c.Namespace, c.Name), true, ev)
+	}
+	t, err := TargetOf(r.Sandbox)
+	t.hints = append([]model.Evidence{ev}, t.hints...)
+	if t.Namespace == "" {
+		t.Namespace = c.Namespace
+	}
+	return t, err
+}
+
+func orAny(s string) string {
+	if s == "" {
+		return "(any)"
+	}
+	return s
 }
 
 // TargetOf is the target of a sandbox: its primary slot (the one the engine

@@ -96,6 +96,11 @@ func Analyze(ctx context.Context, contextName string, snap *fleet.Snapshot, look
 			out = append(out, model.NewFinding(contextName, sb, liveExecNotice(sb, probeErr, statusExec)))
 		}
 	}
+	for _, x := range snap.ExtensionFindings(opts.Now()) {
+		f := model.NewFinding(contextName, nil, x.Notice)
+		f.Namespace, f.Sandbox = x.Namespace, x.Sandbox
+		out = append(out, f)
+	}
 	model.SortFindings(out)
 	return out, notes
 }

@@ -29,3 +29,36 @@ func Sandboxes(version string) schema.GroupVersionResource {
 // LabelNameHash is the label the agent-sandbox controller puts on a
 // Sandbox's Pod: a hash of the Sandbox's name, not the name.
 const LabelNameHash = "agents.x-k8s.io/sandbox-name-hash"
+
+// ExtensionsGroup is the API group of the extensions the controller
+// serves with --extensions: claims, warm pools and templates. Like the
+// Sandbox, read at the server's preferred version.
+const ExtensionsGroup = "extensions.agents.x-k8s.io"
+
+// Kinds and resources of the extensions.
+const (
+	KindSandboxClaim    = "SandboxClaim"
+	KindSandboxWarmPool = "SandboxWarmPool"
+	KindSandboxTemplate = "SandboxTemplate"
+	ResourceClaims      = "sandboxclaims"
+	ResourceWarmPools   = "sandboxwarmpools"
+	ResourceTemplates   = "sandboxtemplates"
+)
+
+// Extension is an extension resource at version.
+func Extension(resource, version string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: ExtensionsGroup, Version: version, Resource: resource}
+}
+
+// Labels and annotations the controller writes for the extensions.
+const (
+	// LabelWarmPoolSandbox marks a free warm-pool member: a hash of the
+	// pool's name, removed when a claim adopts it.
+	LabelWarmPoolSandbox = "agents.x-k8s.io/warm-pool-sandbox"
+	// LabelClaimUID is set on a Sandbox a claim adopted.
+	LabelClaimUID = "agents.x-k8s.io/claim-uid"
+	// AnnotationSandboxName is set on a claim: the name of its Sandbox.
+	AnnotationSandboxName = "agents.x-k8s.io/sandbox-name"
+	// AnnotationPodName is set on a Sandbox: the name of its Pod.
+	AnnotationPodName = "agents.x-k8s.io/pod-name"
+)

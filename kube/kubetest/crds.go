@@ -38,6 +38,10 @@ var (
 	AgentSandboxGVR    = agentsandbox.Sandboxes(agentsandbox.V1beta1)
 	// AgentSandboxV1alpha1GVR is the older served version of the same Sandbox.
 	AgentSandboxV1alpha1GVR = agentsandbox.Sandboxes(agentsandbox.V1alpha1)
+	// The agent-sandbox extensions at their storage version.
+	SandboxClaimGVR    = agentsandbox.Extension(agentsandbox.ResourceClaims, agentsandbox.V1beta1)
+	SandboxWarmPoolGVR = agentsandbox.Extension(agentsandbox.ResourceWarmPools, agentsandbox.V1beta1)
+	SandboxTemplateGVR = agentsandbox.Extension(agentsandbox.ResourceTemplates, agentsandbox.V1beta1)
 )
 
 // SandscopeCRDManifests returns sandscope's own minimal CRDs (embedded).

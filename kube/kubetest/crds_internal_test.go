@@ -67,6 +67,12 @@ func TestSandscopeCRDsHaveTheEnginesIdentity(t *testing.T) {
 			Scope: "Namespaced", ShortNames: []string{"sbxsnap"}, Served: []string{"v1alpha1"}, Storage: "v1alpha1", StatusSubresource: []string{"v1alpha1"}},
 		"sandboxes.agents.x-k8s.io": {Group: "agents.x-k8s.io", Kind: "Sandbox", Plural: "sandboxes", Singular: "sandbox",
 			Scope: "Namespaced", ShortNames: []string{"sandbox"}, Served: []string{"v1alpha1", "v1beta1"}, Storage: "v1beta1", StatusSubresource: []string{"v1alpha1", "v1beta1"}},
+		"sandboxclaims.extensions.agents.x-k8s.io": {Group: "extensions.agents.x-k8s.io", Kind: "SandboxClaim", Plural: "sandboxclaims", Singular: "sandboxclaim",
+			Scope: "Namespaced", ShortNames: []string{"sandboxclaim"}, Served: []string{"v1alpha1", "v1beta1"}, Storage: "v1beta1", StatusSubresource: []string{"v1alpha1", "v1beta1"}},
+		"sandboxwarmpools.extensions.agents.x-k8s.io": {Group: "extensions.agents.x-k8s.io", Kind: "SandboxWarmPool", Plural: "sandboxwarmpools", Singular: "sandboxwarmpool",
+			Scope: "Namespaced", ShortNames: []string{"swp"}, Served: []string{"v1alpha1", "v1beta1"}, Storage: "v1beta1", StatusSubresource: []string{"v1alpha1", "v1beta1"}},
+		"sandboxtemplates.extensions.agents.x-k8s.io": {Group: "extensions.agents.x-k8s.io", Kind: "SandboxTemplate", Plural: "sandboxtemplates", Singular: "sandboxtemplate",
+			Scope: "Namespaced", ShortNames: []string{"sandboxtemplate"}, Served: []string{"v1alpha1", "v1beta1"}, Storage: "v1beta1"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("embedded CRDs:\n got %+v\nwant %+v", got, want)

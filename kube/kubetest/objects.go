@@ -124,6 +124,37 @@ func AgentSandbox(name string, pod *corev1.Pod) *unstructured.Unstructured {
 	}}
 }
 
+// SandboxTemplate builds an extensions.agents.x-k8s.io/v1beta1
+// SandboxTemplate with pod's spec.
+func SandboxTemplate(name string, pod *corev1.Pod) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": SandboxTemplateGVR.GroupVersion().String(),
+		"kind":       "SandboxTemplate",
+		"metadata":   map[string]any{"name": name},
+		"spec":       map[string]any{"podTemplate": podTemplate(pod)},
+	}}
+}
+
+// SandboxWarmPool builds a SandboxWarmPool of replicas Sandboxes made from template.
+func SandboxWarmPool(name, template string, replicas int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": SandboxWarmPoolGVR.GroupVersion().String(),
+		"kind":       "SandboxWarmPool",
+		"metadata":   map[string]any{"name": name},
+		"spec":       map[string]any{"replicas": replicas, "sandboxTemplateRef": map[string]any{"name": template}},
+	}}
+}
+
+// SandboxClaim builds a SandboxClaim on warm pool pool.
+func SandboxClaim(name, pool string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": SandboxClaimGVR.GroupVersion().String(),
+		"kind":       "SandboxClaim",
+		"metadata":   map[string]any{"name": name},
+		"spec":       map[string]any{"warmPoolRef": map[string]any{"name": pool}},
+	}}
+}
+
 // podTemplate is pod's labels and spec, as an engine's pod template holds them.
 func podTemplate(pod *corev1.Pod) map[string]any {
 	return map[string]any{

@@ -81,6 +81,13 @@ func (s *Sim) createSandbox(ctx context.Context, o createOpts) error {
 	case FinalizerStuck:
 		sb.task = true // its task-cleanup finalizer is what holds it
 	case ExpiringSoon:
+		if o.engine == EngineAgent {
+			// An agent Sandbox that expires minutes into the simulation and
+			// stays (shutdownPolicy Retain): its controller wipes the status.
+			exp := s.now.Add(2 * time.Minute)
+			sb.expire, sb.pinned = &exp, true
+			break
+		}
 		exp := s.now.Add(9 * time.Minute)
 		sb.expire = &exp
 		if o.lifetime > 9*time.Minute || o.lifetime == 0 {
@@ -148,6 +155,9 @@ func (s *Sim) createAgent(ctx context.Context, sb *sandbox, node int) error {
 		return err
 	}
 	sb.obj = created
+	if sb.expire != nil {
+		s.after(sb.expire.Sub(s.now), "shutdownTime of "+sb.name, s.guarded(sb, func(ctx context.Context) error { return s.expireAgent(ctx, sb) }))
+	}
 	return s.newSandboxPod(ctx, sb, 0, node)
 }
 

@@ -53,6 +53,7 @@ var examples = []example{
 	{EngineBatch, NoExecd, -1, 9 * time.Second, false},         // NOT_EXEC_READY
 	{EngineBatch, BadAnnotation, -1, 10 * time.Second, false},  // BAD_ANNOTATION
 	{EngineBatch, ExpiringSoon, -1, 0, true},                   // EXPIRING_SOON
+	{EngineAgent, ExpiringSoon, -1, 0, false},                  // expires 2m in: status wiped while its Pod terminates, then Expired
 }
 
 func (s *Sim) seedExamples() {

@@ -21,6 +21,9 @@ func (s *Sim) schedulePod(ctx context.Context, sb *sandbox, p *simPod) error {
 	if p.goneOrTerminating() {
 		return nil
 	}
+	if sb != nil && sb.warmPool != nil && sb.warmPool.stuck {
+		return nil // a dry pool's member: no node fits it, it stays Pending with no IP
+	}
 	ip := s.ipam.allocate(p.node)
 	if ip == "" {
 		// The node's Pod CIDR is exhausted: the Pod waits, as on a real node.

@@ -242,6 +242,10 @@ func (s *Sim) newAgentSandbox(sb *sandbox) *unstructured.Unstructured {
 		u.Object["spec"].(map[string]any)["replicas"] = int64(1)
 	}
 	u.SetLabels(map[string]string{"opensandbox.io/tenant": sb.tenant, "app.kubernetes.io/part-of": "agent-platform"})
+	if sb.expire != nil {
+		u.Object["spec"].(map[string]any)["shutdownTime"] = sb.expire.UTC().Format(time.RFC3339)
+	}
+	s.agentOwner(sb, u)
 	return u
 }
 

@@ -207,25 +207,37 @@ func condTypes(m map[string]any) []string {
 // reconcileAgent writes the agent-sandbox controller's status: selector,
 // podIPs (kept while the Pod object exists, whatever its phase), node, Ready.
 func (s *Sim) reconcileAgent(ctx context.Context, sb *sandbox) error {
-	if sb.obj == nil || len(sb.pods) == 0 {
-		return nil
+	if sb.obj == nil || len(sb.pods) == 0 || sb.expired {
+		return nil // an expired Sandbox's status stays wiped (expiry.go)
 	}
 	status := map[string]any{
 		"selector":    agentsandbox.LabelNameHash + "=" + nameHash(sb.name),
 		"serviceFQDN": fmt.Sprintf("%s.%s.svc.cluster.local", sb.name, sb.ns),
 		"service":     sb.name,
 	}
-	ready, reason, msg := "False", "PodNotReady", "pod is not ready"
+	// As the controller words it: DependenciesNotReady until the Pod is
+	// Ready (a crash loop included), PodSucceeded/PodFailed with Finished
+	// True once the main container has exited (podIPs kept).
+	ready, reason, msg := "False", "DependenciesNotReady", "Pod exists with phase: Pending"
+	finished := false
 	if p := sb.pods[0]; p != nil && p.obj != nil {
 		if ip := p.obj.Status.PodIP; ip != "" {
 			status["podIPs"] = []any{ip}
 		}
 		status["nodeName"] = p.obj.Spec.NodeName
-		if podReady(p.obj) {
+		msg = "Pod exists with phase: " + string(p.obj.Status.Phase)
+		switch {
+		case podReady(p.obj):
 			ready, reason, msg = "True", "DependenciesReady", "Pod is Ready; Service Exists"
+		case p.obj.Status.Phase == corev1.PodSucceeded || p.obj.Status.Phase == corev1.PodFailed:
+			reason, finished = "Pod"+string(p.obj.Status.Phase), true
 		}
 	}
-	status["conditions"] = []any{condition("Ready", ready, reason, msg, s.now)}
+	conds := []any{condition("Ready", ready, reason, msg, s.now)}
+	if finished {
+		conds = append(conds, condition("Finished", "True", reason, msg, s.now))
+	}
+	status["conditions"] = conds
 	if cur, ok := sb.obj.Object["status"].(map[string]any); ok &&
 		fmt.Sprint(cur["podIPs"], cur["nodeName"], condTypes(cur)) == fmt.Sprint(status["podIPs"], status["nodeName"], condTypes(status)) {
 		return nil

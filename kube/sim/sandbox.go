@@ -27,6 +27,11 @@ type sandbox struct {
 	expire        *time.Time
 	pinned        bool // an example: never deleted by its user
 	pool          *pool
+	warmPool      *warmPool // an agent-sandbox warm pool's free member (warmpool.go)
+	claim         *simClaim // made for this claim (a cold start)
+	// expired: past its shutdownTime, the agent-sandbox controller deleted
+	// the Pod and wiped the status (expiry.go).
+	expired bool
 
 	// adopted: the object was written by someone else (sandscope's create)
 	// and the simulator plays its engine; template is the Pod template it

@@ -97,6 +97,10 @@ type Config struct {
 	// Examples seeds one sandbox of every scenario when the simulation
 	// starts, so every state is visible within a minute.
 	Examples bool
+	// WarmPools plays agent-sandbox's extensions controller: a template,
+	// a warm pool with claims on it and one running dry, in the first
+	// namespace (warmpool.go). The server must serve the extension CRDs.
+	WarmPools bool
 	// Warmup backdates the simulation start: Start plays this much virtual
 	// history at once (objects then look as old as in a long-running fleet).
 	// Only meaningful with EmulateServer (a real server stamps its own
@@ -190,6 +194,7 @@ type Sim struct {
 	ipam      *ipam
 	sandboxes map[string]*sandbox // by namespace/name
 	pools     map[string]*pool    // by namespace
+	warmPools []*warmPool         // agent-sandbox warm pools (warmpool.go)
 	podOwner  map[string]*sandbox // pod namespace/name -> sandbox
 	counter   int
 	ops       int
@@ -288,6 +293,11 @@ func (s *Sim) setup(ctx context.Context) error {
 	}
 	if s.cfg.Examples {
 		s.seedExamples()
+	}
+	if s.cfg.WarmPools {
+		if err := s.setupWarmPools(ctx); err != nil {
+			return err
+		}
 	}
 	if s.cfg.ChurnPerHour > 0 {
 		s.after(s.churnInterval(), "churn", s.churn)

@@ -25,9 +25,12 @@ var t0 = time.Date(2026, 11, 29, 17, 24, 5, 0, time.UTC)
 
 func newFakes() (*kubefake.Clientset, *dynamicfake.FakeDynamicClient) {
 	listKinds := map[schema.GroupVersionResource]string{
-		BatchSandboxGVR:            "BatchSandboxList",
-		PoolGVR:                    "PoolList",
-		AgentSandboxGVR("v1beta1"): "SandboxList",
+		BatchSandboxGVR:                             "BatchSandboxList",
+		PoolGVR:                                     "PoolList",
+		AgentSandboxGVR("v1beta1"):                  "SandboxList",
+		ExtensionGVR("sandboxclaims", "v1beta1"):    "SandboxClaimList",
+		ExtensionGVR("sandboxwarmpools", "v1beta1"): "SandboxWarmPoolList",
+		ExtensionGVR("sandboxtemplates", "v1beta1"): "SandboxTemplateList",
 	}
 	// NewSimpleClientset: the field-managed tracker of NewClientset rebuilds a
 	// REST mapper on every write, which makes simulated hours take minutes.
@@ -206,7 +209,14 @@ func TestEveryStateAppears(t *testing.T) {
 	for _, a := range agents.Items {
 		ips, _, _ := unstructured.NestedStringSlice(a.Object, "status", "podIPs")
 		sel, _, _ := unstructured.NestedString(a.Object, "status", "selector")
-		if sel == "" {
+		conds, _, _ := unstructured.NestedSlice(a.Object, "status", "conditions")
+		expired := len(conds) == 1 && conds[0].(map[string]any)["reason"] == "SandboxExpired"
+		switch {
+		case expired && (sel != "" || len(ips) > 0):
+			t.Errorf("expired agent %s: status not wiped (selector %q, podIPs %v)", a.GetName(), sel, ips)
+		case expired:
+			see("AGENT_EXPIRED", "agent "+a.GetName())
+		case sel == "":
 			t.Errorf("agent %s has no status.selector", a.GetName())
 		}
 		for _, ip := range ips {
@@ -297,7 +307,7 @@ func TestEveryStateAppears(t *testing.T) {
 	}
 	want := []string{"IP_TAKEN", "POD_DEAD", "POD_GONE", "IP_STALE", "UID_CHANGED", "STUCK_TERMINATING_PODINITIALIZING",
 		"BSBX_FINALIZER_STUCK", "ENTRYPOINT_NOT_RUN", "IMAGE_CONFIG_UNREADABLE", "FAILED_STICKY", "EXPIRING_SOON",
-		"BAD_ANNOTATION", "NOT_EXEC_READY", "RESTART_OOM", "RESTART_LIVENESS", "EVICTED", "RESTART_OTHER", "PLAIN_POD"}
+		"BAD_ANNOTATION", "NOT_EXEC_READY", "RESTART_OOM", "RESTART_LIVENESS", "EVICTED", "RESTART_OTHER", "PLAIN_POD", "AGENT_EXPIRED"}
 	for _, w := range want {
 		if _, ok := seen[w]; !ok {
 			t.Errorf("no %s in the simulated fleet after 3 minutes", w)

@@ -63,6 +63,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 		a := e.ag
 		specs = f.agentSlots(e)
 		sb.Meta, sb.ExpireTime = &a.ObjectMeta, a.ShutdownTime
+		sb.Pool = a.AgentOwner(model.KindSandboxWarmPool) // a free warm-pool member
 		sb.EnginePhase = "NotReady"
 		for _, c := range a.Conditions {
 			if c.Type == "Ready" {
@@ -111,6 +112,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	primary := sb.PrimarySlot()
 	primaryForeign := len(specs) > 0 && specs[0].foreign != ""
 	sb.State = effectiveState(sb.DeletingSince() != nil, sb.EnginePhase, primary, primaryForeign)
+	if !orphan && e.engine() == model.EngineAgent {
+		sb.State = agentState(e.ag, sb.State)
+	}
 
 	for i := range sb.Slots {
 		sl := &sb.Slots[i]
@@ -555,13 +559,33 @@ func (f *Fleet) agentSlots(e *sbEntry) []slotSpec {
 	rec := ""
 	if len(a.PodIPs) > 0 {
 		rec = a.PodIPs[0]
-	} else if best != nil {
+	} else if best != nil && a.Routed() {
+		// Not when nothing routes there any more: on expiry the controller
+		// wipes the status (no selector, no Service) while the Pod still
+		// terminates, and no request follows its IP.
 		rec = best.pod.Status.PodIP
 	}
-	if e.lastPod == "" && rec == "" && a.Replicas != nil && *a.Replicas == 0 {
-		return nil // scaled to zero, nothing ever bound
+	if e.lastPod == "" && rec == "" && (a.Paused() || a.Expired()) {
+		return nil // suspended or expired, nothing ever bound
 	}
 	return []slotSpec{{ip: rec, pod: e.lastPod}}
+}
+
+// agentState names why an agent Sandbox has no Pod when its controller
+// took the Pod away on purpose: it is Suspended or Expired, not Pending
+// (waiting for a Pod) nor Gone (lost one). A Pod still terminating keeps
+// the sandbox Terminating.
+func agentState(a *model.AgentSandbox, st model.EffectiveState) model.EffectiveState {
+	if st != model.StatePending && st != model.StateGone {
+		return st
+	}
+	switch {
+	case a.Expired():
+		return model.StateExpired
+	case a.Paused():
+		return model.StateSuspended
+	}
+	return st
 }
 
 // betterAgentPod prefers a Pod that is not deleting and not dead, then the newest.

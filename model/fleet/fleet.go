@@ -66,6 +66,7 @@ type Fleet struct {
 
 	sandboxes map[string]*sbEntry
 	pools     map[string]*model.Pool
+	ext       agentExt // agent-sandbox claims, warm pools, templates
 
 	// The published lists. order/podOrder are sorted; sbVec/podVec hold
 	// their current values position by position, so an update writes one

@@ -93,7 +93,9 @@ func (f *Fleet) Snapshot() *Snapshot {
 		f.poolsDirty = false
 	}
 	f.snap = &Snapshot{Version: f.version, Status: f.status, sbs: sbs, pods: pods, Pools: f.poolList, history: f.history, ForeignBlocked: f.foreignBlocked}
-	if !f.status.Synced {
+	if f.status.Synced {
+		f.snap.Claims, f.snap.WarmPools, f.snap.Templates = f.ext.published()
+	} else {
 		f.snap.Pools, f.snap.Loading = nil, f.placedSandboxes()
 	}
 	if !f.unknown {

@@ -13,6 +13,11 @@ type Snapshot struct {
 	Version uint64
 	Status  model.SourceStatus
 	Pools   []*model.Pool
+	// The agent-sandbox extensions, sorted by namespace/name; nil until
+	// synced. Read only.
+	Claims    []*model.SandboxClaim
+	WarmPools []*model.WarmPool
+	Templates []*model.SandboxTemplate
 	// Loading counts the sandboxes read so far while the source has not
 	// synced (Status.Synced false); until then the Snapshot lists none.
 	Loading int
@@ -27,6 +32,10 @@ type Snapshot struct {
 	changes  changeLog
 	podOnce  sync.Once
 	podToSbx map[string]*model.Sandbox
+
+	extOnce  sync.Once
+	claimRow []model.ClaimRow
+	poolRow  []model.WarmPoolRow
 }
 
 // NewSnapshot is a Snapshot of plain lists, for code that assembles a fleet

@@ -23,7 +23,7 @@ var SortKeys = []SortKey{SortName, SortAge, SortState, SortRestarts}
 // stateRank puts the states an operator must act on first.
 var stateRank = map[model.EffectiveState]int{
 	model.StateDead: 0, model.StateGone: 1, model.StateFailed: 2, model.StateTerminating: 3, model.StateUnknown: 4,
-	model.StateStarting: 5, model.StatePending: 6, model.StateRunning: 7,
+	model.StateStarting: 5, model.StatePending: 6, model.StateRunning: 7, model.StateSuspended: 8, model.StateExpired: 9,
 }
 
 // SortOrder is a sort key and direction.

@@ -1,0 +1,314 @@
+package fleet
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+// agentExt holds the agent-sandbox extensions' objects. They change a
+// sandbox's row only through the Sandbox itself (its ownerReferences name
+// its claim or pool), so an update here re-derives nothing: the lists are
+// rebuilt for the next Snapshot, and the rows joining claims and pools to
+// sandboxes are built by the Snapshot on first use.
+type agentExt struct {
+	claims    map[string]*model.SandboxClaim
+	warmPools map[string]*model.WarmPool
+	templates map[string]*model.SandboxTemplate
+	dirty     bool
+
+	claimList    []*model.SandboxClaim
+	warmPoolList []*model.WarmPool
+	templateList []*model.SandboxTemplate
+}
+
+func (x *agentExt) published() ([]*model.SandboxClaim, []*model.WarmPool, []*model.SandboxTemplate) {
+	if x.dirty {
+		x.claimList = sortedValues(x.claims, func(c *model.SandboxClaim) *model.ObjectMeta { return &c.ObjectMeta })
+		x.warmPoolList = sortedValues(x.warmPools, func(p *model.WarmPool) *model.ObjectMeta { return &p.ObjectMeta })
+		x.templateList = sortedValues(x.templates, func(t *model.SandboxTemplate) *model.ObjectMeta { return &t.ObjectMeta })
+		x.dirty = false
+	}
+	return x.claimList, x.warmPoolList, x.templateList
+}
+
+func sortedValues[T any](m map[string]T, meta func(T) *model.ObjectMeta) []T {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]T, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b T) int {
+		ma, mb := meta(a), meta(b)
+		return cmp.Or(cmp.Compare(ma.Namespace, mb.Namespace), cmp.Compare(ma.Name, mb.Name))
+	})
+	return out
+}
+
+func upsertExt[T any](f *Fleet, m *map[string]T, ns, name string, v T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if *m == nil {
+		*m = make(map[string]T)
+	}
+	(*m)[nn(ns, name)] = v
+	f.version++
+	f.ext.dirty = true
+	f.notify()
+}
+
+func deleteExt[T any](f *Fleet, m map[string]T, ns, name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := m[nn(ns, name)]; !ok {
+		return
+	}
+	delete(m, nn(ns, name))
+	f.version++
+	f.ext.dirty = true
+	f.notify()
+}
+
+// UpsertSandboxClaim records an added or updated SandboxClaim.
+func (f *Fleet) UpsertSandboxClaim(c *model.SandboxClaim) {
+	if c != nil {
+		upsertExt(f, &f.ext.claims, c.Namespace, c.Name, c)
+	}
+}
+
+// DeleteSandboxClaim records a SandboxClaim's deletion.
+func (f *Fleet) DeleteSandboxClaim(namespace, name string) {
+	deleteExt(f, f.ext.claims, namespace, name)
+}
+
+// UpsertWarmPool records an added or updated SandboxWarmPool.
+func (f *Fleet) UpsertWarmPool(p *model.WarmPool) {
+	if p != nil {
+		upsertExt(f, &f.ext.warmPools, p.Namespace, p.Name, p)
+	}
+}
+
+// DeleteWarmPool records a SandboxWarmPool's deletion.
+func (f *Fleet) DeleteWarmPool(namespace, name string) {
+	deleteExt(f, f.ext.warmPools, namespace, name)
+}
+
+// UpsertSandboxTemplate records an added or updated SandboxTemplate.
+func (f *Fleet) UpsertSandboxTemplate(t *model.SandboxTemplate) {
+	if t != nil {
+		upsertExt(f, &f.ext.templates, t.Namespace, t.Name, t)
+	}
+}
+
+// DeleteSandboxTemplate records a SandboxTemplate's deletion.
+func (f *Fleet) DeleteSandboxTemplate(namespace, name string) {
+	deleteExt(f, f.ext.templates, namespace, name)
+}
+
+// ClaimRows joins every claim to the Sandbox it is bound to: the one its
+// status (or annotation) names, else the one whose controller it is.
+// Built on first use. Read only.
+func (s *Snapshot) ClaimRows() []model.ClaimRow {
+	s.buildExtRows()
+	return s.claimRow
+}
+
+// WarmPoolRows counts, for every warm pool, its members (ready or not), the
+// claims bound through it and those still waiting. Built on first use.
+func (s *Snapshot) WarmPoolRows() []model.WarmPoolRow {
+	s.buildExtRows()
+	return s.poolRow
+}
+
+// ClaimOf finds a claim's row by namespace and name.
+func (s *Snapshot) ClaimOf(namespace, name string) (model.ClaimRow, bool) {
+	for _, r := range s.ClaimRows() {
+		if r.Claim.Namespace == namespace && r.Claim.Name == name {
+			return r, true
+		}
+	}
+	return model.ClaimRow{}, false
+}
+
+func (s *Snapshot) buildExtRows() {
+	s.extOnce.Do(func() {
+		if len(s.Claims) == 0 && len(s.WarmPools) == 0 {
+			return
+		}
+		// Agent Sandboxes by the claim or pool that controls them.
+		byClaim := map[string]*model.Sandbox{}
+		members := map[string][]*model.Sandbox{}
+		prefix := string(model.EngineAgent) + "/"
+		n := s.NumSandboxes()
+		for i := 0; i < n; i++ {
+			sb := s.SandboxAt(i)
+			if len(sb.Key) < len(prefix) || sb.Key[:len(prefix)] != prefix || sb.Meta == nil {
+				continue
+			}
+			if c := sb.Meta.AgentOwner(model.KindSandboxClaim); c != "" {
+				byClaim[nn(sb.Namespace(), c)] = sb
+			}
+			if p := sb.Meta.AgentOwner(model.KindSandboxWarmPool); p != "" {
+				members[nn(sb.Namespace(), p)] = append(members[nn(sb.Namespace(), p)], sb)
+			}
+		}
+		type poolCount struct {
+			claimed, waiting, cold int
+			oldest                 model.ObjectMeta
+		}
+		counts := map[string]*poolCount{}
+		s.claimRow = make([]model.ClaimRow, 0, len(s.Claims))
+		for _, c := range s.Claims {
+			row := model.ClaimRow{Claim: c}
+			if c.Sandbox != "" {
+				row.Sandbox = s.Sandbox(model.SandboxKey(model.EngineAgent, c.Namespace, c.Sandbox))
+			}
+			if row.Sandbox == nil {
+				row.Sandbox = byClaim[nn(c.Namespace, c.Name)]
+			}
+			s.claimRow = append(s.claimRow, row)
+			if c.WarmPool == "" {
+				continue
+			}
+			k := nn(c.Namespace, c.WarmPool)
+			pc := counts[k]
+			if pc == nil {
+				pc = &poolCount{}
+				counts[k] = pc
+			}
+			switch c.State() {
+			case model.ClaimBound:
+				pc.claimed++
+				if row.Sandbox != nil && row.Sandbox.LaunchType() == model.LaunchCold {
+					pc.cold++
+				}
+			case model.ClaimPending:
+				pc.waiting++
+				if pc.oldest.CreationTimestamp.IsZero() || c.CreationTimestamp.Before(&pc.oldest.CreationTimestamp) {
+					pc.oldest = c.ObjectMeta
+				}
+			}
+		}
+		s.poolRow = make([]model.WarmPoolRow, 0, len(s.WarmPools))
+		for _, p := range s.WarmPools {
+			k := nn(p.Namespace, p.Name)
+			row := model.WarmPoolRow{Pool: p, Members: len(members[k])}
+			for _, sb := range members[k] {
+				if sb.EnginePhase == "Ready" {
+					row.Ready++
+				} else {
+					row.Unready = append(row.Unready, sb)
+				}
+			}
+			if pc := counts[k]; pc != nil {
+				row.Claimed, row.Waiting, row.OldestWaiting, row.Cold = pc.claimed, pc.waiting, pc.oldest.CreationTimestamp.Time, pc.cold
+			}
+			s.poolRow = append(s.poolRow, row)
+		}
+	})
+}
+
+// Thresholds of the extension findings.
+const (
+	// ClaimPendingAfter: a claim unbound for longer is CLAIM_PENDING (the
+	// controller adopts a member or makes a Sandbox within seconds).
+	ClaimPendingAfter = 2 * time.Minute
+	// WarmPoolUnreadyAfter: a member unready for longer makes its pool
+	// WARM_POOL_DEGRADED (the controller replaces it after 5 minutes; one
+	// seen past that was not replaced).
+	WarmPoolUnreadyAfter = 5 * time.Minute
+)
+
+// ExtFinding is a notice about a warm pool or a claim, with the sandbox it
+// is reported under ("" for a pool: it is about no one sandbox).
+type ExtFinding struct {
+	Namespace, Sandbox string
+	Notice             model.Notice
+}
+
+// ExtensionFindings reports the warm pools and claims at now:
+//   - WARM_POOL_EXHAUSTED: a pool with no ready member while claims wait on
+//     it, or while claims through it got cold-started Sandboxes;
+//   - WARM_POOL_DEGRADED: members unready for longer than WarmPoolUnreadyAfter;
+//   - CLAIM_PENDING: a claim unbound for longer than ClaimPendingAfter;
+//   - CLAIM_SANDBOX_DEAD: a bound claim whose Sandbox is gone, or whose Pod
+//     is dead or gone: the user still holds a claim on nothing that runs.
+func (s *Snapshot) ExtensionFindings(now time.Time) []ExtFinding {
+	var out []ExtFinding
+	obs := func(text string) model.Evidence { return model.Evidence{Kind: model.Observed, Text: text} }
+	for _, r := range s.WarmPoolRows() {
+		p := r.Pool
+		if p.ReadyReplicas == 0 && p.Desired > 0 && (r.Waiting > 0 || r.Cold > 0) {
+			msg := fmt.Sprintf("warm pool %s has no ready member (%d wanted, %d held)", p.Name, p.Desired, p.Replicas)
+			ev := []model.Evidence{obs(fmt.Sprintf("SandboxWarmPool %s/%s status.readyReplicas 0, status.replicas %d, spec.replicas %d", p.Namespace, p.Name, p.Replicas, p.Desired))}
+			if r.Waiting > 0 {
+				msg += fmt.Sprintf(" while %d claim(s) wait", r.Waiting)
+				ev = append(ev, obs(fmt.Sprintf("%d SandboxClaim(s) on it not bound, the oldest made %s", r.Waiting, r.OldestWaiting.UTC().Format(time.RFC3339))))
+			}
+			if r.Cold > 0 {
+				msg += fmt.Sprintf("; %d claim(s) got a cold-started Sandbox instead", r.Cold)
+				ev = append(ev, obs(fmt.Sprintf("%d bound claim(s) through it hold a Sandbox named after the claim (launch type cold)", r.Cold)))
+			}
+			out = append(out, ExtFinding{Namespace: p.Namespace, Notice: model.Notice{Code: model.CodeWarmPoolExhausted,
+				Severity: model.SeverityWarning, Message: msg, Evidence: ev}})
+		}
+		var stale []string
+		for _, sb := range r.Unready {
+			if now.Sub(sb.CreatedAt()) > WarmPoolUnreadyAfter {
+				stale = append(stale, sb.Name()+" ("+string(sb.State)+", "+orDash(sb.EnginePhase)+")")
+			}
+		}
+		if len(stale) > 0 {
+			shown := stale[:min(len(stale), 5)]
+			out = append(out, ExtFinding{Namespace: p.Namespace, Notice: model.Notice{Code: model.CodeWarmPoolDegraded,
+				Severity: model.SeverityWarning,
+				Message:  fmt.Sprintf("warm pool %s: %d of %d member(s) unready for more than %s", p.Name, len(stale), r.Members, WarmPoolUnreadyAfter),
+				Evidence: []model.Evidence{obs("unready members: " + strings.Join(shown, ", ")),
+					{Kind: model.Inferred, Text: "the controller replaces a member unready for 5 minutes; these were not replaced"}}}})
+		}
+	}
+	for _, r := range s.ClaimRows() {
+		c := r.Claim
+		switch c.State() {
+		case model.ClaimPending:
+			if age := now.Sub(c.CreationTimestamp.Time); age > ClaimPendingAfter {
+				ev := []model.Evidence{obs(fmt.Sprintf("SandboxClaim %s/%s made %s, no status.sandbox", c.Namespace, c.Name, c.CreationTimestamp.UTC().Format(time.RFC3339)))}
+				if rc := c.ReadyCondition(); rc != nil {
+					ev = append(ev, obs("Ready "+rc.Status+" "+orDash(rc.Reason)+": "+rc.Message))
+				}
+				out = append(out, ExtFinding{Namespace: c.Namespace, Sandbox: c.Name, Notice: model.Notice{Code: model.CodeClaimPending,
+					Severity: model.SeverityWarning,
+					Message:  fmt.Sprintf("claim %s on warm pool %s unbound for %s", c.Name, orDash(c.WarmPool), age.Round(time.Second)),
+					Evidence: ev}})
+			}
+		case model.ClaimBound:
+			sb := r.Sandbox
+			var why string
+			var ev []model.Evidence
+			switch {
+			case sb == nil:
+				why = "its Sandbox " + c.Sandbox + " no longer exists"
+				ev = []model.Evidence{obs("SandboxClaim " + c.Namespace + "/" + c.Name + " status.sandbox.name " + c.Sandbox), obs("Sandbox " + c.Namespace + "/" + c.Sandbox + " not found")}
+			case sb.State == model.StateDead || sb.State == model.StateGone || sb.State == model.StateFailed || sb.State == model.StateExpired:
+				why = "its Sandbox " + sb.Name() + " is " + string(sb.State)
+				ev = []model.Evidence{obs("SandboxClaim " + c.Namespace + "/" + c.Name + " bound to Sandbox " + sb.Name()),
+					{Kind: model.Inferred, Text: "Sandbox " + sb.Name() + " state " + string(sb.State) + ", identity " + string(sb.Identity())}}
+			}
+			if why != "" {
+				name := c.Sandbox
+				if sb != nil {
+					name = sb.Name()
+				}
+				out = append(out, ExtFinding{Namespace: c.Namespace, Sandbox: name, Notice: model.Notice{Code: model.CodeClaimSandboxDead,
+					Severity: model.SeverityError, Message: "claim " + c.Name + " is still held but " + why, Evidence: ev}})
+			}
+		}
+	}
+	return out
+}

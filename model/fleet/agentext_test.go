@@ -1,0 +1,98 @@
+package fleet
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sandscope/sandscope/model"
+)
+
+func claimOwner(name string) []model.OwnerReference {
+	return []model.OwnerReference{{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: model.KindSandboxClaim, Name: name}}
+}
+
+func poolOwner(name string) []model.OwnerReference {
+	return []model.OwnerReference{{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: model.KindSandboxWarmPool, Name: name}}
+}
+
+// Claims join their sandboxes; pools count members, claims bound and
+// waiting; the four extension findings fire on what they describe only.
+func TestAgentClaimsAndPools(t *testing.T) {
+	f, c := newSyncedFleet(t)
+	old := metav1.NewTime(ft0.Add(-time.Hour))
+	// pool "warm": one ready member, one unready for an hour; claim alice adopted a third.
+	for _, m := range []struct {
+		name, ip string
+		owner    []model.OwnerReference
+		ready    bool
+	}{{"warm-a", "10.0.1.1", poolOwner("warm"), true}, {"warm-b", "", poolOwner("warm"), false}, {"warm-c", "10.0.1.3", claimOwner("alice"), true}} {
+		if m.ip != "" {
+			f.UpsertPod(agentPodOf(m.name, "u-"+m.name, m.ip))
+		}
+		a := &model.AgentSandbox{ObjectMeta: model.ObjectMeta{Name: m.name, Namespace: ns, UID: types.UID("s-" + m.name), CreationTimestamp: old, OwnerReferences: m.owner},
+			Selector: "agents.x-k8s.io/sandbox-name-hash=h-" + m.name, Conditions: readyCond("False", "DependenciesNotReady")}
+		if m.ready {
+			a.PodIPs, a.Conditions = []string{m.ip}, readyCond("True", "DependenciesReady")
+		}
+		f.UpsertAgentSandbox(a)
+	}
+	f.UpsertWarmPool(&model.WarmPool{ObjectMeta: model.ObjectMeta{Name: "warm", Namespace: ns}, Desired: 2, Replicas: 2, ReadyReplicas: 1})
+	f.UpsertWarmPool(&model.WarmPool{ObjectMeta: model.ObjectMeta{Name: "dry", Namespace: ns}, Desired: 1, Replicas: 0, ReadyReplicas: 0})
+	f.UpsertSandboxClaim(&model.SandboxClaim{ObjectMeta: model.ObjectMeta{Name: "alice", Namespace: ns, CreationTimestamp: old}, WarmPool: "warm", Sandbox: "warm-c"})
+	f.UpsertSandboxClaim(&model.SandboxClaim{ObjectMeta: model.ObjectMeta{Name: "bob", Namespace: ns, CreationTimestamp: old}, WarmPool: "dry"})
+	f.UpsertSandboxClaim(&model.SandboxClaim{ObjectMeta: model.ObjectMeta{Name: "carol", Namespace: ns, CreationTimestamp: old}, WarmPool: "dry", Sandbox: "carol"})
+	c.Advance(time.Second)
+	snap := f.Snapshot()
+
+	rows := map[string]model.ClaimRow{}
+	for _, r := range snap.ClaimRows() {
+		rows[r.Claim.Name] = r
+	}
+	if r := rows["alice"]; r.Sandbox == nil || r.Sandbox.Name() != "warm-c" || r.Sandbox.Claim() != "alice" || r.Sandbox.LaunchType() != model.LaunchWarm {
+		t.Errorf("alice: %+v", r)
+	}
+	if r := rows["bob"]; r.Sandbox != nil || r.Claim.State() != model.ClaimPending {
+		t.Errorf("bob: %+v", r)
+	}
+	pools := map[string]model.WarmPoolRow{}
+	for _, r := range snap.WarmPoolRows() {
+		pools[r.Pool.Name] = r
+	}
+	if r := pools["warm"]; r.Members != 2 || r.Ready != 1 || r.Claimed != 1 || r.Waiting != 0 || len(r.Unready) != 1 {
+		t.Errorf("warm: %+v", r)
+	}
+	if r := pools["dry"]; r.Claimed != 1 || r.Waiting != 1 {
+		t.Errorf("dry: %+v", r)
+	}
+	if sb := snap.Sandbox(agentKey("warm-a")); sb.Pool != "warm" || sb.Claim() != "" {
+		t.Errorf("free member: pool %q claim %q", sb.Pool, sb.Claim())
+	}
+
+	got := map[string][]ExtFinding{}
+	for _, x := range snap.ExtensionFindings(c.Now()) {
+		got[x.Notice.Code] = append(got[x.Notice.Code], x)
+	}
+	if x := got[model.CodeWarmPoolExhausted]; len(x) != 1 || x[0].Namespace != ns {
+		t.Errorf("WARM_POOL_EXHAUSTED: %+v", x)
+	}
+	if x := got[model.CodeWarmPoolDegraded]; len(x) != 1 {
+		t.Errorf("WARM_POOL_DEGRADED: %+v", x)
+	}
+	if x := got[model.CodeClaimPending]; len(x) != 1 || x[0].Sandbox != "bob" {
+		t.Errorf("CLAIM_PENDING: %+v", x)
+	}
+	if x := got[model.CodeClaimSandboxDead]; len(x) != 1 || x[0].Sandbox != "carol" || x[0].Notice.Severity != model.SeverityError {
+		t.Errorf("CLAIM_SANDBOX_DEAD: %+v", x)
+	}
+	// A fresh claim is not yet CLAIM_PENDING.
+	if x := snap.ExtensionFindings(ft0.Add(-time.Hour + time.Minute)); len(x) > 0 {
+		for _, e := range x {
+			if e.Notice.Code == model.CodeClaimPending {
+				t.Errorf("claim a minute old: %+v", e)
+			}
+		}
+	}
+}
