@@ -193,8 +193,11 @@ func expiryNotice(field string, expire *time.Time, created, now time.Time, withi
 	} else {
 		msg = "expired at " + expire.UTC().Format(time.DateTime) + " and still exists"
 	}
+	// The evidence's time is when the field was read, as for every other
+	// observation; the expiry itself is in its text.
+	seen := now
 	return &model.Notice{Code: model.CodeExpiringSoon, Severity: model.SeverityInfo, Message: msg,
-		Evidence: []model.Evidence{{Kind: model.Observed, Text: field + " " + expire.UTC().Format(time.RFC3339), At: expire}}}, next
+		Evidence: []model.Evidence{{Kind: model.Observed, Text: field + " " + expire.UTC().Format(time.RFC3339), At: &seen}}}, next
 }
 
 // taskNotice is TASK_FAILED: the engine counts failed tasks of the
