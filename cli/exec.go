@@ -51,8 +51,8 @@ func newExecCommand(g *Globals) *cobra.Command {
 			"Transports: kube (pods/exec via the API server), execd (the sandbox's exec daemon on port 44772 through a\n" +
 			"port-forward), execd-direct (http://<podIP>:44772, from inside the cluster). execd's access token comes from\n" +
 			"--execd-token, $SANDSCOPE_EXECD_TOKEN or --execd-token-secret NS/NAME:KEY and is never printed.\n\n" +
-			"Exit codes: the command's own when it ran; 125 when sandscope refused or failed before anything ran;\n" +
-			"126 when the outcome is unknown (the request may have run: never retry it blindly). A refusal or failure\n" +
+			"Exit codes: the command's own when it ran; 2 a usage error (code USAGE); 125 when sandscope refused or\n" +
+			"failed before anything ran; 126 when the outcome is unknown (the request may have run: never retry it blindly). A refusal or failure\n" +
 			"prints one JSON object on stderr: {\"error\":{\"code\",\"message\",\"retryable\",\"executed\":\"no|unknown|yes\",\"evidence\":[...]}}.",
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: g.completeSandbox,
@@ -101,7 +101,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
 
-	fail := func(err error) error { return printExecError(g.Err, err) }
+	fail := func(err error) error { return printExecError(g.Err, g.program(), err) }
 	usage := func(format string, args ...any) error {
 		return fail(&refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
@@ -168,7 +168,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string) error {
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
-	fail := func(err error) error { return printExecError(g.Err, err) }
+	fail := func(err error) error { return printExecError(g.Err, g.program(), err) }
 	usage := func(format string, args ...any) error {
 		return fail(&refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
@@ -248,18 +248,23 @@ const (
 
 // printExecError writes a refusal or failure as the one JSON line programs
 // read on stderr, preceded on a terminal by one line for a person.
-func printExecError(w io.Writer, err error) error {
+func printExecError(w io.Writer, program string, err error) error {
 	var r *refusal.Refusal
 	if !errors.As(err, &r) {
 		// execute returns refusals only; anything else is read strictly.
 		r = &refusal.Refusal{Code: execute.CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 	}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprintf(w, "sandscope: %s\n", r.Error())
+		fmt.Fprintf(w, "%s: %s\n", program, r.Error())
 	}
 	fmt.Fprintf(w, "%s\n", r.JSON())
 	code := execExitUnknown
-	if r.Executed == refusal.ExecutedNo {
+	switch {
+	case r.Code == refusal.CodeUsage && r.Executed == refusal.ExecutedNo:
+		// A request sandscope could not read is a usage error, as in every
+		// other command: 125 is for a target it refused.
+		code = ExitUsage
+	case r.Executed == refusal.ExecutedNo:
 		code = execExitRefused
 	}
 	return &ExitError{Code: code, Err: r, Silent: true}

@@ -50,7 +50,7 @@ func TestExitCodeTables(t *testing.T) {
 		{"not a refusal: read strictly", errors.New("stream broke"), 126},
 	} {
 		var ee *ExitError
-		if !errors.As(printExecError(io.Discard, tc.err), &ee) || ee.Code != tc.want {
+		if !errors.As(printExecError(io.Discard, "sandscope", tc.err), &ee) || ee.Code != tc.want {
 			t.Errorf("exec, %s: %+v, want exit %d", tc.name, ee, tc.want)
 		}
 	}

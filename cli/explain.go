@@ -52,7 +52,7 @@ func newExplainRestartCommand(g *Globals) *cobra.Command {
 		ValidArgsFunction: g.completeSandbox,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return &ExitError{Code: ExitUsage, Err: errors.New("usage: sandscope explain restart [-n NS] POD|SANDBOX --block-start TIME")}
+				return &ExitError{Code: ExitUsage, Err: errors.New("usage: " + g.program() + " explain restart [-n NS] POD|SANDBOX --block-start TIME")}
 			}
 			return nil
 		},
