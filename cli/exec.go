@@ -183,8 +183,6 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		return usage("--expect-uid/--expect-ip name one Pod: give one target instead")
 	case f.maxParallel < 1:
 		return usage("--max-parallel must be at least 1, got %d", f.maxParallel)
-	case g.Demo:
-		return usage("exec over many sandboxes needs a cluster (not --demo)")
 	}
 	via, err := execute.ParseVia(f.via)
 	if err != nil {
@@ -203,23 +201,20 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	if err != nil {
 		return fail(connectFailure(err))
 	}
+	defer conn.Close()
 	token, err := execdTokenFrom(ctx, conn, f)
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
 	}
 	namespace := g.Kube.Namespace()
-	if g.AllNamespaces {
-		namespace = ""
+	if g.AllNamespaces || (conn.Demo() && namespace == "") {
+		namespace = "" // the demo's fleet spans namespaces: without -n, every one
 	}
 	sel := kube.SelectOptions{Namespace: namespace, Pool: f.pool, PodSelector: ""}
 	if f.pool == "" {
 		sel.Selector = g.Selector
 	}
-	keys, err := conn.Clients.SelectSandboxes(ctx, sel)
-	if err != nil {
-		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
-	}
-	x, _, err := conn.LookupExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, 0)
+	x, keys, err := conn.ManyExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, sel, f.syncTimeout)
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
