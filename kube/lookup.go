@@ -68,6 +68,9 @@ func (c *Clients) LookupSandbox(ctx context.Context, ref string, opts LookupOpti
 		err = l.byPod(ctx, opts.Namespace, name)
 	} else {
 		err = l.bySandbox(ctx, opts.Namespace, ref)
+		if err == nil && l.empty() && couldBeIDPrefix(ref) {
+			err = l.byIDPrefix(ctx, opts.Namespace, ref)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -365,6 +368,69 @@ func (l *lookup) labelledPods(ctx context.Context, b *model.BatchSandbox) error 
 		l.addPod(&list.Items[i])
 	}
 	return nil
+}
+
+// maxIDPrefixMatches bounds the sandboxes read for one short id: more
+// than one is ambiguous anyway, and the refusal names those read.
+const maxIDPrefixMatches = 8
+
+// couldBeIDPrefix: ref may be the start of a BatchSandbox id (a UUID), as
+// the TUI shows it: hex digits and dashes, long enough to mean one.
+func couldBeIDPrefix(ref string) bool {
+	if len(ref) < model.MinIDPrefix || len(ref) >= 36 {
+		return false
+	}
+	for _, c := range ref {
+		if !(c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// empty: the lookup found no sandbox and no Pod.
+func (l *lookup) empty() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.batch) == 0 && len(l.agents) == 0 && len(l.pods) == 0
+}
+
+// byIDPrefix reads the BatchSandboxes of ns ("" every one) whose id starts
+// with ref: the short id the TUI shows names its sandbox wherever it is
+// unique. Nothing by that name exists, so the names are listed (metadata
+// only, in pages), at a cost that grows with the fleet: only a short id
+// that names nothing whole pays it.
+func (l *lookup) byIDPrefix(ctx context.Context, ns, ref string) error {
+	if !l.sources.BatchSandbox || l.c.Config == nil {
+		return nil
+	}
+	mc, err := metadata.NewForConfig(l.c.Config)
+	if err != nil {
+		return fmt.Errorf("metadata client: %w", err)
+	}
+	type found struct{ ns, name string }
+	var matches []found
+	opts := metav1.ListOptions{Limit: 500}
+	for len(matches) < maxIDPrefixMatches {
+		list, err := mc.Resource(BatchSandboxGVR).Namespace(ns).List(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("listing batchsandboxes for the id %s: %w", ref, err)
+		}
+		for i := range list.Items {
+			if m := &list.Items[i]; model.IsIDPrefix(m.Name, ref) && len(matches) < maxIDPrefixMatches {
+				matches = append(matches, found{m.Namespace, m.Name})
+			}
+		}
+		if list.Continue == "" {
+			break
+		}
+		opts.Continue = list.Continue
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, m := range matches {
+		g.Go(func() error { return l.batchSandboxes(gctx, m.ns, m.name) })
+	}
+	return g.Wait()
 }
 
 // otherClaimers finds the other BatchSandboxes whose alloc-status lists one
