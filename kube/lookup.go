@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 
 	"github.com/sandscope/sandscope/model"
@@ -401,24 +402,41 @@ func (l *lookup) empty() bool {
 // only, in pages), at a cost that grows with the fleet: only a short id
 // that names nothing whole pays it.
 func (l *lookup) byIDPrefix(ctx context.Context, ns, ref string) error {
-	if !l.sources.BatchSandbox || l.c.Config == nil {
+	if !l.sources.BatchSandbox {
 		return nil
 	}
-	mc, err := metadata.NewForConfig(l.c.Config)
+	matches, err := l.c.batchSandboxesByIDPrefix(ctx, ns, ref)
 	if err != nil {
-		return fmt.Errorf("metadata client: %w", err)
+		return err
 	}
-	type found struct{ ns, name string }
-	var matches []found
+	g, gctx := errgroup.WithContext(ctx)
+	for _, m := range matches {
+		g.Go(func() error { return l.batchSandboxes(gctx, m.Namespace, m.Name) })
+	}
+	return g.Wait()
+}
+
+// batchSandboxesByIDPrefix lists (metadata only, in pages) the
+// BatchSandboxes of ns ("" every one) whose id starts with ref, at most
+// maxIDPrefixMatches of them.
+func (c *Clients) batchSandboxesByIDPrefix(ctx context.Context, ns, ref string) ([]types.NamespacedName, error) {
+	if c.Config == nil {
+		return nil, nil
+	}
+	mc, err := metadata.NewForConfig(c.Config)
+	if err != nil {
+		return nil, fmt.Errorf("metadata client: %w", err)
+	}
+	var matches []types.NamespacedName
 	opts := metav1.ListOptions{Limit: 500}
 	for len(matches) < maxIDPrefixMatches {
 		list, err := mc.Resource(BatchSandboxGVR).Namespace(ns).List(ctx, opts)
 		if err != nil {
-			return fmt.Errorf("listing batchsandboxes for the id %s: %w", ref, err)
+			return nil, fmt.Errorf("listing batchsandboxes for the id %s: %w", ref, err)
 		}
 		for i := range list.Items {
 			if m := &list.Items[i]; model.IsIDPrefix(m.Name, ref) && len(matches) < maxIDPrefixMatches {
-				matches = append(matches, found{m.Namespace, m.Name})
+				matches = append(matches, types.NamespacedName{Namespace: m.Namespace, Name: m.Name})
 			}
 		}
 		if list.Continue == "" {
@@ -426,11 +444,7 @@ func (l *lookup) byIDPrefix(ctx context.Context, ns, ref string) error {
 		}
 		opts.Continue = list.Continue
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	for _, m := range matches {
-		g.Go(func() error { return l.batchSandboxes(gctx, m.ns, m.name) })
-	}
-	return g.Wait()
+	return matches, nil
 }
 
 // otherClaimers finds the other BatchSandboxes whose alloc-status lists one

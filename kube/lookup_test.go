@@ -179,3 +179,23 @@ func TestLookupSandboxByShortID(t *testing.T) {
 		t.Errorf("a name that is no id read %v", got)
 	}
 }
+
+// explain restart reads a sandbox's Pod by the short id the TUI shows too;
+// a short id several ids start with is an error naming them.
+func TestResolvePodByShortID(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	kl, ct := c.Kubelet(t), c.Controller(t)
+	for _, id := range []string{"2a0b0c0d-4659-4a6b-9d3e-0c5aff3444d1", "7f00aa01-1111-4a6b-9d3e-0c5aff3444d1", "7f00aa02-2222-4a6b-9d3e-0c5aff3444d1"} {
+		bs := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox(id, kubetest.SandboxPod("t", "")))
+		kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod(id+"-0", ""), bs, 0))
+	}
+	clients, _ := loggedClients(t, c.Config, ns)
+	pod, how, err := clients.ResolvePod(kubetest.Context(t), ns, "2a0b0c0d")
+	if err != nil || pod.Name != "2a0b0c0d-4659-4a6b-9d3e-0c5aff3444d1-0" {
+		t.Fatalf("ResolvePod(2a0b0c0d): %v, %q, %v", pod, how, err)
+	}
+	if _, _, err := clients.ResolvePod(kubetest.Context(t), ns, "7f00aa0"); err == nil || !strings.Contains(err.Error(), "several") {
+		t.Errorf("ResolvePod(7f00aa0), two ids start so: %v, want an error naming both", err)
+	}
+}
