@@ -66,8 +66,8 @@ Exit codes: 0 ready, 1 failed after creating (cleaned up), 2 refused before crea
 			return runCreate(cmd, g, f, args)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &ExitError{Code: createExitUsage, Err: err}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &ExitError{Code: createExitUsage, Err: seeHelp(c, err)}
 	})
 	fl := cmd.Flags()
 	fl.StringVar(&f.image, "image", "", "Image to run (required unless --pool)")
@@ -133,7 +133,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		if jsonOut {
 			writeJSONLine(out, map[string]any{"error": err})
 		} else {
-			fmt.Fprintf(errOut, "sandscope: %s\n", textsafe.Line(err.Error()))
+			fmt.Fprintf(errOut, "%s: %s\n", g.program(), textsafe.Line(err.Error()))
 		}
 		return &ExitError{Code: createExitCode(err), Err: err, Silent: true}
 	}

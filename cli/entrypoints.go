@@ -46,9 +46,8 @@ through the registry, so a tag moved to another image is not matched by accident
 		if err != nil {
 			return nil, &ExitError{Code: createExitUsage, Err: err}
 		}
-		if g.Demo {
-			return nil, &ExitError{Code: createExitUsage, Err: errors.New("entrypoints needs a cluster; not available in --demo")}
-		}
+		// With --demo the table lives in the simulated fleet, for as long
+		// as the command, and images resolve through its registry.
 		conn, err := g.connect(cmd.Context())
 		if err != nil {
 			return nil, &ExitError{Code: createExitUsage, Err: err}
@@ -85,7 +84,7 @@ through the registry, so a tag moved to another image is not matched by accident
 		Short: "Store the start command for IMAGE's digest",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 1 || len(args) < 2 {
-				return &ExitError{Code: createExitUsage, Err: errors.New("usage: sandscope entrypoints set IMAGE -- ARGV...")}
+				return &ExitError{Code: createExitUsage, Err: errors.New("usage: " + g.program() + " entrypoints set IMAGE -- ARGV...")}
 			}
 			return nil
 		},
@@ -179,7 +178,9 @@ through the registry, so a tag moved to another image is not matched by accident
 	}
 	// The whole family (the parent too) answers a bad flag with its usage code.
 	for _, c := range []*cobra.Command{cmd, set, get, ls, rm} {
-		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: createExitUsage, Err: err} })
+		c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+			return &ExitError{Code: createExitUsage, Err: seeHelp(c, err)}
+		})
 	}
 	cmd.AddCommand(set, get, ls, rm)
 	return cmd

@@ -50,8 +50,8 @@ func newExecCommand(g *Globals) *cobra.Command {
 			"Transports: kube (pods/exec via the API server), execd (the sandbox's exec daemon on port 44772 through a\n" +
 			"port-forward), execd-direct (http://<podIP>:44772, from inside the cluster). execd's access token comes from\n" +
 			"--execd-token, $SANDSCOPE_EXECD_TOKEN or --execd-token-secret NS/NAME:KEY and is never printed.\n\n" +
-			"Exit codes: the command's own when it ran; 125 when sandscope refused or failed before anything ran;\n" +
-			"126 when the outcome is unknown (the request may have run: never retry it blindly). A refusal or failure\n" +
+			"Exit codes: the command's own when it ran; 2 a usage error (code USAGE); 125 when sandscope refused or\n" +
+			"failed before anything ran; 126 when the outcome is unknown (the request may have run: never retry it blindly). A refusal or failure\n" +
 			"prints one JSON object on stderr: {\"error\":{\"code\",\"message\",\"retryable\",\"executed\":\"no|unknown|yes\",\"evidence\":[...]}}.",
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: g.completeSandbox,
@@ -187,8 +187,6 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		return usage("--expect-uid/--expect-ip name one Pod: give one target instead")
 	case f.maxParallel < 1:
 		return usage("--max-parallel must be at least 1, got %d", f.maxParallel)
-	case g.Demo:
-		return usage("exec over many sandboxes needs a cluster (not --demo)")
 	}
 	via, err := execute.ParseVia(f.via)
 	if err != nil {
@@ -207,23 +205,20 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	if err != nil {
 		return fail(connectFailure(err))
 	}
+	defer conn.Close()
 	token, err := execdTokenFrom(ctx, conn, f)
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
 	}
 	namespace := g.Kube.Namespace()
-	if g.AllNamespaces {
-		namespace = ""
+	if g.AllNamespaces || (conn.Demo() && namespace == "") {
+		namespace = "" // the demo's fleet spans namespaces: without -n, every one
 	}
 	sel := kube.SelectOptions{Namespace: namespace, Pool: f.pool, PodSelector: ""}
 	if f.pool == "" {
 		sel.Selector = g.Selector
 	}
-	keys, err := conn.Clients.SelectSandboxes(ctx, sel)
-	if err != nil {
-		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
-	}
-	x, _, err := conn.LookupExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, 0)
+	x, keys, err := conn.ManyExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, sel, f.syncTimeout)
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
@@ -259,11 +254,16 @@ func printExecError(g *Globals, err error) error {
 	}
 	w := g.Err
 	if _, stderr := g.rawStreams(); isTerminal(stderr) {
-		fmt.Fprintf(w, "sandscope: %s\n", textsafe.Line(r.Error()))
+		fmt.Fprintf(w, "%s: %s\n", g.program(), textsafe.Line(r.Error()))
 	}
 	fmt.Fprintf(w, "%s\n", r.JSON())
 	code := execExitUnknown
-	if r.Executed == refusal.ExecutedNo {
+	switch {
+	case r.Code == refusal.CodeUsage && r.Executed == refusal.ExecutedNo:
+		// A request sandscope could not read is a usage error, as in every
+		// other command: 125 is for a target it refused.
+		code = ExitUsage
+	case r.Executed == refusal.ExecutedNo:
 		code = execExitRefused
 	}
 	return &ExitError{Code: code, Err: r, Silent: true}

@@ -119,14 +119,19 @@ func TestDemoSessionShell(t *testing.T) {
 	}
 }
 
-// sweep --demo honours -n, and refuses a context the demo does not have.
+// sweep --demo honours -n, and --context a,b sweeps a simulated fleet for
+// each name, as the TUI's --demo --context a,b shows them.
 func TestDemoSweepNamespaceAndContext(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := Main([]string{"--demo", "sweep", "-n", "eval", "-o", "json"}, strings.NewReader(""), &out, &errOut); code == 2 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	var r struct {
-		Findings []struct{ Namespace string } `json:"findings"`
+		Findings []struct{ Namespace, Context string } `json:"findings"`
+		Contexts []struct {
+			Name      string
+			Reachable bool
+		} `json:"contexts"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Findings) == 0 {
 		t.Fatalf("report: %v, %d findings", err, len(r.Findings))
@@ -138,7 +143,19 @@ func TestDemoSweepNamespaceAndContext(t *testing.T) {
 	}
 	out.Reset()
 	errOut.Reset()
-	if code := Main([]string{"--demo", "--context", "prod", "sweep"}, strings.NewReader(""), &out, &errOut); code != 2 || !strings.Contains(errOut.String(), `"prod"`) {
-		t.Fatalf("--context prod: exit %d: %s", code, errOut.String())
+	if code := Main([]string{"--demo", "--context", "prod,staging", "sweep", "-o", "json"}, strings.NewReader(""), &out, &errOut); code == 2 {
+		t.Fatalf("--demo --context prod,staging: exit %d: %s", code, errOut.String())
+	}
+	r.Findings, r.Contexts = nil, nil
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range r.Findings {
+		seen[f.Context] = true
+	}
+	if len(r.Contexts) != 2 || r.Contexts[0].Name == r.Contexts[1].Name || !r.Contexts[0].Reachable || !r.Contexts[1].Reachable ||
+		!seen["prod"] || !seen["staging"] {
+		t.Errorf("--demo --context prod,staging: contexts %+v, findings in %v; want both swept, with findings", r.Contexts, seen)
 	}
 }

@@ -52,7 +52,7 @@ func newExplainRestartCommand(g *Globals) *cobra.Command {
 		ValidArgsFunction: g.completeSandbox,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return &ExitError{Code: ExitUsage, Err: errors.New("usage: sandscope explain restart [-n NS] POD|SANDBOX --block-start TIME")}
+				return &ExitError{Code: ExitUsage, Err: errors.New("usage: " + g.program() + " explain restart [-n NS] POD|SANDBOX --block-start TIME")}
 			}
 			return nil
 		},
@@ -66,6 +66,10 @@ func newExplainRestartCommand(g *Globals) *cobra.Command {
 	fl.StringVarP(&f.output, "output", "o", "text", "Output: text or json")
 	return cmd
 }
+
+// demoSyncTimeout bounds the first read of the demo's fleet by a command
+// that looks a sandbox up in it.
+const demoSyncTimeout = 30 * time.Second
 
 // parseBlockStart reads a block start: RFC 3339 with or without fractions.
 func parseBlockStart(s string) (time.Time, error) {
@@ -95,20 +99,24 @@ func runExplainRestart(cmd *cobra.Command, g *Globals, f *explainRestartFlags, n
 	if g.AllNamespaces {
 		return usage(errors.New("-A does not apply: name the Pod's namespace with -n"))
 	}
-	if g.Demo {
-		return usage(errors.New("explain restart needs a cluster; not available in --demo"))
-	}
 	conn, err := g.connect(cmd.Context())
 	if err != nil {
 		return &ExitError{Code: ExitFailure, Err: err}
 	}
+	defer conn.Close()
+	// In the demo the sandbox is found in any namespace, by the short id
+	// the TUI shows too; on a cluster it is read in the context's.
+	namespace, name, err := conn.Locate(cmd.Context(), name, demoSyncTimeout)
+	if err != nil {
+		return &ExitError{Code: ExitFailure, Err: err}
+	}
 	clients := conn.Clients
-	rep, err := inspect.ExplainRestart(cmd.Context(), clients, clients.Namespace, name, f.container, blocks)
+	rep, err := inspect.ExplainRestart(cmd.Context(), clients, namespace, name, f.container, blocks)
 	switch {
 	case errors.Is(err, forensics.ErrNoContainer):
 		return usage(err)
 	case apierrors.IsNotFound(err):
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("no Pod or sandbox %q in namespace %s", name, clients.Namespace)}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("no Pod or sandbox %q in namespace %s", name, namespace)}
 	case err != nil:
 		return &ExitError{Code: ExitFailure, Err: err}
 	}

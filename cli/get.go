@@ -50,7 +50,13 @@ func newGetCommand(g *Globals) *cobra.Command {
 			"  sandscope get sandboxes -l team=rl -o wide\n"+
 			"  sandscope get findings -A -o jsonpath='{range .items[*]}{.code} {.namespace}/{.sandbox}{\"\\n\"}{end}'\n"+
 			"  kubectl describe $(sandscope get sb -n team-rl -o name)", "sandscope", g.program()),
-		Args:              cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				// kubectl's habit: name what can be listed, not "requires at least 1 arg".
+				return &ExitError{Code: ExitUsage, Err: seeHelp(cmd, fmt.Errorf("get what? %s (e.g. %s get sb -A)", listing.ResourceTypes, g.program()))}
+			}
+			return nil
+		},
 		ValidArgsFunction: g.completeGet,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGet(cmd.Context(), g, f, args)

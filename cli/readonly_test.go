@@ -24,7 +24,8 @@ import (
 // it, not inherited by accident.
 var (
 	readOnlyCommands = map[string]bool{"sandscope": true, "sweep": true, "entrypoints": true,
-		"entrypoints get": true, "entrypoints ls": true, "explain": true, "explain restart": true, "serve": true, "get": true}
+		"entrypoints get": true, "entrypoints ls": true, "explain": true, "explain restart": true, "serve": true, "get": true,
+		"version": true, "completion": true, "completion bash": true, "completion fish": true, "completion powershell": true, "completion zsh": true}
 	// mutating commands, with the arguments that would act.
 	mutatingCommands = map[string][]string{
 		"exec":            {"exec", "some-sandbox", "--", "touch", "/x"},

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -134,9 +135,41 @@ func NewRootCommand(g *Globals) *cobra.Command {
 	}
 	root.Flags().StringVar(&g.Shell, "shell", "", "Shell the TUI's shell key opens (default: bash, falling back to sh)")
 	root.Flags().BoolVar(&g.AllContexts, "all-contexts", false, "Show every context of the kubeconfig in one table (--context a,b: those)")
+	// Every command's flag errors point at its help; create and
+	// entrypoints set their own (their usage exit code is 3) through
+	// seeHelp too.
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return seeHelp(cmd, err) })
 	root.AddCommand(subcommands(g)...)
+	strictCompletion(root)
 	addGlobalCompletions(root, g)
 	return root
+}
+
+// seeHelp ends a usage error with where to read the command's usage.
+func seeHelp(cmd *cobra.Command, err error) error {
+	return fmt.Errorf("%w; see %s --help", err, cmd.CommandPath())
+}
+
+// strictCompletion makes `completion SHELL` refuse a shell it has no
+// script for: cobra's own command prints its help for any argument and
+// exits 0, so `source <(sandscope completion bsah)` fails silently.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	cmd, _, err := root.Find([]string{"completion"})
+	if err != nil || cmd == root {
+		return
+	}
+	var shells []string
+	for _, c := range cmd.Commands() {
+		shells = append(shells, c.Name())
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return &ExitError{Code: ExitUsage, Err: seeHelp(cmd, fmt.Errorf("no completion for shell %q: want %s", args[0], strings.Join(shells, ", ")))}
+	}
 }
 
 // Main runs sandscope with args and returns the process exit code, as
@@ -185,12 +218,12 @@ func MainAs(argv0 string, args []string, in io.Reader, out, errOut io.Writer) (c
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if !ee.Silent && ee.Err != nil {
-			fmt.Fprintf(textErr, "sandscope: %s\n", textsafe.Line(ee.Err.Error()))
+			fmt.Fprintf(textErr, "%s: %s\n", program, textsafe.Line(ee.Err.Error()))
 		}
 		return ee.Code
 	}
 	// Errors quote what the cluster or a registry said: shown, not obeyed.
-	fmt.Fprintf(textErr, "sandscope: %s\n", textsafe.Line(err.Error()))
+	fmt.Fprintf(textErr, "%s: %s\n", program, textsafe.Line(err.Error()))
 	var ce *kube.ConnectError
 	if errors.As(err, &ce) {
 		return ExitFailure

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/sandscope/sandscope/actions/sweep"
-	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/internal/textsafe"
 )
 
@@ -85,7 +87,7 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	case "junit":
 		err = sweep.WriteJUnit(out, &report, failOn)
 	default:
-		err = sweep.WriteTable(out, &report)
+		err = sweep.WriteTableWidth(out, &report, terminalWidth(out))
 	}
 	if err != nil {
 		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("writing the report: %w", err)}
@@ -129,14 +131,9 @@ func fleetSource(ctx context.Context, g *Globals, timeout time.Duration) (sweep.
 	if g.AllNamespaces && g.Kube.Namespace() != "" {
 		return sweep.Options{}, nil, usage(errors.New("-n and -A cannot be used together"))
 	}
+	// With --demo each context named is a simulated fleet of its own, as
+	// in the TUI.
 	names := splitContexts(g.Kube.Context())
-	if g.Demo {
-		for _, name := range names {
-			if name != demo.ContextName {
-				return sweep.Options{}, nil, usage(fmt.Errorf("--demo has one context, %q; no context %q", demo.ContextName, name))
-			}
-		}
-	}
 	e, err := g.env()
 	if err != nil {
 		return sweep.Options{}, nil, err
@@ -171,4 +168,18 @@ func sweepExitCode(r *sweep.Report, failOn sweep.FailOn) int {
 		return sweepExitFindings
 	}
 	return 0
+}
+
+// terminalWidth is w's width in columns when w is a terminal, else 0: a
+// file or a pipe gets every cell whole.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width <= 0 {
+		return 0
+	}
+	return width
 }

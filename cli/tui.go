@@ -94,7 +94,7 @@ func tuiContexts(g *Globals) ([]string, error) {
 		}
 		for _, name := range names {
 			if !slices.Contains(known, name) {
-				return nil, &kube.ConnectError{Context: name, Reason: "context not found in kubeconfig", Local: true}
+				return nil, &kube.ConnectError{Context: name, Reason: "context not found in kubeconfig", Local: true, Err: kube.ContextsKnown(known)}
 			}
 		}
 	}

@@ -96,7 +96,7 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	if opts.Warmup == 0 {
 		opts.Warmup = 15 * time.Minute
 	}
-	clients := NewClients(opts.Namespaces[0])
+	clients, api := newClients(opts.Namespaces[0])
 	s, err := sim.New(clients.Kube, clients.Dynamic, sim.Config{
 		Seed:          opts.Seed,
 		Namespaces:    opts.Namespaces,
@@ -121,6 +121,12 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	// simulated kubelet kept.
 	clients.Kube = &logsClientset{Interface: clients.Kube, sim: s}
 	d := &Demo{Clients: clients, Sim: s, done: make(chan struct{})}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	api.housekeep(clk.Now()) // the warm-up's requests
+	crash.Go(func() { api.keepBounded(ctx, clk) })
 	crash.Go(func() {
 		defer close(d.done)
 		if err := s.Run(ctx); err != nil && ctx.Err() == nil {
@@ -128,6 +134,67 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 		}
 	})
 	return d, nil
+}
+
+// How the in-memory API server stays the size of the fleet, however long
+// the demo runs: client-go's fakes record every request they serve (a deep
+// copy each, for tests to assert on), which the demo drops, and Events
+// expire after eventTTL, as kube-apiserver's --event-ttl (default 1h)
+// makes them.
+const (
+	housekeepingEvery = time.Minute
+	eventTTL          = time.Hour
+)
+
+// memoryAPI is what housekeeping reaches in the in-memory API server.
+type memoryAPI struct {
+	fakes   []*k8stesting.Fake
+	tracker k8stesting.ObjectTracker // core/v1's, which holds the Events
+}
+
+// keepBounded does the housekeeping every housekeepingEvery of clk until
+// ctx ends.
+func (a *memoryAPI) keepBounded(ctx context.Context, clk clock.Clock) {
+	t := clk.NewTimer(housekeepingEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			a.housekeep(clk.Now())
+			t.Reset(housekeepingEvery)
+		}
+	}
+}
+
+// housekeep drops the fakes' request logs and the Events last seen before
+// now - eventTTL. It goes to the tracker directly: a request through the
+// fakes would be logged again.
+func (a *memoryAPI) housekeep(now time.Time) {
+	for _, f := range a.fakes {
+		f.ClearActions()
+	}
+	gvr := corev1.SchemeGroupVersion.WithResource("events")
+	gvk := corev1.SchemeGroupVersion.WithKind("Event")
+	obj, err := a.tracker.List(gvr, gvk, "")
+	if err != nil {
+		return
+	}
+	list, ok := obj.(*corev1.EventList)
+	if !ok {
+		return
+	}
+	for i := range list.Items {
+		e := &list.Items[i]
+		last := e.LastTimestamp.Time
+		if last.IsZero() {
+			last = e.CreationTimestamp.Time
+		}
+		if !last.IsZero() && now.Sub(last) > eventTTL {
+			_ = a.tracker.Delete(gvr, e.Namespace, e.Name) // gone already: nothing to expire
+		}
+	}
 }
 
 // Done is closed when the simulation has stopped (its context ended).
@@ -167,6 +234,12 @@ func (d *Demo) Creator() *create.Creator {
 // its own object, Pods and Events through selected informers. Like an API
 // server, they refuse a sandbox object in a namespace that does not exist.
 func NewClients(namespace string) *kube.Clients {
+	c, _ := newClients(namespace)
+	return c
+}
+
+// newClients is NewClients, with what the demo's housekeeping reaches.
+func newClients(namespace string) (*kube.Clients, *memoryAPI) {
 	agentGVR := sim.AgentSandboxGVR("v1beta1")
 	snapshotGVR := schema.GroupVersionResource{Group: sim.BatchSandboxGVR.Group, Version: sim.BatchSandboxGVR.Version, Resource: "sandboxsnapshots"}
 	listKinds := map[schema.GroupVersionResource]string{
@@ -222,7 +295,7 @@ func NewClients(namespace string) *kube.Clients {
 		Namespace:      namespace,
 		AllNamespaces:  true,
 		RequestTimeout: kube.DefaultRequestTimeout,
-	}
+	}, &memoryAPI{fakes: []*k8stesting.Fake{&kc.fake, &dyn.Fake}, tracker: kc.tracker}
 }
 
 var verbs = metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}

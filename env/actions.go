@@ -3,13 +3,17 @@ package env
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
 
@@ -92,11 +96,12 @@ func (c *Conn) execOptions(o ExecOptions) execute.Options {
 // in. A cluster's target is read by name with what its identity depends on
 // (kube.LookupSandbox), so the cost does not grow with the fleet, in -n or
 // without it in every namespace. The demo's fleet, small and in-process,
-// is watched whole in its namespace and read once synced, within
-// syncTimeout; the watch ends with ctx.
+// is watched whole (in -n, else in every namespace, as a cluster's
+// target is looked up) and read once synced, within syncTimeout; the watch
+// ends with ctx.
 func (c *Conn) LookupExecutor(ctx context.Context, o ExecOptions, syncTimeout time.Duration) (*execute.Executor, string, error) {
 	if c.Demo() {
-		ns := c.Clients.Namespace
+		ns := c.Namespace()
 		w := c.Watch(ctx, ns, nil)
 		sctx, cancel := context.WithTimeout(ctx, syncTimeout)
 		defer cancel()
@@ -123,4 +128,101 @@ func (c *Conn) LookupExecutor(ctx context.Context, o ExecOptions, syncTimeout ti
 func (c *Conn) Creator(x *execute.Executor, images kube.ImageConfigReader, sources *kube.Sources) *create.Creator {
 	return &create.Creator{Clients: c.Clients, Images: images, Prober: &create.ExecProber{Exec: x}, Sources: sources,
 		ReadOnly: c.env.opts.ReadOnly}
+}
+
+// ManyExecutor is the executor of a command that acts on every sandbox sel
+// picks (exec --selector, --all-of-pool) and those sandboxes' keys. A
+// cluster's are listed by the API server, each target then read by name
+// as LookupExecutor's; the demo's are picked from its fleet, watched in
+// sel.Namespace and read once synced within syncTimeout.
+func (c *Conn) ManyExecutor(ctx context.Context, o ExecOptions, sel kube.SelectOptions, syncTimeout time.Duration) (*execute.Executor, []string, error) {
+	if !c.Demo() {
+		keys, err := c.Clients.SelectSandboxes(ctx, sel)
+		if err != nil {
+			return nil, nil, err
+		}
+		x, _, err := c.LookupExecutor(ctx, o, syncTimeout)
+		return x, keys, err
+	}
+	selector, err := labels.Parse(sel.Selector)
+	if err != nil {
+		return nil, nil, fmt.Errorf("invalid selector %q: %w", sel.Selector, err)
+	}
+	w := c.Watch(ctx, sel.Namespace, nil)
+	sctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	if err := w.WaitForSync(sctx); err != nil {
+		return nil, nil, fmt.Errorf("reading the demo fleet: %w", err)
+	}
+	snap := w.Fleet().Snapshot()
+	var keys []string
+	for _, sb := range snap.Sandboxes() {
+		switch {
+		case sb == nil:
+		case sel.Pool != "":
+			if sb.Engine() == model.EngineBatchSandbox && sb.Pool == sel.Pool {
+				keys = append(keys, sb.Key)
+			}
+		case selector.Matches(sb.Labels()):
+			keys = append(keys, sb.Key)
+		}
+	}
+	o.Fleet = w.Fleet().Snapshot
+	return c.Executor(o), keys, nil
+}
+
+// Locate finds where the sandbox or Pod a user named lives, for a command
+// that reads it by name (explain restart): its namespace and whole name.
+// In the demo the fleet is read (in -n, else in every namespace, within
+// syncTimeout) and ref may be a sandbox's name, key or the short id the TUI
+// shows, or a Pod's name; ref names several is an error that lists them.
+// On a cluster nothing is read: the context's namespace and ref as given.
+func (c *Conn) Locate(ctx context.Context, ref string, syncTimeout time.Duration) (namespace, name string, err error) {
+	if !c.Demo() {
+		return c.Clients.Namespace, ref, nil
+	}
+	w := c.Watch(ctx, c.Namespace(), nil)
+	sctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	if err := w.WaitForSync(sctx); err != nil {
+		return "", "", fmt.Errorf("reading the demo fleet: %w", err)
+	}
+	snap := w.Fleet().Snapshot()
+	var exact, byID []*model.Sandbox
+	for _, sb := range snap.Sandboxes() {
+		switch {
+		case sb == nil:
+		case sb.Key == ref || sb.Name() == ref:
+			exact = append(exact, sb)
+		case model.IsIDPrefix(sb.Name(), ref):
+			byID = append(byID, sb)
+		}
+	}
+	if len(exact) == 0 {
+		exact = byID
+	}
+	switch len(exact) {
+	case 1:
+		return exact[0].Namespace(), exact[0].Name(), nil
+	case 0:
+	default:
+		keys := make([]string, len(exact))
+		for i, sb := range exact {
+			keys[i] = sb.Key
+		}
+		return "", "", fmt.Errorf("%q names several sandboxes: %s; give -n NAMESPACE or the whole name", ref, strings.Join(keys, ", "))
+	}
+	var pods []*model.Pod
+	for _, p := range snap.Pods() {
+		if p != nil && p.Name == ref {
+			pods = append(pods, p)
+		}
+	}
+	if len(pods) == 1 {
+		return pods[0].Namespace, pods[0].Name, nil
+	}
+	if len(pods) > 1 {
+		return "", "", fmt.Errorf("%q names Pods in several namespaces; give -n NAMESPACE", ref)
+	}
+	return c.Clients.Namespace, ref, nil // not in the fleet: read as given, which says it is not found
 }

@@ -20,21 +20,29 @@ func (e *Env) Sweep(ctx context.Context, names []string, timeout time.Duration) 
 	opts := sweep.Options{AllNamespaces: o.AllNamespaces, PodSelector: o.PodSelector, StuckAfter: o.StuckAfter,
 		Timeout: timeout, ImageConfig: o.ImageChecks}
 	if e.Demo() {
-		name := ""
-		if len(names) > 0 {
-			name = names[0]
+		// Each name is a simulated fleet of its own, as in the TUI's
+		// --demo --context a,b; none is the demo's one context.
+		if len(names) == 0 {
+			names = []string{""}
 		}
-		conn, err := e.Context(name).Connect(ctx)
-		if err != nil {
-			return opts, nil, err
-		}
-		opts.ImageConfig = conn.ImageChecks()
 		if ns := e.flagNamespace(); ns != "" {
 			opts.Namespace = ns
 		} else {
 			opts.AllNamespaces = true
 		}
-		return opts, []sweep.Target{sweep.ClientsTarget(conn.Clients.Context, conn.Clients)}, nil
+		var targets []sweep.Target
+		for i, name := range names {
+			if slices.Contains(names[:i], name) {
+				continue
+			}
+			conn, err := e.Context(name).Connect(ctx)
+			if err != nil {
+				return opts, nil, err
+			}
+			opts.ImageConfig = conn.ImageChecks() // the same simulated catalog in every demo fleet
+			targets = append(targets, sweep.ClientsTarget(conn.Clients.Context, conn.Clients))
+		}
+		return opts, targets, nil
 	}
 	if len(names) == 0 {
 		// The report names the context the kubeconfig chose.

@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,6 +86,22 @@ func (e *ConnectError) Error() string {
 
 func (e *ConnectError) Unwrap() error { return e.Err }
 
+// maxContextsNamed bounds how many contexts an error lists: a kubeconfig
+// merged from many files can hold hundreds.
+const maxContextsNamed = 20
+
+// ContextsKnown says which contexts a kubeconfig has, for an error about
+// one it lacks.
+func ContextsKnown(names []string) error {
+	switch {
+	case len(names) == 0:
+		return errors.New("the kubeconfig has no context")
+	case len(names) > maxContextsNamed:
+		return fmt.Errorf("its contexts: %s and %d more", strings.Join(names[:maxContextsNamed], ", "), len(names)-maxContextsNamed)
+	}
+	return fmt.Errorf("its contexts: %s", strings.Join(names, ", "))
+}
+
 // ConnectOptions are the knobs beyond the kubectl flags.
 type ConnectOptions struct {
 	AllNamespaces bool
@@ -150,7 +168,8 @@ func Connect(ctx context.Context, flags *ConfigFlags, opts ConnectOptions) (*Cli
 	if c.Context != "" {
 		kctx, ok := raw.Contexts[c.Context]
 		if !ok {
-			return nil, &ConnectError{Context: c.Context, Reason: "context not found in kubeconfig " + kubeconfigPath(flags), Local: true}
+			return nil, &ConnectError{Context: c.Context, Reason: "context not found in kubeconfig " + kubeconfigPath(flags), Local: true,
+				Err: ContextsKnown(slices.Sorted(maps.Keys(raw.Contexts)))}
 		}
 		if _, ok := raw.Clusters[c.Cluster]; !ok && flags.Overrides.ClusterInfo.Server == "" {
 			// clientcmd reports this as an empty configuration ("no

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 
 	"github.com/sandscope/sandscope/model"
@@ -68,6 +69,9 @@ func (c *Clients) LookupSandbox(ctx context.Context, ref string, opts LookupOpti
 		err = l.byPod(ctx, opts.Namespace, name)
 	} else {
 		err = l.bySandbox(ctx, opts.Namespace, ref)
+		if err == nil && l.empty() && couldBeIDPrefix(ref) {
+			err = l.byIDPrefix(ctx, opts.Namespace, ref)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -401,6 +405,82 @@ func (l *lookup) labelledPods(ctx context.Context, b *model.BatchSandbox) error 
 		l.addPod(&list.Items[i])
 	}
 	return nil
+}
+
+// maxIDPrefixMatches bounds the sandboxes read for one short id: more
+// than one is ambiguous anyway, and the refusal names those read.
+const maxIDPrefixMatches = 8
+
+// couldBeIDPrefix: ref may be the start of a BatchSandbox id (a UUID), as
+// the TUI shows it: hex digits and dashes, long enough to mean one.
+func couldBeIDPrefix(ref string) bool {
+	if len(ref) < model.MinIDPrefix || len(ref) >= 36 {
+		return false
+	}
+	for _, c := range ref {
+		if !(c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// empty: the lookup found no sandbox and no Pod.
+func (l *lookup) empty() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.batch) == 0 && len(l.agents) == 0 && len(l.pods) == 0
+}
+
+// byIDPrefix reads the BatchSandboxes of ns ("" every one) whose id starts
+// with ref: the short id the TUI shows names its sandbox wherever it is
+// unique. Nothing by that name exists, so the names are listed (metadata
+// only, in pages), at a cost that grows with the fleet: only a short id
+// that names nothing whole pays it.
+func (l *lookup) byIDPrefix(ctx context.Context, ns, ref string) error {
+	if !l.sources.BatchSandbox {
+		return nil
+	}
+	matches, err := l.c.batchSandboxesByIDPrefix(ctx, ns, ref)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, m := range matches {
+		g.Go(func() error { return l.batchSandboxes(gctx, m.Namespace, m.Name) })
+	}
+	return g.Wait()
+}
+
+// batchSandboxesByIDPrefix lists (metadata only, in pages) the
+// BatchSandboxes of ns ("" every one) whose id starts with ref, at most
+// maxIDPrefixMatches of them.
+func (c *Clients) batchSandboxesByIDPrefix(ctx context.Context, ns, ref string) ([]types.NamespacedName, error) {
+	if c.Config == nil {
+		return nil, nil
+	}
+	mc, err := metadata.NewForConfig(c.Config)
+	if err != nil {
+		return nil, fmt.Errorf("metadata client: %w", err)
+	}
+	var matches []types.NamespacedName
+	opts := metav1.ListOptions{Limit: 500}
+	for len(matches) < maxIDPrefixMatches {
+		list, err := mc.Resource(BatchSandboxGVR).Namespace(ns).List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing batchsandboxes for the id %s: %w", ref, err)
+		}
+		for i := range list.Items {
+			if m := &list.Items[i]; model.IsIDPrefix(m.Name, ref) && len(matches) < maxIDPrefixMatches {
+				matches = append(matches, types.NamespacedName{Namespace: m.Namespace, Name: m.Name})
+			}
+		}
+		if list.Continue == "" {
+			break
+		}
+		opts.Continue = list.Continue
+	}
+	return matches, nil
 }
 
 // otherClaimers finds the other BatchSandboxes whose alloc-status lists one

@@ -138,3 +138,64 @@ func TestLookupHealthySandboxListsNoHolders(t *testing.T) {
 		}
 	}
 }
+
+// The short id the TUI shows (the start of a BatchSandbox's id) finds its
+// sandbox on a cluster, in -n or in every namespace; a short id several
+// ids start with reads each of them, for the caller to say AMBIGUOUS.
+func TestLookupSandboxByShortID(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	kl, ct := c.Kubelet(t), c.Controller(t)
+	ids := []string{"16952042-4659-4a6b-9d3e-0c5aff3444d1", "8efd263d-1111-4a6b-9d3e-0c5aff3444d1", "8efd263e-2222-4a6b-9d3e-0c5aff3444d1"}
+	for i, id := range ids {
+		bs := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox(id, kubetest.SandboxPod("t", "")))
+		kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod(id+"-0", ""), bs, 0))
+		ip := "10.250.14." + string(rune('1'+i))
+		kl.SetRunning(ns, id+"-0", ip)
+		ct.SetEndpoints(ns, id, ip)
+	}
+	clients, _ := loggedClients(t, c.Config, ns)
+	names := func(ref, searchNS string) []string {
+		t.Helper()
+		snap, err := clients.LookupSandbox(kubetest.Context(t), ref, kube.LookupOptions{Namespace: searchNS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, sb := range snap.Sandboxes() {
+			out = append(out, sb.Name())
+		}
+		return out
+	}
+	for _, searchNS := range []string{ns, ""} {
+		if got := names("16952042", searchNS); len(got) != 1 || got[0] != ids[0] {
+			t.Errorf("namespace %q: short id 16952042 read %v, want %s", searchNS, got, ids[0])
+		}
+		if got := names("8efd263", searchNS); len(got) != 2 {
+			t.Errorf("namespace %q: short id 8efd263 read %v, want both sandboxes it starts", searchNS, got)
+		}
+	}
+	if got := names("sbx-nothing", ns); len(got) != 0 {
+		t.Errorf("a name that is no id read %v", got)
+	}
+}
+
+// explain restart reads a sandbox's Pod by the short id the TUI shows too;
+// a short id several ids start with is an error naming them.
+func TestResolvePodByShortID(t *testing.T) {
+	c := kubetest.Get(t)
+	ns := c.Namespace(t)
+	kl, ct := c.Kubelet(t), c.Controller(t)
+	for _, id := range []string{"2a0b0c0d-4659-4a6b-9d3e-0c5aff3444d1", "7f00aa01-1111-4a6b-9d3e-0c5aff3444d1", "7f00aa02-2222-4a6b-9d3e-0c5aff3444d1"} {
+		bs := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox(id, kubetest.SandboxPod("t", "")))
+		kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod(id+"-0", ""), bs, 0))
+	}
+	clients, _ := loggedClients(t, c.Config, ns)
+	pod, how, err := clients.ResolvePod(kubetest.Context(t), ns, "2a0b0c0d")
+	if err != nil || pod.Name != "2a0b0c0d-4659-4a6b-9d3e-0c5aff3444d1-0" {
+		t.Fatalf("ResolvePod(2a0b0c0d): %v, %q, %v", pod, how, err)
+	}
+	if _, _, err := clients.ResolvePod(kubetest.Context(t), ns, "7f00aa0"); err == nil || !strings.Contains(err.Error(), "several") {
+		t.Errorf("ResolvePod(7f00aa0), two ids start so: %v, want an error naming both", err)
+	}
+}

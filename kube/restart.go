@@ -6,6 +6,7 @@ import (
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,6 +59,25 @@ func (c *Clients) ResolvePod(ctx context.Context, namespace, name string) (pod *
 		}
 		if how == "" && len(pods) > 0 {
 			how = "sandbox " + name
+		}
+	}
+	if len(candidates) == 0 && couldBeIDPrefix(name) {
+		// The short id the TUI shows: its BatchSandbox, where only one
+		// id starts with it.
+		ids, err := c.batchSandboxesByIDPrefix(rctx, namespace, name)
+		if err != nil {
+			return nil, "", err
+		}
+		switch len(ids) {
+		case 0:
+		case 1:
+			return c.ResolvePod(ctx, namespace, ids[0].Name)
+		default:
+			names := make([]string, len(ids))
+			for i, id := range ids {
+				names[i] = id.Name
+			}
+			return nil, "", fmt.Errorf("%q starts the ids of several BatchSandboxes: %s; give the whole id", name, strings.Join(names, ", "))
 		}
 	}
 	if len(candidates) == 0 {

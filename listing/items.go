@@ -37,13 +37,16 @@ var resourceNames = map[string]Resource{
 	"findings": Findings, "finding": Findings,
 }
 
+// ResourceTypes names what get lists, with the short names it reads.
+const ResourceTypes = "sandboxes (sb), pods (po), pools, claims or findings"
+
 // ParseResource reads a resource name, its singular or its short name
 // (sb, po), as kubectl reads `get po`.
 func ParseResource(s string) (Resource, error) {
 	if r, ok := resourceNames[strings.ToLower(s)]; ok {
 		return r, nil
 	}
-	return "", fmt.Errorf("unknown resource %q: want sandboxes (sb), pods (po), pools, claims or findings", s)
+	return "", fmt.Errorf("unknown resource %q: want %s", s, ResourceTypes)
 }
 
 // Query picks what `get` prints from a snapshot.

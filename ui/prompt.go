@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
@@ -29,7 +30,19 @@ type prompt struct {
 	// cancelled is what esc means (nil: nothing).
 	cancelled tea.Msg
 	err       string // why the line was not accepted; the next key clears it
+	// runes is the line's length, and last the line edited last saw: a
+	// key beyond maxPromptRunes, or one that changes nothing, costs no
+	// pass over the line.
+	runes int
+	last  string
 }
+
+// maxPromptRunes bounds a prompt's line (a filter, a command, a port): a
+// paste arriving key by key (a terminal without bracketed paste, a
+// script) stops growing it there, and every key past it is dropped
+// without reading the line, so the cost of a key never grows with what
+// was pasted.
+const maxPromptRunes = 2048
 
 // promptKeys are the prompt's own keys.
 type promptKeys struct {
@@ -70,9 +83,12 @@ func newPrompt(label, value string) *prompt {
 	p := &prompt{input: textinput.New(), keys: defaultPromptKeys()}
 	p.input.ShowSuggestions = true
 	p.input.Prompt = label
+	p.input.CharLimit = maxPromptRunes
 	p.input.SetValue(value)
 	p.input.CursorEnd()
 	p.input.Focus()
+	p.last = p.input.Value()
+	p.runes = utf8.RuneCountInString(p.last)
 	return p
 }
 
@@ -92,15 +108,42 @@ func (p *prompt) update(msg tea.KeyMsg) (tea.Cmd, tea.Msg, bool) {
 		}
 		return nil, out, true
 	}
+	if p.runes >= maxPromptRunes && (msg.Type == tea.KeyRunes || msg.Type == tea.KeySpace) {
+		p.err = "the line holds " + strconv.Itoa(maxPromptRunes) + " characters at most"
+		return nil, nil, false
+	}
 	var cmd tea.Cmd
 	p.input, cmd = p.input.Update(msg)
-	if p.edited == nil {
+	line := p.input.Value()
+	p.runes = utf8.RuneCountInString(line)
+	if p.edited == nil || line == p.last {
 		return cmd, nil, false
 	}
-	return cmd, p.edited(p.input.Value()), false
+	p.last = line
+	return cmd, p.edited(line), false
+}
+
+// fit makes the input show only what fits in width beside its label (and
+// the error, when there is one), so drawing a long line costs what is
+// visible. A line that fits anyway is drawn whole, unpadded.
+func (p *prompt) fit(width int) {
+	avail := width - ansi.StringWidth(p.input.Prompt) - 1 // the cursor's cell
+	if p.err != "" {
+		avail -= min(ansi.StringWidth(p.err)+4, avail/2)
+	}
+	avail = max(avail, 1)
+	w := 0
+	if 2*p.runes > avail { // a rune is at most two columns
+		w = avail
+	}
+	if p.input.Width != w {
+		p.input.Width = w
+		p.input.SetCursor(p.input.Position()) // scroll the window to the cursor
+	}
 }
 
 func (p *prompt) view(c *shared, width int) string {
+	p.fit(width)
 	line := p.input.View()
 	if p.err != "" {
 		line += "  " + c.st.flashErr.Render(fitLine("✗ "+p.err, max(width-ansi.StringWidth(line)-2, 0)))

@@ -3,7 +3,9 @@ package execute_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +122,8 @@ func TestCLIExecExitCodes(t *testing.T) {
 	})
 	t.Run("no command", func(t *testing.T) {
 		r := runCLI(t, e, "", "cli-ok")
-		if obj := cliError(t, r); r.code != 125 || obj["code"] != "USAGE" {
+		// A usage error exits 2, as in every command; 125 is a refused target.
+		if obj := cliError(t, r); r.code != 2 || obj["code"] != "USAGE" {
 			t.Fatalf("%+v", r)
 		}
 	})
@@ -198,5 +201,29 @@ func TestCLIExecWithOpenSandboxRightsOnly(t *testing.T) {
 	obj := cliError(t, r)
 	if msg, _ := obj["message"].(string); r.code != 125 || obj["code"] != "FORBIDDEN" || !strings.Contains(msg, "sandboxes") {
 		t.Fatalf("exec of an unknown name as %s: exit %d stderr %s; want FORBIDDEN naming the unreadable sandboxes kind", user, r.code, r.stderr)
+	}
+}
+
+// On a cluster, the short id the TUI shows runs in its BatchSandbox's Pod
+// without -n, as the whole id does.
+func TestCLIExecByShortID(t *testing.T) {
+	e := newEnv(t, nil)
+	// Random, so that no other sandbox of the cluster starts the same way.
+	id := fmt.Sprintf("%08x-4659-4a6b-9d3e-0c5aff3444d1", rand.Uint32())
+	ct := e.c.Controller(t)
+	pod := kubetest.SandboxPod(id+"-0", "")
+	bs := ct.Create(kubetest.BatchSandboxGVR, e.ns, kubetest.BatchSandbox(id, kubetest.SandboxPod("t", "")))
+	e.kl.CreatePod(e.ns, kubetest.OwnedByBatchSandbox(pod, bs, 0))
+	e.kl.Schedule(e.ns, pod.Name, e.node)
+	ip := nextIP()
+	p := e.kl.SetRunning(e.ns, pod.Name, ip)
+	e.startDaemon(p)
+	ct.SetEndpoints(e.ns, id, ip)
+	ct.SetBatchSandboxStatus(e.ns, id, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
+
+	var out, errOut bytes.Buffer
+	code := runCLIArgs(t, e, &out, &errOut, "exec", id[:8], "--", "sh", "-c", "echo hello")
+	if code != 0 || !strings.Contains(out.String(), "hello") || !strings.Contains(out.String(), string(p.UID)) {
+		t.Fatalf("exec %s (the short id of %s, no -n): exit %d, stdout %q, stderr %q", id[:8], id, code, out.String(), errOut.String())
 	}
 }

@@ -37,6 +37,9 @@ func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
 				matches = append(matches, sb)
 			}
 		}
+		if len(matches) == 0 {
+			matches = byIDPrefix(snap, namespace, ref)
+		}
 	}
 	switch len(matches) {
 	case 0:
@@ -124,6 +127,19 @@ func orAny(s string) string {
 		return "(any)"
 	}
 	return s
+}
+
+// byIDPrefix are the sandboxes of namespace ("" every one) whose id
+// starts with ref: the short id the TUI shows names its sandbox wherever
+// it is unique (several are AMBIGUOUS, with their keys).
+func byIDPrefix(snap *fleet.Snapshot, namespace, ref string) []*model.Sandbox {
+	var matches []*model.Sandbox
+	for _, sb := range snap.Sandboxes() {
+		if sb != nil && (namespace == "" || sb.Namespace() == namespace) && model.IsIDPrefix(sb.Name(), ref) {
+			matches = append(matches, sb)
+		}
+	}
+	return matches
 }
 
 // TargetOf is the target of a sandbox: its primary slot (the one the engine

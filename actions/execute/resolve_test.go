@@ -61,3 +61,40 @@ func TestResolveClaim(t *testing.T) {
 		t.Errorf("no such claim: %v", err)
 	}
 }
+
+// The short id the TUI shows (the start of a sandbox id) names its
+// sandbox wherever it is unique; where it is not, AMBIGUOUS lists the
+// candidates; a whole name always wins over a start of another's id.
+func TestResolveByShortID(t *testing.T) {
+	sandbox := func(ns, name string) *model.Sandbox {
+		return &model.Sandbox{Key: model.SandboxKey(model.EngineBatchSandbox, ns, name), Meta: &model.ObjectMeta{Name: name, Namespace: ns},
+			Slots: []model.Slot{{PodName: name + "-0", RecordedIP: "10.0.0.1", Identity: model.IdentityOK}}}
+	}
+	snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true}, []*model.Sandbox{
+		sandbox("eval", "16952042-4659-4a6b-9d3e-0c5aff3444d1"),
+		sandbox("sandboxes", "8efd263d-1111-4a6b-9d3e-0c5aff3444d1"),
+		sandbox("sandboxes", "8efd263e-2222-4a6b-9d3e-0c5aff3444d1"),
+		sandbox("sandboxes", "1695"), // a sandbox named like the start of another's id
+	}, nil, nil)
+	for _, tc := range []struct{ ns, ref, want string }{
+		{"", "16952042", "16952042-4659-4a6b-9d3e-0c5aff3444d1"},
+		{"eval", "169520", "16952042-4659-4a6b-9d3e-0c5aff3444d1"},
+		{"", "1695", "1695"},
+		{"", "8efd263e", "8efd263e-2222-4a6b-9d3e-0c5aff3444d1"},
+	} {
+		got, err := Resolve(snap, tc.ns, tc.ref)
+		if err != nil || got.Sandbox != model.SandboxKey(model.EngineBatchSandbox, got.Namespace, tc.want) {
+			t.Errorf("Resolve(%q, %q) = %+v, %v; want %s", tc.ns, tc.ref, got.Sandbox, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ ns, ref, code string }{
+		{"", "8efd263", CodeAmbiguous},
+		{"sandboxes", "16952042", refusal.CodeNotFound}, // not in that namespace
+		{"", "169", refusal.CodeNotFound},               // shorter than model.MinIDPrefix
+	} {
+		_, err := Resolve(snap, tc.ns, tc.ref)
+		if e := asRefusal(err); e == nil || e.Code != tc.code {
+			t.Errorf("Resolve(%q, %q): %v; want %s", tc.ns, tc.ref, err, tc.code)
+		}
+	}
+}

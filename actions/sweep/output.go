@@ -4,16 +4,19 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mattn/go-runewidth"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
 
-const maxMessageColumn = 120
+const tablePadding = 2 // spaces between the table's columns
 
 // Unreachable is true when contexts were to be swept and none could be.
 func (r *Report) Unreachable() bool {
@@ -51,20 +54,88 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return textsafe.WriteJSON(w, r, "  ")
 }
 
-// WriteTable writes the findings as aligned columns, then the evidence of
-// each finding under its number, then the contexts and the summary. Every
-// field the fleet wrote goes through textsafe.Line first: the table is read
-// on a terminal, which must not obey what a sandbox put in its messages.
-func WriteTable(w io.Writer, r *Report) error {
+// WriteTable writes the report for a file or a pipe: every cell whole,
+// MESSAGE included, however long the line.
+func WriteTable(w io.Writer, r *Report) error { return WriteTableWidth(w, r, 0) }
+
+// On a terminal, MESSAGE is cut to fit, down to minMessageColumn; past
+// that the names (CONTEXT, NAMESPACE, SANDBOX, POD: ids of 36 characters)
+// are cut too, down to minNameColumn each, every cut cell given whole in
+// the EVIDENCE block. Below that the row is left wider than the terminal
+// rather than unreadable.
+const (
+	minMessageColumn = 12
+	minNameColumn    = 10
+)
+
+// fitColumns narrows the name columns of cols (widths, in the table's
+// order) until MESSAGE has minMessageColumn within width, and returns
+// MESSAGE's width.
+func fitColumns(cols []int, width int) int {
+	const firstName = 3 // CONTEXT, NAMESPACE, SANDBOX, POD follow #, SEVERITY, CODE
+	used := 0
+	for _, c := range cols {
+		used += c + tablePadding
+	}
+	for used+minMessageColumn > width {
+		widest := -1
+		for j := firstName; j < len(cols); j++ {
+			if cols[j] > minNameColumn && (widest < 0 || cols[j] > cols[widest]) {
+				widest = j
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		cols[widest]--
+		used--
+	}
+	return max(width-used, minMessageColumn)
+}
+
+// WriteTableWidth writes the findings as aligned columns, then the
+// evidence of each finding under its number, then the contexts and the
+// summary. Every field the fleet wrote goes through textsafe.Line first:
+// the table is read on a terminal, which must not obey what a sandbox put
+// in its messages. For a terminal width columns wide, the findings table
+// fits by cutting MESSAGE, which the EVIDENCE block then gives whole;
+// width 0 cuts nothing.
+func WriteTableWidth(w io.Writer, r *Report, width int) error {
 	safe := textsafe.Line
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := []string{"#", "SEVERITY", "CODE", "CONTEXT", "NAMESPACE", "SANDBOX", "POD"}
+	rows := make([][]string, len(r.Findings))
+	cols := make([]int, len(header))
+	for i, h := range header {
+		cols[i] = runewidth.StringWidth(h)
+	}
+	for i, f := range r.Findings {
+		rows[i] = []string{strconv.Itoa(i + 1), safe(string(f.Severity)), safe(f.Code), safe(dash(f.Context)),
+			safe(dash(f.Namespace)), safe(dash(f.Sandbox)), safe(dash(f.Pod))}
+		for j, c := range rows[i] {
+			cols[j] = max(cols[j], runewidth.StringWidth(c))
+		}
+	}
+	messageWidth := 0 // whole
+	if width > 0 {
+		messageWidth = fitColumns(cols, width)
+	}
+	cut := make([]bool, len(r.Findings)) // a cell shown cut: EVIDENCE gives it whole
+	tw := tabwriter.NewWriter(w, 0, 0, tablePadding, ' ', 0)
 	if len(r.Findings) == 0 {
 		fmt.Fprintln(tw, "No findings.")
 	} else {
-		fmt.Fprintln(tw, "#\tSEVERITY\tCODE\tCONTEXT\tNAMESPACE\tSANDBOX\tPOD\tMESSAGE")
+		fmt.Fprintln(tw, strings.Join(header, "\t")+"\tMESSAGE")
 		for i, f := range r.Findings {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, safe(string(f.Severity)), safe(f.Code), safe(dash(f.Context)),
-				safe(dash(f.Namespace)), safe(dash(f.Sandbox)), safe(dash(f.Pod)), truncate(safe(f.Message), maxMessageColumn))
+			for j, c := range rows[i] {
+				if runewidth.StringWidth(c) > cols[j] {
+					rows[i][j], cut[i] = runewidth.Truncate(c, cols[j], "…"), true
+				}
+			}
+			msg := safe(f.Message)
+			if messageWidth > 0 && runewidth.StringWidth(msg) > messageWidth {
+				msg, cut[i] = runewidth.Truncate(msg, messageWidth, "…"), true
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", strings.Join(rows[i], "\t"), msg)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -73,11 +144,11 @@ func WriteTable(w io.Writer, r *Report) error {
 	if len(r.Findings) > 0 {
 		fmt.Fprintln(w, "\nEVIDENCE")
 		for i, f := range r.Findings {
-			if len(f.Evidence) == 0 && len(f.Message) <= maxMessageColumn {
+			if len(f.Evidence) == 0 && !cut[i] {
 				continue
 			}
 			fmt.Fprintf(w, "[%d] %s %s\n", i+1, safe(f.Code), safe(subjectOf(f)))
-			if len(f.Message) > maxMessageColumn {
+			if cut[i] {
 				fmt.Fprintf(w, "    %s\n", safe(f.Message))
 			}
 			for _, e := range f.Evidence {
@@ -248,11 +319,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func truncate(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mattn/go-runewidth"
+
 	"github.com/sandscope/sandscope/internal/textsafe/textsafetest"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -387,6 +389,49 @@ func TestWriteTableIsInert(t *testing.T) {
 	for _, want := range []string{"ev " + textsafetest.Shown, "err " + textsafetest.Shown, "note " + textsafetest.Shown, "msg ␛]0;evil title␇"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// On a terminal the findings table fits its width by cutting MESSAGE (the
+// EVIDENCE block gives it whole); for a file or a pipe MESSAGE is whole on
+// its row, for grep and awk.
+func TestWriteTableWidth(t *testing.T) {
+	t.Parallel()
+	r := sampleReport()
+	long := "the engine forwards to 10.0.3.7, which another live Pod holds since its IP was reused by the node's IPAM after a restart of the node"
+	r.Findings[2].Message = long
+	id := "16952042-4659-4a6b-9d3e-0c5aff3444d1" // sandboxes named by their id: 36 columns, and its Pod's 38
+	r.Findings[2].Sandbox, r.Findings[2].Pod = id, id+"-0"
+	var pipe bytes.Buffer
+	if err := WriteTable(&pipe, r); err != nil {
+		t.Fatal(err)
+	}
+	row := ""
+	for _, l := range strings.Split(pipe.String(), "\n") {
+		if strings.Contains(l, "RESTART_OOM") {
+			row = l
+			break
+		}
+	}
+	if !strings.HasSuffix(row, long) {
+		t.Errorf("not a terminal: the row does not end with the whole message:\n%s", pipe.String())
+	}
+
+	for _, width := range []int{100, 120, 200} {
+		var tty bytes.Buffer
+		if err := WriteTableWidth(&tty, r, width); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(tty.String(), "\n")
+		for _, l := range lines[:len(r.Findings)+1] {
+			if n := runewidth.StringWidth(l); n > width {
+				t.Errorf("width %d: a table line is %d columns: %q", width, n, l)
+			}
+		}
+		if !strings.Contains(tty.String(), "…") || !strings.Contains(tty.String(), "    "+long+"\n") ||
+			!strings.Contains(tty.String(), "ns/"+id+" pod "+id+"-0\n") {
+			t.Errorf("width %d: the message and names are not cut in the table and whole under EVIDENCE:\n%s", width, tty.String())
 		}
 	}
 }

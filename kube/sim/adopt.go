@@ -93,11 +93,16 @@ func (s *Sim) adoptIn(ctx context.Context, gvr schema.GroupVersionResource, ns s
 			keep(s.adopt(ctx, gvr, u))
 		case sb != nil && sb.adopted && sb.servedBy(gvr):
 			keep(s.followAdopted(ctx, sb, u))
+		case sb != nil && deletedByOthers(sb, gvr) && u.GetDeletionTimestamp() != nil:
+			// One of the simulator's own, deleted by a user (the TUI's
+			// delete): the engine cleans up and removes its finalizers.
+			sb.deleting = true
+			keep(s.teardown(ctx, sb))
 		}
 	}
 	keys := make([]string, 0, len(s.sandboxes))
 	for k, sb := range s.sandboxes {
-		if sb.adopted && sb.ns == ns && sb.servedBy(gvr) && !present[sb.name] {
+		if sb.ns == ns && (sb.adopted && sb.servedBy(gvr) || deletedByOthers(sb, gvr)) && !present[sb.name] {
 			keys = append(keys, k)
 		}
 	}
@@ -106,6 +111,14 @@ func (s *Sim) adoptIn(ctx context.Context, gvr schema.GroupVersionResource, ns s
 		keep(s.loseAdopted(ctx, s.sandboxes[k]))
 	}
 	return errors.Join(errs...)
+}
+
+// deletedByOthers: sb is one of the simulator's own sandboxes with an
+// engine object of gvr that the simulator is not deleting itself, so that
+// the object gone or deleting means someone else deleted it (a user, the
+// TUI's delete). Its Pods then go as for an adopted one.
+func deletedByOthers(sb *sandbox, gvr schema.GroupVersionResource) bool {
+	return !sb.adopted && !sb.deleting && !sb.gone && sb.obj != nil && sb.engine != EnginePod && sb.servedBy(gvr)
 }
 
 // servedBy says whether gvr is the resource of sb's engine object.
@@ -255,7 +268,8 @@ func (s *Sim) followAdopted(ctx context.Context, sb *sandbox, u *unstructured.Un
 	return nil
 }
 
-// loseAdopted: the object is gone. Its Pods go with it, as the garbage
+// loseAdopted: the object is gone (an adopted sandbox's, or one of the
+// simulator's own that a user deleted). Its Pods go with it, as the garbage
 // collector takes the Pods an object owns (pool Pods are recycled).
 func (s *Sim) loseAdopted(ctx context.Context, sb *sandbox) error {
 	sb.deleting = true

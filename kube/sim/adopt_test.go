@@ -225,3 +225,67 @@ func TestAdoptionIsDeterministic(t *testing.T) {
 		t.Errorf("%d adoptions in the operation log, want 2", adopted)
 	}
 }
+
+// A user's delete of one of the simulator's own sandbox objects (the TUI's
+// ctrl+d in the demo) takes its Pods, as the engine and the garbage
+// collector would: the Pod of a deleted agent Sandbox or BatchSandbox does
+// not stay Running.
+func TestUserDeleteOfOwnSandboxTakesItsPods(t *testing.T) {
+	ctx := context.Background()
+	kc, dyn := newFakes()
+	s, err := New(kc, dyn, Config{Seed: 1, Namespaces: []string{"sbx"}, ChurnPerHour: -1, Examples: true, EmulateServer: true,
+		AdoptEvery: time.Second, Clock: testingclock.NewFakeClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(2 * time.Minute)
+	if err := s.RunUntil(ctx, at); err != nil {
+		t.Fatal(err)
+	}
+	// A running Pod owned by a sandbox object of each engine kind.
+	pods, err := kc.CoreV1().Pods("sbx").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	victims := map[string]corev1.Pod{} // owner kind -> its Pod
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || len(p.OwnerReferences) != 1 {
+			continue
+		}
+		kind := p.OwnerReferences[0].Kind
+		if _, ok := victims[kind]; !ok && (kind == "Sandbox" || kind == "BatchSandbox") {
+			victims[kind] = p
+		}
+	}
+	if len(victims) != 2 {
+		t.Fatalf("no running Pod of an agent Sandbox and of a BatchSandbox among the examples: %v", victims)
+	}
+	for kind, p := range victims {
+		gvr := BatchSandboxGVR
+		if kind == "Sandbox" {
+			gvr = AgentSandboxGVR(s.cfg.AgentVersion)
+		}
+		if err := dyn.Resource(gvr).Namespace("sbx").Delete(ctx, p.OwnerReferences[0].Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at = at.Add(5 * time.Minute)
+	if err := s.RunUntil(ctx, at); err != nil {
+		t.Fatal(err)
+	}
+	if errs := s.Errors(); len(errs) > 0 {
+		t.Fatalf("simulated operations failed: %v", errs)
+	}
+	for kind, p := range victims {
+		cur, err := kc.CoreV1().Pods("sbx").Get(ctx, p.Name, metav1.GetOptions{})
+		if err == nil && cur.UID == p.UID {
+			t.Errorf("the Pod %s of the deleted %s %s is still there (phase %s, deleting %v)", p.Name, kind, p.OwnerReferences[0].Name,
+				cur.Status.Phase, cur.DeletionTimestamp != nil)
+		} else if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+}

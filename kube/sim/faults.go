@@ -37,6 +37,14 @@ func (s *Sim) onRunning(sb *sandbox, p *simPod) {
 		block := s.between(2*time.Second, 30*time.Second)
 		// The first failed probe lands up to one period after the block starts.
 		firstFailure := block + time.Duration(s.rng.Intn(livenessPeriod))*time.Second
+		// The business log says when the process blocked: the block start
+		// `sandscope explain restart --block-start` takes.
+		s.after(block, "blocks "+pod, func(context.Context) error {
+			if !p.goneOrTerminating() {
+				s.logf(p.obj, "worker blocked: waiting on the upstream lock; /healthz stops answering")
+			}
+			return nil
+		})
 		s.after(firstFailure, "probe fails "+pod, func(ctx context.Context) error { return s.livenessFailure(ctx, sb, p, 1) })
 	case Evicted:
 		s.after(s.between(20*time.Second, 90*time.Second), "evict "+pod, func(ctx context.Context) error { return s.evict(ctx, sb, p) })

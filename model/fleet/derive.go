@@ -130,6 +130,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 			}
 			notices = append(notices, n)
 		}
+		if orphan && sl.Stuck == nil && sl.Pod != nil && sl.Pod.DeletionTimestamp == nil {
+			notices = append(notices, orphanLiveNotice(e, sl.Pod))
+		}
 	}
 	if !orphan && forensics.RecreationApplies(sb) { // a deleted sandbox's row has no engine record to compare with
 		for i := range sb.Slots {

@@ -171,6 +171,20 @@ func restartNotices(p *model.Pod) ([]model.Notice, int32) {
 	return out, total
 }
 
+// orphanLiveNotice is STATE_MISMATCH for a Pod that names a deleted
+// sandbox and is not being deleted: the sandbox is gone, yet its Pod lives
+// on (the garbage collector has not taken it, or it is named by a label
+// only), holding its node's resources and answering on its address.
+func orphanLiveNotice(e *sbEntry, p *model.Pod) model.Notice {
+	kind := engineKind(e.engine())
+	return model.Notice{Code: model.CodeStateMismatch, Severity: model.SeverityWarning, Pod: p.Name,
+		Message: fmt.Sprintf("its %s %s is deleted but Pod %s is still %s and not being deleted", kind, e.name(), p.Name, orDash(string(p.Status.Phase))),
+		Evidence: []model.Evidence{
+			{Kind: model.Observed, Text: kind + " " + e.ns() + "/" + e.name() + " not found; the Pod names it as its owner"},
+			{Kind: model.Observed, Text: "pod " + p.Name + " phase " + orDash(string(p.Status.Phase)) + ", no deletionTimestamp"},
+		}}
+}
+
 // expiryNotice is EXPIRING_SOON when expire is within `within` of now (or
 // past). next is when it will appear or change, zero when it never will.
 func expiryNotice(field string, expire *time.Time, created, now time.Time, within time.Duration) (*model.Notice, time.Time) {
@@ -193,8 +207,11 @@ func expiryNotice(field string, expire *time.Time, created, now time.Time, withi
 	} else {
 		msg = "expired at " + expire.UTC().Format(time.DateTime) + " and still exists"
 	}
+	// The evidence's time is when the field was read, as for every other
+	// observation; the expiry itself is in its text.
+	seen := now
 	return &model.Notice{Code: model.CodeExpiringSoon, Severity: model.SeverityInfo, Message: msg,
-		Evidence: []model.Evidence{{Kind: model.Observed, Text: field + " " + expire.UTC().Format(time.RFC3339), At: expire}}}, next
+		Evidence: []model.Evidence{{Kind: model.Observed, Text: field + " " + expire.UTC().Format(time.RFC3339), At: &seen}}}, next
 }
 
 // taskNotice is TASK_FAILED: the engine counts failed tasks of the

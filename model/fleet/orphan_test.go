@@ -53,8 +53,21 @@ func TestDeletedSandboxKeepsARowWhileItsPodRemains(t *testing.T) {
 			t.Errorf("deleted sandbox has %s", n.Code)
 		}
 	}
-	if snap.Sandbox(bsKey("b")) == nil {
-		t.Error("the Pod of deleted sandbox b is in no row")
+	b := snap.Sandbox(bsKey("b"))
+	if b == nil {
+		t.Fatal("the Pod of deleted sandbox b is in no row")
+	}
+	// b's Pod is not even deleting: a live Pod of a deleted sandbox is
+	// told as well, not only a stuck one.
+	var live *model.Notice
+	for i := range b.Notices {
+		if b.Notices[i].Code == model.CodeStateMismatch {
+			live = &b.Notices[i]
+		}
+	}
+	if live == nil || live.Pod != "b-0" || live.Severity != model.SeverityWarning ||
+		!strings.Contains(live.Message, "BatchSandbox b is deleted but Pod b-0 is still Running") || len(live.Evidence) != 2 {
+		t.Errorf("row b (deleted, its Pod live): notices %+v; want STATE_MISMATCH naming b-0", b.Notices)
 	}
 	if sb := snap.SandboxOfPod(ns, "a-0"); sb == nil || sb.Key != bsKey("a") {
 		t.Errorf("SandboxOfPod(a-0) = %v", sb)

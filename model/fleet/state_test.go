@@ -184,8 +184,15 @@ func TestTickTouchesOnlyTimedSandboxes(t *testing.T) {
 	if after.Sandbox(bsKey("calm")) != before.Sandbox(bsKey("calm")) {
 		t.Error("Tick re-derived a sandbox with nothing timed")
 	}
-	if n := hasNotice(after.Sandbox(bsKey("exp")), model.CodeExpiringSoon); n == nil {
+	soon := hasNotice(after.Sandbox(bsKey("exp")), model.CodeExpiringSoon)
+	if soon == nil {
 		t.Fatalf("no EXPIRING_SOON at expire-10m: %v", noticeCodes(after.Sandbox(bsKey("exp"))))
+	}
+	// The evidence is an observation: its time is when it was seen (now),
+	// not the expiry it quotes, which would date it in the future.
+	if len(soon.Evidence) != 1 || soon.Evidence[0].At == nil || !soon.Evidence[0].At.Equal(c.Now()) ||
+		!strings.Contains(soon.Evidence[0].Text, exp.UTC().Format(time.RFC3339)) {
+		t.Errorf("EXPIRING_SOON evidence %+v: want the expiry in its text and At %s", soon.Evidence, c.Now())
 	}
 	c.Advance(10 * time.Minute)
 	f.Tick()
