@@ -252,6 +252,13 @@ func (s *session) backend() ui.Backend {
 			}
 			return c.inspect.Delete(ctx, sb)
 		},
+		ForceDelete: func(ctx context.Context, sb *model.Sandbox) error {
+			c, err := s.conn()
+			if err != nil {
+				return err
+			}
+			return c.inspect.ForceDelete(ctx, sb)
+		},
 		Shell: func(sb *model.Sandbox) (tea.ExecCommand, error) {
 			c, err := s.conn()
 			if err != nil {

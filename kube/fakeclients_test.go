@@ -10,10 +10,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/sandscope/sandscope/model"
 )
@@ -70,5 +72,36 @@ func TestYAMLOfADeletedSandboxShowsItsPod(t *testing.T) {
 	}
 	if !strings.Contains(out, "the sandbox object is gone") || !strings.Contains(out, "name: sbx-0") {
 		t.Fatalf("YAML:\n%s", out)
+	}
+}
+
+// ForceDelete removes the sandbox object and its Pods, the Pods with no
+// grace period (fake clients: the calls only).
+func TestForceDeleteRemovesObjectAndPods(t *testing.T) {
+	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "sbx-0"}})
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
+		"metadata": map[string]any{"name": "sbx", "namespace": "ns"},
+	}}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{BatchSandboxGVR: "BatchSandboxList"}, obj)
+	in := NewInspector(&Clients{Kube: cs, Dynamic: dyn}, nil)
+	sb := &model.Sandbox{Key: "bsbx/ns/sbx", Meta: &model.ObjectMeta{Namespace: "ns", Name: "sbx"}, Slots: []model.Slot{{PodName: "sbx-0"}}}
+	if err := in.ForceDelete(context.Background(), sb); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(BatchSandboxGVR).Namespace("ns").Get(context.Background(), "sbx", metav1.GetOptions{}); err == nil {
+		t.Error("the object is still there")
+	}
+	if _, err := cs.CoreV1().Pods("ns").Get(context.Background(), "sbx-0", metav1.GetOptions{}); err == nil {
+		t.Error("the Pod is still there")
+	}
+	var grace *int64
+	for _, a := range cs.Actions() {
+		if d, ok := a.(k8stesting.DeleteActionImpl); ok {
+			grace = d.DeleteOptions.GracePeriodSeconds
+		}
+	}
+	if grace == nil || *grace != 0 {
+		t.Errorf("the Pod was deleted with grace %v, want 0", grace)
 	}
 }

@@ -248,6 +248,42 @@ func (i *Inspector) Events(ctx context.Context, sb *model.Sandbox) ([]corev1.Eve
 // Delete deletes the sandbox object (the engine tears its Pods down); a
 // plain-Pod sandbox deletes its Pod. Already gone is not an error.
 func (i *Inspector) Delete(ctx context.Context, sb *model.Sandbox) error {
+	return i.delete(ctx, sb, false)
+}
+
+// ForceDelete is k9s's kill (ctrl+k): the sandbox object and each of its
+// Pods deleted with no grace period, the Pods removed at once without
+// waiting for the kubelet. Finalizers still hold the object until their
+// controllers remove them; ForceDelete does not remove them.
+func (i *Inspector) ForceDelete(ctx context.Context, sb *model.Sandbox) error {
+	if err := i.delete(ctx, sb, true); err != nil {
+		return err
+	}
+	if sb.Engine() == model.EnginePod {
+		return nil
+	}
+	ctx, cancel := i.c.requestContext(ctx)
+	defer cancel()
+	zero := int64(0)
+	var errs []error
+	for _, sl := range sb.Slots {
+		if sl.PodName == "" {
+			continue
+		}
+		opts := metav1.DeleteOptions{GracePeriodSeconds: &zero}
+		if sl.Pod != nil && sl.Pod.UID != "" {
+			uid := sl.Pod.UID // the Pod shown, never a successor of its name
+			opts.Preconditions = &metav1.Preconditions{UID: &uid}
+		}
+		err := i.c.Kube.CoreV1().Pods(sb.Namespace()).Delete(ctx, sl.PodName, opts)
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("force-deleting pod %s/%s: %w", sb.Namespace(), sl.PodName, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (i *Inspector) delete(ctx context.Context, sb *model.Sandbox, force bool) error {
 	ctx, cancel := i.c.requestContext(ctx)
 	defer cancel()
 	gvr, err := i.objectResource(sb)
@@ -269,6 +305,10 @@ func (i *Inspector) Delete(ctx context.Context, sb *model.Sandbox) error {
 	}
 	bg := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &bg}
+	if force {
+		zero := int64(0)
+		opts.GracePeriodSeconds = &zero
+	}
 	if sb.UID() != "" {
 		// Delete exactly the object shown, never a same-name successor.
 		uid := sb.UID()

@@ -62,6 +62,9 @@ type Backend struct {
 	Events func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error)
 	// Delete deletes the sandbox object (after the UI's confirmation).
 	Delete func(ctx context.Context, sb *model.Sandbox) error
+	// ForceDelete deletes it and its Pods with no grace period (k9s's
+	// kill); finalizers still hold the object.
+	ForceDelete func(ctx context.Context, sb *model.Sandbox) error
 	// Shell returns an interactive shell into the sandbox, run via tea.Exec.
 	Shell func(sb *model.Sandbox) (tea.ExecCommand, error)
 	// Exec runs one command to completion, writing its output to out.

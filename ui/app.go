@@ -135,6 +135,7 @@ func (a *App) gateKeys() {
 	gate("exec", &k.Exec, true, be.Exec != nil)
 	gate("create", &k.Create, true, be.Create != nil)
 	gate("delete", &k.Delete, true, be.Delete != nil)
+	gate("force delete", &k.ForceDelete, true, be.ForceDelete != nil)
 	gate("port-forward", &k.Forward, true, be.Forward != nil)
 	// A download changes nothing in the cluster: copy stays under
 	// --readonly, whose Copier refuses uploads itself.
@@ -146,12 +147,12 @@ func (a *App) gateKeys() {
 
 // refusal explains why a gated key did nothing.
 func (a *App) refusal(msg tea.KeyMsg) (string, bool) {
-	for _, name := range []string{"shell", "exec", "create", "delete", "port-forward", "copy", "yaml", "logs", "previous logs"} {
+	for _, name := range []string{"shell", "exec", "create", "delete", "force delete", "port-forward", "copy", "yaml", "logs", "previous logs"} {
 		b := a.gated[name]
 		if !key.Matches(msg, b) {
 			continue
 		}
-		mutating := name == "shell" || name == "exec" || name == "create" || name == "delete" || name == "port-forward"
+		mutating := name == "shell" || name == "exec" || name == "create" || name == "delete" || name == "force delete" || name == "port-forward"
 		if mutating && a.c.opts.ReadOnly {
 			return fmt.Sprintf("refused (READ_ONLY): %s is disabled in read-only mode", name), true
 		}
@@ -533,7 +534,9 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		return form.focus()
 	case key.Matches(msg, k.Delete) && picked:
 		a.flash = ""
-		a.dialog = newDeleteConfirm(sel)
+		a.dialog = newDeleteConfirm(sel, false)
+	case key.Matches(msg, k.ForceDelete) && picked:
+		a.dialog = newDeleteConfirm(sel, true)
 	default:
 		if why, refused := a.refusal(msg); refused {
 			a.setFlash(why, true)
@@ -548,7 +551,7 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 // under the cursor.
 func (a *App) actsOnSandbox(msg tea.KeyMsg) bool {
 	k := a.c.keys
-	for _, b := range []key.Binding{k.Detail, k.YAML, k.Logs, k.Previous, k.Events, k.Shell, k.Exec, k.Forward, k.Delete} {
+	for _, b := range []key.Binding{k.Detail, k.YAML, k.Logs, k.Previous, k.Events, k.Shell, k.Exec, k.Forward, k.Delete, k.ForceDelete} {
 		if key.Matches(msg, b) {
 			return true
 		}
@@ -630,8 +633,11 @@ func (a *App) startExec(target pick, argv []string) tea.Cmd {
 
 // deleteSandbox deletes target's sandbox object in the background; the
 // footer says when the API server accepted it.
-func (a *App) deleteSandbox(target pick) tea.Cmd {
+func (a *App) deleteSandbox(target pick, force bool) tea.Cmd {
 	sb, name, del := target.sb, target.label(), a.c.backendFor(target.ctx).Delete
+	if force {
+		del = a.c.backendFor(target.ctx).ForceDelete
+	}
 	a.setFlash("deleting "+name+"…", false)
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -642,6 +648,9 @@ func (a *App) deleteSandbox(target pick) tea.Cmd {
 		// The API server accepted the deletion; the object goes once its
 		// finalizers are removed, and stays Terminating in the table until then.
 		text := "delete requested for " + name
+		if force {
+			text = "force delete requested for " + name + " and its Pods"
+		}
 		if f := sb.Finalizers(); len(f) > 0 {
 			text += " (finalizers " + strings.Join(f, ", ") + ": it stays Terminating until they are removed)"
 		}

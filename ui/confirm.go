@@ -2,9 +2,12 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/sandscope/sandscope/internal/textsafe"
 )
 
 // confirm is a y/N question in the footer: y answers yes, any other key
@@ -30,7 +33,10 @@ func defaultConfirmKeys() confirmKeys {
 
 // Messages of the confirmations.
 type (
-	deleteConfirmed      struct{ target pick }
+	deleteConfirmed struct {
+		target pick
+		force  bool // no grace period, the Pods too (k9s's kill)
+	}
 	stopForwardConfirmed struct{ addr string }
 	// quitConfirmed: quit, stopping the open port-forwards.
 	quitConfirmed struct{}
@@ -38,14 +44,22 @@ type (
 	confirmCancelled struct{ what string }
 )
 
-// newDeleteConfirm asks before deleting target's sandbox object.
-func newDeleteConfirm(target pick) *confirm {
+// newDeleteConfirm asks before deleting target's sandbox object; a force
+// delete also names the finalizers that will still hold it.
+func newDeleteConfirm(target pick, force bool) *confirm {
 	q := fmt.Sprintf("Delete %s %s? This cannot be undone.", target.sb.Engine(), target.label())
 	if claim := target.sb.Claim(); claim != "" {
 		q = fmt.Sprintf("Delete claim %s and its %s %s? This cannot be undone.", claim, target.sb.Engine(), target.label())
 	}
-	return &confirm{question: q,
-		keys: defaultConfirmKeys(), yes: deleteConfirmed{target}, no: confirmCancelled{"delete"}}
+	what := "delete"
+	if force {
+		what = "force delete"
+		q = fmt.Sprintf("Force delete %s %s and its Pods, no grace period? This cannot be undone.", target.sb.Engine(), target.label())
+		if f := target.sb.Finalizers(); len(f) > 0 {
+			q += " Finalizers " + strings.Join(f, ", ") + " still hold it until their controllers remove them."
+		}
+	}
+	return &confirm{question: textsafe.Line(q), keys: defaultConfirmKeys(), yes: deleteConfirmed{target, force}, no: confirmCancelled{what}}
 }
 
 // newStopForwardConfirm asks before stopping the forward listening on addr.

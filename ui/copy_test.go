@@ -64,3 +64,27 @@ func TestCopyKeyFlow(t *testing.T) {
 		t.Fatalf("the backend was asked %q, want %q", asked, want)
 	}
 }
+
+// The copy prompt binds the sandbox the key was pressed on: one that went
+// before Enter is refused, saying so, and nothing is copied.
+func TestCopyPromptRefusedWhenItsTargetWent(t *testing.T) {
+	log := &actionLog{}
+	be := recordingBackend(log)
+	be.Copy = func(_ context.Context, sb *model.Sandbox, req CopyRequest) (string, error) {
+		log.add("copy " + sb.Name())
+		return "copied", nil
+	}
+	src := &fakeSource{snap: lookalikes()}
+	app, tm := newTestApp(t, src, be, Options{})
+	keys(tm, "/", "code-runner-80e0", "enter")
+	screenContains(t, tm, app, "Sandboxes [1/4]")
+	keys(tm, "o")
+	screenContains(t, tm, app, "copy fleet/code-runner-80e0aa11")
+	src.set(lookalikes("code-runner-80e0aa11"))
+	screenContains(t, tm, app, "Sandboxes [0/3]")
+	keys(tm, ":/work/out ./out", "enter")
+	screenContains(t, tm, app, "copy refused: fleet/code-runner-80e0aa11 is gone since you asked")
+	if got := log.list(); len(got) != 0 {
+		t.Fatalf("the backend acted on %v", got)
+	}
+}

@@ -316,8 +316,12 @@ func errText(err error) string {
 	var c coded
 	if errors.As(err, &c) && c.ErrorCode() != "" {
 		verb := "refused"
-		if m, ok := c.(mayHaveRun); ok && m.MayHaveRun() {
+		var created interface{ Created() bool }
+		switch m, ok := c.(mayHaveRun); {
+		case ok && m.MayHaveRun():
 			verb = "failed, may have run"
+		case errors.As(err, &created) && created.Created():
+			verb = "failed" // something was created: not a refusal
 		}
 		msg := err.Error()
 		if !strings.Contains(msg, c.ErrorCode()) {

@@ -117,15 +117,19 @@ func (a *App) onDialogMsg(msg tea.Msg) tea.Cmd {
 		}
 		return a.startForward(msg.target, msg.local, msg.remote)
 	case copyEntered:
+		if err := a.stillThere(msg.target); err != nil {
+			a.flashErr(fmt.Errorf("copy refused: %w", err))
+			return nil
+		}
 		return a.startCopy(msg.target, msg.req)
 	case paletteCommand:
 		return a.runCommand(msg)
 	case deleteConfirmed:
 		if err := a.stillThere(msg.target); err != nil {
-			a.flashErr(fmt.Errorf("delete refused: %w", err))
+			a.flashErr(fmt.Errorf("%s refused: %w", map[bool]string{false: "delete", true: "force delete"}[msg.force], err))
 			return nil
 		}
-		return a.deleteSandbox(msg.target)
+		return a.deleteSandbox(msg.target, msg.force)
 	case stopForwardConfirmed:
 		return a.stopForward(msg.addr)
 	case quitConfirmed:

@@ -78,3 +78,25 @@ func TestInvalidSelectorKeepsThePreviousFilter(t *testing.T) {
 		t.Fatalf("a trailing \" -\" changed the filter:\n%s", s)
 	}
 }
+
+// createFailure is a create's error as actions/create returns it: coded,
+// and created (or not).
+type createFailure struct {
+	code    string
+	created bool
+}
+
+func (e createFailure) Error() string     { return e.code + ": main container exited: exit code 1" }
+func (e createFailure) ErrorCode() string { return e.code }
+func (e createFailure) Created() bool     { return e.created }
+
+// A create that got as far as an object failed; only one that created
+// nothing was refused.
+func TestCreateFailureAfterCreatingIsNotARefusal(t *testing.T) {
+	if got := errText(createFailure{"MAIN_CONTAINER_EXITED", true}); !strings.HasPrefix(got, "failed: MAIN_CONTAINER_EXITED") {
+		t.Errorf("after creating: %q", got)
+	}
+	if got := errText(createFailure{"IMAGE_CONFIG_UNREADABLE", false}); !strings.HasPrefix(got, "refused: IMAGE_CONFIG_UNREADABLE") {
+		t.Errorf("before creating: %q", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -27,6 +28,7 @@ type KeyMap struct {
 	// In a log view: the next container of the Pod (init ones first).
 	Container                    key.Binding
 	Shell, Exec, Create, Delete  key.Binding
+	ForceDelete                  key.Binding // k9s's kill
 	Forward, Copy                key.Binding
 	SortName, SortAge, SortState key.Binding
 	SortRestarts, Wide, Commands key.Binding
@@ -68,6 +70,7 @@ func DefaultKeyMap() KeyMap {
 		Forward:      b("port-forward", "F"),
 		Copy:         b("copy files", "o"),
 		Delete:       b("delete", "ctrl+d"),
+		ForceDelete:  b("force delete (no grace)", "ctrl+k"),
 		SortName:     b("sort name", "N"),
 		SortAge:      b("sort age", "A"),
 		SortState:    b("sort state", "S"),
@@ -86,7 +89,7 @@ func (k *KeyMap) actions() map[string]*key.Binding {
 		"command": &k.Command, "back": &k.Back, "help": &k.Help, "detail": &k.Detail,
 		"yaml": &k.YAML, "logs": &k.Logs, "previous": &k.Previous, "events": &k.Events,
 		"follow": &k.Follow, "shell": &k.Shell, "exec": &k.Exec, "create": &k.Create,
-		"delete": &k.Delete, "forward": &k.Forward, "copy": &k.Copy, "sortname": &k.SortName, "sortage": &k.SortAge,
+		"delete": &k.Delete, "forcedelete": &k.ForceDelete, "forward": &k.Forward, "copy": &k.Copy, "sortname": &k.SortName, "sortage": &k.SortAge,
 		"sortstate": &k.SortState, "sortrestarts": &k.SortRestarts, "wide": &k.Wide, "commands": &k.Commands, "quit": &k.Quit,
 		"wrap": &k.Wrap, "timestamps": &k.Timestamps, "nextmatch": &k.NextMatch, "prevmatch": &k.PrevMatch,
 		"save": &k.Save, "container": &k.Container,
@@ -100,6 +103,10 @@ var (
 	textOnly = map[string]bool{"wrap": true, "timestamps": true, "nextmatch": true, "prevmatch": true, "save": true, "container": true}
 	listOnly = map[string]bool{"sortname": true, "sortage": true, "sortstate": true, "sortrestarts": true, "wide": true, "problems": true}
 )
+
+// yieldsToFile are the actions whose default keys a key map file may give
+// to another action without a collision error: they lose those keys.
+var yieldsToFile = map[string]bool{"forcedelete": true}
 
 // sharesKeys reports whether actions a and b may be bound to one key.
 func sharesKeys(a, b string) bool {
@@ -192,6 +199,29 @@ func parseKeyMap(data []byte) (KeyMap, error) {
 		}
 		b.SetKeys(keys...)
 		b.SetHelp(helpKeys(keys), b.Help().Desc)
+	}
+	// A key the file gives to an action is taken from a default that
+	// yields (force delete's ctrl+k, which "delete: ctrl+k" files written
+	// before it existed give to delete), so that such a file stays valid.
+	given := map[string]string{}
+	for _, name := range names {
+		for _, k := range acts[strings.ToLower(name)].Keys() {
+			given[k] = strings.ToLower(name)
+		}
+	}
+	for _, name := range actionNames(acts) {
+		if _, configured := raw[name]; configured || !yieldsToFile[name] {
+			continue
+		}
+		b := acts[name]
+		keep := slices.DeleteFunc(slices.Clone(b.Keys()), func(k string) bool {
+			owner, taken := given[k]
+			return taken && owner != name && !sharesKeys(owner, name)
+		})
+		if len(keep) != len(b.Keys()) {
+			b.SetKeys(keep...)
+			b.SetHelp(helpKeys(keep), b.Help().Desc)
+		}
 	}
 	// One key, one action: a collision would silently shadow an action.
 	owner := map[string][]string{}

@@ -575,7 +575,7 @@ func (v *sandboxesView) fullHelp(c *shared) [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Detail, k.YAML, k.Logs, k.Previous, k.Events},
-		{k.Shell, k.Exec, k.Forward, k.Copy, k.Create, k.Delete},
+		{k.Shell, k.Exec, k.Forward, k.Copy, k.Create, k.Delete, k.ForceDelete},
 		{k.Filter, k.Problems, k.SortName, k.SortAge, k.SortState, k.SortRestarts, k.Wide},
 		{k.Command, k.Commands, favoritesBinding, k.Back, k.Help, k.Quit},
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -219,5 +220,30 @@ func TestNamesStayDistinguishable(t *testing.T) {
 	s = screenContains(t, tm, app, "Sandboxes [1/1]")
 	if !strings.Contains(s, id+" ") || !strings.Contains(s, id+"-0 ") {
 		t.Errorf("at 200 columns the id or its Pod is cut:\n%s", s)
+	}
+}
+
+// ctrl+k is k9s's kill: it asks, naming the finalizers that will still
+// hold the object, and force-deletes the sandbox the key was pressed on.
+func TestForceDeleteAsksAndNamesFinalizers(t *testing.T) {
+	log := &actionLog{}
+	be := recordingBackend(log)
+	be.ForceDelete = func(_ context.Context, sb *model.Sandbox) error { log.add("force " + sb.Name()); return nil }
+	snap := withSandbox(lookalikes(), "code-runner-80e0aa11", func(sb model.Sandbox) model.Sandbox {
+		m := *sb.Meta
+		m.Finalizers = []string{"batch-sandbox.sandbox.opensandbox.io/cleanup"}
+		sb.Meta = &m
+		return sb
+	})
+	app, tm := newTestAppSized(t, &fakeSource{snap: snap}, be, Options{}, 220, 24)
+	keys(tm, "/", "code-runner-80e0", "enter")
+	screenContains(t, tm, app, "Sandboxes [1/4]")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlK})
+	screenContains(t, tm, app, "Force delete bsbx fleet/code-runner-80e0aa11 and its Pods, no grace period?")
+	screenContains(t, tm, app, "Finalizers batch-sandbox.sandbox.opensandbox.io/cleanup still hold it")
+	keys(tm, "y")
+	screenContains(t, tm, app, "force delete requested for fleet/code-runner-80e0aa11")
+	if got := log.list(); !slices.Equal(got, []string{"force code-runner-80e0aa11"}) {
+		t.Fatalf("the backend acted on %v", got)
 	}
 }

@@ -619,7 +619,7 @@ func TestDeleteSaysRequested(t *testing.T) {
 		Finalizers: []string{"pool.sandbox.opensandbox.io/pool-allocation"}}}
 	snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true}, []*model.Sandbox{sb}, nil, nil)
 	a := New(&fakeSource{snap: snap}, Backend{Delete: func(context.Context, *model.Sandbox) error { return nil }}, Options{}, DefaultKeyMap())
-	a.dialog = newDeleteConfirm(pick{sb: sb})
+	a.dialog = newDeleteConfirm(pick{sb: sb}, false)
 	cmd := a.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
 	done, ok := cmd().(actionDone)
 	if !ok || done.err != nil || !strings.Contains(done.text, "delete requested for ns/held") ||

@@ -69,6 +69,10 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Created reports whether the create got as far as an object (or perhaps
+// did): its failure is then a failure, never a refusal.
+func (e *Error) Created() bool { return e.Sandbox != "" }
+
 // As lets errors.As find the shared refusal inside a create's error.
 func (e *Error) As(target any) bool {
 	if r, ok := target.(**refusal.Refusal); ok {

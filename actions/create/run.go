@@ -188,7 +188,7 @@ func (r *run) follow(ctx context.Context) (*Result, error) {
 			// first seen scheduled and failing to pull failed after
 			// Scheduled, not while Queued. (Not Starting: its detail says
 			// the exec daemon is being asked, which it will not be.)
-			if stageRank[o.stage] > stageRank[StagePullingImage] {
+			if stageRank[o.stage] > stageRank[StagePullingImage] && !containerRan(o.fail.code) {
 				o.stage, o.detail = StageScheduled, "on node "+o.pod.Spec.NodeName
 			}
 			r.reachUpTo(o)

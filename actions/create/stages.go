@@ -116,8 +116,17 @@ func observe(engine engineKind, obj *unstructured.Unstructured, pods []*corev1.P
 		o.stage, o.detail = StageStarting, "main container running on "+pod.Spec.NodeName+"; asking the exec daemon"
 		o.running = o.fail == nil
 	}
+	if o.fail != nil && containerRan(o.fail.code) && stageRank[o.stage] < stageRank[StageStarting] {
+		// The main container ran and ended: the create got that far,
+		// whatever Pulling event is still about.
+		o.stage, o.detail = StageStarting, "main container started"
+	}
 	return o
 }
+
+// containerRan reports whether a failure code means the main container
+// started (and ended): a stage before Starting is impossible then.
+func containerRan(code string) bool { return code == CodeMainExited || code == CodeCrashLoop }
 
 // pickPod prefers a live Pod; a Pod that is deleting is reported as such.
 func pickPod(pods []*corev1.Pod) *corev1.Pod {
@@ -209,7 +218,7 @@ func waitingFailure(s corev1.ContainerStatus, label string, executed refusal.Exe
 	msg := label + " " + w.Reason + reasonText("", w.Message)
 	switch {
 	case imagePullReasons[w.Reason]:
-		return &failure{code: CodeImagePull, message: msg, retryable: true, executed: executed}
+		return &failure{code: CodeImagePull, message: "image pull failed: " + msg, retryable: true, executed: executed}
 	case configReasons[w.Reason]:
 		return &failure{code: CodeContainerConfig, message: msg, executed: executed}
 	case w.Reason == "CrashLoopBackOff":

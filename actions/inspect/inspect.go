@@ -24,6 +24,7 @@ type Reader interface {
 	Logs(ctx context.Context, sb *model.Sandbox, opts kube.LogOptions, w io.Writer) error
 	Events(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error)
 	Delete(ctx context.Context, sb *model.Sandbox) error
+	ForceDelete(ctx context.Context, sb *model.Sandbox) error
 }
 
 // Service is what the UI calls; its methods have the shapes of ui.Backend's fields.
@@ -65,6 +66,15 @@ func (s *Service) Delete(ctx context.Context, sb *model.Sandbox) error {
 		return refusal.New(refusal.CodeReadOnly, fmt.Sprintf("read-only mode: not deleting %s/%s", sb.Namespace(), sb.Name()), false)
 	}
 	return s.kube.Delete(ctx, sb)
+}
+
+// ForceDelete deletes the sandbox object and its Pods with no grace
+// period (k9s's kill), unless read-only.
+func (s *Service) ForceDelete(ctx context.Context, sb *model.Sandbox) error {
+	if s.readOnly {
+		return refusal.New(refusal.CodeReadOnly, fmt.Sprintf("read-only mode: not force-deleting %s/%s", sb.Namespace(), sb.Name()), false)
+	}
+	return s.kube.ForceDelete(ctx, sb)
 }
 
 // RestartReader is what ExplainRestart needs from kube (satisfied by

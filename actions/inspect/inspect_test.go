@@ -29,6 +29,11 @@ func (r *recorder) Delete(_ context.Context, sb *model.Sandbox) error {
 	return nil
 }
 
+func (r *recorder) ForceDelete(_ context.Context, sb *model.Sandbox) error {
+	r.deleted = append(r.deleted, "force "+sb.Key)
+	return nil
+}
+
 func TestDeleteRefusedReadOnly(t *testing.T) {
 	t.Parallel()
 	sb := &model.Sandbox{Key: "bsbx/ns/a", Meta: &model.ObjectMeta{Namespace: "ns", Name: "a"}}

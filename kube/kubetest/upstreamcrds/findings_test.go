@@ -106,7 +106,7 @@ func TestSweepTasksAndRecreationWithTheRealCRDs(t *testing.T) {
 		}
 	}
 	rc := byCode[model.CodePodRecreated]
-	if len(rc) != 1 || rc[0].Sandbox != "again" || !strings.Contains(rc[0].Message, "created 2 times under the same name (observed)") {
+	if len(rc) != 1 || rc[0].Sandbox != "again" || !strings.Contains(rc[0].Message, "created 2 times under the same name (claimed by SuccessfulCreate Events)") {
 		t.Fatalf("POD_RECREATED: %+v\n%s", rc, out.String())
 	}
 	if !strings.Contains(rc[0].Evidence[1].Text, string(second.UID)) {
