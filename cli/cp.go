@@ -45,7 +45,8 @@ func newCpCommand(g *Globals) *cobra.Command {
 			"anything but a file it wrote), a device or FIFO, or more than --max-bytes / --max-entries refuses the whole\n" +
 			"download and leaves nothing; set-uid bits are dropped.\n\n" +
 			"Transports: kube (tar over pods/exec, as kubectl cp), execd and execd-direct (execd's files API, one file).\n\n" +
-			"Exit codes: 0 copied and confirmed; 1 the copy reached the sandbox's own Pod and failed there (nothing\n" +
+			"Exit codes: 0 copied and confirmed; 2 a usage error (code USAGE); 1 the copy reached the sandbox's own Pod\n" +
+			"and failed there (nothing\n" +
 			"written for a download); 125 refused before anything was sent or written; 126 unknown (an upload may be\n" +
 			"partly written; a download is kept only under the temporary name it names). A failure prints one JSON\n" +
 			"object on stderr: {\"error\":{\"code\",\"message\",\"retryable\",\"executed\",\"written\",\"evidence\"}}.",
@@ -263,7 +264,7 @@ func printCpError(g *Globals, err error) error {
 	w := g.Err
 	e := newCpError(err)
 	if _, stderr := g.rawStreams(); isTerminal(stderr) {
-		fmt.Fprintf(w, "sandscope: %s\n", textsafe.Line(e.Refusal.Error()))
+		fmt.Fprintf(w, "%s: %s\n", g.program(), textsafe.Line(e.Refusal.Error()))
 	}
 	b, _ := textsafe.MarshalJSON(struct {
 		Error *cpError `json:"error"`
@@ -271,6 +272,8 @@ func printCpError(g *Globals, err error) error {
 	fmt.Fprintf(w, "%s\n", b)
 	code := execExitUnknown
 	switch {
+	case e.Code == refusal.CodeUsage:
+		code = ExitUsage
 	case e.Code == files.CodeRemoteFailed && e.Executed == refusal.ExecutedNo:
 		code = ExitFailure
 	case e.Executed == refusal.ExecutedNo:

@@ -122,8 +122,8 @@ func TestCopyRoundTrips(t *testing.T) {
 			if b, err := os.ReadFile(local); err != nil || string(b) != "3.14159\n" {
 				t.Fatalf("downloaded %q %v", b, err)
 			}
-			if r := e.cp("", src, "rt:/work/dir", "--via", via); r.code != 125 || !strings.Contains(r.stderr, "--via kube") {
-				t.Errorf("a directory over execd: exit %d %s, want 125 pointing at --via kube", r.code, r.stderr)
+			if r := e.cp("", src, "rt:/work/dir", "--via", via); r.code != 2 || !strings.Contains(r.stderr, "--via kube") {
+				t.Errorf("a directory over execd: exit %d %s, want 2 (usage) pointing at --via kube", r.code, r.stderr)
 			}
 		})
 	}
@@ -393,5 +393,17 @@ func TestCopyFanOutUpload(t *testing.T) {
 	}
 	if n := e.requests(stranger); n != 0 {
 		t.Errorf("%d requests reached the stranger", n)
+	}
+}
+
+// Usage errors exit 2 with code USAGE and one JSON line: two local paths,
+// two sandboxes, :/path without a selector, a relative path in the sandbox.
+func TestCopyUsage(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{{"a", "b"}, {"x:/a", "y:/b"}, {"a", ":/b"}, {"a", "x:relative"}} {
+		r := e.cp("", args...)
+		if obj := cpError(t, r); r.code != 2 || obj["code"] != "USAGE" || obj["written"] != "no" {
+			t.Errorf("cp %q: exit %d %s; want 2 USAGE", args, r.code, r.stderr)
+		}
 	}
 }
