@@ -13,12 +13,13 @@ const MinIDPrefix = 4
 // characters and shorter than name. A caller accepts it only when one
 // sandbox matches.
 func IsIDPrefix(name, ref string) bool {
-	return len(ref) >= MinIDPrefix && len(ref) < len(name) && len(name) >= 36 && isUUID(name[:36]) &&
+	return len(ref) >= MinIDPrefix && len(ref) < len(name) && len(name) >= 36 && IsUUID(name[:36]) &&
 		(len(name) == 36 || !isHex(name[36])) && strings.HasPrefix(name, ref)
 }
 
-// isUUID reports whether s is 8-4-4-4-12 hex digits.
-func isUUID(s string) bool {
+// IsUUID reports whether s is 8-4-4-4-12 hex digits: the shape of an
+// OpenSandbox sandbox id.
+func IsUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}

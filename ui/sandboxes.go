@@ -409,7 +409,7 @@ func cutName(name string, n int) string {
 	if len(name) <= n {
 		return name
 	}
-	if len(name) == 36 && isUUID(name) {
+	if len(name) == 36 && model.IsUUID(name) {
 		return name[:n]
 	}
 	return name[:n] + "…"

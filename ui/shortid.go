@@ -1,6 +1,10 @@
 package ui
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/sandscope/sandscope/model"
+)
 
 // shortIDLen is how much of a UUID a narrow table shows: sandbox ids are
 // UUIDs (OpenSandbox names a sandbox by its id), and eight hex digits tell
@@ -17,7 +21,7 @@ func shortIDs(s string) string {
 	var b strings.Builder
 	changed := false
 	for i := 0; i < len(s); {
-		if i+36 <= len(s) && isUUID(s[i:i+36]) && (i == 0 || !isHex(s[i-1])) && (i+36 == len(s) || !isHex(s[i+36])) {
+		if i+36 <= len(s) && model.IsUUID(s[i:i+36]) && (i == 0 || !isHex(s[i-1])) && (i+36 == len(s) || !isHex(s[i+36])) {
 			if !changed {
 				b.Grow(len(s))
 				b.WriteString(s[:i])
@@ -36,23 +40,6 @@ func shortIDs(s string) string {
 		return s
 	}
 	return b.String()
-}
-
-// isUUID reports whether s is 8-4-4-4-12 hex digits.
-func isUUID(s string) bool {
-	for i := 0; i < 36; i++ {
-		switch i {
-		case 8, 13, 18, 23:
-			if s[i] != '-' {
-				return false
-			}
-		default:
-			if !isHex(s[i]) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
