@@ -29,7 +29,7 @@ func TestUsageEdges(t *testing.T) {
 		// 125 is a target refused.
 		{"exec without a command", []string{"exec", "sb1", "--"}, 2, `"code":"USAGE"`},
 		{"exec -o without many", []string{"exec", "sb1", "-o", "jsonl", "--", "true"}, 2, "-o is for exec"},
-		{"get alone", []string{"get"}, 2, "sandboxes (sb), pods (po), pools or findings"},
+		{"get alone", []string{"get"}, 2, "sandboxes (sb), pods (po), pools, claims or findings"},
 		{"completion for no shell", []string{"completion", "nope"}, 2, `no completion for shell "nope": want bash`},
 	} {
 		code, _, errOut := runArgs("sandscope", tc.args...)

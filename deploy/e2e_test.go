@@ -133,10 +133,12 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 		oom, _ := prom.value(t, fmt.Sprintf(`sandscope_restarts_total{namespace=%q,cause="oom"}`, ns))
 		return stuck == 1 && oom == 2, fmt.Sprintf("stuck %v, oom restarts %v", stuck, oom)
 	})
+	// pods, batchsandboxes, pools, agent sandboxes, and agent-sandbox's
+	// sandboxclaims, sandboxwarmpools and sandboxtemplates.
 	eventually(t, 30*time.Second, "every watch up", func() (bool, string) {
 		down, _ := prom.value(t, `count(sandscope_watch_up == 0) or vector(0)`)
 		up, _ := prom.value(t, `count(sandscope_watch_up == 1)`)
-		return down == 0 && up == 4, fmt.Sprintf("%v up, %v down", up, down)
+		return down == 0 && up == 7, fmt.Sprintf("%v up, %v down", up, down)
 	})
 	if f := srv.State().Snapshot.Status.Forbidden; len(f) > 0 {
 		t.Errorf("the ClusterRole lacks a verb serve uses: %v", f)

@@ -36,7 +36,7 @@ func TestCompletionFromTheCluster(t *testing.T) {
 		{[]string{"exec", "-n", f.ns, "alpha", ""}, nil},
 		{[]string{"exec", "-n", f.ns, "alpha", "--", ""}, nil},
 		{[]string{"explain", "restart", "-n", f.ns, "b"}, []string{"beta"}},
-		{[]string{"get", ""}, []string{"sandboxes", "pods", "pools", "findings"}},
+		{[]string{"get", ""}, []string{"sandboxes", "pods", "pools", "claims", "findings"}},
 		{[]string{"get", "sb", "-n", f.ns, ""}, []string{"alpha", "beta", "plain"}},
 		{[]string{"get", "sb", "-n", f.ns, "alpha", ""}, []string{"beta", "plain"}},
 		{[]string{"get", "po", "-n", f.ns, ""}, []string{"alpha-0", "beta-0", "plain"}},

@@ -103,7 +103,7 @@ func TestGetExitCodes(t *testing.T) {
 		{"bad selector", "", []string{"get", "sb", "-l", "a=(b"}, 2, "-l"},
 		{"name across namespaces", "", []string{"get", "sb", "alpha", "-A"}, 2, "across all namespaces"},
 		{"names of findings", "", []string{"get", "findings", "-o", "name"}, 2, "findings have no names"},
-		{"no resource", "", []string{"get"}, 2, "sandboxes (sb), pods (po), pools or findings"},
+		{"no resource", "", []string{"get"}, 2, "sandboxes (sb), pods (po), pools, claims or findings"},
 		{"unreachable", kubeconfigAt(t, f.c, "https://"+deadserver.Refusing(t)), []string{"get", "sb", "--request-timeout", "2s"}, 1, "cannot reach cluster"},
 	} {
 		kc := tc.kubeconfig
