@@ -299,7 +299,9 @@ func belongs(in CheckInput, live *corev1.Pod, add func(code, format string, args
 func checkState(in CheckInput, live *corev1.Pod, addr string, add func(code, format string, args ...any)) {
 	t := in.Target
 	if live.DeletionTimestamp != nil {
-		add(CodePodDeleting, "pod %s is being deleted (since %s)", t.podRef(), live.DeletionTimestamp.UTC().Format("15:04:05"))
+		// deletionTimestamp is when the grace period ends, not when the
+		// delete was asked for: say which time is which.
+		add(CodePodDeleting, "pod %s is being deleted (%s)", t.podRef(), model.SlimPod(live).DeletionSummary("15:04:05"))
 	}
 	if live.Status.Phase != corev1.PodRunning {
 		add(CodePodNotRunning, "pod %s is %s, not Running", t.podRef(), orNone(string(live.Status.Phase)))

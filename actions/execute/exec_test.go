@@ -146,6 +146,11 @@ func TestExecDeletingPodIsRefused(t *testing.T) {
 		if r.Retryable {
 			t.Errorf("retryable: %s", r.JSON())
 		}
+		// deletionTimestamp is the end of the grace period: the refusal
+		// says when the delete was asked for and when its grace ends.
+		if !strings.Contains(r.Message, "deletion requested") || !strings.Contains(r.Message, "grace ends") {
+			t.Errorf("the refusal does not say which time is which: %s", r.Message)
+		}
 	}
 }
 
