@@ -247,3 +247,21 @@ func TestForceDeleteAsksAndNamesFinalizers(t *testing.T) {
 		t.Fatalf("the backend acted on %v", got)
 	}
 }
+
+// A regular expression in the filter, case-insensitive as k9s's: an
+// alternation, and an anchor that matches the start of a field.
+func TestFilterTakesARegex(t *testing.T) {
+	src := &fakeSource{snap: lookalikes()}
+	app, tm := newTestApp(t, src, Backend{}, Options{})
+	screenContains(t, tm, app, "Sandboxes [4/4]")
+	keys(tm, "/", "^AGENT", "enter")
+	s := screenContains(t, tm, app, "Sandboxes [2/4]")
+	if strings.Contains(s, "code-runner") {
+		t.Errorf("/^AGENT kept a code-runner row:\n%s", s)
+	}
+	keys(tm, "esc", "/", "80e0|8efd", "enter")
+	s = screenContains(t, tm, app, "Sandboxes [2/4]")
+	if strings.Contains(s, "agent-9") {
+		t.Errorf("/80e0|8efd kept an agent row:\n%s", s)
+	}
+}
