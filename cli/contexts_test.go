@@ -20,7 +20,7 @@ import (
 	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/ui"
@@ -32,17 +32,17 @@ import (
 // when one server is stopped its sandboxes turn UNKNOWN while the other's
 // keep updating; and it comes back by itself.
 func TestContextSetWithOneServerLost(t *testing.T) {
-	alpha := kubetest.Start(t, kubetest.Options{})
-	beta := kubetest.Start(t, kubetest.Options{})
-	path := kubetest.Kubeconfig(t, []string{"alpha", "beta"}, alpha, beta)
+	alpha := testcluster.Start(t, testcluster.Options{})
+	beta := testcluster.Start(t, testcluster.Options{})
+	path := testcluster.Kubeconfig(t, []string{"alpha", "beta"}, alpha, beta)
 	addSilentContext(t, path, "gamma", "https://"+deadserver.Silent(t))
 	// The same namespace and names in both clusters: the rows differ by
 	// context alone.
 	ns := alpha.Namespace(t)
-	if _, err := beta.Kube.CoreV1().Namespaces().Create(kubetest.Context(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if _, err := beta.Kube.CoreV1().Namespaces().Create(testcluster.Context(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []*kubetest.Cluster{alpha, beta} {
+	for _, c := range []*testcluster.Cluster{alpha, beta} {
 		c.RunningSandbox(t, ns, "sbx-1", "10.9.0.1")
 		c.RunningSandbox(t, ns, "doomed", "10.9.0.2")
 	}
@@ -75,13 +75,13 @@ func TestContextSetWithOneServerLost(t *testing.T) {
 
 	// A delete through beta's backend reaches beta's cluster only.
 	be := cs.backend().ForContext("beta")
-	if err := be.Delete(kubetest.Context(t), fleetOf(cs, "beta").Sandbox(key("doomed"))); err != nil {
+	if err := be.Delete(testcluster.Context(t), fleetOf(cs, "beta").Sandbox(key("doomed"))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := beta.Dynamic.Resource(kube.BatchSandboxGVR).Namespace(ns).Get(kubetest.Context(t), "doomed", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := beta.Dynamic.Resource(kube.BatchSandboxGVR).Namespace(ns).Get(testcluster.Context(t), "doomed", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("beta's doomed: %v, want NotFound", err)
 	}
-	if _, err := alpha.Dynamic.Resource(kube.BatchSandboxGVR).Namespace(ns).Get(kubetest.Context(t), "doomed", metav1.GetOptions{}); err != nil {
+	if _, err := alpha.Dynamic.Resource(kube.BatchSandboxGVR).Namespace(ns).Get(testcluster.Context(t), "doomed", metav1.GetOptions{}); err != nil {
 		t.Fatalf("alpha's doomed went too: %v", err)
 	}
 

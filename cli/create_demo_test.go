@@ -10,7 +10,7 @@ import (
 	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
-	"github.com/sandscope/sandscope/kube/sim"
+	"github.com/sandscope/sandscope/demo/sim"
 	"github.com/sandscope/sandscope/ui"
 )
 

@@ -44,7 +44,7 @@ import (
 	"github.com/sandscope/sandscope/api/agentsandbox"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/sim"
+	"github.com/sandscope/sandscope/demo/sim"
 )
 
 // Names the demo shows in the header.

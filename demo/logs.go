@@ -16,7 +16,7 @@ import (
 	restclient "k8s.io/client-go/rest"
 	fakerest "k8s.io/client-go/rest/fake"
 
-	"github.com/sandscope/sandscope/kube/sim"
+	"github.com/sandscope/sandscope/demo/sim"
 )
 
 // logsClientset is the demo's clientset with Pod logs served from the

@@ -25,10 +25,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
-func TestMain(m *testing.M) { kubetest.Main(m) }
+func TestMain(m *testing.M) { testcluster.Main(m) }
 
 // tool finds a binary the test needs: it skips when it is missing, and
 // fails under CI=true, where scripts/test.sh installs it.
@@ -55,7 +55,7 @@ func isExecutable(p string) bool {
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
-func kubectl(t *testing.T) string { return tool(t, "kubectl", kubetest.BinDir()) }
+func kubectl(t *testing.T) string { return tool(t, "kubectl", testcluster.BinDir()) }
 
 func run(t *testing.T, stdin []byte, name string, args ...string) []byte {
 	t.Helper()
@@ -75,7 +75,7 @@ func run(t *testing.T, stdin []byte, name string, args ...string) []byte {
 // has the real API server validate every object (schema, RBAC references,
 // field values) without keeping them.
 func TestManifestsDryRunServer(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	k := kubectl(t)
 	rendered := run(t, nil, k, "kustomize", ".")
 	for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment", "Service", "NetworkPolicy"} {
@@ -85,7 +85,7 @@ func TestManifestsDryRunServer(t *testing.T) {
 	}
 	// Objects in a namespace that does not exist yet fail a server-side dry
 	// run (nothing is created), so the namespace is made for real first.
-	ctx := kubetest.Context(t)
+	ctx := testcluster.Context(t)
 	_, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "sandscope"}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ import (
 	"github.com/sandscope/sandscope/cli"
 	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/serve"
 )
@@ -49,19 +49,19 @@ import (
 // and the IP_TAKEN alert fires.
 func TestServeScrapedByPrometheus(t *testing.T) {
 	promBin := tool(t, "prometheus")
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	k, ct := c.Kubelet(t), c.Controller(t)
-	ctx := kubetest.Context(t)
+	ctx := testcluster.Context(t)
 
 	// The fleet. serve watches every namespace, so its IPs must be this
 	// run's own: another run's live Pods would hold them (IP_TAKEN).
 	block := ipBlock.Add(1)
 	ip := func(host int) string { return fmt.Sprintf("10.7.%d.%d", block, host) }
 	sandbox := func(name, ip string, edit func(*corev1.Pod)) {
-		pod := kubetest.SandboxPod(name+"-0", "python:3.12-slim", "python", "-m", "server")
-		bsbx := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox(name, pod))
-		kubetest.OwnedByBatchSandbox(pod, bsbx, 0)
+		pod := testcluster.SandboxPod(name+"-0", "python:3.12-slim", "python", "-m", "server")
+		bsbx := ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox(name, pod))
+		testcluster.OwnedByBatchSandbox(pod, bsbx, 0)
 		if edit != nil {
 			edit(pod)
 		}
@@ -82,7 +82,7 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 	// in PodInitializing; grace 1 s + stuck-after 1 s.
 	grace := int64(1)
 	sandbox("stuck", "", func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = &grace })
-	k.Schedule(ns, "stuck-0", kubetest.DefaultNode)
+	k.Schedule(ns, "stuck-0", testcluster.DefaultNode)
 	k.SetWaiting(ns, "stuck-0", osv1.ContainerSandbox, "PodInitializing", "")
 	k.DeleteHeld(ns, "stuck-0")
 	t.Cleanup(func() { k.Release(ns, "stuck-0") })
@@ -175,7 +175,7 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 // OpenSandbox verbs still gets the rest of the fleet served; the watches it
 // may not list read 0 and the log names the refused request.
 func TestServeSaysWhichVerbIsMissing(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	cfg := serviceAccountConfigWith(t, c, ns, func(cr *rbacv1.ClusterRole) {
 		cr.Rules = slices.DeleteFunc(cr.Rules, func(r rbacv1.PolicyRule) bool {
@@ -187,7 +187,7 @@ func TestServeSaysWhichVerbIsMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := &syncbuf.Buffer{}
-	srv := startServe(t, kubetest.Context(t), clients, serve.Options{AnalyzeEvery: time.Second, Log: log})
+	srv := startServe(t, testcluster.Context(t), clients, serve.Options{AnalyzeEvery: time.Second, Log: log})
 	base := "https://" + srv.addr
 	scraper := readerToken(t, c, ns, "prometheus", true)
 	eventually(t, 30*time.Second, "batchsandboxes and pools down, pods up", func() (bool, string) {
@@ -209,14 +209,14 @@ func TestServeSaysWhichVerbIsMissing(t *testing.T) {
 // one that is; the probes' endpoints answer anyone. serve asks as deploy/'s
 // ServiceAccount, through deploy/'s auth role.
 func TestServeAuthorizesWithTheAPIServer(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	clients, err := kube.NewClients(serviceAccountConfig(t, c, ns), ns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := &syncbuf.Buffer{}
-	srv := startServe(t, kubetest.Context(t), clients, serve.Options{AnalyzeEvery: time.Second, Log: log})
+	srv := startServe(t, testcluster.Context(t), clients, serve.Options{AnalyzeEvery: time.Second, Log: log})
 	base := "https://" + srv.addr
 	eventually(t, 30*time.Second, "serve ready", func() (bool, string) {
 		code, body := get(base + "/readyz")
@@ -270,15 +270,15 @@ var ipBlock atomic.Int32
 // serviceAccountConfig creates deploy/'s ClusterRole for real, a
 // ServiceAccount in ns bound to it, and returns an admin config that
 // impersonates that ServiceAccount.
-func serviceAccountConfig(t *testing.T, c *kubetest.Cluster, ns string) *rest.Config {
+func serviceAccountConfig(t *testing.T, c *testcluster.Cluster, ns string) *rest.Config {
 	return serviceAccountConfigWith(t, c, ns, nil)
 }
 
 // serviceAccountConfigWith is serviceAccountConfig with the ClusterRole's
 // rules edited first.
-func serviceAccountConfigWith(t *testing.T, c *kubetest.Cluster, ns string, edit func(*rbacv1.ClusterRole)) *rest.Config {
+func serviceAccountConfigWith(t *testing.T, c *testcluster.Cluster, ns string, edit func(*rbacv1.ClusterRole)) *rest.Config {
 	t.Helper()
-	ctx := kubetest.Context(t)
+	ctx := testcluster.Context(t)
 	var cr rbacv1.ClusterRole
 	readYAML(t, "clusterrole.yaml", &cr)
 	if edit != nil {
@@ -309,9 +309,9 @@ func serviceAccountConfigWith(t *testing.T, c *kubetest.Cluster, ns string, edit
 // bindClusterRoleFile creates the ClusterRole of deploy/file for real
 // (renamed for this test's namespace) and binds it to the ServiceAccount
 // ns/sa.
-func bindClusterRoleFile(t *testing.T, c *kubetest.Cluster, file, ns, sa string) {
+func bindClusterRoleFile(t *testing.T, c *testcluster.Cluster, file, ns, sa string) {
 	t.Helper()
-	ctx := kubetest.Context(t)
+	ctx := testcluster.Context(t)
 	var cr rbacv1.ClusterRole
 	readYAML(t, file, &cr)
 	cr.Name = cr.Name + "-e2e-" + ns + "-" + sa
@@ -331,9 +331,9 @@ func bindClusterRoleFile(t *testing.T, c *kubetest.Cluster, file, ns, sa string)
 // readerToken creates the ServiceAccount ns/name, bound to deploy/'s
 // metrics reader role when allowed, and returns a token of it from the API
 // server's TokenRequest, as the kubelet mounts one into Prometheus's Pod.
-func readerToken(t *testing.T, c *kubetest.Cluster, ns, name string, allowed bool) string {
+func readerToken(t *testing.T, c *testcluster.Cluster, ns, name string, allowed bool) string {
 	t.Helper()
-	ctx := kubetest.Context(t)
+	ctx := testcluster.Context(t)
 	if _, err := c.Kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func startServe(t *testing.T, ctx context.Context, clients *kube.Clients, opts s
 
 // compareWithSweep reads /findings and `sandscope sweep -o json` on the same
 // namespace and compares their findings (code, sandbox, severity).
-func compareWithSweep(t *testing.T, base, token string, c *kubetest.Cluster, ns string) {
+func compareWithSweep(t *testing.T, base, token string, c *testcluster.Cluster, ns string) {
 	t.Helper()
 	type key struct{ code, sandbox, severity string }
 	keys := func(r sweep.Report) []key {
@@ -616,7 +616,7 @@ func (w logWriter) Write(p []byte) (int, error) {
 // (flags, connection, listener) and sends the process SIGTERM, as the
 // kubelet does: serve stops gracefully and exits 0.
 func TestServeCommandStopsOnSIGTERM(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	var out bytes.Buffer
 	errOut := &syncbuf.Buffer{}
 	code := make(chan int, 1)

@@ -6,37 +6,37 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 // The package's cluster (TestMain in main_test.go) has sandscope's minimal
 // CRDs; DiscoverSources must find every engine resource through real
 // discovery, the agent Sandbox at its preferred (storage) version v1beta1.
 // The absent-CRD notes are tested against a cluster without CRDs in
-// kube/kubetest/nocrds.
+// test/nocrds.
 func TestDiscoverSourcesFindsEngineCRDs(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	clients, err := kube.NewClients(c.Config, "default")
 	if err != nil {
 		t.Fatalf("kube.NewClients: %v", err)
 	}
-	src, err := kube.DiscoverSources(kubetest.Context(t), clients.Discovery)
+	src, err := kube.DiscoverSources(testcluster.Context(t), clients.Discovery)
 	if err != nil {
 		t.Fatalf("DiscoverSources: %v", err)
 	}
 	if !src.BatchSandbox || !src.Pool || !src.Snapshot {
 		t.Errorf("OpenSandbox sources = batchsandbox %v, pool %v, snapshot %v; want all true", src.BatchSandbox, src.Pool, src.Snapshot)
 	}
-	if src.Agent == nil || *src.Agent != kubetest.AgentSandboxGVR {
-		t.Errorf("agent source = %v, want %v", src.Agent, kubetest.AgentSandboxGVR)
+	if src.Agent == nil || *src.Agent != testcluster.AgentSandboxGVR {
+		t.Errorf("agent source = %v, want %v", src.Agent, testcluster.AgentSandboxGVR)
 	}
 	if len(src.Notes) != 0 {
 		t.Errorf("notes with every CRD installed: %q", src.Notes)
 	}
 	for _, gvr := range []struct{ got, want any }{
-		{kube.BatchSandboxGVR, kubetest.BatchSandboxGVR},
-		{kube.PoolGVR, kubetest.PoolGVR},
-		{kube.SandboxSnapshotGVR, kubetest.SandboxSnapshotGVR},
+		{kube.BatchSandboxGVR, testcluster.BatchSandboxGVR},
+		{kube.PoolGVR, testcluster.PoolGVR},
+		{kube.SandboxSnapshotGVR, testcluster.SandboxSnapshotGVR},
 	} {
 		if gvr.got != gvr.want {
 			t.Errorf("kube GVR %v differs from the installed CRD's %v", gvr.got, gvr.want)
@@ -47,13 +47,13 @@ func TestDiscoverSourcesFindsEngineCRDs(t *testing.T) {
 // What discovery finds can be listed: the agent Sandbox at the discovered
 // version, through sandscope's own dynamic client.
 func TestDiscoveredAgentSandboxCanBeListed(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {
 		t.Fatalf("kube.NewClients: %v", err)
 	}
-	ctx := kubetest.Context(t)
+	ctx := testcluster.Context(t)
 	src, err := kube.DiscoverSources(ctx, clients.Discovery)
 	if err != nil {
 		t.Fatalf("DiscoverSources: %v", err)
@@ -61,7 +61,7 @@ func TestDiscoveredAgentSandboxCanBeListed(t *testing.T) {
 	if src.Agent == nil {
 		t.Fatalf("agent sandbox not discovered: %+v", src)
 	}
-	c.Controller(t).Create(kubetest.AgentSandboxGVR, ns, kubetest.AgentSandbox("agent", kubetest.SandboxPod("agent", "")))
+	c.Controller(t).Create(testcluster.AgentSandboxGVR, ns, testcluster.AgentSandbox("agent", testcluster.SandboxPod("agent", "")))
 	list, err := clients.Dynamic.Resource(*src.Agent).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil || len(list.Items) != 1 || list.Items[0].GetName() != "agent" {
 		t.Fatalf("listing %v: %d items, err %v", *src.Agent, len(list.Items), err)

@@ -15,13 +15,13 @@ import (
 
 	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubelettest"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 type execEnv struct {
-	c       *kubetest.Cluster
-	kl      *kubetest.Kubelet
+	c       *testcluster.Cluster
+	kl      *testcluster.Kubelet
 	ns      string
 	node    string
 	clients *kube.Clients
@@ -33,7 +33,7 @@ type execEnv struct {
 
 func newExecEnv(t *testing.T, exec kubelettest.ExecFunc) *execEnv {
 	t.Helper()
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
 	e := &execEnv{c: c, kl: c.Kubelet(t), ns: c.Namespace(t), ctx: ctx}
@@ -47,14 +47,14 @@ func newExecEnv(t *testing.T, exec kubelettest.ExecFunc) *execEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.kubelet.Close() })
-	if _, err := e.kubelet.RegisterNode(kubetest.Context(t), c.Kube, e.node); err != nil {
+	if _, err := e.kubelet.RegisterNode(testcluster.Context(t), c.Kube, e.node); err != nil {
 		t.Fatal(err)
 	}
 	return e
 }
 
 func (e *execEnv) pod(name, ip string) *corev1.Pod {
-	e.kl.CreatePod(e.ns, kubetest.SandboxPod(name, ""))
+	e.kl.CreatePod(e.ns, testcluster.SandboxPod(name, ""))
 	e.kl.Schedule(e.ns, name, e.node)
 	return e.kl.SetRunning(e.ns, name, ip)
 }

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
@@ -22,27 +22,27 @@ import (
 // deadSandboxIPTakenElsewhere plays a dead sandbox whose IP a new Pod took across namespaces: the
 // BatchSandbox "dead" in ns records ip; its Pod exited; a Pod of another
 // namespace holds ip now. It returns that namespace.
-func deadSandboxIPTakenElsewhere(t *testing.T, c *kubetest.Cluster, ns, ip string) string {
+func deadSandboxIPTakenElsewhere(t *testing.T, c *testcluster.Cluster, ns, ip string) string {
 	t.Helper()
 	other := c.Namespace(t)
 	kl, ct := c.Kubelet(t), c.Controller(t)
-	pod := kubetest.SandboxPod("dead-0", "")
-	bsbx := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox("dead", pod))
-	kubetest.OwnedByBatchSandbox(pod, bsbx, 0)
+	pod := testcluster.SandboxPod("dead-0", "")
+	bsbx := ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox("dead", pod))
+	testcluster.OwnedByBatchSandbox(pod, bsbx, 0)
 	kl.CreatePod(ns, pod)
 	kl.SetRunning(ns, "dead-0", ip)
 	ct.SetEndpoints(ns, "dead", ip)
 	ct.SetBatchSandboxStatus(ns, "dead", map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
 	kl.Terminate(ns, "dead-0", osv1.ContainerSandbox, 137, "Error")
 	kl.SetPhase(ns, "dead-0", corev1.PodFailed, "", "")
-	kl.CreatePod(other, kubetest.SandboxPod("thief-0", ""))
+	kl.CreatePod(other, testcluster.SandboxPod("thief-0", ""))
 	kl.SetRunning(other, "thief-0", ip)
 	return other
 }
 
 // namespaceReader is a config for a user whose Role reads what sandscope
 // watches in ns only.
-func namespaceReader(t *testing.T, c *kubetest.Cluster, ns string) *rest.Config {
+func namespaceReader(t *testing.T, c *testcluster.Cluster, ns string) *rest.Config {
 	t.Helper()
 	read := []string{"get", "list", "watch"}
 	return c.ConfigAs(t, ns, "sandbox-reader", "sandbox-reader",
@@ -55,7 +55,7 @@ func namespaceReader(t *testing.T, c *kubetest.Cluster, ns string) *rest.Config 
 // Viewing one namespace must not turn IP_TAKEN into POD_DEAD: the holder
 // lives in another namespace, which the watch does not cover.
 func TestIdentityAcrossNamespaces(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	const ip = "127.0.0.81"
 	other := deadSandboxIPTakenElsewhere(t, c, ns, ip)
@@ -75,7 +75,7 @@ func TestIdentityAcrossNamespaces(t *testing.T) {
 // Where RBAC forbids listing Pods outside the namespace, the slot says it
 // was checked in its namespace only instead of claiming POD_DEAD for sure.
 func TestIdentityAcrossNamespacesForbidden(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	const ip = "127.0.0.82"
 	deadSandboxIPTakenElsewhere(t, c, ns, ip)
@@ -104,7 +104,7 @@ func TestIdentityAcrossNamespacesForbidden(t *testing.T) {
 // cluster-wide list with 503) leaves the slot unchecked, not a plain
 // POD_DEAD; once the list answers, the thief is found.
 func TestIdentityAcrossNamespacesLookupFails(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	const ip = "127.0.0.83"
 	other := deadSandboxIPTakenElsewhere(t, c, ns, ip)
@@ -126,7 +126,7 @@ func TestIdentityAcrossNamespacesLookupFails(t *testing.T) {
 		sb := s.Sandbox(key)
 		return sb != nil && sb.PrimarySlot() != nil && sb.Identity() == model.IdentityPodDead && sb.PrimarySlot().NamespaceOnly
 	})
-	if err := w.ResolveForeignHolders(kubetest.Context(t)); err == nil {
+	if err := w.ResolveForeignHolders(testcluster.Context(t)); err == nil {
 		t.Error("a lookup answered 503 reported no error")
 	}
 	if sl := snap.Sandbox(key).PrimarySlot(); !sl.NamespaceOnly {

@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
@@ -21,7 +21,7 @@ import (
 // within its freshness budget, AsOf must stay at the last time the data was
 // proven current, and when etcd is back the deletion must show.
 func TestWatcherStorageCut(t *testing.T) {
-	c := kubetest.Start(t, kubetest.Options{EtcdProxy: true, SecondAPIServer: true})
+	c := testcluster.Start(t, testcluster.Options{EtcdProxy: true, SecondAPIServer: true})
 	other, err := kubernetes.NewForConfig(c.SecondConfig(t))
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestWatcherStorageCut(t *testing.T) {
 		t.Fatalf("kube-apiserver stopped answering /version with etcd cut: %v", err)
 	}
 	zero := int64(0)
-	if err := other.CoreV1().Pods(ns).Delete(kubetest.Context(t), name+"-0", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+	if err := other.CoreV1().Pods(ns).Delete(testcluster.Context(t), name+"-0", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatalf("deleting the Pod through the other API server: %v", err)
 	}
 	snap, d := waitDisconnected(t, w, key, start)
@@ -104,7 +104,7 @@ func TestWatcherStorageCut(t *testing.T) {
 // outage (11, 18, then 37 s to resync). The bound is generous against the
 // back-off's 2 s cap; the latency is logged.
 func TestWatcherReconnectsAfterRepeatedRestarts(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	w, key := watchedRunningSandbox(t, "sbx-r", "127.0.0.39")
 	const bound = 10 * time.Second
 	for i := range 3 {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 // y on a deleted sandbox whose Pod stays (the stuck-Terminating pile-up)
@@ -13,7 +13,7 @@ import (
 func TestInspectorYAMLOfADeletedSandbox(t *testing.T) {
 	c, ns, in, sb := inspectFixture(t)
 	c.Controller(t).Delete(kube.BatchSandboxGVR, ns, "sbx-i")
-	out, err := in.YAML(kubetest.Context(t), sb)
+	out, err := in.YAML(testcluster.Context(t), sb)
 	if err != nil {
 		t.Fatalf("YAML of a deleted sandbox: %v", err)
 	}

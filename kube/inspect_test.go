@@ -15,14 +15,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
 
 // inspectFixture creates BatchSandbox "sbx-i" with one running Pod "sbx-i-0".
-func inspectFixture(t *testing.T) (*kubetest.Cluster, string, *kube.Inspector, *model.Sandbox) {
+func inspectFixture(t *testing.T) (*testcluster.Cluster, string, *kube.Inspector, *model.Sandbox) {
 	t.Helper()
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	ctl, kl := c.Controller(t), c.Kubelet(t)
 	obj := &unstructured.Unstructured{Object: map[string]any{
@@ -31,7 +31,7 @@ func inspectFixture(t *testing.T) (*kubetest.Cluster, string, *kube.Inspector, *
 		"spec":     map[string]any{"replicas": int64(1)},
 	}}
 	created := ctl.Create(kube.BatchSandboxGVR, ns, obj)
-	kl.CreatePod(ns, kubetest.SandboxPod("sbx-i-0", ""))
+	kl.CreatePod(ns, testcluster.SandboxPod("sbx-i-0", ""))
 	kl.SetRunning(ns, "sbx-i-0", "10.9.0.5")
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {
@@ -45,7 +45,7 @@ func inspectFixture(t *testing.T) (*kubetest.Cluster, string, *kube.Inspector, *
 
 func TestInspectorYAML(t *testing.T) {
 	_, _, in, sb := inspectFixture(t)
-	out, err := in.YAML(kubetest.Context(t), sb)
+	out, err := in.YAML(testcluster.Context(t), sb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestInspectorYAML(t *testing.T) {
 	// A Pod that is gone is a comment, not a failure.
 	gone := *sb
 	gone.Slots = []model.Slot{{PodName: "sbx-i-9"}}
-	out, err = in.YAML(kubetest.Context(t), &gone)
+	out, err = in.YAML(testcluster.Context(t), &gone)
 	if err != nil || !strings.Contains(out, "# Pod "+sb.Namespace()+"/sbx-i-9: not found") {
 		t.Fatalf("gone pod: %v\n%s", err, out)
 	}
@@ -68,11 +68,11 @@ func TestInspectorYAML(t *testing.T) {
 
 // backOffEvents records the kubelet's BackOff Event on sbx-i-0 and reads
 // sb's Events back through in.
-func backOffEvents(t *testing.T, c *kubetest.Cluster, ns string, in *kube.Inspector, sb *model.Sandbox) []corev1.Event {
+func backOffEvents(t *testing.T, c *testcluster.Cluster, ns string, in *kube.Inspector, sb *model.Sandbox) []corev1.Event {
 	t.Helper()
 	now := time.Now()
 	c.Kubelet(t).Event(ns, "sbx-i-0", "Warning", "BackOff", "Back-off restarting failed container", now, now, 3)
-	evs, err := in.Events(kubetest.Context(t), sb)
+	evs, err := in.Events(testcluster.Context(t), sb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,20 +95,20 @@ func TestInspectorLogsNamesWhatFailed(t *testing.T) {
 	_, _, in, sb := inspectFixture(t)
 	// No kubelet serves logs in the test cluster: the error must say which
 	// Pod and container could not be read.
-	err := in.Logs(kubetest.Context(t), sb, kube.LogOptions{Follow: true}, &bytes.Buffer{})
+	err := in.Logs(testcluster.Context(t), sb, kube.LogOptions{Follow: true}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "sbx-i-0") || !strings.Contains(err.Error(), "container sandbox") {
 		t.Fatalf("Logs error = %v", err)
 	}
 	noPod := *sb
 	noPod.Slots = nil
-	if err := in.Logs(kubetest.Context(t), &noPod, kube.LogOptions{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "has no Pod") {
+	if err := in.Logs(testcluster.Context(t), &noPod, kube.LogOptions{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "has no Pod") {
 		t.Fatalf("Logs without a Pod = %v", err)
 	}
 }
 
 func TestInspectorDelete(t *testing.T) {
 	c, ns, in, sb := inspectFixture(t)
-	ctx := kubetest.Context(t)
+	ctx := testcluster.Context(t)
 	// A same-name successor (other UID) must not be deleted.
 	stale, staleMeta := *sb, *sb.Meta
 	staleMeta.UID = "00000000-0000-0000-0000-000000000000"
@@ -131,7 +131,7 @@ func TestInspectorDelete(t *testing.T) {
 // An object the YAML encoder refuses (a C1 control in an annotation, which
 // any tenant may write) is shown as JSON, not hidden behind an error.
 func TestInspectorYAMLFallsBackToJSON(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
@@ -145,7 +145,7 @@ func TestInspectorYAMLFallsBackToJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb := &model.Sandbox{Key: "bsbx/" + ns + "/sbx-c1", Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-c1"}}
-	out, err := kube.NewInspector(clients, nil).YAML(kubetest.Context(t), sb)
+	out, err := kube.NewInspector(clients, nil).YAML(testcluster.Context(t), sb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestInspectorEventsFloodKeepsNewest(t *testing.T) {
 				ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("a-flood-%05d", i), Namespace: ns},
 					InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: "sbx-i-0"},
 					Reason:         "Noise", Message: "flood", Type: "Normal", FirstTimestamp: old, LastTimestamp: old, Count: 1}
-				if _, err := cs.CoreV1().Events(ns).Create(kubetest.Context(t), ev, metav1.CreateOptions{}); err != nil {
+				if _, err := cs.CoreV1().Events(ns).Create(testcluster.Context(t), ev, metav1.CreateOptions{}); err != nil {
 					errs <- err
 					return
 				}

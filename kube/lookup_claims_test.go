@@ -11,7 +11,7 @@ import (
 	"github.com/sandscope/sandscope/api/agentsandbox"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -19,27 +19,27 @@ import (
 // Sandbox it is bound to (adopted from a pool: another name), so a claim
 // name resolves to that Sandbox and its Pod; claim/NAME reads only claims.
 func TestLookupByClaimName(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	ct, kl := c.Controller(t), c.Kubelet(t)
-	sb := ct.Create(kubetest.AgentSandboxGVR, ns, kubetest.AgentSandbox("pool-a-x7k2p", kubetest.SandboxPod("pool-a-x7k2p", "")))
-	pod := kubetest.SandboxPod("pool-a-x7k2p", "")
+	sb := ct.Create(testcluster.AgentSandboxGVR, ns, testcluster.AgentSandbox("pool-a-x7k2p", testcluster.SandboxPod("pool-a-x7k2p", "")))
+	pod := testcluster.SandboxPod("pool-a-x7k2p", "")
 	delete(pod.Labels, osv1.LabelSandboxID)
 	pod.Labels[agentsandbox.LabelNameHash] = "hx7k2p"
 	yes := true
 	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: sb.GetAPIVersion(), Kind: "Sandbox", Name: sb.GetName(), UID: sb.GetUID(), Controller: &yes}}
 	kl.CreatePod(ns, pod)
 	kl.SetRunning(ns, "pool-a-x7k2p", "127.0.0.71")
-	ct.SetStatus(kubetest.AgentSandboxGVR, ns, "pool-a-x7k2p", map[string]any{"selector": agentsandbox.LabelNameHash + "=hx7k2p",
+	ct.SetStatus(testcluster.AgentSandboxGVR, ns, "pool-a-x7k2p", map[string]any{"selector": agentsandbox.LabelNameHash + "=hx7k2p",
 		"podIPs": []string{"127.0.0.71"}, "conditions": []map[string]any{{"type": "Ready", "status": "True", "reason": "DependenciesReady",
 			"message": "", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)}}})
-	ct.Create(kubetest.SandboxClaimGVR, ns, kubetest.SandboxClaim("alice", "pool-a"))
-	ct.SetStatus(kubetest.SandboxClaimGVR, ns, "alice", map[string]any{"sandbox": map[string]any{"name": "pool-a-x7k2p"}})
+	ct.Create(testcluster.SandboxClaimGVR, ns, testcluster.SandboxClaim("alice", "pool-a"))
+	ct.SetStatus(testcluster.SandboxClaimGVR, ns, "alice", map[string]any{"sandbox": map[string]any{"name": "pool-a-x7k2p"}})
 	// Adopted: the claim owns the Sandbox now.
-	claim := ct.Get(kubetest.SandboxClaimGVR, ns, "alice")
-	cur := ct.Get(kubetest.AgentSandboxGVR, ns, "pool-a-x7k2p")
+	claim := ct.Get(testcluster.SandboxClaimGVR, ns, "alice")
+	cur := ct.Get(testcluster.AgentSandboxGVR, ns, "pool-a-x7k2p")
 	cur.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: claim.GetAPIVersion(), Kind: "SandboxClaim", Name: "alice", UID: claim.GetUID(), Controller: &yes}})
-	if _, err := c.Dynamic.Resource(kubetest.AgentSandboxGVR).Namespace(ns).Update(kubetest.Context(t), cur, metav1.UpdateOptions{}); err != nil {
+	if _, err := c.Dynamic.Resource(testcluster.AgentSandboxGVR).Namespace(ns).Update(testcluster.Context(t), cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -48,7 +48,7 @@ func TestLookupByClaimName(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ref := range []string{"alice", "claim/alice"} {
-		snap, err := clients.LookupSandbox(kubetest.Context(t), ref, kube.LookupOptions{Namespace: ns})
+		snap, err := clients.LookupSandbox(testcluster.Context(t), ref, kube.LookupOptions{Namespace: ns})
 		if err != nil {
 			t.Fatalf("%s: %v", ref, err)
 		}
@@ -59,7 +59,7 @@ func TestLookupByClaimName(t *testing.T) {
 	}
 
 	// Deleting the claimed sandbox deletes its claim, not only the Sandbox.
-	snap, err := clients.LookupSandbox(kubetest.Context(t), "pool-a-x7k2p", kube.LookupOptions{Namespace: ns})
+	snap, err := clients.LookupSandbox(testcluster.Context(t), "pool-a-x7k2p", kube.LookupOptions{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +67,11 @@ func TestLookupByClaimName(t *testing.T) {
 	if sbRow == nil || sbRow.Claim() != "alice" {
 		t.Fatalf("sandbox row %+v", sbRow)
 	}
-	agent := kubetest.AgentSandboxGVR
-	if err := kube.NewInspector(clients, &agent).Delete(kubetest.Context(t), sbRow); err != nil {
+	agent := testcluster.AgentSandboxGVR
+	if err := kube.NewInspector(clients, &agent).Delete(testcluster.Context(t), sbRow); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Dynamic.Resource(kubetest.SandboxClaimGVR).Namespace(ns).Get(kubetest.Context(t), "alice", metav1.GetOptions{}); err == nil {
+	if _, err := c.Dynamic.Resource(testcluster.SandboxClaimGVR).Namespace(ns).Get(testcluster.Context(t), "alice", metav1.GetOptions{}); err == nil {
 		t.Errorf("claim alice still exists after deleting its sandbox")
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -52,16 +52,16 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // watch and without listing the namespace's fleet (its cost must not grow
 // with the namespace).
 func TestLookupSandboxIsTargeted(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	kl, ct := c.Kubelet(t), c.Controller(t)
 
 	// Noise: other sandboxes in the namespace that a namespace-wide read would touch.
 	for _, n := range []string{"noise-1", "noise-2", "noise-3"} {
-		kl.CreatePod(ns, kubetest.SandboxPod(n, ""))
+		kl.CreatePod(ns, testcluster.SandboxPod(n, ""))
 	}
-	bs := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox("sbx-a", kubetest.SandboxPod("t", "")))
-	kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod("sbx-a-0", ""), bs, 0))
+	bs := ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox("sbx-a", testcluster.SandboxPod("t", "")))
+	kl.CreatePod(ns, testcluster.OwnedByBatchSandbox(testcluster.SandboxPod("sbx-a-0", ""), bs, 0))
 	kl.SetRunning(ns, "sbx-a-0", "10.250.13.77")
 	ct.SetEndpoints(ns, "sbx-a", "10.250.13.77")
 	// Its container dies, and the address goes to a Pod in
@@ -69,13 +69,13 @@ func TestLookupSandboxIsTargeted(t *testing.T) {
 	kl.Terminate(ns, "sbx-a-0", osv1.ContainerSandbox, 137, "Error")
 	kl.SetPhase(ns, "sbx-a-0", corev1.PodFailed, "", "")
 	other := c.Namespace(t)
-	kl.CreatePod(other, kubetest.SandboxPod("taker", ""))
+	kl.CreatePod(other, testcluster.SandboxPod("taker", ""))
 	kl.SetRunning(other, "taker", "10.250.13.77")
 
 	clients, log := loggedClients(t, c.Config, ns)
 	for _, searchNS := range []string{ns, ""} {
 		log.urls = nil
-		snap, err := clients.LookupSandbox(kubetest.Context(t), "sbx-a", kube.LookupOptions{Namespace: searchNS})
+		snap, err := clients.LookupSandbox(testcluster.Context(t), "sbx-a", kube.LookupOptions{Namespace: searchNS})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,16 +115,16 @@ func TestLookupSandboxIsTargeted(t *testing.T) {
 // needs no cluster-wide list of the Pods holding that address: no other
 // live Pod can hold it. That list scans every Pod on the server.
 func TestLookupHealthySandboxListsNoHolders(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	kl, ct := c.Kubelet(t), c.Controller(t)
-	bs := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox("sbx-h", kubetest.SandboxPod("t", "")))
-	kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod("sbx-h-0", ""), bs, 0))
+	bs := ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox("sbx-h", testcluster.SandboxPod("t", "")))
+	kl.CreatePod(ns, testcluster.OwnedByBatchSandbox(testcluster.SandboxPod("sbx-h-0", ""), bs, 0))
 	kl.SetRunning(ns, "sbx-h-0", "10.250.13.88")
 	ct.SetEndpoints(ns, "sbx-h", "10.250.13.88")
 
 	clients, log := loggedClients(t, c.Config, ns)
-	snap, err := clients.LookupSandbox(kubetest.Context(t), "sbx-h", kube.LookupOptions{Namespace: ns})
+	snap, err := clients.LookupSandbox(testcluster.Context(t), "sbx-h", kube.LookupOptions{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,13 +143,13 @@ func TestLookupHealthySandboxListsNoHolders(t *testing.T) {
 // sandbox on a cluster, in -n or in every namespace; a short id several
 // ids start with reads each of them, for the caller to say AMBIGUOUS.
 func TestLookupSandboxByShortID(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	kl, ct := c.Kubelet(t), c.Controller(t)
 	ids := []string{"16952042-4659-4a6b-9d3e-0c5aff3444d1", "8efd263d-1111-4a6b-9d3e-0c5aff3444d1", "8efd263e-2222-4a6b-9d3e-0c5aff3444d1"}
 	for i, id := range ids {
-		bs := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox(id, kubetest.SandboxPod("t", "")))
-		kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod(id+"-0", ""), bs, 0))
+		bs := ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox(id, testcluster.SandboxPod("t", "")))
+		kl.CreatePod(ns, testcluster.OwnedByBatchSandbox(testcluster.SandboxPod(id+"-0", ""), bs, 0))
 		ip := "10.250.14." + string(rune('1'+i))
 		kl.SetRunning(ns, id+"-0", ip)
 		ct.SetEndpoints(ns, id, ip)
@@ -157,7 +157,7 @@ func TestLookupSandboxByShortID(t *testing.T) {
 	clients, _ := loggedClients(t, c.Config, ns)
 	names := func(ref, searchNS string) []string {
 		t.Helper()
-		snap, err := clients.LookupSandbox(kubetest.Context(t), ref, kube.LookupOptions{Namespace: searchNS})
+		snap, err := clients.LookupSandbox(testcluster.Context(t), ref, kube.LookupOptions{Namespace: searchNS})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,19 +183,19 @@ func TestLookupSandboxByShortID(t *testing.T) {
 // explain restart reads a sandbox's Pod by the short id the TUI shows too;
 // a short id several ids start with is an error naming them.
 func TestResolvePodByShortID(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	kl, ct := c.Kubelet(t), c.Controller(t)
 	for _, id := range []string{"2a0b0c0d-4659-4a6b-9d3e-0c5aff3444d1", "7f00aa01-1111-4a6b-9d3e-0c5aff3444d1", "7f00aa02-2222-4a6b-9d3e-0c5aff3444d1"} {
-		bs := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox(id, kubetest.SandboxPod("t", "")))
-		kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod(id+"-0", ""), bs, 0))
+		bs := ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox(id, testcluster.SandboxPod("t", "")))
+		kl.CreatePod(ns, testcluster.OwnedByBatchSandbox(testcluster.SandboxPod(id+"-0", ""), bs, 0))
 	}
 	clients, _ := loggedClients(t, c.Config, ns)
-	pod, how, err := clients.ResolvePod(kubetest.Context(t), ns, "2a0b0c0d")
+	pod, how, err := clients.ResolvePod(testcluster.Context(t), ns, "2a0b0c0d")
 	if err != nil || pod.Name != "2a0b0c0d-4659-4a6b-9d3e-0c5aff3444d1-0" {
 		t.Fatalf("ResolvePod(2a0b0c0d): %v, %q, %v", pod, how, err)
 	}
-	if _, _, err := clients.ResolvePod(kubetest.Context(t), ns, "7f00aa0"); err == nil || !strings.Contains(err.Error(), "several") {
+	if _, _, err := clients.ResolvePod(testcluster.Context(t), ns, "7f00aa0"); err == nil || !strings.Contains(err.Error(), "several") {
 		t.Errorf("ResolvePod(7f00aa0), two ids start so: %v, want an error naming both", err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/sandscope/sandscope/internal/mem"
-	"github.com/sandscope/sandscope/kube/sim"
+	"github.com/sandscope/sandscope/demo/sim"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/sandscope/sandscope/internal/mem"
-	"github.com/sandscope/sandscope/kube/sim"
+	"github.com/sandscope/sandscope/demo/sim"
 	"github.com/sandscope/sandscope/model"
 )
 

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model/fleet"
 )
 
@@ -57,7 +57,7 @@ func BenchmarkWatcherFleet(b *testing.B) {
 const benchUpdates = 2000
 
 func benchWatcherFleet(b *testing.B, n int) {
-	c := kubetest.Get(b)
+	c := testcluster.Get(b)
 	ns := c.Namespace(b)
 	ctx := context.Background()
 	populate(b, c, ns, n)
@@ -106,7 +106,7 @@ func benchWatcherFleet(b *testing.B, n int) {
 
 // populate creates n BatchSandboxes, each with its Pod <name>-0 Running at a
 // unique IP and the endpoints annotation, the way the engine leaves them.
-func populate(b *testing.B, c *kubetest.Cluster, ns string, n int) {
+func populate(b *testing.B, c *testcluster.Cluster, ns string, n int) {
 	b.Helper()
 	start := time.Now()
 	ctx := context.Background()
@@ -140,18 +140,18 @@ func populate(b *testing.B, c *kubetest.Cluster, ns string, n int) {
 
 func benchIP(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255) }
 
-func createRunningSandbox(ctx context.Context, c *kubetest.Cluster, ns string, i int) error {
+func createRunningSandbox(ctx context.Context, c *testcluster.Cluster, ns string, i int) error {
 	name := fmt.Sprintf("sbx-%06d", i)
 	ip := benchIP(i)
-	pod := kubetest.SandboxPod(name+"-0", "registry.example/rl-env:v1")
-	bs := kubetest.BatchSandbox(name, pod)
+	pod := testcluster.SandboxPod(name+"-0", "registry.example/rl-env:v1")
+	bs := testcluster.BatchSandbox(name, pod)
 	bs.SetAnnotations(map[string]string{osv1.AnnotationEndpoints: `["` + ip + `"]`})
-	created, err := c.Dynamic.Resource(kubetest.BatchSandboxGVR).Namespace(ns).Create(ctx, bs, metav1.CreateOptions{})
+	created, err := c.Dynamic.Resource(testcluster.BatchSandboxGVR).Namespace(ns).Create(ctx, bs, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating batchsandbox %s: %w", name, err)
 	}
-	pod = kubetest.OwnedByBatchSandbox(pod, created, 0)
-	pod.Spec.NodeName = kubetest.DefaultNode
+	pod = testcluster.OwnedByBatchSandbox(pod, created, 0)
+	pod.Spec.NodeName = testcluster.DefaultNode
 	p, err := c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
@@ -190,7 +190,7 @@ func ptr[T any](v T) *T { return &v }
 // patchPods patches a label on the first m Pods (16 writers) and returns the
 // process CPU time spent until the watcher (when given) has seen the last
 // one.
-func patchPods(b *testing.B, c *kubetest.Cluster, ns string, m int, gen string, w *kube.Watcher) time.Duration {
+func patchPods(b *testing.B, c *testcluster.Cluster, ns string, m int, gen string, w *kube.Watcher) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	cpu0 := processCPU()

@@ -36,7 +36,7 @@ import (
 	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
@@ -159,12 +159,12 @@ var runningStatus = map[string]any{"phase": "Succeed", "replicas": 1, "allocated
 
 // createBatchSandbox creates a non-pooled BatchSandbox and its Pod <name>-0,
 // as the OpenSandbox controller does, and returns the Pod.
-func createBatchSandbox(kl *kubetest.Kubelet, ct *kubetest.Controller, ns, name string, pod *corev1.Pod) *corev1.Pod {
+func createBatchSandbox(kl *testcluster.Kubelet, ct *testcluster.Controller, ns, name string, pod *corev1.Pod) *corev1.Pod {
 	if pod == nil {
-		pod = kubetest.SandboxPod(name+"-0", "")
+		pod = testcluster.SandboxPod(name+"-0", "")
 	}
-	bs := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox(name, pod))
-	return kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(pod, bs, 0))
+	bs := ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox(name, pod))
+	return kl.CreatePod(ns, testcluster.OwnedByBatchSandbox(pod, bs, 0))
 }
 
 // Incident 002: sandbox A's container exits, the engine keeps forwarding to
@@ -255,8 +255,8 @@ func TestIncidentUIDChanged(t *testing.T) {
 	})
 	t.Logf("latency: Pod delete → POD_GONE: %s", d)
 
-	bs := ct.Get(kubetest.BatchSandboxGVR, ns, "sbx-u")
-	second := kl.CreatePod(ns, kubetest.OwnedByBatchSandbox(kubetest.SandboxPod("sbx-u-0", ""), bs, 0))
+	bs := ct.Get(testcluster.BatchSandboxGVR, ns, "sbx-u")
+	second := kl.CreatePod(ns, testcluster.OwnedByBatchSandbox(testcluster.SandboxPod("sbx-u-0", ""), bs, 0))
 	if second.UID == first.UID {
 		t.Fatalf("re-created Pod kept UID %s", first.UID)
 	}
@@ -278,11 +278,11 @@ func TestIncidentStuckTerminating(t *testing.T) {
 	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{StuckAfter: time.Second})
 	key := bsbxKey(ns, "sbx-s")
 
-	pod := kubetest.SandboxPod("sbx-s-0", "")
+	pod := testcluster.SandboxPod("sbx-s-0", "")
 	grace := int64(1)
 	pod.Spec.TerminationGracePeriodSeconds = &grace
 	createBatchSandbox(kl, ct, ns, "sbx-s", pod)
-	kl.Schedule(ns, "sbx-s-0", kubetest.DefaultNode)
+	kl.Schedule(ns, "sbx-s-0", testcluster.DefaultNode)
 	kl.SetWaiting(ns, "sbx-s-0", osv1.ContainerExecdInstaller, "ContainerCreating", "")
 	kl.SetWaiting(ns, "sbx-s-0", osv1.ContainerSandbox, "PodInitializing", "")
 
@@ -331,7 +331,7 @@ func pushImage(t *testing.T, host, repo string, cfg v1.Config) (string, v1.Hash)
 // Incident 000: the engine replaced the image's ENTRYPOINT with a keep-alive,
 // so the image's service never started; and a failed registry read must show.
 func TestIncidentEntrypointNotRun(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	kl := c.Kubelet(t)
 
@@ -356,7 +356,7 @@ func TestIncidentEntrypointNotRun(t *testing.T) {
 	start := time.Now()
 	for i, img := range []string{svc, down, bare} {
 		podName := []string{"keepalive", "registry-down", "bare"}[i]
-		kl.CreatePod(ns, kubetest.SandboxPod(podName, img, "tail", "-f", "/dev/null"))
+		kl.CreatePod(ns, testcluster.SandboxPod(podName, img, "tail", "-f", "/dev/null"))
 		kl.SetRunning(ns, podName, fmt.Sprintf("127.0.0.%d", 40+i))
 	}
 	// The runtime reports the digest it pulled; the config is read by digest.
@@ -413,9 +413,9 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 
 // watchedNamespace starts a Watcher with opts on a fresh namespace of the
 // package's cluster and returns the namespace, its kubelet and controller.
-func watchedNamespace(t *testing.T, opts kube.WatcherOptions) (ns string, kl *kubetest.Kubelet, ct *kubetest.Controller, w *kube.Watcher) {
+func watchedNamespace(t *testing.T, opts kube.WatcherOptions) (ns string, kl *testcluster.Kubelet, ct *testcluster.Controller, w *kube.Watcher) {
 	t.Helper()
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	opts.Namespace = c.Namespace(t)
 	return opts.Namespace, c.Kubelet(t), c.Controller(t), startWatcher(t, c.Config, opts)
 }
@@ -459,7 +459,7 @@ func waitReconnected(t *testing.T, w *kube.Watcher, key string, start time.Time)
 // stopped: connections accepted, nothing answered), which must not wait for
 // the request timeout either.
 func TestWatcherLostAPIServer(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	for _, tc := range []struct {
 		name, sandbox, ip string
 		lose, regain      func(testing.TB)
@@ -502,14 +502,14 @@ func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {
 		t.Errorf("status = %+v, want no notes (all CRDs installed), namespace %s and a server", st, ns)
 	}
 
-	agentPod := kubetest.SandboxPod("agent-1-pod", "")
+	agentPod := testcluster.SandboxPod("agent-1-pod", "")
 	delete(agentPod.Labels, osv1.LabelSandboxID)
 	agentPod.Labels["agents.x-k8s.io/sandbox-name-hash"] = "h4sh"
-	ct.Create(kubetest.AgentSandboxGVR, ns, kubetest.AgentSandbox("agent-1", agentPod))
+	ct.Create(testcluster.AgentSandboxGVR, ns, testcluster.AgentSandbox("agent-1", agentPod))
 	kl.CreatePod(ns, agentPod)
 	kl.SetRunning(ns, "agent-1-pod", "127.0.0.30")
 	start := time.Now()
-	ct.SetStatus(kubetest.AgentSandboxGVR, ns, "agent-1", map[string]any{
+	ct.SetStatus(testcluster.AgentSandboxGVR, ns, "agent-1", map[string]any{
 		"selector": "agents.x-k8s.io/sandbox-name-hash=h4sh",
 		"podIPs":   []any{"127.0.0.30"},
 		"replicas": 1,
@@ -523,7 +523,7 @@ func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {
 		t.Errorf("agent slot = pod %q ip %q, want agent-1-pod 127.0.0.30", sl.PodName, sl.RecordedIP)
 	}
 
-	kl.CreatePod(ns, kubetest.SandboxPod("plain-1", ""))
+	kl.CreatePod(ns, testcluster.SandboxPod("plain-1", ""))
 	start = time.Now()
 	kl.SetRunning(ns, "plain-1", "127.0.0.31")
 	snap, d = waitFor(t, w, start, waitTimeout, "plain Pod sandbox Running", func(s *fleet.Snapshot) bool {
@@ -541,7 +541,7 @@ func TestWatcherAgentSandboxAndPlainPod(t *testing.T) {
 func TestWatcherTransforms(t *testing.T) {
 	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
 
-	pod := kubetest.SandboxPod("fat", "")
+	pod := testcluster.SandboxPod("fat", "")
 	pod.Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: strings.Repeat("x", 4096)}
 	created := kl.CreatePod(ns, pod)
 	if len(created.ManagedFields) == 0 {
@@ -571,7 +571,7 @@ func TestWatcherTransforms(t *testing.T) {
 		sb := s.Sandbox(key)
 		return sb != nil && sb.EnginePhase == "Paused"
 	})
-	ct.Delete(kubetest.BatchSandboxGVR, ns, "sbx-t")
+	ct.Delete(testcluster.BatchSandboxGVR, ns, "sbx-t")
 	// Its Pod remains (no garbage collector runs here): the row stays, as
 	// the deleted sandbox's, until the Pod goes too.
 	waitFor(t, w, time.Now(), waitTimeout, "the deleted sandbox's row", func(s *fleet.Snapshot) bool {
@@ -623,7 +623,7 @@ func TestWatcherSlimObjectsHaveStoreKeys(t *testing.T) {
 // forbidden, naming the verb, the resource with its group and the
 // namespace; the others work.
 func TestWatcherForbiddenResource(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	kl := c.Kubelet(t)
 	cfg := c.ConfigAs(t, ns, "sandscope-limited", "pods-only",
@@ -631,7 +631,7 @@ func TestWatcherForbiddenResource(t *testing.T) {
 		rbacv1.PolicyRule{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: []string{"get", "list", "watch"}},
 		rbacv1.PolicyRule{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"pools"}, Verbs: []string{"get", "list"}},
 	)
-	kl.CreatePod(ns, kubetest.SandboxPod("visible", ""))
+	kl.CreatePod(ns, testcluster.SandboxPod("visible", ""))
 	kl.SetRunning(ns, "visible", "127.0.0.50")
 	w := startWatcher(t, cfg, kube.WatcherOptions{Namespace: ns})
 	// agent-sandbox's extensions, not granted here, are refused too: said
@@ -655,16 +655,16 @@ func TestWatcherForbiddenResource(t *testing.T) {
 }
 
 func TestLivePod(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	kl := c.Kubelet(t)
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	created := kl.CreatePod(ns, kubetest.SandboxPod("live", ""))
+	created := kl.CreatePod(ns, testcluster.SandboxPod("live", ""))
 	kl.SetRunning(ns, "live", "127.0.0.60")
-	got, err := clients.LivePod(kubetest.Context(t), ns, "live")
+	got, err := clients.LivePod(testcluster.Context(t), ns, "live")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -672,7 +672,7 @@ func TestLivePod(t *testing.T) {
 		t.Errorf("LivePod = uid %s ip %s, want %s 127.0.0.60 (the write just made)", got.UID, got.Status.PodIP, created.UID)
 	}
 	kl.ForceDelete(ns, "live")
-	_, err = clients.LivePod(kubetest.Context(t), ns, "live")
+	_, err = clients.LivePod(testcluster.Context(t), ns, "live")
 	if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), ns+"/live") {
 		t.Errorf("LivePod after delete: %v, want a NotFound naming the Pod", err)
 	}
@@ -692,7 +692,7 @@ func TestWatcherOverFakeClients(t *testing.T) {
 	ctx := t.Context()
 	// One of each before the watcher starts (read by its list), one of each
 	// after (read by its watch).
-	listed := kubetest.BatchSandbox("sbx-listed", kubetest.SandboxPod("sbx-listed-0", ""))
+	listed := testcluster.BatchSandbox("sbx-listed", testcluster.SandboxPod("sbx-listed-0", ""))
 	listed.SetNamespace("demo")
 	if _, err := dc.Resource(kube.BatchSandboxGVR).Namespace("demo").Create(ctx, listed, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -702,13 +702,13 @@ func TestWatcherOverFakeClients(t *testing.T) {
 		t.Errorf("the listed BatchSandbox is not in the synced fleet")
 	}
 
-	watched := kubetest.BatchSandbox("sbx-watched", kubetest.SandboxPod("sbx-watched-0", ""))
+	watched := testcluster.BatchSandbox("sbx-watched", testcluster.SandboxPod("sbx-watched-0", ""))
 	watched.SetNamespace("demo")
 	watched.Object["status"] = map[string]any{"phase": "Succeed"}
 	if _, err := dc.Resource(kube.BatchSandboxGVR).Namespace("demo").Create(ctx, watched, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod := kubetest.OwnedByBatchSandbox(kubetest.SandboxPod("sbx-watched-0", ""), watched, 0)
+	pod := testcluster.OwnedByBatchSandbox(testcluster.SandboxPod("sbx-watched-0", ""), watched, 0)
 	pod.Namespace = "demo"
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1"}
 	if _, err := kc.CoreV1().Pods("demo").Create(ctx, pod, metav1.CreateOptions{}); err != nil {

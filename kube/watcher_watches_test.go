@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 // Watches reports each watched resource: all up once synced, the broken
 // ones down while the API server is gone, all up again once every watch
 // is back.
 func TestWatcherWatches(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
 	state := func() (up, down []string) {

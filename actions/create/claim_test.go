@@ -12,7 +12,7 @@ import (
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/api/agentsandbox"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 // create --warm-pool makes a SandboxClaim and follows it: Queued, Bound
@@ -21,21 +21,21 @@ import (
 // Sandbox and the Pod. A claim never bound fails TIMEOUT and is deleted.
 func TestCreateClaimsFromAWarmPool(t *testing.T) {
 	h := newHarness(t)
-	pool := h.ct.Create(kubetest.SandboxWarmPoolGVR, h.ns, kubetest.SandboxWarmPool("agents-warm", "python", 1))
+	pool := h.ct.Create(testcluster.SandboxWarmPoolGVR, h.ns, testcluster.SandboxWarmPool("agents-warm", "python", 1))
 	yes := true
 	owner := func(u *unstructured.Unstructured, kind, name string, uid types.UID) {
 		u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: kind, Name: name, UID: uid, Controller: &yes}})
 	}
-	member := kubetest.AgentSandbox("agents-warm-k2x9p", kubetest.SandboxPod("agents-warm-k2x9p", ""))
+	member := testcluster.AgentSandbox("agents-warm-k2x9p", testcluster.SandboxPod("agents-warm-k2x9p", ""))
 	owner(member, agentsandbox.KindSandboxWarmPool, "agents-warm", pool.GetUID())
-	sb := h.ct.Create(kubetest.AgentSandboxGVR, h.ns, member)
-	pod := kubetest.SandboxPod("agents-warm-k2x9p", "")
+	sb := h.ct.Create(testcluster.AgentSandboxGVR, h.ns, member)
+	pod := testcluster.SandboxPod("agents-warm-k2x9p", "")
 	delete(pod.Labels, osv1.LabelSandboxID)
 	pod.Labels[agentsandbox.LabelNameHash] = "hk2x9p"
 	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: sb.GetAPIVersion(), Kind: "Sandbox", Name: sb.GetName(), UID: sb.GetUID(), Controller: &yes}}
 	h.kl.CreatePod(h.ns, pod)
 	running := h.kl.SetRunning(h.ns, "agents-warm-k2x9p", "127.0.0.61")
-	h.ct.SetStatus(kubetest.AgentSandboxGVR, h.ns, sb.GetName(), map[string]any{"selector": agentsandbox.LabelNameHash + "=hk2x9p",
+	h.ct.SetStatus(testcluster.AgentSandboxGVR, h.ns, sb.GetName(), map[string]any{"selector": agentsandbox.LabelNameHash + "=hk2x9p",
 		"podIPs": []string{"127.0.0.61"}, "conditions": []map[string]any{{"type": "Ready", "status": "True", "reason": "DependenciesReady",
 			"message": "", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)}}})
 	h.prober.setUp(true)
@@ -43,16 +43,16 @@ func TestCreateClaimsFromAWarmPool(t *testing.T) {
 	r := h.start(create.Request{WarmPool: "agents-warm"})
 	claim := r.until(t, create.StageQueued).Sandbox
 	// The controller adopts the member for the claim.
-	cl := h.ct.Get(kubetest.SandboxClaimGVR, h.ns, claim)
+	cl := h.ct.Get(testcluster.SandboxClaimGVR, h.ns, claim)
 	if ref, _, _ := unstructured.NestedString(cl.Object, "spec", "warmPoolRef", "name"); ref != "agents-warm" {
 		t.Fatalf("claim %s spec %v", claim, cl.Object["spec"])
 	}
-	cur := h.ct.Get(kubetest.AgentSandboxGVR, h.ns, sb.GetName())
+	cur := h.ct.Get(testcluster.AgentSandboxGVR, h.ns, sb.GetName())
 	owner(cur, agentsandbox.KindSandboxClaim, claim, cl.GetUID())
-	if _, err := h.c.Dynamic.Resource(kubetest.AgentSandboxGVR).Namespace(h.ns).Update(h.ctx, cur, metav1.UpdateOptions{}); err != nil {
+	if _, err := h.c.Dynamic.Resource(testcluster.AgentSandboxGVR).Namespace(h.ns).Update(h.ctx, cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h.ct.SetStatus(kubetest.SandboxClaimGVR, h.ns, claim, map[string]any{"sandbox": map[string]any{"name": sb.GetName(), "podIPs": []string{"127.0.0.61"}}})
+	h.ct.SetStatus(testcluster.SandboxClaimGVR, h.ns, claim, map[string]any{"sandbox": map[string]any{"name": sb.GetName(), "podIPs": []string{"127.0.0.61"}}})
 	res, err := r.wait(t)
 	if err != nil {
 		t.Fatalf("create --warm-pool: %+v", err)
@@ -74,7 +74,7 @@ func TestCreateClaimsFromAWarmPool(t *testing.T) {
 	if e == nil || e.Code != create.CodeTimeout || e.Cleanup == nil || !e.Cleanup.Deleted {
 		t.Fatalf("unbound claim: %+v", e)
 	}
-	if _, err := h.c.Dynamic.Resource(kubetest.SandboxClaimGVR).Namespace(h.ns).Get(h.ctx, claim, metav1.GetOptions{}); err == nil {
+	if _, err := h.c.Dynamic.Resource(testcluster.SandboxClaimGVR).Namespace(h.ns).Get(h.ctx, claim, metav1.GetOptions{}); err == nil {
 		t.Errorf("claim %s still exists after the failed create", claim)
 	}
 }
@@ -83,16 +83,16 @@ func TestCreateClaimsFromAWarmPool(t *testing.T) {
 // (no spec.replicas, no service-account token) and follows it to Ready.
 func TestCreateFromATemplate(t *testing.T) {
 	h := newHarness(t)
-	tpod := kubetest.SandboxPod("x", "python:3.12-slim", "python", "-m", "http.server")
+	tpod := testcluster.SandboxPod("x", "python:3.12-slim", "python", "-m", "http.server")
 	tpod.Spec.InitContainers = nil
 	tpod.Spec.Containers[0].Command = []string{"python", "-m", "http.server"}
 	tpod.Spec.Containers[0].VolumeMounts, tpod.Spec.Volumes = nil, nil
 	tpod.Labels = map[string]string{"app": "agent"}
-	h.ct.Create(kubetest.SandboxTemplateGVR, h.ns, kubetest.SandboxTemplate("python", tpod))
+	h.ct.Create(testcluster.SandboxTemplateGVR, h.ns, testcluster.SandboxTemplate("python", tpod))
 	h.prober.setUp(true)
 	r := h.start(create.Request{Template: "python"})
 	id := r.until(t, create.StageQueued).Sandbox
-	obj := h.ct.Get(kubetest.AgentSandboxGVR, h.ns, id)
+	obj := h.ct.Get(testcluster.AgentSandboxGVR, h.ns, id)
 	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas"); found {
 		t.Errorf("spec.replicas written")
 	}
@@ -100,7 +100,7 @@ func TestCreateFromATemplate(t *testing.T) {
 		t.Errorf("automountServiceAccountToken %v (found %v), want false", auto, found)
 	}
 	labels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "podTemplate", "metadata", "labels")
-	pod := kubetest.SandboxPod(id, "python:3.12-slim")
+	pod := testcluster.SandboxPod(id, "python:3.12-slim")
 	pod.Labels, pod.Spec.InitContainers = labels, nil
 	h.kl.CreatePod(h.ns, pod)
 	h.kl.SetRunning(h.ns, id, "10.0.2.9")

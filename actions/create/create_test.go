@@ -18,7 +18,7 @@ import (
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig/registrytest"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -452,8 +452,8 @@ func TestNoWait(t *testing.T) {
 func TestPoolMode(t *testing.T) {
 	h := newHarness(t)
 	image, _ := h.reg.PushImage(t, "pooled:v1", []string{"/pooled"}, []string{"run"})
-	h.ct.Create(kube.PoolGVR, h.ns, kubetest.Pool("warm", kubetest.SandboxPod("tmpl", image), 1, 2, 1, 4))
-	poolPod := kubetest.SandboxPod("warm-abcde", image)
+	h.ct.Create(kube.PoolGVR, h.ns, testcluster.Pool("warm", testcluster.SandboxPod("tmpl", image), 1, 2, 1, 4))
+	poolPod := testcluster.SandboxPod("warm-abcde", image)
 	poolPod.Labels = map[string]string{osv1.LabelPoolName: "warm"}
 	h.kl.CreatePod(h.ns, poolPod)
 	h.kl.SetRunning(h.ns, poolPod.Name, "10.0.1.1")
@@ -499,7 +499,7 @@ func TestAgentEngine(t *testing.T) {
 	if len(cmd) != 1 || !reflect.DeepEqual(cmd[0].(map[string]any)["command"], []any{"sleep", "1d"}) {
 		t.Errorf("containers %v", cmd)
 	}
-	pod := kubetest.SandboxPod(id, "busybox")
+	pod := testcluster.SandboxPod(id, "busybox")
 	pod.Labels = map[string]string{kube.LabelAgentSandbox: id}
 	pod.Spec.InitContainers = nil
 	h.kl.CreatePod(h.ns, pod)
@@ -516,7 +516,7 @@ func TestAgentEngine(t *testing.T) {
 // BenchmarkRefusalLatency prints how long a create takes to refuse when the
 // registry is unreachable or stalls (target: registry deadline + 1 s).
 func BenchmarkRefusalLatency(b *testing.B) {
-	c := kubetest.Get(b)
+	c := testcluster.Get(b)
 	ns := c.Namespace(b)
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {

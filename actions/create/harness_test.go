@@ -16,10 +16,10 @@ import (
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/imageconfig/registrytest"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
-func TestMain(m *testing.M) { kubetest.Main(m) }
+func TestMain(m *testing.M) { testcluster.Main(m) }
 
 // fakeProber stands in for the exec path: it answers once the test says
 // the daemon is up (or never).
@@ -45,11 +45,11 @@ func (p *fakeProber) ProbeReady(ctx context.Context, t create.ProbeTarget) error
 
 type harness struct {
 	t       *testing.T
-	c       *kubetest.Cluster
+	c       *testcluster.Cluster
 	ns      string
 	clients *kube.Clients
-	kl      *kubetest.Kubelet
-	ct      *kubetest.Controller
+	kl      *testcluster.Kubelet
+	ct      *testcluster.Controller
 	reg     *registrytest.Registry
 	prober  *fakeProber
 	creator *create.Creator
@@ -57,14 +57,14 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, c: c, ns: ns, clients: clients, kl: c.Kubelet(t), ct: c.Controller(t),
-		reg: registrytest.Start(t), prober: &fakeProber{}, ctx: kubetest.Context(t)}
+		reg: registrytest.Start(t), prober: &fakeProber{}, ctx: testcluster.Context(t)}
 	h.creator = &create.Creator{
 		Clients: clients, Prober: h.prober, ProbeInterval: 50 * time.Millisecond,
 		Images: imageconfig.New(imageconfig.Options{Timeout: time.Second}),
@@ -165,7 +165,7 @@ func stagesOf(us []create.StageUpdate) []create.Stage {
 func (h *harness) podFor(id, image string) *corev1.Pod {
 	h.t.Helper()
 	obj := h.ct.Get(kube.BatchSandboxGVR, h.ns, id)
-	pod := kubetest.OwnedByBatchSandbox(kubetest.SandboxPod(id+"-0", image), obj, 0)
+	pod := testcluster.OwnedByBatchSandbox(testcluster.SandboxPod(id+"-0", image), obj, 0)
 	pod.Labels[osv1.LabelSandboxID] = id
 	return h.kl.CreatePod(h.ns, pod)
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/cli"
-	"github.com/sandscope/sandscope/kube/kubelettest"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 // The CLI is tested from here (an external test package may import cli)
@@ -173,8 +173,8 @@ func TestCLIExecTimeoutIsUnknown(t *testing.T) {
 func TestCLIExecWithOpenSandboxRightsOnly(t *testing.T) {
 	e := newEnv(t, nil)
 	ct, ip := e.c.Controller(t), nextIP()
-	pod := kubetest.SandboxPod("osb-ok-0", "")
-	kubetest.OwnedByBatchSandbox(pod, ct.Create(kubetest.BatchSandboxGVR, e.ns, kubetest.BatchSandbox("osb-ok", pod)), 0)
+	pod := testcluster.SandboxPod("osb-ok-0", "")
+	testcluster.OwnedByBatchSandbox(pod, ct.Create(testcluster.BatchSandboxGVR, e.ns, testcluster.BatchSandbox("osb-ok", pod)), 0)
 	e.kl.CreatePod(e.ns, pod)
 	e.kl.Schedule(e.ns, pod.Name, e.node)
 	healthy := e.kl.SetRunning(e.ns, pod.Name, ip)
@@ -211,9 +211,9 @@ func TestCLIExecByShortID(t *testing.T) {
 	// Random, so that no other sandbox of the cluster starts the same way.
 	id := fmt.Sprintf("%08x-4659-4a6b-9d3e-0c5aff3444d1", rand.Uint32())
 	ct := e.c.Controller(t)
-	pod := kubetest.SandboxPod(id+"-0", "")
-	bs := ct.Create(kubetest.BatchSandboxGVR, e.ns, kubetest.BatchSandbox(id, kubetest.SandboxPod("t", "")))
-	e.kl.CreatePod(e.ns, kubetest.OwnedByBatchSandbox(pod, bs, 0))
+	pod := testcluster.SandboxPod(id+"-0", "")
+	bs := ct.Create(testcluster.BatchSandboxGVR, e.ns, testcluster.BatchSandbox(id, testcluster.SandboxPod("t", "")))
+	e.kl.CreatePod(e.ns, testcluster.OwnedByBatchSandbox(pod, bs, 0))
 	e.kl.Schedule(e.ns, pod.Name, e.node)
 	ip := nextIP()
 	p := e.kl.SetRunning(e.ns, pod.Name, ip)

@@ -18,15 +18,15 @@ import (
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
-	"github.com/sandscope/sandscope/kube/kubelettest"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	kubetest.Main(m)
+	testcluster.Main(m)
 }
 
 // ipSeq hands out Pod IPs on loopback (127.N.x.y), so each Pod's execd is
@@ -47,8 +47,8 @@ func nextIP() string {
 // Node, the execd daemons of its Pods, and a fleet model fed by the test.
 type env struct {
 	t       testing.TB
-	c       *kubetest.Cluster
-	kl      *kubetest.Kubelet
+	c       *testcluster.Cluster
+	kl      *testcluster.Kubelet
 	ns      string
 	node    string
 	clients *kube.Clients
@@ -60,7 +60,7 @@ type env struct {
 
 func newEnv(t testing.TB, exec kubelettest.ExecFunc) *env {
 	t.Helper()
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	e := &env{t: t, c: c, kl: c.Kubelet(t), ns: c.Namespace(t), fleet: fleet.New(fleet.Options{}),
 		pods: execdtest.NewPods()}
 	e.node = "exec-" + e.ns
@@ -77,7 +77,7 @@ func newEnv(t testing.TB, exec kubelettest.ExecFunc) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.kubelet.Close() })
-	if _, err := e.kubelet.RegisterNode(kubetest.Context(t), c.Kube, e.node); err != nil {
+	if _, err := e.kubelet.RegisterNode(testcluster.Context(t), c.Kube, e.node); err != nil {
 		t.Fatal(err)
 	}
 	e.fleet.SetStatus(model.SourceStatus{Synced: true, Namespaces: []string{e.ns}})
@@ -89,7 +89,7 @@ func newEnv(t testing.TB, exec kubelettest.ExecFunc) *env {
 // binds it to the env's node, makes it Running with ip, and starts its execd.
 func (e *env) start(name, ip string) *corev1.Pod {
 	e.t.Helper()
-	e.kl.CreatePod(e.ns, kubetest.SandboxPod(name, ""))
+	e.kl.CreatePod(e.ns, testcluster.SandboxPod(name, ""))
 	e.kl.Schedule(e.ns, name, e.node)
 	p := e.kl.SetRunning(e.ns, name, ip)
 	e.startDaemon(p)
@@ -127,7 +127,7 @@ func (e *env) kill(p *corev1.Pod) *corev1.Pod {
 func (e *env) observe(pods ...*corev1.Pod) {
 	e.t.Helper()
 	for _, p := range pods {
-		live, err := e.c.Kube.CoreV1().Pods(p.Namespace).Get(kubetest.Context(e.t), p.Name, metav1.GetOptions{})
+		live, err := e.c.Kube.CoreV1().Pods(p.Namespace).Get(testcluster.Context(e.t), p.Name, metav1.GetOptions{})
 		if err != nil {
 			e.t.Fatalf("observe %s: %v", p.Name, err)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/internal/syncbuf"
-	"github.com/sandscope/sandscope/kube/kubelettest"
+	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 )
 
 func asExecError(t *testing.T, err error) *refusal.Refusal {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 // One command over every sandbox a selector picks: each target is checked
@@ -15,7 +15,7 @@ import (
 func TestCLIExecFanOut(t *testing.T) {
 	e := newEnv(t, nil)
 	labelled := func(name string) {
-		p := kubetest.SandboxPod(name, "")
+		p := testcluster.SandboxPod(name, "")
 		p.Labels["team"] = "rl"
 		e.kl.CreatePod(e.ns, p)
 		e.kl.Schedule(e.ns, name, e.node)

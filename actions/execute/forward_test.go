@@ -10,7 +10,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 func ping(addr string) error {
@@ -197,7 +197,7 @@ func TestForwardClosesWhenAddressTaken(t *testing.T) {
 		t.Fatalf("ping before: %v", err)
 	}
 
-	e.kl.CreatePod(e.ns, kubetest.SandboxPod("fwd-ipb", ""))
+	e.kl.CreatePod(e.ns, testcluster.SandboxPod("fwd-ipb", ""))
 	e.kl.Schedule(e.ns, "fwd-ipb", e.node)
 	b := e.kl.SetRunning(e.ns, "fwd-ipb", ip)
 	e.observe(b)

@@ -19,7 +19,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/kube/execd"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -37,18 +37,18 @@ func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
 // poolPod is a warm Pod of a Pool as OpenSandbox's pool controller makes
 // it: owned by the Pool, pool labels, no opensandbox.io/id label.
 func poolPod(name, pool string) *corev1.Pod {
-	p := kubetest.SandboxPod(name, "")
+	p := testcluster.SandboxPod(name, "")
 	p.Labels = map[string]string{osv1.LabelPoolName: pool, "sandbox.opensandbox.io/pool-revision": "1"}
 	yes := true
-	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: kubetest.PoolGVR.GroupVersion().String(), Kind: "Pool",
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: testcluster.PoolGVR.GroupVersion().String(), Kind: "Pool",
 		Name: pool, UID: types.UID("pool-uid-" + pool), Controller: &yes}}
 	return p
 }
 
 // pooledSandbox creates a pooled BatchSandbox allocated pods, recording ip.
-func (e *env) pooledSandbox(ct *kubetest.Controller, name, pool, ip string, pods ...string) {
+func (e *env) pooledSandbox(ct *testcluster.Controller, name, pool, ip string, pods ...string) {
 	e.t.Helper()
-	ct.Create(kubetest.BatchSandboxGVR, e.ns, kubetest.PooledBatchSandbox(name, pool))
+	ct.Create(testcluster.BatchSandboxGVR, e.ns, testcluster.PooledBatchSandbox(name, pool))
 	ct.SetAllocStatus(e.ns, name, pods...)
 	ct.SetEndpoints(e.ns, name, ip)
 	ct.SetBatchSandboxStatus(e.ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1,
@@ -57,7 +57,7 @@ func (e *env) pooledSandbox(ct *kubetest.Controller, name, pool, ip string, pods
 
 // warmSandbox starts warm Pod pod of Pool "warm" on a fresh IP and hands it
 // to the pooled sandbox named sandbox.
-func (e *env) warmSandbox(ct *kubetest.Controller, sandbox, pod string) *corev1.Pod {
+func (e *env) warmSandbox(ct *testcluster.Controller, sandbox, pod string) *corev1.Pod {
 	e.t.Helper()
 	ip := nextIP()
 	warm := e.startPod(poolPod(pod, "warm"), ip)
@@ -134,7 +134,7 @@ func TestExecPoolReleaseSeenLiveDespiteLaggingModel(t *testing.T) {
 	e := newEnv(t, nil)
 	ct := e.c.Controller(t)
 	warm := e.warmSandbox(ct, "sbx-c", "warm-y1")
-	e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(kubetest.BatchSandboxGVR, e.ns, "sbx-c")))
+	e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(testcluster.BatchSandboxGVR, e.ns, "sbx-c")))
 	e.observe(warm)
 	x := e.executor(execute.Options{})
 	if _, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sbx-c", Command: []string{"true"}, Stdout: io.Discard}); err != nil {
@@ -167,7 +167,7 @@ func TestExecRefusedWhenModelSlotIsNotOK(t *testing.T) {
 	warm := e.warmSandbox(ct, "sbx-a", "warm-z1")
 	e.pooledSandbox(ct, "sbx-b", "warm", warm.Status.PodIP, "warm-z1")
 	for _, n := range []string{"sbx-a", "sbx-b"} {
-		e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(kubetest.BatchSandboxGVR, e.ns, n)))
+		e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(testcluster.BatchSandboxGVR, e.ns, n)))
 	}
 	e.observe(warm)
 	var a *model.Sandbox
@@ -215,7 +215,7 @@ func TestExecdRedirectIsNeverFollowed(t *testing.T) {
 		t.Run(string(via), func(t *testing.T) {
 			ip := nextIP()
 			name := "redir-" + strings.ReplaceAll(string(via), "-", "")
-			e.kl.CreatePod(e.ns, kubetest.SandboxPod(name, ""))
+			e.kl.CreatePod(e.ns, testcluster.SandboxPod(name, ""))
 			e.kl.Schedule(e.ns, name, e.node)
 			p := e.kl.SetRunning(e.ns, name, ip)
 			// The sandbox's "execd" redirects every request to the thief.
@@ -256,7 +256,7 @@ func TestExecdRedirectIsNeverFollowed(t *testing.T) {
 // execd's port. execd transports refuse; kube (routed by Pod name) runs.
 func TestExecHostNetworkRefusesExecd(t *testing.T) {
 	e := newEnv(t, nil)
-	pod := kubetest.SandboxPod("hostnet", "")
+	pod := testcluster.SandboxPod("hostnet", "")
 	pod.Spec.HostNetwork = true
 	p := e.startPod(pod, nextIP())
 	e.observe(p)

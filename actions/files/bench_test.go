@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 // BenchmarkCopy100MB moves a 100 MB file to and from one Pod through the
@@ -28,9 +28,9 @@ func BenchmarkCopy100MB(b *testing.B) {
 		b.Fatal(err)
 	}
 	c.put("/work/big", file{data: payload, mode: 0o644})
-	kubectl := filepath.Join(kubetest.BinDir(), "kubectl")
+	kubectl := filepath.Join(testcluster.BinDir(), "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {
-		b.Skipf("no kubectl in %s (tools/testcluster/build.sh with WITH_KUBECTL=1)", kubetest.BinDir())
+		b.Skipf("no kubectl in %s (tools/testcluster/build.sh with WITH_KUBECTL=1)", testcluster.BinDir())
 	}
 	runKubectl := func(b *testing.B, args ...string) {
 		var stderr bytes.Buffer

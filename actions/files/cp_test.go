@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 func writeTree(t *testing.T, dir string, files map[string]string) {
@@ -141,9 +141,9 @@ func TestCopyRefusedBeforeAnyByte(t *testing.T) {
 
 	// IP taken: A dies, B gets its address.
 	ip := nextIP()
-	a := e.startPod(kubetest.SandboxPod("taken-a", ""), ip)
+	a := e.startPod(testcluster.SandboxPod("taken-a", ""), ip)
 	e.kill(a)
-	b := e.startPod(kubetest.SandboxPod("taken-b", ""), ip)
+	b := e.startPod(testcluster.SandboxPod("taken-b", ""), ip)
 	// Same name: the Pod is deleted and created again (new UID); the
 	// caller recorded the first UID.
 	old := e.running("again")
@@ -225,7 +225,7 @@ func TestCopyPodReplacedMidTransferIsUnknown(t *testing.T) {
 		if err := cs.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 			t.Error(err)
 		}
-		if _, err := cs.Create(ctx, kubetest.SandboxPod(p.Name, ""), metav1.CreateOptions{}); err != nil {
+		if _, err := cs.Create(ctx, testcluster.SandboxPod(p.Name, ""), metav1.CreateOptions{}); err != nil {
 			t.Error(err)
 		}
 	}
@@ -250,7 +250,7 @@ func TestCopyUploadWhilePodReplacedIsUnknown(t *testing.T) {
 		cs := e.c.Kube.CoreV1().Pods(e.ns)
 		zero := int64(0)
 		cs.Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
-		cs.Create(context.Background(), kubetest.SandboxPod(p.Name, ""), metav1.CreateOptions{})
+		cs.Create(context.Background(), testcluster.SandboxPod(p.Name, ""), metav1.CreateOptions{})
 	}
 	src := filepath.Join(t.TempDir(), "f.txt")
 	os.WriteFile(src, []byte("x"), 0o644)
@@ -332,15 +332,15 @@ func TestCopyRemoteMissing(t *testing.T) {
 
 // poolPod is a warm Pod of a Pool as OpenSandbox's pool controller makes it.
 func poolPod(name, pool string) *corev1.Pod {
-	p := kubetest.SandboxPod(name, "")
+	p := testcluster.SandboxPod(name, "")
 	p.Labels = map[string]string{osv1.LabelPoolName: pool, "sandbox.opensandbox.io/pool-revision": "1"}
 	return p
 }
 
 // pooledSandbox creates a pooled BatchSandbox allocated pods, recording ip.
-func pooledSandbox(e *env, ct *kubetest.Controller, name, pool, ip string, pods ...string) {
+func pooledSandbox(e *env, ct *testcluster.Controller, name, pool, ip string, pods ...string) {
 	e.t.Helper()
-	ct.Create(kubetest.BatchSandboxGVR, e.ns, kubetest.PooledBatchSandbox(name, pool))
+	ct.Create(testcluster.BatchSandboxGVR, e.ns, testcluster.PooledBatchSandbox(name, pool))
 	ct.SetAllocStatus(e.ns, name, pods...)
 	ct.SetEndpoints(e.ns, name, ip)
 	ct.SetBatchSandboxStatus(e.ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1,
@@ -352,14 +352,14 @@ func pooledSandbox(e *env, ct *kubetest.Controller, name, pool, ip string, pods 
 func TestCopyFanOutUpload(t *testing.T) {
 	e := newEnv(t)
 	labelled := func(name, ip string) *corev1.Pod {
-		p := kubetest.SandboxPod(name, "")
+		p := testcluster.SandboxPod(name, "")
 		p.Labels["team"] = "rl"
 		return e.startPod(p, ip)
 	}
 	a, b := labelled("fan-a", nextIP()), labelled("fan-b", nextIP())
 	ip := nextIP()
 	e.kill(labelled("fan-c", ip))
-	stranger := e.startPod(kubetest.SandboxPod("stranger", ""), ip)
+	stranger := e.startPod(testcluster.SandboxPod("stranger", ""), ip)
 
 	src := filepath.Join(t.TempDir(), "cfg")
 	os.WriteFile(src, []byte("k=v"), 0o644)

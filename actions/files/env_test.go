@@ -25,13 +25,13 @@ import (
 	"github.com/sandscope/sandscope/cli"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
-	"github.com/sandscope/sandscope/kube/kubelettest"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	kubetest.Main(m)
+	testcluster.Main(m)
 }
 
 // Pod IPs on loopback, one octet per test process (as actions/execute).
@@ -227,8 +227,8 @@ func (c *container) tarRuns() int {
 // systems, and the execd daemons of its Pods.
 type env struct {
 	t       testing.TB
-	c       *kubetest.Cluster
-	kl      *kubetest.Kubelet
+	c       *testcluster.Cluster
+	kl      *testcluster.Kubelet
 	ns      string
 	node    string
 	kubelet *kubelettest.Server
@@ -238,7 +238,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	e := &env{t: t, c: c, kl: c.Kubelet(t), ns: c.Namespace(t), pods: execdtest.NewPods(), fs: &containers{byID: map[string]*container{}}}
 	e.node = "cp-" + e.ns
 	var err error
@@ -249,7 +249,7 @@ func newEnv(t testing.TB) *env {
 	}
 	t.Cleanup(func() { e.kubelet.Close() })
 	t.Cleanup(e.pods.Close)
-	if _, err := e.kubelet.RegisterNode(kubetest.Context(t), c.Kube, e.node); err != nil {
+	if _, err := e.kubelet.RegisterNode(testcluster.Context(t), c.Kube, e.node); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -272,7 +272,7 @@ func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
 }
 
 func (e *env) running(name string) *corev1.Pod {
-	return e.startPod(kubetest.SandboxPod(name, ""), nextIP())
+	return e.startPod(testcluster.SandboxPod(name, ""), nextIP())
 }
 
 // kill ends the sandbox's main container and its execd.

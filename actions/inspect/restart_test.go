@@ -15,10 +15,10 @@ import (
 
 	"github.com/sandscope/sandscope/actions/inspect"
 	"github.com/sandscope/sandscope/cli"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
-func TestMain(m *testing.M) { kubetest.Main(m) }
+func TestMain(m *testing.M) { testcluster.Main(m) }
 
 func sandscope(args ...string) (stdout, stderr string, code int) {
 	var out, errOut bytes.Buffer
@@ -32,14 +32,14 @@ func sandscope(args ...string) (stdout, stderr string, code int) {
 // 61 s after the process blocked, and the Events are gone. Then the
 // Events are there too.
 func TestExplainRestartOnTheAPIServer(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns, k, ct := c.Namespace(t), c.Kubelet(t), c.Controller(t)
-	pod := kubetest.WithLivenessProbe(kubetest.SandboxPod("eval-0", "", "python", "-m", "eval"), "curl", "-sf", "localhost:8080/healthz")
+	pod := testcluster.WithLivenessProbe(testcluster.SandboxPod("eval-0", "", "python", "-m", "eval"), "curl", "-sf", "localhost:8080/healthz")
 	pod.Spec.Containers[0].LivenessProbe.TimeoutSeconds = 1
 	grace := int64(30)
 	pod.Spec.TerminationGracePeriodSeconds = &grace
-	bsbx := ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox("eval", pod))
-	kubetest.OwnedByBatchSandbox(pod, bsbx, 0)
+	bsbx := ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox("eval", pod))
+	testcluster.OwnedByBatchSandbox(pod, bsbx, 0)
 	k.CreatePod(ns, pod)
 	k.SetRunning(ns, "eval-0", "10.7.0.1")
 	block := time.Now().Add(-2 * time.Hour).Truncate(time.Second)
@@ -136,10 +136,10 @@ func TestExplainRestartOnTheAPIServer(t *testing.T) {
 // explain restart predicts nothing, shows no probe config, and lists the
 // Events as claims the spec contradicts, in JSON and in text.
 func TestExplainRestartForgedLivenessEvent(t *testing.T) {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns, k, ct := c.Namespace(t), c.Kubelet(t), c.Controller(t)
-	pod := kubetest.SandboxPod("plain-0", "", "python", "-m", "eval")
-	kubetest.OwnedByBatchSandbox(pod, ct.Create(kubetest.BatchSandboxGVR, ns, kubetest.BatchSandbox("plain", pod)), 0)
+	pod := testcluster.SandboxPod("plain-0", "", "python", "-m", "eval")
+	testcluster.OwnedByBatchSandbox(pod, ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox("plain", pod)), 0)
 	k.CreatePod(ns, pod)
 	k.SetRunning(ns, "plain-0", "10.7.0.2")
 	block := time.Now().Add(-2 * time.Hour).Truncate(time.Second)
@@ -176,7 +176,7 @@ func TestExplainRestartForgedLivenessEvent(t *testing.T) {
 			FirstTimestamp: metav1.NewTime(e.first), LastTimestamp: metav1.NewTime(e.last), Count: e.count,
 			ReportingController: "kubelet", ReportingInstance: p.Spec.NodeName,
 		}
-		if _, err := tenant.CoreV1().Events(ns).Create(kubetest.Context(t), ev, metav1.CreateOptions{}); err != nil {
+		if _, err := tenant.CoreV1().Events(ns).Create(testcluster.Context(t), ev, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("the tenant writing %s: %v", e.reason, err)
 		}
 	}

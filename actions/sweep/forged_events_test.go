@@ -15,7 +15,7 @@ import (
 	"github.com/sandscope/sandscope/actions/sweep"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/forensics"
 )
@@ -52,7 +52,7 @@ func (f *fleet) forge(tenant kubernetes.Interface, pod *corev1.Pod, involved *co
 		FirstTimestamp: metav1.NewTime(first), LastTimestamp: metav1.NewTime(last), Count: count,
 		ReportingController: "kubelet", ReportingInstance: pod.Spec.NodeName,
 	}
-	if _, err := tenant.CoreV1().Events(pod.Namespace).Create(kubetest.Context(f.t), ev, metav1.CreateOptions{}); err != nil {
+	if _, err := tenant.CoreV1().Events(pod.Namespace).Create(testcluster.Context(f.t), ev, metav1.CreateOptions{}); err != nil {
 		f.t.Fatalf("the tenant writing a %s Event: %v", reason, err)
 	}
 }
@@ -86,7 +86,7 @@ func TestForgedEventsDecideNoVerdict(t *testing.T) {
 	f.k.EnsureNode(node)
 	end := time.Now().Add(-time.Minute).Truncate(time.Second)
 	withProbe := func(p *corev1.Pod) {
-		kubetest.WithLivenessProbe(p, "curl", "-sf", "localhost:8080/healthz")
+		testcluster.WithLivenessProbe(p, "curl", "-sf", "localhost:8080/healthz")
 		g := int64(30)
 		p.Spec.TerminationGracePeriodSeconds = &g
 	}

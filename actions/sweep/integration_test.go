@@ -32,24 +32,24 @@ import (
 	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
 
-func TestMain(m *testing.M) { kubetest.Main(m) }
+func TestMain(m *testing.M) { testcluster.Main(m) }
 
 // fleet builds sandboxes the way OpenSandbox lays them out, playing the
 // engine's controller and the kubelet through the real API server.
 type fleet struct {
 	t  *testing.T
-	c  *kubetest.Cluster
+	c  *testcluster.Cluster
 	ns string
-	k  *kubetest.Kubelet
-	ct *kubetest.Controller
+	k  *testcluster.Kubelet
+	ct *testcluster.Controller
 }
 
 func newFleet(t *testing.T) *fleet {
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	return &fleet{t: t, c: c, ns: c.Namespace(t), k: c.Kubelet(t), ct: c.Controller(t)}
 }
 
@@ -59,9 +59,9 @@ var userCommand = []string{"python", "-m", "server"}
 // letting edit change the Pod first. phase "" leaves the status unwritten.
 func (f *fleet) sandbox(name, image string, entrypoint []string, edit func(*corev1.Pod)) *corev1.Pod {
 	f.t.Helper()
-	pod := kubetest.SandboxPod(name+"-0", image, entrypoint...)
-	bsbx := f.ct.Create(kubetest.BatchSandboxGVR, f.ns, kubetest.BatchSandbox(name, pod))
-	kubetest.OwnedByBatchSandbox(pod, bsbx, 0)
+	pod := testcluster.SandboxPod(name+"-0", image, entrypoint...)
+	bsbx := f.ct.Create(testcluster.BatchSandboxGVR, f.ns, testcluster.BatchSandbox(name, pod))
+	testcluster.OwnedByBatchSandbox(pod, bsbx, 0)
 	if edit != nil {
 		edit(pod)
 	}
@@ -150,7 +150,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	// STUCK_TERMINATING: bound, main container still in PodInitializing,
 	// deleted while a finalizer holds it. Grace 1 s + --stuck-after 1 s.
 	f.sandbox("stuck", plain, userCommand, func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = &grace1 })
-	f.k.Schedule(f.ns, "stuck-0", kubetest.DefaultNode)
+	f.k.Schedule(f.ns, "stuck-0", testcluster.DefaultNode)
 	f.k.SetWaiting(f.ns, "stuck-0", osv1.ContainerSandbox, "PodInitializing", "")
 	f.ct.SetEndpoints(f.ns, "stuck", "10.1.0.20")
 	f.status("stuck", "Pending")
@@ -175,7 +175,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	f.exit("dead", 1)
 
 	// POD_GONE: an address recorded for a Pod that does not exist.
-	f.ct.Create(kubetest.BatchSandboxGVR, f.ns, kubetest.BatchSandbox("gone", kubetest.SandboxPod("gone-0", plain, userCommand...)))
+	f.ct.Create(testcluster.BatchSandboxGVR, f.ns, testcluster.BatchSandbox("gone", testcluster.SandboxPod("gone-0", plain, userCommand...)))
 	f.ct.SetEndpoints(f.ns, "gone", "10.1.0.4")
 	f.status("gone", "Succeed")
 
@@ -206,7 +206,7 @@ func TestSweepEveryFinding(t *testing.T) {
 
 	// STATE_MISMATCH: the engine says Succeed (running), the Pod is still creating.
 	f.sandbox("mismatch", plain, userCommand, nil)
-	f.k.Schedule(f.ns, "mismatch-0", kubetest.DefaultNode)
+	f.k.Schedule(f.ns, "mismatch-0", testcluster.DefaultNode)
 	f.k.SetWaiting(f.ns, "mismatch-0", osv1.ContainerSandbox, "ContainerCreating", "")
 	f.status("mismatch", "Succeed")
 
@@ -226,7 +226,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	// the container's last run finished at T. Two twins with the same image
 	// and probe that never restarted are the control.
 	withProbe := func(p *corev1.Pod) {
-		kubetest.WithLivenessProbe(p, "curl", "-sf", "localhost:8080/healthz")
+		testcluster.WithLivenessProbe(p, "curl", "-sf", "localhost:8080/healthz")
 		g := int64(30)
 		p.Spec.TerminationGracePeriodSeconds = &g
 	}

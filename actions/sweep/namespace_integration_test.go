@@ -7,7 +7,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -22,7 +22,7 @@ func TestSweepOneNamespaceIPTakenElsewhere(t *testing.T) {
 	f.sandbox("victim", "python:3.12-slim", userCommand, nil)
 	f.running("victim", ip, "Succeed")
 	f.exit("victim", 137)
-	f.k.CreatePod(other, kubetest.SandboxPod("thief-0", ""))
+	f.k.CreatePod(other, testcluster.SandboxPod("thief-0", ""))
 	f.k.SetRunning(other, "thief-0", ip)
 
 	out, errOut, _ := runCLI("sweep", "--kubeconfig", f.c.Kubeconfig, "-n", f.ns, "-o", "json")
@@ -36,7 +36,7 @@ func TestSweepOneNamespaceIPTakenElsewhere(t *testing.T) {
 		t.Errorf("POD_DEAD where the IP is taken in another namespace: %+v", dead)
 	}
 
-	ctx := kubetest.Context(t)
+	ctx := testcluster.Context(t)
 	read := []string{"get", "list", "watch"}
 	if _, err := f.c.Kube.RbacV1().Roles(f.ns).Create(ctx, &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: f.ns},

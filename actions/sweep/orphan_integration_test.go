@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/actions/sweep"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -33,7 +33,7 @@ func TestSweepDeletedSandboxesPods(t *testing.T) {
 	}
 	for _, name := range []string{"gone-a", "gone-b", "alive"} {
 		f.sandbox(name, plain, userCommand, withGrace)
-		f.k.Schedule(f.ns, name+"-0", kubetest.DefaultNode)
+		f.k.Schedule(f.ns, name+"-0", testcluster.DefaultNode)
 	}
 	f.k.SetWaiting(f.ns, "gone-a-0", osv1.ContainerSandbox, "PodInitializing", "")
 	f.k.SetWaiting(f.ns, "alive-0", osv1.ContainerSandbox, "PodInitializing", "")
@@ -42,7 +42,7 @@ func TestSweepDeletedSandboxesPods(t *testing.T) {
 		hold(name)
 	}
 	for _, name := range []string{"gone-a", "gone-b"} {
-		if err := f.c.Dynamic.Resource(kubetest.BatchSandboxGVR).Namespace(f.ns).Delete(kubetest.Context(t), name, metav1.DeleteOptions{}); err != nil {
+		if err := f.c.Dynamic.Resource(testcluster.BatchSandboxGVR).Namespace(f.ns).Delete(testcluster.Context(t), name, metav1.DeleteOptions{}); err != nil {
 			t.Fatalf("deleting BatchSandbox %s: %v", name, err)
 		}
 	}
@@ -61,7 +61,7 @@ func TestSweepDeletedSandboxesPods(t *testing.T) {
 	}
 	st := contract.Summary.Stuck
 	if st.Pods != 3 || st.PodInitializing != 2 || st.AgeMedian <= 0 || st.AgeP90 < st.AgeMedian ||
-		len(st.TopNodes) != 1 || st.TopNodes[0].Name != kubetest.DefaultNode || st.TopNodes[0].Pods != 3 ||
+		len(st.TopNodes) != 1 || st.TopNodes[0].Name != testcluster.DefaultNode || st.TopNodes[0].Pods != 3 ||
 		len(st.TopImages) != 1 || st.TopImages[0].Name != plain || st.TopImages[0].Pods != 3 {
 		t.Errorf("stuck block %+v", st)
 	}
@@ -85,7 +85,7 @@ func TestSweepDeletedSandboxesPods(t *testing.T) {
 	}
 
 	table, _, _ := runCLI("sweep", "--kubeconfig", f.c.Kubeconfig, "-n", f.ns, "--stuck-after", "1s")
-	for _, want := range []string{"Stuck Terminating: 3 pods (2 in PodInitializing)", "top nodes: " + kubetest.DefaultNode + " 3"} {
+	for _, want := range []string{"Stuck Terminating: 3 pods (2 in PodInitializing)", "top nodes: " + testcluster.DefaultNode + " 3"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/forensics"
 )
@@ -21,13 +21,13 @@ func (f *fleet) createdEvent(bsbx *unstructured.Unstructured, pod string) {
 	now := metav1.Now()
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{Name: bsbx.GetName() + "." + strings.ToLower(time.Now().Format("150405.000000000")), Namespace: f.ns},
-		InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", APIVersion: kubetest.BatchSandboxGVR.GroupVersion().String(),
+		InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", APIVersion: testcluster.BatchSandboxGVR.GroupVersion().String(),
 			Namespace: f.ns, Name: bsbx.GetName(), UID: bsbx.GetUID()},
 		Reason: forensics.ReasonSuccessfulCreate, Message: "Created pod: " + pod, Type: corev1.EventTypeNormal,
 		Source:         corev1.EventSource{Component: "batchsandbox-controller"},
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}
-	if _, err := f.c.Kube.CoreV1().Events(f.ns).Create(kubetest.Context(f.t), ev, metav1.CreateOptions{}); err != nil {
+	if _, err := f.c.Kube.CoreV1().Events(f.ns).Create(testcluster.Context(f.t), ev, metav1.CreateOptions{}); err != nil {
 		f.t.Fatalf("recording SuccessfulCreate: %v", err)
 	}
 }
@@ -39,9 +39,9 @@ func (f *fleet) createdEvent(bsbx *unstructured.Unstructured, pod string) {
 func TestSweepPodRecreated(t *testing.T) {
 	f := newFleet(t)
 	plain := "python:3.12-slim"
-	pod := kubetest.SandboxPod("again-0", plain, userCommand...)
-	bsbx := f.ct.Create(kubetest.BatchSandboxGVR, f.ns, kubetest.BatchSandbox("again", pod))
-	kubetest.OwnedByBatchSandbox(pod, bsbx, 0)
+	pod := testcluster.SandboxPod("again-0", plain, userCommand...)
+	bsbx := f.ct.Create(testcluster.BatchSandboxGVR, f.ns, testcluster.BatchSandbox("again", pod))
+	testcluster.OwnedByBatchSandbox(pod, bsbx, 0)
 	first := f.k.CreatePod(f.ns, pod.DeepCopy())
 	f.createdEvent(bsbx, "again-0")
 	f.ct.SetEndpoints(f.ns, "again", "")
@@ -49,7 +49,7 @@ func TestSweepPodRecreated(t *testing.T) {
 
 	// A sandbox created once: no finding.
 	f.sandbox("once", plain, userCommand, nil)
-	f.createdEvent(f.ct.Get(kubetest.BatchSandboxGVR, f.ns, "once"), "once-0")
+	f.createdEvent(f.ct.Get(testcluster.BatchSandboxGVR, f.ns, "once"), "once-0")
 	f.running("once", "10.3.0.2", "Succeed")
 
 	// Someone deletes again-0; the controller re-creates it at once.

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -44,7 +44,7 @@ func TestScaleSweepOneNamespaceIPTakenElsewhere(t *testing.T) {
 		scaleSandboxes = n
 	}
 	scaleDead := int(float64(scaleSandboxes) * scaleDeadShare)
-	c := kubetest.Get(t)
+	c := testcluster.Get(t)
 	ns, other := c.Namespace(t), c.Namespace(t)
 	ctx := context.Background()
 	start := time.Now()
@@ -122,18 +122,18 @@ func scaleIP(i int) string { return fmt.Sprintf("10.%d.%d.%d", 200+(i>>16&31), i
 // scaleSandbox creates BatchSandbox sbx-i and its Pod at scaleIP(i),
 // Running, or exited and Failed when dead, as the engine and the kubelet
 // leave them.
-func scaleSandbox(ctx context.Context, c *kubetest.Cluster, ns string, i int, dead bool) error {
+func scaleSandbox(ctx context.Context, c *testcluster.Cluster, ns string, i int, dead bool) error {
 	name := fmt.Sprintf("sbx-%05d", i)
 	ip := scaleIP(i)
-	pod := kubetest.SandboxPod(name+"-0", "")
-	bs := kubetest.BatchSandbox(name, pod)
+	pod := testcluster.SandboxPod(name+"-0", "")
+	bs := testcluster.BatchSandbox(name, pod)
 	bs.SetAnnotations(map[string]string{osv1.AnnotationEndpoints: `["` + ip + `"]`})
-	created, err := c.Dynamic.Resource(kubetest.BatchSandboxGVR).Namespace(ns).Create(ctx, bs, metav1.CreateOptions{})
+	created, err := c.Dynamic.Resource(testcluster.BatchSandboxGVR).Namespace(ns).Create(ctx, bs, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating batchsandbox %s: %w", name, err)
 	}
-	pod = kubetest.OwnedByBatchSandbox(pod, created, 0)
-	pod.Spec.NodeName = kubetest.DefaultNode
+	pod = testcluster.OwnedByBatchSandbox(pod, created, 0)
+	pod.Spec.NodeName = testcluster.DefaultNode
 	p, err := c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
@@ -154,9 +154,9 @@ func scaleSandbox(ctx context.Context, c *kubetest.Cluster, ns string, i int, de
 }
 
 // scaleThief is a Running Pod of namespace other at dead sandbox i's IP.
-func scaleThief(ctx context.Context, c *kubetest.Cluster, other string, i int) error {
-	pod := kubetest.SandboxPod(fmt.Sprintf("thief-%05d", i), "")
-	pod.Spec.NodeName = kubetest.DefaultNode
+func scaleThief(ctx context.Context, c *testcluster.Cluster, other string, i int) error {
+	pod := testcluster.SandboxPod(fmt.Sprintf("thief-%05d", i), "")
+	pod.Spec.NodeName = testcluster.DefaultNode
 	p, err := c.Kube.CoreV1().Pods(other).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating pod %s: %w", pod.Name, err)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/kubetest"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/serve"
 )
@@ -33,7 +33,7 @@ func TestServeOneNamespaceIPTakenElsewhere(t *testing.T) {
 	f.sandbox("victim", "python:3.12-slim", userCommand, nil)
 	f.running("victim", ip, "Succeed")
 	f.exit("victim", 137)
-	f.k.CreatePod(other, kubetest.SandboxPod("thief-0", ""))
+	f.k.CreatePod(other, testcluster.SandboxPod("thief-0", ""))
 	f.k.SetRunning(other, "thief-0", ip)
 	read := []string{"get", "list", "watch"}
 	reader := f.c.ConfigAs(t, f.ns, "serve-reader", "serve-reader",

@@ -2,7 +2,7 @@
 // tests: bind one per Pod IP (any 127.0.0.0/8 address on Linux) so that
 // requests for an address travel a real network path and a test can count
 // what each "Pod" received. Commands are interpreted by the toy shell of
-// kube/kubelettest; no host command is ever run.
+// internal/testcluster/kubelettest; no host command is ever run.
 package execdtest
 
 import (
@@ -20,7 +20,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube/execd"
-	"github.com/sandscope/sandscope/kube/kubelettest"
+	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 )
 
 // Config of one daemon.
