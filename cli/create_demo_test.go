@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/sandscope/sandscope/demo"
+	"github.com/sandscope/sandscope/demo/sim"
 	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
-	"github.com/sandscope/sandscope/demo/sim"
 	"github.com/sandscope/sandscope/ui"
 )
 

@@ -42,9 +42,9 @@ import (
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/api/agentsandbox"
+	"github.com/sandscope/sandscope/demo/sim"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/demo/sim"
 )
 
 // Names the demo shows in the header.

@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sandscope/sandscope/internal/syncbuf"
-	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
+	"github.com/sandscope/sandscope/kube"
 )
 
 type execEnv struct {

@@ -13,8 +13,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/kube"
 )
 
 // y on a deleted sandbox whose Pod stays (the stuck-Terminating pile-up)

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/kube"
 )
 
 // Watches reports each watched resource: all up once synced, the broken

@@ -10,9 +10,9 @@ import (
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/execute"
+	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
-	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 )
 
 // Pod IPs on loopback for this package only (actions/execute draws 127.100-239.x.y).

@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/sandscope/sandscope/actions/create"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/imageconfig/registrytest"
-	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/cli"
-	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 )
 
 // The CLI is tested from here (an external test package may import cli)

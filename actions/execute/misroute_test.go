@@ -18,8 +18,8 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
-	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/model"
 )
 

@@ -23,10 +23,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
-	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
-	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 func TestMain(m *testing.M) {

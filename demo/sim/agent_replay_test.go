@@ -15,8 +15,8 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/sandscope/sandscope/api/agentsandbox"
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
 

@@ -14,15 +14,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/demo/sim"
+	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
 
 // The engines' real CRDs: their schemas require every BatchSandbox status
 // counter, so a write the real controller could not make is refused here too.
-func TestMain(m *testing.M) { testcluster.MainWith(m, testcluster.Options{CRDs: testcluster.UpstreamCRDs}) }
+func TestMain(m *testing.M) {
+	testcluster.MainWith(m, testcluster.Options{CRDs: testcluster.UpstreamCRDs})
+}
 
 // TestSimulatorOnARealAPIServer runs the simulator's examples against a real
 // kube-apiserver (status through the status subresource, deletion through

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/kube"
 )
 
 // Anonymous requests are refused in this package's cluster, so a wrong

@@ -31,10 +31,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/sandscope/sandscope/actions/sweep"
+	"github.com/sandscope/sandscope/demo/sim"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/internal/testcluster"
-	"github.com/sandscope/sandscope/demo/sim"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/ui"

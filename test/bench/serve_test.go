@@ -14,8 +14,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/internal/tmuxtest"
 )
 
 // serveBinary runs `sandscope serve` (the exporter) against the loaded

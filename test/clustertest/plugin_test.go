@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/internal/tmuxtest"
 )
 
 // A real kubectl runs sandscope as its plugin through a symlink named

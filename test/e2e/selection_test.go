@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 // lookalikeFleet runs two BatchSandboxes whose generated names share a

@@ -10,8 +10,8 @@ import (
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/kube"
 )
 
 func TestMain(m *testing.M) {

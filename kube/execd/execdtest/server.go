@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/internal/crash"
-	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
+	"github.com/sandscope/sandscope/kube/execd"
 )
 
 // Config of one daemon.
