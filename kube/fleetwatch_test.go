@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/sandscope/sandscope/kube/codec"
 )
 
 // noWatchList marks a ListerWatcher as not serving streamed initial lists, so
@@ -58,8 +60,8 @@ func TestFleetWatchRelistDeletes(t *testing.T) {
 	}
 
 	w := NewWatcher(&Clients{}, WatcherOptions{})
-	lw := podsOverWire(typed, noWatchList{}, w.lists)
-	c := newFleetWatch("pods", lw, &versionedPod{}, unwrapPod, fleetPods(w.fleet), w.podHandler(), nil)
+	lw := codec.PodsOverWire(typed, noWatchList{}, w.lists)
+	c := newFleetWatch("pods", lw, &codec.VersionedPod{}, codec.UnwrapPod, fleetPods(w.fleet), w.podHandler(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
@@ -115,7 +117,7 @@ func TestFleetWatchReportsRequestErrors(t *testing.T) {
 	}, noWatchList{})
 	reported := make(chan error, 10)
 	w := NewWatcher(&Clients{}, WatcherOptions{})
-	c := newFleetWatch("pods", lw, &versionedPod{}, unwrapPod, fleetPods(w.fleet), w.podHandler(),
+	c := newFleetWatch("pods", lw, &codec.VersionedPod{}, codec.UnwrapPod, fleetPods(w.fleet), w.podHandler(),
 		func(_ context.Context, _ *cache.Reflector, err error) { reported <- err })
 	if !(&reportingListWatch{semantics: lw}).IsWatchListSemanticsUnSupported() {
 		t.Fatal("the wrapper lost the inner ListerWatcher's 'no streamed lists'")

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 
+	"github.com/sandscope/sandscope/kube/codec"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
@@ -109,20 +110,20 @@ func (w *Watcher) holdersElsewhere(ctx context.Context, ips []string) (map[strin
 
 // listPods lists the Pods of every namespace matching opts, page after
 // page, and hands each to visit. With a server config the pages are read
-// as protobuf straight into slim model Pods (podwatch.go); a client without
+// as protobuf straight into slim model Pods (codec.NewPodClient); a client without
 // a server (the fake) goes through its typed list.
 func (w *Watcher) listPods(ctx context.Context, opts metav1.ListOptions, visit func(*model.Pod)) error {
 	var rc *rest.RESTClient
 	if w.clients.Config != nil {
 		var err error
-		if rc, err = newPodClient(w.clients.Config, w.lists); err != nil {
+		if rc, err = codec.NewPodClient(w.clients.Config, w.lists); err != nil {
 			return err
 		}
 	}
 	for {
 		var cont string
 		if rc != nil {
-			list := &podList{}
+			list := &codec.PodList{}
 			err := rc.Get().Resource("pods").VersionedParams(&opts, metav1.ParameterCodec).Do(ctx).Into(list)
 			if err != nil {
 				return err
@@ -137,7 +138,7 @@ func (w *Watcher) listPods(ctx context.Context, opts metav1.ListOptions, visit f
 				return err
 			}
 			for i := range list.Items {
-				p, err := modelPod(&list.Items[i])
+				p, err := codec.ModelPod(&list.Items[i])
 				if err != nil {
 					return err
 				}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sandscope/sandscope/kube/codec"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -40,5 +41,5 @@ func (c *Clients) LiveBatchSandbox(ctx context.Context, namespace, name string) 
 	if err != nil {
 		return nil, fmt.Errorf("reading batchsandbox %s/%s from the API server: %w", namespace, name, err)
 	}
-	return modelBatchSandbox(u)
+	return codec.ModelBatchSandbox(u)
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 
+	"github.com/sandscope/sandscope/kube/codec"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
@@ -145,7 +146,7 @@ type lookup struct {
 }
 
 func (l *lookup) addPod(p *corev1.Pod) bool {
-	return add(l, &l.pods, "pod/"+p.Namespace+"/"+p.Name+"/"+string(p.UID), func() (*model.Pod, error) { return modelPod(p) })
+	return add(l, &l.pods, "pod/"+p.Namespace+"/"+p.Name+"/"+string(p.UID), func() (*model.Pod, error) { return codec.ModelPod(p) })
 }
 
 func (l *lookup) addBatch(b *model.BatchSandbox) bool {
@@ -299,7 +300,7 @@ func (l *lookup) batchSandboxes(ctx context.Context, ns, name string) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for _, u := range objs {
-		b, err := modelBatchSandbox(u)
+		b, err := codec.ModelBatchSandbox(u)
 		if err != nil {
 			return err
 		}
@@ -380,7 +381,7 @@ func (l *lookup) readPod(ctx context.Context, ns, name string) (*corev1.Pod, err
 func (l *lookup) batchObject(ctx context.Context, ns, name string) error {
 	objs, err := l.getCustom(ctx, BatchSandboxGVR, ns, name)
 	for _, u := range objs {
-		b, err := modelBatchSandbox(u)
+		b, err := codec.ModelBatchSandbox(u)
 		if err != nil {
 			return err
 		}
@@ -503,7 +504,7 @@ func (l *lookup) otherClaimers(ctx context.Context, b *model.BatchSandbox) error
 			if m.Name == b.Name {
 				continue
 			}
-			other, err := modelBatchSandbox(m)
+			other, err := codec.ModelBatchSandbox(m)
 			if err != nil {
 				return err
 			}

@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/kube/codec"
 )
 
 // ResolvePod reads, live, the Pod that name designates in namespace: the
@@ -31,7 +33,7 @@ func (c *Clients) ResolvePod(ctx context.Context, namespace, name string) (pod *
 		u, err := c.Dynamic.Resource(BatchSandboxGVR).Namespace(namespace).Get(rctx, name, metav1.GetOptions{})
 		switch {
 		case err == nil:
-			b, err := modelBatchSandbox(u)
+			b, err := codec.ModelBatchSandbox(u)
 			if err != nil {
 				return nil, "", err
 			}

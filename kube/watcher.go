@@ -26,6 +26,7 @@ import (
 	"github.com/sandscope/sandscope/internal/broadcast"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/internal/mem"
+	"github.com/sandscope/sandscope/kube/codec"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
@@ -219,28 +220,28 @@ func (w *Watcher) Run(ctx context.Context) error {
 
 	ns := w.opts.Namespace
 	// Pods and BatchSandboxes, the fleet's bulk, are decoded straight into
-	// the model's types (podwatch.go, batchsandboxes.go), from the server's
+	// the model's types (package codec), from the server's
 	// bytes or, for clients without a server, from their objects encoded as
-	// a server would send them (overwire.go).
+	// a server would send them (codec.PodsOverWire).
 	var podLW cache.ListerWatcher
 	if cfg != nil {
-		if podLW, err = newPodListWatch(cfg, ns, w.lists); err != nil {
+		if podLW, err = codec.NewPodListWatch(cfg, ns, w.lists); err != nil {
 			return err
 		}
 	} else {
-		podLW = podsOverWire(podListWatch(kc, ns), kc, w.lists)
+		podLW = codec.PodsOverWire(podListWatch(kc, ns), kc, w.lists)
 	}
-	pods := w.addFleetWatch("pods", podLW, &versionedPod{}, unwrapPod, fleetPods(w.fleet), w.podHandler())
+	pods := w.addFleetWatch("pods", podLW, &codec.VersionedPod{}, codec.UnwrapPod, fleetPods(w.fleet), w.podHandler())
 	if sources.BatchSandbox {
 		var lw cache.ListerWatcher
 		if cfg != nil {
-			if lw, err = newBatchSandboxListWatch(cfg, ns, w.lists); err != nil {
+			if lw, err = codec.NewBatchSandboxListWatch(cfg, ns, w.lists); err != nil {
 				return err
 			}
 		} else {
-			lw = batchSandboxesOverWire(dynamicListWatch(dc, BatchSandboxGVR, ns), dc, w.lists)
+			lw = codec.BatchSandboxesOverWire(dynamicListWatch(dc, BatchSandboxGVR, ns), dc, w.lists)
 		}
-		w.addFleetWatch(BatchSandboxGVR.Resource, lw, &model.BatchSandbox{}, slimBatchSandbox, fleetBatchSandboxes(w.fleet), w.batchSandboxHandler()).
+		w.addFleetWatch(BatchSandboxGVR.Resource, lw, &model.BatchSandbox{}, codec.SlimBatchSandbox, fleetBatchSandboxes(w.fleet), w.batchSandboxHandler()).
 			listAfter(pods, ctx.Done())
 	}
 	if sources.Pool {
@@ -568,25 +569,6 @@ func objectHandler(w *Watcher, upsert func(any), remove func(namespace, name str
 // object to a transform again (a streamed initial list is transformed into a
 // temporary store, then replaced into the real one), each one passes through
 // anything that is not its raw input.
-
-// unwrapPod hands the fleet the model.Pod a versionedPod carries: the
-// reflector has read its version, and nothing else will.
-func unwrapPod(obj any) (any, error) {
-	if p, ok := obj.(*versionedPod); ok {
-		return p.Pod, nil
-	}
-	return obj, nil
-}
-
-// slimBatchSandbox drops the resourceVersion the reflector has read, and
-// nothing else will. The object is the decoder's own, so clearing it in
-// place is safe.
-func slimBatchSandbox(obj any) (any, error) {
-	if b, ok := obj.(*model.BatchSandbox); ok {
-		b.ResourceVersion = ""
-	}
-	return obj, nil
-}
 
 func slimPool(obj any) (any, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {

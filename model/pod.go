@@ -320,7 +320,7 @@ func mainContainer(p *Pod) (*Container, *ContainerStatus) {
 // only); strings that repeat across Pods are interned. Nil in, nil out.
 //
 // kube/ does not use it: it reads every Pod it hands the fleet from the
-// server's protobuf (kube/podwire.go), and its tests hold that decoder to
+// server's protobuf (kube/codec/podwire.go), and its tests hold that decoder to
 // what SlimPodSharing makes of the same bytes. SlimPod serves code that has
 // read a whole corev1.Pod for reasons of its own (forensics, a create's
 // probe).

@@ -3,7 +3,7 @@ package model
 // Pure converters from the objects the API server sends to the small forms
 // the Fleet keeps. kube/ installs those of Pools and agent Sandboxes as
 // informer transforms. BatchSandboxes reach the fleet through kube/'s JSON
-// decoder instead (kube/batchsandboxes.go); BatchSandboxFromUnstructured is
+// decoder instead (kube/codec/batchsandboxes.go); BatchSandboxFromUnstructured is
 // the reference that decoder is tested against, and builds the fixtures of
 // this package's tests.
 

@@ -1,4 +1,4 @@
-package kube
+package codec
 
 import (
 	"context"
@@ -29,16 +29,16 @@ import (
 
 const protobufMediaType = runtime.ContentTypeProtobuf
 
-// newPodListWatch lists and watches Pods in namespace ("" = all) as
-// *versionedPod, which the fleet watch's transform unwraps to *model.Pod.
-func newPodListWatch(cfg *rest.Config, namespace string, lists *mem.StringLists) (cache.ListerWatcher, error) {
-	rc, err := newPodClient(cfg, lists)
+// NewPodListWatch lists and watches Pods in namespace ("" = all) as
+// *VersionedPod, which the fleet watch's transform unwraps to *model.Pod.
+func NewPodListWatch(cfg *rest.Config, namespace string, lists *mem.StringLists) (cache.ListerWatcher, error) {
+	rc, err := NewPodClient(cfg, lists)
 	if err != nil {
 		return nil, err
 	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			list := &podList{}
+			list := &PodList{}
 			err := rc.Get().Namespace(namespace).Resource("pods").
 				VersionedParams(&opts, metav1.ParameterCodec).Do(ctx).Into(list)
 			return list, err
@@ -55,9 +55,9 @@ func newPodListWatch(cfg *rest.Config, namespace string, lists *mem.StringLists)
 	}, nil
 }
 
-// newPodClient is a RESTClient for core/v1 that accepts only protobuf and
+// NewPodClient is a RESTClient for core/v1 that accepts only protobuf and
 // decodes with podCodec.
-func newPodClient(cfg *rest.Config, lists *mem.StringLists) (*rest.RESTClient, error) {
+func NewPodClient(cfg *rest.Config, lists *mem.StringLists) (*rest.RESTClient, error) {
 	c := rest.CopyConfig(cfg)
 	c.GroupVersion = &corev1.SchemeGroupVersion
 	c.APIPath = "/api"
@@ -76,33 +76,45 @@ func newPodClient(cfg *rest.Config, lists *mem.StringLists) (*rest.RESTClient, e
 	return rc, nil
 }
 
-// versionedPod is a decoded Pod on its way through client-go's reflector,
+// VersionedPod is a decoded Pod on its way through client-go's reflector,
 // which reads its resourceVersion (and, on a bookmark, whether it ends the
 // initial events); model.Pod keeps neither. The fleet watch's transform
 // unwraps it (Watcher.slimPod).
-type versionedPod struct {
+type VersionedPod struct {
 	*model.Pod
 	resourceVersion  string
 	initialEventsEnd bool
 }
 
-func (p *versionedPod) GetResourceVersion() string { return p.resourceVersion }
+func (p *VersionedPod) GetResourceVersion() string { return p.resourceVersion }
 
-func (p *versionedPod) GetAnnotations() map[string]string {
+func (p *VersionedPod) GetAnnotations() map[string]string {
 	if p.initialEventsEnd {
 		return map[string]string{metav1.InitialEventsAnnotationKey: "true"}
 	}
 	return nil
 }
 
-func (p *versionedPod) DeepCopyObject() runtime.Object {
+func (p *VersionedPod) DeepCopyObject() runtime.Object {
 	out := *p
 	out.Pod = p.Pod.DeepCopyObject().(*model.Pod)
 	return &out
 }
 
-// podList is a PodList as the reflector needs it.
-type podList = modelList[*model.Pod]
+// UnwrapPod is the Pod watch's transform: it hands the fleet the model.Pod
+// a VersionedPod carries, once the reflector has read its version (nothing
+// else will). Anything else passes through: client-go may transform an
+// object twice.
+func UnwrapPod(obj any) (any, error) {
+	if p, ok := obj.(*VersionedPod); ok {
+		return p.Pod, nil
+	}
+	return obj, nil
+}
+
+// PodList is a PodList as the reflector needs it: the list NewPodClient
+// decodes into.
+type PodList = modelList[*model.Pod]
 
 // podCodec decodes an enveloped Pod, PodList or Status. It only reads: the
 // client never sends a body.
@@ -114,8 +126,8 @@ func (podCodec) Encode(runtime.Object, io.Writer) error {
 	return errors.New("the Pod client only reads")
 }
 
-// Decode fills into when it is a *podList and the data is a PodList, and
-// otherwise returns a new *versionedPod, or a *metav1.Status when the server
+// Decode fills into when it is a *PodList and the data is a PodList, and
+// otherwise returns a new *VersionedPod, or a *metav1.Status when the server
 // sent one (an error response).
 func (c podCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	apiVersion, kind, raw, err := decodeEnvelope(data)
@@ -125,9 +137,9 @@ func (c podCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.O
 	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
 	switch kind {
 	case "PodList":
-		list, ok := into.(*podList)
+		list, ok := into.(*PodList)
 		if !ok {
-			list = &podList{}
+			list = &PodList{}
 		}
 		items, meta, err := decodePodList(raw, c.lists)
 		if err != nil {
@@ -141,7 +153,7 @@ func (c podCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.O
 		if err != nil {
 			return nil, nil, err
 		}
-		return &versionedPod{Pod: p, resourceVersion: rv}, &gvk, nil
+		return &VersionedPod{Pod: p, resourceVersion: rv}, &gvk, nil
 	case "Status":
 		status := &metav1.Status{}
 		if err := status.Unmarshal(raw); err != nil {
@@ -221,14 +233,14 @@ func (d podFrameDecoder) Decode(frame []byte, _ *schema.GroupVersionKind, _ runt
 		if err != nil {
 			return nil, nil, err
 		}
-		ev.Object = &versionedPod{Pod: p, resourceVersion: rv}
+		ev.Object = &VersionedPod{Pod: p, resourceVersion: rv}
 	case watch.Bookmark:
 		// Only metadata, and rare: the generated decoder is fine here.
 		var p corev1.Pod
 		if err := p.Unmarshal(raw); err != nil {
 			return nil, nil, fmt.Errorf("decoding a bookmark: %w", err)
 		}
-		ev.Object = &versionedPod{Pod: &model.Pod{}, resourceVersion: p.ResourceVersion,
+		ev.Object = &VersionedPod{Pod: &model.Pod{}, resourceVersion: p.ResourceVersion,
 			initialEventsEnd: p.Annotations[metav1.InitialEventsAnnotationKey] == "true"}
 	case watch.Error:
 		status := &metav1.Status{}

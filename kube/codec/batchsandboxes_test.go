@@ -1,4 +1,4 @@
-package kube
+package codec
 
 import (
 	"bytes"
@@ -86,7 +86,7 @@ func TestBatchSandboxCodecMatchesDynamicPath(t *testing.T) {
 			}
 			// What the fleet is handed: the decoded object through the
 			// watch's transform.
-			slimmed, _ := slimBatchSandbox(got)
+			slimmed, _ := SlimBatchSandbox(got)
 			got = slimmed.(*model.BatchSandbox)
 			if want := model.BatchSandboxFromUnstructured(u); !reflect.DeepEqual(want, got) {
 				t.Fatalf("typed decode differs from the dynamic path:\ndynamic: %+v\ntyped:   %+v", want, got)
@@ -119,7 +119,7 @@ func TestBatchSandboxCodecRandomObjects(t *testing.T) {
 		if err := u.UnmarshalJSON(doc); err != nil {
 			t.Fatal(err)
 		}
-		slimmed, _ := slimBatchSandbox(obj)
+		slimmed, _ := SlimBatchSandbox(obj)
 		if want := model.BatchSandboxFromUnstructured(u); !reflect.DeepEqual(want, slimmed) {
 			t.Fatalf("object %d: the decoder differs from the stock path: %s\n%s", i,
 				firstDiff("BatchSandbox", reflect.ValueOf(want).Elem(), reflect.ValueOf(slimmed).Elem()), doc)
@@ -200,7 +200,7 @@ func randomBatchSandbox(r *rand.Rand, i int) map[string]any {
 		}
 		return conds
 	})
-	return map[string]any{"apiVersion": BatchSandboxGVR.GroupVersion().String(), "kind": "BatchSandbox",
+	return map[string]any{"apiVersion": osv1.BatchSandboxes.GroupVersion().String(), "kind": "BatchSandbox",
 		"metadata": meta, "spec": spec, "status": status}
 }
 

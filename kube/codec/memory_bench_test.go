@@ -1,4 +1,4 @@
-package kube
+package codec
 
 import (
 	"context"
@@ -33,7 +33,7 @@ import (
 // figure is the live heap after GC over N (target <= 3 KB per sandbox,
 // Pod + BatchSandbox). The real-cluster figure comes from bench/run.sh.
 //
-//	SANDSCOPE_BENCH_SIZES=10000 go test ./kube/ -run '^$' -bench RetainedMemory -benchtime 1x
+//	SANDSCOPE_BENCH_SIZES=10000 go test ./kube/codec/ -run '^$' -bench RetainedMemory -benchtime 1x
 func BenchmarkRetainedMemory(b *testing.B) {
 	n := 10000
 	if env := os.Getenv("SANDSCOPE_BENCH_SIZES"); env != "" {

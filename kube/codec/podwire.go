@@ -1,17 +1,14 @@
-package kube
+package codec
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
@@ -34,8 +31,8 @@ import (
 // and so does this one, so that even concatenated messages decode alike.
 
 // Field numbers, from the generated.proto files of k8s.io/api v0.37.2
-// (core/v1) and k8s.io/apimachinery v0.37.2 (pkg/apis/meta/v1,
-// pkg/runtime). Only the fields read are named; every other one is skipped.
+// (core/v1) and k8s.io/apimachinery v0.37.2 (pkg/apis/meta/v1). Only the
+// fields read are named; every other one is skipped.
 const (
 	// k8s.io.api.core.v1.Pod
 	podMetadata protowire.Number = 1
@@ -57,10 +54,6 @@ const (
 	metaLabels                     protowire.Number = 11
 	metaOwnerReferences            protowire.Number = 13
 	metaFinalizers                 protowire.Number = 14
-
-	// A map<K, V> field is a repeated message of these two fields.
-	mapEntryKey   protowire.Number = 1
-	mapEntryValue protowire.Number = 2
 
 	// k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference
 	ownerKind       protowire.Number = 1
@@ -120,128 +113,7 @@ const (
 
 	// k8s.io.api.core.v1.PodIP
 	podIPIP protowire.Number = 1
-
-	// k8s.io.apimachinery.pkg.runtime.Unknown
-	unknownTypeMeta protowire.Number = 1
-	unknownRaw      protowire.Number = 2
-
-	// k8s.io.apimachinery.pkg.runtime.TypeMeta
-	typeMetaAPIVersion protowire.Number = 1
-	typeMetaKind       protowire.Number = 2
-
-	// k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent
-	watchEventType   protowire.Number = 1
-	watchEventObject protowire.Number = 2
-
-	// k8s.io.apimachinery.pkg.runtime.RawExtension
-	rawExtensionRaw protowire.Number = 1
 )
-
-// protobufMagic starts every object the protobuf serializer writes
-// (k8s.io/apimachinery/pkg/runtime/serializer/protobuf), before the
-// runtime.Unknown that wraps it.
-const protobufMagic = "k8s\x00"
-
-// decodeEnvelope reads an object as the protobuf serializer writes it: the
-// magic, then a runtime.Unknown whose typeMeta names the object and whose
-// raw holds its message. raw aliases data. As the serializer does,
-// contentEncoding and contentType are ignored.
-func decodeEnvelope(data []byte) (apiVersion, kind string, raw []byte, err error) {
-	if len(data) < len(protobufMagic) || string(data[:len(protobufMagic)]) != protobufMagic {
-		return "", "", nil, fmt.Errorf("decoding a protobuf envelope: no %q prefix", protobufMagic)
-	}
-	body := data[len(protobufMagic):]
-	if len(body) == 0 {
-		return "", "", nil, errors.New("decoding a protobuf envelope: empty body")
-	}
-	var av, k []byte
-	err = eachField(body, func(f field) (err error) {
-		switch f.num {
-		case unknownTypeMeta:
-			err = f.message("typeMeta", func(b []byte) error { return decodeTypeMeta(b, &av, &k) })
-		case unknownRaw:
-			raw, err = f.bytes()
-		}
-		return err
-	})
-	if err != nil {
-		return "", "", nil, fmt.Errorf("decoding a protobuf envelope: %w", err)
-	}
-	// Interned: a stream repeats a handful of them, and they must not
-	// alias data.
-	return mem.Intern(viewString(av)), mem.Intern(viewString(k)), raw, nil
-}
-
-func decodeTypeMeta(b []byte, apiVersion, kind *[]byte) error {
-	return eachField(b, func(f field) (err error) {
-		switch f.num {
-		case typeMetaAPIVersion:
-			*apiVersion, err = f.bytes()
-		case typeMetaKind:
-			*kind, err = f.bytes()
-		}
-		return err
-	})
-}
-
-// decodeWatchEvent reads one frame of a protobuf watch stream (the frame's
-// contents, after its 4-byte length): a metav1.WatchEvent, written by the
-// apiserver with the stream serializer, which is the raw one (no magic, no
-// runtime.Unknown: see serializer.newSerializersForScheme and the
-// apiserver's watchEncoder). Its object is the event's object as the
-// ordinary serializer writes it, enveloped: decode it with decodeEnvelope
-// (a Pod; a Status for ERROR; a Pod with only metadata for BOOKMARK).
-// objectEnvelope aliases frame. A frame that is itself enveloped is read
-// too, though the apiserver does not send one: the magic cannot start a
-// WatchEvent, so the two cannot be confused.
-//
-// The type is checked as client-go's watch decoder checks it.
-func decodeWatchEvent(frame []byte) (eventType string, objectEnvelope []byte, err error) {
-	msg := frame
-	if len(frame) >= len(protobufMagic) && string(frame[:len(protobufMagic)]) == protobufMagic {
-		if _, _, msg, err = decodeEnvelope(frame); err != nil {
-			return "", nil, fmt.Errorf("decoding a watch event: %w", err)
-		}
-	}
-	var typ []byte
-	err = eachField(msg, func(f field) (err error) {
-		switch f.num {
-		case watchEventType:
-			typ, err = f.bytes()
-		case watchEventObject:
-			err = f.message("object", func(b []byte) error { return decodeRawExtension(b, &objectEnvelope) })
-		}
-		return err
-	})
-	if err != nil {
-		return "", nil, fmt.Errorf("decoding a watch event: %w", err)
-	}
-	t, ok := knownEventType(typ)
-	if !ok {
-		return "", nil, fmt.Errorf("decoding a watch event: invalid type %q", typ)
-	}
-	return t, objectEnvelope, nil
-}
-
-// knownEventType returns the watch event type b names, as the constant
-// (not a copy of b), and whether it is one client-go accepts.
-func knownEventType(b []byte) (string, bool) {
-	for _, t := range [...]watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Error, watch.Bookmark} {
-		if string(b) == string(t) {
-			return string(t), true
-		}
-	}
-	return "", false
-}
-
-func decodeRawExtension(b []byte, raw *[]byte) error {
-	return eachField(b, func(f field) (err error) {
-		if f.num == rawExtensionRaw {
-			*raw, err = f.bytes()
-		}
-		return err
-	})
-}
 
 // decodePodList reads a PodList message (the raw of its envelope) into
 // model Pods and the list's metadata: what a list object for client-go's
@@ -657,21 +529,6 @@ func (m *memoryLimit) read(b []byte) error {
 	})
 }
 
-// decodeMapEntry reads one entry of a map field whose values are strings or
-// messages: a missing key or value stays nil, a repeated one replaces the
-// earlier, as in the generated decoders.
-func decodeMapEntry(b []byte, key, value *[]byte) error {
-	return eachField(b, func(f field) (err error) {
-		switch f.num {
-		case mapEntryKey:
-			*key, err = f.bytes()
-		case mapEntryValue:
-			*value, err = f.bytes()
-		}
-		return err
-	})
-}
-
 // slimInitStatuses is model.slimInitStatuses: nil once every init container
 // completed at its first run, else every status. The check reads the raw
 // statuses, so the usual Pod (all completed) decodes none of them.
@@ -728,16 +585,6 @@ func readExitCode(b []byte, exitCode *int32) error {
 		}
 		*exitCode = int32(v)
 		return nil
-	})
-}
-
-// forMessages calls fn with every message of field num (named name) in b.
-func forMessages(b []byte, num protowire.Number, name string, fn func([]byte) error) error {
-	return eachField(b, func(f field) error {
-		if f.num != num {
-			return nil
-		}
-		return f.message(name, fn)
 	})
 }
 
@@ -934,170 +781,4 @@ func shareStrings(lists *mem.StringLists, l *rawList) []string {
 		ss = append(ss, viewString(l.at(i)))
 	}
 	return lists.Share(ss)
-}
-
-// viewString is b as a string, without copying: only for strings that are
-// compared or interned and then dropped, never kept, since b belongs to a
-// buffer its owner reuses.
-func viewString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-// rawList collects the raw values of a repeated field, in wire order. The
-// first few sit in the array, so that the usual Pod needs no scratch on
-// the heap (a running Pod has five conditions, a command may have a few
-// more words).
-type rawList struct {
-	n     int
-	first [8][]byte
-	more  [][]byte
-}
-
-func (l *rawList) add(b []byte) {
-	if l.n < len(l.first) {
-		l.first[l.n] = b
-	} else {
-		l.more = append(l.more, b)
-	}
-	l.n++
-}
-
-func (l *rawList) len() int { return l.n }
-
-// decodeEach decodes every message of l into a slice of l's length (nil
-// when l is empty, as the generated decoder leaves an absent field).
-// Errors start with the index, for the caller to prefix the field's name.
-func decodeEach[T any](l *rawList, decode func(b []byte, v *T) error) ([]T, error) {
-	if l.len() == 0 {
-		return nil, nil
-	}
-	out := make([]T, l.len())
-	for i := range out {
-		if err := decode(l.at(i), &out[i]); err != nil {
-			return nil, fmt.Errorf("[%d]: %w", i, err)
-		}
-	}
-	return out, nil
-}
-
-func (l *rawList) at(i int) []byte {
-	if i < len(l.first) {
-		return l.first[i]
-	}
-	return l.more[i-len(l.first)]
-}
-
-// field is one field of a message as read off the wire: a varint's value,
-// or the contents of a length-delimited field (aliasing the input).
-// Fixed-width and group fields are consumed whole: none of the fields read
-// here has one, so they are skipped as unknown.
-type field struct {
-	num protowire.Number
-	typ protowire.Type
-	u   uint64
-	b   []byte
-}
-
-// fieldReader reads the fields of one message in wire order; err is set
-// when the message is malformed.
-type fieldReader struct {
-	msg []byte
-	err error
-}
-
-// eachField calls fn with every field of msg in wire order, and returns
-// the first error fn returns or the one the message's own framing makes.
-// The field is passed by value so that it stays on the caller's stack.
-func eachField(msg []byte, fn func(f field) error) error {
-	r := fieldReader{msg: msg}
-	var f field
-	for r.next(&f) {
-		if err := fn(f); err != nil {
-			return err
-		}
-	}
-	return r.err
-}
-
-// next reads the next field into f, false at the end of the message or on
-// an error.
-func (r *fieldReader) next(f *field) bool {
-	if r.err != nil || len(r.msg) == 0 {
-		return false
-	}
-	num, typ, n := protowire.ConsumeTag(r.msg)
-	if n < 0 {
-		r.err = fmt.Errorf("reading a field tag: %w", protowire.ParseError(n))
-		return false
-	}
-	rest := r.msg[n:]
-	*f = field{num: num, typ: typ}
-	switch typ {
-	case protowire.VarintType:
-		f.u, n = protowire.ConsumeVarint(rest)
-	case protowire.BytesType:
-		f.b, n = protowire.ConsumeBytes(rest)
-	default:
-		n = protowire.ConsumeFieldValue(num, typ, rest)
-	}
-	if n < 0 {
-		r.err = fmt.Errorf("field %d: %w", num, protowire.ParseError(n))
-		return false
-	}
-	r.msg = rest[n:]
-	return true
-}
-
-func (f *field) bytes() ([]byte, error) {
-	if f.typ != protowire.BytesType {
-		return nil, f.wrongType(protowire.BytesType)
-	}
-	return f.b, nil
-}
-
-func (f *field) varint() (uint64, error) {
-	if f.typ != protowire.VarintType {
-		return 0, f.wrongType(protowire.VarintType)
-	}
-	return f.u, nil
-}
-
-func (f *field) bool() (bool, error) {
-	v, err := f.varint()
-	return protowire.DecodeBool(v), err
-}
-
-// setInt64 sets o from an int64 varint field.
-func (f *field) setInt64(o *optionalInt64) error {
-	v, err := f.varint()
-	if err != nil {
-		return err
-	}
-	*o = optionalInt64{set: true, v: int64(v)}
-	return nil
-}
-
-// message calls decode with the contents of a message field, naming the
-// field in its error.
-func (f *field) message(name string, decode func([]byte) error) error {
-	b, err := f.bytes()
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := decode(b); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
-// repeated adds the contents of a length-delimited field to l.
-func (f *field) repeated(l *rawList) error {
-	b, err := f.bytes()
-	if err != nil {
-		return err
-	}
-	l.add(b)
-	return nil
-}
-
-func (f *field) wrongType(want protowire.Type) error {
-	return fmt.Errorf("field %d: wire type %d, want %d", f.num, f.typ, want)
 }

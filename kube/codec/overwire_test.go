@@ -1,4 +1,4 @@
-package kube
+package codec
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/demo/sim"
 	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
@@ -37,8 +38,25 @@ func TestOverWireMatchesStockConverters(t *testing.T) {
 		t.Fatal(err)
 	}
 	lists := mem.NewStringLists()
-	typedPods, typedBSBX := podListWatch(kc, ns), dynamicListWatch(dc, BatchSandboxGVR, ns)
-	pods, bsbxs := podsOverWire(typedPods, kc, lists), batchSandboxesOverWire(typedBSBX, dc, lists)
+	// As kube's fleet watch lists and watches them through these clients.
+	typedPods := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return kc.CoreV1().Pods(ns).List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return kc.CoreV1().Pods(ns).Watch(ctx, opts)
+		},
+	}
+	bsbxClient := dc.Resource(osv1.BatchSandboxes).Namespace(ns)
+	typedBSBX := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return bsbxClient.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return bsbxClient.Watch(ctx, opts)
+		},
+	}
+	pods, bsbxs := PodsOverWire(typedPods, kc, lists), BatchSandboxesOverWire(typedBSBX, dc, lists)
 
 	// Lists: every item, in order.
 	wantPods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
@@ -51,7 +69,7 @@ func TestOverWireMatchesStockConverters(t *testing.T) {
 			t.Fatalf("Pod %d over the wire differs from SlimPodSharing:\n%s", i, podDiff(want, gotPods.Items[i]))
 		}
 	}
-	wantBSBX, err := dc.Resource(BatchSandboxGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	wantBSBX, err := dc.Resource(osv1.BatchSandboxes).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +90,7 @@ func TestOverWireMatchesStockConverters(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := nextEvent(t, podWatch)
-	if got, ok := ev.Object.(*versionedPod); ev.Type != watch.Modified || !ok || !reflect.DeepEqual(got.Pod, model.SlimPodSharing(asSent(t, changed), lists)) {
+	if got, ok := ev.Object.(*VersionedPod); ev.Type != watch.Modified || !ok || !reflect.DeepEqual(got.Pod, model.SlimPodSharing(asSent(t, changed), lists)) {
 		t.Fatalf("Pod watch event %s %#v, want MODIFIED with what SlimPodSharing makes of the update", ev.Type, ev.Object)
 	}
 	bsbxWatch, err := bsbxs.(cache.ListerWatcherWithContext).WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: gotBSBX.ResourceVersion})
@@ -81,7 +99,7 @@ func TestOverWireMatchesStockConverters(t *testing.T) {
 	}
 	defer bsbxWatch.Stop()
 	deleted := &wantBSBX.Items[0]
-	if err := dc.Resource(BatchSandboxGVR).Namespace(ns).Delete(ctx, deleted.GetName(), metav1.DeleteOptions{}); err != nil {
+	if err := dc.Resource(osv1.BatchSandboxes).Namespace(ns).Delete(ctx, deleted.GetName(), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ev = nextEvent(t, bsbxWatch)
@@ -116,7 +134,7 @@ func checkBatchSandbox(t *testing.T, what string, got *model.BatchSandbox, u *un
 	if got.ResourceVersion != u.GetResourceVersion() {
 		t.Errorf("%s %s: resourceVersion %q, want %q", what, u.GetName(), got.ResourceVersion, u.GetResourceVersion())
 	}
-	slim, _ := slimBatchSandbox(got.DeepCopyObject())
+	slim, _ := SlimBatchSandbox(got.DeepCopyObject())
 	if want := model.BatchSandboxFromUnstructured(u); !reflect.DeepEqual(slim, want) {
 		t.Fatalf("%s %s over the wire differs from BatchSandboxFromUnstructured:\nwire:  %+v\nstock: %+v", what, u.GetName(), slim, want)
 	}
@@ -156,7 +174,7 @@ func TestOverWireLeavesTheWatchedObjectsAlone(t *testing.T) {
 	t.Parallel()
 	source := watch.NewFake()
 	lw := &cache.ListWatch{WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return source, nil }}
-	pods := podsOverWire(lw, nil, mem.NewStringLists())
+	pods := PodsOverWire(lw, nil, mem.NewStringLists())
 	w, err := pods.(cache.ListerWatcherWithContext).WatchWithContext(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package kube
+package codec
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 )
@@ -33,9 +34,9 @@ import (
 // fields the model reads are filled and everything else is skipped without
 // being allocated.
 
-// newBatchSandboxListWatch lists and watches BatchSandboxes in namespace
+// NewBatchSandboxListWatch lists and watches BatchSandboxes in namespace
 // ("" = all) as *model.BatchSandbox.
-func newBatchSandboxListWatch(cfg *rest.Config, namespace string, lists *mem.StringLists) (cache.ListerWatcher, error) {
+func NewBatchSandboxListWatch(cfg *rest.Config, namespace string, lists *mem.StringLists) (cache.ListerWatcher, error) {
 	rc, err := newBatchSandboxClient(cfg, lists)
 	if err != nil {
 		return nil, err
@@ -43,13 +44,13 @@ func newBatchSandboxListWatch(cfg *rest.Config, namespace string, lists *mem.Str
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			list := &batchSandboxList{}
-			err := rc.Get().Namespace(namespace).Resource(BatchSandboxGVR.Resource).
+			err := rc.Get().Namespace(namespace).Resource(osv1.BatchSandboxes.Resource).
 				VersionedParams(&opts, metav1.ParameterCodec).Do(ctx).Into(list)
 			return list, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			opts.Watch = true
-			body, err := rc.Get().Namespace(namespace).Resource(BatchSandboxGVR.Resource).
+			body, err := rc.Get().Namespace(namespace).Resource(osv1.BatchSandboxes.Resource).
 				VersionedParams(&opts, metav1.ParameterCodec).Stream(ctx)
 			if err != nil {
 				return nil, err
@@ -64,7 +65,7 @@ func newBatchSandboxListWatch(cfg *rest.Config, namespace string, lists *mem.Str
 // that speaks JSON and decodes with batchSandboxCodec.
 func newBatchSandboxClient(cfg *rest.Config, lists *mem.StringLists) (*rest.RESTClient, error) {
 	c := rest.CopyConfig(cfg)
-	gv := BatchSandboxGVR.GroupVersion()
+	gv := osv1.BatchSandboxes.GroupVersion()
 	c.GroupVersion = &gv
 	c.APIPath = "/apis"
 	c.ContentType = runtime.ContentTypeJSON
@@ -142,6 +143,16 @@ func (d *batchSandboxEvents) Decode() (watch.EventType, runtime.Object, error) {
 }
 
 func (d *batchSandboxEvents) Close() { _ = d.body.Close() }
+
+// SlimBatchSandbox is the BatchSandbox watch's transform: it drops the
+// resourceVersion the reflector has read, and nothing else will. The object
+// is the decoder's own, so clearing it in place is safe.
+func SlimBatchSandbox(obj any) (any, error) {
+	if b, ok := obj.(*model.BatchSandbox); ok {
+		b.ResourceVersion = ""
+	}
+	return obj, nil
+}
 
 // batchSandboxCodec decodes a BatchSandbox, a BatchSandboxList or a Status.
 // It only reads: the client never sends a body.

@@ -1,4 +1,4 @@
-package kube
+package codec
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func (f wireFormat) reencode(obj, into runtime.Object) (runtime.Object, error) {
 }
 
 // listWatch reads the objects lw lists and watches through the wire, as
-// newPodListWatch and newBatchSandboxListWatch read a server's. newList
+// NewPodListWatch and NewBatchSandboxListWatch read a server's. newList
 // makes the list the reflector is handed. client says whether lw can
 // stream an initial list (cache.ToListWatcherWithWatchListSemantics).
 func (f wireFormat) listWatch(lw *cache.ListWatch, client any, newList func() runtime.Object) cache.ListerWatcher {
@@ -155,38 +155,38 @@ func newWireWatch(ctx context.Context, d watch.Decoder) watch.Interface {
 		apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 }
 
-// podsOverWire lists and watches Pods through kc, read as the server's
-// protobuf: *podList and *versionedPod, as newPodListWatch returns them.
-func podsOverWire(lw *cache.ListWatch, client any, lists *mem.StringLists) cache.ListerWatcher {
-	return podProtobuf(lists).listWatch(lw, client, func() runtime.Object { return &podList{} })
+// PodsOverWire lists and watches Pods through kc, read as the server's
+// protobuf: *PodList and *VersionedPod, as NewPodListWatch returns them.
+func PodsOverWire(lw *cache.ListWatch, client any, lists *mem.StringLists) cache.ListerWatcher {
+	return podProtobuf(lists).listWatch(lw, client, func() runtime.Object { return &PodList{} })
 }
 
-// batchSandboxesOverWire lists and watches BatchSandboxes through a dynamic
+// BatchSandboxesOverWire lists and watches BatchSandboxes through a dynamic
 // client, read as the server's JSON: *batchSandboxList and
-// *model.BatchSandbox, as newBatchSandboxListWatch returns them.
-func batchSandboxesOverWire(lw *cache.ListWatch, client any, lists *mem.StringLists) cache.ListerWatcher {
+// *model.BatchSandbox, as NewBatchSandboxListWatch returns them.
+func BatchSandboxesOverWire(lw *cache.ListWatch, client any, lists *mem.StringLists) cache.ListerWatcher {
 	return batchSandboxJSON(lists).listWatch(lw, client, func() runtime.Object { return &batchSandboxList{} })
 }
 
 // Objects read one at a time (an exec's lookup, its live re-read of a
 // pooled sandbox, the holders of an address) go through the same decoders.
 
-// modelPod is p as the Pod watch reads it.
-func modelPod(p *corev1.Pod) (*model.Pod, error) {
+// ModelPod is p as the Pod watch reads it.
+func ModelPod(p *corev1.Pod) (*model.Pod, error) {
 	obj, err := podProtobuf(nil).reencode(p, nil)
 	if err != nil {
 		return nil, fmt.Errorf("reading pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
-	vp, ok := obj.(*versionedPod)
+	vp, ok := obj.(*VersionedPod)
 	if !ok {
 		return nil, fmt.Errorf("reading pod %s/%s: decoded a %T", p.Namespace, p.Name, obj)
 	}
 	return vp.Pod, nil
 }
 
-// modelBatchSandbox is obj, a BatchSandbox or only its metadata, as the
+// ModelBatchSandbox is obj, a BatchSandbox or only its metadata, as the
 // BatchSandbox watch reads it.
-func modelBatchSandbox(obj runtime.Object) (*model.BatchSandbox, error) {
+func ModelBatchSandbox(obj runtime.Object) (*model.BatchSandbox, error) {
 	out, err := batchSandboxJSON(nil).reencode(obj, nil)
 	if err != nil {
 		return nil, fmt.Errorf("reading a batchsandbox: %w", err)

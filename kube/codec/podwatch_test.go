@@ -1,4 +1,4 @@
-package kube
+package codec
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 )
 
 // A Pod watch stream as the apiserver writes it reads as the reflector needs
-// it: Pods as *versionedPod with their resourceVersion (the type the fleet
+// it: Pods as *VersionedPod with their resourceVersion (the type the fleet
 // watch expects of every event), the initial-events-end bookmark with its
 // annotation, an ERROR as its Status, and the end of the stream as io.EOF.
 func TestPodEventsDecodeAServerStream(t *testing.T) {
@@ -36,9 +36,9 @@ func TestPodEventsDecodeAServerStream(t *testing.T) {
 		if err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
-		vp, ok := obj.(*versionedPod)
+		vp, ok := obj.(*VersionedPod)
 		if typ != want.typ || !ok {
-			t.Fatalf("event %d: %s %T, want %s *versionedPod", i, typ, obj, want.typ)
+			t.Fatalf("event %d: %s %T, want %s *VersionedPod", i, typ, obj, want.typ)
 		}
 		if vp.GetResourceVersion() != want.pod.ResourceVersion || !reflect.DeepEqual(vp.Pod, model.SlimPod(want.pod)) {
 			t.Fatalf("event %d: resourceVersion %q (want %q)\n%s", i, vp.GetResourceVersion(), want.pod.ResourceVersion, podDiff(model.SlimPod(want.pod), vp.Pod))
@@ -50,7 +50,7 @@ func TestPodEventsDecodeAServerStream(t *testing.T) {
 	}
 
 	typ, obj, err := events.Decode()
-	vp, ok := obj.(*versionedPod)
+	vp, ok := obj.(*VersionedPod)
 	if err != nil || typ != watch.Bookmark || !ok {
 		t.Fatalf("bookmark: %s %T %v", typ, obj, err)
 	}
@@ -94,7 +94,7 @@ func TestPodCodecListAndStatus(t *testing.T) {
 	list.ResourceVersion, list.Continue = "4010000", "next-page"
 	codec := podCodec{lists: mem.NewStringLists()}
 
-	into := &podList{}
+	into := &PodList{}
 	obj, _, err := codec.Decode(encodeObject(t, info.Serializer, &list), nil, into)
 	if err != nil || obj != into {
 		t.Fatalf("PodList: %T %v, want it decoded into the given list", obj, err)
