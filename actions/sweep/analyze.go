@@ -3,33 +3,19 @@ package sweep
 import (
 	"context"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
+	"github.com/sandscope/sandscope/actions/inspect"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/forensics"
-)
-
-// Sibling bounds: a control group of this size says as much as a larger one,
-// and a pool of 50,000 Pods must not make each restart cost 50,000 compares.
-//
-// The snapshot's Pods carry no memory limit while their containers run, so
-// the control candidates (same image and probe) are read live, at most
-// maxControlSiblings per restart and once per sweep, for their limits.
-const (
-	maxControlSiblings = 10
-	maxOtherSiblings   = 20
 )
 
 // Analyze turns a synced snapshot of one context into findings: every
@@ -187,15 +173,14 @@ func restartedPods(snap *fleet.Snapshot) []podRef {
 
 // runForensics explains each Pod of todo, DefaultForensicsWorkers at a time:
 // the full Pod (the snapshot's is slimmed: no resources), its Events, and its
-// Node with the Node's Events (read once per node).
+// Node with the Node's Events (read once per node), as inspect.Forensics
+// reads them for every caller.
 func runForensics(ctx context.Context, snap *fleet.Snapshot, todo []podRef, lookup Lookup) (map[string][]model.Notice, []string) {
 	explained := make(map[string][]model.Notice, len(todo))
 	if len(todo) == 0 {
 		return explained, nil
 	}
-	groups := siblingGroups(snap)
-	nodes := &nodeCache{lookup: lookup}
-	sibs := &siblingCache{lookup: lookup}
+	f := inspect.NewForensics(snap, lookup)
 	var mu sync.Mutex
 	var notes []string
 	g := new(errgroup.Group)
@@ -203,7 +188,7 @@ func runForensics(ctx context.Context, snap *fleet.Snapshot, todo []podRef, look
 	for _, ref := range todo {
 		g.Go(func() error {
 			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-			notices, note := explain(ctx, ref, groups, nodes, sibs, lookup)
+			notices, note := f.Explain(ctx, ref.sb, ref.pod)
 			mu.Lock()
 			defer mu.Unlock()
 			if len(notices) > 0 {
@@ -217,256 +202,6 @@ func runForensics(ctx context.Context, snap *fleet.Snapshot, todo []podRef, look
 	}
 	_ = g.Wait() // the workers report through explained and notes, never an error
 	return explained, notes
-}
-
-func explain(ctx context.Context, ref podRef, groups map[string][]*model.Pod, nodes *nodeCache, sibs *siblingCache, lookup Lookup) ([]model.Notice, string) {
-	pod := ref.pod
-	var extra []model.Evidence
-	var note string
-	var livePod *corev1.Pod // the full Pod, for the control's resource limits
-	if lookup != nil {
-		full, err := lookup.LivePod(ctx, pod.Namespace, pod.Name)
-		switch {
-		case err == nil && full.UID == pod.UID:
-			pod, livePod = forensics.SlimPod(full), full
-		case err == nil || apierrors.IsNotFound(err):
-			// Replaced or gone since the snapshot: explain what the snapshot saw.
-		default:
-			note = fmt.Sprintf("pod %s/%s: %v", pod.Namespace, pod.Name, err)
-		}
-	}
-	var events []corev1.Event
-	if lookup != nil {
-		evs, err := lookup.PodEvents(ctx, pod.Namespace, pod.Name)
-		if err != nil {
-			extra = append(extra, model.Evidence{Kind: model.Observed, Text: "the Pod's Events could not be read: " + err.Error()})
-		} else {
-			events = evs
-		}
-	}
-	var node *corev1.Node
-	if pod.Spec.NodeName != "" {
-		e := nodes.get(ctx, pod.Spec.NodeName)
-		node = e.node
-		events = append(events, e.events...)
-		if e.err != nil {
-			extra = append(extra, model.Evidence{Kind: model.Observed, Text: "node " + pod.Spec.NodeName + " could not be read: " + e.err.Error()})
-		}
-	}
-	control, other := siblingsOf(pod, groups[groupKey(ref.sb)])
-	var want corev1.ResourceList
-	if livePod != nil && len(pod.Spec.Containers) > 0 {
-		want = containerLimits(livePod, mainOf(pod).Name)
-	}
-	control, differ, names := sibs.withLimits(ctx, control, want, livePod != nil)
-	if differ > 0 {
-		extra = append(extra, model.Evidence{Kind: model.Observed,
-			Text: fmt.Sprintf("%d sibling(s) with the same image and liveness probe differ in resource limits (%s): not used as a control", differ, strings.Join(names, ", "))})
-	}
-	notices := forensics.Classify(pod, events, node, append(control, other...))
-	for i := range notices {
-		notices[i].Evidence = append(notices[i].Evidence, extra...)
-	}
-	return notices, note
-}
-
-// onceEach holds one value per key, computed by the first caller that asks
-// for the key; callers asking for it meanwhile wait for that value.
-type onceEach[V any] struct {
-	mu      sync.Mutex
-	entries map[string]func() V
-}
-
-func (m *onceEach[V]) get(key string, compute func() V) V {
-	m.mu.Lock()
-	value, ok := m.entries[key]
-	if !ok {
-		if m.entries == nil {
-			m.entries = map[string]func() V{}
-		}
-		value = sync.OnceValue(compute)
-		m.entries[key] = value
-	}
-	m.mu.Unlock()
-	return value()
-}
-
-type nodeEntry struct {
-	node   *corev1.Node
-	events []corev1.Event
-	err    error
-}
-
-// nodeCache reads each node (and its Events) at most once per sweep.
-type nodeCache struct {
-	lookup  Lookup
-	entries onceEach[*nodeEntry]
-}
-
-func (c *nodeCache) get(ctx context.Context, name string) *nodeEntry {
-	return c.entries.get(name, func() *nodeEntry {
-		e := &nodeEntry{}
-		if c.lookup == nil {
-			return e
-		}
-		e.node, e.err = c.lookup.Node(ctx, name)
-		if e.err != nil {
-			return e
-		}
-		// Node Events are extra evidence; a namespace-scoped user may not
-		// read them, which is not worth failing the node for.
-		e.events, _ = c.lookup.NodeEvents(ctx, name)
-		return e
-	})
-}
-
-type siblingEntry struct {
-	pod    *model.Pod                     // nil when it could not be read or was replaced
-	limits map[string]corev1.ResourceList // per container, from the full Pod
-}
-
-// siblingCache reads each control candidate live at most once per sweep:
-// the snapshot's slim Pods lack the resource limits of running containers,
-// which a control must share.
-type siblingCache struct {
-	lookup  Lookup
-	entries onceEach[*siblingEntry]
-}
-
-// withLimits replaces each candidate with its live form (memory limit
-// included) and keeps only those whose main container's resource limits
-// equal want (when check); the others are named in differ. A candidate that
-// cannot be read or was replaced is dropped, since comparing it would be a
-// guess. Without a lookup the candidates are kept as they are.
-func (c *siblingCache) withLimits(ctx context.Context, candidates []*model.Pod, want corev1.ResourceList, check bool) (out []*model.Pod, differ int, names []string) {
-	if c == nil || c.lookup == nil {
-		return candidates, 0, nil
-	}
-	out = make([]*model.Pod, 0, len(candidates))
-	for _, p := range candidates {
-		e := c.entries.get(podKey(p.Namespace, p.Name), func() *siblingEntry {
-			e := &siblingEntry{}
-			full, err := c.lookup.LivePod(ctx, p.Namespace, p.Name)
-			if err == nil && full.UID == p.UID {
-				e.pod = forensics.SlimPod(full)
-				e.limits = map[string]corev1.ResourceList{}
-				for _, ct := range full.Spec.Containers {
-					e.limits[ct.Name] = ct.Resources.Limits
-				}
-			}
-			return e
-		})
-		if e.pod == nil || len(e.pod.Spec.Containers) == 0 {
-			continue
-		}
-		if check && !sameLimits(e.limits[mainOf(e.pod).Name], want) {
-			differ++
-			if len(names) < 3 {
-				names = append(names, p.Name)
-			}
-			continue
-		}
-		out = append(out, e.pod)
-	}
-	return out, differ, names
-}
-
-func containerLimits(p *corev1.Pod, name string) corev1.ResourceList {
-	for _, c := range p.Spec.Containers {
-		if c.Name == name {
-			return c.Resources.Limits
-		}
-	}
-	return nil
-}
-
-// sameLimits: the same resources limited, each to the same quantity.
-func sameLimits(a, b corev1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, qa := range a {
-		qb, ok := b[name]
-		if !ok || qa.Cmp(qb) != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// groupKey: siblings are the Pods of the same engine and pool (or, without
-// a pool, the same engine) in the same namespace.
-func groupKey(sb *model.Sandbox) string {
-	if sb.Pool != "" {
-		return "pool\x00" + sb.Namespace() + "\x00" + sb.Pool
-	}
-	return string(sb.Engine()) + "\x00" + sb.Namespace()
-}
-
-func siblingGroups(snap *fleet.Snapshot) map[string][]*model.Pod {
-	groups := map[string][]*model.Pod{}
-	for _, sb := range snap.Sandboxes() {
-		k := groupKey(sb)
-		for _, sl := range sb.Slots {
-			if sl.Pod != nil {
-				groups[k] = append(groups[k], sl.Pod)
-			}
-		}
-	}
-	return groups
-}
-
-// siblingsOf picks the candidates Forensics compares against: up to
-// maxControlSiblings with the same main image and liveness probe (the
-// control candidates; their memory limits are read live), and a few that
-// differ (so the report can say they were not used).
-func siblingsOf(pod *model.Pod, group []*model.Pod) (control, other []*model.Pod) {
-	if len(group) <= 1 || len(pod.Spec.Containers) == 0 {
-		return nil, nil
-	}
-	main := mainOf(pod)
-	for _, s := range group {
-		if s.UID == pod.UID && s.Name == pod.Name {
-			continue
-		}
-		sc := containerNamed(s, main.Name)
-		if sc != nil && sc.Image == main.Image && equality.Semantic.DeepEqual(sc.LivenessProbe, main.LivenessProbe) {
-			if len(control) < maxControlSiblings {
-				control = append(control, s)
-			}
-		} else if len(other) < maxOtherSiblings {
-			other = append(other, s)
-		}
-		if len(control) == maxControlSiblings {
-			break // enough for a control; the rest would only add compares
-		}
-	}
-	return control, other
-}
-
-// mainOf is the container forensics compares siblings on: the first one
-// with something to explain, else OpenSandbox's main container, else the first.
-func mainOf(pod *model.Pod) *model.Container {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.RestartCount > 0 || cs.LastTerminationState.Terminated != nil || cs.State.Terminated != nil {
-			if c := containerNamed(pod, cs.Name); c != nil {
-				return c
-			}
-		}
-	}
-	if c := containerNamed(pod, osv1.ContainerSandbox); c != nil {
-		return c
-	}
-	return &pod.Spec.Containers[0]
-}
-
-func containerNamed(pod *model.Pod, name string) *model.Container {
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i]
-		}
-	}
-	return nil
 }
 
 // ---- live execd probe --------------------------------------------------------

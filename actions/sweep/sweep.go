@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
+	"github.com/sandscope/sandscope/actions/inspect"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
@@ -32,16 +32,8 @@ const (
 )
 
 // Lookup reads what restart forensics needs beyond the fleet snapshot, one
-// object at a time: the full Pod (the snapshot's Pods are slimmed), its
-// Events, its Node and the Node's Events. *kube.Clients satisfies it.
-type Lookup interface {
-	LivePod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
-	PodEvents(ctx context.Context, namespace, pod string) ([]corev1.Event, error)
-	Node(ctx context.Context, name string) (*corev1.Node, error)
-	NodeEvents(ctx context.Context, node string) ([]corev1.Event, error)
-}
-
-var _ Lookup = (*kube.Clients)(nil)
+// object at a time (inspect.Lookup). *kube.Clients satisfies it.
+type Lookup = inspect.Lookup
 
 // Source is one context as the sweep reads it: a synced fleet snapshot and
 // the lookups for forensics. ClientsSource builds one from kube.Clients; the
