@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/broadcast"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
@@ -57,7 +57,7 @@ type member struct {
 	server  string // the API server the kubeconfig names, for the header while connecting
 	s       *session
 	be      ui.Backend
-	connect func(ctx context.Context) (*env.Conn, error)
+	connect func(ctx context.Context) (*backend.Conn, error)
 	settled chan struct{} // closed once connected, or given up on
 }
 
@@ -128,8 +128,8 @@ func (cs *contextSet) connect(m *member) {
 }
 
 // namespace is what a newly connected context watches: the one ":ns" set,
-// else what the single-context TUI would (env.Conn.Namespace).
-func (cs *contextSet) namespace(conn *env.Conn) string {
+// else what the single-context TUI would (backend.Conn.Namespace).
+func (cs *contextSet) namespace(conn *backend.Conn) string {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.nsSet {

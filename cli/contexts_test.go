@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/demo"
-	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
@@ -157,17 +157,17 @@ func TestContextSetStates(t *testing.T) {
 	defer cancel()
 	g := &Globals{Kube: kube.NewConfigFlags(), ImageChecks: "off", Out: io.Discard, Err: io.Discard}
 	// The contexts that connect are simulated fleets.
-	sim := env.New(env.Options{Kube: g.Kube, Demo: &demo.Options{}})
+	sim := backend.New(backend.Options{Kube: g.Kube, Demo: &demo.Options{}})
 	var flaky atomic.Int32
-	connects := map[string]func(context.Context) (*env.Conn, error){
+	connects := map[string]func(context.Context) (*backend.Conn, error){
 		"ok": sim.Context("ok").Connect,
-		"denied": func(context.Context) (*env.Conn, error) {
+		"denied": func(context.Context) (*backend.Conn, error) {
 			return nil, &kube.ConnectError{Context: "denied", Reason: "credentials refused (401 Unauthorized)", Denied: true}
 		},
-		"broken": func(context.Context) (*env.Conn, error) {
+		"broken": func(context.Context) (*backend.Conn, error) {
 			return nil, &kube.ConnectError{Context: "broken", Reason: "context not found in kubeconfig", Local: true}
 		},
-		"flaky": func(ctx context.Context) (*env.Conn, error) {
+		"flaky": func(ctx context.Context) (*backend.Conn, error) {
 			if flaky.Add(1) == 1 {
 				return nil, &kube.ConnectError{Context: "flaky", Reason: "cluster did not answer within 1s"}
 			}

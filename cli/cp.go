@@ -15,7 +15,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/files"
 	"github.com/sandscope/sandscope/actions/refusal"
-	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
@@ -143,7 +143,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	if g.ReadOnly && dst.Remote {
 		return fail(refusal.New(refusal.CodeReadOnly, "sandscope runs read-only (--readonly): uploads are refused; downloads stay allowed", false))
 	}
-	var conn *env.Conn
+	var conn *backend.Conn
 	if fanOut {
 		// --selector picks the sandboxes here, not which Pods are sandboxes.
 		o, err := g.envOptions()
@@ -151,7 +151,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 			return err
 		}
 		o.PodSelector = ""
-		conn, err = env.New(o).Context("").Connect(ctx)
+		conn, err = backend.New(o).Context("").Connect(ctx)
 		if err != nil {
 			return fail(connectFailure(err))
 		}
@@ -163,7 +163,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
 	}
-	x, namespace, err := conn.LookupExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
+	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
@@ -203,7 +203,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 
 // runCpMany uploads one local file or directory to every sandbox the
 // selector or pool picks, each checked on its own, one JSON line each.
-func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *env.Conn, c *files.Copier, target files.Target, local, remote string) error {
+func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *backend.Conn, c *files.Copier, target files.Target, local, remote string) error {
 	if f.expectUID != "" || f.expectIP != "" {
 		return printCpError(g, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
 			Message: "--expect-uid/--expect-ip name one Pod: give one target instead"})

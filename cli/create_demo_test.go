@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/demo/sim"
-	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/ui"
@@ -85,13 +85,13 @@ func TestDemoSessionCreates(t *testing.T) {
 
 // demoSession is the TUI's session on the demo fleet (seed 4), started and
 // connected; the fleet ends with the test, the session with stop.
-func demoSession(t *testing.T) (*session, *env.Conn) {
+func demoSession(t *testing.T) (*session, *backend.Conn) {
 	t.Helper()
 	ctx := t.Context()
 	g := &Globals{Kube: kube.NewConfigFlags(), Demo: true}
 	// Image checks on: in the demo the simulation answers them.
 	checks := imageconfig.New(imageconfig.Options{})
-	conn, err := env.New(env.Options{Kube: g.Kube, Demo: &demo.Options{Seed: 4}, ImageChecks: checks}).Context("").Connect(ctx)
+	conn, err := backend.New(backend.Options{Kube: g.Kube, Demo: &demo.Options{Seed: 4}, ImageChecks: checks}).Context("").Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/files"
 	"github.com/sandscope/sandscope/actions/inspect"
-	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/broadcast"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
@@ -30,7 +30,7 @@ import (
 // environment's connection, the watcher that keeps its fleet live, and the
 // actions over it.
 type connection struct {
-	conn     *env.Conn
+	conn     *backend.Conn
 	watcher  *kube.Watcher
 	executor *execute.Executor
 	creator  *create.Creator
@@ -48,7 +48,7 @@ type session struct {
 	ctx context.Context
 	// dial connects another context for ":ctx NAME"; nil: the session stays
 	// on its context (the demo, or one context of a contextSet).
-	dial func(ctx context.Context, name string) (*env.Conn, error)
+	dial func(ctx context.Context, name string) (*backend.Conn, error)
 	mu   sync.Mutex
 	cur  *connection
 	// pending is what Snapshot shows while there is no connection: an
@@ -71,7 +71,7 @@ func newSession(ctx context.Context, g *Globals) *session {
 }
 
 // start watches namespace through conn and makes it current.
-func (s *session) start(conn *env.Conn, namespace string) {
+func (s *session) start(conn *backend.Conn, namespace string) {
 	// Discovered once here so the watcher and the inspector agree on the
 	// agent-sandbox version.
 	sources := conn.Sources(s.ctx)
@@ -87,7 +87,7 @@ func (s *session) start(conn *env.Conn, namespace string) {
 			writeHeapProfileAfterSync(ctx, w.WaitForSync, s.g.Err)
 		})
 	}
-	x := conn.Executor(env.ExecOptions{Fleet: w.Fleet().Snapshot, Token: execdToken()})
+	x := conn.Executor(backend.ExecOptions{Fleet: w.Fleet().Snapshot, Token: execdToken()})
 	reader := kube.NewInspector(conn.Clients, agent)
 	c := &connection{
 		conn: conn, watcher: w, executor: x, cancel: cancel,

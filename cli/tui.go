@@ -11,7 +11,7 @@ import (
 	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
-	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
@@ -52,7 +52,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 	defer conn.Close()
 	s := newSession(ctx, g)
 	if !e.Demo() { // the demo is one simulated fleet: no other context, and too small to tune for
-		s.dial = func(ctx context.Context, name string) (*env.Conn, error) { return e.Context(name).Connect(ctx) }
+		s.dial = func(ctx context.Context, name string) (*backend.Conn, error) { return e.Context(name).Connect(ctx) }
 		s.contexts = kubeconfigContexts(g)
 		s.tuneMemory = true
 	}
@@ -118,7 +118,7 @@ func runContextsTUI(ctx context.Context, g *Globals, names []string) error {
 
 // openContexts starts connecting every context of names (in the demo, each
 // a simulated fleet of its own) and returns the set over them.
-func openContexts(ctx context.Context, g *Globals, names []string) (*contextSet, *env.Env, error) {
+func openContexts(ctx context.Context, g *Globals, names []string) (*contextSet, *backend.Env, error) {
 	e, err := g.env()
 	if err != nil {
 		return nil, nil, err
