@@ -19,7 +19,6 @@ import (
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
-	"github.com/sandscope/sandscope/ui"
 )
 
 type cpFlags struct {
@@ -280,22 +279,4 @@ func printCpError(g *Globals, err error) error {
 		code = execExitRefused
 	}
 	return &ExitError{Code: code, Err: e.Refusal, Silent: true}
-}
-
-// copyFiles is the TUI's copy: one download or upload for the sandbox the
-// user picked, summed up in a line.
-func copyFiles(ctx context.Context, c *files.Copier, sb *model.Sandbox, req ui.CopyRequest) (string, error) {
-	target := files.Target{Sandbox: sb}
-	var out files.Outcome
-	var err error
-	if req.Download {
-		out, err = c.Download(ctx, files.Download{Target: target, RemotePath: req.Remote, Dest: req.Local})
-	} else {
-		out, err = c.Upload(ctx, files.Upload{Target: target, Source: req.Local, RemotePath: req.Remote})
-	}
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("copied %s → %s: %d bytes, %d entries (pod %s uid %s, checked before and after)",
-		out.Source, out.Dest, out.Bytes, out.Entries, out.Target.Pod, out.Target.UID), nil
 }

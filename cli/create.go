@@ -189,7 +189,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 	} else {
 		fmt.Fprintf(errOut, "sandbox %s/%s %s (entrypoint from %s: %s)\n", res.Namespace, res.Sandbox, res.Stage, res.Entrypoint.Source, textsafe.Line(strings.Join(res.Entrypoint.Argv, " ")))
 	}
-	if g.Demo {
+	if !conn.Outlives() {
 		fmt.Fprintln(errOut, "demo: the simulated fleet, and this sandbox in it, end with this command")
 	}
 	fmt.Fprintln(out, res.Sandbox)

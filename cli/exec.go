@@ -211,8 +211,8 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
 	}
 	namespace := g.Kube.Namespace()
-	if g.AllNamespaces || (conn.Demo() && namespace == "") {
-		namespace = "" // the demo's fleet spans namespaces: without -n, every one
+	if g.AllNamespaces {
+		namespace = "" // without -n it is "" already: every namespace, the demo's fleet spanning several
 	}
 	sel := kube.SelectOptions{Namespace: namespace, Pool: f.pool, PodSelector: ""}
 	if f.pool == "" {
@@ -290,7 +290,7 @@ func exitWith(code int) error {
 // the Secret. The value is never printed; errors name only where it came from.
 // The demo's simulated daemons ask for none.
 func execdTokenFrom(ctx context.Context, c *backend.Conn, f *execFlags) (string, error) {
-	if c.Demo() {
+	if !c.NeedsToken() {
 		return "", nil
 	}
 	if f.token != "" {
