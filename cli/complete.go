@@ -28,7 +28,7 @@ type namesFunc func(ctx context.Context, c *kube.Clients, namespace string) ([]s
 // answer within completionTimeout, RBAC) completes nothing: a message
 // would land in the user's command line. The demo has no cluster to ask.
 func (g *Globals) fromCluster(cmd *cobra.Command, toComplete string, list namesFunc) ([]string, cobra.ShellCompDirective) {
-	if g.Demo {
+	if e, err := g.env(); err == nil && !e.HasCluster() {
 		return nil, noFiles
 	}
 	parent := cmd.Context()

@@ -15,11 +15,10 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/files"
 	"github.com/sandscope/sandscope/actions/refusal"
-	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
-	"github.com/sandscope/sandscope/ui"
 )
 
 type cpFlags struct {
@@ -143,7 +142,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	if g.ReadOnly && dst.Remote {
 		return fail(refusal.New(refusal.CodeReadOnly, "sandscope runs read-only (--readonly): uploads are refused; downloads stay allowed", false))
 	}
-	var conn *env.Conn
+	var conn *backend.Conn
 	if fanOut {
 		// --selector picks the sandboxes here, not which Pods are sandboxes.
 		o, err := g.envOptions()
@@ -151,7 +150,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 			return err
 		}
 		o.PodSelector = ""
-		conn, err = env.New(o).Context("").Connect(ctx)
+		conn, err = backend.New(o).Context("").Connect(ctx)
 		if err != nil {
 			return fail(connectFailure(err))
 		}
@@ -163,7 +162,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
 	}
-	x, namespace, err := conn.LookupExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
+	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
@@ -203,7 +202,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 
 // runCpMany uploads one local file or directory to every sandbox the
 // selector or pool picks, each checked on its own, one JSON line each.
-func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *env.Conn, c *files.Copier, target files.Target, local, remote string) error {
+func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *backend.Conn, c *files.Copier, target files.Target, local, remote string) error {
 	if f.expectUID != "" || f.expectIP != "" {
 		return printCpError(g, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
 			Message: "--expect-uid/--expect-ip name one Pod: give one target instead"})
@@ -280,22 +279,4 @@ func printCpError(g *Globals, err error) error {
 		code = execExitRefused
 	}
 	return &ExitError{Code: code, Err: e.Refusal, Silent: true}
-}
-
-// copyFiles is the TUI's copy: one download or upload for the sandbox the
-// user picked, summed up in a line.
-func copyFiles(ctx context.Context, c *files.Copier, sb *model.Sandbox, req ui.CopyRequest) (string, error) {
-	target := files.Target{Sandbox: sb}
-	var out files.Outcome
-	var err error
-	if req.Download {
-		out, err = c.Download(ctx, files.Download{Target: target, RemotePath: req.Remote, Dest: req.Local})
-	} else {
-		out, err = c.Upload(ctx, files.Upload{Target: target, Source: req.Local, RemotePath: req.Remote})
-	}
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("copied %s → %s: %d bytes, %d entries (pod %s uid %s, checked before and after)",
-		out.Source, out.Dest, out.Bytes, out.Entries, out.Target.Pod, out.Target.UID), nil
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/refusal"
-	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
@@ -157,7 +157,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 		return fail(create.ConnectionError(err))
 	}
 	defer conn.Close()
-	creator := conn.Creator(conn.Executor(env.ExecOptions{}), conn.Images(imageconfig.Options{Timeout: f.registryWait, Platform: platform}), nil)
+	creator := conn.Creator(conn.Executor(backend.ExecOptions{}), conn.Images(imageconfig.Options{Timeout: f.registryWait, Platform: platform}), nil)
 	start := time.Now()
 	res, cerr := creator.Run(ctx, req, func(u create.StageUpdate) {
 		if jsonOut {
@@ -189,7 +189,7 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 	} else {
 		fmt.Fprintf(errOut, "sandbox %s/%s %s (entrypoint from %s: %s)\n", res.Namespace, res.Sandbox, res.Stage, res.Entrypoint.Source, textsafe.Line(strings.Join(res.Entrypoint.Argv, " ")))
 	}
-	if g.Demo {
+	if !conn.Outlives() {
 		fmt.Fprintln(errOut, "demo: the simulated fleet, and this sandbox in it, end with this command")
 	}
 	fmt.Fprintln(out, res.Sandbox)

@@ -6,12 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/demo/sim"
-	"github.com/sandscope/sandscope/env"
-	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/kube/imageconfig"
-	"github.com/sandscope/sandscope/ui"
 )
 
 // createDemo runs `sandscope --demo create ... -o json` through the real
@@ -65,37 +60,4 @@ func TestCreateDemoCommand(t *testing.T) {
 			t.Errorf("exit %d, lines %v; want 2 and NOT_FOUND, executed no", code, lines)
 		}
 	})
-}
-
-// TestDemoSessionCreates is the TUI's `c` form on the demo: the session
-// offers a create backed by the simulated registry and exec daemons.
-func TestDemoSessionCreates(t *testing.T) {
-	ctx := t.Context()
-	s, d := demoSession(t)
-	defer s.stop()
-	var stages []string
-	key, err := s.backend().Create(ctx, ui.CreateRequest{Image: sim.ImageTrainer}, func(s ui.CreateStage) { stages = append(stages, s.Line) })
-	if err != nil {
-		t.Fatalf("create from the demo TUI: %v (stages %q)", err, stages)
-	}
-	if !strings.HasPrefix(key, "bsbx/"+d.Clients.Namespace+"/") || len(stages) == 0 || !strings.Contains(stages[len(stages)-1], "Ready") {
-		t.Errorf("key %q, stages %q; want a BatchSandbox key and a last stage Ready", key, stages)
-	}
-}
-
-// demoSession is the TUI's session on the demo fleet (seed 4), started and
-// connected; the fleet ends with the test, the session with stop.
-func demoSession(t *testing.T) (*session, *env.Conn) {
-	t.Helper()
-	ctx := t.Context()
-	g := &Globals{Kube: kube.NewConfigFlags(), Demo: true}
-	// Image checks on: in the demo the simulation answers them.
-	checks := imageconfig.New(imageconfig.Options{})
-	conn, err := env.New(env.Options{Kube: g.Kube, Demo: &demo.Options{Seed: 4}, ImageChecks: checks}).Context("").Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSession(ctx, g)
-	s.start(conn, "")
-	return s, conn
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
-	"github.com/sandscope/sandscope/env"
+	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 )
@@ -129,7 +129,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
 	}
-	x, namespace, err := conn.LookupExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
+	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
@@ -201,7 +201,7 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		return err
 	}
 	o.PodSelector = "" // --selector picks the sandboxes here, not which Pods are sandboxes
-	conn, err := env.New(o).Context("").Connect(ctx)
+	conn, err := backend.New(o).Context("").Connect(ctx)
 	if err != nil {
 		return fail(connectFailure(err))
 	}
@@ -211,14 +211,14 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
 	}
 	namespace := g.Kube.Namespace()
-	if g.AllNamespaces || (conn.Demo() && namespace == "") {
-		namespace = "" // the demo's fleet spans namespaces: without -n, every one
+	if g.AllNamespaces {
+		namespace = "" // without -n it is "" already: every namespace, the demo's fleet spanning several
 	}
 	sel := kube.SelectOptions{Namespace: namespace, Pool: f.pool, PodSelector: ""}
 	if f.pool == "" {
 		sel.Selector = g.Selector
 	}
-	x, keys, err := conn.ManyExecutor(ctx, env.ExecOptions{Token: token, Port: f.execdPort}, sel, f.syncTimeout)
+	x, keys, err := conn.ManyExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, sel, f.syncTimeout)
 	if err != nil {
 		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
@@ -289,8 +289,8 @@ func exitWith(code int) error {
 // execdTokenFrom picks execd's token: the flag, else the environment, else
 // the Secret. The value is never printed; errors name only where it came from.
 // The demo's simulated daemons ask for none.
-func execdTokenFrom(ctx context.Context, c *env.Conn, f *execFlags) (string, error) {
-	if c.Demo() {
+func execdTokenFrom(ctx context.Context, c *backend.Conn, f *execFlags) (string, error) {
+	if !c.NeedsToken() {
 		return "", nil
 	}
 	if f.token != "" {

@@ -4,20 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/demo"
-	"github.com/sandscope/sandscope/model"
 )
 
 // steadyDemoSandbox is a BatchSandbox of the default demo fleet that stays
@@ -66,56 +62,6 @@ func TestExecDemoCommand(t *testing.T) {
 	var e struct{ Error refusal.Refusal }
 	if err := json.Unmarshal([]byte(errOut), &e); err != nil || code != execExitRefused || e.Error.Code != refusal.CodeNotFound {
 		t.Errorf("exec into a sandbox the demo lacks: exit %d, stderr %q; want 125 and NOT_FOUND", code, errOut)
-	}
-}
-
-// TestDemoSessionShell is the TUI's `s` on the demo: the session's shell
-// runs the simulated shell in a running sandbox and refuses an IP_TAKEN one
-// before anything starts.
-func TestDemoSessionShell(t *testing.T) {
-	s, _ := demoSession(t)
-	defer s.stop()
-	var running, taken *model.Sandbox
-	for deadline := time.Now().Add(30 * time.Second); (running == nil || taken == nil) && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		for _, sb := range s.Snapshot().Sandboxes() {
-			sl := sb.PrimarySlot()
-			switch {
-			case sl == nil || sl.Pod == nil:
-			case sl.Identity == model.IdentityOK && sb.Engine() == model.EngineBatchSandbox && len(sb.Notices) == 0 && running == nil:
-				running = sb
-			case sl.Identity == model.IdentityIPTaken && taken == nil:
-				taken = sb
-			}
-		}
-	}
-	if running == nil || taken == nil {
-		t.Fatalf("no OK and IP_TAKEN sandboxes in the demo (ok=%v taken=%v)", running != nil, taken != nil)
-	}
-
-	sh, err := s.backend().Shell(running)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	sh.SetStdin(strings.NewReader("hostname\nexit\n"))
-	sh.SetStdout(&out)
-	sh.SetStderr(&out)
-	pod := running.PrimarySlot().Pod.Name
-	if err := sh.Run(); err != nil || !strings.Contains(out.String(), "root@"+pod+":/workspace# hostname\r\n"+pod+"\r\n") {
-		t.Errorf("shell in %s: %v, terminal %q", running.Key, err, out.String())
-	}
-
-	sh, err = s.backend().Shell(taken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	sh.SetStdin(strings.NewReader("hostname\n"))
-	sh.SetStdout(&out)
-	sh.SetStderr(&out)
-	var e *refusal.Refusal
-	if err := sh.Run(); !errors.As(err, &e) || e.Code != execute.CodeIPTaken || e.Executed != refusal.ExecutedNo || out.Len() != 0 {
-		t.Errorf("shell into IP_TAKEN %s: %v, terminal %q; want an IP_TAKEN refusal and nothing on the terminal", taken.Key, e, out.String())
 	}
 }
 

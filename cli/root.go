@@ -17,8 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/demo"
-	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
@@ -261,20 +261,20 @@ func Version() string {
 
 // env is where the command's fleet lives, as the global flags say: the
 // kubeconfig's clusters, or with --demo the simulated fleet.
-func (g *Globals) env() (*env.Env, error) {
+func (g *Globals) env() (*backend.Env, error) {
 	o, err := g.envOptions()
 	if err != nil {
 		return nil, err
 	}
-	return env.New(o), nil
+	return backend.New(o), nil
 }
 
-func (g *Globals) envOptions() (env.Options, error) {
+func (g *Globals) envOptions() (backend.Options, error) {
 	checks, err := g.imageChecks(imageconfig.Options{})
 	if err != nil {
-		return env.Options{}, &ExitError{Code: ExitUsage, Err: err}
+		return backend.Options{}, &ExitError{Code: ExitUsage, Err: err}
 	}
-	o := env.Options{Kube: g.Kube, AllNamespaces: g.AllNamespaces, PodSelector: g.Selector, StuckAfter: g.StuckAfter,
+	o := backend.Options{Kube: g.Kube, AllNamespaces: g.AllNamespaces, PodSelector: g.Selector, StuckAfter: g.StuckAfter,
 		ReadOnly: g.ReadOnly, ImageChecks: checks}
 	if g.Demo {
 		o.Demo = &demo.Options{}
@@ -284,7 +284,7 @@ func (g *Globals) envOptions() (env.Options, error) {
 
 // connect reaches the context the flags name: the cluster's API server, or
 // with --demo a simulated fleet started now, which Close ends.
-func (g *Globals) connect(ctx context.Context) (*env.Conn, error) {
+func (g *Globals) connect(ctx context.Context) (*backend.Conn, error) {
 	e, err := g.env()
 	if err != nil {
 		return nil, err

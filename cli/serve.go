@@ -72,7 +72,7 @@ func runServe(ctx context.Context, g *Globals, f *serveFlags) error {
 	if (f.tlsCertFile == "") != (f.tlsKeyFile == "") {
 		return usage(errors.New("--tls-cert-file and --tls-private-key-file go together"))
 	}
-	if g.Demo && !f.insecurePlainHTTP {
+	if e, err := g.env(); err == nil && !e.CanAuthenticate() && !f.insecurePlainHTTP { // err: connect says why, below
 		return usage(errors.New("the demo has no API server to check tokens with: add --insecure-plain-http"))
 	}
 	g.ReadOnly = true // serve never acts, whatever the flags say

@@ -6,7 +6,7 @@
 // simulation, including a simulated interactive shell (the TUI's `s`).
 // Nothing in the demo reaches a cluster, a registry or a host command.
 //
-// Wiring (package env does it for the commands, so that none of them asks
+// Wiring (package backend does it for the commands, so that none of them asks
 // whether it runs on the demo):
 //
 //	d, err := demo.Start(ctx, demo.Options{})          // warm fleet, simulator running until ctx ends
@@ -218,7 +218,7 @@ func (d *Demo) SweepTarget() sweep.Target {
 // the start command is resolved by the simulated registry (Images), the
 // simulator adopts the object the create writes and plays its engine and
 // kubelet, and readiness is probed through the identity-checked exec path
-// over the simulated exec daemons. env.Conn.Creator builds the same for
+// over the simulated exec daemons. backend.Conn.Creator builds the same for
 // the commands, from the executor they choose.
 func (d *Demo) Creator() *create.Creator {
 	x := execute.New(execute.Options{Cluster: d.Clients, Transports: d.Transports()})

@@ -1,4 +1,4 @@
-package env
+package backend
 
 import (
 	"context"

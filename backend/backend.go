@@ -1,19 +1,19 @@
-// Package env is where a command's fleet lives: the clusters a kubeconfig
+// Package backend is where a command's fleet lives: the clusters a kubeconfig
 // names, or the embedded simulated demo. A command asks it for what it
 // needs (a context's clients, a watched fleet, an executor, a creator,
 // image-config readers, sweep targets) and never asks which of the two it
 // is talking to; every difference between them is decided here, once.
 //
-//	e := env.New(env.Options{Kube: flags, StuckAfter: 5 * time.Minute})
+//	e := backend.New(backend.Options{Kube: flags, StuckAfter: 5 * time.Minute})
 //	conn, err := e.Context("").Connect(ctx) // the flags' context, or a demo fleet started now
 //	defer conn.Close()
 //	w := conn.Watch(ctx, conn.Namespace(), nil)
-//	x := conn.Executor(env.ExecOptions{Fleet: w.Fleet().Snapshot})
+//	x := conn.Executor(backend.ExecOptions{Fleet: w.Fleet().Snapshot})
 //
 // It sits between cli (which turns flags into Options and results into
 // exit codes) and the packages that act (actions/, kube/, demo/); nothing
 // below it imports it.
-package env
+package backend
 
 import (
 	"context"

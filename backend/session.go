@@ -1,10 +1,10 @@
-package cli
+package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -16,7 +16,6 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/files"
 	"github.com/sandscope/sandscope/actions/inspect"
-	"github.com/sandscope/sandscope/env"
 	"github.com/sandscope/sandscope/internal/broadcast"
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
@@ -30,7 +29,7 @@ import (
 // environment's connection, the watcher that keeps its fleet live, and the
 // actions over it.
 type connection struct {
-	conn     *env.Conn
+	conn     *Conn
 	watcher  *kube.Watcher
 	executor *execute.Executor
 	creator  *create.Creator
@@ -44,11 +43,12 @@ type connection struct {
 // Source. Notifications of whichever watcher is current are relayed to
 // the session's own subscribers.
 type session struct {
-	g   *Globals
-	ctx context.Context
+	env  *Env
+	opts TUIOptions
+	ctx  context.Context
 	// dial connects another context for ":ctx NAME"; nil: the session stays
 	// on its context (the demo, or one context of a contextSet).
-	dial func(ctx context.Context, name string) (*env.Conn, error)
+	dial func(ctx context.Context, name string) (*Conn, error)
 	mu   sync.Mutex
 	cur  *connection
 	// pending is what Snapshot shows while there is no connection: an
@@ -62,16 +62,16 @@ type session struct {
 	// end with the session.
 	forwards map[string]*execute.Forward
 	// tuneMemory: this process is the TUI, which lives on with the fleet
-	// loaded; tune the GC for that once the watcher synced (see memory.go).
+	// loaded; opts' hooks tune it for that once the watcher synced.
 	tuneMemory bool
 }
 
-func newSession(ctx context.Context, g *Globals) *session {
-	return &session{g: g, ctx: ctx}
+func newSession(ctx context.Context, e *Env, opts TUIOptions) *session {
+	return &session{env: e, opts: opts, ctx: ctx}
 }
 
 // start watches namespace through conn and makes it current.
-func (s *session) start(conn *env.Conn, namespace string) {
+func (s *session) start(conn *Conn, namespace string) {
 	// Discovered once here so the watcher and the inspector agree on the
 	// agent-sandbox version.
 	sources := conn.Sources(s.ctx)
@@ -83,15 +83,14 @@ func (s *session) start(conn *env.Conn, namespace string) {
 	w := conn.Watch(ctx, namespace, sources)
 	if s.tuneMemory {
 		crash.Go(func() {
-			tuneMemoryForWatch(ctx, w.WaitForSync)
-			writeHeapProfileAfterSync(ctx, w.WaitForSync, s.g.Err)
+			s.opts.afterLoad(ctx, w.WaitForSync)
 		})
 	}
-	x := conn.Executor(env.ExecOptions{Fleet: w.Fleet().Snapshot, Token: execdToken()})
+	x := conn.Executor(ExecOptions{Fleet: w.Fleet().Snapshot, Token: s.opts.ExecdToken})
 	reader := kube.NewInspector(conn.Clients, agent)
 	c := &connection{
 		conn: conn, watcher: w, executor: x, cancel: cancel,
-		inspect: inspect.New(reader, s.g.ReadOnly), reader: reader,
+		inspect: inspect.New(reader, s.env.opts.ReadOnly), reader: reader,
 		// A create probes readiness through this connection's executor (the
 		// demo's simulated exec daemons in the demo, where the simulator
 		// adopts what the create writes).
@@ -204,7 +203,7 @@ func (s *session) conn() (*connection, error) {
 	return nil, errNotConnected
 }
 
-var errNotConnected = errorString("this context is not connected (yet): its state is in the header")
+var errNotConnected = errors.New("this context is not connected (yet): its state is in the header")
 
 // backend exposes the session's actions to the UI. Every call resolves the
 // current connection at call time, so ":ctx" and ":ns" take effect at once.
@@ -264,7 +263,7 @@ func (s *session) backend() ui.Backend {
 			if err != nil {
 				return nil, err
 			}
-			return c.executor.Shell(s.ctx, sb, execute.ShellOptions{Shell: s.g.Shell}), nil
+			return c.executor.Shell(s.ctx, sb, execute.ShellOptions{Shell: s.opts.Shell}), nil
 		},
 		Exec: func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (int, error) {
 			c, err := s.conn()
@@ -307,14 +306,14 @@ func (s *session) backend() ui.Backend {
 			return nil
 		},
 	}
-	if !s.g.Demo { // the demo's simulated Pods have no port-forward, and no tar
+	if s.env.CanForward() {
 		be.Forward, be.StopForward = s.forward, s.stopForward
 		be.Copy = func(ctx context.Context, sb *model.Sandbox, req ui.CopyRequest) (string, error) {
 			c, err := s.conn()
 			if err != nil {
 				return "", err
 			}
-			return copyFiles(ctx, &files.Copier{Exec: c.executor, ReadOnly: s.g.ReadOnly}, sb, req)
+			return copyFiles(ctx, &files.Copier{Exec: c.executor, ReadOnly: s.env.opts.ReadOnly}, sb, req)
 		}
 	}
 	if s.dial != nil {
@@ -342,15 +341,7 @@ func (s *session) backend() ui.Backend {
 	return be
 }
 
-var errOneContext = errorString("sandscope was started with one context: start it with --context a,b or --all-contexts to see several at once")
-
-// kubeconfigContexts lists the contexts of the kubeconfig the flags name.
-func kubeconfigContexts(g *Globals) func() []string {
-	return func() []string {
-		names, _ := allContexts(g)
-		return names
-	}
-}
+var errOneContext = errors.New("sandscope was started with one context: start it with --context a,b or --all-contexts to see several at once")
 
 // stageLine is one create stage as the TUI's live stage line shows it.
 func stageLine(u create.StageUpdate) string {
@@ -368,6 +359,20 @@ func stageLine(u create.StageUpdate) string {
 	return line
 }
 
-// execdToken is execd's access token from the environment; it is never
-// printed or logged.
-func execdToken() string { return os.Getenv("SANDSCOPE_EXECD_TOKEN") }
+// copyFiles is the TUI's copy: one download or upload for the sandbox the
+// user picked, summed up in a line.
+func copyFiles(ctx context.Context, c *files.Copier, sb *model.Sandbox, req ui.CopyRequest) (string, error) {
+	target := files.Target{Sandbox: sb}
+	var out files.Outcome
+	var err error
+	if req.Download {
+		out, err = c.Download(ctx, files.Download{Target: target, RemotePath: req.Remote, Dest: req.Local})
+	} else {
+		out, err = c.Upload(ctx, files.Upload{Target: target, Source: req.Local, RemotePath: req.Remote})
+	}
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("copied %s → %s: %d bytes, %d entries (pod %s uid %s, checked before and after)",
+		out.Source, out.Dest, out.Bytes, out.Entries, out.Target.Pod, out.Target.UID), nil
+}
