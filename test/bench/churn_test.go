@@ -189,8 +189,9 @@ func churnFleet(b *testing.B) {
 // churner plays an engine's controller and the kubelet on a real API
 // server: each sandbox is a BatchSandbox and its Running Pod; a retired
 // one goes as the controller and the garbage collector take it away (the
-// object, then its Pod). IPs come from a /22, so they are reused, as a
-// node's Pod CIDR does.
+// object, then its Pod). IPs come from 1,000 addresses of a /22 in turn:
+// a run of more than 1,000 sandboxes reuses them, as a node's Pod CIDR
+// does.
 type churner struct {
 	b    *testing.B
 	c    *testcluster.Cluster
