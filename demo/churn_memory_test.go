@@ -5,6 +5,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,14 +28,19 @@ func heapMB() float64 {
 
 // BenchmarkDemoHourOfChurn plays an hour of the demo's churn (its default
 // 800 sandboxes an hour, ~100 live) on a virtual clock and reports the
-// live heap at the start and after the hour, and the objects the simulated
-// API server holds then:
+// live heap and this process's RSS at the start and after the hour, its
+// peak RSS, and the objects the simulated API server holds then:
 //
 //   - demo: the simulation, its in-memory API server and the fleet watched
 //     as the TUI watches it: what an idle `sandscope --demo` holds;
 //   - unwatched: the simulation and its API server alone. demo minus
 //     unwatched is what the watched fleet itself holds after an hour of
 //     churn, as on a cluster, where the API server is not in the process.
+//
+// The RSS is the test process's (/proc/self/status): the hour passes in
+// seconds here, so it says what an hour's state costs, not what an hour of
+// the real binary does; test/bench's BenchmarkChurnRSS runs the binary on
+// the real clock for that.
 //
 // SANDSCOPE_DEMO_HEAP_PROFILE=FILE writes a heap profile of the demo case
 // at the end.
@@ -47,15 +54,42 @@ func BenchmarkDemoHourOfChurn(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				start, end, objects := hourOfChurn(b, watched)
-				b.ReportMetric(start, "heapMB-start")
-				b.ReportMetric(end, "heapMB-60m")
+				b.ReportMetric(start.heap, "heapMB-start")
+				b.ReportMetric(end.heap, "heapMB-60m")
+				b.ReportMetric(start.rss, "rssMB-start")
+				b.ReportMetric(end.rss, "rssMB-60m")
+				b.ReportMetric(end.peak, "peakRssMB")
 				b.ReportMetric(float64(objects), "objects-60m")
 			}
 		})
 	}
 }
 
-func hourOfChurn(b *testing.B, watched bool) (start, end float64, objects int) {
+// memory is the live heap after a collection and the process's RSS and
+// peak RSS then, in MB.
+type memory struct{ heap, rss, peak float64 }
+
+func measure() memory {
+	return memory{heap: heapMB(), rss: procStatusMB("VmRSS"), peak: procStatusMB("VmHWM")}
+}
+
+// procStatusMB reads a memory field of /proc/self/status in MB (-1 where
+// there is no /proc).
+func procStatusMB(field string) float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
+			kb, _ := strconv.Atoi(f[1])
+			return float64(kb) / 1024
+		}
+	}
+	return -1
+}
+
+func hourOfChurn(b *testing.B, watched bool) (start, end memory, objects int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -74,7 +108,7 @@ func hourOfChurn(b *testing.B, watched bool) (start, end float64, objects int) {
 			b.Fatal(err)
 		}
 	}
-	start = heapMB()
+	start = measure()
 	for minute := 1; minute <= 60; minute++ {
 		clock.SetTime(t0.Add(time.Duration(minute) * time.Minute))
 		if err := d.Sim.RunUntil(ctx, clock.Now()); err != nil {
@@ -90,10 +124,11 @@ func hourOfChurn(b *testing.B, watched bool) (start, end float64, objects int) {
 			if w != nil {
 				sandboxes = w.Fleet().Snapshot().NumSandboxes()
 			}
-			b.Logf("minute %d: heap %.1f MB, %d objects in the simulated API, %d sandboxes watched", minute, heapMB(), countObjects(ctx, d), sandboxes)
+			m := measure()
+			b.Logf("minute %d: heap %.1f MB, RSS %.1f MB (peak %.1f MB), %d objects in the simulated API, %d sandboxes watched", minute, m.heap, m.rss, m.peak, countObjects(ctx, d), sandboxes)
 		}
 	}
-	end, objects = heapMB(), countObjects(ctx, d)
+	end, objects = measure(), countObjects(ctx, d)
 	if path := os.Getenv("SANDSCOPE_DEMO_HEAP_PROFILE"); path != "" && watched {
 		f, err := os.Create(path)
 		if err != nil {

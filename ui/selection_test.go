@@ -265,3 +265,79 @@ func TestFilterTakesARegex(t *testing.T) {
 		t.Errorf("/80e0|8efd kept an agent row:\n%s", s)
 	}
 }
+
+// withPods is snap with the Pods of its sandboxes' slots listed, as the
+// fleet lists them for :pods.
+func withPods(snap *fleet.Snapshot) *fleet.Snapshot {
+	var pods []*model.Pod
+	for _, sb := range snap.Sandboxes() {
+		for _, sl := range sb.Slots {
+			if sl.Pod != nil {
+				pods = append(pods, sl.Pod)
+			}
+		}
+	}
+	slices.SortFunc(pods, func(a, b *model.Pod) int { return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name) })
+	return fleet.NewSnapshot(snap.Version, snap.Status, snap.Sandboxes(), pods, snap.Pools)
+}
+
+// :pods filtered by an IP to the one Pod holding it; that Pod goes and, in
+// the same change, another sandbox's new Pod takes the IP and so matches
+// the filter. The cursor stays on the gap the Pod left: ctrl+d, l and y
+// act on no Pod, never on the newcomer that took the row.
+func TestPodsViewGapNeverMovesTheHand(t *testing.T) {
+	log := &actionLog{}
+	be := recordingBackend(log)
+	be.YAML = func(_ context.Context, sb *model.Sandbox) (string, error) {
+		log.add("yaml " + sb.Name())
+		return "kind: X\n", nil
+	}
+	be.Logs = func(_ context.Context, sb *model.Sandbox, _ LogOptions, w io.Writer) error {
+		log.add("logs " + sb.Name())
+		_, err := io.WriteString(w, "a line\n")
+		return err
+	}
+	src := &fakeSource{snap: withPods(lookalikes())}
+	app, tm := newTestAppSized(t, src, be, Options{}, 200, 24)
+	screenContains(t, tm, app, "Sandboxes [4/4]")
+	keys(tm, ":", "pods", "enter")
+	screenContains(t, tm, app, "Pods [4/4]")
+	keys(tm, "/", "10.244.8.10", "enter")
+	s := screenContains(t, tm, app, "Pods [1/4]")
+	if !strings.Contains(s, "code-runner-80e0aa11-0") {
+		t.Fatalf("the filter does not show the Pod at 10.244.8.10:\n%s", s)
+	}
+
+	// code-runner-80e0aa11 and its Pod go; agent-reuse's Pod gets the IP.
+	next := lookalikes("code-runner-80e0aa11")
+	p := pod("fleet", "agent-reuse-0", "pod-uid-agent-reuse", "10.244.8.10", "worker-0e0", corev1.PodRunning, t0)
+	reuse := &model.Sandbox{Key: "bsbx/fleet/agent-reuse", EnginePhase: "Succeed", State: model.StateRunning,
+		Meta:  &model.ObjectMeta{Namespace: "fleet", Name: "agent-reuse", UID: "uid-agent-reuse", CreationTimestamp: metav1.NewTime(t0)},
+		Slots: []model.Slot{{RecordedIP: "10.244.8.10", PodName: "agent-reuse-0", BoundUID: string(p.UID), Pod: p, Identity: model.IdentityOK}}}
+	sbs := append(slices.Clone(next.Sandboxes()), reuse)
+	slices.SortFunc(sbs, func(a, b *model.Sandbox) int { return strings.Compare(a.Key, b.Key) })
+	src.set(withPods(fleet.NewSnapshot(next.Version+1, next.Status, sbs, nil, nil)))
+	s = screenContains(t, tm, app, "code-runner-80e0aa11-0 left the view")
+	if !strings.Contains(s, "Pods [1/4]") || !strings.Contains(s, "agent-reuse-0") {
+		t.Fatalf("the newcomer holding the IP is not listed under the gap:\n%s", s)
+	}
+
+	for _, k := range []string{"ctrl+d", "l", "y"} {
+		keys(tm, k)
+		// Help over whatever k left, and back: once the Pods table and its
+		// gap show again, k was handled and opened nothing (a view it had
+		// opened would be what help goes back to).
+		keys(tm, "?")
+		screenContains(t, tm, app, "sort restarts")
+		keys(tm, "q")
+		s = waitScreen(t, tm, app, "the Pods table after "+k, func(s string) bool {
+			return strings.Contains(s, "Pods [1/4]") && !strings.Contains(s, "sort restarts")
+		})
+		if !strings.Contains(s, "code-runner-80e0aa11-0 left the view") || strings.Contains(s, "[y/N]") {
+			t.Fatalf("after %s the cursor left its gap or a confirmation is open:\n%s", k, s)
+		}
+	}
+	if got := log.list(); len(got) != 0 {
+		t.Fatalf("the backend acted on %v", got)
+	}
+}

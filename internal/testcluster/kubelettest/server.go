@@ -14,7 +14,9 @@
 // by k8s.io/cri-streaming/pkg/streaming/{remotecommand,portforward}, the same
 // code that container runtimes use behind the real kubelet. No host command is
 // ever run: exec calls an ExecFunc (FakeExec by default) and port-forward calls
-// a PortForwardFunc (an echo server by default).
+// a PortForwardFunc (an echo server by default). pods/log reaches
+// /containerLogs/<namespace>/<pod>/<container>, answered from a LogFunc
+// (logs.go, sandscope's addition too).
 package kubelettest
 
 import (
@@ -82,6 +84,8 @@ type Config struct {
 	Exec ExecFunc
 	// PortForward; default EchoPortForward.
 	PortForward PortForwardFunc
+	// Logs serves /containerLogs (pods/log); default NoLogs.
+	Logs LogFunc
 	// StreamCreationTimeout bounds how long SPDY clients get to open their
 	// streams; default 30 s (the kubelet's default).
 	StreamCreationTimeout time.Duration
@@ -126,6 +130,9 @@ func Start(cfg Config) (*Server, error) {
 	}
 	if cfg.PortForward == nil {
 		cfg.PortForward = EchoPortForward
+	}
+	if cfg.Logs == nil {
+		cfg.Logs = NoLogs
 	}
 	if cfg.StreamCreationTimeout == 0 {
 		cfg.StreamCreationTimeout = remotecommand.DefaultStreamCreationTimeout
@@ -174,6 +181,7 @@ func Start(cfg Config) (*Server, error) {
 	for _, p := range []string{"/portForward/{ns}/{pod}", "/portForward/{ns}/{pod}/{uid}"} {
 		mux.HandleFunc(p, forPod(s, portforward.NewV4Options, s.servePortForward))
 	}
+	mux.HandleFunc("GET /containerLogs/{ns}/{pod}/{container}", s.serveLogs)
 	s.http = &http.Server{Handler: s.record(mux), ReadHeaderTimeout: 10 * time.Second}
 	crash.Go(func() { _ = s.http.Serve(tls.NewListener(s.tcp, tlsCfg)) }) // returns http.ErrServerClosed on Close
 	return s, nil

@@ -1,0 +1,249 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandscope/sandscope/internal/testcluster"
+	"github.com/sandscope/sandscope/internal/tmuxtest"
+	"github.com/sandscope/sandscope/kube"
+)
+
+var (
+	churnDuration = flag.Duration("churn-duration", time.Minute, "how long BenchmarkChurnRSS watches churn (the issue's figure is an hour: -churn-duration 60m)")
+	churnPerHour  = flag.Int("churn-per-hour", 800, "sandboxes created and deleted an hour on the real API server (the demo's default)")
+	churnLive     = flag.Int("churn-live", 100, "sandboxes alive at any time on the real API server (about the demo's)")
+)
+
+// BenchmarkChurnRSS runs the real sandscope binary in tmux for
+// -churn-duration and samples its RSS (/proc/PID/status) at the start,
+// every sixth of the run and at the end; a flat RSS is the goal.
+//
+//   - demo: `sandscope --demo`, the simulated fleet churning on the real
+//     clock (800 sandboxes an hour, ~100 live, the simulated API server in
+//     the same process).
+//   - fleet: `sandscope -n NS` on a real kube-apiserver while a churner
+//     keeps -churn-live sandboxes (BatchSandbox + its Pod, written as the
+//     controller and the kubelet would) and replaces the oldest
+//     -churn-per-hour times an hour. Beside the binary, a watcher in this
+//     process watches the same namespace: its live heap after a collection
+//     is sampled too (the binary's heap cannot be read from outside).
+//
+// go test ./test/bench -run '^$' -bench ChurnRSS -benchtime 1x -churn-duration 60m -timeout 150m
+func BenchmarkChurnRSS(b *testing.B) {
+	b.Run("demo", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			churnDemo(b)
+		}
+	})
+	b.Run("fleet", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			churnFleet(b)
+		}
+	})
+}
+
+// memSample is one sample of the binary's memory (and, for a real fleet,
+// of the in-process watcher's live heap).
+type memSample struct {
+	at        time.Duration
+	rss, hwm  float64 // MB
+	anon      float64 // MB
+	heap      float64 // MB, -1 when not measured
+	sandboxes int
+}
+
+func (s memSample) String() string {
+	h := ""
+	if s.heap >= 0 {
+		h = fmt.Sprintf(", watcher live heap %.1f MB", s.heap)
+	}
+	n := ""
+	if s.sandboxes >= 0 {
+		n = fmt.Sprintf(", %d sandboxes watched", s.sandboxes)
+	}
+	return fmt.Sprintf("%6s: RSS %.1f MB (anonymous %.1f MB), peak %.1f MB%s%s", s.at.Round(time.Second), s.rss, s.anon, s.hwm, h, n)
+}
+
+// report logs every sample and reports the first, the middle and the last.
+func report(b *testing.B, samples []memSample) {
+	for _, s := range samples {
+		b.Log(s)
+	}
+	first, mid, last := samples[0], samples[len(samples)/2], samples[len(samples)-1]
+	b.ReportMetric(first.rss, "rssMB-start")
+	b.ReportMetric(mid.rss, "rssMB-mid")
+	b.ReportMetric(last.rss, "rssMB-end")
+	b.ReportMetric(last.hwm, "peakRssMB")
+	if last.heap >= 0 {
+		b.ReportMetric(first.heap, "heapMB-start")
+		b.ReportMetric(mid.heap, "heapMB-mid")
+		b.ReportMetric(last.heap, "heapMB-end")
+	}
+}
+
+// sampleEvery calls sample at the start, every sixth of -churn-duration and
+// at its end, and step in between until the end.
+func sampleEvery(b *testing.B, sample func(at time.Duration) memSample, step func()) []memSample {
+	start := time.Now()
+	every := *churnDuration / 6
+	samples := []memSample{sample(0)}
+	next := every
+	for {
+		at := time.Since(start)
+		if at >= next {
+			samples = append(samples, sample(at))
+			if next >= *churnDuration {
+				return samples
+			}
+			next += every
+		}
+		step()
+	}
+}
+
+func binarySample(pid int, at time.Duration) memSample {
+	return memSample{at: at, rss: procMB(pid, "VmRSS"), hwm: procMB(pid, "VmHWM"), anon: procMB(pid, "RssAnon"), heap: -1, sandboxes: -1}
+}
+
+func churnDemo(b *testing.B) {
+	needTmux(b)
+	bin := tmuxtest.BuildSandscope(b)
+	s := tmuxtest.Start(b, tmuxtest.Options{Width: 120, Height: 40, Env: []string{"XDG_CONFIG_HOME=" + b.TempDir()}}, bin, "--demo")
+	s.WaitFor(`synced`, 60*time.Second)
+	time.Sleep(5 * time.Second) // the first frames and the load's garbage
+	pid := s.PID()
+	samples := sampleEvery(b, func(at time.Duration) memSample { return binarySample(pid, at) },
+		func() {
+			if exited, status := s.Exited(); exited {
+				b.Fatalf("sandscope --demo exited (%d):\n%s", status, s.Capture())
+			}
+			time.Sleep(time.Second)
+		})
+	report(b, samples)
+	quitBinary(b, s)
+}
+
+func churnFleet(b *testing.B) {
+	needTmux(b)
+	c := testcluster.Get(b)
+	ns := c.Namespace(b)
+	ch := &churner{b: b, c: c, ns: ns}
+	for range *churnLive {
+		ch.create()
+	}
+	bin := tmuxtest.BuildSandscope(b)
+	s := tmuxtest.Start(b, tmuxtest.Options{Width: 120, Height: 40, Env: []string{"XDG_CONFIG_HOME=" + b.TempDir()}},
+		bin, "--kubeconfig", c.Kubeconfig, "-n", ns)
+	s.WaitForRegexp(regexp.MustCompile(fmt.Sprintf(`(?s)synced.*\b%d sandboxes\b`, *churnLive)), 2*time.Minute)
+	pid := s.PID()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clients, err := kube.NewClients(c.Config, ns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := kube.NewWatcher(clients, kube.WatcherOptions{Namespace: ns})
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	sctx, scancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer scancel()
+	if err := w.WaitForSync(sctx); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(5 * time.Second)
+
+	every := time.Hour / time.Duration(*churnPerHour)
+	nextChurn := time.Now().Add(every)
+	samples := sampleEvery(b, func(at time.Duration) memSample {
+		m := binarySample(pid, at)
+		m.heap, m.sandboxes = liveHeapMB(), w.Fleet().Snapshot().NumSandboxes()
+		return m
+	}, func() {
+		if exited, status := s.Exited(); exited {
+			b.Fatalf("sandscope exited (%d):\n%s", status, s.Capture())
+		}
+		if time.Now().Before(nextChurn) {
+			time.Sleep(min(time.Until(nextChurn), time.Second))
+			return
+		}
+		nextChurn = nextChurn.Add(every)
+		ch.retire()
+		ch.create()
+	})
+	b.Logf("%d sandboxes created and %d deleted on the API server (%d an hour, %d live)", ch.made, ch.made-len(ch.live), *churnPerHour, *churnLive)
+	report(b, samples)
+	quitBinary(b, s)
+}
+
+// churner plays an engine's controller and the kubelet on a real API
+// server: each sandbox is a BatchSandbox and its Running Pod; a retired
+// one goes as the controller and the garbage collector take it away (the
+// object, then its Pod). IPs come from 1,000 addresses of a /22 in turn:
+// a run of more than 1,000 sandboxes reuses them, as a node's Pod CIDR
+// does.
+type churner struct {
+	b    *testing.B
+	c    *testcluster.Cluster
+	ns   string
+	live []string
+	made int
+}
+
+func (ch *churner) create() {
+	name := fmt.Sprintf("churn-%06d", ch.made)
+	ip := fmt.Sprintf("10.250.%d.%d", (ch.made/250)%4, ch.made%250+1)
+	ch.made++
+	ch.c.RunningSandbox(ch.b, ch.ns, name, ip)
+	ch.live = append(ch.live, name)
+}
+
+func (ch *churner) retire() {
+	if len(ch.live) == 0 {
+		return
+	}
+	name := ch.live[0]
+	ch.live = ch.live[1:]
+	ch.c.Controller(ch.b).Delete(kube.BatchSandboxGVR, ch.ns, name)
+	ch.c.Kubelet(ch.b).ForceDelete(ch.ns, name+"-0")
+}
+
+func needTmux(b *testing.B) {
+	if err := tmuxtest.Available(); err != nil {
+		b.Skip(err)
+	}
+}
+
+// liveHeapMB is this process's live heap after a collection.
+func liveHeapMB() float64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
+}
+
+// procMB reads a memory field of /proc/PID/status in MB (-1: unreadable).
+func procMB(pid int, field string) float64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
+			kb, _ := strconv.Atoi(f[1])
+			return float64(kb) / 1024
+		}
+	}
+	return -1
+}
