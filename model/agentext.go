@@ -198,4 +198,14 @@ type WarmPoolRow struct {
 	Cold int
 	// Unready are the members whose Ready condition is not True.
 	Unready []*Sandbox
+	// Replaced are the members this reader saw deleted while not Ready,
+	// oldest first: the controller deletes a member not Ready 5 minutes
+	// after it was made and makes another in its place.
+	Replaced []MemberReplaced
+}
+
+// MemberReplaced is a warm-pool member seen deleted while not Ready.
+type MemberReplaced struct {
+	Sandbox string
+	At      time.Time // when the deletion was seen
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,4 +43,48 @@ func TestClaimsViewGoesToTheSandbox(t *testing.T) {
 	screenContains(t, tm, app, "Claims [1/2]")
 	keys(tm, "enter")
 	screenContains(t, tm, app, "Claim       alice")
+}
+
+// The sandboxes table shows a claimed agent Sandbox's claim in a CLAIM
+// column, a dash for the others, while a sandbox in view is claimed and
+// the terminal has room; a narrow terminal drops it first, and a fleet
+// with no claim has no such column.
+func TestSandboxesTableShowsTheClaim(t *testing.T) {
+	snap := incidentSnapshot()
+	for _, sb := range snap.Sandboxes() {
+		if sb.Key == "agent/team-rl/sbx-c" {
+			meta := *sb.Meta
+			meta.OwnerReferences = []model.OwnerReference{{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: model.KindSandboxClaim, Name: "alice-session"}}
+			sb.Meta = &meta
+		}
+	}
+	app, tm := newTestAppSized(t, &fakeSource{snap: snap}, Backend{}, Options{}, 200, testH)
+	frame := screenContains(t, tm, app, " CLAIM ")
+	var head, claimed, other string
+	for _, line := range strings.Split(frame, "\n") {
+		switch {
+		case strings.Contains(line, " SANDBOX "):
+			head = line
+		case strings.Contains(line, " sbx-c "):
+			claimed = line
+		case strings.Contains(line, " sbx-b "):
+			other = line
+		}
+	}
+	col := strings.Index(head, "CLAIM")
+	if col < 0 || col >= len(claimed) || !strings.HasPrefix(claimed[col:], "alice-session ") {
+		t.Errorf("sbx-c's row has no claim under CLAIM:\n%s\n%s", head, claimed)
+	}
+	if col >= len(other) || !strings.HasPrefix(other[col:], "- ") {
+		t.Errorf("unclaimed sbx-b's row shows no dash under CLAIM:\n%s\n%s", head, other)
+	}
+
+	narrowApp, narrow := newTestAppSized(t, &fakeSource{snap: snap}, Backend{}, Options{}, 80, testH)
+	if f := screenContains(t, narrow, narrowApp, "NOTICES"); strings.Contains(f, "CLAIM") || strings.Contains(f, "alice-session") {
+		t.Errorf("80 columns keep CLAIM:\n%s", f)
+	}
+	_, plain := newTestAppSized(t, &fakeSource{snap: incidentSnapshot()}, Backend{}, Options{}, 200, testH)
+	if f := finalFrame(t, plain); !strings.Contains(f, "NOTICES") || strings.Contains(f, "CLAIM") {
+		t.Errorf("a fleet with no claim shows CLAIM:\n%s", f)
+	}
 }

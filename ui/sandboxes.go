@@ -18,6 +18,7 @@ import (
 const (
 	colNamespace = iota
 	colSandbox
+	colClaim
 	colEngine
 	colPhase
 	colState
@@ -34,16 +35,19 @@ const (
 var sandboxCols = []column{
 	colNamespace: {Title: "NAMESPACE", Drop: 6, Max: 20},
 	colSandbox:   {Title: "SANDBOX", Max: 36},
-	colEngine:    {Title: "ENGINE", Drop: 10},
-	colPhase:     {Title: "PHASE", Drop: 9, Max: 12},
-	colState:     {Title: "STATE", Max: 12},
-	colIdentity:  {Title: "IDENTITY", Max: 40},
-	colIP:        {Title: "IP", Drop: 4, Max: 39},
-	colPod:       {Title: "POD", Drop: 5, Max: 38}, // a UUID and its Pod index
-	colNode:      {Title: "NODE", Drop: 8, Max: 20},
-	colRestarts:  {Title: "RESTARTS", Drop: 7, Right: true},
-	colAge:       {Title: "AGE", Drop: 3, Right: true},
-	colNotices:   {Title: "NOTICES", Drop: 2, Max: 40},
+	// The agent-sandbox claim a Sandbox is bound to: shown only while a
+	// sandbox in view has one, and the first column a narrow terminal drops.
+	colClaim:    {Title: "CLAIM", Drop: 11, Max: 30},
+	colEngine:   {Title: "ENGINE", Drop: 10},
+	colPhase:    {Title: "PHASE", Drop: 9, Max: 12},
+	colState:    {Title: "STATE", Max: 12},
+	colIdentity: {Title: "IDENTITY", Max: 40},
+	colIP:       {Title: "IP", Drop: 4, Max: 39},
+	colPod:      {Title: "POD", Drop: 5, Max: 38}, // a UUID and its Pod index
+	colNode:     {Title: "NODE", Drop: 8, Max: 20},
+	colRestarts: {Title: "RESTARTS", Drop: 7, Right: true},
+	colAge:      {Title: "AGE", Drop: 3, Right: true},
+	colNotices:  {Title: "NOTICES", Drop: 2, Max: 40},
 }
 
 // sandboxCells formats one row, but for AGE, which the drawing renders live.
@@ -51,6 +55,7 @@ func sandboxCells(sb *model.Sandbox, disc bool) [nSandboxCols]string {
 	var c [nSandboxCols]string
 	c[colNamespace] = sb.Namespace()
 	c[colSandbox] = sb.Name()
+	c[colClaim] = sb.Claim() // "" (no width) when unclaimed: the column then has no rows to show
 	c[colEngine] = string(sb.Engine())
 	c[colPhase] = orDash(sb.EnginePhase)
 	c[colState] = string(sb.State)
@@ -462,6 +467,11 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 		}
 	}
 	natural := v.rows.natural[:]
+	if natural[colClaim] == 0 {
+		// No sandbox in view is claimed: a column of dashes says nothing.
+		cols = slices.Clone(cols)
+		cols[colClaim].Hidden = true
+	}
 	if v.rows.multi {
 		// Several contexts: which cluster a row is in comes first, and is
 		// never the column dropped.
@@ -495,6 +505,7 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 		disc := v.rows.discs[p]
 		cells := sandboxCells(sb, disc)
 		cells[colAge] = c.drawAge(now, sb.CreatedAt())
+		cells[colClaim] = orDash(cells[colClaim])
 		if compact {
 			cells[colSandbox] = cutName(sb.Name(), nameLen)
 			if pod := cells[colPod]; strings.HasPrefix(pod, sb.Name()) {

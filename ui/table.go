@@ -11,12 +11,14 @@ import (
 
 // column describes one table column. Drop is the order in which narrow
 // terminals give the column up (1 first; 0 = never dropped). Max caps the
-// natural width so one long name cannot starve the others.
+// natural width so one long name cannot starve the others. Hidden leaves
+// the column out whatever the width (a column with nothing to show).
 type column struct {
-	Title string
-	Drop  int
-	Max   int
-	Right bool
+	Title  string
+	Drop   int
+	Max    int
+	Right  bool
+	Hidden bool
 }
 
 // severity of a row, for highlighting.
@@ -43,6 +45,9 @@ func layout(cols []column, natural []int, width int) (keep []int, widths []int) 
 		}
 		if tw := runewidth.StringWidth(c.Title); w[i] < tw {
 			w[i] = tw
+		}
+		if c.Hidden {
+			continue
 		}
 		alive[i] = true
 		total += w[i] + gap

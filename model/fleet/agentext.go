@@ -20,6 +20,10 @@ type agentExt struct {
 	warmPools map[string]*model.WarmPool
 	templates map[string]*model.SandboxTemplate
 	dirty     bool
+	// replaced: per pool (namespace/name), the members seen deleted while
+	// not Ready, oldest first, those of the last WarmPoolChurnWindow. A
+	// new map on every change: Snapshots share it.
+	replaced map[string][]model.MemberReplaced
 
 	claimList    []*model.SandboxClaim
 	warmPoolList []*model.WarmPool
@@ -109,6 +113,48 @@ func (f *Fleet) UpsertSandboxTemplate(t *model.SandboxTemplate) {
 // DeleteSandboxTemplate records a SandboxTemplate's deletion.
 func (f *Fleet) DeleteSandboxTemplate(namespace, name string) {
 	deleteExt(f, f.ext.templates, namespace, name)
+}
+
+// maxReplacedKept caps the replacements kept per pool: the finding names
+// a few and counts the rest.
+const maxReplacedKept = 32
+
+// noteMemberGone records a deleted agent Sandbox that was a warm pool's
+// member and not Ready: the warm-pool controller deleting a member stuck
+// unready, which it replaces. A reader that watches sees the pool churn;
+// the objects left at any moment show only young members. Called with f.mu
+// held.
+func (f *Fleet) noteMemberGone(a *model.AgentSandbox, now time.Time) {
+	pool := a.AgentOwner(model.KindSandboxWarmPool)
+	if pool == "" || agentReady(a) {
+		return
+	}
+	k := nn(a.Namespace, pool)
+	var kept []model.MemberReplaced
+	for _, r := range f.ext.replaced[k] {
+		if now.Sub(r.At) <= WarmPoolChurnWindow {
+			kept = append(kept, r)
+		}
+	}
+	kept = append(kept, model.MemberReplaced{Sandbox: a.Name, At: now})
+	if len(kept) > maxReplacedKept {
+		kept = kept[len(kept)-maxReplacedKept:]
+	}
+	m := make(map[string][]model.MemberReplaced, len(f.ext.replaced)+1)
+	for key, v := range f.ext.replaced {
+		m[key] = v
+	}
+	m[k] = kept
+	f.ext.replaced = m
+}
+
+func agentReady(a *model.AgentSandbox) bool {
+	for _, c := range a.Conditions {
+		if c.Type == "Ready" {
+			return c.Status == "True"
+		}
+	}
+	return false
 }
 
 // ClaimRows joins every claim to the Sandbox it is bound to: the one its
@@ -206,6 +252,7 @@ func (s *Snapshot) buildExtRows() {
 					row.Unready = append(row.Unready, sb)
 				}
 			}
+			row.Replaced = s.replaced[k]
 			if pc := counts[k]; pc != nil {
 				row.Claimed, row.Waiting, row.OldestWaiting, row.Cold = pc.claimed, pc.waiting, pc.oldest.CreationTimestamp.Time, pc.cold
 			}
@@ -219,10 +266,15 @@ const (
 	// ClaimPendingAfter: a claim unbound for longer is CLAIM_PENDING (the
 	// controller adopts a member or makes a Sandbox within seconds).
 	ClaimPendingAfter = 2 * time.Minute
-	// WarmPoolUnreadyAfter: a member unready for longer makes its pool
-	// WARM_POOL_DEGRADED (the controller replaces it after 5 minutes; one
-	// seen past that was not replaced).
-	WarmPoolUnreadyAfter = 5 * time.Minute
+	// WarmPoolStartWithin: a member not Ready this long after it was made
+	// is not starting. The controller deletes a member not Ready 5 minutes
+	// after it was made and makes another, so a pool whose members never
+	// become ready shows, at any moment, only members younger than that:
+	// a bound of 5 minutes would hardly ever see one.
+	WarmPoolStartWithin = 2 * time.Minute
+	// WarmPoolChurnWindow: how long a replaced member (seen deleted while
+	// not Ready) counts as evidence that the pool churns.
+	WarmPoolChurnWindow = 10 * time.Minute
 )
 
 // ExtFinding is a notice about a warm pool or a claim, with the sandbox it
@@ -235,7 +287,10 @@ type ExtFinding struct {
 // ExtensionFindings reports the warm pools and claims at now:
 //   - WARM_POOL_EXHAUSTED: a pool with no ready member while claims wait on
 //     it, or while claims through it got cold-started Sandboxes;
-//   - WARM_POOL_DEGRADED: members unready for longer than WarmPoolUnreadyAfter;
+//   - WARM_POOL_DEGRADED: fewer ready members than wanted (status.readyReplicas
+//     below spec.replicas) while members do not become ready: one not Ready
+//     WarmPoolStartWithin after it was made, or members the controller
+//     replaced (seen deleted while not Ready) within WarmPoolChurnWindow;
 //   - CLAIM_PENDING: a claim unbound for longer than ClaimPendingAfter;
 //   - CLAIM_SANDBOX_DEAD: a bound claim whose Sandbox is gone, or whose Pod
 //     is dead or gone: the user still holds a claim on nothing that runs.
@@ -258,19 +313,8 @@ func (s *Snapshot) ExtensionFindings(now time.Time) []ExtFinding {
 			out = append(out, ExtFinding{Namespace: p.Namespace, Notice: model.Notice{Code: model.CodeWarmPoolExhausted,
 				Severity: model.SeverityWarning, Message: msg, Evidence: ev}})
 		}
-		var stale []string
-		for _, sb := range r.Unready {
-			if now.Sub(sb.CreatedAt()) > WarmPoolUnreadyAfter {
-				stale = append(stale, sb.Name()+" ("+string(sb.State)+", "+orDash(sb.EnginePhase)+")")
-			}
-		}
-		if len(stale) > 0 {
-			shown := stale[:min(len(stale), 5)]
-			out = append(out, ExtFinding{Namespace: p.Namespace, Notice: model.Notice{Code: model.CodeWarmPoolDegraded,
-				Severity: model.SeverityWarning,
-				Message:  fmt.Sprintf("warm pool %s: %d of %d member(s) unready for more than %s", p.Name, len(stale), r.Members, WarmPoolUnreadyAfter),
-				Evidence: []model.Evidence{obs("unready members: " + strings.Join(shown, ", ")),
-					{Kind: model.Inferred, Text: "the controller replaces a member unready for 5 minutes; these were not replaced"}}}})
+		if f, ok := degraded(r, now); ok {
+			out = append(out, f)
 		}
 	}
 	for _, r := range s.ClaimRows() {
@@ -311,4 +355,52 @@ func (s *Snapshot) ExtensionFindings(now time.Time) []ExtFinding {
 		}
 	}
 	return out
+}
+
+// degraded is WARM_POOL_DEGRADED for one pool at now: the pool is short of
+// ready members, as its status counts them, and its members are not
+// starting: one has been not Ready for WarmPoolStartWithin since it was
+// made, or the controller replaced members stuck unready (seen by this
+// reader) within WarmPoolChurnWindow. A pool refilling after a claim (a
+// young member starting) is neither.
+func degraded(r model.WarmPoolRow, now time.Time) (ExtFinding, bool) {
+	p := r.Pool
+	if p.ReadyReplicas >= p.Desired {
+		return ExtFinding{}, false
+	}
+	var slow []string
+	for _, sb := range r.Unready {
+		if age := now.Sub(sb.CreatedAt()); age > WarmPoolStartWithin {
+			slow = append(slow, fmt.Sprintf("%s (%s, %s, made %s ago)", sb.Name(), sb.State, orDash(sb.EnginePhase), age.Round(time.Second)))
+		}
+	}
+	var churn []string
+	for _, x := range r.Replaced {
+		if now.Sub(x.At) <= WarmPoolChurnWindow {
+			churn = append(churn, x.Sandbox+" at "+x.At.UTC().Format(time.RFC3339))
+		}
+	}
+	if len(slow) == 0 && len(churn) == 0 {
+		return ExtFinding{}, false
+	}
+	obs := func(text string) model.Evidence { return model.Evidence{Kind: model.Observed, Text: text} }
+	msg := fmt.Sprintf("warm pool %s has %d of %d ready member(s) and its members do not become ready", p.Name, p.ReadyReplicas, p.Desired)
+	ev := []model.Evidence{obs(fmt.Sprintf("SandboxWarmPool %s/%s status.readyReplicas %d, status.replicas %d, spec.replicas %d", p.Namespace, p.Name, p.ReadyReplicas, p.Replicas, p.Desired))}
+	if len(slow) > 0 {
+		msg += fmt.Sprintf(": %d not Ready %s after they were made", len(slow), WarmPoolStartWithin)
+		ev = append(ev, obs("members not Ready: "+strings.Join(slow[:min(len(slow), 5)], ", ")))
+	}
+	if len(churn) > 0 {
+		if len(slow) > 0 {
+			msg += ";"
+		} else {
+			msg += ":"
+		}
+		msg += fmt.Sprintf(" %d replaced unready in the last %s", len(churn), WarmPoolChurnWindow)
+		ev = append(ev, obs("members deleted while not Ready (seen by this reader): "+strings.Join(churn[max(0, len(churn)-5):], ", ")))
+	}
+	ev = append(ev, model.Evidence{Kind: model.Inferred, Text: "the controller deletes a member not Ready 5 minutes after it was made and makes another: " +
+		"the pool stays short while it churns; `kubectl describe pod` of a member says why it does not start"})
+	return ExtFinding{Namespace: p.Namespace, Notice: model.Notice{Code: model.CodeWarmPoolDegraded, Severity: model.SeverityWarning,
+		Message: msg, Evidence: ev}}, true
 }

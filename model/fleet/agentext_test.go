@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,6 +95,77 @@ func TestAgentClaimsAndPools(t *testing.T) {
 			if e.Notice.Code == model.CodeClaimPending {
 				t.Errorf("claim a minute old: %+v", e)
 			}
+		}
+	}
+}
+
+// WARM_POOL_DEGRADED is what an operator sees of the real controller, which
+// deletes a member not Ready 5 minutes after it was made and makes another:
+// a pool short of ready members whose members do not start (one not Ready
+// 2 minutes after it was made), or whose unready members this reader saw
+// replaced. A pool refilling after a claim (a young member starting) is
+// not degraded, nor is a full pool.
+func TestWarmPoolDegradedAsTheControllerReplaces(t *testing.T) {
+	f, c := newSyncedFleet(t)
+	member := func(name, pool string, made time.Time, ready bool) {
+		a := &model.AgentSandbox{ObjectMeta: model.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("s-" + name),
+			CreationTimestamp: metav1.NewTime(made), OwnerReferences: poolOwner(pool)},
+			Selector: "agents.x-k8s.io/sandbox-name-hash=h-" + name, Conditions: readyCond("False", "DependenciesNotReady")}
+		if ready {
+			f.UpsertPod(agentPodOf(name, "u-"+name, "10.0.9."+name[len(name)-1:]))
+			a.PodIPs, a.Conditions = []string{"10.0.9." + name[len(name)-1:]}, readyCond("True", "DependenciesReady")
+		}
+		f.UpsertAgentSandbox(a)
+	}
+	pool := func(name string, desired, ready int32) {
+		f.UpsertWarmPool(&model.WarmPool{ObjectMeta: model.ObjectMeta{Name: name, Namespace: ns}, Desired: desired, Replicas: desired, ReadyReplicas: ready})
+	}
+	now := c.Now()
+	// churn: one ready member; its other member py-b was replaced (deleted
+	// while not Ready) by py-c, made 30 s ago and not Ready yet.
+	pool("churn", 2, 1)
+	member("churn-1", "churn", now.Add(-time.Hour), true)
+	member("churn-2", "churn", now.Add(-5*time.Minute), false)
+	f.DeleteAgentSandbox(ns, "churn-2")
+	member("churn-3", "churn", now.Add(-30*time.Second), false)
+	// slow: its member has not become Ready in 3 minutes.
+	pool("slow", 1, 0)
+	member("slow-1", "slow", now.Add(-3*time.Minute), false)
+	// refill: a claim took a ready member; the replacement, 30 s old, starts.
+	pool("refill", 2, 1)
+	member("refill-1", "refill", now.Add(-time.Hour), true)
+	member("refill-2", "refill", now.Add(-30*time.Second), false)
+	// full: as many ready members as wanted; a surplus member unready for
+	// an hour (a scale-down under way) does not make it short.
+	pool("full", 1, 1)
+	member("full-1", "full", now.Add(-time.Hour), true)
+	member("full-2", "full", now.Add(-time.Hour), false)
+
+	got := map[string]ExtFinding{}
+	for _, x := range f.Snapshot().ExtensionFindings(now) {
+		if x.Notice.Code == model.CodeWarmPoolDegraded {
+			name := strings.Fields(strings.TrimPrefix(x.Notice.Message, "warm pool "))[0]
+			got[name] = x
+		}
+	}
+	if x, ok := got["churn"]; !ok || !strings.Contains(x.Notice.Message, "1 replaced unready") || !strings.Contains(fmt.Sprint(x.Notice.Evidence), "churn-2") {
+		t.Errorf("churning pool: %+v", x)
+	}
+	if x, ok := got["slow"]; !ok || !strings.Contains(fmt.Sprint(x.Notice.Evidence), "slow-1") {
+		t.Errorf("pool whose member does not start: %+v", x)
+	}
+	for _, name := range []string{"refill", "full"} {
+		if x, ok := got[name]; ok {
+			t.Errorf("pool %s is not degraded: %+v", name, x)
+		}
+	}
+	// The replacement is evidence for WarmPoolChurnWindow; after that a
+	// pool whose members start is no longer degraded.
+	c.Advance(WarmPoolChurnWindow + time.Second)
+	member("churn-3", "churn", now.Add(-30*time.Second), true)
+	for _, x := range f.Snapshot().ExtensionFindings(c.Now()) {
+		if strings.HasPrefix(x.Notice.Message, "warm pool churn ") {
+			t.Errorf("churn window passed, members ready: %+v", x)
 		}
 	}
 }

@@ -95,6 +95,7 @@ func (f *Fleet) Snapshot() *Snapshot {
 	f.snap = &Snapshot{Version: f.version, Status: f.status, sbs: sbs, pods: pods, Pools: f.poolList, history: f.history, ForeignBlocked: f.foreignBlocked}
 	if f.status.Synced {
 		f.snap.Claims, f.snap.WarmPools, f.snap.Templates = f.ext.published()
+		f.snap.replaced = f.ext.replaced
 	} else {
 		f.snap.Pools, f.snap.Loading = nil, f.placedSandboxes()
 	}

@@ -141,6 +141,7 @@ func (f *Fleet) DeleteAgentSandbox(namespace, name string) {
 		return
 	}
 	f.version++
+	f.noteMemberGone(e.ag, f.opts.Now())
 	before := f.agentCandidates(e)
 	if f.orphanWanted(e.key) {
 		// Its Pod outlives it: the entry stays, as the deleted sandbox's row.

@@ -36,6 +36,7 @@ type Snapshot struct {
 	extOnce  sync.Once
 	claimRow []model.ClaimRow
 	poolRow  []model.WarmPoolRow
+	replaced map[string][]model.MemberReplaced // per pool; shared with the Fleet, read only
 }
 
 // NewSnapshot is a Snapshot of plain lists, for code that assembles a fleet
