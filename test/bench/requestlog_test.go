@@ -26,6 +26,7 @@ type requestLog struct {
 type loggedRequest struct {
 	method, path, query string
 	at, end             time.Time // request arrival; the response's END_STREAM (zero while open)
+	lastData            time.Time // the response's latest DATA frame
 	status, encoding    string
 	contentType         string
 	bytes               int64 // response DATA payload
@@ -157,6 +158,7 @@ func (s *connSniffer) frames(r io.Reader, fromClient bool) error {
 			}
 			s.update(id, func(req *loggedRequest) {
 				req.bytes += int64(f.Header().Length)
+				req.lastData = now
 				if f.StreamEnded() {
 					req.end = now
 				}
