@@ -21,6 +21,7 @@ var (
 	churnDuration = flag.Duration("churn-duration", time.Minute, "how long BenchmarkChurnRSS watches churn (the issue's figure is an hour: -churn-duration 60m)")
 	churnPerHour  = flag.Int("churn-per-hour", 800, "sandboxes created and deleted an hour on the real API server (the demo's default)")
 	churnLive     = flag.Int("churn-live", 100, "sandboxes alive at any time on the real API server (about the demo's)")
+	churnIPs      = flag.Int("churn-ips", 1000, "Pod IPs the churner hands out in turn (more than -churn-live): fewer reuse addresses sooner")
 )
 
 // BenchmarkChurnRSS runs the real sandscope binary in tmux for
@@ -134,6 +135,9 @@ func churnDemo(b *testing.B) {
 
 func churnFleet(b *testing.B) {
 	needTmux(b)
+	if *churnIPs <= *churnLive {
+		b.Fatalf("-churn-ips %d must exceed -churn-live %d: live Pods would share addresses", *churnIPs, *churnLive)
+	}
 	c := testcluster.Get(b)
 	ns := c.Namespace(b)
 	ch := &churner{b: b, c: c, ns: ns}
@@ -181,7 +185,7 @@ func churnFleet(b *testing.B) {
 		ch.retire()
 		ch.create()
 	})
-	b.Logf("%d sandboxes created and %d deleted on the API server (%d an hour, %d live)", ch.made, ch.made-len(ch.live), *churnPerHour, *churnLive)
+	b.Logf("%d sandboxes created and %d deleted on the API server (%d an hour, %d live, IPs from %d addresses)", ch.made, ch.made-len(ch.live), *churnPerHour, *churnLive, *churnIPs)
 	report(b, samples)
 	quitBinary(b, s)
 }
@@ -189,9 +193,8 @@ func churnFleet(b *testing.B) {
 // churner plays an engine's controller and the kubelet on a real API
 // server: each sandbox is a BatchSandbox and its Running Pod; a retired
 // one goes as the controller and the garbage collector take it away (the
-// object, then its Pod). IPs come from 1,000 addresses of a /22 in turn:
-// a run of more than 1,000 sandboxes reuses them, as a node's Pod CIDR
-// does.
+// object, then its Pod). IPs come from -churn-ips addresses in turn: a
+// run of more sandboxes than that reuses them, as a node's Pod CIDR does.
 type churner struct {
 	b    *testing.B
 	c    *testcluster.Cluster
@@ -202,7 +205,8 @@ type churner struct {
 
 func (ch *churner) create() {
 	name := fmt.Sprintf("churn-%06d", ch.made)
-	ip := fmt.Sprintf("10.250.%d.%d", (ch.made/250)%4, ch.made%250+1)
+	n := ch.made%*churnIPs + 1
+	ip := fmt.Sprintf("10.%d.%d.%d", 128+n>>16&127, n>>8&255, n&255)
 	ch.made++
 	ch.c.RunningSandbox(ch.b, ch.ns, name, ip)
 	ch.live = append(ch.live, name)
