@@ -191,16 +191,36 @@ func churnFleet(b *testing.B) {
 }
 
 // churner plays an engine's controller and the kubelet on a real API
-// server: each sandbox is a BatchSandbox and its Running Pod; a retired
-// one goes as the controller and the garbage collector take it away (the
-// object, then its Pod). IPs come from -churn-ips addresses in turn: a
-// run of more sandboxes than that reuses them, as a node's Pod CIDR does.
+// server: each sandbox is a BatchSandbox and its Running Pod, linked as
+// testcluster.RunningSandbox links them; a retired one goes as the
+// controller and the garbage collector take it away (the object, then its
+// Pod). IPs come from -churn-ips addresses in turn: a run of more
+// sandboxes than that reuses them, as a node's Pod CIDR does.
+//
+// It keeps its Controller and Kubelet for minutes: each one holds a
+// testcluster.Context, whose timer and cleanup live until the benchmark
+// ends, and one pair per sandbox (as RunningSandbox makes) was 4 KB of
+// this process's heap per sandbox churned, which the watcher's live heap
+// sampled here would carry as if it were the watcher's.
 type churner struct {
 	b    *testing.B
 	c    *testcluster.Cluster
 	ns   string
 	live []string
 	made int
+
+	ctl     *testcluster.Controller
+	kl      *testcluster.Kubelet
+	renewed time.Time
+}
+
+// actors returns the churner's Controller and Kubelet, new ones every five
+// minutes (a testcluster.Context ends ten minutes after it was made).
+func (ch *churner) actors() (*testcluster.Controller, *testcluster.Kubelet) {
+	if ch.ctl == nil || time.Since(ch.renewed) > 5*time.Minute {
+		ch.ctl, ch.kl, ch.renewed = ch.c.Controller(ch.b), ch.c.Kubelet(ch.b), time.Now()
+	}
+	return ch.ctl, ch.kl
 }
 
 func (ch *churner) create() {
@@ -208,7 +228,13 @@ func (ch *churner) create() {
 	n := ch.made%*churnIPs + 1
 	ip := fmt.Sprintf("10.%d.%d.%d", 128+n>>16&127, n>>8&255, n&255)
 	ch.made++
-	ch.c.RunningSandbox(ch.b, ch.ns, name, ip)
+	ctl, kl := ch.actors()
+	pod := testcluster.SandboxPod(name+"-0", "python:3.12-slim", "python", "-m", "server")
+	testcluster.OwnedByBatchSandbox(pod, ctl.Create(testcluster.BatchSandboxGVR, ch.ns, testcluster.BatchSandbox(name, pod)), 0)
+	kl.CreatePod(ch.ns, pod)
+	ctl.SetEndpoints(ch.ns, name, ip)
+	ctl.SetBatchSandboxStatus(ch.ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
+	kl.SetRunning(ch.ns, name+"-0", ip)
 	ch.live = append(ch.live, name)
 }
 
@@ -218,8 +244,9 @@ func (ch *churner) retire() {
 	}
 	name := ch.live[0]
 	ch.live = ch.live[1:]
-	ch.c.Controller(ch.b).Delete(kube.BatchSandboxGVR, ch.ns, name)
-	ch.c.Kubelet(ch.b).ForceDelete(ch.ns, name+"-0")
+	ctl, kl := ch.actors()
+	ctl.Delete(kube.BatchSandboxGVR, ch.ns, name)
+	kl.ForceDelete(ch.ns, name+"-0")
 }
 
 func needTmux(b *testing.B) {
