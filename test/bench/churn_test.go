@@ -21,6 +21,7 @@ var (
 	churnDuration = flag.Duration("churn-duration", time.Minute, "how long BenchmarkChurnRSS watches churn (the issue's figure is an hour: -churn-duration 60m)")
 	churnPerHour  = flag.Int("churn-per-hour", 800, "sandboxes created and deleted an hour on the real API server (the demo's default)")
 	churnLive     = flag.Int("churn-live", 100, "sandboxes alive at any time on the real API server (about the demo's)")
+	churnHeap     = flag.String("churn-heapprofile", "", "write a heap profile of this process (its watcher) at the end of the fleet churn to this file")
 	churnIPs      = flag.Int("churn-ips", 1000, "Pod IPs the churner hands out in turn (more than -churn-live): fewer reuse addresses sooner")
 )
 
@@ -187,6 +188,7 @@ func churnFleet(b *testing.B) {
 	})
 	b.Logf("%d sandboxes created and %d deleted on the API server (%d an hour, %d live, IPs from %d addresses)", ch.made, ch.made-len(ch.live), *churnPerHour, *churnLive, *churnIPs)
 	report(b, samples)
+	writeHeapProfile(b, *churnHeap)
 	quitBinary(b, s)
 }
 
