@@ -21,6 +21,8 @@ var (
 	churnDuration = flag.Duration("churn-duration", time.Minute, "how long BenchmarkChurnRSS watches churn (the issue's figure is an hour: -churn-duration 60m)")
 	churnPerHour  = flag.Int("churn-per-hour", 800, "sandboxes created and deleted an hour on the real API server (the demo's default)")
 	churnLive     = flag.Int("churn-live", 100, "sandboxes alive at any time on the real API server (about the demo's)")
+	churnHeap     = flag.String("churn-heapprofile", "", "write a heap profile of this process (its watcher) at the end of the fleet churn to this file")
+	churnIPs      = flag.Int("churn-ips", 1000, "Pod IPs the churner hands out in turn (more than -churn-live): fewer reuse addresses sooner")
 )
 
 // BenchmarkChurnRSS runs the real sandscope binary in tmux for
@@ -134,6 +136,9 @@ func churnDemo(b *testing.B) {
 
 func churnFleet(b *testing.B) {
 	needTmux(b)
+	if *churnIPs <= *churnLive {
+		b.Fatalf("-churn-ips %d must exceed -churn-live %d: live Pods would share addresses", *churnIPs, *churnLive)
+	}
 	c := testcluster.Get(b)
 	ns := c.Namespace(b)
 	ch := &churner{b: b, c: c, ns: ns}
@@ -181,30 +186,57 @@ func churnFleet(b *testing.B) {
 		ch.retire()
 		ch.create()
 	})
-	b.Logf("%d sandboxes created and %d deleted on the API server (%d an hour, %d live)", ch.made, ch.made-len(ch.live), *churnPerHour, *churnLive)
+	b.Logf("%d sandboxes created and %d deleted on the API server (%d an hour, %d live, IPs from %d addresses)", ch.made, ch.made-len(ch.live), *churnPerHour, *churnLive, *churnIPs)
 	report(b, samples)
+	writeHeapProfile(b, *churnHeap)
 	quitBinary(b, s)
 }
 
 // churner plays an engine's controller and the kubelet on a real API
-// server: each sandbox is a BatchSandbox and its Running Pod; a retired
-// one goes as the controller and the garbage collector take it away (the
-// object, then its Pod). IPs come from 1,000 addresses of a /22 in turn:
-// a run of more than 1,000 sandboxes reuses them, as a node's Pod CIDR
-// does.
+// server: each sandbox is a BatchSandbox and its Running Pod, linked as
+// testcluster.RunningSandbox links them; a retired one goes as the
+// controller and the garbage collector take it away (the object, then its
+// Pod). IPs come from -churn-ips addresses in turn: a run of more
+// sandboxes than that reuses them, as a node's Pod CIDR does.
+//
+// It keeps its Controller and Kubelet for minutes: each one holds a
+// testcluster.Context, whose timer and cleanup live until the benchmark
+// ends, and one pair per sandbox (as RunningSandbox makes) was 4 KB of
+// this process's heap per sandbox churned, which the watcher's live heap
+// sampled here would carry as if it were the watcher's.
 type churner struct {
 	b    *testing.B
 	c    *testcluster.Cluster
 	ns   string
 	live []string
 	made int
+
+	ctl     *testcluster.Controller
+	kl      *testcluster.Kubelet
+	renewed time.Time
+}
+
+// actors returns the churner's Controller and Kubelet, new ones every five
+// minutes (a testcluster.Context ends ten minutes after it was made).
+func (ch *churner) actors() (*testcluster.Controller, *testcluster.Kubelet) {
+	if ch.ctl == nil || time.Since(ch.renewed) > 5*time.Minute {
+		ch.ctl, ch.kl, ch.renewed = ch.c.Controller(ch.b), ch.c.Kubelet(ch.b), time.Now()
+	}
+	return ch.ctl, ch.kl
 }
 
 func (ch *churner) create() {
 	name := fmt.Sprintf("churn-%06d", ch.made)
-	ip := fmt.Sprintf("10.250.%d.%d", (ch.made/250)%4, ch.made%250+1)
+	n := ch.made%*churnIPs + 1
+	ip := fmt.Sprintf("10.%d.%d.%d", 128+n>>16&127, n>>8&255, n&255)
 	ch.made++
-	ch.c.RunningSandbox(ch.b, ch.ns, name, ip)
+	ctl, kl := ch.actors()
+	pod := testcluster.SandboxPod(name+"-0", "python:3.12-slim", "python", "-m", "server")
+	testcluster.OwnedByBatchSandbox(pod, ctl.Create(testcluster.BatchSandboxGVR, ch.ns, testcluster.BatchSandbox(name, pod)), 0)
+	kl.CreatePod(ch.ns, pod)
+	ctl.SetEndpoints(ch.ns, name, ip)
+	ctl.SetBatchSandboxStatus(ch.ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
+	kl.SetRunning(ch.ns, name+"-0", ip)
 	ch.live = append(ch.live, name)
 }
 
@@ -214,8 +246,9 @@ func (ch *churner) retire() {
 	}
 	name := ch.live[0]
 	ch.live = ch.live[1:]
-	ch.c.Controller(ch.b).Delete(kube.BatchSandboxGVR, ch.ns, name)
-	ch.c.Kubelet(ch.b).ForceDelete(ch.ns, name+"-0")
+	ctl, kl := ch.actors()
+	ctl.Delete(kube.BatchSandboxGVR, ch.ns, name)
+	kl.ForceDelete(ch.ns, name+"-0")
 }
 
 func needTmux(b *testing.B) {

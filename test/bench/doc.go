@@ -7,4 +7,7 @@
 //
 // bench/run.sh runs it at 10,000 and 50,000. CI may run the default small N
 // as a smoke; nothing here asserts a time.
+//
+// BenchmarkChurnRSS (churn_test.go) samples the binary's RSS while a fleet
+// churns, on --demo and on a real API server, for -churn-duration.
 package bench
