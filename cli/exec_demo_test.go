@@ -22,6 +22,14 @@ import (
 // same fleet (same seed), so the name is valid in its own process too.
 func steadyDemoSandbox(t *testing.T) (ns, sandbox, pod string) {
 	t.Helper()
+	return steadyDemoSandboxOutside(t, "")
+}
+
+// steadyDemoSandboxOutside is steadyDemoSandbox in a namespace other than
+// avoid ("" avoids none): which one is oldest depends on the whole
+// simulated history, so a test that needs another namespace asks for it.
+func steadyDemoSandboxOutside(t *testing.T, avoid string) (ns, sandbox, pod string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	d, err := demo.Start(ctx, demo.Options{})
@@ -35,7 +43,7 @@ func steadyDemoSandbox(t *testing.T) (ns, sandbox, pod string) {
 	items := pods.Items
 	sort.SliceStable(items, func(i, j int) bool { return items[i].CreationTimestamp.Before(&items[j].CreationTimestamp) })
 	for _, p := range items {
-		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil && (avoid == "" || p.Namespace != avoid) {
 			return p.Namespace, p.Labels[osv1.LabelBatchSandboxName], p.Name
 		}
 	}

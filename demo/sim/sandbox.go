@@ -28,6 +28,7 @@ type sandbox struct {
 	pinned        bool // an example: never deleted by its user
 	pool          *pool
 	warmPool      *warmPool // an agent-sandbox warm pool's free member (warmpool.go)
+	madeAt        time.Time // when its warm pool made it (the pool's readiness grace runs from it)
 	claim         *simClaim // made for this claim (a cold start)
 	// expired: past its shutdownTime, the agent-sandbox controller deleted
 	// the Pod and wiped the status (expiry.go).

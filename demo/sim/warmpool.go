@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,8 @@ import (
 // sandbox-name annotation and status.sandbox) and the pool replaces it at
 // once; when no member has podIPs within 2 s the claim gets a new Sandbox
 // named after it (cold). Pool status counts members and ready members only.
+// A member not Ready 5 minutes after it was made is deleted and replaced at
+// once (the controller measures from the Sandbox's creation).
 
 // ExtensionGVR is an agent-sandbox extension resource at version.
 func ExtensionGVR(resource, version string) schema.GroupVersionResource {
@@ -110,19 +113,30 @@ func (s *Sim) setupWarmPools(ctx context.Context) error {
 func (s *Sim) addWarmMember(ctx context.Context, wp *warmPool) error {
 	sb := &sandbox{engine: EngineAgent, scenario: Normal, ns: wp.ns, name: wp.name + "-" + s.suffix(), id: s.newUID(),
 		tenant: "team-agents", image: ImagePython, entrypoint: []string{"python3", "-m", "http.server", "8080"},
-		restartPolicy: corev1.RestartPolicyNever, pinned: true, events: map[eventKey]*corev1.Event{}, warmPool: wp}
+		restartPolicy: corev1.RestartPolicyNever, pinned: true, events: map[eventKey]*corev1.Event{}, warmPool: wp, madeAt: s.now}
 	wp.members = append(wp.members, sb)
 	s.sandboxes[key(sb.ns, sb.name)] = sb
 	return s.createAgent(ctx, sb, s.rng.Intn(s.cfg.Nodes))
 }
 
-// warmPoolLoop writes the pool's status (members, ready members) when it
-// changed, every 2 s.
+// warmPoolReadinessGrace is how long after it was made a member may stay
+// not Ready before the controller deletes and replaces it.
+const warmPoolReadinessGrace = 5 * time.Minute
+
+// warmPoolLoop replaces the members stuck unready and writes the pool's
+// status (members, ready members) when it changed, every 2 s.
 func (s *Sim) warmPoolLoop(ctx context.Context, wp *warmPool) error {
 	s.after(2*time.Second, "warm pool status "+wp.name, func(ctx context.Context) error { return s.warmPoolLoop(ctx, wp) })
+	for _, m := range slices.Clone(wp.members) {
+		if !memberReady(m) && s.now.Sub(m.madeAt) > warmPoolReadinessGrace {
+			if err := s.replaceMember(ctx, wp, m); err != nil {
+				return err
+			}
+		}
+	}
 	ready := 0
 	for _, m := range wp.members {
-		if p := firstPod(m); p != nil && podReady(p.obj) {
+		if memberReady(m) {
 			ready++
 		}
 	}
@@ -139,6 +153,32 @@ func (s *Sim) warmPoolLoop(ctx context.Context, wp *warmPool) error {
 	}
 	wp.obj = obj
 	return nil
+}
+
+func memberReady(m *sandbox) bool {
+	p := firstPod(m)
+	return p != nil && podReady(p.obj)
+}
+
+// replaceMember plays the controller on a member stuck unready: it deletes
+// the Sandbox (the garbage collector then deletes its Pod) and makes a new
+// member at once.
+func (s *Sim) replaceMember(ctx context.Context, wp *warmPool, m *sandbox) error {
+	wp.members = slices.DeleteFunc(wp.members, func(x *sandbox) bool { return x == m })
+	m.deleting = true
+	if m.obj != nil {
+		if _, err := s.deleteCR(ctx, AgentSandboxGVR(s.cfg.AgentVersion), m.obj, false, ""); err != nil {
+			return err
+		}
+		m.obj = nil
+	}
+	for _, p := range m.pods {
+		if err := s.releasePod(ctx, p); err != nil {
+			return err
+		}
+	}
+	s.forget(m)
+	return s.addWarmMember(ctx, wp)
 }
 
 func firstPod(sb *sandbox) *simPod {

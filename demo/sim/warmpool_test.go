@@ -109,3 +109,48 @@ func TestWarmPoolsAndClaimsAsTheControllerWrites(t *testing.T) {
 		}
 	}
 }
+
+// The warm-pool controller deletes a member not Ready 5 minutes after it
+// was made and makes another at once; a Ready member stays. agents-dry's
+// members never get a node: each lives 5 minutes and is replaced in the
+// same instant, so the pool always holds one member, never older than 5
+// minutes; agents-warm's ready members are never deleted.
+func TestWarmPoolReplacesMembersStuckUnready(t *testing.T) {
+	_, _, _, ops := run(t, Config{Seed: 3, WarmPools: true, ChurnPerHour: -1, PoolBuffer: -1}, 11*time.Minute)
+	made := map[string]time.Time{}
+	var lives []time.Duration
+	var replacedAt []time.Time
+	for _, o := range ops {
+		f := strings.Fields(o)
+		if len(f) < 4 || f[2] != "sandboxes" || !strings.HasPrefix(f[3], "sandboxes/agents-") {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(f[3], "sandboxes/")
+		switch f[1] {
+		case "create":
+			made[name] = at
+			if n := len(replacedAt); n > 0 && strings.HasPrefix(name, "agents-dry-") && !at.Equal(replacedAt[n-1]) {
+				t.Errorf("replacement %s made at %s, its predecessor deleted at %s", name, at, replacedAt[n-1])
+			}
+		case "delete":
+			if !strings.HasPrefix(name, "agents-dry-") {
+				t.Errorf("ready member %s deleted: %s", name, o)
+				continue
+			}
+			lives = append(lives, at.Sub(made[name]))
+			replacedAt = append(replacedAt, at)
+		}
+	}
+	if len(lives) != 2 {
+		t.Fatalf("agents-dry members replaced %d times in 11 minutes, want 2: %v", len(lives), lives)
+	}
+	for _, d := range lives {
+		if d <= 5*time.Minute || d > 5*time.Minute+2*time.Second {
+			t.Errorf("a stuck member lived %s, want just over 5m (the pool looks every 2 s)", d)
+		}
+	}
+}
