@@ -1,12 +1,14 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -176,7 +178,7 @@ func (m *netMeasure) synced(t0 time.Time, rx0, tx0 int64) wire {
 func (m *netMeasure) report(who string, w wire, extra string) {
 	d := w.at.Sub(w.t0)
 	prefix := fmt.Sprintf("[%s] %s", m.p.text, who)
-	m.res.add(prefix+": start → synced", ms(d), extra)
+	m.res.add(prefix+": start → synced", ms(d), extra+"; load average "+loadAvg())
 	perRes := map[string]int64{}
 	var before []string
 	var wireDone time.Time // the server's last byte of the lists, into the link
@@ -307,8 +309,7 @@ func (m *netMeasure) watcher(ctx context.Context, kubeconfig, ns string) {
 func (m *netMeasure) kubectl(ctx context.Context, kubectl, kubeconfig string) {
 	args := []string{"get", "pods", "-A", "-o", "wide"}
 	t0, rx0, tx0 := m.begin()
-	argv := niced(kubectl)
-	d, lines, err := timeKubectl(ctx, argv[0], kubeconfig, append(argv[1:], args...))
+	d, lines, err := timeNiced(ctx, niced(append([]string{kubectl, "--kubeconfig", kubeconfig}, args...)...))
 	got := m.synced(t0, rx0, tx0)
 	who := "kubectl " + strings.Join(args, " ")
 	if err != nil {
@@ -384,4 +385,18 @@ func reniceAll(proc string, nice int) error {
 		}
 	}
 	return nil
+}
+
+// timeNiced runs argv and returns its wall time and the lines it printed.
+func timeNiced(ctx context.Context, argv []string) (time.Duration, int, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return d, 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
+	}
+	return d, bytes.Count(out.Bytes(), []byte("\n")), nil
 }
