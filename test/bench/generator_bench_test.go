@@ -31,10 +31,11 @@ var (
 	genContexts = flag.Int("contexts", 10, "BenchmarkGeneratorContexts: generator endpoints, each serving -scale sandboxes")
 	genChunk    = flag.Int("gen-chunk", 0, "generator: pause the initial lists after every this many objects (a busy server)")
 	genGap      = flag.Duration("gen-gap", 0, "generator: the pause after each -gen-chunk objects")
+	genPre      = flag.Bool("gen-precompute", true, "generator: encode and gzip the initial lists before measuring (wiregen.Options.Precompute)")
 )
 
 func genOptions(n int) wiregen.Options {
-	return wiregen.Options{Load: sim.LoadOptions{N: n, Namespace: "bench", Seed: 1}, Chunk: *genChunk, Gap: *genGap}
+	return wiregen.Options{Load: sim.LoadOptions{N: n, Namespace: "bench", Seed: 1}, Chunk: *genChunk, Gap: *genGap, Precompute: *genPre}
 }
 
 // BenchmarkGenerator measures sandscope against the loopback load generator
