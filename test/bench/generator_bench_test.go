@@ -147,7 +147,7 @@ func genBinary(b *testing.B, kubeconfig, ns string, n int, res *results) {
 	start := time.Now()
 	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50, Env: []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}},
 		bin, "--kubeconfig", kubeconfig, "-n", ns)
-	s.WaitForRegexp(regexp.MustCompile(fmt.Sprintf(`(?s)synced.*\b%s sandboxes\b`, countPattern(n))), 10*time.Minute)
+	s.WaitForRegexp(regexp.MustCompile(fmt.Sprintf(`(?s)synced.*\b%s sandboxes\b`, countPattern(n))), 40*time.Minute)
 	full := time.Since(start)
 	pid := s.PID()
 	proc := strconv.Itoa(pid)
