@@ -31,10 +31,11 @@ var (
 	genContexts = flag.Int("contexts", 10, "BenchmarkGeneratorContexts: generator endpoints, each serving -scale sandboxes")
 	genChunk    = flag.Int("gen-chunk", 0, "generator: pause the initial lists after every this many objects (a busy server)")
 	genGap      = flag.Duration("gen-gap", 0, "generator: the pause after each -gen-chunk objects")
+	genPre      = flag.Bool("gen-precompute", true, "generator: encode and gzip the initial lists before measuring (wiregen.Options.Precompute)")
 )
 
 func genOptions(n int) wiregen.Options {
-	return wiregen.Options{Load: sim.LoadOptions{N: n, Namespace: "bench", Seed: 1}, Chunk: *genChunk, Gap: *genGap}
+	return wiregen.Options{Load: sim.LoadOptions{N: n, Namespace: "bench", Seed: 1}, Chunk: *genChunk, Gap: *genGap, Precompute: *genPre}
 }
 
 // BenchmarkGenerator measures sandscope against the loopback load generator
@@ -146,7 +147,7 @@ func genBinary(b *testing.B, kubeconfig, ns string, n int, res *results) {
 	start := time.Now()
 	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50, Env: []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}},
 		bin, "--kubeconfig", kubeconfig, "-n", ns)
-	s.WaitForRegexp(regexp.MustCompile(fmt.Sprintf(`(?s)synced.*\b%s sandboxes\b`, countPattern(n))), 10*time.Minute)
+	s.WaitForRegexp(regexp.MustCompile(fmt.Sprintf(`(?s)synced.*\b%s sandboxes\b`, countPattern(n))), 40*time.Minute)
 	full := time.Since(start)
 	pid := s.PID()
 	proc := strconv.Itoa(pid)

@@ -18,8 +18,13 @@ import (
 // as a real server's fleet shows them, ask nothing the generator does not
 // serve, and see a live status change.
 func TestWatcherSyncsFromGenerator(t *testing.T) {
-	const n = 300
-	g, err := wiregen.Start(wiregen.Options{Load: sim.LoadOptions{N: n, Namespace: "gen", Seed: 1}})
+	t.Run("streamed", func(t *testing.T) { testWatcherSyncs(t, false) })
+	t.Run("precomputed", func(t *testing.T) { testWatcherSyncs(t, true) })
+}
+
+func testWatcherSyncs(t *testing.T, precompute bool) {
+	const n = 3000 // several gzip members when precomputed
+	g, err := wiregen.Start(wiregen.Options{Load: sim.LoadOptions{N: n, Namespace: "gen", Seed: 1}, Precompute: precompute})
 	if err != nil {
 		t.Fatal(err)
 	}
