@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
+	"github.com/sandscope/sandscope/model/fleet/fleettest"
 )
 
 func TestDiscoveryFindsTheEngines(t *testing.T) {
@@ -62,7 +62,7 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 		"engine:" + string(model.EngineBatchSandbox), "engine:" + string(model.EngineAgent), "engine:" + string(model.EnginePod),
 		"pools", "demo-header", "finalizer-stuck", "orphan-pile-up", "second-SuccessfulCreate",
 	}
-	seen := map[string]string{}
+	seen := fleettest.Sightings{}
 	// On a timeout the check below names what was never seen.
 	_ = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		snap := w.Fleet().Snapshot()
@@ -100,41 +100,17 @@ func TestEveryStateWithinAMinute(t *testing.T) {
 			if sb.DeletingSince() != nil && len(sb.Finalizers()) > 0 {
 				seen["finalizer-stuck"] = sb.Key
 			}
-			for _, sl := range sb.Slots {
-				if _, ok := seen[string(sl.Identity)]; !ok {
-					seen[string(sl.Identity)] = sb.Key
-				}
-			}
-			for _, n := range sb.Notices {
-				if _, ok := seen[n.Code]; !ok {
-					seen[n.Code] = sb.Key + ": " + n.Message
-				}
-			}
 		}
-		return missing(want, seen) == nil, nil
+		seen.Note(snap)
+		return seen.Missing(want) == nil, nil
 	})
-	for _, w := range want {
-		if s, ok := seen[w]; ok {
-			t.Logf("%-24s %s", w, s)
-		}
-	}
-	if m := missing(want, seen); m != nil {
+	seen.Log(t, want)
+	if m := seen.Missing(want); m != nil {
 		t.Fatalf("not visible within a minute: %v", m)
 	}
 	if errs := d.Sim.Errors(); len(errs) > 0 {
 		t.Errorf("simulated operations failed: %v", errs)
 	}
-}
-
-func missing(want []string, seen map[string]string) []string {
-	var out []string
-	for _, w := range want {
-		if _, ok := seen[w]; !ok {
-			out = append(out, w)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // TestSweepOnTheDemo sweeps the demo fleet: restart forensics need the

@@ -21,11 +21,10 @@ import (
 
 type execEnv struct {
 	c       *testcluster.Cluster
-	kl      *testcluster.Kubelet
 	ns      string
-	node    string
+	n       *testcluster.Node
 	clients *kube.Clients
-	kubelet *kubelettest.Server
+	kubelet *kubelettest.Server // n's
 	// ctx bounds the test's calls: a hung exec fails in 30s, not at the
 	// go test timeout.
 	ctx context.Context
@@ -36,27 +35,18 @@ func newExecEnv(t *testing.T, exec kubelettest.ExecFunc) *execEnv {
 	c := testcluster.Get(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
-	e := &execEnv{c: c, kl: c.Kubelet(t), ns: c.Namespace(t), ctx: ctx}
-	e.node = "kexec-" + e.ns
+	e := &execEnv{c: c, ns: c.Namespace(t), ctx: ctx}
+	e.n = c.StartNode(t, "kexec-"+e.ns, testcluster.NodeOptions{Exec: exec, PortForward: kubelettest.EchoPortForward})
+	e.kubelet = e.n.Server
 	var err error
 	if e.clients, err = kube.NewClients(c.Config, e.ns); err != nil {
-		t.Fatal(err)
-	}
-	e.kubelet, err = kubelettest.Start(kubelettest.Config{Addr: "127.0.0.1:0", LookupPod: kubelettest.APIPodLookup(c.Kube), Exec: exec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.kubelet.Close() })
-	if _, err := e.kubelet.RegisterNode(testcluster.Context(t), c.Kube, e.node); err != nil {
 		t.Fatal(err)
 	}
 	return e
 }
 
 func (e *execEnv) pod(name, ip string) *corev1.Pod {
-	e.kl.CreatePod(e.ns, testcluster.SandboxPod(name, ""))
-	e.kl.Schedule(e.ns, name, e.node)
-	return e.kl.SetRunning(e.ns, name, ip)
+	return e.n.Run(e.ns, testcluster.SandboxPod(name, ""), ip)
 }
 
 func TestPodExecStdoutAndExitCode(t *testing.T) {

@@ -3,7 +3,6 @@ package kube_test
 import (
 	"context"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"os"
 	"runtime"
 	"strconv"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -109,83 +107,17 @@ func benchWatcherFleet(b *testing.B, n int) {
 func populate(b *testing.B, c *testcluster.Cluster, ns string, n int) {
 	b.Helper()
 	start := time.Now()
-	ctx := context.Background()
-	work := make(chan int)
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for i := range work {
-				if err := createRunningSandbox(ctx, c, ns, i); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errs:
+	err := testcluster.Parallel(context.Background(), n, 16, func(i int) error {
+		return c.CreateFleetSandbox(context.Background(), ns, testcluster.FleetSandbox{
+			Name: fmt.Sprintf("sbx-%06d", i), Image: "registry.example/rl-env:v1", IP: benchIP(i)})
+	})
+	if err != nil {
 		b.Fatal(err)
-	default:
 	}
 	b.Logf("created %d BatchSandboxes + Running Pods in %s", n, time.Since(start).Round(time.Millisecond))
 }
 
 func benchIP(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255) }
-
-func createRunningSandbox(ctx context.Context, c *testcluster.Cluster, ns string, i int) error {
-	name := fmt.Sprintf("sbx-%06d", i)
-	ip := benchIP(i)
-	pod := testcluster.SandboxPod(name+"-0", "registry.example/rl-env:v1")
-	bs := testcluster.BatchSandbox(name, pod)
-	bs.SetAnnotations(map[string]string{osv1.AnnotationEndpoints: `["` + ip + `"]`})
-	created, err := c.Dynamic.Resource(testcluster.BatchSandboxGVR).Namespace(ns).Create(ctx, bs, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("creating batchsandbox %s: %w", name, err)
-	}
-	pod = testcluster.OwnedByBatchSandbox(pod, created, 0)
-	pod.Spec.NodeName = testcluster.DefaultNode
-	p, err := c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
-	}
-	now := metav1.Now()
-	p.Status = corev1.PodStatus{
-		Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
-		HostIP: "127.0.0.1", StartTime: &now,
-		Conditions: []corev1.PodCondition{
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		},
-		InitContainerStatuses: []corev1.ContainerStatus{{
-			Name: osv1.ContainerExecdInstaller, Image: "opensandbox/execd:v1.0.0", Ready: true,
-			ImageID:     "docker-pullable://opensandbox/execd@sha256:" + strings.Repeat("a", 64),
-			ContainerID: "containerd://" + strings.Repeat("1", 64),
-			State:       corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", StartedAt: now, FinishedAt: now}},
-		}},
-		ContainerStatuses: []corev1.ContainerStatus{{
-			Name: osv1.ContainerSandbox, Image: "registry.example/rl-env:v1", Ready: true, Started: ptr(true),
-			ImageID:     "docker-pullable://registry.example/rl-env@sha256:" + strings.Repeat("b", 64),
-			ContainerID: "containerd://" + strings.Repeat("2", 64),
-			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
-		}},
-	}
-	if _, err := c.Kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("setting pod %s running: %w", pod.Name, err)
-	}
-	return nil
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // patchPods patches a label on the first m Pods (16 writers) and returns the
 // process CPU time spent until the watcher (when given) has seen the last

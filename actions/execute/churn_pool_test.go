@@ -18,6 +18,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/internal/syncbuf"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -79,7 +80,7 @@ func TestExecChurnPools(t *testing.T) {
 	newSandbox := func(pod, ip string) {
 		seq++
 		name := fmt.Sprintf("pooled-%d", seq)
-		e.pooledSandbox(ct, name, "warm", ip, pod)
+		ct.PooledSandbox(e.ns, name, "warm", ip, pod)
 		truth.hand(pod, name)
 		namesMu.Lock()
 		names = append(names, name)
@@ -91,7 +92,7 @@ func TestExecChurnPools(t *testing.T) {
 		ips[pod] = ip
 		if i%3 == 2 {
 			// A hostile daemon: every request is redirected to the thief.
-			e.kl.CreatePod(e.ns, poolPod(pod, "warm"))
+			e.kl.CreatePod(e.ns, testcluster.PoolPod(pod, "warm"))
 			e.kl.Schedule(e.ns, pod, e.node)
 			e.kl.SetRunning(e.ns, pod, ip)
 			hl, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(execd.DefaultPort)))
@@ -104,7 +105,7 @@ func TestExecChurnPools(t *testing.T) {
 			go hostile.Serve(hl) //nolint:errcheck // closed below
 			defer hostile.Close()
 		} else {
-			e.startPod(poolPod(pod, "warm"), ip)
+			e.startPod(testcluster.PoolPod(pod, "warm"), ip)
 		}
 		newSandbox(pod, ip)
 	}

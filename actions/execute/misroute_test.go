@@ -13,8 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
@@ -27,32 +25,9 @@ import (
 // ip and starts its execd (a pool Pod, a hostNetwork Pod, ...).
 func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
 	e.t.Helper()
-	e.kl.CreatePod(e.ns, pod)
-	e.kl.Schedule(e.ns, pod.Name, e.node)
-	p := e.kl.SetRunning(e.ns, pod.Name, ip)
+	p := e.n.Run(e.ns, pod, ip)
 	e.startDaemon(p)
 	return p
-}
-
-// poolPod is a warm Pod of a Pool as OpenSandbox's pool controller makes
-// it: owned by the Pool, pool labels, no opensandbox.io/id label.
-func poolPod(name, pool string) *corev1.Pod {
-	p := testcluster.SandboxPod(name, "")
-	p.Labels = map[string]string{osv1.LabelPoolName: pool, "sandbox.opensandbox.io/pool-revision": "1"}
-	yes := true
-	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: testcluster.PoolGVR.GroupVersion().String(), Kind: "Pool",
-		Name: pool, UID: types.UID("pool-uid-" + pool), Controller: &yes}}
-	return p
-}
-
-// pooledSandbox creates a pooled BatchSandbox allocated pods, recording ip.
-func (e *env) pooledSandbox(ct *testcluster.Controller, name, pool, ip string, pods ...string) {
-	e.t.Helper()
-	ct.Create(testcluster.BatchSandboxGVR, e.ns, testcluster.PooledBatchSandbox(name, pool))
-	ct.SetAllocStatus(e.ns, name, pods...)
-	ct.SetEndpoints(e.ns, name, ip)
-	ct.SetBatchSandboxStatus(e.ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1,
-		"taskRunning": 0, "taskSucceed": 0, "taskFailed": 0, "taskPending": 0, "taskUnknown": 0})
 }
 
 // warmSandbox starts warm Pod pod of Pool "warm" on a fresh IP and hands it
@@ -60,8 +35,8 @@ func (e *env) pooledSandbox(ct *testcluster.Controller, name, pool, ip string, p
 func (e *env) warmSandbox(ct *testcluster.Controller, sandbox, pod string) *corev1.Pod {
 	e.t.Helper()
 	ip := nextIP()
-	warm := e.startPod(poolPod(pod, "warm"), ip)
-	e.pooledSandbox(ct, sandbox, "warm", ip, pod)
+	warm := e.startPod(testcluster.PoolPod(pod, "warm"), ip)
+	ct.PooledSandbox(e.ns, sandbox, "warm", ip, pod)
 	return warm
 }
 
@@ -89,7 +64,7 @@ func TestExecPoolHandoverIsRefused(t *testing.T) {
 			// (the model holds a Pod claimed by two sandboxes of the same
 			// second for neither).
 			nextSecond()
-			e.pooledSandbox(ct, "sbx-b", "warm", warm.Status.PodIP, "warm-x1")
+			ct.PooledSandbox(e.ns, "sbx-b", "warm", warm.Status.PodIP, "warm-x1")
 			if labelled {
 				ct.LabelPod(e.ns, "warm-x1", map[string]string{osv1.LabelBatchSandboxName: "sbx-b"})
 			}
@@ -165,7 +140,7 @@ func TestExecRefusedWhenModelSlotIsNotOK(t *testing.T) {
 	e := newEnv(t, nil)
 	ct := e.c.Controller(t)
 	warm := e.warmSandbox(ct, "sbx-a", "warm-z1")
-	e.pooledSandbox(ct, "sbx-b", "warm", warm.Status.PodIP, "warm-z1")
+	ct.PooledSandbox(e.ns, "sbx-b", "warm", warm.Status.PodIP, "warm-z1")
 	for _, n := range []string{"sbx-a", "sbx-b"} {
 		e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(testcluster.BatchSandboxGVR, e.ns, n)))
 	}

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
@@ -153,10 +152,10 @@ func TestCopyRefusedBeforeAnyByte(t *testing.T) {
 	// allocation still lists it.
 	ct := e.c.Controller(t)
 	warmIP := nextIP()
-	warm := e.startPod(poolPod("warm-x1", "warm"), warmIP)
-	pooledSandbox(e, ct, "pool-a", "warm", warmIP, "warm-x1")
+	warm := e.startPod(testcluster.PoolPod("warm-x1", "warm"), warmIP)
+	ct.PooledSandbox(e.ns, "pool-a", "warm", warmIP, "warm-x1")
 	nextSecond()
-	pooledSandbox(e, ct, "pool-b", "warm", warmIP, "warm-x1")
+	ct.PooledSandbox(e.ns, "pool-b", "warm", warmIP, "warm-x1")
 
 	cases := []struct {
 		name, ref string
@@ -328,23 +327,6 @@ func TestCopyRemoteMissing(t *testing.T) {
 	if r.code != 1 || obj["code"] != "REMOTE_FAILED" || !strings.Contains(r.stderr, "No such file") {
 		t.Fatalf("exit %d %s", r.code, r.stderr)
 	}
-}
-
-// poolPod is a warm Pod of a Pool as OpenSandbox's pool controller makes it.
-func poolPod(name, pool string) *corev1.Pod {
-	p := testcluster.SandboxPod(name, "")
-	p.Labels = map[string]string{osv1.LabelPoolName: pool, "sandbox.opensandbox.io/pool-revision": "1"}
-	return p
-}
-
-// pooledSandbox creates a pooled BatchSandbox allocated pods, recording ip.
-func pooledSandbox(e *env, ct *testcluster.Controller, name, pool, ip string, pods ...string) {
-	e.t.Helper()
-	ct.Create(testcluster.BatchSandboxGVR, e.ns, testcluster.PooledBatchSandbox(name, pool))
-	ct.SetAllocStatus(e.ns, name, pods...)
-	ct.SetEndpoints(e.ns, name, ip)
-	ct.SetBatchSandboxStatus(e.ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1,
-		"taskRunning": 0, "taskSucceed": 0, "taskFailed": 0, "taskPending": 0, "taskUnknown": 0})
 }
 
 // One upload over every sandbox a selector picks: each checked on its own,

@@ -9,14 +9,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/rand/v2"
-	"net"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,7 +21,6 @@ import (
 	"github.com/sandscope/sandscope/cli"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
-	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
 )
 
@@ -34,16 +29,10 @@ func TestMain(m *testing.M) {
 	testcluster.Main(m)
 }
 
-// Pod IPs on loopback, one octet per test process (as actions/execute).
-var (
-	ipSeq   atomic.Int64
-	ipOctet = 100 + rand.IntN(140)
-)
+// ips are the package's Pod IPs on loopback (as actions/execute's).
+var ips = testcluster.NewLoopbackIPs()
 
-func nextIP() string {
-	n := ipSeq.Add(1)
-	return fmt.Sprintf("127.%d.%d.%d", ipOctet, n/250, n%250+2)
-}
+func nextIP() string { return ips.Next() }
 
 // file is one entry of a simulated container's file system.
 type file struct {
@@ -226,32 +215,21 @@ func (c *container) tarRuns() int {
 // env is one test's namespace, a test kubelet whose containers have file
 // systems, and the execd daemons of its Pods.
 type env struct {
-	t       testing.TB
-	c       *testcluster.Cluster
-	kl      *testcluster.Kubelet
-	ns      string
-	node    string
-	kubelet *kubelettest.Server
-	pods    *execdtest.Pods
-	fs      *containers
+	t    testing.TB
+	c    *testcluster.Cluster
+	kl   *testcluster.Kubelet
+	ns   string
+	n    *testcluster.Node
+	pods *execdtest.Pods // n's execd daemons
+	fs   *containers
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	c := testcluster.Get(t)
-	e := &env{t: t, c: c, kl: c.Kubelet(t), ns: c.Namespace(t), pods: execdtest.NewPods(), fs: &containers{byID: map[string]*container{}}}
-	e.node = "cp-" + e.ns
-	var err error
-	e.kubelet, err = kubelettest.Start(kubelettest.Config{Addr: "127.0.0.1:0", LookupPod: kubelettest.APIPodLookup(c.Kube),
-		Exec: e.fs.exec, PortForward: e.pods.Forward})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.kubelet.Close() })
-	t.Cleanup(e.pods.Close)
-	if _, err := e.kubelet.RegisterNode(testcluster.Context(t), c.Kube, e.node); err != nil {
-		t.Fatal(err)
-	}
+	e := &env{t: t, c: c, ns: c.Namespace(t), fs: &containers{byID: map[string]*container{}}}
+	e.n = c.StartNode(t, "cp-"+e.ns, testcluster.NodeOptions{Exec: e.fs.exec})
+	e.kl, e.pods = e.n.Kubelet, e.n.Daemons
 	return e
 }
 
@@ -259,15 +237,8 @@ func newEnv(t testing.TB) *env {
 // starts its execd.
 func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
 	e.t.Helper()
-	e.kl.CreatePod(e.ns, pod)
-	e.kl.Schedule(e.ns, pod.Name, e.node)
-	p := e.kl.SetRunning(e.ns, pod.Name, ip)
-	d, err := execdtest.Start(execdtest.Config{Addr: net.JoinHostPort(ip, strconv.Itoa(execd.DefaultPort)),
-		Identity: fmt.Sprintf("pod=%s/%s uid=%s", p.Namespace, p.Name, p.UID)})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.pods.Add(string(p.UID), d)
+	p := e.n.Run(e.ns, pod, ip)
+	e.n.StartExecd(p, "")
 	return p
 }
 
@@ -278,22 +249,13 @@ func (e *env) running(name string) *corev1.Pod {
 // kill ends the sandbox's main container and its execd.
 func (e *env) kill(p *corev1.Pod) {
 	e.t.Helper()
-	e.kl.Terminate(e.ns, p.Name, "sandbox", 137, "Error")
-	e.kl.SetPhase(e.ns, p.Name, corev1.PodFailed, "", "")
-	if d := e.pods.Get(string(p.UID)); d != nil {
-		d.Close()
-	}
+	e.n.Kill(p)
 }
 
 // requests counts what reached a Pod: exec and port-forward requests at
 // the kubelet, and requests at its execd.
 func (e *env) requests(p *corev1.Pod) int64 {
-	var n int64
-	for _, r := range e.kubelet.Requests() {
-		if strings.HasPrefix(r.Path, "/exec/"+e.ns+"/"+p.Name+"/") || strings.HasPrefix(r.Path, "/portForward/"+e.ns+"/"+p.Name) {
-			n++
-		}
-	}
+	n := int64(e.n.Requests(e.ns, p.Name))
 	if d := e.pods.Get(string(p.UID)); d != nil {
 		n += d.Requests()
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sandscope/sandscope/actions/inspect"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
 	"github.com/sandscope/sandscope/internal/testcluster"
 )
@@ -45,13 +46,7 @@ func TestExplainRestartOnTheAPIServer(t *testing.T) {
 	block := time.Now().Add(-2 * time.Hour).Truncate(time.Second)
 	// The formula says +60 s; the API server keeps whole seconds.
 	finished := block.Add(61 * time.Second)
-	k.UpdatePodStatus(ns, "eval-0", func(p *corev1.Pod) {
-		cs := &p.Status.ContainerStatuses[0]
-		cs.RestartCount = 3
-		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: 137, Reason: "Error", StartedAt: metav1.NewTime(block.Add(-time.Hour)), FinishedAt: metav1.NewTime(finished)}}
-		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(finished.Add(time.Second))}}
-	})
+	k.Restarted(ns, "eval-0", osv1.ContainerSandbox, 3, 137, "Error", block.Add(-time.Hour), finished)
 	base := []string{"--kubeconfig", c.Kubeconfig, "-n", ns, "explain", "restart"}
 	bs := block.UTC().Format(time.RFC3339)
 
@@ -144,13 +139,7 @@ func TestExplainRestartForgedLivenessEvent(t *testing.T) {
 	k.SetRunning(ns, "plain-0", "10.7.0.2")
 	block := time.Now().Add(-2 * time.Hour).Truncate(time.Second)
 	finished := block.Add(61 * time.Second)
-	k.UpdatePodStatus(ns, "plain-0", func(p *corev1.Pod) {
-		cs := &p.Status.ContainerStatuses[0]
-		cs.RestartCount = 1
-		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: 137, Reason: "Error", StartedAt: metav1.NewTime(block.Add(-time.Hour)), FinishedAt: metav1.NewTime(finished)}}
-		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(finished.Add(time.Second))}}
-	})
+	k.Restarted(ns, "plain-0", osv1.ContainerSandbox, 1, 137, "Error", block.Add(-time.Hour), finished)
 	p := k.GetPod(ns, "plain-0")
 
 	cfg := c.ConfigAs(t, ns, "tenant-"+ns, "tenant-events",

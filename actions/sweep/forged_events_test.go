@@ -61,14 +61,7 @@ func (f *fleet) forge(tenant kubernetes.Interface, pod *corev1.Pod, involved *co
 // (exit 137, reason Error) at end and started again.
 func (f *fleet) sigkilled(pod string, end time.Time) *corev1.Pod {
 	f.t.Helper()
-	f.k.UpdatePodStatus(f.ns, pod, func(p *corev1.Pod) {
-		cs := &p.Status.ContainerStatuses[0]
-		cs.RestartCount = 1
-		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: 137, Reason: "Error", StartedAt: metav1.NewTime(end.Add(-10 * time.Minute)), FinishedAt: metav1.NewTime(end)}}
-		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(end.Add(time.Second))}}
-	})
-	return f.k.GetPod(f.ns, pod)
+	return f.k.Restarted(f.ns, pod, osv1.ContainerSandbox, 1, 137, "Error", end.Add(-10*time.Minute), end)
 }
 
 // TestForgedEventsDecideNoVerdict: a tenant allowed to create Events in its

@@ -24,7 +24,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sandscope/sandscope/actions/sweep"
@@ -243,13 +242,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	})
 	f.running("twin-c", "10.1.0.32", "Succeed")
 	end := time.Now().Add(-time.Minute).Truncate(time.Second)
-	f.k.UpdatePodStatus(f.ns, "liveness-0", func(p *corev1.Pod) {
-		cs := &p.Status.ContainerStatuses[0]
-		cs.RestartCount = 1
-		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: 137, Reason: "Error", StartedAt: metav1.NewTime(end.Add(-10 * time.Minute)), FinishedAt: metav1.NewTime(end)}}
-		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(end.Add(time.Second))}}
-	})
+	f.k.Restarted(f.ns, "liveness-0", osv1.ContainerSandbox, 1, 137, "Error", end.Add(-10*time.Minute), end)
 	live = f.k.GetPod(f.ns, "liveness-0")
 	field := "spec.containers{" + osv1.ContainerSandbox + "}"
 	f.k.EventFor(live, field, corev1.EventTypeWarning, "Unhealthy", "Liveness probe failed: command timed out", end.Add(-50*time.Second), end.Add(-30*time.Second), 3)

@@ -6,14 +6,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
@@ -48,14 +43,22 @@ func TestScaleSweepOneNamespaceIPTakenElsewhere(t *testing.T) {
 	ns, other := c.Namespace(t), c.Namespace(t)
 	ctx := context.Background()
 	start := time.Now()
-	parallel(t, scaleSandboxes, func(i int) error { return scaleSandbox(ctx, c, ns, i, i < scaleDead) })
+	if err := testcluster.Parallel(ctx, scaleSandboxes, 16, func(i int) error {
+		return c.CreateFleetSandbox(ctx, ns, testcluster.FleetSandbox{Name: fmt.Sprintf("sbx-%05d", i), IP: scaleIP(i), Dead: i < scaleDead})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	taken := 0
-	parallel(t, scaleDead, func(i int) error {
+	// A Running Pod of namespace other at every scaleTakenEach-th dead sandbox's IP.
+	if err := testcluster.Parallel(ctx, scaleDead, 16, func(i int) error {
 		if i%scaleTakenEach != 0 {
 			return nil
 		}
-		return scaleThief(ctx, c, other, i)
-	})
+		_, err := c.CreateRunningPod(ctx, other, testcluster.SandboxPod(fmt.Sprintf("thief-%05d", i), ""), scaleIP(i), false)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < scaleDead; i += scaleTakenEach {
 		taken++
 	}
@@ -91,81 +94,4 @@ func TestScaleSweepOneNamespaceIPTakenElsewhere(t *testing.T) {
 	}
 }
 
-// parallel runs do(0..n-1) on 16 workers and fails t on the first error.
-func parallel(t *testing.T, n int, do func(i int) error) {
-	t.Helper()
-	work := make(chan int)
-	var once sync.Once
-	var first error
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for i := range work {
-				if err := do(i); err != nil {
-					once.Do(func() { first = err })
-				}
-			}
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	if first != nil {
-		t.Fatal(first)
-	}
-}
-
 func scaleIP(i int) string { return fmt.Sprintf("10.%d.%d.%d", 200+(i>>16&31), i>>8&255, i&255) }
-
-// scaleSandbox creates BatchSandbox sbx-i and its Pod at scaleIP(i),
-// Running, or exited and Failed when dead, as the engine and the kubelet
-// leave them.
-func scaleSandbox(ctx context.Context, c *testcluster.Cluster, ns string, i int, dead bool) error {
-	name := fmt.Sprintf("sbx-%05d", i)
-	ip := scaleIP(i)
-	pod := testcluster.SandboxPod(name+"-0", "")
-	bs := testcluster.BatchSandbox(name, pod)
-	bs.SetAnnotations(map[string]string{osv1.AnnotationEndpoints: `["` + ip + `"]`})
-	created, err := c.Dynamic.Resource(testcluster.BatchSandboxGVR).Namespace(ns).Create(ctx, bs, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("creating batchsandbox %s: %w", name, err)
-	}
-	pod = testcluster.OwnedByBatchSandbox(pod, created, 0)
-	pod.Spec.NodeName = testcluster.DefaultNode
-	p, err := c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
-	}
-	now := metav1.Now()
-	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, HostIP: "127.0.0.1", StartTime: &now,
-		ContainerStatuses: []corev1.ContainerStatus{{Name: osv1.ContainerSandbox, Image: pod.Spec.Containers[0].Image, Ready: true,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
-	if dead {
-		p.Status.Phase = corev1.PodFailed
-		p.Status.ContainerStatuses[0].Ready = false
-		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error", StartedAt: now, FinishedAt: now}}
-	}
-	if _, err := c.Kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("setting pod %s status: %w", pod.Name, err)
-	}
-	return nil
-}
-
-// scaleThief is a Running Pod of namespace other at dead sandbox i's IP.
-func scaleThief(ctx context.Context, c *testcluster.Cluster, other string, i int) error {
-	pod := testcluster.SandboxPod(fmt.Sprintf("thief-%05d", i), "")
-	pod.Spec.NodeName = testcluster.DefaultNode
-	p, err := c.Kube.CoreV1().Pods(other).Create(ctx, pod, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
-	}
-	now := metav1.Now()
-	ip := scaleIP(i)
-	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, HostIP: "127.0.0.1", StartTime: &now}
-	if _, err := c.Kube.CoreV1().Pods(other).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("setting pod %s running: %w", pod.Name, err)
-	}
-	return nil
-}

@@ -11,12 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
-	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/sandscope/sandscope/api/agentsandbox"
 	"github.com/sandscope/sandscope/internal/testcluster"
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -55,37 +52,10 @@ func boolWord(b bool) string {
 // still terminates. The fleet model reading the same watches makes the
 // right rows of it.
 func TestAgentControllerSequencesOnARealAPIServer(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
-	ctx := testcluster.Context(t)
-	aw, err := c.Dynamic.Resource(testcluster.AgentSandboxGVR).Namespace(ns).Watch(ctx, metav1.ListOptions{})
-	sbs := record(t, aw, err)
-	pw, err := c.Kube.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
-	pods := record(t, pw, err)
-
-	clients, err := kube.NewClients(c.Config, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := kube.NewWatcher(clients, kube.WatcherOptions{Namespace: ns})
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go w.Run(wctx) //nolint:errcheck // WaitForSync fails the test if it never syncs
-	if err := w.WaitForSync(wctx); err != nil {
-		t.Fatal(err)
-	}
-
-	start := time.Now()
-	s, err := New(c.Kube, c.Dynamic, Config{Seed: 5, Namespaces: []string{ns}, ChurnPerHour: -1, PoolBuffer: -1, WarmPools: true,
-		NodePrefix: ns + "-node-", Clock: testingclock.NewFakeClock(start)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	r := startReplay(t, testcluster.AgentSandboxGVR, Config{Seed: 5, ChurnPerHour: -1, PoolBuffer: -1, WarmPools: true})
+	c, ns, ctx, s, w, sbs, pods := r.c, r.ns, r.ctx, r.s, r.w, r.objects, r.pods
 	s.mu.Lock()
-	err = s.createSandbox(ctx, createOpts{engine: EngineAgent, scenario: ExpiringSoon, node: -1})
+	err := s.createSandbox(ctx, createOpts{engine: EngineAgent, scenario: ExpiringSoon, node: -1})
 	var expiring *sandbox
 	for _, sb := range s.sandboxes {
 		if sb.expire != nil {
@@ -107,25 +77,12 @@ func TestAgentControllerSequencesOnARealAPIServer(t *testing.T) {
 		}
 		return bound == 3 && expiring.expired && firstPod(expiring) == nil
 	}
-	for at := start; !done(); at = at.Add(time.Second) {
-		if at.After(start.Add(4 * time.Minute)) {
-			t.Fatal("no three claims bound and no expired Pod gone within 4 simulated minutes")
-		}
-		if err := s.RunUntil(ctx, at); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if errs := s.Errors(); len(errs) > 0 {
-		t.Fatalf("the API server refused simulated writes: %v", errs)
-	}
+	r.runUntil(t, time.Second, 4*time.Minute, done, "no three claims bound and no expired Pod gone within 4 simulated minutes")
 	s.mu.Lock()
 	lastRV, exp := expiring.obj.GetResourceVersion(), expiring.name
 	s.mu.Unlock()
 	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		got := slices.ContainsFunc(sbs.snapshot(), func(ev watch.Event) bool {
-			u, ok := ev.Object.(*unstructured.Unstructured)
-			return ok && u.GetResourceVersion() == lastRV
-		})
+		got := sbs.holds(lastRV)
 		snap := w.Fleet().Snapshot()
 		row := snap.Sandbox(model.SandboxKey(model.EngineAgent, ns, exp))
 		return got && row != nil && row.State == model.StateExpired && len(snap.ClaimRows()) == 3, nil

@@ -3,7 +3,6 @@ package sim_test
 import (
 	"context"
 	"fmt"
-	"sort"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet/fleettest"
 )
 
 // The engines' real CRDs: their schemas require every BatchSandbox status
@@ -51,32 +51,17 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 		model.CodeStuckTerminating, model.CodeEntrypointNotRun, model.CodeImageConfigUnreadable, model.CodeNotExecReady,
 		model.CodeStateMismatch, model.CodeFailedSticky, model.CodeBadAnnotation, model.CodeRestarted,
 	}
-	seen := map[string]string{}
+	seen := fleettest.Sightings{}
 	// On a timeout the check below names what was never seen.
 	_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 150*time.Second, true, func(context.Context) (bool, error) {
 		if errs := s.Errors(); len(errs) > 0 {
 			t.Fatalf("the API server refused simulated operations: %v", errs)
 		}
-		for _, sb := range w.Fleet().Snapshot().Sandboxes() {
-			for _, sl := range sb.Slots {
-				if _, ok := seen[string(sl.Identity)]; !ok {
-					seen[string(sl.Identity)] = sb.Key
-				}
-			}
-			for _, n := range sb.Notices {
-				if _, ok := seen[n.Code]; !ok {
-					seen[n.Code] = sb.Key + ": " + n.Message
-				}
-			}
-		}
-		return len(missingOf(want, seen)) == 0, nil
+		seen.Note(w.Fleet().Snapshot())
+		return len(seen.Missing(want)) == 0, nil
 	})
-	for _, code := range want {
-		if v, ok := seen[code]; ok {
-			t.Logf("%-24s %s", code, v)
-		}
-	}
-	if m := missingOf(want, seen); len(m) > 0 {
+	seen.Log(t, want)
+	if m := seen.Missing(want); len(m) > 0 {
 		t.Fatalf("the watcher never saw %v (%d simulated operations)", m, s.Ops())
 	}
 }
@@ -103,17 +88,6 @@ func runSim(t *testing.T, cfg sim.Config) (*sim.Sim, *kube.Clients, string) {
 		t.Fatal(err)
 	}
 	return s, clients, ns
-}
-
-func missingOf(want []string, seen map[string]string) []string {
-	var out []string
-	for _, w := range want {
-		if _, ok := seen[w]; !ok {
-			out = append(out, w)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // TestAdoptionOnARealAPIServer: a BatchSandbox written the way sandscope's

@@ -6,53 +6,19 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
-	testingclock "k8s.io/utils/clock/testing"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-	"github.com/sandscope/sandscope/internal/testcluster"
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
-
-// recorder keeps every event of a watch, in order.
-type recorder struct {
-	mu     sync.Mutex
-	events []watch.Event
-}
-
-func record(t *testing.T, w watch.Interface, err error) *recorder {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &recorder{}
-	t.Cleanup(w.Stop)
-	go func() {
-		for ev := range w.ResultChan() {
-			r.mu.Lock()
-			r.events = append(r.events, ev)
-			r.mu.Unlock()
-		}
-	}()
-	return r
-}
-
-func (r *recorder) snapshot() []watch.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
 
 // bsbxStates is what a reader of BatchSandbox name saw, write by write:
 // its endpoints annotation ("<absent>" when none), replicas, phase and
@@ -93,35 +59,8 @@ func bsbxStates(evs []watch.Event, name string) []string {
 // facts file on it), then that the fleet model reading the same watches
 // makes the right rows of them.
 func TestControllerSequencesOnARealAPIServer(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
-	ctx := testcluster.Context(t)
-	bw, err := c.Dynamic.Resource(BatchSandboxGVR).Namespace(ns).Watch(ctx, metav1.ListOptions{})
-	bsbxs := record(t, bw, err)
-	pw, err := c.Kube.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
-	pods := record(t, pw, err)
-
-	clients, err := kube.NewClients(c.Config, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := kube.NewWatcher(clients, kube.WatcherOptions{Namespace: ns})
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go w.Run(wctx) //nolint:errcheck // WaitForSync fails the test if it never syncs
-	if err := w.WaitForSync(wctx); err != nil {
-		t.Fatal(err)
-	}
-
-	start := time.Now()
-	s, err := New(c.Kube, c.Dynamic, Config{Seed: 31, Namespaces: []string{ns}, ChurnPerHour: -1, PoolBuffer: -1,
-		NodePrefix: ns + "-node-", Clock: testingclock.NewFakeClock(start)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	r := startReplay(t, BatchSandboxGVR, Config{Seed: 31, ChurnPerHour: -1, PoolBuffer: -1})
+	c, ns, ctx, s, w, bsbxs, pods := r.c, r.ns, r.ctx, r.s, r.w, r.objects, r.pods
 	byScenario := map[Scenario]string{}
 	for _, sc := range []Scenario{Recreated, StuckTerminating, FinalizerStuck, FailedSticky, OOMKill} {
 		s.mu.Lock()
@@ -148,17 +87,7 @@ func TestControllerSequencesOnARealAPIServer(t *testing.T) {
 		p := recSb.pods[0].obj
 		return p != nil && p.UID != firstUID && p.Status.Phase == corev1.PodRunning && stuckSb.deleting
 	}
-	for at := start; !done(); at = at.Add(200 * time.Millisecond) {
-		if at.After(start.Add(time.Minute)) {
-			t.Fatal("no re-creation and stuck deletion within a simulated minute")
-		}
-		if err := s.RunUntil(ctx, at); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if errs := s.Errors(); len(errs) > 0 {
-		t.Fatalf("the API server refused simulated writes: %v", errs)
-	}
+	r.runUntil(t, 200*time.Millisecond, time.Minute, done, "no re-creation and stuck deletion within a simulated minute")
 	// The watches deliver those writes moments later: wait until the
 	// recorders hold the simulator's last writes of the re-created sandbox
 	// and the fleet model shows the outcome the checks below expect (on a
@@ -166,19 +95,13 @@ func TestControllerSequencesOnARealAPIServer(t *testing.T) {
 	s.mu.Lock()
 	lastPodRV, lastBsbxRV := recSb.pods[0].obj.ResourceVersion, recSb.obj.GetResourceVersion()
 	s.mu.Unlock()
-	recorded := func(r *recorder, resourceVersion string) bool {
-		return slices.ContainsFunc(r.snapshot(), func(ev watch.Event) bool {
-			m, err := meta.Accessor(ev.Object)
-			return err == nil && m.GetResourceVersion() == resourceVersion
-		})
-	}
 	rowIs := func(snap *fleet.Snapshot, sc Scenario, ok func(*model.Sandbox) bool) bool {
 		sb := snap.Sandbox("bsbx/" + ns + "/" + byScenario[sc])
 		return sb != nil && ok(sb)
 	}
 	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		snap := w.Fleet().Snapshot()
-		return recorded(pods, lastPodRV) && recorded(bsbxs, lastBsbxRV) &&
+		return pods.holds(lastPodRV) && bsbxs.holds(lastBsbxRV) &&
 			rowIs(snap, Recreated, func(sb *model.Sandbox) bool { return sb.Identity() == model.IdentityUIDChanged }) &&
 			rowIs(snap, StuckTerminating, func(sb *model.Sandbox) bool { return sb.EnginePhase == model.PhaseDeleted }) &&
 			rowIs(snap, FailedSticky, func(sb *model.Sandbox) bool { return sb.EnginePhase == model.PhaseFailed }), nil

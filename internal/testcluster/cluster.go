@@ -1,5 +1,23 @@
-// Package testcluster runs sandscope's integration tests against a real
-// kube-apiserver backed by a real etcd, one cluster per test package.
+// Package testcluster is the harness of sandscope's integration tests: a
+// real kube-apiserver backed by a real etcd, one cluster per test package,
+// and the players of what runs on a cluster but not here (the scheduler and
+// kubelet, the engines' controllers). README.md says which harness or fake
+// to use when.
+//
+// What it holds:
+//
+//   - the cluster (Main, MainWith, Get, Start, Namespace, Kubeconfig,
+//     ConfigAs) and its faults (StopAPIServer, FreezeAPIServer, CutEtcd);
+//   - Kubelet: the scheduler's and kubelet's writes (binding, Pod status,
+//     Events, node conditions), and Controller: the engines' controllers'
+//     (their objects, status, annotations), each step through the API;
+//   - Node (StartNode): a Node served by a test kubelet (kubelettest) for
+//     exec, attach and port-forward, with fake execd daemons behind it;
+//   - object builders (SandboxPod, BatchSandbox, Pool, AgentSandbox, ...),
+//     RunningSandbox for one healthy sandbox, and CreateFleetSandbox with
+//     Parallel for thousands;
+//   - the CRDs it installs (sandscope's minimal ones, the engines' upstream
+//     manifests, or none).
 //
 // Use it from TestMain:
 //
@@ -73,8 +91,9 @@
 //
 // Neither gives a kubelet. Kubelet writes what a scheduler and kubelet
 // write (binding, Pod status, Events, node conditions) through the API, and
-// internal/testcluster/kubelettest serves the kubelet's streaming endpoints, so pods/exec
-// and port-forward go through the real API server to a loopback TLS server.
+// a Node's test kubelet (kubelettest) serves the kubelet's streaming
+// endpoints, so pods/exec and port-forward go through the real API server
+// to a loopback TLS server.
 package testcluster
 
 import (

@@ -191,3 +191,14 @@ func (ct *Controller) LabelPod(ns, name string, labels map[string]string) *corev
 	}
 	return out
 }
+
+// PooledSandbox creates pooled BatchSandbox name on pool and plays the pool
+// controller allocating pods to it: alloc-status, endpoints [ip], phase
+// Succeed with one replica ready.
+func (ct *Controller) PooledSandbox(ns, name, pool, ip string, pods ...string) *unstructured.Unstructured {
+	ct.t.Helper()
+	ct.Create(BatchSandboxGVR, ns, PooledBatchSandbox(name, pool))
+	ct.SetAllocStatus(ns, name, pods...)
+	ct.SetEndpoints(ns, name, ip)
+	return ct.SetBatchSandboxStatus(ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
+}

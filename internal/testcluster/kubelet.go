@@ -190,6 +190,20 @@ func (k *Kubelet) Restart(ns, pod, container string, exitCode int32, reason stri
 	})
 }
 
+// Restarted records a container's past as the kubelet leaves it after
+// count restarts: its last run started at started and ended at finished
+// with exitCode and reason, and it runs again since a second later. Use it
+// for a restart in the past; Restart is one happening now.
+func (k *Kubelet) Restarted(ns, pod, container string, count int32, exitCode int32, reason string, started, finished time.Time) *corev1.Pod {
+	k.t.Helper()
+	return k.updateContainerStatus(ns, pod, container, func(_ *corev1.Pod, s *corev1.ContainerStatus, _ bool) {
+		s.RestartCount = count
+		s.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: exitCode, Reason: reason, StartedAt: metav1.NewTime(started), FinishedAt: metav1.NewTime(finished)}}
+		s.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(finished.Add(time.Second))}}
+	})
+}
+
 // SetPhase sets the Pod phase with reason and message, as the kubelet does
 // when a Pod ends (Failed, Succeeded). A terminal phase cannot be left again.
 func (k *Kubelet) SetPhase(ns, pod string, phase corev1.PodPhase, reason, message string) *corev1.Pod {

@@ -178,3 +178,15 @@ func toAnyMap(m map[string]string) map[string]any {
 	}
 	return out
 }
+
+// PoolPod builds a warm Pod of Pool pool as OpenSandbox's pool controller
+// makes it: a sandbox Pod owned by the Pool, with the pool's labels and no
+// opensandbox.io/id label (a BatchSandbox it is allocated to has that).
+func PoolPod(name, pool string) *corev1.Pod {
+	p := SandboxPod(name, "")
+	p.Labels = map[string]string{osv1.LabelPoolName: pool, "sandbox.opensandbox.io/pool-revision": "1"}
+	yes := true
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: PoolGVR.GroupVersion().String(), Kind: "Pool",
+		Name: pool, UID: types.UID("pool-uid-" + pool), Controller: &yes}}
+	return p
+}

@@ -32,19 +32,9 @@ const execRounds = 20
 //     model, and the whole run;
 //   - `kubectl exec` of the same Pod, for scale.
 func execLatency(ctx context.Context, b *testing.B, c *testcluster.Cluster, ns string, w *kube.Watcher, clients *kube.Clients, res *results) {
-	kl, err := kubelettest.Start(kubelettest.Config{Addr: "127.0.0.1:0", LookupPod: kubelettest.APIPodLookup(c.Kube), Exec: kubelettest.ShellExec})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer kl.Close()
-	const node, name = "bench-exec-node", "bench-exec"
-	if _, err := kl.RegisterNode(ctx, c.Kube, node); err != nil {
-		b.Fatal(err)
-	}
-	k := c.Kubelet(b)
-	k.CreatePod(ns, testcluster.SandboxPod(name, ""))
-	k.Schedule(ns, name, node)
-	k.SetRunning(ns, name, "10.254.254.7")
+	const name = "bench-exec"
+	n := c.StartNode(b, "bench-exec-node", testcluster.NodeOptions{PortForward: kubelettest.EchoPortForward})
+	n.Run(ns, testcluster.SandboxPod(name, ""), "10.254.254.7")
 
 	var sb *model.Sandbox
 	if err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {

@@ -1,9 +1,9 @@
 // Package kubelettest plays the kubelet's streaming endpoints for integration
 // tests that run against a real kube-apiserver but no real kubelet.
 //
-// Copied from the measured recipe in shared/test-kubelet (module
-// example.local/testkubelet, see its RECIPE.md); only ShellExec (shell.go) is
-// sandscope's addition.
+// The server is a measured recipe (a test kubelet for a real API server);
+// what sandscope adds is the toy shell its commands run in (FakeExec,
+// FakeShell), so that the command wrappers of exec and cp meet a shell.
 //
 // The API server forwards pods/exec, pods/attach and pods/portforward to the
 // Pod's node: it reads the Node object (status.addresses picked by
@@ -13,10 +13,10 @@
 // protocols (SPDY v1-v4 and the pre-v5 WebSocket channel protocols) are handled
 // by k8s.io/cri-streaming/pkg/streaming/{remotecommand,portforward}, the same
 // code that container runtimes use behind the real kubelet. No host command is
-// ever run: exec calls an ExecFunc (FakeExec by default) and port-forward calls
-// a PortForwardFunc (an echo server by default). pods/log reaches
-// /containerLogs/<namespace>/<pod>/<container>, answered from a LogFunc
-// (logs.go, sandscope's addition too).
+// ever run: exec calls an ExecFunc (the toy shell FakeExec by default) and
+// port-forward calls a PortForwardFunc (an echo server by default). pods/log
+// reaches /containerLogs/<namespace>/<pod>/<container>, answered from a
+// LogFunc (logs.go, sandscope's addition too).
 package kubelettest
 
 import (

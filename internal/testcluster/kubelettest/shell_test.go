@@ -28,3 +28,37 @@ func TestFakeShell(t *testing.T) {
 		}
 	}
 }
+
+// FakeExec is one shell whether a command comes bare or wrapped in sh -c:
+// the same words end with the same status and output.
+func TestFakeExecOneShellBareOrWrapped(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		argv []string
+		out  string
+		rc   int
+	}{
+		{[]string{"false"}, "", 1},
+		{[]string{"sh", "-c", "false"}, "", 1},
+		{[]string{"exit", "3"}, "", 3},
+		{[]string{"bash", "-c", "echo a; exit 3"}, "a\n", 3},
+		{[]string{"echo", "a", "b"}, "a b\n", 0},
+		{[]string{"/bin/sh", "-c", "echo 'a b'"}, "a b\n", 0},
+	}
+	for _, tc := range tests {
+		var out bytes.Buffer
+		req := ExecRequest{Namespace: "ns", Pod: "p", UID: "u", Container: "c", Command: tc.argv, Stdout: &out}
+		err := FakeExec(context.Background(), req)
+		rc := 0
+		if err != nil {
+			ce, ok := err.(interface{ ExitStatus() int })
+			if !ok {
+				t.Fatalf("%q: %v is no exit status", tc.argv, err)
+			}
+			rc = ce.ExitStatus()
+		}
+		if want := IdentityLine(req) + "\n" + tc.out; rc != tc.rc || out.String() != want {
+			t.Errorf("%q: rc %d out %q, want %d %q", tc.argv, rc, out.String(), tc.rc, want)
+		}
+	}
+}
