@@ -68,7 +68,7 @@ func (s *clientsSource) Snapshot(ctx context.Context, opts Options) (*fleet.Snap
 
 	check := time.NewTicker(100 * time.Millisecond)
 	defer check.Stop()
-	progress := newProgressReporter(opts.Progress, s.Clients.Context, time.Now())
+	progress := NewProgressReporter(opts.Progress, "sandscope: ", s.Clients.Context, time.Now())
 	var received int64 // so far, over every list: more extends the deadline
 	// slow is the error of a deadline that passed while the lists were
 	// arriving (or after they stopped halfway): the server answered.
@@ -103,7 +103,7 @@ wait:
 				received = got
 				opts.deadline.extend()
 			}
-			progress.report(time.Now(), p)
+			progress.Report(time.Now(), p)
 		}
 	}
 	// The lists are in: what follows gets the whole --timeout.

@@ -131,34 +131,37 @@ func slowContext(name, server string, e *SlowError) contextSweep {
 	}
 }
 
-// progressReporter writes a context's sync progress to w (stderr, serve's
-// log) once syncing has taken progressAfter, then every progressEvery.
-type progressReporter struct {
+// ProgressReporter writes a context's sync progress to a terminal or a log
+// once syncing has taken 2 s, then every 5 s: sweep and get on stderr,
+// serve in its log.
+type ProgressReporter struct {
 	w       io.Writer
+	prefix  string
 	context string
-	start   time.Time
 	next    time.Time
 }
 
-func newProgressReporter(w io.Writer, context string, now time.Time) *progressReporter {
-	return &progressReporter{w: w, context: context, start: now, next: now.Add(progressAfter)}
+// NewProgressReporter reports to w (nil: nowhere), each line prefixed
+// ("sandscope: "), for the context named context, from now on.
+func NewProgressReporter(w io.Writer, prefix, context string, now time.Time) *ProgressReporter {
+	return &ProgressReporter{w: w, prefix: prefix, context: context, next: now.Add(progressAfter)}
 }
 
-// report writes the line when it is due.
-func (r *progressReporter) report(now time.Time, progress []model.ListProgress) {
-	if r == nil || r.w == nil || now.Before(r.next) || len(progress) == 0 {
+// Report writes the line when it is due.
+func (r *ProgressReporter) Report(now time.Time, progress []model.ListProgress) {
+	if r == nil || r.w == nil || now.Before(r.next) || model.SyncLine(progress) == "" {
 		return
 	}
 	r.next = now.Add(progressEvery)
-	fmt.Fprintln(r.w, ProgressLine(r.context, progress))
+	fmt.Fprintln(r.w, textsafe.Line(r.prefix+ProgressLine(r.context, progress)))
 }
 
-// ProgressLine is one line of sync progress for a terminal or a log, e.g.
-// "sandscope: syncing prod: pods 12,400 of 50,000 · 4,100/s · batchsandboxes 3,000…".
+// ProgressLine is one line of sync progress, e.g.
+// "syncing prod: pods 12,400 of 50,000 · 4,100/s · batchsandboxes 3,000…".
 func ProgressLine(context string, progress []model.ListProgress) string {
 	name := context
 	if name == "" {
 		name = "the fleet"
 	}
-	return textsafe.Line("sandscope: syncing " + name + ": " + model.SyncLine(progress))
+	return textsafe.Line("syncing " + name + ": " + model.SyncLine(progress))
 }
