@@ -96,4 +96,3 @@ func podsListed(progress []model.ListProgress) bool {
 	}
 	return false
 }
-

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,6 +120,11 @@ func (t *progressTracker) countTotals(ctx context.Context, cfg *rest.Config, nam
 		return
 	case <-time.After(countAfter):
 	}
+	// A connection of its own: on a slow link, a request multiplexed on
+	// the lists' connection waits behind the bytes of the very lists it
+	// counts (TCP delivers in order, whatever HTTP/2 interleaves).
+	cfg = rest.CopyConfig(cfg)
+	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	mc, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return // no total: the progress still says how many so far
