@@ -41,7 +41,7 @@ type listProgress struct {
 	synced   func() bool
 
 	received atomic.Int64
-	total    atomic.Int64 // 0: unknown
+	total    atomic.Int64 // -1: unknown
 	started  atomic.Int64 // unix nanoseconds the current attempt began; 0: not yet
 }
 
@@ -56,7 +56,10 @@ func (p *listProgress) begin(now time.Time) {
 func (p *listProgress) streamed() { p.received.Add(1) }
 
 func (p *listProgress) state(now time.Time) model.ListProgress {
-	out := model.ListProgress{Resource: p.resource, Received: p.received.Load(), Total: p.total.Load(), Done: p.synced()}
+	out := model.ListProgress{Resource: p.resource, Received: p.received.Load(), Done: p.synced()}
+	if total := p.total.Load(); total >= 0 {
+		out.Total = &total
+	}
 	if s := p.started.Load(); s != 0 && !out.Done {
 		if d := now.Sub(time.Unix(0, s)).Seconds(); d >= 0.5 {
 			out.PerSecond = float64(out.Received) / d
@@ -74,6 +77,7 @@ type progressTracker struct {
 
 func (t *progressTracker) track(resource string) *listProgress {
 	p := &listProgress{resource: resource, synced: func() bool { return false }}
+	p.total.Store(-1)
 	t.mu.Lock()
 	t.all = append(t.all, p)
 	t.mu.Unlock()
@@ -130,7 +134,7 @@ func (t *progressTracker) countTotals(ctx context.Context, cfg *rest.Config, nam
 		return // no total: the progress still says how many so far
 	}
 	for _, p := range t.list() {
-		if p.gvr == nil || p.synced() || p.total.Load() != 0 {
+		if p.gvr == nil || p.synced() || p.total.Load() >= 0 {
 			continue
 		}
 		list, err := mc.Resource(*p.gvr).Namespace(namespace).List(ctx, metav1.ListOptions{Limit: 1})
@@ -143,7 +147,7 @@ func (t *progressTracker) countTotals(ctx context.Context, cfg *rest.Config, nam
 		} else if list.GetContinue() != "" {
 			continue // more, but the server did not say how many
 		}
-		p.total.CompareAndSwap(0, n)
+		p.total.CompareAndSwap(-1, n)
 	}
 }
 

@@ -13,9 +13,9 @@ type ListProgress struct {
 	Resource string `json:"resource"`
 	// Received counts the objects of the initial list received so far.
 	Received int64 `json:"received"`
-	// Total is how many the server says the list holds; 0 when it has not
-	// said (a streamed list announces no count).
-	Total int64 `json:"total,omitempty"`
+	// Total is how many the server says the list holds; nil when it has
+	// not said (a streamed list announces no count).
+	Total *int64 `json:"total,omitempty"`
 	// PerSecond is the rate at which objects arrived since the list began.
 	PerSecond float64 `json:"perSecond,omitempty"`
 	// Done: the whole initial list has been received.
@@ -28,16 +28,16 @@ type ListProgress struct {
 func SyncLine(progress []ListProgress) string {
 	parts := make([]string, 0, len(progress))
 	for _, p := range progress {
-		if p.Done && p.Received == 0 {
+		if p.Received == 0 && (p.Done || (p.Total != nil && *p.Total == 0)) {
 			continue // an empty list says nothing worth the room
 		}
 		var b strings.Builder
 		b.WriteString(p.Resource)
 		b.WriteByte(' ')
 		b.WriteString(Thousands(p.Received))
-		if p.Total > 0 && !p.Done {
+		if p.Total != nil && !p.Done {
 			b.WriteString(" of ")
-			b.WriteString(Thousands(max(p.Total, p.Received)))
+			b.WriteString(Thousands(max(*p.Total, p.Received)))
 		}
 		switch {
 		case p.Done:
@@ -56,6 +56,7 @@ func SyncLine(progress []ListProgress) string {
 
 // SyncTotals sums the progress of every resource: objects received, and
 // the total when the server said it for every resource not done (else 0).
+// (A fleet whose lists are all empty is synced at once.)
 func SyncTotals(progress []ListProgress) (received, total int64) {
 	known := true
 	for _, p := range progress {
@@ -63,8 +64,8 @@ func SyncTotals(progress []ListProgress) (received, total int64) {
 		switch {
 		case p.Done:
 			total += p.Received
-		case p.Total > 0:
-			total += max(p.Total, p.Received)
+		case p.Total != nil:
+			total += max(*p.Total, p.Received)
 		default:
 			known = false
 		}

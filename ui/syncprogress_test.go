@@ -15,7 +15,7 @@ import (
 // watcher's status reports them through the snapshot; then "synced".
 func TestHeaderShowsListProgressUntilSynced(t *testing.T) {
 	st := model.SourceStatus{Context: "prod", Syncing: []model.ListProgress{
-		{Resource: "pods", Received: 12400, Total: 50000, PerSecond: 4100},
+		{Resource: "pods", Received: 12400, Total: count(50000), PerSecond: 4100},
 		{Resource: "batchsandboxes", Received: 3000},
 		{Resource: "pools", Done: true},
 	}}
@@ -45,10 +45,12 @@ func TestHeaderShowsListProgressUntilSynced(t *testing.T) {
 // With several contexts in view, each one still syncing says how far.
 func TestFleetStateSaysHowFar(t *testing.T) {
 	s := fleet.NewSnapshot(1, model.SourceStatus{Syncing: []model.ListProgress{
-		{Resource: "pods", Received: 1200, Total: 5000},
-		{Resource: "batchsandboxes", Received: 300, Total: 1000},
+		{Resource: "pods", Received: 1200, Total: count(5000)},
+		{Resource: "batchsandboxes", Received: 300, Total: count(1000)},
 	}}, nil, nil, nil)
 	if got, want := fleetState(s), "syncing 1,500 of 6,000"; got != want {
 		t.Errorf("fleetState = %q, want %q", got, want)
 	}
 }
+
+func count(n int64) *int64 { return &n }
