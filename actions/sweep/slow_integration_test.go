@@ -82,6 +82,13 @@ func TestSweepSlowListIsPartialNotUnreachable(t *testing.T) {
 		t.Errorf("stderr has no progress line")
 	}
 
+	// get says the same: read partially, slow, not "no answer".
+	kc = c.SlowLink(t, 256<<10, 32<<10)
+	_, errOut, code = runCLI("get", "sb", "--kubeconfig", kc, "-n", ns, "--timeout", "3s", "--max-time", "4s", "--image-checks=off")
+	if code != 1 || !strings.Contains(errOut, "was read partially: slow: ") || strings.Contains(errOut, "no answer") {
+		t.Errorf("get: exit %d, stderr %q; want 1, read partially, slow", code, errOut)
+	}
+
 	// --fail-on error lets a partial read pass.
 	kc = c.SlowLink(t, 256<<10, 32<<10)
 	_, _, code = runCLI("sweep", "--kubeconfig", kc, "-n", ns, "-o", "json", "--timeout", "3s", "--max-time", "4s", "--fail-on", "error", "--image-checks=off")
