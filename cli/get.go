@@ -22,6 +22,7 @@ type getFlags struct {
 	noHeaders bool
 	selector  string
 	timeout   time.Duration
+	maxTime   time.Duration
 	// allowPartial exits 0 after a partial read (still warned about).
 	allowPartial bool
 }
@@ -66,7 +67,8 @@ func newGetCommand(g *Globals) *cobra.Command {
 	fl.StringVarP(&f.output, "output", "o", "", "Output format: "+strings.Join(listing.Formats, ", ")+" (default table)")
 	fl.BoolVar(&f.noHeaders, "no-headers", false, "Print the table without its header line")
 	fl.StringVarP(&f.selector, "selector", "l", "", "Label selector: list only what matches (e.g. -l team=rl,tier!=gpu)")
-	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time allowed to connect and sync the fleet (and, for findings, analyze it)")
+	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time the context may stay silent: to connect, between two signs of progress of its lists, and once synced to analyze")
+	fl.DurationVar(&f.maxTime, "max-time", sweep.DefaultMaxTime, "Time allowed in all, however the lists keep arriving")
 	fl.BoolVar(&f.allowPartial, "allow-partial", false, "Exit 0 after a partial read (what could not be seen is still warned about on stderr)")
 	_ = cmd.RegisterFlagCompletionFunc("output", completeOutput)
 	return cmd
@@ -98,6 +100,7 @@ func runGet(ctx context.Context, g *Globals, f *getFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	opts.MaxTime, opts.Progress = f.maxTime, g.Err
 	if len(targets) != 1 {
 		return usage(fmt.Errorf("get reads one context, not %d: give --context one name", len(targets)))
 	}
@@ -135,10 +138,15 @@ func runGet(ctx context.Context, g *Globals, f *getFlags, args []string) error {
 // read; sweep.Unseen), each also a "warning: partial:" line on stderr, as
 // are the other notes; a context that cannot be read is exit 1.
 func readFleet(ctx context.Context, g *Globals, t sweep.Target, opts sweep.Options, analyze bool) (*fleet.Snapshot, []model.Finding, []string, error) {
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	ctx, opts, cancel := sweep.WithDeadline(ctx, opts)
 	defer cancel()
 	cannot := func(err error) error {
-		if ctx.Err() != nil {
+		var slow *sweep.SlowError
+		if errors.As(err, &slow) {
+			// It answered, too slowly to be read whole: not "no answer".
+			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("context %s was read partially: %w", t.Name, err)}
+		}
+		if sweep.TimedOut(ctx) {
 			err = fmt.Errorf("no answer within --timeout %s: %w", opts.Timeout, err)
 		}
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("context %s: %w", t.Name, err)}

@@ -22,6 +22,7 @@ type sweepFlags struct {
 	output  string
 	failOn  string
 	timeout time.Duration
+	maxTime time.Duration
 	probe   bool
 }
 
@@ -35,6 +36,10 @@ func newSweepCommand(g *Globals) *cobra.Command {
 			"ENTRYPOINT_NOT_RUN, NOT_EXEC_READY, STATE_MISMATCH, FAILED_STICKY, TASK_FAILED, POD_RECREATED and restart\n" +
 			"forensics (RESTART_OOM, RESTART_LIVENESS, RESTART_EVICTED, RESTART_UNEXPLAINED; `explain restart` checks a\n" +
 			"liveness kill's timing). A context that does not answer is CONTEXT_UNREACHABLE.\n\n" +
+			"--timeout bounds silence, not the total: while a context's initial lists keep arriving its clock starts again,\n" +
+			"up to --max-time in all; a context whose lists are still arriving then (or stopped halfway) is CONTEXT_PARTIAL\n" +
+			"with \"slow\" and \"syncing\": {received, total} in JSON, never unreachable. Lists that take longer than 2 s\n" +
+			"say how far they came on stderr every few seconds.\n\n" +
 			"--context takes a comma-separated list of kubeconfig contexts.\n\n" +
 			"The score (0-100) is 100 minus the weighted findings per sandbox: error 10, warning 3, info 1, at most 10\n" +
 			"per sandbox; an unreachable context counts as one failed sandbox. 100 means no finding at all.\n\n" +
@@ -51,7 +56,8 @@ func newSweepCommand(g *Globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.output, "output", "o", "table", "Output format: table, json or junit")
 	fl.StringVar(&f.failOn, "fail-on", sweep.DefaultFailOn, "Exit 1 when a finding is at or above this severity (warning or error), and with ,partial when a context was read partially")
-	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time allowed for each context (connect, sync, forensics)")
+	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time each context may stay silent: to connect, between two signs of progress of its lists, and for forensics once synced")
+	fl.DurationVar(&f.maxTime, "max-time", sweep.DefaultMaxTime, "Time allowed for each context in all, however its lists keep arriving (a context still syncing then is CONTEXT_PARTIAL, not unreachable)")
 	fl.BoolVar(&f.probe, "probe", false, "Check each running sandbox's exec daemon live (GET /ping on port 44772)")
 	return cmd
 }
@@ -78,6 +84,8 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	// The probe talks to every sandbox's exec daemon: only when asked for,
 	// --readonly or not.
 	opts.Probe = f.probe
+	// Lists that take long say how far they came on stderr.
+	opts.MaxTime, opts.Progress = f.maxTime, g.Err
 
 	report := sweep.Sweep(ctx, targets, opts)
 	out := g.Out

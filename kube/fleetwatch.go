@@ -120,6 +120,10 @@ type fleetStore struct {
 	known     cache.KeyListerGetter
 	handler   cache.ResourceEventHandler
 	synced    atomic.Bool
+	// streamed (nil: none) hears each object of a streamed initial list as
+	// the reflector gathers it, before any of it reaches the handler: how
+	// far the list has come (watcher_progress.go).
+	streamed func()
 
 	// listed is closed once the initial list has been handed over.
 	listed     chan struct{}
@@ -134,7 +138,17 @@ var (
 	_ cache.TransformingStore = (*fleetStore)(nil)
 )
 
-func (s *fleetStore) Transformer() cache.TransformFunc { return s.transform }
+// Transformer is what the reflector applies to each object of a streamed
+// initial list as it gathers it in a store of its own.
+func (s *fleetStore) Transformer() cache.TransformFunc {
+	if s.streamed == nil || s.transform == nil {
+		return s.transform
+	}
+	return func(obj any) (any, error) {
+		s.streamed()
+		return s.transform(obj)
+	}
+}
 
 func (s *fleetStore) slim(obj any) (any, error) {
 	if s.transform == nil {

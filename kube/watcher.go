@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -95,6 +96,7 @@ type Watcher struct {
 	health      *apiHealth
 	changes     broadcast.Signal
 	lists       *mem.StringLists // commands and finalizers shared by the cached objects
+	progress    *progressTracker // how far each initial list has come (watcher_progress.go)
 
 	running   atomic.Bool
 	syncedNow atomic.Bool   // every informer that can sync has; published before synced closes
@@ -133,6 +135,7 @@ func NewWatcher(c *Clients, opts WatcherOptions) *Watcher {
 		lists:   mem.NewStringLists(),
 		synced:  make(chan struct{}),
 	}
+	w.progress = &progressTracker{now: w.now}
 	fleetOpts := fleet.Options{StuckAfter: opts.StuckAfter, Now: opts.Now}
 	if opts.PodSelector != "" {
 		sel, err := labels.Parse(opts.PodSelector)
@@ -254,6 +257,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if err := w.addAgentExtensions(dc, ns, sources.AgentExt); err != nil {
 		return err
 	}
+	// The resources whose count the server is asked for when their initial
+	// lists take long; the agent extensions hold few objects.
+	w.progress.count("pods", corev1.SchemeGroupVersion.WithResource("pods"))
+	w.progress.count(BatchSandboxGVR.Resource, BatchSandboxGVR)
+	w.progress.count(PoolGVR.Resource, PoolGVR)
+	if sources.Agent != nil {
+		w.progress.count(sources.Agent.Resource, *sources.Agent)
+	}
 
 	var wg sync.WaitGroup
 	goLoop := func(loop func(context.Context)) {
@@ -273,6 +284,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		w.health.proving()
 		probe := newStorageProbe(kc.CoreV1().RESTClient(), ns)
 		goLoop(func(ctx context.Context) { w.runProbe(ctx, probe.read) })
+		goLoop(func(ctx context.Context) { w.progress.countTotals(ctx, cfg, ns, w.synced) })
 	}
 	if w.opts.ImageConfig != nil {
 		sub, unsubscribe := w.Subscribe()
@@ -329,7 +341,9 @@ func (w *Watcher) addCachedWatch(resource string, lw cache.ListerWatcher, transf
 // addFleetWatch registers a watch that feeds the fleet without a cache of
 // its own (fleetwatch.go).
 func (w *Watcher) addFleetWatch(resource string, lw cache.ListerWatcher, objType runtime.Object, transform cache.TransformFunc, known cache.KeyListerGetter, handler cache.ResourceEventHandler) *fleetWatch {
-	c := newFleetWatch(resource, lw, objType, transform, known, handler, w.watchErrorHandler(resource))
+	p := w.progress.track(resource)
+	c := newFleetWatch(resource, p.listWatch(lw, w.now), objType, transform, known, handler, w.watchErrorHandler(resource))
+	c.store.streamed, p.synced = p.streamed, c.HasSynced
 	w.mu.Lock()
 	w.informers = append(w.informers, &watchedInformer{resource: resource, run: c.RunWithContext, hasSynced: c.HasSynced})
 	w.mu.Unlock()
@@ -456,6 +470,9 @@ func (w *Watcher) Status() model.SourceStatus {
 	st.NotInstalled = append(st.NotInstalled, w.notInstalled...)
 	w.mu.Unlock()
 	st.Notes = append(st.Notes, h.unavailable...)
+	if !st.Synced {
+		st.Syncing = w.progress.states()
+	}
 	return st
 }
 

@@ -34,7 +34,16 @@ const (
 // SetImageConfig. It runs in its own goroutine so informer handlers never
 // wait for a registry. The fleet returns each reference once, so nothing
 // it returns may be dropped here.
+//
+// It starts only once the fleet has synced: registry reads share the link
+// with the initial lists (a VPN, a proxy), and the lists are what the
+// operator is waiting for.
 func (w *Watcher) runImageChecks(ctx context.Context, changes <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-w.synced:
+	}
 	reader := w.opts.ImageConfig
 	var queue []string
 	queued := map[string]bool{}        // in queue or in flight

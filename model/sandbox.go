@@ -562,6 +562,9 @@ type SourceStatus struct {
 	// NotInstalled lists the engines (model.Engine*) whose CRD the server
 	// does not serve: Pods naming such a sandbox are read without it.
 	NotInstalled []Engine `json:"notInstalled,omitempty"`
-	ReadOnly     bool     `json:"readOnly"`
-	Demo         bool     `json:"demo"`
+	// Syncing says, until Synced, how far each resource's initial list has
+	// come (syncprogress.go).
+	Syncing  []ListProgress `json:"syncing,omitempty"`
+	ReadOnly bool           `json:"readOnly"`
+	Demo     bool           `json:"demo"`
 }

@@ -353,7 +353,7 @@ func (s *Server) logListening(addr net.Addr) {
 // analyzeLoop waits for the first sync, then analyzes the fleet whenever it
 // changed, at most once per AnalyzeEvery.
 func (s *Server) analyzeLoop(ctx context.Context) {
-	if err := s.watcher.WaitForSync(ctx); err != nil {
+	if err := s.waitForSync(ctx); err != nil {
 		return
 	}
 	s.ready.Store(true)

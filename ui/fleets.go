@@ -129,6 +129,11 @@ func fleetState(s *fleet.Snapshot) string {
 	case len(st.Forbidden) > 0:
 		return "forbidden"
 	case !st.Synced:
+		if received, total := model.SyncTotals(st.Syncing); total > 0 {
+			return "syncing " + model.Thousands(received) + " of " + model.Thousands(total)
+		} else if received > 0 {
+			return "syncing " + model.Thousands(received) + "…"
+		}
 		return fmt.Sprintf("syncing… %d", s.Loading)
 	}
 	return "synced"

@@ -88,6 +88,10 @@ func (a *App) headerLines(w int) []string {
 	switch {
 	case st.DisconnectedSince != nil:
 		sync = fmt.Sprintf("disconnected since %s · data as of %s", clock(*st.DisconnectedSince), clock(st.AsOf))
+	case !st.Synced && model.SyncLine(st.Syncing) != "":
+		// How far each list has come, and of how many: a slow server
+		// is not a dead one.
+		sync = "syncing: " + model.SyncLine(st.Syncing)
 	case !st.Synced:
 		sync = fmt.Sprintf("syncing… %d sandboxes so far", snap.Loading)
 	case st.AsOf.IsZero():

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -67,6 +68,18 @@ func (s *clientsSource) Snapshot(ctx context.Context, opts Options) (*fleet.Snap
 
 	check := time.NewTicker(100 * time.Millisecond)
 	defer check.Stop()
+	progress := NewProgressReporter(opts.Progress, "sandscope: ", s.Clients.Context, time.Now())
+	var received int64 // so far, over every list: more extends the deadline
+	// slow is the error of a deadline that passed while the lists were
+	// arriving (or after they stopped halfway): the server answered.
+	slow := func(err error) error {
+		p := w.SyncProgress()
+		if got, _ := model.SyncTotals(p); got > 0 && timedOut(ctx) {
+			return &SlowError{Context: s.Clients.Context, Progress: p, Silent: errors.Is(context.Cause(ctx), errSilent),
+				Idle: opts.Timeout, Limit: max(opts.MaxTime, opts.Timeout)}
+		}
+		return err
+	}
 wait:
 	for {
 		select {
@@ -74,10 +87,10 @@ wait:
 			if err == nil {
 				err = ctx.Err()
 			}
-			return nil, fmt.Errorf("watching the fleet: %w", err)
+			return nil, slow(fmt.Errorf("watching the fleet: %w", err))
 		case err := <-synced:
 			if err != nil {
-				return nil, syncError(w.Status(), err)
+				return nil, slow(syncError(w.Status(), err))
 			}
 			break wait
 		case <-check.C:
@@ -85,8 +98,18 @@ wait:
 				return nil, fmt.Errorf("the API server refuses connections (nothing listens at %s) since %s",
 					s.Clients.Server, since.UTC().Format(time.RFC3339))
 			}
+			p := w.SyncProgress()
+			if got, _ := model.SyncTotals(p); got > received {
+				received = got
+				opts.deadline.extend()
+			}
+			progress.Report(time.Now(), p)
 		}
 	}
+	// The lists are in: what follows gets the whole --timeout.
+	opts.deadline.extend()
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
 	if w.Refused("pods") {
 		// Without Pods there is no identity to check: nothing to report.
 		return nil, fmt.Errorf("access forbidden: %s", strings.Join(w.Status().Forbidden, "; "))

@@ -50,6 +50,18 @@ type contractReport struct {
 		Partial   bool     `json:"partial"`
 		Unseen    []string `json:"unseen"`
 		Error     string   `json:"error"`
+		Slow      string   `json:"slow"`
+		Syncing   *struct {
+			Received  int64 `json:"received"`
+			Total     int64 `json:"total"`
+			Resources []struct {
+				Resource  string  `json:"resource"`
+				Received  int64   `json:"received"`
+				Total     *int64  `json:"total"`
+				PerSecond float64 `json:"perSecond"`
+				Done      bool    `json:"done"`
+			} `json:"resources"`
+		} `json:"syncing"`
 	} `json:"contexts"`
 	Summary struct {
 		Sandboxes int `json:"sandboxes"`

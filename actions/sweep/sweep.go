@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -82,8 +83,16 @@ type Options struct {
 	PodSelector string
 	// StuckAfter: deleting longer than grace + this is STUCK_TERMINATING.
 	StuckAfter time.Duration
-	// Timeout bounds each context: connect, sync, forensics, probes.
+	// Timeout bounds each context's silence: connect, then the initial
+	// lists (the clock starts again whenever they make progress), then the
+	// rest (forensics, probes) from when they are in (slow.go).
 	Timeout time.Duration
+	// MaxTime bounds each context in all, however its lists keep coming.
+	// Default DefaultMaxTime; never less than Timeout.
+	MaxTime time.Duration
+	// Progress (nil: nowhere) hears how far each context's initial lists
+	// have come, once they take longer than 2 s, every few seconds.
+	Progress io.Writer
 	// ImageConfig reads image configs for ENTRYPOINT_NOT_RUN; nil = no checks.
 	ImageConfig kube.ImageConfigReader
 	// Probe enables the live execd check (GET /ping) for NOT_EXEC_READY.
@@ -98,11 +107,18 @@ type Options struct {
 	MaxForensics int
 	// Now is the clock of the report. Default time.Now.
 	Now func() time.Time
+
+	// deadline is the context's own, which a source extends while its
+	// lists make progress (set by sweepContext; nil: none).
+	deadline *deadline
 }
 
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.MaxTime <= 0 {
+		o.MaxTime = DefaultMaxTime
 	}
 	if o.MaxForensics <= 0 {
 		o.MaxForensics = DefaultMaxForensics
@@ -145,6 +161,11 @@ type ContextResult struct {
 	Partial   bool     `json:"partial"`
 	Unseen    []string `json:"unseen,omitempty"`
 	Error     string   `json:"error"`
+	// Slow says why a context that answered was read partially: its
+	// initial lists were still arriving when its deadline passed, and
+	// Syncing how far they came.
+	Slow    string   `json:"slow,omitempty"`
+	Syncing *Syncing `json:"syncing,omitempty"`
 }
 
 // Summary counts what was swept and found.
@@ -222,7 +243,7 @@ func Sweep(ctx context.Context, targets []Target, opts Options) Report {
 // (including a panic in a source) ends as a CONTEXT_UNREACHABLE finding.
 func sweepContext(parent context.Context, t Target, opts Options) (cs contextSweep) {
 	cs.result = ContextResult{Name: t.Name}
-	ctx, cancel := context.WithTimeout(parent, opts.Timeout)
+	ctx, opts, cancel := WithDeadline(parent, opts)
 	defer cancel()
 	defer func() {
 		if r := recover(); r != nil {
@@ -238,6 +259,10 @@ func sweepContext(parent context.Context, t Target, opts Options) (cs contextSwe
 	}
 	cs.result.Server = src.Server()
 	snap, err := src.Snapshot(ctx, opts)
+	var slow *SlowError
+	if errors.As(err, &slow) {
+		return slowContext(t.Name, cs.result.Server, slow)
+	}
 	if err != nil {
 		return unreachable(t.Name, cs.result.Server, timeoutWrap(ctx, opts.Timeout, err))
 	}
@@ -296,7 +321,7 @@ func serverOf(err error) string {
 
 // timeoutWrap names the sweep timeout when it is what ended the attempt.
 func timeoutWrap(ctx context.Context, d time.Duration, err error) error {
-	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if !timedOut(ctx) {
 		return err
 	}
 	var ce *kube.ConnectError
