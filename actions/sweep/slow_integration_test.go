@@ -24,7 +24,7 @@ func slowFleet(t *testing.T, c *testcluster.Cluster) string {
 	t.Helper()
 	ns := c.Namespace(t)
 	ctx := context.Background()
-	parallel(t, slowPods, func(i int) error {
+	err := testcluster.Parallel(ctx, slowPods, 16, func(i int) error {
 		pod := testcluster.SandboxPod(fmt.Sprintf("slow-%05d", i), "")
 		pod.Spec.NodeName = testcluster.DefaultNode
 		// A kilobyte of its own, which compression cannot squeeze away:
@@ -37,6 +37,9 @@ func slowFleet(t *testing.T, c *testcluster.Cluster) string {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return ns
 }
 
