@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 // ResolvePod reads, live, the Pod that name designates in namespace: the

@@ -3,7 +3,6 @@ package kube_test
 import (
 	"context"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"os"
 	"runtime"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model/fleet"
