@@ -1,8 +1,11 @@
-// Package backend is where a command's fleet lives: the clusters a kubeconfig
-// names, or the embedded simulated demo. A command asks it for what it
-// needs (a context's clients, a watched fleet, an executor, a creator,
-// image-config readers, sweep targets) and never asks which of the two it
-// is talking to; every difference between them is decided here, once.
+// Package backend is where a command's fleet lives: the clusters a
+// kubeconfig names, or the embedded simulated demo. A command asks it for
+// what it needs (a context's clients, a watched fleet, an executor, a
+// creator, image-config readers, sweep targets, the TUI's whole backend)
+// and never asks which of the two it is talking to: where a command must
+// behave differently it asks a capability question (capabilities.go:
+// can Pods be port-forwarded? do exec daemons want a token?), answered
+// here, once.
 //
 //	e := backend.New(backend.Options{Kube: flags, StuckAfter: 5 * time.Minute})
 //	conn, err := e.Context("").Connect(ctx) // the flags' context, or a demo fleet started now
@@ -11,8 +14,8 @@
 //	x := conn.Executor(backend.ExecOptions{Fleet: w.Fleet().Snapshot})
 //
 // It sits between cli (which turns flags into Options and results into
-// exit codes) and the packages that act (actions/, kube/, demo/); nothing
-// below it imports it.
+// exit codes) and the packages that act (actions/, kube/, demo/) and the
+// UI it builds the backend of (ui/); nothing below it imports it.
 package backend
 
 import (

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/demo"
 )
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/sandscope/sandscope/ui"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/ui"
 )
 
 // The image checks (ENTRYPOINT_NOT_RUN in the TUI and in sweep) read the

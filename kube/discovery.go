@@ -3,8 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	"github.com/sandscope/sandscope/api/agentsandbox"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 
+	"github.com/sandscope/sandscope/api/agentsandbox"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/model"
 )
 

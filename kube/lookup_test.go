@@ -1,15 +1,15 @@
 package kube_test
 
 import (
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"

@@ -1,7 +1,10 @@
 // Package ui is sandscope's terminal UI: a live, keyboard-driven view of the
 // sandbox fleet built on bubbletea. It reads the fleet through Source and acts
-// through Backend; it never talks to the API server itself (cli/ wires the
-// real implementations from kube/ and actions/).
+// through Backend; it never talks to the API server itself (backend/ builds
+// the real implementations from kube/ and actions/). The App keeps a stack of
+// views and routes to the one on top through small interfaces (view.go): a
+// keyOwner handles its own keys first, a chooser its Enter, a replier the
+// async replies tagged with its id, a filterable or searchable its "/".
 package ui
 
 import (

@@ -370,18 +370,8 @@ func (a *App) refresh() {
 // and still waiting for that generation; anything else is stale and dropped.
 func (a *App) route(msg asyncMsg) tea.Cmd {
 	for _, v := range a.stack {
-		if v.id() != msg.view {
-			continue
-		}
-		switch v := v.(type) {
-		case *textView:
-			if msg.gen == v.gen {
-				return v.onReply(msg.body, a.c)
-			}
-		case *detailView:
-			if msg.gen == v.gen {
-				v.onReply(msg.body, a.c)
-			}
+		if r, ok := v.(replier); ok && v.id() == msg.view {
+			return r.onAsync(msg, a.c)
 		}
 	}
 	return nil
@@ -403,34 +393,16 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		return a.quit(false)
 	}
 	if a.showHelp {
-		switch {
-		case key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, k.Quit):
-			a.showHelp, a.helpOffset = false, 0
-		case key.Matches(msg, k.Down):
-			a.helpOffset++
-		case key.Matches(msg, k.Up):
-			a.helpOffset = max(a.helpOffset-1, 0)
-		case key.Matches(msg, k.PageDown):
-			a.helpOffset += 10
-		case key.Matches(msg, k.PageUp):
-			a.helpOffset = max(a.helpOffset-10, 0)
-		case key.Matches(msg, k.Top):
-			a.helpOffset = 0
-		}
-		return nil
-	}
-	if t, ok := a.top().(*textView); ok && t.kind == kindLogs {
-		// 0-6 are the log view's windows there, as in k9s.
-	} else if r := msg.Runes; msg.Type == tea.KeyRunes && len(r) == 1 && r[0] >= '0' && r[0] <= '9' && !msg.Alt {
-		return a.favorite(int(r[0] - '0'))
+		return a.onHelpKey(msg)
 	}
 	cur := a.top()
-	if fv, ok := cur.(*forwardsView); ok && key.Matches(msg, a.gated["delete"]) {
-		// In :pf the delete key stops the forward under the cursor.
-		if addr := fv.selectedForward(); addr != "" {
-			a.dialog = newStopForwardConfirm(addr)
+	if o, ok := cur.(keyOwner); ok {
+		if cmd, mine := o.ownKey(msg, a); mine {
+			return cmd
 		}
-		return nil
+	}
+	if r := msg.Runes; msg.Type == tea.KeyRunes && len(r) == 1 && r[0] >= '0' && r[0] <= '9' && !msg.Alt {
+		return a.favorite(int(r[0] - '0'))
 	}
 	sel := a.selected()
 	picked := sel.sb != nil
@@ -454,7 +426,7 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Filter):
 		if f, ok := cur.(filterable); ok {
 			a.dialog = newFilterPrompt(f.currentFilter().String())
-		} else if t, ok := cur.(*textView); ok {
+		} else if t, ok := cur.(searchable); ok {
 			a.dialog = newSearchPrompt(t.searchText())
 		}
 	case key.Matches(msg, k.Command):
@@ -464,30 +436,14 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 			f.setFilter(query.Filter{}, a.c)
 			return nil
 		}
-		if t, ok := cur.(*textView); ok && t.searchText() != "" {
+		if t, ok := cur.(searchable); ok && t.searchText() != "" {
 			t.setSearch("")
 			return nil
 		}
 		a.pop()
 	case key.Matches(msg, k.Detail):
-		if cv, ok := cur.(*commandsView); ok {
-			if name := cv.selectedCommand(); name != "" {
-				return a.runCommand(paletteCommand{verb: name, typed: name})
-			}
-			return nil
-		}
-		if nv, ok := cur.(*namespacesView); ok {
-			if ns := nv.selectedNamespace(); ns != "" {
-				a.toRoot()
-				return a.switchNamespace(ns)
-			}
-			return nil
-		}
-		if cv, ok := cur.(*contextsView); ok {
-			// As k9s does: the fleet of the context chosen, not the list.
-			name := cv.selectedContext()
-			a.toRoot()
-			return a.switchContext(name)
+		if ch, ok := cur.(chooser); ok {
+			return ch.choose(a)
 		}
 		if _, isDetail := cur.(*detailView); !isDetail && picked {
 			d := newDetailView(a.c, sel)
@@ -495,29 +451,68 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 			a.push(d)
 			return d.start(a.c)
 		}
+	default:
+		if cmd, ok := a.onActionKey(msg, sel); ok {
+			return cmd
+		}
+		if why, refused := a.refusal(msg); refused {
+			a.setFlash(why, true)
+			return nil
+		}
+		return cur.update(msg, a.c)
+	}
+	return nil
+}
+
+// onHelpKey scrolls or closes the help screen: every key is its own there.
+func (a *App) onHelpKey(msg tea.KeyMsg) tea.Cmd {
+	k := a.c.keys
+	switch {
+	case key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, k.Quit):
+		a.showHelp, a.helpOffset = false, 0
+	case key.Matches(msg, k.Down):
+		a.helpOffset++
+	case key.Matches(msg, k.Up):
+		a.helpOffset = max(a.helpOffset-1, 0)
+	case key.Matches(msg, k.PageDown):
+		a.helpOffset += 10
+	case key.Matches(msg, k.PageUp):
+		a.helpOffset = max(a.helpOffset-10, 0)
+	case key.Matches(msg, k.Top):
+		a.helpOffset = 0
+	}
+	return nil
+}
+
+// onActionKey handles the keys that act on the sandbox under the cursor,
+// and create; ok says the key was one of them.
+func (a *App) onActionKey(msg tea.KeyMsg, sel pick) (cmd tea.Cmd, ok bool) {
+	k := a.c.keys
+	picked := sel.sb != nil
+	switch {
 	case key.Matches(msg, k.YAML) && picked:
-		return a.openText(kindYAML, "YAML "+sel.label(), sel, false)
+		return a.openText(kindYAML, "YAML "+sel.label(), sel, false), true
 	case key.Matches(msg, k.Logs) && picked:
-		return a.openText(kindLogs, "Logs "+sel.label(), sel, false)
+		return a.openText(kindLogs, "Logs "+sel.label(), sel, false), true
 	case key.Matches(msg, k.Previous) && picked:
-		return a.openText(kindLogs, "Previous logs "+sel.label(), sel, true)
+		return a.openText(kindLogs, "Previous logs "+sel.label(), sel, true), true
 	case key.Matches(msg, k.Events) && picked:
 		if a.c.backendFor(sel.ctx).Events == nil {
 			a.setFlash("events are not available here", true)
-			return nil
+			return nil, true
 		}
-		return a.openText(kindEvents, "Events "+sel.label(), sel, false)
+		return a.openText(kindEvents, "Events "+sel.label(), sel, false), true
 	case key.Matches(msg, k.Shell) && picked:
 		a.flash = ""
 		ex, err := a.c.backendFor(sel.ctx).Shell(sel.sb)
 		if err != nil {
 			a.flashErr(err)
-			return nil
+			return nil, true
 		}
 		if a.scr != nil {
 			ex = a.scr.HandOver(ex)
 		}
-		return tea.Exec(ex, func(err error) tea.Msg { return actionDone{text: "shell ended", err: err} })
+		return tea.Exec(ex, func(err error) tea.Msg { return actionDone{text: "shell ended", err: err} }), true
 	case key.Matches(msg, k.Exec) && picked:
 		a.flash = "" // a message belongs to the action that made it
 		a.dialog = newExecPrompt(sel)
@@ -531,20 +526,16 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		a.flash = ""
 		form := newCreateForm(a.c, sel.ctx)
 		a.dialog = form
-		return form.focus()
+		return form.focus(), true
 	case key.Matches(msg, k.Delete) && picked:
 		a.flash = ""
 		a.dialog = newDeleteConfirm(sel, false)
 	case key.Matches(msg, k.ForceDelete) && picked:
 		a.dialog = newDeleteConfirm(sel, true)
 	default:
-		if why, refused := a.refusal(msg); refused {
-			a.setFlash(why, true)
-			return nil
-		}
-		return cur.update(msg, a.c)
+		return nil, false
 	}
-	return nil
+	return nil, true
 }
 
 // actsOnSandbox reports whether msg is a key that acts on the sandbox

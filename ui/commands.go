@@ -39,6 +39,14 @@ func (a *App) commandsView() *commandsView {
 }
 
 // selectedCommand is the name of the command under the cursor ("" with none).
+// choose implements chooser: Enter runs the command under the cursor.
+func (v *commandsView) choose(a *App) tea.Cmd {
+	if name := v.selectedCommand(); name != "" {
+		return a.runCommand(paletteCommand{verb: name, typed: name})
+	}
+	return nil
+}
+
 func (v *commandsView) selectedCommand() string {
 	if v.cursor >= len(v.visible) || v.lost != "" {
 		return ""

@@ -73,6 +73,14 @@ func (v *detailView) start(c *shared) tea.Cmd {
 	}
 }
 
+// onAsync implements replier: replies of an older read are dropped.
+func (v *detailView) onAsync(msg asyncMsg, c *shared) tea.Cmd {
+	if msg.gen == v.gen {
+		v.onReply(msg.body, c)
+	}
+	return nil
+}
+
 func (v *detailView) onReply(body any, c *shared) {
 	if r, ok := body.(eventsReply); ok {
 		if r.err != nil {

@@ -101,7 +101,7 @@ func (a *App) onDialogMsg(msg tea.Msg) tea.Cmd {
 			f.setFilter(query.Filter{}, a.c)
 		}
 	case searchEdited:
-		if t, ok := a.top().(*textView); ok {
+		if t, ok := a.top().(searchable); ok {
 			t.setSearch(msg.text)
 		}
 	case execEntered:

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -278,6 +279,14 @@ func buildContextRows(c *shared) []listRow {
 // selectedContext is the context under the cursor.
 func (v *contextsView) selectedContext() string { return v.firstCell() }
 
+// choose implements chooser: as k9s does, Enter shows the fleet of the
+// context chosen, not the list.
+func (v *contextsView) choose(a *App) tea.Cmd {
+	name := v.selectedContext()
+	a.toRoot()
+	return a.switchContext(name)
+}
+
 func (v *contextsView) shortHelp(c *shared) []key.Binding {
 	k := c.keys
 	show := key.NewBinding(key.WithKeys(k.Detail.Keys()...), key.WithHelp(k.Detail.Help().Key, "show context"))
@@ -344,6 +353,15 @@ func (a *App) newNamespacesView() *namespacesView {
 
 // selectedNamespace is the namespace under the cursor ("all": every one;
 // "" with none).
+// choose implements chooser: Enter watches the namespace chosen.
+func (v *namespacesView) choose(a *App) tea.Cmd {
+	if ns := v.selectedNamespace(); ns != "" {
+		a.toRoot()
+		return a.switchNamespace(ns)
+	}
+	return nil
+}
+
 func (v *namespacesView) selectedNamespace() string {
 	if v.cursor >= len(v.visible) || v.lost != "" {
 		return ""

@@ -75,6 +75,18 @@ func (v *forwardsView) rebuild(c *shared) {
 	v.snapshotChanged(c)
 }
 
+// ownKey implements keyOwner: in :pf the delete key stops the forward
+// under the cursor.
+func (v *forwardsView) ownKey(msg tea.KeyMsg, a *App) (tea.Cmd, bool) {
+	if !key.Matches(msg, a.gated["delete"]) {
+		return nil, false
+	}
+	if addr := v.selectedForward(); addr != "" {
+		a.dialog = newStopForwardConfirm(addr)
+	}
+	return nil, true
+}
+
 // selectedForward is the local address of the row under the cursor.
 func (v *forwardsView) selectedForward() string { return v.firstCell() }
 

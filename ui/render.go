@@ -2,10 +2,10 @@ package ui
 
 import (
 	"fmt"
-	"github.com/charmbracelet/bubbles/key"
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sandscope/sandscope/model"

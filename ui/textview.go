@@ -215,6 +215,23 @@ func waitLines(id, gen int, ch <-chan []string) tea.Cmd {
 	}
 }
 
+// onAsync implements replier: replies of an older stream are dropped.
+func (v *textView) onAsync(msg asyncMsg, c *shared) tea.Cmd {
+	if msg.gen != v.gen {
+		return nil
+	}
+	return v.onReply(msg.body, c)
+}
+
+// ownKey implements keyOwner: in the log view the digits pick its window
+// of time, as in k9s, not a favorite (no App binding is a digit).
+func (v *textView) ownKey(msg tea.KeyMsg, a *App) (tea.Cmd, bool) {
+	if r := msg.Runes; v.kind == kindLogs && msg.Type == tea.KeyRunes && len(r) == 1 && r[0] >= '0' && r[0] <= '9' && !msg.Alt {
+		return v.update(msg, a.c), true
+	}
+	return nil, false
+}
+
 func (v *textView) onReply(body any, c *shared) tea.Cmd {
 	switch r := body.(type) {
 	case textReply:

@@ -107,6 +107,31 @@ type view interface {
 	close()
 }
 
+// replier views start async work (a stream, a read) and take its tagged
+// replies: the App hands each asyncMsg to the view whose id it carries, and
+// the view drops a reply of an older generation itself.
+type replier interface {
+	onAsync(msg asyncMsg, c *shared) tea.Cmd
+}
+
+// chooser views act on Enter themselves (open a command, switch to a
+// namespace or context) instead of opening the detail of a sandbox.
+type chooser interface {
+	choose(a *App) tea.Cmd
+}
+
+// keyOwner views handle some keys before the App's: ok says the key was
+// theirs.
+type keyOwner interface {
+	ownKey(msg tea.KeyMsg, a *App) (cmd tea.Cmd, ok bool)
+}
+
+// searchable views take "/" as a search of their text, not a row filter.
+type searchable interface {
+	searchText() string
+	setSearch(q string)
+}
+
 // filterable views accept "/" filters and ":sb /text".
 type filterable interface {
 	setFilter(f query.Filter, c *shared)

@@ -3,7 +3,6 @@ package create_test
 import (
 	"context"
 	"encoding/json"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/refusal"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig/registrytest"

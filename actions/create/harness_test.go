@@ -3,7 +3,6 @@ package create_test
 import (
 	"context"
 	"errors"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/sandscope/sandscope/actions/create"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"

@@ -2,12 +2,13 @@ package create
 
 import (
 	"fmt"
-	"github.com/sandscope/sandscope/actions/refusal"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/sandscope/sandscope/actions/refusal"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 // Stage is where a sandbox being created is.

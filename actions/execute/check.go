@@ -2,12 +2,12 @@ package execute
 
 import (
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/model"
 )
 

@@ -2,7 +2,6 @@ package execute
 
 import (
 	"bytes"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/model"
 )
 

@@ -1,7 +1,6 @@
 package sweep_test
 
 import (
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/actions/sweep"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )

@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"encoding/json"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	testingclock "k8s.io/utils/clock/testing"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/kube"
 )
 

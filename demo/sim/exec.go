@@ -8,9 +8,9 @@ import (
 	"sort"
 	"time"
 
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
-
 	corev1 "k8s.io/api/core/v1"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 // ExecRequest is one command for a simulated sandbox Pod. The simulated

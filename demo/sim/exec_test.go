@@ -3,8 +3,9 @@ package sim
 import (
 	"bytes"
 	"context"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"testing"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 func TestSimulatedCommands(t *testing.T) {

@@ -2,7 +2,6 @@ package testcluster
 
 import (
 	"encoding/json"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 // BatchSandboxStatusCounters are the status fields the real BatchSandbox

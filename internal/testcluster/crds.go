@@ -6,8 +6,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"github.com/sandscope/sandscope/api/agentsandbox"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"os"
 	"path"
@@ -22,6 +20,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/sandscope/sandscope/api/agentsandbox"
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 //go:embed crds/*.yaml

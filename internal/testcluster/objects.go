@@ -1,7 +1,6 @@
 package testcluster
 
 import (
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 )
 
 // Names of OpenSandbox's Pod layout.

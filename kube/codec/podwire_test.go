@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"io"
 	"math/rand/v2"
 	"reflect"
@@ -26,6 +25,7 @@ import (
 	restwatch "k8s.io/client-go/rest/watch"
 	"sigs.k8s.io/randfill"
 
+	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/mem"
 	"github.com/sandscope/sandscope/model"
 )
