@@ -29,8 +29,8 @@ type detailView struct {
 	gone    bool // the sandbox left the fleet while the view was open
 	events  []string
 	evState string
-	// forensics explains the linked Pods' restarts from their Events (pure
-	// forensics.ClassifySandbox, computed once per Events reply, not per frame).
+	// forensics explains the linked Pods' restarts: the Backend's Restarts,
+	// read once when the view opens, as the sweep reads them.
 	forensics []model.Notice
 	// recreated is POD_RECREATED with what the SuccessfulCreate Events add.
 	recreated []model.Notice
@@ -58,22 +58,57 @@ func (v *detailView) close() {
 func (v *detailView) selectedSandbox(c *shared) pick { return pick{v.last, v.ctx} }
 
 func (v *detailView) start(c *shared) tea.Cmd {
-	f := c.backendFor(v.ctx).Events
-	if f == nil {
+	be := c.backendFor(v.ctx)
+	if be.Events == nil && be.Restarts == nil {
 		return nil
 	}
 	v.gen++
-	v.evState = "loading…"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	v.cancel = cancel
 	id, gen, sb := v.vid, v.gen, v.last
-	return func() tea.Msg {
-		ev, err := f(ctx, sb)
-		return asyncMsg{id, gen, eventsReply{ev, err}}
+	var cmds []tea.Cmd
+	if f := be.Events; f != nil {
+		v.evState = "loading…"
+		cmds = append(cmds, func() tea.Msg {
+			ev, err := f(ctx, sb)
+			return asyncMsg{id, gen, eventsReply{ev, err}}
+		})
 	}
+	if f := be.Restarts; f != nil && needsForensics(sb) {
+		cmds = append(cmds, func() tea.Msg {
+			notices, err := f(ctx, sb)
+			return asyncMsg{id, gen, restartsReply{notices, err}}
+		})
+	}
+	return tea.Batch(cmds...)
+}
+
+// needsForensics: one of sb's Pods restarted or was killed.
+func needsForensics(sb *model.Sandbox) bool {
+	for i := range sb.Slots {
+		if p := sb.Slots[i].Pod; p != nil && forensics.Needed(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// restartsReply is the Backend's Restarts answer.
+type restartsReply struct {
+	notices []model.Notice
+	err     error
 }
 
 func (v *detailView) onReply(body any, c *shared) {
+	if r, ok := body.(restartsReply); ok {
+		// A failed read leaves the section out; the Events line says why
+		// reads fail.
+		if r.err == nil {
+			v.forensics = r.notices
+			v.refresh(c)
+		}
+		return
+	}
 	if r, ok := body.(eventsReply); ok {
 		if r.err != nil {
 			v.evState = "error: " + errText(r.err)
@@ -81,7 +116,6 @@ func (v *detailView) onReply(body any, c *shared) {
 		}
 		v.evState = ""
 		v.events = formatEvents(r.events, c)
-		v.forensics = forensics.ClassifySandbox(v.last, r.events)
 		// The controller's SuccessfulCreate Events (among the sandbox's):
 		// a Pod name created twice is an observed same-name re-creation.
 		v.recreated = nil

@@ -124,31 +124,6 @@ func Classify(pod *model.Pod, events []corev1.Event, node *corev1.Node, siblings
 	return out
 }
 
-// ClassifySandbox is Classify for each of sb's linked Pods that has
-// something to explain, from the Events read for the sandbox (its object's
-// and its Pods'), as the detail view has them. The node and the sibling
-// control group need more reads (the sweep's job); without them the
-// verdicts that rest on them fall back to what the Pod's own spec, status
-// and Events show.
-func ClassifySandbox(sb *model.Sandbox, events []corev1.Event) []model.Notice {
-	var out []model.Notice
-	for i := range sb.Slots {
-		pod := sb.Slots[i].Pod
-		if pod == nil || !Needed(pod) {
-			continue
-		}
-		var own []corev1.Event
-		for _, e := range events {
-			if e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod.Name &&
-				(e.InvolvedObject.UID == "" || e.InvolvedObject.UID == pod.UID) {
-				own = append(own, e)
-			}
-		}
-		out = append(out, Classify(pod, own, nil, nil)...)
-	}
-	return out
-}
-
 // restartCase is one container termination being explained.
 type restartCase struct {
 	pod        *model.Pod
