@@ -43,7 +43,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 	// fields cleaned here.
 	if _, stderr := g.rawStreams(); isTerminal(stderr) && !g.Demo {
 		kctx, server := kube.Target(g.Kube)
-		fmt.Fprintf(stderr, "sandscope: connecting to %s (context %s)…\r", textsafe.Line(orDash(server)), textsafe.Line(orDash(kctx)))
+		fmt.Fprintf(stderr, "sandscope: connecting to %s (context %s)…\r", textsafe.Line(textsafe.OrDash(server)), textsafe.Line(textsafe.OrDash(kctx)))
 	}
 	conn, err := e.Context("").Connect(ctx)
 	if err != nil {

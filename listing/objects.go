@@ -161,7 +161,7 @@ func PodObject(p *model.Pod, sandbox string) Pod {
 	return Pod{
 		TypeMeta: typeMeta(KindPod), Metadata: objectMeta(&p.ObjectMeta), Sandbox: sandbox,
 		Phase: p.Status.Phase, PodIP: p.Status.PodIP, NodeName: p.Spec.NodeName, Main: mainContainer(p),
-		Restarts: podRestarts(p),
+		Restarts: p.Restarts(),
 	}
 }
 
@@ -230,12 +230,4 @@ func stateOf(st corev1.ContainerState) (state, reason string, exitCode *int32) {
 		return "terminated", st.Terminated.Reason, &code
 	}
 	return "", "", nil
-}
-
-func podRestarts(p *model.Pod) int32 {
-	var n int32
-	for _, c := range p.Status.ContainerStatuses {
-		n += c.RestartCount
-	}
-	return n
 }

@@ -190,15 +190,15 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 		return fmt.Sprintf("%s (%s ago)", t.Format("2006-01-02 15:04:05"), age(now, t))
 	}
 
-	add("Sandbox     %s/%s  (%s)  uid %s", sb.Namespace(), sb.Name(), sb.Engine(), orDash(string(sb.UID())))
-	add("State       %s  (engine phase: %s)", sb.State, orDash(sb.EnginePhase))
+	add("Sandbox     %s/%s  (%s)  uid %s", sb.Namespace(), sb.Name(), sb.Engine(), textsafe.OrDash(string(sb.UID())))
+	add("State       %s  (engine phase: %s)", sb.State, textsafe.OrDash(sb.EnginePhase))
 	disc := discOf(snap)
 	if disc {
 		add("            identity UNKNOWN: disconnected since %s; data as of %s", clock(*snap.Status.DisconnectedSince), clock(snap.Status.AsOf))
 	}
 	add("Created     %s", when(sb.CreatedAt()))
 	if since := sb.DeletingSince(); since != nil {
-		add("Deleting    since %s  finalizers: %s", when(*since), orDash(strings.Join(sb.Finalizers(), ",")))
+		add("Deleting    since %s  finalizers: %s", when(*since), textsafe.OrDash(strings.Join(sb.Finalizers(), ",")))
 	}
 	if sb.Pool != "" {
 		add("Pool        %s", sb.Pool)
@@ -224,12 +224,12 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 	for i := range sb.Slots {
 		sl := &sb.Slots[i]
 		add("  slot %d", sl.Index)
-		add("    recorded IP     %s   (the address the engine forwards to)", orDash(sl.RecordedIP))
+		add("    recorded IP     %s   (the address the engine forwards to)", textsafe.OrDash(sl.RecordedIP))
 		add("    identity        %s", sl.Identity)
-		add("    linked Pod      %s", orDash(sl.PodName))
-		add("    bound UID       %s", orDash(sl.BoundUID))
+		add("    linked Pod      %s", textsafe.OrDash(sl.PodName))
+		add("    bound UID       %s", textsafe.OrDash(sl.BoundUID))
 		if p := sl.Pod; p != nil {
-			add("    Pod now         uid %s  ip %s  phase %s  node %s", p.UID, orDash(p.Status.PodIP), p.Status.Phase, orDash(p.Spec.NodeName))
+			add("    Pod now         uid %s  ip %s  phase %s  node %s", p.UID, textsafe.OrDash(p.Status.PodIP), p.Status.Phase, textsafe.OrDash(p.Spec.NodeName))
 			// deletionTimestamp is the end of the grace period, not the request.
 			if requested, graceEnds, exact, ok := p.DeletionTimes(); ok && exact {
 				add("    Pod deleting    requested ~%s, grace ends %s", when(requested), graceEnds.Format("2006-01-02 15:04:05"))

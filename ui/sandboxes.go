@@ -52,16 +52,16 @@ func sandboxCells(sb *model.Sandbox, disc bool) [nSandboxCols]string {
 	c[colNamespace] = sb.Namespace()
 	c[colSandbox] = sb.Name()
 	c[colEngine] = string(sb.Engine())
-	c[colPhase] = orDash(sb.EnginePhase)
+	c[colPhase] = textsafe.OrDash(sb.EnginePhase)
 	c[colState] = string(sb.State)
 	c[colIdentity] = identityCell(sb, disc)
 	c[colRestarts] = strconv.Itoa(int(sb.Restarts))
 	c[colNotices] = noticeCodes(sb.Notices)
 	if sl := sb.PrimarySlot(); sl != nil {
-		c[colIP] = orDash(sl.RecordedIP)
-		c[colPod] = orDash(sl.PodName)
+		c[colIP] = textsafe.OrDash(sl.RecordedIP)
+		c[colPod] = textsafe.OrDash(sl.PodName)
 		if sl.Pod != nil {
-			c[colNode] = orDash(sl.Pod.Spec.NodeName)
+			c[colNode] = textsafe.OrDash(sl.Pod.Spec.NodeName)
 		} else {
 			c[colNode] = "-"
 		}

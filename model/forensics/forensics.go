@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -339,7 +340,7 @@ func (r *restartCase) liveness() *livenessFacts {
 			continue
 		case reportedFromOtherNode(e, node):
 			_, host := reporter(e)
-			l.setAside = append(l.setAside, setAside(e, node, fmt.Sprintf("the Pod runs on node %s and its kubelet records its Events from there, not from %q", orDash(node), host)))
+			l.setAside = append(l.setAside, setAside(e, node, fmt.Sprintf("the Pod runs on node %s and its kubelet records its Events from there, not from %q", textsafe.OrDash(node), host)))
 			continue
 		case killing:
 			if why := r.killingContradicted(e, l.params); why != "" {
@@ -797,7 +798,7 @@ func (r *restartCase) evicted(eviction []model.Evidence, l *livenessFacts) model
 		n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l)...)
 	}
 	n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
-		Text: "node-level causes hit co-located Pods too: check the other Pods on node " + orDash(r.pod.Spec.NodeName)})
+		Text: "node-level causes hit co-located Pods too: check the other Pods on node " + textsafe.OrDash(r.pod.Spec.NodeName)})
 	return n
 }
 
@@ -815,7 +816,7 @@ func (r *restartCase) evictedWithoutTermination() model.Notice {
 func (r *restartCase) checkedLines(l *livenessFacts) []string {
 	var c []string
 	if r.term != nil {
-		c = append(c, fmt.Sprintf("last termination: reason %s, exit %d (not OOMKilled, not a SIGKILL)", orDash(r.term.Reason), r.term.ExitCode))
+		c = append(c, fmt.Sprintf("last termination: reason %s, exit %d (not OOMKilled, not a SIGKILL)", textsafe.OrDash(r.term.Reason), r.term.ExitCode))
 	} else {
 		c = append(c, fmt.Sprintf("restartCount %d but no lastState.terminated recorded (the kubelet lost it, e.g. after a node restart)", r.cs.RestartCount))
 	}
@@ -986,7 +987,7 @@ func (r *restartCase) lastStateEvidence() model.Evidence {
 		which = "state.terminated"
 	}
 	text := fmt.Sprintf("%s of container %s: reason %s, exit %d, started %s, finished %s",
-		which, r.cs.Name, orDash(t.Reason), t.ExitCode, clockOrDash(t.StartedAt.Time), clockOrDash(t.FinishedAt.Time))
+		which, r.cs.Name, textsafe.OrDash(t.Reason), t.ExitCode, clockOrDash(t.StartedAt.Time), clockOrDash(t.FinishedAt.Time))
 	if t.Signal != 0 {
 		text += fmt.Sprintf(", signal %d", t.Signal)
 	}
@@ -1126,13 +1127,6 @@ func timePtr(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func oneLineMsg(s string) string {
