@@ -1,8 +1,9 @@
-// Package listing turns a fleet snapshot into what `sandscope get` prints:
-// kubectl-style tables (metav1.Table) and a small versioned object shape
-// for json, yaml and jsonpath, printed by kubectl's own printers
-// (k8s.io/cli-runtime/pkg/printers). It reads model values only.
-package listing
+// Package output is where sandscope's printed output lives. Today it holds
+// what `sandscope get` prints: a fleet snapshot as kubectl-style tables
+// (metav1.Table) and a small versioned object shape for json, yaml and
+// jsonpath, printed by kubectl's own printers (k8s.io/cli-runtime/pkg/printers),
+// text through internal/textsafe. It reads model values only.
+package output
 
 import (
 	corev1 "k8s.io/api/core/v1"
