@@ -244,6 +244,16 @@ func (s *session) backend() ui.Backend {
 			}
 			return c.inspect.Events(ctx, sb)
 		},
+		Restarts: func(ctx context.Context, sb *model.Sandbox) ([]model.Notice, error) {
+			c, err := s.conn()
+			if err != nil {
+				return nil, err
+			}
+			// The sweep's verdicts: against the fleet's siblings, with the
+			// node and the controls read live.
+			notices, _ := inspect.NewForensics(c.watcher.Fleet().Snapshot(), c.conn.Clients).ExplainSandbox(ctx, sb)
+			return notices, nil
+		},
 		Delete: func(ctx context.Context, sb *model.Sandbox) error {
 			c, err := s.conn()
 			if err != nil {

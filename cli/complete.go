@@ -10,7 +10,7 @@ import (
 
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
-	"github.com/sandscope/sandscope/listing"
+	"github.com/sandscope/sandscope/output"
 )
 
 // completionTimeout bounds what one completion may ask the cluster: the
@@ -90,19 +90,19 @@ func (g *Globals) completeSandbox(cmd *cobra.Command, args []string, toComplete 
 // completeGet completes get's resource, then the names of that resource.
 func (g *Globals) completeGet(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	if len(args) == 0 {
-		return withPrefix(listing.Resources, toComplete, ""), noFiles
+		return withPrefix(output.Resources, toComplete, ""), noFiles
 	}
-	resource, err := listing.ParseResource(args[0])
+	resource, err := output.ParseResource(args[0])
 	if err != nil {
 		return nil, noFiles
 	}
 	list := g.sandboxNames // findings are named by their sandbox
 	switch resource {
-	case listing.Pods:
+	case output.Pods:
 		list = func(ctx context.Context, c *kube.Clients, ns string) ([]string, error) {
 			return c.SandboxPodNames(ctx, ns, g.Selector)
 		}
-	case listing.Pools:
+	case output.Pools:
 		list = poolNames
 	}
 	names, directive := g.fromCluster(cmd, toComplete, list)
@@ -119,7 +119,7 @@ func poolNames(ctx context.Context, c *kube.Clients, ns string) ([]string, error
 
 // completeOutput completes get's -o; jsonpath= waits for its template.
 func completeOutput(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	formats := withPrefix(listing.Formats, toComplete, "")
+	formats := withPrefix(output.Formats, toComplete, "")
 	if len(formats) == 1 && strings.HasSuffix(formats[0], "=") {
 		return formats, noFiles | cobra.ShellCompDirectiveNoSpace
 	}

@@ -156,7 +156,7 @@ func writeRestartText(w io.Writer, rep *inspect.RestartReport) {
 			l.FailureThreshold, l.PeriodSeconds, l.GraceSeconds, l.FailureThreshold*l.PeriodSeconds+l.GraceSeconds)
 	}
 	for _, r := range x.Recorded {
-		fmt.Fprintf(w, "recorded: %s reason %s exit %d, started %s, finished %s\n", r.Field, orDash(r.Reason), r.ExitCode, clock(r.StartedAt), clock(r.FinishedAt))
+		fmt.Fprintf(w, "recorded: %s reason %s exit %d, started %s, finished %s\n", r.Field, textsafe.OrDash(r.Reason), r.ExitCode, clock(r.StartedAt), clock(r.FinishedAt))
 	}
 	for _, n := range x.Notes {
 		fmt.Fprintln(w, "note: "+n)
@@ -188,11 +188,4 @@ func writeRestartText(w io.Writer, rep *inspect.RestartReport) {
 	for _, c := range x.Confirm {
 		fmt.Fprintln(w, "  "+c)
 	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

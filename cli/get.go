@@ -12,9 +12,9 @@ import (
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/internal/textsafe"
-	"github.com/sandscope/sandscope/listing"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
+	"github.com/sandscope/sandscope/output"
 )
 
 type getFlags struct {
@@ -38,7 +38,7 @@ func newGetCommand(g *Globals) *cobra.Command {
 			"or every namespace (-A), optionally only the NAMEs given (for findings: of those sandboxes) and those\n" +
 			"matching -l (findings match by their sandbox's labels).\n\n" +
 			"Output, with kubectl's printers and conventions: a table (wide adds columns), json or yaml (apiVersion\n" +
-			listing.APIVersion + ", kind List with items; one NAME prints the object itself), name (the Kubernetes\n" +
+			output.APIVersion + ", kind List with items; one NAME prints the object itself), name (the Kubernetes\n" +
 			"objects, e.g. batchsandbox.sandbox.opensandbox.io/NAME, for kubectl), jsonpath=TEMPLATE or jsonpath-file=FILE.\n\n" +
 			"In get, -l/--selector filters what is listed, as kubectl's does; plain-Pod sandboxes are those labelled\n" +
 			"opensandbox.io/id.\n\n" +
@@ -54,7 +54,7 @@ func newGetCommand(g *Globals) *cobra.Command {
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				// kubectl's habit: name what can be listed, not "requires at least 1 arg".
-				return &ExitError{Code: ExitUsage, Err: seeHelp(cmd, fmt.Errorf("get what? %s (e.g. %s get sb -A)", listing.ResourceTypes, g.program()))}
+				return &ExitError{Code: ExitUsage, Err: seeHelp(cmd, fmt.Errorf("get what? %s (e.g. %s get sb -A)", output.ResourceTypes, g.program()))}
 			}
 			return nil
 		},
@@ -64,7 +64,7 @@ func newGetCommand(g *Globals) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.output, "output", "o", "", "Output format: "+strings.Join(listing.Formats, ", ")+" (default table)")
+	fl.StringVarP(&f.output, "output", "o", "", "Output format: "+strings.Join(output.Formats, ", ")+" (default table)")
 	fl.BoolVar(&f.noHeaders, "no-headers", false, "Print the table without its header line")
 	fl.StringVarP(&f.selector, "selector", "l", "", "Label selector: list only what matches (e.g. -l team=rl,tier!=gpu)")
 	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time the context may stay silent: to connect, between two signs of progress of its lists, and once synced to analyze")
@@ -76,16 +76,16 @@ func newGetCommand(g *Globals) *cobra.Command {
 
 func runGet(ctx context.Context, g *Globals, f *getFlags, args []string) error {
 	usage := func(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
-	q := listing.Query{Names: args[1:]}
+	q := output.Query{Names: args[1:]}
 	var err error
-	if q.Resource, err = listing.ParseResource(args[0]); err != nil {
+	if q.Resource, err = output.ParseResource(args[0]); err != nil {
 		return usage(err)
 	}
-	out, err := listing.ParseOutput(f.output)
+	out, err := output.ParseOutput(f.output)
 	if err != nil {
 		return usage(err)
 	}
-	if out.Format == "name" && q.Resource == listing.Findings {
+	if out.Format == "name" && q.Resource == output.Findings {
 		return usage(errors.New("-o name: findings have no names; use -o jsonpath"))
 	}
 	if f.selector != "" {
@@ -104,18 +104,18 @@ func runGet(ctx context.Context, g *Globals, f *getFlags, args []string) error {
 	if len(targets) != 1 {
 		return usage(fmt.Errorf("get reads one context, not %d: give --context one name", len(targets)))
 	}
-	snap, findings, unseen, err := readFleet(ctx, g, targets[0], opts, q.Resource == listing.Findings)
+	snap, findings, unseen, err := readFleet(ctx, g, targets[0], opts, q.Resource == output.Findings)
 	if err != nil {
 		return err
 	}
 
-	items := listing.Select(snap, findings, q)
+	items := output.Select(snap, findings, q)
 	allNS := len(snap.Status.Namespaces) == 0
 	if items.Len() == 0 && (out.Format == "table" || out.Format == "wide") && len(items.Missing) == 0 {
 		fmt.Fprintln(g.Err, noResources(snap))
 	}
-	single := len(q.Names) == 1 && items.Len() == 1 && q.Resource != listing.Findings
-	err = listing.Print(g.Out, items, out, listing.PrintOptions{AllNamespaces: allNS, NoHeaders: f.noHeaders, Single: single})
+	single := len(q.Names) == 1 && items.Len() == 1 && q.Resource != output.Findings
+	err = output.Print(g.Out, items, out, output.PrintOptions{AllNamespaces: allNS, NoHeaders: f.noHeaders, Single: single})
 	if err != nil {
 		return &ExitError{Code: ExitFailure, Err: err}
 	}

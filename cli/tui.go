@@ -44,7 +44,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 	// fields cleaned here. Several contexts connect behind the UI's header.
 	if _, stderr := g.rawStreams(); isTerminal(stderr) && e.HasCluster() && len(names) == 0 {
 		kctx, server := kube.Target(g.Kube)
-		fmt.Fprintf(stderr, "sandscope: connecting to %s (context %s)…\r", textsafe.Line(orDash(server)), textsafe.Line(orDash(kctx)))
+		fmt.Fprintf(stderr, "sandscope: connecting to %s (context %s)…\r", textsafe.Line(textsafe.OrDash(server)), textsafe.Line(textsafe.OrDash(kctx)))
 	}
 	t, err := e.OpenTUI(ctx, names, backend.TUIOptions{
 		Shell:      g.Shell,

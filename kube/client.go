@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sandscope/sandscope/internal/textsafe"
 )
 
 // DefaultRequestTimeout bounds the connection check when --request-timeout
@@ -175,7 +177,7 @@ func Connect(ctx context.Context, flags *ConfigFlags, opts ConnectOptions) (*Cli
 			// clientcmd reports this as an empty configuration ("no
 			// kubeconfig found"), which sends the user looking for the file.
 			return nil, &ConnectError{Context: c.Context, Local: true,
-				Reason: fmt.Sprintf("cluster %q of the context is not defined in kubeconfig %s", orDash(kctx.Cluster), kubeconfigPath(flags))}
+				Reason: fmt.Sprintf("cluster %q of the context is not defined in kubeconfig %s", textsafe.OrDash(kctx.Cluster), kubeconfigPath(flags))}
 		}
 	}
 	if len(raw.Clusters) == 0 && flags.Overrides.ClusterInfo.Server == "" && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
@@ -299,11 +301,4 @@ func kubeconfigPath(flags *ConfigFlags) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

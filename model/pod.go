@@ -257,6 +257,16 @@ func copyContainerStatuses(in []ContainerStatus) []ContainerStatus {
 }
 
 // HasIP: ip is the Pod's podIP or one of its podIPs.
+// Restarts is the sum of the containers' restart counts, as kubectl's
+// RESTARTS column counts them.
+func (p *Pod) Restarts() int32 {
+	var n int32
+	for _, c := range p.Status.ContainerStatuses {
+		n += c.RestartCount
+	}
+	return n
+}
+
 func (p *Pod) HasIP(ip string) bool {
 	if p.Status.PodIP == ip {
 		return true

@@ -63,6 +63,10 @@ type Backend struct {
 	Logs func(ctx context.Context, sb *model.Sandbox, opts LogOptions, w io.Writer) error
 	// Events lists recent Events about the sandbox object and its Pods.
 	Events func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error)
+	// Restarts explains the restarts and kills of the sandbox's Pods, the
+	// verdicts the sweep gives them (inspect.Forensics: the node and the
+	// sibling controls read too), so both read a Pod alike.
+	Restarts func(ctx context.Context, sb *model.Sandbox) ([]model.Notice, error)
 	// Delete deletes the sandbox object (after the UI's confirmation).
 	Delete func(ctx context.Context, sb *model.Sandbox) error
 	// ForceDelete deletes it and its Pods with no grace period (k9s's

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model/query"
 )
 
@@ -266,7 +267,7 @@ func (a *App) startCreate(req CreateRequest, kctx string) tea.Cmd {
 	create := a.c.backendFor(kctx).Create
 	where := req.Namespace
 	if kctx != "" {
-		where = kctx + "/" + orDash(where)
+		where = kctx + "/" + textsafe.OrDash(where)
 	}
 	events := make(chan createEvent, 16)
 	a.setFlash("create: queued", false)

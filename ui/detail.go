@@ -29,8 +29,8 @@ type detailView struct {
 	gone    bool // the sandbox left the fleet while the view was open
 	events  []string
 	evState string
-	// forensics explains the linked Pods' restarts from their Events (pure
-	// forensics.ClassifySandbox, computed once per Events reply, not per frame).
+	// forensics explains the linked Pods' restarts: the Backend's Restarts,
+	// read once when the view opens, as the sweep reads them.
 	forensics []model.Notice
 	// recreated is POD_RECREATED with what the SuccessfulCreate Events add.
 	recreated []model.Notice
@@ -58,19 +58,45 @@ func (v *detailView) close() {
 func (v *detailView) selectedSandbox(c *shared) pick { return pick{v.last, v.ctx} }
 
 func (v *detailView) start(c *shared) tea.Cmd {
-	f := c.backendFor(v.ctx).Events
-	if f == nil {
+	be := c.backendFor(v.ctx)
+	if be.Events == nil && be.Restarts == nil {
 		return nil
 	}
 	v.gen++
-	v.evState = "loading…"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	v.cancel = cancel
 	id, gen, sb := v.vid, v.gen, v.last
-	return func() tea.Msg {
-		ev, err := f(ctx, sb)
-		return asyncMsg{id, gen, eventsReply{ev, err}}
+	var cmds []tea.Cmd
+	if f := be.Events; f != nil {
+		v.evState = "loading…"
+		cmds = append(cmds, func() tea.Msg {
+			ev, err := f(ctx, sb)
+			return asyncMsg{id, gen, eventsReply{ev, err}}
+		})
 	}
+	if f := be.Restarts; f != nil && needsForensics(sb) {
+		cmds = append(cmds, func() tea.Msg {
+			notices, err := f(ctx, sb)
+			return asyncMsg{id, gen, restartsReply{notices, err}}
+		})
+	}
+	return tea.Batch(cmds...)
+}
+
+// needsForensics: one of sb's Pods restarted or was killed.
+func needsForensics(sb *model.Sandbox) bool {
+	for i := range sb.Slots {
+		if p := sb.Slots[i].Pod; p != nil && forensics.Needed(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// restartsReply is the Backend's Restarts answer.
+type restartsReply struct {
+	notices []model.Notice
+	err     error
 }
 
 // onAsync implements replier: replies of an older read are dropped.
@@ -82,6 +108,15 @@ func (v *detailView) onAsync(msg asyncMsg, c *shared) tea.Cmd {
 }
 
 func (v *detailView) onReply(body any, c *shared) {
+	if r, ok := body.(restartsReply); ok {
+		// A failed read leaves the section out; the Events line says why
+		// reads fail.
+		if r.err == nil {
+			v.forensics = r.notices
+			v.refresh(c)
+		}
+		return
+	}
 	if r, ok := body.(eventsReply); ok {
 		if r.err != nil {
 			v.evState = "error: " + errText(r.err)
@@ -89,7 +124,6 @@ func (v *detailView) onReply(body any, c *shared) {
 		}
 		v.evState = ""
 		v.events = formatEvents(r.events, c)
-		v.forensics = forensics.ClassifySandbox(v.last, r.events)
 		// The controller's SuccessfulCreate Events (among the sandbox's):
 		// a Pod name created twice is an observed same-name re-creation.
 		v.recreated = nil
@@ -164,15 +198,15 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 		return fmt.Sprintf("%s (%s ago)", t.Format("2006-01-02 15:04:05"), age(now, t))
 	}
 
-	add("Sandbox     %s/%s  (%s)  uid %s", sb.Namespace(), sb.Name(), sb.Engine(), orDash(string(sb.UID())))
-	add("State       %s  (engine phase: %s)", sb.State, orDash(sb.EnginePhase))
+	add("Sandbox     %s/%s  (%s)  uid %s", sb.Namespace(), sb.Name(), sb.Engine(), textsafe.OrDash(string(sb.UID())))
+	add("State       %s  (engine phase: %s)", sb.State, textsafe.OrDash(sb.EnginePhase))
 	disc := discOf(snap)
 	if disc {
 		add("            identity UNKNOWN: disconnected since %s; data as of %s", clock(*snap.Status.DisconnectedSince), clock(snap.Status.AsOf))
 	}
 	add("Created     %s", when(sb.CreatedAt()))
 	if since := sb.DeletingSince(); since != nil {
-		add("Deleting    since %s  finalizers: %s", when(*since), orDash(strings.Join(sb.Finalizers(), ",")))
+		add("Deleting    since %s  finalizers: %s", when(*since), textsafe.OrDash(strings.Join(sb.Finalizers(), ",")))
 	}
 	if sb.Pool != "" {
 		add("Pool        %s", sb.Pool)
@@ -198,12 +232,12 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 	for i := range sb.Slots {
 		sl := &sb.Slots[i]
 		add("  slot %d", sl.Index)
-		add("    recorded IP     %s   (the address the engine forwards to)", orDash(sl.RecordedIP))
+		add("    recorded IP     %s   (the address the engine forwards to)", textsafe.OrDash(sl.RecordedIP))
 		add("    identity        %s", sl.Identity)
-		add("    linked Pod      %s", orDash(sl.PodName))
-		add("    bound UID       %s", orDash(sl.BoundUID))
+		add("    linked Pod      %s", textsafe.OrDash(sl.PodName))
+		add("    bound UID       %s", textsafe.OrDash(sl.BoundUID))
 		if p := sl.Pod; p != nil {
-			add("    Pod now         uid %s  ip %s  phase %s  node %s", p.UID, orDash(p.Status.PodIP), p.Status.Phase, orDash(p.Spec.NodeName))
+			add("    Pod now         uid %s  ip %s  phase %s  node %s", p.UID, textsafe.OrDash(p.Status.PodIP), p.Status.Phase, textsafe.OrDash(p.Spec.NodeName))
 			// deletionTimestamp is the end of the grace period, not the request.
 			if requested, graceEnds, exact, ok := p.DeletionTimes(); ok && exact {
 				add("    Pod deleting    requested ~%s, grace ends %s", when(requested), graceEnds.Format("2006-01-02 15:04:05"))

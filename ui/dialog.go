@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/query"
 )
@@ -75,10 +76,10 @@ func (a *App) stillThere(target pick) error {
 		return fmt.Errorf("%s is gone since you asked", target.label())
 	}
 	if was, is := target.sb.UID(), now.UID(); was != is {
-		return fmt.Errorf("%s was re-created since you asked (uid %s, now %s)", target.label(), orDash(string(was)), orDash(string(is)))
+		return fmt.Errorf("%s was re-created since you asked (uid %s, now %s)", target.label(), textsafe.OrDash(string(was)), textsafe.OrDash(string(is)))
 	}
 	if was, is := primaryPodUID(target.sb), primaryPodUID(now); was != "" && was != is {
-		return fmt.Errorf("%s has another Pod since you asked (Pod uid %s, now %s)", target.label(), orDash(was), orDash(is))
+		return fmt.Errorf("%s has another Pod since you asked (Pod uid %s, now %s)", target.label(), textsafe.OrDash(was), textsafe.OrDash(is))
 	}
 	return nil
 }

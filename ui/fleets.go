@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
@@ -264,7 +265,7 @@ func buildContextRows(c *shared) []listRow {
 	for _, name := range names {
 		r := listRow{cells: []string{name, "", "-", "-", "-"}}
 		if snap := inView[name]; snap != nil {
-			r.cells[1], r.cells[2], r.cells[4] = "yes", fleetState(snap), orDash(snap.Status.Server)
+			r.cells[1], r.cells[2], r.cells[4] = "yes", fleetState(snap), textsafe.OrDash(snap.Status.Server)
 			r.cells[3] = fmt.Sprint(snap.NumSandboxes())
 			if fleetTrouble(snap) {
 				r.sev = sevErr

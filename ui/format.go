@@ -45,13 +45,6 @@ func ageChanges(now, t time.Time) time.Time {
 	return t.Add((d/unit + 1) * unit)
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // identityCell says who holds the IP when it was taken.
 func identityCell(sb *model.Sandbox, disconnected bool) string {
 	if disconnected {
@@ -122,14 +115,6 @@ func containerState(st corev1.ContainerState) string {
 		return fmt.Sprintf("Terminated(%s:%d)", st.Terminated.Reason, st.Terminated.ExitCode)
 	}
 	return "-"
-}
-
-func podRestarts(p *model.Pod) int32 {
-	var n int32
-	for _, c := range p.Status.ContainerStatuses {
-		n += c.RestartCount
-	}
-	return n
 }
 
 func clock(t time.Time) string { return t.Format("15:04:05") }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/sandscope/sandscope/internal/textsafe"
 )
 
 // execdPort is the port `F` offers first: OpenSandbox's execd.
@@ -62,7 +64,7 @@ func buildForwardRows(c *shared) []listRow {
 	rows := make([]listRow, 0, len(c.forwards))
 	for _, f := range c.forwards {
 		r := listRow{created: f.Since}
-		r.cells = []string{f.LocalAddr, f.Namespace + "/" + f.Sandbox, orDash(f.Pod), orDash(f.UID), strconv.Itoa(f.RemotePort), ""}
+		r.cells = []string{f.LocalAddr, f.Namespace + "/" + f.Sandbox, textsafe.OrDash(f.Pod), textsafe.OrDash(f.UID), strconv.Itoa(f.RemotePort), ""}
 		r.fkey = strings.ToLower(strings.Join(r.cells[:5], " "))
 		rows = append(rows, r)
 	}

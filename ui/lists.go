@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
@@ -473,8 +474,8 @@ func podRow(c *shared, snap *fleet.Snapshot, p *model.Pod) listRow {
 	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 		r.sev = sevErr
 	}
-	r.cells = []string{p.Namespace, p.Name, sbName, string(p.Status.Phase), orDash(p.Status.PodIP),
-		orDash(p.Spec.NodeName), cont, deleting, strconv.Itoa(int(podRestarts(p))), ""}
+	r.cells = []string{p.Namespace, p.Name, sbName, string(p.Status.Phase), textsafe.OrDash(p.Status.PodIP),
+		textsafe.OrDash(p.Spec.NodeName), cont, deleting, strconv.Itoa(int(p.Restarts())), ""}
 	r.fkey = strings.ToLower(strings.Join(r.cells[:7], " "))
 	return r
 }
@@ -570,10 +571,10 @@ func buildClaimRows(c *shared) []listRow {
 				continue
 			}
 			r := listRow{created: cl.CreationTimestamp.Time, labels: cl.Labels}
-			sandbox, state, identity, launch := orDash(cl.Sandbox), "-", "-", "-"
+			sandbox, state, identity, launch := textsafe.OrDash(cl.Sandbox), "-", "-", "-"
 			if sb := cr.Sandbox; sb != nil {
 				r.key = sb.Key
-				sandbox, state, identity, launch = sb.Name(), string(sb.State), string(sb.Identity()), orDash(sb.LaunchType())
+				sandbox, state, identity, launch = sb.Name(), string(sb.State), string(sb.Identity()), textsafe.OrDash(sb.LaunchType())
 				switch sb.Identity() {
 				case model.IdentityIPTaken, model.IdentityPodDead, model.IdentityPodGone:
 					r.sev = sevErr
@@ -587,7 +588,7 @@ func buildClaimRows(c *shared) []listRow {
 			case model.ClaimFailed:
 				r.sev = sevErr
 			}
-			r.cells = []string{cl.Namespace, cl.Name, cl.State(), sandbox, state, identity, orDash(cl.WarmPool), launch, ""}
+			r.cells = []string{cl.Namespace, cl.Name, cl.State(), sandbox, state, identity, textsafe.OrDash(cl.WarmPool), launch, ""}
 			r.fkey = strings.ToLower(strings.Join(r.cells[:7], " "))
 			rows = append(rows, inContext(c, f, r))
 		}

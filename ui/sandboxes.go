@@ -57,16 +57,16 @@ func sandboxCells(sb *model.Sandbox, disc bool) [nSandboxCols]string {
 	c[colSandbox] = sb.Name()
 	c[colClaim] = sb.Claim() // "" (no width) when unclaimed: the column then has no rows to show
 	c[colEngine] = string(sb.Engine())
-	c[colPhase] = orDash(sb.EnginePhase)
+	c[colPhase] = textsafe.OrDash(sb.EnginePhase)
 	c[colState] = string(sb.State)
 	c[colIdentity] = identityCell(sb, disc)
 	c[colRestarts] = strconv.Itoa(int(sb.Restarts))
 	c[colNotices] = noticeCodes(sb.Notices)
 	if sl := sb.PrimarySlot(); sl != nil {
-		c[colIP] = orDash(sl.RecordedIP)
-		c[colPod] = orDash(sl.PodName)
+		c[colIP] = textsafe.OrDash(sl.RecordedIP)
+		c[colPod] = textsafe.OrDash(sl.PodName)
 		if sl.Pod != nil {
-			c[colNode] = orDash(sl.Pod.Spec.NodeName)
+			c[colNode] = textsafe.OrDash(sl.Pod.Spec.NodeName)
 		} else {
 			c[colNode] = "-"
 		}
@@ -505,7 +505,7 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 		disc := v.rows.discs[p]
 		cells := sandboxCells(sb, disc)
 		cells[colAge] = c.drawAge(now, sb.CreatedAt())
-		cells[colClaim] = orDash(cells[colClaim])
+		cells[colClaim] = textsafe.OrDash(cells[colClaim])
 		if compact {
 			cells[colSandbox] = cutName(sb.Name(), nameLen)
 			if pod := cells[colPod]; strings.HasPrefix(pod, sb.Name()) {

@@ -475,9 +475,11 @@ func TestDetailExplainsRestartsFromEvents(t *testing.T) {
 		return sb
 	})
 	fetched := make(chan struct{}, 1)
-	be := Backend{Events: func(ctx context.Context, sb *model.Sandbox) ([]corev1.Event, error) {
+	// The verdicts are the Backend's (inspect.Forensics in the program);
+	// here, Classify of the Pod as the view has it.
+	be := Backend{Restarts: func(ctx context.Context, sb *model.Sandbox) ([]model.Notice, error) {
 		fetched <- struct{}{}
-		return nil, nil
+		return forensics.Classify(sb.Slots[0].Pod, nil, nil, nil), nil
 	}}
 	app, tm := newTestAppSized(t, &fakeSource{snap: snap}, be, Options{}, testW, 60)
 	keys(tm, "/", "sbx-b", "enter", "d")

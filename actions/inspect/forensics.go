@@ -320,3 +320,23 @@ func containerNamed(pod *model.Pod, name string) *model.Container {
 
 // podKey names a Pod in the caches.
 func podKey(namespace, name string) string { return namespace + "/" + name }
+
+// ExplainSandbox is Explain for each of sb's Pods that has a restart or a
+// kill to explain (forensics.Needed), as the detail view shows them: the
+// notices, and notes where a Pod could not be read live.
+func (f *Forensics) ExplainSandbox(ctx context.Context, sb *model.Sandbox) ([]model.Notice, []string) {
+	var out []model.Notice
+	var notes []string
+	for i := range sb.Slots {
+		pod := sb.Slots[i].Pod
+		if pod == nil || !forensics.Needed(pod) {
+			continue
+		}
+		notices, note := f.Explain(ctx, sb, pod)
+		out = append(out, notices...)
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	return out, notes
+}

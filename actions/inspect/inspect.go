@@ -1,7 +1,8 @@
-// Package inspect is the thin layer between the terminal UI and kube's
-// on-demand reads: YAML, logs, events, and delete. It owns the one policy
-// these actions have: read-only mode refuses delete with code READ_ONLY,
-// before anything reaches the API server.
+// Package inspect is the layer between the terminal UI (and `explain`) and
+// kube's on-demand reads: YAML, logs, events, delete, and restart
+// forensics. It owns two policies: read-only mode refuses delete with code
+// READ_ONLY, before anything reaches the API server; and a Pod's restart
+// verdict is Forensics.Explain's, whoever asks (the detail view, sweep).
 package inspect
 
 import (

@@ -12,12 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/sandscope/sandscope/actions/inspect"
 	"github.com/sandscope/sandscope/actions/sweep"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
-	"github.com/sandscope/sandscope/model/forensics"
 )
 
 // tenant is a client with a tenant's rights in the fleet's namespace:
@@ -125,7 +125,7 @@ func TestForgedEventsDecideNoVerdict(t *testing.T) {
 	checkForged(t, "sweep", bySandbox["noprobe"], bySandbox["nooom"], bySandbox["noevict"])
 	checkCorroborated(t, "sweep", bySandbox["probed"], node)
 
-	// The detail view: the same Events, read as it reads them.
+	// The detail view: its Backend's Restarts, as cli/session.go wires it.
 	clients, err := kube.NewClients(f.c.Config, f.ns)
 	if err != nil {
 		t.Fatal(err)
@@ -136,18 +136,17 @@ func TestForgedEventsDecideNoVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inspector := kube.NewInspector(clients, nil)
 	detail := func(name string) []model.Finding {
 		sb := snap.Sandbox("bsbx/" + f.ns + "/" + name)
 		if sb == nil {
 			t.Fatalf("sandbox %s not in the snapshot", name)
 		}
-		evs, err := inspector.Events(ctx, sb)
-		if err != nil {
-			t.Fatal(err)
+		notices, notes := inspect.NewForensics(snap, clients).ExplainSandbox(ctx, sb)
+		if len(notes) > 0 {
+			t.Fatalf("notes: %v", notes)
 		}
 		var out []model.Finding
-		for _, n := range forensics.ClassifySandbox(sb, evs) {
+		for _, n := range notices {
 			out = append(out, model.Finding{Code: n.Code, Sandbox: name, Pod: n.Pod, Message: n.Message, Evidence: n.Evidence})
 		}
 		return out

@@ -148,10 +148,15 @@ func livenessEvents(p *corev1.Pod) []corev1.Event {
 	}
 }
 
+// newSynthFleet is an empty fleet whose clock stands ten minutes after synthT0.
+func newSynthFleet() *fleet.Fleet {
+	return fleet.New(fleet.Options{Now: func() time.Time { return synthT0.Add(10 * time.Minute) }})
+}
+
 // buildSynthFleet loads n sandboxes into a fleet.Fleet (as the informers'
 // initial lists do) and returns its snapshot and a Lookup over the full Pods.
 func buildSynthFleet(n int) (*fleet.Snapshot, *memLookup) {
-	f := fleet.New(fleet.Options{Now: func() time.Time { return synthT0.Add(10 * time.Minute) }})
+	f := newSynthFleet()
 	l := &memLookup{pods: map[string]*corev1.Pod{}, events: map[string][]corev1.Event{}, nodes: map[string]*corev1.Node{}}
 	for i := 0; i < n; i++ {
 		kind := synthKindOf(i)

@@ -180,3 +180,12 @@ func (w *Writer) Flush() error {
 	_, err := io.WriteString(w.w, s)
 	return err
 }
+
+// OrDash is s, or "-" for an empty value: how a table cell or a message
+// shows a field that is not set.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -324,11 +325,11 @@ func (s *Snapshot) ExtensionFindings(now time.Time) []ExtFinding {
 			if age := now.Sub(c.CreationTimestamp.Time); age > ClaimPendingAfter {
 				ev := []model.Evidence{obs(fmt.Sprintf("SandboxClaim %s/%s made %s, no status.sandbox", c.Namespace, c.Name, c.CreationTimestamp.UTC().Format(time.RFC3339)))}
 				if rc := c.ReadyCondition(); rc != nil {
-					ev = append(ev, obs("Ready "+rc.Status+" "+orDash(rc.Reason)+": "+rc.Message))
+					ev = append(ev, obs("Ready "+rc.Status+" "+textsafe.OrDash(rc.Reason)+": "+rc.Message))
 				}
 				out = append(out, ExtFinding{Namespace: c.Namespace, Sandbox: c.Name, Notice: model.Notice{Code: model.CodeClaimPending,
 					Severity: model.SeverityWarning,
-					Message:  fmt.Sprintf("claim %s on warm pool %s unbound for %s", c.Name, orDash(c.WarmPool), age.Round(time.Second)),
+					Message:  fmt.Sprintf("claim %s on warm pool %s unbound for %s", c.Name, textsafe.OrDash(c.WarmPool), age.Round(time.Second)),
 					Evidence: ev}})
 			}
 		case model.ClaimBound:
@@ -371,7 +372,7 @@ func degraded(r model.WarmPoolRow, now time.Time) (ExtFinding, bool) {
 	var slow []string
 	for _, sb := range r.Unready {
 		if age := now.Sub(sb.CreatedAt()); age > WarmPoolStartWithin {
-			slow = append(slow, fmt.Sprintf("%s (%s, %s, made %s ago)", sb.Name(), sb.State, orDash(sb.EnginePhase), age.Round(time.Second)))
+			slow = append(slow, fmt.Sprintf("%s (%s, %s, made %s ago)", sb.Name(), sb.State, textsafe.OrDash(sb.EnginePhase), age.Round(time.Second)))
 		}
 	}
 	var churn []string

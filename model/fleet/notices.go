@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -158,13 +159,13 @@ func restartNotices(p *model.Pod) ([]model.Notice, int32) {
 		msg := "container " + st.Name + " restarted " + strconv.Itoa(int(st.RestartCount)) + "×"
 		ev := []model.Evidence{{Kind: model.Observed, Text: "restartCount " + strconv.Itoa(int(st.RestartCount))}}
 		if t := st.LastTerminationState.Terminated; t != nil {
-			msg += "; last: " + orDash(t.Reason) + ", exit code " + strconv.Itoa(int(t.ExitCode))
+			msg += "; last: " + textsafe.OrDash(t.Reason) + ", exit code " + strconv.Itoa(int(t.ExitCode))
 			var at *time.Time
 			if !t.FinishedAt.IsZero() {
 				at = &t.FinishedAt.Time
 				msg += " at " + t.FinishedAt.UTC().Format(time.DateTime)
 			}
-			ev = append(ev, model.Evidence{Kind: model.Observed, Text: "lastState.terminated reason " + orDash(t.Reason) + " exitCode " + strconv.Itoa(int(t.ExitCode)), At: at})
+			ev = append(ev, model.Evidence{Kind: model.Observed, Text: "lastState.terminated reason " + textsafe.OrDash(t.Reason) + " exitCode " + strconv.Itoa(int(t.ExitCode)), At: at})
 		}
 		out = append(out, model.Notice{Code: model.CodeRestarted, Severity: model.SeverityWarning, Pod: p.Name, Message: msg, Evidence: ev})
 	}
@@ -178,10 +179,10 @@ func restartNotices(p *model.Pod) ([]model.Notice, int32) {
 func orphanLiveNotice(e *sbEntry, p *model.Pod) model.Notice {
 	kind := engineKind(e.engine())
 	return model.Notice{Code: model.CodeStateMismatch, Severity: model.SeverityWarning, Pod: p.Name,
-		Message: fmt.Sprintf("its %s %s is deleted but Pod %s is still %s and not being deleted", kind, e.name(), p.Name, orDash(string(p.Status.Phase))),
+		Message: fmt.Sprintf("its %s %s is deleted but Pod %s is still %s and not being deleted", kind, e.name(), p.Name, textsafe.OrDash(string(p.Status.Phase))),
 		Evidence: []model.Evidence{
 			{Kind: model.Observed, Text: kind + " " + e.ns() + "/" + e.name() + " not found; the Pod names it as its owner"},
-			{Kind: model.Observed, Text: "pod " + p.Name + " phase " + orDash(string(p.Status.Phase)) + ", no deletionTimestamp"},
+			{Kind: model.Observed, Text: "pod " + p.Name + " phase " + textsafe.OrDash(string(p.Status.Phase)) + ", no deletionTimestamp"},
 		}}
 }
 

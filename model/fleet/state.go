@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -71,20 +72,13 @@ func podSummary(p *model.Pod) string {
 		switch {
 		case st.State.Terminated != nil:
 			t := st.State.Terminated
-			s += ", main container terminated (" + orDash(t.Reason) + ", exit " + strconv.Itoa(int(t.ExitCode)) + ")"
+			s += ", main container terminated (" + textsafe.OrDash(t.Reason) + ", exit " + strconv.Itoa(int(t.ExitCode)) + ")"
 		case st.State.Waiting != nil && st.State.Waiting.Reason != "":
 			s += ", main container waiting (" + st.State.Waiting.Reason + ")"
 		}
 	}
 	if d := p.DeletionSummary(time.TimeOnly); d != "" {
 		s += ", " + d
-	}
-	return s
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
 	}
 	return s
 }
@@ -165,8 +159,8 @@ func stateNotices(engine model.Engine, enginePhase string, engineReady bool, st 
 			phase = "Ready=True"
 		}
 		out = append(out, model.Notice{Code: model.CodeStateMismatch, Severity: model.SeverityWarning, Pod: slotPod(primary),
-			Message: "engine says " + orDash(phase) + " but the sandbox is " + string(st),
-			Evidence: []model.Evidence{{Kind: model.Observed, Text: "engine phase " + orDash(phase)},
+			Message: "engine says " + textsafe.OrDash(phase) + " but the sandbox is " + string(st),
+			Evidence: []model.Evidence{{Kind: model.Observed, Text: "engine phase " + textsafe.OrDash(phase)},
 				{Kind: model.Inferred, Text: "effective state " + string(st) + " from Pod " + slotPodSummary(primary)}}})
 	}
 	if enginePhase == model.PhaseFailed && primary != nil && primary.Pod != nil && podRunning(primary.Pod) {

@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -120,31 +121,6 @@ func Classify(pod *model.Pod, events []corev1.Event, node *corev1.Node, siblings
 	if len(out) == 0 && (podEvicted(pod) || disruptionTarget(pod) != nil) {
 		r := &restartCase{pod: pod, podEvents: podEvents, nodeEvents: nodeEvents, node: node, hadEvents: len(events) > 0}
 		out = append(out, r.evictedWithoutTermination())
-	}
-	return out
-}
-
-// ClassifySandbox is Classify for each of sb's linked Pods that has
-// something to explain, from the Events read for the sandbox (its object's
-// and its Pods'), as the detail view has them. The node and the sibling
-// control group need more reads (the sweep's job); without them the
-// verdicts that rest on them fall back to what the Pod's own spec, status
-// and Events show.
-func ClassifySandbox(sb *model.Sandbox, events []corev1.Event) []model.Notice {
-	var out []model.Notice
-	for i := range sb.Slots {
-		pod := sb.Slots[i].Pod
-		if pod == nil || !Needed(pod) {
-			continue
-		}
-		var own []corev1.Event
-		for _, e := range events {
-			if e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod.Name &&
-				(e.InvolvedObject.UID == "" || e.InvolvedObject.UID == pod.UID) {
-				own = append(own, e)
-			}
-		}
-		out = append(out, Classify(pod, own, nil, nil)...)
 	}
 	return out
 }
@@ -364,7 +340,7 @@ func (r *restartCase) liveness() *livenessFacts {
 			continue
 		case reportedFromOtherNode(e, node):
 			_, host := reporter(e)
-			l.setAside = append(l.setAside, setAside(e, node, fmt.Sprintf("the Pod runs on node %s and its kubelet records its Events from there, not from %q", orDash(node), host)))
+			l.setAside = append(l.setAside, setAside(e, node, fmt.Sprintf("the Pod runs on node %s and its kubelet records its Events from there, not from %q", textsafe.OrDash(node), host)))
 			continue
 		case killing:
 			if why := r.killingContradicted(e, l.params); why != "" {
@@ -822,7 +798,7 @@ func (r *restartCase) evicted(eviction []model.Evidence, l *livenessFacts) model
 		n.Evidence = append(n.Evidence, r.noLivenessKillEvidence(l)...)
 	}
 	n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
-		Text: "node-level causes hit co-located Pods too: check the other Pods on node " + orDash(r.pod.Spec.NodeName)})
+		Text: "node-level causes hit co-located Pods too: check the other Pods on node " + textsafe.OrDash(r.pod.Spec.NodeName)})
 	return n
 }
 
@@ -840,7 +816,7 @@ func (r *restartCase) evictedWithoutTermination() model.Notice {
 func (r *restartCase) checkedLines(l *livenessFacts) []string {
 	var c []string
 	if r.term != nil {
-		c = append(c, fmt.Sprintf("last termination: reason %s, exit %d (not OOMKilled, not a SIGKILL)", orDash(r.term.Reason), r.term.ExitCode))
+		c = append(c, fmt.Sprintf("last termination: reason %s, exit %d (not OOMKilled, not a SIGKILL)", textsafe.OrDash(r.term.Reason), r.term.ExitCode))
 	} else {
 		c = append(c, fmt.Sprintf("restartCount %d but no lastState.terminated recorded (the kubelet lost it, e.g. after a node restart)", r.cs.RestartCount))
 	}
@@ -1011,7 +987,7 @@ func (r *restartCase) lastStateEvidence() model.Evidence {
 		which = "state.terminated"
 	}
 	text := fmt.Sprintf("%s of container %s: reason %s, exit %d, started %s, finished %s",
-		which, r.cs.Name, orDash(t.Reason), t.ExitCode, clockOrDash(t.StartedAt.Time), clockOrDash(t.FinishedAt.Time))
+		which, r.cs.Name, textsafe.OrDash(t.Reason), t.ExitCode, clockOrDash(t.StartedAt.Time), clockOrDash(t.FinishedAt.Time))
 	if t.Signal != 0 {
 		text += fmt.Sprintf(", signal %d", t.Signal)
 	}
@@ -1151,13 +1127,6 @@ func timePtr(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func oneLineMsg(s string) string {

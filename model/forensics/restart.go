@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -189,7 +190,7 @@ func ExplainRestart(pod *model.Pod, events []corev1.Event, container string, blo
 		if e.Reason == "Killing" && strings.Contains(e.Message, "failed liveness probe") && eventForContainer(e, cs.Name, len(pod.Spec.Containers) == 1) {
 			first, last := EventSpan(e)
 			if reportedFromOtherNode(e, pod.Spec.NodeName) {
-				x.Notes = append(x.Notes, setAside(e, pod.Spec.NodeName, "the Pod runs on node "+orDash(pod.Spec.NodeName)+" and its kubelet records its Events from there").Text)
+				x.Notes = append(x.Notes, setAside(e, pod.Spec.NodeName, "the Pod runs on node "+textsafe.OrDash(pod.Spec.NodeName)+" and its kubelet records its Events from there").Text)
 				continue
 			}
 			x.Notes = append(x.Notes, fmt.Sprintf("Killing Event \"failed liveness probe\" ×%d, first at %s, last at %s: the SIGTERMs of that many liveness kills, if the Event is the kubelet's — %s",
@@ -300,7 +301,7 @@ func checkBlockStart(r *restartCase, lt LivenessTiming, b time.Time, rec []Recor
 	ds := d.Seconds()
 	c.DiffSeconds = &ds
 	c.Evidence = append(c.Evidence, model.Evidence{Kind: model.Observed, At: &obs,
-		Text: fmt.Sprintf("%s: reason %s, exit %d, started %s, finished %s", c.Recorded.Field, orDash(c.Recorded.Reason), c.Recorded.ExitCode,
+		Text: fmt.Sprintf("%s: reason %s, exit %d, started %s, finished %s", c.Recorded.Field, textsafe.OrDash(c.Recorded.Reason), c.Recorded.ExitCode,
 			clockOrDash(c.Recorded.StartedAt), clock(obs))})
 	slack := restartAgreement
 	c.Agrees = absDuration(d) <= slack
@@ -344,7 +345,7 @@ func restartEventEvidence(r *restartCase, b, termFrom, termTo time.Time) (out []
 			continue
 		}
 		if reportedFromOtherNode(e, node) {
-			out = append(out, setAside(e, node, "the Pod runs on node "+orDash(node)+" and its kubelet records its Events from there"))
+			out = append(out, setAside(e, node, "the Pod runs on node "+textsafe.OrDash(node)+" and its kubelet records its Events from there"))
 			continue
 		}
 		first, last := EventSpan(e)

@@ -1,4 +1,4 @@
-package listing_test
+package output_test
 
 import (
 	"bytes"
@@ -17,9 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sandscope/sandscope/listing"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
+	"github.com/sandscope/sandscope/output"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -87,17 +87,17 @@ func fixtureWithReason(reason string) (*fleet.Snapshot, []model.Finding) {
 	return snap, findings
 }
 
-func print(t *testing.T, q listing.Query, output string, opts listing.PrintOptions) string {
+func print(t *testing.T, q output.Query, format string, opts output.PrintOptions) string {
 	t.Helper()
 	snap, findings := fixture()
-	out, err := listing.ParseOutput(output)
+	out, err := output.ParseOutput(format)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Now = now
 	var b bytes.Buffer
-	if err := listing.Print(&b, listing.Select(snap, findings, q), out, opts); err != nil {
-		t.Fatalf("-o %s: %v", output, err)
+	if err := output.Print(&b, output.Select(snap, findings, q), out, opts); err != nil {
+		t.Fatalf("-o %s: %v", format, err)
 	}
 	return b.String()
 }
@@ -124,15 +124,15 @@ func golden(t *testing.T, name, got string) {
 func TestTables(t *testing.T) {
 	for _, tc := range []struct {
 		file, output string
-		q            listing.Query
-		opts         listing.PrintOptions
+		q            output.Query
+		opts         output.PrintOptions
 	}{
-		{"sandboxes.txt", "table", listing.Query{Resource: listing.Sandboxes}, listing.PrintOptions{}},
-		{"sandboxes-wide-all.txt", "wide", listing.Query{Resource: listing.Sandboxes}, listing.PrintOptions{AllNamespaces: true}},
-		{"pods.txt", "table", listing.Query{Resource: listing.Pods}, listing.PrintOptions{}},
-		{"pools-noheaders.txt", "table", listing.Query{Resource: listing.Pools}, listing.PrintOptions{NoHeaders: true}},
-		{"findings.txt", "table", listing.Query{Resource: listing.Findings}, listing.PrintOptions{AllNamespaces: true}},
-		{"claims-wide.txt", "wide", listing.Query{Resource: listing.Claims}, listing.PrintOptions{}},
+		{"sandboxes.txt", "table", output.Query{Resource: output.Sandboxes}, output.PrintOptions{}},
+		{"sandboxes-wide-all.txt", "wide", output.Query{Resource: output.Sandboxes}, output.PrintOptions{AllNamespaces: true}},
+		{"pods.txt", "table", output.Query{Resource: output.Pods}, output.PrintOptions{}},
+		{"pools-noheaders.txt", "table", output.Query{Resource: output.Pools}, output.PrintOptions{NoHeaders: true}},
+		{"findings.txt", "table", output.Query{Resource: output.Findings}, output.PrintOptions{AllNamespaces: true}},
+		{"claims-wide.txt", "wide", output.Query{Resource: output.Claims}, output.PrintOptions{}},
 	} {
 		got := print(t, tc.q, tc.output, tc.opts)
 		if strings.ContainsAny(got, "\x1b\x07") {
@@ -145,17 +145,17 @@ func TestTables(t *testing.T) {
 // The JSON shape is a contract: apiVersion sandscope.io/v1, kind List,
 // items with apiVersion, kind and metadata; findings in sweep's fields.
 func TestJSONShape(t *testing.T) {
-	for _, r := range []listing.Resource{listing.Sandboxes, listing.Pods, listing.Pools, listing.Claims, listing.Findings} {
-		golden(t, string(r)+".json", print(t, listing.Query{Resource: r}, "json", listing.PrintOptions{}))
+	for _, r := range []output.Resource{output.Sandboxes, output.Pods, output.Pools, output.Claims, output.Findings} {
+		golden(t, string(r)+".json", print(t, output.Query{Resource: r}, "json", output.PrintOptions{}))
 	}
 	var list struct {
 		APIVersion, Kind string
 		Items            []map[string]any
 	}
-	if err := json.Unmarshal([]byte(print(t, listing.Query{Resource: listing.Findings}, "json", listing.PrintOptions{})), &list); err != nil {
+	if err := json.Unmarshal([]byte(print(t, output.Query{Resource: output.Findings}, "json", output.PrintOptions{})), &list); err != nil {
 		t.Fatal(err)
 	}
-	if list.APIVersion != listing.APIVersion || list.Kind != "List" || len(list.Items) != 2 {
+	if list.APIVersion != output.APIVersion || list.Kind != "List" || len(list.Items) != 2 {
 		t.Fatalf("list = %s %s with %d items", list.APIVersion, list.Kind, len(list.Items))
 	}
 	for _, key := range []string{"apiVersion", "kind", "code", "severity", "context", "namespace", "sandbox", "pod", "message", "evidence"} {
@@ -168,7 +168,7 @@ func TestJSONShape(t *testing.T) {
 // One name asked for prints the object itself, as kubectl does; yaml is
 // the same document.
 func TestSingleObjectYAML(t *testing.T) {
-	got := print(t, listing.Query{Resource: listing.Sandboxes, Names: []string{"sbx-a"}}, "yaml", listing.PrintOptions{Single: true})
+	got := print(t, output.Query{Resource: output.Sandboxes, Names: []string{"sbx-a"}}, "yaml", output.PrintOptions{Single: true})
 	var obj map[string]any
 	if err := yaml.Unmarshal([]byte(got), &obj); err != nil {
 		t.Fatal(err)
@@ -189,14 +189,14 @@ func TestSingleObjectYAML(t *testing.T) {
 func TestHostileReasonInJSONAndYAML(t *testing.T) {
 	reason := "Error\x7f\u009b2J\u0085\u202etxt.exe"
 	snap, findings := fixtureWithReason(reason)
-	items := listing.Select(snap, findings, listing.Query{Resource: listing.Pods})
+	items := output.Select(snap, findings, output.Query{Resource: output.Pods})
 	for _, format := range []string{"json", "yaml"} {
-		out, err := listing.ParseOutput(format)
+		out, err := output.ParseOutput(format)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := listing.Print(&b, items, out, listing.PrintOptions{Now: now}); err != nil {
+		if err := output.Print(&b, items, out, output.PrintOptions{Now: now}); err != nil {
 			t.Fatalf("-o %s: %v", format, err)
 		}
 		got := b.String()
@@ -242,15 +242,15 @@ func TestHostileReasonInJSONAndYAML(t *testing.T) {
 
 // -o name names the Kubernetes objects, so kubectl takes them back.
 func TestNames(t *testing.T) {
-	got := print(t, listing.Query{Resource: listing.Sandboxes}, "name", listing.PrintOptions{})
+	got := print(t, output.Query{Resource: output.Sandboxes}, "name", output.PrintOptions{})
 	want := "pod/plain-c\nbatchsandbox.sandbox.opensandbox.io/sbx-a\nsandbox.agents.x-k8s.io/sbx-b\n"
 	if got != want {
 		t.Errorf("-o name =\n%s\nwant\n%s", got, want)
 	}
-	if got := print(t, listing.Query{Resource: listing.Pools}, "name", listing.PrintOptions{}); got != "pool.sandbox.opensandbox.io/warm\nsandboxwarmpool.extensions.agents.x-k8s.io/agents-warm\n" {
+	if got := print(t, output.Query{Resource: output.Pools}, "name", output.PrintOptions{}); got != "pool.sandbox.opensandbox.io/warm\nsandboxwarmpool.extensions.agents.x-k8s.io/agents-warm\n" {
 		t.Errorf("pools -o name = %q", got)
 	}
-	if got := print(t, listing.Query{Resource: listing.Claims}, "name", listing.PrintOptions{}); got != "sandboxclaim.extensions.agents.x-k8s.io/claim-b\nsandboxclaim.extensions.agents.x-k8s.io/claim-waiting\n" {
+	if got := print(t, output.Query{Resource: output.Claims}, "name", output.PrintOptions{}); got != "sandboxclaim.extensions.agents.x-k8s.io/claim-b\nsandboxclaim.extensions.agents.x-k8s.io/claim-waiting\n" {
 		t.Errorf("claims -o name = %q", got)
 	}
 }
@@ -258,12 +258,12 @@ func TestNames(t *testing.T) {
 // JSONPath is client-go's, on the same objects; what it prints reaches
 // the terminal, so control characters are shown, not obeyed.
 func TestJSONPath(t *testing.T) {
-	q := listing.Query{Resource: listing.Sandboxes, Selector: labels.SelectorFromSet(labels.Set{"team": "rl"})}
-	got := print(t, q, `jsonpath={range .items[*]}{.metadata.name} {.identity}{"\n"}{end}`, listing.PrintOptions{})
+	q := output.Query{Resource: output.Sandboxes, Selector: labels.SelectorFromSet(labels.Set{"team": "rl"})}
+	got := print(t, q, `jsonpath={range .items[*]}{.metadata.name} {.identity}{"\n"}{end}`, output.PrintOptions{})
 	if want := "sbx-a IP_TAKEN\nsbx-b OK\n"; got != want {
 		t.Errorf("jsonpath with -l team=rl =\n%s\nwant\n%s", got, want)
 	}
-	got = print(t, listing.Query{Resource: listing.Findings}, "jsonpath={.items[0].message}", listing.PrintOptions{})
+	got = print(t, output.Query{Resource: output.Findings}, "jsonpath={.items[0].message}", output.PrintOptions{})
 	if strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, "held by Pod sbx-b-0") {
 		t.Errorf("jsonpath message = %q", got)
 	}
@@ -271,7 +271,7 @@ func TestJSONPath(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{.items[*].metadata.name}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := print(t, listing.Query{Resource: listing.Pools}, "jsonpath-file="+file, listing.PrintOptions{}); got != "warm agents-warm" {
+	if got := print(t, output.Query{Resource: output.Pools}, "jsonpath-file="+file, output.PrintOptions{}); got != "warm agents-warm" {
 		t.Errorf("jsonpath-file = %q", got)
 	}
 }
@@ -280,29 +280,29 @@ func TestJSONPath(t *testing.T) {
 // selected by their sandbox's name and labels.
 func TestSelect(t *testing.T) {
 	snap, findings := fixture()
-	it := listing.Select(snap, findings, listing.Query{Resource: listing.Pods, Names: []string{"sbx-a-0", "nope"}})
+	it := output.Select(snap, findings, output.Query{Resource: output.Pods, Names: []string{"sbx-a-0", "nope"}})
 	if it.Len() != 1 || it.Pods[0].Name != "sbx-a-0" || len(it.Missing) != 1 || it.Missing[0] != "nope" {
 		t.Errorf("pods sbx-a-0 nope: %d items, missing %v", it.Len(), it.Missing)
 	}
 	sel := labels.SelectorFromSet(labels.Set{"team": "rl"})
-	it = listing.Select(snap, findings, listing.Query{Resource: listing.Findings, Selector: sel, Names: []string{"sbx-b"}})
+	it = output.Select(snap, findings, output.Query{Resource: output.Findings, Selector: sel, Names: []string{"sbx-b"}})
 	if it.Len() != 1 || it.Findings[0].Code != model.CodeRestartOOM {
 		t.Errorf("findings of sbx-b with team=rl: %+v", it.Findings)
 	}
 }
 
 func TestParse(t *testing.T) {
-	for in, want := range map[string]listing.Resource{"sb": listing.Sandboxes, "Sandbox": listing.Sandboxes, "po": listing.Pods, "pool": listing.Pools, "finding": listing.Findings} {
-		if got, err := listing.ParseResource(in); err != nil || got != want {
+	for in, want := range map[string]output.Resource{"sb": output.Sandboxes, "Sandbox": output.Sandboxes, "po": output.Pods, "pool": output.Pools, "finding": output.Findings} {
+		if got, err := output.ParseResource(in); err != nil || got != want {
 			t.Errorf("ParseResource(%q) = %q, %v", in, got, err)
 		}
 	}
 	for _, bad := range []string{"csv", "jsonpath=", "jsonpath={.items[", "jsonpath-file=/nonexistent"} {
-		if _, err := listing.ParseOutput(bad); err == nil {
+		if _, err := output.ParseOutput(bad); err == nil {
 			t.Errorf("ParseOutput(%q) accepted", bad)
 		}
 	}
-	if _, err := listing.ParseResource("deployments"); err == nil {
+	if _, err := output.ParseResource("deployments"); err == nil {
 		t.Error("ParseResource(deployments) accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package listing
+package output
 
 import (
 	"fmt"
@@ -110,7 +110,7 @@ func PodTable(pods []*model.Pod, sandboxOf func(*model.Pod) string, withNamespac
 			deleting = b.age(p.DeletionTimestamp.Time)
 		}
 		b.row(p.Namespace, p.Name, orNone(sandboxOf(p)), orNone(string(p.Status.Phase)), orNone(p.Status.PodIP),
-			orNone(p.Spec.NodeName), containerCell(mainContainer(p)), deleting, strconv.Itoa(int(podRestarts(p))), b.age(p.CreationTimestamp.Time),
+			orNone(p.Spec.NodeName), containerCell(mainContainer(p)), deleting, strconv.Itoa(int(p.Restarts())), b.age(p.CreationTimestamp.Time),
 			image, orNone(string(p.UID)))
 	}
 	return &b.table

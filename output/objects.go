@@ -1,8 +1,9 @@
-// Package listing turns a fleet snapshot into what `sandscope get` prints:
-// kubectl-style tables (metav1.Table) and a small versioned object shape
-// for json, yaml and jsonpath, printed by kubectl's own printers
-// (k8s.io/cli-runtime/pkg/printers). It reads model values only.
-package listing
+// Package output is where sandscope's printed output lives. Today it holds
+// what `sandscope get` prints: a fleet snapshot as kubectl-style tables
+// (metav1.Table) and a small versioned object shape for json, yaml and
+// jsonpath, printed by kubectl's own printers (k8s.io/cli-runtime/pkg/printers),
+// text through internal/textsafe. It reads model values only.
+package output
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -161,7 +162,7 @@ func PodObject(p *model.Pod, sandbox string) Pod {
 	return Pod{
 		TypeMeta: typeMeta(KindPod), Metadata: objectMeta(&p.ObjectMeta), Sandbox: sandbox,
 		Phase: p.Status.Phase, PodIP: p.Status.PodIP, NodeName: p.Spec.NodeName, Main: mainContainer(p),
-		Restarts: podRestarts(p),
+		Restarts: p.Restarts(),
 	}
 }
 
@@ -230,12 +231,4 @@ func stateOf(st corev1.ContainerState) (state, reason string, exitCode *int32) {
 		return "terminated", st.Terminated.Reason, &code
 	}
 	return "", "", nil
-}
-
-func podRestarts(p *model.Pod) int32 {
-	var n int32
-	for _, c := range p.Status.ContainerStatuses {
-		n += c.RestartCount
-	}
-	return n
 }
