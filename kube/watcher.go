@@ -343,7 +343,9 @@ func (w *Watcher) addCachedWatch(resource string, lw cache.ListerWatcher, transf
 func (w *Watcher) addFleetWatch(resource string, lw cache.ListerWatcher, objType runtime.Object, transform cache.TransformFunc, known cache.KeyListerGetter, handler cache.ResourceEventHandler) *fleetWatch {
 	p := w.progress.track(resource)
 	c := newFleetWatch(resource, p.listWatch(lw, w.now), objType, transform, known, handler, w.watchErrorHandler(resource))
-	c.store.streamed, p.synced = p.streamed, c.HasSynced
+	c.store.streamed = p.streamed
+	hasSynced := c.HasSynced
+	p.synced.Store(&hasSynced)
 	w.mu.Lock()
 	w.informers = append(w.informers, &watchedInformer{resource: resource, run: c.RunWithContext, hasSynced: c.HasSynced})
 	w.mu.Unlock()

@@ -38,7 +38,9 @@ const countAfter = time.Second
 type listProgress struct {
 	resource string
 	gvr      *schema.GroupVersionResource // nil: not counted by the server
-	synced   func() bool
+	// synced is the watch's HasSynced, set once the watch exists, read by
+	// whoever asks for progress meanwhile.
+	synced atomic.Pointer[func() bool]
 
 	received atomic.Int64
 	total    atomic.Int64 // -1: unknown
@@ -52,11 +54,17 @@ func (p *listProgress) begin(now time.Time) {
 	p.started.Store(now.UnixNano())
 }
 
+// isSynced: the watch's initial list is in; false before the watch exists.
+func (p *listProgress) isSynced() bool {
+	f := p.synced.Load()
+	return f != nil && (*f)()
+}
+
 // streamed counts one object of a streamed initial list.
 func (p *listProgress) streamed() { p.received.Add(1) }
 
 func (p *listProgress) state(now time.Time) model.ListProgress {
-	out := model.ListProgress{Resource: p.resource, Received: p.received.Load(), Done: p.synced()}
+	out := model.ListProgress{Resource: p.resource, Received: p.received.Load(), Done: p.isSynced()}
 	if total := p.total.Load(); total >= 0 {
 		out.Total = &total
 	}
@@ -76,7 +84,7 @@ type progressTracker struct {
 }
 
 func (t *progressTracker) track(resource string) *listProgress {
-	p := &listProgress{resource: resource, synced: func() bool { return false }}
+	p := &listProgress{resource: resource}
 	p.total.Store(-1)
 	t.mu.Lock()
 	t.all = append(t.all, p)
@@ -134,7 +142,7 @@ func (t *progressTracker) countTotals(ctx context.Context, cfg *rest.Config, nam
 		return // no total: the progress still says how many so far
 	}
 	for _, p := range t.list() {
-		if p.gvr == nil || p.synced() || p.total.Load() >= 0 {
+		if p.gvr == nil || p.isSynced() || p.total.Load() >= 0 {
 			continue
 		}
 		list, err := mc.Resource(*p.gvr).Namespace(namespace).List(ctx, metav1.ListOptions{Limit: 1})
@@ -166,7 +174,7 @@ type progressListWatch struct {
 }
 
 func (l *progressListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	initial := !l.p.synced()
+	initial := !l.p.isSynced()
 	if initial && opts.Continue == "" {
 		l.p.begin(l.now())
 	}
@@ -187,7 +195,7 @@ func (l *progressListWatch) ListWithContext(ctx context.Context, opts metav1.Lis
 }
 
 func (l *progressListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	if opts.SendInitialEvents != nil && *opts.SendInitialEvents && !l.p.synced() {
+	if opts.SendInitialEvents != nil && *opts.SendInitialEvents && !l.p.isSynced() {
 		l.p.begin(l.now())
 	}
 	return l.inner.WatchWithContext(ctx, opts)
