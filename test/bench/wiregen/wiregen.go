@@ -233,8 +233,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case group == "" && resource == "pods" && q.Get("watch") == "true":
 		s.watch(w, r, ours, podStream{s}, s.pre["pods"])
-	case group == "" && resource == "pods" && q.Get("limit") == "1" && strings.Contains(r.Header.Get("Accept"), "PartialObjectMetadataList"):
-		s.probe(w, ours)
+	case q.Get("limit") == "1" && strings.Contains(r.Header.Get("Accept"), "PartialObjectMetadataList"):
+		// The freshness probe (Pods) and the start-up's counts of the
+		// lists still streaming (every fleet resource).
+		counted := (group == "" && resource == "pods") ||
+			(group == sim.BatchSandboxGVR.Group && resource == sim.BatchSandboxGVR.Resource)
+		s.probe(w, ours && counted)
 	case group == sim.BatchSandboxGVR.Group && resource == sim.BatchSandboxGVR.Resource && q.Get("watch") == "true":
 		s.watch(w, r, ours, batchSandboxStream{s}, s.pre["batchsandboxes"])
 	case q.Get("watch") == "true" && s.kinds[group+"/"+version+"/"+resource] != "":
@@ -273,8 +277,10 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 		"the load generator does not serve "+r.URL.Path)
 }
 
-// probe answers the freshness probe: a consistent list of at most one Pod's
-// metadata.
+// probe answers a consistent list of at most one object's metadata: the
+// freshness probe, and the count of a list still streaming (the fleet has
+// as many BatchSandboxes as Pods; the one item shown is a Pod's metadata
+// either way, which is all a count reads).
 func (s *Server) probe(w http.ResponseWriter, ours bool) {
 	list := map[string]any{"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
 		"metadata": map[string]any{"resourceVersion": strconv.FormatInt(s.rv.Load(), 10)}, "items": []any{}}
