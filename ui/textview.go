@@ -144,6 +144,9 @@ func (v *textView) start(c *shared) tea.Cmd {
 	v.close()
 	v.gen++
 	v.lines, v.size, v.status = nil, 0, "loading…"
+	// A new read (another container, window or the previous logs) must not
+	// show the last read's lines under its title while it loads.
+	v.setLines(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	v.cancel = cancel
 	id, gen, sb, be := v.vid, v.gen, v.target.sb, c.backendFor(v.target.ctx)

@@ -144,6 +144,9 @@ func TestTUILogPickerReadsTheInitContainer(t *testing.T) {
 
 	s.SendKeys("2")
 	s.WaitFor(`last 1m`, 10*time.Second)
+	// The old lines stay on screen while the window's read is loading:
+	// judge the screen once it has loaded.
+	s.WaitForGone(`loading…`, 20*time.Second)
 	screen = s.WaitFor(`installer: waiting for the registry mirror`, 20*time.Second)
 	if strings.Contains(screen, "an old line") || !strings.Contains(screen, "installer: copying execd") {
 		t.Fatalf("the last minute's window shows other lines:\n%s", screen)
