@@ -271,6 +271,13 @@ func (v *sandboxesView) follow() {
 				return
 			}
 		}
+		if v.lost == "" && !v.showsContext(v.selCtx) {
+			// The user switched contexts (:ctx): the sandbox did not
+			// leave, its context did, and the view is a new one.
+			v.cursor = 0
+			v.remember()
+			return
+		}
 		if v.lost == "" {
 			v.lost = v.selLabel
 		}
@@ -279,6 +286,17 @@ func (v *sandboxesView) follow() {
 	}
 	v.cursor = min(v.cursor, max(0, len(v.visible)-1))
 	v.remember()
+}
+
+// showsContext: the rows include context kctx's fleet ("" is the one
+// context of a single-context view).
+func (v *sandboxesView) showsContext(kctx string) bool {
+	for _, f := range v.rows.parts {
+		if f.Context == kctx {
+			return true
+		}
+	}
+	return kctx == "" || len(v.rows.parts) == 0
 }
 
 // userRefiltered is refilter for a change the user made (a filter typed,
