@@ -257,9 +257,9 @@ func newClients(namespace string) (*kube.Clients, *memoryAPI) {
 	kc := newClientset()
 	kc.fake.PrependReactor("list", "pods", fieldSelectedList(kc.tracker))
 	kc.fake.PrependReactor("list", "events", fieldSelectedList(kc.tracker))
-	kc.fake.PrependWatchReactor("*", selectedWatch(kc.tracker))
+	kc.fake.PrependWatchReactor("*", selectedWatch(kc.tracker, newTombstones(kc.tracker).install(&kc.fake)))
 	dyn.PrependReactor("list", "*", fieldSelectedList(dyn.Tracker()))
-	dyn.PrependWatchReactor("*", selectedWatch(dyn.Tracker()))
+	dyn.PrependWatchReactor("*", selectedWatch(dyn.Tracker(), newTombstones(dyn.Tracker()).install(&dyn.Fake)))
 	dyn.PrependReactor("create", "*", namespaceMustExist(kc.tracker))
 	disc := kc.discovery
 	disc.Resources = []*metav1.APIResourceList{
@@ -335,23 +335,29 @@ func fieldSelectedList(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc
 	}
 }
 
-// selectedWatch delivers only the events of objects that match the watch's
-// label and field selectors (the fakes deliver every object of the
-// resource). An object that stops matching is not reported deleted, as a
-// real server would: nothing in sandscope relabels what it watches.
-func selectedWatch(tracker k8stesting.ObjectTracker) k8stesting.WatchReactionFunc {
+// selectedWatch watches from the requested resourceVersion, deletions
+// since then included (tombs), and delivers only the events of objects that
+// match the watch's label and field selectors (the fakes deliver every
+// object of the resource). An object that stops matching is not reported
+// deleted, as a real server would: nothing in sandscope relabels what it
+// watches.
+func selectedWatch(tracker k8stesting.ObjectTracker, tombs *tombstones) k8stesting.WatchReactionFunc {
 	return func(action k8stesting.Action) (bool, watch.Interface, error) {
 		wa, ok := action.(k8stesting.WatchActionImpl)
 		if !ok {
 			return false, nil, nil
 		}
-		r := wa.GetWatchRestrictions()
-		if (r.Labels == nil || r.Labels.Empty()) && (r.Fields == nil || r.Fields.Empty()) {
-			return false, nil, nil // the default reactor
-		}
 		w, err := tracker.Watch(wa.GetResource(), wa.GetNamespace(), wa.ListOptions)
 		if err != nil {
 			return true, nil, fmt.Errorf("watching %s: %w", wa.GetResource().Resource, err)
+		}
+		if err := tombs.replay(w, wa.GetResource(), wa.GetNamespace(), wa.ListOptions); err != nil {
+			w.Stop()
+			return true, nil, err
+		}
+		r := wa.GetWatchRestrictions()
+		if (r.Labels == nil || r.Labels.Empty()) && (r.Fields == nil || r.Fields.Empty()) {
+			return true, w, nil
 		}
 		return true, watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
 			if e.Type == watch.Error || e.Type == watch.Bookmark {
