@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,12 +27,21 @@ func TestTUIDemoShell(t *testing.T) {
 	// The cursor mark (NO_COLOR) on the row under the column titles.
 	top := s.WaitFor(`(?m)SANDBOX .*\n›`, 10*time.Second)
 	// ENGINE is shown only when the terminal has room for it beside the rest.
-	row := regexp.MustCompile(`(?m)^ ?\S+\s+(\S+)\s+(?:(?:bsbx|agent|pod)\s+)?\S+\s+Running\s+OK\s+\S+\s+(\S+)`)
-	m := row.FindStringSubmatch(top)
+	row := regexp.MustCompile(`^[ ›]?\S+\s+(\S+)\s+(?:(?:bsbx|agent|pod)\s+)?\S+\s+Running\s+OK\s+\S+\s+(\S+)`)
+	// The oldest that is Running and OK: an old one may be between Pods.
+	lines := strings.Split(top, "\n")
+	first := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "›") })
+	var m []string
+	for i := first; i >= 0 && i < len(lines) && m == nil; i++ {
+		if m = row.FindStringSubmatch(lines[i]); m == nil {
+			s.SendKeys("j")
+		}
+	}
 	if m == nil {
-		t.Fatalf("the oldest sandbox is not Running and OK:\n%s", top)
+		t.Fatalf("no sandbox on screen is Running and OK:\n%s", top)
 	}
 	sandbox, podCol := m[1], strings.TrimSuffix(m[2], "…")
+	s.WaitFor(`(?m)^›\S+\s+`+regexp.QuoteMeta(sandbox)+`\s`, 10*time.Second)
 
 	s.SendKeys("s")
 	screen := s.WaitFor(`root@\S+:/workspace#\s*$`, 15*time.Second)
