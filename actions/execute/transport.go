@@ -149,7 +149,7 @@ func WrapWithMarker(argv []string, marker string) []string {
 
 func newMarker() string {
 	b := make([]byte, 16)
-	rand.Read(b) //nolint:errcheck // crypto/rand never fails on Linux
+	rand.Read(b) // crypto/rand.Read never returns an error (Go 1.24+)
 	return "__sandscope_end_" + hex.EncodeToString(b) + "_"
 }
 
