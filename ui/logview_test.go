@@ -120,7 +120,7 @@ func TestLogsSearch(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
 	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
 	keys(tm, "99", "enter")
-	s = screenContains(t, tm, app, "/line 99: no match")
+	screenContains(t, tm, app, "/line 99: no match")
 	// Esc drops the search first, and only then leaves the view.
 	keys(tm, "esc")
 	waitScreen(t, tm, app, "search dropped", func(s string) bool {
