@@ -206,12 +206,6 @@ func (c *container) get(p string) (file, bool) {
 	return f, ok
 }
 
-func (c *container) tarRuns() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.execs
-}
-
 // env is one test's namespace, a test kubelet whose containers have file
 // systems, and the execd daemons of its Pods.
 type env struct {
