@@ -150,7 +150,7 @@ func (c *container) extract(sh *kubelettest.FakeShell, dir string) int {
 
 func (c *container) create(sh *kubelettest.FakeShell, dir, name string) int {
 	if c.serve != nil {
-		sh.Stdout.Write(c.serve)
+		_, _ = sh.Stdout.Write(c.serve)
 		return 0
 	}
 	root := path.Join("/", dir, name)
