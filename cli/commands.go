@@ -34,7 +34,3 @@ func newVersionCommand(g *Globals) *cobra.Command {
 		},
 	}
 }
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }

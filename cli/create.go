@@ -229,5 +229,5 @@ func writeJSONLine(w io.Writer, v any) {
 	if err != nil {
 		b = []byte(fmt.Sprintf(`{"error":{"code":"INTERNAL","message":%q}}`, err.Error()))
 	}
-	w.Write(append(b, '\n'))
+	_, _ = w.Write(append(b, '\n')) // stdout, like fmt.Fprint*: nowhere else to report a failed write
 }

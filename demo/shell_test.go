@@ -118,9 +118,9 @@ func TestShellInterruptsACommand(t *testing.T) {
 		code, err = ttyShell(inR, &out, f).serve(context.Background())
 		done <- err
 	}()
-	io.WriteString(inW, "block\r")
+	_, _ = io.WriteString(inW, "block\r")
 	waitFor(t, func() bool { return len(f.got()) == 1 }, "the command to start")
-	io.WriteString(inW, "typed-ahead\x03exit\r")
+	_, _ = io.WriteString(inW, "typed-ahead\x03exit\r")
 	select {
 	case err := <-done:
 		if err != nil || code != 130 {

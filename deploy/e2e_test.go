@@ -372,7 +372,10 @@ func startServe(t *testing.T, ctx context.Context, clients *kube.Clients, opts s
 	ctx, stop := context.WithCancel(ctx)
 	s := &serving{Server: srv, addr: ln.Addr().String(), stop: stop, served: make(chan error, 1)}
 	go func() { s.served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { stop(); <-s.served })
+	t.Cleanup(func() {
+		stop()
+		<-s.served
+	})
 	return s
 }
 

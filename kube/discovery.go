@@ -96,7 +96,7 @@ type AgentExtensions struct {
 	Claims, WarmPools, Templates *schema.GroupVersionResource
 }
 
-// Any: at least one extension is served.
+// Any reports whether at least one extension is served.
 func (x AgentExtensions) Any() bool {
 	return x.Claims != nil || x.WarmPools != nil || x.Templates != nil
 }

@@ -131,7 +131,9 @@ func TestPortForwardReachesThePod(t *testing.T) {
 	}
 	defer conn.Close()
 	fmt.Fprintln(conn, "ping")
-	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	rd := bufio.NewReader(conn)
 	banner, _ := rd.ReadString('\n')
 	echo, _ := rd.ReadString('\n')

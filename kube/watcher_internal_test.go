@@ -145,7 +145,7 @@ func TestWatcherHealthWatchBody(t *testing.T) {
 			conn.Close()
 			return
 		}
-		rw.Write([]byte("{}\n"))
+		_, _ = rw.Write([]byte("{}\n"))
 		rw.(http.Flusher).Flush()
 		<-release
 	}))
@@ -169,7 +169,7 @@ func TestWatcherHealthWatchBody(t *testing.T) {
 			t.Errorf("reading the watch stream: %v", err)
 		}
 		close(reading)
-		io.Copy(io.Discard, resp.Body)
+		_, _ = io.Copy(io.Discard, resp.Body)
 		close(done)
 	}()
 	<-reading
@@ -183,7 +183,7 @@ func TestWatcherHealthWatchBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.Copy(io.Discard, resp.Body)
+	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if h.connected() {
 		t.Fatalf("a watch stream broken by the server did not mark the connection lost")

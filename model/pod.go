@@ -30,7 +30,7 @@ type Pod struct {
 	Status PodStatus
 }
 
-// PodSpec: where the Pod runs, how it restarts, how long it may take to
+// PodSpec says where the Pod runs, how it restarts, how long it may take to
 // stop, and its containers.
 type PodSpec struct {
 	NodeName                      string
@@ -40,7 +40,7 @@ type PodSpec struct {
 	Containers                    []Container
 }
 
-// Container: what runs (image, command, args), how it is probed, and its
+// Container says what runs (image, command, args), how it is probed, and its
 // memory limit, which is kept only once the container has ended (restart
 // forensics name it when telling an OOM kill apart).
 type Container struct {
@@ -52,7 +52,7 @@ type Container struct {
 	MemoryLimit   *resource.Quantity
 }
 
-// PodStatus: the phase and addresses, and the statuses of the containers.
+// PodStatus holds the phase and addresses, and the statuses of the containers.
 type PodStatus struct {
 	Phase             corev1.PodPhase
 	PodIP             string
@@ -173,7 +173,7 @@ func (s *PodStatus) SetInitContainerStatuses(statuses []ContainerStatus) {
 	}
 }
 
-// PodCondition: the Ready and DisruptionTarget conditions, and PodScheduled
+// PodCondition is one of the Ready and DisruptionTarget conditions, and PodScheduled
 // when it is not True.
 type PodCondition struct {
 	Type               corev1.PodConditionType
@@ -183,7 +183,7 @@ type PodCondition struct {
 	LastTransitionTime metav1.Time
 }
 
-// ContainerStatus: the state of one container now and at its last end.
+// ContainerStatus holds the state of one container now and at its last end.
 type ContainerStatus struct {
 	Name                 string
 	Image                string
@@ -202,7 +202,7 @@ type TerminationState struct {
 	Terminated *corev1.ContainerStateTerminated
 }
 
-// GetObjectKind: a slim Pod carries no type information.
+// GetObjectKind returns an empty kind: a slim Pod carries no type information.
 func (p *Pod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 // DeepCopyObject copies everything, so a copy shares nothing mutable (the
@@ -256,7 +256,6 @@ func copyContainerStatuses(in []ContainerStatus) []ContainerStatus {
 	return out
 }
 
-// HasIP: ip is the Pod's podIP or one of its podIPs.
 // Restarts is the sum of the containers' restart counts, as kubectl's
 // RESTARTS column counts them.
 func (p *Pod) Restarts() int32 {
@@ -267,6 +266,7 @@ func (p *Pod) Restarts() int32 {
 	return n
 }
 
+// HasIP reports whether ip is the Pod's podIP or one of its podIPs.
 func (p *Pod) HasIP(ip string) bool {
 	if p.Status.PodIP == ip {
 		return true

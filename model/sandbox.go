@@ -289,7 +289,7 @@ type rareBatchSandbox struct {
 	readySince *time.Time // see ReadySince
 }
 
-// LateReadyAfter: a Ready=True transition this long after the sandbox was
+// LateReadyAfter is when Ready comes late: a Ready=True transition this long after the sandbox was
 // created is kept (BatchSandbox.ReadySince) as evidence for POD_RECREATED.
 const LateReadyAfter = time.Minute
 
@@ -394,7 +394,10 @@ func (b *BatchSandbox) rareFields() *rareBatchSandbox {
 	return b.rare
 }
 
-func (b *BatchSandbox) GetResourceVersion() string        { return b.ResourceVersion }
+// GetResourceVersion returns the object's resourceVersion.
+func (b *BatchSandbox) GetResourceVersion() string { return b.ResourceVersion }
+
+// SetResourceVersion sets the object's resourceVersion.
 func (b *BatchSandbox) SetResourceVersion(version string) { b.ResourceVersion = version }
 
 // GetAnnotations says only whether this is the initial-events-end bookmark:
@@ -406,7 +409,7 @@ func (b *BatchSandbox) GetAnnotations() map[string]string {
 	return nil
 }
 
-// GetObjectKind: a slim BatchSandbox carries no type information.
+// GetObjectKind returns an empty kind: a slim BatchSandbox carries no type information.
 func (b *BatchSandbox) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 // DeepCopyObject copies everything, so a copy shares nothing mutable.
@@ -489,11 +492,11 @@ func (a *AgentSandbox) ReadyReason() string {
 	return ""
 }
 
-// Expired: the controller says shutdownTime passed (Ready False
+// Expired reports whether the controller says shutdownTime passed (Ready False
 // SandboxExpired); it deleted the Pod and wiped the status.
 func (a *AgentSandbox) Expired() bool { return a.ReadyReason() == ReasonSandboxExpired }
 
-// Paused: suspended by spec, or the controller says so.
+// Paused reports whether it is suspended by spec, or the controller says so.
 func (a *AgentSandbox) Paused() bool {
 	if a.Suspended || a.ReadyReason() == ReasonSandboxSuspended {
 		return true
@@ -506,7 +509,7 @@ func (a *AgentSandbox) Paused() bool {
 	return false
 }
 
-// Routed: something still sends traffic to the Pods the Sandbox selects
+// Routed reports whether something still sends traffic to the Pods the Sandbox selects
 // (a status.selector or a Service), and the controller has not taken the
 // Pod away on purpose. Only then does the Pod's own IP stand in for
 // podIPs the Sandbox does not record.

@@ -14,6 +14,7 @@ import (
 // Engine names the source a sandbox comes from.
 type Engine string
 
+// The engines sandscope reads sandboxes from.
 const (
 	EngineBatchSandbox Engine = "bsbx"  // OpenSandbox BatchSandbox (sandbox.opensandbox.io)
 	EngineAgent        Engine = "agent" // kubernetes-sigs agent-sandbox Sandbox (agents.x-k8s.io)
@@ -25,24 +26,24 @@ const (
 type IdentityState string
 
 const (
-	// IdentityOK: the recorded IP is the linked Pod's current podIP, the Pod is
+	// IdentityOK means the recorded IP is the linked Pod's current podIP, the Pod is
 	// Running and not deleting, and no other live Pod holds the IP.
 	IdentityOK IdentityState = "OK"
-	// IdentityIPTaken: another live Pod (different UID) holds the recorded IP.
+	// IdentityIPTaken means another live Pod (different UID) holds the recorded IP.
 	IdentityIPTaken IdentityState = "IP_TAKEN"
-	// IdentityPodDead: the linked Pod is Failed/Succeeded (or its main
+	// IdentityPodDead means the linked Pod is Failed/Succeeded (or its main
 	// container terminated) while the engine still records its address.
 	IdentityPodDead IdentityState = "POD_DEAD"
-	// IdentityPodGone: the linked Pod no longer exists; its address is still recorded.
+	// IdentityPodGone means the linked Pod no longer exists; its address is still recorded.
 	IdentityPodGone IdentityState = "POD_GONE"
-	// IdentityUIDChanged: a Pod with the linked name exists but is not the Pod
+	// IdentityUIDChanged means a Pod with the linked name exists but is not the Pod
 	// first bound (same-name re-creation seen while watching).
 	IdentityUIDChanged IdentityState = "UID_CHANGED"
-	// IdentityIPStale: the linked Pod lives but at another IP than recorded.
+	// IdentityIPStale means the linked Pod lives but at another IP than recorded.
 	IdentityIPStale IdentityState = "IP_STALE"
-	// IdentityUnassigned: an empty slot (no address recorded yet).
+	// IdentityUnassigned means an empty slot (no address recorded yet).
 	IdentityUnassigned IdentityState = "UNASSIGNED"
-	// IdentityUnknown: informers not synced or connection lost. Never show a stale OK.
+	// IdentityUnknown means informers not synced or connection lost. Never show a stale OK.
 	IdentityUnknown IdentityState = "UNKNOWN"
 )
 
@@ -66,6 +67,7 @@ func (s IdentityState) Rank() int {
 // EffectiveState is what is actually true of a sandbox, whatever its engine says.
 type EffectiveState string
 
+// The effective states, each with what makes it true.
 const (
 	StatePending     EffectiveState = "Pending"     // no Pod placed yet
 	StateStarting    EffectiveState = "Starting"    // Pod scheduled, containers not all running
@@ -82,6 +84,7 @@ const (
 // Severity of a notice or finding.
 type Severity string
 
+// The severities, from the one that needs action to the one that informs.
 const (
 	SeverityError   Severity = "error"
 	SeverityWarning Severity = "warning"
@@ -104,6 +107,8 @@ func (s Severity) Rank() int {
 // EvidenceKind keeps what was seen apart from what was concluded.
 type EvidenceKind string
 
+// The kinds of evidence: what was read from the cluster, and what was
+// concluded from it.
 const (
 	Observed EvidenceKind = "observed" // read from the API: a status field written by its owner, a log line
 	Inferred EvidenceKind = "inferred" // computed from observed facts (a predicted time, a match)

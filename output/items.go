@@ -18,6 +18,7 @@ import (
 // Resource is what `sandscope get` lists.
 type Resource string
 
+// The resources `sandscope get` lists.
 const (
 	Sandboxes Resource = "sandboxes"
 	Pods      Resource = "pods"

@@ -56,7 +56,7 @@ type Limits struct {
 	IdleTimeout time.Duration
 }
 
-// DefaultLimits: a scrape of a large fleet writes megabytes within the
+// DefaultLimits are the limits Serve uses unless told otherwise: a scrape of a large fleet writes megabytes within the
 // write timeout; Prometheus's default interval (30 s) and more keep a
 // connection busy or open it again, so a connection idle 30 s is closed.
 var DefaultLimits = Limits{

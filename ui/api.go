@@ -33,13 +33,13 @@ type Source interface {
 	Subscribe() (<-chan struct{}, func())
 }
 
-// CreateRequest is what the create form collects.
 // CreateStage is one stage a create reached, as the footer shows it.
 type CreateStage struct {
 	Line   string
 	Failed bool // the create failed at this stage (drawn as an error)
 }
 
+// CreateRequest is what the create form collects.
 type CreateRequest struct {
 	Namespace string
 	Image     string

@@ -181,6 +181,7 @@ func (a *App) takeSnapshot() {
 	a.c.fleets = a.one[:]
 }
 
+// Init starts the clock and, when there is a source, subscribes to its changes.
 func (a *App) Init() tea.Cmd {
 	cmds := []tea.Cmd{tickClock()}
 	if a.src != nil {
@@ -257,6 +258,8 @@ func (a *App) messagesView() *textView {
 	return v
 }
 
+// Update applies one message (a key, a change, a finished action) and
+// returns the command to run next.
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
 	case clockMsg, changedMsg:

@@ -27,7 +27,7 @@ func TestCopyKeyFlow(t *testing.T) {
 		return "copied " + req.Remote + " → " + req.Local, nil
 	}}
 	app, tm := newTestAppSized(t, src, be, Options{}, 120, 30)
-	s := screenContains(t, tm, app, "Sandboxes")
+	screenContains(t, tm, app, "Sandboxes")
 	sel := app.selected()
 
 	keys(tm, "o")
@@ -49,7 +49,7 @@ func TestCopyKeyFlow(t *testing.T) {
 	screenContains(t, tm, app, "IP_TAKEN")
 
 	keys(tm, ":", "messages", "enter")
-	s = screenContains(t, tm, app, "Messages")
+	s := screenContains(t, tm, app, "Messages")
 	if !strings.Contains(s, "copied /work/out.txt") || !strings.Contains(s, "IP_TAKEN") {
 		t.Errorf(":messages lacks the copies' outcomes:\n%s", s)
 	}

@@ -35,8 +35,6 @@ type detailView struct {
 	// recreated is POD_RECREATED with what the SuccessfulCreate Events add.
 	recreated []model.Notice
 	vp        viewport.Model
-	version   uint64
-	width     int
 	cancel    context.CancelFunc
 }
 

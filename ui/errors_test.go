@@ -10,17 +10,17 @@ import (
 	"github.com/sandscope/sandscope/model"
 )
 
-// longErr is an error far wider than the terminal, whose end must show.
-var longErr = errors.New("reading batchsandboxes team-rl/sbx-a: the server could not find the requested resource " +
+// errLong is an error far wider than the terminal, whose end must show.
+var errLong = errors.New("reading batchsandboxes team-rl/sbx-a: the server could not find the requested resource " +
 	"(get batchsandboxes.sandbox.opensandbox.io sbx-a) while the API server was answering slowly: END-OF-ERROR")
 
 // The logs, previous logs, YAML and exec views show their error in the
 // body, whole, and it reaches :messages.
 func TestViewErrorsShownWholeAndLogged(t *testing.T) {
 	be := Backend{
-		YAML: func(context.Context, *model.Sandbox) (string, error) { return "", longErr },
-		Logs: func(context.Context, *model.Sandbox, LogOptions, io.Writer) error { return longErr },
-		Exec: func(context.Context, *model.Sandbox, []string, io.Writer) (int, error) { return 0, longErr },
+		YAML: func(context.Context, *model.Sandbox) (string, error) { return "", errLong },
+		Logs: func(context.Context, *model.Sandbox, LogOptions, io.Writer) error { return errLong },
+		Exec: func(context.Context, *model.Sandbox, []string, io.Writer) (int, error) { return 0, errLong },
 	}
 	for _, open := range [][]string{{"y"}, {"l"}, {"p"}, {"x", "ls", "enter"}} {
 		t.Run(open[0], func(t *testing.T) {

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -118,5 +117,3 @@ func containerState(st corev1.ContainerState) string {
 }
 
 func clock(t time.Time) string { return t.Format("15:04:05") }
-
-func sortStrings(s []string) { slices.Sort(s) }

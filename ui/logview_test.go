@@ -40,7 +40,7 @@ func logsBackend(lines []string, calls *logCalls) Backend {
 			if opts.Timestamps {
 				l = "2026-11-30T16:40:00.000000001Z " + l
 			}
-			io.WriteString(w, l+"\n")
+			_, _ = io.WriteString(w, l+"\n")
 		}
 		<-ctx.Done()
 		return nil
@@ -120,7 +120,7 @@ func TestLogsSearch(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
 	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
 	keys(tm, "99", "enter")
-	s = screenContains(t, tm, app, "/line 99: no match")
+	screenContains(t, tm, app, "/line 99: no match")
 	// Esc drops the search first, and only then leaves the view.
 	keys(tm, "esc")
 	waitScreen(t, tm, app, "search dropped", func(s string) bool {
@@ -166,7 +166,9 @@ func TestLogsSaveToFile(t *testing.T) {
 func TestTextViewKeysShareWithListKeysOnly(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "keys.yaml")
-	os.WriteFile(p, []byte("wrap: W\nsave: ctrl+o\n"), 0o600)
+	if err := os.WriteFile(p, []byte("wrap: W\nsave: ctrl+o\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	km, err := LoadKeyMap(p)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +177,9 @@ func TestTextViewKeysShareWithListKeysOnly(t *testing.T) {
 		t.Fatalf("wrap %v save %v prevmatch %v sortname %v", km.Wrap.Keys(), km.Save.Keys(), km.PrevMatch.Keys(), km.SortName.Keys())
 	}
 	for _, bad := range []string{"save: ctrl+d\n", "nextmatch: l\n", "wrap: q\n"} {
-		os.WriteFile(p, []byte(bad), 0o600)
+		if err := os.WriteFile(p, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := LoadKeyMap(p); err == nil || !strings.Contains(err.Error(), "bound to both") {
 			t.Errorf("%q: want a collision error, got %v", bad, err)
 		}

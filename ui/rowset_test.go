@@ -33,23 +33,23 @@ func TestRowsetChurn(t *testing.T) {
 	for step := range 600 {
 		k, i := rng.IntN(len(fleets)), rng.IntN(n)
 		f := fleets[k]
-		switch r := rng.IntN(40); {
-		case r == 0:
+		switch rng.IntN(40) {
+		case 0:
 			f.DeleteBatchSandbox("team-rl", name(i))
-		case r == 1:
+		case 1:
 			f.UpsertBatchSandbox(fleetSandbox("team-rl", name(i), now, ip(i)))
-		case r == 2:
+		case 2:
 			f.UpsertBatchSandbox(fleetSandbox("batch", name(i), now, ip(i+100)))
-		case r == 3:
+		case 3:
 			f.DeleteBatchSandbox("batch", name(i))
-		case r == 4:
+		case 4:
 			lost := now
 			f.SetStatus(model.SourceStatus{Context: contexts[k], Synced: true, DisconnectedSince: &lost})
-		case r == 5:
+		case 5:
 			f.SetStatus(model.SourceStatus{Context: contexts[k], Synced: true})
-		case r == 6:
+		case 6:
 			inView[k] = !inView[k]
-		case r == 7:
+		case 7:
 			nsScope = []string{"", "team-rl", "batch"}[rng.IntN(3)]
 		default:
 			f.UpsertPod(model.SlimPod(churnedPod(rng, "team-rl", name(i), ip(i), now)))

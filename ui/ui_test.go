@@ -328,12 +328,12 @@ func TestLogsFollowAndStaleRepliesDropped(t *testing.T) {
 	be := Backend{
 		Logs: func(ctx context.Context, sb *model.Sandbox, opts LogOptions, w io.Writer) error {
 			if opts.Previous {
-				io.WriteString(w, "previous line 1\nprevious line 2\n")
+				_, _ = io.WriteString(w, "previous line 1\nprevious line 2\n")
 				return nil
 			}
-			io.WriteString(w, "hello from "+sb.Name()+"\n")
+			_, _ = io.WriteString(w, "hello from "+sb.Name()+"\n")
 			<-release
-			io.WriteString(w, "late line\n")
+			_, _ = io.WriteString(w, "late line\n")
 			<-ctx.Done()
 			return ctx.Err()
 		},
@@ -369,7 +369,9 @@ func TestEventsView(t *testing.T) {
 func TestKeyMapConfig(t *testing.T) {
 	dir := t.TempDir()
 	good := dir + "/good.yaml"
-	os.WriteFile(good, []byte("delete: ctrl+k\nshell: [f2, ctrl+o]\n"), 0o600)
+	if err := os.WriteFile(good, []byte("delete: ctrl+k\nshell: [f2, ctrl+o]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	km, err := LoadKeyMap(good)
 	if err != nil {
 		t.Fatal(err)
@@ -379,7 +381,9 @@ func TestKeyMapConfig(t *testing.T) {
 	}
 	for _, bad := range []string{"nuke: x\n", "delete: []\n", "delete: q\n", "::: not yaml", "quit: banana\n", "detail: [enter, ctrl+banana]\n"} {
 		p := dir + "/bad.yaml"
-		os.WriteFile(p, []byte(bad), 0o600)
+		if err := os.WriteFile(p, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		km, err := LoadKeyMap(p)
 		if err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("%q: want an error naming the file, got %v", bad, err)
@@ -404,7 +408,7 @@ func TestExecPromptShowsOutput(t *testing.T) {
 	var gotCmd []string
 	be := Backend{Exec: func(ctx context.Context, sb *model.Sandbox, cmd []string, out io.Writer) (int, error) {
 		gotCmd = cmd
-		io.WriteString(out, "ran in "+sb.Name()+"\n")
+		_, _ = io.WriteString(out, "ran in "+sb.Name()+"\n")
 		return 3, nil
 	}}
 	app, tm := newTestApp(t, src, be, Options{})

@@ -7,7 +7,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
 )
@@ -17,16 +16,15 @@ import (
 type shared struct {
 	// fleets are the contexts in view with their snapshots: one, with no
 	// context name, for a plain Source; snap is the first one's.
-	fleets   []Fleet
-	snap     *fleet.Snapshot
-	now      func() time.Time
-	keys     KeyMap
-	st       styles
-	opts     Options
-	be       Backend
-	nsScope  string // ":ns NAME" applied locally ("" = every namespace in the snapshot)
-	nextID   int
-	selected *model.Sandbox // the sandbox under the cursor of the sandboxes view
+	fleets  []Fleet
+	snap    *fleet.Snapshot
+	now     func() time.Time
+	keys    KeyMap
+	st      styles
+	opts    Options
+	be      Backend
+	nsScope string // ":ns NAME" applied locally ("" = every namespace in the snapshot)
+	nextID  int
 	// ageChange is when the first of the ages drawn in the last frame reads
 	// differently (zero: none drawn): until then, the clock alone changes
 	// nothing on the screen.
@@ -136,11 +134,6 @@ type searchable interface {
 type filterable interface {
 	setFilter(f query.Filter, c *shared)
 	currentFilter() query.Filter
-}
-
-// sortable views accept shift-letter sorts.
-type sortable interface {
-	setSort(k query.SortKey, c *shared)
 }
 
 // selecter views have a current sandbox (for d, y, l, e, s, x, ctrl-d).

@@ -24,7 +24,7 @@ type claimRun struct {
 	podSelector string // the bound Sandbox's status.selector
 }
 
-// SourceTemplate: the start command is the warm pool's template's.
+// SourceTemplate means the start command is the warm pool's template's.
 const SourceTemplate Source = "template"
 
 // runClaim creates a SandboxClaim on req.WarmPool and follows it: Queued

@@ -140,6 +140,7 @@ type ReadyProber interface {
 // ProberFunc adapts a function to ReadyProber.
 type ProberFunc func(ctx context.Context, t ProbeTarget) error
 
+// ProbeReady calls f.
 func (f ProberFunc) ProbeReady(ctx context.Context, t ProbeTarget) error { return f(ctx, t) }
 
 // ImageReader reads an image's config from its registry: the digest the
@@ -175,6 +176,8 @@ type Creator struct {
 // Source of the start command.
 type Source string
 
+// The sources of a start command: given by the user, found in the entrypoint
+// table, or read from the image's config in its registry.
 const (
 	SourceExplicit Source = "explicit"
 	SourceTable    Source = "table"

@@ -14,6 +14,7 @@ import (
 // Stage is where a sandbox being created is.
 type Stage string
 
+// The stages of a create, in the order a sandbox passes them.
 const (
 	StageQueued       Stage = "Queued"       // the object is accepted, no Pod yet
 	StageBound        Stage = "Bound"        // a SandboxClaim names its Sandbox (agent-sandbox --warm-pool)

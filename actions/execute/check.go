@@ -160,7 +160,7 @@ func (v Verdict) Message() string {
 	return strings.Join(msgs, "; ")
 }
 
-// Retryable: a later attempt can succeed without anyone repairing the
+// Retryable reports whether a later attempt can succeed without anyone repairing the
 // sandbox (it is still starting, or the model lags).
 func (v Verdict) Retryable() bool {
 	for _, vi := range v.Violations {

@@ -40,12 +40,6 @@ type churnWorld struct {
 	byUID map[types.UID]*churnPod
 }
 
-func (w *churnWorld) get(uid string) *churnPod {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.byUID[types.UID(uid)]
-}
-
 // aliveThroughout: the Pod was Running at its IP, with its execd, for the
 // whole attempt; refusing it was a false refusal.
 func (w *churnWorld) aliveThroughout(uid string, from, to time.Time) bool {

@@ -347,7 +347,7 @@ func (x *Executor) check(ctx context.Context, t Target, snap *fleet.Snapshot, vi
 	live, err := x.opts.Cluster.LivePod(ctx, t.Namespace, t.Pod)
 	switch {
 	case apierrors.IsNotFound(err):
-		live, err = nil, nil
+		live = nil
 	case err != nil:
 		return Verdict{}, nil, readFailure(err)
 	}

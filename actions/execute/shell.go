@@ -83,8 +83,13 @@ func (x *Executor) shell(ctx context.Context, req Request, opts ShellOptions) *S
 	return s
 }
 
-func (s *Shell) SetStdin(r io.Reader)  { s.stdin = r }
+// SetStdin sets the terminal's input; tea.Exec calls it before Run.
+func (s *Shell) SetStdin(r io.Reader) { s.stdin = r }
+
+// SetStdout sets the terminal's output; tea.Exec calls it before Run.
 func (s *Shell) SetStdout(w io.Writer) { s.stdout = w }
+
+// SetStderr sets where errors go; tea.Exec calls it before Run.
 func (s *Shell) SetStderr(w io.Writer) { s.stderr = w }
 
 // Result is the last run's result (exit code of the shell).

@@ -64,7 +64,7 @@ func TestExecShellTTYWithResizeAndFallback(t *testing.T) {
 	waitOutput(t, &out, "size=80x24")
 	sizes.ch <- execute.TerminalSize{Width: 120, Height: 40}
 	waitOutput(t, &out, "size=120x40")
-	io.WriteString(stdinW, "hello")
+	_, _ = io.WriteString(stdinW, "hello")
 	waitOutput(t, &out, "hello")
 	endShell(t, stdinW, done)
 	close(sizes.ch)
@@ -143,12 +143,12 @@ func TestExecShellLeavesStdinAlone(t *testing.T) {
 	sh.SetStderr(&out)
 	done := make(chan error, 1)
 	go func() { done <- sh.Run() }()
-	io.WriteString(stdinW, "typed-in-shell")
+	_, _ = io.WriteString(stdinW, "typed-in-shell")
 	waitOutput(t, &out, "typed-in-shell")
 	endShell(t, stdinW, done)
 
 	// The next key is the UI's.
-	io.WriteString(stdinW, "k")
+	_, _ = io.WriteString(stdinW, "k")
 	got := make(chan string, 1)
 	go func() {
 		buf := make([]byte, 8)
@@ -181,7 +181,7 @@ func waitOutput(t *testing.T, out *syncbuf.Buffer, s string) {
 // to end without an error.
 func endShell(t *testing.T, stdin io.Writer, done <-chan error) {
 	t.Helper()
-	io.WriteString(stdin, "\x04")
+	_, _ = io.WriteString(stdin, "\x04")
 	select {
 	case err := <-done:
 		if err != nil {

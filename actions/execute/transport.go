@@ -46,7 +46,9 @@ func ParseVia(s string) (Via, error) {
 // TerminalSize and TerminalSizeQueue are client-go's: Next blocks until the
 // terminal's size changes and returns nil when there are no more.
 type (
-	TerminalSize      = remotecommand.TerminalSize
+	// TerminalSize is a terminal's width and height.
+	TerminalSize = remotecommand.TerminalSize
+	// TerminalSizeQueue hands out a terminal's sizes as they change.
 	TerminalSizeQueue = remotecommand.TerminalSizeQueue
 )
 
@@ -91,8 +93,10 @@ type KubeTransport struct {
 	Clients *kube.Clients
 }
 
+// Streams reports true: pods/exec carries stdin and a terminal.
 func (k *KubeTransport) Streams() bool { return true }
 
+// Exec runs d through the API server's pods/exec.
 func (k *KubeTransport) Exec(ctx context.Context, d Dispatch) (Outcome, error) {
 	opts := kube.PodExecOptions{Namespace: d.Namespace, Pod: d.Pod, Container: d.Container,
 		Stdin: d.Stdin, Stdout: d.Stdout, Stderr: d.Stderr, TTY: d.TTY, Sizes: d.Sizes, Command: d.Command}
@@ -149,7 +153,7 @@ func WrapWithMarker(argv []string, marker string) []string {
 
 func newMarker() string {
 	b := make([]byte, 16)
-	rand.Read(b) //nolint:errcheck // crypto/rand never fails on Linux
+	rand.Read(b) // crypto/rand.Read never returns an error (Go 1.24+)
 	return "__sandscope_end_" + hex.EncodeToString(b) + "_"
 }
 
@@ -177,8 +181,10 @@ type ExecdTransport struct {
 	Port    int    // default 44772
 }
 
+// Streams reports false: execd's POST /command carries neither stdin nor a terminal.
 func (e *ExecdTransport) Streams() bool { return false }
 
+// Exec runs d through the Pod's execd, over a pods/portforward tunnel.
 func (e *ExecdTransport) Exec(ctx context.Context, d Dispatch) (Outcome, error) {
 	c, done, err := e.Daemon(ctx, d)
 	if err != nil {
@@ -211,8 +217,10 @@ type ExecdDirectTransport struct {
 	Port  int
 }
 
+// Streams reports false: execd's POST /command carries neither stdin nor a terminal.
 func (e *ExecdDirectTransport) Streams() bool { return false }
 
+// Exec runs d through the Pod's execd, dialled at the Pod IP.
 func (e *ExecdDirectTransport) Exec(ctx context.Context, d Dispatch) (Outcome, error) {
 	c, _, err := e.Daemon(ctx, d)
 	if err != nil {

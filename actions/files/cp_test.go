@@ -32,7 +32,7 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 func readTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	if err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -43,7 +43,9 @@ func readTree(t *testing.T, dir string) map[string]string {
 		rel, _ := filepath.Rel(dir, p)
 		out[rel] = string(b)
 		return nil
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -248,11 +250,17 @@ func TestCopyUploadWhilePodReplacedIsUnknown(t *testing.T) {
 	e.fs.of(string(p.UID)).during = func() {
 		cs := e.c.Kube.CoreV1().Pods(e.ns)
 		zero := int64(0)
-		cs.Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
-		cs.Create(context.Background(), testcluster.SandboxPod(p.Name, ""), metav1.CreateOptions{})
+		if err := cs.Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Error(err)
+		}
+		if _, err := cs.Create(context.Background(), testcluster.SandboxPod(p.Name, ""), metav1.CreateOptions{}); err != nil {
+			t.Error(err)
+		}
 	}
 	src := filepath.Join(t.TempDir(), "f.txt")
-	os.WriteFile(src, []byte("x"), 0o644)
+	if err := os.WriteFile(src, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r := e.cp("", src, "swap-up:/work/f.txt")
 	obj := cpError(t, r)
 	if r.code != 126 || obj["written"] != "unknown" || obj["executed"] != "unknown" {
@@ -268,16 +276,28 @@ func TestCopyHostileArchiveFromASandbox(t *testing.T) {
 	p := e.running("hostile")
 	base := t.TempDir()
 	victim := filepath.Join(base, "victim")
-	os.WriteFile(victim, []byte("original"), 0o644)
+	if err := os.WriteFile(victim, []byte("original"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	dest := filepath.Join(base, "dest")
-	os.Mkdir(dest, 0o755)
+	if err := os.Mkdir(dest, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	tw.WriteHeader(&tar.Header{Name: "out/", Typeflag: tar.TypeDir, Mode: 0o755})
-	tw.WriteHeader(&tar.Header{Name: "out/l", Typeflag: tar.TypeSymlink, Linkname: "../../victim"})
-	tw.WriteHeader(&tar.Header{Name: "out/l", Typeflag: tar.TypeReg, Mode: 0o644, Size: 5})
-	tw.Write([]byte("pwned"))
+	if err := tw.WriteHeader(&tar.Header{Name: "out/", Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: "out/l", Typeflag: tar.TypeSymlink, Linkname: "../../victim"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: "out/l", Typeflag: tar.TypeReg, Mode: 0o644, Size: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte("pwned")); err != nil {
+		t.Fatal(err)
+	}
 	tw.Close()
 	e.fs.of(string(p.UID)).serve = buf.Bytes()
 
@@ -303,7 +323,9 @@ func TestCopyReadOnly(t *testing.T) {
 	p := e.running("ro")
 	e.fs.of(string(p.UID)).put("/work/pi.txt", file{data: []byte("3.14159"), mode: 0o644})
 	src := filepath.Join(t.TempDir(), "f")
-	os.WriteFile(src, []byte("x"), 0o644)
+	if err := os.WriteFile(src, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	before := e.requests(p)
 	r := e.cp("", "--readonly", src, "ro:/work/f")
 	if obj := cpError(t, r); r.code != 125 || obj["code"] != "READ_ONLY" {
@@ -344,7 +366,9 @@ func TestCopyFanOutUpload(t *testing.T) {
 	stranger := e.startPod(testcluster.SandboxPod("stranger", ""), ip)
 
 	src := filepath.Join(t.TempDir(), "cfg")
-	os.WriteFile(src, []byte("k=v"), 0o644)
+	if err := os.WriteFile(src, []byte("k=v"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r := e.cp("", "--selector", "team=rl", src, ":/etc/app.cfg", "-o", "jsonl")
 	if r.code != 125 {
 		t.Fatalf("exit %d, want 125 (one refused); stderr %s", r.code, r.stderr)

@@ -150,7 +150,7 @@ func (c *container) extract(sh *kubelettest.FakeShell, dir string) int {
 
 func (c *container) create(sh *kubelettest.FakeShell, dir, name string) int {
 	if c.serve != nil {
-		sh.Stdout.Write(c.serve)
+		_, _ = sh.Stdout.Write(c.serve)
 		return 0
 	}
 	root := path.Join("/", dir, name)
@@ -204,12 +204,6 @@ func (c *container) get(p string) (file, bool) {
 	defer c.mu.Unlock()
 	f, ok := c.files[p]
 	return f, ok
-}
-
-func (c *container) tarRuns() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.execs
 }
 
 // env is one test's namespace, a test kubelet whose containers have file

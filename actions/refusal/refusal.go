@@ -35,6 +35,7 @@ const (
 // client re-runs it blindly.
 type Executed string
 
+// The answers to "may it have run?".
 const (
 	ExecutedNo      Executed = "no"      // provably did not start
 	ExecutedUnknown Executed = "unknown" // may have run

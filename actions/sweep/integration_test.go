@@ -229,7 +229,7 @@ func TestSweepEveryFinding(t *testing.T) {
 		g := int64(30)
 		p.Spec.TerminationGracePeriodSeconds = &g
 	}
-	live := f.sandbox("liveness", plain, userCommand, withProbe)
+	f.sandbox("liveness", plain, userCommand, withProbe)
 	f.running("liveness", "10.1.0.12", "Succeed")
 	for i, n := range []string{"twin-a", "twin-b"} {
 		f.sandbox(n, plain, userCommand, withProbe)
@@ -243,7 +243,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	f.running("twin-c", "10.1.0.32", "Succeed")
 	end := time.Now().Add(-time.Minute).Truncate(time.Second)
 	f.k.Restarted(f.ns, "liveness-0", osv1.ContainerSandbox, 1, 137, "Error", end.Add(-10*time.Minute), end)
-	live = f.k.GetPod(f.ns, "liveness-0")
+	live := f.k.GetPod(f.ns, "liveness-0")
 	field := "spec.containers{" + osv1.ContainerSandbox + "}"
 	f.k.EventFor(live, field, corev1.EventTypeWarning, "Unhealthy", "Liveness probe failed: command timed out", end.Add(-50*time.Second), end.Add(-30*time.Second), 3)
 	f.k.EventFor(live, field, corev1.EventTypeNormal, "Killing", "Container sandbox failed liveness probe, will be restarted", end.Add(-30*time.Second), time.Time{}, 1)

@@ -114,7 +114,6 @@ type memLookup struct {
 	pods   map[string]*corev1.Pod
 	events map[string][]corev1.Event
 	nodes  map[string]*corev1.Node
-	calls  map[string]int // method -> calls, when non-nil (not safe for concurrency without mu)
 }
 
 func (l *memLookup) LivePod(_ context.Context, ns, name string) (*corev1.Pod, error) {

@@ -58,7 +58,6 @@ var examples = []example{
 
 func (s *Sim) seedExamples() {
 	for _, ex := range examples {
-		ex := ex
 		at := ex.at
 		if ex.live {
 			at = s.liveStart.Sub(s.now) + ex.at

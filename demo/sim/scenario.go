@@ -6,6 +6,7 @@ package sim
 // Scenario is the life cycle a sandbox is given when it is created.
 type Scenario string
 
+// The scenarios a simulated sandbox can be given.
 const (
 	Normal             Scenario = "normal"              // runs until its user deletes it
 	InstantDeath       Scenario = "instant-death"       // `tini -- bash` without a TTY: exits 0 at once; the engine keeps the IP
@@ -47,6 +48,7 @@ var churnWeights = []struct {
 // Engine of a simulated sandbox.
 type Engine string
 
+// The engines the simulator writes sandboxes for.
 const (
 	EngineBatch  Engine = "bsbx"   // non-pooled BatchSandbox
 	EnginePooled Engine = "pooled" // BatchSandbox allocated from a Pool

@@ -196,7 +196,6 @@ type Sim struct {
 	pools     map[string]*pool    // by namespace
 	warmPools []*warmPool         // agent-sandbox warm pools (warmpool.go)
 	podOwner  map[string]*sandbox // pod namespace/name -> sandbox
-	counter   int
 	ops       int
 	errs      []error
 

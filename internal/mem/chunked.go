@@ -121,7 +121,7 @@ func (l *SharedList[T]) All() []*T {
 	return l.flat
 }
 
-// Same: l and o hold the same list (a status-only snapshot shares its
+// Same reports whether l and o hold the same list (a status-only snapshot shares its
 // predecessor's).
 func (l *SharedList[T]) Same(o *SharedList[T]) bool {
 	if l.n != o.n {

@@ -188,17 +188,16 @@ type Cluster struct {
 
 // packageCluster is what Main started; shared by every test in the package.
 type packageCluster struct {
-	opts     Options
-	repo     string
-	scripts  string
-	binDir   string
-	state    string // the folder that start.sh filled
-	cluster  *Cluster
-	skip     string     // reason every Get skips; empty when the cluster runs
-	fail     string     // reason every Get fails
-	proxy    *etcdProxy // nil unless Options.EtcdProxy
-	apiMu    sync.Mutex
-	nsSerial int
+	opts    Options
+	repo    string
+	scripts string
+	binDir  string
+	state   string // the folder that start.sh filled
+	cluster *Cluster
+	skip    string     // reason every Get skips; empty when the cluster runs
+	fail    string     // reason every Get fails
+	proxy   *etcdProxy // nil unless Options.EtcdProxy
+	apiMu   sync.Mutex
 }
 
 // current is the cluster Main started for this test binary. A test binary

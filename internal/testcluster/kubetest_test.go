@@ -188,7 +188,7 @@ func TestTerminateAndRestart(t *testing.T) {
 	if hasPodCondition(p, corev1.PodReady, corev1.ConditionTrue) {
 		t.Fatal("pod still Ready after its only container terminated")
 	}
-	p = kl.Restart(ns, "p", osv1.ContainerSandbox, 137, "OOMKilled")
+	kl.Restart(ns, "p", osv1.ContainerSandbox, 137, "OOMKilled")
 	p = kl.Restart(ns, "p", osv1.ContainerSandbox, 2, "Error")
 	s := p.Status.ContainerStatuses[0]
 	if s.RestartCount != 2 || s.State.Running == nil || !s.Ready {

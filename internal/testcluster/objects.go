@@ -75,7 +75,7 @@ func OwnedByBatchSandbox(pod *corev1.Pod, bsbx *unstructured.Unstructured, index
 	yes := true
 	pod.OwnerReferences = append(pod.OwnerReferences, metav1.OwnerReference{
 		APIVersion: BatchSandboxGVR.GroupVersion().String(), Kind: "BatchSandbox",
-		Name: bsbx.GetName(), UID: types.UID(bsbx.GetUID()), Controller: &yes, BlockOwnerDeletion: &yes,
+		Name: bsbx.GetName(), UID: bsbx.GetUID(), Controller: &yes, BlockOwnerDeletion: &yes,
 	})
 	return pod
 }

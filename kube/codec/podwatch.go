@@ -86,8 +86,11 @@ type VersionedPod struct {
 	initialEventsEnd bool
 }
 
+// GetResourceVersion returns the resourceVersion the watch event carried.
 func (p *VersionedPod) GetResourceVersion() string { return p.resourceVersion }
 
+// GetAnnotations returns the initial-events-end annotation on the bookmark
+// that ends a watch's initial events, and nothing otherwise.
 func (p *VersionedPod) GetAnnotations() map[string]string {
 	if p.initialEventsEnd {
 		return map[string]string{metav1.InitialEventsAnnotationKey: "true"}
@@ -95,6 +98,7 @@ func (p *VersionedPod) GetAnnotations() map[string]string {
 	return nil
 }
 
+// DeepCopyObject copies the Pod and its resourceVersion.
 func (p *VersionedPod) DeepCopyObject() runtime.Object {
 	out := *p
 	out.Pod = p.Pod.DeepCopyObject().(*model.Pod)

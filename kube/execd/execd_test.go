@@ -47,7 +47,7 @@ func TestRunFrames(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				gotToken = r.Header.Get(execd.TokenHeader)
 				w.WriteHeader(tc.status)
-				io.WriteString(w, tc.body)
+				_, _ = io.WriteString(w, tc.body)
 			}))
 			defer srv.Close()
 			var out, errOut bytes.Buffer
@@ -122,7 +122,7 @@ func TestAgainstTestDaemon(t *testing.T) {
 func TestRunOversizedFrameIsBounded(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"type":"init","text":"c1"}`+"\n\n"+`{"type":"stdout","text":"`)
+		_, _ = io.WriteString(w, `{"type":"init","text":"c1"}`+"\n\n"+`{"type":"stdout","text":"`)
 		chunk := bytes.Repeat([]byte("A"), 64<<10)
 		for i := 0; i < (execd.MaxFrameBytes/len(chunk))*4; i++ {
 			if _, err := w.Write(chunk); err != nil {

@@ -10,28 +10,28 @@ import (
 type Kind string
 
 const (
-	// Unreachable: the registry could not be talked to (DNS, refused
+	// Unreachable means the registry could not be talked to (DNS, refused
 	// connection, TLS, a 5xx or 429 from it or a proxy). Retryable.
 	Unreachable Kind = "Unreachable"
-	// Timeout: no answer within the deadline. Retryable.
+	// Timeout means no answer within the deadline. Retryable.
 	Timeout Kind = "Timeout"
-	// Canceled: the caller gave up (Ctrl-C). Retryable.
+	// Canceled means the caller gave up (Ctrl-C). Retryable.
 	Canceled Kind = "Canceled"
-	// NotFound: the registry says the repository, tag or digest does not
+	// NotFound means the registry says the repository, tag or digest does not
 	// exist, or an index has no variant for the platform.
 	NotFound Kind = "NotFound"
-	// Unauthorized: the registry refused the credentials (401/403).
+	// Unauthorized means the registry refused the credentials (401/403).
 	Unauthorized Kind = "Unauthorized"
-	// NoEntrypoint: the image exists but its config has neither Entrypoint
+	// NoEntrypoint means the image exists but its config has neither Entrypoint
 	// nor Cmd. Read returns the config together with this error.
 	NoEntrypoint Kind = "NoEntrypoint"
-	// Invalid: the reference does not parse.
+	// Invalid means the reference does not parse.
 	Invalid Kind = "Invalid"
-	// Registry: the registry answered something unusable (unexpected
+	// Registry means the registry answered something unusable (unexpected
 	// status, malformed manifest, schema 1, a config or argv past the
 	// limits).
 	Registry Kind = "Registry"
-	// NotAllowed: the registry is not among Options.Registries; nothing
+	// NotAllowed means the registry is not among Options.Registries; nothing
 	// was sent to it.
 	NotAllowed Kind = "NotAllowed"
 )

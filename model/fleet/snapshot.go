@@ -57,7 +57,7 @@ func (s *Snapshot) NumSandboxes() int { return s.sbs.Len() }
 // SandboxAt is Sandboxes()[i] without building the list.
 func (s *Snapshot) SandboxAt(i int) *model.Sandbox { return s.sbs.At(i) }
 
-// SameSandboxes: s and o hold the same sandbox list, as a Snapshot after a
+// SameSandboxes reports whether s and o hold the same sandbox list, as a Snapshot after a
 // change of status alone shares its predecessor's.
 func (s *Snapshot) SameSandboxes(o *Snapshot) bool { return o != nil && s.sbs.Same(&o.sbs) }
 

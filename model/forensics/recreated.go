@@ -20,7 +20,7 @@ import (
 // exists), the sandbox was Ready before the Pod existed, and the
 // controller's SuccessfulCreate Event names the Pod twice.
 
-// PodRecreatedAfter: a sandbox's Pod created this long after the sandbox
+// PodRecreatedAfter is how late a Pod may come: a sandbox's Pod created this long after the sandbox
 // is taken as a re-creation (the controller creates the first one within
 // seconds, even when its image then takes minutes to pull).
 const PodRecreatedAfter = 2 * time.Minute
@@ -121,7 +121,7 @@ func RecreatedFromEvents(sb *model.Sandbox, events []corev1.Event) ([]model.Noti
 	return out, changed
 }
 
-// RecreationApplies: the sandbox's controller creates its Pods itself
+// RecreationApplies reports whether the sandbox's controller creates its Pods itself
 // (a non-pooled BatchSandbox, an agent Sandbox). A pooled sandbox's Pods
 // come from its Pool, created before or after it independently; a plain
 // Pod is its own sandbox.

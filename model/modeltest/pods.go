@@ -64,7 +64,7 @@ func PooledIn(pool string) PodOption {
 	}
 }
 
-// Exited: the main container terminated and the Pod is Failed (restartPolicy Never).
+// Exited sets the Pod up so that the main container terminated and the Pod is Failed (restartPolicy Never).
 func Exited(code int32, reason string) PodOption {
 	return func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodFailed
@@ -74,13 +74,13 @@ func Exited(code int32, reason string) PodOption {
 	}
 }
 
-// MainTerminated: the main container terminated but the Pod phase still says Running (a sidecar lives).
+// MainTerminated sets the Pod up so that the main container terminated but the Pod phase still says Running (a sidecar lives).
 func MainTerminated(p *corev1.Pod) {
 	p.Status.ContainerStatuses[0].Ready = false
 	p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}
 }
 
-// DeletingAt: the Pod is being deleted since at, with the given grace period.
+// DeletingAt sets the Pod up so that it is being deleted since at, with the given grace period.
 func DeletingAt(at time.Time, grace int64) PodOption {
 	return func(p *corev1.Pod) {
 		ts := metav1.NewTime(at)
@@ -89,7 +89,7 @@ func DeletingAt(at time.Time, grace int64) PodOption {
 	}
 }
 
-// Initializing: the Pod is Pending, its main container waiting in
+// Initializing sets the Pod up so that it is Pending, its main container waiting in
 // PodInitializing.
 func Initializing(p *corev1.Pod) {
 	p.Status.Phase = corev1.PodPending
@@ -109,13 +109,13 @@ func WithImageID(id string) PodOption {
 	return func(p *corev1.Pod) { p.Status.ContainerStatuses[0].ImageID = id }
 }
 
-// NotReady: the main container and the Pod are not ready.
+// NotReady sets the Pod up so that the main container and the Pod are not ready.
 func NotReady(p *corev1.Pod) {
 	p.Status.ContainerStatuses[0].Ready = false
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
 }
 
-// Restarted: the main container restarted count times, its last run
+// Restarted sets the Pod up so that the main container restarted count times, its last run
 // ending with reason and exit code a minute before T0.
 func Restarted(count int32, reason string, code int32) PodOption {
 	return func(p *corev1.Pod) {

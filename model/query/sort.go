@@ -10,6 +10,7 @@ import (
 // SortKey names a column the fleet can be sorted by.
 type SortKey string
 
+// The columns the fleet can be sorted by.
 const (
 	SortName     SortKey = "name"
 	SortAge      SortKey = "age"

@@ -328,12 +328,12 @@ func (r *relay) handle(raw *delayedConn) {
 	done := make(chan struct{}, 2)
 	go func() {
 		_, _ = io.Copy(server, io.TeeReader(client, sn.requests))
-		server.CloseWrite()
+		_ = server.CloseWrite()
 		done <- struct{}{}
 	}()
 	go func() {
 		_, _ = io.Copy(client, io.TeeReader(server, sn.responses))
-		client.CloseWrite()
+		_ = client.CloseWrite()
 		done <- struct{}{}
 	}()
 	<-done

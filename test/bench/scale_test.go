@@ -162,7 +162,6 @@ func BenchmarkScale(b *testing.B) {
 			dead++
 		}
 	}
-	loaded = nil
 	if *waitFor != "" {
 		fmt.Printf("loaded; measuring once %s is gone\n", *waitFor)
 		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {

@@ -230,7 +230,7 @@ func TestTUIManyContexts(t *testing.T) {
 	}
 
 	west.StopAPIServer(t)
-	screen = s.WaitFor(`west disconnected since \d\d:\d\d:\d\d`, 60*time.Second)
+	s.WaitFor(`west disconnected since \d\d:\d\d:\d\d`, 60*time.Second)
 	screen = s.WaitFor(row("west", "sbx-west", "UNKNOWN"), 30*time.Second)
 	if !strings.Contains(screen, "identity UNKNOWN in west (disconnected)") {
 		t.Errorf("the counts do not say which context is masked:\n%s", screen)

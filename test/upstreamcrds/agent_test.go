@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -32,7 +31,7 @@ func agentPod(sb *unstructured.Unstructured, hash string) *corev1.Pod {
 	pod.Labels[agentsandbox.LabelNameHash] = hash
 	yes := true
 	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: sb.GetAPIVersion(), Kind: agentsandbox.KindSandbox,
-		Name: sb.GetName(), UID: types.UID(sb.GetUID()), Controller: &yes, BlockOwnerDeletion: &yes}}
+		Name: sb.GetName(), UID: sb.GetUID(), Controller: &yes, BlockOwnerDeletion: &yes}}
 	return pod
 }
 

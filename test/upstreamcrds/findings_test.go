@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
@@ -35,7 +34,7 @@ func TestSweepTasksAndRecreationWithTheRealCRDs(t *testing.T) {
 	poolPod.Labels[osv1.LabelPoolName] = "pool-a"
 	yes := true
 	poolPod.OwnerReferences = []metav1.OwnerReference{{APIVersion: testcluster.PoolGVR.GroupVersion().String(), Kind: "Pool",
-		Name: "pool-a", UID: types.UID(pool.GetUID()), Controller: &yes}}
+		Name: "pool-a", UID: pool.GetUID(), Controller: &yes}}
 	kl.CreatePod(ns, poolPod)
 	kl.SetRunning(ns, "pool-a-x1", "10.244.2.1")
 

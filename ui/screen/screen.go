@@ -73,10 +73,10 @@ const frameEvery = time.Second / 60
 // WithAltScreen, WithMouseCellMotion and its default bracketed paste), and
 // their undoing.
 const (
-	EnterFullScreen = ansi.SetAltScreenSaveCursorMode + ansi.EraseEntireScreen + ansi.CursorHomePosition +
-		ansi.HideCursor + ansi.SetBracketedPasteMode + ansi.SetButtonEventMouseMode + ansi.SetSgrExtMouseMode
-	LeaveFullScreen = ansi.ResetBracketedPasteMode + ansi.ResetButtonEventMouseMode + ansi.ResetSgrExtMouseMode +
-		ansi.ShowCursor + ansi.ResetAltScreenSaveCursorMode
+	EnterFullScreen = ansi.SetModeAltScreenSaveCursor + ansi.EraseEntireScreen + ansi.CursorHomePosition +
+		ansi.HideCursor + ansi.SetModeBracketedPaste + ansi.SetModeMouseButtonEvent + ansi.SetModeMouseExtSgr
+	LeaveFullScreen = ansi.ResetModeBracketedPaste + ansi.ResetModeMouseButtonEvent + ansi.ResetModeMouseExtSgr +
+		ansi.ShowCursor + ansi.ResetModeAltScreenSaveCursor
 	// clearMainScreen starts a shell on a clean main screen.
 	clearMainScreen = ansi.EraseEntireScreen + ansi.CursorHomePosition
 )

@@ -606,7 +606,7 @@ func (t templates) stampPod(pod *corev1.Pod, owner types.UID) {
 	pod.ManagedFields = make([]metav1.ManagedFieldsEntry, len(t.pod.ManagedFields))
 	for i, e := range t.pod.ManagedFields {
 		if e.FieldsV1 != nil {
-			e.FieldsV1 = &metav1.FieldsV1{Raw: bytes.ReplaceAll(e.FieldsV1.Raw, from, []byte(owner))}
+			e.FieldsV1 = metav1.NewFieldsV1(string(bytes.ReplaceAll(e.FieldsV1.GetRawBytes(), from, []byte(owner))))
 		}
 		pod.ManagedFields[i] = e
 	}
