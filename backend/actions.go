@@ -188,19 +188,7 @@ func (c *Conn) Locate(ctx context.Context, ref string, syncTimeout time.Duration
 		return "", "", fmt.Errorf("reading the demo fleet: %w", err)
 	}
 	snap := w.Fleet().Snapshot()
-	var exact, byID []*model.Sandbox
-	for _, sb := range snap.Sandboxes() {
-		switch {
-		case sb == nil:
-		case sb.Key == ref || sb.Name() == ref:
-			exact = append(exact, sb)
-		case model.IsIDPrefix(sb.Name(), ref):
-			byID = append(byID, sb)
-		}
-	}
-	if len(exact) == 0 {
-		exact = byID
-	}
+	exact := snap.Named("", ref) // the demo's watch is of c.Namespace() already
 	switch len(exact) {
 	case 1:
 		return exact[0].Namespace(), exact[0].Name(), nil

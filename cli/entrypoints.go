@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,13 +14,14 @@ import (
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/output"
 )
 
 func newEntrypointsCommand(g *Globals) *cobra.Command {
 	var (
 		table    string
 		platform string
-		output   string
+		format   string
 		timeout  time.Duration
 	)
 	cmd := &cobra.Command{
@@ -35,12 +35,12 @@ through the registry, so a tag moved to another image is not matched by accident
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&table, "entrypoint-table", kube.DefaultEntrypointsConfigMap, "ConfigMap holding the table")
 	pf.StringVar(&platform, "platform", "linux/amd64", "Platform used to read a multi-platform image")
-	pf.StringVarP(&output, "output", "o", "text", "Output: text or json")
+	pf.StringVarP(&format, "output", "o", "text", "Output: text or json")
 	pf.DurationVar(&timeout, "registry-timeout", imageconfig.DefaultTimeout, "Deadline of a registry read")
 
 	tableFor := func(cmd *cobra.Command) (*create.Table, error) {
-		if output != "text" && output != "json" {
-			return nil, &ExitError{Code: createExitUsage, Err: fmt.Errorf("-o %q: want text or json", output)}
+		if format != "text" && format != "json" {
+			return nil, &ExitError{Code: createExitUsage, Err: fmt.Errorf("-o %q: want text or json", format)}
 		}
 		p, err := imageconfig.ParsePlatform(platform)
 		if err != nil {
@@ -72,8 +72,8 @@ through the registry, so a tag moved to another image is not matched by accident
 	}
 	// printEntry writes e under -o json, else the line.
 	printEntry := func(cmd *cobra.Command, e kube.EntrypointEntry, line string) {
-		if output == "json" {
-			writeJSONLine(cmd.OutOrStdout(), entryJSON(e))
+		if format == "json" {
+			writeJSONLine(cmd.OutOrStdout(), output.EntrypointJSON(e))
 			return
 		}
 		fmt.Fprintln(cmd.OutOrStdout(), line)
@@ -136,20 +136,15 @@ through the registry, so a tag moved to another image is not matched by accident
 			if err != nil {
 				return fail(err)
 			}
-			if output == "json" {
+			if format == "json" {
 				rows := []any{}
 				for _, e := range tbl.Sorted() {
-					rows = append(rows, entryJSON(e))
+					rows = append(rows, output.EntrypointJSON(e))
 				}
 				writeJSONLine(cmd.OutOrStdout(), map[string]any{"namespace": tbl.Namespace, "configMap": tbl.Name, "entries": rows, "malformed": tbl.Malformed})
 				return nil
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "DIGEST\tIMAGE\tARGV")
-			for _, e := range tbl.Sorted() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", textsafe.Line(e.Digest), textsafe.Line(e.Image), textsafe.Line(strings.Join(e.Argv, " ")))
-			}
-			tw.Flush()
+			output.WriteEntrypoints(cmd.OutOrStdout(), tbl.Sorted())
 			for _, k := range tbl.Malformed {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: malformed entry %s in configmap %s/%s ignored\n", textsafe.Line(strconv.Quote(k)), tbl.Namespace, tbl.Name)
 			}
@@ -193,12 +188,4 @@ func exactArgs(n int) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-func entryJSON(e kube.EntrypointEntry) map[string]any {
-	m := map[string]any{"digest": e.Digest, "argv": e.Argv, "image": e.Image}
-	if !e.SetAt.IsZero() {
-		m["setAt"] = e.SetAt
-	}
-	return m
 }

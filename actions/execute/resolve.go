@@ -29,17 +29,7 @@ func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
 	}
 	var matches []*model.Sandbox
 	if snap != nil {
-		for _, sb := range snap.Sandboxes() {
-			if sb == nil {
-				continue
-			}
-			if sb.Key == ref || ((namespace == "" || sb.Namespace() == namespace) && sb.Name() == ref) {
-				matches = append(matches, sb)
-			}
-		}
-		if len(matches) == 0 {
-			matches = byIDPrefix(snap, namespace, ref)
-		}
+		matches = snap.Named(namespace, ref)
 	}
 	switch len(matches) {
 	case 0:
@@ -127,19 +117,6 @@ func orAny(s string) string {
 		return "(any)"
 	}
 	return s
-}
-
-// byIDPrefix are the sandboxes of namespace ("" every one) whose id
-// starts with ref: the short id the TUI shows names its sandbox wherever
-// it is unique (several are AMBIGUOUS, with their keys).
-func byIDPrefix(snap *fleet.Snapshot, namespace, ref string) []*model.Sandbox {
-	var matches []*model.Sandbox
-	for _, sb := range snap.Sandboxes() {
-		if sb != nil && (namespace == "" || sb.Namespace() == namespace) && model.IsIDPrefix(sb.Name(), ref) {
-			matches = append(matches, sb)
-		}
-	}
-	return matches
 }
 
 // TargetOf is the target of a sandbox: its primary slot (the one the engine

@@ -111,3 +111,28 @@ func (s *Snapshot) SandboxOfPod(namespace, name string) *model.Sandbox {
 	})
 	return s.podToSbx[nn(namespace, name)]
 }
+
+// Named returns the sandboxes ref designates in namespace ("" any): the one
+// whose key is ref, or those called ref; when none is, those whose id ref
+// starts (the short id the TUI shows). The callers that act on one sandbox
+// (exec, explain) take a single answer and refuse several, so that a name
+// means the same sandbox to each of them.
+func (s *Snapshot) Named(namespace, ref string) []*model.Sandbox {
+	var exact, byID []*model.Sandbox
+	for _, sb := range s.Sandboxes() {
+		switch {
+		case sb == nil:
+		case sb.Key == ref:
+			exact = append(exact, sb)
+		case namespace != "" && sb.Namespace() != namespace:
+		case sb.Name() == ref:
+			exact = append(exact, sb)
+		case model.IsIDPrefix(sb.Name(), ref):
+			byID = append(byID, sb)
+		}
+	}
+	if len(exact) == 0 {
+		return byID
+	}
+	return exact
+}
