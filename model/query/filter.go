@@ -142,8 +142,8 @@ func (f Filter) String() string {
 }
 
 // AppendRowKey appends the text the filter matches for one sandbox,
-// lower-cased, to dst: what an operator would type to find it (names, pod,
-// IP, node, states, codes). Appending lets a caller pack many keys into one
+// lower-cased, to dst: what an operator would type to find it (names, claim,
+// pod, IP, node, states, codes). Appending lets a caller pack many keys into one
 // block instead of allocating a string per row.
 func AppendRowKey(dst []byte, s *model.Sandbox) []byte {
 	start := len(dst)
@@ -156,6 +156,11 @@ func AppendRowKey(dst []byte, s *model.Sandbox) []byte {
 	dst = append(dst, s.State...)
 	dst = append(dst, ' ')
 	dst = append(dst, s.Identity()...)
+	// The claim is the name a user of agent-sandbox holds and reports.
+	if c := s.Claim(); c != "" {
+		dst = append(dst, ' ')
+		dst = append(dst, c...)
+	}
 	for i := range s.Slots {
 		sl := &s.Slots[i]
 		if sl.PodName != "" {

@@ -340,3 +340,26 @@ func TestReversedNameSortReversesTheWholeKey(t *testing.T) {
 		t.Fatal("InOrderAround disagrees with the reversed sort")
 	}
 }
+
+// A claim's name is what an agent-sandbox user holds and reports: the
+// filter finds the Sandbox bound to it.
+func TestFilterFindsAClaimedSandboxByItsClaim(t *testing.T) {
+	claimed := &model.Sandbox{
+		Key: "agent/team/pool-x7k2p",
+		Meta: &model.ObjectMeta{Namespace: "team", Name: "pool-x7k2p",
+			OwnerReferences: []model.OwnerReference{{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: model.KindSandboxClaim, Name: "alice-notebook"}}},
+		State: model.StateRunning,
+	}
+	rows := append(testRows(), claimed)
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = RowKey(r)
+	}
+	f, err := ParseFilter("alice-notebook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(rows, f.Apply(rows, keys, nil)); !slices.Equal(got, []string{"pool-x7k2p"}) {
+		t.Fatalf("filter by claim name matched %v, want [pool-x7k2p]", got)
+	}
+}
