@@ -450,9 +450,9 @@ func InitContainerCompleted(terminated bool, exitCode, restartCount int32) bool 
 	return terminated && exitCode == 0 && restartCount == 0
 }
 
-// KeepsPodIPs reports whether a Pod keeps its status.podIPs, of which
-// there are n, the first first: only when they say more than podIP (dual
-// stack); the single-stack case would repeat it.
+// KeepsPodIPs reports whether a Pod keeps its n status.podIPs (first is
+// the first one's ip): only when they say more than podIP (dual stack);
+// the single-stack case would repeat it.
 func KeepsPodIPs(n int, first, podIP string) bool {
 	return n > 1 || n == 1 && first != podIP
 }
