@@ -23,6 +23,7 @@ var harnesses = []string{
 	"kube/execd/execdtest",
 	"kube/imageconfig/registrytest",
 	"model/modeltest",
+	"output/outputtest",
 }
 
 // isHarness tells whether the module package path (without the module

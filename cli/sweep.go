@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/internal/textsafe"
+	"github.com/sandscope/sandscope/output"
 )
 
 // sweepFlags are the sweep's own flags; -n, -A, --context, --stuck-after and
@@ -91,11 +92,11 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	out := g.Out
 	switch f.output {
 	case "json":
-		err = sweep.WriteJSON(out, &report)
+		err = output.WriteSweepJSON(out, &report)
 	case "junit":
-		err = sweep.WriteJUnit(out, &report, failOn)
+		err = output.WriteSweepJUnit(out, &report, failOn)
 	default:
-		err = sweep.WriteTableWidth(out, &report, terminalWidth(out))
+		err = output.WriteSweepTableWidth(out, &report, terminalWidth(out))
 	}
 	if err != nil {
 		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("writing the report: %w", err)}

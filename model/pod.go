@@ -329,21 +329,35 @@ func mainContainer(p *Pod) (*Container, *ContainerStatus) {
 // Strings and slices of p are shared, not copied (informer objects are read
 // only); strings that repeat across Pods are interned. Nil in, nil out.
 //
-// kube/ does not use it: it reads every Pod it hands the fleet from the
-// server's protobuf (kube/codec/podwire.go), and its tests hold that decoder to
-// what SlimPodSharing makes of the same bytes. SlimPod serves code that has
-// read a whole corev1.Pod for reasons of its own (forensics, a create's
-// probe).
-func SlimPod(p *corev1.Pod) *Pod { return SlimPodSharing(p, nil) }
+// This is the one corev1.Pod → Pod conversion. kube/ does not call it: it
+// reads every Pod it hands the fleet from the server's protobuf
+// (kube/codec/podwire.go), which asks the rules below (KeepsMemoryLimit,
+// KeepsPodCondition, InitContainerCompleted, KeepsPodIPs) what to keep, and
+// whose tests hold it to what SlimPodSharing makes of the same bytes, field
+// by field, on random Pods and in a fuzz target. SlimPod serves code that
+// has read a whole corev1.Pod for reasons of its own (a create's probe, an
+// exec's check; restart forensics use SlimPodWithLimits).
+func SlimPod(p *corev1.Pod) *Pod { return slimPod(p, nil, false) }
 
 // SlimPodSharing is SlimPod taking the containers' commands and args, and
 // the finalizers, from lists, so that Pods of one template share them. A
 // nil lists copies them, as SlimPod does. It is the reference the Pod
 // decoder of kube/ is tested and fuzzed against.
-func SlimPodSharing(p *corev1.Pod, lists *mem.StringLists) *Pod {
+func SlimPodSharing(p *corev1.Pod, lists *mem.StringLists) *Pod { return slimPod(p, lists, false) }
+
+// SlimPodWithLimits is SlimPod keeping every container's memory limit, not
+// only those of containers that ended: restart forensics compare a Pod
+// with its siblings, and a sibling serves as a control only when its
+// memory limit is known (forensics.SameControl).
+func SlimPodWithLimits(p *corev1.Pod) *Pod { return slimPod(p, nil, true) }
+
+// slimPod is SlimPodSharing, keeping every memory limit when everyLimit.
+func slimPod(p *corev1.Pod, lists *mem.StringLists, everyLimit bool) *Pod {
 	if p == nil {
 		return nil
 	}
+	// The statuses first: which memory limits are kept depends on them.
+	statuses := slimStatuses(p.Status.ContainerStatuses)
 	finalizers := p.Finalizers
 	if lists != nil {
 		finalizers = lists.Share(p.Finalizers)
@@ -369,7 +383,7 @@ func SlimPodSharing(p *corev1.Pod, lists *mem.StringLists) *Pod {
 			HostNetwork:                   p.Spec.HostNetwork,
 			RestartPolicy:                 p.Spec.RestartPolicy,
 			TerminationGracePeriodSeconds: p.Spec.TerminationGracePeriodSeconds,
-			Containers:                    slimContainers(p.Spec.Containers, p.Status.ContainerStatuses, lists),
+			Containers:                    slimContainers(p.Spec.Containers, statuses, lists, everyLimit),
 			// Init container specs are dropped: their statuses already carry
 			// name, image and state.
 		},
@@ -378,12 +392,12 @@ func SlimPodSharing(p *corev1.Pod, lists *mem.StringLists) *Pod {
 			PodIP:             p.Status.PodIP,
 			StartTime:         p.Status.StartTime,
 			Conditions:        slimConditions(p.Status.Conditions),
-			ContainerStatuses: slimStatuses(p.Status.ContainerStatuses),
+			ContainerStatuses: statuses,
 		},
 	}
-	podIPs := p.Status.PodIPs
-	if len(podIPs) == 0 || len(podIPs) == 1 && podIPs[0].IP == p.Status.PodIP {
-		podIPs = nil
+	var podIPs []corev1.PodIP
+	if ips := p.Status.PodIPs; len(ips) > 0 && KeepsPodIPs(len(ips), ips[0].IP, p.Status.PodIP) {
+		podIPs = ips
 	}
 	out.Status.SetReason(p.Status.Reason)
 	out.Status.SetMessage(p.Status.Message)
@@ -393,14 +407,14 @@ func SlimPodSharing(p *corev1.Pod, lists *mem.StringLists) *Pod {
 	return out
 }
 
-func slimContainers(cs []corev1.Container, statuses []corev1.ContainerStatus, lists *mem.StringLists) []Container {
+func slimContainers(cs []corev1.Container, statuses []ContainerStatus, lists *mem.StringLists, everyLimit bool) []Container {
 	if len(cs) == 0 {
 		return nil
 	}
 	out := make([]Container, len(cs))
 	for i, c := range cs {
 		out[i] = Container{Name: mem.Intern(c.Name), Image: mem.Intern(c.Image), Command: lists.Share(c.Command), Args: lists.Share(c.Args), LivenessProbe: c.LivenessProbe}
-		if hasEnded(statuses, c.Name) {
+		if everyLimit || KeepsMemoryLimit(statuses, c.Name) {
 			if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
 				out[i].MemoryLimit = &q
 			}
@@ -409,9 +423,16 @@ func slimContainers(cs []corev1.Container, statuses []corev1.ContainerStatus, li
 	return out
 }
 
-// hasEnded: the container restarted or terminated, so restart forensics will
-// want its memory limit.
-func hasEnded(statuses []corev1.ContainerStatus, name string) bool {
+// What a Pod keeps is decided by the rules below, which SlimPodSharing and
+// the protobuf decoder of kube/codec both ask, so that the two cannot
+// disagree on a rule; they differ only in where the values come from.
+
+// KeepsMemoryLimit reports whether the container named name keeps its
+// memory limit: only once it restarted or terminated (statuses are the
+// Pod's container statuses), when restart forensics will want it to tell
+// an OOM kill apart. Most containers never end, and the limit costs a
+// Quantity each.
+func KeepsMemoryLimit(statuses []ContainerStatus, name string) bool {
 	for i := range statuses {
 		if s := &statuses[i]; s.Name == name {
 			return s.RestartCount > 0 || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil
@@ -420,28 +441,42 @@ func hasEnded(statuses []corev1.ContainerStatus, name string) bool {
 	return false
 }
 
+// InitContainerCompleted reports whether an init container status says it
+// completed at its first run: terminated, exit code 0, never restarted.
+// Once every init container did (the usual running Pod), a Pod keeps no
+// init container status: they then say nothing the main container's
+// status does not.
+func InitContainerCompleted(terminated bool, exitCode, restartCount int32) bool {
+	return terminated && exitCode == 0 && restartCount == 0
+}
+
+// KeepsPodIPs reports whether a Pod keeps its n status.podIPs (first is
+// the first one's ip): only when they say more than podIP (dual stack);
+// the single-stack case would repeat it.
+func KeepsPodIPs(n int, first, podIP string) bool {
+	return n > 1 || n == 1 && first != podIP
+}
+
 // slimInitStatuses drops the init container statuses once every init
-// container completed successfully (the usual running Pod): they then say
-// nothing the main container's status does not.
+// container completed (InitContainerCompleted).
 func slimInitStatuses(ss []corev1.ContainerStatus) []ContainerStatus {
-	done := true
 	for i := range ss {
 		t := ss[i].State.Terminated
-		if t == nil || t.ExitCode != 0 || ss[i].RestartCount > 0 {
-			done = false
-			break
+		var exitCode int32
+		if t != nil {
+			exitCode = t.ExitCode
+		}
+		if !InitContainerCompleted(t != nil, exitCode, ss[i].RestartCount) {
+			return slimStatuses(ss)
 		}
 	}
-	if done {
-		return nil
-	}
-	return slimStatuses(ss)
+	return nil
 }
 
 func slimConditions(cs []corev1.PodCondition) []PodCondition {
 	n := 0
 	for _, c := range cs {
-		if keepPodCondition(c) {
+		if KeepsPodCondition(c.Type, c.Status) {
 			n++
 		}
 	}
@@ -450,7 +485,7 @@ func slimConditions(cs []corev1.PodCondition) []PodCondition {
 	}
 	out := make([]PodCondition, 0, n)
 	for _, c := range cs {
-		if keepPodCondition(c) {
+		if KeepsPodCondition(c.Type, c.Status) {
 			out = append(out, PodCondition{Type: corev1.PodConditionType(mem.Intern(string(c.Type))), Status: corev1.ConditionStatus(mem.Intern(string(c.Status))),
 				Reason: mem.Intern(c.Reason), Message: c.Message, LastTransitionTime: c.LastTransitionTime})
 		}
@@ -458,15 +493,16 @@ func slimConditions(cs []corev1.PodCondition) []PodCondition {
 	return out
 }
 
-// keepPodCondition: Ready and DisruptionTarget always; PodScheduled only when
-// it says something (not True: Unschedulable and the like), since a nodeName
-// already says the Pod is scheduled.
-func keepPodCondition(c corev1.PodCondition) bool {
-	switch c.Type {
+// KeepsPodCondition reports whether a Pod keeps a condition of type typ
+// and status status: Ready and DisruptionTarget always; PodScheduled only
+// when it says something (not True: Unschedulable and the like), since a
+// nodeName already says the Pod is scheduled; no other.
+func KeepsPodCondition(typ corev1.PodConditionType, status corev1.ConditionStatus) bool {
+	switch typ {
 	case corev1.PodReady, corev1.DisruptionTarget:
 		return true
 	case corev1.PodScheduled:
-		return c.Status != corev1.ConditionTrue
+		return status != corev1.ConditionTrue
 	}
 	return false
 }

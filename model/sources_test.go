@@ -157,6 +157,16 @@ func TestSlimPod(t *testing.T) {
 	if l := SlimPod(fresh).Spec.Containers[0].MemoryLimit; l != nil {
 		t.Errorf("memory limit %s kept for a container that never ended", l)
 	}
+	// Forensics' siblings keep it: their limit decides whether they are a
+	// control; the rest of the Pod is SlimPod's.
+	withLimits, slim := SlimPodWithLimits(fresh), SlimPod(fresh)
+	if l := withLimits.Spec.Containers[0].MemoryLimit; l == nil || l.String() != "1Gi" {
+		t.Errorf("SlimPodWithLimits: memory limit %v, want 1Gi", l)
+	}
+	withLimits.Spec.Containers[0].MemoryLimit = nil
+	if !reflect.DeepEqual(withLimits, slim) {
+		t.Errorf("SlimPodWithLimits differs from SlimPod beyond the memory limit:\n%+v\n%+v", withLimits, slim)
+	}
 	if SlimPod(nil) != nil {
 		t.Error("SlimPod(nil) != nil")
 	}

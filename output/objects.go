@@ -1,8 +1,12 @@
-// Package output is where sandscope's printed output lives. Today it holds
-// what `sandscope get` prints: a fleet snapshot as kubectl-style tables
+// Package output is where sandscope's printed output lives: what
+// `sandscope get` prints, a fleet snapshot as kubectl-style tables
 // (metav1.Table) and a small versioned object shape for json, yaml and
-// jsonpath, printed by kubectl's own printers (k8s.io/cli-runtime/pkg/printers),
-// text through internal/textsafe. It reads model values only.
+// jsonpath, printed by kubectl's own printers (k8s.io/cli-runtime/pkg/printers);
+// the sweep's report as a table, JSON (its contract, which serve's
+// /findings serves too) and JUnit (sweep.go); explain's restart text
+// (restart.go) and the entrypoint checks (entrypoints.go). Text goes
+// through internal/textsafe. It reads the values of model, kube and
+// actions (a sweep.Report), and none of them imports it.
 package output
 
 import (

@@ -302,9 +302,5 @@ func restartsOf(snap *fleet.Snapshot, ns, name string) int32 {
 	if p == nil {
 		return 0
 	}
-	var n int32
-	for i := range p.Status.ContainerStatuses {
-		n += p.Status.ContainerStatuses[i].RestartCount
-	}
-	return n
+	return p.Restarts()
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model/fleet"
+	"github.com/sandscope/sandscope/output"
 )
 
 // Defaults of Options.
@@ -244,7 +245,7 @@ func (s *Server) serveFindings(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if err := sweep.WriteJSON(w, &a.report); err != nil {
+	if err := output.WriteSweepJSON(w, &a.report); err != nil {
 		fmt.Fprintf(s.opts.Log, "sandscope serve: writing /findings: %v\n", err)
 	}
 }

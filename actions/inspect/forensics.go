@@ -77,7 +77,7 @@ func (f *Forensics) Explain(ctx context.Context, sb *model.Sandbox, pod *model.P
 		full, err := lookup.LivePod(ctx, pod.Namespace, pod.Name)
 		switch {
 		case err == nil && full.UID == pod.UID:
-			pod, livePod = forensics.SlimPod(full), full
+			pod, livePod = model.SlimPodWithLimits(full), full
 		case err == nil || apierrors.IsNotFound(err):
 			// Replaced or gone since the snapshot: explain what the snapshot saw.
 		default:
@@ -197,7 +197,7 @@ func (c *siblingCache) withLimits(ctx context.Context, candidates []*model.Pod, 
 			e := &siblingEntry{}
 			full, err := c.lookup.LivePod(ctx, p.Namespace, p.Name)
 			if err == nil && full.UID == p.UID {
-				e.pod = forensics.SlimPod(full)
+				e.pod = model.SlimPodWithLimits(full)
 				e.limits = map[string]corev1.ResourceList{}
 				for _, ct := range full.Spec.Containers {
 					e.limits[ct.Name] = ct.Resources.Limits

@@ -102,7 +102,7 @@ func ExplainRestart(ctx context.Context, r RestartReader, namespace, name, conta
 		return nil, err
 	}
 	events, evErr := r.PodEvents(ctx, namespace, pod.Name)
-	x, err := forensics.ExplainRestart(forensics.SlimPod(pod), events, container, blockStarts)
+	x, err := forensics.ExplainRestart(model.SlimPodWithLimits(pod), events, container, blockStarts)
 	if err != nil {
 		return nil, err
 	}

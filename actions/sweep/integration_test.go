@@ -33,6 +33,7 @@ import (
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/output/outputtest"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
@@ -281,7 +282,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	if errOut != "" {
 		t.Errorf("stderr with -o json: %q", errOut)
 	}
-	contract := sweep.CheckJSONContract(t, []byte(out))
+	contract := outputtest.CheckJSONContract(t, []byte(out))
 	rep := decodeReport(t, out)
 	if len(contract.Contexts) != 1 || !contract.Contexts[0].Reachable || contract.Contexts[0].Name != "testcluster" {
 		t.Errorf("contexts = %+v", contract.Contexts)
@@ -408,7 +409,7 @@ func TestSweepEveryFinding(t *testing.T) {
 	if code != 1 {
 		t.Errorf("-o junit: exit %d, want 1", code)
 	}
-	doc := sweep.ParseJUnit(t, []byte(junit))
+	doc := outputtest.ParseJUnit(t, []byte(junit))
 	if len(doc.Suites) != 1 || doc.Suites[0].Tests != 21 { // 20 sandboxes + the context
 		t.Errorf("junit: %d suites, tests %d, want 1 suite with 21 cases", len(doc.Suites), doc.Tests)
 	}
@@ -484,7 +485,7 @@ func TestSweepUnreachableContext(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (CONTEXT_UNREACHABLE is an error); stderr %s", code, errOut)
 	}
-	sweep.CheckJSONContract(t, []byte(out))
+	outputtest.CheckJSONContract(t, []byte(out))
 	rep := decodeReport(t, out)
 	if len(rep.Contexts) != 3 {
 		t.Fatalf("contexts = %+v", rep.Contexts)

@@ -8,10 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sandscope/sandscope/actions/sweep"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/output/outputtest"
 )
 
 // TestSweepDeletedSandboxesPods replays the pile-up of deleted sandboxes' Pods on the real API
@@ -54,7 +54,7 @@ func TestSweepDeletedSandboxesPods(t *testing.T) {
 	if code != 1 || errOut != "" { // findings at or above --fail-on
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	contract := sweep.CheckJSONContract(t, []byte(out))
+	contract := outputtest.CheckJSONContract(t, []byte(out))
 	rep := decodeReport(t, out)
 	if contract.Summary.Sandboxes != 3 || contract.Summary.Pods != 3 {
 		t.Errorf("summary: %d sandboxes, %d pods; want 3 and 3 (the deleted sandboxes' Pods included)", contract.Summary.Sandboxes, contract.Summary.Pods)

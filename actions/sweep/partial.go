@@ -119,7 +119,7 @@ func (f FailOn) String() string {
 	return string(f.Severity)
 }
 
-// fails reports whether finding fd fails the sweep.
-func (f FailOn) fails(fd model.Finding) bool {
+// Fails reports whether finding fd fails the sweep.
+func (f FailOn) Fails(fd model.Finding) bool {
 	return fd.Severity.Rank() >= f.Severity.Rank() || (f.Partial && fd.Code == model.CodeContextPartial)
 }

@@ -10,9 +10,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/output/outputtest"
 )
 
 // slowPods is the fleet of the slow-link tests: enough Pods that their list
@@ -61,7 +61,7 @@ func TestSweepSlowListIsPartialNotUnreachable(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (a partial read fails by default, an unreachable context would be 2)", code)
 	}
-	sweep.CheckJSONContract(t, []byte(out))
+	outputtest.CheckJSONContract(t, []byte(out))
 	rep := decodeReport(t, out)
 	if len(rep.Contexts) != 1 {
 		t.Fatalf("contexts = %+v", rep.Contexts)

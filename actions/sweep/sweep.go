@@ -1,8 +1,9 @@
 // Package sweep answers "what is wrong with my sandbox fleet right now" for
 // cron jobs, CI gates and incident channels: it sweeps one or more cluster
 // contexts concurrently, turns every sandbox notice into a finding, explains
-// restarts from evidence (restart forensics), and renders a report as a
-// table, JSON (a contract) or JUnit.
+// restarts from evidence (restart forensics), and returns a Report, with
+// the verdicts (Fails, Unreachable) an exit code is made of. output/ prints
+// it, as a table, JSON (a contract) or JUnit.
 package sweep
 
 import (

@@ -24,7 +24,12 @@ import (
 // BatchSandboxes from JSON: what the model keeps is allocated, everything
 // else is skipped without being allocated. The result is the Pod
 // SlimPodSharing makes of the same bytes decoded the ordinary way
-// (podwire_test.go checks it field by field, down to nil against empty).
+// (podwire_test.go checks it field by field, down to nil against empty, on
+// random Pods and in FuzzDecodePod). What is kept is decided once, in
+// model: the fields are those of model.Pod, and where a field is kept only
+// sometimes this file asks the rule SlimPodSharing asks
+// (model.KeepsMemoryLimit, KeepsPodCondition, InitContainerCompleted,
+// KeepsPodIPs); only the reading of the values is this file's own.
 //
 // Protobuf merges a message field that occurs twice, appends to repeated
 // fields and lets the last scalar win; the generated decoder does the same
@@ -443,8 +448,8 @@ func decodeLastTermination(b []byte, t **corev1.ContainerStateTerminated) error 
 	})
 }
 
-// slimContainers decodes the spec's containers as model.slimContainers
-// keeps them: a memory limit only for a container that ended.
+// slimContainers decodes the spec's containers as SlimPodSharing keeps
+// them: a memory limit only where model.KeepsMemoryLimit says so.
 func (w *podWire) slimContainers(statuses []model.ContainerStatus) ([]model.Container, error) {
 	return decodeEach(&w.containers, func(b []byte, c *model.Container) error {
 		return w.decodeContainer(b, statuses, c)
@@ -480,7 +485,7 @@ func (w *podWire) decodeContainer(b []byte, statuses []model.ContainerStatus, c 
 	}
 	c.Name, c.Image = mem.InternBytes(name), mem.InternBytes(image)
 	c.Command, c.Args = shareStrings(w.lists, &command), shareStrings(w.lists, &args)
-	if memory.set && containerEnded(statuses, c.Name) {
+	if memory.set && model.KeepsMemoryLimit(statuses, c.Name) {
 		// As the generated decoder makes a map value: a zero Quantity when
 		// the entry has none.
 		q := &resource.Quantity{}
@@ -490,18 +495,6 @@ func (w *podWire) decodeContainer(b []byte, statuses []model.ContainerStatus, c 
 		c.MemoryLimit = q
 	}
 	return nil
-}
-
-// containerEnded is model.hasEnded over the statuses already decoded: the
-// container restarted or terminated, so restart forensics will want its
-// memory limit.
-func containerEnded(statuses []model.ContainerStatus, name string) bool {
-	for i := range statuses {
-		if s := &statuses[i]; s.Name == name {
-			return s.RestartCount > 0 || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil
-		}
-	}
-	return false
 }
 
 // memoryLimit is the raw Quantity of a container's memory limit: the last
@@ -529,9 +522,10 @@ func (m *memoryLimit) read(b []byte) error {
 	})
 }
 
-// slimInitStatuses is model.slimInitStatuses: nil once every init container
-// completed at its first run, else every status. The check reads the raw
-// statuses, so the usual Pod (all completed) decodes none of them.
+// slimInitStatuses is SlimPodSharing's: nil once every init container
+// completed (model.InitContainerCompleted), else every status. The check
+// reads the raw statuses, so the usual Pod (all completed) decodes none of
+// them.
 func (w *podWire) slimInitStatuses() ([]model.ContainerStatus, error) {
 	for i := range w.initStatuses.len() {
 		done, err := initCompleted(w.initStatuses.at(i))
@@ -545,10 +539,9 @@ func (w *podWire) slimInitStatuses() ([]model.ContainerStatus, error) {
 	return nil, nil
 }
 
-// initCompleted: the ContainerStatus b is terminated with exit code 0 and
-// never restarted. Its state merges over repeated occurrences as the
-// generated decoder merges them: terminated once seen stays, the last exit
-// code wins.
+// initCompleted is model.InitContainerCompleted of the ContainerStatus b.
+// Its state merges over repeated occurrences as the generated decoder
+// merges them: terminated once seen stays, the last exit code wins.
 func initCompleted(b []byte) (bool, error) {
 	var restarts, exitCode int32
 	terminated := false
@@ -571,7 +564,7 @@ func initCompleted(b []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return terminated && exitCode == 0 && restarts == 0, nil
+	return model.InitContainerCompleted(terminated, exitCode, restarts), nil
 }
 
 func readExitCode(b []byte, exitCode *int32) error {
@@ -588,8 +581,9 @@ func readExitCode(b []byte, exitCode *int32) error {
 	})
 }
 
-// slimConditions is model.slimConditions: the kept conditions are counted
-// on the raw messages, then decoded into a slice of that size.
+// slimConditions keeps the conditions SlimPodSharing keeps
+// (model.KeepsPodCondition): they are counted on the raw messages, then
+// decoded into a slice of that size.
 func (w *podWire) slimConditions() ([]model.PodCondition, error) {
 	n := 0
 	for i := range w.conditions.len() {
@@ -619,8 +613,7 @@ func (w *podWire) slimConditions() ([]model.PodCondition, error) {
 	return out, nil
 }
 
-// keepCondition is model.keepPodCondition on a raw PodCondition: Ready and
-// DisruptionTarget, and PodScheduled when not True.
+// keepCondition is model.KeepsPodCondition of a raw PodCondition.
 func keepCondition(b []byte) (bool, error) {
 	var typ, status []byte
 	err := eachField(b, func(f field) (err error) {
@@ -635,13 +628,8 @@ func keepCondition(b []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	switch {
-	case string(typ) == string(corev1.PodReady), string(typ) == string(corev1.DisruptionTarget):
-		return true, nil
-	case string(typ) == string(corev1.PodScheduled):
-		return string(status) != string(corev1.ConditionTrue), nil
-	}
-	return false, nil
+	// Views of b: the rule compares them and keeps neither.
+	return model.KeepsPodCondition(corev1.PodConditionType(viewString(typ)), corev1.ConditionStatus(viewString(status))), nil
 }
 
 func decodeCondition(b []byte) (model.PodCondition, error) {
@@ -670,21 +658,22 @@ func decodeCondition(b []byte) (model.PodCondition, error) {
 	return c, nil
 }
 
-// slimPodIPs is the podIPs SlimPodSharing keeps: none when they only repeat
-// the podIP.
+// slimPodIPs is the podIPs SlimPodSharing keeps (model.KeepsPodIPs): none
+// when they only repeat the podIP.
 func (w *podWire) slimPodIPs() ([]corev1.PodIP, error) {
 	n := w.podIPs.len()
 	if n == 0 {
 		return nil, nil
 	}
+	var first []byte // read only when the rule needs it: a single podIPs
 	if n == 1 {
-		ip, err := podIPOf(w.podIPs.at(0))
-		if err != nil {
+		var err error
+		if first, err = podIPOf(w.podIPs.at(0)); err != nil {
 			return nil, fmt.Errorf("[0]: %w", err)
 		}
-		if string(ip) == string(w.podIP) {
-			return nil, nil
-		}
+	}
+	if !model.KeepsPodIPs(n, viewString(first), viewString(w.podIP)) {
+		return nil, nil
 	}
 	return decodeEach(&w.podIPs, func(b []byte, ip *corev1.PodIP) error { return ip.Unmarshal(b) })
 }

@@ -77,7 +77,7 @@ func tallyCases(seen map[string]int, pod *corev1.Pod, slim *model.Pod) {
 			seen["memory limit kept"]++
 		case limited:
 			seen["memory limit dropped"]++
-		case containerEnded(slim.Status.ContainerStatuses, c.Name):
+		case model.KeepsMemoryLimit(slim.Status.ContainerStatuses, c.Name):
 			seen["ended without limit"]++
 		}
 		if c.LivenessProbe != nil {

@@ -864,8 +864,8 @@ func (r *restartCase) confirmCommands() string {
 // siblingEvidence compares a restart with the siblings that differ from the
 // Pod in nothing that matters: same container image, same liveness probe and
 // same memory limit. A control is only valid if it differs in one variable.
-// Siblings must carry their memory limits (SlimPod): nil reads
-// as "no limit".
+// Siblings must carry their memory limits (model.SlimPodWithLimits): nil
+// reads as "no limit".
 func siblingEvidence(pod *model.Pod, container string, spec *model.Container, siblings []*model.Pod) []model.Evidence {
 	if spec == nil || len(siblings) == 0 {
 		return nil
@@ -921,31 +921,6 @@ func SameControl(a, b *model.Container) bool {
 		return false
 	}
 	return a.MemoryLimit == nil || a.MemoryLimit.Cmp(*b.MemoryLimit) == 0
-}
-
-// SlimPod is model.SlimPod keeping every container's memory limit
-// (SlimPod keeps it only for containers that ended), so a sibling can be
-// compared as a control.
-func SlimPod(p *corev1.Pod) *model.Pod {
-	out := model.SlimPod(p)
-	if out == nil {
-		return nil
-	}
-	for i := range out.Spec.Containers {
-		c := &out.Spec.Containers[i]
-		if c.MemoryLimit != nil {
-			continue
-		}
-		for j := range p.Spec.Containers {
-			if p.Spec.Containers[j].Name != c.Name {
-				continue
-			}
-			if q, ok := p.Spec.Containers[j].Resources.Limits[corev1.ResourceMemory]; ok {
-				c.MemoryLimit = &q
-			}
-		}
-	}
-	return out
 }
 
 // ---- helpers -----------------------------------------------------------------

@@ -668,7 +668,7 @@ func TestEventSpan(t *testing.T) {
 func slimAll(pods []*corev1.Pod) []*model.Pod {
 	out := make([]*model.Pod, len(pods))
 	for i, p := range pods {
-		out[i] = SlimPod(p)
+		out[i] = model.SlimPodWithLimits(p)
 	}
 	return out
 }

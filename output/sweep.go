@@ -1,4 +1,4 @@
-package sweep
+package output
 
 import (
 	"encoding/xml"
@@ -11,52 +11,27 @@ import (
 
 	"github.com/mattn/go-runewidth"
 
+	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
 
+// The sweep's report, as a table for a terminal or a file, as JSON (a
+// contract: sweep -o json and serve's /findings) and as JUnit for CI. The
+// report and its verdicts are actions/sweep's; this file only prints it.
+
 const tablePadding = 2 // spaces between the table's columns
 
-// Unreachable is true when contexts were to be swept and none could be.
-func (r *Report) Unreachable() bool {
-	for _, c := range r.Contexts {
-		if c.Reachable {
-			return false
-		}
-	}
-	return len(r.Contexts) > 0
-}
-
-// Partial is true when a context swept was read partially.
-func (r *Report) Partial() bool {
-	for _, c := range r.Contexts {
-		if c.Partial {
-			return true
-		}
-	}
-	return false
-}
-
-// Fails is true when a finding fails the sweep under failOn: one at or
-// above its severity, or a partial context when it says partial.
-func (r *Report) Fails(failOn FailOn) bool {
-	for _, f := range r.Findings {
-		if failOn.fails(f) {
-			return true
-		}
-	}
-	return false
-}
-
-// WriteJSON writes the report in its contract form.
-func WriteJSON(w io.Writer, r *Report) error {
+// WriteSweepJSON writes a sweep's report in its contract form: sweep
+// -o json, and serve's /findings.
+func WriteSweepJSON(w io.Writer, r *sweep.Report) error {
 	return textsafe.WriteJSON(w, r, "  ")
 }
 
-// WriteTable writes the report for a file or a pipe: every cell whole,
-// MESSAGE included, however long the line.
-func WriteTable(w io.Writer, r *Report) error { return WriteTableWidth(w, r, 0) }
+// WriteSweepTable writes a sweep's report for a file or a pipe: every cell
+// whole, MESSAGE included, however long the line.
+func WriteSweepTable(w io.Writer, r *sweep.Report) error { return WriteSweepTableWidth(w, r, 0) }
 
 // On a terminal, MESSAGE is cut to fit, down to minMessageColumn; past
 // that the names (CONTEXT, NAMESPACE, SANDBOX, POD: ids of 36 characters)
@@ -93,14 +68,14 @@ func fitColumns(cols []int, width int) int {
 	return max(width-used, minMessageColumn)
 }
 
-// WriteTableWidth writes the findings as aligned columns, then the
+// WriteSweepTableWidth writes the findings as aligned columns, then the
 // evidence of each finding under its number, then the contexts and the
 // summary. Every field the fleet wrote goes through textsafe.Line first:
 // the table is read on a terminal, which must not obey what a sandbox put
 // in its messages. For a terminal width columns wide, the findings table
 // fits by cutting MESSAGE, which the EVIDENCE block then gives whole;
 // width 0 cuts nothing.
-func WriteTableWidth(w io.Writer, r *Report, width int) error {
+func WriteSweepTableWidth(w io.Writer, r *sweep.Report, width int) error {
 	safe := textsafe.Line
 	header := []string{"#", "SEVERITY", "CODE", "CONTEXT", "NAMESPACE", "SANDBOX", "POD"}
 	rows := make([][]string, len(r.Findings))
@@ -109,8 +84,8 @@ func WriteTableWidth(w io.Writer, r *Report, width int) error {
 		cols[i] = runewidth.StringWidth(h)
 	}
 	for i, f := range r.Findings {
-		rows[i] = []string{strconv.Itoa(i + 1), safe(string(f.Severity)), safe(f.Code), safe(dash(f.Context)),
-			safe(dash(f.Namespace)), safe(dash(f.Sandbox)), safe(dash(f.Pod))}
+		rows[i] = []string{strconv.Itoa(i + 1), safe(string(f.Severity)), safe(f.Code), safe(textsafe.OrDash(f.Context)),
+			safe(textsafe.OrDash(f.Namespace)), safe(textsafe.OrDash(f.Sandbox)), safe(textsafe.OrDash(f.Pod))}
 		for j, c := range rows[i] {
 			cols[j] = max(cols[j], runewidth.StringWidth(c))
 		}
@@ -164,7 +139,7 @@ func WriteTableWidth(w io.Writer, r *Report, width int) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONTEXT\tSERVER\tREACHABLE\tPARTIAL\tERROR")
 	for _, c := range r.Contexts {
-		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%s\n", safe(dash(c.Name)), safe(dash(c.Server)), c.Reachable, c.Partial, safe(dash(c.Error)))
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%s\n", safe(textsafe.OrDash(c.Name)), safe(textsafe.OrDash(c.Server)), c.Reachable, c.Partial, safe(textsafe.OrDash(c.Error)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -231,11 +206,11 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-// WriteJUnit writes one test suite per context and one test case per
+// WriteSweepJUnit writes one test suite per context and one test case per
 // sandbox (plus one for the context itself), with a failure per finding
 // failOn fails on (a partial read is the context's case); lower findings go to the case's system-out. Sandboxes
 // without findings (r.Swept) are passing cases.
-func WriteJUnit(w io.Writer, r *Report, failOn FailOn) error {
+func WriteSweepJUnit(w io.Writer, r *sweep.Report, failOn sweep.FailOn) error {
 	type caseKey struct{ ns, name string }
 	doc := junitSuites{Name: "sandscope sweep"}
 	for _, c := range r.Contexts {
@@ -264,7 +239,7 @@ func WriteJUnit(w io.Writer, r *Report, failOn FailOn) error {
 				continue
 			}
 			tc := &suite.Cases[addCase(caseKey{f.Namespace, f.Sandbox})]
-			if failOn.fails(f) {
+			if failOn.Fails(f) {
 				tc.Failures = append(tc.Failures, junitFailure{
 					Message: f.Code + ": " + f.Message, Type: f.Code, Text: evidenceText(f)})
 				suite.Failures++
@@ -289,11 +264,6 @@ func WriteJUnit(w io.Writer, r *Report, failOn FailOn) error {
 	return err
 }
 
-// SandboxID names one swept sandbox, for JUnit's passing cases.
-type SandboxID struct {
-	Context, Namespace, Name string
-}
-
 func evidenceText(f model.Finding) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s) %s\n", f.Code, f.Severity, subjectOf(f))
@@ -310,13 +280,6 @@ func subjectOf(f model.Finding) string {
 	}
 	if f.Pod != "" {
 		s += " pod " + f.Pod
-	}
-	return s
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
 	}
 	return s
 }
