@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -62,7 +63,7 @@ func DiscoverSources(ctx context.Context, disc discovery.DiscoveryInterface) (So
 	dc := discovery.ToDiscoveryInterfaceWithContext(disc)
 	groups, resources, failed, err := groupsAndMaybeResources(ctx, dc)
 	if err != nil {
-		return s, fmt.Errorf("discovering API groups: %w", err)
+		return s, refusedDiscovery(ctx, dc, err)
 	}
 	s.Agent = agentResource(groups)
 	osGV := schema.GroupVersion{Group: OpenSandboxGroup, Version: OpenSandboxVersion}
@@ -103,6 +104,24 @@ func DiscoverSources(ctx context.Context, disc discovery.DiscoveryInterface) (So
 		s.Notes = append(s.Notes, "agent-sandbox extensions not installed ("+strings.Join(missing, ", ")+"): claims and warm pools are not shown")
 	}
 	return s, nil
+}
+
+// refusedDiscovery is the error of a failed discovery of the groups. client-go
+// reads /api and /apis raw, which keeps only the status code of a refusal:
+// the server's own words ("forbidden: User ... cannot get path ...") are
+// lost. A group version's request decodes them, so a refused discovery asks
+// for OpenSandbox's, as sandscope did before reading /apis, and reports its
+// refusal.
+func refusedDiscovery(ctx context.Context, dc discovery.DiscoveryInterfaceWithContext, err error) error {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return fmt.Errorf("discovering API groups: %w", err)
+	}
+	gv := schema.GroupVersion{Group: OpenSandboxGroup, Version: OpenSandboxVersion}
+	if _, gvErr := dc.ServerResourcesForGroupVersionWithContext(ctx, gv.String()); gvErr != nil && !apierrors.IsNotFound(gvErr) {
+		return fmt.Errorf("discovering %s: %w", gv, gvErr)
+	}
+	return fmt.Errorf("discovering API groups: %w", err)
 }
 
 // groupsAndMaybeResources is client-go's own discovery of the groups, with
