@@ -58,7 +58,15 @@ func (c *Conn) Watch(ctx context.Context, namespace string, sources *kube.Source
 // what reads single objects agree on the agent-sandbox version; nil when
 // discovery failed (a watcher given nil tries again and reports why).
 func (c *Conn) Sources(ctx context.Context) *kube.Sources {
-	found, err := kube.DiscoverSources(ctx, c.Clients.Discovery)
+	var d discovered
+	ok := false
+	if c.discovery != nil {
+		d, ok = c.discovery.take(ctx)
+	}
+	if !ok {
+		d.sources, d.err = kube.DiscoverSources(ctx, c.Clients.Discovery)
+	}
+	found, err := d.sources, d.err
 	if err != nil {
 		return nil
 	}

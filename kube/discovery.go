@@ -2,8 +2,10 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,11 +51,32 @@ type Sources struct {
 
 // DiscoverSources asks discovery which engine CRDs the server serves. A
 // missing CRD becomes a note; only a failing server is an error.
+//
+// Every request here is a round trip before the first watch-list, so it
+// asks as few, one after the other, as it can: client-go's discovery
+// client reads /api and /apis in the aggregated format, whose answer
+// carries every group version's resources; a server (or fake) without it
+// names only the groups, and the two group versions read here are then
+// asked for together.
 func DiscoverSources(ctx context.Context, disc discovery.DiscoveryInterface) (Sources, error) {
 	var s Sources
-	list, err := disc.ServerResourcesForGroupVersion(OpenSandboxGroup + "/" + OpenSandboxVersion)
-	switch {
-	case err == nil:
+	dc := discovery.ToDiscoveryInterfaceWithContext(disc)
+	groups, resources, failed, err := groupsAndMaybeResources(ctx, dc)
+	if err != nil {
+		return s, refusedDiscovery(ctx, dc, err)
+	}
+	s.Agent = agentResource(groups)
+	osGV := schema.GroupVersion{Group: OpenSandboxGroup, Version: OpenSandboxVersion}
+	want := []schema.GroupVersion{osGV}
+	extGV, extServed := preferredVersion(groups, agentsandbox.ExtensionsGroup)
+	if s.Agent != nil && extServed {
+		want = append(want, extGV)
+	}
+	lists, err := resourcesOf(ctx, dc, groups, resources, failed, want)
+	if err != nil {
+		return s, err
+	}
+	if list := lists[osGV]; list != nil {
 		for _, r := range list.APIResources {
 			switch r.Name {
 			case BatchSandboxGVR.Resource:
@@ -64,31 +87,126 @@ func DiscoverSources(ctx context.Context, disc discovery.DiscoveryInterface) (So
 				s.Snapshot = true
 			}
 		}
-	case apierrors.IsNotFound(err):
-	default:
-		return s, fmt.Errorf("discovering %s/%s: %w", OpenSandboxGroup, OpenSandboxVersion, err)
 	}
 	if !s.BatchSandbox {
 		s.Notes = append(s.Notes, "OpenSandbox BatchSandbox CRD not installed")
 		s.NotInstalled = append(s.NotInstalled, model.EngineBatchSandbox)
 	}
-	groups, err := disc.ServerGroups()
-	if err != nil {
-		return s, fmt.Errorf("discovering API groups: %w", err)
-	}
-	s.Agent = agentResource(groups)
 	if s.Agent == nil {
 		s.Notes = append(s.Notes, "agent-sandbox Sandbox CRD not installed")
 		s.NotInstalled = append(s.NotInstalled, model.EngineAgent)
 		return s, nil
 	}
-	if s.AgentExt, err = agentExtensions(disc, groups); err != nil {
-		return s, err
+	if list := lists[extGV]; list != nil {
+		s.AgentExt = agentExtensions(list, extGV.Version)
 	}
 	if missing := s.AgentExt.missing(); len(missing) > 0 {
 		s.Notes = append(s.Notes, "agent-sandbox extensions not installed ("+strings.Join(missing, ", ")+"): claims and warm pools are not shown")
 	}
 	return s, nil
+}
+
+// refusedDiscovery is the error of a failed discovery of the groups. client-go
+// reads /api and /apis raw, which keeps only the status code of a refusal:
+// the server's own words ("forbidden: User ... cannot get path ...") are
+// lost. A group version's request decodes them, so a refused discovery asks
+// for OpenSandbox's, as sandscope did before reading /apis, and reports its
+// refusal.
+func refusedDiscovery(ctx context.Context, dc discovery.DiscoveryInterfaceWithContext, err error) error {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return fmt.Errorf("discovering API groups: %w", err)
+	}
+	gv := schema.GroupVersion{Group: OpenSandboxGroup, Version: OpenSandboxVersion}
+	if _, gvErr := dc.ServerResourcesForGroupVersionWithContext(ctx, gv.String()); gvErr != nil && !apierrors.IsNotFound(gvErr) {
+		return fmt.Errorf("discovering %s: %w", gv, gvErr)
+	}
+	return fmt.Errorf("discovering API groups: %w", err)
+}
+
+// groupsAndMaybeResources is client-go's own discovery of the groups, with
+// every group version's resources when the server answers in the
+// aggregated format (nil resources when it does not, or the client cannot
+// ask for it) and the group versions the server could not describe.
+func groupsAndMaybeResources(ctx context.Context, dc discovery.DiscoveryInterfaceWithContext) (*metav1.APIGroupList, map[schema.GroupVersion]*metav1.APIResourceList, map[schema.GroupVersion]error, error) {
+	if ad, ok := dc.(discovery.AggregatedDiscoveryInterfaceWithContext); ok {
+		return ad.GroupsAndMaybeResourcesWithContext(ctx)
+	}
+	groups, err := dc.ServerGroupsWithContext(ctx)
+	return groups, nil, nil, err
+}
+
+// resourcesOf returns the resources of each group version of want that the
+// server serves (absent: not served), from the aggregated answer when there
+// is one, else asked for all at once. A group version the server failed to
+// describe is an error: whether its CRD is installed cannot be told.
+func resourcesOf(ctx context.Context, dc discovery.DiscoveryInterfaceWithContext, groups *metav1.APIGroupList,
+	resources map[schema.GroupVersion]*metav1.APIResourceList, failed map[schema.GroupVersion]error, want []schema.GroupVersion) (map[schema.GroupVersion]*metav1.APIResourceList, error) {
+	out := map[schema.GroupVersion]*metav1.APIResourceList{}
+	var ask []schema.GroupVersion
+	for _, gv := range want {
+		switch {
+		case failed[gv] != nil:
+			return nil, fmt.Errorf("discovering %s: %w", gv, failed[gv])
+		case !servesVersion(groups, gv):
+		case resources != nil:
+			if list := resources[gv]; list != nil {
+				out[gv] = list
+			}
+		default:
+			ask = append(ask, gv)
+		}
+	}
+	lists := make([]*metav1.APIResourceList, len(ask))
+	errs := make([]error, len(ask))
+	var wg sync.WaitGroup
+	for i, gv := range ask {
+		wg.Go(func() {
+			lists[i], errs[i] = dc.ServerResourcesForGroupVersionWithContext(ctx, gv.String())
+		})
+	}
+	wg.Wait()
+	for i, gv := range ask {
+		switch {
+		case errs[i] == nil:
+			out[gv] = lists[i]
+		case apierrors.IsNotFound(errs[i]):
+		default:
+			return nil, fmt.Errorf("discovering %s: %w", gv, errs[i])
+		}
+	}
+	return out, nil
+}
+
+// servesVersion reports whether groups list gv.
+func servesVersion(groups *metav1.APIGroupList, gv schema.GroupVersion) bool {
+	for _, g := range groups.Groups {
+		if g.Name != gv.Group {
+			continue
+		}
+		for _, v := range g.Versions {
+			if v.Version == gv.Version {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// preferredVersion is group's preferred version (its first when the server
+// prefers none); false when the group is not served.
+func preferredVersion(groups *metav1.APIGroupList, group string) (schema.GroupVersion, bool) {
+	for _, g := range groups.Groups {
+		if g.Name != group {
+			continue
+		}
+		version := g.PreferredVersion.Version
+		if version == "" && len(g.Versions) > 0 {
+			version = g.Versions[0].Version
+		}
+		return schema.GroupVersion{Group: group, Version: version}, version != ""
+	}
+	return schema.GroupVersion{}, false
 }
 
 // AgentExtensions are the resources of agent-sandbox's extensions group.
@@ -114,28 +232,9 @@ func (x AgentExtensions) missing() []string {
 	return out
 }
 
-// agentExtensions finds the extensions at their group's preferred version.
-func agentExtensions(disc discovery.DiscoveryInterface, groups *metav1.APIGroupList) (AgentExtensions, error) {
+// agentExtensions finds the extensions in their group version's resources.
+func agentExtensions(list *metav1.APIResourceList, version string) AgentExtensions {
 	var x AgentExtensions
-	version := ""
-	for _, g := range groups.Groups {
-		if g.Name == agentsandbox.ExtensionsGroup {
-			version = g.PreferredVersion.Version
-			if version == "" && len(g.Versions) > 0 {
-				version = g.Versions[0].Version
-			}
-		}
-	}
-	if version == "" {
-		return x, nil
-	}
-	list, err := disc.ServerResourcesForGroupVersion(agentsandbox.ExtensionsGroup + "/" + version)
-	switch {
-	case apierrors.IsNotFound(err):
-		return x, nil
-	case err != nil:
-		return x, fmt.Errorf("discovering %s/%s: %w", agentsandbox.ExtensionsGroup, version, err)
-	}
 	for _, r := range list.APIResources {
 		gvr := agentsandbox.Extension(r.Name, version)
 		switch r.Name {
@@ -147,23 +246,14 @@ func agentExtensions(disc discovery.DiscoveryInterface, groups *metav1.APIGroupL
 			x.Templates = &gvr
 		}
 	}
-	return x, nil
+	return x
 }
 
 func agentResource(groups *metav1.APIGroupList) *schema.GroupVersionResource {
-	for _, g := range groups.Groups {
-		if g.Name != AgentSandboxGroup {
-			continue
-		}
-		version := g.PreferredVersion.Version
-		if version == "" && len(g.Versions) > 0 {
-			version = g.Versions[0].Version
-		}
-		if version == "" {
-			return nil
-		}
-		gvr := agentsandbox.Sandboxes(version)
-		return &gvr
+	gv, ok := preferredVersion(groups, AgentSandboxGroup)
+	if !ok {
+		return nil
 	}
-	return nil
+	gvr := agentsandbox.Sandboxes(gv.Version)
+	return &gvr
 }

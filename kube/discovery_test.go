@@ -1,9 +1,15 @@
 package kube_test
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
@@ -65,5 +71,25 @@ func TestDiscoveredAgentSandboxCanBeListed(t *testing.T) {
 	list, err := clients.Dynamic.Resource(*src.Agent).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil || len(list.Items) != 1 || list.Items[0].GetName() != "agent" {
 		t.Fatalf("listing %v: %d items, err %v", *src.Agent, len(list.Items), err)
+	}
+}
+
+// A server that refuses discovery is reported in its own words, not only
+// with the status code client-go's raw read of /api keeps.
+func TestDiscoverSourcesKeepsTheRefusalsWords(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "v1", "kind": "Status", "status": "Failure",
+			"reason": "Forbidden", "code": 403, "message": `forbidden: User "x" cannot get path "` + r.URL.Path + `"`})
+	}))
+	defer srv.Close()
+	clients, err := kube.NewClients(&rest.Config{Host: srv.URL}, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = kube.DiscoverSources(t.Context(), clients.Discovery)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "x" cannot get path`) {
+		t.Fatalf("refused discovery: %v, want the server's forbidden message", err)
 	}
 }
