@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +49,9 @@ func BenchmarkFilterKeystroke(b *testing.B) {
 					filter.input.SetValue(tc.before)
 					filter.input.CursorEnd()
 					filter.last = tc.before // else the prompt takes the edit for one it saw
+					if tc.before == "" {
+						sv.typed = nil // a fresh search: no result of it at hand
+					}
 					b.StartTimer()
 					app.Update(key)
 					_ = app.View()
@@ -208,4 +212,56 @@ func benchApp(src Source) *App {
 	app := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
 	app.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
 	return app
+}
+
+// BenchmarkStatusRefresh is what an idle TUI does on each freshness probe:
+// one fleet's status moves on (AsOf), its sandboxes do not; the refresh
+// and the frame that follows. One context of 150,000 sandboxes, and ten
+// contexts of 10,000 (ten probes every 2 s). It should not grow with the
+// fleet.
+func BenchmarkStatusRefresh(b *testing.B) {
+	const ns = "bench"
+	at := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ contexts, n int }{{1, 150000}, {10, 10000}} {
+		b.Run(fmt.Sprintf("contexts=%d/rows=%d", c.contexts, c.n), func(b *testing.B) {
+			fleets := make([]*fleet.Fleet, c.contexts)
+			src := &fakeFleets{}
+			for k := range fleets {
+				f := fleet.New(fleet.Options{Now: func() time.Time { return at }})
+				f.SetStatus(model.SourceStatus{Synced: true, AsOf: at})
+				for i := range c.n {
+					name, ip := fmt.Sprintf("sbx-%06d", i), fmt.Sprintf("10.%d.%d.%d", k, (i>>8)&255, i&255)
+					f.UpsertBatchSandbox(fleetSandbox(ns, name, at, ip))
+					f.UpsertPod(model.SlimPod(fleetPod(ns, name, "uid-"+name, ip, at)))
+				}
+				fleets[k] = f
+				src.fleets = append(src.fleets, Fleet{Context: fmt.Sprintf("ctx%02d", k), Snap: f.Snapshot()})
+			}
+			var app *App
+			if c.contexts == 1 {
+				app = benchApp(&fakeSource{snap: src.fleets[0].Snap})
+			} else {
+				app = benchApp(src)
+			}
+			_ = app.View()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for it := 0; it < b.N; it++ {
+				b.StopTimer()
+				k := it % c.contexts
+				fleets[k].SetStatus(model.SourceStatus{Synced: true, AsOf: at.Add(time.Duration(it+1) * time.Second)})
+				snap := fleets[k].Snapshot()
+				if c.contexts == 1 {
+					app.src.(*fakeSource).set(snap)
+				} else {
+					fs := slices.Clone(src.fleets)
+					fs[k].Snap = snap
+					src.fleets = fs
+				}
+				b.StartTimer()
+				app.Update(refreshMsg{})
+				_ = app.View()
+			}
+		})
+	}
 }
