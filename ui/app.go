@@ -82,6 +82,7 @@ type App struct {
 	// a configuration error must not vanish before anyone read it.
 	flashSticky bool
 	busiest     []string // the namespace favorites last ranked from a fleet of every namespace
+	busiestOf   []Fleet  // the fleets busiest was ranked from
 
 	// gated holds the mutating bindings as configured, so a key that read-only
 	// mode (or a missing backend) disabled can still be recognised and refused.
@@ -679,6 +680,13 @@ func (a *App) favorites() []string {
 	if a.c.nsScope != "" || a.c.scoped() {
 		return a.busiest // only a fleet of every namespace can rank them
 	}
+	if a.sameNamespaceCounts() {
+		// Ranking is a pass over the whole fleet, and the header asks on
+		// every frame after a change: at 150,000 sandboxes that pass was
+		// nearly all of a status change's frame, and of the idle CPU.
+		a.busiestOf = append(a.busiestOf[:0], a.c.fleets...)
+		return a.busiest
+	}
 	count := map[string]int{}
 	for _, sb := range a.c.sandboxes() {
 		count[sb.Namespace()]++
@@ -689,5 +697,27 @@ func (a *App) favorites() []string {
 	}
 	slices.SortFunc(names, func(x, y string) int { return cmp.Or(count[y]-count[x], strings.Compare(x, y)) })
 	a.busiest = names[:min(len(names), 9)]
+	a.busiestOf = append(a.busiestOf[:0], a.c.fleets...)
 	return a.busiest
+}
+
+// sameNamespaceCounts reports whether the fleets in view hold as many
+// sandboxes per namespace as those busiest was ranked from: the same
+// contexts, each with the same sandboxes, or only some replaced in place
+// (Snapshot.ChangedSince: none added or removed, and a sandbox's key,
+// which holds its namespace, never changes).
+func (a *App) sameNamespaceCounts() bool {
+	if a.busiest == nil || !sameContexts(a.busiestOf, a.c.fleets) {
+		return false
+	}
+	for p, f := range a.c.fleets {
+		was := a.busiestOf[p].Snap
+		if f.Snap == was || f.Snap.SameSandboxes(was) {
+			continue
+		}
+		if _, ok := f.Snap.ChangedSince(was); !ok {
+			return false
+		}
+	}
+	return true
 }

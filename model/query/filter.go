@@ -348,6 +348,13 @@ func Narrows(prev, next Filter) bool {
 	return strings.HasPrefix(next.Text, prev.Text)
 }
 
+// Same reports whether a and b are the same filter: they keep the same
+// rows in the same order.
+func Same(a, b Filter) bool {
+	return a.Text == b.Text && a.Invert == b.Invert && a.Fuzzy == b.Fuzzy && a.ProblemsOnly == b.ProblemsOnly &&
+		selString(a.Selector) == selString(b.Selector)
+}
+
 func selString(s labels.Selector) string {
 	if s == nil {
 		return ""
