@@ -5,8 +5,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/sandscope/sandscope/internal/procstatus"
 	"github.com/sandscope/sandscope/kube"
 )
 
@@ -70,23 +69,7 @@ func BenchmarkDemoHourOfChurn(b *testing.B) {
 type memory struct{ heap, rss, peak float64 }
 
 func measure() memory {
-	return memory{heap: heapMB(), rss: procStatusMB("VmRSS"), peak: procStatusMB("VmHWM")}
-}
-
-// procStatusMB reads a memory field of /proc/self/status in MB (-1 where
-// there is no /proc).
-func procStatusMB(field string) float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
-			kb, _ := strconv.Atoi(f[1])
-			return float64(kb) / 1024
-		}
-	}
-	return -1
+	return memory{heap: heapMB(), rss: procstatus.MB("self", "VmRSS"), peak: procstatus.MB("self", "VmHWM")}
 }
 
 func hourOfChurn(b *testing.B, watched bool) (start, end memory, objects int) {

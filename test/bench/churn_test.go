@@ -4,14 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"regexp"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/sandscope/sandscope/internal/procstatus"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/kube"
@@ -267,16 +266,4 @@ func liveHeapMB() float64 {
 }
 
 // procMB reads a memory field of /proc/PID/status in MB (-1: unreadable).
-func procMB(pid int, field string) float64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
-			kb, _ := strconv.Atoi(f[1])
-			return float64(kb) / 1024
-		}
-	}
-	return -1
-}
+func procMB(pid int, field string) float64 { return procstatus.MB(strconv.Itoa(pid), field) }

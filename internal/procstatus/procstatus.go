@@ -1,0 +1,29 @@
+// Package procstatus reads a process's memory figures from Linux's
+// /proc/PID/status, for what the benchmarks and memory tests report.
+package procstatus
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// MB is a memory field ("VmRSS", "VmHWM", "RssAnon", "RssFile") of
+// /proc/PROC/status, PROC being "self" or a process ID, in MB of 1024 kB;
+// -1 where it cannot be read (no /proc, no such process or field).
+func MB(proc, field string) float64 {
+	data, err := os.ReadFile("/proc/" + proc + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
+			kb, err := strconv.Atoi(f[1])
+			if err != nil {
+				return -1
+			}
+			return float64(kb) / 1024
+		}
+	}
+	return -1
+}
