@@ -3,7 +3,6 @@ package demo
 import (
 	"context"
 	"os"
-	"runtime"
 	"runtime/pprof"
 	"testing"
 	"time"
@@ -12,18 +11,9 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/sandscope/sandscope/internal/procstatus"
+	"github.com/sandscope/sandscope/internal/memstat"
 	"github.com/sandscope/sandscope/kube"
 )
-
-// heapMB is the live heap after a collection, in MB.
-func heapMB() float64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return float64(m.HeapAlloc) / (1 << 20)
-}
 
 // BenchmarkDemoHourOfChurn plays an hour of the demo's churn (its default
 // 800 sandboxes an hour, ~100 live) on a virtual clock and reports the
@@ -69,7 +59,7 @@ func BenchmarkDemoHourOfChurn(b *testing.B) {
 type memory struct{ heap, rss, peak float64 }
 
 func measure() memory {
-	return memory{heap: heapMB(), rss: procstatus.MB("self", "VmRSS"), peak: procstatus.MB("self", "VmHWM")}
+	return memory{heap: memstat.LiveHeapMB(), rss: memstat.ProcMB("self", "VmRSS"), peak: memstat.ProcMB("self", "VmHWM")}
 }
 
 func hourOfChurn(b *testing.B, watched bool) (start, end memory, objects int) {

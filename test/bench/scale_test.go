@@ -31,7 +31,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/demo/sim"
-	"github.com/sandscope/sandscope/internal/procstatus"
+	"github.com/sandscope/sandscope/internal/memstat"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/kube"
@@ -770,7 +770,7 @@ func procStatus(field string) string { return procMemory("self", field) }
 // procMemory reads a memory field ("VmRSS", "VmHWM", "RssAnon", "RssFile")
 // of /proc/PROC/status, PROC being "self" or a process ID, in MB.
 func procMemory(proc, field string) string {
-	mb := procstatus.MB(proc, field)
+	mb := memstat.ProcMB(proc, field)
 	if mb < 0 {
 		return "n/a"
 	}
