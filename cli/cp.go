@@ -153,7 +153,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	defer conn.Close()
 	token, err := execdTokenFrom(ctx, conn, &f.execFlags)
 	if err != nil {
-		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
+		return fail(err)
 	}
 	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {

@@ -146,7 +146,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	defer conn.Close()
 	token, err := execdTokenFrom(ctx, conn, f)
 	if err != nil {
-		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
+		return fail(err)
 	}
 	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {
@@ -227,7 +227,7 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	defer conn.Close()
 	token, err := execdTokenFrom(ctx, conn, f)
 	if err != nil {
-		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
+		return fail(err)
 	}
 	namespace := g.Kube.Namespace()
 	if g.AllNamespaces {
@@ -306,9 +306,18 @@ func exitWith(code int) error {
 }
 
 // execdTokenFrom picks execd's token: the flag, else the environment, else
-// the Secret. The value is never printed; errors name only where it came from.
-// The demo's simulated daemons ask for none.
+// the Secret. The value is never printed; errors name only where it came
+// from, and refuse (nothing was sent). The demo's simulated daemons ask
+// for none.
 func execdTokenFrom(ctx context.Context, c *backend.Conn, f *execFlags) (string, error) {
+	token, err := execdToken(ctx, c, f)
+	if err != nil {
+		return "", &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err}
+	}
+	return token, nil
+}
+
+func execdToken(ctx context.Context, c *backend.Conn, f *execFlags) (string, error) {
 	if !c.NeedsToken() {
 		return "", nil
 	}
