@@ -110,14 +110,9 @@ func syncInProcess(ctx context.Context, b *testing.B, cfg *rest.Config, ns strin
 // genBinary runs the binary in tmux against the generator's kubeconfig:
 // start to the synced table showing all n, CPU then, RSS, GC share, idle.
 func genBinary(b *testing.B, kubeconfig, ns string, n int, res *results) {
-	if err := tmuxtest.Available(); err != nil {
-		res.add("sandscope binary in tmux", "skipped", err.Error())
+	bin, cpuProfile, ok := tmuxBinary(b, res)
+	if !ok {
 		return
-	}
-	bin := tmuxtest.BuildSandscope(b)
-	cpuProfile := *binProfile
-	if cpuProfile == "" {
-		cpuProfile = filepath.Join(b.TempDir(), "sandscope.cpu.prof")
 	}
 	start := time.Now()
 	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50, Env: []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}},
@@ -179,18 +174,11 @@ func genEventToScreen(ctx context.Context, g *wiregen.Server, w *kube.Watcher, r
 		res.add("event-to-screen latency", "n/a", "the RESTARTS column or the visible rows' Pods are not on screen")
 		return
 	}
-	tick := time.NewTicker(time.Second / time.Duration(*churnRate))
-	end := time.Now().Add(*churnFor)
-	k := 0
-	cpu0 := cpuTime()
-	for time.Now().Before(end) {
-		<-tick.C
+	k, cpu0 := churnTicks(func(k int) {
 		marker := 100000 + k
 		fw.expect(strconv.Itoa(marker), time.Now())
 		g.SetRestarts(targets[k%len(targets)], int32(marker))
-		k++
-	}
-	tick.Stop()
+	})
 	time.Sleep(time.Second)
 	churnCPU := cpuTime() - cpu0
 	stopProgram()

@@ -389,21 +389,14 @@ func eventToScreen(ctx context.Context, b *testing.B, c *testcluster.Cluster, ns
 			}
 		}(queues[i])
 	}
-	tick := time.NewTicker(time.Second / time.Duration(*churnRate))
-	end := time.Now().Add(*churnFor)
-	k := 0
-	cpu0 := cpuTime()
-	for time.Now().Before(end) {
-		<-tick.C
+	k, cpu0 := churnTicks(func(k int) {
 		// Pod idx is always written by the same writer, so its versions stay in order.
 		select {
 		case queues[(k%len(targets))%writers] <- k:
 		default:
 			skipped.Add(1)
 		}
-		k++
-	}
-	tick.Stop()
+	})
 	for _, q := range queues {
 		close(q)
 	}
@@ -436,16 +429,9 @@ func eventToScreen(ctx context.Context, b *testing.B, c *testcluster.Cluster, ns
 // --disable-compression (the server gzips watch streams by default, which
 // on a fast network costs both sides CPU for nothing).
 func realBinary(b *testing.B, c *testcluster.Cluster, ns string, n int, res *results) {
-	if err := tmuxtest.Available(); err != nil {
-		res.add("sandscope binary in tmux", "skipped", err.Error())
+	bin, cpuProfile, ok := tmuxBinary(b, res)
+	if !ok {
 		return
-	}
-	bin := tmuxtest.BuildSandscope(b)
-	// The first run always writes a CPU profile: the collector's share of
-	// the start-up comes from its samples (-binaryprofile keeps the file).
-	cpuProfile := *binProfile
-	if cpuProfile == "" {
-		cpuProfile = filepath.Join(b.TempDir(), "sandscope.cpu.prof")
 	}
 	env := []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}
 	if *binHeapProfile != "" {
@@ -475,6 +461,38 @@ func realBinary(b *testing.B, c *testcluster.Cluster, ns string, n int, res *res
 	s, full, cpu = startBinary(b, bin, nil, c, ns, n, "--disable-compression")
 	res.add("sandscope binary --disable-compression: start to synced", ms(full), fmt.Sprintf("CPU %s; the same with the server's gzip off", ms(cpu)))
 	quitBinary(b, s)
+}
+
+// tmuxBinary builds the binary for a run in tmux and names the CPU profile
+// its first run writes: the collector's share of the start-up comes from
+// its samples (-binaryprofile keeps the file). ok is false, the reason in
+// res, where tmux cannot run.
+func tmuxBinary(b *testing.B, res *results) (bin, cpuProfile string, ok bool) {
+	if err := tmuxtest.Available(); err != nil {
+		res.add("sandscope binary in tmux", "skipped", err.Error())
+		return "", "", false
+	}
+	bin = tmuxtest.BuildSandscope(b)
+	cpuProfile = *binProfile
+	if cpuProfile == "" {
+		cpuProfile = filepath.Join(b.TempDir(), "sandscope.cpu.prof")
+	}
+	return bin, cpuProfile, true
+}
+
+// churnTicks calls send with k = 0, 1, ... at -churn-rate for -churn-for:
+// how many it sent, and this process's CPU time when the first was due.
+func churnTicks(send func(k int)) (sent int, cpu0 time.Duration) {
+	tick := time.NewTicker(time.Second / time.Duration(*churnRate))
+	defer tick.Stop()
+	end := time.Now().Add(*churnFor)
+	cpu0 = cpuTime()
+	for time.Now().Before(end) {
+		<-tick.C
+		send(sent)
+		sent++
+	}
+	return sent, cpu0
 }
 
 // gcShare is the collector's share of a CPU profile's samples: background
