@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -55,23 +54,17 @@ func newCpCommand(g *Globals) *cobra.Command {
 			return runCp(cmd.Context(), g, f, args[0], args[1])
 		},
 	}
+	addTargetFlags(cmd, g, &f.execFlags, targetFlagHelp{
+		via:         "Transport: kube (tar over pods/exec), execd or execd-direct (execd's files API, one file)",
+		timeout:     "Give up after this long (outcome unknown, exit 126); 0 = no limit",
+		expectUID:   "Refuse (UID_CHANGED) unless the sandbox's Pod still has this UID",
+		allOfPool:   "Upload to every BatchSandbox of this Pool (DST is :/path; -o jsonl)",
+		maxParallel: "With --selector/--all-of-pool: uploads at once",
+		output:      "text or json for one copy; jsonl (the default) for many",
+	})
 	fl := cmd.Flags()
-	fl.StringVar(&f.via, "via", "kube", "Transport: kube (tar over pods/exec), execd or execd-direct (execd's files API, one file)")
-	fl.StringVarP(&f.container, "container", "c", "", "Container (default: sandbox, else the first)")
-	fl.DurationVar(&f.timeout, "timeout", 0, "Give up after this long (outcome unknown, exit 126); 0 = no limit")
-	fl.StringVar(&f.token, "execd-token", "", "execd access token (prefer $SANDSCOPE_EXECD_TOKEN or --execd-token-secret)")
-	fl.StringVar(&f.tokenSecret, "execd-token-secret", "", "Read execd's access token from a Secret: NS/NAME:KEY")
-	fl.IntVar(&f.execdPort, "execd-port", 0, "execd's port (default 44772)")
-	fl.StringVar(&f.expectUID, "expect-uid", "", "Refuse (UID_CHANGED) unless the sandbox's Pod still has this UID")
-	fl.StringVar(&f.expectIP, "expect-ip", "", "Refuse (IP_STALE) unless the sandbox's Pod still has this IP")
-	fl.StringVar(&f.pool, "all-of-pool", "", "Upload to every BatchSandbox of this Pool (DST is :/path; -o jsonl)")
-	fl.IntVar(&f.maxParallel, "max-parallel", 8, "With --selector/--all-of-pool: uploads at once")
-	fl.StringVarP(&f.output, "output", "o", "", "text or json for one copy; jsonl (the default) for many")
 	fl.Int64Var(&f.maxBytes, "max-bytes", files.DefaultLimits.MaxBytes, "Refuse a download (or standard input) larger than this many bytes")
 	fl.IntVar(&f.maxEntries, "max-entries", files.DefaultLimits.MaxEntries, "Refuse a download of more entries than this")
-	fl.DurationVar(&f.syncTimeout, "sync-timeout", 30*time.Second, "With --demo: time allowed to read the demo fleet before the check")
-	_ = fl.MarkHidden("execd-port")
-	_ = cmd.RegisterFlagCompletionFunc("all-of-pool", g.completePool)
 	return cmd
 }
 
@@ -160,7 +153,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	defer conn.Close()
 	token, err := execdTokenFrom(ctx, conn, &f.execFlags)
 	if err != nil {
-		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
+		return fail(err)
 	}
 	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {

@@ -75,23 +75,42 @@ func newExecCommand(g *Globals) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.via, "via", "kube", "Transport: kube, execd or execd-direct")
-	fl.StringVarP(&f.container, "container", "c", "", "Container (default: sandbox, else the first)")
 	fl.BoolVarP(&f.stdin, "stdin", "i", false, "Pass stdin to the command (kube only)")
 	fl.BoolVarP(&f.tty, "tty", "t", false, "Allocate a terminal (kube only)")
-	fl.DurationVar(&f.timeout, "timeout", 0, "Give up waiting for the command after this long (outcome unknown, exit 126); 0 = no limit")
+	addTargetFlags(cmd, g, f, targetFlagHelp{
+		via:         "Transport: kube, execd or execd-direct",
+		timeout:     "Give up waiting for the command after this long (outcome unknown, exit 126); 0 = no limit",
+		expectUID:   "Refuse (UID_CHANGED) unless the sandbox's Pod still has this UID (as recorded at create: sandscope create -o json prints it)",
+		allOfPool:   "Run on every BatchSandbox of this Pool, or every Sandbox of this agent-sandbox warm pool (its members and its claims' Sandboxes; with -o jsonl; no target)",
+		maxParallel: "With --selector/--all-of-pool: targets run at once",
+		output:      "With --selector/--all-of-pool: jsonl (one JSON line per sandbox, the default)",
+	})
+	return cmd
+}
+
+// targetFlagHelp is what the flags exec and cp share say in each
+// command's help.
+type targetFlagHelp struct{ via, timeout, expectUID, allOfPool, maxParallel, output string }
+
+// addTargetFlags registers the flags exec and cp share: how the target is
+// reached (transport, container, execd's token and port), what it must
+// still be (UID, IP), the fan-out (pool, width, -o) and --demo's read.
+func addTargetFlags(cmd *cobra.Command, g *Globals, f *execFlags, help targetFlagHelp) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.via, "via", "kube", help.via)
+	fl.StringVarP(&f.container, "container", "c", "", "Container (default: sandbox, else the first)")
+	fl.DurationVar(&f.timeout, "timeout", 0, help.timeout)
 	fl.StringVar(&f.token, "execd-token", "", "execd access token (prefer $SANDSCOPE_EXECD_TOKEN or --execd-token-secret)")
 	fl.StringVar(&f.tokenSecret, "execd-token-secret", "", "Read execd's access token from a Secret: NS/NAME:KEY")
 	fl.IntVar(&f.execdPort, "execd-port", 0, "execd's port (default 44772)")
 	fl.DurationVar(&f.syncTimeout, "sync-timeout", 30*time.Second, "With --demo: time allowed to read the demo fleet before the check")
-	fl.StringVar(&f.expectUID, "expect-uid", "", "Refuse (UID_CHANGED) unless the sandbox's Pod still has this UID (as recorded at create: sandscope create -o json prints it)")
+	fl.StringVar(&f.expectUID, "expect-uid", "", help.expectUID)
 	fl.StringVar(&f.expectIP, "expect-ip", "", "Refuse (IP_STALE) unless the sandbox's Pod still has this IP")
-	fl.StringVar(&f.pool, "all-of-pool", "", "Run on every BatchSandbox of this Pool, or every Sandbox of this agent-sandbox warm pool (its members and its claims' Sandboxes; with -o jsonl; no target)")
-	fl.IntVar(&f.maxParallel, "max-parallel", 8, "With --selector/--all-of-pool: targets run at once")
-	fl.StringVarP(&f.output, "output", "o", "", "With --selector/--all-of-pool: jsonl (one JSON line per sandbox, the default)")
+	fl.StringVar(&f.pool, "all-of-pool", "", help.allOfPool)
+	fl.IntVar(&f.maxParallel, "max-parallel", 8, help.maxParallel)
+	fl.StringVarP(&f.output, "output", "o", "", help.output)
 	_ = fl.MarkHidden("execd-port")
 	_ = cmd.RegisterFlagCompletionFunc("all-of-pool", g.completePool)
-	return cmd
 }
 
 func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command []string) error {
@@ -127,7 +146,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	defer conn.Close()
 	token, err := execdTokenFrom(ctx, conn, f)
 	if err != nil {
-		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
+		return fail(err)
 	}
 	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {
@@ -208,7 +227,7 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	defer conn.Close()
 	token, err := execdTokenFrom(ctx, conn, f)
 	if err != nil {
-		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err})
+		return fail(err)
 	}
 	namespace := g.Kube.Namespace()
 	if g.AllNamespaces {
@@ -287,9 +306,18 @@ func exitWith(code int) error {
 }
 
 // execdTokenFrom picks execd's token: the flag, else the environment, else
-// the Secret. The value is never printed; errors name only where it came from.
-// The demo's simulated daemons ask for none.
+// the Secret. The value is never printed; errors name only where it came
+// from, and refuse (nothing was sent). The demo's simulated daemons ask
+// for none.
 func execdTokenFrom(ctx context.Context, c *backend.Conn, f *execFlags) (string, error) {
+	token, err := execdToken(ctx, c, f)
+	if err != nil {
+		return "", &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err}
+	}
+	return token, nil
+}
+
+func execdToken(ctx context.Context, c *backend.Conn, f *execFlags) (string, error) {
 	if !c.NeedsToken() {
 		return "", nil
 	}

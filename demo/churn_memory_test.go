@@ -3,10 +3,7 @@ package demo
 import (
 	"context"
 	"os"
-	"runtime"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,17 +11,9 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/sandscope/sandscope/internal/memstat"
 	"github.com/sandscope/sandscope/kube"
 )
-
-// heapMB is the live heap after a collection, in MB.
-func heapMB() float64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return float64(m.HeapAlloc) / (1 << 20)
-}
 
 // BenchmarkDemoHourOfChurn plays an hour of the demo's churn (its default
 // 800 sandboxes an hour, ~100 live) on a virtual clock and reports the
@@ -70,23 +59,7 @@ func BenchmarkDemoHourOfChurn(b *testing.B) {
 type memory struct{ heap, rss, peak float64 }
 
 func measure() memory {
-	return memory{heap: heapMB(), rss: procStatusMB("VmRSS"), peak: procStatusMB("VmHWM")}
-}
-
-// procStatusMB reads a memory field of /proc/self/status in MB (-1 where
-// there is no /proc).
-func procStatusMB(field string) float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
-			kb, _ := strconv.Atoi(f[1])
-			return float64(kb) / 1024
-		}
-	}
-	return -1
+	return memory{heap: memstat.LiveHeapMB(), rss: memstat.ProcMB("self", "VmRSS"), peak: memstat.ProcMB("self", "VmHWM")}
 }
 
 func hourOfChurn(b *testing.B, watched bool) (start, end memory, objects int) {

@@ -35,8 +35,8 @@ func newExecEnv(t *testing.T, exec kubelettest.ExecFunc) *execEnv {
 	c := testcluster.Get(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
-	e := &execEnv{c: c, ns: c.Namespace(t), ctx: ctx}
-	e.n = c.StartNode(t, "kexec-"+e.ns, testcluster.NodeOptions{Exec: exec, PortForward: kubelettest.EchoPortForward})
+	e := &execEnv{c: c, ctx: ctx}
+	e.ns, e.n = c.NodeNamespace(t, "kexec", testcluster.NodeOptions{Exec: exec, PortForward: kubelettest.EchoPortForward})
 	e.kubelet = e.n.Server
 	var err error
 	if e.clients, err = kube.NewClients(c.Config, e.ns); err != nil {

@@ -10,13 +10,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -79,10 +79,8 @@ func TestYAMLOfADeletedSandboxShowsItsPod(t *testing.T) {
 // grace period (fake clients: the calls only).
 func TestForceDeleteRemovesObjectAndPods(t *testing.T) {
 	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "sbx-0"}})
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
-		"metadata": map[string]any{"name": "sbx", "namespace": "ns"},
-	}}
+	obj := testcluster.BatchSandbox("sbx", nil)
+	obj.SetNamespace("ns")
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{BatchSandboxGVR: "BatchSandboxList"}, obj)
 	in := NewInspector(&Clients{Kube: cs, Dynamic: dyn}, nil)
 	sb := &model.Sandbox{Key: "bsbx/ns/sbx", Meta: &model.ObjectMeta{Namespace: "ns", Name: "sbx"}, Slots: []model.Slot{{PodName: "sbx-0"}}}

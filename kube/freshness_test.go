@@ -30,14 +30,7 @@ func TestWatcherStorageCut(t *testing.T) {
 	kl, ct := c.Kubelet(t), c.Controller(t)
 	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
 	const name, ip = "sbx-s", "127.0.0.29"
-	key := bsbxKey(ns, name)
-	createBatchSandbox(kl, ct, ns, name, nil)
-	kl.SetRunning(ns, name+"-0", ip)
-	ct.SetEndpoints(ns, name, ip)
-	ct.SetBatchSandboxStatus(ns, name, runningStatus)
-	waitFor(t, w, time.Now(), waitTimeout, "OK", func(s *fleet.Snapshot) bool {
-		return slotIdentity(s, key) == model.IdentityOK
-	})
+	key := runningSandbox(t, kl, ct, w, ns, name, ip)
 	// While connected, AsOf moves: each consistent read proves the data anew.
 	before := time.Now()
 	waitFor(t, w, before, waitTimeout, "AsOf proven after the sandbox was OK", func(s *fleet.Snapshot) bool {

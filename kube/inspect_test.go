@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sandscope/sandscope/internal/testcluster"
@@ -25,12 +24,7 @@ func inspectFixture(t *testing.T) (*testcluster.Cluster, string, *kube.Inspector
 	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	ctl, kl := c.Controller(t), c.Kubelet(t)
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
-		"metadata": map[string]any{"name": "sbx-i", "namespace": ns},
-		"spec":     map[string]any{"replicas": int64(1)},
-	}}
-	created := ctl.Create(kube.BatchSandboxGVR, ns, obj)
+	created := ctl.Create(kube.BatchSandboxGVR, ns, testcluster.BatchSandbox("sbx-i", nil))
 	kl.CreatePod(ns, testcluster.SandboxPod("sbx-i-0", ""))
 	kl.SetRunning(ns, "sbx-i-0", "10.9.0.5")
 	clients, err := kube.NewClients(c.Config, ns)
@@ -133,12 +127,8 @@ func TestInspectorDelete(t *testing.T) {
 func TestInspectorYAMLFallsBackToJSON(t *testing.T) {
 	c := testcluster.Get(t)
 	ns := c.Namespace(t)
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
-		"metadata": map[string]any{"name": "sbx-c1", "namespace": ns,
-			"annotations": map[string]any{"tenant/note": "csi\u009b2J"}},
-		"spec": map[string]any{"replicas": int64(1)},
-	}}
+	obj := testcluster.BatchSandbox("sbx-c1", nil)
+	obj.SetAnnotations(map[string]string{"tenant/note": "csi\u009b2J"})
 	c.Controller(t).Create(kube.BatchSandboxGVR, ns, obj)
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {

@@ -425,6 +425,13 @@ func watchedNamespace(t *testing.T, opts kube.WatcherOptions) (ns string, kl *te
 func watchedRunningSandbox(t *testing.T, name, ip string) (*kube.Watcher, string) {
 	t.Helper()
 	ns, kl, ct, w := watchedNamespace(t, kube.WatcherOptions{})
+	return w, runningSandbox(t, kl, ct, w, ns, name, ip)
+}
+
+// runningSandbox creates a running BatchSandbox recording ip in ns and
+// waits until w's model holds it OK: its key.
+func runningSandbox(t *testing.T, kl *testcluster.Kubelet, ct *testcluster.Controller, w *kube.Watcher, ns, name, ip string) string {
+	t.Helper()
 	key := bsbxKey(ns, name)
 	createBatchSandbox(kl, ct, ns, name, nil)
 	kl.SetRunning(ns, name+"-0", ip)
@@ -433,7 +440,7 @@ func watchedRunningSandbox(t *testing.T, name, ip string) (*kube.Watcher, string
 	waitFor(t, w, time.Now(), waitTimeout, "OK", func(s *fleet.Snapshot) bool {
 		return slotIdentity(s, key) == model.IdentityOK
 	})
-	return w, key
+	return key
 }
 
 // waitDisconnected waits for w to call its connection lost, with key's
@@ -588,10 +595,9 @@ func TestWatcherTransforms(t *testing.T) {
 // they come from (the store and the delete handler rely on it).
 func TestWatcherSlimObjectsHaveStoreKeys(t *testing.T) {
 	t.Parallel()
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
-		"metadata": map[string]any{"name": "b", "namespace": "ns", "uid": "u1"},
-	}}
+	u := testcluster.BatchSandbox("b", nil)
+	u.SetNamespace("ns")
+	u.SetUID("u1")
 	a := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox",
 		"metadata": map[string]any{"name": "a", "namespace": "ns"},

@@ -427,7 +427,13 @@ func nestedArgv(obj map[string]interface{}, fields ...string) []string {
 }
 
 func nestedTime(obj map[string]interface{}, fields ...string) *time.Time {
-	s := nestedString(obj, fields...)
+	return ParseTime(nestedString(obj, fields...))
+}
+
+// ParseTime reads an RFC 3339 time of an engine's object (a BatchSandbox's
+// expireTime) as both decoders, this package's and kube/'s wire decoder,
+// read it: nil when empty or malformed.
+func ParseTime(s string) *time.Time {
 	if s == "" {
 		return nil
 	}

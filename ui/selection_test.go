@@ -74,68 +74,72 @@ func recordingBackend(log *actionLog) Backend {
 	}
 }
 
-// Filtered to one sandbox and deleted it: when it goes, the filter keeps
-// its meaning (no fuzzy match of what is left), the cursor is on nothing,
-// and the next ctrl+d asks about no other sandbox.
-func TestDeletedFilteredRowNeverHandsItsCursorOn(t *testing.T) {
-	log := &actionLog{}
-	src := &fakeSource{snap: lookalikes()}
-	app, tm := newTestApp(t, src, recordingBackend(log), Options{})
-	screenContains(t, tm, app, "Sandboxes [4/4]")
-	keys(tm, "/", "code-runner-80e0", "enter")
-	screenContains(t, tm, app, "Sandboxes [1/4]")
-	keys(tm, "ctrl+d")
-	screenContains(t, tm, app, "Delete bsbx fleet/code-runner-80e0aa11?")
-	keys(tm, "y")
-	screenContains(t, tm, app, "delete requested for fleet/code-runner-80e0aa11")
+// Filtered to one sandbox and acted on it: deleted it, or exec'd into it
+// and it went while the output was open. When it goes, the filter keeps
+// its meaning (no fuzzy match of what is left: the lookalike matched the
+// filter fuzzily before), the cursor is on nothing, and the same key again
+// acts on no other sandbox.
+func TestActedOnFilteredRowNeverHandsItsCursorOn(t *testing.T) {
+	type step struct {
+		keys []string
+		want string // on screen after the keys
+	}
+	for _, tc := range []struct {
+		name, filter, target, lookalike string
+		key                             string
+		act                             []step // after key, before the sandbox goes
+		back                            []string
+		refused                         string // what the key again must not open
+		acted                           string // the backend's one action
+	}{
+		{name: "deleted", filter: "code-runner-80e0", target: "code-runner-80e0aa11", lookalike: "code-runner-8efd263d", key: "ctrl+d",
+			act: []step{
+				{nil, "Delete bsbx fleet/code-runner-80e0aa11?"},
+				{[]string{"y"}, "delete requested for fleet/code-runner-80e0aa11"},
+			},
+			refused: "Delete bsbx", acted: "delete code-runner-80e0aa11"},
+		{name: "exec output open", filter: "agent-9122", target: "agent-91220c4e", lookalike: "agent-9fff6642", key: "x",
+			act: []step{
+				{nil, "exec fleet/agent-91220c4e>"},
+				{[]string{"ls", "enter"}, "Exec fleet/agent-91220c4e: ls"},
+			},
+			back:    []string{"esc"},
+			refused: "exec fleet/agent-9fff6642", acted: "exec agent-91220c4e ls"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &actionLog{}
+			src := &fakeSource{snap: lookalikes()}
+			app, tm := newTestApp(t, src, recordingBackend(log), Options{})
+			screenContains(t, tm, app, "Sandboxes [4/4]")
+			keys(tm, "/", tc.filter, "enter")
+			screenContains(t, tm, app, "Sandboxes [1/4]")
+			keys(tm, tc.key)
+			for _, st := range tc.act {
+				keys(tm, st.keys...)
+				screenContains(t, tm, app, st.want)
+			}
 
-	src.set(lookalikes("code-runner-80e0aa11")) // the API server removed it
-	s := screenContains(t, tm, app, "Sandboxes [0/3]")
-	if strings.Contains(s, "fuzzy") || strings.Contains(s, "code-runner-8efd263d") {
-		t.Fatalf("the filter changed its meaning when its sandbox went:\n%s", s)
-	}
-	if !strings.Contains(s, "code-runner-80e0aa11 left the view") {
-		t.Fatalf("the cursor's gap is not marked:\n%s", s)
-	}
-	keys(tm, "ctrl+d")
-	s = screenContains(t, tm, app, "no sandbox under the cursor")
-	if strings.Contains(s, "Delete bsbx") {
-		t.Fatalf("ctrl+d asked to delete another sandbox:\n%s", s)
-	}
-	if got := log.list(); !slices.Equal(got, []string{"delete code-runner-80e0aa11"}) {
-		t.Fatalf("the backend acted on %v", got)
-	}
-}
-
-// Exec'd into a filtered sandbox; it went while the output was open: back
-// in the table, the next x opens no prompt on the sandbox that took its
-// row (agent-9fff6642 matched the filter fuzzily before).
-func TestExecAfterItsSandboxWentActsOnNothing(t *testing.T) {
-	log := &actionLog{}
-	src := &fakeSource{snap: lookalikes()}
-	app, tm := newTestApp(t, src, recordingBackend(log), Options{})
-	screenContains(t, tm, app, "Sandboxes [4/4]")
-	keys(tm, "/", "agent-9122", "enter")
-	screenContains(t, tm, app, "Sandboxes [1/4]")
-	keys(tm, "x")
-	screenContains(t, tm, app, "exec fleet/agent-91220c4e>")
-	keys(tm, "ls", "enter")
-	screenContains(t, tm, app, "Exec fleet/agent-91220c4e: ls")
-
-	src.set(lookalikes("agent-91220c4e"))
-	time.Sleep(50 * time.Millisecond)
-	keys(tm, "esc")
-	s := screenContains(t, tm, app, "Sandboxes [0/3]")
-	if strings.Contains(s, "agent-9fff6642") {
-		t.Fatalf("the filter picked another sandbox when its own went:\n%s", s)
-	}
-	keys(tm, "x")
-	s = screenContains(t, tm, app, "no sandbox under the cursor")
-	if strings.Contains(s, "exec fleet/agent-9fff6642") {
-		t.Fatalf("x opened a prompt on another sandbox:\n%s", s)
-	}
-	if got := log.list(); !slices.Equal(got, []string{"exec agent-91220c4e ls"}) {
-		t.Fatalf("the backend acted on %v", got)
+			src.set(lookalikes(tc.target)) // the API server removed it
+			if len(tc.back) > 0 {
+				time.Sleep(50 * time.Millisecond)
+				keys(tm, tc.back...)
+			}
+			s := screenContains(t, tm, app, "Sandboxes [0/3]")
+			if strings.Contains(s, "fuzzy") || strings.Contains(s, tc.lookalike) {
+				t.Fatalf("the filter changed its meaning when its sandbox went:\n%s", s)
+			}
+			if !strings.Contains(s, tc.target+" left the view") {
+				t.Fatalf("the cursor's gap is not marked:\n%s", s)
+			}
+			keys(tm, tc.key)
+			s = screenContains(t, tm, app, "no sandbox under the cursor")
+			if strings.Contains(s, tc.refused) {
+				t.Fatalf("%s acted on another sandbox:\n%s", tc.key, s)
+			}
+			if got := log.list(); !slices.Equal(got, []string{tc.acted}) {
+				t.Fatalf("the backend acted on %v", got)
+			}
+		})
 	}
 }
 

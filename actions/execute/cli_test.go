@@ -227,3 +227,24 @@ func TestCLIExecByShortID(t *testing.T) {
 		t.Fatalf("exec %s (the short id of %s, no -n): exit %d, stdout %q, stderr %q", id[:8], id, code, out.String(), errOut.String())
 	}
 }
+
+// A malformed --execd-token-secret refuses before anything is sent, for
+// one target and for many: TRANSPORT, executed no, not retryable, naming
+// the form it wants.
+func TestCLIMalformedTokenSecretRefuses(t *testing.T) {
+	e := newEnv(t, kubelettest.ShellExec)
+	for _, args := range [][]string{
+		{"sbx-a", "--execd-token-secret", "no-key", "--", "true"},
+		{"--selector", "team=rl", "--execd-token-secret", "ns/name", "--", "true"},
+	} {
+		r := runCLI(t, e, "", args...)
+		if r.code != 125 {
+			t.Fatalf("%v: exit %d, want 125; stderr %s", args, r.code, r.stderr)
+		}
+		m := cliError(t, r)
+		if m["code"] != execute.CodeTransport || m["executed"] != "no" || m["retryable"] != false ||
+			!strings.Contains(fmt.Sprint(m["message"]), "NS/NAME:KEY") {
+			t.Errorf("%v: %s", args, r.stderr)
+		}
+	}
+}

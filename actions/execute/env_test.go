@@ -2,7 +2,6 @@ package execute_test
 
 import (
 	"context"
-	"flag"
 	"testing"
 	"time"
 
@@ -18,10 +17,7 @@ import (
 	"github.com/sandscope/sandscope/model/fleet"
 )
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	testcluster.Main(m)
-}
+func TestMain(m *testing.M) { testcluster.Main(m) }
 
 // ips are the package's Pod IPs on loopback, so each Pod's execd is a real
 // server on its own address.
@@ -48,8 +44,8 @@ type env struct {
 func newEnv(t testing.TB, exec kubelettest.ExecFunc) *env {
 	t.Helper()
 	c := testcluster.Get(t)
-	e := &env{t: t, c: c, ns: c.Namespace(t), fleet: fleet.New(fleet.Options{})}
-	e.n = c.StartNode(t, "exec-"+e.ns, testcluster.NodeOptions{Exec: exec})
+	e := &env{t: t, c: c, fleet: fleet.New(fleet.Options{})}
+	e.ns, e.n = c.NodeNamespace(t, "exec", testcluster.NodeOptions{Exec: exec})
 	e.kl, e.node, e.kubelet, e.pods = e.n.Kubelet, e.n.Name, e.n.Server, e.n.Daemons
 	var err error
 	if e.clients, err = kube.NewClients(c.Config, e.ns); err != nil {
@@ -63,8 +59,7 @@ func newEnv(t testing.TB, exec kubelettest.ExecFunc) *env {
 // binds it to the env's node, makes it Running with ip, and starts its execd.
 func (e *env) start(name, ip string) *corev1.Pod {
 	e.t.Helper()
-	p := e.n.Run(e.ns, testcluster.SandboxPod(name, ""), ip)
-	e.startDaemon(p)
+	p, _ := e.n.RunWithExecd(e.ns, testcluster.SandboxPod(name, ""), ip, e.token)
 	return p
 }
 

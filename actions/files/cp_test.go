@@ -413,3 +413,20 @@ func TestCopyUsage(t *testing.T) {
 		}
 	}
 }
+
+// A malformed --execd-token-secret refuses before anything is sent:
+// TRANSPORT, executed no, not retryable, naming the form it wants.
+func TestCpMalformedTokenSecretRefuses(t *testing.T) {
+	e := newEnv(t)
+	r := e.cp("", "--execd-token-secret", "no-key", "sbx-a:/etc/app.cfg", t.TempDir())
+	if r.code != 125 {
+		t.Fatalf("exit %d, want 125; stderr %s", r.code, r.stderr)
+	}
+	m := cpError(t, r)
+	if m["code"] != "TRANSPORT" || m["executed"] != "no" || m["retryable"] != false {
+		t.Errorf("stderr %s", r.stderr)
+	}
+	if msg, _ := m["message"].(string); !strings.Contains(msg, "NS/NAME:KEY") {
+		t.Errorf("message %q names no form", msg)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -24,10 +23,7 @@ import (
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
 )
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	testcluster.Main(m)
-}
+func TestMain(m *testing.M) { testcluster.Main(m) }
 
 // ips are the package's Pod IPs on loopback (as actions/execute's).
 var ips = testcluster.NewLoopbackIPs()
@@ -221,8 +217,8 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	c := testcluster.Get(t)
-	e := &env{t: t, c: c, ns: c.Namespace(t), fs: &containers{byID: map[string]*container{}}}
-	e.n = c.StartNode(t, "cp-"+e.ns, testcluster.NodeOptions{Exec: e.fs.exec})
+	e := &env{t: t, c: c, fs: &containers{byID: map[string]*container{}}}
+	e.ns, e.n = c.NodeNamespace(t, "cp", testcluster.NodeOptions{Exec: e.fs.exec})
 	e.kl, e.pods = e.n.Kubelet, e.n.Daemons
 	return e
 }
@@ -231,8 +227,7 @@ func newEnv(t testing.TB) *env {
 // starts its execd.
 func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
 	e.t.Helper()
-	p := e.n.Run(e.ns, pod, ip)
-	e.n.StartExecd(p, "")
+	p, _ := e.n.RunWithExecd(e.ns, pod, ip, "")
 	return p
 }
 

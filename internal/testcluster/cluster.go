@@ -194,9 +194,9 @@ type packageCluster struct {
 	binDir  string
 	state   string // the folder that start.sh filled
 	cluster *Cluster
-	skip    string     // reason every Get skips; empty when the cluster runs
-	fail    string     // reason every Get fails
-	proxy   *etcdProxy // nil unless Options.EtcdProxy
+	skip    string // reason every Get skips; empty when the cluster runs
+	fail    string // reason every Get fails
+	proxy   *relay // nil unless Options.EtcdProxy
 	apiMu   sync.Mutex
 }
 
@@ -306,7 +306,7 @@ func start(opts Options) (*packageCluster, func()) {
 			pc.fail = err.Error()
 			return pc, stop
 		}
-		cmd.Env = append(cmd.Env, "APISERVER_ETCD_SERVERS="+pc.proxy.URL())
+		cmd.Env = append(cmd.Env, "APISERVER_ETCD_SERVERS=http://"+pc.proxy.Addr())
 	}
 	if opts.SecondAPIServer {
 		cmd.Env = append(cmd.Env, "SECOND_APISERVER=1")

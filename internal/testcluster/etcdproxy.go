@@ -2,43 +2,28 @@ package testcluster
 
 import (
 	"fmt"
-	"io"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/rest"
-
-	"github.com/sandscope/sandscope/internal/crash"
 )
 
-// etcdProxy stands between kube-apiserver and etcd, so that a test can take
-// the storage away from a running API server: its connections to etcd are
-// reset and new ones closed at once, as when etcd is down or the member is
-// partitioned away, while the API server itself keeps answering requests
-// that need no storage (/version, /livez, watches already open).
-type etcdProxy struct {
-	ln     net.Listener
-	target func() (string, error) // etcd's host:port, known once start.sh picked it
-
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
-}
-
-func newEtcdProxy(target func() (string, error)) (*etcdProxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// newEtcdProxy starts the relay that stands between kube-apiserver and
+// etcd, so that a test can take the storage away from a running API server:
+// its connections to etcd are reset and new ones closed at once, as when
+// etcd is down or the member is partitioned away, while the API server
+// itself keeps answering requests that need no storage (/version, /livez,
+// watches already open). kube-apiserver's --etcd-servers names
+// "http://" + its Addr.
+func newEtcdProxy(target func() (string, error)) (*relay, error) {
+	r, err := newRelay(target, nil)
 	if err != nil {
 		return nil, fmt.Errorf("etcd proxy: %w", err)
 	}
-	p := &etcdProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	crash.Go(p.serve)
-	return p, nil
+	return r, nil
 }
 
 // etcdURLTarget reads etcd's address from STATE/etcd.url, which start.sh
@@ -54,86 +39,6 @@ func etcdURLTarget(state string) func() (string, error) {
 			return "", err
 		}
 		return u.Host, nil
-	}
-}
-
-// URL is what kube-apiserver's --etcd-servers names.
-func (p *etcdProxy) URL() string { return "http://" + p.ln.Addr().String() }
-
-func (p *etcdProxy) Close() {
-	p.ln.Close()
-	p.setCut(true)
-}
-
-func (p *etcdProxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		crash.Go(func() { p.forward(c) })
-	}
-}
-
-func (p *etcdProxy) forward(client net.Conn) {
-	if !p.track(client) {
-		client.Close() // cut: the connection ends as soon as it is made
-		return
-	}
-	defer p.untrack(client)
-	defer client.Close()
-	addr, err := p.target()
-	if err != nil {
-		return
-	}
-	upstream, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		return
-	}
-	if !p.track(upstream) {
-		upstream.Close()
-		return
-	}
-	defer p.untrack(upstream)
-	defer upstream.Close()
-	done := make(chan struct{})
-	crash.Go(func() {
-		defer close(done)
-		_, _ = io.Copy(upstream, client)
-		upstream.Close()
-	})
-	_, _ = io.Copy(client, upstream)
-	client.Close()
-	<-done
-}
-
-// track registers a live connection; false while cut.
-func (p *etcdProxy) track(c net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cut {
-		return false
-	}
-	p.conns[c] = struct{}{}
-	return true
-}
-
-func (p *etcdProxy) untrack(c net.Conn) {
-	p.mu.Lock()
-	delete(p.conns, c)
-	p.mu.Unlock()
-}
-
-// setCut cuts (every connection closed, new ones refused) or restores.
-func (p *etcdProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for c := range p.conns {
-			c.Close()
-		}
-		clear(p.conns)
 	}
 }
 
@@ -155,7 +60,7 @@ func (c *Cluster) RestoreEtcd(t testing.TB) {
 	c.etcdProxy(t).setCut(false)
 }
 
-func (c *Cluster) etcdProxy(t testing.TB) *etcdProxy {
+func (c *Cluster) etcdProxy(t testing.TB) *relay {
 	t.Helper()
 	if c.pkg.proxy == nil {
 		t.Fatal("testcluster: the cluster has no etcd proxy (start it with Options{EtcdProxy: true})")

@@ -73,6 +73,22 @@ func (n *Node) Run(ns string, pod *corev1.Pod, ip string) *corev1.Pod {
 	return n.Kubelet.SetRunning(ns, pod.Name, ip)
 }
 
+// NodeNamespace is a test's namespace and a Node of its own, named
+// prefix-NS: where a test of exec or cp runs its sandboxes.
+func (c *Cluster) NodeNamespace(t testing.TB, prefix string, opts NodeOptions) (ns string, n *Node) {
+	t.Helper()
+	ns = c.Namespace(t)
+	return ns, c.StartNode(t, prefix+"-"+ns, opts)
+}
+
+// RunWithExecd is Run, then StartExecd requiring token: a sandbox Pod
+// running at ip with its execd up.
+func (n *Node) RunWithExecd(ns string, pod *corev1.Pod, ip, token string) (*corev1.Pod, *execdtest.Server) {
+	n.t.Helper()
+	p := n.Run(ns, pod, ip)
+	return p, n.StartExecd(p, token)
+}
+
 // StartExecd starts the fake execd of a Running Pod on its IP and execd's
 // port, answering with the Pod's identity and requiring token (none when
 // empty), and puts it behind the Pod's port-forward.

@@ -80,25 +80,30 @@ func OwnedByBatchSandbox(pod *corev1.Pod, bsbx *unstructured.Unstructured, index
 	return pod
 }
 
-// BatchSandbox builds a non-pooled BatchSandbox (replicas 1) whose template
-// is pod's spec and labels, with a keep-alive or given entrypoint. Valid for
-// both the minimal and the upstream CRD.
+// BatchSandbox builds a non-pooled BatchSandbox (replicas 1, label
+// opensandbox.io/id its name) whose template is pod's spec and labels, with
+// a keep-alive or given entrypoint; with no pod, it has no template, as a
+// test that plays the controller itself needs no more. Valid for both the
+// minimal and the upstream CRD.
 func BatchSandbox(name string, pod *corev1.Pod) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": BatchSandboxGVR.GroupVersion().String(),
-		"kind":       "BatchSandbox",
-		"metadata":   map[string]any{"name": name, "labels": map[string]any{osv1.LabelSandboxID: name}},
-		"spec":       map[string]any{"replicas": int64(1), "template": podTemplate(pod)},
-	}}
+	spec := map[string]any{"replicas": int64(1)}
+	if pod != nil {
+		spec["template"] = podTemplate(pod)
+	}
+	return batchSandbox(name, spec)
 }
 
 // PooledBatchSandbox builds a BatchSandbox that takes its Pod from a Pool.
 func PooledBatchSandbox(name, pool string) *unstructured.Unstructured {
+	return batchSandbox(name, map[string]any{"replicas": int64(1), "poolRef": pool})
+}
+
+func batchSandbox(name string, spec map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": BatchSandboxGVR.GroupVersion().String(),
 		"kind":       "BatchSandbox",
 		"metadata":   map[string]any{"name": name, "labels": map[string]any{osv1.LabelSandboxID: name}},
-		"spec":       map[string]any{"replicas": int64(1), "poolRef": pool},
+		"spec":       spec,
 	}}
 }
 

@@ -2,18 +2,14 @@ package testcluster
 
 import (
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/sandscope/sandscope/internal/crash"
 )
 
 // SlowLink puts a slow link between clients and the cluster's API server:
@@ -30,19 +26,19 @@ import (
 func (c *Cluster) SlowLink(t testing.TB, free, bytesPerSecond int) (kubeconfig string) {
 	t.Helper()
 	target := strings.TrimPrefix(c.Server, "https://")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := newRelay(func() (string, error) { return target, nil }, func(answers io.Reader) io.Reader {
+		return &throttled{r: answers, free: free, rate: bytesPerSecond}
+	})
 	if err != nil {
 		t.Fatalf("slow link: %v", err)
 	}
-	l := &slowLink{ln: ln, target: target, free: free, rate: bytesPerSecond, conns: map[net.Conn]struct{}{}}
-	crash.Go(l.serve)
-	t.Cleanup(l.close)
+	t.Cleanup(l.Close)
 
 	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
 	if err != nil {
 		t.Fatalf("slow link: %v", err)
 	}
-	u := url.URL{Scheme: "https", Host: ln.Addr().String()}
+	u := url.URL{Scheme: "https", Host: l.Addr()}
 	for _, cl := range cfg.Clusters {
 		cl.Server = u.String()
 	}
@@ -54,71 +50,6 @@ func (c *Cluster) SlowLink(t testing.TB, free, bytesPerSecond int) (kubeconfig s
 		t.Fatalf("slow link: %v", err)
 	}
 	return kubeconfig
-}
-
-type slowLink struct {
-	ln         net.Listener
-	target     string
-	free, rate int
-
-	mu     sync.Mutex
-	closed bool
-	conns  map[net.Conn]struct{}
-}
-
-func (l *slowLink) serve() {
-	for {
-		c, err := l.ln.Accept()
-		if err != nil {
-			return
-		}
-		crash.Go(func() { l.forward(c) })
-	}
-}
-
-func (l *slowLink) forward(client net.Conn) {
-	upstream, err := net.DialTimeout("tcp", l.target, 5*time.Second)
-	if err != nil || !l.track(client, upstream) {
-		client.Close()
-		if upstream != nil {
-			upstream.Close()
-		}
-		return
-	}
-	defer client.Close()
-	defer upstream.Close()
-	done := make(chan struct{})
-	crash.Go(func() {
-		defer close(done)
-		_, _ = io.Copy(upstream, client)
-		upstream.Close()
-	})
-	_, _ = io.Copy(client, &throttled{r: upstream, free: l.free, rate: l.rate})
-	client.Close()
-	<-done
-}
-
-func (l *slowLink) track(cs ...net.Conn) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return false
-	}
-	for _, c := range cs {
-		l.conns[c] = struct{}{}
-	}
-	return true
-}
-
-func (l *slowLink) close() {
-	l.ln.Close()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.closed = true
-	for c := range l.conns {
-		c.Close()
-	}
-	clear(l.conns)
 }
 
 // throttled reads free bytes at once, then at most rate bytes a second, in

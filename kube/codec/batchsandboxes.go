@@ -363,7 +363,7 @@ func (w *wireBatchSandbox) toModel(lists *mem.StringLists) *model.BatchSandbox {
 		},
 		ResourceVersion: m.ResourceVersion,
 		Replicas:        w.Spec.Replicas,
-		ExpireTime:      parseRFC3339(w.Spec.ExpireTime),
+		ExpireTime:      model.ParseTime(w.Spec.ExpireTime),
 		Phase:           mem.Intern(w.Status.Phase),
 	}
 	b.SetPoolRef(w.Spec.PoolRef)
@@ -388,15 +388,4 @@ func (w *wireBatchSandbox) toModel(lists *mem.StringLists) *model.BatchSandbox {
 	b.InitialEventsEnd = m.Annotations[metav1.InitialEventsAnnotationKey] == "true"
 	b.ReadAnnotations(m.Annotations)
 	return b
-}
-
-func parseRFC3339(s string) *time.Time {
-	if s == "" {
-		return nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return nil
-	}
-	return &t
 }

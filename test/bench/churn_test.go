@@ -4,14 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"regexp"
-	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/sandscope/sandscope/internal/memstat"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/kube"
@@ -172,7 +170,7 @@ func churnFleet(b *testing.B) {
 	nextChurn := time.Now().Add(every)
 	samples := sampleEvery(b, func(at time.Duration) memSample {
 		m := binarySample(pid, at)
-		m.heap, m.sandboxes = liveHeapMB(), w.Fleet().Snapshot().NumSandboxes()
+		m.heap, m.sandboxes = memstat.LiveHeapMB(), w.Fleet().Snapshot().NumSandboxes()
 		return m
 	}, func() {
 		if exited, status := s.Exited(); exited {
@@ -257,26 +255,5 @@ func needTmux(b *testing.B) {
 	}
 }
 
-// liveHeapMB is this process's live heap after a collection.
-func liveHeapMB() float64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return float64(m.HeapAlloc) / (1 << 20)
-}
-
 // procMB reads a memory field of /proc/PID/status in MB (-1: unreadable).
-func procMB(pid int, field string) float64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
-			kb, _ := strconv.Atoi(f[1])
-			return float64(kb) / 1024
-		}
-	}
-	return -1
-}
+func procMB(pid int, field string) float64 { return memstat.ProcMB(strconv.Itoa(pid), field) }

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
@@ -24,7 +23,6 @@ import (
 	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/test/bench/wiregen"
-	"github.com/sandscope/sandscope/ui"
 )
 
 var (
@@ -98,51 +96,23 @@ func syncInProcess(ctx context.Context, b *testing.B, cfg *rest.Config, ns strin
 	debug.FreeOSMemory()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = 50, 100 // what sandscope's Connect uses
-	clients, err := kube.NewClients(cfg, ns)
-	if err != nil {
-		b.Fatal(err)
-	}
+	clients := benchClients(b, cfg, ns)
 	stopStartProfile := profile(b, *startProfile)
 	cpu0 := cpuTime()
 	start := time.Now()
-	w := kube.NewWatcher(clients, kube.WatcherOptions{})
-	go func() {
-		if err := w.Run(ctx); err != nil {
-			b.Errorf("watcher: %v", err)
-		}
-	}()
-	if err := w.WaitForSync(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
-		return w.Fleet().Snapshot().NumSandboxes() >= n, nil
-	}); err != nil {
-		b.Fatalf("the model never held the %d sandboxes: %v", n, err)
-	}
+	w, _ := watchUntil(ctx, b, clients, n)
 	modelTime, cpu := time.Since(start), cpuTime()-cpu0
 	stopStartProfile()
-	runtime.GC()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	writeHeapProfile(b, *heapProfile)
-	heapPer := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
-	res.add("heap per sandbox (Pod + BatchSandbox)", fmt.Sprintf("%.0f B", heapPer), fmt.Sprintf("HeapAlloc %s after GC (baseline %s)", mb(after.HeapAlloc), mb(before.HeapAlloc)))
+	heapPer := heapPerSandbox(b, &before, n, res)
 	return w, modelTime, cpu, heapPer
 }
 
 // genBinary runs the binary in tmux against the generator's kubeconfig:
 // start to the synced table showing all n, CPU then, RSS, GC share, idle.
 func genBinary(b *testing.B, kubeconfig, ns string, n int, res *results) {
-	if err := tmuxtest.Available(); err != nil {
-		res.add("sandscope binary in tmux", "skipped", err.Error())
+	bin, cpuProfile, ok := tmuxBinary(b, res)
+	if !ok {
 		return
-	}
-	bin := tmuxtest.BuildSandscope(b)
-	cpuProfile := *binProfile
-	if cpuProfile == "" {
-		cpuProfile = filepath.Join(b.TempDir(), "sandscope.cpu.prof")
 	}
 	start := time.Now()
 	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50, Env: []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}},
@@ -198,36 +168,20 @@ func genEventToScreen(ctx context.Context, g *wiregen.Server, w *kube.Watcher, r
 			targets = append(targets, i)
 		}
 	}
-	fw := &frameWriter{pending: map[string]time.Time{}}
-	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
-	pctx, pcancel := context.WithCancel(ctx)
-	defer pcancel()
-	p := ui.NewProgram(app, fw, tea.WithInput(nil), tea.WithoutSignalHandler(), tea.WithContext(pctx))
-	done := make(chan struct{})
-	go func() { defer close(done); _, _ = p.Run() }()
-	p.Send(tea.WindowSizeMsg{Width: 300, Height: 50})
-	if wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		return fw.sawRestarts(), nil
-	}) != nil || len(targets) == 0 {
+	fw, stopProgram, ok := markerScreen(ctx, w)
+	defer stopProgram()
+	if !ok || len(targets) == 0 {
 		res.add("event-to-screen latency", "n/a", "the RESTARTS column or the visible rows' Pods are not on screen")
 		return
 	}
-	tick := time.NewTicker(time.Second / time.Duration(*churnRate))
-	end := time.Now().Add(*churnFor)
-	k := 0
-	cpu0 := cpuTime()
-	for time.Now().Before(end) {
-		<-tick.C
+	k, cpu0 := churnTicks(func(k int) {
 		marker := 100000 + k
 		fw.expect(strconv.Itoa(marker), time.Now())
 		g.SetRestarts(targets[k%len(targets)], int32(marker))
-		k++
-	}
-	tick.Stop()
+	})
 	time.Sleep(time.Second)
 	churnCPU := cpuTime() - cpu0
-	pcancel()
-	<-done
+	stopProgram()
 	lat, lost := fw.results()
 	if len(lat) == 0 {
 		res.add("event-to-screen latency", "n/a", fmt.Sprintf("no update reached the screen (%d sent)", k))

@@ -309,7 +309,7 @@ func (m *netMeasure) watcher(ctx context.Context, kubeconfig, ns string) {
 func (m *netMeasure) kubectl(ctx context.Context, kubectl, kubeconfig string) {
 	args := []string{"get", "pods", "-A", "-o", "wide"}
 	t0, rx0, tx0 := m.begin()
-	d, lines, err := timeNiced(ctx, niced(append([]string{kubectl, "--kubeconfig", kubeconfig}, args...)...))
+	d, lines, err := timeCommand(ctx, niced(append([]string{kubectl, "--kubeconfig", kubeconfig}, args...)...))
 	got := m.synced(t0, rx0, tx0)
 	who := "kubectl " + strings.Join(args, " ")
 	if err != nil {
@@ -387,8 +387,8 @@ func reniceAll(proc string, nice int) error {
 	return nil
 }
 
-// timeNiced runs argv and returns its wall time and the lines it printed.
-func timeNiced(ctx context.Context, argv []string) (time.Duration, int, error) {
+// timeCommand runs argv and returns its wall time and the lines it printed.
+func timeCommand(ctx context.Context, argv []string) (time.Duration, int, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

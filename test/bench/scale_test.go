@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/sweep"
 	"github.com/sandscope/sandscope/demo/sim"
+	"github.com/sandscope/sandscope/internal/memstat"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/tmuxtest"
 	"github.com/sandscope/sandscope/kube"
@@ -125,6 +125,52 @@ type watcherSource struct{ w *kube.Watcher }
 func (s watcherSource) Snapshot() *fleet.Snapshot            { return s.w.Fleet().Snapshot() }
 func (s watcherSource) Subscribe() (<-chan struct{}, func()) { return s.w.Subscribe() }
 
+// benchClients are clients of cfg for namespace ns with the client-side
+// rate limits sandscope's Connect uses.
+func benchClients(b *testing.B, cfg *rest.Config, ns string) *kube.Clients {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 50, 100 // what sandscope's Connect uses
+	clients, err := kube.NewClients(cfg, ns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return clients
+}
+
+// watchUntil starts a watcher on clients (it runs until ctx ends) and
+// waits until its model holds n sandboxes: the watcher, and when its
+// informers had synced.
+func watchUntil(ctx context.Context, b *testing.B, clients *kube.Clients, n int) (*kube.Watcher, time.Time) {
+	w := kube.NewWatcher(clients, kube.WatcherOptions{})
+	go func() {
+		if err := w.Run(ctx); err != nil {
+			b.Errorf("watcher: %v", err)
+		}
+	}()
+	if err := w.WaitForSync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	synced := time.Now()
+	if err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
+		return w.Fleet().Snapshot().NumSandboxes() >= n, nil
+	}); err != nil {
+		b.Fatalf("the model never held the %d sandboxes: %v", n, err)
+	}
+	return w, synced
+}
+
+// heapPerSandbox is the heap added since before per sandbox of n, after a
+// collection (and the -heapprofile then), added to res.
+func heapPerSandbox(b *testing.B, before *runtime.MemStats, n int, res *results) float64 {
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	writeHeapProfile(b, *heapProfile)
+	heapPer := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+	res.add("heap per sandbox (Pod + BatchSandbox)", fmt.Sprintf("%.0f B", heapPer), fmt.Sprintf("HeapAlloc %s after GC (baseline %s)", mb(after.HeapAlloc), mb(before.HeapAlloc)))
+	return heapPer
+}
+
 func BenchmarkScale(b *testing.B) {
 	if b.N > 1 {
 		b.Skip("one run is the measurement: use -benchtime 1x")
@@ -188,31 +234,12 @@ func BenchmarkScale(b *testing.B) {
 	rssBefore := procStatus("VmRSS")
 
 	// 2. Start to synced model, and to the first full frame.
-	cfg := rest.CopyConfig(c.Config)
-	cfg.QPS, cfg.Burst = 50, 100 // what sandscope's Connect uses
-	clients, err := kube.NewClients(cfg, ns)
-	if err != nil {
-		b.Fatal(err)
-	}
+	clients := benchClients(b, c.Config, ns)
 	stopStartProfile := profile(b, *startProfile)
 	cpu0 := cpuTime()
 	start := time.Now()
-	w := kube.NewWatcher(clients, kube.WatcherOptions{})
-	go func() {
-		if err := w.Run(ctx); err != nil {
-			b.Errorf("watcher: %v", err)
-		}
-	}()
-	if err := w.WaitForSync(ctx); err != nil {
-		b.Fatal(err)
-	}
-	syncTime := time.Since(start)
-	if err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
-		return w.Fleet().Snapshot().NumSandboxes() >= n, nil
-	}); err != nil {
-		b.Fatalf("the model never held the %d sandboxes: %v", n, err)
-	}
-	modelTime := time.Since(start)
+	w, synced := watchUntil(ctx, b, clients, n)
+	syncTime, modelTime := synced.Sub(start), time.Since(start)
 	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
 	app.Init()
 	app.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
@@ -235,12 +262,7 @@ func BenchmarkScale(b *testing.B) {
 	res.add("sandscope: start to first full frame", ms(frameTime), fmt.Sprintf("CPU %s during start-up", ms(startCPU)))
 
 	// 3. Memory after sync.
-	runtime.GC()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	writeHeapProfile(b, *heapProfile)
-	heapPer := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
-	res.add("heap per sandbox (Pod + BatchSandbox)", fmt.Sprintf("%.0f B", heapPer), fmt.Sprintf("HeapAlloc %s after GC (baseline %s)", mb(after.HeapAlloc), mb(before.HeapAlloc)))
+	heapPer := heapPerSandbox(b, &before, n, res)
 	res.add("process RSS after sync", procStatus("VmRSS"), "before watcher: "+rssBefore)
 	res.add("process peak RSS (VmHWM) since start", procStatus("VmHWM"), "peak reset after loading")
 
@@ -306,22 +328,9 @@ func eventToScreen(ctx context.Context, b *testing.B, c *testcluster.Cluster, ns
 	if len(visible) > 30 {
 		visible = visible[:30] // the first rows by name: on screen in a 50-line terminal
 	}
-	fw := &frameWriter{pending: map[string]time.Time{}}
-	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
-	pctx, pcancel := context.WithCancel(ctx)
-	defer pcancel()
-	// The program the binary runs (ui.NewProgram: the UI's own renderer),
-	// drawing into fw.
-	p := ui.NewProgram(app, fw, tea.WithInput(nil), tea.WithoutSignalHandler(), tea.WithContext(pctx))
-	done := make(chan struct{})
-	go func() { defer close(done); _, _ = p.Run() }()
-	// Wide enough for every column at its maximum width: the markers are in
-	// RESTARTS, which a narrower terminal may drop when one of the N rows has
-	// long cells (at 50,000 sandboxes it did, and no marker could be seen).
-	p.Send(tea.WindowSizeMsg{Width: 300, Height: 50})
-	if wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		return fw.sawRestarts(), nil
-	}) != nil {
+	fw, stopProgram, ok := markerScreen(ctx, w)
+	defer stopProgram()
+	if !ok {
 		res.add("event-to-screen latency", "n/a", "the RESTARTS column is not on screen; markers cannot be seen")
 		return
 	}
@@ -380,29 +389,21 @@ func eventToScreen(ctx context.Context, b *testing.B, c *testcluster.Cluster, ns
 			}
 		}(queues[i])
 	}
-	tick := time.NewTicker(time.Second / time.Duration(*churnRate))
-	end := time.Now().Add(*churnFor)
-	k := 0
-	cpu0 := cpuTime()
-	for time.Now().Before(end) {
-		<-tick.C
+	k, cpu0 := churnTicks(func(k int) {
 		// Pod idx is always written by the same writer, so its versions stay in order.
 		select {
 		case queues[(k%len(targets))%writers] <- k:
 		default:
 			skipped.Add(1)
 		}
-		k++
-	}
-	tick.Stop()
+	})
 	for _, q := range queues {
 		close(q)
 	}
 	wg.Wait()
 	time.Sleep(time.Second) // the measured window includes processing the last updates
 	churnCPU := cpuTime() - cpu0
-	pcancel()
-	<-done
+	stopProgram()
 	mcancel()
 	<-mdone
 	if writes := rtt.sorted(); len(writes) > 0 {
@@ -428,16 +429,9 @@ func eventToScreen(ctx context.Context, b *testing.B, c *testcluster.Cluster, ns
 // --disable-compression (the server gzips watch streams by default, which
 // on a fast network costs both sides CPU for nothing).
 func realBinary(b *testing.B, c *testcluster.Cluster, ns string, n int, res *results) {
-	if err := tmuxtest.Available(); err != nil {
-		res.add("sandscope binary in tmux", "skipped", err.Error())
+	bin, cpuProfile, ok := tmuxBinary(b, res)
+	if !ok {
 		return
-	}
-	bin := tmuxtest.BuildSandscope(b)
-	// The first run always writes a CPU profile: the collector's share of
-	// the start-up comes from its samples (-binaryprofile keeps the file).
-	cpuProfile := *binProfile
-	if cpuProfile == "" {
-		cpuProfile = filepath.Join(b.TempDir(), "sandscope.cpu.prof")
 	}
 	env := []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}
 	if *binHeapProfile != "" {
@@ -467,6 +461,38 @@ func realBinary(b *testing.B, c *testcluster.Cluster, ns string, n int, res *res
 	s, full, cpu = startBinary(b, bin, nil, c, ns, n, "--disable-compression")
 	res.add("sandscope binary --disable-compression: start to synced", ms(full), fmt.Sprintf("CPU %s; the same with the server's gzip off", ms(cpu)))
 	quitBinary(b, s)
+}
+
+// tmuxBinary builds the binary for a run in tmux and names the CPU profile
+// its first run writes: the collector's share of the start-up comes from
+// its samples (-binaryprofile keeps the file). ok is false, the reason in
+// res, where tmux cannot run.
+func tmuxBinary(b *testing.B, res *results) (bin, cpuProfile string, ok bool) {
+	if err := tmuxtest.Available(); err != nil {
+		res.add("sandscope binary in tmux", "skipped", err.Error())
+		return "", "", false
+	}
+	bin = tmuxtest.BuildSandscope(b)
+	cpuProfile = *binProfile
+	if cpuProfile == "" {
+		cpuProfile = filepath.Join(b.TempDir(), "sandscope.cpu.prof")
+	}
+	return bin, cpuProfile, true
+}
+
+// churnTicks calls send with k = 0, 1, ... at -churn-rate for -churn-for:
+// how many it sent, and this process's CPU time when the first was due.
+func churnTicks(send func(k int)) (sent int, cpu0 time.Duration) {
+	tick := time.NewTicker(time.Second / time.Duration(*churnRate))
+	defer tick.Stop()
+	end := time.Now().Add(*churnFor)
+	cpu0 = cpuTime()
+	for time.Now().Before(end) {
+		<-tick.C
+		send(sent)
+		sent++
+	}
+	return sent, cpu0
 }
 
 // gcShare is the collector's share of a CPU profile's samples: background
@@ -555,15 +581,38 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
+// runProgram runs the program the binary runs (ui.NewProgram: the UI's
+// own renderer) on w in a width x 50 terminal, drawing into out. stop ends
+// it and waits for its end; calling it again does no harm.
+func runProgram(ctx context.Context, w *kube.Watcher, out io.Writer, width int) (stop func()) {
+	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
+	pctx, cancel := context.WithCancel(ctx)
+	p := ui.NewProgram(app, out, tea.WithInput(nil), tea.WithoutSignalHandler(), tea.WithContext(pctx))
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = p.Run() }()
+	p.Send(tea.WindowSizeMsg{Width: width, Height: 50})
+	return func() { cancel(); <-done }
+}
+
+// markerScreen runs the program drawing into a frameWriter, which spots
+// the markers of event-to-screen latency, and waits for a frame showing
+// RESTARTS, the column they are in; ok is false when none came.
+func markerScreen(ctx context.Context, w *kube.Watcher) (fw *frameWriter, stop func(), ok bool) {
+	fw = &frameWriter{pending: map[string]time.Time{}}
+	// Wide enough for every column at its maximum width: RESTARTS is what a
+	// narrower terminal may drop when one of the N rows has long cells (at
+	// 50,000 sandboxes it did, and no marker could be seen).
+	stop = runProgram(ctx, w, fw, 300)
+	ok = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return fw.sawRestarts(), nil
+	}) == nil
+	return fw, stop, ok
+}
+
 // uiIdle measures idle CPU with the watcher and a running TUI program (the
 // one the binary runs, in a 200x50 terminal, output discarded).
 func uiIdle(ctx context.Context, b *testing.B, w *kube.Watcher, res *results) {
-	app := ui.New(watcherSource{w}, ui.Backend{}, ui.Options{}, ui.DefaultKeyMap())
-	pctx, cancel := context.WithCancel(ctx)
-	p := ui.NewProgram(app, io.Discard, tea.WithInput(nil), tea.WithoutSignalHandler(), tea.WithContext(pctx))
-	done := make(chan struct{})
-	go func() { defer close(done); _, _ = p.Run() }()
-	p.Send(tea.WindowSizeMsg{Width: 200, Height: 50})
+	stopProgram := runProgram(ctx, w, io.Discard, 200)
 	// Settle, then the idle window: time passing is the measurement.
 	time.Sleep(2 * time.Second)
 	stop := profile(b, *idleProfile)
@@ -571,8 +620,7 @@ func uiIdle(ctx context.Context, b *testing.B, w *kube.Watcher, res *results) {
 	time.Sleep(*idleFor)
 	idle := cpuTime() - cpu0
 	stop()
-	cancel()
-	<-done
+	stopProgram()
 	res.add(fmt.Sprintf("idle CPU over %s, TUI running", *idleFor), fmt.Sprintf("%.2f %%", 100*idle.Seconds()/idleFor.Seconds()), "of one core; watcher + model + TUI (output discarded)")
 }
 
@@ -711,16 +759,7 @@ func filterLatency(w *kube.Watcher, res *results) {
 }
 
 func timeKubectl(ctx context.Context, kubectl, kubeconfig string, args []string) (time.Duration, int, error) {
-	cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	start := time.Now()
-	err := cmd.Run()
-	d := time.Since(start)
-	if err != nil {
-		return d, 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
-	}
-	return d, bytes.Count(out.Bytes(), []byte("\n")), nil
+	return timeCommand(ctx, append([]string{kubectl, "--kubeconfig", kubeconfig}, args...))
 }
 
 func pct(sorted []time.Duration, p int) time.Duration {
@@ -749,20 +788,11 @@ func procStatus(field string) string { return procMemory("self", field) }
 // procMemory reads a memory field ("VmRSS", "VmHWM", "RssAnon", "RssFile")
 // of /proc/PROC/status, PROC being "self" or a process ID, in MB.
 func procMemory(proc, field string) string {
-	data, err := os.ReadFile("/proc/" + proc + "/status")
-	if err != nil {
+	mb := memstat.ProcMB(proc, field)
+	if mb < 0 {
 		return "n/a"
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, field+":") {
-			f := strings.Fields(line)
-			if len(f) >= 2 {
-				kb, _ := strconv.Atoi(f[1])
-				return fmt.Sprintf("%.1f MB", float64(kb)/1024)
-			}
-		}
-	}
-	return "n/a"
+	return fmt.Sprintf("%.1f MB", mb)
 }
 
 // resetPeakRSS sets VmHWM to the current RSS (Linux clear_refs "5"), so the

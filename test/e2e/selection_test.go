@@ -11,9 +11,10 @@ import (
 	"github.com/sandscope/sandscope/kube"
 )
 
-// lookalikeFleet runs two BatchSandboxes whose generated names share a
-// prefix and digits, and sandscope over their namespace.
-func lookalikeFleet(t *testing.T) (*testcluster.Cluster, string, *tmuxtest.Session) {
+// filteredLookalike runs two BatchSandboxes whose generated names share a
+// prefix and digits, and sandscope over their namespace, filtered to
+// code-runner-80e0aa11 (a prefix code-runner-8efd263d matches fuzzily).
+func filteredLookalike(t *testing.T) (*testcluster.Cluster, string, *tmuxtest.Session) {
 	t.Helper()
 	needTmux(t)
 	c := testcluster.Get(t)
@@ -22,6 +23,10 @@ func lookalikeFleet(t *testing.T) (*testcluster.Cluster, string, *tmuxtest.Sessi
 	c.RunningSandbox(t, ns, "code-runner-8efd263d", "10.244.0.80")
 	s := startSandscope(t, 200, 30, "--kubeconfig", c.Kubeconfig, "-n", ns)
 	waitOrExplain(t, s, `Sandboxes \[2/2\]`, 30*time.Second, "the two sandboxes never showed")
+	s.SendKeys("/")
+	s.Type("code-runner-80e0")
+	s.SendKeys("Enter")
+	s.WaitFor(`Sandboxes \[1/2\]`, 10*time.Second)
 	return c, ns, s
 }
 
@@ -37,12 +42,7 @@ func gone(t *testing.T, c *testcluster.Cluster, ns, name string) {
 // match of the look-alike), the cursor is on nothing, and ctrl+d asks
 // about no other sandbox (it asked to delete the look-alike before).
 func TestTUIDeletedRowNeverMovesTheHand(t *testing.T) {
-	c, ns, s := lookalikeFleet(t)
-	s.SendKeys("/")
-	s.Type("code-runner-80e0")
-	s.SendKeys("Enter")
-	s.WaitFor(`Sandboxes \[1/2\]`, 10*time.Second)
-
+	c, ns, s := filteredLookalike(t)
 	gone(t, c, ns, "code-runner-80e0aa11")
 	screen := s.WaitFor(`code-runner-80e0aa11 left the view`, 30*time.Second)
 	if strings.Contains(screen, "fuzzy") || strings.Contains(screen, "code-runner-8efd263d") {
@@ -59,11 +59,7 @@ func TestTUIDeletedRowNeverMovesTheHand(t *testing.T) {
 // exec is refused, saying so, and the next x opens no prompt on the
 // look-alike.
 func TestTUIExecNeverMovesTheHand(t *testing.T) {
-	c, ns, s := lookalikeFleet(t)
-	s.SendKeys("/")
-	s.Type("code-runner-80e0")
-	s.SendKeys("Enter")
-	s.WaitFor(`Sandboxes \[1/2\]`, 10*time.Second)
+	c, ns, s := filteredLookalike(t)
 	s.SendKeys("x")
 	s.WaitFor(`exec \S+/code-runner-80e0aa11>`, 10*time.Second)
 	s.Type("hostname")

@@ -4,7 +4,6 @@ package e2e_test
 
 import (
 	"context"
-	"flag"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
@@ -21,10 +19,7 @@ import (
 	"github.com/sandscope/sandscope/kube"
 )
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	testcluster.Main(m)
-}
+func TestMain(m *testing.M) { testcluster.Main(m) }
 
 const sharedIP = "10.244.1.17"
 
@@ -52,20 +47,10 @@ func startSandscope(t *testing.T, width, height int, args ...string) *tmuxtest.S
 func sandboxWithPod(t *testing.T, c *testcluster.Cluster, ns, name string) {
 	t.Helper()
 	ctl, kl := c.Controller(t), c.Kubelet(t)
-	obj := ctl.Create(kube.BatchSandboxGVR, ns, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "sandbox.opensandbox.io/v1alpha1", "kind": "BatchSandbox",
-		"metadata": map[string]any{"name": name, "namespace": ns},
-		"spec":     map[string]any{"replicas": int64(1)},
-	}})
+	obj := ctl.Create(kube.BatchSandboxGVR, ns, testcluster.BatchSandbox(name, nil))
 	ctl.SetBatchSandboxStatus(ns, name, map[string]any{"phase": "Succeed", "replicas": int64(1), "allocated": int64(1), "ready": int64(1)})
 	ctl.SetEndpoints(ns, name, sharedIP)
-	p := testcluster.SandboxPod(name+"-0", "")
-	p.Labels[osv1.LabelBatchSandboxName] = name
-	p.Labels[osv1.LabelPodIndex] = "0"
-	yes := true
-	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "sandbox.opensandbox.io/v1alpha1", Kind: "BatchSandbox",
-		Name: name, UID: obj.GetUID(), Controller: &yes}}
-	kl.CreatePod(ns, p)
+	kl.CreatePod(ns, testcluster.OwnedByBatchSandbox(testcluster.SandboxPod(name+"-0", ""), obj, 0))
 	kl.SetRunning(ns, name+"-0", sharedIP)
 }
 
