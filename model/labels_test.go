@@ -122,3 +122,36 @@ func TestLabelsJSON(t *testing.T) {
 		t.Errorf("empty labels marshal to %s", data)
 	}
 }
+
+// An object keeps beside the shared set only its long values, each once
+// (an ID repeated in two labels and its owner's name is one string): the
+// short ones are in the set, which objects with the same keys and short
+// values share.
+func TestLabelsKeepOnlyLongValuesApart(t *testing.T) {
+	id := "6f1c2d3e-0000-4000-8000-00000000000a"
+	other := "6f1c2d3e-0000-4000-8000-00000000000b"
+	pairs := func(id string) []LabelPair {
+		return []LabelPair{{"opensandbox.io/tenant", "rl"}, {"batch-sandbox-name", id}, {"opensandbox.io/id", id},
+			{"pod-index", "0"}, {"app", ""}}
+	}
+	a, b := LabelsFromPairs(pairs(id), id), LabelsFrom(map[string]string{"opensandbox.io/tenant": "rl",
+		"batch-sandbox-name": other, "opensandbox.io/id": other, "pod-index": "0", "app": ""})
+	for _, c := range []struct {
+		l  Labels
+		id string
+	}{{a, id}, {b, other}} {
+		if len(c.l.kv) != 2 || c.l.kv[1] != c.id {
+			t.Fatalf("kept apart: %q, want the set and %q", c.l.kv, c.id)
+		}
+		if c.l.Len() != 5 || c.l.Get("opensandbox.io/id") != c.id || c.l.Get("batch-sandbox-name") != c.id ||
+			c.l.Get("pod-index") != "0" || !c.l.Has("app") || c.l.Has("zz") {
+			t.Fatalf("reads %v", c.l)
+		}
+	}
+	if unsafe.StringData(a.kv[1]) != unsafe.StringData(id) {
+		t.Error("the ID is a copy, not the owner's string")
+	}
+	if unsafe.StringData(a.kv[0]) != unsafe.StringData(b.kv[0]) {
+		t.Error("two objects with the same keys and short values do not share their set")
+	}
+}

@@ -1,10 +1,9 @@
 package model
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
-
-	"github.com/sandscope/sandscope/internal/mem"
 )
 
 // LabelPair is one label as a decoder reads it off the wire, one map entry
@@ -16,7 +15,7 @@ type LabelPair struct{ Key, Value string }
 // to LabelsFrom would be garbage on every Pod, and Labels' list is
 // unexported. The result is the one LabelsFrom makes of the map the same
 // entries would fill: a later pair replaces an earlier one of the same key,
-// keys are interned, and so are short values; a longer value equal to one
+// keys and short values are interned as one set; a longer value equal to one
 // of same, or to another value kept, shares that string.
 //
 // The strings of pairs may alias a buffer the caller reuses: the Labels
@@ -29,7 +28,7 @@ func LabelsFromPairs(pairs []LabelPair, same ...string) Labels {
 	}
 	// Stable, so that of the pairs of one key the last stays last.
 	slices.SortStableFunc(pairs, func(a, b LabelPair) int { return strings.Compare(a.Key, b.Key) })
-	n := 0 // distinct keys, so the list is allocated at its final size
+	n := 0 // distinct keys
 	for i := range pairs {
 		if replacedPair(pairs, i) {
 			continue
@@ -44,21 +43,22 @@ func LabelsFromPairs(pairs []LabelPair, same ...string) Labels {
 		}
 	}
 	var scratch [256]byte
-	set, kv := scratch[:0], make([]string, 1, 1+n)
+	var kvBuf [8]string
+	set, kv := binary.AppendUvarint(scratch[:0], uint64(n)), kvBuf[:1]
 	for i, p := range pairs {
 		if replacedPair(pairs, i) {
 			continue
 		}
-		v := p.Value
-		if j := slices.Index(kept, v); j >= 0 {
-			v = kept[j]
-		} else if len(v) <= maxInternedLabelValue {
-			v = mem.Intern(v)
-		} else {
-			v = strings.Clone(v) // p.Value may alias the caller's buffer
-			kept = append(kept, v)
+		v := p.Value // copied into the set when short
+		if len(v) > maxInternedLabelValue {
+			if j := slices.Index(kept, v); j >= 0 {
+				v = kept[j]
+			} else {
+				v = strings.Clone(v) // p.Value may alias the caller's buffer
+				kept = append(kept, v)
+			}
 		}
-		set, kv = appendKey(set, p.Key), append(kv, v)
+		set, kv = appendLabel(set, kv, p.Key, v)
 	}
 	return newLabels(set, kv)
 }

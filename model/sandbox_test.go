@@ -1,6 +1,11 @@
 package model
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // The accessors read a row without Meta (built by hand, no source) as empty.
 func TestSandboxWithoutMetaReadsEmpty(t *testing.T) {
@@ -27,5 +32,30 @@ func TestIdentityIsTheWorstSlots(t *testing.T) {
 	}
 	if IdentityState("BOGUS").Rank() != 0 {
 		t.Error("an unknown state does not rank as OK")
+	}
+}
+
+// A late Ready is kept without the rare part (it is on nearly every object
+// of a fleet that came up slowly), and reads back exactly, also when the
+// time is beyond what Unix nanoseconds hold.
+func TestBatchSandboxReadySince(t *testing.T) {
+	created := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+	for _, since := range []time.Time{
+		time.Date(2026, 11, 29, 17, 12, 0, 500, time.UTC),
+		time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		b := &BatchSandbox{ObjectMeta: ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}
+		b.SetReady(since.In(time.FixedZone("x", 3600)))
+		if r := b.ReadySince(); r == nil || !r.Equal(since) || r.Location() != time.UTC {
+			t.Fatalf("ReadySince %v, want %v (UTC)", r, since)
+		}
+		if inline := since.Year() < 2262; inline != (b.rare == nil) {
+			t.Fatalf("since %v: rare part %v", since, b.rare)
+		}
+	}
+	b := &BatchSandbox{ObjectMeta: ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}
+	b.SetReady(created.Add(LateReadyAfter))
+	if b.ReadySince() != nil || b.rare != nil {
+		t.Fatalf("a Ready on time is kept: %v", b.ReadySince())
 	}
 }

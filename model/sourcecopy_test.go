@@ -32,6 +32,7 @@ func fullBatchSandbox() *BatchSandbox {
 		ResourceVersion: "812", Replicas: 1, InitialEventsEnd: true, ExpireTime: &expire,
 		Phase:     PhaseSucceed,
 		Endpoints: []string{"10.0.3.7"},
+		readyAt:   noticed.UnixNano(),
 		rare: &rareBatchSandbox{poolRef: "pool-a", allocatedPods: []string{"pool-a-x1"},
 			notices: []Notice{{Code: CodeBadAnnotation, Severity: SeverityWarning, Message: "m",
 				Evidence: []Evidence{{Kind: Observed, Text: "t", At: &noticed}}}},

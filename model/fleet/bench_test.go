@@ -170,6 +170,25 @@ func BenchmarkPodUpdate(b *testing.B) {
 	}
 }
 
+// BenchmarkBatchSandboxUpdate: one BatchSandbox update event (a new object
+// for a sandbox the fleet has), allocations included.
+func BenchmarkBatchSandboxUpdate(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			f := benchFleet(n)
+			ups := make([]*model.BatchSandbox, 1000)
+			for i := range ups {
+				ups[i] = benchBatchSandbox(i)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				f.UpsertBatchSandbox(ups[i%len(ups)])
+			}
+		})
+	}
+}
+
 // BenchmarkSnapshotAfterChange: one Pod update then Snapshot(). ns/op covers
 // both; snapshot-ns/op is the Snapshot() call alone (timed by hand, since
 // StopTimer around the update would make the framework run millions of

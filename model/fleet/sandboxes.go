@@ -17,11 +17,12 @@ func (f *Fleet) UpsertBatchSandbox(b *model.BatchSandbox) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.version++
-	key := model.SandboxKey(model.EngineBatchSandbox, b.Namespace, b.Name)
-	e := f.sandboxes[key]
+	// Looked up before its key is made: an update, the usual event, then
+	// makes no key to throw away.
+	e := f.sandboxAt(model.EngineBatchSandbox, b.Namespace, b.Name)
 	var oldAlloc []string
 	if e == nil {
-		e = &sbEntry{key: key}
+		e = &sbEntry{key: model.SandboxKey(model.EngineBatchSandbox, b.Namespace, b.Name)}
 		f.addSandbox(e)
 	} else if e.bs == nil {
 		e.bound = nil // a deleted sandbox's row (see ensureOrphans) whose object is back
@@ -33,7 +34,7 @@ func (f *Fleet) UpsertBatchSandbox(b *model.BatchSandbox) {
 	}
 	e.bs = b
 	f.reclaim(e, oldAlloc, b.AllocatedPods())
-	f.enqueue(key)
+	f.enqueue(e.key)
 	f.process(f.opts.Now())
 	f.notify()
 }
