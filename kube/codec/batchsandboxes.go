@@ -216,7 +216,7 @@ func (c batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into 
 // Not through the v1 option ReportErrorsWithLegacySemantics, which skips a
 // value of the wrong type anywhere but first validates each event whole, a
 // second pass over every byte before the decoding one: at 50,000 sandboxes
-// an eighth of the client's CPU to a synced table. Without it the decode
+// 14 % of the client's CPU profile to a synced table. Without it the decode
 // stops at its first error, so every error is one. Nor through an
 // unmarshaler option for every type: its lookup for every value decoded
 // cost about what the second pass did.
@@ -329,7 +329,8 @@ type wireMeta struct {
 // skipped is a large part of the object the model does not read (the
 // managedFields, the Pod template: three quarters of a BatchSandbox's
 // bytes), named so that it is skipped as one value: the decoder skips an
-// unknown member token by token, at about twice the CPU.
+// unknown member token by token, which at 150,000 sandboxes was 2.24 s of
+// the BatchSandboxes' 5.16 s in the client's CPU profile.
 type skipped struct{}
 
 func (skipped) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
