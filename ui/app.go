@@ -680,13 +680,20 @@ func (a *App) favorites() []string {
 	if a.c.nsScope != "" || a.c.scoped() {
 		return a.busiest // only a fleet of every namespace can rank them
 	}
-	if a.sameNamespaceCounts() {
-		// Ranking is a pass over the whole fleet, and the header asks on
-		// every frame after a change: at 150,000 sandboxes that pass was
-		// nearly all of a status change's frame, and of the idle CPU.
-		a.busiestOf = append(a.busiestOf[:0], a.c.fleets...)
-		return a.busiest
+	// Ranking is a pass over the whole fleet, and the header asks on every
+	// frame after a change: at 150,000 sandboxes that pass was nearly all
+	// of a status change's frame, and of the idle CPU. The fleets are
+	// recorded either way: the next check compares against the latest.
+	if !a.sameNamespaceCounts() {
+		a.busiest = a.rankNamespaces()
 	}
+	a.busiestOf = append(a.busiestOf[:0], a.c.fleets...)
+	return a.busiest
+}
+
+// rankNamespaces is the nine namespaces in view with the most sandboxes,
+// most first.
+func (a *App) rankNamespaces() []string {
 	count := map[string]int{}
 	for _, sb := range a.c.sandboxes() {
 		count[sb.Namespace()]++
@@ -696,9 +703,7 @@ func (a *App) favorites() []string {
 		names = append(names, ns)
 	}
 	slices.SortFunc(names, func(x, y string) int { return cmp.Or(count[y]-count[x], strings.Compare(x, y)) })
-	a.busiest = names[:min(len(names), 9)]
-	a.busiestOf = append(a.busiestOf[:0], a.c.fleets...)
-	return a.busiest
+	return names[:min(len(names), 9)]
 }
 
 // sameNamespaceCounts reports whether the fleets in view hold as many
