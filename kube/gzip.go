@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bufio"
 	"io"
 	"net/http"
 
@@ -44,6 +45,16 @@ func (t gzipTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // which reads the gzip header: a watch's header arrives with its first
 // event, and RoundTrip must not wait for that. A body is read by one
 // goroutine at a time.
+//
+// The decoder reads the compressed bytes through a buffer of
+// compressedBuffer bytes rather than the 4 KB one it would make: a streamed
+// initial list is gigabytes before gzip at 150,000 sandboxes, and each
+// refill is a Read through the health check's body and HTTP/2's, whose
+// frames are up to 16 KB. A bufio.Reader's refill returns what one Read
+// gave, so an event is still decoded as soon as its bytes arrive.
+// compressedBuffer is the size of a gzipped body's read buffer.
+const compressedBuffer = 32 << 10
+
 type gzipBody struct {
 	compressed io.ReadCloser
 	r          *gzip.Reader
@@ -52,7 +63,7 @@ type gzipBody struct {
 
 func (b *gzipBody) Read(p []byte) (int, error) {
 	if b.r == nil && b.err == nil {
-		b.r, b.err = gzip.NewReader(b.compressed)
+		b.r, b.err = gzip.NewReader(bufio.NewReaderSize(b.compressed, compressedBuffer))
 	}
 	if b.err != nil {
 		return 0, b.err
