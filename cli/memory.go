@@ -17,8 +17,12 @@ import (
 // heap span goes back to the OS only when all of it is free. The load now
 // allocates little besides what it keeps, and at 50,000 sandboxes half the
 // default ratio leaves RSS within 3 MB of a quarter's, for two thirds of the
-// collector's CPU (docs/design.md, "GC during the initial load").
-const watchGCPercent = 50
+// collector's CPU (docs/design.md, "GC during the initial load"). At
+// 150,000 three quarters of it took a third less of the collector's CPU
+// than half did, for the same RSS at sync within the runs' spread; the
+// default ratio took RSS at sync 13 to 16 MB higher (docs/performance.md,
+// "Client CPU at 150,000").
+const watchGCPercent = 75
 
 // tuneMemoryForWatch applies watchGCPercent while a watcher loads and once
 // synced gives the load's garbage back to the OS. A user who set GOGC or
