@@ -22,16 +22,20 @@ func TestTuneMemoryForWatch(t *testing.T) {
 	defer debug.SetGCPercent(gcPercent())
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
-	synced := func(context.Context) error { return nil }
 	var ratioWhileLoading int
 	loading := func(context.Context) error { ratioWhileLoading = gcPercent(); return errors.New("context canceled") }
 
 	debug.SetGCPercent(100)
 	tuneMemoryForWatch(context.Background(), loading)
-	if ratioWhileLoading != watchGCPercent {
-		t.Fatalf("while loading: GC percent %d, want %d", ratioWhileLoading, watchGCPercent)
+	if ratioWhileLoading != loadGCPercent {
+		t.Fatalf("while loading: GC percent %d, want %d", ratioWhileLoading, loadGCPercent)
 	}
+	ratioWhileLoading = 0
+	synced := func(context.Context) error { ratioWhileLoading = gcPercent(); return nil }
 	tuneMemoryForWatch(context.Background(), synced)
+	if ratioWhileLoading != loadGCPercent {
+		t.Fatalf("while loading to a sync: GC percent %d, want %d", ratioWhileLoading, loadGCPercent)
+	}
 	if got := gcPercent(); got != watchGCPercent {
 		t.Fatalf("after the sync: GC percent %d, want %d", got, watchGCPercent)
 	}
