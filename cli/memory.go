@@ -18,8 +18,8 @@ import (
 // when all of it is free. The load now allocates little besides what it
 // keeps, and at 50,000 sandboxes half the default ratio leaves RSS within
 // 3 MB of a quarter's, for two thirds of the collector's CPU (docs/design.md,
-// "GC during the initial load"). At 150,000 three quarters of it took a
-// third less of the collector's CPU during the load than half did, for the
+// "GC during the initial load"). At 150,000 three quarters of it took about
+// a quarter less of the collector's CPU during the load than half did, for the
 // same RSS at sync within the runs' spread, where the default ratio took it
 // 13 to 16 MB higher (docs/performance.md, "Client CPU at 150,000"). Once
 // synced the ratio goes back to half: the load's garbage is given back at
