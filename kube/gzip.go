@@ -41,20 +41,19 @@ func (t gzipTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// compressedBuffer is the size of a gzipped body's read buffer: the
+// decoder reads the compressed bytes through it rather than the 4 KB one it
+// would make. A streamed initial list is gigabytes before gzip at 150,000
+// sandboxes, and each refill is a Read through the health check's body and
+// HTTP/2's, whose frames are up to 16 KB. A bufio.Reader's refill returns
+// what one Read gave, so an event is still decoded as soon as its bytes
+// arrive.
+const compressedBuffer = 32 << 10
+
 // gzipBody decodes a gzipped body. Its decoder is made on the first Read,
 // which reads the gzip header: a watch's header arrives with its first
 // event, and RoundTrip must not wait for that. A body is read by one
 // goroutine at a time.
-//
-// The decoder reads the compressed bytes through a buffer of
-// compressedBuffer bytes rather than the 4 KB one it would make: a streamed
-// initial list is gigabytes before gzip at 150,000 sandboxes, and each
-// refill is a Read through the health check's body and HTTP/2's, whose
-// frames are up to 16 KB. A bufio.Reader's refill returns what one Read
-// gave, so an event is still decoded as soon as its bytes arrive.
-// compressedBuffer is the size of a gzipped body's read buffer.
-const compressedBuffer = 32 << 10
-
 type gzipBody struct {
 	compressed io.ReadCloser
 	r          *gzip.Reader
