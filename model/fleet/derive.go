@@ -421,7 +421,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		names := b.AllocatedPods()
 		fromClaims := len(names) > 0
 		if !fromClaims {
-			for pe := range f.bsOwned.All(e.key) {
+			for pe := range f.ownedBy(e.key) {
 				names = append(names, pe.name())
 			}
 			slices.Sort(names)
@@ -445,7 +445,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 	}
 	var byIndex []indexed
 	maxIdx := -1
-	for pe := range f.bsOwned.All(e.key) { // read only: no copy per derivation
+	for pe := range f.ownedBy(e.key) { // read only: no copy per derivation
 		if i := podIndex(pe.pod, b.Name); i >= 0 && i < maxSlots {
 			byIndex = append(byIndex, indexed{i, pe.name()})
 			maxIdx = max(maxIdx, i)
@@ -504,12 +504,8 @@ func replicaCap(b *model.BatchSandbox) int {
 // orphanSlots lays out a deleted sandbox's row: one slot per Pod still
 // naming it, by name. There is no engine record left, so no recorded address.
 func (f *Fleet) orphanSlots(e *sbEntry) []slotSpec {
-	idx := &f.bsOwned
-	if e.engine() == model.EngineAgent {
-		idx = &f.agOwned
-	}
 	var names []string
-	for pe := range idx.All(e.key) {
+	for pe := range f.ownedBy(e.key) {
 		names = append(names, pe.name())
 	}
 	slices.Sort(names)

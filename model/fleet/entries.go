@@ -46,13 +46,13 @@ type sbEntry struct {
 	bound      []boundUID
 	sb         *model.Sandbox // the last row derived; its slots' RecordedIPs are the IPs it watches
 	links      []string       // pod keys its slots name
+	owned      *podEntry      // the Pod naming it as its owner when that is the only one (then not in bsOwned/agOwned; see ownedBy)
 	due        int64          // Unix ns of the timer it is waiting for, 0 = none
 	inOrder    bool           // in order or pendingSbs
 	pending    bool           // in pendingSbs
 	removed    bool
 	queued     bool
-	passes     uint8  // derivations in the current event
-	passGen    uint32 // event the passes count belongs to
+	passes     uint8 // derivations in the current process call; 0 outside one
 }
 
 // The key holds the engine, namespace and name; an entry keeps no copies.

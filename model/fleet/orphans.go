@@ -46,13 +46,9 @@ func orphanWorthy(p *model.Pod, ownedByRef bool) bool {
 // orphanWanted reports whether some Pod names the sandbox key so that it
 // would keep a row without its object.
 func (f *Fleet) orphanWanted(key string) bool {
-	eng, rest, _ := strings.Cut(key, "/")
+	_, rest, _ := strings.Cut(key, "/")
 	_, name, _ := strings.Cut(rest, "/")
-	idx := &f.bsOwned
-	if model.Engine(eng) == model.EngineAgent {
-		idx = &f.agOwned
-	}
-	for pe := range idx.All(key) {
+	for pe := range f.ownedBy(key) {
 		if orphanWorthy(pe.pod, ownerRefNames(pe.pod, name)) {
 			return true
 		}
