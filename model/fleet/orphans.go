@@ -90,20 +90,25 @@ func (f *Fleet) ensureOrphans(ns string, p *model.Pod) {
 }
 
 func (f *Fleet) ensureOrphan(eng model.Engine, ns, name string) {
-	key := f.internSandboxKey(eng, ns, name)
-	e := f.sandboxes[key]
+	// Looked up before a key is made: a Pod listed before its sandbox made
+	// one to throw away.
+	e := f.sandboxAt(eng, ns, name)
 	switch {
 	case e == nil && !f.status.Synced:
 		// The initial lists are still arriving: a Pod listed before its
 		// sandbox would get a row derived only to be replaced. The rows of
 		// the sandboxes still missing at the sync are made then (addOrphans).
-	case e == nil && f.orphanWanted(key):
+	case e == nil:
+		key := model.SandboxKey(eng, ns, name)
+		if !f.orphanWanted(key) {
+			return
+		}
 		e = &sbEntry{key: key}
 		if eng == model.EngineAgent {
 			e.agentLink = &agentLink{}
 		}
 		f.addSandbox(e)
-	case e != nil && e.orphan() && !f.orphanWanted(key):
+	case e.orphan() && !f.orphanWanted(e.key):
 		f.removeSandbox(e)
 	}
 }

@@ -54,7 +54,7 @@ func (f *Fleet) UpsertPod(p *model.Pod) {
 	var old *model.Pod
 	var oldSandbox string // the sandbox the Pod belonged to, as holders name it
 	if pe == nil {
-		pe = &podEntry{key: f.linkedPodKey(nn(p.Namespace, p.Name)), pod: p}
+		pe = &podEntry{key: nn(p.Namespace, p.Name), pod: p}
 		f.pods[pe.key] = pe
 		f.settleLink(pe)
 	} else {

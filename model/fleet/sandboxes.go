@@ -271,7 +271,9 @@ func (f *Fleet) removeSandbox(e *sbEntry) {
 	if e.engine() == model.EngineAgent {
 		f.unregisterSelector(e)
 	}
-	for _, pk := range e.links {
+	var buf [smallSetMax]string
+	for _, name := range e.linkedNames(buf[:0]) {
+		pk := f.internPodKey(e.ns(), name)
 		f.unlinkPod(pk, e)
 		if pe := f.pods[pk]; pe != nil {
 			f.enqueueEntries(f.ipWatch.All(pe.ip()))
@@ -280,5 +282,4 @@ func (f *Fleet) removeSandbox(e *sbEntry) {
 	for ip := range e.watchedIPs() {
 		f.ipWatch.Remove(ip, e)
 	}
-	e.links = nil
 }
