@@ -30,14 +30,19 @@ type Pod struct {
 	Status PodStatus
 }
 
-// PodSpec says where the Pod runs, how it restarts, how long it may take to
-// stop, and its containers.
+// PodSpec says where the Pod runs, how long it may take to stop, and its
+// containers. Its restartPolicy is not kept: nothing reads it.
 type PodSpec struct {
-	NodeName                      string
-	HostNetwork                   bool // its podIP is the node's, shared by design
-	RestartPolicy                 corev1.RestartPolicy
-	TerminationGracePeriodSeconds *int64
-	Containers                    []Container
+	NodeName    string
+	HostNetwork bool // its podIP is the node's, shared by design
+	// graceSet and grace are spec.terminationGracePeriodSeconds (read it
+	// through the Pod's TerminationGracePeriodSeconds): an int32 beside
+	// HostNetwork, in the word the bool took anyway, where a pointer took a
+	// word and an allocation per Pod. A value an int32 cannot hold is kept
+	// with the rare status fields.
+	graceSet   bool
+	grace      int32
+	Containers []Container
 }
 
 // Container says what runs (image, command, args), how it is probed, and its
@@ -54,10 +59,14 @@ type Container struct {
 
 // PodStatus holds the phase and addresses, and the statuses of the containers.
 type PodStatus struct {
-	Phase             corev1.PodPhase
-	PodIP             string
-	StartTime         *metav1.Time
-	Conditions        []PodCondition
+	Phase     corev1.PodPhase
+	PodIP     string
+	StartTime *metav1.Time
+	// condition is the Pod's one kept condition (nearly always Ready),
+	// nil when it keeps none or several (then rare.conditions): a pointer
+	// where a slice header took two more words of every Pod. Read them
+	// through Conditions, set them through SetConditions.
+	condition         *[1]PodCondition
 	ContainerStatuses []ContainerStatus
 	// rare holds the fields few Pods set, nil when none is: read them
 	// through Reason, Message, PodIPs, InitContainerStatuses and the Pod's
@@ -78,6 +87,11 @@ type rarePodStatus struct {
 	podIPs                     []corev1.PodIP
 	initContainerStatuses      []ContainerStatus
 	deletionGracePeriodSeconds *int64
+	// conditions when the Pod keeps more than one (see PodStatus.condition).
+	conditions []PodCondition
+	// terminationGrace: a spec.terminationGracePeriodSeconds an int32
+	// cannot hold (see PodSpec.grace).
+	terminationGrace *int64
 }
 
 // rareFields returns s.rare, allocating it on first use: the setters call it
@@ -107,6 +121,63 @@ func (p *Pod) SetDeletionGracePeriodSeconds(s *int64) {
 		return
 	}
 	p.Status.rareFields().deletionGracePeriodSeconds = s
+}
+
+// TerminationGracePeriodSeconds is spec.terminationGracePeriodSeconds; ok
+// is false when the Pod does not set it.
+func (p *Pod) TerminationGracePeriodSeconds() (seconds int64, ok bool) {
+	switch {
+	case p.Spec.graceSet:
+		return int64(p.Spec.grace), true
+	case p.Status.rare != nil && p.Status.rare.terminationGrace != nil:
+		return *p.Status.rare.terminationGrace, true
+	}
+	return 0, false
+}
+
+// SetTerminationGracePeriodSeconds sets what TerminationGracePeriodSeconds
+// reads (nil: unset), for a Pod being built.
+func (p *Pod) SetTerminationGracePeriodSeconds(s *int64) {
+	p.Spec.graceSet, p.Spec.grace = false, 0
+	if p.Status.rare != nil {
+		p.Status.rare.terminationGrace = nil
+	}
+	switch {
+	case s == nil:
+	case *s == int64(int32(*s)):
+		p.Spec.graceSet, p.Spec.grace = true, int32(*s)
+	default:
+		v := *s
+		p.Status.rareFields().terminationGrace = &v
+	}
+}
+
+// Conditions are the conditions the Pod keeps (see KeepsPodCondition), nil
+// when none. Read only.
+func (s *PodStatus) Conditions() []PodCondition {
+	if s.condition != nil {
+		return s.condition[:]
+	}
+	if s.rare == nil {
+		return nil
+	}
+	return s.rare.conditions
+}
+
+// SetConditions sets what Conditions reads, for a Pod being built. A single
+// condition is kept in cs's own array, which the Pod then owns.
+func (s *PodStatus) SetConditions(cs []PodCondition) {
+	s.condition = nil
+	if s.rare != nil {
+		s.rare.conditions = nil
+	}
+	switch {
+	case len(cs) == 0:
+	case len(cs) == 1:
+		s.condition = (*[1]PodCondition)(cs)
+	default:
+		s.rareFields().conditions = cs
+	}
 }
 
 // Reason is status.reason ("Evicted", ...), "" when the Pod has none.
@@ -213,10 +284,6 @@ func (p *Pod) DeepCopyObject() runtime.Object {
 	}
 	out := *p
 	p.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	if t := p.Spec.TerminationGracePeriodSeconds; t != nil {
-		v := *t
-		out.Spec.TerminationGracePeriodSeconds = &v
-	}
 	if p.Spec.Containers != nil {
 		out.Spec.Containers = make([]Container, len(p.Spec.Containers))
 		for i, c := range p.Spec.Containers {
@@ -230,14 +297,21 @@ func (p *Pod) DeepCopyObject() runtime.Object {
 		}
 	}
 	out.Status.StartTime = p.Status.StartTime.DeepCopy()
-	out.Status.Conditions = slices.Clone(p.Status.Conditions)
+	if c := p.Status.condition; c != nil {
+		cc := *c
+		out.Status.condition = &cc
+	}
 	out.Status.ContainerStatuses = copyContainerStatuses(p.Status.ContainerStatuses)
 	if r := p.Status.rare; r != nil {
 		out.Status.rare = &rarePodStatus{reason: r.reason, message: r.message, podIPs: slices.Clone(r.podIPs),
-			initContainerStatuses: copyContainerStatuses(r.initContainerStatuses)}
+			initContainerStatuses: copyContainerStatuses(r.initContainerStatuses), conditions: slices.Clone(r.conditions)}
 		if g := r.deletionGracePeriodSeconds; g != nil {
 			v := *g
 			out.Status.rare.deletionGracePeriodSeconds = &v
+		}
+		if g := r.terminationGrace; g != nil {
+			v := *g
+			out.Status.rare.terminationGrace = &v
 		}
 	}
 	return &out
@@ -319,13 +393,14 @@ func mainContainer(p *Pod) (*Container, *ContainerStatus) {
 
 // SlimPod returns the Pod sandscope keeps of p: metadata (name, namespace,
 // uid, resourceVersion, labels, owner references, timestamps, deletion
-// grace, finalizers); spec (nodeName, restartPolicy, termination grace; per
+// grace, finalizers); spec (nodeName, hostNetwork, termination grace; per
 // container name, image, command, args, liveness probe, and the memory limit
 // of a container that restarted or terminated); status (phase, reason,
 // message, IPs, startTime, the Ready and DisruptionTarget conditions and
 // PodScheduled when not True, every container status, the init container
 // statuses until they all completed). Everything else goes: managedFields,
-// every annotation, env, volumes, other resources, init container specs.
+// every annotation, restartPolicy (nothing reads it), env, volumes, other
+// resources, init container specs.
 // Strings and slices of p are shared, not copied (informer objects are read
 // only); strings that repeat across Pods are interned. Nil in, nil out.
 //
@@ -379,11 +454,9 @@ func slimPod(p *corev1.Pod, lists *mem.StringLists, everyLimit bool) *Pod {
 			Labels:            LabelsFrom(p.Labels, ownerNames...),
 		},
 		Spec: PodSpec{
-			NodeName:                      mem.Intern(p.Spec.NodeName),
-			HostNetwork:                   p.Spec.HostNetwork,
-			RestartPolicy:                 p.Spec.RestartPolicy,
-			TerminationGracePeriodSeconds: p.Spec.TerminationGracePeriodSeconds,
-			Containers:                    slimContainers(p.Spec.Containers, statuses, lists, everyLimit),
+			NodeName:    mem.Intern(p.Spec.NodeName),
+			HostNetwork: p.Spec.HostNetwork,
+			Containers:  slimContainers(p.Spec.Containers, statuses, lists, everyLimit),
 			// Init container specs are dropped: their statuses already carry
 			// name, image and state.
 		},
@@ -391,7 +464,6 @@ func slimPod(p *corev1.Pod, lists *mem.StringLists, everyLimit bool) *Pod {
 			Phase:             p.Status.Phase,
 			PodIP:             p.Status.PodIP,
 			StartTime:         p.Status.StartTime,
-			Conditions:        slimConditions(p.Status.Conditions),
 			ContainerStatuses: statuses,
 		},
 	}
@@ -399,6 +471,8 @@ func slimPod(p *corev1.Pod, lists *mem.StringLists, everyLimit bool) *Pod {
 	if ips := p.Status.PodIPs; len(ips) > 0 && KeepsPodIPs(len(ips), ips[0].IP, p.Status.PodIP) {
 		podIPs = ips
 	}
+	out.SetTerminationGracePeriodSeconds(p.Spec.TerminationGracePeriodSeconds)
+	out.Status.SetConditions(slimConditions(p.Status.Conditions))
 	out.Status.SetReason(p.Status.Reason)
 	out.Status.SetMessage(p.Status.Message)
 	out.Status.SetPodIPs(podIPs)

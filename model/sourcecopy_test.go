@@ -124,7 +124,7 @@ func sharedMemory(a, b reflect.Value, path string) []string {
 // wrong.
 func fullPod() *Pod {
 	started := metav1.NewTime(time.Date(2026, 11, 29, 17, 21, 0, 0, time.UTC))
-	grace, termGrace := int64(30), int64(60)
+	grace, termGrace := int64(30), int64(1)<<40 // one an int32 cannot hold: kept with the rare fields
 	limit := resource.MustParse("512Mi")
 	status := ContainerStatus{Name: "sandbox", Image: "python:3.12", ImageID: "sha256:ab",
 		State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}},
@@ -132,16 +132,20 @@ func fullPod() *Pod {
 		Ready:                true, RestartCount: 2}
 	return &Pod{
 		ObjectMeta: fullObjectMeta("sbx-a-0", "f"),
-		Spec: PodSpec{NodeName: "node-1", HostNetwork: true, RestartPolicy: corev1.RestartPolicyAlways,
-			TerminationGracePeriodSeconds: &termGrace,
+		// Both grace forms are set, as both condition forms below.
+		Spec: PodSpec{NodeName: "node-1", HostNetwork: true, graceSet: true, grace: 60,
 			Containers: []Container{{Name: "sandbox", Image: "python:3.12", Command: []string{"/bin/sh"}, Args: []string{"-c", "x"},
 				LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 5},
 				MemoryLimit:   &limit}}},
 		Status: PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.7", StartTime: &started,
-			Conditions:        []PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}},
+			// Both the single condition and the list of several are set, so
+			// that the copy is checked for each (a built Pod has one or the
+			// other).
+			condition:         &[1]PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}},
 			ContainerStatuses: []ContainerStatus{status},
 			rare: &rarePodStatus{reason: "Evicted", message: "m", podIPs: []corev1.PodIP{{IP: "10.0.0.7"}, {IP: "fd00::7"}},
-				initContainerStatuses: []ContainerStatus{status}, deletionGracePeriodSeconds: &grace}},
+				initContainerStatuses: []ContainerStatus{status}, deletionGracePeriodSeconds: &grace, terminationGrace: &termGrace,
+				conditions: []PodCondition{{Type: corev1.PodReady}, {Type: corev1.DisruptionTarget}}}},
 	}
 }
 

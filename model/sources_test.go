@@ -131,17 +131,19 @@ func TestSlimPod(t *testing.T) {
 	s := SlimPod(p)
 	// Volumes, env, other resources, init container specs, annotations and
 	// managedFields have no field in Pod; a single-stack podIPs repeats podIP,
-	// so nothing rare is set and the Pod carries no rare part.
-	if s.Status.rare != nil {
+	// so nothing rare is set but the two kept conditions (DisruptionTarget
+	// comes only with an eviction).
+	if r := s.Status.rare; r == nil || r.reason != "" || r.message != "" || r.podIPs != nil || r.initContainerStatuses != nil ||
+		r.deletionGracePeriodSeconds != nil || r.terminationGrace != nil || len(r.conditions) != 2 || s.Status.condition != nil {
 		t.Errorf("kept a dropped field: %+v", s)
 	}
 	if s.Name != "a-0" || s.UID != "ua" || s.Labels.Get(osv1.LabelPodIndex) != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers) != 1 ||
-		*s.Spec.TerminationGracePeriodSeconds != 30 || s.Spec.NodeName != "node-1" || s.Spec.Containers[0].LivenessProbe == nil ||
+		s.Spec.graceSet != true || s.Spec.grace != 30 || s.Spec.NodeName != "node-1" || s.Spec.Containers[0].LivenessProbe == nil ||
 		s.Status.PodIP != "10.0.0.1" || s.Status.StartTime == nil || s.Spec.Containers[0].MemoryLimit == nil || s.Spec.Containers[0].MemoryLimit.String() != "1Gi" {
 		t.Errorf("lost a kept field: %+v", s)
 	}
 	var types []corev1.PodConditionType
-	for _, c := range s.Status.Conditions {
+	for _, c := range s.Status.Conditions() {
 		types = append(types, c.Type)
 	}
 	if !reflect.DeepEqual(types, []corev1.PodConditionType{corev1.PodReady, corev1.DisruptionTarget}) {
@@ -326,5 +328,36 @@ func TestEndpointsNotIPDropped(t *testing.T) {
 	}
 	if !strings.Contains(n.Message, `"10.0.0.9␛]0;evil␇`) {
 		t.Errorf("notice does not quote the entry: %q", n.Message)
+	}
+}
+
+// The termination grace and the conditions are kept compactly (an int32
+// beside HostNetwork, one condition by pointer); what is set reads back,
+// whatever its size, and a reset leaves nothing behind.
+func TestPodGraceAndConditions(t *testing.T) {
+	var p Pod
+	for _, v := range []int64{30, 0, -1, 1 << 31, -1 << 40, 1<<31 - 1} {
+		p.SetTerminationGracePeriodSeconds(&v)
+		if got, ok := p.TerminationGracePeriodSeconds(); !ok || got != v {
+			t.Errorf("grace %d reads %d, %v", v, got, ok)
+		}
+	}
+	p.SetTerminationGracePeriodSeconds(nil)
+	if got, ok := p.TerminationGracePeriodSeconds(); ok || p.Status.rare.terminationGrace != nil {
+		t.Errorf("unset grace reads %d, %v", got, ok)
+	}
+	one := []PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	p.Status.SetConditions(one)
+	if got := p.Status.Conditions(); len(got) != 1 || &got[0] != &one[0] {
+		t.Errorf("one condition reads %v, not in its own array", got)
+	}
+	two := append(slices.Clone(one), PodCondition{Type: corev1.DisruptionTarget})
+	p.Status.SetConditions(two)
+	if got := p.Status.Conditions(); len(got) != 2 || p.Status.condition != nil {
+		t.Errorf("two conditions read %v", got)
+	}
+	p.Status.SetConditions(nil)
+	if got := p.Status.Conditions(); got != nil {
+		t.Errorf("no condition reads %v", got)
 	}
 }

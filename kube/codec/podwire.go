@@ -372,20 +372,19 @@ func (w *podWire) build() (*model.Pod, error) {
 		Spec: model.PodSpec{
 			NodeName:    mem.InternBytes(w.nodeName),
 			HostNetwork: w.hostNetwork,
-			// Interned where SlimPodSharing keeps the decoder's copy: one of
-			// a few constants, so interning saves a string a Pod.
-			RestartPolicy:                 corev1.RestartPolicy(mem.InternBytes(w.restartPolicy)),
-			TerminationGracePeriodSeconds: w.terminationGrace.ptr(),
-			Containers:                    containers,
+			Containers:  containers,
 		},
 		Status: model.PodStatus{
 			Phase:             corev1.PodPhase(mem.InternBytes(w.phase)),
 			PodIP:             string(w.podIP),
 			StartTime:         w.startTime,
-			Conditions:        conditions,
 			ContainerStatuses: statuses,
 		},
 	}
+	if w.terminationGrace.set {
+		p.SetTerminationGracePeriodSeconds(&w.terminationGrace.v)
+	}
+	p.Status.SetConditions(conditions)
 	p.Status.SetReason(string(w.reason))
 	p.Status.SetMessage(string(w.message))
 	p.Status.SetPodIPs(podIPs)

@@ -102,7 +102,7 @@ func tallyCases(seen map[string]int, pod *corev1.Pod, slim *model.Pod) {
 		}
 	}
 	kept := map[corev1.PodConditionType]int{}
-	for _, c := range slim.Status.Conditions {
+	for _, c := range slim.Status.Conditions() {
 		kept[c.Type]++
 	}
 	for _, c := range pod.Status.Conditions {

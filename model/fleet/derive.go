@@ -283,63 +283,82 @@ func (f *Fleet) buildSlots(e *sbEntry, specs []slotSpec, room []model.Slot, now 
 // relink updates the Pod and IP indexes after a sandbox's slots changed. It
 // runs before e.sb is replaced: the IPs e watched are those of its last row.
 func (f *Fleet) relink(e *sbEntry, specs []slotSpec) {
-	var links []string
-	var seen map[string]struct{} // past smallSetMax slots
-	if len(specs) > smallSetMax {
-		seen = make(map[string]struct{}, len(specs))
-	}
-	for _, sp := range specs {
-		if sp.pod == "" {
-			continue
-		}
-		k := f.internPodKey(e.ns(), sp.pod)
-		if seen != nil {
-			if _, dup := seen[k]; dup {
-				continue
-			}
-			seen[k] = struct{}{}
-		} else if slices.Contains(links, k) {
-			continue
-		}
-		links = append(links, k)
-	}
+	// Within a sandbox the Pods are told apart by name (they share its
+	// namespace): the keys are looked up or made only for the links that
+	// change, which in the usual derivation none does.
+	var oldBuf, newBuf, oldIPBuf, newIPBuf [smallSetMax]string
+	oldNames := e.linkedNames(oldBuf[:0])
+	newNames := distinctNames(len(specs), func(i int) string { return specs[i].pod }, newBuf[:0])
 	// Nested scans are the cheapest for the one or few slots of almost
 	// every sandbox; past a handful, sets keep relinking linear.
-	oldLinks, newLinks := stringSet(e.links), stringSet(links)
-	for _, k := range e.links {
-		if !newLinks.has(k) {
+	oldSet, newSet := stringSet(oldNames), stringSet(newNames)
+	for _, n := range oldNames {
+		if !newSet.has(n) {
+			k := f.internPodKey(e.ns(), n)
 			f.unlinkPod(k, e)
 			f.afterLinkChange(k, e)
 		}
 	}
-	for _, k := range links {
-		if !oldLinks.has(k) {
+	for _, n := range newNames {
+		if !oldSet.has(n) {
+			k := f.internPodKey(e.ns(), n)
 			f.linkPod(k, e)
 			f.afterLinkChange(k, e)
 		}
 	}
-	var specIPs smallSet
-	if len(specs) > smallSetMax {
-		specIPs.m = make(map[string]struct{}, len(specs))
-		for _, sp := range specs {
-			specIPs.m[sp.ip] = struct{}{}
-		}
-	} else {
-		for _, sp := range specs {
-			specIPs.s = append(specIPs.s, sp.ip)
-		}
-	}
+	oldIPs := oldIPBuf[:0]
 	for ip := range e.watchedIPs() {
-		if !specIPs.has(ip) {
+		oldIPs = append(oldIPs, ip)
+	}
+	newIPs := distinctNames(len(specs), func(i int) string { return specs[i].ip }, newIPBuf[:0])
+	oldIPSet, newIPSet := stringSet(oldIPs), stringSet(newIPs)
+	for _, ip := range oldIPs {
+		if !newIPSet.has(ip) {
 			f.ipWatch.Remove(ip, e) // once per IP: a second remove finds nothing
 		}
 	}
-	for _, sp := range specs {
-		if sp.ip != "" {
-			f.ipWatch.Add(sp.ip, e) // once per IP: add ignores a repeat
+	for _, ip := range newIPs {
+		if !oldIPSet.has(ip) {
+			f.ipWatch.Add(ip, e)
 		}
 	}
-	e.links = links
+}
+
+// distinctNames appends to buf the distinct non-empty strings of at(0..n-1),
+// in order.
+func distinctNames(n int, at func(int) string, buf []string) []string {
+	var seen map[string]struct{} // past smallSetMax
+	if n > smallSetMax {
+		seen = make(map[string]struct{}, n)
+	}
+	for i := range n {
+		s := at(i)
+		if s == "" {
+			continue
+		}
+		if seen != nil {
+			if _, dup := seen[s]; dup {
+				continue
+			}
+			seen[s] = struct{}{}
+		} else if slices.Contains(buf, s) {
+			continue
+		}
+		buf = append(buf, s)
+	}
+	return buf
+}
+
+// linkedNames appends to buf the names of the Pods e's slots link: those
+// its last row's slots name, each once (relink linked them from the same
+// specs, which name each slot's Pod as the row does). An entry keeps no
+// list of its own.
+func (e *sbEntry) linkedNames(buf []string) []string {
+	if e.sb == nil {
+		return buf
+	}
+	slots := e.sb.Slots
+	return distinctNames(len(slots), func(i int) string { return slots[i].PodName }, buf)
 }
 
 // smallSet answers membership by a scan up to smallSetMax strings, by a map
@@ -421,7 +440,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		names := b.AllocatedPods()
 		fromClaims := len(names) > 0
 		if !fromClaims {
-			for pe := range f.bsOwned.All(e.key) {
+			for pe := range f.ownedBy(e.key) {
 				names = append(names, pe.name())
 			}
 			slices.Sort(names)
@@ -445,7 +464,7 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 	}
 	var byIndex []indexed
 	maxIdx := -1
-	for pe := range f.bsOwned.All(e.key) { // read only: no copy per derivation
+	for pe := range f.ownedBy(e.key) { // read only: no copy per derivation
 		if i := podIndex(pe.pod, b.Name); i >= 0 && i < maxSlots {
 			byIndex = append(byIndex, indexed{i, pe.name()})
 			maxIdx = max(maxIdx, i)
@@ -504,12 +523,8 @@ func replicaCap(b *model.BatchSandbox) int {
 // orphanSlots lays out a deleted sandbox's row: one slot per Pod still
 // naming it, by name. There is no engine record left, so no recorded address.
 func (f *Fleet) orphanSlots(e *sbEntry) []slotSpec {
-	idx := &f.bsOwned
-	if e.engine() == model.EngineAgent {
-		idx = &f.agOwned
-	}
 	var names []string
-	for pe := range idx.All(e.key) {
+	for pe := range f.ownedBy(e.key) {
 		names = append(names, pe.name())
 	}
 	slices.Sort(names)

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -45,14 +44,13 @@ type sbEntry struct {
 	*agentLink // agent Sandboxes only (nil for the other engines)
 	bound      []boundUID
 	sb         *model.Sandbox // the last row derived; its slots' RecordedIPs are the IPs it watches
-	links      []string       // pod keys its slots name
+	owned      *podEntry      // the Pod naming it as its owner when that is the only one (then not in bsOwned/agOwned; see ownedBy)
 	due        int64          // Unix ns of the timer it is waiting for, 0 = none
 	inOrder    bool           // in order or pendingSbs
 	pending    bool           // in pendingSbs
 	removed    bool
 	queued     bool
-	passes     uint8  // derivations in the current event
-	passGen    uint32 // event the passes count belongs to
+	passes     uint8 // derivations in the current process call; 0 outside one
 }
 
 // The key holds the engine, namespace and name; an entry keeps no copies.
@@ -108,15 +106,6 @@ func (e *sbEntry) boundFor(pod string) types.UID {
 
 func nn(ns, name string) string { return ns + "/" + name }
 
-// internSandboxKey returns the key of a sandbox, reusing the stored string
-// when the sandbox is known (index keys then share one allocation).
-func (f *Fleet) internSandboxKey(e model.Engine, ns, name string) string {
-	if sb := f.sandboxAt(e, ns, name); sb != nil {
-		return sb.key
-	}
-	return model.SandboxKey(e, ns, name)
-}
-
 // sandboxAt is the entry of engine e's sandbox ns/name, or nil. It builds
 // the key (model.SandboxKey) in a stack buffer: a map index by string(bytes)
 // does not allocate, where a concatenated key string cost an allocation for
@@ -125,21 +114,6 @@ func (f *Fleet) sandboxAt(e model.Engine, ns, name string) *sbEntry {
 	var buf [128]byte
 	k := append(append(append(append(append(buf[:0], e...), '/'), ns...), '/'), name...)
 	return f.sandboxes[string(k)]
-}
-
-// linkedPodKey returns key, as the string a sandbox linking the Pod already
-// holds when there is one: a sandbox seen before its Pod made the key first,
-// and the Pod's entry and the indexes can share it.
-func (f *Fleet) linkedPodKey(key string) string {
-	linked := key
-	f.eachLink(key, func(e *sbEntry) bool {
-		if i := slices.Index(e.links, key); i >= 0 {
-			linked = e.links[i]
-			return false
-		}
-		return true
-	})
-	return linked
 }
 
 // internPodKey returns "ns/name", reusing the Pod entry's string when the Pod is known.

@@ -54,8 +54,8 @@ type Fleet struct {
 
 	pods     map[string]*podEntry // "ns/name"
 	ipLive   mem.Index[*podEntry] // podIP → live Pods claiming it (normally one)
-	bsOwned  mem.Index[*podEntry] // BatchSandbox key → Pods it controls or that carry its name label
-	agOwned  mem.Index[*podEntry] // agent Sandbox key → Pods it controls
+	bsOwned  mem.Index[*podEntry] // BatchSandbox key → Pods it controls or that carry its name label, but for sbEntry.owned (see ownedBy)
+	agOwned  mem.Index[*podEntry] // agent Sandbox key → Pods it controls, but for sbEntry.owned
 	claims   mem.Index[string]    // "ns/pod" → keys of BatchSandboxes whose alloc-status lists it
 	selEq    mem.Index[string]    // "ns\x00k=v" → agent keys whose selector is that single equality
 	selOther mem.Index[string]    // ns → agent keys with any other selector
@@ -113,7 +113,7 @@ type Fleet struct {
 	droppedPods []*podEntry // placed Pods deleted or unlinked since the last Snapshot
 
 	queue   []*sbEntry
-	passGen uint32
+	passed  []*sbEntry // derived in the current process call: their passes are reset at its end
 	unknown bool
 }
 

@@ -363,7 +363,8 @@ func TestRandomChurnInvariants(t *testing.T) {
 		// The links are exactly the sandboxes' slots.
 		want := map[string][]*sbEntry{}
 		for _, e := range f.sandboxes {
-			for _, k := range e.links {
+			for _, name := range e.linkedNames(nil) {
+				k := nn(e.ns(), name)
 				want[k] = append(want[k], e)
 			}
 		}

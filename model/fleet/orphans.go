@@ -46,13 +46,9 @@ func orphanWorthy(p *model.Pod, ownedByRef bool) bool {
 // orphanWanted reports whether some Pod names the sandbox key so that it
 // would keep a row without its object.
 func (f *Fleet) orphanWanted(key string) bool {
-	eng, rest, _ := strings.Cut(key, "/")
+	_, rest, _ := strings.Cut(key, "/")
 	_, name, _ := strings.Cut(rest, "/")
-	idx := &f.bsOwned
-	if model.Engine(eng) == model.EngineAgent {
-		idx = &f.agOwned
-	}
-	for pe := range idx.All(key) {
+	for pe := range f.ownedBy(key) {
 		if orphanWorthy(pe.pod, ownerRefNames(pe.pod, name)) {
 			return true
 		}
@@ -94,20 +90,25 @@ func (f *Fleet) ensureOrphans(ns string, p *model.Pod) {
 }
 
 func (f *Fleet) ensureOrphan(eng model.Engine, ns, name string) {
-	key := f.internSandboxKey(eng, ns, name)
-	e := f.sandboxes[key]
+	// Looked up before a key is made: a Pod listed before its sandbox made
+	// one to throw away.
+	e := f.sandboxAt(eng, ns, name)
 	switch {
 	case e == nil && !f.status.Synced:
 		// The initial lists are still arriving: a Pod listed before its
 		// sandbox would get a row derived only to be replaced. The rows of
 		// the sandboxes still missing at the sync are made then (addOrphans).
-	case e == nil && f.orphanWanted(key):
+	case e == nil:
+		key := model.SandboxKey(eng, ns, name)
+		if !f.orphanWanted(key) {
+			return
+		}
 		e = &sbEntry{key: key}
 		if eng == model.EngineAgent {
 			e.agentLink = &agentLink{}
 		}
 		f.addSandbox(e)
-	case e != nil && e.orphan() && !f.orphanWanted(key):
+	case e.orphan() && !f.orphanWanted(e.key):
 		f.removeSandbox(e)
 	}
 }

@@ -54,7 +54,7 @@ func (f *Fleet) UpsertPod(p *model.Pod) {
 	var old *model.Pod
 	var oldSandbox string // the sandbox the Pod belonged to, as holders name it
 	if pe == nil {
-		pe = &podEntry{key: f.linkedPodKey(nn(p.Namespace, p.Name)), pod: p}
+		pe = &podEntry{key: nn(p.Namespace, p.Name), pod: p}
 		f.pods[pe.key] = pe
 		f.settleLink(pe)
 	} else {
@@ -206,19 +206,19 @@ func (f *Fleet) reindexPodClaims(pe *podEntry, old, new *model.Pod) {
 	nb, na := podOwners(new, &newRoom)
 	for _, o := range ob {
 		if !slices.Contains(nb, o) || new == nil {
-			f.bsOwned.Remove(model.SandboxKey(model.EngineBatchSandbox, pe.ns(), o), pe)
+			f.removeOwned(model.EngineBatchSandbox, pe.ns(), o, pe)
 		}
 	}
 	for _, o := range nb {
-		f.bsOwned.Add(f.internSandboxKey(model.EngineBatchSandbox, pe.ns(), o), pe)
+		f.addOwned(model.EngineBatchSandbox, pe.ns(), o, pe)
 	}
 	for _, o := range oa {
 		if !slices.Contains(na, o) || new == nil {
-			f.agOwned.Remove(model.SandboxKey(model.EngineAgent, pe.ns(), o), pe)
+			f.removeOwned(model.EngineAgent, pe.ns(), o, pe)
 		}
 	}
 	for _, o := range na {
-		f.agOwned.Add(f.internSandboxKey(model.EngineAgent, pe.ns(), o), pe)
+		f.addOwned(model.EngineAgent, pe.ns(), o, pe)
 	}
 	if len(f.selKeys) == 0 {
 		return

@@ -44,28 +44,36 @@ func (f *Fleet) enqueueEntries(es iter.Seq[*sbEntry]) {
 
 // process re-derives the queued sandboxes. A sandbox is derived at most
 // twice per event: links depend only on sources and Pods, so a second pass
-// only refreshes the names of holders.
+// only refreshes the names of holders. The count lives in the entry only
+// during the call (reset at its end for the entries it derived), so an
+// entry keeps no event number to tell a stale count from a current one.
 func (f *Fleet) process(now time.Time) {
-	f.passGen++
 	for i := 0; i < len(f.queue); i++ {
 		e := f.queue[i]
 		f.queue[i] = nil
 		e.queued = false
-		if e.removed {
+		if e.removed || e.passes >= 2 {
 			continue
 		}
-		if e.passGen != f.passGen {
-			e.passGen, e.passes = f.passGen, 0
-		}
-		if e.passes >= 2 {
-			continue
+		if e.passes == 0 {
+			f.passed = append(f.passed, e)
 		}
 		e.passes++
 		f.derive(e, now)
 	}
-	if cap(f.queue) > 1024 {
-		f.queue = nil // do not keep a burst's worth of queue around
-	} else {
-		f.queue = f.queue[:0]
+	for _, e := range f.passed {
+		e.passes = 0
 	}
+	clear(f.passed)
+	f.passed = trimQueue(f.passed)
+	f.queue = trimQueue(f.queue)
+}
+
+// trimQueue empties q, keeping its array unless a burst grew it: a burst's
+// worth of queue is not kept around.
+func trimQueue(q []*sbEntry) []*sbEntry {
+	if cap(q) > 1024 {
+		return nil
+	}
+	return q[:0]
 }

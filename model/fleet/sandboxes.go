@@ -87,7 +87,7 @@ func (f *Fleet) DeleteBatchSandbox(namespace, name string) {
 		f.removeSandbox(e)
 	}
 	f.reclaim(e, alloc, nil)
-	for _, pe := range f.bsOwned.Values(model.SandboxKey(model.EngineBatchSandbox, namespace, name)) {
+	for _, pe := range f.ownedPods(model.SandboxKey(model.EngineBatchSandbox, namespace, name)) {
 		f.touchPod(namespace, pe.name())
 	}
 	f.process(f.opts.Now())
@@ -204,7 +204,7 @@ func (f *Fleet) agentCandidates(e *sbEntry) []string {
 		return nil
 	}
 	var out []string
-	for pe := range f.agOwned.All(e.key) {
+	for pe := range f.ownedBy(e.key) {
 		out = append(out, pe.name())
 	}
 	switch {
@@ -253,12 +253,16 @@ func (f *Fleet) DeletePool(namespace, name string) {
 
 func (f *Fleet) addSandbox(e *sbEntry) {
 	f.sandboxes[e.key] = e
+	if e.engine() != model.EnginePod {
+		f.settleOwned(e)
+	}
 	f.enqueue(e.key)
 }
 
 // removeSandbox drops a sandbox and its links; the Pods it linked are re-examined.
 func (f *Fleet) removeSandbox(e *sbEntry) {
 	delete(f.sandboxes, e.key)
+	f.unsettleOwned(e)
 	delete(f.masked, e)
 	e.removed = true
 	if e.inOrder && !e.pending {
@@ -267,7 +271,9 @@ func (f *Fleet) removeSandbox(e *sbEntry) {
 	if e.engine() == model.EngineAgent {
 		f.unregisterSelector(e)
 	}
-	for _, pk := range e.links {
+	var buf [smallSetMax]string
+	for _, name := range e.linkedNames(buf[:0]) {
+		pk := f.internPodKey(e.ns(), name)
 		f.unlinkPod(pk, e)
 		if pe := f.pods[pk]; pe != nil {
 			f.enqueueEntries(f.ipWatch.All(pe.ip()))
@@ -276,5 +282,4 @@ func (f *Fleet) removeSandbox(e *sbEntry) {
 	for ip := range e.watchedIPs() {
 		f.ipWatch.Remove(ip, e)
 	}
-	e.links = nil
 }

@@ -42,7 +42,7 @@ func podLive(p *model.Pod) bool {
 }
 
 func podReadyCondition(p *model.Pod) (corev1.ConditionStatus, bool) {
-	for _, c := range p.Status.Conditions {
+	for _, c := range p.Status.Conditions() {
 		if c.Type == corev1.PodReady {
 			return c.Status, true
 		}
@@ -194,8 +194,8 @@ func graceSeconds(p *model.Pod) int64 {
 	if g := p.GetDeletionGracePeriodSeconds(); g != nil {
 		return *g
 	}
-	if p.Spec.TerminationGracePeriodSeconds != nil {
-		return *p.Spec.TerminationGracePeriodSeconds
+	if g, ok := p.TerminationGracePeriodSeconds(); ok {
+		return g
 	}
 	return 30
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -63,32 +62,6 @@ func TestFleetAsKnownObjects(t *testing.T) {
 	f.DeleteBatchSandbox("ns1", "sb")
 	if keys := f.BatchSandboxKeys(); len(keys) != 0 {
 		t.Fatalf("BatchSandboxKeys after delete = %q", keys)
-	}
-}
-
-// A Pod that arrives after the sandbox linking it reuses the key string the
-// sandbox made for it (its entry's links), so the Pod map and the sandbox
-// share one copy.
-func TestPodEntrySharesLinkedKey(t *testing.T) {
-	f, _ := newSyncedFleet(t)
-	linkedSandbox(f, "sb", "uid-1", "10.0.0.1")
-	key := nn(ns, "sb-0")
-	var linkKey, podKey string
-	for _, k := range f.sandboxes[model.SandboxKey(model.EngineBatchSandbox, ns, "sb")].links {
-		if k == key {
-			linkKey = k
-		}
-	}
-	for k := range f.pods {
-		if k == key {
-			podKey = k
-		}
-	}
-	if linkKey == "" || podKey == "" {
-		t.Fatalf("sandbox link %q, pod map key %q; want both %q", linkKey, podKey, key)
-	}
-	if unsafe.StringData(linkKey) != unsafe.StringData(podKey) {
-		t.Error("the Pod map and the sandbox's links keep separate copies of the Pod's key")
 	}
 }
 

@@ -280,10 +280,12 @@ func livenessParams(pod *model.Pod, c *model.Container) probeParams {
 	case probe != nil && probe.TerminationGracePeriodSeconds != nil:
 		// A probe-level grace overrides the Pod's for liveness kills.
 		p.grace, p.graceFromProbe = *probe.TerminationGracePeriodSeconds, true
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		p.grace = *pod.Spec.TerminationGracePeriodSeconds
 	default:
-		p.defaulted = append(p.defaulted, "terminationGracePeriodSeconds")
+		if g, ok := pod.TerminationGracePeriodSeconds(); ok {
+			p.grace = g
+		} else {
+			p.defaulted = append(p.defaulted, "terminationGracePeriodSeconds")
+		}
 	}
 	return p
 }
@@ -635,8 +637,9 @@ func (r *restartCase) noLivenessKillEvidence(l *livenessFacts) []model.Evidence 
 func podEvicted(pod *model.Pod) bool { return pod.Status.Reason() == "Evicted" }
 
 func disruptionTarget(pod *model.Pod) *model.PodCondition {
-	for i := range pod.Status.Conditions {
-		c := &pod.Status.Conditions[i]
+	conds := pod.Status.Conditions()
+	for i := range conds {
+		c := &conds[i]
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
 			return c
 		}
