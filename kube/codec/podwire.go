@@ -67,7 +67,6 @@ const (
 
 	// k8s.io.api.core.v1.PodSpec
 	specContainers                    protowire.Number = 2
-	specRestartPolicy                 protowire.Number = 3
 	specTerminationGracePeriodSeconds protowire.Number = 4
 	specNodeName                      protowire.Number = 10
 	specHostNetwork                   protowire.Number = 11
@@ -220,10 +219,10 @@ type podWire struct {
 	labels, owners, finalizers            rawList
 
 	// spec
-	nodeName, restartPolicy []byte
-	hostNetwork             bool
-	terminationGrace        optionalInt64
-	containers              rawList
+	nodeName         []byte
+	hostNetwork      bool
+	terminationGrace optionalInt64
+	containers       rawList
 
 	// status
 	phase, podIP, reason, message []byte
@@ -283,8 +282,6 @@ func (w *podWire) readSpec(b []byte) error {
 		switch f.num {
 		case specContainers:
 			err = f.repeated(&w.containers)
-		case specRestartPolicy:
-			w.restartPolicy, err = f.bytes()
 		case specTerminationGracePeriodSeconds:
 			err = f.setInt64(&w.terminationGrace)
 		case specNodeName:
