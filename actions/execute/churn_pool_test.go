@@ -87,7 +87,7 @@ func TestExecChurnPools(t *testing.T) {
 	}
 	ips := map[string]string{}
 	for i := range pods {
-		pod, ip := fmt.Sprintf("warm-%d", i), nextIP()
+		pod, ip := fmt.Sprintf("warm-%d", i), testcluster.PodIP()
 		ips[pod] = ip
 		if i%3 == 2 {
 			// A hostile daemon: every request is redirected to the thief.

@@ -22,6 +22,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/internal/syncbuf"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
@@ -82,7 +83,7 @@ func TestExecChurn(t *testing.T) {
 	const slots, churners, workers = 12, 3, 4
 	ips := make(chan string, slots*2)
 	for range slots * 2 {
-		ips <- nextIP()
+		ips <- testcluster.PodIP()
 	}
 	var seq atomic.Int64
 	spawn := func(name, ip string) (*churnPod, error) {

@@ -61,11 +61,11 @@ func cliError(t *testing.T, r cliResult) map[string]any {
 func TestCLIExecExitCodes(t *testing.T) {
 	e := newEnv(t, nil)
 	e.token = "cli-token-do-not-print"
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	a := e.start("cli-a", ip)
 	e.kill(a)
 	b := e.start("cli-b", ip)
-	healthy := e.start("cli-ok", nextIP())
+	healthy := e.start("cli-ok", testcluster.PodIP())
 
 	for _, via := range []string{"kube", "execd", "execd-direct"} {
 		t.Run("ran/"+via, func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestCLIExecExitCodes(t *testing.T) {
 func TestCLIExecUnknownOutcome(t *testing.T) {
 	started := make(chan struct{}, 1)
 	e := newEnv(t, kubelettest.DiesMidCommand(started))
-	e.start("cli-dies", nextIP())
+	e.start("cli-dies", testcluster.PodIP())
 	go func() {
 		<-started
 		time.Sleep(100 * time.Millisecond)
@@ -154,7 +154,7 @@ func TestCLIExecUnknownOutcome(t *testing.T) {
 // status, which is then the client's doing, not the command's).
 func TestCLIExecTimeoutIsUnknown(t *testing.T) {
 	e := newEnv(t, nil)
-	e.start("cli-timeout", nextIP())
+	e.start("cli-timeout", testcluster.PodIP())
 	for _, via := range []string{"kube", "execd", "execd-direct"} {
 		r := runCLI(t, e, "", "cli-timeout", "--via", via, "--timeout", "2s", "--", "sleep", "30")
 		t.Logf("%s: exit %d stderr %s", via, r.code, r.stderr)
@@ -172,7 +172,7 @@ func TestCLIExecTimeoutIsUnknown(t *testing.T) {
 // be an agent Sandbox this user cannot see, not a confident NOT_FOUND.
 func TestCLIExecWithOpenSandboxRightsOnly(t *testing.T) {
 	e := newEnv(t, nil)
-	ct, ip := e.c.Controller(t), nextIP()
+	ct, ip := e.c.Controller(t), testcluster.PodIP()
 	pod := testcluster.SandboxPod("osb-ok-0", "")
 	testcluster.OwnedByBatchSandbox(pod, ct.Create(testcluster.BatchSandboxGVR, e.ns, testcluster.BatchSandbox("osb-ok", pod)), 0)
 	e.kl.CreatePod(e.ns, pod)
@@ -215,7 +215,7 @@ func TestCLIExecByShortID(t *testing.T) {
 	bs := ct.Create(testcluster.BatchSandboxGVR, e.ns, testcluster.BatchSandbox(id, testcluster.SandboxPod("t", "")))
 	e.kl.CreatePod(e.ns, testcluster.OwnedByBatchSandbox(pod, bs, 0))
 	e.kl.Schedule(e.ns, pod.Name, e.node)
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	p := e.kl.SetRunning(e.ns, pod.Name, ip)
 	e.startDaemon(p)
 	ct.SetEndpoints(e.ns, id, ip)

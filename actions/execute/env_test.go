@@ -19,12 +19,6 @@ import (
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
 
-// ips are the package's Pod IPs on loopback, so each Pod's execd is a real
-// server on its own address.
-var ips = testcluster.NewLoopbackIPs()
-
-func nextIP() string { return ips.Next() }
-
 // env is one test's cluster namespace, one test kubelet registered as a
 // Node, the execd daemons of its Pods, and a fleet model fed by the test.
 type env struct {
@@ -94,7 +88,7 @@ func (e *env) observe(pods ...*corev1.Pod) {
 // running starts a sandbox Pod on a fresh IP and shows it to the model.
 func (e *env) running(name string) *corev1.Pod {
 	e.t.Helper()
-	p := e.start(name, nextIP())
+	p := e.start(name, testcluster.PodIP())
 	e.observe(p)
 	return p
 }
@@ -103,7 +97,7 @@ func (e *env) running(name string) *corev1.Pod {
 // another sandbox gets a's IP, and the model has seen both.
 func (e *env) ipTaken(a, b string) (victim, thief *corev1.Pod) {
 	e.t.Helper()
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	victim = e.start(a, ip)
 	e.observe(victim)
 	e.kill(victim)

@@ -14,6 +14,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/internal/syncbuf"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 )
 
@@ -99,7 +100,7 @@ func TestExecIncidentReplayIsRefused(t *testing.T) {
 // selector still catches the stranger for execd-direct.
 func TestExecIncidentWithLaggingModel(t *testing.T) {
 	e := newEnv(t, nil)
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	a := e.start("lag-a", ip)
 	e.observe(a) // the model still believes A is Running at ip
 	e.kill(a)
@@ -120,7 +121,7 @@ func TestExecSameNameRecreationIsRefused(t *testing.T) {
 	old := e.running("same")
 	e.kl.ForceDelete(e.ns, "same")
 	e.daemon(old).Close() // its execd went with it
-	fresh := e.start("same", nextIP())
+	fresh := e.start("same", testcluster.PodIP())
 	x := e.executor(execute.Options{})
 	refusedByEveryTransport(t, x, e.ns, "same", execute.CodeUIDChanged)
 	if e.daemon(fresh).Requests() != 0 || e.execRequests("same") != 0 {

@@ -22,15 +22,15 @@ func TestCLIExecFanOut(t *testing.T) {
 	}
 	for _, n := range []string{"fan-a", "fan-b"} {
 		labelled(n)
-		e.startDaemon(e.kl.SetRunning(e.ns, n, nextIP()))
+		e.startDaemon(e.kl.SetRunning(e.ns, n, testcluster.PodIP()))
 	}
 	// fan-c died and its address went to a Pod of another team.
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	labelled("fan-c")
 	e.kill(e.kl.SetRunning(e.ns, "fan-c", ip))
 	e.start("stranger", ip)
 	// Not selected.
-	e.start("fan-other", nextIP())
+	e.start("fan-other", testcluster.PodIP())
 
 	r := runCLI(t, e, "", "--selector", "team=rl", "--max-parallel", "2", "-o", "jsonl", "--", "sh", "-c", "echo hi")
 	if r.code != 125 {

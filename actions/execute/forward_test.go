@@ -99,7 +99,7 @@ func TestForwardRefusedBeforeAnyTunnel(t *testing.T) {
 	old := e.running("fwd-same")
 	e.kl.ForceDelete(e.ns, "fwd-same")
 	e.daemon(old).Close()
-	fresh := e.start("fwd-same", nextIP())
+	fresh := e.start("fwd-same", testcluster.PodIP())
 
 	x := e.executor(execute.Options{Forwarder: e.clients})
 	snap := e.fleet.Snapshot()
@@ -159,7 +159,7 @@ func TestForwardClosesWhenPodRecreated(t *testing.T) {
 
 	e.kl.ForceDelete(e.ns, "fwd-re")
 	e.daemon(p).Close()
-	fresh := e.start("fwd-re", nextIP())
+	fresh := e.start("fwd-re", testcluster.PodIP())
 
 	select {
 	case <-f.Done():
@@ -183,7 +183,7 @@ func TestForwardClosesWhenPodRecreated(t *testing.T) {
 // model's IP index sees it) closes the forward too.
 func TestForwardClosesWhenAddressTaken(t *testing.T) {
 	e := newEnv(t, nil)
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	a := e.start("fwd-ipa", ip)
 	e.observe(a)
 	x := e.executor(execute.Options{Forwarder: e.clients})

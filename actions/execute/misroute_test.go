@@ -34,7 +34,7 @@ func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
 // to the pooled sandbox named sandbox.
 func (e *env) warmSandbox(ct *testcluster.Controller, sandbox, pod string) *corev1.Pod {
 	e.t.Helper()
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	warm := e.startPod(testcluster.PoolPod(pod, "warm"), ip)
 	ct.PooledSandbox(e.ns, sandbox, "warm", ip, pod)
 	return warm
@@ -188,7 +188,7 @@ func TestExecdRedirectIsNeverFollowed(t *testing.T) {
 
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
 		t.Run(string(via), func(t *testing.T) {
-			ip := nextIP()
+			ip := testcluster.PodIP()
 			name := "redir-" + strings.ReplaceAll(string(via), "-", "")
 			e.kl.CreatePod(e.ns, testcluster.SandboxPod(name, ""))
 			e.kl.Schedule(e.ns, name, e.node)
@@ -233,7 +233,7 @@ func TestExecHostNetworkRefusesExecd(t *testing.T) {
 	e := newEnv(t, nil)
 	pod := testcluster.SandboxPod("hostnet", "")
 	pod.Spec.HostNetwork = true
-	p := e.startPod(pod, nextIP())
+	p := e.startPod(pod, testcluster.PodIP())
 	e.observe(p)
 	x := e.executor(execute.Options{})
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
@@ -257,10 +257,10 @@ func TestExecHostNetworkRefusesExecd(t *testing.T) {
 // at create can. --expect-uid and --expect-ip refuse a Pod that differs.
 func TestCLIExecExpectUIDAndIP(t *testing.T) {
 	e := newEnv(t, nil)
-	first := e.start("expect", nextIP())
+	first := e.start("expect", testcluster.PodIP())
 	e.kl.ForceDelete(e.ns, "expect")
 	e.daemon(first).Close()
-	fresh := e.start("expect", nextIP())
+	fresh := e.start("expect", testcluster.PodIP())
 
 	r := runCLI(t, e, "", "expect", "--expect-uid", string(first.UID), "--", "true")
 	if obj := cliError(t, r); r.code != 125 || obj["code"] != execute.CodeUIDChanged || obj["executed"] != "no" {
@@ -284,7 +284,7 @@ func TestCLIExecExpectUIDAndIP(t *testing.T) {
 func TestCLIExecFindsSandboxWithoutNamespace(t *testing.T) {
 	e := newEnv(t, nil)
 	uniq := "uniq-" + e.ns
-	p := e.start(uniq, nextIP())
+	p := e.start(uniq, testcluster.PodIP())
 	var out, errOut strings.Builder
 	code := runCLIArgs(t, e, &out, &errOut, "exec", uniq, "--", "true")
 	if code != 0 {
@@ -296,8 +296,8 @@ func TestCLIExecFindsSandboxWithoutNamespace(t *testing.T) {
 
 	e2 := newEnv(t, nil)
 	twin := "twin-" + e.ns
-	e.start(twin, nextIP())
-	e2.start(twin, nextIP())
+	e.start(twin, testcluster.PodIP())
+	e2.start(twin, testcluster.PodIP())
 	out.Reset()
 	errOut.Reset()
 	code = runCLIArgs(t, e, &out, &errOut, "exec", twin, "--", "true")

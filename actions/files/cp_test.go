@@ -141,7 +141,7 @@ func TestCopyRefusedBeforeAnyByte(t *testing.T) {
 	upload := filepath.Join(src, "pi.txt")
 
 	// IP taken: A dies, B gets its address.
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	a := e.startPod(testcluster.SandboxPod("taken-a", ""), ip)
 	e.kill(a)
 	b := e.startPod(testcluster.SandboxPod("taken-b", ""), ip)
@@ -153,7 +153,7 @@ func TestCopyRefusedBeforeAnyByte(t *testing.T) {
 	// Pool handover: warm-x1 allocated to A, then handed to B while A's
 	// allocation still lists it.
 	ct := e.c.Controller(t)
-	warmIP := nextIP()
+	warmIP := testcluster.PodIP()
 	warm := e.startPod(testcluster.PoolPod("warm-x1", "warm"), warmIP)
 	ct.PooledSandbox(e.ns, "pool-a", "warm", warmIP, "warm-x1")
 	nextSecond()
@@ -360,8 +360,8 @@ func TestCopyFanOutUpload(t *testing.T) {
 		p.Labels["team"] = "rl"
 		return e.startPod(p, ip)
 	}
-	a, b := labelled("fan-a", nextIP()), labelled("fan-b", nextIP())
-	ip := nextIP()
+	a, b := labelled("fan-a", testcluster.PodIP()), labelled("fan-b", testcluster.PodIP())
+	ip := testcluster.PodIP()
 	e.kill(labelled("fan-c", ip))
 	stranger := e.startPod(testcluster.SandboxPod("stranger", ""), ip)
 

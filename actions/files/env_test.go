@@ -25,11 +25,6 @@ import (
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
 
-// ips are the package's Pod IPs on loopback (as actions/execute's).
-var ips = testcluster.NewLoopbackIPs()
-
-func nextIP() string { return ips.Next() }
-
 // file is one entry of a simulated container's file system.
 type file struct {
 	data []byte
@@ -232,7 +227,7 @@ func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
 }
 
 func (e *env) running(name string) *corev1.Pod {
-	return e.startPod(testcluster.SandboxPod(name, ""), nextIP())
+	return e.startPod(testcluster.SandboxPod(name, ""), testcluster.PodIP())
 }
 
 // kill ends the sandbox's main container and its execd.
