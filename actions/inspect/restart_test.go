@@ -1,7 +1,6 @@
 package inspect_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -12,15 +11,15 @@ import (
 	"github.com/sandscope/sandscope/actions/inspect"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
 
 func sandscope(args ...string) (stdout, stderr string, code int) {
-	var out, errOut bytes.Buffer
-	code = cli.Main(args, strings.NewReader(""), &out, &errOut)
-	return out.String(), errOut.String(), code
+	r := clitest.Run(cli.Main, "", args...)
+	return r.Stdout, r.Stderr, r.Code
 }
 
 // TestExplainRestartOnTheAPIServer replays a liveness kill an hour later, its Events gone: a
