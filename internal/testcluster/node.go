@@ -149,3 +149,29 @@ func (l *loopbackIPs) next() string {
 	n := l.seq.Add(1)
 	return fmt.Sprintf("127.%d.%d.%d", l.octet, n/250, n%250+2)
 }
+
+// Sandboxes is one test's namespace with a Node of its own (NodeNamespace):
+// where a test of exec or cp runs its sandbox Pods, each at an address of
+// its own (PodIP) with its execd behind the Node's port-forward.
+type Sandboxes struct {
+	*Node
+	T  testing.TB
+	C  *Cluster
+	NS string
+}
+
+// Sandboxes starts a Node of opts in a namespace of the test's own; the
+// Node is named prefix-NS.
+func (c *Cluster) Sandboxes(t testing.TB, prefix string, opts NodeOptions) *Sandboxes {
+	t.Helper()
+	ns, n := c.NodeNamespace(t, prefix, opts)
+	return &Sandboxes{Node: n, T: t, C: c, NS: ns}
+}
+
+// Start runs pod in the namespace on the Node at ip, with its execd up
+// requiring token (none when empty).
+func (s *Sandboxes) Start(pod *corev1.Pod, ip, token string) *corev1.Pod {
+	s.T.Helper()
+	p, _ := s.RunWithExecd(s.NS, pod, ip, token)
+	return p
+}
