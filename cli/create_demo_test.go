@@ -1,32 +1,18 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/sandscope/sandscope/demo/sim"
+	"github.com/sandscope/sandscope/internal/clitest"
 )
 
 // createDemo runs `sandscope --demo create ... -o json` through the real
 // entry point and returns its exit code and JSON lines.
 func createDemo(t *testing.T, args ...string) (int, []map[string]any, string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code := Main(append([]string{"--demo", "create", "-o", "json", "--wait-timeout", "1m"}, args...), strings.NewReader(""), &out, &errOut)
-	var lines []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("stdout line is not JSON: %q: %v", line, err)
-		}
-		lines = append(lines, m)
-	}
-	return code, lines, errOut.String()
+	r := clitest.Run(Main, "", append([]string{"--demo", "create", "-o", "json", "--wait-timeout", "1m"}, args...)...)
+	return r.Code, clitest.JSONLines(t, r.Stdout), r.Stderr
 }
 
 func TestCreateDemoCommand(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
@@ -21,8 +20,7 @@ type getFlags struct {
 	output    string
 	noHeaders bool
 	selector  string
-	timeout   time.Duration
-	maxTime   time.Duration
+	read      readFlags
 	// allowPartial exits 0 after a partial read (still warned about).
 	allowPartial bool
 }
@@ -67,8 +65,7 @@ func newGetCommand(g *Globals) *cobra.Command {
 	fl.StringVarP(&f.output, "output", "o", "", "Output format: "+strings.Join(output.Formats, ", ")+" (default table)")
 	fl.BoolVar(&f.noHeaders, "no-headers", false, "Print the table without its header line")
 	fl.StringVarP(&f.selector, "selector", "l", "", "Label selector: list only what matches (e.g. -l team=rl,tier!=gpu)")
-	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time the context may stay silent: to connect, between two signs of progress of its lists, and once synced to analyze")
-	fl.DurationVar(&f.maxTime, "max-time", sweep.DefaultMaxTime, "Time allowed in all, however the lists keep arriving")
+	f.read.add(fl)
 	fl.BoolVar(&f.allowPartial, "allow-partial", false, "Exit 0 after a partial read (what could not be seen is still warned about on stderr)")
 	_ = cmd.RegisterFlagCompletionFunc("output", completeOutput)
 	return cmd
@@ -96,11 +93,10 @@ func runGet(ctx context.Context, g *Globals, f *getFlags, args []string) error {
 	if len(q.Names) > 0 && g.AllNamespaces {
 		return usage(errors.New("a NAME cannot be looked up across all namespaces (-A); give -n NS"))
 	}
-	opts, targets, err := fleetSource(ctx, g, f.timeout)
+	opts, targets, err := fleetSource(ctx, g, f.read)
 	if err != nil {
 		return err
 	}
-	opts.MaxTime, opts.Progress = f.maxTime, g.Err
 	if len(targets) != 1 {
 		return usage(fmt.Errorf("get reads one context, not %d: give --context one name", len(targets)))
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/sandscope/sandscope/actions/sweep"
@@ -20,11 +21,22 @@ import (
 // sweepFlags are the sweep's own flags; -n, -A, --context, --stuck-after and
 // --selector are the global ones.
 type sweepFlags struct {
-	output  string
-	failOn  string
+	output string
+	failOn string
+	read   readFlags
+	probe  bool
+}
+
+// readFlags bound one read of a context, in sweep and get alike: both read
+// through fleetSource and sweep.WithDeadline, so the flags mean the same.
+type readFlags struct {
 	timeout time.Duration
 	maxTime time.Duration
-	probe   bool
+}
+
+func (r *readFlags) add(fl *pflag.FlagSet) {
+	fl.DurationVar(&r.timeout, "timeout", sweep.DefaultTimeout, "Time each context may stay silent: to connect, between two signs of progress of its lists, and once synced to analyze (findings, forensics)")
+	fl.DurationVar(&r.maxTime, "max-time", sweep.DefaultMaxTime, "Time allowed for each context in all, however its lists keep arriving (a context still syncing then is read partially, not unreachable)")
 }
 
 func newSweepCommand(g *Globals) *cobra.Command {
@@ -57,8 +69,7 @@ func newSweepCommand(g *Globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.output, "output", "o", "table", "Output format: table, json or junit")
 	fl.StringVar(&f.failOn, "fail-on", sweep.DefaultFailOn, "Exit 1 when a finding is at or above this severity (warning or error), and with ,partial when a context was read partially")
-	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "Time each context may stay silent: to connect, between two signs of progress of its lists, and for forensics once synced")
-	fl.DurationVar(&f.maxTime, "max-time", sweep.DefaultMaxTime, "Time allowed for each context in all, however its lists keep arriving (a context still syncing then is CONTEXT_PARTIAL, not unreachable)")
+	f.read.add(fl)
 	fl.BoolVar(&f.probe, "probe", false, "Check each running sandbox's exec daemon live (GET /ping on port 44772)")
 	return cmd
 }
@@ -74,7 +85,7 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	default:
 		return usage(fmt.Errorf("-o must be table, json or junit, not %q", f.output))
 	}
-	opts, targets, err := fleetSource(ctx, g, f.timeout)
+	opts, targets, err := fleetSource(ctx, g, f.read)
 	if err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) {
@@ -85,8 +96,6 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	// The probe talks to every sandbox's exec daemon: only when asked for,
 	// --readonly or not.
 	opts.Probe = f.probe
-	// Lists that take long say how far they came on stderr.
-	opts.MaxTime, opts.Progress = f.maxTime, g.Err
 
 	report := sweep.Sweep(ctx, targets, opts)
 	out := g.Out
@@ -129,12 +138,13 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 }
 
 // fleetSource is how sweep and get read the fleet: the options of one
-// read (-n/-A, --selector, --stuck-after, image checks, timeout) and a
-// target per --context, or the demo's simulated fleet under --demo. Usage
-// errors are *ExitError; a demo that does not start is a plain error.
-func fleetSource(ctx context.Context, g *Globals, timeout time.Duration) (sweep.Options, []sweep.Target, error) {
+// read (-n/-A, --selector, --stuck-after, image checks, --timeout and
+// --max-time) and a target per --context, or the demo's simulated fleet
+// under --demo. Usage errors are *ExitError; a demo that does not start is
+// a plain error.
+func fleetSource(ctx context.Context, g *Globals, r readFlags) (sweep.Options, []sweep.Target, error) {
 	usage := func(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
-	if timeout <= 0 {
+	if r.timeout <= 0 {
 		return sweep.Options{}, nil, usage(errors.New("--timeout must be positive"))
 	}
 	if g.AllNamespaces && g.Kube.Namespace() != "" {
@@ -147,7 +157,10 @@ func fleetSource(ctx context.Context, g *Globals, timeout time.Duration) (sweep.
 	if err != nil {
 		return sweep.Options{}, nil, err
 	}
-	return e.Sweep(ctx, names, timeout)
+	opts, targets, err := e.Sweep(ctx, names, r.timeout)
+	// Lists that take long say how far they came on stderr.
+	opts.MaxTime, opts.Progress = r.maxTime, g.Err
+	return opts, targets, err
 }
 
 // splitContexts reads --context as a comma list; empty entries are dropped.

@@ -97,27 +97,31 @@ func closedBy(c net.Conn, deadline time.Time) error {
 // sending nothing more.
 func TestIdleConnectionsAreClosed(t *testing.T) {
 	t.Parallel()
+	plainAndTLS(t, Limits{IdleTimeout: 300 * time.Millisecond, MaxConnections: 200}, func(t *testing.T, addr string, plain bool) {
+		const n = 100
+		conns := make([]net.Conn, n)
+		for i := range conns {
+			conns[i] = keepAlive(t, addr, plain)
+		}
+		open, deadline := 0, time.Now().Add(10*time.Second)
+		for _, c := range conns {
+			if err := closedBy(c, deadline); err != nil {
+				open++
+			}
+		}
+		if open > 0 {
+			t.Errorf("%d of %d idle keep-alive connections still open long after the 300ms idle timeout", open, n)
+		}
+	})
+}
+
+// plainAndTLS runs test, in parallel subtests, against a server with
+// limits serving plain HTTP and one serving TLS.
+func plainAndTLS(t *testing.T, limits Limits, test func(t *testing.T, addr string, plain bool)) {
 	for _, plain := range []bool{true, false} {
 		t.Run(fmt.Sprintf("plain=%v", plain), func(t *testing.T) {
 			t.Parallel()
-			addr := serveHTTP(t, newTestServer(t, Options{
-				InsecurePlainHTTP: plain,
-				Limits:            Limits{IdleTimeout: 300 * time.Millisecond, MaxConnections: 200},
-			}))
-			const n = 100
-			conns := make([]net.Conn, n)
-			for i := range conns {
-				conns[i] = keepAlive(t, addr, plain)
-			}
-			open, deadline := 0, time.Now().Add(10*time.Second)
-			for _, c := range conns {
-				if err := closedBy(c, deadline); err != nil {
-					open++
-				}
-			}
-			if open > 0 {
-				t.Errorf("%d of %d idle keep-alive connections still open long after the 300ms idle timeout", open, n)
-			}
+			test(t, serveHTTP(t, newTestServer(t, Options{InsecurePlainHTTP: plain, Limits: limits})), plain)
 		})
 	}
 }
@@ -126,29 +130,22 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 // headers is closed after ReadHeaderTimeout.
 func TestSilentConnectionsAreClosed(t *testing.T) {
 	t.Parallel()
-	for _, plain := range []bool{true, false} {
-		t.Run(fmt.Sprintf("plain=%v", plain), func(t *testing.T) {
-			t.Parallel()
-			addr := serveHTTP(t, newTestServer(t, Options{
-				InsecurePlainHTTP: plain,
-				Limits:            Limits{ReadHeaderTimeout: 300 * time.Millisecond},
-			}))
-			c, err := net.DialTimeout("tcp", addr, 10*time.Second)
-			if err != nil {
+	plainAndTLS(t, Limits{ReadHeaderTimeout: 300 * time.Millisecond}, func(t *testing.T, addr string, plain bool) {
+		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if plain {
+			// Half a request line, then nothing.
+			if _, err := fmt.Fprint(c, "GET /metr"); err != nil {
 				t.Fatal(err)
 			}
-			defer c.Close()
-			if plain {
-				// Half a request line, then nothing.
-				if _, err := fmt.Fprint(c, "GET /metr"); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := closedBy(c, time.Now().Add(10*time.Second)); err != nil {
-				t.Errorf("silent connection: %v", err)
-			}
-		})
-	}
+		}
+		if err := closedBy(c, time.Now().Add(10*time.Second)); err != nil {
+			t.Errorf("silent connection: %v", err)
+		}
+	})
 }
 
 // Past MaxConnections a new connection is not served until one of the open

@@ -1,38 +1,19 @@
 package create_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/kube/imageconfig/registrytest"
 )
 
 // sandscope runs the real command line against the test cluster.
 func (h *harness) sandscope(args ...string) (code int, stdout, stderr string) {
 	h.t.Helper()
-	var out, errOut bytes.Buffer
-	all := append([]string{"--kubeconfig", h.c.Kubeconfig, "-n", h.ns}, args...)
-	code = cli.Main(all, strings.NewReader(""), &out, &errOut)
-	return code, out.String(), errOut.String()
-}
-
-func jsonLines(t *testing.T, s string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("not a JSON line: %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
+	r := clitest.Run(cli.Main, "", append([]string{"--kubeconfig", h.c.Kubeconfig, "-n", h.ns}, args...)...)
+	return r.Code, r.Stdout, r.Stderr
 }
 
 func TestCLICreateRefusedJSON(t *testing.T) {
@@ -42,7 +23,7 @@ func TestCLICreateRefusedJSON(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("exit %d, want 2 (stderr %s)", code, stderr)
 	}
-	lines := jsonLines(t, stdout)
+	lines := clitest.JSONLines(t, stdout)
 	if len(lines) != 1 {
 		t.Fatalf("stdout %q", stdout)
 	}
@@ -61,7 +42,7 @@ func TestCLICreateFailsWithStagesJSON(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (stderr %s)", code, stderr)
 	}
-	lines := jsonLines(t, stdout)
+	lines := clitest.JSONLines(t, stdout)
 	if len(lines) != 3 || lines[0]["stage"] != "Queued" || lines[1]["stage"] != "Failed" {
 		t.Fatalf("json lines %v", lines)
 	}

@@ -9,11 +9,6 @@ import (
 	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
-// Pod IPs on loopback, so each Pod's execd is a server of its own.
-var ips = testcluster.NewLoopbackIPs()
-
-func nextIP() string { return ips.Next() }
-
 // useRealExecPath wires the production prober: a test kubelet serving
 // pods/portforward into each Pod's fake execd, reached through the real
 // API server by actions/execute's identity-checked exec path.
@@ -30,7 +25,7 @@ func TestReadyThroughRealExecPath(t *testing.T) {
 	e := h.useRealExecPath()
 	r, pod := h.startSvc(create.Request{ExecdTimeout: 20 * time.Second})
 	h.kl.Schedule(h.ns, pod.Name, e.Name)
-	running := h.kl.SetRunning(h.ns, pod.Name, nextIP())
+	running := h.kl.SetRunning(h.ns, pod.Name, testcluster.PodIP())
 	r.until(t, create.StageStarting)
 	// The daemon comes up a moment after the container: Starting must wait
 	// for it, not report Ready on Pod Running.
@@ -50,7 +45,7 @@ func TestExecdSilentThroughRealExecPath(t *testing.T) {
 	e := h.useRealExecPath()
 	r, pod := h.startSvc(create.Request{ExecdTimeout: 2 * time.Second})
 	h.kl.Schedule(h.ns, pod.Name, e.Name)
-	h.kl.SetRunning(h.ns, pod.Name, nextIP()) // no daemon ever starts
+	h.kl.SetRunning(h.ns, pod.Name, testcluster.PodIP()) // no daemon ever starts
 	_, err := r.wait(t)
 	if err == nil || err.Code != create.CodeExecdUnreachable || err.Stage != create.StageStarting {
 		t.Fatalf("err = %v", err)

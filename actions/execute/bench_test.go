@@ -35,7 +35,7 @@ func BenchmarkCheckCost(b *testing.B) {
 			var before time.Duration
 			b.ResetTimer()
 			for b.Loop() {
-				res, err := x.Run(context.Background(), execute.Request{Namespace: e.ns, Ref: "bench", Via: via,
+				res, err := x.Run(context.Background(), execute.Request{Namespace: e.NS, Ref: "bench", Via: via,
 					Command: []string{"true"}, Stdout: io.Discard})
 				if err != nil {
 					b.Fatal(err)

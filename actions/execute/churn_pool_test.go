@@ -58,7 +58,7 @@ func TestExecChurnPools(t *testing.T) {
 		handovers = 30
 	}
 	e := newEnv(t, nil)
-	ct := e.c.Controller(t)
+	ct := e.C.Controller(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -79,7 +79,7 @@ func TestExecChurnPools(t *testing.T) {
 	newSandbox := func(pod, ip string) {
 		seq++
 		name := fmt.Sprintf("pooled-%d", seq)
-		ct.PooledSandbox(e.ns, name, "warm", ip, pod)
+		ct.PooledSandbox(e.NS, name, "warm", ip, pod)
 		truth.hand(pod, name)
 		namesMu.Lock()
 		names = append(names, name)
@@ -87,13 +87,13 @@ func TestExecChurnPools(t *testing.T) {
 	}
 	ips := map[string]string{}
 	for i := range pods {
-		pod, ip := fmt.Sprintf("warm-%d", i), nextIP()
+		pod, ip := fmt.Sprintf("warm-%d", i), testcluster.PodIP()
 		ips[pod] = ip
 		if i%3 == 2 {
 			// A hostile daemon: every request is redirected to the thief.
-			e.kl.CreatePod(e.ns, testcluster.PoolPod(pod, "warm"))
-			e.kl.Schedule(e.ns, pod, e.node)
-			e.kl.SetRunning(e.ns, pod, ip)
+			e.Kubelet.CreatePod(e.NS, testcluster.PoolPod(pod, "warm"))
+			e.Kubelet.Schedule(e.NS, pod, e.Node.Name)
+			e.Kubelet.SetRunning(e.NS, pod, ip)
 			hl, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(execd.DefaultPort)))
 			if err != nil {
 				t.Fatal(err)
@@ -132,7 +132,7 @@ func TestExecChurnPools(t *testing.T) {
 				namesMu.Unlock()
 				via := []execute.Via{execute.ViaExecdDirect, execute.ViaKube}[rng.IntN(2)]
 				from := time.Now()
-				_, err := x.Run(ctx, execute.Request{Namespace: e.ns, Ref: sb, Via: via, Command: []string{"echo", "for=" + sb}, Stdout: &syncbuf.Buffer{}})
+				_, err := x.Run(ctx, execute.Request{Namespace: e.NS, Ref: sb, Via: via, Command: []string{"echo", "for=" + sb}, Stdout: &syncbuf.Buffer{}})
 				attempts.Add(1)
 				var ee *refusal.Refusal
 				switch {
@@ -170,7 +170,7 @@ func TestExecChurnPools(t *testing.T) {
 			truth.mu.Lock()
 			owner := truth.owner[pod]
 			truth.mu.Unlock()
-			ct.LabelPod(e.ns, pod, map[string]string{osv1.LabelBatchSandboxName: owner})
+			ct.LabelPod(e.NS, pod, map[string]string{osv1.LabelBatchSandboxName: owner})
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/internal/syncbuf"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/execd"
 	"github.com/sandscope/sandscope/kube/execd/execdtest"
@@ -66,11 +67,11 @@ func TestExecChurn(t *testing.T) {
 		cycles, _ = strconv.Atoi(s)
 	}
 	e := newEnv(t, nil)
-	cs := e.c.Kube.CoreV1().Pods(e.ns)
+	cs := e.C.Kube.CoreV1().Pods(e.NS)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	w := kube.NewWatcher(e.clients, kube.WatcherOptions{Namespace: e.ns})
+	w := kube.NewWatcher(e.clients, kube.WatcherOptions{Namespace: e.NS})
 	go w.Run(ctx) //nolint:errcheck // returns when ctx ends
 	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
 	defer scancel()
@@ -82,13 +83,13 @@ func TestExecChurn(t *testing.T) {
 	const slots, churners, workers = 12, 3, 4
 	ips := make(chan string, slots*2)
 	for range slots * 2 {
-		ips <- nextIP()
+		ips <- testcluster.PodIP()
 	}
 	var seq atomic.Int64
 	spawn := func(name, ip string) (*churnPod, error) {
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"opensandbox.io/id": name}},
-			Spec:       corev1.PodSpec{NodeName: e.node, Containers: []corev1.Container{{Name: "sandbox", Image: "x"}}},
+			Spec:       corev1.PodSpec{NodeName: e.Node.Name, Containers: []corev1.Container{{Name: "sandbox", Image: "x"}}},
 		}
 		created, err := cs.Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
@@ -105,7 +106,7 @@ func TestExecChurn(t *testing.T) {
 		var d *execdtest.Server
 		for try := 0; ; try++ { // the previous holder's listener may still be closing
 			d, err = execdtest.Start(execdtest.Config{Addr: net.JoinHostPort(ip, strconv.Itoa(execd.DefaultPort)),
-				Identity: fmt.Sprintf("pod=%s/%s uid=%s", e.ns, name, running.UID)})
+				Identity: fmt.Sprintf("pod=%s/%s uid=%s", e.NS, name, running.UID)})
 			if err == nil || try == 50 {
 				break
 			}

@@ -19,23 +19,11 @@ import (
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
 
-// ips are the package's Pod IPs on loopback, so each Pod's execd is a real
-// server on its own address.
-var ips = testcluster.NewLoopbackIPs()
-
-func nextIP() string { return ips.Next() }
-
-// env is one test's cluster namespace, one test kubelet registered as a
-// Node, the execd daemons of its Pods, and a fleet model fed by the test.
+// env is one test's namespace with a test kubelet registered as a Node
+// and the execd daemons of its Pods (testcluster.Sandboxes), and a fleet
+// model fed by the test.
 type env struct {
-	t       testing.TB
-	c       *testcluster.Cluster
-	kl      *testcluster.Kubelet
-	ns      string
-	n       *testcluster.Node
-	node    string              // n's name
-	kubelet *kubelettest.Server // n's test kubelet
-	pods    *execdtest.Pods     // each Pod incarnation's execd, behind port-forward
+	*testcluster.Sandboxes
 	clients *kube.Clients
 	fleet   *fleet.Fleet
 	token   string
@@ -44,48 +32,45 @@ type env struct {
 func newEnv(t testing.TB, exec kubelettest.ExecFunc) *env {
 	t.Helper()
 	c := testcluster.Get(t)
-	e := &env{t: t, c: c, fleet: fleet.New(fleet.Options{})}
-	e.ns, e.n = c.NodeNamespace(t, "exec", testcluster.NodeOptions{Exec: exec})
-	e.kl, e.node, e.kubelet, e.pods = e.n.Kubelet, e.n.Name, e.n.Server, e.n.Daemons
+	e := &env{Sandboxes: c.Sandboxes(t, "exec", testcluster.NodeOptions{Exec: exec}), fleet: fleet.New(fleet.Options{})}
 	var err error
-	if e.clients, err = kube.NewClients(c.Config, e.ns); err != nil {
+	if e.clients, err = kube.NewClients(c.Config, e.NS); err != nil {
 		t.Fatal(err)
 	}
-	e.fleet.SetStatus(model.SourceStatus{Synced: true, Namespaces: []string{e.ns}})
+	e.fleet.SetStatus(model.SourceStatus{Synced: true, Namespaces: []string{e.NS}})
 	return e
 }
 
 // start creates a sandbox Pod (OpenSandbox layout, label opensandbox.io/id),
 // binds it to the env's node, makes it Running with ip, and starts its execd.
 func (e *env) start(name, ip string) *corev1.Pod {
-	e.t.Helper()
-	p, _ := e.n.RunWithExecd(e.ns, testcluster.SandboxPod(name, ""), ip, e.token)
-	return p
+	e.T.Helper()
+	return e.Start(testcluster.SandboxPod(name, ""), ip, e.token)
 }
 
 func (e *env) startDaemon(p *corev1.Pod) *execdtest.Server {
-	e.t.Helper()
-	return e.n.StartExecd(p, e.token)
+	e.T.Helper()
+	return e.StartExecd(p, e.token)
 }
 
 func (e *env) daemon(p *corev1.Pod) *execdtest.Server {
-	return e.pods.Get(string(p.UID))
+	return e.Daemons.Get(string(p.UID))
 }
 
 // kill makes the Pod's main container exit and the Pod Failed, and stops its
 // execd, as when a sandbox's command ends.
 func (e *env) kill(p *corev1.Pod) *corev1.Pod {
-	e.t.Helper()
-	return e.n.Kill(p)
+	e.T.Helper()
+	return e.Node.Kill(p)
 }
 
 // observe feeds the model the Pods as they are now on the API server.
 func (e *env) observe(pods ...*corev1.Pod) {
-	e.t.Helper()
+	e.T.Helper()
 	for _, p := range pods {
-		live, err := e.c.Kube.CoreV1().Pods(p.Namespace).Get(testcluster.Context(e.t), p.Name, metav1.GetOptions{})
+		live, err := e.C.Kube.CoreV1().Pods(p.Namespace).Get(testcluster.Context(e.T), p.Name, metav1.GetOptions{})
 		if err != nil {
-			e.t.Fatalf("observe %s: %v", p.Name, err)
+			e.T.Fatalf("observe %s: %v", p.Name, err)
 		}
 		e.fleet.UpsertPod(model.SlimPod(live))
 	}
@@ -93,8 +78,8 @@ func (e *env) observe(pods ...*corev1.Pod) {
 
 // running starts a sandbox Pod on a fresh IP and shows it to the model.
 func (e *env) running(name string) *corev1.Pod {
-	e.t.Helper()
-	p := e.start(name, nextIP())
+	e.T.Helper()
+	p := e.start(name, testcluster.PodIP())
 	e.observe(p)
 	return p
 }
@@ -102,8 +87,8 @@ func (e *env) running(name string) *corev1.Pod {
 // ipTaken is incident 002 set up for a test: sandbox a's Pod dies, Pod b of
 // another sandbox gets a's IP, and the model has seen both.
 func (e *env) ipTaken(a, b string) (victim, thief *corev1.Pod) {
-	e.t.Helper()
-	ip := nextIP()
+	e.T.Helper()
+	ip := testcluster.PodIP()
 	victim = e.start(a, ip)
 	e.observe(victim)
 	e.kill(victim)
@@ -126,7 +111,7 @@ func (e *env) executor(opts execute.Options) *execute.Executor {
 }
 
 // execRequests counts the exec requests the kubelet received for pod.
-func (e *env) execRequests(pod string) int { return e.n.Requests(e.ns, pod) }
+func (e *env) execRequests(pod string) int { return e.Node.Requests(e.NS, pod) }
 
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -14,6 +14,7 @@ import (
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/internal/syncbuf"
+	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 )
 
@@ -56,7 +57,7 @@ func TestExecIncidentReplayIsRefused(t *testing.T) {
 	for _, via := range allVias {
 		t.Run(string(via), func(t *testing.T) {
 			var out syncbuf.Buffer
-			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sandbox-a", Via: via,
+			_, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "sandbox-a", Via: via,
 				Command: []string{"sh", "-c", "echo pi > pi.txt"}, Stdout: &out, Stderr: &out})
 			ee := asExecError(t, err)
 			if ee.Code != execute.CodeIPTaken && ee.Code != execute.CodePodNotRunning {
@@ -85,12 +86,12 @@ func TestExecIncidentReplayIsRefused(t *testing.T) {
 	// the check, lands in B's container with success.
 	var out syncbuf.Buffer
 	tr := &execute.ExecdDirectTransport{}
-	res, err := tr.Exec(ctxT(t), execute.Dispatch{Namespace: e.ns, Pod: "sandbox-a", Address: b.Status.PodIP,
+	res, err := tr.Exec(ctxT(t), execute.Dispatch{Namespace: e.NS, Pod: "sandbox-a", Address: b.Status.PodIP,
 		Command: []string{"sh", "-c", "echo pi > pi.txt"}, Stdout: &out, Stderr: &out})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("control: %v exit %d", err, res.ExitCode)
 	}
-	if !strings.Contains(out.String(), "pod="+e.ns+"/sandbox-b uid="+string(b.UID)) || e.daemon(b).Commands() != 1 {
+	if !strings.Contains(out.String(), "pod="+e.NS+"/sandbox-b uid="+string(b.UID)) || e.daemon(b).Commands() != 1 {
 		t.Fatalf("control did not reach B (output %q, B commands %d)", out.String(), e.daemon(b).Commands())
 	}
 }
@@ -99,13 +100,13 @@ func TestExecIncidentReplayIsRefused(t *testing.T) {
 // selector still catches the stranger for execd-direct.
 func TestExecIncidentWithLaggingModel(t *testing.T) {
 	e := newEnv(t, nil)
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	a := e.start("lag-a", ip)
 	e.observe(a) // the model still believes A is Running at ip
 	e.kill(a)
 	b := e.start("lag-b", ip)
 	x := e.executor(execute.Options{})
-	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "lag-a", Via: execute.ViaExecdDirect, Command: []string{"id"}, Stdout: io.Discard})
+	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "lag-a", Via: execute.ViaExecdDirect, Command: []string{"id"}, Stdout: io.Discard})
 	ee := asExecError(t, err)
 	if ee.Code != execute.CodeIPTaken || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("got %s", ee.JSON())
@@ -118,11 +119,11 @@ func TestExecIncidentWithLaggingModel(t *testing.T) {
 func TestExecSameNameRecreationIsRefused(t *testing.T) {
 	e := newEnv(t, nil)
 	old := e.running("same")
-	e.kl.ForceDelete(e.ns, "same")
+	e.Kubelet.ForceDelete(e.NS, "same")
 	e.daemon(old).Close() // its execd went with it
-	fresh := e.start("same", nextIP())
+	fresh := e.start("same", testcluster.PodIP())
 	x := e.executor(execute.Options{})
-	refusedByEveryTransport(t, x, e.ns, "same", execute.CodeUIDChanged)
+	refusedByEveryTransport(t, x, e.NS, "same", execute.CodeUIDChanged)
 	if e.daemon(fresh).Requests() != 0 || e.execRequests("same") != 0 {
 		t.Fatal("the re-created Pod received a request")
 	}
@@ -131,18 +132,18 @@ func TestExecSameNameRecreationIsRefused(t *testing.T) {
 func TestExecPodDeletedBetweenCacheAndCheckIsRefused(t *testing.T) {
 	e := newEnv(t, nil)
 	e.running("gone") // the cache still has it
-	e.kl.ForceDelete(e.ns, "gone")
+	e.Kubelet.ForceDelete(e.NS, "gone")
 	x := e.executor(execute.Options{})
-	refusedByEveryTransport(t, x, e.ns, "gone", execute.CodePodGone)
+	refusedByEveryTransport(t, x, e.NS, "gone", execute.CodePodGone)
 }
 
 func TestExecDeletingPodIsRefused(t *testing.T) {
 	e := newEnv(t, nil)
 	e.running("deleting")
-	e.kl.DeleteHeld(e.ns, "deleting")
-	t.Cleanup(func() { e.kl.Release(e.ns, "deleting") })
+	e.Kubelet.DeleteHeld(e.NS, "deleting")
+	t.Cleanup(func() { e.Kubelet.Release(e.NS, "deleting") })
 	x := e.executor(execute.Options{})
-	for _, r := range refusedByEveryTransport(t, x, e.ns, "deleting", execute.CodePodDeleting) {
+	for _, r := range refusedByEveryTransport(t, x, e.NS, "deleting", execute.CodePodDeleting) {
 		if r.Retryable {
 			t.Errorf("retryable: %s", r.JSON())
 		}
@@ -158,11 +159,11 @@ func TestExecHealthySandboxThroughEachTransport(t *testing.T) {
 	e := newEnv(t, nil)
 	p := e.running("healthy")
 	x := e.executor(execute.Options{})
-	identity := "pod=" + e.ns + "/healthy uid=" + string(p.UID)
+	identity := "pod=" + e.NS + "/healthy uid=" + string(p.UID)
 	for _, via := range allVias {
 		t.Run(string(via), func(t *testing.T) {
 			var out, errOut syncbuf.Buffer
-			res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "healthy", Via: via,
+			res, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "healthy", Via: via,
 				Command: []string{"sh", "-c", "echo hello world; stderr oops; exit 3"}, Stdout: &out, Stderr: &errOut})
 			if err != nil {
 				t.Fatalf("run: %v", err)
@@ -187,7 +188,7 @@ func TestExecHealthySandboxThroughEachTransport(t *testing.T) {
 		})
 	}
 	// pod/NAME works too, exit 0.
-	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "pod/healthy", Command: []string{"true"}, Stdout: io.Discard})
+	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "pod/healthy", Command: []string{"true"}, Stdout: io.Discard})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("pod/NAME: %v %d", err, res.ExitCode)
 	}
@@ -201,12 +202,12 @@ func TestExecStdinThroughKube(t *testing.T) {
 	e.running("stdin")
 	x := e.executor(execute.Options{})
 	var out syncbuf.Buffer
-	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "stdin", Command: []string{"cat"},
+	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "stdin", Command: []string{"cat"},
 		Stdin: strings.NewReader("line1\nline2\n"), Stdout: &out, Stderr: &out})
 	if err != nil || res.ExitCode != 0 || !strings.HasSuffix(out.String(), "line1\nline2\n") {
 		t.Fatalf("%v %d %q", err, res.ExitCode, out.String())
 	}
-	_, err = x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "stdin", Via: execute.ViaExecd, Command: []string{"cat"},
+	_, err = x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "stdin", Via: execute.ViaExecd, Command: []string{"cat"},
 		Stdin: strings.NewReader("x"), Stdout: &out})
 	if ee := asExecError(t, err); ee.Code != refusal.CodeUsage || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("stdin over execd: %s", ee.JSON())
@@ -218,12 +219,12 @@ func TestExecReadOnlyIsRefusedInActions(t *testing.T) {
 	p := e.running("ro")
 	x := e.executor(execute.Options{ReadOnly: true})
 	for _, via := range allVias {
-		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "ro", Via: via, Command: []string{"id"}, Stdout: io.Discard})
+		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "ro", Via: via, Command: []string{"id"}, Stdout: io.Discard})
 		if ee := asExecError(t, err); ee.Code != refusal.CodeReadOnly || ee.Executed != refusal.ExecutedNo {
 			t.Fatalf("%s: %s", via, ee.JSON())
 		}
 	}
-	err := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.ns+"/ro"), execute.ShellOptions{}).Run()
+	err := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.NS+"/ro"), execute.ShellOptions{}).Run()
 	if ee := asExecError(t, err); ee.Code != refusal.CodeReadOnly {
 		t.Fatalf("shell: %s", ee.JSON())
 	}
@@ -242,10 +243,10 @@ func TestExecKubeletDiesMidCommandIsUnknown(t *testing.T) {
 	go func() {
 		<-started
 		time.Sleep(100 * time.Millisecond)
-		e.kubelet.Close()
+		e.Server.Close()
 	}()
 	var out syncbuf.Buffer
-	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "dies", Command: []string{"sleep", "10"}, Stdout: &out})
+	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "dies", Command: []string{"sleep", "10"}, Stdout: &out})
 	if err == nil {
 		t.Fatalf("a dead node read as success: exit %d, output %q", res.ExitCode, out.String())
 	}
@@ -264,7 +265,7 @@ func TestExecdStreamWithoutEndFrameIsUnknown(t *testing.T) {
 	e.running("vanish")
 	x := e.executor(execute.Options{})
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
-		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "vanish", Via: via, Command: []string{"vanish"}, Stdout: io.Discard})
+		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "vanish", Via: via, Command: []string{"vanish"}, Stdout: io.Discard})
 		if ee := asExecError(t, err); ee.Executed != refusal.ExecutedUnknown {
 			t.Fatalf("%s: %s", via, ee.JSON())
 		}
@@ -276,7 +277,7 @@ func TestExecdStreamWithoutEndFrameIsUnknown(t *testing.T) {
 func TestExecPodReplacedDuringCommandIsUnknown(t *testing.T) {
 	var e *env
 	e = newEnv(t, func(ctx context.Context, req kubelettest.ExecRequest) error {
-		cs := e.c.Kube.CoreV1().Pods(req.Namespace)
+		cs := e.C.Kube.CoreV1().Pods(req.Namespace)
 		zero := int64(0)
 		if err := cs.Delete(ctx, req.Pod, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 			return err
@@ -290,7 +291,7 @@ func TestExecPodReplacedDuringCommandIsUnknown(t *testing.T) {
 	})
 	e.running("swap")
 	x := e.executor(execute.Options{})
-	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "swap", Command: []string{"true"}, Stdout: io.Discard})
+	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "swap", Command: []string{"true"}, Stdout: io.Discard})
 	ee := asExecError(t, err)
 	if ee.Code != execute.CodeUIDChanged || ee.Executed != refusal.ExecutedUnknown {
 		t.Fatalf("got %s", ee.JSON())
@@ -303,13 +304,13 @@ func TestExecdTokenIsSentAndNeverPrinted(t *testing.T) {
 	e.running("token")
 	ok := e.executor(execute.Options{})
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
-		if res, err := ok.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "token", Via: via, Command: []string{"true"}, Stdout: io.Discard}); err != nil || res.ExitCode != 0 {
+		if res, err := ok.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "token", Via: via, Command: []string{"true"}, Stdout: io.Discard}); err != nil || res.ExitCode != 0 {
 			t.Fatalf("%s with the right token: %v", via, err)
 		}
 	}
 	bad := e.executor(execute.Options{Transports: execute.DefaultTransports(e.clients, "wrong-"+e.token, 0)})
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
-		_, err := bad.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "token", Via: via, Command: []string{"true"}, Stdout: io.Discard})
+		_, err := bad.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "token", Via: via, Command: []string{"true"}, Stdout: io.Discard})
 		ee := asExecError(t, err)
 		if ee.Code != refusal.CodeForbidden || ee.Executed != refusal.ExecutedNo {
 			t.Fatalf("%s: %s", via, ee.JSON())
@@ -323,9 +324,9 @@ func TestExecdTokenIsSentAndNeverPrinted(t *testing.T) {
 func TestExecBareContainerNotRunning(t *testing.T) {
 	e := newEnv(t, nil)
 	e.running("crash")
-	e.kl.SetWaiting(e.ns, "crash", "sandbox", "CrashLoopBackOff", "back-off")
+	e.Kubelet.SetWaiting(e.NS, "crash", "sandbox", "CrashLoopBackOff", "back-off")
 	x := e.executor(execute.Options{})
-	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "crash", Command: []string{"id"}, Stdout: io.Discard})
+	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "crash", Command: []string{"id"}, Stdout: io.Discard})
 	if ee := asExecError(t, err); ee.Code != execute.CodeContainerNotRunning || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("got %s", ee.JSON())
 	}
@@ -347,7 +348,7 @@ func TestExecTimeoutWinsOverAKilledExitStatus(t *testing.T) {
 	e := newEnv(t, nil)
 	e.running("killed")
 	x := e.executor(execute.Options{Transports: map[execute.Via]execute.Transport{execute.ViaKube: killedOnCancel{}}})
-	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "killed", Command: []string{"sleep", "5"}, Timeout: 200 * time.Millisecond, Stdout: io.Discard})
+	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "killed", Command: []string{"sleep", "5"}, Timeout: 200 * time.Millisecond, Stdout: io.Discard})
 	ee := asExecError(t, err)
 	if ee.Code != execute.CodeTimeout || ee.Executed != refusal.ExecutedUnknown {
 		t.Fatalf("got %s", ee.JSON())

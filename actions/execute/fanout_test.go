@@ -17,28 +17,28 @@ func TestCLIExecFanOut(t *testing.T) {
 	labelled := func(name string) {
 		p := testcluster.SandboxPod(name, "")
 		p.Labels["team"] = "rl"
-		e.kl.CreatePod(e.ns, p)
-		e.kl.Schedule(e.ns, name, e.node)
+		e.Kubelet.CreatePod(e.NS, p)
+		e.Kubelet.Schedule(e.NS, name, e.Node.Name)
 	}
 	for _, n := range []string{"fan-a", "fan-b"} {
 		labelled(n)
-		e.startDaemon(e.kl.SetRunning(e.ns, n, nextIP()))
+		e.startDaemon(e.Kubelet.SetRunning(e.NS, n, testcluster.PodIP()))
 	}
 	// fan-c died and its address went to a Pod of another team.
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	labelled("fan-c")
-	e.kill(e.kl.SetRunning(e.ns, "fan-c", ip))
+	e.kill(e.Kubelet.SetRunning(e.NS, "fan-c", ip))
 	e.start("stranger", ip)
 	// Not selected.
-	e.start("fan-other", nextIP())
+	e.start("fan-other", testcluster.PodIP())
 
 	r := runCLI(t, e, "", "--selector", "team=rl", "--max-parallel", "2", "-o", "jsonl", "--", "sh", "-c", "echo hi")
-	if r.code != 125 {
-		t.Fatalf("exit %d, want 125 (one refused); stderr %s", r.code, r.stderr)
+	if r.Code != 125 {
+		t.Fatalf("exit %d, want 125 (one refused); stderr %s", r.Code, r.Stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	if len(lines) != 3 {
-		t.Fatalf("%d lines, want 3: %s", len(lines), r.stdout)
+		t.Fatalf("%d lines, want 3: %s", len(lines), r.Stdout)
 	}
 	got := map[string]map[string]any{}
 	var names []string
@@ -65,12 +65,12 @@ func TestCLIExecFanOut(t *testing.T) {
 	if code := c["error"].(map[string]any)["code"]; code != "IP_TAKEN" && code != "POD_DEAD" {
 		t.Errorf("fan-c refused with %v", code)
 	}
-	if n := e.execRequests("stranger") + int(e.daemon(e.kl.GetPod(e.ns, "stranger")).Requests()); n != 0 {
+	if n := e.execRequests("stranger") + int(e.daemon(e.Kubelet.GetPod(e.NS, "stranger")).Requests()); n != 0 {
 		t.Errorf("%d requests reached the stranger", n)
 	}
 
 	// Usage: a target and a selector together.
-	if r := runCLI(t, e, "", "fan-a", "--all-of-pool", "warm", "--", "true"); r.code != 2 {
-		t.Errorf("target with --all-of-pool: exit %d", r.code)
+	if r := runCLI(t, e, "", "fan-a", "--all-of-pool", "warm", "--", "true"); r.Code != 2 {
+		t.Errorf("target with --all-of-pool: exit %d", r.Code)
 	}
 }

@@ -42,7 +42,7 @@ func TestForwardCarriesBytesToHealthySandbox(t *testing.T) {
 	e := newEnv(t, nil)
 	p := e.running("fwd-ok")
 	x := e.executor(execute.Options{Forwarder: e.clients})
-	sb := e.fleet.Snapshot().Sandbox("pod/" + e.ns + "/fwd-ok")
+	sb := e.fleet.Snapshot().Sandbox("pod/" + e.NS + "/fwd-ok")
 	if sb == nil {
 		t.Fatal("the model does not hold the sandbox")
 	}
@@ -63,7 +63,7 @@ func TestForwardCarriesBytesToHealthySandbox(t *testing.T) {
 	}
 
 	local := freePort(t)
-	g, err := x.Forward(ctxT(t), execute.ForwardRequest{Namespace: e.ns, Ref: "fwd-ok", LocalPort: local, RemotePort: 44772})
+	g, err := x.Forward(ctxT(t), execute.ForwardRequest{Namespace: e.NS, Ref: "fwd-ok", LocalPort: local, RemotePort: 44772})
 	if err != nil {
 		t.Fatalf("forward on %d: %v", local, err)
 	}
@@ -97,9 +97,9 @@ func TestForwardRefusedBeforeAnyTunnel(t *testing.T) {
 
 	// UID_CHANGED: the Pod was re-created under the same name.
 	old := e.running("fwd-same")
-	e.kl.ForceDelete(e.ns, "fwd-same")
+	e.Kubelet.ForceDelete(e.NS, "fwd-same")
 	e.daemon(old).Close()
-	fresh := e.start("fwd-same", nextIP())
+	fresh := e.start("fwd-same", testcluster.PodIP())
 
 	x := e.executor(execute.Options{Forwarder: e.clients})
 	snap := e.fleet.Snapshot()
@@ -108,9 +108,9 @@ func TestForwardRefusedBeforeAnyTunnel(t *testing.T) {
 		req   execute.ForwardRequest
 		codes []string
 	}{
-		{"ip-taken row", execute.ForwardRequest{Sandbox: snap.Sandbox("pod/" + e.ns + "/fwd-a")}, []string{execute.CodeIPTaken}},
-		{"ip-taken ref", execute.ForwardRequest{Namespace: e.ns, Ref: "fwd-a"}, []string{execute.CodeIPTaken}},
-		{"uid-changed", execute.ForwardRequest{Namespace: e.ns, Ref: "fwd-same"}, []string{execute.CodeUIDChanged}},
+		{"ip-taken row", execute.ForwardRequest{Sandbox: snap.Sandbox("pod/" + e.NS + "/fwd-a")}, []string{execute.CodeIPTaken}},
+		{"ip-taken ref", execute.ForwardRequest{Namespace: e.NS, Ref: "fwd-a"}, []string{execute.CodeIPTaken}},
+		{"uid-changed", execute.ForwardRequest{Namespace: e.NS, Ref: "fwd-same"}, []string{execute.CodeUIDChanged}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.req.Sandbox == nil && tc.req.Ref == "" {
@@ -136,7 +136,7 @@ func TestForwardRefusedBeforeAnyTunnel(t *testing.T) {
 	}
 
 	ro := e.executor(execute.Options{Forwarder: e.clients, ReadOnly: true})
-	_, err := ro.Forward(ctxT(t), execute.ForwardRequest{Namespace: e.ns, Ref: "fwd-b"})
+	_, err := ro.Forward(ctxT(t), execute.ForwardRequest{Namespace: e.NS, Ref: "fwd-b"})
 	if ee := asExecError(t, err); ee.Code != refusal.CodeReadOnly {
 		t.Fatalf("read-only: %s", ee.JSON())
 	}
@@ -148,7 +148,7 @@ func TestForwardClosesWhenPodRecreated(t *testing.T) {
 	e := newEnv(t, nil)
 	p := e.running("fwd-re")
 	x := e.executor(execute.Options{Forwarder: e.clients})
-	f, err := x.Forward(ctxT(t), execute.ForwardRequest{Namespace: e.ns, Ref: "fwd-re", Recheck: 200 * time.Millisecond})
+	f, err := x.Forward(ctxT(t), execute.ForwardRequest{Namespace: e.NS, Ref: "fwd-re", Recheck: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("forward: %v", err)
 	}
@@ -157,9 +157,9 @@ func TestForwardClosesWhenPodRecreated(t *testing.T) {
 		t.Fatalf("ping before: %v", err)
 	}
 
-	e.kl.ForceDelete(e.ns, "fwd-re")
+	e.Kubelet.ForceDelete(e.NS, "fwd-re")
 	e.daemon(p).Close()
-	fresh := e.start("fwd-re", nextIP())
+	fresh := e.start("fwd-re", testcluster.PodIP())
 
 	select {
 	case <-f.Done():
@@ -183,11 +183,11 @@ func TestForwardClosesWhenPodRecreated(t *testing.T) {
 // model's IP index sees it) closes the forward too.
 func TestForwardClosesWhenAddressTaken(t *testing.T) {
 	e := newEnv(t, nil)
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	a := e.start("fwd-ipa", ip)
 	e.observe(a)
 	x := e.executor(execute.Options{Forwarder: e.clients})
-	f, err := x.Forward(ctxT(t), execute.ForwardRequest{Sandbox: e.fleet.Snapshot().Sandbox("pod/" + e.ns + "/fwd-ipa"),
+	f, err := x.Forward(ctxT(t), execute.ForwardRequest{Sandbox: e.fleet.Snapshot().Sandbox("pod/" + e.NS + "/fwd-ipa"),
 		Recheck: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("forward: %v", err)
@@ -197,9 +197,9 @@ func TestForwardClosesWhenAddressTaken(t *testing.T) {
 		t.Fatalf("ping before: %v", err)
 	}
 
-	e.kl.CreatePod(e.ns, testcluster.SandboxPod("fwd-ipb", ""))
-	e.kl.Schedule(e.ns, "fwd-ipb", e.node)
-	b := e.kl.SetRunning(e.ns, "fwd-ipb", ip)
+	e.Kubelet.CreatePod(e.NS, testcluster.SandboxPod("fwd-ipb", ""))
+	e.Kubelet.Schedule(e.NS, "fwd-ipb", e.Node.Name)
+	b := e.Kubelet.SetRunning(e.NS, "fwd-ipb", ip)
 	e.observe(b)
 
 	select {

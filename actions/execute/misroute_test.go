@@ -24,8 +24,8 @@ import (
 // startPod creates pod, binds it to the env's node, makes it Running with
 // ip and starts its execd (a pool Pod, a hostNetwork Pod, ...).
 func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
-	e.t.Helper()
-	p := e.n.Run(e.ns, pod, ip)
+	e.T.Helper()
+	p := e.Node.Run(e.NS, pod, ip)
 	e.startDaemon(p)
 	return p
 }
@@ -33,10 +33,10 @@ func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
 // warmSandbox starts warm Pod pod of Pool "warm" on a fresh IP and hands it
 // to the pooled sandbox named sandbox.
 func (e *env) warmSandbox(ct *testcluster.Controller, sandbox, pod string) *corev1.Pod {
-	e.t.Helper()
-	ip := nextIP()
+	e.T.Helper()
+	ip := testcluster.PodIP()
 	warm := e.startPod(testcluster.PoolPod(pod, "warm"), ip)
-	ct.PooledSandbox(e.ns, sandbox, "warm", ip, pod)
+	ct.PooledSandbox(e.NS, sandbox, "warm", ip, pod)
 	return warm
 }
 
@@ -49,13 +49,13 @@ func TestExecPoolHandoverIsRefused(t *testing.T) {
 	for _, labelled := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ownerLabel=%v", labelled), func(t *testing.T) {
 			e := newEnv(t, nil)
-			ct := e.c.Controller(t)
+			ct := e.C.Controller(t)
 			warm := e.warmSandbox(ct, "sbx-a", "warm-x1")
 
 			// Control: while warm-x1 is A's, exec to A runs there.
 			r := runCLI(t, e, "", "sbx-a", "--via", "execd-direct", "--", "true")
-			if r.code != 0 {
-				t.Fatalf("control: exec to A before the handover: exit %d stderr %s", r.code, r.stderr)
+			if r.Code != 0 {
+				t.Fatalf("control: exec to A before the handover: exit %d stderr %s", r.Code, r.Stderr)
 			}
 			ran := e.daemon(warm).Commands()
 
@@ -64,20 +64,20 @@ func TestExecPoolHandoverIsRefused(t *testing.T) {
 			// (the model holds a Pod claimed by two sandboxes of the same
 			// second for neither).
 			nextSecond()
-			ct.PooledSandbox(e.ns, "sbx-b", "warm", warm.Status.PodIP, "warm-x1")
+			ct.PooledSandbox(e.NS, "sbx-b", "warm", warm.Status.PodIP, "warm-x1")
 			if labelled {
-				ct.LabelPod(e.ns, "warm-x1", map[string]string{osv1.LabelBatchSandboxName: "sbx-b"})
+				ct.LabelPod(e.NS, "warm-x1", map[string]string{osv1.LabelBatchSandboxName: "sbx-b"})
 			}
 			before := e.execRequests("warm-x1")
 			for _, via := range allVias {
 				r := runCLI(t, e, "", "sbx-a", "--via", string(via), "--", "sh", "-c", "echo pi > pi.txt")
 				obj := cliError(t, r)
 				code, _ := obj["code"].(string)
-				if r.code != 125 || obj["executed"] != "no" || (code != execute.CodeIPTaken && code != execute.CodePodGone) {
-					t.Errorf("%s: exit %d, %s; want 125, executed no, IP_TAKEN or POD_GONE", via, r.code, r.stderr)
+				if r.Code != 125 || obj["executed"] != "no" || (code != execute.CodeIPTaken && code != execute.CodePodGone) {
+					t.Errorf("%s: exit %d, %s; want 125, executed no, IP_TAKEN or POD_GONE", via, r.Code, r.Stderr)
 				}
-				if !strings.Contains(r.stderr, "sbx-b") {
-					t.Errorf("%s: the refusal does not name the sandbox that holds the Pod now: %s", via, r.stderr)
+				if !strings.Contains(r.Stderr, "sbx-b") {
+					t.Errorf("%s: the refusal does not name the sandbox that holds the Pod now: %s", via, r.Stderr)
 				}
 			}
 			if n := e.daemon(warm).Commands() - ran; n != 0 {
@@ -88,8 +88,8 @@ func TestExecPoolHandoverIsRefused(t *testing.T) {
 			}
 
 			// B itself still reaches its Pod.
-			if r := runCLI(t, e, "", "sbx-b", "--", "true"); r.code != 0 {
-				t.Errorf("exec to B: exit %d %s", r.code, r.stderr)
+			if r := runCLI(t, e, "", "sbx-b", "--", "true"); r.Code != 0 {
+				t.Errorf("exec to B: exit %d %s", r.Code, r.Stderr)
 			}
 		})
 	}
@@ -107,25 +107,25 @@ func nextSecond() {
 // allocation and its Pod's owner label are re-read live before dispatch.
 func TestExecPoolReleaseSeenLiveDespiteLaggingModel(t *testing.T) {
 	e := newEnv(t, nil)
-	ct := e.c.Controller(t)
+	ct := e.C.Controller(t)
 	warm := e.warmSandbox(ct, "sbx-c", "warm-y1")
-	e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(testcluster.BatchSandboxGVR, e.ns, "sbx-c")))
+	e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(testcluster.BatchSandboxGVR, e.NS, "sbx-c")))
 	e.observe(warm)
 	x := e.executor(execute.Options{})
-	if _, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sbx-c", Command: []string{"true"}, Stdout: io.Discard}); err != nil {
+	if _, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "sbx-c", Command: []string{"true"}, Stdout: io.Discard}); err != nil {
 		t.Fatalf("control: %v", err)
 	}
 
-	ct.SetAllocReleased(e.ns, "sbx-c", "warm-y1") // the model does not see this
-	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sbx-c", Via: execute.ViaExecdDirect, Command: []string{"true"}, Stdout: io.Discard})
+	ct.SetAllocReleased(e.NS, "sbx-c", "warm-y1") // the model does not see this
+	_, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "sbx-c", Via: execute.ViaExecdDirect, Command: []string{"true"}, Stdout: io.Discard})
 	ee := asExecError(t, err)
 	if ee.Code != execute.CodePodGone || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("released: got %s", ee.JSON())
 	}
 
-	ct.SetAllocReleased(e.ns, "sbx-c") // allocated again, but labelled for another sandbox now
-	ct.LabelPod(e.ns, "warm-y1", map[string]string{osv1.LabelBatchSandboxName: "sbx-other"})
-	_, err = x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "sbx-c", Command: []string{"true"}, Stdout: io.Discard})
+	ct.SetAllocReleased(e.NS, "sbx-c") // allocated again, but labelled for another sandbox now
+	ct.LabelPod(e.NS, "warm-y1", map[string]string{osv1.LabelBatchSandboxName: "sbx-other"})
+	_, err = x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "sbx-c", Command: []string{"true"}, Stdout: io.Discard})
 	ee = asExecError(t, err)
 	if ee.Code != execute.CodePodGone || !strings.Contains(ee.Message, "sbx-other") {
 		t.Fatalf("relabelled: got %s", ee.JSON())
@@ -138,11 +138,11 @@ func TestExecPoolReleaseSeenLiveDespiteLaggingModel(t *testing.T) {
 // allocation still names it): the model's slot state must refuse.
 func TestExecRefusedWhenModelSlotIsNotOK(t *testing.T) {
 	e := newEnv(t, nil)
-	ct := e.c.Controller(t)
+	ct := e.C.Controller(t)
 	warm := e.warmSandbox(ct, "sbx-a", "warm-z1")
-	ct.PooledSandbox(e.ns, "sbx-b", "warm", warm.Status.PodIP, "warm-z1")
+	ct.PooledSandbox(e.NS, "sbx-b", "warm", warm.Status.PodIP, "warm-z1")
 	for _, n := range []string{"sbx-a", "sbx-b"} {
-		e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(testcluster.BatchSandboxGVR, e.ns, n)))
+		e.fleet.UpsertBatchSandbox(model.BatchSandboxFromUnstructured(ct.Get(testcluster.BatchSandboxGVR, e.NS, n)))
 	}
 	e.observe(warm)
 	var a *model.Sandbox
@@ -188,11 +188,11 @@ func TestExecdRedirectIsNeverFollowed(t *testing.T) {
 
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
 		t.Run(string(via), func(t *testing.T) {
-			ip := nextIP()
+			ip := testcluster.PodIP()
 			name := "redir-" + strings.ReplaceAll(string(via), "-", "")
-			e.kl.CreatePod(e.ns, testcluster.SandboxPod(name, ""))
-			e.kl.Schedule(e.ns, name, e.node)
-			p := e.kl.SetRunning(e.ns, name, ip)
+			e.Kubelet.CreatePod(e.NS, testcluster.SandboxPod(name, ""))
+			e.Kubelet.Schedule(e.NS, name, e.Node.Name)
+			p := e.Kubelet.SetRunning(e.NS, name, ip)
 			// The sandbox's "execd" redirects every request to the thief.
 			var seen atomic.Int64
 			hostile := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -205,11 +205,11 @@ func TestExecdRedirectIsNeverFollowed(t *testing.T) {
 			}
 			go hostile.Serve(hl) //nolint:errcheck // closed below
 			t.Cleanup(func() { hostile.Close() })
-			e.pods.AddAddr(string(p.UID), hl.Addr().String())
+			e.Daemons.AddAddr(string(p.UID), hl.Addr().String())
 			e.observe(p)
 
 			x := e.executor(execute.Options{})
-			_, err = x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: name, Via: via, Command: []string{"id"}, Stdout: io.Discard})
+			_, err = x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: name, Via: via, Command: []string{"id"}, Stdout: io.Discard})
 			ee := asExecError(t, err)
 			if ee.Code != execute.CodeRedirected || ee.Executed != refusal.ExecutedNo {
 				t.Fatalf("got %s", ee.JSON())
@@ -233,11 +233,11 @@ func TestExecHostNetworkRefusesExecd(t *testing.T) {
 	e := newEnv(t, nil)
 	pod := testcluster.SandboxPod("hostnet", "")
 	pod.Spec.HostNetwork = true
-	p := e.startPod(pod, nextIP())
+	p := e.startPod(pod, testcluster.PodIP())
 	e.observe(p)
 	x := e.executor(execute.Options{})
 	for _, via := range []execute.Via{execute.ViaExecd, execute.ViaExecdDirect} {
-		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "hostnet", Via: via, Command: []string{"id"}, Stdout: io.Discard})
+		_, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "hostnet", Via: via, Command: []string{"id"}, Stdout: io.Discard})
 		ee := asExecError(t, err)
 		if ee.Code != execute.CodeHostNetwork || ee.Executed != refusal.ExecutedNo {
 			t.Fatalf("%s: got %s", via, ee.JSON())
@@ -246,7 +246,7 @@ func TestExecHostNetworkRefusesExecd(t *testing.T) {
 	if n := e.daemon(p).Requests(); n != 0 {
 		t.Fatalf("execd received %d requests", n)
 	}
-	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.ns, Ref: "hostnet", Via: execute.ViaKube, Command: []string{"true"}, Stdout: io.Discard})
+	res, err := x.Run(ctxT(t), execute.Request{Namespace: e.NS, Ref: "hostnet", Via: execute.ViaKube, Command: []string{"true"}, Stdout: io.Discard})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("kube: %v exit %d", err, res.ExitCode)
 	}
@@ -257,25 +257,25 @@ func TestExecHostNetworkRefusesExecd(t *testing.T) {
 // at create can. --expect-uid and --expect-ip refuse a Pod that differs.
 func TestCLIExecExpectUIDAndIP(t *testing.T) {
 	e := newEnv(t, nil)
-	first := e.start("expect", nextIP())
-	e.kl.ForceDelete(e.ns, "expect")
+	first := e.start("expect", testcluster.PodIP())
+	e.Kubelet.ForceDelete(e.NS, "expect")
 	e.daemon(first).Close()
-	fresh := e.start("expect", nextIP())
+	fresh := e.start("expect", testcluster.PodIP())
 
 	r := runCLI(t, e, "", "expect", "--expect-uid", string(first.UID), "--", "true")
-	if obj := cliError(t, r); r.code != 125 || obj["code"] != execute.CodeUIDChanged || obj["executed"] != "no" {
-		t.Fatalf("--expect-uid of the first Pod: exit %d %s", r.code, r.stderr)
+	if obj := cliError(t, r); r.Code != 125 || obj["code"] != execute.CodeUIDChanged || obj["executed"] != "no" {
+		t.Fatalf("--expect-uid of the first Pod: exit %d %s", r.Code, r.Stderr)
 	}
 	r = runCLI(t, e, "", "expect", "--expect-uid", string(fresh.UID), "--expect-ip", first.Status.PodIP, "--", "true")
-	if obj := cliError(t, r); r.code != 125 || obj["code"] != execute.CodeIPStale {
-		t.Fatalf("--expect-ip of the first Pod: exit %d %s", r.code, r.stderr)
+	if obj := cliError(t, r); r.Code != 125 || obj["code"] != execute.CodeIPStale {
+		t.Fatalf("--expect-ip of the first Pod: exit %d %s", r.Code, r.Stderr)
 	}
 	if n := e.execRequests("expect"); n != 0 {
 		t.Fatalf("%d exec requests reached the re-created Pod", n)
 	}
 	r = runCLI(t, e, "", "expect", "--expect-uid", string(fresh.UID), "--expect-ip", fresh.Status.PodIP, "--", "true")
-	if r.code != 0 {
-		t.Fatalf("matching expectations: exit %d %s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("matching expectations: exit %d %s", r.Code, r.Stderr)
 	}
 }
 
@@ -283,8 +283,8 @@ func TestCLIExecExpectUIDAndIP(t *testing.T) {
 // is unique, refused with the candidates when it is not.
 func TestCLIExecFindsSandboxWithoutNamespace(t *testing.T) {
 	e := newEnv(t, nil)
-	uniq := "uniq-" + e.ns
-	p := e.start(uniq, nextIP())
+	uniq := "uniq-" + e.NS
+	p := e.start(uniq, testcluster.PodIP())
 	var out, errOut strings.Builder
 	code := runCLIArgs(t, e, &out, &errOut, "exec", uniq, "--", "true")
 	if code != 0 {
@@ -295,22 +295,22 @@ func TestCLIExecFindsSandboxWithoutNamespace(t *testing.T) {
 	}
 
 	e2 := newEnv(t, nil)
-	twin := "twin-" + e.ns
-	e.start(twin, nextIP())
-	e2.start(twin, nextIP())
+	twin := "twin-" + e.NS
+	e.start(twin, testcluster.PodIP())
+	e2.start(twin, testcluster.PodIP())
 	out.Reset()
 	errOut.Reset()
 	code = runCLIArgs(t, e, &out, &errOut, "exec", twin, "--", "true")
 	if code != 125 || !strings.Contains(errOut.String(), `"AMBIGUOUS"`) ||
-		!strings.Contains(errOut.String(), e.ns) || !strings.Contains(errOut.String(), e2.ns) {
+		!strings.Contains(errOut.String(), e.NS) || !strings.Contains(errOut.String(), e2.NS) {
 		t.Fatalf("ambiguous id: exit %d %s", code, errOut.String())
 	}
 
 	// In the wrong namespace: NOT_FOUND names where it is.
 	out.Reset()
 	errOut.Reset()
-	code = runCLIArgs(t, e, &out, &errOut, "-n", e2.ns, "exec", uniq, "--", "true")
-	if code != 125 || !strings.Contains(errOut.String(), `"NOT_FOUND"`) || !strings.Contains(errOut.String(), "namespace "+e.ns) {
+	code = runCLIArgs(t, e, &out, &errOut, "-n", e2.NS, "exec", uniq, "--", "true")
+	if code != 125 || !strings.Contains(errOut.String(), `"NOT_FOUND"`) || !strings.Contains(errOut.String(), "namespace "+e.NS) {
 		t.Fatalf("wrong namespace: exit %d %s", code, errOut.String())
 	}
 }

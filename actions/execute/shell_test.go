@@ -54,7 +54,7 @@ func TestExecShellTTYWithResizeAndFallback(t *testing.T) {
 	sizes.ch <- execute.TerminalSize{Width: 80, Height: 24}
 	stdinR, stdinW := io.Pipe()
 	var out syncbuf.Buffer
-	sh := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.ns+"/shell"), execute.ShellOptions{Sizes: sizes})
+	sh := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.NS+"/shell"), execute.ShellOptions{Sizes: sizes})
 	sh.SetStdin(stdinR)
 	sh.SetStdout(&out)
 	sh.SetStderr(&out)
@@ -87,7 +87,7 @@ func TestExecShellIsChecked(t *testing.T) {
 	e := newEnv(t, nil)
 	e.ipTaken("shell-a", "shell-b")
 	x := e.executor(execute.Options{})
-	err := x.ShellRef(ctxT(t), e.ns, "shell-a", execute.ShellOptions{Sizes: &sizeQueue{ch: make(chan execute.TerminalSize)}}).Run()
+	err := x.ShellRef(ctxT(t), e.NS, "shell-a", execute.ShellOptions{Sizes: &sizeQueue{ch: make(chan execute.TerminalSize)}}).Run()
 	ee := asExecError(t, err)
 	if ee.Code != execute.CodeIPTaken || ee.Executed != refusal.ExecutedNo {
 		t.Fatalf("got %s", ee.JSON())
@@ -104,7 +104,7 @@ func TestExecTTYCommandUsesEndMarker(t *testing.T) {
 	e.running("ttycmd")
 	x := e.executor(execute.Options{})
 	var out syncbuf.Buffer
-	sh := x.ShellRef(ctxT(t), e.ns, "ttycmd", execute.ShellOptions{Command: []string{"sh", "-c", "echo hi; exit 5"},
+	sh := x.ShellRef(ctxT(t), e.NS, "ttycmd", execute.ShellOptions{Command: []string{"sh", "-c", "echo hi; exit 5"},
 		Sizes: &sizeQueue{ch: make(chan execute.TerminalSize)}})
 	sh.SetStdin(strings.NewReader(""))
 	sh.SetStdout(&out)
@@ -137,7 +137,7 @@ func TestExecShellLeavesStdinAlone(t *testing.T) {
 	defer stdinR.Close()
 	defer stdinW.Close()
 	var out syncbuf.Buffer
-	sh := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.ns+"/shell-stdin"), execute.ShellOptions{Shell: "sh"})
+	sh := x.Shell(ctxT(t), e.fleet.Snapshot().Sandbox("pod/"+e.NS+"/shell-stdin"), execute.ShellOptions{Shell: "sh"})
 	sh.SetStdin(stdinR)
 	sh.SetStdout(&out)
 	sh.SetStderr(&out)

@@ -34,7 +34,7 @@ func BenchmarkCopy100MB(b *testing.B) {
 	}
 	runKubectl := func(b *testing.B, args ...string) {
 		var stderr bytes.Buffer
-		cmd := exec.Command(kubectl, append([]string{"--kubeconfig", e.c.Kubeconfig, "-n", e.ns}, args...)...)
+		cmd := exec.Command(kubectl, append([]string{"--kubeconfig", e.C.Kubeconfig, "-n", e.NS}, args...)...)
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
 			b.Fatalf("kubectl %v: %v %s", args, err, stderr.String())
@@ -48,8 +48,8 @@ func BenchmarkCopy100MB(b *testing.B) {
 	b.Run("upload/sandscope", func(b *testing.B) {
 		b.SetBytes(int64(len(payload)))
 		for b.Loop() {
-			if r := e.cp("", src, "bench:/work/up"); r.code != 0 {
-				b.Fatal(r.stderr)
+			if r := e.cp("", src, "bench:/work/up"); r.Code != 0 {
+				b.Fatal(r.Stderr)
 			}
 		}
 	})
@@ -63,8 +63,8 @@ func BenchmarkCopy100MB(b *testing.B) {
 		b.SetBytes(int64(len(payload)))
 		for b.Loop() {
 			dest := filepath.Join(b.TempDir(), "big")
-			if r := e.cp("", "bench:/work/big", dest); r.code != 0 {
-				b.Fatal(r.stderr)
+			if r := e.cp("", "bench:/work/big", dest); r.Code != 0 {
+				b.Fatal(r.Stderr)
 			}
 			check(b, dest)
 		}

@@ -72,12 +72,12 @@ func TestCopyRoundTrips(t *testing.T) {
 	writeTree(t, src, tree)
 
 	r := e.cp("", src, "rt:/work/in", "-o", "json")
-	if r.code != 0 {
-		t.Fatalf("upload: exit %d stderr %s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("upload: exit %d stderr %s", r.Code, r.Stderr)
 	}
 	var out map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out["written"] != "yes" {
-		t.Fatalf("upload -o json: %q %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil || out["written"] != "yes" {
+		t.Fatalf("upload -o json: %q %v", r.Stdout, err)
 	}
 	if target, _ := out["target"].(map[string]any); target["uid"] != string(p.UID) {
 		t.Errorf("upload names pod uid %v, want %s", target["uid"], p.UID)
@@ -87,21 +87,21 @@ func TestCopyRoundTrips(t *testing.T) {
 	}
 
 	dest := t.TempDir()
-	if r := e.cp("", "rt:/work/in", dest); r.code != 0 {
-		t.Fatalf("download: exit %d stderr %s", r.code, r.stderr)
+	if r := e.cp("", "rt:/work/in", dest); r.Code != 0 {
+		t.Fatalf("download: exit %d stderr %s", r.Code, r.Stderr)
 	}
 	if got := readTree(t, filepath.Join(dest, "in")); !sameTree(got, tree) {
 		t.Fatalf("downloaded %v, want %v", got, tree)
 	}
-	if r := e.cp("", "rt:/work/in/pi.txt", "-"); r.code != 0 || r.stdout != "3.14159\n" {
-		t.Fatalf("download to stdout: exit %d stdout %q stderr %s", r.code, r.stdout, r.stderr)
+	if r := e.cp("", "rt:/work/in/pi.txt", "-"); r.Code != 0 || r.Stdout != "3.14159\n" {
+		t.Fatalf("download to stdout: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 	// Not a terminal: the bytes pass as they are (a pipe, a file).
-	if r := e.cp("", "rt:/work/in/sub/deep/data.bin", "-"); r.code != 0 || r.stdout != "\x00\x01\x02binary" {
-		t.Fatalf("binary download to stdout: exit %d stdout %q stderr %s", r.code, r.stdout, r.stderr)
+	if r := e.cp("", "rt:/work/in/sub/deep/data.bin", "-"); r.Code != 0 || r.Stdout != "\x00\x01\x02binary" {
+		t.Fatalf("binary download to stdout: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := e.cp("hello from stdin", "-", "rt:/work/stdin.txt"); r.code != 0 {
-		t.Fatalf("upload from stdin: exit %d stderr %s", r.code, r.stderr)
+	if r := e.cp("hello from stdin", "-", "rt:/work/stdin.txt"); r.Code != 0 {
+		t.Fatalf("upload from stdin: exit %d stderr %s", r.Code, r.Stderr)
 	} else if f, _ := e.fs.of(string(p.UID)).get("/work/stdin.txt"); string(f.data) != "hello from stdin" {
 		t.Fatalf("stdin upload wrote %q", f.data)
 	}
@@ -109,22 +109,22 @@ func TestCopyRoundTrips(t *testing.T) {
 	for _, via := range []string{"execd", "execd-direct"} {
 		t.Run(via, func(t *testing.T) {
 			one := filepath.Join(src, "pi.txt")
-			if r := e.cp("", one, "rt:/work/"+via+".txt", "--via", via); r.code != 0 {
-				t.Fatalf("upload: exit %d stderr %s", r.code, r.stderr)
+			if r := e.cp("", one, "rt:/work/"+via+".txt", "--via", via); r.Code != 0 {
+				t.Fatalf("upload: exit %d stderr %s", r.Code, r.Stderr)
 			}
-			d := e.pods.Get(string(p.UID))
+			d := e.Daemons.Get(string(p.UID))
 			if b, ok := d.File("/work/" + via + ".txt"); !ok || string(b) != "3.14159\n" {
 				t.Fatalf("execd has %q (%v)", b, ok)
 			}
 			local := filepath.Join(t.TempDir(), "back.txt")
-			if r := e.cp("", "rt:/work/"+via+".txt", local, "--via", via); r.code != 0 {
-				t.Fatalf("download: exit %d stderr %s", r.code, r.stderr)
+			if r := e.cp("", "rt:/work/"+via+".txt", local, "--via", via); r.Code != 0 {
+				t.Fatalf("download: exit %d stderr %s", r.Code, r.Stderr)
 			}
 			if b, err := os.ReadFile(local); err != nil || string(b) != "3.14159\n" {
 				t.Fatalf("downloaded %q %v", b, err)
 			}
-			if r := e.cp("", src, "rt:/work/dir", "--via", via); r.code != 2 || !strings.Contains(r.stderr, "--via kube") {
-				t.Errorf("a directory over execd: exit %d %s, want 2 (usage) pointing at --via kube", r.code, r.stderr)
+			if r := e.cp("", src, "rt:/work/dir", "--via", via); r.Code != 2 || !strings.Contains(r.Stderr, "--via kube") {
+				t.Errorf("a directory over execd: exit %d %s, want 2 (usage) pointing at --via kube", r.Code, r.Stderr)
 			}
 		})
 	}
@@ -141,23 +141,23 @@ func TestCopyRefusedBeforeAnyByte(t *testing.T) {
 	upload := filepath.Join(src, "pi.txt")
 
 	// IP taken: A dies, B gets its address.
-	ip := nextIP()
+	ip := testcluster.PodIP()
 	a := e.startPod(testcluster.SandboxPod("taken-a", ""), ip)
 	e.kill(a)
 	b := e.startPod(testcluster.SandboxPod("taken-b", ""), ip)
 	// Same name: the Pod is deleted and created again (new UID); the
 	// caller recorded the first UID.
 	old := e.running("again")
-	e.kl.ForceDelete(e.ns, "again")
+	e.Kubelet.ForceDelete(e.NS, "again")
 	fresh := e.running("again")
 	// Pool handover: warm-x1 allocated to A, then handed to B while A's
 	// allocation still lists it.
-	ct := e.c.Controller(t)
-	warmIP := nextIP()
+	ct := e.C.Controller(t)
+	warmIP := testcluster.PodIP()
 	warm := e.startPod(testcluster.PoolPod("warm-x1", "warm"), warmIP)
-	ct.PooledSandbox(e.ns, "pool-a", "warm", warmIP, "warm-x1")
+	ct.PooledSandbox(e.NS, "pool-a", "warm", warmIP, "warm-x1")
 	nextSecond()
-	ct.PooledSandbox(e.ns, "pool-b", "warm", warmIP, "warm-x1")
+	ct.PooledSandbox(e.NS, "pool-b", "warm", warmIP, "warm-x1")
 
 	cases := []struct {
 		name, ref string
@@ -173,21 +173,21 @@ func TestCopyRefusedBeforeAnyByte(t *testing.T) {
 		for _, via := range allVias {
 			t.Run(tc.name+"/"+via, func(t *testing.T) {
 				before := e.requests(tc.victim)
-				uploads := e.pods.Get(string(tc.victim.UID)).Uploads()
+				uploads := e.Daemons.Get(string(tc.victim.UID)).Uploads()
 				args := append([]string{upload, tc.ref + ":/work/pi.txt", "--via", via}, tc.extra...)
 				r := e.cp("", args...)
 				obj := cpError(t, r)
 				code, _ := obj["code"].(string)
-				if r.code != 125 || obj["written"] != "no" || !contains(tc.codes, code) {
-					t.Errorf("upload: exit %d %s; want 125, written no, one of %v", r.code, r.stderr, tc.codes)
+				if r.Code != 125 || obj["written"] != "no" || !contains(tc.codes, code) {
+					t.Errorf("upload: exit %d %s; want 125, written no, one of %v", r.Code, r.Stderr, tc.codes)
 				}
 				dest := t.TempDir()
 				args = append([]string{tc.ref + ":/work/pi.txt", dest, "--via", via}, tc.extra...)
 				r = e.cp("", args...)
 				obj = cpError(t, r)
 				code, _ = obj["code"].(string)
-				if r.code != 125 || obj["written"] != "no" || !contains(tc.codes, code) {
-					t.Errorf("download: exit %d %s; want 125, written no, one of %v", r.code, r.stderr, tc.codes)
+				if r.Code != 125 || obj["written"] != "no" || !contains(tc.codes, code) {
+					t.Errorf("download: exit %d %s; want 125, written no, one of %v", r.Code, r.Stderr, tc.codes)
 				}
 				if entries, _ := os.ReadDir(dest); len(entries) != 0 {
 					t.Errorf("a refused download left %v in the destination", entries)
@@ -195,7 +195,7 @@ func TestCopyRefusedBeforeAnyByte(t *testing.T) {
 				if n := e.requests(tc.victim) - before; n != 0 {
 					t.Errorf("%d requests reached %s, the Pod that is not the sandbox's", n, tc.victim.Name)
 				}
-				if n := e.pods.Get(string(tc.victim.UID)).Uploads() - uploads; n != 0 {
+				if n := e.Daemons.Get(string(tc.victim.UID)).Uploads() - uploads; n != 0 {
 					t.Errorf("%s's execd stored %d uploads", tc.victim.Name, n)
 				}
 			})
@@ -220,7 +220,7 @@ func TestCopyPodReplacedMidTransferIsUnknown(t *testing.T) {
 	c := e.fs.of(string(p.UID))
 	c.put("/work/pi.txt", file{data: []byte("3.14159"), mode: 0o644})
 	c.during = func() {
-		cs := e.c.Kube.CoreV1().Pods(e.ns)
+		cs := e.C.Kube.CoreV1().Pods(e.NS)
 		zero := int64(0)
 		ctx := context.Background()
 		if err := cs.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
@@ -233,8 +233,8 @@ func TestCopyPodReplacedMidTransferIsUnknown(t *testing.T) {
 	dest := t.TempDir()
 	r := e.cp("", "swap:/work/pi.txt", dest)
 	obj := cpError(t, r)
-	if r.code != 126 || obj["written"] != "unknown" {
-		t.Fatalf("download: exit %d %s; want 126, written unknown", r.code, r.stderr)
+	if r.Code != 126 || obj["written"] != "unknown" {
+		t.Fatalf("download: exit %d %s; want 126, written unknown", r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dest, "pi.txt")); err == nil {
 		t.Fatal("an unconfirmed download was put in place as if complete")
@@ -248,7 +248,7 @@ func TestCopyUploadWhilePodReplacedIsUnknown(t *testing.T) {
 	e := newEnv(t)
 	p := e.running("swap-up")
 	e.fs.of(string(p.UID)).during = func() {
-		cs := e.c.Kube.CoreV1().Pods(e.ns)
+		cs := e.C.Kube.CoreV1().Pods(e.NS)
 		zero := int64(0)
 		if err := cs.Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 			t.Error(err)
@@ -263,8 +263,8 @@ func TestCopyUploadWhilePodReplacedIsUnknown(t *testing.T) {
 	}
 	r := e.cp("", src, "swap-up:/work/f.txt")
 	obj := cpError(t, r)
-	if r.code != 126 || obj["written"] != "unknown" || obj["executed"] != "unknown" {
-		t.Fatalf("upload: exit %d %s; want 126, written unknown", r.code, r.stderr)
+	if r.Code != 126 || obj["written"] != "unknown" || obj["executed"] != "unknown" {
+		t.Fatalf("upload: exit %d %s; want 126, written unknown", r.Code, r.Stderr)
 	}
 }
 
@@ -303,8 +303,8 @@ func TestCopyHostileArchiveFromASandbox(t *testing.T) {
 
 	r := e.cp("", "hostile:/work/out", dest)
 	obj := cpError(t, r)
-	if r.code != 125 || obj["code"] != "ARCHIVE_REFUSED" || obj["written"] != "no" {
-		t.Fatalf("exit %d %s; want 125 ARCHIVE_REFUSED written no", r.code, r.stderr)
+	if r.Code != 125 || obj["code"] != "ARCHIVE_REFUSED" || obj["written"] != "no" {
+		t.Fatalf("exit %d %s; want 125 ARCHIVE_REFUSED written no", r.Code, r.Stderr)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "original" {
 		t.Fatalf("the file outside the destination was written: %q", b)
@@ -328,14 +328,14 @@ func TestCopyReadOnly(t *testing.T) {
 	}
 	before := e.requests(p)
 	r := e.cp("", "--readonly", src, "ro:/work/f")
-	if obj := cpError(t, r); r.code != 125 || obj["code"] != "READ_ONLY" {
-		t.Fatalf("upload: exit %d %s", r.code, r.stderr)
+	if obj := cpError(t, r); r.Code != 125 || obj["code"] != "READ_ONLY" {
+		t.Fatalf("upload: exit %d %s", r.Code, r.Stderr)
 	}
 	if e.requests(p) != before {
 		t.Fatal("a read-only upload reached the Pod")
 	}
-	if r := e.cp("", "--readonly", "ro:/work/pi.txt", "-"); r.code != 0 || r.stdout != "3.14159" {
-		t.Fatalf("download: exit %d %q %s", r.code, r.stdout, r.stderr)
+	if r := e.cp("", "--readonly", "ro:/work/pi.txt", "-"); r.Code != 0 || r.Stdout != "3.14159" {
+		t.Fatalf("download: exit %d %q %s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -346,8 +346,8 @@ func TestCopyRemoteMissing(t *testing.T) {
 	e.running("missing")
 	r := e.cp("", "missing:/no/such", t.TempDir())
 	obj := cpError(t, r)
-	if r.code != 1 || obj["code"] != "REMOTE_FAILED" || !strings.Contains(r.stderr, "No such file") {
-		t.Fatalf("exit %d %s", r.code, r.stderr)
+	if r.Code != 1 || obj["code"] != "REMOTE_FAILED" || !strings.Contains(r.Stderr, "No such file") {
+		t.Fatalf("exit %d %s", r.Code, r.Stderr)
 	}
 }
 
@@ -360,8 +360,8 @@ func TestCopyFanOutUpload(t *testing.T) {
 		p.Labels["team"] = "rl"
 		return e.startPod(p, ip)
 	}
-	a, b := labelled("fan-a", nextIP()), labelled("fan-b", nextIP())
-	ip := nextIP()
+	a, b := labelled("fan-a", testcluster.PodIP()), labelled("fan-b", testcluster.PodIP())
+	ip := testcluster.PodIP()
 	e.kill(labelled("fan-c", ip))
 	stranger := e.startPod(testcluster.SandboxPod("stranger", ""), ip)
 
@@ -370,10 +370,10 @@ func TestCopyFanOutUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.cp("", "--selector", "team=rl", src, ":/etc/app.cfg", "-o", "jsonl")
-	if r.code != 125 {
-		t.Fatalf("exit %d, want 125 (one refused); stderr %s", r.code, r.stderr)
+	if r.Code != 125 {
+		t.Fatalf("exit %d, want 125 (one refused); stderr %s", r.Code, r.Stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	got := map[string]map[string]any{}
 	for _, l := range lines {
 		var m map[string]any
@@ -384,7 +384,7 @@ func TestCopyFanOutUpload(t *testing.T) {
 		got[name[strings.LastIndex(name, "/")+1:]] = m
 	}
 	if len(got) != 3 {
-		t.Fatalf("%d lines, want 3: %s", len(lines), r.stdout)
+		t.Fatalf("%d lines, want 3: %s", len(lines), r.Stdout)
 	}
 	for _, p := range []*corev1.Pod{a, b} {
 		if m := got[p.Name]; m["written"] != "yes" {
@@ -408,8 +408,8 @@ func TestCopyUsage(t *testing.T) {
 	e := newEnv(t)
 	for _, args := range [][]string{{"a", "b"}, {"x:/a", "y:/b"}, {"a", ":/b"}, {"a", "x:relative"}} {
 		r := e.cp("", args...)
-		if obj := cpError(t, r); r.code != 2 || obj["code"] != "USAGE" || obj["written"] != "no" {
-			t.Errorf("cp %q: exit %d %s; want 2 USAGE", args, r.code, r.stderr)
+		if obj := cpError(t, r); r.Code != 2 || obj["code"] != "USAGE" || obj["written"] != "no" {
+			t.Errorf("cp %q: exit %d %s; want 2 USAGE", args, r.Code, r.Stderr)
 		}
 	}
 }
@@ -419,12 +419,12 @@ func TestCopyUsage(t *testing.T) {
 func TestCpMalformedTokenSecretRefuses(t *testing.T) {
 	e := newEnv(t)
 	r := e.cp("", "--execd-token-secret", "no-key", "sbx-a:/etc/app.cfg", t.TempDir())
-	if r.code != 125 {
-		t.Fatalf("exit %d, want 125; stderr %s", r.code, r.stderr)
+	if r.Code != 125 {
+		t.Fatalf("exit %d, want 125; stderr %s", r.Code, r.Stderr)
 	}
 	m := cpError(t, r)
 	if m["code"] != "TRANSPORT" || m["executed"] != "no" || m["retryable"] != false {
-		t.Errorf("stderr %s", r.stderr)
+		t.Errorf("stderr %s", r.Stderr)
 	}
 	if msg, _ := m["message"].(string); !strings.Contains(msg, "NS/NAME:KEY") {
 		t.Errorf("message %q names no form", msg)

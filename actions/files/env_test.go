@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -18,17 +17,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
-	"github.com/sandscope/sandscope/kube/execd/execdtest"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
-
-// ips are the package's Pod IPs on loopback (as actions/execute's).
-var ips = testcluster.NewLoopbackIPs()
-
-func nextIP() string { return ips.Next() }
 
 // file is one entry of a simulated container's file system.
 type file struct {
@@ -202,84 +196,59 @@ func (c *container) get(p string) (file, bool) {
 	return f, ok
 }
 
-// env is one test's namespace, a test kubelet whose containers have file
-// systems, and the execd daemons of its Pods.
+// env is one test's namespace with a test kubelet registered as a Node
+// (testcluster.Sandboxes) whose containers have file systems, and the
+// execd daemons of its Pods.
 type env struct {
-	t    testing.TB
-	c    *testcluster.Cluster
-	kl   *testcluster.Kubelet
-	ns   string
-	n    *testcluster.Node
-	pods *execdtest.Pods // n's execd daemons
-	fs   *containers
+	*testcluster.Sandboxes
+	fs *containers
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	c := testcluster.Get(t)
-	e := &env{t: t, c: c, fs: &containers{byID: map[string]*container{}}}
-	e.ns, e.n = c.NodeNamespace(t, "cp", testcluster.NodeOptions{Exec: e.fs.exec})
-	e.kl, e.pods = e.n.Kubelet, e.n.Daemons
+	e := &env{fs: &containers{byID: map[string]*container{}}}
+	e.Sandboxes = testcluster.Get(t).Sandboxes(t, "cp", testcluster.NodeOptions{Exec: e.fs.exec})
 	return e
 }
 
 // startPod creates pod, binds it to the node, makes it Running with ip and
 // starts its execd.
 func (e *env) startPod(pod *corev1.Pod, ip string) *corev1.Pod {
-	e.t.Helper()
-	p, _ := e.n.RunWithExecd(e.ns, pod, ip, "")
-	return p
+	e.T.Helper()
+	return e.Start(pod, ip, "")
 }
 
 func (e *env) running(name string) *corev1.Pod {
-	return e.startPod(testcluster.SandboxPod(name, ""), nextIP())
+	return e.startPod(testcluster.SandboxPod(name, ""), testcluster.PodIP())
 }
 
 // kill ends the sandbox's main container and its execd.
 func (e *env) kill(p *corev1.Pod) {
-	e.t.Helper()
-	e.n.Kill(p)
+	e.T.Helper()
+	e.Node.Kill(p)
 }
 
 // requests counts what reached a Pod: exec and port-forward requests at
 // the kubelet, and requests at its execd.
 func (e *env) requests(p *corev1.Pod) int64 {
-	n := int64(e.n.Requests(e.ns, p.Name))
-	if d := e.pods.Get(string(p.UID)); d != nil {
+	n := int64(e.Node.Requests(e.NS, p.Name))
+	if d := e.Daemons.Get(string(p.UID)); d != nil {
 		n += d.Requests()
 	}
 	return n
 }
 
-type cliResult struct {
-	code           int
-	stdout, stderr string
-}
-
 // cp runs `sandscope -n NS cp ARGS...` against the env's cluster.
-func (e *env) cp(stdin string, args ...string) cliResult {
-	e.t.Helper()
-	var out, errOut bytes.Buffer
-	code := cli.Main(append([]string{"--kubeconfig", e.c.Kubeconfig, "-n", e.ns, "cp"}, args...), strings.NewReader(stdin), &out, &errOut)
-	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
+func (e *env) cp(stdin string, args ...string) clitest.Result {
+	e.T.Helper()
+	return clitest.Run(cli.Main, stdin, append([]string{"--kubeconfig", e.C.Kubeconfig, "-n", e.NS, "cp"}, args...)...)
 }
 
 // cpError parses stderr, which must be exactly one JSON error object
 // carrying the contract's keys.
-func cpError(t *testing.T, r cliResult) map[string]any {
+func cpError(t *testing.T, r clitest.Result) map[string]any {
 	t.Helper()
-	var v struct {
-		Error map[string]any `json:"error"`
-	}
-	if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || json.Unmarshal([]byte(r.stderr), &v) != nil || v.Error == nil {
-		t.Fatalf("stderr is not one JSON error object: %q (exit %d, stdout %q)", r.stderr, r.code, r.stdout)
-	}
-	for _, k := range []string{"code", "message", "retryable", "executed", "written", "evidence"} {
-		if _, ok := v.Error[k]; !ok {
-			t.Errorf("error object lacks %q: %s", k, r.stderr)
-		}
-	}
-	return v.Error
+	return r.ErrorObject(t, "code", "message", "retryable", "executed", "written", "evidence")
 }
 
 var allVias = []string{"kube", "execd", "execd-direct"}

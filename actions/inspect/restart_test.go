@@ -1,30 +1,25 @@
 package inspect_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/sandscope/sandscope/actions/inspect"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
 
 func sandscope(args ...string) (stdout, stderr string, code int) {
-	var out, errOut bytes.Buffer
-	code = cli.Main(args, strings.NewReader(""), &out, &errOut)
-	return out.String(), errOut.String(), code
+	r := clitest.Run(cli.Main, "", args...)
+	return r.Stdout, r.Stderr, r.Code
 }
 
 // TestExplainRestartOnTheAPIServer replays a liveness kill an hour later, its Events gone: a
@@ -142,33 +137,10 @@ func TestExplainRestartForgedLivenessEvent(t *testing.T) {
 	k.Restarted(ns, "plain-0", osv1.ContainerSandbox, 1, 137, "Error", block.Add(-time.Hour), finished)
 	p := k.GetPod(ns, "plain-0")
 
-	cfg := c.ConfigAs(t, ns, "tenant-"+ns, "tenant-events",
-		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}})
-	tenant, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range []struct {
-		reason, msg string
-		first, last time.Time
-		count       int32
-	}{
-		{"Unhealthy", "Liveness probe failed: command timed out", block.Add(11 * time.Second), block.Add(31 * time.Second), 3},
-		{"Killing", "Container sandbox failed liveness probe, will be restarted", block.Add(31 * time.Second), block.Add(31 * time.Second), 1},
-	} {
-		ev := &corev1.Event{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("plain-0.%x", time.Now().UnixNano()), Namespace: ns},
-			InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: p.Name, UID: p.UID,
-				FieldPath: "spec.containers{sandbox}"},
-			Reason: e.reason, Message: e.msg, Type: corev1.EventTypeWarning,
-			Source:         corev1.EventSource{Component: "kubelet", Host: p.Spec.NodeName},
-			FirstTimestamp: metav1.NewTime(e.first), LastTimestamp: metav1.NewTime(e.last), Count: e.count,
-			ReportingController: "kubelet", ReportingInstance: p.Spec.NodeName,
-		}
-		if _, err := tenant.CoreV1().Events(ns).Create(testcluster.Context(t), ev, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("the tenant writing %s: %v", e.reason, err)
-		}
-	}
+	tenant := c.Tenant(t, ns)
+	field := "spec.containers{" + osv1.ContainerSandbox + "}"
+	testcluster.ForgeEvent(t, tenant, testcluster.KubeletEvent(p, field, corev1.EventTypeWarning, "Unhealthy", "Liveness probe failed: command timed out", block.Add(11*time.Second), block.Add(31*time.Second), 3))
+	testcluster.ForgeEvent(t, tenant, testcluster.KubeletEvent(p, field, corev1.EventTypeWarning, "Killing", "Container sandbox failed liveness probe, will be restarted", block.Add(31*time.Second), block.Add(31*time.Second), 1))
 
 	base := []string{"--kubeconfig", c.Kubeconfig, "-n", ns, "explain", "restart", "plain", "--block-start", block.UTC().Format(time.RFC3339)}
 	out, errOut, code := sandscope(append(base, "-o", "json")...)

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sandscope/sandscope/actions/inspect"
@@ -20,41 +18,17 @@ import (
 	"github.com/sandscope/sandscope/model"
 )
 
-// tenant is a client with a tenant's rights in the fleet's namespace:
-// read its Pods, create Events. Nothing else — no Pod status, no Nodes.
-func (f *fleet) tenant() kubernetes.Interface {
-	f.t.Helper()
-	cfg := f.c.ConfigAs(f.t, f.ns, "tenant-"+f.ns, "tenant-events",
-		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
-		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}})
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return cs
-}
-
 // forge writes, as the tenant, an Event that copies what the kubelet
 // writes (source kubelet on the Pod's node, involvedObject with the Pod's
 // UID and the container's fieldPath). involved overrides the object (a
 // Node), when set.
 func (f *fleet) forge(tenant kubernetes.Interface, pod *corev1.Pod, involved *corev1.ObjectReference, reason, message string, first, last time.Time, count int32) {
 	f.t.Helper()
-	ref := corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
-		FieldPath: "spec.containers{" + osv1.ContainerSandbox + "}"}
+	ev := testcluster.KubeletEvent(pod, "spec.containers{"+osv1.ContainerSandbox+"}", corev1.EventTypeWarning, reason, message, first, last, count)
 	if involved != nil {
-		ref = *involved
+		ev.InvolvedObject = *involved
 	}
-	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", ref.Name, time.Now().UnixNano()), Namespace: pod.Namespace},
-		InvolvedObject: ref, Reason: reason, Message: message, Type: corev1.EventTypeWarning,
-		Source:         corev1.EventSource{Component: "kubelet", Host: pod.Spec.NodeName},
-		FirstTimestamp: metav1.NewTime(first), LastTimestamp: metav1.NewTime(last), Count: count,
-		ReportingController: "kubelet", ReportingInstance: pod.Spec.NodeName,
-	}
-	if _, err := tenant.CoreV1().Events(pod.Namespace).Create(testcluster.Context(f.t), ev, metav1.CreateOptions{}); err != nil {
-		f.t.Fatalf("the tenant writing a %s Event: %v", reason, err)
-	}
+	testcluster.ForgeEvent(f.t, tenant, ev)
 }
 
 // sigkilled records what the kubelet writes when a container was killed
@@ -100,7 +74,7 @@ func TestForgedEventsDecideNoVerdict(t *testing.T) {
 	f.k.EventFor(probed, field, corev1.EventTypeWarning, "Unhealthy", "Liveness probe failed: command timed out", end.Add(-50*time.Second), end.Add(-30*time.Second), 3)
 	f.k.EventFor(probed, field, corev1.EventTypeNormal, "Killing", "Container sandbox failed liveness probe, will be restarted", end.Add(-30*time.Second), time.Time{}, 1)
 
-	tenant := f.tenant()
+	tenant := f.c.Tenant(t, f.ns)
 	f.forge(tenant, noProbe, nil, "Unhealthy", "Liveness probe failed: command timed out", end.Add(-50*time.Second), end.Add(-30*time.Second), 3)
 	f.forge(tenant, noProbe, nil, "Killing", "Container sandbox failed liveness probe, will be restarted", end.Add(-30*time.Second), end.Add(-30*time.Second), 1)
 	// The API server takes an Event about a Node in a tenant's namespace

@@ -1,7 +1,6 @@
 package sweep_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,6 +27,7 @@ import (
 	"github.com/sandscope/sandscope/actions/sweep"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
@@ -113,9 +113,8 @@ func startRegistry(t *testing.T) string {
 // runCLI runs `sandscope args...` in-process and returns stdout, stderr and
 // the exit code.
 func runCLI(args ...string) (string, string, int) {
-	var out, errOut bytes.Buffer
-	code := cli.Main(args, strings.NewReader(""), &out, &errOut)
-	return out.String(), errOut.String(), code
+	r := clitest.Run(cli.Main, "", args...)
+	return r.Stdout, r.Stderr, r.Code
 }
 
 func findings(rep []model.Finding, code string) []model.Finding {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
@@ -36,25 +35,12 @@ func TestSweepOneNamespaceIPTakenElsewhere(t *testing.T) {
 		t.Errorf("POD_DEAD where the IP is taken in another namespace: %+v", dead)
 	}
 
-	ctx := testcluster.Context(t)
+	// Only sandscope's CLI acts as user (--as): the config ConfigAs returns is not needed.
 	read := []string{"get", "list", "watch"}
-	if _, err := f.c.Kube.RbacV1().Roles(f.ns).Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: f.ns},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods", "events", "configmaps"}, Verbs: read},
-			{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"batchsandboxes", "pools"}, Verbs: read},
-			{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: read},
-		},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.c.Kube.RbacV1().RoleBindings(f.ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: f.ns},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user, APIGroup: rbacv1.GroupName}},
-		RoleRef:    rbacv1.RoleRef{Kind: "Role", Name: "reader", APIGroup: rbacv1.GroupName},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f.c.ConfigAs(t, f.ns, user, "reader",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods", "events", "configmaps"}, Verbs: read},
+		rbacv1.PolicyRule{APIGroups: []string{"sandbox.opensandbox.io"}, Resources: []string{"batchsandboxes", "pools"}, Verbs: read},
+		rbacv1.PolicyRule{APIGroups: []string{"agents.x-k8s.io"}, Resources: []string{"sandboxes"}, Verbs: read})
 	out, errOut, _ = runCLI("sweep", "--kubeconfig", f.c.Kubeconfig, "--as", user, "-n", f.ns, "-o", "json")
 	rep = decodeReport(t, out)
 	dead := findings(rep.Findings, model.CodePodDead)

@@ -319,6 +319,18 @@ func (k *Kubelet) Event(ns, pod, eventType, reason, message string, first, last 
 // ("spec.containers{sandbox}") or is empty for the Pod itself.
 func (k *Kubelet) EventFor(p *corev1.Pod, fieldPath, eventType, reason, message string, first, last time.Time, count int32) *corev1.Event {
 	k.t.Helper()
+	ev := KubeletEvent(p, fieldPath, eventType, reason, message, first, last, count)
+	out, err := k.c.Kube.CoreV1().Events(p.Namespace).Create(k.ctx, ev, metav1.CreateOptions{})
+	if err != nil {
+		k.t.Fatalf("testcluster: recording event %s for pod %s/%s: %v", reason, p.Namespace, p.Name, err)
+	}
+	return out
+}
+
+// KubeletEvent is the Event the kubelet writes about p (EventFor's), not yet
+// written: what EventFor records as the kubelet and what a test forges as a
+// tenant (ForgeEvent), so that the two differ only in who wrote them.
+func KubeletEvent(p *corev1.Pod, fieldPath, eventType, reason, message string, first, last time.Time, count int32) *corev1.Event {
 	now := time.Now()
 	if first.IsZero() {
 		first = now
@@ -329,7 +341,7 @@ func (k *Kubelet) EventFor(p *corev1.Pod, fieldPath, eventType, reason, message 
 	if count < 1 {
 		count = 1
 	}
-	ev := &corev1.Event{
+	return &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
 			// kubelet names events <object>.<hex nanoseconds>
 			Name:      fmt.Sprintf("%s.%x", p.Name, now.UnixNano()),
@@ -344,11 +356,6 @@ func (k *Kubelet) EventFor(p *corev1.Pod, fieldPath, eventType, reason, message 
 		FirstTimestamp: metav1.NewTime(first), LastTimestamp: metav1.NewTime(last), Count: count,
 		ReportingController: "kubelet", ReportingInstance: p.Spec.NodeName,
 	}
-	out, err := k.c.Kube.CoreV1().Events(p.Namespace).Create(k.ctx, ev, metav1.CreateOptions{})
-	if err != nil {
-		k.t.Fatalf("testcluster: recording event %s for pod %s/%s: %v", reason, p.Namespace, p.Name, err)
-	}
-	return out
 }
 
 // EnsureNode creates the Node if it does not exist: Ready, InternalIP

@@ -1,12 +1,17 @@
 package testcluster
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -90,7 +95,46 @@ func (c *Cluster) ConfigAs(t testing.TB, ns, user, role string, rules ...rbacv1.
 	if _, err := c.Kube.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("testcluster: binding role %s/%s to %s: %v", ns, role, user, err)
 	}
+	// The API server's RBAC authorizer learns of the binding from its
+	// informers, a moment after the create returns: a request sent at once
+	// can still be forbidden. Wait until it allows the first rule.
+	if len(rules) > 0 && len(rules[0].Verbs) > 0 && len(rules[0].Resources) > 0 && len(rules[0].APIGroups) > 0 {
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: rules[0].Verbs[0],
+				Group: rules[0].APIGroups[0], Resource: rules[0].Resources[0]}}}
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			got, err := c.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+			return err == nil && got.Status.Allowed, nil
+		})
+		if err != nil {
+			t.Fatalf("testcluster: role %s/%s bound to %s never took effect: %v", ns, role, user, err)
+		}
+	}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	return cfg
+}
+
+// Tenant is a client with a tenant's rights in ns (user tenant-NS, through
+// ConfigAs): read its Pods and create Events, nothing else (no Pod status,
+// no Nodes). That is enough to forge the kubelet's Events (ForgeEvent).
+func (c *Cluster) Tenant(t testing.TB, ns string) kubernetes.Interface {
+	t.Helper()
+	cfg := c.ConfigAs(t, ns, "tenant-"+ns, "tenant-events",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}})
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatalf("testcluster: the tenant's client in %s: %v", ns, err)
+	}
+	return cs
+}
+
+// ForgeEvent writes ev (KubeletEvent's, perhaps edited) as tenant: an
+// Event that claims to be the kubelet's but is not.
+func ForgeEvent(t testing.TB, tenant kubernetes.Interface, ev *corev1.Event) {
+	t.Helper()
+	if _, err := tenant.CoreV1().Events(ev.Namespace).Create(Context(t), ev, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("testcluster: the tenant writing a %s Event in %s: %v", ev.Reason, ev.Namespace, err)
+	}
 }

@@ -127,21 +127,51 @@ func (n *Node) Requests(ns, pod string) int {
 	return count
 }
 
-// LoopbackIPs hands out Pod IPs on loopback, 127.N.x.y, so each Pod's execd
-// is a real server on an address of its own. N is drawn per test process
-// from 100-239, so that two test binaries at once (two packages, or two
-// checkouts on one machine) do not bind each other's addresses; fixed
-// octets a package uses elsewhere stay below 100.
-type LoopbackIPs struct {
+// PodIP is a Pod IP on loopback that no earlier call in this test process
+// returned, 127.N.x.y, so each Pod's execd is a real server on an address of
+// its own. N is drawn per test process from 100-239, so that two test
+// binaries at once (two packages, or two checkouts on one machine) do not
+// bind each other's addresses; fixed octets a package uses elsewhere stay
+// below 100.
+func PodIP() string { return podIPs.next() }
+
+// podIPs is the process's one allocator: the addresses are the machine's,
+// shared by every test and every cluster of the process, so two allocators
+// in one process could hand out the same address.
+var podIPs = &loopbackIPs{octet: 100 + rand.IntN(140)}
+
+type loopbackIPs struct {
 	octet int
 	seq   atomic.Int64
 }
 
-// NewLoopbackIPs draws the process's octet.
-func NewLoopbackIPs() *LoopbackIPs { return &LoopbackIPs{octet: 100 + rand.IntN(140)} }
-
-// Next is an address no earlier call returned.
-func (l *LoopbackIPs) Next() string {
+func (l *loopbackIPs) next() string {
 	n := l.seq.Add(1)
 	return fmt.Sprintf("127.%d.%d.%d", l.octet, n/250, n%250+2)
+}
+
+// Sandboxes is one test's namespace with a Node of its own (NodeNamespace):
+// where a test of exec or cp runs its sandbox Pods, each at an address of
+// its own (PodIP) with its execd behind the Node's port-forward.
+type Sandboxes struct {
+	*Node
+	T  testing.TB
+	C  *Cluster
+	NS string
+}
+
+// Sandboxes starts a Node of opts in a namespace of the test's own; the
+// Node is named prefix-NS.
+func (c *Cluster) Sandboxes(t testing.TB, prefix string, opts NodeOptions) *Sandboxes {
+	t.Helper()
+	ns, n := c.NodeNamespace(t, prefix, opts)
+	return &Sandboxes{Node: n, T: t, C: c, NS: ns}
+}
+
+// Start runs pod in the namespace on the Node at ip, with its execd up
+// requiring token (none when empty).
+func (s *Sandboxes) Start(pod *corev1.Pod, ip, token string) *corev1.Pod {
+	s.T.Helper()
+	p, _ := s.RunWithExecd(s.NS, pod, ip, token)
+	return p
 }

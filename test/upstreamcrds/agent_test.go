@@ -1,7 +1,6 @@
 package upstreamcrds_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/sandscope/sandscope/api/agentsandbox"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
@@ -65,33 +65,31 @@ type sweepReport struct {
 
 func sweepJSON(t *testing.T, c *testcluster.Cluster, ns string) (sweepReport, string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	cli.Main([]string{"--kubeconfig", c.Kubeconfig, "-n", ns, "sweep", "-o", "json"}, strings.NewReader(""), &out, &errOut)
+	r := clitest.Run(cli.Main, "", "--kubeconfig", c.Kubeconfig, "-n", ns, "sweep", "-o", "json")
 	var rep sweepReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("sweep -o json: %v\n%s%s", err, out.String(), errOut.String())
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("sweep -o json: %v\n%s%s", err, r.Stdout, r.Stderr)
 	}
-	return rep, out.String()
+	return rep, r.Stdout
 }
 
 func getSandboxJSON(t *testing.T, c *testcluster.Cluster, ns, name string) (map[string]any, string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code := cli.Main([]string{"--kubeconfig", c.Kubeconfig, "-n", ns, "get", "sandboxes", name, "-o", "json"}, strings.NewReader(""), &out, &errOut)
-	if code != 0 {
-		t.Fatalf("get sandboxes %s: exit %d\n%s%s", name, code, out.String(), errOut.String())
+	r := clitest.Run(cli.Main, "", "--kubeconfig", c.Kubeconfig, "-n", ns, "get", "sandboxes", name, "-o", "json")
+	if r.Code != 0 {
+		t.Fatalf("get sandboxes %s: exit %d\n%s%s", name, r.Code, r.Stdout, r.Stderr)
 	}
 	var doc map[string]any
-	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
-		t.Fatalf("get -o json: %v\n%s", err, out.String())
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("get -o json: %v\n%s", err, r.Stdout)
 	}
 	if items, ok := doc["items"].([]any); ok {
 		if len(items) != 1 {
-			t.Fatalf("get %s: %d items\n%s", name, len(items), out.String())
+			t.Fatalf("get %s: %d items\n%s", name, len(items), r.Stdout)
 		}
 		doc, _ = items[0].(map[string]any)
 	}
-	return doc, out.String()
+	return doc, r.Stdout
 }
 
 func findingsOf(rep sweepReport, sandbox string) []model.Finding {

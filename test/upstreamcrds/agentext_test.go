@@ -1,7 +1,6 @@
 package upstreamcrds_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/sandscope/sandscope/api/agentsandbox"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 )
@@ -93,15 +93,15 @@ type poolJSON struct {
 
 func getList[T any](t *testing.T, c *testcluster.Cluster, ns, resource string) ([]T, string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	if code := cli.Main([]string{"--kubeconfig", c.Kubeconfig, "-n", ns, "get", resource, "-o", "json"}, strings.NewReader(""), &out, &errOut); code != 0 {
-		t.Fatalf("get %s: exit %d\n%s%s", resource, code, out.String(), errOut.String())
+	r := clitest.Run(cli.Main, "", "--kubeconfig", c.Kubeconfig, "-n", ns, "get", resource, "-o", "json")
+	if r.Code != 0 {
+		t.Fatalf("get %s: exit %d\n%s%s", resource, r.Code, r.Stdout, r.Stderr)
 	}
 	var list struct{ Items []T }
-	if err := json.Unmarshal(out.Bytes(), &list); err != nil {
-		t.Fatalf("get %s -o json: %v\n%s", resource, err, out.String())
+	if err := json.Unmarshal([]byte(r.Stdout), &list); err != nil {
+		t.Fatalf("get %s -o json: %v\n%s", resource, err, r.Stdout)
 	}
-	return list.Items, out.String() + errOut.String()
+	return list.Items, r.Stdout + r.Stderr
 }
 
 // Claims and warm pools as the controller writes them: a pool with a

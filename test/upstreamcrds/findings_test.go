@@ -1,7 +1,6 @@
 package upstreamcrds_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/forensics"
@@ -77,16 +77,15 @@ func TestSweepTasksAndRecreationWithTheRealCRDs(t *testing.T) {
 	ct.SetEndpoints(ns, "again", "10.244.2.2")
 	ct.SetBatchSandboxStatus(ns, "again", map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
 
-	var out, errOut bytes.Buffer
-	code := cli.Main([]string{"--kubeconfig", c.Kubeconfig, "-n", ns, "sweep", "-o", "json", "--fail-on", "warning"}, strings.NewReader(""), &out, &errOut)
-	if code != 1 {
-		t.Errorf("sweep exit %d, want 1 (warnings); stderr %s", code, errOut.String())
+	r := clitest.Run(cli.Main, "", "--kubeconfig", c.Kubeconfig, "-n", ns, "sweep", "-o", "json", "--fail-on", "warning")
+	if r.Code != 1 {
+		t.Errorf("sweep exit %d, want 1 (warnings); stderr %s", r.Code, r.Stderr)
 	}
 	var rep struct {
 		Findings []model.Finding `json:"findings"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stdout)
 	}
 	byCode := map[string][]model.Finding{}
 	for _, f := range rep.Findings {
@@ -106,7 +105,7 @@ func TestSweepTasksAndRecreationWithTheRealCRDs(t *testing.T) {
 	}
 	rc := byCode[model.CodePodRecreated]
 	if len(rc) != 1 || rc[0].Sandbox != "again" || !strings.Contains(rc[0].Message, "created 2 times under the same name (claimed by SuccessfulCreate Events)") {
-		t.Fatalf("POD_RECREATED: %+v\n%s", rc, out.String())
+		t.Fatalf("POD_RECREATED: %+v\n%s", rc, r.Stdout)
 	}
 	if !strings.Contains(rc[0].Evidence[1].Text, string(second.UID)) {
 		t.Errorf("POD_RECREATED evidence does not name the Pod now: %+v", rc[0].Evidence)
@@ -114,11 +113,8 @@ func TestSweepTasksAndRecreationWithTheRealCRDs(t *testing.T) {
 
 	// explain restart resolves a pooled sandbox through its alloc-status to
 	// the pool Pod (read with the real CRD's object), which has no probe.
-	out.Reset()
-	errOut.Reset()
-	code = cli.Main([]string{"--kubeconfig", c.Kubeconfig, "-n", ns, "explain", "restart", "task", "--block-start", "2026-11-29T17:00:00Z"},
-		strings.NewReader(""), &out, &errOut)
-	if code != 0 || !strings.Contains(out.String(), "BatchSandbox task → Pod pool-a-x1") || !strings.Contains(out.String(), "has no liveness probe") {
-		t.Errorf("explain restart task: exit %d\n%s%s", code, out.String(), errOut.String())
+	r = clitest.Run(cli.Main, "", "--kubeconfig", c.Kubeconfig, "-n", ns, "explain", "restart", "task", "--block-start", "2026-11-29T17:00:00Z")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "BatchSandbox task → Pod pool-a-x1") || !strings.Contains(r.Stdout, "has no liveness probe") {
+		t.Errorf("explain restart task: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
