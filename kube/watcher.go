@@ -474,8 +474,13 @@ func (w *Watcher) forwardChanges(ctx context.Context) {
 }
 
 // runTicker drives the fleet's time-based states and keeps AsOf current.
+// It ticks on the wall clock's TickEvery, half a period after the
+// freshness probes (runProbe): every watcher of the process then publishes
+// the AsOf its probe proved at the same moment, and a TUI over several
+// contexts draws their changes in one frame instead of one frame each.
 func (w *Watcher) runTicker(ctx context.Context) {
-	tick := time.NewTicker(w.opts.TickEvery)
+	every := w.opts.TickEvery
+	tick := time.NewTimer(untilOnTheClock(time.Now(), every, every/2))
 	defer tick.Stop()
 	for {
 		select {
@@ -484,6 +489,7 @@ func (w *Watcher) runTicker(ctx context.Context) {
 		case <-tick.C:
 			w.fleet.Tick()
 			w.publishStatus()
+			tick.Reset(untilOnTheClock(time.Now(), every, every/2))
 		}
 	}
 }
