@@ -54,25 +54,6 @@ func (c *Conn) Watch(ctx context.Context, namespace string, sources *kube.Source
 	return w
 }
 
-// Sources asks which engines the context serves, so that a watcher and
-// what reads single objects agree on the agent-sandbox version; nil when
-// discovery failed (a watcher given nil tries again and reports why).
-func (c *Conn) Sources(ctx context.Context) *kube.Sources {
-	var d discovered
-	ok := false
-	if c.discovery != nil {
-		d, ok = c.discovery.take(ctx)
-	}
-	if !ok {
-		d.sources, d.err = kube.DiscoverSources(ctx, c.Clients.Discovery)
-	}
-	found, err := d.sources, d.err
-	if err != nil {
-		return nil
-	}
-	return &found
-}
-
 // ExecOptions tune an executor.
 type ExecOptions struct {
 	// Fleet is the watched fleet a target's identity is read from; nil:

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/demo"
-	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/kube"
 )
 
@@ -114,12 +113,14 @@ func (c *Context) Server() string {
 }
 
 // Connect reaches the context: on a cluster, clients proven to reach its
-// API server (a *kube.ConnectError says why not); in the demo, a simulated
-// fleet started now, which lives until ctx ends or Close.
+// API server (a *kube.ConnectError says why not), with the engines'
+// discovery started beside the check for what reads the fleet next
+// (kube.ConnectOptions.Discover); in the demo, a simulated fleet started
+// now, which lives until ctx ends or Close.
 func (c *Context) Connect(ctx context.Context) (*Conn, error) {
 	e := c.env
 	if !e.Demo() {
-		clients, err := kube.Connect(ctx, c.flags, kube.ConnectOptions{AllNamespaces: e.opts.AllNamespaces})
+		clients, err := kube.Connect(ctx, c.flags, kube.ConnectOptions{AllNamespaces: e.opts.AllNamespaces, Discover: true})
 		if err != nil {
 			return nil, err
 		}
@@ -141,66 +142,6 @@ func (c *Context) Connect(ctx context.Context) (*Conn, error) {
 	return &Conn{Clients: d.Clients, env: e, demo: d, stop: stop}, nil
 }
 
-// connectWatching is Connect for a view that watches the context's fleet
-// next (the TUI): on a cluster the engines are discovered while the
-// connection check runs rather than after it, so the watch-lists start
-// the check's round trip sooner. The check still decides: its error is
-// Connect's. The discovery is Sources' first answer.
-func (c *Context) connectWatching(ctx context.Context) (*Conn, error) {
-	e := c.env
-	if e.Demo() {
-		return c.Connect(ctx)
-	}
-	clients, err := kube.Connect(ctx, c.flags, kube.ConnectOptions{AllNamespaces: e.opts.AllNamespaces, SkipProbe: true})
-	if err != nil {
-		return nil, err
-	}
-	dctx, cancel := context.WithCancel(ctx)
-	found := make(chan discovered, 1)
-	crash.Go(func() {
-		s, err := kube.DiscoverSources(dctx, clients.Discovery)
-		found <- discovered{s, err}
-	})
-	if err := clients.Probe(ctx); err != nil {
-		cancel()
-		return nil, err
-	}
-	return &Conn{Clients: clients, env: e, discovery: &pendingDiscovery{found: found, cancel: cancel}}, nil
-}
-
-// discovered is the outcome of kube.DiscoverSources.
-type discovered struct {
-	sources kube.Sources
-	err     error
-}
-
-// pendingDiscovery is a discovery started with the connection check, taken
-// once.
-type pendingDiscovery struct {
-	mu     sync.Mutex
-	found  <-chan discovered // nil once taken
-	cancel context.CancelFunc
-}
-
-// take waits for the discovery the first time (ok true), or says there was
-// none left to take.
-func (p *pendingDiscovery) take(ctx context.Context) (d discovered, ok bool) {
-	p.mu.Lock()
-	found := p.found
-	p.found = nil
-	p.mu.Unlock()
-	if found == nil {
-		return d, false
-	}
-	defer p.cancel()
-	select {
-	case d = <-found:
-		return d, true
-	case <-ctx.Done():
-		return discovered{err: ctx.Err()}, true
-	}
-}
-
 // flagNamespace is -n, or "" when the flags name none.
 func (e *Env) flagNamespace() string {
 	if e.opts.Kube == nil {
@@ -218,21 +159,14 @@ type Conn struct {
 	env  *Env
 	demo *demo.Demo // nil on a cluster
 	stop context.CancelFunc
-	// discovery, when set, was started with the connection check
-	// (connectWatching); Sources answers it first.
-	discovery *pendingDiscovery
 }
 
 // Demo tells whether this is a simulated fleet.
 func (c *Conn) Demo() bool { return c.demo != nil }
 
 // Close ends what the connection started: the demo's simulation, waited
-// for, or a discovery nothing took. A cluster's clients hold nothing that
-// needs closing.
+// for. A cluster's clients hold nothing that needs closing.
 func (c *Conn) Close() {
-	if c.discovery != nil {
-		c.discovery.cancel()
-	}
 	if c.demo == nil {
 		return
 	}

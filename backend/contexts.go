@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sandscope/sandscope/internal/broadcast"
@@ -22,6 +23,13 @@ const (
 	firstRetry = 2 * time.Second
 	maxRetry   = 30 * time.Second
 )
+
+// gatherChanges is how long a context's change waits for the others' before
+// the UI hears of them: the watchers publish what their freshness probes
+// proved at the same instants of the clock (kube: runTicker), a few
+// milliseconds apart, and each signal the UI hears alone is a whole frame
+// drawn. Well under a frame at the rate the UI draws a large fleet.
+const gatherChanges = 20 * time.Millisecond
 
 // contextSet is the TUI over several kubeconfig contexts at once
 // (--context a,b, --all-contexts): one session per context, each with its
@@ -44,7 +52,20 @@ type contextSet struct {
 	inView           *member   // ":ctx NAME"; nil: every member
 	ns               string    // ":ns", for every context once nsSet
 	nsSet            bool
-	broadcast.Signal // told when any context's fleet changed, or the contexts in view did
+	broadcast.Signal                             // told when any context's fleet changed, or the contexts in view did
+	gathering        atomic.Bool                 // a member's change waits gatherChanges for the others'
+	after            func(time.Duration, func()) // runs a func after a while: time.AfterFunc's
+}
+
+// notifySoon tells the UI of a member's change together with those of the
+// other members within gatherChanges.
+func (cs *contextSet) notifySoon() {
+	if cs.gathering.CompareAndSwap(false, true) {
+		cs.after(gatherChanges, func() {
+			cs.gathering.Store(false)
+			cs.Notify()
+		})
+	}
 }
 
 // member is one context of a set: its session, and how it connects.
@@ -59,7 +80,8 @@ type member struct {
 
 func newContextSet(ctx context.Context, e *Env, opts TUIOptions, open func(ctx context.Context, name string) *member) *contextSet {
 	ctx, cancel := context.WithCancel(ctx)
-	return &contextSet{env: e, opts: opts, ctx: ctx, cancel: cancel, open: open}
+	after := func(d time.Duration, f func()) { time.AfterFunc(d, f) }
+	return &contextSet{env: e, opts: opts, ctx: ctx, cancel: cancel, open: open, after: after}
 }
 
 // add makes context name a member and starts connecting it.
@@ -71,7 +93,7 @@ func (cs *contextSet) add(name string) *member {
 	cs.all = append(cs.all, m)
 	cs.mu.Unlock()
 	crash.Go(func() {
-		broadcast.Relay(cs.ctx, m.s.Subscribe, cs.Notify)
+		broadcast.Relay(cs.ctx, m.s.Subscribe, cs.notifySoon)
 	})
 	crash.Go(func() {
 		defer close(m.settled)

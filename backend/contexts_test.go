@@ -221,3 +221,37 @@ func TestContextSetStates(t *testing.T) {
 		t.Fatalf(":ctx nowhere: %v", err)
 	}
 }
+
+// The contexts' watchers publish their freshness at the same instants, a
+// few milliseconds apart: the UI hears of them together, as one change to
+// draw, not one frame each.
+func TestContextSetGathersTheContextsChanges(t *testing.T) {
+	cs := newContextSet(t.Context(), New(Options{}), TUIOptions{}, nil)
+	var due []func()
+	cs.after = func(_ time.Duration, f func()) { due = append(due, f) }
+	sub, unsubscribe := cs.Subscribe()
+	defer unsubscribe()
+	<-sub // the first snapshot's
+
+	for range 10 {
+		cs.notifySoon()
+		select {
+		case <-sub:
+			t.Fatal("a context's change reached the UI before the others' could join it")
+		default:
+		}
+	}
+	if len(due) != 1 {
+		t.Fatalf("%d signals waiting for the others, want 1", len(due))
+	}
+	due[0]()
+	select {
+	case <-sub:
+	default:
+		t.Fatal("the gathered changes never reached the UI")
+	}
+	cs.notifySoon()
+	if len(due) != 2 {
+		t.Fatalf("a change after the gathered ones: %d signals waiting, want a new one", len(due)-1)
+	}
+}

@@ -72,15 +72,16 @@ func newSession(ctx context.Context, e *Env, opts TUIOptions) *session {
 
 // start watches namespace through conn and makes it current.
 func (s *session) start(conn *Conn, namespace string) {
-	// Discovered once here so the watcher and the inspector agree on the
-	// agent-sandbox version.
-	sources := conn.Sources(s.ctx)
+	ctx, cancel := context.WithCancel(s.ctx)
+	// The watcher discovers the engines while its Pods' list starts; the
+	// inspector and the creator take what it found, so that they agree
+	// with it on the agent-sandbox version.
+	w := conn.Watch(ctx, namespace, nil)
+	sources := w.Sources(ctx)
 	var agent *schema.GroupVersionResource
 	if sources != nil {
 		agent = sources.Agent
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	w := conn.Watch(ctx, namespace, sources)
 	if s.tuneMemory {
 		crash.Go(func() {
 			s.opts.afterLoad(ctx, w.WaitForSync)

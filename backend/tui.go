@@ -66,13 +66,13 @@ func (e *Env) OpenTUI(ctx context.Context, names []string, opts TUIOptions) (*TU
 	if len(names) == 1 {
 		name = names[0]
 	}
-	conn, err := e.Context(name).connectWatching(ctx)
+	conn, err := e.Context(name).Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	s := newSession(ctx, e, opts)
 	if e.HasCluster() {
-		s.dial = func(ctx context.Context, name string) (*Conn, error) { return e.Context(name).connectWatching(ctx) }
+		s.dial = func(ctx context.Context, name string) (*Conn, error) { return e.Context(name).Connect(ctx) }
 		s.contexts = e.kubeconfigContexts
 		s.tuneMemory = true
 	}
@@ -99,7 +99,7 @@ func (t *TUI) Close() { t.close() }
 func openContexts(ctx context.Context, e *Env, opts TUIOptions, names []string) *contextSet {
 	cs := newContextSet(ctx, e, opts, func(ctx context.Context, name string) *member {
 		c := e.Context(name)
-		return &member{name: name, server: c.Server(), s: newSession(ctx, e, opts), connect: c.connectWatching}
+		return &member{name: name, server: c.Server(), s: newSession(ctx, e, opts), connect: c.Connect}
 	})
 	cs.contexts = e.kubeconfigContexts
 	if !e.HasCluster() {

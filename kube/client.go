@@ -51,6 +51,10 @@ type Clients struct {
 	// AllNamespaces is -A; when true Namespace is only the default for creates.
 	AllNamespaces  bool
 	RequestTimeout time.Duration
+
+	// early is a discovery of the engines started beside the connection
+	// check (ConnectOptions.Discover), which Sources takes; nil when none.
+	early *earlyDiscovery
 }
 
 // ConnectError is a failure to reach or use a cluster, phrased as one line
@@ -109,6 +113,11 @@ type ConnectOptions struct {
 	AllNamespaces bool
 	// SkipProbe skips the reachability check (the caller probes itself).
 	SkipProbe bool
+	// Discover starts discovering the engines (DiscoverSources) beside the
+	// reachability check rather than after it, for a command that reads the
+	// fleet next: over a real network each request one after the other is a
+	// round trip. Clients.Sources takes the answer. Ignored with SkipProbe.
+	Discover bool
 	// QPS and Burst of the client-side rate limiter; informers need more than
 	// client-go's default 5/10. Zero means 50/100.
 	QPS   float32
@@ -213,10 +222,15 @@ func Connect(ctx context.Context, flags *ConfigFlags, opts ConnectOptions) (*Cli
 	if err := c.init(cfg); err != nil {
 		return nil, &ConnectError{Context: c.Context, Server: c.Server, Reason: "cannot build clients", Err: err}
 	}
-	if !opts.SkipProbe {
-		if err := c.Probe(ctx); err != nil {
-			return nil, err
-		}
+	if opts.SkipProbe {
+		return c, nil
+	}
+	if opts.Discover {
+		c.early = startDiscovery(ctx, c.Discovery)
+	}
+	if err := c.Probe(ctx); err != nil {
+		c.early.stop()
+		return nil, err
 	}
 	return c, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandscope/sandscope/api/agentsandbox"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
+	"github.com/sandscope/sandscope/internal/crash"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -256,4 +257,67 @@ func agentResource(groups *metav1.APIGroupList) *schema.GroupVersionResource {
 	}
 	gvr := agentsandbox.Sandboxes(gv.Version)
 	return &gvr
+}
+
+// earlyDiscovery is a DiscoverSources started with the connection check,
+// taken once.
+type earlyDiscovery struct {
+	mu     sync.Mutex
+	found  <-chan discovered // nil once taken
+	cancel context.CancelFunc
+}
+
+type discovered struct {
+	sources Sources
+	err     error
+}
+
+func startDiscovery(ctx context.Context, disc discovery.DiscoveryInterface) *earlyDiscovery {
+	ctx, cancel := context.WithCancel(ctx)
+	found := make(chan discovered, 1)
+	crash.Go(func() {
+		s, err := DiscoverSources(ctx, disc)
+		found <- discovered{s, err}
+	})
+	return &earlyDiscovery{found: found, cancel: cancel}
+}
+
+// take waits for the discovery the first time (ok true), or says there was
+// none left to take. Later callers discover again: the engines installed
+// may have changed since.
+func (e *earlyDiscovery) take(ctx context.Context) (d discovered, ok bool) {
+	if e == nil {
+		return d, false
+	}
+	e.mu.Lock()
+	found := e.found
+	e.found = nil
+	e.mu.Unlock()
+	if found == nil {
+		return d, false
+	}
+	defer e.cancel()
+	select {
+	case d = <-found:
+		return d, true
+	case <-ctx.Done():
+		return discovered{err: fmt.Errorf("discovering the engines: %w", ctx.Err())}, true
+	}
+}
+
+// stop ends a discovery nothing will take.
+func (e *earlyDiscovery) stop() {
+	if e != nil {
+		e.cancel()
+	}
+}
+
+// Sources is DiscoverSources on the clients' server: the discovery
+// started with the connection check when there is one not yet taken
+// (ConnectOptions.Discover), else a new one.
+func (c *Clients) Sources(ctx context.Context) (Sources, error) {
+	if d, ok := c.early.take(ctx); ok {
+		return d.sources, d.err
+	}
+	return DiscoverSources(ctx, c.Discovery)
 }

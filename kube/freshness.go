@@ -58,17 +58,44 @@ func (p *storageProbe) read(ctx context.Context) error {
 	return err
 }
 
-// runProbe proves the data fresh at once and then every probeEvery after
-// the previous read ended, until ctx ends.
+// runProbe proves the data fresh at once and then on each multiple of
+// probeEvery of the wall clock, at least half a period after the previous
+// read ended, until ctx ends. On the clock rather than from its own start:
+// the watchers of several contexts in one process then probe, and publish
+// what they proved (runTicker), together, which wakes the process and
+// redraws a TUI over them once per period rather than once per context.
 func (w *Watcher) runProbe(ctx context.Context, read func(context.Context) error) {
+	w.probeOnce(ctx, read)
+	next := time.NewTimer(untilNextProbe(time.Now()))
+	defer next.Stop()
 	for {
-		w.probeOnce(ctx, read)
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(probeEvery):
+		case <-next.C:
 		}
+		w.probeOnce(ctx, read)
+		next.Reset(untilNextProbe(time.Now()))
 	}
+}
+
+// untilNextProbe is how long after a read that ended at now the next one
+// is sent: on the next multiple of probeEvery at least half a period away.
+func untilNextProbe(now time.Time) time.Duration {
+	wait := untilOnTheClock(now, probeEvery, 0)
+	if wait < probeEvery/2 {
+		wait += probeEvery
+	}
+	return wait
+}
+
+// untilOnTheClock is how long from now until the wall clock next reads a
+// multiple of every, plus offset (0 ≤ offset < every).
+func untilOnTheClock(now time.Time, every, offset time.Duration) time.Duration {
+	if every <= 0 {
+		return 0
+	}
+	return every - time.Duration((now.UnixNano()-int64(offset))%int64(every))
 }
 
 // probeOnce sends one consistent read and records what it proved.
@@ -78,10 +105,12 @@ func (w *Watcher) probeOnce(ctx context.Context, read func(context.Context) erro
 	defer cancel()
 	done := make(chan error, 1)
 	crash.Go(func() { done <- read(pctx) })
+	stall := time.NewTimer(stallAfter)
+	defer stall.Stop()
 	var err error
 	select {
 	case err = <-done:
-	case <-time.After(stallAfter):
+	case <-stall.C:
 		if w.health.silentFor(stallAfter) {
 			w.health.fail(storageKey) // frozen: say so now, not at the end of the budget
 		}

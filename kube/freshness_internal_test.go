@@ -54,3 +54,30 @@ func TestProbeOnceProvesFreshness(t *testing.T) {
 		t.Fatalf("after the storage answered again: pods up %v, %+v", podsUp(), st)
 	}
 }
+
+// The probes and ticks of every watcher in a process fall on the same
+// instants of the wall clock, whenever each watcher started: a TUI over
+// several contexts then draws their freshness in one frame, not one each.
+func TestProbesAndTicksKeepTheWallClock(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC) // a multiple of probeEvery
+	for _, c := range []struct {
+		after  time.Duration // since base
+		probe  time.Duration // want untilNextProbe
+		tick   time.Duration // want untilOnTheClock(…, 1s, 500ms)
+		reason string
+	}{
+		{0, 2 * time.Second, 500 * time.Millisecond, "on the clock"},
+		{300 * time.Millisecond, 1700 * time.Millisecond, 200 * time.Millisecond, "a read that took 300 ms"},
+		{1200 * time.Millisecond, 2800 * time.Millisecond, 300 * time.Millisecond, "less than half a period left: the one after"},
+		{1900*time.Millisecond + 7, 2100*time.Millisecond - 7, 600*time.Millisecond - 7, "just before a multiple"},
+	} {
+		now := base.Add(c.after)
+		if got := untilNextProbe(now); got != c.probe {
+			t.Errorf("%s: next probe in %s, want %s", c.reason, got, c.probe)
+		}
+		if got := untilOnTheClock(now, time.Second, 500*time.Millisecond); got != c.tick {
+			t.Errorf("%s: next tick in %s, want %s", c.reason, got, c.tick)
+		}
+	}
+}

@@ -53,7 +53,7 @@ type LookupOptions struct {
 func (c *Clients) LookupSandbox(ctx context.Context, ref string, opts LookupOptions) (*fleet.Snapshot, error) {
 	ctx, cancel := c.requestContext(ctx)
 	defer cancel()
-	sources, err := DiscoverSources(ctx, c.Discovery)
+	sources, err := c.Sources(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -663,7 +663,7 @@ type SelectOptions struct {
 func (c *Clients) SelectSandboxes(ctx context.Context, o SelectOptions) ([]string, error) {
 	ctx, cancel := c.requestContext(ctx)
 	defer cancel()
-	sources, err := DiscoverSources(ctx, c.Discovery)
+	sources, err := c.Sources(ctx)
 	if err != nil {
 		return nil, err
 	}

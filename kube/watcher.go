@@ -98,6 +98,9 @@ type Watcher struct {
 	lists       *mem.StringLists // commands and finalizers shared by the cached objects
 	progress    *progressTracker // how far each initial list has come (watcher_progress.go)
 
+	sourcesKnown chan struct{} // closed once Run knows its sources
+	sourcesFound *Sources      // written before sourcesKnown closes; nil: discovery failed
+
 	running   atomic.Bool
 	syncedNow atomic.Bool   // every informer that can sync has; published before synced closes
 	synced    chan struct{} // closed once the fleet has been told it is synced
@@ -134,6 +137,8 @@ func NewWatcher(c *Clients, opts WatcherOptions) *Watcher {
 		now:     opts.Now,
 		lists:   mem.NewStringLists(),
 		synced:  make(chan struct{}),
+
+		sourcesKnown: make(chan struct{}),
 	}
 	w.progress = &progressTracker{now: w.now}
 	fleetOpts := fleet.Options{StuckAfter: opts.StuckAfter, Now: opts.Now}
@@ -179,36 +184,21 @@ func (w *Watcher) WaitForSync(ctx context.Context) error {
 	}
 }
 
-// Run discovers the sources (unless given), starts the informers and the
-// watcher's loops, and returns when ctx ends. It returns an error only when
-// it cannot start.
+// Run starts the Pods' watch, discovers the other sources (unless given)
+// meanwhile, starts their informers and the watcher's loops, and returns
+// when ctx ends. It returns an error only when it cannot start.
 func (w *Watcher) Run(ctx context.Context) error {
-	if w.selectorErr != nil {
-		return w.selectorErr
-	}
 	if !w.running.CompareAndSwap(false, true) {
 		return errors.New("watcher is already running")
 	}
-	sources := w.opts.Sources
-	if sources == nil {
-		found, err := DiscoverSources(ctx, w.clients.Discovery)
-		if err != nil {
-			return err
-		}
-		sources = &found
+	if w.selectorErr != nil {
+		w.discovered(nil)
+		return w.selectorErr
 	}
-	w.mu.Lock()
-	w.notes = append([]string(nil), sources.Notes...)
-	w.notInstalled = append([]model.Engine(nil), sources.NotInstalled...)
-	w.mu.Unlock()
-	w.publishStatus()
-
 	kc, dc, cfg, err := w.informerClients()
 	if err != nil {
+		w.discovered(nil)
 		return err
-	}
-	if dc == nil && (sources.BatchSandbox || sources.Pool || sources.Agent != nil) {
-		return errors.New("watching custom resources needs a dynamic client")
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -220,6 +210,19 @@ func (w *Watcher) Run(ctx context.Context) error {
 		// puts a logger into ctx.
 		ctx = klog.NewContext(ctx, logr.Discard())
 	}
+	var wg sync.WaitGroup
+	goLoop := func(loop func(context.Context)) {
+		wg.Add(1)
+		crash.Go(func() {
+			defer wg.Done()
+			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
+			loop(ctx)
+		})
+	}
+	stop := func() {
+		cancel()
+		wg.Wait()
+	}
 
 	ns := w.opts.Namespace
 	// Pods and BatchSandboxes, the fleet's bulk, are decoded straight into
@@ -229,15 +232,86 @@ func (w *Watcher) Run(ctx context.Context) error {
 	var podLW cache.ListerWatcher
 	if cfg != nil {
 		if podLW, err = codec.NewPodListWatch(cfg, ns, w.lists); err != nil {
+			w.discovered(nil)
 			return err
 		}
 	} else {
 		podLW = codec.PodsOverWire(podListWatch(kc, ns), kc, w.lists)
 	}
 	pods := w.addFleetWatch("pods", podLW, &codec.VersionedPod{}, codec.UnwrapPod, fleetPods(w.fleet), w.podHandler())
+	// Pods always exist: their list, the bulk of the bytes, starts beside
+	// discovery rather than a round trip or two after it. Nothing counts as
+	// synced before discovery has said what else to wait for
+	// (waitForInformers starts after it).
+	goLoop(pods.RunWithContext)
+
+	sources := w.opts.Sources
+	if sources == nil {
+		found, err := w.clients.Sources(ctx)
+		if err != nil {
+			w.discovered(nil)
+			stop()
+			return err
+		}
+		sources = &found
+	}
+	w.discovered(sources)
+	w.mu.Lock()
+	w.notes = append([]string(nil), sources.Notes...)
+	w.notInstalled = append([]model.Engine(nil), sources.NotInstalled...)
+	w.mu.Unlock()
+	w.publishStatus()
+
+	if dc == nil && (sources.BatchSandbox || sources.Pool || sources.Agent != nil) {
+		stop()
+		return errors.New("watching custom resources needs a dynamic client")
+	}
+	w.mu.Lock()
+	started := len(w.informers)
+	w.mu.Unlock()
+	if err := w.addEngineWatches(ctx, cfg, dc, pods, *sources); err != nil {
+		stop()
+		return err
+	}
+
+	goLoop(w.forwardChanges)
+	goLoop(w.runTicker)
+	if ns != "" {
+		goLoop(w.runForeignHolders)
+	}
+	if cfg != nil {
+		w.health.proving()
+		probe := newStorageProbe(kc.CoreV1().RESTClient(), ns)
+		goLoop(func(ctx context.Context) { w.runProbe(ctx, probe.read) })
+		goLoop(func(ctx context.Context) { w.progress.countTotals(ctx, cfg, ns, w.synced) })
+	}
+	if w.opts.ImageConfig != nil {
+		sub, unsubscribe := w.Subscribe()
+		defer unsubscribe()
+		goLoop(func(ctx context.Context) { w.runImageChecks(ctx, sub) })
+	}
+
+	w.mu.Lock()
+	for _, wi := range w.informers[started:] {
+		goLoop(wi.run)
+	}
+	w.mu.Unlock()
+	goLoop(w.waitForInformers)
+
+	<-ctx.Done()
+	stop()
+	return nil
+}
+
+// addEngineWatches registers the watches of the engine resources sources
+// found, after the Pods' (pods), and the resources whose count the server
+// is asked for when their initial lists take long.
+func (w *Watcher) addEngineWatches(ctx context.Context, cfg *rest.Config, dc dynamic.Interface, pods *fleetWatch, sources Sources) error {
+	ns := w.opts.Namespace
 	if sources.BatchSandbox {
 		var lw cache.ListerWatcher
 		if cfg != nil {
+			var err error
 			if lw, err = codec.NewBatchSandboxListWatch(cfg, ns, w.lists); err != nil {
 				return err
 			}
@@ -257,52 +331,34 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if err := w.addAgentExtensions(dc, ns, sources.AgentExt); err != nil {
 		return err
 	}
-	// The resources whose count the server is asked for when their initial
-	// lists take long; the agent extensions hold few objects.
+	// The agent extensions hold few objects.
 	w.progress.count("pods", corev1.SchemeGroupVersion.WithResource("pods"))
 	w.progress.count(BatchSandboxGVR.Resource, BatchSandboxGVR)
 	w.progress.count(PoolGVR.Resource, PoolGVR)
 	if sources.Agent != nil {
 		w.progress.count(sources.Agent.Resource, *sources.Agent)
 	}
-
-	var wg sync.WaitGroup
-	goLoop := func(loop func(context.Context)) {
-		wg.Add(1)
-		crash.Go(func() {
-			defer wg.Done()
-			defer utilruntime.HandleCrash() // a panic: terminal back, stack, exit 70 (internal/crash)
-			loop(ctx)
-		})
-	}
-	goLoop(w.forwardChanges)
-	goLoop(w.runTicker)
-	if ns != "" {
-		goLoop(w.runForeignHolders)
-	}
-	if cfg != nil {
-		w.health.proving()
-		probe := newStorageProbe(kc.CoreV1().RESTClient(), ns)
-		goLoop(func(ctx context.Context) { w.runProbe(ctx, probe.read) })
-		goLoop(func(ctx context.Context) { w.progress.countTotals(ctx, cfg, ns, w.synced) })
-	}
-	if w.opts.ImageConfig != nil {
-		sub, unsubscribe := w.Subscribe()
-		defer unsubscribe()
-		goLoop(func(ctx context.Context) { w.runImageChecks(ctx, sub) })
-	}
-
-	w.mu.Lock()
-	for _, wi := range w.informers {
-		goLoop(wi.run)
-	}
-	w.mu.Unlock()
-	goLoop(w.waitForInformers)
-
-	<-ctx.Done()
-	cancel()
-	wg.Wait()
 	return nil
+}
+
+// discovered records what the watcher watches beyond the Pods (nil: it
+// could not tell), for Sources.
+func (w *Watcher) discovered(s *Sources) {
+	w.sourcesFound = s
+	close(w.sourcesKnown)
+}
+
+// Sources waits until Run knows which engines it watches (given, or
+// discovered beside the Pods' list) and returns them; nil when discovery
+// failed (Run returns why) or ctx ended first. What reads single objects
+// takes its agent-sandbox version from here, to agree with the watcher.
+func (w *Watcher) Sources(ctx context.Context) *Sources {
+	select {
+	case <-w.sourcesKnown:
+		return w.sourcesFound
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 // informerClients builds the informers' clients: their own, whose transport
@@ -418,8 +474,13 @@ func (w *Watcher) forwardChanges(ctx context.Context) {
 }
 
 // runTicker drives the fleet's time-based states and keeps AsOf current.
+// It ticks on the wall clock's TickEvery, half a period after the
+// freshness probes (runProbe): every watcher of the process then publishes
+// the AsOf its probe proved at the same moment, and a TUI over several
+// contexts draws their changes in one frame instead of one frame each.
 func (w *Watcher) runTicker(ctx context.Context) {
-	tick := time.NewTicker(w.opts.TickEvery)
+	every := w.opts.TickEvery
+	tick := time.NewTimer(untilOnTheClock(time.Now(), every, every/2))
 	defer tick.Stop()
 	for {
 		select {
@@ -428,6 +489,7 @@ func (w *Watcher) runTicker(ctx context.Context) {
 		case <-tick.C:
 			w.fleet.Tick()
 			w.publishStatus()
+			tick.Reset(untilOnTheClock(time.Now(), every, every/2))
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -30,6 +31,11 @@ var (
 	genChunk    = flag.Int("gen-chunk", 0, "generator: pause the initial lists after every this many objects (a busy server)")
 	genGap      = flag.Duration("gen-gap", 0, "generator: the pause after each -gen-chunk objects")
 	genPre      = flag.Bool("gen-precompute", true, "generator: encode and gzip the initial lists before measuring (wiregen.Options.Precompute)")
+	// The idle window's own profile: the binary's whole-run profile
+	// (-binaryprofile) is all start-up, which outweighs the idle window's
+	// CPU a hundredfold.
+	genIdlePerf = flag.String("idleperf", "", "BenchmarkGeneratorContexts: record the binary's stacks with perf (root) during the idle window of the k-context run into this file (perf report -i FILE)")
+	genIdleOnly = flag.Bool("contexts-idle-only", false, "BenchmarkGeneratorContexts: only the k-context run and its idle window (no 1-context, no stalled run)")
 )
 
 func genOptions(n int) wiregen.Options {
@@ -307,14 +313,25 @@ func BenchmarkGeneratorContexts(b *testing.B) {
 		res.add(what, ms(full), fmt.Sprintf("CPU %s; RSS %s (anonymous %s)", ms(procCPU(s.PID())), procMemory(proc, "VmRSS"), procMemory(proc, "RssAnon")))
 		return s
 	}
-	s := run("1 context: start to all sandboxes on screen", names[:1], n)
-	quitBinary(b, s)
-	s = run(fmt.Sprintf("%d contexts: start to all sandboxes on screen", k), names, k*n)
+	if !*genIdleOnly {
+		s := run("1 context: start to all sandboxes on screen", names[:1], n)
+		quitBinary(b, s)
+	}
+	s := run(fmt.Sprintf("%d contexts: start to all sandboxes on screen", k), names, k*n)
 	time.Sleep(2 * time.Second)
+	load0 := loadAvg()
 	cpu0 := procCPU(s.PID())
+	perfDone := recordStacks(b, s.PID(), *idleFor, *genIdlePerf)
 	time.Sleep(*idleFor)
-	res.add(fmt.Sprintf("%d contexts: idle CPU over %s", k, *idleFor), fmt.Sprintf("%.2f %%", 100*(procCPU(s.PID())-cpu0).Seconds()/idleFor.Seconds()), "of one core")
+	res.add(fmt.Sprintf("%d contexts: idle CPU over %s", k, *idleFor), fmt.Sprintf("%.2f %%", 100*(procCPU(s.PID())-cpu0).Seconds()/idleFor.Seconds()),
+		fmt.Sprintf("of one core; load average %s before, %s after", load0, loadAvg()))
+	perfDone()
 	quitBinary(b, s)
+	if *genIdleOnly {
+		fmt.Printf("\nsandscope against %d generator endpoints of %d sandboxes: %d CPUs, load average %s\n", k, n, runtime.NumCPU(), loadAvg())
+		res.print(os.Stdout)
+		return
+	}
 	servers[names[0]].Stall(true)
 	s = run(fmt.Sprintf("%d contexts, %s stalled: start to the other %d contexts' sandboxes on screen", k, names[0], k-1), names, (k-1)*n)
 	head := strings.SplitN(s.Capture(), "\n", 3)
@@ -323,4 +340,22 @@ func BenchmarkGeneratorContexts(b *testing.B) {
 	quitBinary(b, s)
 	fmt.Printf("\nsandscope against %d generator endpoints of %d sandboxes: %d CPUs, load average %s\n", k, n, runtime.NumCPU(), loadAvg())
 	res.print(os.Stdout)
+}
+
+// recordStacks samples pid's stacks with perf for d into path (nothing
+// when path is ""), and returns a func that waits for perf to write them.
+func recordStacks(b *testing.B, pid int, d time.Duration, path string) (wait func()) {
+	if path == "" {
+		return func() {}
+	}
+	cmd := exec.Command("perf", "record", "-q", "-F", "997", "-g", "-p", strconv.Itoa(pid), "-o", path, "--", "sleep", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("perf record: %v", err)
+	}
+	return func() {
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("perf record: %v", err)
+		}
+	}
 }

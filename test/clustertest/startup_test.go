@@ -23,14 +23,15 @@ import (
 )
 
 // Over a real network each request the TUI waits for before it asks for
-// the fleet costs a round trip: the connection check and discovery must
-// go out together, in as few rounds one after the other as client-go's
-// aggregated discovery takes (/api, then /apis), and the watch-lists in
-// the round after. A front that holds every request back for a while
-// before passing it to the real API server sorts the requests into
-// rounds: a request is in the round after the latest one whose answer it
-// could have waited for.
-func TestTUIStartsListingAfterTwoRequestRounds(t *testing.T) {
+// the fleet costs a round trip. The connection check and discovery go out
+// together, in as few rounds one after the other as client-go's
+// aggregated discovery takes (/api, then /apis); the Pods, which need no
+// discovery, are asked for as soon as the check answered, beside /apis;
+// the engines' lists in the round after discovery's last. A front that
+// holds every request back for a while before passing it to the real API
+// server sorts the requests into rounds: a request is in the round after
+// the latest one whose answer it could have waited for.
+func TestTUIStartsListingAfterOneRequestRound(t *testing.T) {
 	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	front := newRoundFront(t, c.Config)
@@ -44,18 +45,70 @@ func TestTUIStartsListingAfterTwoRequestRounds(t *testing.T) {
 		t.Fatalf("OpenTUI through the front: %v", err)
 	}
 	defer tui.Close()
-	// The Pods and the BatchSandboxes (whose CRD discovery must find).
-	reqs := front.waitFor(t, "/api/v1/namespaces/"+ns+"/pods", "/apis/sandbox.opensandbox.io/v1alpha1/namespaces/"+ns+"/batchsandboxes")
+	checkRequestRounds(t, front, ns)
+}
+
+// The one-shot commands check the connection beside discovery too, as the
+// TUI does: get and sweep then list as it does; exec and cp, which read
+// their target by name, have their discovery's first request in the first
+// round beside the check.
+func TestOneShotCommandsDiscoverBesideTheCheck(t *testing.T) {
+	f := newFleet(t)
+	for _, args := range [][]string{
+		{"get", "sandboxes"},
+		{"sweep"},
+		{"exec", "nosuch", "--", "true"},
+		{"cp", "nosuch:/etc/hostname", filepath.Join(t.TempDir(), "hostname")},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			front := newRoundFront(t, f.c.Config)
+			_, errOut, code := runWith(front.kubeconfig(t, f.ns), args...)
+			t.Logf("%v: exit %d: %s", args, code, errOut)
+			if args[0] == "get" || args[0] == "sweep" {
+				checkRequestRounds(t, front, f.ns)
+				return
+			}
+			reqs := front.waitFor(t, "/version", "/api", "/apis")
+			rounds := requestRounds(reqs)
+			for i, r := range reqs {
+				if (r.path == "/version" || r.path == "/api") && rounds[i] != 1 {
+					t.Errorf("%s in round %d, want 1 (the check beside discovery):\n%s", r.path, rounds[i], describeRounds(reqs, rounds))
+				}
+			}
+		})
+	}
+}
+
+// checkRequestRounds waits for the lists of the Pods and the BatchSandboxes
+// (whose CRD discovery must find) in ns to reach the front, and checks the
+// rounds of what came before them.
+func checkRequestRounds(t *testing.T, front *roundFront, ns string) {
+	t.Helper()
+	podsPath := "/api/v1/namespaces/" + ns + "/pods"
+	batchPath := "/apis/sandbox.opensandbox.io/v1alpha1/namespaces/" + ns + "/batchsandboxes"
+	reqs := front.waitFor(t, podsPath, batchPath)
 	rounds := requestRounds(reqs)
 	t.Logf("requests:\n%s", describeRounds(reqs, rounds))
 	first := slices.IndexFunc(reqs, func(r frontRequest) bool { return r.list() })
-	if before := rounds[first] - 1; before > 2 {
-		t.Errorf("%d request rounds before the first list, want at most 2 (the check beside /api, then /apis):\n%s", before, describeRounds(reqs, rounds))
+	if before := rounds[first] - 1; before > 1 {
+		t.Errorf("%d request rounds before the first list, want at most 1 (the check beside /api):\n%s", before, describeRounds(reqs, rounds))
 	}
+	if reqs[first].path != podsPath {
+		t.Errorf("first list %s, want the Pods':\n%s", reqs[first].path, describeRounds(reqs, rounds))
+	}
+	lastAsk := 0 // the round of the last request that is not a list: discovery's
 	for i, r := range reqs {
-		if !r.list() && rounds[i] > rounds[first] {
+		if r.list() {
+			continue
+		}
+		lastAsk = max(lastAsk, rounds[i])
+		if rounds[i] > rounds[first] {
 			t.Errorf("%s asked for after the lists started: the lists waited for less than they could have:\n%s", r.path, describeRounds(reqs, rounds))
 		}
+	}
+	batch := slices.IndexFunc(reqs, func(r frontRequest) bool { return r.path == batchPath })
+	if rounds[batch] > lastAsk+1 {
+		t.Errorf("BatchSandboxes asked for in round %d, want the round after discovery's last (%d):\n%s", rounds[batch], lastAsk+1, describeRounds(reqs, rounds))
 	}
 }
 
