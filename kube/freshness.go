@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -64,9 +65,13 @@ func (p *storageProbe) read(ctx context.Context) error {
 // the watchers of several contexts in one process then probe, and publish
 // what they proved (runTicker), together, which wakes the process and
 // redraws a TUI over them once per period rather than once per context.
+// The multiples are shifted by a phase of the process's own (probePhase),
+// so that many sandscope processes do not all probe one API server at the
+// same instant.
 func (w *Watcher) runProbe(ctx context.Context, read func(context.Context) error) {
+	phase := probePhase(os.Getpid())
 	w.probeOnce(ctx, read)
-	next := time.NewTimer(untilNextProbe(time.Now()))
+	next := time.NewTimer(untilNextProbe(time.Now(), phase))
 	defer next.Stop()
 	for {
 		select {
@@ -75,14 +80,23 @@ func (w *Watcher) runProbe(ctx context.Context, read func(context.Context) error
 		case <-next.C:
 		}
 		w.probeOnce(ctx, read)
-		next.Reset(untilNextProbe(time.Now()))
+		next.Reset(untilNextProbe(time.Now(), phase))
 	}
 }
 
+// probePhase is where in each probeEvery of the wall clock the process
+// with this pid probes: the same for every watcher of the process, which
+// keeps its contexts together, and spread over the period across processes
+// (Knuth's multiplicative hash of the pid).
+func probePhase(pid int) time.Duration {
+	return time.Duration(uint64(uint32(pid)) * 2654435761 % uint64(probeEvery))
+}
+
 // untilNextProbe is how long after a read that ended at now the next one
-// is sent: on the next multiple of probeEvery at least half a period away.
-func untilNextProbe(now time.Time) time.Duration {
-	wait := untilOnTheClock(now, probeEvery, 0)
+// is sent: on the next multiple of probeEvery, shifted by phase, at least
+// half a period away.
+func untilNextProbe(now time.Time, phase time.Duration) time.Duration {
+	wait := untilOnTheClock(now, probeEvery, phase)
 	if wait < probeEvery/2 {
 		wait += probeEvery
 	}

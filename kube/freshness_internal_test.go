@@ -73,11 +73,39 @@ func TestProbesAndTicksKeepTheWallClock(t *testing.T) {
 		{1900*time.Millisecond + 7, 2100*time.Millisecond - 7, 600*time.Millisecond - 7, "just before a multiple"},
 	} {
 		now := base.Add(c.after)
-		if got := untilNextProbe(now); got != c.probe {
+		if got := untilNextProbe(now, 0); got != c.probe {
 			t.Errorf("%s: next probe in %s, want %s", c.reason, got, c.probe)
 		}
 		if got := untilOnTheClock(now, time.Second, 500*time.Millisecond); got != c.tick {
 			t.Errorf("%s: next tick in %s, want %s", c.reason, got, c.tick)
 		}
+		// A process's phase shifts its probes by that much, and no more.
+		const phase = 700 * time.Millisecond
+		if got, want := untilNextProbe(now.Add(phase), phase), c.probe; got != want {
+			t.Errorf("%s, phase %s: next probe in %s, want %s", c.reason, phase, got, want)
+		}
+	}
+}
+
+// Processes probe at phases of their own, spread over the period: a fleet
+// of operators' sandscopes does not reach the API server all at once.
+func TestProbePhaseSpreadsProcesses(t *testing.T) {
+	t.Parallel()
+	const pids = 64
+	buckets := make(map[time.Duration]int)
+	for pid := 1000; pid < 1000+pids; pid++ {
+		p := probePhase(pid)
+		if p < 0 || p >= probeEvery {
+			t.Fatalf("pid %d: phase %s outside [0, %s)", pid, p, probeEvery)
+		}
+		buckets[p/(probeEvery/8)]++
+	}
+	for b, n := range buckets {
+		if n > pids/4 {
+			t.Errorf("%d of %d consecutive pids probe in the same eighth of the period (%d): not spread", n, pids, b)
+		}
+	}
+	if len(buckets) < 6 {
+		t.Errorf("consecutive pids fall in %d of 8 eighths of the period, want at least 6", len(buckets))
 	}
 }
