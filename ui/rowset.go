@@ -3,6 +3,7 @@ package ui
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/sandscope/sandscope/model"
 )
@@ -321,6 +322,23 @@ func (s *rowset) merge(fleets []Fleet, nsScope string, multi bool) rowEvents {
 	}
 	s.sandboxes, s.widths, s.keys, s.natural, s.starts = rows, widths, keys, nat, starts
 	return ev
+}
+
+// find is the row of the sandbox with key in context kctx (any context
+// when the rows are of one), or -1. Each context's rows are in Key order.
+func (s *rowset) find(kctx, key string) int {
+	for p, f := range s.parts {
+		if s.multi && f.Context != kctx {
+			continue
+		}
+		rows := s.sandboxes[s.starts[p]:s.starts[p+1]]
+		if i, ok := slices.BinarySearchFunc(rows, key, func(sb *model.Sandbox, k string) int {
+			return strings.Compare(sb.Key, k)
+		}); ok {
+			return s.starts[p] + i
+		}
+	}
+	return -1
 }
 
 // partOf is the fleet row j belongs to.
