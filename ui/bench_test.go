@@ -97,45 +97,56 @@ func BenchmarkLiveUpdate(b *testing.B) {
 // refresh) through a real fleet.Fleet, then the refresh and one frame. The
 // fleet names the replaced rows, so the cost should not grow with the fleet;
 // BenchmarkLiveUpdate is the same work when every row must be compared.
+// "filtered/": the same with a filter typed ("sbx-1", a character at a
+// time), which the replaced rows must be matched against.
 func BenchmarkFleetUpdate(b *testing.B) {
+	for _, c := range []struct{ prefix, filter string }{{"", ""}, {"filtered/", "sbx-1"}} {
+		for _, n := range []int{1000, 50000, 150000} {
+			b.Run(fmt.Sprintf("%srows=%d", c.prefix, n), func(b *testing.B) { benchFleetUpdate(b, n, c.filter) })
+		}
+	}
+}
+
+func benchFleetUpdate(b *testing.B, n int, filter string) {
 	const ns, perRefresh = "bench", 2
 	at := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
 	name := func(i int) string { return fmt.Sprintf("sbx-%05d", i) }
 	ip := func(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255) }
-	for _, n := range []int{1000, 50000, 150000} {
-		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
-			f := fleet.New(fleet.Options{Now: func() time.Time { return at }})
-			f.SetStatus(model.SourceStatus{Synced: true})
-			pods := make([]*model.Pod, n)
-			restarted := make([]*model.Pod, n)
-			for i := range n {
-				f.UpsertBatchSandbox(fleetSandbox(ns, name(i), at, ip(i)))
-				p := fleetPod(ns, name(i), "uid-"+name(i), ip(i), at)
-				pods[i] = model.SlimPod(p)
-				p.Status.ContainerStatuses[0].RestartCount = 1
-				restarted[i] = model.SlimPod(p)
+	f := fleet.New(fleet.Options{Now: func() time.Time { return at }})
+	f.SetStatus(model.SourceStatus{Synced: true})
+	pods := make([]*model.Pod, n)
+	restarted := make([]*model.Pod, n)
+	for i := range n {
+		f.UpsertBatchSandbox(fleetSandbox(ns, name(i), at, ip(i)))
+		p := fleetPod(ns, name(i), "uid-"+name(i), ip(i), at)
+		pods[i] = model.SlimPod(p)
+		p.Status.ContainerStatuses[0].RestartCount = 1
+		restarted[i] = model.SlimPod(p)
+		f.UpsertPod(pods[i])
+	}
+	src := &fakeSource{snap: f.Snapshot()}
+	app := benchApp(src)
+	sv := app.top().(*sandboxesView)
+	for k := range len(filter) {
+		fl, _ := query.ParseFilter(filter[:k+1])
+		sv.setFilter(fl, app.c)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		b.StopTimer()
+		for k := range perRefresh {
+			i := (it*perRefresh + k) * 7919 % n
+			if it/n%2 == 0 {
+				f.UpsertPod(restarted[i])
+			} else {
 				f.UpsertPod(pods[i])
 			}
-			src := &fakeSource{snap: f.Snapshot()}
-			app := benchApp(src)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for it := 0; it < b.N; it++ {
-				b.StopTimer()
-				for k := range perRefresh {
-					i := (it*perRefresh + k) * 7919 % n
-					if it/n%2 == 0 {
-						f.UpsertPod(restarted[i])
-					} else {
-						f.UpsertPod(pods[i])
-					}
-				}
-				src.set(f.Snapshot())
-				b.StartTimer()
-				app.Update(refreshMsg{})
-				_ = app.View()
-			}
-		})
+		}
+		src.set(f.Snapshot())
+		b.StartTimer()
+		app.Update(refreshMsg{})
+		_ = app.View()
 	}
 }
 

@@ -220,9 +220,61 @@ func (v *sandboxesView) replaced(rows []int) {
 	if !query.InOrderAround(v.rows.sandboxes, v.order, v.sort, moved) {
 		query.Sort(v.rows.sandboxes, v.order, v.sort)
 		v.whereOK = false
+		v.haveVis = false
+		v.refilter()
+		return
 	}
-	v.haveVis = false
-	v.refilter()
+	v.rematch(rows)
+}
+
+// rematch brings the filter results up to rows replaced in place, the
+// order as it was: only those rows are matched again, each result gaining
+// or losing them at their places, where matching the whole fleet again
+// made every status write a whole-fleet pass while a filter was on. A
+// fuzzy result is ranked by score, not in order, and is matched again
+// whole.
+func (v *sandboxesView) rematch(rows []int) {
+	cur, whole := -1, !v.haveVis
+	for k, t := range v.typed {
+		whole = whole || t.f.Fuzzy
+		if query.Same(t.f, v.filter) {
+			cur = k
+		}
+	}
+	if whole || (cur < 0 && !v.filter.IsZero()) {
+		v.haveVis = false
+		v.refilter()
+		return
+	}
+	for k := range v.typed {
+		v.typed[k].rows = v.rematchRows(v.typed[k].f, v.typed[k].rows, rows)
+	}
+	if cur >= 0 {
+		v.visible = v.typed[cur].rows
+	} else {
+		v.visible = v.order
+	}
+	v.follow()
+}
+
+// rematchRows is result, a filter's rows in order, with changed matched
+// again. It never writes to result's array: the view may be showing it.
+func (v *sandboxesView) rematchRows(f query.Filter, result, changed []int) []int {
+	var one [1]int
+	for _, j := range changed {
+		at := v.orderIndex(j)
+		pos, _ := slices.BinarySearchFunc(result, at, func(r, at int) int { return v.orderIndex(r) - at })
+		was := pos < len(result) && result[pos] == j
+		one[0] = j
+		now := len(f.Apply(v.rows.sandboxes, v.rows.keys, one[:])) == 1
+		switch {
+		case now && !was:
+			result = slices.Insert(slices.Clip(result), pos, j)
+		case was && !now:
+			result = append(result[:pos:pos], result[pos+1:]...)
+		}
+	}
+	return result
 }
 
 // orderIndex is where row j sits in order.
