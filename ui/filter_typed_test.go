@@ -172,6 +172,9 @@ func TestTypedFilterRowsAreAWholeMatchAcrossStatusWrites(t *testing.T) {
 	write("sbx-00", 5, false)
 	app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("z")})
 	check("problems only off", "sbx-00")
+	typeLine("g") // one byte, matched by the bytes kept per key: "running" has it, "dead" not
+	write("g", 9, true)
+	write("g", 9, false)
 	typeAll("-f sbx05") // fuzzy: ranked, matched whole again
 	write("-f sbx05", 5, true)
 	sv.setSort(query.SortState, app.c) // a write may move a row

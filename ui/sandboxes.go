@@ -266,7 +266,7 @@ func (v *sandboxesView) rematchRows(f query.Filter, result, changed []int) []int
 		pos, _ := slices.BinarySearchFunc(result, at, func(r, at int) int { return v.orderIndex(r) - at })
 		was := pos < len(result) && result[pos] == j
 		one[0] = j
-		now := len(f.Apply(v.rows.sandboxes, v.rows.keys, one[:])) == 1
+		now := len(f.ApplyKeys(v.rows.sandboxes, v.rows.keys, v.rows.keyBytes, one[:])) == 1
 		switch {
 		case now && !was:
 			result = slices.Insert(slices.Clip(result), pos, j)
@@ -341,7 +341,7 @@ func (v *sandboxesView) refilter() {
 	if k >= 0 {
 		within = v.typed[k].rows
 	}
-	v.visible = v.filter.Apply(v.rows.sandboxes, v.rows.keys, within)
+	v.visible = v.filter.ApplyKeys(v.rows.sandboxes, v.rows.keys, v.rows.keyBytes, within)
 	clear(v.typed[k+1:])
 	v.typed = append(v.typed[:k+1], filtered{f: v.filter, rows: v.visible})
 	if len(v.typed) > maxTyped {
