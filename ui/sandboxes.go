@@ -465,30 +465,49 @@ func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
 		case key.Matches(msg, k.Wide):
 			v.wide = !v.wide
 		default:
-			cur := v.fromGap(key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
-			if moveCursor(msg, k, &cur, len(v.visible), v.pageLines) && len(v.visible) > 0 {
-				v.cursor = cur
+			if navigate(msg, k, &v.cursor, v.lost, len(v.visible), v.pageLines) {
 				v.remember()
 			}
 		}
 	case tea.MouseMsg:
-		cur := v.fromGap(msg.Button == tea.MouseButtonWheelDown)
-		if wheelCursor(msg, &cur, len(v.visible)) && len(v.visible) > 0 {
-			v.cursor = cur
+		if navigate(msg, c.keys, &v.cursor, v.lost, len(v.visible), v.pageLines) {
 			v.remember()
 		}
 	}
 	return nil
 }
 
-// fromGap is where a move starts from: the cursor, or, on the gap a
-// sandbox left, the row above it for a move down (so that down lands on
-// the row below the gap, and up on the row above it).
-func (v *sandboxesView) fromGap(down bool) int {
-	if v.lost != "" && down {
-		return v.cursor - 1
+// navigate moves a cursor over n rows for a navigation key or the wheel,
+// and reports whether it did. A move starts from the cursor, or, on the
+// gap a row left (lost names it), from the row above for a move down, so
+// that down lands on the row below the gap, and up on the row above it.
+func navigate(msg tea.Msg, k KeyMap, cursor *int, lost string, n, page int) bool {
+	fromGap := func(down bool) int {
+		if lost != "" && down {
+			return *cursor - 1
+		}
+		return *cursor
 	}
-	return v.cursor
+	var cur int
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		cur = fromGap(key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
+		if !moveCursor(msg, k, &cur, n, page) {
+			return false
+		}
+	case tea.MouseMsg:
+		cur = fromGap(msg.Button == tea.MouseButtonWheelDown)
+		if !wheelCursor(msg, &cur, n) {
+			return false
+		}
+	default:
+		return false
+	}
+	if n == 0 {
+		return false
+	}
+	*cursor = cur
+	return true
 }
 
 // uniqueNameLen is how many characters of a name tell apart the sandboxes
