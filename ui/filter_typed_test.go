@@ -74,7 +74,8 @@ func TestTypedFilterRowsAreAWholeMatch(t *testing.T) {
 }
 
 // typedFilterChecks are check, which fails the test unless the view shows
-// the rows a whole-fleet match of line keeps, and typeLine, which sets the
+// the rows a whole-fleet match of line keeps (and the results kept stay
+// within their bound), and typeLine, which sets the
 // filter to line as the prompt does and checks it.
 func typedFilterChecks(t *testing.T, app *App, sv *sandboxesView) (check func(step, line string), typeLine func(line string)) {
 	check = func(step, line string) {
@@ -90,6 +91,13 @@ func typedFilterChecks(t *testing.T, app *App, sv *sandboxesView) (check func(st
 		}
 		if !slices.Equal(sv.visible, want) {
 			t.Fatalf("%s: filter %q shows %d rows, a whole match keeps %d", step, line, len(sv.visible), len(want))
+		}
+		held := 0
+		for _, r := range sv.typed {
+			held += len(r.rows)
+		}
+		if held > maxTypedRows*len(sv.order) && len(sv.typed) > 1 {
+			t.Fatalf("%s: filter %q: the results typed hold %d rows, over %d times the %d rows", step, line, held, maxTypedRows, len(sv.order))
 		}
 	}
 	typeLine = func(line string) {

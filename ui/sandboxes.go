@@ -310,8 +310,15 @@ type filtered struct {
 }
 
 // maxTyped bounds typed: a pasted or very long pattern keeps the results
-// of its last steps only.
-const maxTyped = 32
+// of its last steps only. maxTypedRows bounds the rows they hold together,
+// in multiples of the fleet: the results now outlive status writes, and
+// a pattern every row matches a character at a time ("bench/" in a
+// namespace of that name) would otherwise hold the fleet's row numbers
+// once per character.
+const (
+	maxTyped     = 32
+	maxTypedRows = 4
+)
 
 func (v *sandboxesView) refilter() {
 	if !v.haveVis {
@@ -344,8 +351,15 @@ func (v *sandboxesView) refilter() {
 	v.visible = v.filter.ApplyKeys(v.rows.sandboxes, v.rows.keys, v.rows.keyBytes, within)
 	clear(v.typed[k+1:])
 	v.typed = append(v.typed[:k+1], filtered{f: v.filter, rows: v.visible})
-	if len(v.typed) > maxTyped {
-		n := copy(v.typed, v.typed[len(v.typed)-maxTyped:])
+	drop, held := max(0, len(v.typed)-maxTyped), 0
+	for _, t := range v.typed[drop:] {
+		held += len(t.rows)
+	}
+	for ; held > maxTypedRows*len(v.order) && drop < len(v.typed)-1; drop++ {
+		held -= len(v.typed[drop].rows) // the oldest, the widest
+	}
+	if drop > 0 {
+		n := copy(v.typed, v.typed[drop:])
 		clear(v.typed[n:])
 		v.typed = v.typed[:n]
 	}
