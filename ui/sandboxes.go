@@ -379,9 +379,11 @@ func (v *sandboxesView) follow() {
 			v.lost = ""
 			return // still on it: no search
 		}
-		if i := slices.Index(v.visible, j); j >= 0 && i >= 0 {
-			v.cursor, v.lost = i, "" // it came back (or moved)
-			return
+		if j >= 0 {
+			if i := slices.Index(v.visible, j); i >= 0 {
+				v.cursor, v.lost = i, "" // it came back (or moved)
+				return
+			}
 		}
 		if v.lost == "" && !v.showsContext(v.selCtx) {
 			// The user switched contexts (:ctx): the sandbox did not
