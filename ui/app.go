@@ -449,7 +449,7 @@ func (a *App) onKey(msg tea.KeyMsg) tea.Cmd {
 		if ch, ok := cur.(chooser); ok {
 			return ch.choose(a)
 		}
-		if _, isDetail := cur.(*detailView); !isDetail && picked {
+		if picked {
 			d := newDetailView(a.c, sel)
 			d.snapshotChanged(a.c)
 			a.push(d)
@@ -557,9 +557,6 @@ func (a *App) actsOnSandbox(msg tea.KeyMsg) bool {
 func (a *App) selected() pick {
 	if s, ok := a.top().(selecter); ok {
 		return s.selectedSandbox(a.c)
-	}
-	if t, ok := a.top().(*textView); ok {
-		return t.target
 	}
 	return pick{}
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math/rand"
 	"runtime"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -65,6 +67,67 @@ func BenchmarkFilterKeystroke(b *testing.B) {
 	}
 }
 
+// BenchmarkFilterTyping replays the generator benchmark's typing
+// (test/bench filterLatency) on 150,000 rows named by UUIDs, as the
+// generator names them: five rounds of typing eight characters of a name
+// and erasing them, each key timed with its frame, on a fresh view each
+// iteration. It reports the keys' p95 and max; ns/op is the 80 keys.
+func BenchmarkFilterTyping(b *testing.B) {
+	const n = 150000
+	snap := uuidSnapshot(n)
+	target := snap.Sandboxes()[n/2].Name()[:8]
+	var lat []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		app := benchApp(&fakeSource{snap: snap})
+		_ = app.View()
+		b.StartTimer()
+		for range 5 {
+			app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
+			keys := make([]tea.KeyMsg, 0, 2*len(target))
+			for _, r := range target {
+				keys = append(keys, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+			}
+			for range target {
+				keys = append(keys, tea.KeyMsg{Type: tea.KeyBackspace})
+			}
+			for _, k := range keys {
+				t := time.Now()
+				app.Update(k)
+				_ = app.View()
+				lat = append(lat, time.Since(t))
+			}
+			app.Update(tea.KeyMsg{Type: tea.KeyEsc})
+			_ = app.View()
+		}
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[(len(lat)*95+99)/100-1].Microseconds())/1000, "p95-ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+}
+
+// uuidSnapshot has n running sandboxes in one namespace, named by UUIDs
+// (random, from a fixed seed), each with its Pod on one of 50 nodes.
+func uuidSnapshot(n int) *fleet.Snapshot {
+	r := rand.New(rand.NewSource(1))
+	sbs := make([]*model.Sandbox, n)
+	for i := range sbs {
+		var u [16]byte
+		r.Read(u[:])
+		name := fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+		p := pod("bench", name+"-0", "uid-"+name, "", fmt.Sprintf("node-%d", i%50), "Running", t0)
+		sbs[i] = &model.Sandbox{
+			Key:         "bsbx/bench/" + name,
+			Meta:        &model.ObjectMeta{Namespace: "bench", Name: name, CreationTimestamp: metav1.NewTime(t0.Add(-time.Duration(i) * time.Second))},
+			EnginePhase: "Succeed", State: model.StateRunning,
+			Slots: []model.Slot{{RecordedIP: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), PodName: name + "-0", Pod: p,
+				Identity: model.IdentityOK}},
+		}
+	}
+	slices.SortFunc(sbs, func(a, b *model.Sandbox) int { return strings.Compare(a.Key, b.Key) })
+	return fleet.NewSnapshot(1, model.SourceStatus{Context: "bench", Synced: true, AsOf: t0}, sbs, nil, nil)
+}
+
 // BenchmarkLiveUpdate measures taking a new snapshot version in which 1% of
 // the sandboxes changed (row cache reuse, resort, refilter) plus one frame.
 func BenchmarkLiveUpdate(b *testing.B) {
@@ -97,45 +160,56 @@ func BenchmarkLiveUpdate(b *testing.B) {
 // refresh) through a real fleet.Fleet, then the refresh and one frame. The
 // fleet names the replaced rows, so the cost should not grow with the fleet;
 // BenchmarkLiveUpdate is the same work when every row must be compared.
+// "filtered/": the same with a filter typed ("sbx-1", a character at a
+// time), which the replaced rows must be matched against.
 func BenchmarkFleetUpdate(b *testing.B) {
+	for _, c := range []struct{ prefix, filter string }{{"", ""}, {"filtered/", "sbx-1"}} {
+		for _, n := range []int{1000, 50000, 150000} {
+			b.Run(fmt.Sprintf("%srows=%d", c.prefix, n), func(b *testing.B) { benchFleetUpdate(b, n, c.filter) })
+		}
+	}
+}
+
+func benchFleetUpdate(b *testing.B, n int, filter string) {
 	const ns, perRefresh = "bench", 2
 	at := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
 	name := func(i int) string { return fmt.Sprintf("sbx-%05d", i) }
 	ip := func(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255) }
-	for _, n := range []int{1000, 50000, 150000} {
-		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
-			f := fleet.New(fleet.Options{Now: func() time.Time { return at }})
-			f.SetStatus(model.SourceStatus{Synced: true})
-			pods := make([]*model.Pod, n)
-			restarted := make([]*model.Pod, n)
-			for i := range n {
-				f.UpsertBatchSandbox(fleetSandbox(ns, name(i), at, ip(i)))
-				p := fleetPod(ns, name(i), "uid-"+name(i), ip(i), at)
-				pods[i] = model.SlimPod(p)
-				p.Status.ContainerStatuses[0].RestartCount = 1
-				restarted[i] = model.SlimPod(p)
+	f := fleet.New(fleet.Options{Now: func() time.Time { return at }})
+	f.SetStatus(model.SourceStatus{Synced: true})
+	pods := make([]*model.Pod, n)
+	restarted := make([]*model.Pod, n)
+	for i := range n {
+		f.UpsertBatchSandbox(fleetSandbox(ns, name(i), at, ip(i)))
+		p := fleetPod(ns, name(i), "uid-"+name(i), ip(i), at)
+		pods[i] = model.SlimPod(p)
+		p.Status.ContainerStatuses[0].RestartCount = 1
+		restarted[i] = model.SlimPod(p)
+		f.UpsertPod(pods[i])
+	}
+	src := &fakeSource{snap: f.Snapshot()}
+	app := benchApp(src)
+	sv := app.top().(*sandboxesView)
+	for k := range len(filter) {
+		fl, _ := query.ParseFilter(filter[:k+1])
+		sv.setFilter(fl, app.c)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		b.StopTimer()
+		for k := range perRefresh {
+			i := (it*perRefresh + k) * 7919 % n
+			if it/n%2 == 0 {
+				f.UpsertPod(restarted[i])
+			} else {
 				f.UpsertPod(pods[i])
 			}
-			src := &fakeSource{snap: f.Snapshot()}
-			app := benchApp(src)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for it := 0; it < b.N; it++ {
-				b.StopTimer()
-				for k := range perRefresh {
-					i := (it*perRefresh + k) * 7919 % n
-					if it/n%2 == 0 {
-						f.UpsertPod(restarted[i])
-					} else {
-						f.UpsertPod(pods[i])
-					}
-				}
-				src.set(f.Snapshot())
-				b.StartTimer()
-				app.Update(refreshMsg{})
-				_ = app.View()
-			}
-		})
+		}
+		src.set(f.Snapshot())
+		b.StartTimer()
+		app.Update(refreshMsg{})
+		_ = app.View()
 	}
 }
 

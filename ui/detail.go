@@ -55,6 +55,9 @@ func (v *detailView) close() {
 
 func (v *detailView) selectedSandbox(c *shared) pick { return pick{v.last, v.ctx} }
 
+// choose implements chooser: Enter on a sandbox's detail is that detail.
+func (v *detailView) choose(a *App) tea.Cmd { return nil }
+
 func (v *detailView) start(c *shared) tea.Cmd {
 	be := c.backendFor(v.ctx)
 	if be.Events == nil && be.Restarts == nil {

@@ -71,8 +71,14 @@ func buildForwardRows(c *shared) []listRow {
 	return rows
 }
 
-// rebuild shows the forwards as they are now.
-func (v *forwardsView) rebuild(c *shared) {
+// forwardsFollower views show the port-forwards, and are told when one
+// opens or ends.
+type forwardsFollower interface {
+	forwardsChanged(c *shared)
+}
+
+// forwardsChanged shows the forwards as they are now.
+func (v *forwardsView) forwardsChanged(c *shared) {
 	v.built = false
 	v.snapshotChanged(c)
 }
@@ -189,8 +195,8 @@ func (a *App) onForwardEnded(msg forwardEnded) {
 
 func (a *App) rebuildForwards() {
 	for _, v := range a.stack {
-		if fv, ok := v.(*forwardsView); ok {
-			fv.rebuild(a.c)
+		if fv, ok := v.(forwardsFollower); ok {
+			fv.forwardsChanged(a.c)
 		}
 	}
 }

@@ -257,15 +257,11 @@ func (v *listView) update(msg tea.Msg, c *shared) tea.Cmd {
 			v.wide = !v.wide
 			return nil
 		}
-		cur := v.fromGap(key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
-		if moveCursor(msg, k, &cur, len(v.visible), v.page) && len(v.visible) > 0 {
-			v.cursor = cur
+		if navigate(msg, k, &v.cursor, v.lost, len(v.visible), v.page) {
 			v.remember()
 		}
 	case tea.MouseMsg:
-		cur := v.fromGap(msg.Button == tea.MouseButtonWheelDown)
-		if wheelCursor(msg, &cur, len(v.visible)) && len(v.visible) > 0 {
-			v.cursor = cur
+		if navigate(msg, c.keys, &v.cursor, v.lost, len(v.visible), v.page) {
 			v.remember()
 		}
 	}
@@ -297,14 +293,6 @@ func (v *listView) shownCols() []column {
 		}
 	}
 	return cols
-}
-
-// fromGap is where a move starts (see sandboxesView.fromGap).
-func (v *listView) fromGap(down bool) int {
-	if v.lost != "" && down {
-		return v.cursor - 1
-	}
-	return v.cursor
 }
 
 func (v *listView) render(c *shared, width, height int) string {

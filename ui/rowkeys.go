@@ -28,6 +28,7 @@ const (
 // strings.Builder, whose String() hands its buffer over without a copy.
 type keyWriter struct {
 	keys    []string
+	sets    []query.KeyBytes // sets[row]: keys[row]'s bytes, set by add; nil = not kept
 	b       strings.Builder
 	scratch []byte
 	rows    []int // rows whose keys are in b, in b's order
@@ -39,6 +40,9 @@ type keyWriter struct {
 // add composes sb's key into keys[row], after prefix (see keyPrefix).
 func (w *keyWriter) add(row int, prefix string, sb *model.Sandbox) {
 	w.scratch = query.AppendRowKey(append(w.scratch[:0], prefix...), sb)
+	if w.sets != nil {
+		w.sets[row] = query.BytesOf(w.scratch)
+	}
 	w.reserve(len(w.scratch))
 	w.b.Write(w.scratch)
 	w.record(row, len(w.scratch))

@@ -3,8 +3,10 @@ package ui
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/query"
 )
 
 // rowset is the rows of the sandboxes view: every sandbox in view, one
@@ -27,9 +29,10 @@ type rowset struct {
 	nsScope string // the namespace the rows were picked for ("" = all)
 
 	sandboxes []*model.Sandbox
-	widths    []cellWidths // widths[j] of sandboxes[j]'s cells
-	keys      []string     // keys[j]: sandboxes[j]'s filter key, packed (rowkeys.go)
-	stale     int          // keys replaced or dropped since they were last packed
+	widths    []cellWidths     // widths[j] of sandboxes[j]'s cells
+	keys      []string         // keys[j]: sandboxes[j]'s filter key, packed (rowkeys.go)
+	keyBytes  []query.KeyBytes // keyBytes[j]: the bytes keys[j] holds, 8 bytes a row for a fleet-wide first character
+	stale     int              // keys replaced or dropped since they were last packed
 	// natural is each column's widest cell, an upper bound: replacing rows
 	// only widens it, a merge measures it again.
 	natural [nSandboxCols]int
@@ -204,6 +207,7 @@ func (s *rowset) replace(positions []int) (changed []int) {
 		s.tally.add(countOf(old), -1)
 		s.tally.add(countOf(sb), 1)
 		s.widths[j], s.keys[j] = widthsOf(sb, s.discs[p]), rowKey(s.keyPrefix(p), sb)
+		s.keyBytes[j] = query.BytesOf(s.keys[j])
 		s.stale++
 		for k, l := range s.widths[j] {
 			s.natural[k] = max(s.natural[k], int(l))
@@ -249,7 +253,7 @@ func (s *rowset) merge(fleets []Fleet, nsScope string, multi bool) rowEvents {
 	// Snapshot contract), so one merge pass pairs them. Sandboxes are
 	// immutable, so what a replaced or dropped one added to the tally is
 	// counted again from it.
-	oldRows, oldWidths, oldKeys := s.sandboxes, s.widths, s.keys
+	oldRows, oldWidths, oldKeys, oldBytes := s.sandboxes, s.widths, s.keys, s.keyBytes
 	ev := rowEvents{reset: reset, renumbered: !reset, oldToNew: make([]int32, len(oldRows))}
 	drop := func(i int) {
 		ev.oldToNew[i] = -1
@@ -258,7 +262,8 @@ func (s *rowset) merge(fleets []Fleet, nsScope string, multi bool) rowEvents {
 	}
 	widths := make([]cellWidths, len(rows))
 	keys := make([]string, len(rows))
-	batch := keyWriter{keys: keys} // the keys of new and replaced rows
+	keyBytes := make([]query.KeyBytes, len(rows))
+	batch := keyWriter{keys: keys, sets: keyBytes} // the keys of new and replaced rows
 	paired := make([]bool, len(oldParts))
 	var nat [nSandboxCols]int
 	for p, f := range fleets {
@@ -285,7 +290,7 @@ func (s *rowset) merge(fleets []Fleet, nsScope string, multi bool) rowEvents {
 					ev.changed = append(ev.changed, j)
 					s.stale++
 				} else {
-					widths[j], keys[j] = oldWidths[i], oldKeys[i]
+					widths[j], keys[j], keyBytes[j] = oldWidths[i], oldKeys[i], oldBytes[i]
 					if discChanged {
 						widths[j] = widthsOf(sb, disc)
 					}
@@ -319,8 +324,25 @@ func (s *rowset) merge(fleets []Fleet, nsScope string, multi bool) rowEvents {
 	if packKeys(keys, s.stale) {
 		s.stale = 0
 	}
-	s.sandboxes, s.widths, s.keys, s.natural, s.starts = rows, widths, keys, nat, starts
+	s.sandboxes, s.widths, s.keys, s.keyBytes, s.natural, s.starts = rows, widths, keys, keyBytes, nat, starts
 	return ev
+}
+
+// find is the row of the sandbox with key in context kctx (any context
+// when the rows are of one), or -1. Each context's rows are in Key order.
+func (s *rowset) find(kctx, key string) int {
+	for p, f := range s.parts {
+		if s.multi && f.Context != kctx {
+			continue
+		}
+		rows := s.sandboxes[s.starts[p]:s.starts[p+1]]
+		if i, ok := slices.BinarySearchFunc(rows, key, func(sb *model.Sandbox, k string) int {
+			return strings.Compare(sb.Key, k)
+		}); ok {
+			return s.starts[p] + i
+		}
+	}
+	return -1
 }
 
 // partOf is the fleet row j belongs to.

@@ -111,7 +111,9 @@ type sandboxesView struct {
 	// changed, each with its result, each narrowing the one before (the
 	// pattern as it was typed, one character at a time): a backspace goes
 	// back to the one before at no cost, where matching the fleet again
-	// took a whole-fleet pass per key at 150,000 rows.
+	// took a whole-fleet pass per key at 150,000 rows. The filter shown may
+	// be any of them: those after it stay after a backspace, so that
+	// typing the erased characters again costs nothing either.
 	typed  []filtered
 	cursor int
 	// lost names the sandbox the cursor was on when it left the view
@@ -218,9 +220,61 @@ func (v *sandboxesView) replaced(rows []int) {
 	if !query.InOrderAround(v.rows.sandboxes, v.order, v.sort, moved) {
 		query.Sort(v.rows.sandboxes, v.order, v.sort)
 		v.whereOK = false
+		v.haveVis = false
+		v.refilter()
+		return
 	}
-	v.haveVis = false
-	v.refilter()
+	v.rematch(rows)
+}
+
+// rematch brings the filter results up to rows replaced in place, the
+// order as it was: only those rows are matched again, each result gaining
+// or losing them at their places, where matching the whole fleet again
+// made every status write a whole-fleet pass while a filter was on. A
+// fuzzy result is ranked by score, not in order, and is matched again
+// whole.
+func (v *sandboxesView) rematch(rows []int) {
+	cur, whole := -1, !v.haveVis
+	for k, t := range v.typed {
+		whole = whole || t.f.Fuzzy
+		if query.Same(t.f, v.filter) {
+			cur = k
+		}
+	}
+	if whole || (cur < 0 && !v.filter.IsZero()) {
+		v.haveVis = false
+		v.refilter()
+		return
+	}
+	for k := range v.typed {
+		v.typed[k].rows = v.rematchRows(v.typed[k].f, v.typed[k].rows, rows)
+	}
+	if cur >= 0 {
+		v.visible = v.typed[cur].rows
+	} else {
+		v.visible = v.order
+	}
+	v.follow()
+}
+
+// rematchRows is result, a filter's rows in order, with changed matched
+// again. It never writes to result's array: the view may be showing it.
+func (v *sandboxesView) rematchRows(f query.Filter, result, changed []int) []int {
+	var one [1]int
+	for _, j := range changed {
+		at := v.orderIndex(j)
+		pos, _ := slices.BinarySearchFunc(result, at, func(r, at int) int { return v.orderIndex(r) - at })
+		was := pos < len(result) && result[pos] == j
+		one[0] = j
+		now := len(f.ApplyKeys(v.rows.sandboxes, v.rows.keys, v.rows.keyBytes, one[:])) == 1
+		switch {
+		case now && !was:
+			result = slices.Insert(slices.Clip(result), pos, j)
+		case was && !now:
+			result = append(result[:pos:pos], result[pos+1:]...)
+		}
+	}
+	return result
 }
 
 // orderIndex is where row j sits in order.
@@ -256,8 +310,15 @@ type filtered struct {
 }
 
 // maxTyped bounds typed: a pasted or very long pattern keeps the results
-// of its last steps only.
-const maxTyped = 32
+// of its last steps only. maxTypedRows bounds the rows they hold together,
+// in multiples of the fleet: the results now outlive status writes, and
+// a pattern every row matches a character at a time ("bench/" in a
+// namespace of that name) would otherwise hold the fleet's row numbers
+// once per character.
+const (
+	maxTyped     = 32
+	maxTypedRows = 4
+)
 
 func (v *sandboxesView) refilter() {
 	if !v.haveVis {
@@ -275,8 +336,7 @@ func (v *sandboxesView) refilter() {
 	k := len(v.typed) - 1
 	for ; k >= 0; k-- {
 		if query.Same(v.typed[k].f, v.filter) {
-			clear(v.typed[k+1:])
-			v.visible, v.typed = v.typed[k].rows, v.typed[:k+1]
+			v.visible = v.typed[k].rows
 			v.follow()
 			return
 		}
@@ -288,11 +348,18 @@ func (v *sandboxesView) refilter() {
 	if k >= 0 {
 		within = v.typed[k].rows
 	}
-	v.visible = v.filter.Apply(v.rows.sandboxes, v.rows.keys, within)
+	v.visible = v.filter.ApplyKeys(v.rows.sandboxes, v.rows.keys, v.rows.keyBytes, within)
 	clear(v.typed[k+1:])
 	v.typed = append(v.typed[:k+1], filtered{f: v.filter, rows: v.visible})
-	if len(v.typed) > maxTyped {
-		n := copy(v.typed, v.typed[len(v.typed)-maxTyped:])
+	drop, held := max(0, len(v.typed)-maxTyped), 0
+	for _, t := range v.typed[drop:] {
+		held += len(t.rows)
+	}
+	for ; held > maxTypedRows*len(v.order) && drop < len(v.typed)-1; drop++ {
+		held -= len(v.typed[drop].rows) // the oldest, the widest
+	}
+	if drop > 0 {
+		n := copy(v.typed, v.typed[drop:])
 		clear(v.typed[n:])
 		v.typed = v.typed[:n]
 	}
@@ -302,13 +369,18 @@ func (v *sandboxesView) refilter() {
 // follow keeps the cursor on the same sandbox when rows move. When that
 // sandbox left the view, the cursor is on nothing (lost) where it was.
 func (v *sandboxesView) follow() {
-	if v.cursor < len(v.visible) && v.isSelected(v.visible[v.cursor]) {
-		v.lost = ""
-		return // still on it: no search
-	}
 	if v.selKey != "" {
-		for i, ri := range v.visible {
-			if v.isSelected(ri) {
+		// The selected row found by its key (the rows are in Key order),
+		// then looked for among the visible by index: comparing each
+		// visible row's Key read every sandbox, a few ms at 150,000 rows
+		// on every keystroke of the filter.
+		j := v.rows.find(v.selCtx, v.selKey)
+		if j >= 0 && v.cursor < len(v.visible) && v.visible[v.cursor] == j {
+			v.lost = ""
+			return // still on it: no search
+		}
+		if j >= 0 {
+			if i := slices.Index(v.visible, j); i >= 0 {
 				v.cursor, v.lost = i, "" // it came back (or moved)
 				return
 			}
@@ -409,30 +481,49 @@ func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
 		case key.Matches(msg, k.Wide):
 			v.wide = !v.wide
 		default:
-			cur := v.fromGap(key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
-			if moveCursor(msg, k, &cur, len(v.visible), v.pageLines) && len(v.visible) > 0 {
-				v.cursor = cur
+			if navigate(msg, k, &v.cursor, v.lost, len(v.visible), v.pageLines) {
 				v.remember()
 			}
 		}
 	case tea.MouseMsg:
-		cur := v.fromGap(msg.Button == tea.MouseButtonWheelDown)
-		if wheelCursor(msg, &cur, len(v.visible)) && len(v.visible) > 0 {
-			v.cursor = cur
+		if navigate(msg, c.keys, &v.cursor, v.lost, len(v.visible), v.pageLines) {
 			v.remember()
 		}
 	}
 	return nil
 }
 
-// fromGap is where a move starts from: the cursor, or, on the gap a
-// sandbox left, the row above it for a move down (so that down lands on
-// the row below the gap, and up on the row above it).
-func (v *sandboxesView) fromGap(down bool) int {
-	if v.lost != "" && down {
-		return v.cursor - 1
+// navigate moves a cursor over n rows for a navigation key or the wheel,
+// and reports whether it did. A move starts from the cursor, or, on the
+// gap a row left (lost names it), from the row above for a move down, so
+// that down lands on the row below the gap, and up on the row above it.
+func navigate(msg tea.Msg, k KeyMap, cursor *int, lost string, n, page int) bool {
+	fromGap := func(down bool) int {
+		if lost != "" && down {
+			return *cursor - 1
+		}
+		return *cursor
 	}
-	return v.cursor
+	var cur int
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		cur = fromGap(key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
+		if !moveCursor(msg, k, &cur, n, page) {
+			return false
+		}
+	case tea.MouseMsg:
+		cur = fromGap(msg.Button == tea.MouseButtonWheelDown)
+		if !wheelCursor(msg, &cur, n) {
+			return false
+		}
+	default:
+		return false
+	}
+	if n == 0 {
+		return false
+	}
+	*cursor = cur
+	return true
 }
 
 // uniqueNameLen is how many characters of a name tell apart the sandboxes

@@ -98,6 +98,10 @@ func newTextView(c *shared, kind textKind, title string, target pick) *textView 
 func (v *textView) id() int                   { return v.vid }
 func (v *textView) snapshotChanged(c *shared) {}
 
+// selectedSandbox implements selecter: the sandbox whose text this is (none
+// for the messages), which d, y, l, e and s act on.
+func (v *textView) selectedSandbox(c *shared) pick { return v.target }
+
 func (v *textView) name() string {
 	s := v.title
 	if v.status != "" {

@@ -201,10 +201,53 @@ func lowerFrom(dst []byte, start int) []byte {
 // RowKey is AppendRowKey as a string.
 func RowKey(s *model.Sandbox) string { return string(AppendRowKey(nil, s)) }
 
+// KeyBytes is the set of bytes in a row key, kept beside the key for
+// Filter.ApplyKeys: one bit for each lower-case letter, digit and the
+// punctuation keys hold, the other bytes sharing the bits left. A key that
+// lacks a byte of a pattern cannot hold the pattern, and a pattern of one
+// byte with a bit of its own is matched by that bit, without reading the
+// key: a filter's first character matches the whole fleet.
+type KeyBytes uint64
+
+// byteBit is b's bit, and whether b has it to itself.
+func byteBit(b byte) (KeyBytes, bool) {
+	switch {
+	case 'a' <= b && b <= 'z':
+		return 1 << (b - 'a'), true
+	case '0' <= b && b <= '9':
+		return 1 << (26 + b - '0'), true
+	}
+	if i := strings.IndexByte(ownBitPunct, b); i >= 0 {
+		return 1 << (36 + i), true
+	}
+	return 1 << (36 + len(ownBitPunct) + int(b)%(64-36-len(ownBitPunct))), false
+}
+
+// ownBitPunct are the punctuation bytes with a bit of their own.
+const ownBitPunct = "-./ :_"
+
+// BytesOf is key's KeyBytes.
+func BytesOf[K ~string | ~[]byte](key K) KeyBytes {
+	var set KeyBytes
+	for i := 0; i < len(key); i++ {
+		bit, _ := byteBit(key[i])
+		set |= bit
+	}
+	return set
+}
+
 // keySource exposes a subset of cached keys to sahilm/fuzzy without copying strings.
 type keySource struct {
-	keys []string
-	idx  []int // positions into keys; nil = all
+	keys  []string
+	bytes []KeyBytes // bytes[i] of keys[i] (BytesOf); nil = not kept
+	idx   []int      // positions into keys; nil = all
+}
+
+func (k keySource) pos(i int) int {
+	if k.idx == nil {
+		return i
+	}
+	return k.idx[i]
 }
 
 func (k keySource) String(i int) string {
@@ -230,6 +273,13 @@ func (k keySource) Len() int {
 // Text matches as a case-insensitive substring or regular expression; with
 // Fuzzy, as a sahilm/fuzzy subsequence, best matches first.
 func (f Filter) Apply(rows []*model.Sandbox, keys []string, within []int) []int {
+	return f.ApplyKeys(rows, keys, nil, within)
+}
+
+// ApplyKeys is Apply with each key's bytes (BytesOf) kept beside it, which
+// spares reading the keys that lack a byte of the text, and all of them for
+// text of one byte; bytes may be nil.
+func (f Filter) ApplyKeys(rows []*model.Sandbox, keys []string, bytes []KeyBytes, within []int) []int {
 	cand := within
 	if cand == nil {
 		cand = make([]int, len(rows))
@@ -240,7 +290,7 @@ func (f Filter) Apply(rows []*model.Sandbox, keys []string, within []int) []int 
 	var matched []bool
 	var rank []int // fuzzy matches: each candidate's place by score (best first)
 	if f.Text != "" {
-		matched, rank = f.matchText(keySource{keys: keys, idx: cand})
+		matched, rank = f.matchText(keySource{keys: keys, bytes: bytes, idx: cand})
 	}
 	out := make([]int, 0, len(cand))
 	// An empty pattern ("!" alone) constrains nothing, inverted or not.
@@ -325,8 +375,24 @@ func (f Filter) matchText(src keySource) (matched []bool, rank []int) {
 		return matched, nil
 	}
 	pat := strings.ToLower(f.Text)
+	if src.bytes == nil {
+		for j := range matched {
+			matched[j] = strings.Contains(src.String(j), pat)
+		}
+		return matched, nil
+	}
+	need := BytesOf(pat)
+	_, exact := byteBit(pat[0])
+	exact = exact && len(pat) == 1
 	for j := range matched {
-		matched[j] = strings.Contains(src.String(j), pat)
+		has := src.bytes[src.pos(j)]
+		switch {
+		case has&need != need:
+		case exact:
+			matched[j] = true
+		default:
+			matched[j] = strings.Contains(src.String(j), pat)
+		}
 	}
 	return matched, nil
 }
