@@ -26,7 +26,7 @@ func headerBlock(t *testing.T, enc *hpack.Encoder, buf *bytes.Buffer, fields ...
 // one connection carrying two requests at once.
 func TestRequestLogCountsEachStreamsResponseBytes(t *testing.T) {
 	log := &requestLog{}
-	sn := log.conn(true)
+	sn := log.conn(true, time.Now())
 
 	var up bytes.Buffer
 	up.WriteString(http2.ClientPreface)
