@@ -277,6 +277,7 @@ func (r *relay) serve() {
 		if err != nil {
 			return
 		}
+		accepted := time.Now()
 		r.mu.Lock()
 		d := r.delay
 		dc := newDelayedConn(c, d)
@@ -285,7 +286,7 @@ func (r *relay) serve() {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			r.handle(dc)
+			r.handle(dc, accepted)
 			r.mu.Lock()
 			delete(r.conns, dc)
 			r.mu.Unlock()
@@ -308,7 +309,7 @@ func (r *relay) close() {
 	r.wg.Wait()
 }
 
-func (r *relay) handle(raw *delayedConn) {
+func (r *relay) handle(raw *delayedConn, accepted time.Time) {
 	defer raw.Close()
 	client := tls.Server(raw, r.serverTLS)
 	if err := client.Handshake(); err != nil {
@@ -324,7 +325,7 @@ func (r *relay) handle(raw *delayedConn) {
 		return
 	}
 	defer server.Close()
-	sn := r.log.conn(proto == "h2")
+	sn := r.log.conn(proto == "h2", accepted)
 	done := make(chan struct{}, 2)
 	go func() {
 		_, _ = io.Copy(server, io.TeeReader(client, sn.requests))

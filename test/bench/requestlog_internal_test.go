@@ -26,7 +26,8 @@ func headerBlock(t *testing.T, enc *hpack.Encoder, buf *bytes.Buffer, fields ...
 // one connection carrying two requests at once.
 func TestRequestLogCountsEachStreamsResponseBytes(t *testing.T) {
 	log := &requestLog{}
-	sn := log.conn(true)
+	dialed := time.Now()
+	sn := log.conn(true, dialed)
 
 	var up bytes.Buffer
 	up.WriteString(http2.ClientPreface)
@@ -85,5 +86,17 @@ func TestRequestLogCountsEachStreamsResponseBytes(t *testing.T) {
 	}
 	if watch.resource() != "batchsandboxes" || watch.kind() != "watch-list" || watch.bytes != 70 || !watch.end.IsZero() {
 		t.Errorf("second: resource %q kind %q bytes %d ended %v, want batchsandboxes watch-list 70 open", watch.resource(), watch.kind(), watch.bytes, !watch.end.IsZero())
+	}
+	// Both went on the one connection, which the log names; the next
+	// connection gets the next number.
+	for _, r := range reqs {
+		if r.conn != 1 || !r.dialed.Equal(dialed) {
+			t.Errorf("%s: connection %d dialed at %v, want 1 at %v", r.path, r.conn, r.dialed, dialed)
+		}
+	}
+	next := log.conn(false, time.Now())
+	next.close()
+	if next.id != 2 {
+		t.Errorf("the second connection is number %d, want 2", next.id)
 	}
 }

@@ -19,12 +19,15 @@ import (
 // server's side, response status, encoding and body bytes as sent (DATA
 // frame payloads: compressed when the response is).
 type requestLog struct {
-	mu   sync.Mutex
-	reqs []*loggedRequest
+	mu    sync.Mutex
+	reqs  []*loggedRequest
+	conns int // connections seen: each gets the next number
 }
 
 type loggedRequest struct {
 	method, path, query string
+	conn                int       // the connection's number: which requests shared one, which waited for a new one
+	dialed              time.Time // when the relay accepted that connection (the client's connect)
 	at, end             time.Time // request arrival; the response's END_STREAM (zero while open)
 	lastData            time.Time // the response's latest DATA frame
 	status, encoding    string
@@ -56,6 +59,8 @@ func (l *requestLog) snapshot() []loggedRequest {
 // fail, so a frame it cannot parse never disturbs the relay.
 type connSniffer struct {
 	log                 *requestLog
+	id                  int
+	accepted            time.Time
 	requests, responses io.Writer
 	pipes               []*io.PipeWriter
 	wg                  sync.WaitGroup
@@ -64,8 +69,11 @@ type connSniffer struct {
 	streams map[uint32]*loggedRequest
 }
 
-func (l *requestLog) conn(h2 bool) *connSniffer {
-	s := &connSniffer{log: l, streams: map[uint32]*loggedRequest{}}
+func (l *requestLog) conn(h2 bool, accepted time.Time) *connSniffer {
+	l.mu.Lock()
+	l.conns++
+	s := &connSniffer{log: l, id: l.conns, accepted: accepted, streams: map[uint32]*loggedRequest{}}
+	l.mu.Unlock()
 	if !h2 { // HTTP/1.1 is not parsed: nothing here speaks it
 		s.requests, s.responses = io.Discard, io.Discard
 		return s
@@ -126,7 +134,7 @@ func (s *connSniffer) frames(r io.Reader, fromClient bool) error {
 		switch f := f.(type) {
 		case *http2.MetaHeadersFrame:
 			if fromClient {
-				req := &loggedRequest{method: f.PseudoValue("method"), at: now}
+				req := &loggedRequest{method: f.PseudoValue("method"), conn: s.id, dialed: s.accepted, at: now}
 				req.path, req.query, _ = strings.Cut(f.PseudoValue("path"), "?")
 				s.mu.Lock()
 				s.streams[id] = req
@@ -228,7 +236,8 @@ func printRequests(w io.Writer, reqs []loggedRequest, t0 time.Time) {
 		if len(q) > 90 {
 			q = q[:90] + "…"
 		}
-		fmt.Fprintf(w, "    %7.3fs → %s  %-4s %-3s %-4s %10d B  %-10s %s?%s\n", r.at.Sub(t0).Seconds(), end, r.method, r.status,
+		conn := fmt.Sprintf("c%d@%.3fs", r.conn, r.dialed.Sub(t0).Seconds())
+		fmt.Fprintf(w, "    %7.3fs → %s  %-11s %-4s %-3s %-4s %10d B  %-10s %s?%s\n", r.at.Sub(t0).Seconds(), end, conn, r.method, r.status,
 			r.encoding, r.bytes, r.kind(), r.path, q)
 	}
 }
