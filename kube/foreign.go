@@ -88,9 +88,7 @@ func (w *Watcher) holdersElsewhere(ctx context.Context, ips []string) (map[strin
 			return
 		}
 		h := model.Holder{Namespace: p.Namespace, Pod: p.Name, UID: string(p.UID), Sandbox: fleet.SandboxKeyOfPod(p)}
-		if p.Status.StartTime != nil {
-			h.Since = p.Status.StartTime.Time
-		}
+		h.Since, _ = p.Status.StartTime()
 		out[p.Status.PodIP] = append(out[p.Status.PodIP], h)
 	}
 	// Only Pods that can hold an address: the server filters, so the pages

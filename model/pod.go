@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -59,9 +60,14 @@ type Container struct {
 
 // PodStatus holds the phase and addresses, and the statuses of the containers.
 type PodStatus struct {
-	Phase     corev1.PodPhase
-	PodIP     string
-	StartTime *metav1.Time
+	Phase corev1.PodPhase
+	PodIP string
+	// startTime is status.startTime as Unix nanoseconds, 0 when unset: a
+	// word where a *metav1.Time took a word and a 24-byte allocation per
+	// Pod. A time an int64 of nanoseconds cannot hold (before 1678, after
+	// 2262), or the Unix epoch itself, is kept with the rare fields. Read
+	// it through StartTime, set it through SetStartTime.
+	startTime int64
 	// condition is the Pod's one kept condition (nearly always Ready),
 	// nil when it keeps none or several (then rare.conditions): a pointer
 	// where a slice header took two more words of every Pod. Read them
@@ -92,6 +98,8 @@ type rarePodStatus struct {
 	// terminationGrace: a spec.terminationGracePeriodSeconds an int32
 	// cannot hold (see PodSpec.grace).
 	terminationGrace *int64
+	// startTime: a status.startTime PodStatus.startTime cannot hold.
+	startTime *metav1.Time
 }
 
 // rareFields returns s.rare, allocating it on first use: the setters call it
@@ -149,6 +157,42 @@ func (p *Pod) SetTerminationGracePeriodSeconds(s *int64) {
 	default:
 		v := *s
 		p.Status.rareFields().terminationGrace = &v
+	}
+}
+
+// Bounds of the times PodStatus.startTime holds: UnixNano is defined
+// strictly between them (time.Time.UnixNano).
+var (
+	minStartTime = time.Unix(0, math.MinInt64)
+	maxStartTime = time.Unix(0, math.MaxInt64)
+)
+
+// StartTime is status.startTime; ok is false when the Pod has none. A time
+// kept as Unix nanoseconds is read back in the Local location, as the API's
+// decoders give it (metav1.Time).
+func (s *PodStatus) StartTime() (t time.Time, ok bool) {
+	switch {
+	case s.startTime != 0:
+		return time.Unix(0, s.startTime), true
+	case s.rare != nil && s.rare.startTime != nil:
+		return s.rare.startTime.Time, true
+	}
+	return time.Time{}, false
+}
+
+// SetStartTime sets what StartTime reads (nil: unset), for a Pod being built.
+func (s *PodStatus) SetStartTime(t *metav1.Time) {
+	s.startTime = 0
+	if s.rare != nil {
+		s.rare.startTime = nil
+	}
+	switch {
+	case t == nil:
+	case t.Time.After(minStartTime) && t.Time.Before(maxStartTime) && t.UnixNano() != 0:
+		s.startTime = t.UnixNano()
+	default:
+		v := *t
+		s.rareFields().startTime = &v
 	}
 }
 
@@ -296,7 +340,6 @@ func (p *Pod) DeepCopyObject() runtime.Object {
 			out.Spec.Containers[i] = c
 		}
 	}
-	out.Status.StartTime = p.Status.StartTime.DeepCopy()
 	if c := p.Status.condition; c != nil {
 		cc := *c
 		out.Status.condition = &cc
@@ -313,6 +356,7 @@ func (p *Pod) DeepCopyObject() runtime.Object {
 			v := *g
 			out.Status.rare.terminationGrace = &v
 		}
+		out.Status.rare.startTime = r.startTime.DeepCopy()
 	}
 	return &out
 }
@@ -463,10 +507,10 @@ func slimPod(p *corev1.Pod, lists *mem.StringLists, everyLimit bool) *Pod {
 		Status: PodStatus{
 			Phase:             p.Status.Phase,
 			PodIP:             p.Status.PodIP,
-			StartTime:         p.Status.StartTime,
 			ContainerStatuses: statuses,
 		},
 	}
+	out.Status.SetStartTime(p.Status.StartTime)
 	var podIPs []corev1.PodIP
 	if ips := p.Status.PodIPs; len(ips) > 0 && KeepsPodIPs(len(ips), ips[0].IP, p.Status.PodIP) {
 		podIPs = ips

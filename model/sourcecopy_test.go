@@ -137,14 +137,14 @@ func fullPod() *Pod {
 			Containers: []Container{{Name: "sandbox", Image: "python:3.12", Command: []string{"/bin/sh"}, Args: []string{"-c", "x"},
 				LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 5},
 				MemoryLimit:   &limit}}},
-		Status: PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.7", StartTime: &started,
-			// Both the single condition and the list of several are set, so
+		Status: PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.7", startTime: started.UnixNano(),
+			// Both start time forms are set, and both the single condition and the list of several are set, so
 			// that the copy is checked for each (a built Pod has one or the
 			// other).
 			condition:         &[1]PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}},
 			ContainerStatuses: []ContainerStatus{status},
 			rare: &rarePodStatus{reason: "Evicted", message: "m", podIPs: []corev1.PodIP{{IP: "10.0.0.7"}, {IP: "fd00::7"}},
-				initContainerStatuses: []ContainerStatus{status}, deletionGracePeriodSeconds: &grace, terminationGrace: &termGrace,
+				initContainerStatuses: []ContainerStatus{status}, deletionGracePeriodSeconds: &grace, terminationGrace: &termGrace, startTime: &started,
 				conditions: []PodCondition{{Type: corev1.PodReady}, {Type: corev1.DisruptionTarget}}}},
 	}
 }

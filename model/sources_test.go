@@ -134,12 +134,12 @@ func TestSlimPod(t *testing.T) {
 	// so nothing rare is set but the two kept conditions (DisruptionTarget
 	// comes only with an eviction).
 	if r := s.Status.rare; r == nil || r.reason != "" || r.message != "" || r.podIPs != nil || r.initContainerStatuses != nil ||
-		r.deletionGracePeriodSeconds != nil || r.terminationGrace != nil || len(r.conditions) != 2 || s.Status.condition != nil {
+		r.deletionGracePeriodSeconds != nil || r.terminationGrace != nil || r.startTime != nil || len(r.conditions) != 2 || s.Status.condition != nil {
 		t.Errorf("kept a dropped field: %+v", s)
 	}
 	if s.Name != "a-0" || s.UID != "ua" || s.Labels.Get(osv1.LabelPodIndex) != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers) != 1 ||
 		s.Spec.graceSet != true || s.Spec.grace != 30 || s.Spec.NodeName != "node-1" || s.Spec.Containers[0].LivenessProbe == nil ||
-		s.Status.PodIP != "10.0.0.1" || s.Status.StartTime == nil || s.Spec.Containers[0].MemoryLimit == nil || s.Spec.Containers[0].MemoryLimit.String() != "1Gi" {
+		s.Status.PodIP != "10.0.0.1" || !hasStart(s) || s.Spec.Containers[0].MemoryLimit == nil || s.Spec.Containers[0].MemoryLimit.String() != "1Gi" {
 		t.Errorf("lost a kept field: %+v", s)
 	}
 	var types []corev1.PodConditionType
@@ -359,5 +359,34 @@ func TestPodGraceAndConditions(t *testing.T) {
 	p.Status.SetConditions(nil)
 	if got := p.Status.Conditions(); got != nil {
 		t.Errorf("no condition reads %v", got)
+	}
+}
+
+func hasStart(p *Pod) bool {
+	_, ok := p.Status.StartTime()
+	return ok
+}
+
+// A start time is a word of the Pod, not an allocation of its own; the
+// times a word of Unix nanoseconds cannot hold are kept whole, apart.
+func TestPodStartTime(t *testing.T) {
+	var s PodStatus
+	if got, ok := s.StartTime(); ok {
+		t.Errorf("a Pod without a start time reads %v", got)
+	}
+	start := metav1.NewTime(time.Date(2026, 3, 1, 12, 30, 5, 7, time.UTC))
+	if n := testing.AllocsPerRun(10, func() { s.SetStartTime(&start) }); n != 0 || s.rare != nil {
+		t.Errorf("a start time took %v allocations, rare part %+v", n, s.rare)
+	}
+	for _, v := range []time.Time{start.Time, time.Unix(0, 0), time.Unix(1, 0), time.Unix(-1, 0),
+		time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), {}} {
+		s.SetStartTime(&metav1.Time{Time: v})
+		if got, ok := s.StartTime(); !ok || !got.Equal(v) {
+			t.Errorf("start time %v reads %v, %v", v, got, ok)
+		}
+	}
+	s.SetStartTime(nil)
+	if got, ok := s.StartTime(); ok || s.rare.startTime != nil {
+		t.Errorf("an unset start time reads %v", got)
 	}
 }

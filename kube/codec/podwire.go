@@ -226,7 +226,8 @@ type podWire struct {
 
 	// status
 	phase, podIP, reason, message []byte
-	startTime                     *metav1.Time
+	startTime                     metav1.Time
+	startTimeSet                  bool
 	conditions, podIPs            rawList
 	statuses, initStatuses        rawList
 }
@@ -307,9 +308,7 @@ func (w *podWire) readStatus(b []byte) error {
 		case statusPodIP:
 			w.podIP, err = f.bytes()
 		case statusStartTime:
-			if w.startTime == nil {
-				w.startTime = &metav1.Time{}
-			}
+			w.startTimeSet = true
 			err = f.message("startTime", w.startTime.Unmarshal)
 		case statusContainerStatuses:
 			err = f.repeated(&w.statuses)
@@ -374,9 +373,11 @@ func (w *podWire) build() (*model.Pod, error) {
 		Status: model.PodStatus{
 			Phase:             corev1.PodPhase(mem.InternBytes(w.phase)),
 			PodIP:             string(w.podIP),
-			StartTime:         w.startTime,
 			ContainerStatuses: statuses,
 		},
+	}
+	if w.startTimeSet {
+		p.Status.SetStartTime(&w.startTime)
 	}
 	if w.terminationGrace.set {
 		p.SetTerminationGracePeriodSeconds(&w.terminationGrace.v)

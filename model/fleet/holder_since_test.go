@@ -37,11 +37,12 @@ func TestIPTakenSaysWhatItsTimeIs(t *testing.T) {
 	f.UpsertPod(stranger("web-3", "uw3", "10.0.9.3"))
 	taken := c.Now()
 
+	start, _ := started.Status.StartTime()
 	for _, tc := range []struct {
 		sandbox, want, holderSince string
 		observed                   bool
 	}{
-		{"a", "is held by Pod web-1, started " + started.Status.StartTime.UTC().Format(time.TimeOnly) + ":", started.Status.StartTime.UTC().Format(time.TimeOnly), false},
+		{"a", "is held by Pod web-1, started " + start.UTC().Format(time.TimeOnly) + ":", start.UTC().Format(time.TimeOnly), false},
 		{"b", "is held by Pod web-2, observed holding it since " + listed.UTC().Format(time.TimeOnly) + ":", listed.UTC().Format(time.TimeOnly), true},
 		{"c", "is held by Pod web-3, observed holding it since " + taken.UTC().Format(time.TimeOnly) + ":", taken.UTC().Format(time.TimeOnly), true},
 	} {

@@ -20,7 +20,8 @@ func (f *Fleet) holders(ip string, out []model.Holder) []model.Holder {
 		since := f.history.time(pe.since)
 		// Since is the Pod's start when it was first seen already holding
 		// the IP with a startTime; otherwise it is when sandscope saw it.
-		started := pe.pod.Status.StartTime != nil && pe.pod.Status.StartTime.Time.Equal(since)
+		start, ok := pe.pod.Status.StartTime()
+		started := ok && start.Equal(since)
 		out = append(out, model.Holder{Namespace: pe.ns(), Pod: pe.name(), UID: string(pe.pod.UID), Sandbox: f.podSandboxKey(pe),
 			Since: since, SinceObserved: !started})
 	}

@@ -78,10 +78,10 @@ func (f *Fleet) UpsertPod(p *model.Pod) {
 		}
 		if newIP != "" {
 			since := now
-			if old == nil && f.unknown && p.Status.StartTime != nil && p.Status.StartTime.Time.Before(now) {
+			if start, ok := p.Status.StartTime(); ok && old == nil && f.unknown && start.Before(now) {
 				// Seen in the initial list already holding its IP: it has held it
 				// since about its start, not since sandscope started.
-				since = p.Status.StartTime.Time
+				since = start
 			}
 			// Read back through the history's time (holders), in the location
 			// open is about to note under the history's lock.
