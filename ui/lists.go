@@ -444,6 +444,22 @@ var poolCols = []column{
 	{Title: "AGE", Drop: 5, Right: true},
 }
 
+// newCellsList is a list of rows that are not sandboxes, with no age,
+// state or restarts column, named by column nameCol: each row's filter key
+// is its cells.
+func newCellsList(c *shared, title string, cols []column, nameCol int, build func(*shared) []listRow) *listView {
+	v := &listView{vid: c.newID(), title: title, base: cols, ageCol: -1, nameCol: nameCol, stateCol: -1, restartsCol: -1, noSandbox: true,
+		build: func(c *shared) []listRow {
+			rows := build(c)
+			for i := range rows {
+				rows[i].fkey = strings.ToLower(strings.Join(rows[i].cells, " "))
+			}
+			return rows
+		}}
+	v.snapshotChanged(c)
+	return v
+}
+
 // newPoolsView lists OpenSandbox Pools and agent-sandbox SandboxWarmPools,
 // as `get pools` does: an OpenSandbox Pool's DESIRED is its idle buffer,
 // MEMBERS its total, READY what is available and CLAIMED what is
