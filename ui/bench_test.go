@@ -32,6 +32,10 @@ func BenchmarkFilterKeystroke(b *testing.B) {
 		}{{"narrow", "sandbox-00", "1"}, {"first", "", "s"}, {"erase", "sandbox-001", "backspace"}} {
 			b.Run(fmt.Sprintf("rows=%d/%s", n, tc.name), func(b *testing.B) {
 				app := benchApp(&fakeSource{snap: bigSnapshot(n)})
+				// The first frame ranks the namespace favorites, a pass
+				// over the fleet that no keystroke repeats: drawn here, it
+				// is not timed as the first iteration's keystroke.
+				_ = app.View()
 				app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
 				sv := app.top().(*sandboxesView)
 				filter := app.dialog.(*prompt)
@@ -194,6 +198,7 @@ func benchFleetUpdate(b *testing.B, n int, filter string) {
 		fl, _ := query.ParseFilter(filter[:k+1])
 		sv.setFilter(fl, app.c)
 	}
+	_ = app.View() // the first frame's ranking of the favorites, as above
 	b.ReportAllocs()
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {

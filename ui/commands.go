@@ -24,22 +24,15 @@ var commandsCols = []column{
 }
 
 func (a *App) commandsView() *commandsView {
-	build := func(*shared) []listRow {
+	return &commandsView{newCellsList(a.c, "Commands", commandsCols, 0, func(*shared) []listRow {
 		rows := make([]listRow, 0, len(paletteCommands))
 		for _, e := range paletteCommands {
-			r := listRow{key: e.names[0], cells: []string{":" + strings.Join(e.names, ", :"), e.args, e.help}}
-			r.fkey = strings.ToLower(strings.Join(r.cells, " "))
-			rows = append(rows, r)
+			rows = append(rows, listRow{key: e.names[0], cells: []string{":" + strings.Join(e.names, ", :"), e.args, e.help}})
 		}
 		return rows
-	}
-	v := &listView{vid: a.c.newID(), title: "Commands", base: commandsCols, ageCol: -1, build: build,
-		nameCol: 0, stateCol: -1, restartsCol: -1, noSandbox: true}
-	v.snapshotChanged(a.c)
-	return &commandsView{v}
+	})}
 }
 
-// selectedCommand is the name of the command under the cursor ("" with none).
 // choose implements chooser: Enter runs the command under the cursor.
 func (v *commandsView) choose(a *App) tea.Cmd {
 	if name := v.selectedCommand(); name != "" {
@@ -48,8 +41,9 @@ func (v *commandsView) choose(a *App) tea.Cmd {
 	return nil
 }
 
+// selectedCommand is the name of the command under the cursor ("" with none).
 func (v *commandsView) selectedCommand() string {
-	if v.cursor >= len(v.visible) || v.lost != "" {
+	if !v.onRow(len(v.visible)) {
 		return ""
 	}
 	return v.rows[v.visible[v.cursor]].key

@@ -30,22 +30,13 @@ type copyEntered struct {
 // sandbox's side marked by a leading colon: ":/work/out ./out" downloads,
 // "./in :/work/in" uploads.
 func newCopyPrompt(target pick) *prompt {
-	p := newPrompt("copy "+textsafe.Line(target.label())+" (:/remote local | local :/remote)> ", "")
-	p.accepted = func(line string) (tea.Msg, error) {
-		words, err := shellWords(line)
-		if err != nil {
-			return nil, err
-		}
-		if len(words) == 0 {
-			return nil, nil
-		}
+	return newWordsPrompt("copy "+textsafe.Line(target.label())+" (:/remote local | local :/remote)> ", func(words []string) (tea.Msg, error) {
 		req, err := parseCopyWords(words)
 		if err != nil {
 			return nil, err
 		}
 		return copyEntered{target: target, req: req}, nil
-	}
-	return p
+	})
 }
 
 func parseCopyWords(words []string) (CopyRequest, error) {

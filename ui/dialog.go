@@ -92,6 +92,17 @@ func primaryPodUID(sb *model.Sandbox) string {
 	return ""
 }
 
+// onTarget runs act, an action named what on target, unless target's
+// sandbox is gone or another since it was chosen: the action is then
+// refused, and the footer says why.
+func (a *App) onTarget(what string, target pick, act func() tea.Cmd) tea.Cmd {
+	if err := a.stillThere(target); err != nil {
+		a.flashErr(fmt.Errorf("%s refused: %w", what, err))
+		return nil
+	}
+	return act()
+}
+
 // onDialogMsg acts on what a dialog's key meant.
 func (a *App) onDialogMsg(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -106,31 +117,19 @@ func (a *App) onDialogMsg(msg tea.Msg) tea.Cmd {
 			t.setSearch(msg.text)
 		}
 	case execEntered:
-		if err := a.stillThere(msg.target); err != nil {
-			a.flashErr(fmt.Errorf("exec refused: %w", err))
-			return nil
-		}
-		return a.startExec(msg.target, msg.argv)
+		return a.onTarget("exec", msg.target, func() tea.Cmd { return a.startExec(msg.target, msg.argv) })
 	case forwardEntered:
-		if err := a.stillThere(msg.target); err != nil {
-			a.flashErr(fmt.Errorf("port-forward refused: %w", err))
-			return nil
-		}
-		return a.startForward(msg.target, msg.local, msg.remote)
+		return a.onTarget("port-forward", msg.target, func() tea.Cmd { return a.startForward(msg.target, msg.local, msg.remote) })
 	case copyEntered:
-		if err := a.stillThere(msg.target); err != nil {
-			a.flashErr(fmt.Errorf("copy refused: %w", err))
-			return nil
-		}
-		return a.startCopy(msg.target, msg.req)
+		return a.onTarget("copy", msg.target, func() tea.Cmd { return a.startCopy(msg.target, msg.req) })
 	case paletteCommand:
 		return a.runCommand(msg)
 	case deleteConfirmed:
-		if err := a.stillThere(msg.target); err != nil {
-			a.flashErr(fmt.Errorf("%s refused: %w", map[bool]string{false: "delete", true: "force delete"}[msg.force], err))
-			return nil
+		what := "delete"
+		if msg.force {
+			what = "force delete"
 		}
-		return a.deleteSandbox(msg.target, msg.force)
+		return a.onTarget(what, msg.target, func() tea.Cmd { return a.deleteSandbox(msg.target, msg.force) })
 	case stopForwardConfirmed:
 		return a.stopForward(msg.addr)
 	case quitConfirmed:

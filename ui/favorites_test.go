@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sandscope/sandscope/model"
@@ -52,5 +53,30 @@ func TestFavoritesFollowTheFleet(t *testing.T) {
 	add("alpha", 4)
 	if s := frame(); !strings.Contains(s, "<1>alpha <2>beta") {
 		t.Fatalf("alpha has four sandboxes now, beta three:\n%s", s)
+	}
+}
+
+// A keystroke changes no sandbox, so it never ranks the favorites again:
+// ranking is a pass over the whole fleet. The ranking is held by its
+// first element's address, which a new ranking would move.
+func TestAKeystrokeKeepsTheFavoritesRanked(t *testing.T) {
+	app := benchApp(&fakeSource{snap: bigSnapshot(2000)})
+	_ = app.View()
+	if len(app.busiest) == 0 {
+		t.Fatal("the first frame ranked no favorites")
+	}
+	ranked := &app.busiest[0]
+	keys := []tea.KeyMsg{{Type: tea.KeyRunes, Runes: []rune("/")}}
+	for _, r := range "sandbox-01" {
+		keys = append(keys, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	keys = append(keys, tea.KeyMsg{Type: tea.KeyBackspace}, tea.KeyMsg{Type: tea.KeyEnter},
+		tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("z")})
+	for _, k := range keys {
+		app.Update(k)
+		_ = app.View()
+		if len(app.busiest) == 0 || &app.busiest[0] != ranked {
+			t.Fatalf("%s ranked the favorites again", k)
+		}
 	}
 }

@@ -73,6 +73,25 @@ func TestTypedFilterRowsAreAWholeMatch(t *testing.T) {
 	erase("dead", 0)
 }
 
+// The same in a fleet named by UUIDs, where a key is told from another by
+// its pairs of hex digits: a name typed and erased, one that crosses a
+// dash, and the Pod's index after the name.
+func TestTypedFilterRowsAreAWholeMatchByUUID(t *testing.T) {
+	snap := uuidSnapshot(2000)
+	app := benchApp(&fakeSource{snap: snap})
+	sv := app.top().(*sandboxesView)
+	_, typeLine := typedFilterChecks(t, app, sv)
+	name := snap.Sandboxes()[1000].Name()
+	for _, line := range []string{name[:8], name[4:12], name[len(name)-6:] + "-0", "0." + name[:2]} {
+		for i := 1; i <= len(line); i++ {
+			typeLine(line[:i])
+		}
+		for i := len(line) - 1; i >= 0; i-- {
+			typeLine(line[:i])
+		}
+	}
+}
+
 // typedFilterChecks are check, which fails the test unless the view shows
 // the rows a whole-fleet match of line keeps (and the results kept stay
 // within their bound), and typeLine, which sets the

@@ -341,19 +341,11 @@ func (a *App) newNamespacesView() *namespacesView {
 			}
 			rows = append(rows, r)
 		}
-		for i := range rows {
-			rows[i].fkey = strings.ToLower(strings.Join(rows[i].cells, " "))
-		}
 		return rows
 	}
-	v := &listView{vid: a.c.newID(), title: "Namespaces", base: namespacesCols, ageCol: -1, build: build,
-		nameCol: 1, stateCol: -1, restartsCol: -1, noSandbox: true}
-	v.snapshotChanged(a.c)
-	return &namespacesView{v}
+	return &namespacesView{newCellsList(a.c, "Namespaces", namespacesCols, 1, build)}
 }
 
-// selectedNamespace is the namespace under the cursor ("all": every one;
-// "" with none).
 // choose implements chooser: Enter watches the namespace chosen.
 func (v *namespacesView) choose(a *App) tea.Cmd {
 	if ns := v.selectedNamespace(); ns != "" {
@@ -363,8 +355,10 @@ func (v *namespacesView) choose(a *App) tea.Cmd {
 	return nil
 }
 
+// selectedNamespace is the namespace under the cursor ("all": every one;
+// "" with none).
 func (v *namespacesView) selectedNamespace() string {
-	if v.cursor >= len(v.visible) || v.lost != "" {
+	if !v.onRow(len(v.visible)) {
 		return ""
 	}
 	return v.rows[v.visible[v.cursor]].cells[1]

@@ -49,14 +49,11 @@ type listView struct {
 	natural    []int
 	filter     query.Filter
 	visible    []int
-	cursor     int
-	// selID is the row the cursor is on (rowID); lost names it once it
-	// left the view: the cursor is then on a marked gap before
-	// visible[cursor] until the user moves it, as in the sandboxes view.
-	selID, lost string
-	selName     string // the name cell of the row selID names
-	offset      int
-	page        int
+	gapCursor
+	selID   string // the row the cursor is on (rowID)
+	selName string // the name cell of the row selID names
+	offset  int
+	page    int
 	// nameCol, stateCol and restartsCol are the columns N, S and R sort
 	// by (-1: the view has none); A sorts by age.
 	nameCol, stateCol, restartsCol int
@@ -69,27 +66,7 @@ type listView struct {
 func (v *listView) id() int { return v.vid }
 func (v *listView) close()  {}
 func (v *listView) name() string {
-	s := fmt.Sprintf("%s [%d/%d]", v.title, len(v.visible), len(v.rows)) + filterSuffix(v.filter)
-	if v.filter.ProblemsOnly {
-		s += "  problems only"
-	}
-	if v.sort.Key != "" {
-		s += "  sort:" + string(v.sort.Key)
-		if v.sort.Desc {
-			s += " (reversed)"
-		}
-	}
-	if v.wide {
-		s += "  wide"
-	}
-	return s
-}
-
-func filterSuffix(f query.Filter) string {
-	if s := f.String(); s != "" {
-		return "  /" + s
-	}
-	return ""
+	return tableTitle(v.title, len(v.visible), len(v.rows), v.filter, v.sort, v.wide)
 }
 
 func (v *listView) snapshotChanged(c *shared) {
@@ -172,14 +149,11 @@ func (v *listView) follow() {
 	if v.selID != "" {
 		for i, r := range v.visible {
 			if v.rowID(r) == v.selID {
-				v.cursor, v.lost = i, ""
+				v.found(i)
 				return
 			}
 		}
-		if v.lost == "" {
-			v.lost = v.selName
-		}
-		v.cursor = min(v.cursor, len(v.visible))
+		v.left(v.selName, len(v.visible))
 		return
 	}
 	v.cursor = min(v.cursor, max(0, len(v.visible)-1))
@@ -195,8 +169,6 @@ func (v *listView) remember() {
 		}
 	}
 }
-
-func (v *listView) lostCursor() string { return v.lost }
 
 // userRefiltered: the user changed the filter; a cursor whose row it
 // filtered out goes to the first row.
@@ -218,7 +190,7 @@ func (v *listView) currentFilter() query.Filter { return v.filter }
 // firstCell is the first cell of the row under the cursor ("" with none):
 // what names the row in a list whose rows are not sandboxes.
 func (v *listView) firstCell() string {
-	if v.cursor >= len(v.visible) || v.lost != "" {
+	if !v.onRow(len(v.visible)) {
 		return ""
 	}
 	return v.rows[v.visible[v.cursor]].cells[0]
@@ -226,7 +198,7 @@ func (v *listView) firstCell() string {
 
 // selectedSandbox lets d/l/y work from the Pods view on the Pod's sandbox.
 func (v *listView) selectedSandbox(c *shared) pick {
-	if v.cursor >= len(v.visible) || v.lost != "" {
+	if !v.onRow(len(v.visible)) {
 		return pick{}
 	}
 	r := v.rows[v.visible[v.cursor]]
@@ -257,11 +229,11 @@ func (v *listView) update(msg tea.Msg, c *shared) tea.Cmd {
 			v.wide = !v.wide
 			return nil
 		}
-		if navigate(msg, k, &v.cursor, v.lost, len(v.visible), v.page) {
+		if v.move(msg, k, len(v.visible), v.page) {
 			v.remember()
 		}
 	case tea.MouseMsg:
-		if navigate(msg, c.keys, &v.cursor, v.lost, len(v.visible), v.page) {
+		if v.move(msg, c.keys, len(v.visible), v.page) {
 			v.remember()
 		}
 	}
@@ -305,23 +277,15 @@ func (v *listView) render(c *shared, width, height int) string {
 	var b strings.Builder
 	renderCells(&b, head, v.cols, keep, widths)
 	out := []string{c.st.colHead.Render(c.st.markRow(fitLine(b.String(), width), false))}
-	n := len(v.visible)
-	if v.lost != "" {
-		n++ // the gap the cursor is on
-	}
+	n := v.lines(len(v.visible))
 	v.offset = window(v.cursor, v.offset, height-1, n)
 	now := c.now()
 	cells := make([]string, len(v.cols))
 	for i := v.offset; i < min(n, v.offset+height-1); i++ {
-		j := i
-		if v.lost != "" {
-			if i == v.cursor {
-				out = append(out, gapLine(c, v.lost, width))
-				continue
-			}
-			if i > v.cursor {
-				j = i - 1
-			}
+		j, gap := v.line(i)
+		if gap {
+			out = append(out, gapLine(c, v.lost, width))
+			continue
 		}
 		r := &v.rows[v.visible[j]]
 		copy(cells, r.cells)
@@ -478,6 +442,22 @@ var poolCols = []column{
 	{Title: "CLAIMED", Right: true},
 	{Title: "WAITING", Right: true, Drop: 1},
 	{Title: "AGE", Drop: 5, Right: true},
+}
+
+// newCellsList is a list of rows that are not sandboxes, with no age,
+// state or restarts column, named by column nameCol: each row's filter key
+// is its cells.
+func newCellsList(c *shared, title string, cols []column, nameCol int, build func(*shared) []listRow) *listView {
+	v := &listView{vid: c.newID(), title: title, base: cols, ageCol: -1, nameCol: nameCol, stateCol: -1, restartsCol: -1, noSandbox: true,
+		build: func(c *shared) []listRow {
+			rows := build(c)
+			for i := range rows {
+				rows[i].fkey = strings.ToLower(strings.Join(rows[i].cells, " "))
+			}
+			return rows
+		}}
+	v.snapshotChanged(c)
+	return v
 }
 
 // newPoolsView lists OpenSandbox Pools and agent-sandbox SandboxWarmPools,

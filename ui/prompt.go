@@ -177,16 +177,22 @@ func newExecPrompt(target pick) *prompt {
 	if target.ctx != "" {
 		where = target.ctx + ":" + where
 	}
-	p := newPrompt("exec "+textsafe.Line(where)+"> ", "")
+	return newWordsPrompt("exec "+textsafe.Line(where)+"> ", func(argv []string) (tea.Msg, error) {
+		return execEntered{target: target, argv: argv}, nil
+	})
+}
+
+// newWordsPrompt is a prompt whose line is split as a shell would (an
+// unterminated quote keeps it open) and handed to entered; an empty line
+// does nothing.
+func newWordsPrompt(label string, entered func(words []string) (tea.Msg, error)) *prompt {
+	p := newPrompt(label, "")
 	p.accepted = func(line string) (tea.Msg, error) {
-		argv, err := shellWords(line)
-		if err != nil {
+		words, err := shellWords(line)
+		if err != nil || len(words) == 0 {
 			return nil, err
 		}
-		if len(argv) == 0 {
-			return nil, nil
-		}
-		return execEntered{target: target, argv: argv}, nil
+		return entered(words)
 	}
 	return p
 }

@@ -31,7 +31,7 @@ type rowset struct {
 	sandboxes []*model.Sandbox
 	widths    []cellWidths     // widths[j] of sandboxes[j]'s cells
 	keys      []string         // keys[j]: sandboxes[j]'s filter key, packed (rowkeys.go)
-	keyBytes  []query.KeyBytes // keyBytes[j]: the bytes keys[j] holds, 8 bytes a row for a fleet-wide first character
+	keyBytes  []query.KeyBytes // keyBytes[j]: the bytes and hex pairs keys[j] holds, 16 bytes a row
 	stale     int              // keys replaced or dropped since they were last packed
 	// natural is each column's widest cell, an upper bound: replacing rows
 	// only widens it, a merge measures it again.

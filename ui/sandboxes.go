@@ -114,13 +114,8 @@ type sandboxesView struct {
 	// took a whole-fleet pass per key at 150,000 rows. The filter shown may
 	// be any of them: those after it stay after a backspace, so that
 	// typing the erased characters again costs nothing either.
-	typed  []filtered
-	cursor int
-	// lost names the sandbox the cursor was on when it left the view
-	// (deleted, or no longer matching): the cursor is then on nothing, a
-	// marked gap before visible[cursor], until the user moves it. It never
-	// slides onto another sandbox that the next key would act on.
-	lost      string
+	typed []filtered
+	gapCursor
 	wide      bool // ctrl+w: every column, whatever the width
 	offset    int
 	selKey    string
@@ -139,25 +134,33 @@ func (v *sandboxesView) id() int { return v.vid }
 func (v *sandboxesView) close()  {}
 
 func (v *sandboxesView) name() string {
-	s := fmt.Sprintf("Sandboxes [%d/%d]", len(v.visible), v.rows.len())
-	if f := v.filter.String(); f != "" {
-		s += "  /" + f
+	return tableTitle("Sandboxes", len(v.visible), v.rows.len(), v.filter, v.sort, v.wide)
+}
+
+// tableTitle is a table's title line: its name, the rows shown of how
+// many, the filter, the sort order (none when Key is "") and wide.
+func tableTitle(name string, shown, total int, f query.Filter, sort query.SortOrder, wide bool) string {
+	s := fmt.Sprintf("%s [%d/%d]", name, shown, total)
+	if fs := f.String(); fs != "" {
+		s += "  /" + fs
 		// The mode is the one typed, whatever the rows: "-f" is fuzzy
 		// (and says so), anything else a substring or a regular expression.
-		if v.filter.Fuzzy {
+		if f.Fuzzy {
 			s += " (fuzzy)"
-		} else if query.IsRegex(v.filter.Text) {
+		} else if query.IsRegex(f.Text) {
 			s += " (regex)"
 		}
 	}
-	if v.filter.ProblemsOnly {
+	if f.ProblemsOnly {
 		s += "  problems only"
 	}
-	s += "  sort:" + string(v.sort.Key)
-	if v.sort.Desc {
-		s += " (reversed)"
+	if sort.Key != "" {
+		s += "  sort:" + string(sort.Key)
+		if sort.Desc {
+			s += " (reversed)"
+		}
 	}
-	if v.wide {
+	if wide {
 		s += "  wide"
 	}
 	return s
@@ -381,7 +384,7 @@ func (v *sandboxesView) follow() {
 		}
 		if j >= 0 {
 			if i := slices.Index(v.visible, j); i >= 0 {
-				v.cursor, v.lost = i, "" // it came back (or moved)
+				v.found(i) // it came back (or moved)
 				return
 			}
 		}
@@ -392,10 +395,7 @@ func (v *sandboxesView) follow() {
 			v.remember()
 			return
 		}
-		if v.lost == "" {
-			v.lost = v.selLabel
-		}
-		v.cursor = min(v.cursor, len(v.visible))
+		v.left(v.selLabel, len(v.visible))
 		return
 	}
 	v.cursor = min(v.cursor, max(0, len(v.visible)-1))
@@ -438,10 +438,6 @@ func (v *sandboxesView) remember() {
 	}
 }
 
-// lostCursor names the sandbox that left from under the cursor ("" when
-// the cursor is on a row, or on none because there are none).
-func (v *sandboxesView) lostCursor() string { return v.lost }
-
 func (v *sandboxesView) setFilter(f query.Filter, c *shared) {
 	f.ProblemsOnly = v.filter.ProblemsOnly
 	v.filter = f
@@ -460,7 +456,7 @@ func (v *sandboxesView) setSort(k query.SortKey, c *shared) {
 }
 
 func (v *sandboxesView) selectedSandbox(c *shared) pick {
-	if v.cursor < len(v.visible) && v.lost == "" {
+	if v.onRow(len(v.visible)) {
 		j := v.visible[v.cursor]
 		return pick{sb: v.rows.sandboxes[j], ctx: v.rows.contextOf(j)}
 	}
@@ -481,49 +477,16 @@ func (v *sandboxesView) update(msg tea.Msg, c *shared) tea.Cmd {
 		case key.Matches(msg, k.Wide):
 			v.wide = !v.wide
 		default:
-			if navigate(msg, k, &v.cursor, v.lost, len(v.visible), v.pageLines) {
+			if v.move(msg, k, len(v.visible), v.pageLines) {
 				v.remember()
 			}
 		}
 	case tea.MouseMsg:
-		if navigate(msg, c.keys, &v.cursor, v.lost, len(v.visible), v.pageLines) {
+		if v.move(msg, c.keys, len(v.visible), v.pageLines) {
 			v.remember()
 		}
 	}
 	return nil
-}
-
-// navigate moves a cursor over n rows for a navigation key or the wheel,
-// and reports whether it did. A move starts from the cursor, or, on the
-// gap a row left (lost names it), from the row above for a move down, so
-// that down lands on the row below the gap, and up on the row above it.
-func navigate(msg tea.Msg, k KeyMap, cursor *int, lost string, n, page int) bool {
-	fromGap := func(down bool) int {
-		if lost != "" && down {
-			return *cursor - 1
-		}
-		return *cursor
-	}
-	var cur int
-	switch msg := msg.(type) {
-	case tea.KeyMsg:
-		cur = fromGap(key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
-		if !moveCursor(msg, k, &cur, n, page) {
-			return false
-		}
-	case tea.MouseMsg:
-		cur = fromGap(msg.Button == tea.MouseButtonWheelDown)
-		if !wheelCursor(msg, &cur, n) {
-			return false
-		}
-	default:
-		return false
-	}
-	if n == 0 {
-		return false
-	}
-	*cursor = cur
-	return true
 }
 
 // uniqueNameLen is how many characters of a name tell apart the sandboxes
@@ -532,14 +495,9 @@ func navigate(msg tea.Msg, k KeyMap, cursor *int, lost string, n, page int) bool
 func (v *sandboxesView) uniqueNameLen(from, to int) int {
 	names := make([]string, 0, to-from)
 	for i := from; i < to; i++ {
-		j := i
-		if v.lost != "" {
-			if i == v.cursor {
-				continue
-			}
-			if i > v.cursor {
-				j = i - 1
-			}
+		j, gap := v.line(i)
+		if gap {
+			continue
 		}
 		names = append(names, v.rows.sandboxes[v.visible[j]].Name())
 	}
@@ -591,10 +549,7 @@ var compactCols = func() []column {
 func (v *sandboxesView) render(c *shared, width, height int) string {
 	v.pageLines = height - 1
 	rowsH := height - 1
-	n := len(v.visible)
-	if v.lost != "" {
-		n++ // the gap the cursor is on
-	}
+	n := v.lines(len(v.visible))
 	v.offset = window(v.cursor, v.offset, rowsH, n)
 	end := min(n, v.offset+rowsH)
 	cols, compact := sandboxCols, width < compactBelow && !v.wide
@@ -641,15 +596,10 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 	out = append(out, c.st.colHead.Render(c.st.markRow(fitLine(b.String(), width), false)))
 	now := c.now()
 	for i := v.offset; i < end; i++ {
-		j := i
-		if v.lost != "" {
-			if i == v.cursor {
-				out = append(out, gapLine(c, v.lost, width))
-				continue
-			}
-			if i > v.cursor {
-				j = i - 1
-			}
+		j, gap := v.line(i)
+		if gap {
+			out = append(out, gapLine(c, v.lost, width))
+			continue
 		}
 		j = v.visible[j]
 		sb, p := v.rows.sandboxes[j], v.rows.partOf(j)

@@ -201,16 +201,24 @@ func lowerFrom(dst []byte, start int) []byte {
 // RowKey is AppendRowKey as a string.
 func RowKey(s *model.Sandbox) string { return string(AppendRowKey(nil, s)) }
 
-// KeyBytes is the set of bytes in a row key, kept beside the key for
-// Filter.ApplyKeys: one bit for each lower-case letter, digit and the
-// punctuation keys hold, the other bytes sharing the bits left. A key that
-// lacks a byte of a pattern cannot hold the pattern, and a pattern of one
-// byte with a bit of its own is matched by that bit, without reading the
-// key: a filter's first character matches the whole fleet.
-type KeyBytes uint64
+// KeyBytes is what a row key holds, kept beside the key for
+// Filter.ApplyKeys: its bytes and its pairs of hex digits. A key that lacks
+// a byte or a pair of a pattern cannot hold the pattern, and a pattern of
+// one byte with a bit of its own is matched by that bit, without reading
+// the key: a filter's first character matches the whole fleet.
+type KeyBytes struct {
+	// bytes has one bit for each lower-case letter, digit and the
+	// punctuation keys hold, the other bytes sharing the bits left.
+	bytes uint64
+	// pairs has one bit for each four pairs of adjacent hex digits
+	// ("3f", "80"): in a fleet named by UUIDs every key holds every hex
+	// digit, so the bytes spare no key for a second character, and a
+	// name's 30 or so pairs leave about three bits in five clear.
+	pairs uint64
+}
 
 // byteBit is b's bit, and whether b has it to itself.
-func byteBit(b byte) (KeyBytes, bool) {
+func byteBit(b byte) (uint64, bool) {
 	switch {
 	case 'a' <= b && b <= 'z':
 		return 1 << (b - 'a'), true
@@ -226,14 +234,43 @@ func byteBit(b byte) (KeyBytes, bool) {
 // ownBitPunct are the punctuation bytes with a bit of their own.
 const ownBitPunct = "-./ :_"
 
+// hexValue is b's value as a lower-case hex digit, or -1.
+func hexValue(b byte) int {
+	switch {
+	case '0' <= b && b <= '9':
+		return int(b - '0')
+	case 'a' <= b && b <= 'f':
+		return int(b-'a') + 10
+	}
+	return -1
+}
+
+// pairBit is the bit of the pair of bytes a, b, 0 when either is not a hex
+// digit: the first digit's two low bits and the second digit.
+func pairBit(a, b byte) uint64 {
+	x, y := hexValue(a), hexValue(b)
+	if x < 0 || y < 0 {
+		return 0
+	}
+	return 1 << ((x&3)<<4 | y)
+}
+
 // BytesOf is key's KeyBytes.
 func BytesOf[K ~string | ~[]byte](key K) KeyBytes {
 	var set KeyBytes
 	for i := 0; i < len(key); i++ {
 		bit, _ := byteBit(key[i])
-		set |= bit
+		set.bytes |= bit
+		if i > 0 {
+			set.pairs |= pairBit(key[i-1], key[i])
+		}
 	}
 	return set
+}
+
+// holds reports whether a key of set k may hold a pattern of set need.
+func (k KeyBytes) holds(need KeyBytes) bool {
+	return k.bytes&need.bytes == need.bytes && k.pairs&need.pairs == need.pairs
 }
 
 // keySource exposes a subset of cached keys to sahilm/fuzzy without copying strings.
@@ -385,9 +422,8 @@ func (f Filter) matchText(src keySource) (matched []bool, rank []int) {
 	_, exact := byteBit(pat[0])
 	exact = exact && len(pat) == 1
 	for j := range matched {
-		has := src.bytes[src.pos(j)]
 		switch {
-		case has&need != need:
+		case !src.bytes[src.pos(j)].holds(need):
 		case exact:
 			matched[j] = true
 		default:

@@ -377,6 +377,10 @@ func TestApplyKeysIsApply(t *testing.T) {
 		"team/ünïcode running ok ünïcode-0 10.0.0.4 nœud",
 		"",
 		"team/delta#3 running ok delta-0 10.0.0.5 n~1",
+		// Hex pairs, which the bytes kept per key name too: at the start,
+		// across a dash, at the end.
+		"c0ffee/9b8e7d6c-5a4b running ok 9b8e7d6c-5a4b-0 10.0.0.6 n3f",
+		"c1/08e7d6c9-5a4b running ok 08e7d6c9-5a4b-0 10.0.0.7",
 	}
 	rows := make([]*model.Sandbox, len(keys)) // text filters read the keys only
 	bytes := make([]KeyBytes, len(keys))
@@ -384,7 +388,8 @@ func TestApplyKeysIsApply(t *testing.T) {
 		bytes[i] = BytesOf(k)
 	}
 	for _, line := range []string{"a", "z", "1", "5", "-", ".", "/", " ", ":", "_", "#", "~", "{", "&", "<", "!", "ü", "œ", "Ü",
-		"al", "ALPHA", "0.0", "10.0.0.", "team/", "::", "#3", "n~", "nœ", "!a", "!#", "q", "alpha-0 10", "a.p", "^d", "ok$"} {
+		"al", "ALPHA", "0.0", "10.0.0.", "team/", "::", "#3", "n~", "nœ", "!a", "!#", "q", "alpha-0 10", "a.p", "^d", "ok$",
+		"c0", "c1", "9b", "08", "3f", "b-0", "6c-5a", "ee/9", "e7d6", "4b", "0e", "ff", "10.0.0.6 n3f"} {
 		f, err := ParseFilter(line)
 		if err != nil {
 			f = Filter{Text: line} // "-" is an option on its way when typed
