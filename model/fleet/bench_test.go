@@ -107,12 +107,15 @@ func BenchmarkInitialLists(b *testing.B) {
 	for i := range bs {
 		bs[i], pods[i] = benchBatchSandbox(i), model.SlimPod(modeltest.FleetPod(i))
 	}
+	// As kube/ hands a list over: the fleet is told its length first.
 	upsertSandboxes := func(f *Fleet) {
+		f.ReserveBatchSandboxes(len(bs))
 		for _, x := range bs {
 			f.UpsertBatchSandbox(x)
 		}
 	}
 	upsertPods := func(f *Fleet) {
+		f.ReservePods(len(pods))
 		for _, p := range pods {
 			f.UpsertPod(p)
 		}
