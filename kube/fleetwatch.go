@@ -195,6 +195,8 @@ func (s *fleetStore) Replace(list []any, _ string) error {
 	knownBefore := s.known.ListKeys()
 	if len(knownBefore) > 0 {
 		listed = make(map[string]struct{}, len(list))
+	} else if r, ok := s.known.(reserver); ok {
+		r.Reserve(len(list))
 	}
 	for _, obj := range list {
 		obj, err := s.slim(obj)
@@ -263,14 +265,26 @@ func (l *reportingListWatch) IsWatchListSemanticsUnSupported() bool {
 	return watchlist.DoesClientNotSupportWatchListSemantics(l.semantics)
 }
 
+// reserver is a store's known objects that can make room for a list of n
+// before it is handed over (fleetKnown): the fleet sizes its maps once
+// instead of growing them through the list.
+type reserver interface{ Reserve(n int) }
+
 // fleetKnown is the fleet seen as a FIFO's known objects: its keys and its
 // objects of one kind.
 type fleetKnown[T any] struct {
-	keys func() []string
-	get  func(key string) (T, bool)
+	keys    func() []string
+	get     func(key string) (T, bool)
+	reserve func(n int)
 }
 
 func (k fleetKnown[T]) ListKeys() []string { return k.keys() }
+
+func (k fleetKnown[T]) Reserve(n int) {
+	if k.reserve != nil {
+		k.reserve(n)
+	}
+}
 
 func (k fleetKnown[T]) GetByKey(key string) (any, bool, error) {
 	if obj, ok := k.get(key); ok {
@@ -280,11 +294,11 @@ func (k fleetKnown[T]) GetByKey(key string) (any, bool, error) {
 }
 
 func fleetPods(f *fleet.Fleet) cache.KeyListerGetter {
-	return fleetKnown[*model.Pod]{keys: f.PodKeys, get: f.PodByKey}
+	return fleetKnown[*model.Pod]{keys: f.PodKeys, get: f.PodByKey, reserve: f.ReservePods}
 }
 
 func fleetBatchSandboxes(f *fleet.Fleet) cache.KeyListerGetter {
-	return fleetKnown[*model.BatchSandbox]{keys: f.BatchSandboxKeys, get: f.BatchSandboxByKey}
+	return fleetKnown[*model.BatchSandbox]{keys: f.BatchSandboxKeys, get: f.BatchSandboxByKey, reserve: f.ReserveBatchSandboxes}
 }
 
 // podListWatch lists and watches Pods through a typed client, as client-go's

@@ -84,6 +84,16 @@ func (x *Index[V]) shrink() {
 	x.one, x.peak = one, len(one)
 }
 
+// Reserve makes room for n keys of lone values when x is empty, so that
+// filling it from a list of known length does not grow its map step by step
+// (each step rehashes every key so far, and holds the old table beside the
+// new one while it does). An Index that holds keys already is left as it is.
+func (x *Index[V]) Reserve(n int) {
+	if len(x.one) == 0 && len(x.many) == 0 && n > 0 {
+		x.one = make(map[string]V, n)
+	}
+}
+
 // Has reports whether anything is under k.
 func (x *Index[V]) Has(k string) bool {
 	if _, ok := x.one[k]; ok {

@@ -98,3 +98,18 @@ func TestIndexShrinks(t *testing.T) {
 		}
 	}
 }
+
+func TestIndexReserveKeepsWhatItHolds(t *testing.T) {
+	x := NewIndex[int]()
+	x.Reserve(100) // empty: sized
+	x.Add("a", 1)
+	x.Add("b", 2)
+	x.Add("b", 3)
+	x.Reserve(1000) // holds keys: left as it is
+	if got := x.Values("a"); len(got) != 1 || got[0] != 1 {
+		t.Errorf("a = %v after Reserve, want [1]", got)
+	}
+	if got := x.Values("b"); len(got) != 2 || got[0] != 2 || got[1] != 3 {
+		t.Errorf("b = %v after Reserve, want [2 3]", got)
+	}
+}

@@ -50,6 +50,7 @@ func BenchmarkRetainedMemory(b *testing.B) {
 		// As the Watcher does: the fleet is the only store (fleetwatch.go).
 		fl := fleet.New(fleet.Options{})
 		lists := mem.NewStringLists() // as the Watcher shares them
+		intern := &internCache{}      // as a Pod watch stream has one
 		for _, data := range bsbxs {
 			obj, _, err := batchSandboxCodec{lists: lists}.Decode(data, nil, nil)
 			if err != nil {
@@ -58,7 +59,7 @@ func BenchmarkRetainedMemory(b *testing.B) {
 			fl.UpsertBatchSandbox(obj.(*model.BatchSandbox))
 		}
 		for _, data := range pods {
-			p, _, err := decodePod(data, lists) // as podwatch.go reads them
+			p, _, err := decodePod(data, lists, intern) // as podwatch.go reads them
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -153,7 +153,7 @@ func (c podCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.O
 		list.ListMeta, list.Items = meta, items
 		return list, &gvk, nil
 	case "Pod":
-		p, rv, err := decodePod(raw, c.lists)
+		p, rv, err := decodePod(raw, c.lists, nil) // one Pod: nothing to repeat
 		if err != nil {
 			return nil, nil, err
 		}
@@ -180,7 +180,7 @@ type podEvents struct {
 
 func newPodEvents(body io.ReadCloser, lists *mem.StringLists) *podEvents {
 	e := &podEvents{lists: lists}
-	e.frames = streaming.NewDecoder(framer.NewLengthDelimitedFrameReader(body), podFrameDecoder{lists: lists})
+	e.frames = streaming.NewDecoder(framer.NewLengthDelimitedFrameReader(body), podFrameDecoder{lists: lists, intern: &internCache{}})
 	return e
 }
 
@@ -216,7 +216,10 @@ func (e *podWatchEvent) DeepCopyObject() runtime.Object {
 }
 
 // podFrameDecoder decodes one watch frame into a *podWatchEvent.
-type podFrameDecoder struct{ lists *mem.StringLists }
+type podFrameDecoder struct {
+	lists  *mem.StringLists
+	intern *internCache // the stream's
+}
 
 func (d podFrameDecoder) Decode(frame []byte, _ *schema.GroupVersionKind, _ runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	typ, object, err := decodeWatchEvent(frame)
@@ -233,7 +236,7 @@ func (d podFrameDecoder) Decode(frame []byte, _ *schema.GroupVersionKind, _ runt
 		if kind != "Pod" {
 			return nil, nil, fmt.Errorf("a %s event carries a %q, want a Pod", typ, kind)
 		}
-		p, rv, err := decodePod(raw, d.lists)
+		p, rv, err := decodePod(raw, d.lists, d.intern)
 		if err != nil {
 			return nil, nil, err
 		}

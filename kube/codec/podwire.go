@@ -146,11 +146,12 @@ func decodePodList(data []byte, lists *mem.StringLists) ([]*model.Pod, metav1.Li
 	// Counted first, so the items are allocated at their final size. The
 	// second reading cannot fail where the first did not.
 	items := make([]*model.Pod, 0, n)
+	var intern internCache // the list's Pods repeat their strings
 	err = eachField(data, func(f field) error {
 		if f.num != podListItems {
 			return nil
 		}
-		p, _, err := decodePodMessage(f.b, lists)
+		p, _, err := decodePodMessage(f.b, lists, &intern)
 		if err != nil {
 			return fmt.Errorf("items[%d]: %w", len(items), err)
 		}
@@ -167,8 +168,8 @@ func decodePodList(data []byte, lists *mem.StringLists) ([]*model.Pod, metav1.Li
 // model.SlimPodSharing(pod, lists) makes of it, and returns its
 // resourceVersion beside it, which the model does not keep but a watch's
 // reflector reads from each event.
-func decodePod(data []byte, lists *mem.StringLists) (*model.Pod, string, error) {
-	p, rv, err := decodePodMessage(data, lists)
+func decodePod(data []byte, lists *mem.StringLists, intern *internCache) (*model.Pod, string, error) {
+	p, rv, err := decodePodMessage(data, lists, intern)
 	if err != nil {
 		return nil, "", err
 	}
@@ -177,8 +178,8 @@ func decodePod(data []byte, lists *mem.StringLists) (*model.Pod, string, error) 
 
 // decodePodMessage is decodePod with the resourceVersion aliasing data, for
 // callers that do not keep it.
-func decodePodMessage(data []byte, lists *mem.StringLists) (*model.Pod, []byte, error) {
-	w := podWire{lists: lists}
+func decodePodMessage(data []byte, lists *mem.StringLists, intern *internCache) (*model.Pod, []byte, error) {
+	w := podWire{lists: lists, intern: intern}
 	err := eachField(data, func(f field) (err error) {
 		switch f.num {
 		case podMetadata:
@@ -209,7 +210,8 @@ func decodePodMessage(data []byte, lists *mem.StringLists) (*model.Pod, []byte, 
 // known only from their contents, and every slice is allocated at its final
 // size. Times and probes are decoded as they come: the model keeps them.
 type podWire struct {
-	lists *mem.StringLists
+	lists  *mem.StringLists
+	intern *internCache // the stream's (nil: none)
 
 	// metadata
 	name, namespace, uid, resourceVersion []byte
@@ -357,7 +359,7 @@ func (w *podWire) build() (*model.Pod, error) {
 	p := &model.Pod{
 		ObjectMeta: model.ObjectMeta{
 			Name:              name,
-			Namespace:         mem.InternBytes(w.namespace),
+			Namespace:         w.intern.bytes(w.namespace),
 			UID:               types.UID(w.uid),
 			OwnerReferences:   owners,
 			CreationTimestamp: w.creationTimestamp,
@@ -366,12 +368,12 @@ func (w *podWire) build() (*model.Pod, error) {
 			Labels:            labels,
 		},
 		Spec: model.PodSpec{
-			NodeName:    mem.InternBytes(w.nodeName),
+			NodeName:    w.intern.bytes(w.nodeName),
 			HostNetwork: w.hostNetwork,
 			Containers:  containers,
 		},
 		Status: model.PodStatus{
-			Phase:             corev1.PodPhase(mem.InternBytes(w.phase)),
+			Phase:             corev1.PodPhase(w.intern.bytes(w.phase)),
 			PodIP:             string(w.podIP),
 			ContainerStatuses: statuses,
 		},
@@ -394,13 +396,13 @@ func (w *podWire) build() (*model.Pod, error) {
 // containerStatuses decodes every status of l (slimStatuses keeps them all).
 // Errors start with the index, for the caller to prefix the field's name.
 func (w *podWire) containerStatuses(l *rawList) ([]model.ContainerStatus, error) {
-	return decodeEach(l, decodeContainerStatus)
+	return decodeEach(l, func(b []byte, s *model.ContainerStatus) error { return decodeContainerStatus(b, s, w.intern) })
 }
 
 // decodeContainerStatus fills s, as slimStatuses makes one of a
 // corev1.ContainerStatus. The current state is kept whole, of the last
 // state only the termination.
-func decodeContainerStatus(b []byte, s *model.ContainerStatus) error {
+func decodeContainerStatus(b []byte, s *model.ContainerStatus, intern *internCache) error {
 	var name, image, imageID []byte
 	err := eachField(b, func(f field) (err error) {
 		switch f.num {
@@ -426,7 +428,7 @@ func decodeContainerStatus(b []byte, s *model.ContainerStatus) error {
 	if err != nil {
 		return err
 	}
-	s.Name, s.Image, s.ImageID = mem.InternBytes(name), mem.InternBytes(image), mem.InternBytes(imageID)
+	s.Name, s.Image, s.ImageID = intern.bytes(name), intern.bytes(image), intern.bytes(imageID)
 	return nil
 }
 
@@ -480,7 +482,7 @@ func (w *podWire) decodeContainer(b []byte, statuses []model.ContainerStatus, c 
 	if err != nil {
 		return err
 	}
-	c.Name, c.Image = mem.InternBytes(name), mem.InternBytes(image)
+	c.Name, c.Image = w.intern.bytes(name), w.intern.bytes(image)
 	c.Command, c.Args = shareStrings(w.lists, &command), shareStrings(w.lists, &args)
 	if memory.set && model.KeepsMemoryLimit(statuses, c.Name) {
 		// As the generated decoder makes a map value: a zero Quantity when
@@ -601,7 +603,7 @@ func (w *podWire) slimConditions() ([]model.PodCondition, error) {
 		if keep, _ := keepCondition(b); !keep { // read without error above
 			continue
 		}
-		c, err := decodeCondition(b)
+		c, err := decodeCondition(b, w.intern)
 		if err != nil {
 			return nil, fmt.Errorf("[%d]: %w", i, err)
 		}
@@ -629,7 +631,7 @@ func keepCondition(b []byte) (bool, error) {
 	return model.KeepsPodCondition(corev1.PodConditionType(viewString(typ)), corev1.ConditionStatus(viewString(status))), nil
 }
 
-func decodeCondition(b []byte) (model.PodCondition, error) {
+func decodeCondition(b []byte, intern *internCache) (model.PodCondition, error) {
 	var c model.PodCondition
 	var typ, status, reason, message []byte
 	err := eachField(b, func(f field) (err error) {
@@ -650,8 +652,8 @@ func decodeCondition(b []byte) (model.PodCondition, error) {
 	if err != nil {
 		return model.PodCondition{}, err
 	}
-	c.Type, c.Status = corev1.PodConditionType(mem.InternBytes(typ)), corev1.ConditionStatus(mem.InternBytes(status))
-	c.Reason, c.Message = mem.InternBytes(reason), string(message)
+	c.Type, c.Status = corev1.PodConditionType(intern.bytes(typ)), corev1.ConditionStatus(intern.bytes(status))
+	c.Reason, c.Message = intern.bytes(reason), string(message)
 	return c, nil
 }
 
@@ -694,7 +696,7 @@ func podIPOf(b []byte) ([]byte, error) {
 // copied, or shared with podName (the Pod's own name) when it begins it.
 func (w *podWire) ownerRefs(podName string) ([]model.OwnerReference, error) {
 	return decodeEach(&w.owners, func(b []byte, o *model.OwnerReference) error {
-		return decodeOwnerRef(b, podName, o)
+		return decodeOwnerRef(b, podName, o, w.intern)
 	})
 }
 
@@ -703,7 +705,7 @@ func (w *podWire) ownerRefs(podName string) ([]model.OwnerReference, error) {
 // <rs>-<hash>), so an owner's name that begins podName is kept as that
 // part of podName instead of a copy: 48 bytes a Pod with UUID names. A
 // substring keeps all of podName alive, which the Pod does anyway.
-func decodeOwnerRef(b []byte, podName string, o *model.OwnerReference) error {
+func decodeOwnerRef(b []byte, podName string, o *model.OwnerReference, intern *internCache) error {
 	var apiVersion, kind, name []byte
 	err := eachField(b, func(f field) (err error) {
 		switch f.num {
@@ -725,7 +727,7 @@ func decodeOwnerRef(b []byte, podName string, o *model.OwnerReference) error {
 	} else {
 		ownerName = string(name)
 	}
-	*o = model.OwnerReference{APIVersion: mem.InternBytes(apiVersion), Kind: mem.InternBytes(kind), Name: ownerName}
+	*o = model.OwnerReference{APIVersion: intern.bytes(apiVersion), Kind: intern.bytes(kind), Name: ownerName}
 	return nil
 }
 

@@ -249,7 +249,7 @@ func checkPodWire(t testing.TB, what string, data []byte, lists *mem.StringLists
 	}
 	want := model.SlimPodSharing(&pod, lists)
 	buf := slices.Clone(data)
-	got, rv, err := decodePod(buf, lists)
+	got, rv, err := decodePod(buf, lists, nil)
 	if err != nil {
 		t.Fatalf("%s: decodePod: %v", what, err)
 	}
@@ -676,7 +676,7 @@ func TestEnvelope(t *testing.T) {
 	if !aliases(body, raw) {
 		t.Fatal("raw is a copy, not part of the body")
 	}
-	got, rv, err := decodePod(raw, nil)
+	got, rv, err := decodePod(raw, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -773,7 +773,7 @@ func checkEventObject(t *testing.T, i int, env []byte, wantObj runtime.Object) {
 		if apiVersion != "v1" || kind != "Pod" {
 			t.Fatalf("event %d: object %q %q, want v1 Pod", i, apiVersion, kind)
 		}
-		got, rv, err := decodePod(raw, nil)
+		got, rv, err := decodePod(raw, nil, nil)
 		if err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
@@ -877,7 +877,7 @@ func TestDecodePodMalformed(t *testing.T) {
 	lists := mem.NewStringLists()
 	for _, data := range samples {
 		for n := range len(data) {
-			decodePod(data[:n], lists) //nolint:errcheck // only must not panic
+			decodePod(data[:n], lists, nil) //nolint:errcheck // only must not panic
 		}
 	}
 	rnd := rand.New(rand.NewPCG(5, 5))
@@ -886,7 +886,7 @@ func TestDecodePodMalformed(t *testing.T) {
 		for range 1 + rnd.IntN(4) {
 			data[rnd.IntN(len(data))] = byte(rnd.IntN(256))
 		}
-		decodePod(data, lists) //nolint:errcheck // only must not panic
+		decodePod(data, lists, nil) //nolint:errcheck // only must not panic
 	}
 	// Wrong wire types, which the generated decoder rejects too.
 	for _, tc := range []struct {
@@ -900,7 +900,7 @@ func TestDecodePodMalformed(t *testing.T) {
 		{"end group", protowire.AppendTag(nil, 20, protowire.EndGroupType)},
 		{"field 0", protowire.AppendVarint(protowire.AppendTag(nil, 0, protowire.VarintType), 1)},
 	} {
-		p, _, err := decodePod(tc.data, nil)
+		p, _, err := decodePod(tc.data, nil, nil)
 		if err == nil || p != nil {
 			t.Errorf("%s: decodePod = %v, %v; want an error", tc.name, p, err)
 		} else if !strings.HasPrefix(err.Error(), "decoding a Pod: ") {
@@ -939,7 +939,7 @@ func FuzzDecodePod(f *testing.F) {
 		f.Add(marshalPod(f, randomPod(fill)))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, _, err := decodePod(data, nil)
+		got, _, err := decodePod(data, nil, nil)
 		var pod corev1.Pod
 		if err != nil || pod.Unmarshal(data) != nil {
 			return
@@ -955,15 +955,27 @@ func FuzzDecodePod(f *testing.F) {
 // for the allocations).
 func BenchmarkDecodePod(b *testing.B) {
 	pods := simulatorPods(b, 500)
-	b.Run("podwire", func(b *testing.B) {
-		lists := mem.NewStringLists()
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if _, _, err := decodePod(pods[i%len(pods)], lists); err != nil {
-				b.Fatal(err)
-			}
+	for _, cached := range []bool{true, false} {
+		name := "podwire"
+		if !cached {
+			name = "podwire-uncached" // each string interned in unique's table
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			lists := mem.NewStringLists()
+			var intern *internCache
+			if cached {
+				intern = &internCache{} // a watch stream's
+			}
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for i := 0; b.Loop(); i++ {
+				if _, _, err := decodePod(pods[i%len(pods)], lists, intern); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
 	b.Run("unmarshal+slim", func(b *testing.B) {
 		lists := mem.NewStringLists()
 		b.ReportAllocs()

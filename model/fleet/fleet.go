@@ -13,6 +13,7 @@
 package fleet
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -198,4 +199,35 @@ func (f *Fleet) notify() {
 	case f.changes <- struct{}{}:
 	default:
 	}
+}
+
+// ReservePods makes room for n Pods when the fleet has none yet: kube/ calls
+// it with the length of an initial list before handing its Pods over one by
+// one. The maps a Pod goes into (by key, by IP, the IP history) are then
+// made once at their size instead of growing, and rehashing what they hold,
+// at every doubling on the way there.
+func (f *Fleet) ReservePods(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n <= 0 || len(f.pods) > 0 {
+		return
+	}
+	f.pods = make(map[string]*podEntry, n)
+	f.ipLive.Reserve(n)
+	f.pendingPods = slices.Grow(f.pendingPods, n)
+	f.history.reserve(n)
+}
+
+// ReserveBatchSandboxes makes room for n BatchSandboxes when the fleet has no
+// sandbox yet, as ReservePods does for Pods: the sandboxes by key, the
+// recorded IPs they watch, and the list of those waiting to be placed.
+func (f *Fleet) ReserveBatchSandboxes(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n <= 0 || len(f.sandboxes) > 0 {
+		return
+	}
+	f.sandboxes = make(map[string]*sbEntry, n)
+	f.ipWatch.Reserve(n)
+	f.pendingSbs = slices.Grow(f.pendingSbs, n)
 }

@@ -113,6 +113,15 @@ func newIPHistory() *ipHistory {
 	return &ipHistory{ips: make(map[string]*ipRecord), maxIPs: ipHistoryMaxIPs, loc: time.Local}
 }
 
+// reserve makes room for n IPs when the history has none yet (an initial list).
+func (h *ipHistory) reserve(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.ips) == 0 {
+		h.ips = make(map[string]*ipRecord, min(n, h.maxIPs))
+	}
+}
+
 // zeroNanos stands for the zero time.Time, whose UnixNano is undefined.
 const zeroNanos = math.MinInt64
 
