@@ -110,7 +110,7 @@ wait:
 	opts.deadline.extend()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	if w.Refused("pods") {
+	if w.Unserved("pods") {
 		// Without Pods there is no identity to check: nothing to report.
 		return nil, fmt.Errorf("access forbidden: %s", strings.Join(w.Status().Forbidden, "; "))
 	}
