@@ -424,12 +424,14 @@ func (w *Watcher) watchErrorHandler(resource string) cache.WatchErrorHandlerWith
 	}
 }
 
-// RefusingSince reports since when every attempt to connect to the server
-// has been refused (nothing listens at its address), with no answer in
-// between; ok is false while the server answers, or is merely silent or
-// slow. A one-shot read gives up on a refusing server instead of waiting
-// out its timeout.
-func (w *Watcher) RefusingSince() (since time.Time, ok bool) { return w.health.refusingSince() }
+// ConnRefusedSince reports since when every attempt to connect to the
+// server has been refused (nothing listens at its address), with no answer
+// in between; ok is false while the server answers, or is merely silent or
+// slow. A one-shot read gives up on a server that is not there instead of
+// waiting out its timeout.
+func (w *Watcher) ConnRefusedSince() (since time.Time, ok bool) {
+	return w.health.connectionsRefusedSince()
+}
 
 // Unserved reports whether the server will not serve the watcher's
 // requests for resource ("pods", "batchsandboxes", ...): forbidden, or not

@@ -42,12 +42,12 @@ type apiHealth struct {
 	// succeeds. proves says a probe is running, so that proven is AsOf.
 	proven time.Time
 	proves bool
-	// refusedSince is the first connection refused (nothing listening at
-	// the server's address) since the server last answered; zero once it
-	// answers. A refusal is an answer of the host, unlike silence: the
-	// server is not there, rather than slow.
-	refusedSince time.Time
-	denied       map[string]denial
+	// connRefusedSince is the first connection refused (nothing listening
+	// at the server's address) since the server last answered; zero once it
+	// answers. A refused connection is an answer of the host, unlike
+	// silence: the server is not there, rather than slow.
+	connRefusedSince time.Time
+	denied           map[string]denial
 	// heard is when the last bytes came from the server (unix nanoseconds):
 	// answers, and every read of a list or watch body.
 	heard atomic.Int64
@@ -107,7 +107,7 @@ func (h *apiHealth) answered(key string, status int, watch bool) {
 	}
 	h.mu.Lock()
 	h.lastContact = h.now()
-	h.refusedSince = time.Time{}
+	h.connRefusedSince = time.Time{}
 	recovered := h.clearLocked(key)
 	r, wasDenied := h.denied[key]
 	accepted := wasDenied && status >= 200 && status < 300 && (watch || !r.watchOnly)
@@ -139,8 +139,8 @@ func (h *apiHealth) noteTransportError(err error) {
 		return
 	}
 	h.mu.Lock()
-	if h.refusedSince.IsZero() {
-		h.refusedSince = h.now()
+	if h.connRefusedSince.IsZero() {
+		h.connRefusedSince = h.now()
 	}
 	h.mu.Unlock()
 }
@@ -150,16 +150,16 @@ func (h *apiHealth) noteTransportError(err error) {
 func (h *apiHealth) contact() {
 	h.hear()
 	h.mu.Lock()
-	h.refusedSince = time.Time{}
+	h.connRefusedSince = time.Time{}
 	h.mu.Unlock()
 }
 
-// refusingSince reports since when connections have been refused with no
-// answer in between.
-func (h *apiHealth) refusingSince() (time.Time, bool) {
+// connectionsRefusedSince reports since when connections have been refused
+// with no answer in between.
+func (h *apiHealth) connectionsRefusedSince() (time.Time, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.refusedSince, !h.refusedSince.IsZero()
+	return h.connRefusedSince, !h.connRefusedSince.IsZero()
 }
 
 // storageKey is the freshness probe's key: failing while the server's
@@ -172,7 +172,7 @@ func (h *apiHealth) provenFresh(sent time.Time) {
 	h.hear()
 	h.mu.Lock()
 	h.lastContact = h.now()
-	h.refusedSince = time.Time{}
+	h.connRefusedSince = time.Time{}
 	if sent.After(h.proven) {
 		h.proven = sent
 	}
