@@ -42,7 +42,7 @@ func (c *Creator) runClaim(ctx context.Context, req Request, onStage func(StageU
 		src = &s
 	}
 	if src.Agent == nil || src.AgentExt.Claims == nil {
-		return nil, refused(CodeEngineUnavailable, "agent-sandbox's SandboxClaim CRD is not installed in this cluster (the controller's --extensions)", false)
+		return nil, nothingCreated(CodeEngineUnavailable, "agent-sandbox's SandboxClaim CRD is not installed in this cluster (the controller's --extensions)", false)
 	}
 	if gvr := src.AgentExt.WarmPools; gvr != nil {
 		if _, err := c.Clients.Dynamic.Resource(*gvr).Namespace(req.Namespace).Get(ctx, req.WarmPool, metav1.GetOptions{}); err != nil {
@@ -141,7 +141,7 @@ func (c *Creator) runTemplate(ctx context.Context, req Request, onStage func(Sta
 		src = &s
 	}
 	if src.AgentExt.Templates == nil {
-		return nil, refused(CodeEngineUnavailable, "agent-sandbox's SandboxTemplate CRD is not installed in this cluster (the controller's --extensions)", false)
+		return nil, nothingCreated(CodeEngineUnavailable, "agent-sandbox's SandboxTemplate CRD is not installed in this cluster (the controller's --extensions)", false)
 	}
 	tmpl, err := c.Clients.Dynamic.Resource(*src.AgentExt.Templates).Namespace(req.Namespace).Get(ctx, req.Template, metav1.GetOptions{})
 	if err != nil {

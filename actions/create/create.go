@@ -28,8 +28,8 @@
 // return at once. Cancelling ctx (Ctrl-C, the user closing the form) fails
 // the create with CANCELED and deletes what was created. err is nil exactly
 // when res.Stage is Ready (or Queued with Wait=false); otherwise it holds a
-// *Error (errors.As), whose Refused tells a refusal before anything was
-// created from a failure after creating, and whose Code the rest.
+// *Error (errors.As), whose Created tells a failure after creating from an
+// error before anything was created, and whose Code the rest.
 //
 // Ready means a command really ran: the ReadyProber (the identity-checked
 // exec path) ran `true` in the sandbox and it returned 0.
@@ -251,7 +251,7 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 		c.Now = time.Now
 	}
 	if c.ReadOnly {
-		return nil, refused(refusal.CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false)
+		return nil, nothingCreated(refusal.CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false)
 	}
 	if err := validate(&req); err != nil {
 		return nil, err
@@ -308,7 +308,7 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 		return kube.BatchSandboxObject(spec)
 	}()
 	if oerr != nil {
-		return nil, refused(CodeInternal, oerr.Error(), false)
+		return nil, nothingCreated(CodeInternal, oerr.Error(), false)
 	}
 	run := &run{c: c, req: req, engine: engine, gvr: gvr, id: id, onStage: onStage,
 		result: &Result{Sandbox: id, Namespace: req.Namespace, Engine: modelEngine(engine), Entrypoint: ep, Notices: notices, Stages: []StageRecord{}}}
@@ -383,12 +383,12 @@ func (c *Creator) chooseEngine(ctx context.Context, req Request) (engineKind, sc
 	wantAgent := req.Engine == EngineAgent || (req.Engine == EngineAuto && !src.BatchSandbox && src.Agent != nil && req.Pool == "")
 	if wantAgent {
 		if src.Agent == nil {
-			return 0, schema.GroupVersionResource{}, refused(CodeEngineUnavailable, "the agent-sandbox Sandbox CRD is not installed in this cluster", false)
+			return 0, schema.GroupVersionResource{}, nothingCreated(CodeEngineUnavailable, "the agent-sandbox Sandbox CRD is not installed in this cluster", false)
 		}
 		return engineAgent, *src.Agent, nil
 	}
 	if !src.BatchSandbox {
-		return 0, schema.GroupVersionResource{}, refused(CodeEngineUnavailable, "no sandbox engine installed: neither the BatchSandbox nor the agent-sandbox Sandbox CRD is served", false)
+		return 0, schema.GroupVersionResource{}, nothingCreated(CodeEngineUnavailable, "no sandbox engine installed: neither the BatchSandbox nor the agent-sandbox Sandbox CRD is served", false)
 	}
 	if req.Pool != "" {
 		return enginePool, kube.BatchSandboxGVR, nil
@@ -424,7 +424,7 @@ func resources(req Request) corev1.ResourceRequirements {
 
 // kubeError turns an API failure before anything was created into an Error.
 func kubeError(doing string, err error) *Error {
-	e := refused(CodeCreateRejected, doing+": "+oneLine(err.Error()), false)
+	e := nothingCreated(CodeCreateRejected, doing+": "+oneLine(err.Error()), false)
 	e.Err = err
 	var ce *kube.ConnectError
 	switch {

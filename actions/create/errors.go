@@ -75,7 +75,8 @@ func (e *Error) Error() string {
 }
 
 // Created reports whether the create got as far as an object (or perhaps
-// did): its failure is then a failure, never a refusal.
+// did): its failure is then a failure, never a refusal. When it is false,
+// nothing was created.
 func (e *Error) Created() bool { return e.Sandbox != "" }
 
 // As lets errors.As find the shared refusal.Error inside a create's error.
@@ -87,9 +88,6 @@ func (e *Error) As(target any) bool {
 	return false
 }
 
-// Refused is true when nothing was created.
-func (e *Error) Refused() bool { return e.Sandbox == "" }
-
 // MarshalJSON writes create's form of the error: the shared fields, less
 // the evidence (the stages are a create's account), then how far it got.
 func (e *Error) MarshalJSON() ([]byte, error) {
@@ -100,22 +98,24 @@ func (e *Error) MarshalJSON() ([]byte, error) {
 	}{fields: (*fields)(e)})
 }
 
-func refused(code, msg string, retryable bool) *Error {
+// nothingCreated is an Error before any object was created: refused, or
+// failed (no connection, an object the server rejected) without one.
+func nothingCreated(code, msg string, retryable bool) *Error {
 	return &Error{actionError: refusal.Error{Code: code, Message: msg, Retryable: retryable, Executed: refusal.ExecutedNo}}
 }
 
-func usage(msg string) *Error { return refused(refusal.CodeUsage, msg, false) }
+func usage(msg string) *Error { return nothingCreated(refusal.CodeUsage, msg, false) }
 
 // Usage is a usage error (for the CLI's own flag checks).
 func Usage(msg string) error { return usage(msg) }
 
 // Refuse is a refusal before anything was created.
-func Refuse(code, msg string, retryable bool) error { return refused(code, msg, retryable) }
+func Refuse(code, msg string, retryable bool) error { return nothingCreated(code, msg, retryable) }
 
 // ConnectionError is a failure to reach the cluster before anything was
 // created.
 func ConnectionError(err error) error {
-	e := refused(CodeConnection, err.Error(), true)
+	e := nothingCreated(CodeConnection, err.Error(), true)
 	e.Err = err
 	return e
 }

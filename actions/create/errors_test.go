@@ -49,10 +49,10 @@ func TestErrorIsARefusalError(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.As(err, &r) || r.Code != refusal.CodeUsage || r.Executed != refusal.ExecutedNo {
 		t.Fatalf("%v: create error %v, refusal %v", err, ce, r)
 	}
-	if !ce.Refused() {
+	if ce.Created() {
 		t.Errorf("a usage error claims something was created")
 	}
-	if ce = (&create.Error{Sandbox: "id"}); ce.Refused() {
+	if ce = (&create.Error{Sandbox: "id"}); !ce.Created() {
 		t.Errorf("an error naming a sandbox claims nothing was created")
 	}
 }
