@@ -163,7 +163,9 @@ type Creator struct {
 	Clients *kube.Clients
 	Images  ImageReader
 	Prober  ReadyProber
-	// Sources, when set, skips discovery.
+	// Sources, when set, skips discovery; otherwise each Run asks
+	// Clients.Sources once (the discovery started with the connection, when
+	// there is one).
 	Sources *kube.Sources
 	// ProbeInterval between exec probes (default 500ms).
 	ProbeInterval time.Duration
@@ -259,13 +261,17 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 	if req.Namespace == "" {
 		req.Namespace = c.Clients.Namespace
 	}
+	src, err := c.sources(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if req.WarmPool != "" {
-		return c.runClaim(ctx, req, onStage)
+		return c.runClaim(ctx, req, src, onStage)
 	}
 	if req.Template != "" {
-		return c.runTemplate(ctx, req, onStage)
+		return c.runTemplate(ctx, req, src, onStage)
 	}
-	engine, gvr, err := c.chooseEngine(ctx, req)
+	engine, gvr, err := chooseEngine(src, req)
 	if err != nil {
 		return nil, err
 	}
@@ -371,15 +377,20 @@ func validate(req *Request) error {
 	return nil
 }
 
-func (c *Creator) chooseEngine(ctx context.Context, req Request) (engineKind, schema.GroupVersionResource, error) {
-	src := c.Sources
-	if src == nil {
-		s, err := kube.DiscoverSources(ctx, c.Clients.Discovery)
-		if err != nil {
-			return 0, schema.GroupVersionResource{}, kubeError("discovering the sandbox engines", err)
-		}
-		src = &s
+// sources is the engines the cluster serves: c.Sources, or the clients'
+// discovery.
+func (c *Creator) sources(ctx context.Context) (*kube.Sources, error) {
+	if c.Sources != nil {
+		return c.Sources, nil
 	}
+	s, err := c.Clients.Sources(ctx)
+	if err != nil {
+		return nil, kubeError("discovering the sandbox engines", err)
+	}
+	return &s, nil
+}
+
+func chooseEngine(src *kube.Sources, req Request) (engineKind, schema.GroupVersionResource, error) {
 	wantAgent := req.Engine == EngineAgent || (req.Engine == EngineAuto && !src.BatchSandbox && src.Agent != nil && req.Pool == "")
 	if wantAgent {
 		if src.Agent == nil {
