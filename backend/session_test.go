@@ -94,7 +94,7 @@ func TestDemoSessionShell(t *testing.T) {
 	sh.SetStdin(strings.NewReader("hostname\n"))
 	sh.SetStdout(&out)
 	sh.SetStderr(&out)
-	var e *refusal.Refusal
+	var e *refusal.Error
 	if err := sh.Run(); !errors.As(err, &e) || e.Code != execute.CodeIPTaken || e.Executed != refusal.ExecutedNo || out.Len() != 0 {
 		t.Errorf("shell into IP_TAKEN %s: %v, terminal %q; want an IP_TAKEN refusal and nothing on the terminal", taken.Key, e, out.String())
 	}

@@ -77,23 +77,25 @@ type cpLine struct {
 	Error *cpError `json:"error,omitempty"`
 }
 
-// cpError is a copy's refusal with the contract's written key beside
-// executed (the same value: for a copy, what ran is what was written).
+// cpError is a copy's refusal or failure with the contract's written key
+// beside executed (the same value: for a copy, what ran is what was
+// written). The embedded *refusal.Error is its field Error, which hides the
+// method: cpError is JSON, never an error.
 type cpError struct {
-	*refusal.Refusal
+	*refusal.Error
 	Written refusal.Executed `json:"written"`
 }
 
 func newCpError(err error) *cpError {
-	var r *refusal.Refusal
+	var r *refusal.Error
 	if !errors.As(err, &r) {
-		r = &refusal.Refusal{Code: execute.CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
+		r = &refusal.Error{Code: execute.CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 	}
 	c := *r
 	if c.Evidence == nil {
 		c.Evidence = []model.Evidence{}
 	}
-	return &cpError{Refusal: &c, Written: c.Executed}
+	return &cpError{Error: &c, Written: c.Executed}
 }
 
 func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) error {
@@ -101,7 +103,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	klog.SetOutput(io.Discard)
 	fail := func(err error) error { return printCpError(g, err) }
 	usage := func(format string, args ...any) error {
-		return fail(&refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
+		return fail(&refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
 	src, err := files.ParseLocation(srcArg)
 	if err != nil {
@@ -157,7 +159,7 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	}
 	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {
-		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return fail(&refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
 	c := &files.Copier{Exec: x, ReadOnly: g.ReadOnly, Limits: files.Limits{MaxBytes: f.maxBytes, MaxEntries: f.maxEntries}}
 	target := files.Target{Namespace: namespace, Container: f.container, Via: via, Timeout: f.timeout,
@@ -197,11 +199,11 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 // selector or pool picks, each checked on its own, one JSON line each.
 func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *backend.Conn, c *files.Copier, target files.Target, local, remote string) error {
 	if f.expectUID != "" || f.expectIP != "" {
-		return printCpError(g, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
+		return printCpError(g, &refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
 			Message: "--expect-uid/--expect-ip name one Pod: give one target instead"})
 	}
 	if local == "-" {
-		return printCpError(g, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
+		return printCpError(g, &refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
 			Message: "standard input cannot be uploaded to many sandboxes: give a local file"})
 	}
 	namespace := g.Kube.Namespace()
@@ -214,7 +216,7 @@ func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *backend.Conn, 
 	}
 	keys, err := conn.Clients.SelectSandboxes(ctx, sel)
 	if err != nil {
-		return printCpError(g, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return printCpError(g, &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
 	var mu sync.Mutex
 	var unknown, refused bool
@@ -256,7 +258,7 @@ func printCpError(g *Globals, err error) error {
 	w := g.Err
 	e := newCpError(err)
 	if _, stderr := g.rawStreams(); isTerminal(stderr) {
-		fmt.Fprintf(w, "%s: %s\n", g.program(), textsafe.Line(e.Refusal.Error()))
+		fmt.Fprintf(w, "%s: %s\n", g.program(), textsafe.Line(e.Error.Error()))
 	}
 	b, _ := textsafe.MarshalJSON(struct {
 		Error *cpError `json:"error"`
@@ -271,5 +273,5 @@ func printCpError(g *Globals, err error) error {
 	case e.Executed == refusal.ExecutedNo:
 		code = execExitRefused
 	}
-	return &ExitError{Code: code, Err: e.Refusal, Silent: true}
+	return &ExitError{Code: code, Err: e.Error, Silent: true}
 }

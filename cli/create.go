@@ -210,7 +210,7 @@ func createExitCode(err error) int {
 	var ie *imageconfig.Error
 	switch {
 	case errors.As(err, &e):
-		if !e.Refused() {
+		if e.Created() {
 			return createExitFailed
 		}
 		switch e.Code {

@@ -121,7 +121,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 
 	fail := func(err error) error { return printExecError(g, err) }
 	usage := func(format string, args ...any) error {
-		return fail(&refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
+		return fail(&refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
 	via, err := execute.ParseVia(f.via)
 	if err != nil {
@@ -150,7 +150,7 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	}
 	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {
-		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return fail(&refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
 
 	if f.tty {
@@ -193,7 +193,7 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	klog.SetOutput(io.Discard)
 	fail := func(err error) error { return printExecError(g, err) }
 	usage := func(format string, args ...any) error {
-		return fail(&refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
+		return fail(&refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
 	}
 	switch {
 	case f.output != "" && f.output != "jsonl":
@@ -239,7 +239,7 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	}
 	x, keys, err := conn.ManyExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, sel, f.syncTimeout)
 	if err != nil {
-		return fail(&refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return fail(&refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
 	}
 	var mu sync.Mutex
 	tally := x.RunMany(ctx, keys, execute.Request{Via: via, Container: f.container, Command: command, Timeout: f.timeout}, f.maxParallel,
@@ -251,7 +251,7 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 	switch {
 	case tally.Unknown > 0:
 		return exitWith(execExitUnknown)
-	case tally.Refused > 0:
+	case tally.NotRun > 0:
 		return exitWith(execExitRefused)
 	}
 	return nil
@@ -266,10 +266,10 @@ const (
 // printExecError writes a refusal or failure as the one JSON line programs
 // read on stderr, preceded on a terminal by one line for a person.
 func printExecError(g *Globals, err error) error {
-	var r *refusal.Refusal
+	var r *refusal.Error
 	if !errors.As(err, &r) {
-		// execute returns refusals only; anything else is read strictly.
-		r = &refusal.Refusal{Code: execute.CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
+		// execute returns refusal.Errors only; anything else is read strictly.
+		r = &refusal.Error{Code: execute.CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 	}
 	w := g.Err
 	if _, stderr := g.rawStreams(); isTerminal(stderr) {
@@ -293,9 +293,9 @@ func printExecError(g *Globals, err error) error {
 func connectFailure(err error) error {
 	var ce *kube.ConnectError
 	if errors.As(err, &ce) && ce.Local {
-		return &refusal.Refusal{Code: execute.CodeConfig, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err}
+		return &refusal.Error{Code: execute.CodeConfig, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err}
 	}
-	return &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err}
+	return &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err}
 }
 
 func exitWith(code int) error {
@@ -312,7 +312,7 @@ func exitWith(code int) error {
 func execdTokenFrom(ctx context.Context, c *backend.Conn, f *execFlags) (string, error) {
 	token, err := execdToken(ctx, c, f)
 	if err != nil {
-		return "", &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err}
+		return "", &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err}
 	}
 	return token, nil
 }

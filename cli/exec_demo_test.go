@@ -67,7 +67,7 @@ func TestExecDemoCommand(t *testing.T) {
 		t.Errorf("exec -i -- sh: exit %d, stdout %q, stderr %q; want 3 and the two answers", code, out, errOut)
 	}
 	code, _, errOut := run("", "no-such-sandbox", "--", "hostname")
-	var e struct{ Error refusal.Refusal }
+	var e struct{ Error refusal.Error }
 	if err := json.Unmarshal([]byte(errOut), &e); err != nil || code != execExitRefused || e.Error.Code != refusal.CodeNotFound {
 		t.Errorf("exec into a sandbox the demo lacks: exit %d, stderr %q; want 125 and NOT_FOUND", code, errOut)
 	}

@@ -45,8 +45,8 @@ func TestExitCodeTables(t *testing.T) {
 		err  error
 		want int
 	}{
-		{"refused", &refusal.Refusal{Code: execute.CodeIPTaken, Executed: refusal.ExecutedNo}, 125},
-		{"may have run", &refusal.Refusal{Code: execute.CodeTimeout, Executed: refusal.ExecutedUnknown}, 126},
+		{"refused", &refusal.Error{Code: execute.CodeIPTaken, Executed: refusal.ExecutedNo}, 125},
+		{"may have run", &refusal.Error{Code: execute.CodeTimeout, Executed: refusal.ExecutedUnknown}, 126},
 		{"not a refusal: read strictly", errors.New("stream broke"), 126},
 	} {
 		var ee *ExitError
@@ -55,6 +55,8 @@ func TestExitCodeTables(t *testing.T) {
 		}
 	}
 
+	failedAfterCreating := &create.Error{Sandbox: "id"}
+	failedAfterCreating.Code = create.CodeImagePull
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -65,7 +67,7 @@ func TestExitCodeTables(t *testing.T) {
 		{"object not built", create.Refuse(create.CodeInternal, "bad spec", false), 3},
 		{"refused", create.Refuse(refusal.CodeReadOnly, "read-only", false), 2},
 		{"registry", fmt.Errorf("resolving: %w", &imageconfig.Error{Kind: imageconfig.NotFound}), 2},
-		{"failed after creating", &create.Error{Refusal: refusal.Refusal{Code: create.CodeImagePull}, Sandbox: "id"}, 1},
+		{"failed after creating", failedAfterCreating, 1},
 		{"anything else", errors.New("ConfigMap update conflict"), 1},
 	} {
 		if got := createExitCode(tc.err); got != tc.want {

@@ -98,7 +98,7 @@ func TestReadOnlyActionsRefuse(t *testing.T) {
 	}
 	for name, act := range actions {
 		err := act()
-		var r *refusal.Refusal
+		var r *refusal.Error
 		if err == nil || !errors.As(err, &r) || r.Code != refusal.CodeReadOnly || r.Executed != refusal.ExecutedNo {
 			t.Errorf("%s under read-only: %v, want a READ_ONLY refusal", name, err)
 		}

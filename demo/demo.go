@@ -446,11 +446,11 @@ func (t *Transport) Streams() bool { return t.Via == execute.ViaKube }
 func (t *Transport) Exec(ctx context.Context, d execute.Dispatch) (execute.Outcome, error) {
 	streams := d.Stdin != nil || d.TTY || d.Interactive
 	if streams && !t.Streams() {
-		return execute.Outcome{}, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
+		return execute.Outcome{}, &refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
 			Message: "the demo's simulated " + string(t.Via) + " runs one-shot commands only (no stdin, no terminal)"}
 	}
 	if len(d.Command) == 0 {
-		return execute.Outcome{}, &refusal.Refusal{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: "no command given"}
+		return execute.Outcome{}, &refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: "no command given"}
 	}
 	stdout, stderr := d.Stdout, d.Stderr
 	if stdout == nil {
@@ -481,7 +481,7 @@ func (t *Transport) Exec(ctx context.Context, d execute.Dispatch) (execute.Outco
 	if d.Interactive {
 		// A login shell the simulated image lacks (--shell zsh): say so the
 		// way a container runtime does, so execute.Shell falls back to sh.
-		return execute.Outcome{}, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo,
+		return execute.Outcome{}, &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo,
 			Message: fmt.Sprintf("simulated kube: OCI runtime exec failed: exec: %q: executable file not found in $PATH", d.Command[0])}
 	}
 	req := sim.ExecRequest{Namespace: d.Namespace, Pod: d.Pod, Command: d.Command, Stdout: stdout, Stderr: stderr,
@@ -491,7 +491,7 @@ func (t *Transport) Exec(ctx context.Context, d execute.Dispatch) (execute.Outco
 	}
 	code, err := t.Sim.Exec(ctx, req)
 	if err != nil {
-		return execute.Outcome{}, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true,
+		return execute.Outcome{}, &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true,
 			Message: "simulated " + string(t.Via) + ": " + err.Error(), Err: err}
 	}
 	return execute.Outcome{ExitCode: code}, nil

@@ -268,7 +268,7 @@ func TestCreateInTheDemo(t *testing.T) {
 		if cerr == nil {
 			t.Fatal("create of an image whose registry does not answer succeeded")
 		}
-		if !cerr.Refused() || cerr.Code != create.CodeEntrypointUnresolved ||
+		if cerr.Created() || cerr.Code != create.CodeEntrypointUnresolved ||
 			!cerr.Retryable || cerr.Executed != refusal.ExecutedNo || cerr.Sandbox != "" {
 			t.Errorf("error %+v; want a retryable %s refusal, executed no, nothing created", cerr, create.CodeEntrypointUnresolved)
 		}
@@ -282,7 +282,7 @@ func TestCreateInTheDemo(t *testing.T) {
 		if cerr == nil {
 			t.Fatal("create of an image the nodes cannot pull succeeded")
 		}
-		if cerr.Refused() || cerr.Sandbox == "" || cerr.Stage == "" || cerr.Executed != refusal.ExecutedNo {
+		if !cerr.Created() || cerr.Sandbox == "" || cerr.Stage == "" || cerr.Executed != refusal.ExecutedNo {
 			t.Errorf("error %+v; want a failure after creating with the last stage, executed no", cerr)
 		}
 		if (cerr.Code != create.CodeImagePull && cerr.Code != create.CodeEngineFailed) ||
@@ -307,7 +307,7 @@ func TestCreateInTheDemo(t *testing.T) {
 		// python:3.12's CMD is a bare python3: without a terminal it reads
 		// end-of-file and exits, so the sandbox never becomes exec-ready.
 		_, cerr, _ := run(t, create.Request{Image: sim.ImagePython})
-		if cerr == nil || cerr.Code != create.CodeMainExited || cerr.Executed != refusal.ExecutedYes || cerr.Refused() {
+		if cerr == nil || cerr.Code != create.CodeMainExited || cerr.Executed != refusal.ExecutedYes || !cerr.Created() {
 			t.Fatalf("error %+v; want %s, executed yes, failed after creating", cerr, create.CodeMainExited)
 		}
 		if left := leftovers(t, cerr.Sandbox); len(left) > 0 {

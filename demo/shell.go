@@ -57,7 +57,7 @@ const (
 )
 
 // serve runs the session until exit, Ctrl-D or the end of the input and
-// returns the last status, or a *refusal.Refusal when the Pod went away
+// returns the last status, or a *refusal.Error when the Pod went away
 // (after telling the user on the terminal) or ctx ended.
 func (s *shell) serve(ctx context.Context) (int, error) {
 	if s.in == nil {
@@ -81,7 +81,7 @@ func (s *shell) serve(ctx context.Context) (int, error) {
 		line = line[:0]
 		if err != nil {
 			fmt.Fprintf(s.stderr, "connection closed: pod %s is gone (%v)\n", s.pod, err)
-			return true, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedUnknown, Err: err,
+			return true, &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedUnknown, Err: err,
 				Message: fmt.Sprintf("simulated shell: connection closed: pod %s is gone (%v)", s.pod, err)}
 		}
 		last = code
@@ -97,7 +97,7 @@ func (s *shell) serve(ctx context.Context) (int, error) {
 	for {
 		b, ok, err := s.next(ctx)
 		if err != nil {
-			return last, &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedUnknown, Err: err,
+			return last, &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedUnknown, Err: err,
 				Message: "simulated shell: the session ended before its shell did: " + err.Error()}
 		}
 		if !ok { // end of input: sh runs an unterminated last line, then ends

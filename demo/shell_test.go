@@ -236,8 +236,8 @@ func TestShellInTheDemo(t *testing.T) {
 }
 
 // refusalOf is err's refusal, or nil.
-func refusalOf(err error) *refusal.Refusal {
-	var r *refusal.Refusal
+func refusalOf(err error) *refusal.Error {
+	var r *refusal.Error
 	errors.As(err, &r)
 	return r
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/sandscope/sandscope/actions/sweep"
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/syncbuf"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/kube"
@@ -394,11 +395,10 @@ func compareWithSweep(t *testing.T, base, token string, c *testcluster.Cluster, 
 		slices.SortFunc(out, func(a, b key) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
 		return out
 	}
-	var out, errOut bytes.Buffer
-	cli.Main([]string{"sweep", "--kubeconfig", c.Kubeconfig, "-n", ns, "-o", "json", "--stuck-after", "1s"}, strings.NewReader(""), &out, &errOut)
+	run := clitest.Run(cli.Main, "", "sweep", "--kubeconfig", c.Kubeconfig, "-n", ns, "-o", "json", "--stuck-after", "1s")
 	var want sweep.Report
-	if err := json.Unmarshal(out.Bytes(), &want); err != nil {
-		t.Fatalf("sweep -o json: %v\n%s%s", err, out.String(), errOut.String())
+	if err := json.Unmarshal([]byte(run.Stdout), &want); err != nil {
+		t.Fatalf("sweep -o json: %v\n%s%s", err, run.Stdout, run.Stderr)
 	}
 	var got sweep.Report
 	var last string
@@ -675,10 +675,9 @@ func TestServeCommandRejectsBadFlags(t *testing.T) {
 		{"serve", "--insecure-plain-http", "--tls-cert-file", "tls.crt", "--tls-private-key-file", "tls.key"},
 		{"serve", "--demo"},
 	} {
-		var out, errOut bytes.Buffer
-		n := cli.Main(args, strings.NewReader(""), &out, &errOut)
-		if n != cli.ExitUsage || strings.Count(strings.TrimSpace(errOut.String()), "\n") != 0 || errOut.Len() == 0 {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, n, errOut.String())
+		r := clitest.Run(cli.Main, "", args...)
+		if r.Code != cli.ExitUsage || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || r.Stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, r.Code, r.Stderr)
 		}
 	}
 }

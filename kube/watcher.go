@@ -173,8 +173,8 @@ func (w *Watcher) Fleet() *fleet.Fleet { return w.fleet }
 func (w *Watcher) Subscribe() (<-chan struct{}, func()) { return w.changes.Subscribe() }
 
 // WaitForSync blocks until every informer delivered its initial list to the
-// fleet (informers refused by the server do not count) and the fleet knows it
-// is synced, or ctx ends.
+// fleet (informers for resources the server denies do not count) and the
+// fleet knows it is synced, or ctx ends.
 func (w *Watcher) WaitForSync(ctx context.Context) error {
 	select {
 	case <-w.synced:
@@ -410,33 +410,36 @@ func (w *Watcher) addFleetWatch(resource string, lw cache.ListerWatcher, objType
 
 // watchErrorHandler replaces client-go's default, which logs to stderr (and
 // would tear through a terminal UI). Connection failures are already seen by
-// the health transport; what only this handler sees is the server refusing
-// a resource.
+// the health transport; what only this handler sees is the server denying
+// a resource (forbidden, or not served).
 func (w *Watcher) watchErrorHandler(resource string) cache.WatchErrorHandlerWithContext {
 	return func(_ context.Context, _ *cache.Reflector, err error) {
 		switch {
 		case apierrors.IsForbidden(err):
 			msg, verb := forbiddenRequest(resource, w.opts.Namespace, err)
-			w.health.refuse(resource, refusal{message: msg, forbidden: true, watchOnly: verb == "watch"})
+			w.health.deny(resource, denial{message: msg, forbidden: true, watchOnly: verb == "watch"})
 		case apierrors.IsNotFound(err):
-			w.health.refuse(resource, refusal{message: "list " + resource + ": not served (CRD removed?)"})
+			w.health.deny(resource, denial{message: "list " + resource + ": not served (CRD removed?)"})
 		}
 	}
 }
 
-// RefusingSince reports since when every attempt to connect to the server
-// has been refused (nothing listens at its address), with no answer in
-// between; ok is false while the server answers, or is merely silent or
-// slow. A one-shot read gives up on a refusing server instead of waiting
-// out its timeout.
-func (w *Watcher) RefusingSince() (since time.Time, ok bool) { return w.health.refusingSince() }
+// ConnRefusedSince reports since when every attempt to connect to the
+// server has been refused (nothing listens at its address), with no answer
+// in between; ok is false while the server answers, or is merely silent or
+// slow. A one-shot read gives up on a server that is not there instead of
+// waiting out its timeout.
+func (w *Watcher) ConnRefusedSince() (since time.Time, ok bool) {
+	return w.health.connectionsRefusedSince()
+}
 
-// Refused reports whether the server refuses the watcher's requests for
-// resource ("pods", "batchsandboxes", ...): forbidden, or not served.
-func (w *Watcher) Refused(resource string) bool { return w.health.isRefused(resource) }
+// Unserved reports whether the server will not serve the watcher's
+// requests for resource ("pods", "batchsandboxes", ...): forbidden, or not
+// served at all.
+func (w *Watcher) Unserved(resource string) bool { return w.health.isDenied(resource) }
 
 // waitForInformers marks the fleet synced once every informer's handler has
-// seen its initial list, not counting informers the server refuses.
+// seen its initial list, not counting informers the server denies.
 func (w *Watcher) waitForInformers(ctx context.Context) {
 	tick := time.NewTicker(syncPoll)
 	defer tick.Stop()
@@ -459,7 +462,7 @@ func (w *Watcher) allSynced() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, wi := range w.informers {
-		if !wi.hasSynced() && !w.health.isRefused(wi.resource) {
+		if !wi.hasSynced() && !w.health.isDenied(wi.resource) {
 			return false
 		}
 	}

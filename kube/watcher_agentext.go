@@ -14,7 +14,7 @@ import (
 // small store of its own (and the watcher's short reconnect back-off) whose
 // transform keeps only the slim model struct. A resource the server
 // does not serve is not watched (discovery noted it); one RBAC forbids is
-// reported like any other refused watch, and the rest of the fleet works.
+// reported like any other denied watch, and the rest of the fleet works.
 func (w *Watcher) addAgentExtensions(dc dynamic.Interface, ns string, x AgentExtensions) error {
 	type ext struct {
 		gvr     *schema.GroupVersionResource

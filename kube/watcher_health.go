@@ -15,7 +15,8 @@ import (
 
 // apiHealth follows the watcher's own HTTP traffic to the API server and
 // answers two questions the fleet model needs: is the connection lost (and
-// since when), and which resources the server refuses to list.
+// since when), and which resources the server denies it (forbidden, or not
+// served at all).
 //
 // Every informer request (list, watch) goes through healthTransport, keyed
 // by the last path segment ("pods", "batchsandboxes"). A key is failing from
@@ -41,12 +42,12 @@ type apiHealth struct {
 	// succeeds. proves says a probe is running, so that proven is AsOf.
 	proven time.Time
 	proves bool
-	// refusedSince is the first connection refused (nothing listening at
-	// the server's address) since the server last answered; zero once it
-	// answers. A refusal is an answer of the host, unlike silence: the
-	// server is not there, rather than slow.
-	refusedSince time.Time
-	refused      map[string]refusal
+	// connRefusedSince is the first connection refused (nothing listening
+	// at the server's address) since the server last answered; zero once it
+	// answers. A refused connection is an answer of the host, unlike
+	// silence: the server is not there, rather than slow.
+	connRefusedSince time.Time
+	denied           map[string]denial
 	// heard is when the last bytes came from the server (unix nanoseconds):
 	// answers, and every read of a list or watch body.
 	heard atomic.Int64
@@ -59,12 +60,13 @@ func (h *apiHealth) silentFor(d time.Duration) bool {
 
 func (h *apiHealth) hear() { h.heard.Store(h.now().UnixNano()) }
 
-// refusal is the server declining to serve a resource the watcher lists.
-type refusal struct {
+// denial is the server declining to serve a resource the watcher lists:
+// forbidden, or not served at all.
+type denial struct {
 	message   string // forbiddenRequest's, or "list sandboxes: not served (CRD removed?)"
 	forbidden bool   // 403; otherwise the resource is not served (404)
-	// watchOnly: the server lists the resource but refuses to watch it, so
-	// only a watch it answers lifts the refusal; the informer's lists,
+	// watchOnly: the server lists the resource but forbids watching it, so
+	// only a watch it answers lifts the denial; the informer's lists,
 	// which succeed between its failed watches, do not.
 	watchOnly bool
 }
@@ -74,7 +76,7 @@ func newAPIHealth(now func() time.Time, changed func()) *apiHealth {
 		now:     now,
 		changed: changed,
 		failing: map[string]struct{}{},
-		refused: map[string]refusal{},
+		denied:  map[string]denial{},
 	}
 }
 
@@ -105,12 +107,12 @@ func (h *apiHealth) answered(key string, status int, watch bool) {
 	}
 	h.mu.Lock()
 	h.lastContact = h.now()
-	h.refusedSince = time.Time{}
+	h.connRefusedSince = time.Time{}
 	recovered := h.clearLocked(key)
-	r, wasRefused := h.refused[key]
-	accepted := wasRefused && status >= 200 && status < 300 && (watch || !r.watchOnly)
+	r, wasDenied := h.denied[key]
+	accepted := wasDenied && status >= 200 && status < 300 && (watch || !r.watchOnly)
 	if accepted {
-		delete(h.refused, key)
+		delete(h.denied, key)
 	}
 	h.mu.Unlock()
 	if recovered || accepted {
@@ -137,8 +139,8 @@ func (h *apiHealth) noteTransportError(err error) {
 		return
 	}
 	h.mu.Lock()
-	if h.refusedSince.IsZero() {
-		h.refusedSince = h.now()
+	if h.connRefusedSince.IsZero() {
+		h.connRefusedSince = h.now()
 	}
 	h.mu.Unlock()
 }
@@ -148,16 +150,16 @@ func (h *apiHealth) noteTransportError(err error) {
 func (h *apiHealth) contact() {
 	h.hear()
 	h.mu.Lock()
-	h.refusedSince = time.Time{}
+	h.connRefusedSince = time.Time{}
 	h.mu.Unlock()
 }
 
-// refusingSince reports since when connections have been refused with no
-// answer in between.
-func (h *apiHealth) refusingSince() (time.Time, bool) {
+// connectionsRefusedSince reports since when connections have been refused
+// with no answer in between.
+func (h *apiHealth) connectionsRefusedSince() (time.Time, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.refusedSince, !h.refusedSince.IsZero()
+	return h.connRefusedSince, !h.connRefusedSince.IsZero()
 }
 
 // storageKey is the freshness probe's key: failing while the server's
@@ -170,7 +172,7 @@ func (h *apiHealth) provenFresh(sent time.Time) {
 	h.hear()
 	h.mu.Lock()
 	h.lastContact = h.now()
-	h.refusedSince = time.Time{}
+	h.connRefusedSince = time.Time{}
 	if sent.After(h.proven) {
 		h.proven = sent
 	}
@@ -181,24 +183,24 @@ func (h *apiHealth) provenFresh(sent time.Time) {
 	}
 }
 
-// refuse records that the server will not serve key (forbidden, not
+// deny records that the server will not serve key (forbidden, not
 // found); the message is shown as is.
-func (h *apiHealth) refuse(key string, r refusal) {
+func (h *apiHealth) deny(key string, r denial) {
 	h.mu.Lock()
-	old, ok := h.refused[key]
-	h.refused[key] = r
+	old, ok := h.denied[key]
+	h.denied[key] = r
 	h.mu.Unlock()
 	if !ok || old != r {
 		h.changed()
 	}
 }
 
-// isRefused says whether key is currently refused (its informer will not
+// isDenied says whether key is currently denied (its informer will not
 // sync, and the fleet must not wait for it).
-func (h *apiHealth) isRefused(key string) bool {
+func (h *apiHealth) isDenied(key string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	_, ok := h.refused[key]
+	_, ok := h.denied[key]
 	return ok
 }
 
@@ -207,7 +209,7 @@ type healthState struct {
 	lastContact       time.Time
 	proven            time.Time // see apiHealth.proven
 	proves            bool
-	forbidden         []string // sorted messages of 403 refusals
+	forbidden         []string // sorted messages of 403 denials
 	unavailable       []string // sorted messages of resources not served
 }
 
@@ -219,7 +221,7 @@ func (h *apiHealth) state() healthState {
 		since := h.since
 		st.disconnectedSince = &since
 	}
-	for _, r := range h.refused {
+	for _, r := range h.denied {
 		if r.forbidden {
 			st.forbidden = append(st.forbidden, r.message)
 		} else {

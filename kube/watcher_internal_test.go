@@ -103,31 +103,31 @@ func TestWatcherHealth(t *testing.T) {
 	}
 
 	h.answered("batchsandboxes", 403, false)
-	h.refuse("batchsandboxes", refusal{message: "list batchsandboxes: forbidden", forbidden: true})
-	h.refuse("sandboxes", refusal{message: "list sandboxes: not served (CRD removed?)"})
+	h.deny("batchsandboxes", denial{message: "list batchsandboxes: forbidden", forbidden: true})
+	h.deny("sandboxes", denial{message: "list sandboxes: not served (CRD removed?)"})
 	st := h.state()
-	if len(st.forbidden) != 1 || len(st.unavailable) != 1 || !h.isRefused("batchsandboxes") {
-		t.Fatalf("refusals = %+v", st)
+	if len(st.forbidden) != 1 || len(st.unavailable) != 1 || !h.isDenied("batchsandboxes") {
+		t.Fatalf("denials = %+v", st)
 	}
-	h.answered("batchsandboxes", 403, false) // still refused
-	if !h.isRefused("batchsandboxes") {
-		t.Fatalf("a 403 cleared the refusal")
+	h.answered("batchsandboxes", 403, false) // still denied
+	if !h.isDenied("batchsandboxes") {
+		t.Fatalf("a 403 cleared the denial")
 	}
 	h.answered("batchsandboxes", 200, false) // access granted later
-	if h.isRefused("batchsandboxes") {
-		t.Fatalf("a 200 did not clear the refusal")
+	if h.isDenied("batchsandboxes") {
+		t.Fatalf("a 200 did not clear the denial")
 	}
 
 	// Listing allowed, watching not: the informer's lists between its
-	// refused watches succeed, and must not make the refusal come and go.
-	h.refuse("pools", refusal{message: "watch pools.sandbox.opensandbox.io in all namespaces", forbidden: true, watchOnly: true})
+	// forbidden watches succeed, and must not make the denial come and go.
+	h.deny("pools", denial{message: "watch pools.sandbox.opensandbox.io in all namespaces", forbidden: true, watchOnly: true})
 	h.answered("pools", 200, false)
-	if !h.isRefused("pools") {
-		t.Fatalf("a list's 200 cleared a refused watch")
+	if !h.isDenied("pools") {
+		t.Fatalf("a list's 200 cleared a denied watch")
 	}
 	h.answered("pools", 200, true)
-	if h.isRefused("pools") {
-		t.Fatalf("an answered watch did not clear the refused watch")
+	if h.isDenied("pools") {
+		t.Fatalf("an answered watch did not clear the denied watch")
 	}
 }
 

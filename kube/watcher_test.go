@@ -640,7 +640,7 @@ func TestWatcherForbiddenResource(t *testing.T) {
 	kl.CreatePod(ns, testcluster.SandboxPod("visible", ""))
 	kl.SetRunning(ns, "visible", "127.0.0.50")
 	w := startWatcher(t, cfg, kube.WatcherOptions{Namespace: ns})
-	// agent-sandbox's extensions, not granted here, are refused too: said
+	// agent-sandbox's extensions, not granted here, are denied too: said
 	// once each, and the rest of the fleet works.
 	want := []string{
 		"list batchsandboxes.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
@@ -649,7 +649,7 @@ func TestWatcherForbiddenResource(t *testing.T) {
 		"list sandboxwarmpools.extensions.agents.x-k8s.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
 		"watch pools.sandbox.opensandbox.io in namespace " + ns + " (deploy/clusterrole.yaml grants it)",
 	}
-	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the plain Pod and both refusals", func(s *fleet.Snapshot) bool {
+	snap, _ := waitFor(t, w, time.Now(), waitTimeout, "the plain Pod and the denials", func(s *fleet.Snapshot) bool {
 		return s.SandboxOfPod(ns, "visible") != nil && len(s.Status.Forbidden) == len(want)
 	})
 	if !slices.Equal(snap.Status.Forbidden, want) || !snap.Status.Synced {

@@ -9,7 +9,7 @@ type WatchState struct {
 	// Synced: the fleet has seen the resource's initial list.
 	Synced bool
 	// Up: synced, its last request answered, the server's storage proven
-	// readable by the last freshness probe, and the server does not refuse
+	// readable by the last freshness probe, and the server does not deny
 	// it (forbidden or not served).
 	Up bool
 }
@@ -22,7 +22,7 @@ func (w *Watcher) Watches() []WatchState {
 	out := make([]WatchState, 0, len(w.informers))
 	for _, wi := range w.informers {
 		synced := wi.hasSynced()
-		up := synced && !storageLost && !w.health.isFailing(wi.resource) && !w.health.isRefused(wi.resource)
+		up := synced && !storageLost && !w.health.isFailing(wi.resource) && !w.health.isDenied(wi.resource)
 		out = append(out, WatchState{Resource: wi.resource, Synced: synced, Up: up})
 	}
 	w.mu.Unlock()

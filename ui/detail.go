@@ -345,11 +345,11 @@ func detailLines(c *shared, sb *model.Sandbox, snap *fleet.Snapshot, events []st
 	return out
 }
 
-// coded is implemented by refusals (READ_ONLY, IP_TAKEN, ...).
+// coded is implemented by the actions' errors (READ_ONLY, IP_TAKEN, ...).
 type coded interface{ ErrorCode() string }
 
 // mayHaveRun is an action error that knows whether its command may have
-// started (a refusal.Refusal): such an error is no refusal.
+// started (a refusal.Error): when it may have, the error is no refusal.
 type mayHaveRun interface{ MayHaveRun() bool }
 
 // errText phrases an error for the footer, leading with its code: a

@@ -45,7 +45,7 @@ type message struct {
 	evidence []string
 }
 
-// evidenced is an error that carries evidence lines (exec's refusals).
+// evidenced is an error that carries evidence lines (exec's refusal.Error).
 type evidenced interface{ EvidenceLines() []string }
 
 // maxMessages bounds the message log.

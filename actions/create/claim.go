@@ -32,17 +32,9 @@ const SourceTemplate Source = "template"
 // adopted, or one made for it), then the Sandbox's own stages to Ready.
 // On failure the claim is deleted (and with it, through its ownership, the
 // Sandbox it holds).
-func (c *Creator) runClaim(ctx context.Context, req Request, onStage func(StageUpdate)) (*Result, error) {
-	src := c.Sources
-	if src == nil {
-		s, err := kube.DiscoverSources(ctx, c.Clients.Discovery)
-		if err != nil {
-			return nil, kubeError("discovering the sandbox engines", err)
-		}
-		src = &s
-	}
+func (c *Creator) runClaim(ctx context.Context, req Request, src *kube.Sources, onStage func(StageUpdate)) (*Result, error) {
 	if src.Agent == nil || src.AgentExt.Claims == nil {
-		return nil, refused(CodeEngineUnavailable, "agent-sandbox's SandboxClaim CRD is not installed in this cluster (the controller's --extensions)", false)
+		return nil, nothingCreated(CodeEngineUnavailable, "agent-sandbox's SandboxClaim CRD is not installed in this cluster (the controller's --extensions)", false)
 	}
 	if gvr := src.AgentExt.WarmPools; gvr != nil {
 		if _, err := c.Clients.Dynamic.Resource(*gvr).Namespace(req.Namespace).Get(ctx, req.WarmPool, metav1.GetOptions{}); err != nil {
@@ -127,21 +119,13 @@ func (r *run) waitBound(ctx context.Context) (sandbox, selector string, _ error)
 // SandboxTemplate's (with sandscope's label, and no service-account token,
 // as the controller gives Sandboxes made from a template), and follows it
 // as any agent Sandbox.
-func (c *Creator) runTemplate(ctx context.Context, req Request, onStage func(StageUpdate)) (*Result, error) {
-	engine, gvr, err := c.chooseEngine(ctx, Request{Engine: EngineAgent})
+func (c *Creator) runTemplate(ctx context.Context, req Request, src *kube.Sources, onStage func(StageUpdate)) (*Result, error) {
+	engine, gvr, err := chooseEngine(src, Request{Engine: EngineAgent})
 	if err != nil {
 		return nil, err
 	}
-	src := c.Sources
-	if src == nil {
-		s, derr := kube.DiscoverSources(ctx, c.Clients.Discovery)
-		if derr != nil {
-			return nil, kubeError("discovering the sandbox engines", derr)
-		}
-		src = &s
-	}
 	if src.AgentExt.Templates == nil {
-		return nil, refused(CodeEngineUnavailable, "agent-sandbox's SandboxTemplate CRD is not installed in this cluster (the controller's --extensions)", false)
+		return nil, nothingCreated(CodeEngineUnavailable, "agent-sandbox's SandboxTemplate CRD is not installed in this cluster (the controller's --extensions)", false)
 	}
 	tmpl, err := c.Clients.Dynamic.Resource(*src.AgentExt.Templates).Namespace(req.Namespace).Get(ctx, req.Template, metav1.GetOptions{})
 	if err != nil {

@@ -28,8 +28,8 @@
 // return at once. Cancelling ctx (Ctrl-C, the user closing the form) fails
 // the create with CANCELED and deletes what was created. err is nil exactly
 // when res.Stage is Ready (or Queued with Wait=false); otherwise it holds a
-// *Error (errors.As), whose Refused tells a refusal before anything was
-// created from a failure after creating, and whose Code the rest.
+// *Error (errors.As), whose Created tells a failure after creating from an
+// error before anything was created, and whose Code the rest.
 //
 // Ready means a command really ran: the ReadyProber (the identity-checked
 // exec path) ran `true` in the sandbox and it returned 0.
@@ -163,7 +163,9 @@ type Creator struct {
 	Clients *kube.Clients
 	Images  ImageReader
 	Prober  ReadyProber
-	// Sources, when set, skips discovery.
+	// Sources, when set, skips discovery; otherwise each Run asks
+	// Clients.Sources once (the discovery started with the connection, when
+	// there is one).
 	Sources *kube.Sources
 	// ProbeInterval between exec probes (default 500ms).
 	ProbeInterval time.Duration
@@ -251,7 +253,7 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 		c.Now = time.Now
 	}
 	if c.ReadOnly {
-		return nil, refused(refusal.CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false)
+		return nil, nothingCreated(refusal.CodeReadOnly, "read-only mode: create refused (drop --readonly to create)", false)
 	}
 	if err := validate(&req); err != nil {
 		return nil, err
@@ -259,13 +261,17 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 	if req.Namespace == "" {
 		req.Namespace = c.Clients.Namespace
 	}
+	src, err := c.sources(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if req.WarmPool != "" {
-		return c.runClaim(ctx, req, onStage)
+		return c.runClaim(ctx, req, src, onStage)
 	}
 	if req.Template != "" {
-		return c.runTemplate(ctx, req, onStage)
+		return c.runTemplate(ctx, req, src, onStage)
 	}
-	engine, gvr, err := c.chooseEngine(ctx, req)
+	engine, gvr, err := chooseEngine(src, req)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +314,7 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 		return kube.BatchSandboxObject(spec)
 	}()
 	if oerr != nil {
-		return nil, refused(CodeInternal, oerr.Error(), false)
+		return nil, nothingCreated(CodeInternal, oerr.Error(), false)
 	}
 	run := &run{c: c, req: req, engine: engine, gvr: gvr, id: id, onStage: onStage,
 		result: &Result{Sandbox: id, Namespace: req.Namespace, Engine: modelEngine(engine), Entrypoint: ep, Notices: notices, Stages: []StageRecord{}}}
@@ -371,24 +377,29 @@ func validate(req *Request) error {
 	return nil
 }
 
-func (c *Creator) chooseEngine(ctx context.Context, req Request) (engineKind, schema.GroupVersionResource, error) {
-	src := c.Sources
-	if src == nil {
-		s, err := kube.DiscoverSources(ctx, c.Clients.Discovery)
-		if err != nil {
-			return 0, schema.GroupVersionResource{}, kubeError("discovering the sandbox engines", err)
-		}
-		src = &s
+// sources is the engines the cluster serves: c.Sources, or the clients'
+// discovery.
+func (c *Creator) sources(ctx context.Context) (*kube.Sources, error) {
+	if c.Sources != nil {
+		return c.Sources, nil
 	}
+	s, err := c.Clients.Sources(ctx)
+	if err != nil {
+		return nil, kubeError("discovering the sandbox engines", err)
+	}
+	return &s, nil
+}
+
+func chooseEngine(src *kube.Sources, req Request) (engineKind, schema.GroupVersionResource, error) {
 	wantAgent := req.Engine == EngineAgent || (req.Engine == EngineAuto && !src.BatchSandbox && src.Agent != nil && req.Pool == "")
 	if wantAgent {
 		if src.Agent == nil {
-			return 0, schema.GroupVersionResource{}, refused(CodeEngineUnavailable, "the agent-sandbox Sandbox CRD is not installed in this cluster", false)
+			return 0, schema.GroupVersionResource{}, nothingCreated(CodeEngineUnavailable, "the agent-sandbox Sandbox CRD is not installed in this cluster", false)
 		}
 		return engineAgent, *src.Agent, nil
 	}
 	if !src.BatchSandbox {
-		return 0, schema.GroupVersionResource{}, refused(CodeEngineUnavailable, "no sandbox engine installed: neither the BatchSandbox nor the agent-sandbox Sandbox CRD is served", false)
+		return 0, schema.GroupVersionResource{}, nothingCreated(CodeEngineUnavailable, "no sandbox engine installed: neither the BatchSandbox nor the agent-sandbox Sandbox CRD is served", false)
 	}
 	if req.Pool != "" {
 		return enginePool, kube.BatchSandboxGVR, nil
@@ -424,7 +435,7 @@ func resources(req Request) corev1.ResourceRequirements {
 
 // kubeError turns an API failure before anything was created into an Error.
 func kubeError(doing string, err error) *Error {
-	e := refused(CodeCreateRejected, doing+": "+oneLine(err.Error()), false)
+	e := nothingCreated(CodeCreateRejected, doing+": "+oneLine(err.Error()), false)
 	e.Err = err
 	var ce *kube.ConnectError
 	switch {

@@ -69,7 +69,7 @@ func TestResolveOrder(t *testing.T) {
 				if err == nil {
 					t.Fatalf("resolved %+v, want refusal %s", ep, tt.code)
 				}
-				if err.Code != tt.code || err.Retryable != tt.retryable || err.Executed != refusal.ExecutedNo || !err.Refused() {
+				if err.Code != tt.code || err.Retryable != tt.retryable || err.Executed != refusal.ExecutedNo || err.Created() {
 					t.Errorf("err = %+v, want code %s retryable %v executed no, nothing created", err, tt.code, tt.retryable)
 				}
 				if !strings.Contains(err.Message, tt.inMessage) {
@@ -154,7 +154,7 @@ func TestRefusalCreatesNothing(t *testing.T) {
 		if err == nil || res != nil {
 			t.Fatalf("%s: created %+v", req.Image, res)
 		}
-		if !err.Refused() || err.Executed != refusal.ExecutedNo || err.Sandbox != "" {
+		if err.Created() || err.Executed != refusal.ExecutedNo || err.Sandbox != "" {
 			t.Errorf("%s: %+v, want a refusal, executed no", req.Image, err)
 		}
 	}
@@ -328,9 +328,9 @@ func TestFailures(t *testing.T) {
 			if err == nil {
 				t.Fatal("Run succeeded")
 			}
-			if err.Code != tt.code || err.Executed != tt.executed || !strings.Contains(err.Message, tt.message) || err.Refused() {
-				t.Errorf("err = %s / %s / %q / executed %s / refused %v, want %s executed %s containing %q, failed after creating",
-					err.Code, err.Stage, err.Message, err.Executed, err.Refused(), tt.code, tt.executed, tt.message)
+			if err.Code != tt.code || err.Executed != tt.executed || !strings.Contains(err.Message, tt.message) || !err.Created() {
+				t.Errorf("err = %s / %s / %q / executed %s / created %v, want %s executed %s containing %q, failed after creating",
+					err.Code, err.Stage, err.Message, err.Executed, err.Created(), tt.code, tt.executed, tt.message)
 			}
 			if tt.stage != "" && err.Stage != tt.stage {
 				t.Errorf("last stage %s, want %s", err.Stage, tt.stage)

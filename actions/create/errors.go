@@ -33,12 +33,12 @@ type Cleanup struct {
 	Detail      string   `json:"detail"`
 }
 
-// Error is a create's refusal or failure: the shared refusal (code,
+// Error is a create's refusal or failure: the shared refusal.Error (code,
 // message, retryable, executed: whether the start command may have run)
 // and how far the create got. Functions return it as an error; errors.As
-// finds it as a *Error or as its *refusal.Refusal.
+// finds it as a *Error or as its *refusal.Error.
 type Error struct {
-	refusal.Refusal
+	actionError
 	Stage Stage `json:"stage,omitempty"` // last stage reached; empty when nothing was created
 	// Sandbox is the object created, or perhaps created (the create request
 	// may have reached the server); empty when nothing was.
@@ -47,6 +47,11 @@ type Error struct {
 	Cleanup   *Cleanup      `json:"cleanup,omitempty"`
 	Stages    []StageRecord `json:"stages,omitempty"`
 }
+
+// actionError names refusal.Error for embedding: embedded under its own
+// name its field would be called Error, the name of the method every error
+// has. Embedded, its fields stay at the top of create's JSON.
+type actionError = refusal.Error
 
 func (e *Error) Error() string {
 	var b strings.Builder
@@ -70,22 +75,20 @@ func (e *Error) Error() string {
 }
 
 // Created reports whether the create got as far as an object (or perhaps
-// did): its failure is then a failure, never a refusal.
+// did): its failure is then a failure, never a refusal. When it is false,
+// nothing was created.
 func (e *Error) Created() bool { return e.Sandbox != "" }
 
-// As lets errors.As find the shared refusal inside a create's error.
+// As lets errors.As find the shared refusal.Error inside a create's error.
 func (e *Error) As(target any) bool {
-	if r, ok := target.(**refusal.Refusal); ok {
-		*r = &e.Refusal
+	if r, ok := target.(**refusal.Error); ok {
+		*r = &e.actionError
 		return true
 	}
 	return false
 }
 
-// Refused is true when nothing was created.
-func (e *Error) Refused() bool { return e.Sandbox == "" }
-
-// MarshalJSON writes create's form of the refusal: the shared fields, less
+// MarshalJSON writes create's form of the error: the shared fields, less
 // the evidence (the stages are a create's account), then how far it got.
 func (e *Error) MarshalJSON() ([]byte, error) {
 	type fields Error // the same fields without this method
@@ -95,22 +98,24 @@ func (e *Error) MarshalJSON() ([]byte, error) {
 	}{fields: (*fields)(e)})
 }
 
-func refused(code, msg string, retryable bool) *Error {
-	return &Error{Refusal: refusal.Refusal{Code: code, Message: msg, Retryable: retryable, Executed: refusal.ExecutedNo}}
+// nothingCreated is an Error before any object was created: refused, or
+// failed (no connection, an object the server rejected) without one.
+func nothingCreated(code, msg string, retryable bool) *Error {
+	return &Error{actionError: refusal.Error{Code: code, Message: msg, Retryable: retryable, Executed: refusal.ExecutedNo}}
 }
 
-func usage(msg string) *Error { return refused(refusal.CodeUsage, msg, false) }
+func usage(msg string) *Error { return nothingCreated(refusal.CodeUsage, msg, false) }
 
 // Usage is a usage error (for the CLI's own flag checks).
 func Usage(msg string) error { return usage(msg) }
 
 // Refuse is a refusal before anything was created.
-func Refuse(code, msg string, retryable bool) error { return refused(code, msg, retryable) }
+func Refuse(code, msg string, retryable bool) error { return nothingCreated(code, msg, retryable) }
 
 // ConnectionError is a failure to reach the cluster before anything was
 // created.
 func ConnectionError(err error) error {
-	e := refused(CodeConnection, err.Error(), true)
+	e := nothingCreated(CodeConnection, err.Error(), true)
 	e.Err = err
 	return e
 }

@@ -11,16 +11,16 @@ import (
 	"github.com/sandscope/sandscope/actions/refusal"
 )
 
-// `create -o json` prints {"error":{...}}: the shared refusal's fields in
+// `create -o json` prints {"error":{...}}: the shared refusal.Error's fields in
 // their order, no evidence, then how far the create got.
 func TestErrorJSON(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	failed := &create.Error{
-		Refusal: refusal.Refusal{Code: create.CodeImagePull, Message: "pull", RetryReason: "pulling", Executed: refusal.ExecutedUnknown},
-		Stage:   create.StagePullingImage, Sandbox: "id", Namespace: "ns",
+		Stage: create.StagePullingImage, Sandbox: "id", Namespace: "ns",
 		Cleanup: &create.Cleanup{Deleted: true, Terminating: []string{"p"}, Detail: "gone"},
 		Stages:  []create.StageRecord{{Stage: create.StageQueued, At: at, Detail: "d"}},
 	}
+	failed.Code, failed.Message, failed.RetryReason, failed.Executed = create.CodeImagePull, "pull", "pulling", refusal.ExecutedUnknown
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -40,19 +40,19 @@ func TestErrorJSON(t *testing.T) {
 	}
 }
 
-// A create's error is found as itself and as the shared refusal, and says
-// whether anything was created.
-func TestErrorIsARefusal(t *testing.T) {
+// A create's error is found as itself and as the shared refusal.Error, and
+// says whether anything was created.
+func TestErrorIsARefusalError(t *testing.T) {
 	err := create.Usage("bad flag")
 	var ce *create.Error
-	var r *refusal.Refusal
+	var r *refusal.Error
 	if !errors.As(err, &ce) || !errors.As(err, &r) || r.Code != refusal.CodeUsage || r.Executed != refusal.ExecutedNo {
 		t.Fatalf("%v: create error %v, refusal %v", err, ce, r)
 	}
-	if !ce.Refused() {
+	if ce.Created() {
 		t.Errorf("a usage error claims something was created")
 	}
-	if ce = (&create.Error{Sandbox: "id"}); ce.Refused() {
+	if ce = (&create.Error{Sandbox: "id"}); !ce.Created() {
 		t.Errorf("an error naming a sandbox claims nothing was created")
 	}
 }

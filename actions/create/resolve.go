@@ -83,7 +83,7 @@ func (c *Creator) resolve(ctx context.Context, req Request, image string) (Entry
 const unresolvedHint = "pass --entrypoint, add one to the entrypoint table (sandscope entrypoints set IMAGE -- ARGV...), or ask for --keep-alive"
 
 func unresolved(image string, err error) *Error {
-	e := refused(CodeEntrypointUnresolved, "", false)
+	e := nothingCreated(CodeEntrypointUnresolved, "", false)
 	e.Err = err
 	var ie *imageconfig.Error
 	if !errors.As(err, &ie) {

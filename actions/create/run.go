@@ -264,7 +264,7 @@ func (r *run) executedNow(w *kube.SandboxWatch) refusal.Executed {
 
 // fail cleans up and builds the error.
 func (r *run) fail(ctx context.Context, f *failure) *Error {
-	e := &Error{Refusal: refusal.Refusal{Code: f.code, Message: f.message, Retryable: f.retryable, Executed: f.executed},
+	e := &Error{actionError: refusal.Error{Code: f.code, Message: f.message, Retryable: f.retryable, Executed: f.executed},
 		Stage: r.stage, Sandbox: r.id, Namespace: r.req.Namespace}
 	if e.Executed == "" {
 		e.Executed = refusal.ExecutedUnknown

@@ -60,7 +60,7 @@ func (t *Table) Digest(ctx context.Context, image string) (string, error) {
 // Set stores argv for image's digest and returns the entry stored.
 func (t *Table) Set(ctx context.Context, image string, argv []string) (kube.EntrypointEntry, error) {
 	if t.ReadOnly {
-		return kube.EntrypointEntry{}, refused(refusal.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false)
+		return kube.EntrypointEntry{}, nothingCreated(refusal.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false)
 	}
 	if len(argv) == 0 {
 		return kube.EntrypointEntry{}, usage("entrypoints set: give the command after --")
@@ -99,7 +99,7 @@ func (t *Table) List(ctx context.Context) (*kube.EntrypointTable, error) {
 // through the registry).
 func (t *Table) Remove(ctx context.Context, image string) (digest string, removed bool, err error) {
 	if t.ReadOnly {
-		return "", false, refused(refusal.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false)
+		return "", false, nothingCreated(refusal.CodeReadOnly, "read-only mode: the entrypoint table is not changed", false)
 	}
 	// A bare digest needs no registry: an entry can be removed while the
 	// image is gone or the registry is down.

@@ -134,7 +134,7 @@ func TestExecChurnPools(t *testing.T) {
 				from := time.Now()
 				_, err := x.Run(ctx, execute.Request{Namespace: e.NS, Ref: sb, Via: via, Command: []string{"echo", "for=" + sb}, Stdout: &syncbuf.Buffer{}})
 				attempts.Add(1)
-				var ee *refusal.Refusal
+				var ee *refusal.Error
 				switch {
 				case err == nil:
 					ran.Add(1)
@@ -150,7 +150,7 @@ func TestExecChurnPools(t *testing.T) {
 				case errors.As(err, &ee):
 					unknown.Add(1)
 				default:
-					t.Errorf("not an *refusal.Refusal: %v", err)
+					t.Errorf("not an *refusal.Error: %v", err)
 				}
 			}
 		}()

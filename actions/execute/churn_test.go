@@ -185,7 +185,7 @@ func TestExecChurn(t *testing.T) {
 					Command: []string{"echo", "target=" + slot.BoundUID}, Stdout: &out, Stderr: &out})
 				to := time.Now()
 				attempts.Add(1)
-				var ee *refusal.Refusal
+				var ee *refusal.Error
 				switch {
 				case err == nil:
 					ok.Add(1)
@@ -205,7 +205,7 @@ func TestExecChurn(t *testing.T) {
 				case errors.As(err, &ee):
 					unknown.Add(1)
 				default:
-					t.Errorf("not an *refusal.Refusal: %v", err)
+					t.Errorf("not an *refusal.Error: %v", err)
 				}
 			}
 		}()

@@ -1,7 +1,7 @@
 // Package execute runs identity-checked commands in sandbox Pods: it proves,
 // immediately before it sends anything, that the target is still the Pod it
 // means (name, UID and IP together, read live from the API server), and
-// again right after, and refuses otherwise with a *refusal.Refusal a program
+// again right after, and refuses otherwise with a *refusal.Error a program
 // can act on (a dead sandbox's IP went to a new Pod and commands ran in a
 // stranger's container).
 //
@@ -17,7 +17,7 @@
 //	// `x`: one-shot, streamed into out; exit code when it ran.
 //	res, err := x.Run(ctx, execute.Request{Sandbox: sb, Command: []string{"sh", "-c", line},
 //		Stdout: out, Stderr: out, Via: execute.ViaKube})
-//	// err is a *refusal.Refusal (errors.As): Code (IP_TAKEN, POD_GONE, ...), Executed
+//	// err is a *refusal.Error (errors.As): Code (IP_TAKEN, POD_GONE, ...), Executed
 //	// ("no" | "unknown"), Retryable, Evidence; ErrorCode() for the UI.
 //
 //	// `s`: interactive shell (bash, then sh; ShellOptions.Shell to configure),

@@ -30,17 +30,17 @@ const (
 	CodeConfig              = "CONFIG"     // no kubeconfig, no such context or cluster: retrying cannot help
 )
 
-// asRefusal returns err's refusal or, when it carries none, reads it
+// asError returns err's refusal.Error or, when it carries none, reads it
 // strictly: a TRANSPORT failure whose outcome is unknown. nil for nil.
-func asRefusal(err error) *refusal.Refusal {
+func asError(err error) *refusal.Error {
 	if err == nil {
 		return nil
 	}
-	var e *refusal.Refusal
+	var e *refusal.Error
 	if errors.As(err, &e) {
 		return e
 	}
-	return &refusal.Refusal{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
+	return &refusal.Error{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 }
 
 func observed(format string, args ...any) model.Evidence {

@@ -18,11 +18,11 @@ import (
 	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 )
 
-func asExecError(t *testing.T, err error) *refusal.Refusal {
+func asExecError(t *testing.T, err error) *refusal.Error {
 	t.Helper()
-	e, ok := errors.AsType[*refusal.Refusal](err)
+	e, ok := errors.AsType[*refusal.Error](err)
 	if !ok {
-		t.Fatalf("error %v (%T) is not an *refusal.Refusal", err, err)
+		t.Fatalf("error %v (%T) is not an *refusal.Error", err, err)
 	}
 	return e
 }
@@ -30,9 +30,9 @@ func asExecError(t *testing.T, err error) *refusal.Refusal {
 // refusedByEveryTransport runs id in ref through each transport, one
 // subtest each, and returns the refusals; a subtest fails unless its
 // transport refused with code before anything ran.
-func refusedByEveryTransport(t *testing.T, x *execute.Executor, ns, ref, code string) []*refusal.Refusal {
+func refusedByEveryTransport(t *testing.T, x *execute.Executor, ns, ref, code string) []*refusal.Error {
 	t.Helper()
-	var refusals []*refusal.Refusal
+	var refusals []*refusal.Error
 	for _, via := range allVias {
 		t.Run(string(via), func(t *testing.T) {
 			_, err := x.Run(ctxT(t), execute.Request{Namespace: ns, Ref: ref, Via: via, Command: []string{"id"}, Stdout: io.Discard})

@@ -123,7 +123,7 @@ type Result struct {
 
 // Run checks the target, sends the command, and checks again after it. It
 // returns a Result only when the command provably ran to its end in the Pod
-// meant; otherwise a *refusal.Refusal saying whether it ran (no / unknown). It never
+// meant; otherwise a *refusal.Error saying whether it ran (no / unknown). It never
 // retries.
 func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 	if x.opts.ReadOnly && !req.ReadsOnly {
@@ -158,7 +158,7 @@ func (x *Executor) Run(ctx context.Context, req Request) (Result, error) {
 // called, and again after it returns. act receives the checked Pod (and,
 // for execd-direct, the checked address) in a Dispatch whose Command is
 // req's; it must report failures as Transport.Exec does (a
-// *refusal.Refusal saying whether anything reached the Pod). Guard is how
+// *refusal.Error saying whether anything reached the Pod). Guard is how
 // an action that is not a command (a file copy) gets exec's guarantee.
 func (x *Executor) Guard(ctx context.Context, req Request, act func(ctx context.Context, d Dispatch) (Outcome, error)) (Result, error) {
 	if x.opts.ReadOnly && !req.ReadsOnly {
@@ -211,16 +211,16 @@ func (x *Executor) guard(ctx context.Context, req Request, act func(ctx context.
 		// The deadline passed before the end was seen: an exit status that
 		// came after it is the client leaving (the command killed), not
 		// the command's own.
-		runErr = &refusal.Refusal{Code: CodeTimeout, Executed: refusal.ExecutedUnknown, Message: "the command was cut off by --timeout"}
+		runErr = &refusal.Error{Code: CodeTimeout, Executed: refusal.ExecutedUnknown, Message: "the command was cut off by --timeout"}
 	}
 	if runErr != nil {
-		e := asRefusal(runErr)
+		e := asError(runErr)
 		if e.Executed == refusal.ExecutedNo {
 			e.Evidence = append(before.Evidence, e.Evidence...)
 			return Result{}, e
 		}
 		if runCtx.Err() != nil && ctx.Err() == nil {
-			e = &refusal.Refusal{Code: CodeTimeout, Executed: refusal.ExecutedUnknown, Err: runErr,
+			e = &refusal.Error{Code: CodeTimeout, Executed: refusal.ExecutedUnknown, Err: runErr,
 				Message: fmt.Sprintf("no end of the command within %s; it may still be running in the Pod", req.Timeout)}
 		}
 		e.Evidence = append(before.Evidence, e.Evidence...)
@@ -236,12 +236,12 @@ func (x *Executor) guard(ctx context.Context, req Request, act func(ctx context.
 	after, _, err := x.check(actx, Target{Namespace: target.Namespace, Sandbox: target.Sandbox, Pod: target.Pod,
 		UID: target.UID, IP: d.Address, Container: target.Container}, snap, req.Via, After)
 	if err != nil {
-		e := asRefusal(err)
-		return Result{}, &refusal.Refusal{Code: e.Code, Executed: refusal.ExecutedUnknown, Err: err, Evidence: append(before.Evidence, e.Evidence...),
+		e := asError(err)
+		return Result{}, &refusal.Error{Code: e.Code, Executed: refusal.ExecutedUnknown, Err: err, Evidence: append(before.Evidence, e.Evidence...),
 			Message: "the command ended but the Pod could not be re-checked: " + e.Message}
 	}
 	if !after.OK() {
-		return Result{}, &refusal.Refusal{Code: after.Code(), Executed: refusal.ExecutedUnknown,
+		return Result{}, &refusal.Error{Code: after.Code(), Executed: refusal.ExecutedUnknown,
 			Message:  "the Pod changed while the command ran, so it may have run elsewhere: " + after.Message(),
 			Evidence: append(before.Evidence, after.Evidence...)}
 	}
@@ -300,7 +300,7 @@ func (x *Executor) resolve(ctx context.Context, req Request) (Target, *fleet.Sna
 			return Target{}, nil, readFailure(err)
 		}
 		t, err = Resolve(snap, req.Namespace, req.Ref)
-		if e := asRefusal(err); e != nil && e.Code == refusal.CodeNotFound && req.Namespace != "" {
+		if e := asError(err); e != nil && e.Code == refusal.CodeNotFound && req.Namespace != "" {
 			x.elsewhere(ctx, req.Ref, e)
 		}
 	default:
@@ -324,7 +324,7 @@ func (x *Executor) resolve(ctx context.Context, req Request) (Target, *fleet.Sna
 // elsewhere adds to a NOT_FOUND in one namespace the namespaces that do
 // hold a sandbox of that name (namespaces are case-sensitive, and the
 // kubeconfig's default is easy to forget).
-func (x *Executor) elsewhere(ctx context.Context, ref string, e *refusal.Refusal) {
+func (x *Executor) elsewhere(ctx context.Context, ref string, e *refusal.Error) {
 	snap, err := x.opts.Lookup(ctx, "", ref)
 	if err != nil || snap == nil {
 		return
@@ -410,11 +410,11 @@ func dialAddress(t Target, live *corev1.Pod) string {
 	return live.Status.PodIP
 }
 
-func readFailure(err error) *refusal.Refusal {
+func readFailure(err error) *refusal.Error {
 	if apierrors.IsForbidden(err) {
-		return &refusal.Refusal{Code: refusal.CodeForbidden, Message: err.Error(), Executed: refusal.ExecutedNo, Err: err}
+		return &refusal.Error{Code: refusal.CodeForbidden, Message: err.Error(), Executed: refusal.ExecutedNo, Err: err}
 	}
-	e := &refusal.Refusal{Code: CodeTransport, Message: "cannot check the Pod on the API server: " + err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
+	e := &refusal.Error{Code: CodeTransport, Message: "cannot check the Pod on the API server: " + err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
 	if errors.Is(err, context.Canceled) {
 		e.Retryable = false
 	}

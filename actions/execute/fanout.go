@@ -19,7 +19,7 @@ type Line struct {
 	UID        string           `json:"uid,omitempty"`
 	IP         string           `json:"ip,omitempty"`
 	ExitCode   *int             `json:"exitCode,omitempty"` // set when the command ran to its end
-	Error      *refusal.Refusal `json:"error,omitempty"`    // the refusal or failure otherwise
+	Error      *refusal.Error   `json:"error,omitempty"`    // the refusal or failure otherwise
 	Executed   refusal.Executed `json:"executed"`
 	DurationMs int64            `json:"durationMs"`
 	// Evidence the caller should see even though the command ran (a Pod
@@ -31,10 +31,10 @@ type Line struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// lineError is err as a line's error: a copy of its refusal whose evidence
-// is a list even when empty, as Refusal.JSON writes it for one target.
-func lineError(err error) *refusal.Refusal {
-	e := *asRefusal(err)
+// lineError is err as a line's error: a copy of its refusal.Error whose
+// evidence is a list even when empty, as Error.JSON writes it for one target.
+func lineError(err error) *refusal.Error {
+	e := *asError(err)
 	if e.Evidence == nil {
 		e.Evidence = []model.Evidence{}
 	}
@@ -87,7 +87,7 @@ func (x *Executor) RunMany(ctx context.Context, targets []string, req Request, p
 			mu.Lock()
 			switch line.Executed {
 			case refusal.ExecutedNo:
-				tally.Refused++
+				tally.NotRun++
 			case refusal.ExecutedUnknown:
 				tally.Unknown++
 			default:
@@ -105,7 +105,7 @@ func (x *Executor) RunMany(ctx context.Context, targets []string, req Request, p
 // Tally counts how the targets of a fan-out ended.
 type Tally struct {
 	Ran     int // the command ran to its end (whatever its exit status)
-	Refused int // refused, or failed before anything ran
+	NotRun  int // refused, or failed before anything ran
 	Unknown int // the command may have run
 }
 

@@ -57,7 +57,7 @@ type Forward struct {
 // the tunnel broke).
 func (f *Forward) Done() <-chan struct{} { return f.done }
 
-// Err is why the forward ended on its own: a *refusal.Refusal; nil while it runs or
+// Err is why the forward ended on its own: a *refusal.Error; nil while it runs or
 // after Close.
 func (f *Forward) Err() error {
 	f.mu.Lock()
@@ -155,7 +155,7 @@ func (x *Executor) watchForward(ctx context.Context, f *Forward, pf *kube.PortFo
 			if err := pf.Err(); err != nil {
 				why += ": " + err.Error()
 			}
-			f.fail(&refusal.Refusal{Code: CodeTransport, Executed: refusal.ExecutedUnknown, Message: why})
+			f.fail(&refusal.Error{Code: CodeTransport, Executed: refusal.ExecutedUnknown, Message: why})
 			return
 		case <-tick.C:
 		}
@@ -172,14 +172,14 @@ func (x *Executor) watchForward(ctx context.Context, f *Forward, pf *kube.PortFo
 			if failures++; failures < readFailuresBeforeClose {
 				continue
 			}
-			e := asRefusal(err)
-			f.fail(&refusal.Refusal{Code: e.Code, Executed: refusal.ExecutedUnknown, Err: err,
+			e := asError(err)
+			f.fail(&refusal.Error{Code: e.Code, Executed: refusal.ExecutedUnknown, Err: err,
 				Message: "the Pod could not be re-checked: " + e.Message})
 			return
 		}
 		failures = 0
 		if !v.OK() {
-			f.fail(&refusal.Refusal{Code: v.Code(), Executed: refusal.ExecutedUnknown, Evidence: v.Evidence,
+			f.fail(&refusal.Error{Code: v.Code(), Executed: refusal.ExecutedUnknown, Evidence: v.Evidence,
 				Message: fmt.Sprintf("the Pod is not the one checked any more: %s; a connection in the last %s may have reached it", v.Message(), every)})
 			return
 		}

@@ -14,16 +14,16 @@ func TestResolveBeforeFirstSync(t *testing.T) {
 	loading := fleet.NewSnapshot(1, model.SourceStatus{}, nil, nil, nil)
 	loading.Loading = 7
 	_, err := Resolve(loading, "ns", "web")
-	e := asRefusal(err)
+	e := asError(err)
 	if e == nil || e.Code != CodeNotSynced || !e.Retryable || e.Executed != refusal.ExecutedNo {
 		t.Fatalf("before the first sync: %v", err)
 	}
 	justStarted := fleet.NewSnapshot(1, model.SourceStatus{}, nil, nil, nil) // nothing read yet
-	if e := asRefusal(func() error { _, err := Resolve(justStarted, "ns", "web"); return err }()); e == nil || e.Code != CodeNotSynced {
+	if e := asError(func() error { _, err := Resolve(justStarted, "ns", "web"); return err }()); e == nil || e.Code != CodeNotSynced {
 		t.Fatalf("before the first sync, nothing read yet: %v", e)
 	}
 	synced := fleet.NewSnapshot(2, model.SourceStatus{Synced: true}, nil, nil, nil)
-	if e := asRefusal(func() error { _, err := Resolve(synced, "ns", "web"); return err }()); e == nil || e.Code != refusal.CodeNotFound {
+	if e := asError(func() error { _, err := Resolve(synced, "ns", "web"); return err }()); e == nil || e.Code != refusal.CodeNotFound {
 		t.Fatalf("synced, no such sandbox: %v", e)
 	}
 }
@@ -47,17 +47,17 @@ func TestResolveClaim(t *testing.T) {
 		if err != nil || tgt.Sandbox != "agent/ns/warm-x1" || tgt.Pod != "warm-x1" {
 			t.Errorf("%s: %+v, %v", ref, tgt, err)
 		}
-		if err := tgt.gate(); asRefusal(err) == nil || asRefusal(err).Code != string(model.IdentityPodDead) {
+		if err := tgt.gate(); asError(err) == nil || asError(err).Code != string(model.IdentityPodDead) {
 			t.Errorf("%s: the claimed sandbox's dead Pod is not refused: %v", ref, err)
 		}
 	}
-	if _, err := Resolve(snap, "ns", "bob"); asRefusal(err) == nil || asRefusal(err).Code != CodeNotExecReady {
+	if _, err := Resolve(snap, "ns", "bob"); asError(err) == nil || asError(err).Code != CodeNotExecReady {
 		t.Errorf("unbound claim: %v", err)
 	}
-	if _, err := Resolve(snap, "ns", "carol"); asRefusal(err) == nil || asRefusal(err).Code != string(model.IdentityPodGone) {
+	if _, err := Resolve(snap, "ns", "carol"); asError(err) == nil || asError(err).Code != string(model.IdentityPodGone) {
 		t.Errorf("claim on a gone Sandbox: %v", err)
 	}
-	if _, err := Resolve(snap, "ns", "claim/nobody"); asRefusal(err) == nil || asRefusal(err).Code != refusal.CodeNotFound {
+	if _, err := Resolve(snap, "ns", "claim/nobody"); asError(err) == nil || asError(err).Code != refusal.CodeNotFound {
 		t.Errorf("no such claim: %v", err)
 	}
 }
@@ -93,7 +93,7 @@ func TestResolveByShortID(t *testing.T) {
 		{"", "169", refusal.CodeNotFound},               // shorter than model.MinIDPrefix
 	} {
 		_, err := Resolve(snap, tc.ns, tc.ref)
-		if e := asRefusal(err); e == nil || e.Code != tc.code {
+		if e := asError(err); e == nil || e.Code != tc.code {
 			t.Errorf("Resolve(%q, %q): %v; want %s", tc.ns, tc.ref, err, tc.code)
 		}
 	}

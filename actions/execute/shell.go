@@ -102,7 +102,7 @@ func (s *Shell) Result() Result {
 // Run checks the target and opens the shell, putting a real terminal in raw
 // mode for the session. A shell that is missing in the container (it
 // provably did not start) is replaced by the next one. The error is a
-// *refusal.Refusal for refusals and failures; a shell's own non-zero exit is
+// *refusal.Error for refusals and failures; a shell's own non-zero exit is
 // not an error.
 func (s *Shell) Run() error {
 	if f, ok := s.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -200,7 +200,7 @@ func cancelable(r io.Reader) (src io.Reader, cancel, closeSrc func()) {
 // runtimes report it either as an exec error or as exit code 126/127 with
 // "executable file not found" on the stream; in both cases nothing ran.
 func shellMissing(err error, res Result, head string) bool {
-	var e *refusal.Refusal
+	var e *refusal.Error
 	if errors.As(err, &e) {
 		return e.Executed == refusal.ExecutedNo && strings.Contains(e.Message, "not found") && strings.Contains(e.Message, "exec")
 	}

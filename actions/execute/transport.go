@@ -75,7 +75,7 @@ type Outcome struct {
 
 // Transport carries a checked command to a Pod. Implementations must not
 // retry once anything may have reached the Pod, must return an Outcome only
-// for a command whose end they saw, and must return failures as a *refusal.Refusal with
+// for a command whose end they saw, and must return failures as a *refusal.Error with
 // Executed set ("no" only when the command provably did not start). The
 // embedded demo plugs in a simulated one through Options.Transports.
 type Transport interface {
@@ -121,28 +121,28 @@ func (k *KubeTransport) Exec(ctx context.Context, d Dispatch) (Outcome, error) {
 		return Outcome{ExitCode: code}, nil
 	}
 	if err == nil {
-		return Outcome{}, &refusal.Refusal{Code: CodeTransport, Executed: refusal.ExecutedUnknown,
+		return Outcome{}, &refusal.Error{Code: CodeTransport, Executed: refusal.ExecutedUnknown,
 			Message:  "the exec stream ended without the command's end marker: the connection to the node broke, the command may have run",
 			Evidence: []model.Evidence{inferred("client-go returned success but no end marker arrived (a dying kubelet leg looks like success)")}}
 	}
 	return Outcome{}, execFailure(err)
 }
 
-func execFailure(err error) *refusal.Refusal {
+func execFailure(err error) *refusal.Error {
 	var ee *kube.ExecError
 	if !errors.As(err, &ee) {
-		return &refusal.Refusal{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
+		return &refusal.Error{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 	}
 	switch {
 	case ee.Forbidden:
-		return &refusal.Refusal{Code: refusal.CodeForbidden, Message: err.Error(), Executed: refusal.ExecutedNo, Err: err}
+		return &refusal.Error{Code: refusal.CodeForbidden, Message: err.Error(), Executed: refusal.ExecutedNo, Err: err}
 	case ee.NotStarted:
-		return &refusal.Refusal{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
+		return &refusal.Error{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
 	case ee.HasExitCode:
-		return &refusal.Refusal{Code: CodeTransport, Executed: refusal.ExecutedUnknown, Err: err,
+		return &refusal.Error{Code: CodeTransport, Executed: refusal.ExecutedUnknown, Err: err,
 			Message: fmt.Sprintf("the wrapper shell exited %d before the command's end marker: %v", ee.ExitCode, err)}
 	}
-	return &refusal.Refusal{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
+	return &refusal.Error{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 }
 
 // WrapWithMarker is the one-shot wrapper: run argv in a subshell, then print
@@ -247,7 +247,7 @@ type DaemonTransport interface {
 }
 
 // DaemonFailure reads an error of an execd call other than /command as
-// exec reads its own: a refusal saying whether the request reached the
+// exec reads its own: a refusal.Error saying whether the request reached the
 // daemon.
 func DaemonFailure(err error) error { return execdFailure(err, false) }
 
@@ -259,25 +259,25 @@ func runExecd(ctx context.Context, c *execd.Client, d Dispatch) (Outcome, error)
 	return Outcome{ExitCode: res.ExitCode}, nil
 }
 
-func execdFailure(err error, ping bool) *refusal.Refusal {
+func execdFailure(err error, ping bool) *refusal.Error {
 	var ee *execd.Error
 	if !errors.As(err, &ee) {
-		return &refusal.Refusal{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
+		return &refusal.Error{Code: CodeTransport, Message: err.Error(), Executed: refusal.ExecutedUnknown, Err: err}
 	}
 	switch {
 	case ee.Redirected():
-		return &refusal.Refusal{Code: CodeRedirected, Executed: refusal.ExecutedNo, Err: err,
+		return &refusal.Error{Code: CodeRedirected, Executed: refusal.ExecutedNo, Err: err,
 			Message: fmt.Sprintf("execd answered HTTP %d with a redirect to %q; redirects are never followed (the command and token stay with the checked address)", ee.Status, ee.Location)}
 	case ee.Unauthorized():
-		return &refusal.Refusal{Code: refusal.CodeForbidden, Message: "execd refused the access token: " + ee.Message, Executed: refusal.ExecutedNo, Err: err}
+		return &refusal.Error{Code: refusal.CodeForbidden, Message: "execd refused the access token: " + ee.Message, Executed: refusal.ExecutedNo, Err: err}
 	case ping:
-		return &refusal.Refusal{Code: CodeNotExecReady, Message: "execd does not answer /ping: " + err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
+		return &refusal.Error{Code: CodeNotExecReady, Message: "execd does not answer /ping: " + err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
 	case !ee.Sent && ee.Status == 0:
-		return &refusal.Refusal{Code: CodeNotExecReady, Message: "cannot reach execd: " + err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
+		return &refusal.Error{Code: CodeNotExecReady, Message: "cannot reach execd: " + err.Error(), Executed: refusal.ExecutedNo, Retryable: true, Err: err}
 	case !ee.Sent:
-		return &refusal.Refusal{Code: CodeTransport, Message: "execd refused the command: " + err.Error(), Executed: refusal.ExecutedNo, Err: err}
+		return &refusal.Error{Code: CodeTransport, Message: "execd refused the command: " + err.Error(), Executed: refusal.ExecutedNo, Err: err}
 	}
-	return &refusal.Refusal{Code: CodeTransport, Message: err.Error() + "; the command may have run", Executed: refusal.ExecutedUnknown, Err: err}
+	return &refusal.Error{Code: CodeTransport, Message: err.Error() + "; the command may have run", Executed: refusal.ExecutedUnknown, Err: err}
 }
 
 func portOr(p int) int {

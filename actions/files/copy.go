@@ -82,7 +82,7 @@ type Outcome struct {
 	DurationMs int64            `json:"durationMs"`
 }
 
-// Upload runs one upload. Its error is a *refusal.Refusal whose Executed
+// Upload runs one upload. Its error is a *refusal.Error whose Executed
 // says whether anything may have been written in the sandbox: "no" (exit
 // 125), "unknown" (126): never retry an unknown blindly.
 func (c *Copier) Upload(ctx context.Context, u Upload) (Outcome, error) {
@@ -143,12 +143,12 @@ func (c *Copier) uploadTar(ctx context.Context, t Target, dir string, archive fu
 	<-done
 	switch {
 	case err != nil:
-		return st, res, asCopyRefusal(err, archErr)
+		return st, res, asCopyError(err, archErr)
 	case archErr != nil:
-		return st, res, &refusal.Refusal{Code: CodeLocal, Executed: refusal.ExecutedUnknown, Err: archErr, Evidence: res.Evidence,
+		return st, res, &refusal.Error{Code: CodeLocal, Executed: refusal.ExecutedUnknown, Err: archErr, Evidence: res.Evidence,
 			Message: "reading the local files failed after the upload began, so part of them may be in the sandbox: " + archErr.Error()}
 	case res.ExitCode != 0:
-		return st, res, &refusal.Refusal{Code: CodeRemoteFailed, Executed: refusal.ExecutedUnknown, Evidence: append(res.Evidence, stderr.evidence("tar")...),
+		return st, res, &refusal.Error{Code: CodeRemoteFailed, Executed: refusal.ExecutedUnknown, Evidence: append(res.Evidence, stderr.evidence("tar")...),
 			Message: fmt.Sprintf("tar exited %d in the sandbox's Pod %s: part of the files may be written", res.ExitCode, res.Target.Pod)}
 	}
 	return st, res, nil
@@ -157,7 +157,7 @@ func (c *Copier) uploadTar(ctx context.Context, t Target, dir string, archive fu
 // Download runs one download. Nothing is left at the destination unless the
 // Pod was the sandbox's before and after the copy: the files are extracted
 // under a temporary name beside it and renamed only then. Its error is a
-// *refusal.Refusal whose Executed says whether anything was written
+// *refusal.Error whose Executed says whether anything was written
 // locally: "no", or "unknown" (kept under the temporary name it names).
 func (c *Copier) Download(ctx context.Context, d Download) (Outcome, error) {
 	start := time.Now()
@@ -190,7 +190,7 @@ func (c *Copier) Download(ctx context.Context, d Download) (Outcome, error) {
 	defer root.Close()
 	st, res, err := c.read(ctx, d.Target, dir, base, rootSink{root: root, base: base, lim: lim})
 	if err != nil {
-		var r *refusal.Refusal
+		var r *refusal.Error
 		if errors.As(err, &r) && r.Executed == refusal.ExecutedUnknown && r.Code != CodeArchiveRefused {
 			keep = true
 			r.Message += fmt.Sprintf("; what was read is kept in %s, not at %s", staging, final)
@@ -198,7 +198,7 @@ func (c *Copier) Download(ctx context.Context, d Download) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if err := os.Rename(filepath.Join(staging, base), final); err != nil {
-		return Outcome{}, &refusal.Refusal{Code: CodeLocal, Executed: refusal.ExecutedNo, Err: err, Evidence: res.Evidence,
+		return Outcome{}, &refusal.Error{Code: CodeLocal, Executed: refusal.ExecutedNo, Err: err, Evidence: res.Evidence,
 			Message: "the copy was confirmed but could not be put in place: " + err.Error()}
 	}
 	return Outcome{Written: refusal.ExecutedYes, Source: refOf(d.Target) + ":" + d.RemotePath, Dest: final, Bytes: st.Bytes, Entries: st.Entries,
@@ -227,7 +227,7 @@ func (c *Copier) downloadStdout(ctx context.Context, d Download, dir, base strin
 		out = textsafe.NewWriter(out)
 	}
 	if _, err := io.Copy(out, spool); err != nil {
-		return Outcome{}, &refusal.Refusal{Code: CodeLocal, Executed: refusal.ExecutedUnknown, Err: err, Message: "writing standard output: " + err.Error()}
+		return Outcome{}, &refusal.Error{Code: CodeLocal, Executed: refusal.ExecutedUnknown, Err: err, Message: "writing standard output: " + err.Error()}
 	}
 	return Outcome{Written: refusal.ExecutedYes, Source: refOf(d.Target) + ":" + d.RemotePath, Dest: "-", Bytes: st.Bytes, Entries: st.Entries,
 		Target: res.Target, Evidence: inferredOnly(res.Evidence), DurationMs: time.Since(start).Milliseconds()}, nil
@@ -272,23 +272,23 @@ func (c *Copier) read(ctx context.Context, t Target, dir, base string, into sink
 	// own message says why, not the empty archive.
 	tarFailedFirst := err == nil && res.ExitCode != 0 && st.Entries == 0
 	switch {
-	case err != nil && asRefusalOf(err).Executed == refusal.ExecutedNo:
+	case err != nil && asError(err).Executed == refusal.ExecutedNo:
 		return st, res, err // refused before tar was sent: nothing to extract
 	case refusedArchive && !tarFailedFirst:
-		return st, res, &refusal.Refusal{Code: CodeArchiveRefused, Executed: refusal.ExecutedNo, Err: extErr,
+		return st, res, &refusal.Error{Code: CodeArchiveRefused, Executed: refusal.ExecutedNo, Err: extErr,
 			Message: extErr.Error() + "; nothing of it was kept", Evidence: append(res.Evidence, stderr.evidence("tar")...)}
 	case err != nil:
-		return st, res, asCopyRefusal(err, nil)
+		return st, res, asCopyError(err, nil)
 	case res.ExitCode != 0:
 		return st, res, remoteFailed(res, &stderr)
 	case extErr != nil:
-		return st, res, &refusal.Refusal{Code: CodeLocal, Executed: refusal.ExecutedNo, Err: extErr, Message: extErr.Error()}
+		return st, res, &refusal.Error{Code: CodeLocal, Executed: refusal.ExecutedNo, Err: extErr, Message: extErr.Error()}
 	}
 	return st, res, nil
 }
 
 func remoteFailed(res execute.Result, stderr *tail) error {
-	return &refusal.Refusal{Code: CodeRemoteFailed, Executed: refusal.ExecutedNo, Evidence: append(res.Evidence, stderr.evidence("tar")...),
+	return &refusal.Error{Code: CodeRemoteFailed, Executed: refusal.ExecutedNo, Evidence: append(res.Evidence, stderr.evidence("tar")...),
 		Message: fmt.Sprintf("tar exited %d in the sandbox's Pod %s; nothing was written", res.ExitCode, res.Target.Pod)}
 }
 
@@ -336,12 +336,12 @@ func finalPath(dest, base string) (string, error) {
 	return final, nil
 }
 
-// asCopyRefusal reads exec's refusal as a copy's: Executed now says
+// asCopyError reads exec's error as a copy's: Executed now says
 // whether anything may have been written.
-func asCopyRefusal(err, local error) error {
-	var r *refusal.Refusal
+func asCopyError(err, local error) error {
+	var r *refusal.Error
 	if !errors.As(err, &r) {
-		return &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedUnknown, Message: err.Error(), Err: err}
+		return &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedUnknown, Message: err.Error(), Err: err}
 	}
 	if local != nil && r.Executed == refusal.ExecutedNo {
 		r.Evidence = append(r.Evidence, model.Evidence{Kind: model.Observed, Text: "reading the local files: " + local.Error()})
@@ -417,12 +417,14 @@ func spool(r io.Reader, limit int64) (string, error) {
 	return tmp.Name(), nil
 }
 
-func asRefusalOf(err error) *refusal.Refusal {
-	var r *refusal.Refusal
+// asError returns err's refusal.Error or, when it carries none, reads it
+// strictly: a TRANSPORT failure whose outcome is unknown.
+func asError(err error) *refusal.Error {
+	var r *refusal.Error
 	if errors.As(err, &r) {
 		return r
 	}
-	return &refusal.Refusal{Code: execute.CodeTransport, Executed: refusal.ExecutedUnknown, Message: err.Error(), Err: err}
+	return &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedUnknown, Message: err.Error(), Err: err}
 }
 
 // rootSink extracts into a staging root.

@@ -78,9 +78,9 @@ func (c *Copier) downloadExecd(ctx context.Context, t Target, file string, into 
 			return n, err
 		})
 		if fetchErr != nil {
-			// A read changes nothing in the sandbox: the refusal's executed
+			// A read changes nothing in the sandbox: the error's executed
 			// speaks of what was written here, which is nothing kept.
-			r := asRefusalOf(execute.DaemonFailure(fetchErr))
+			r := asError(execute.DaemonFailure(fetchErr))
 			r.Executed = refusal.ExecutedNo
 			return execute.Outcome{}, r
 		}

@@ -43,7 +43,7 @@ func TestDeleteRefusedReadOnly(t *testing.T) {
 	}{{true, refusal.CodeReadOnly}, {false, ""}} {
 		r := &recorder{}
 		err := New(r, tc.readOnly).Delete(context.Background(), sb)
-		var e *refusal.Refusal
+		var e *refusal.Error
 		switch {
 		case tc.wantCode != "" && (!errors.As(err, &e) || e.ErrorCode() != tc.wantCode):
 			t.Errorf("readOnly=%v: err %v, want code %s", tc.readOnly, err, tc.wantCode)

@@ -1,17 +1,19 @@
-// Package refusal is the one vocabulary in which sandscope's actions say no,
-// or say that they failed: a stable code a program can switch on, whether
-// the request may have run (Executed), whether retrying can help, the
-// evidence behind the answer, and the JSON form programs read.
+// Package refusal is the one vocabulary in which sandscope's actions answer
+// when they do not succeed: a refusal (nothing ran) or a failure (the request
+// may have run). Its Error carries a stable code a program can switch on,
+// whether the request may have run (Executed), whether retrying can help, the
+// evidence behind the answer, and the JSON form programs read. The word
+// "refusal" is kept for the answer after which nothing ran (Executed "no").
 //
 // Each action keeps its own codes (exec's IP_TAKEN, create's
 // ENTRYPOINT_UNRESOLVED); the words every action uses are here. Exit codes
-// are not: they are each command's own, and only cli/ maps a refusal to one.
+// are not: they are each command's own, and only cli/ maps an Error to one.
 //
-// Functions return a refusal as a plain error, never as *Refusal: a nil
-// *Refusal returned as an error is a non-nil error (the typed-nil trap).
+// Functions return an Error as a plain error, never as *Error: a nil
+// *Error returned as an error is a non-nil error (the typed-nil trap).
 // Callers find it with errors.As:
 //
-//	var r *refusal.Refusal
+//	var r *refusal.Error
 //	if errors.As(err, &r) && r.Executed == refusal.ExecutedNo { ... }
 package refusal
 
@@ -42,9 +44,10 @@ const (
 	ExecutedYes     Executed = "yes"     // it ran and its end was seen
 )
 
-// Refusal is a refusal (Executed "no") or a failure (the request may have
-// run), shaped for programs. It never contains a credential.
-type Refusal struct {
+// Error is an action's answer when it did not succeed: a refusal (Executed
+// "no") or a failure (the request may have run), shaped for programs. It
+// never contains a credential.
+type Error struct {
 	Code      string `json:"code"`
 	Message   string `json:"message"`
 	Retryable bool   `json:"retryable"`
@@ -59,25 +62,25 @@ type Refusal struct {
 
 // New is a refusal: nothing ran.
 func New(code, message string, retryable bool, evidence ...model.Evidence) error {
-	return &Refusal{Code: code, Message: message, Retryable: retryable, Executed: ExecutedNo, Evidence: evidence}
+	return &Error{Code: code, Message: message, Retryable: retryable, Executed: ExecutedNo, Evidence: evidence}
 }
 
-func (e *Refusal) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s (executed: %s)", e.Code, e.Message, e.Executed)
 }
 
-func (e *Refusal) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 // ErrorCode is the stable code, which the UI shows prominently.
-func (e *Refusal) ErrorCode() string { return e.Code }
+func (e *Error) ErrorCode() string { return e.Code }
 
 // MayHaveRun reports whether the request may have started (Executed is not
 // "no"): then the error is no refusal, and nothing may retry it blindly.
-func (e *Refusal) MayHaveRun() bool { return e.Executed != ExecutedNo }
+func (e *Error) MayHaveRun() bool { return e.Executed != ExecutedNo }
 
 // EvidenceLines are the evidence as text, "observed: ..." or "inferred:
 // ...", for the UI's message log.
-func (e *Refusal) EvidenceLines() []string {
+func (e *Error) EvidenceLines() []string {
 	out := make([]string, len(e.Evidence))
 	for i, ev := range e.Evidence {
 		out[i] = string(ev.Kind) + ": " + ev.Text
@@ -87,13 +90,13 @@ func (e *Refusal) EvidenceLines() []string {
 
 // JSON is the one line a command prints for programs,
 // {"error":{"code",...,"evidence":[...]}}, the evidence a list even when empty.
-func (e *Refusal) JSON() []byte {
+func (e *Error) JSON() []byte {
 	out := *e
 	if out.Evidence == nil {
 		out.Evidence = []model.Evidence{}
 	}
 	b, _ := textsafe.MarshalJSON(struct {
-		Error *Refusal `json:"error"`
+		Error *Error `json:"error"`
 	}{&out})
 	return b
 }

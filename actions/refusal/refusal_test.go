@@ -13,7 +13,7 @@ import (
 // there, the evidence a list even when there is none.
 func TestJSON(t *testing.T) {
 	err := refusal.New("IP_TAKEN", "address taken", false, model.Evidence{Kind: model.Observed, Text: "seen"})
-	var r *refusal.Refusal
+	var r *refusal.Error
 	if !errors.As(err, &r) {
 		t.Fatalf("New returned %T", err)
 	}
@@ -21,25 +21,25 @@ func TestJSON(t *testing.T) {
 	if got := string(r.JSON()); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	r = &refusal.Refusal{Code: "TRANSPORT", Message: "broke", Retryable: true, Executed: refusal.ExecutedUnknown}
+	r = &refusal.Error{Code: "TRANSPORT", Message: "broke", Retryable: true, Executed: refusal.ExecutedUnknown}
 	want = `{"error":{"code":"TRANSPORT","message":"broke","retryable":true,"executed":"unknown","evidence":[]}}`
 	if got := string(r.JSON()); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 	if r.Evidence != nil {
-		t.Errorf("JSON changed the refusal: evidence %v", r.Evidence)
+		t.Errorf("JSON changed the error: evidence %v", r.Evidence)
 	}
 }
 
-// A refusal is found through wrapping, says whether the request may have
+// An Error is found through wrapping, says whether the request may have
 // run, and reads as its code, message and outcome.
-func TestRefusalThroughWrapping(t *testing.T) {
+func TestErrorThroughWrapping(t *testing.T) {
 	cause := errors.New("connection reset")
-	err := fmt.Errorf("opening the shell: %w", &refusal.Refusal{Code: "TRANSPORT", Message: "stream broke",
+	err := fmt.Errorf("opening the shell: %w", &refusal.Error{Code: "TRANSPORT", Message: "stream broke",
 		Executed: refusal.ExecutedUnknown, Err: cause, Evidence: []model.Evidence{{Kind: model.Inferred, Text: "the Pod may have it"}}})
-	var r *refusal.Refusal
+	var r *refusal.Error
 	if !errors.As(err, &r) || !errors.Is(err, cause) {
-		t.Fatalf("refusal or cause lost in %v", err)
+		t.Fatalf("error or cause lost in %v", err)
 	}
 	if !r.MayHaveRun() || r.ErrorCode() != "TRANSPORT" || r.Error() != "TRANSPORT: stream broke (executed: unknown)" {
 		t.Errorf("MayHaveRun %v, ErrorCode %q, Error %q", r.MayHaveRun(), r.ErrorCode(), r.Error())

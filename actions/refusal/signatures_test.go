@@ -12,7 +12,7 @@ import (
 )
 
 // No exported function or method of the actions returns a concrete error
-// type (*refusal.Refusal, *create.Error, ...): a nil one returned that way is
+// type (*refusal.Error, *create.Error, ...): a nil one returned that way is
 // a non-nil error, and `if err != nil` takes a success for a failure (the
 // typed-nil trap). They return error; callers use errors.As.
 func TestActionsReturnErrorNotAConcreteType(t *testing.T) {
@@ -44,7 +44,7 @@ func TestActionsReturnErrorNotAConcreteType(t *testing.T) {
 			}
 		}
 	}
-	if !errorTypes["refusal.Refusal"] || !errorTypes["create.Error"] {
+	if !errorTypes["refusal.Error"] || !errorTypes["create.Error"] {
 		t.Fatalf("error types found: %v; the scan is broken", errorTypes)
 	}
 

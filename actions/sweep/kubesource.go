@@ -20,11 +20,11 @@ import (
 // sync, so "none in flight" alone could be read before the first one began.
 const imageSettleQuiet = 300 * time.Millisecond
 
-// refusedGrace is how long a one-shot read keeps trying a server that
+// connRefusedGrace is how long a one-shot read keeps trying a server that
 // refuses connections before it calls the context unreachable: long enough
 // for a few of the watcher's retries, far shorter than the timeout, which is
 // for servers that are slow or silent.
-const refusedGrace = 2 * time.Second
+const connRefusedGrace = 2 * time.Second
 
 // ClientsSource reads a context through kube.Clients: a kube.Watcher for
 // the fleet, and single-object reads for forensics.
@@ -94,7 +94,7 @@ wait:
 			}
 			break wait
 		case <-check.C:
-			if since, ok := w.RefusingSince(); ok && time.Since(since) >= refusedGrace {
+			if since, ok := w.ConnRefusedSince(); ok && time.Since(since) >= connRefusedGrace {
 				return nil, fmt.Errorf("the API server refuses connections (nothing listens at %s) since %s",
 					s.Clients.Server, since.UTC().Format(time.RFC3339))
 			}
@@ -110,7 +110,7 @@ wait:
 	opts.deadline.extend()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	if w.Refused("pods") {
+	if w.Unserved("pods") {
 		// Without Pods there is no identity to check: nothing to report.
 		return nil, fmt.Errorf("access forbidden: %s", strings.Join(w.Status().Forbidden, "; "))
 	}

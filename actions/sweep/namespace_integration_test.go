@@ -69,7 +69,7 @@ func TestSweepOneNamespaceIPTakenElsewhere(t *testing.T) {
 // TestSweepBlindToBatchSandboxes: a user allowed Pods but not
 // BatchSandboxes sees the Pods of a broken fleet and none of its sandboxes.
 // The sweep must not pass: the context is partial in JSON, JUnit has a
-// failing CONTEXT_PARTIAL case naming the refused kind, the default exit is
+// failing CONTEXT_PARTIAL case naming the denied kind, the default exit is
 // 1, and --fail-on error alone lets it pass. get says so too.
 func TestSweepBlindToBatchSandboxes(t *testing.T) {
 	f := newFleet(t)

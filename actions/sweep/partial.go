@@ -15,7 +15,7 @@ import (
 // default a failing exit code).
 
 // Unseen says what the read of a context could not see: kinds the server
-// refused, lookups that did not finish (the source's notes), dead sandboxes
+// denied, lookups that did not finish (the source's notes), dead sandboxes
 // whose address was not checked for a holder in other namespaces, and
 // engines whose CRD is missing although Pods name sandboxes of theirs.
 // Empty when the read saw everything it looked for.

@@ -285,7 +285,7 @@ func sweepContext(parent context.Context, t Target, opts Options) (cs contextSwe
 
 // ReadNotes says where the read of context name was partial: what src
 // could not do (image checks still running, holders not looked up), what
-// the watch noted (a CRD not installed) and what the server refused.
+// the watch noted (a CRD not installed) and what the server denied.
 func ReadNotes(name string, src Source, snap *fleet.Snapshot) []string {
 	var notes []string
 	if n, ok := src.(interface{ Notes() []string }); ok {

@@ -1,7 +1,6 @@
 package clustertest
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sandscope/sandscope/api/agentsandbox"
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/testcluster/kubelettest"
 )
@@ -121,19 +121,17 @@ func (f *agentFleet) execsIn(pod string) int {
 	return n
 }
 
-// refusalCode is the code of the one JSON error object on stderr.
+// refusalCode is the code of the one JSON error object on stderr, which
+// must say that nothing ran.
 func refusalCode(t *testing.T, stderr string) (code, message string) {
 	t.Helper()
-	var v struct {
-		Error struct{ Code, Message, Executed string }
+	e := clitest.Result{Stderr: stderr}.ErrorObject(t, "code", "message", "executed")
+	if e["executed"] != "no" {
+		t.Errorf("refusal says executed %v: %s", e["executed"], stderr)
 	}
-	if strings.Count(strings.TrimSpace(stderr), "\n") != 0 || json.Unmarshal([]byte(stderr), &v) != nil {
-		t.Fatalf("stderr is not one JSON error object: %q", stderr)
-	}
-	if v.Error.Executed != "no" {
-		t.Errorf("refusal says executed %q: %s", v.Error.Executed, stderr)
-	}
-	return v.Error.Code, v.Error.Message
+	code, _ = e["code"].(string)
+	message, _ = e["message"].(string)
+	return code, message
 }
 
 // `sandscope exec CLAIM` as a user of an agent-sandbox fleet runs it, on a

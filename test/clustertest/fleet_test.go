@@ -4,7 +4,6 @@
 package clustertest
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
 	"github.com/sandscope/sandscope/cli"
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
@@ -62,10 +62,8 @@ func (f *fleet) run(args ...string) (string, string, int) {
 }
 
 func runWith(kubeconfig string, args ...string) (string, string, int) {
-	var out, errOut bytes.Buffer
-	args = append([]string{"--kubeconfig", kubeconfig, "--image-checks", "off"}, args...)
-	code := cli.Main(args, strings.NewReader(""), &out, &errOut)
-	return out.String(), errOut.String(), code
+	r := clitest.Run(cli.Main, "", append([]string{"--kubeconfig", kubeconfig, "--image-checks", "off"}, args...)...)
+	return r.Stdout, r.Stderr, r.Code
 }
 
 // kubeconfigAt copies the test kubeconfig with its cluster's server moved
