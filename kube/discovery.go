@@ -64,7 +64,7 @@ func DiscoverSources(ctx context.Context, disc discovery.DiscoveryInterface) (So
 	dc := discovery.ToDiscoveryInterfaceWithContext(disc)
 	groups, resources, failed, err := groupsAndMaybeResources(ctx, dc)
 	if err != nil {
-		return s, refusedDiscovery(ctx, dc, err)
+		return s, discoveryError(ctx, dc, err)
 	}
 	s.Agent = agentResource(groups)
 	osGV := schema.GroupVersion{Group: OpenSandboxGroup, Version: OpenSandboxVersion}
@@ -107,13 +107,13 @@ func DiscoverSources(ctx context.Context, disc discovery.DiscoveryInterface) (So
 	return s, nil
 }
 
-// refusedDiscovery is the error of a failed discovery of the groups. client-go
-// reads /api and /apis raw, which keeps only the status code of a refusal:
+// discoveryError is the error of a failed discovery of the groups. client-go
+// reads /api and /apis raw, which keeps only the status code of a denial:
 // the server's own words ("forbidden: User ... cannot get path ...") are
-// lost. A group version's request decodes them, so a refused discovery asks
+// lost. A group version's request decodes them, so a denied discovery asks
 // for OpenSandbox's, as sandscope did before reading /apis, and reports its
-// refusal.
-func refusedDiscovery(ctx context.Context, dc discovery.DiscoveryInterfaceWithContext, err error) error {
+// denial.
+func discoveryError(ctx context.Context, dc discovery.DiscoveryInterfaceWithContext, err error) error {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return fmt.Errorf("discovering API groups: %w", err)

@@ -139,7 +139,7 @@ type lookup struct {
 	agents []*model.AgentSandbox
 	claims []*model.SandboxClaim // agent-sandbox claims named like the ref (lookup_claims.go)
 	notes  []string
-	// forbidden lists the kinds the server refused to a lookup by name:
+	// forbidden lists the kinds the server denied to a lookup by name:
 	// the name could be one of those.
 	forbidden []string
 	err       error // the first object that could not be read into the model

@@ -131,7 +131,7 @@ type Server struct {
 	analysis atomic.Pointer[analysis]
 	restarts *restartCounter // only the analysis loop touches it
 	registry *prometheus.Registry
-	refused  string // the refusals last logged (the analysis loop only)
+	denied   string // the denials last logged (the analysis loop only)
 
 	auth *apiServerAuth // nil: InsecurePlainHTTP
 	cert *servingCert   // nil: InsecurePlainHTTP
@@ -394,20 +394,20 @@ func (s *Server) analyze(ctx context.Context) {
 		}
 	}
 	if src.snap != nil {
-		s.logRefused(src.snap.Status.Forbidden)
+		s.logDenied(src.snap.Status.Forbidden)
 	}
 	restarts := s.restarts.observe(src.snap, rep.Findings)
 	s.analysis.Store(&analysis{report: rep, restarts: restarts})
 }
 
-// logRefused says, once per change, which requests the server refuses: a
+// logDenied says, once per change, which requests the server denies: a
 // ServiceAccount missing a verb of deploy/clusterrole.yaml shows here.
-func (s *Server) logRefused(forbidden []string) {
+func (s *Server) logDenied(forbidden []string) {
 	now := strings.Join(forbidden, "; ")
-	if now == s.refused {
+	if now == s.denied {
 		return
 	}
-	s.refused = now
+	s.denied = now
 	if now == "" {
 		fmt.Fprintln(s.opts.Log, "sandscope serve: every watch is allowed again")
 		return
