@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/sandscope/sandscope/api/agentsandbox"
 	"github.com/sandscope/sandscope/internal/testcluster"
@@ -81,8 +82,16 @@ func TestAgentControllerSequencesOnARealAPIServer(t *testing.T) {
 	s.mu.Lock()
 	lastRV, exp := expiring.obj.GetResourceVersion(), expiring.name
 	s.mu.Unlock()
+	// The simulation has deleted the Pod; the Pods' recorder hears of it on
+	// a watch of its own, which may come after the Sandboxes' and the fleet's.
+	podGone := func() bool {
+		return slices.ContainsFunc(pods.snapshot(), func(ev watch.Event) bool {
+			p, ok := ev.Object.(*corev1.Pod)
+			return ok && p.Name == exp && ev.Type == watch.Deleted
+		})
+	}
 	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		got := sbs.holds(lastRV)
+		got := sbs.holds(lastRV) && podGone()
 		snap := w.Fleet().Snapshot()
 		row := snap.Sandbox(model.SandboxKey(model.EngineAgent, ns, exp))
 		return got && row != nil && row.State == model.StateExpired && len(snap.ClaimRows()) == 3, nil
