@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sandscope/sandscope/internal/crash"
@@ -87,6 +88,11 @@ wait:
 			if err == nil {
 				err = ctx.Err()
 			}
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				// Discovery runs beside the first list: a server gone while it
+				// answers ends Run, and is as unreachable as one the lists lost.
+				return nil, connRefusedError(s.Clients.Server, time.Now(), err)
+			}
 			return nil, slow(fmt.Errorf("watching the fleet: %w", err))
 		case err := <-synced:
 			if err != nil {
@@ -95,8 +101,7 @@ wait:
 			break wait
 		case <-check.C:
 			if since, ok := w.ConnRefusedSince(); ok && time.Since(since) >= connRefusedGrace {
-				return nil, fmt.Errorf("the API server refuses connections (nothing listens at %s) since %s",
-					s.Clients.Server, since.UTC().Format(time.RFC3339))
+				return nil, connRefusedError(s.Clients.Server, since, nil)
 			}
 			p := w.SyncProgress()
 			if got, _ := model.SyncTotals(p); got > received {
@@ -200,4 +205,14 @@ func (r *settlingReader) settle(ctx context.Context) bool {
 		case <-tick.C:
 		}
 	}
+}
+
+// connRefusedError says that nothing listens at server since then; cause,
+// when there is one, is the request that found it so.
+func connRefusedError(server string, since time.Time, cause error) error {
+	msg := fmt.Sprintf("the API server refuses connections (nothing listens at %s) since %s", server, since.UTC().Format(time.RFC3339))
+	if cause == nil {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s: %w", msg, cause)
 }

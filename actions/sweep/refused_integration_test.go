@@ -15,30 +15,33 @@ import (
 	"github.com/sandscope/sandscope/model"
 )
 
-// A context whose API server goes away during the sweep, after discovery
-// and before the fleet is listed: a server that refuses connections is not
-// there, and the sweep says so within seconds instead of waiting out its
-// timeout; a server that accepts connections and does not answer (frozen)
-// may only be slow, and gets the whole timeout.
+// A context whose API server goes away during the sweep, while the fleet
+// is listed or while discovery (which runs beside the first list) still
+// asks: a server that refuses connections is not there, and the sweep says
+// so within seconds instead of waiting out its timeout; a server that
+// accepts connections and does not answer (frozen) may only be slow, and
+// gets the whole timeout.
 func TestSweepServerGoneAfterConnect(t *testing.T) {
 	f := newFleet(t)
 	f.sandbox("alive", "python:3.12-slim", userCommand, nil)
 	f.running("alive", "10.3.1.1", "Succeed")
 	for _, tc := range []struct {
 		name      string
+		held      string // the path whose first request waits for the server to go
 		lose      func(testing.TB)
 		timeout   time.Duration
 		wantFast  bool
 		wantError string
 	}{
-		{"refusing", f.c.StopAPIServer, 30 * time.Second, true, "refuses connections"},
-		{"frozen", f.c.FreezeAPIServer, 4 * time.Second, false, "did not sync"},
+		{"refusing", "/pods", f.c.StopAPIServer, 30 * time.Second, true, "refuses connections"},
+		{"refusing during discovery", "/apis", f.c.StopAPIServer, 30 * time.Second, true, "refuses connections"},
+		{"frozen", "/pods", f.c.FreezeAPIServer, 4 * time.Second, false, "did not sync"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// The first Pod list waits until the server is gone, then goes
-			// out to it: the sweep has connected and discovered the
-			// resources, and loses the server while it lists.
-			hold := &holdFirstPodList{reached: make(chan struct{}), release: make(chan struct{})}
+			// The first request for the held path waits until the server is
+			// gone, then goes out to it: the sweep has connected, and loses
+			// the server while it lists or discovers.
+			hold := &holdFirst{suffix: tc.held, reached: make(chan struct{}), release: make(chan struct{})}
 			cfg := rest.CopyConfig(f.c.Config)
 			cfg.Wrap(hold.wrap)
 			clients, err := kube.NewClients(cfg, f.ns)
@@ -58,7 +61,7 @@ func TestSweepServerGoneAfterConnect(t *testing.T) {
 			select {
 			case <-hold.reached:
 			case <-done:
-				t.Fatalf("the sweep ended before listing Pods: %+v", rep.Contexts)
+				t.Fatalf("the sweep ended before asking for %s: %+v", tc.held, rep.Contexts)
 			}
 			lost := time.Now()
 			tc.lose(t)
@@ -85,16 +88,17 @@ func TestSweepServerGoneAfterConnect(t *testing.T) {
 	}
 }
 
-// holdFirstPodList holds the first request for a list of Pods until release
-// is closed, and says when it is held.
-type holdFirstPodList struct {
+// holdFirst holds the first request for a path ending in suffix until
+// release is closed, and says when it is held.
+type holdFirst struct {
+	suffix           string
 	once             sync.Once
 	reached, release chan struct{}
 }
 
-func (h *holdFirstPodList) wrap(next http.RoundTripper) http.RoundTripper {
+func (h *holdFirst) wrap(next http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		if strings.HasSuffix(req.URL.Path, "/pods") {
+		if strings.HasSuffix(req.URL.Path, h.suffix) {
 			first := false
 			h.once.Do(func() { first = true })
 			if first {
