@@ -76,3 +76,22 @@ func TestNoHarnessInTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// heavyStacks are module trees the binary must not link: the API server's
+// own webhook stack (CEL, gRPC, OpenTelemetry, audit) roughly doubled the
+// binary and added about 20 MB to every command's RSS, for what two
+// client-go calls do (serve's reviews, docs/design.md).
+var heavyStacks = []string{"k8s.io/apiserver/", "github.com/google/cel-go/", "google.golang.org/grpc", "go.opentelemetry.io/"}
+
+func TestNoServerStackInTheBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for _, p := range goList(t, "-deps", ".") {
+		for _, heavy := range heavyStacks {
+			if strings.HasPrefix(p, heavy) {
+				t.Errorf("the binary links %s", p)
+			}
+		}
+	}
+}

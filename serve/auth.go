@@ -9,12 +9,8 @@ import (
 
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/apis/apiserver"
-	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 )
 
 // The caches and time limits of the delegated checks: those of
@@ -37,10 +33,17 @@ var reviewBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, 
 // `get` on the request's path (a non-resource URL, /metrics or /findings)
 // by a SubjectAccessReview, as kube-rbac-proxy and controller-runtime's
 // metrics filters do. Both answers are cached.
+//
+// The two reviews are asked through client-go directly rather than through
+// k8s.io/apiserver's delegating authenticator and authorizer: those link
+// the API server's webhook stack (CEL, gRPC, OpenTelemetry, audit) into
+// every sandscope command, which doubled the binary and added about 20 MB
+// to the RSS of the TUI (docs/design.md, "The exporter asks the API server
+// who may read it").
 type apiServerAuth struct {
-	authn authenticator.Request
-	authz authorizer.Authorizer
-	log   io.Writer
+	tokens *tokenReviewer
+	access *accessReviewer
+	log    io.Writer
 	// A flood of bad requests must not flood the log: one line a minute for
 	// each kind of refusal says why requests are being refused.
 	unauthenticated, denied, failed rate.Sometimes
@@ -53,27 +56,10 @@ func newAPIServerAuth(kube kubernetes.Interface, log io.Writer) (*apiServerAuth,
 	if kube == nil {
 		return nil, errors.New("no API server to check requests with")
 	}
-	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous:                &apiserver.AnonymousAuthConfig{Enabled: false},
-		TokenAccessReviewClient:  kube.AuthenticationV1(),
-		TokenAccessReviewTimeout: reviewTimeout,
-		WebhookRetryBackoff:      &reviewBackoff,
-		CacheTTL:                 authnCacheTTL,
-	}.New()
-	if err != nil {
-		return nil, fmt.Errorf("token reviews: %w", err)
-	}
-	authz, err := authorizerfactory.DelegatingAuthorizerConfig{
-		SubjectAccessReviewClient: kube.AuthorizationV1(),
-		AllowCacheTTL:             authzAllowCacheTTL,
-		DenyCacheTTL:              authzDenyCacheTTL,
-		WebhookRetryBackoff:       &reviewBackoff,
-	}.New()
-	if err != nil {
-		return nil, fmt.Errorf("subject access reviews: %w", err)
-	}
 	return &apiServerAuth{
-		authn: authn, authz: authz, log: log,
+		tokens:          newTokenReviewer(kube.AuthenticationV1().TokenReviews(), clock.RealClock{}, authnCacheTTL, reviewTimeout, reviewBackoff),
+		access:          newAccessReviewer(kube.AuthorizationV1().SubjectAccessReviews(), clock.RealClock{}, authzAllowCacheTTL, authzDenyCacheTTL, reviewTimeout, reviewBackoff),
+		log:             log,
 		unauthenticated: rate.Sometimes{Interval: time.Minute},
 		denied:          rate.Sometimes{Interval: time.Minute},
 		failed:          rate.Sometimes{Interval: time.Minute},
@@ -81,11 +67,12 @@ func newAPIServerAuth(kube kubernetes.Interface, log io.Writer) (*apiServerAuth,
 }
 
 // protect answers 401 to a request without a token the API server accepts,
-// 403 to a user not allowed `get` on the path, and passes the rest to h.
-// Only GET and HEAD reach it (the mux's patterns), so the verb is `get`.
+// 403 to a user not allowed `get` on the path, 500 when the API server
+// could not answer either question, and passes the rest to h. Only GET and
+// HEAD reach it (the mux's patterns), so the verb is `get`.
 func (a *apiServerAuth) protect(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		res, ok, err := a.authn.AuthenticateRequest(r)
+		user, ok, err := a.authenticate(r)
 		if err != nil || !ok {
 			if err != nil {
 				a.logSometimes(&a.unauthenticated, "sandscope serve: refused %s %s: authentication: %v", r.Method, r.URL.Path, err)
@@ -94,23 +81,32 @@ func (a *apiServerAuth) protect(h http.Handler) http.Handler {
 			http.Error(w, "Unauthorized: a bearer token the API server accepts is required", http.StatusUnauthorized)
 			return
 		}
-		attrs := authorizer.AttributesRecord{User: res.User, Verb: "get", Path: r.URL.Path, ResourceRequest: false}
-		decision, reason, err := a.authz.Authorize(r.Context(), attrs)
+		allowed, reason, err := a.access.mayGet(r.Context(), user, r.URL.Path)
 		switch {
 		case err != nil:
-			a.logSometimes(&a.failed, "sandscope serve: refused %s %s to %q: authorization: %v", r.Method, r.URL.Path, res.User.GetName(), err)
+			a.logSometimes(&a.failed, "sandscope serve: refused %s %s to %q: authorization: %v", r.Method, r.URL.Path, user.Name, err)
 			http.Error(w, "cannot check authorization with the API server", http.StatusInternalServerError)
-		case decision != authorizer.DecisionAllow:
+		case !allowed:
 			if reason != "" {
 				reason = " (" + reason + ")"
 			}
 			a.logSometimes(&a.denied, "sandscope serve: refused %s %s: %q may not get the non-resource URL %s%s",
-				r.Method, r.URL.Path, res.User.GetName(), r.URL.Path, reason)
-			http.Error(w, fmt.Sprintf("Forbidden: %q may not get %s", res.User.GetName(), r.URL.Path), http.StatusForbidden)
+				r.Method, r.URL.Path, user.Name, r.URL.Path, reason)
+			http.Error(w, fmt.Sprintf("Forbidden: %q may not get %s", user.Name, r.URL.Path), http.StatusForbidden)
 		default:
 			h.ServeHTTP(w, r)
 		}
 	})
+}
+
+// authenticate is who r's bearer token belongs to; ok is false without a
+// token or with one the API server does not accept.
+func (a *apiServerAuth) authenticate(r *http.Request) (reviewedUser, bool, error) {
+	token, err := bearerToken(r)
+	if err != nil {
+		return reviewedUser{}, false, nil
+	}
+	return a.tokens.review(r.Context(), token)
 }
 
 func (a *apiServerAuth) logSometimes(every *rate.Sometimes, format string, args ...any) {
