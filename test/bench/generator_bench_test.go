@@ -120,9 +120,12 @@ func genBinary(b *testing.B, kubeconfig, ns string, n int, res *results) {
 	if !ok {
 		return
 	}
+	env := []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}
+	if *binHeapProfile != "" {
+		env = append(env, "SANDSCOPE_HEAPPROFILE="+*binHeapProfile)
+	}
 	start := time.Now()
-	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50, Env: []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}},
-		bin, "--kubeconfig", kubeconfig, "-n", ns)
+	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50, Env: env}, bin, "--kubeconfig", kubeconfig, "-n", ns)
 	s.WaitForRegexp(regexp.MustCompile(fmt.Sprintf(`(?s)synced.*\b%s sandboxes\b`, countPattern(n))), 40*time.Minute)
 	full := time.Since(start)
 	pid := s.PID()
