@@ -31,23 +31,26 @@ func newCpCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cp [-n NS] SRC DST [-c CONTAINER] [--via kube|execd|execd-direct] [-o text|json]",
 		Short: "Copy files to or from a sandbox, after proving the target is still the sandbox's own Pod",
-		Long: "cp copies a file or a directory between this machine and a sandbox, in kubectl cp's syntax:\n" +
-			"  sandscope cp SANDBOX:/remote/path LOCAL     download (into LOCAL when it is a directory)\n" +
-			"  sandscope cp LOCAL SANDBOX:/remote/path     upload (/remote/path becomes the copy)\n" +
-			"  pod/NAME:/path names a Pod; - is standard input (upload) or output (one file, download).\n" +
-			"  sandscope cp --selector SEL|--all-of-pool POOL LOCAL :/path -o jsonl   upload to many, one JSON line each\n\n" +
-			"The target is checked as exec checks it (Pod name, UID and current IP, read live) before anything is sent\n" +
-			"or read, and again after. A download is extracted beside its destination under a temporary name and put in\n" +
-			"place only once the second check passed. What comes back from a sandbox is hostile: an archive entry that\n" +
-			"would land outside the destination (absolute, .., through or as a symlink pointing out, a hard link to\n" +
-			"anything but a file it wrote), a device or FIFO, or more than --max-bytes / --max-entries refuses the whole\n" +
-			"download and leaves nothing; set-uid bits are dropped.\n\n" +
-			"Transports: kube (tar over pods/exec, as kubectl cp), execd and execd-direct (execd's files API, one file).\n\n" +
-			"Exit codes: 0 copied and confirmed; 2 a usage error (code USAGE); 1 the copy reached the sandbox's own Pod\n" +
-			"and failed there (nothing\n" +
-			"written for a download); 125 refused before anything was sent or written; 126 unknown (an upload may be\n" +
-			"partly written; a download is kept only under the temporary name it names). A failure prints one JSON\n" +
-			"object on stderr: {\"error\":{\"code\",\"message\",\"retryable\",\"executed\",\"written\",\"evidence\"}}.",
+		Long: `cp copies a file or a directory between this machine and a sandbox, in kubectl cp's syntax:
+  sandscope cp SANDBOX:/remote/path LOCAL     download (into LOCAL when it is a directory)
+  sandscope cp LOCAL SANDBOX:/remote/path     upload (/remote/path becomes the copy)
+  pod/NAME:/path names a Pod; - is standard input (upload) or output (one file, download).
+  sandscope cp --selector SEL|--all-of-pool POOL LOCAL :/path -o jsonl   upload to many, one JSON line each
+
+The target is checked as exec checks it (Pod name, UID and current IP, read live) before anything is sent
+or read, and again after. A download is extracted beside its destination under a temporary name and put in
+place only once the second check passed. What comes back from a sandbox is hostile: an archive entry that
+would land outside the destination (absolute, .., through or as a symlink pointing out, a hard link to
+anything but a file it wrote), a device or FIFO, or more than --max-bytes / --max-entries refuses the whole
+download and leaves nothing; set-uid bits are dropped.
+
+Transports: kube (tar over pods/exec, as kubectl cp), execd and execd-direct (execd's files API, one file).
+
+Exit codes: 0 copied and confirmed; 2 a usage error (code USAGE); 1 the copy reached the sandbox's own Pod
+and failed there (nothing
+written for a download); 125 refused before anything was sent or written; 126 unknown (an upload may be
+partly written; a download is kept only under the temporary name it names). A failure prints one JSON
+object on stderr: {"error":{"code","message","retryable","executed","written","evidence"}}.`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: g.completeSandbox,
 		RunE: func(cmd *cobra.Command, args []string) error {

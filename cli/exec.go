@@ -41,18 +41,21 @@ func newExecCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec [-n NS] SANDBOX|pod/NAME [--via kube|execd|execd-direct] [-c CONTAINER] [-i] [-t] [--timeout D] -- CMD [ARGS...]",
 		Short: "Run a command in a sandbox, after proving the target is still the Pod it means",
-		Long: "exec reads the target Pod live from the API server immediately before sending anything and requires the\n" +
-			"bound UID, phase Running, no deletion, the Pod's current IP and no other live Pod holding that IP, then checks\n" +
-			"again after the command. The command runs in the main container (\"sandbox\" for OpenSandbox, else the first).\n" +
-			"With -i -t and no command it opens a shell (bash, then sh).\n\n" +
-			"With --demo it runs in the embedded simulated fleet: the simulation answers the command, and -i -t opens a\n" +
-			"simulated shell; nothing runs on this machine.\n\n" +
-			"Transports: kube (pods/exec via the API server), execd (the sandbox's exec daemon on port 44772 through a\n" +
-			"port-forward), execd-direct (http://<podIP>:44772, from inside the cluster). execd's access token comes from\n" +
-			"--execd-token, $SANDSCOPE_EXECD_TOKEN or --execd-token-secret NS/NAME:KEY and is never printed.\n\n" +
-			"Exit codes: the command's own when it ran; 2 a usage error (code USAGE); 125 when sandscope refused or\n" +
-			"failed before anything ran; 126 when the outcome is unknown (the request may have run: never retry it blindly). A refusal or failure\n" +
-			"prints one JSON object on stderr: {\"error\":{\"code\",\"message\",\"retryable\",\"executed\":\"no|unknown|yes\",\"evidence\":[...]}}.",
+		Long: `exec reads the target Pod live from the API server immediately before sending anything and requires the
+bound UID, phase Running, no deletion, the Pod's current IP and no other live Pod holding that IP, then checks
+again after the command. The command runs in the main container ("sandbox" for OpenSandbox, else the first).
+With -i -t and no command it opens a shell (bash, then sh).
+
+With --demo it runs in the embedded simulated fleet: the simulation answers the command, and -i -t opens a
+simulated shell; nothing runs on this machine.
+
+Transports: kube (pods/exec via the API server), execd (the sandbox's exec daemon on port 44772 through a
+port-forward), execd-direct (http://<podIP>:44772, from inside the cluster). execd's access token comes from
+--execd-token, $SANDSCOPE_EXECD_TOKEN or --execd-token-secret NS/NAME:KEY and is never printed.
+
+Exit codes: the command's own when it ran; 2 a usage error (code USAGE); 125 when sandscope refused or
+failed before anything ran; 126 when the outcome is unknown (the request may have run: never retry it blindly). A refusal or failure
+prints one JSON object on stderr: {"error":{"code","message","retryable","executed":"no|unknown|yes","evidence":[...]}}.`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: g.completeSandbox,
 		RunE: func(cmd *cobra.Command, args []string) error {
