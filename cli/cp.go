@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/files"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/textsafe"
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -102,12 +99,9 @@ func newCpError(err error) *cpError {
 }
 
 func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) error {
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	quietClientGo()
 	fail := func(err error) error { return printCpError(g, err) }
-	usage := func(format string, args ...any) error {
-		return fail(&refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
-	}
+	usage := func(format string, args ...any) error { return fail(usageRefusal(format, args...)) }
 	src, err := files.ParseLocation(srcArg)
 	if err != nil {
 		return usage("%v", err)
@@ -140,29 +134,14 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	if g.ReadOnly && dst.Remote {
 		return fail(refusal.New(refusal.CodeReadOnly, "sandscope runs read-only (--readonly): uploads are refused; downloads stay allowed", false))
 	}
-	var conn *backend.Conn
-	if fanOut {
-		// --selector picks the sandboxes here, not which Pods are sandboxes.
-		o, err := g.envOptions()
-		if err != nil {
-			return err
-		}
-		o.PodSelector = ""
-		conn, err = backend.New(o).Context("").Connect(ctx)
-		if err != nil {
-			return fail(connectFailure(err))
-		}
-	} else if conn, err = g.connect(ctx); err != nil {
-		return fail(connectFailure(err))
-	}
-	defer conn.Close()
-	token, err := execdTokenFrom(ctx, conn, &f.execFlags)
+	conn, token, err := connectForTargets(ctx, g, &f.execFlags, fanOut)
 	if err != nil {
 		return fail(err)
 	}
+	defer conn.Close()
 	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {
-		return fail(&refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return fail(unreachedRefusal(err))
 	}
 	c := &files.Copier{Exec: x, ReadOnly: g.ReadOnly, Limits: files.Limits{MaxBytes: f.maxBytes, MaxEntries: f.maxEntries}}
 	target := files.Target{Namespace: namespace, Container: f.container, Via: via, Timeout: f.timeout,
@@ -202,24 +181,14 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 // selector or pool picks, each checked on its own, one JSON line each.
 func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *backend.Conn, c *files.Copier, target files.Target, local, remote string) error {
 	if f.expectUID != "" || f.expectIP != "" {
-		return printCpError(g, &refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
-			Message: "--expect-uid/--expect-ip name one Pod: give one target instead"})
+		return printCpError(g, usageRefusal("--expect-uid/--expect-ip name one Pod: give one target instead"))
 	}
 	if local == "-" {
-		return printCpError(g, &refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
-			Message: "standard input cannot be uploaded to many sandboxes: give a local file"})
+		return printCpError(g, usageRefusal("standard input cannot be uploaded to many sandboxes: give a local file"))
 	}
-	namespace := g.Kube.Namespace()
-	if g.AllNamespaces {
-		namespace = ""
-	}
-	sel := kube.SelectOptions{Namespace: namespace, Pool: f.pool}
-	if f.pool == "" {
-		sel.Selector = g.Selector
-	}
-	keys, err := conn.Clients.SelectSandboxes(ctx, sel)
+	keys, err := conn.Clients.SelectSandboxes(ctx, fanOutSelection(g, &f.execFlags))
 	if err != nil {
-		return printCpError(g, &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return printCpError(g, unreachedRefusal(err))
 	}
 	var mu sync.Mutex
 	var unknown, refused bool
