@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/actions/execute"
 	"github.com/sandscope/sandscope/actions/files"
 	"github.com/sandscope/sandscope/actions/refusal"
 	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/textsafe"
-	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -31,23 +28,26 @@ func newCpCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cp [-n NS] SRC DST [-c CONTAINER] [--via kube|execd|execd-direct] [-o text|json]",
 		Short: "Copy files to or from a sandbox, after proving the target is still the sandbox's own Pod",
-		Long: "cp copies a file or a directory between this machine and a sandbox, in kubectl cp's syntax:\n" +
-			"  sandscope cp SANDBOX:/remote/path LOCAL     download (into LOCAL when it is a directory)\n" +
-			"  sandscope cp LOCAL SANDBOX:/remote/path     upload (/remote/path becomes the copy)\n" +
-			"  pod/NAME:/path names a Pod; - is standard input (upload) or output (one file, download).\n" +
-			"  sandscope cp --selector SEL|--all-of-pool POOL LOCAL :/path -o jsonl   upload to many, one JSON line each\n\n" +
-			"The target is checked as exec checks it (Pod name, UID and current IP, read live) before anything is sent\n" +
-			"or read, and again after. A download is extracted beside its destination under a temporary name and put in\n" +
-			"place only once the second check passed. What comes back from a sandbox is hostile: an archive entry that\n" +
-			"would land outside the destination (absolute, .., through or as a symlink pointing out, a hard link to\n" +
-			"anything but a file it wrote), a device or FIFO, or more than --max-bytes / --max-entries refuses the whole\n" +
-			"download and leaves nothing; set-uid bits are dropped.\n\n" +
-			"Transports: kube (tar over pods/exec, as kubectl cp), execd and execd-direct (execd's files API, one file).\n\n" +
-			"Exit codes: 0 copied and confirmed; 2 a usage error (code USAGE); 1 the copy reached the sandbox's own Pod\n" +
-			"and failed there (nothing\n" +
-			"written for a download); 125 refused before anything was sent or written; 126 unknown (an upload may be\n" +
-			"partly written; a download is kept only under the temporary name it names). A failure prints one JSON\n" +
-			"object on stderr: {\"error\":{\"code\",\"message\",\"retryable\",\"executed\",\"written\",\"evidence\"}}.",
+		Long: `cp copies a file or a directory between this machine and a sandbox, in kubectl cp's syntax:
+  sandscope cp SANDBOX:/remote/path LOCAL     download (into LOCAL when it is a directory)
+  sandscope cp LOCAL SANDBOX:/remote/path     upload (/remote/path becomes the copy)
+  pod/NAME:/path names a Pod; - is standard input (upload) or output (one file, download).
+  sandscope cp --selector SEL|--all-of-pool POOL LOCAL :/path -o jsonl   upload to many, one JSON line each
+
+The target is checked as exec checks it (Pod name, UID and current IP, read live) before anything is sent
+or read, and again after. A download is extracted beside its destination under a temporary name and put in
+place only once the second check passed. What comes back from a sandbox is hostile: an archive entry that
+would land outside the destination (absolute, .., through or as a symlink pointing out, a hard link to
+anything but a file it wrote), a device or FIFO, or more than --max-bytes / --max-entries refuses the whole
+download and leaves nothing; set-uid bits are dropped.
+
+Transports: kube (tar over pods/exec, as kubectl cp), execd and execd-direct (execd's files API, one file).
+
+Exit codes: 0 copied and confirmed; 2 a usage error (code USAGE); 1 the copy reached the sandbox's own Pod
+and failed there (nothing
+written for a download); 125 refused before anything was sent or written; 126 unknown (an upload may be
+partly written; a download is kept only under the temporary name it names). A failure prints one JSON
+object on stderr: {"error":{"code","message","retryable","executed","written","evidence"}}.`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: g.completeSandbox,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -99,12 +99,9 @@ func newCpError(err error) *cpError {
 }
 
 func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) error {
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	quietClientGo()
 	fail := func(err error) error { return printCpError(g, err) }
-	usage := func(format string, args ...any) error {
-		return fail(&refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
-	}
+	usage := func(format string, args ...any) error { return fail(usageRefusal(format, args...)) }
 	src, err := files.ParseLocation(srcArg)
 	if err != nil {
 		return usage("%v", err)
@@ -137,29 +134,14 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	if g.ReadOnly && dst.Remote {
 		return fail(refusal.New(refusal.CodeReadOnly, "sandscope runs read-only (--readonly): uploads are refused; downloads stay allowed", false))
 	}
-	var conn *backend.Conn
-	if fanOut {
-		// --selector picks the sandboxes here, not which Pods are sandboxes.
-		o, err := g.envOptions()
-		if err != nil {
-			return err
-		}
-		o.PodSelector = ""
-		conn, err = backend.New(o).Context("").Connect(ctx)
-		if err != nil {
-			return fail(connectFailure(err))
-		}
-	} else if conn, err = g.connect(ctx); err != nil {
-		return fail(connectFailure(err))
-	}
-	defer conn.Close()
-	token, err := execdTokenFrom(ctx, conn, &f.execFlags)
+	conn, token, err := connectForTargets(ctx, g, &f.execFlags, fanOut)
 	if err != nil {
 		return fail(err)
 	}
+	defer conn.Close()
 	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {
-		return fail(&refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return fail(unreachedRefusal(err))
 	}
 	c := &files.Copier{Exec: x, ReadOnly: g.ReadOnly, Limits: files.Limits{MaxBytes: f.maxBytes, MaxEntries: f.maxEntries}}
 	target := files.Target{Namespace: namespace, Container: f.container, Via: via, Timeout: f.timeout,
@@ -199,24 +181,14 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 // selector or pool picks, each checked on its own, one JSON line each.
 func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *backend.Conn, c *files.Copier, target files.Target, local, remote string) error {
 	if f.expectUID != "" || f.expectIP != "" {
-		return printCpError(g, &refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
-			Message: "--expect-uid/--expect-ip name one Pod: give one target instead"})
+		return printCpError(g, usageRefusal("--expect-uid/--expect-ip name one Pod: give one target instead"))
 	}
 	if local == "-" {
-		return printCpError(g, &refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo,
-			Message: "standard input cannot be uploaded to many sandboxes: give a local file"})
+		return printCpError(g, usageRefusal("standard input cannot be uploaded to many sandboxes: give a local file"))
 	}
-	namespace := g.Kube.Namespace()
-	if g.AllNamespaces {
-		namespace = ""
-	}
-	sel := kube.SelectOptions{Namespace: namespace, Pool: f.pool}
-	if f.pool == "" {
-		sel.Selector = g.Selector
-	}
-	keys, err := conn.Clients.SelectSandboxes(ctx, sel)
+	keys, err := conn.Clients.SelectSandboxes(ctx, fanOutSelection(g, &f.execFlags))
 	if err != nil {
-		return printCpError(g, &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return printCpError(g, unreachedRefusal(err))
 	}
 	var mu sync.Mutex
 	var unknown, refused bool

@@ -41,18 +41,21 @@ func newExecCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec [-n NS] SANDBOX|pod/NAME [--via kube|execd|execd-direct] [-c CONTAINER] [-i] [-t] [--timeout D] -- CMD [ARGS...]",
 		Short: "Run a command in a sandbox, after proving the target is still the Pod it means",
-		Long: "exec reads the target Pod live from the API server immediately before sending anything and requires the\n" +
-			"bound UID, phase Running, no deletion, the Pod's current IP and no other live Pod holding that IP, then checks\n" +
-			"again after the command. The command runs in the main container (\"sandbox\" for OpenSandbox, else the first).\n" +
-			"With -i -t and no command it opens a shell (bash, then sh).\n\n" +
-			"With --demo it runs in the embedded simulated fleet: the simulation answers the command, and -i -t opens a\n" +
-			"simulated shell; nothing runs on this machine.\n\n" +
-			"Transports: kube (pods/exec via the API server), execd (the sandbox's exec daemon on port 44772 through a\n" +
-			"port-forward), execd-direct (http://<podIP>:44772, from inside the cluster). execd's access token comes from\n" +
-			"--execd-token, $SANDSCOPE_EXECD_TOKEN or --execd-token-secret NS/NAME:KEY and is never printed.\n\n" +
-			"Exit codes: the command's own when it ran; 2 a usage error (code USAGE); 125 when sandscope refused or\n" +
-			"failed before anything ran; 126 when the outcome is unknown (the request may have run: never retry it blindly). A refusal or failure\n" +
-			"prints one JSON object on stderr: {\"error\":{\"code\",\"message\",\"retryable\",\"executed\":\"no|unknown|yes\",\"evidence\":[...]}}.",
+		Long: `exec reads the target Pod live from the API server immediately before sending anything and requires the
+bound UID, phase Running, no deletion, the Pod's current IP and no other live Pod holding that IP, then checks
+again after the command. The command runs in the main container ("sandbox" for OpenSandbox, else the first).
+With -i -t and no command it opens a shell (bash, then sh).
+
+With --demo it runs in the embedded simulated fleet: the simulation answers the command, and -i -t opens a
+simulated shell; nothing runs on this machine.
+
+Transports: kube (pods/exec via the API server), execd (the sandbox's exec daemon on port 44772 through a
+port-forward), execd-direct (http://<podIP>:44772, from inside the cluster). execd's access token comes from
+--execd-token, $SANDSCOPE_EXECD_TOKEN or --execd-token-secret NS/NAME:KEY and is never printed.
+
+Exit codes: the command's own when it ran; 2 a usage error (code USAGE); 125 when sandscope refused or
+failed before anything ran; 126 when the outcome is unknown (the request may have run: never retry it blindly). A refusal or failure
+prints one JSON object on stderr: {"error":{"code","message","retryable","executed":"no|unknown|yes","evidence":[...]}}.`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: g.completeSandbox,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -114,15 +117,9 @@ func addTargetFlags(cmd *cobra.Command, g *Globals, f *execFlags, help targetFla
 }
 
 func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command []string) error {
-	// client-go reports broken streams through klog; stderr carries exactly
-	// one JSON object on failure, so those lines are dropped here.
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
-
+	quietClientGo()
 	fail := func(err error) error { return printExecError(g, err) }
-	usage := func(format string, args ...any) error {
-		return fail(&refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
-	}
+	usage := func(format string, args ...any) error { return fail(usageRefusal(format, args...)) }
 	via, err := execute.ParseVia(f.via)
 	if err != nil {
 		return usage("%v", err)
@@ -139,18 +136,14 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 
 	// With --demo the simulated fleet lives as long as this command; its
 	// exec daemons and simulated shell answer, nothing runs on this machine.
-	conn, err := g.connect(ctx)
-	if err != nil {
-		return fail(connectFailure(err))
-	}
-	defer conn.Close()
-	token, err := execdTokenFrom(ctx, conn, f)
+	conn, token, err := connectForTargets(ctx, g, f, false)
 	if err != nil {
 		return fail(err)
 	}
+	defer conn.Close()
 	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
 	if err != nil {
-		return fail(&refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return fail(unreachedRefusal(err))
 	}
 
 	if f.tty {
@@ -189,12 +182,9 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 // --all-of-pool picks, each identity-checked on its own, printing one JSON
 // line per sandbox.
 func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string) error {
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	quietClientGo()
 	fail := func(err error) error { return printExecError(g, err) }
-	usage := func(format string, args ...any) error {
-		return fail(&refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: fmt.Sprintf(format, args...)})
-	}
+	usage := func(format string, args ...any) error { return fail(usageRefusal(format, args...)) }
 	switch {
 	case f.output != "" && f.output != "jsonl":
 		return usage("-o %s: exec over many sandboxes writes jsonl only", f.output)
@@ -215,31 +205,14 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		_, err := execute.New(execute.Options{ReadOnly: true}).Run(ctx, execute.Request{Command: []string{"-"}})
 		return fail(err)
 	}
-	o, err := g.envOptions()
-	if err != nil {
-		return err
-	}
-	o.PodSelector = "" // --selector picks the sandboxes here, not which Pods are sandboxes
-	conn, err := backend.New(o).Context("").Connect(ctx)
-	if err != nil {
-		return fail(connectFailure(err))
-	}
-	defer conn.Close()
-	token, err := execdTokenFrom(ctx, conn, f)
+	conn, token, err := connectForTargets(ctx, g, f, true)
 	if err != nil {
 		return fail(err)
 	}
-	namespace := g.Kube.Namespace()
-	if g.AllNamespaces {
-		namespace = "" // without -n it is "" already: every namespace, the demo's fleet spanning several
-	}
-	sel := kube.SelectOptions{Namespace: namespace, Pool: f.pool, PodSelector: ""}
-	if f.pool == "" {
-		sel.Selector = g.Selector
-	}
-	x, keys, err := conn.ManyExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, sel, f.syncTimeout)
+	defer conn.Close()
+	x, keys, err := conn.ManyExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, fanOutSelection(g, f), f.syncTimeout)
 	if err != nil {
-		return fail(&refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err})
+		return fail(unreachedRefusal(err))
 	}
 	var mu sync.Mutex
 	tally := x.RunMany(ctx, keys, execute.Request{Via: via, Container: f.container, Command: command, Timeout: f.timeout}, f.maxParallel,
@@ -295,7 +268,27 @@ func connectFailure(err error) error {
 	if errors.As(err, &ce) && ce.Local {
 		return &refusal.Error{Code: execute.CodeConfig, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err}
 	}
+	return unreachedRefusal(err)
+}
+
+// unreachedRefusal is err from reaching the cluster or the targets (a
+// lookup, a list) before anything was sent: a refusal worth a retry.
+func unreachedRefusal(err error) error {
 	return &refusal.Error{Code: execute.CodeTransport, Executed: refusal.ExecutedNo, Retryable: true, Message: err.Error(), Err: err}
+}
+
+// usageRefusal is a request exec or cp cannot carry out as given: the
+// refusal their error printers turn into exit 2 with code USAGE.
+func usageRefusal(format string, args ...any) error {
+	return refusal.New(refusal.CodeUsage, fmt.Sprintf(format, args...), false)
+}
+
+// quietClientGo drops the lines client-go writes through klog (a broken
+// stream, a watch's trouble): exec's and cp's stderr carries exactly one
+// JSON object on failure, and the TUI's screen would be scribbled over.
+func quietClientGo() {
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 }
 
 func exitWith(code int) error {
@@ -303,6 +296,47 @@ func exitWith(code int) error {
 		return nil
 	}
 	return &ExitError{Code: code, Silent: true}
+}
+
+// fanOutSelection is the sandboxes a fan-out of exec or cp runs on: the
+// members of --all-of-pool, else those --selector matches; in -n's
+// namespace, or with -A in every one (without -n it is "" already: every
+// namespace, the demo's fleet spanning several).
+func fanOutSelection(g *Globals, f *execFlags) kube.SelectOptions {
+	namespace := g.Kube.Namespace()
+	if g.AllNamespaces {
+		namespace = ""
+	}
+	sel := kube.SelectOptions{Namespace: namespace, Pool: f.pool}
+	if f.pool == "" {
+		sel.Selector = g.Selector
+	}
+	return sel
+}
+
+// connectForTargets connects for exec and cp (under --demo: starts the
+// simulated fleet) and reads execd's access token there. A fan-out
+// (--selector or --all-of-pool) connects without the Pod selector: there
+// --selector picks the sandboxes, not which Pods are sandboxes. Every error
+// is a refusal, nothing having been sent; the caller closes the connection.
+func connectForTargets(ctx context.Context, g *Globals, f *execFlags, fanOut bool) (*backend.Conn, string, error) {
+	o, err := g.envOptions()
+	if err != nil {
+		return nil, "", &refusal.Error{Code: refusal.CodeUsage, Executed: refusal.ExecutedNo, Message: err.Error(), Err: err}
+	}
+	if fanOut {
+		o.PodSelector = ""
+	}
+	conn, err := backend.New(o).Context("").Connect(ctx)
+	if err != nil {
+		return nil, "", connectFailure(err)
+	}
+	token, err := execdTokenFrom(ctx, conn, f)
+	if err != nil {
+		conn.Close()
+		return nil, "", err
+	}
+	return conn, token, nil
 }
 
 // execdTokenFrom picks execd's token: the flag, else the environment, else

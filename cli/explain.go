@@ -39,15 +39,18 @@ func newExplainRestartCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "restart [-n NS] POD|SANDBOX --block-start TIME [--block-start TIME ...] [--container C] [-o text|json]",
 		Short: "Predict a liveness kill from the time the process blocked and compare it with the recorded restart",
-		Long: "restart computes, forward from the time the process blocked (--block-start, RFC 3339, from business logs),\n" +
-			"when the liveness probe would have had the container killed:\n\n" +
-			"  block start + failureThreshold × periodSeconds + terminationGracePeriodSeconds\n\n" +
-			"(the probe's own terminationGracePeriodSeconds wins over the Pod's), with the window its phase and\n" +
-			"timeoutSeconds allow, and compares it with the termination the Pod still records (lastState.terminated,\n" +
-			"finishedAt). A Pod records only the last termination of each container; with Events still there, the\n" +
-			"first Unhealthy and the Killing are shown beside the prediction. Verdicts computed from timing are\n" +
-			"inferred; the commands that confirm them are printed.\n\n" +
-			"Exit codes: 0 explained, 1 the Pod could not be read, 2 usage error.",
+		Long: `restart computes, forward from the time the process blocked (--block-start, RFC 3339, from business logs),
+when the liveness probe would have had the container killed:
+
+  block start + failureThreshold × periodSeconds + terminationGracePeriodSeconds
+
+(the probe's own terminationGracePeriodSeconds wins over the Pod's), with the window its phase and
+timeoutSeconds allow, and compares it with the termination the Pod still records (lastState.terminated,
+finishedAt). A Pod records only the last termination of each container; with Events still there, the
+first Unhealthy and the Killing are shown beside the prediction. Verdicts computed from timing are
+inferred; the commands that confirm them are printed.
+
+Exit codes: 0 explained, 1 the Pod could not be read, 2 usage error.`,
 		ValidArgsFunction: g.completeSandbox,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {

@@ -30,25 +30,29 @@ func newGetCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get sandboxes|pods|pools|claims|findings [NAME...] [-n NS | -A] [-l SEL] [-o table|wide|json|yaml|name|jsonpath=...]",
 		Short: "Print the fleet as sandscope sees it, the kubectl way (for scripts)",
-		Long: "get connects, lets the fleet sync once (as sweep does), prints and exits. It lists sandboxes (sb), their\n" +
-			"pods (po), pools (OpenSandbox Pools and agent-sandbox SandboxWarmPools), claims (agent-sandbox SandboxClaims with\n" +
-			"their sandboxes), or findings (the notices and restart forensics of `sweep`), in the current namespace, -n NS\n" +
-			"or every namespace (-A), optionally only the NAMEs given (for findings: of those sandboxes) and those\n" +
-			"matching -l (findings match by their sandbox's labels).\n\n" +
-			"Output, with kubectl's printers and conventions: a table (wide adds columns), json or yaml (apiVersion\n" +
-			output.APIVersion + ", kind List with items; one NAME prints the object itself), name (the Kubernetes\n" +
-			"objects, e.g. batchsandbox.sandbox.opensandbox.io/NAME, for kubectl), jsonpath=TEMPLATE or jsonpath-file=FILE.\n\n" +
-			"In get, -l/--selector filters what is listed, as kubectl's does; plain-Pod sandboxes are those labelled\n" +
-			"opensandbox.io/id.\n\n" +
-			"What the read could not see (a kind forbidden, a lookup that did not finish, an address not checked in other\n" +
-			"namespaces, a CRD missing that Pods name) makes it partial: everything seen is printed, each gap is a\n" +
-			"\"warning: partial:\" line on stderr, and get exits 1 unless --allow-partial.\n\n" +
-			"Exit codes: 0 printed; 1 the cluster could not be read, the read was partial, or a NAME was not found;\n" +
-			"2 usage error.",
-		Example: strings.ReplaceAll("  sandscope get sb -A\n"+
-			"  sandscope get sandboxes -l team=rl -o wide\n"+
-			"  sandscope get findings -A -o jsonpath='{range .items[*]}{.code} {.namespace}/{.sandbox}{\"\\n\"}{end}'\n"+
-			"  kubectl describe $(sandscope get sb -n team-rl -o name)", "sandscope", g.program()),
+		Long: `get connects, lets the fleet sync once (as sweep does), prints and exits. It lists sandboxes (sb), their
+pods (po), pools (OpenSandbox Pools and agent-sandbox SandboxWarmPools), claims (agent-sandbox SandboxClaims with
+their sandboxes), or findings (the notices and restart forensics of ` + "`sweep`" + `), in the current namespace, -n NS
+or every namespace (-A), optionally only the NAMEs given (for findings: of those sandboxes) and those
+matching -l (findings match by their sandbox's labels).
+
+Output, with kubectl's printers and conventions: a table (wide adds columns), json or yaml (apiVersion
+` + output.APIVersion + `, kind List with items; one NAME prints the object itself), name (the Kubernetes
+objects, e.g. batchsandbox.sandbox.opensandbox.io/NAME, for kubectl), jsonpath=TEMPLATE or jsonpath-file=FILE.
+
+In get, -l/--selector filters what is listed, as kubectl's does; plain-Pod sandboxes are those labelled
+opensandbox.io/id.
+
+What the read could not see (a kind forbidden, a lookup that did not finish, an address not checked in other
+namespaces, a CRD missing that Pods name) makes it partial: everything seen is printed, each gap is a
+"warning: partial:" line on stderr, and get exits 1 unless --allow-partial.
+
+Exit codes: 0 printed; 1 the cluster could not be read, the read was partial, or a NAME was not found;
+2 usage error.`,
+		Example: strings.ReplaceAll(`  sandscope get sb -A
+  sandscope get sandboxes -l team=rl -o wide
+  sandscope get findings -A -o jsonpath='{range .items[*]}{.code} {.namespace}/{.sandbox}{"\n"}{end}'
+  kubectl describe $(sandscope get sb -n team-rl -o name)`, "sandscope", g.program()),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				// kubectl's habit: name what can be listed, not "requires at least 1 arg".

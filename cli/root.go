@@ -99,9 +99,9 @@ func NewRootCommand(g *Globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "sandscope",
 		Short: "Inspect and act on Kubernetes sandbox fleets safely",
-		Long: "sandscope shows every sandbox of a fleet (OpenSandbox BatchSandbox, agent-sandbox Sandbox, labelled Pods)\n" +
-			"with its phase, notices and identity state, and runs identity-checked exec, fail-fast creates and sweeps.\n" +
-			"Without a subcommand it opens the terminal UI.",
+		Long: `sandscope shows every sandbox of a fleet (OpenSandbox BatchSandbox, agent-sandbox Sandbox, labelled Pods)
+with its phase, notices and identity state, and runs identity-checked exec, fail-fast creates and sweeps.
+Without a subcommand it opens the terminal UI.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version(),

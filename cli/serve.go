@@ -27,16 +27,18 @@ func newServeCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [-n NS | -A] [--listen :9808] [--tls-cert-file F --tls-private-key-file F | --insecure-plain-http]",
 		Short: "Watch the fleet continuously and serve Prometheus metrics and live findings (read-only)",
-		Long: "serve keeps the fleet in memory, as the terminal UI does, and serves:\n" +
-			"  /metrics   Prometheus metrics (sandscope_sandboxes, sandscope_identity, sandscope_findings, ...)\n" +
-			"  /findings  the latest analysis in the JSON contract of `sandscope sweep -o json`\n" +
-			"  /healthz   200 while the process runs\n" +
-			"  /readyz    200 once the fleet has synced\n\n" +
-			"It serves HTTPS (the certificate of --tls-cert-file, or a self-signed one made at start). /metrics and\n" +
-			"/findings need a bearer token the API server accepts, of a user allowed to `get` that path (a non-resource\n" +
-			"URL in RBAC): 401 without, 403 when not allowed. --insecure-plain-http serves plain HTTP to anyone, for local use.\n\n" +
-			"It is always read-only: it never execs, creates or deletes. Findings, restart forensics and the score are\n" +
-			"re-analyzed when the fleet changed, at most once per --analyze-every. SIGTERM shuts it down gracefully.",
+		Long: `serve keeps the fleet in memory, as the terminal UI does, and serves:
+  /metrics   Prometheus metrics (sandscope_sandboxes, sandscope_identity, sandscope_findings, ...)
+  /findings  the latest analysis in the JSON contract of ` + "`sandscope sweep -o json`" + `
+  /healthz   200 while the process runs
+  /readyz    200 once the fleet has synced
+
+It serves HTTPS (the certificate of --tls-cert-file, or a self-signed one made at start). /metrics and
+/findings need a bearer token the API server accepts, of a user allowed to ` + "`get`" + ` that path (a non-resource
+URL in RBAC): 401 without, 403 when not allowed. --insecure-plain-http serves plain HTTP to anyone, for local use.
+
+It is always read-only: it never execs, creates or deletes. Findings, restart forensics and the score are
+re-analyzed when the fleet changed, at most once per --analyze-every. SIGTERM shuts it down gracefully.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), g, f)

@@ -44,23 +44,28 @@ func newSweepCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sweep [-n NS | -A] [--context A,B,...] [-o table|json|junit] [--fail-on warning|error[,partial]]",
 		Short: "Report what is wrong with the sandbox fleet now (for cron, CI and incident channels)",
-		Long: "sweep reads every sandbox of one or more contexts (swept concurrently, each within --timeout) and reports\n" +
-			"findings with evidence: identity (IP_TAKEN, POD_DEAD, POD_GONE, UID_CHANGED, IP_STALE), STUCK_TERMINATING,\n" +
-			"ENTRYPOINT_NOT_RUN, NOT_EXEC_READY, STATE_MISMATCH, FAILED_STICKY, TASK_FAILED, POD_RECREATED and restart\n" +
-			"forensics (RESTART_OOM, RESTART_LIVENESS, RESTART_EVICTED, RESTART_UNEXPLAINED; `explain restart` checks a\n" +
-			"liveness kill's timing). A context that does not answer is CONTEXT_UNREACHABLE.\n\n" +
-			"--timeout bounds silence, not the total: while a context's initial lists keep arriving its clock starts again,\n" +
-			"up to --max-time in all; a context whose lists are still arriving then (or stopped halfway) is CONTEXT_PARTIAL\n" +
-			"with \"slow\" and \"syncing\": {received, total} in JSON, never unreachable. Lists that take longer than 2 s\n" +
-			"say how far they came on stderr every few seconds.\n\n" +
-			"--context takes a comma-separated list of kubeconfig contexts.\n\n" +
-			"The score (0-100) is 100 minus the weighted findings per sandbox: error 10, warning 3, info 1, at most 10\n" +
-			"per sandbox; an unreachable context counts as one failed sandbox. 100 means no finding at all.\n\n" +
-			"A context read partially (a kind forbidden, a lookup that did not finish, an address not checked in other\n" +
-			"namespaces, a CRD missing that Pods name) is CONTEXT_PARTIAL, \"partial\": true in JSON, and fails the sweep\n" +
-			"by default (--fail-on error,partial); --fail-on error alone lets it pass.\n\n" +
-			"Exit codes: 0 nothing --fail-on fails on, 1 findings at or above it (or a partial read), 2 usage error or every\n" +
-			"context unreachable.",
+		Long: `sweep reads every sandbox of one or more contexts (swept concurrently, each within --timeout) and reports
+findings with evidence: identity (IP_TAKEN, POD_DEAD, POD_GONE, UID_CHANGED, IP_STALE), STUCK_TERMINATING,
+ENTRYPOINT_NOT_RUN, NOT_EXEC_READY, STATE_MISMATCH, FAILED_STICKY, TASK_FAILED, POD_RECREATED and restart
+forensics (RESTART_OOM, RESTART_LIVENESS, RESTART_EVICTED, RESTART_UNEXPLAINED; ` + "`explain restart`" + ` checks a
+liveness kill's timing). A context that does not answer is CONTEXT_UNREACHABLE.
+
+--timeout bounds silence, not the total: while a context's initial lists keep arriving its clock starts again,
+up to --max-time in all; a context whose lists are still arriving then (or stopped halfway) is CONTEXT_PARTIAL
+with "slow" and "syncing": {received, total} in JSON, never unreachable. Lists that take longer than 2 s
+say how far they came on stderr every few seconds.
+
+--context takes a comma-separated list of kubeconfig contexts.
+
+The score (0-100) is 100 minus the weighted findings per sandbox: error 10, warning 3, info 1, at most 10
+per sandbox; an unreachable context counts as one failed sandbox. 100 means no finding at all.
+
+A context read partially (a kind forbidden, a lookup that did not finish, an address not checked in other
+namespaces, a CRD missing that Pods name) is CONTEXT_PARTIAL, "partial": true in JSON, and fails the sweep
+by default (--fail-on error,partial); --fail-on error alone lets it pass.
+
+Exit codes: 0 nothing --fail-on fails on, 1 findings at or above it (or a partial read), 2 usage error or every
+context unreachable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSweep(cmd.Context(), g, f)

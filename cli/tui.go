@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"golang.org/x/term"
-	"k8s.io/klog/v2"
 
 	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/textsafe"
@@ -19,10 +18,9 @@ import (
 
 // runTUI connects (or starts the demo fleet) and opens the terminal UI.
 func runTUI(ctx context.Context, g *Globals) error {
-	// client-go reports watch trouble through klog on stderr, which would
-	// scribble over the full-screen UI; the UI's header shows it instead.
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	// client-go's watch trouble would scribble over the full-screen UI; the
+	// UI's header shows it instead.
+	quietClientGo()
 	e, err := g.env()
 	if err != nil {
 		return err

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/watchlist"
 
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -71,7 +70,7 @@ func newFleetWatch(resource string, lw cache.ListerWatcher, objType runtime.Obje
 	known cache.KeyListerGetter, handler cache.ResourceEventHandler, onWatchError cache.WatchErrorHandlerWithContext) *fleetWatch {
 	store := &fleetStore{transform: transform, known: known, handler: handler, listed: make(chan struct{})}
 	if onWatchError != nil {
-		lw = &reportingListWatch{inner: cache.ToListerWatcherWithContext(lw), semantics: lw, report: onWatchError}
+		lw = newReportingListWatch(lw, onWatchError)
 	}
 	r := cache.NewReflectorWithOptions(lw, objType, store, cache.ReflectorOptions{TypeDescription: resource, Backoff: reconnectBackoff()})
 	return &fleetWatch{reflector: r, store: store}
@@ -229,12 +228,15 @@ func (s *fleetStore) Replace(list []any, _ string) error {
 func (s *fleetStore) Resync() error { return nil }
 
 // reportingListWatch passes a ListerWatcher's calls through and reports
-// their errors, since a bare reflector takes no watch error handler. It
-// keeps the inner one's answer about streamed initial lists.
+// their errors, since a bare reflector takes no watch error handler.
 type reportingListWatch struct {
-	inner     cache.ListerWatcherWithContext
-	semantics any
-	report    cache.WatchErrorHandlerWithContext
+	inner  cache.ListerWatcherWithContext
+	report cache.WatchErrorHandlerWithContext
+}
+
+// newReportingListWatch is lw reporting its errors to report.
+func newReportingListWatch(lw cache.ListerWatcher, report cache.WatchErrorHandlerWithContext) cache.ListerWatcher {
+	return wrapListWatch(lw, &reportingListWatch{inner: cache.ToListerWatcherWithContext(lw), report: report})
 }
 
 func (l *reportingListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -253,16 +255,17 @@ func (l *reportingListWatch) WatchWithContext(ctx context.Context, opts metav1.L
 	return w, err
 }
 
-func (l *reportingListWatch) List(opts metav1.ListOptions) (runtime.Object, error) {
-	return l.ListWithContext(context.Background(), opts)
-}
-
-func (l *reportingListWatch) Watch(opts metav1.ListOptions) (watch.Interface, error) {
-	return l.WatchWithContext(context.Background(), opts)
-}
-
-func (l *reportingListWatch) IsWatchListSemanticsUnSupported() bool {
-	return watchlist.DoesClientNotSupportWatchListSemantics(l.semantics)
+// wrapListWatch is the ListerWatcher a reflector takes, made of wrapper's
+// calls, which wrap lw's. It keeps lw's answer about streamed initial
+// lists: the reflector asks only the ListerWatcher it is given, and a
+// wrapper that forgot it would stream the lists of a client that cannot
+// (the demo's fake clientsets). client-go's ListWatch also serves the calls
+// without a context that a ListerWatcher must have.
+func wrapListWatch(lw cache.ListerWatcher, wrapper cache.ListerWatcherWithContext) cache.ListerWatcher {
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc:  wrapper.ListWithContext,
+		WatchFuncWithContext: wrapper.WatchWithContext,
+	}, lw)
 }
 
 // reserver is a store's known objects that can make room for a list of n

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 
 	"github.com/sandscope/sandscope/kube/codec"
 )
@@ -119,7 +120,7 @@ func TestFleetWatchReportsRequestErrors(t *testing.T) {
 	w := NewWatcher(&Clients{}, WatcherOptions{})
 	c := newFleetWatch("pods", lw, &codec.VersionedPod{}, codec.UnwrapPod, fleetPods(w.fleet), w.podHandler(),
 		func(_ context.Context, _ *cache.Reflector, err error) { reported <- err })
-	if !(&reportingListWatch{semantics: lw}).IsWatchListSemanticsUnSupported() {
+	if !watchlist.DoesClientNotSupportWatchListSemantics(newReportingListWatch(lw, nil)) {
 		t.Fatal("the wrapper lost the inner ListerWatcher's 'no streamed lists'")
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -71,7 +71,16 @@ func (p *storageProbe) read(ctx context.Context) error {
 func (w *Watcher) runProbe(ctx context.Context, read func(context.Context) error) {
 	phase := probePhase(os.Getpid())
 	w.probeOnce(ctx, read)
-	next := time.NewTimer(untilNextProbe(time.Now(), phase))
+	repeatOnTheClock(ctx, func(now time.Time) time.Duration { return untilNextProbe(now, phase) },
+		func() { w.probeOnce(ctx, read) })
+}
+
+// repeatOnTheClock calls do each time the wall clock reaches the moment
+// until says, until ctx ends. until is asked again after each call, from
+// the time do ended: a timer set once per call, not a ticker, so a call
+// that ran long is not followed at once by the ticks it missed.
+func repeatOnTheClock(ctx context.Context, until func(now time.Time) time.Duration, do func()) {
+	next := time.NewTimer(until(time.Now()))
 	defer next.Stop()
 	for {
 		select {
@@ -79,8 +88,8 @@ func (w *Watcher) runProbe(ctx context.Context, read func(context.Context) error
 			return
 		case <-next.C:
 		}
-		w.probeOnce(ctx, read)
-		next.Reset(untilNextProbe(time.Now(), phase))
+		do()
+		next.Reset(until(time.Now()))
 	}
 }
 

@@ -483,18 +483,11 @@ func (w *Watcher) forwardChanges(ctx context.Context) {
 // contexts draws their changes in one frame instead of one frame each.
 func (w *Watcher) runTicker(ctx context.Context) {
 	every := w.opts.TickEvery
-	tick := time.NewTimer(untilOnTheClock(time.Now(), every, every/2))
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+	repeatOnTheClock(ctx, func(now time.Time) time.Duration { return untilOnTheClock(now, every, every/2) },
+		func() {
 			w.fleet.Tick()
 			w.publishStatus()
-			tick.Reset(untilOnTheClock(time.Now(), every, every/2))
-		}
-	}
+		})
 }
 
 // Status is the current source status: what the fleet is built from and how

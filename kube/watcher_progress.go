@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/watchlist"
 
 	"github.com/sandscope/sandscope/model"
 )
@@ -163,14 +162,13 @@ func (t *progressTracker) countTotals(ctx context.Context, cfg *rest.Config, nam
 // initial list: a streamed one starts counting from nothing, and each page
 // of a paged one adds its objects and tells what remains.
 func (p *listProgress) listWatch(lw cache.ListerWatcher, now func() time.Time) cache.ListerWatcher {
-	return &progressListWatch{inner: cache.ToListerWatcherWithContext(lw), semantics: lw, p: p, now: now}
+	return wrapListWatch(lw, &progressListWatch{inner: cache.ToListerWatcherWithContext(lw), p: p, now: now})
 }
 
 type progressListWatch struct {
-	inner     cache.ListerWatcherWithContext
-	semantics any
-	p         *listProgress
-	now       func() time.Time
+	inner cache.ListerWatcherWithContext
+	p     *listProgress
+	now   func() time.Time
 }
 
 func (l *progressListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -199,20 +197,6 @@ func (l *progressListWatch) WatchWithContext(ctx context.Context, opts metav1.Li
 		l.p.begin(l.now())
 	}
 	return l.inner.WatchWithContext(ctx, opts)
-}
-
-func (l *progressListWatch) List(opts metav1.ListOptions) (runtime.Object, error) {
-	return l.ListWithContext(context.Background(), opts)
-}
-
-func (l *progressListWatch) Watch(opts metav1.ListOptions) (watch.Interface, error) {
-	return l.WatchWithContext(context.Background(), opts)
-}
-
-// IsWatchListSemanticsUnSupported keeps the inner one's answer about
-// streamed initial lists.
-func (l *progressListWatch) IsWatchListSemanticsUnSupported() bool {
-	return watchlist.DoesClientNotSupportWatchListSemantics(l.semantics)
 }
 
 // SyncProgress says how far each resource's initial list has come. It is

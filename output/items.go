@@ -154,28 +154,21 @@ func (it *Items) Len() int {
 // Sandbox, Pod, Pool or Finding).
 func (it *Items) Objects() []any {
 	out := make([]any, 0, it.Len())
-	for _, sb := range it.Sandboxes {
-		o := SandboxObject(sb)
-		out = append(out, &o)
-	}
-	for _, p := range it.Pods {
-		o := PodObject(p, it.sandboxOf(p))
-		out = append(out, &o)
-	}
-	for _, p := range it.Pools {
-		o := PoolObject(p)
-		out = append(out, &o)
-	}
-	for _, r := range it.WarmPools {
-		o := WarmPoolObject(r)
-		out = append(out, &o)
-	}
-	for _, r := range it.Claims {
-		o := ClaimObject(r)
-		out = append(out, &o)
-	}
-	for _, f := range it.Findings {
-		o := FindingObject(f)
+	out = appendObjects(out, it.Sandboxes, SandboxObject)
+	out = appendObjects(out, it.Pods, func(p *model.Pod) Pod { return PodObject(p, it.sandboxOf(p)) })
+	out = appendObjects(out, it.Pools, PoolObject)
+	out = appendObjects(out, it.WarmPools, WarmPoolObject)
+	out = appendObjects(out, it.Claims, ClaimObject)
+	out = appendObjects(out, it.Findings, FindingObject)
+	return out
+}
+
+// appendObjects appends each item's printed form to out, as a pointer: the
+// unstructured converter that json, yaml and jsonpath read the items
+// through takes pointers only.
+func appendObjects[T, O any](out []any, items []T, object func(T) O) []any {
+	for _, x := range items {
+		o := object(x)
 		out = append(out, &o)
 	}
 	return out
