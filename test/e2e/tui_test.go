@@ -59,8 +59,7 @@ func sandboxWithPod(t *testing.T, c *testcluster.Cluster, ns, name string) {
 // work, and losing the API server must show "disconnected" and recover.
 func TestTUIIncident002(t *testing.T) {
 	needTmux(t)
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	sandboxWithPod(t, c, ns, "sbx-a")
 
 	s := startSandscope(t, 160, 40, "--kubeconfig", c.Kubeconfig, "-n", ns)
@@ -147,8 +146,7 @@ func waitOrExplain(t *testing.T, s *tmuxtest.Session, pattern string, timeout ti
 // SuccessfulCreate Events claim.
 func TestTUIPodRecreated(t *testing.T) {
 	needTmux(t)
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ctl, kl := c.Controller(t), c.Kubelet(t)
 	sandboxWithPod(t, c, ns, "again")
 	bsbx := ctl.Get(kube.BatchSandboxGVR, ns, "again")

@@ -23,8 +23,7 @@ import (
 // under the same name (two SuccessfulCreate Events) is POD_RECREATED; both
 // in `sandscope sweep -o json`.
 func TestSweepTasksAndRecreationWithTheRealCRDs(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ct, kl := c.Controller(t), c.Kubelet(t)
 
 	// The pool and its pre-warmed Pod: bootstrap + keep-alive.
