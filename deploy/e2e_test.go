@@ -50,8 +50,7 @@ import (
 // and the IP_TAKEN alert fires.
 func TestServeScrapedByPrometheus(t *testing.T) {
 	promBin := tool(t, "prometheus")
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	k, ct := c.Kubelet(t), c.Controller(t)
 	ctx := testcluster.Context(t)
 
@@ -176,8 +175,7 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 // OpenSandbox verbs still gets the rest of the fleet served; the watches it
 // may not list read 0 and the log names the refused request.
 func TestServeSaysWhichVerbIsMissing(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	cfg := serviceAccountConfigWith(t, c, ns, func(cr *rbacv1.ClusterRole) {
 		cr.Rules = slices.DeleteFunc(cr.Rules, func(r rbacv1.PolicyRule) bool {
 			return slices.Contains(r.APIGroups, "sandbox.opensandbox.io")
@@ -210,8 +208,7 @@ func TestServeSaysWhichVerbIsMissing(t *testing.T) {
 // one that is; the probes' endpoints answer anyone. serve asks as deploy/'s
 // ServiceAccount, through deploy/'s auth role.
 func TestServeAuthorizesWithTheAPIServer(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	clients, err := kube.NewClients(serviceAccountConfig(t, c, ns), ns)
 	if err != nil {
 		t.Fatal(err)

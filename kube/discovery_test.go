@@ -53,8 +53,7 @@ func TestDiscoverSourcesFindsEngineCRDs(t *testing.T) {
 // What discovery finds can be listed: the agent Sandbox at the discovered
 // version, through sandscope's own dynamic client.
 func TestDiscoveredAgentSandboxCanBeListed(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {
 		t.Fatalf("kube.NewClients: %v", err)

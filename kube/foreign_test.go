@@ -55,8 +55,7 @@ func namespaceReader(t *testing.T, c *testcluster.Cluster, ns string) *rest.Conf
 // Viewing one namespace must not turn IP_TAKEN into POD_DEAD: the holder
 // lives in another namespace, which the watch does not cover.
 func TestIdentityAcrossNamespaces(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	const ip = "127.0.0.81"
 	other := deadSandboxIPTakenElsewhere(t, c, ns, ip)
 
@@ -75,8 +74,7 @@ func TestIdentityAcrossNamespaces(t *testing.T) {
 // Where RBAC forbids listing Pods outside the namespace, the slot says it
 // was checked in its namespace only instead of claiming POD_DEAD for sure.
 func TestIdentityAcrossNamespacesForbidden(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	const ip = "127.0.0.82"
 	deadSandboxIPTakenElsewhere(t, c, ns, ip)
 	w := startWatcher(t, namespaceReader(t, c, ns), kube.WatcherOptions{Namespace: ns})
@@ -104,8 +102,7 @@ func TestIdentityAcrossNamespacesForbidden(t *testing.T) {
 // cluster-wide list with 503) leaves the slot unchecked, not a plain
 // POD_DEAD; once the list answers, the thief is found.
 func TestIdentityAcrossNamespacesLookupFails(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	const ip = "127.0.0.83"
 	other := deadSandboxIPTakenElsewhere(t, c, ns, ip)
 	var failing atomic.Bool

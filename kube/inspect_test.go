@@ -21,8 +21,7 @@ import (
 // inspectFixture creates BatchSandbox "sbx-i" with one running Pod "sbx-i-0".
 func inspectFixture(t *testing.T) (*testcluster.Cluster, string, *kube.Inspector, *model.Sandbox) {
 	t.Helper()
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ctl, kl := c.Controller(t), c.Kubelet(t)
 	created := ctl.Create(kube.BatchSandboxGVR, ns, testcluster.BatchSandbox("sbx-i", nil))
 	kl.CreatePod(ns, testcluster.SandboxPod("sbx-i-0", ""))
@@ -125,8 +124,7 @@ func TestInspectorDelete(t *testing.T) {
 // An object the YAML encoder refuses (a C1 control in an annotation, which
 // any tenant may write) is shown as JSON, not hidden behind an error.
 func TestInspectorYAMLFallsBackToJSON(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	obj := testcluster.BatchSandbox("sbx-c1", nil)
 	obj.SetAnnotations(map[string]string{"tenant/note": "csi\u009b2J"})
 	c.Controller(t).Create(kube.BatchSandboxGVR, ns, obj)

@@ -19,8 +19,7 @@ import (
 // Sandbox it is bound to (adopted from a pool: another name), so a claim
 // name resolves to that Sandbox and its Pod; claim/NAME reads only claims.
 func TestLookupByClaimName(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ct, kl := c.Controller(t), c.Kubelet(t)
 	sb := ct.Create(testcluster.AgentSandboxGVR, ns, testcluster.AgentSandbox("pool-a-x7k2p", testcluster.SandboxPod("pool-a-x7k2p", "")))
 	pod := testcluster.SandboxPod("pool-a-x7k2p", "")

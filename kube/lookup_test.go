@@ -52,8 +52,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // watch and without listing the namespace's fleet (its cost must not grow
 // with the namespace).
 func TestLookupSandboxIsTargeted(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl, ct := c.Kubelet(t), c.Controller(t)
 
 	// Noise: other sandboxes in the namespace that a namespace-wide read would touch.
@@ -115,8 +114,7 @@ func TestLookupSandboxIsTargeted(t *testing.T) {
 // needs no cluster-wide list of the Pods holding that address: no other
 // live Pod can hold it. That list scans every Pod on the server.
 func TestLookupHealthySandboxListsNoHolders(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl, ct := c.Kubelet(t), c.Controller(t)
 	bs := ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox("sbx-h", testcluster.SandboxPod("t", "")))
 	kl.CreatePod(ns, testcluster.OwnedByBatchSandbox(testcluster.SandboxPod("sbx-h-0", ""), bs, 0))
@@ -143,8 +141,7 @@ func TestLookupHealthySandboxListsNoHolders(t *testing.T) {
 // sandbox on a cluster, in -n or in every namespace; a short id several
 // ids start with reads each of them, for the caller to say AMBIGUOUS.
 func TestLookupSandboxByShortID(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl, ct := c.Kubelet(t), c.Controller(t)
 	ids := []string{"16952042-4659-4a6b-9d3e-0c5aff3444d1", "8efd263d-1111-4a6b-9d3e-0c5aff3444d1", "8efd263e-2222-4a6b-9d3e-0c5aff3444d1"}
 	for i, id := range ids {
@@ -183,8 +180,7 @@ func TestLookupSandboxByShortID(t *testing.T) {
 // explain restart reads a sandbox's Pod by the short id the TUI shows too;
 // a short id several ids start with is an error naming them.
 func TestResolvePodByShortID(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl, ct := c.Kubelet(t), c.Controller(t)
 	for _, id := range []string{"2a0b0c0d-4659-4a6b-9d3e-0c5aff3444d1", "7f00aa01-1111-4a6b-9d3e-0c5aff3444d1", "7f00aa02-2222-4a6b-9d3e-0c5aff3444d1"} {
 		bs := ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox(id, testcluster.SandboxPod("t", "")))

@@ -55,8 +55,7 @@ func BenchmarkWatcherFleet(b *testing.B) {
 const benchUpdates = 2000
 
 func benchWatcherFleet(b *testing.B, n int) {
-	c := testcluster.Get(b)
-	ns := c.Namespace(b)
+	c, ns := testcluster.GetWithNamespace(b)
 	ctx := context.Background()
 	populate(b, c, ns, n)
 	clients, err := kube.NewClients(c.Config, ns)

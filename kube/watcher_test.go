@@ -331,8 +331,7 @@ func pushImage(t *testing.T, host, repo string, cfg v1.Config) (string, v1.Hash)
 // Incident 000: the engine replaced the image's ENTRYPOINT with a keep-alive,
 // so the image's service never started; and a failed registry read must show.
 func TestIncidentEntrypointNotRun(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl := c.Kubelet(t)
 
 	var pushed, bareRead atomic.Bool
@@ -629,8 +628,7 @@ func TestWatcherSlimObjectsHaveStoreKeys(t *testing.T) {
 // forbidden, naming the verb, the resource with its group and the
 // namespace; the others work.
 func TestWatcherForbiddenResource(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl := c.Kubelet(t)
 	cfg := c.ConfigAs(t, ns, "sandscope-limited", "pods-only",
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
@@ -661,8 +659,7 @@ func TestWatcherForbiddenResource(t *testing.T) {
 }
 
 func TestLivePod(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl := c.Kubelet(t)
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {

@@ -13,8 +13,7 @@ import (
 // ones down while the API server is gone, all up again once every watch
 // is back.
 func TestWatcherWatches(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	w := startWatcher(t, c.Config, kube.WatcherOptions{Namespace: ns})
 	state := func() (up, down []string) {
 		for _, ws := range w.Watches() {

@@ -193,7 +193,13 @@ func TestHelpAt80Columns(t *testing.T) {
 // directApp is an App over snap in a w×h terminal that the test drives by
 // calling Update and View itself, without a program.
 func directApp(snap *fleet.Snapshot, opts Options, w, h int) *App {
-	a := New(&fakeSource{snap: snap}, Backend{}, opts, DefaultKeyMap())
+	return directAppOver(&fakeSource{snap: snap}, opts, w, h)
+}
+
+// directAppOver is directApp over src, for a test that changes the fleet
+// it shows.
+func directAppOver(src *fakeSource, opts Options, w, h int) *App {
+	a := New(src, Backend{}, opts, DefaultKeyMap())
 	a.Init()
 	a.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return a

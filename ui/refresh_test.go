@@ -175,9 +175,7 @@ func TestLoadingShowsProgressThenRows(t *testing.T) {
 	loading := fleet.NewSnapshot(1, model.SourceStatus{Context: "kind"}, nil, nil, nil)
 	loading.Loading = 1234
 	src := &fakeSource{snap: loading}
-	a := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
-	a.Init()
-	a.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
+	a := directAppOver(src, Options{Now: fixedNow}, 160, 30)
 	a.liveRefresh()
 	view := a.View()
 	for _, want := range []string{"syncing… 1234 sandboxes so far", "loading: 1234 sandboxes so far"} {
@@ -185,11 +183,7 @@ func TestLoadingShowsProgressThenRows(t *testing.T) {
 			t.Fatalf("loading view lacks %q:\n%s", want, view)
 		}
 	}
-	synced := incidentSnapshot()
-	synced.Version, synced.Status.Synced, synced.Status.AsOf = 2, true, t0
-	src.set(synced)
-	a.Update(refreshMsg{})
-	view = a.View()
+	view = finishFirstSync(a, src)
 	if strings.Contains(view, "so far") || !strings.Contains(view, "sbx-c") {
 		t.Fatalf("synced view:\n%s", view)
 	}

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
-
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 )
@@ -21,9 +19,7 @@ func TestHeaderShowsListProgressUntilSynced(t *testing.T) {
 	}}
 	loading := fleet.NewSnapshot(1, st, nil, nil, nil)
 	src := &fakeSource{snap: loading}
-	a := New(src, Backend{}, Options{Now: fixedNow}, DefaultKeyMap())
-	a.Init()
-	a.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
+	a := directAppOver(src, Options{Now: fixedNow}, 200, 30)
 	a.liveRefresh()
 	view := a.View()
 	if want := "syncing: pods 12,400 of 50,000 · 4,100/s · batchsandboxes 3,000…"; !strings.Contains(view, want) {
@@ -33,11 +29,7 @@ func TestHeaderShowsListProgressUntilSynced(t *testing.T) {
 		t.Errorf("an empty list that is done takes room in the header:\n%s", view)
 	}
 
-	synced := incidentSnapshot()
-	synced.Version, synced.Status.Synced, synced.Status.AsOf = 2, true, t0
-	src.set(synced)
-	a.Update(refreshMsg{})
-	if view := a.View(); strings.Contains(view, "syncing") {
+	if view := finishFirstSync(a, src); strings.Contains(view, "syncing") {
 		t.Fatalf("synced view still says syncing:\n%s", view)
 	}
 }
@@ -54,3 +46,13 @@ func TestFleetStateSaysHowFar(t *testing.T) {
 }
 
 func count(n int64) *int64 { return &n }
+
+// finishFirstSync has src end its first sync with the incident fleet and
+// a take it in; it returns a's view then.
+func finishFirstSync(a *App, src *fakeSource) string {
+	synced := incidentSnapshot()
+	synced.Version, synced.Status.Synced, synced.Status.AsOf = 2, true, t0
+	src.set(synced)
+	a.Update(refreshMsg{})
+	return a.View()
+}

@@ -122,8 +122,7 @@ func TestCreateFromATemplate(t *testing.T) {
 // there is one): --template chose the engine and then read the template's
 // resource from a discovery each.
 func TestCreateDiscoversTheEnginesOnce(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	var groups atomic.Int32 // GET /apis: one per discovery of the engines
 	cfg := rest.CopyConfig(c.Config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {

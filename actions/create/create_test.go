@@ -516,8 +516,7 @@ func TestAgentEngine(t *testing.T) {
 // BenchmarkRefusalLatency prints how long a create takes to refuse when the
 // registry is unreachable or stalls (target: registry deadline + 1 s).
 func BenchmarkRefusalLatency(b *testing.B) {
-	c := testcluster.Get(b)
-	ns := c.Namespace(b)
+	c, ns := testcluster.GetWithNamespace(b)
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {
 		b.Fatal(err)

@@ -57,8 +57,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,10 @@
 package execute_test
 
 import (
-	"encoding/json"
-	"sort"
 	"strings"
 	"testing"
 
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
@@ -36,22 +35,10 @@ func TestCLIExecFanOut(t *testing.T) {
 	if r.Code != 125 {
 		t.Fatalf("exit %d, want 125 (one refused); stderr %s", r.Code, r.Stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d lines, want 3: %s", len(lines), r.Stdout)
+	got := clitest.JSONLinesBySandbox(t, r.Stdout)
+	if len(got) != 3 {
+		t.Fatalf("%d lines, want 3: %s", len(got), r.Stdout)
 	}
-	got := map[string]map[string]any{}
-	var names []string
-	for _, l := range lines {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not JSON: %q", l)
-		}
-		name := m["sandbox"].(string)
-		got[name[strings.LastIndex(name, "/")+1:]] = m
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	for _, n := range []string{"fan-a", "fan-b"} {
 		m := got[n]
 		if m == nil || m["executed"] != "yes" || m["exitCode"] != float64(0) || !strings.Contains(m["stdout"].(string), "hi") || m["uid"] == "" {

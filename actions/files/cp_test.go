@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/testcluster"
 )
 
@@ -373,18 +374,9 @@ func TestCopyFanOutUpload(t *testing.T) {
 	if r.Code != 125 {
 		t.Fatalf("exit %d, want 125 (one refused); stderr %s", r.Code, r.Stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
-	got := map[string]map[string]any{}
-	for _, l := range lines {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not JSON: %q", l)
-		}
-		name := m["sandbox"].(string)
-		got[name[strings.LastIndex(name, "/")+1:]] = m
-	}
+	got := clitest.JSONLinesBySandbox(t, r.Stdout)
 	if len(got) != 3 {
-		t.Fatalf("%d lines, want 3: %s", len(lines), r.Stdout)
+		t.Fatalf("%d lines, want 3: %s", len(got), r.Stdout)
 	}
 	for _, p := range []*corev1.Pod{a, b} {
 		if m := got[p.Name]; m["written"] != "yes" {

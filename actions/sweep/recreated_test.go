@@ -3,34 +3,10 @@ package sweep_test
 import (
 	"strings"
 	"testing"
-	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
-	"github.com/sandscope/sandscope/model/forensics"
 )
-
-// createdEvent records the controller's SuccessfulCreate Event on the
-// BatchSandbox, as the real controller does when it creates the Pod.
-func (f *fleet) createdEvent(bsbx *unstructured.Unstructured, pod string) {
-	f.t.Helper()
-	now := metav1.Now()
-	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{Name: bsbx.GetName() + "." + strings.ToLower(time.Now().Format("150405.000000000")), Namespace: f.ns},
-		InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", APIVersion: testcluster.BatchSandboxGVR.GroupVersion().String(),
-			Namespace: f.ns, Name: bsbx.GetName(), UID: bsbx.GetUID()},
-		Reason: forensics.ReasonSuccessfulCreate, Message: "Created pod: " + pod, Type: corev1.EventTypeNormal,
-		Source:         corev1.EventSource{Component: "batchsandbox-controller"},
-		FirstTimestamp: now, LastTimestamp: now, Count: 1,
-	}
-	if _, err := f.c.Kube.CoreV1().Events(f.ns).Create(testcluster.Context(f.t), ev, metav1.CreateOptions{}); err != nil {
-		f.t.Fatalf("recording SuccessfulCreate: %v", err)
-	}
-}
 
 // TestSweepPodRecreated plays the real controller's answer to a Pod
 // deletion: the Pod is gone, endpoints [] and replicas 0, then a Pod of the
@@ -43,13 +19,13 @@ func TestSweepPodRecreated(t *testing.T) {
 	bsbx := f.ct.Create(testcluster.BatchSandboxGVR, f.ns, testcluster.BatchSandbox("again", pod))
 	testcluster.OwnedByBatchSandbox(pod, bsbx, 0)
 	first := f.k.CreatePod(f.ns, pod.DeepCopy())
-	f.createdEvent(bsbx, "again-0")
+	f.ct.RecordPodCreated(f.ns, bsbx, "again-0")
 	f.ct.SetEndpoints(f.ns, "again", "")
 	f.running("again", "10.3.0.1", "Succeed")
 
 	// A sandbox created once: no finding.
 	f.sandbox("once", plain, userCommand, nil)
-	f.createdEvent(f.ct.Get(testcluster.BatchSandboxGVR, f.ns, "once"), "once-0")
+	f.ct.RecordPodCreated(f.ns, f.ct.Get(testcluster.BatchSandboxGVR, f.ns, "once"), "once-0")
 	f.running("once", "10.3.0.2", "Succeed")
 
 	// Someone deletes again-0; the controller re-creates it at once.
@@ -60,7 +36,7 @@ func TestSweepPodRecreated(t *testing.T) {
 	if second.UID == first.UID {
 		t.Fatal("same UID after re-creation")
 	}
-	f.createdEvent(bsbx, "again-0")
+	f.ct.RecordPodCreated(f.ns, bsbx, "again-0")
 	f.ct.SetEndpoints(f.ns, "again", "")
 	f.running("again", "10.3.0.3", "Succeed")
 

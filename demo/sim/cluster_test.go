@@ -72,8 +72,7 @@ func TestSimulatorOnARealAPIServer(t *testing.T) {
 // clients for it. Operation errors are the caller's to check (Sim.Errors).
 func runSim(t *testing.T, cfg sim.Config) (*sim.Sim, *kube.Clients, string) {
 	t.Helper()
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	cfg.Namespaces, cfg.NodePrefix = []string{ns}, ns+"-node-"
 	s, err := sim.New(c.Kube, c.Dynamic, cfg)
 	if err != nil {

@@ -63,3 +63,24 @@ func JSONLines(t testing.TB, s string) []map[string]any {
 	}
 	return out
 }
+
+// JSONLinesBySandbox parses s as JSON lines (JSONLines), one a sandbox as
+// a command over a selector prints them, and keys each by its sandbox's
+// name: the last part of its "sandbox" field ("team/sbx-a" is sbx-a). A
+// line without a sandbox, or a second line for one, fails the test.
+func JSONLinesBySandbox(t testing.TB, s string) map[string]map[string]any {
+	t.Helper()
+	by := map[string]map[string]any{}
+	for _, m := range JSONLines(t, s) {
+		ref, ok := m["sandbox"].(string)
+		if !ok || ref == "" {
+			t.Fatalf("a line names no sandbox: %v", m)
+		}
+		name := ref[strings.LastIndex(ref, "/")+1:]
+		if _, dup := by[name]; dup {
+			t.Fatalf("two lines for sandbox %s:\n%s", name, s)
+		}
+		by[name] = m
+	}
+	return by
+}

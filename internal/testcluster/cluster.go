@@ -382,6 +382,14 @@ func Get(t testing.TB) *Cluster {
 	return pc.clusterFor(t)
 }
 
+// GetWithNamespace is Get and a fresh Namespace of the test's own, the
+// start of most tests: their objects never meet another test's.
+func GetWithNamespace(t testing.TB) (*Cluster, string) {
+	t.Helper()
+	c := Get(t)
+	return c, c.Namespace(t)
+}
+
 // clusterFor is the cluster pc started, as one test sees it (a config of
 // its own); the test skips or fails when pc did not start one.
 func (pc *packageCluster) clusterFor(t testing.TB) *Cluster {

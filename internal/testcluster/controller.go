@@ -203,3 +203,25 @@ func (ct *Controller) PooledSandbox(ns, name, pool, ip string, pods ...string) *
 	ct.SetEndpoints(ns, name, ip)
 	return ct.SetBatchSandboxStatus(ns, name, map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})
 }
+
+// RecordPodCreated records the Event the BatchSandbox controller records
+// when it creates pod for bsbx (reason SuccessfulCreate, on the
+// BatchSandbox). The reason is spelled out, not taken from sandscope, so a
+// test sees what the real controller writes.
+func (ct *Controller) RecordPodCreated(ns string, bsbx *unstructured.Unstructured, pod string) *corev1.Event {
+	ct.t.Helper()
+	now := metav1.Now()
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: bsbx.GetName() + ".", Namespace: ns},
+		InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", APIVersion: BatchSandboxGVR.GroupVersion().String(),
+			Namespace: ns, Name: bsbx.GetName(), UID: bsbx.GetUID()},
+		Reason: "SuccessfulCreate", Message: "Created pod: " + pod, Type: corev1.EventTypeNormal,
+		Source:         corev1.EventSource{Component: "batchsandbox-controller"},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}
+	out, err := ct.c.Kube.CoreV1().Events(ns).Create(ct.ctx, ev, metav1.CreateOptions{})
+	if err != nil {
+		ct.t.Fatalf("testcluster: recording SuccessfulCreate for pod %s/%s: %v", ns, pod, err)
+	}
+	return out
+}

@@ -26,8 +26,7 @@ func TestMain(m *testing.M) {
 // The issue-2 "Done when": a BatchSandbox and a Pod, the Pod driven to
 // Running with an IP, both read back through sandscope's own clients.
 func TestBatchSandboxAndRunningPodReadBackThroughSandscopeClients(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	c.RunningSandbox(t, ns, "sbx-1", "127.0.0.5")
 
 	clients, err := kube.NewClients(c.Config, ns)
@@ -87,8 +86,7 @@ func runningPod(t *testing.T, c *testcluster.Cluster, ns, name, ip string) *test
 }
 
 func TestScheduleBindsToNode(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl := newPod(t, c, ns, "p")
 	p := kl.Schedule(ns, "p", "node-a")
 	if p.Spec.NodeName != "node-a" {
@@ -107,8 +105,7 @@ func TestScheduleBindsToNode(t *testing.T) {
 }
 
 func TestSetRunning(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl := runningPod(t, c, ns, "p", "10.1.2.3")
 	p := kl.GetPod(ns, "p")
 	if p.Spec.NodeName != testcluster.DefaultNode {
@@ -131,8 +128,7 @@ func TestSetRunning(t *testing.T) {
 }
 
 func TestSetWaitingReasons(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	for _, tc := range []struct {
 		container, reason string
 	}{
@@ -163,8 +159,7 @@ func TestSetWaitingReasons(t *testing.T) {
 }
 
 func TestCrashLoopBackOffKeepsRunningPhase(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl := runningPod(t, c, ns, "p", "10.0.0.9")
 	kl.Terminate(ns, "p", osv1.ContainerSandbox, 1, "Error")
 	p := kl.SetWaiting(ns, "p", osv1.ContainerSandbox, "CrashLoopBackOff", "back-off 10s restarting failed container")
@@ -177,8 +172,7 @@ func TestCrashLoopBackOffKeepsRunningPhase(t *testing.T) {
 }
 
 func TestTerminateAndRestart(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl := runningPod(t, c, ns, "p", "10.0.0.1")
 	p := kl.Terminate(ns, "p", osv1.ContainerSandbox, 137, "OOMKilled")
 	term := p.Status.ContainerStatuses[0].State.Terminated
@@ -201,8 +195,7 @@ func TestTerminateAndRestart(t *testing.T) {
 }
 
 func TestSetPhaseAndEvict(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl := runningPod(t, c, ns, "done", "10.0.0.2")
 	kl.Terminate(ns, "done", osv1.ContainerSandbox, 0, "Completed")
 	if p := kl.SetPhase(ns, "done", corev1.PodSucceeded, "", ""); p.Status.Phase != corev1.PodSucceeded {
@@ -219,8 +212,7 @@ func TestSetPhaseAndEvict(t *testing.T) {
 }
 
 func TestDeleteHeldAndRelease(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	for _, bound := range []bool{false, true} {
 		name := "unbound"
 		if bound {
@@ -242,8 +234,7 @@ func TestDeleteHeldAndRelease(t *testing.T) {
 }
 
 func TestEventIsCoreV1AboutThePod(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl := newPod(t, c, ns, "p")
 	kl.Schedule(ns, "p", "node-b")
 	first := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
@@ -277,8 +268,7 @@ func TestNodeConditions(t *testing.T) {
 }
 
 func TestControllerStatusAndAnnotations(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ct := c.Controller(t)
 	ct.Create(testcluster.PoolGVR, ns, testcluster.Pool("pool-a", testcluster.SandboxPod("x", ""), 1, 2, 0, 5))
 	pool := ct.SetStatus(testcluster.PoolGVR, ns, "pool-a", map[string]any{"total": 3, "allocated": 1, "available": 2, "revision": "abc"})
@@ -307,8 +297,7 @@ func TestControllerStatusAndAnnotations(t *testing.T) {
 }
 
 func TestStopAndStartAPIServerKeepsPortAndData(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	clients, err := kube.NewClients(c.Config, ns)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sandscope/sandscope/internal/tmuxtest"
-	"github.com/sandscope/sandscope/test/bench/wiregen"
 )
 
 var (
@@ -41,15 +40,7 @@ func BenchmarkGeneratorBinaries(b *testing.B) {
 		b.Skip(err)
 	}
 	n := *scale
-	g, err := wiregen.Start(genOptions(n))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer g.Close()
-	kubeconfig := filepath.Join(b.TempDir(), "kubeconfig")
-	if err := wiregen.WriteKubeconfig(kubeconfig, map[string]*wiregen.Server{"gen": g}); err != nil {
-		b.Fatal(err)
-	}
+	g, kubeconfig := startGenerator(b, genOptions(n))
 	profiles := *cmpProfiles
 	if profiles == "" {
 		profiles = b.TempDir()

@@ -26,8 +26,7 @@ func TestCaptureWiregenTemplates(t *testing.T) {
 	if os.Getenv("SANDSCOPE_WIREGEN_CAPTURE") == "" {
 		t.Skip("set SANDSCOPE_WIREGEN_CAPTURE=1 to rewrite the generator's testdata")
 	}
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ctx := testcluster.Context(t)
 	loaded, err := sim.Load(ctx, c.Kube, c.Dynamic, sim.LoadOptions{N: 1, Namespace: ns, Seed: 1})
 	if err != nil {

@@ -137,8 +137,7 @@ func churnFleet(b *testing.B) {
 	if *churnIPs <= *churnLive {
 		b.Fatalf("-churn-ips %d must exceed -churn-live %d: live Pods would share addresses", *churnIPs, *churnLive)
 	}
-	c := testcluster.Get(b)
-	ns := c.Namespace(b)
+	c, ns := testcluster.GetWithNamespace(b)
 	ch := &churner{b: b, c: c, ns: ns}
 	for range *churnLive {
 		ch.create()

@@ -42,6 +42,35 @@ func genOptions(n int) wiregen.Options {
 	return wiregen.Options{Load: sim.LoadOptions{N: n, Namespace: "bench", Seed: 1}, Chunk: *genChunk, Gap: *genGap, Precompute: *genPre}
 }
 
+// startGenerator starts a load generator of opts and writes a kubeconfig
+// whose one context ("gen") is it; the generator stops when tb ends.
+func startGenerator(tb testing.TB, opts wiregen.Options) (g *wiregen.Server, kubeconfig string) {
+	tb.Helper()
+	servers, kubeconfig := startGenerators(tb, opts, "gen")
+	return servers["gen"], kubeconfig
+}
+
+// startGenerators starts a load generator of opts for each of names and
+// writes a kubeconfig with a context of that name for each; they stop
+// when tb ends.
+func startGenerators(tb testing.TB, opts wiregen.Options, names ...string) (servers map[string]*wiregen.Server, kubeconfig string) {
+	tb.Helper()
+	servers = map[string]*wiregen.Server{}
+	for _, name := range names {
+		g, err := wiregen.Start(opts)
+		if err != nil {
+			tb.Fatalf("starting generator %s: %v", name, err)
+		}
+		tb.Cleanup(g.Close)
+		servers[name] = g
+	}
+	kubeconfig = filepath.Join(tb.TempDir(), "kubeconfig")
+	if err := wiregen.WriteKubeconfig(kubeconfig, servers); err != nil {
+		tb.Fatal(err)
+	}
+	return servers, kubeconfig
+}
+
 // BenchmarkGenerator measures sandscope against the loopback load generator
 // (test/bench/wiregen) at -scale sandboxes, beyond what a real API server on
 // this machine holds: the binary's start to a synced table, its CPU, RSS
@@ -54,11 +83,7 @@ func BenchmarkGenerator(b *testing.B) {
 		b.Skip("one run is the measurement: use -benchtime 1x")
 	}
 	n := *scale
-	g, err := wiregen.Start(genOptions(n))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer g.Close()
+	g, kubeconfig := startGenerator(b, genOptions(n))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res := &results{}
@@ -68,10 +93,6 @@ func BenchmarkGenerator(b *testing.B) {
 		}
 	}()
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), load average %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), loadAvg())
-	kubeconfig := filepath.Join(b.TempDir(), "kubeconfig")
-	if err := wiregen.WriteKubeconfig(kubeconfig, map[string]*wiregen.Server{"gen": g}); err != nil {
-		b.Fatal(err)
-	}
 
 	// 1. The real binary in tmux.
 	genBinary(b, kubeconfig, g.Namespace(), n, res)
@@ -216,8 +237,7 @@ func BenchmarkGeneratorVsAPIServer(b *testing.B) {
 	if err := tmuxtest.Available(); err != nil {
 		b.Skip(err)
 	}
-	c := testcluster.Get(b)
-	ns := c.Namespace(b)
+	c, ns := testcluster.GetWithNamespace(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := *scale
@@ -226,15 +246,7 @@ func BenchmarkGeneratorVsAPIServer(b *testing.B) {
 	if _, err := sim.Load(ctx, c.Kube, c.Dynamic, opts.Load); err != nil {
 		b.Fatal(err)
 	}
-	g, err := wiregen.Start(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer g.Close()
-	genConfig := filepath.Join(b.TempDir(), "kubeconfig")
-	if err := wiregen.WriteKubeconfig(genConfig, map[string]*wiregen.Server{"gen": g}); err != nil {
-		b.Fatal(err)
-	}
+	g, genConfig := startGenerator(b, opts)
 	if *waitFor != "" {
 		fmt.Printf("loaded; measuring once %s is gone\n", *waitFor)
 		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
@@ -288,22 +300,11 @@ func BenchmarkGeneratorContexts(b *testing.B) {
 		b.Skip(err)
 	}
 	n, k := *scale, *genContexts
-	servers := map[string]*wiregen.Server{}
 	var names []string
 	for i := range k {
-		g, err := wiregen.Start(genOptions(n))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer g.Close()
-		name := fmt.Sprintf("gen%02d", i)
-		servers[name] = g
-		names = append(names, name)
+		names = append(names, fmt.Sprintf("gen%02d", i))
 	}
-	kubeconfig := filepath.Join(b.TempDir(), "kubeconfig")
-	if err := wiregen.WriteKubeconfig(kubeconfig, servers); err != nil {
-		b.Fatal(err)
-	}
+	servers, kubeconfig := startGenerators(b, genOptions(n), names...)
 	bin := tmuxtest.BuildSandscope(b)
 	res := &results{}
 	run := func(what string, contexts []string, want int) *tmuxtest.Session {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,22 +24,13 @@ import (
 //
 //	go test ./test/bench -run TestGeneratorMatchesAPIServer -scale 10000 -timeout 30m
 func TestGeneratorMatchesAPIServer(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ctx := testcluster.Context(t)
 	opts := sim.LoadOptions{N: *scale, Namespace: ns, Workers: *workers, Seed: 1}
 	if _, err := sim.Load(ctx, c.Kube, c.Dynamic, opts); err != nil {
 		t.Fatal(err)
 	}
-	g, err := wiregen.Start(wiregen.Options{Load: opts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	genConfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := wiregen.WriteKubeconfig(genConfig, map[string]*wiregen.Server{"gen": g}); err != nil {
-		t.Fatal(err)
-	}
+	g, genConfig := startGenerator(t, wiregen.Options{Load: opts})
 	bin := tmuxtest.BuildSandscope(t)
 	for _, what := range []string{"sandboxes", "pods"} {
 		real := normalized(t, runGet(ctx, t, bin, c.Kubeconfig, ns, what))

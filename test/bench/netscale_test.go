@@ -52,8 +52,7 @@ func BenchmarkNetScale(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := testcluster.Get(b)
-	ns := c.Namespace(b)
+	c, ns := testcluster.GetWithNamespace(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := *scale

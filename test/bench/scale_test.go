@@ -175,8 +175,7 @@ func BenchmarkScale(b *testing.B) {
 	if b.N > 1 {
 		b.Skip("one run is the measurement: use -benchtime 1x")
 	}
-	c := testcluster.Get(b)
-	ns := c.Namespace(b)
+	c, ns := testcluster.GetWithNamespace(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := *scale

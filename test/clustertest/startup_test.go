@@ -32,8 +32,7 @@ import (
 // server sorts the requests into rounds: a request is in the round after
 // the latest one whose answer it could have waited for.
 func TestTUIStartsListingAfterOneRequestRound(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	front := newRoundFront(t, c.Config)
 	flags := kube.NewConfigFlags()
 	flags.KubeConfig = front.kubeconfig(t, ns)

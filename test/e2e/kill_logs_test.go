@@ -29,8 +29,7 @@ const poolFinalizer = "pool.sandbox.opensandbox.io/pool-allocation"
 // at once, and the object stays, held, as the question said.
 func TestTUIForceDeleteNamesFinalizersAndRemovesThePod(t *testing.T) {
 	needTmux(t)
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ctl, kl := c.Controller(t), c.Kubelet(t)
 	c.RunningSandbox(t, ns, "stuck", "10.244.7.7")
 	addFinalizer(t, c, ns, "stuck", poolFinalizer)
@@ -90,8 +89,7 @@ func removeFinalizers(t *testing.T, c *testcluster.Cluster, ns, name string) {
 // the last minute, which the kubelet was asked for (sinceSeconds=60).
 func TestTUILogPickerReadsTheInitContainer(t *testing.T) {
 	needTmux(t)
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	now := time.Now()
 	installer := []kubelettest.LogLine{
 		{Time: now.Add(-2 * time.Hour), Text: "installer: an old line, 2h ago"},

@@ -17,8 +17,7 @@ import (
 func filteredLookalike(t *testing.T) (*testcluster.Cluster, string, *tmuxtest.Session) {
 	t.Helper()
 	needTmux(t)
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	c.RunningSandbox(t, ns, "code-runner-80e0aa11", "10.244.8.10")
 	c.RunningSandbox(t, ns, "code-runner-8efd263d", "10.244.0.80")
 	s := startSandscope(t, 200, 30, "--kubeconfig", c.Kubeconfig, "-n", ns)

@@ -59,8 +59,7 @@ func sandboxWithPod(t *testing.T, c *testcluster.Cluster, ns, name string) {
 // work, and losing the API server must show "disconnected" and recover.
 func TestTUIIncident002(t *testing.T) {
 	needTmux(t)
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	sandboxWithPod(t, c, ns, "sbx-a")
 
 	s := startSandscope(t, 160, 40, "--kubeconfig", c.Kubeconfig, "-n", ns)
@@ -147,31 +146,17 @@ func waitOrExplain(t *testing.T, s *tmuxtest.Session, pattern string, timeout ti
 // SuccessfulCreate Events claim.
 func TestTUIPodRecreated(t *testing.T) {
 	needTmux(t)
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ctl, kl := c.Controller(t), c.Kubelet(t)
 	sandboxWithPod(t, c, ns, "again")
 	bsbx := ctl.Get(kube.BatchSandboxGVR, ns, "again")
-	created := func() {
-		now := metav1.Now()
-		ev := &corev1.Event{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: "again.", Namespace: ns},
-			InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", APIVersion: kube.BatchSandboxGVR.GroupVersion().String(),
-				Namespace: ns, Name: "again", UID: bsbx.GetUID()},
-			Reason: "SuccessfulCreate", Message: "Created pod: again-0", Type: corev1.EventTypeNormal,
-			FirstTimestamp: now, LastTimestamp: now, Count: 1,
-		}
-		if _, err := c.Kube.CoreV1().Events(ns).Create(testcluster.Context(t), ev, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	created()
+	ctl.RecordPodCreated(ns, bsbx, "again-0")
 	old := kl.GetPod(ns, "again-0")
 	kl.ForceDelete(ns, "again-0")
 	p := old.DeepCopy()
 	p.ResourceVersion, p.UID, p.CreationTimestamp, p.Status = "", "", metav1.Time{}, corev1.PodStatus{}
 	kl.CreatePod(ns, p)
-	created()
+	ctl.RecordPodCreated(ns, bsbx, "again-0")
 	kl.SetRunning(ns, "again-0", sharedIP)
 
 	s := startSandscope(t, 200, 50, "--kubeconfig", c.Kubeconfig, "-n", ns)

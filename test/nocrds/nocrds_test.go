@@ -35,8 +35,7 @@ func TestDiscoverSourcesNotesMissingCRDs(t *testing.T) {
 }
 
 func TestPodsWorkWithoutCRDs(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	kl := c.Kubelet(t)
 	kl.CreatePod(ns, testcluster.SandboxPod("plain", ""))
 	if p := kl.SetRunning(ns, "plain", "10.0.0.1"); p.Status.PodIP != "10.0.0.1" {

@@ -108,8 +108,7 @@ func findingsOf(rep sweepReport, sandbox string) []model.Finding {
 // engine still records" an IP the engine no longer has, and no recorded IP.
 // Once the Pod is gone the sandbox reads Expired.
 func TestAgentSandboxExpiryWithTheRealCRDs(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ct, kl := c.Controller(t), c.Kubelet(t)
 	past := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
 	runningAgentSandbox(t, c, ns, "expiring", "10.244.3.7", map[string]any{"shutdownTime": past})
@@ -153,8 +152,7 @@ func TestAgentSandboxExpiryWithTheRealCRDs(t *testing.T) {
 // once it is gone it clears them and sets Suspended True. The sandbox
 // reads Suspended, not Pending.
 func TestAgentSandboxSuspendedWithTheRealCRDs(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ct, kl := c.Controller(t), c.Kubelet(t)
 	sb := runningAgentSandbox(t, c, ns, "paused", "10.244.3.8", map[string]any{"operatingMode": "Suspended"})
 	sel, _, _ := unstructured.NestedString(sb.Object, "status", "selector")
@@ -197,8 +195,7 @@ func (w *warningRecorder) HandleWarningHeader(_ int, _ string, text string) {
 // The Sandbox `create --engine agent` writes is one the v1beta1 schema
 // takes as it is: no spec.replicas (pruned with an "unknown field" warning).
 func TestAgentSandboxCreateObjectFitsV1beta1(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	src, err := kube.DiscoverSources(testcluster.Context(t), c.Kube.Discovery())
 	if err != nil || src.Agent == nil {
 		t.Fatalf("DiscoverSources: %+v, %v", src, err)

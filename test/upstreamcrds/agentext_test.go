@@ -110,8 +110,7 @@ func getList[T any](t *testing.T, c *testcluster.Cluster, ns, resource string) (
 // Sandbox whose container then exited. `get claims`, `get pools`, `get
 // sandboxes` and `sweep` read them through the real schemas.
 func TestAgentClaimsAndWarmPoolsWithTheRealCRDs(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ct, kl := c.Controller(t), c.Kubelet(t)
 
 	ct.Create(testcluster.SandboxTemplateGVR, ns, testcluster.SandboxTemplate("python", testcluster.SandboxPod("x", "python:3.12-slim")))

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
@@ -13,7 +12,6 @@ import (
 	"github.com/sandscope/sandscope/internal/clitest"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/model"
-	"github.com/sandscope/sandscope/model/forensics"
 )
 
 // TestSweepTasksAndRecreationWithTheRealCRDs: with the engines' own
@@ -23,8 +21,7 @@ import (
 // under the same name (two SuccessfulCreate Events) is POD_RECREATED; both
 // in `sandscope sweep -o json`.
 func TestSweepTasksAndRecreationWithTheRealCRDs(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ct, kl := c.Controller(t), c.Kubelet(t)
 
 	// The pool and its pre-warmed Pod: bootstrap + keep-alive.
@@ -54,25 +51,12 @@ func TestSweepTasksAndRecreationWithTheRealCRDs(t *testing.T) {
 	pod := testcluster.SandboxPod("again-0", "python:3.12-slim", "python", "-m", "server")
 	bsbx := ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox("again", pod))
 	testcluster.OwnedByBatchSandbox(pod, bsbx, 0)
-	created := func() {
-		now := metav1.Now()
-		ev := &corev1.Event{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: "again.", Namespace: ns},
-			InvolvedObject: corev1.ObjectReference{Kind: "BatchSandbox", APIVersion: testcluster.BatchSandboxGVR.GroupVersion().String(),
-				Namespace: ns, Name: "again", UID: bsbx.GetUID()},
-			Reason: forensics.ReasonSuccessfulCreate, Message: "Created pod: again-0", Type: corev1.EventTypeNormal,
-			FirstTimestamp: now, LastTimestamp: now, Count: 1,
-		}
-		if _, err := c.Kube.CoreV1().Events(ns).Create(testcluster.Context(t), ev, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	kl.CreatePod(ns, pod.DeepCopy())
-	created()
+	ct.RecordPodCreated(ns, bsbx, "again-0")
 	kl.ForceDelete(ns, "again-0")
 	ct.SetEndpoints(ns, "again")
 	second := kl.CreatePod(ns, pod.DeepCopy())
-	created()
+	ct.RecordPodCreated(ns, bsbx, "again-0")
 	kl.SetRunning(ns, "again-0", "10.244.2.2")
 	ct.SetEndpoints(ns, "again", "10.244.2.2")
 	ct.SetBatchSandboxStatus(ns, "again", map[string]any{"phase": "Succeed", "replicas": 1, "allocated": 1, "ready": 1})

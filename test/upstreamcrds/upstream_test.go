@@ -19,8 +19,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestUpstreamSchemasAcceptWhatTestsWrite(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ct, kl := c.Controller(t), c.Kubelet(t)
 
 	pod := testcluster.SandboxPod("sbx-0", "python:3.12-slim", "tail", "-f", "/dev/null")
@@ -75,8 +74,7 @@ func TestUpstreamSchemasAcceptWhatTestsWrite(t *testing.T) {
 // The real schemas are in force: a status write without the counters they
 // require is refused, so SetBatchSandboxStatus's defaults matter.
 func TestUpstreamBatchSandboxStatusRequiresCounters(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ct := c.Controller(t)
 	ct.Create(testcluster.BatchSandboxGVR, ns, testcluster.BatchSandbox("sbx", testcluster.SandboxPod("sbx-0", "")))
 	obj := ct.Get(testcluster.BatchSandboxGVR, ns, "sbx")

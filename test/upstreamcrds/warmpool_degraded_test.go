@@ -37,8 +37,7 @@ func degradedPools(snap *fleet.Snapshot, now time.Time) map[string]string {
 // pool refilling after a claim (its new member starting) is not degraded,
 // until that member is still not Ready 2 minutes after it was made.
 func TestWarmPoolDegradedAsTheControllerReplacesWithTheRealCRDs(t *testing.T) {
-	c := testcluster.Get(t)
-	ns := c.Namespace(t)
+	c, ns := testcluster.GetWithNamespace(t)
 	ct := c.Controller(t)
 	ctx := testcluster.Context(t)
 
