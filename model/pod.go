@@ -252,6 +252,18 @@ func (s *PodStatus) SetConditions(cs []PodCondition) {
 	s.rareFields().conditions = cs
 }
 
+// SetCondition sets one condition, as SetConditions of a list of it does,
+// without making the list when the Pod's own fields hold the condition: a
+// decoder's list would be garbage left between the Pod's long-lived parts.
+func (s *PodStatus) SetCondition(c PodCondition) {
+	if code, at, ok := compactCondition(&c); ok {
+		s.SetConditions(nil)
+		s.cond, s.condAt = code, at
+		return
+	}
+	s.SetConditions([]PodCondition{c})
+}
+
 // condCode is a kept condition's type and status: 1 + 3·type + status, in
 // the order of condTypes and condStatuses; 0 for none.
 type condCode uint8
@@ -587,7 +599,7 @@ func slimPod(p *corev1.Pod, lists *mem.StringLists, everyLimit bool) *Pod {
 		podIPs = ips
 	}
 	out.SetTerminationGracePeriodSeconds(p.Spec.TerminationGracePeriodSeconds)
-	out.Status.SetConditions(slimConditions(p.Status.Conditions))
+	setSlimConditions(&out.Status, p.Status.Conditions)
 	out.Status.SetReason(p.Status.Reason)
 	out.Status.SetMessage(p.Status.Message)
 	out.Status.SetPodIPs(podIPs)
@@ -662,7 +674,8 @@ func slimInitStatuses(ss []corev1.ContainerStatus) []ContainerStatus {
 	return nil
 }
 
-func slimConditions(cs []corev1.PodCondition) []PodCondition {
+// setSlimConditions sets on s the conditions of cs a Pod keeps.
+func setSlimConditions(s *PodStatus, cs []corev1.PodCondition) {
 	n := 0
 	for _, c := range cs {
 		if KeepsPodCondition(c.Type, c.Status) {
@@ -670,16 +683,25 @@ func slimConditions(cs []corev1.PodCondition) []PodCondition {
 		}
 	}
 	if n == 0 {
-		return nil
+		s.SetConditions(nil)
+		return
 	}
 	out := make([]PodCondition, 0, n)
+	if n == 1 {
+		out = nil // SetCondition makes a list only if it must
+	}
 	for _, c := range cs {
 		if KeepsPodCondition(c.Type, c.Status) {
-			out = append(out, PodCondition{Type: corev1.PodConditionType(mem.Intern(string(c.Type))), Status: corev1.ConditionStatus(mem.Intern(string(c.Status))),
-				Reason: mem.Intern(c.Reason), Message: c.Message, LastTransitionTime: c.LastTransitionTime})
+			pc := PodCondition{Type: corev1.PodConditionType(mem.Intern(string(c.Type))), Status: corev1.ConditionStatus(mem.Intern(string(c.Status))),
+				Reason: mem.Intern(c.Reason), Message: c.Message, LastTransitionTime: c.LastTransitionTime}
+			if n == 1 {
+				s.SetCondition(pc)
+				return
+			}
+			out = append(out, pc)
 		}
 	}
-	return out
+	s.SetConditions(out)
 }
 
 // KeepsPodCondition reports whether a Pod keeps a condition of type typ

@@ -383,13 +383,25 @@ func TestPodGraceAndConditions(t *testing.T) {
 		{Type: corev1.DisruptionTarget, Status: corev1.ConditionUnknown},
 		{Type: corev1.PodScheduled, Status: corev1.ConditionFalse},
 	} {
-		p.Status.SetConditions([]PodCondition{c})
-		if got := p.Status.Conditions(); len(got) != 1 || !reflect.DeepEqual(got[0], c) {
-			t.Errorf("%+v reads %+v", c, got)
+		for _, set := range []func(){func() { p.Status.SetConditions([]PodCondition{c}) }, func() { p.Status.SetCondition(c) }} {
+			set()
+			if got := p.Status.Conditions(); len(got) != 1 || !reflect.DeepEqual(got[0], c) {
+				t.Errorf("%+v reads %+v", c, got)
+			}
+			if got, ok := p.Status.Condition(c.Type); !ok || !reflect.DeepEqual(got, c) {
+				t.Errorf("Condition(%s) of %+v reads %+v, %v", c.Type, c, got, ok)
+			}
 		}
-		if got, ok := p.Status.Condition(c.Type); !ok || !reflect.DeepEqual(got, c) {
-			t.Errorf("Condition(%s) of %+v reads %+v, %v", c.Type, c, got, ok)
-		}
+	}
+	// A plain condition set alone costs no allocation (a decoder's list
+	// would be garbage between the Pod's long-lived parts), and replaces
+	// the several kept before.
+	p.Status.SetConditions(two)
+	if n := testing.AllocsPerRun(10, func() { p.Status.SetCondition(one[0]) }); n != 0 {
+		t.Errorf("SetCondition of a plain condition: %v allocations", n)
+	}
+	if got := p.Status.Conditions(); !reflect.DeepEqual(got, one) || p.Status.rare.conditions != nil {
+		t.Errorf("after SetCondition: %v", got)
 	}
 }
 
