@@ -68,16 +68,20 @@ type PodStatus struct {
 	// 2262), or the Unix epoch itself, is kept with the rare fields. Read
 	// it through StartTime, set it through SetStartTime.
 	startTime int64
-	// condition is the Pod's one kept condition (nearly always Ready),
-	// nil when it keeps none or several (then rare.conditions): a pointer
-	// where a slice header took two more words of every Pod. Read them
-	// through Conditions, set them through SetConditions.
-	condition         *[1]PodCondition
+	// condAt and cond are the Pod's one kept condition (nearly always
+	// Ready) when it has no reason or message: its lastTransitionTime as
+	// Unix nanoseconds (0 when unset) and its type and status as a code
+	// (0 when it keeps none). Any other condition, or several, are kept in
+	// rare.conditions. A word and a byte of the Pod, where a pointer to the
+	// condition took a word and a 96-byte allocation per Pod. Read them
+	// through Condition and Conditions, set them through SetConditions.
+	condAt            int64
 	ContainerStatuses []ContainerStatus
 	// rare holds the fields few Pods set, nil when none is: read them
 	// through Reason, Message, PodIPs, InitContainerStatuses and the Pod's
 	// GetDeletionGracePeriodSeconds, set them through the Set methods.
 	rare *rarePodStatus
+	cond condCode
 }
 
 // rarePodStatus is the part of a Pod that few Pods set: why a Pod failed as
@@ -93,7 +97,8 @@ type rarePodStatus struct {
 	podIPs                     []corev1.PodIP
 	initContainerStatuses      []ContainerStatus
 	deletionGracePeriodSeconds *int64
-	// conditions when the Pod keeps more than one (see PodStatus.condition).
+	// conditions when the Pod keeps more than one, or one PodStatus.cond
+	// cannot hold.
 	conditions []PodCondition
 	// terminationGrace: a spec.terminationGracePeriodSeconds an int32
 	// cannot hold (see PodSpec.grace).
@@ -160,8 +165,8 @@ func (p *Pod) SetTerminationGracePeriodSeconds(s *int64) {
 	}
 }
 
-// Bounds of the times PodStatus.startTime holds: UnixNano is defined
-// strictly between them (time.Time.UnixNano).
+// Bounds of the times PodStatus.startTime and condAt hold: UnixNano is
+// defined strictly between them (time.Time.UnixNano).
 var (
 	minStartTime = time.Unix(0, math.MinInt64)
 	maxStartTime = time.Unix(0, math.MaxInt64)
@@ -197,10 +202,11 @@ func (s *PodStatus) SetStartTime(t *metav1.Time) {
 }
 
 // Conditions are the conditions the Pod keeps (see KeepsPodCondition), nil
-// when none. Read only.
+// when none. Read only. A condition kept compactly is returned in a new
+// slice: to look one up, Condition does not allocate.
 func (s *PodStatus) Conditions() []PodCondition {
-	if s.condition != nil {
-		return s.condition[:]
+	if c, ok := s.cond.condition(s.condAt); ok {
+		return []PodCondition{c}
 	}
 	if s.rare == nil {
 		return nil
@@ -208,20 +214,101 @@ func (s *PodStatus) Conditions() []PodCondition {
 	return s.rare.conditions
 }
 
+// Condition returns the kept condition of type typ (the first, if several).
+func (s *PodStatus) Condition(typ corev1.PodConditionType) (PodCondition, bool) {
+	if c, ok := s.cond.condition(s.condAt); ok {
+		if c.Type == typ {
+			return c, true
+		}
+		return PodCondition{}, false
+	}
+	if s.rare != nil {
+		for _, c := range s.rare.conditions {
+			if c.Type == typ {
+				return c, true
+			}
+		}
+	}
+	return PodCondition{}, false
+}
+
 // SetConditions sets what Conditions reads, for a Pod being built. A single
-// condition is kept in cs's own array, which the Pod then owns.
+// condition without reason or message is kept in the Pod's own fields;
+// otherwise the Pod keeps cs, which it then owns.
 func (s *PodStatus) SetConditions(cs []PodCondition) {
-	s.condition = nil
+	s.cond, s.condAt = 0, 0
 	if s.rare != nil {
 		s.rare.conditions = nil
 	}
-	switch {
-	case len(cs) == 0:
-	case len(cs) == 1:
-		s.condition = (*[1]PodCondition)(cs)
-	default:
-		s.rareFields().conditions = cs
+	if len(cs) == 0 {
+		return
 	}
+	if len(cs) == 1 {
+		if code, at, ok := compactCondition(&cs[0]); ok {
+			s.cond, s.condAt = code, at
+			return
+		}
+	}
+	s.rareFields().conditions = cs
+}
+
+// SetCondition sets one condition, as SetConditions of a list of it does,
+// without making the list when the Pod's own fields hold the condition: a
+// decoder's list would be garbage left between the Pod's long-lived parts.
+func (s *PodStatus) SetCondition(c PodCondition) {
+	if code, at, ok := compactCondition(&c); ok {
+		s.SetConditions(nil)
+		s.cond, s.condAt = code, at
+		return
+	}
+	s.SetConditions([]PodCondition{c})
+}
+
+// condCode is a kept condition's type and status: 1 + 3·type + status, in
+// the order of condTypes and condStatuses; 0 for none.
+type condCode uint8
+
+// The types and statuses a condCode names: those KeepsPodCondition keeps
+// and the API's three statuses.
+var (
+	condTypes    = [...]corev1.PodConditionType{corev1.PodReady, corev1.DisruptionTarget, corev1.PodScheduled}
+	condStatuses = [...]corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown}
+)
+
+// compactCondition returns the code and time PodStatus keeps c as, ok false
+// when they cannot hold it: a reason or message, a type or status without a
+// code, or a time Unix nanoseconds cannot hold (0 stands for unset, so the
+// Unix epoch itself is not one of them).
+func compactCondition(c *PodCondition) (condCode, int64, bool) {
+	if c.Reason != "" || c.Message != "" {
+		return 0, 0, false
+	}
+	t, st := slices.Index(condTypes[:], c.Type), slices.Index(condStatuses[:], c.Status)
+	if t < 0 || st < 0 {
+		return 0, 0, false
+	}
+	var at int64
+	if lt := c.LastTransitionTime.Time; !lt.IsZero() {
+		if !lt.After(minStartTime) || !lt.Before(maxStartTime) || lt.UnixNano() == 0 {
+			return 0, 0, false
+		}
+		at = lt.UnixNano()
+	}
+	return condCode(1 + 3*t + st), at, true
+}
+
+// condition reads back what compactCondition kept, the time in the Local
+// location as the API's decoders give it (metav1.Time); ok is false for none.
+func (c condCode) condition(at int64) (PodCondition, bool) {
+	if c == 0 {
+		return PodCondition{}, false
+	}
+	i := int(c - 1)
+	pc := PodCondition{Type: condTypes[i/3], Status: condStatuses[i%3]}
+	if at != 0 {
+		pc.LastTransitionTime = metav1.NewTime(time.Unix(0, at))
+	}
+	return pc, true
 }
 
 // Reason is status.reason ("Evicted", ...), "" when the Pod has none.
@@ -339,10 +426,6 @@ func (p *Pod) DeepCopyObject() runtime.Object {
 			}
 			out.Spec.Containers[i] = c
 		}
-	}
-	if c := p.Status.condition; c != nil {
-		cc := *c
-		out.Status.condition = &cc
 	}
 	out.Status.ContainerStatuses = copyContainerStatuses(p.Status.ContainerStatuses)
 	if r := p.Status.rare; r != nil {
@@ -516,7 +599,7 @@ func slimPod(p *corev1.Pod, lists *mem.StringLists, everyLimit bool) *Pod {
 		podIPs = ips
 	}
 	out.SetTerminationGracePeriodSeconds(p.Spec.TerminationGracePeriodSeconds)
-	out.Status.SetConditions(slimConditions(p.Status.Conditions))
+	setSlimConditions(&out.Status, p.Status.Conditions)
 	out.Status.SetReason(p.Status.Reason)
 	out.Status.SetMessage(p.Status.Message)
 	out.Status.SetPodIPs(podIPs)
@@ -591,7 +674,8 @@ func slimInitStatuses(ss []corev1.ContainerStatus) []ContainerStatus {
 	return nil
 }
 
-func slimConditions(cs []corev1.PodCondition) []PodCondition {
+// setSlimConditions sets on s the conditions of cs a Pod keeps.
+func setSlimConditions(s *PodStatus, cs []corev1.PodCondition) {
 	n := 0
 	for _, c := range cs {
 		if KeepsPodCondition(c.Type, c.Status) {
@@ -599,16 +683,25 @@ func slimConditions(cs []corev1.PodCondition) []PodCondition {
 		}
 	}
 	if n == 0 {
-		return nil
+		s.SetConditions(nil)
+		return
 	}
 	out := make([]PodCondition, 0, n)
+	if n == 1 {
+		out = nil // SetCondition makes a list only if it must
+	}
 	for _, c := range cs {
 		if KeepsPodCondition(c.Type, c.Status) {
-			out = append(out, PodCondition{Type: corev1.PodConditionType(mem.Intern(string(c.Type))), Status: corev1.ConditionStatus(mem.Intern(string(c.Status))),
-				Reason: mem.Intern(c.Reason), Message: c.Message, LastTransitionTime: c.LastTransitionTime})
+			pc := PodCondition{Type: corev1.PodConditionType(mem.Intern(string(c.Type))), Status: corev1.ConditionStatus(mem.Intern(string(c.Status))),
+				Reason: mem.Intern(c.Reason), Message: c.Message, LastTransitionTime: c.LastTransitionTime}
+			if n == 1 {
+				s.SetCondition(pc)
+				return
+			}
+			out = append(out, pc)
 		}
 	}
-	return out
+	s.SetConditions(out)
 }
 
 // KeepsPodCondition reports whether a Pod keeps a condition of type typ

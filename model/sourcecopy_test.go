@@ -141,7 +141,7 @@ func fullPod() *Pod {
 			// Both start time forms are set, and both the single condition and the list of several are set, so
 			// that the copy is checked for each (a built Pod has one or the
 			// other).
-			condition:         &[1]PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}},
+			cond: 1, condAt: started.UnixNano(),
 			ContainerStatuses: []ContainerStatus{status},
 			rare: &rarePodStatus{reason: "Evicted", message: "m", podIPs: []corev1.PodIP{{IP: "10.0.0.7"}, {IP: "fd00::7"}},
 				initContainerStatuses: []ContainerStatus{status}, deletionGracePeriodSeconds: &grace, terminationGrace: &termGrace, startTime: &started,

@@ -134,7 +134,7 @@ func TestSlimPod(t *testing.T) {
 	// so nothing rare is set but the two kept conditions (DisruptionTarget
 	// comes only with an eviction).
 	if r := s.Status.rare; r == nil || r.reason != "" || r.message != "" || r.podIPs != nil || r.initContainerStatuses != nil ||
-		r.deletionGracePeriodSeconds != nil || r.terminationGrace != nil || r.startTime != nil || len(r.conditions) != 2 || s.Status.condition != nil {
+		r.deletionGracePeriodSeconds != nil || r.terminationGrace != nil || r.startTime != nil || len(r.conditions) != 2 || s.Status.cond != 0 {
 		t.Errorf("kept a dropped field: %+v", s)
 	}
 	if s.Name != "a-0" || s.UID != "ua" || s.Labels.Get(osv1.LabelPodIndex) != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers) != 1 ||
@@ -346,19 +346,62 @@ func TestPodGraceAndConditions(t *testing.T) {
 	if got, ok := p.TerminationGracePeriodSeconds(); ok || p.Status.rare.terminationGrace != nil {
 		t.Errorf("unset grace reads %d, %v", got, ok)
 	}
-	one := []PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	at := metav1.NewTime(time.Unix(1764600000, 0))
+	one := []PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: at}}
 	p.Status.SetConditions(one)
-	if got := p.Status.Conditions(); len(got) != 1 || &got[0] != &one[0] {
-		t.Errorf("one condition reads %v, not in its own array", got)
+	if got := p.Status.Conditions(); !reflect.DeepEqual(got, one) || p.Status.rare.conditions != nil {
+		t.Errorf("one condition reads %v, or is not kept in the Pod's fields", got)
+	}
+	if c, ok := p.Status.Condition(corev1.PodReady); !ok || !reflect.DeepEqual(c, one[0]) {
+		t.Errorf("Condition(Ready) reads %v, %v", c, ok)
+	}
+	if c, ok := p.Status.Condition(corev1.DisruptionTarget); ok {
+		t.Errorf("Condition(DisruptionTarget) reads %v", c)
 	}
 	two := append(slices.Clone(one), PodCondition{Type: corev1.DisruptionTarget})
 	p.Status.SetConditions(two)
-	if got := p.Status.Conditions(); len(got) != 2 || p.Status.condition != nil {
+	if got := p.Status.Conditions(); len(got) != 2 || p.Status.cond != 0 {
 		t.Errorf("two conditions read %v", got)
+	}
+	if c, ok := p.Status.Condition(corev1.DisruptionTarget); !ok || c.Type != corev1.DisruptionTarget {
+		t.Errorf("Condition(DisruptionTarget) of two reads %v, %v", c, ok)
 	}
 	p.Status.SetConditions(nil)
 	if got := p.Status.Conditions(); got != nil {
 		t.Errorf("no condition reads %v", got)
+	}
+	// What the Pod's fields cannot hold is kept whole: a reason or message,
+	// another type or status, a time Unix nanoseconds cannot hold or the
+	// epoch (0 stands for unset), and no time at all reads back as none.
+	for _, c := range []PodCondition{
+		{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "m"},
+		{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Message: "0/3 nodes"},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue},
+		{Type: corev1.PodReady, Status: "Maybe"},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Date(3000, 1, 1, 0, 0, 0, 0, time.Local))},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Unix(0, 0))},
+		{Type: corev1.DisruptionTarget, Status: corev1.ConditionUnknown},
+		{Type: corev1.PodScheduled, Status: corev1.ConditionFalse},
+	} {
+		for _, set := range []func(){func() { p.Status.SetConditions([]PodCondition{c}) }, func() { p.Status.SetCondition(c) }} {
+			set()
+			if got := p.Status.Conditions(); len(got) != 1 || !reflect.DeepEqual(got[0], c) {
+				t.Errorf("%+v reads %+v", c, got)
+			}
+			if got, ok := p.Status.Condition(c.Type); !ok || !reflect.DeepEqual(got, c) {
+				t.Errorf("Condition(%s) of %+v reads %+v, %v", c.Type, c, got, ok)
+			}
+		}
+	}
+	// A plain condition set alone costs no allocation (a decoder's list
+	// would be garbage between the Pod's long-lived parts), and replaces
+	// the several kept before.
+	p.Status.SetConditions(two)
+	if n := testing.AllocsPerRun(10, func() { p.Status.SetCondition(one[0]) }); n != 0 {
+		t.Errorf("SetCondition of a plain condition: %v allocations", n)
+	}
+	if got := p.Status.Conditions(); !reflect.DeepEqual(got, one) || p.Status.rare.conditions != nil {
+		t.Errorf("after SetCondition: %v", got)
 	}
 }
 

@@ -6,9 +6,9 @@ import (
 )
 
 // Index maps a key to a small ordered set of values (the fleet's: the
-// sandboxes naming a Pod, the Pods claiming an IP, the Pods a BatchSandbox
-// owns). Nearly every key has exactly one value, so a lone value is kept in
-// a plain map, not in a slice of its own as a map of slices would keep it.
+// sandboxes naming a Pod, the Pods a BatchSandbox owns). Nearly every key
+// has exactly one value, so a lone value is kept in a plain map, not in a
+// slice of its own as a map of slices would keep it.
 //
 // A Go map never gives back the memory of deleted entries, so one is made
 // anew when it has shrunk to a quarter of the keys it once held (see

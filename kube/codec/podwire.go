@@ -339,7 +339,7 @@ func (w *podWire) build() (*model.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status: initContainerStatuses%w", err)
 	}
-	conditions, err := w.slimConditions()
+	condition, conditions, err := w.slimConditions()
 	if err != nil {
 		return nil, fmt.Errorf("status: conditions%w", err)
 	}
@@ -384,7 +384,11 @@ func (w *podWire) build() (*model.Pod, error) {
 	if w.terminationGrace.set {
 		p.SetTerminationGracePeriodSeconds(&w.terminationGrace.v)
 	}
-	p.Status.SetConditions(conditions)
+	if conditions != nil {
+		p.Status.SetConditions(conditions)
+	} else if condition.Type != "" { // a kept condition has a type (model.KeepsPodCondition)
+		p.Status.SetCondition(condition)
+	}
 	p.Status.SetReason(string(w.reason))
 	p.Status.SetMessage(string(w.message))
 	p.Status.SetPodIPs(podIPs)
@@ -582,22 +586,29 @@ func readExitCode(b []byte, exitCode *int32) error {
 
 // slimConditions keeps the conditions SlimPodSharing keeps
 // (model.KeepsPodCondition): they are counted on the raw messages, then
-// decoded into a slice of that size.
-func (w *podWire) slimConditions() ([]model.PodCondition, error) {
+// decoded into a slice of that size, or, when there is one (nearly every
+// Pod: Ready), into one, which the Pod's own fields can hold without the
+// slice (model.PodStatus.SetCondition).
+// The one is returned by value (a pointer would move it to the heap); it has
+// no Type when there is none.
+func (w *podWire) slimConditions() (model.PodCondition, []model.PodCondition, error) {
 	n := 0
 	for i := range w.conditions.len() {
 		keep, err := keepCondition(w.conditions.at(i))
 		if err != nil {
-			return nil, fmt.Errorf("[%d]: %w", i, err)
+			return model.PodCondition{}, nil, fmt.Errorf("[%d]: %w", i, err)
 		}
 		if keep {
 			n++
 		}
 	}
 	if n == 0 {
-		return nil, nil
+		return model.PodCondition{}, nil, nil
 	}
-	out := make([]model.PodCondition, 0, n)
+	var out []model.PodCondition
+	if n > 1 {
+		out = make([]model.PodCondition, 0, n)
+	}
 	for i := range w.conditions.len() {
 		b := w.conditions.at(i)
 		if keep, _ := keepCondition(b); !keep { // read without error above
@@ -605,11 +616,14 @@ func (w *podWire) slimConditions() ([]model.PodCondition, error) {
 		}
 		c, err := decodeCondition(b, w.intern)
 		if err != nil {
-			return nil, fmt.Errorf("[%d]: %w", i, err)
+			return model.PodCondition{}, nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+		if n == 1 {
+			return c, nil, nil
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return model.PodCondition{}, out, nil
 }
 
 // keepCondition is model.KeepsPodCondition of a raw PodCondition.

@@ -314,12 +314,12 @@ func (f *Fleet) relink(e *sbEntry, specs []slotSpec) {
 	oldIPSet, newIPSet := stringSet(oldIPs), stringSet(newIPs)
 	for _, ip := range oldIPs {
 		if !newIPSet.has(ip) {
-			f.ipWatch.Remove(ip, e) // once per IP: a second remove finds nothing
+			f.history.removeWatch(ip, e) // once per IP: a second remove finds nothing
 		}
 	}
 	for _, ip := range newIPs {
 		if !oldIPSet.has(ip) {
-			f.ipWatch.Add(ip, e)
+			f.history.addWatch(ip, e)
 		}
 	}
 }
@@ -389,7 +389,7 @@ func (x smallSet) has(s string) bool {
 	return slices.Contains(x.s, s)
 }
 
-// watchedIPs yields the recorded IPs e is indexed under in ipWatch: those of
+// watchedIPs yields the recorded IPs e is among the watchers of: those of
 // the slots of its last row (relink indexed them from the same specs). An
 // IP recorded by several slots comes once per slot.
 func (e *sbEntry) watchedIPs() iter.Seq[string] {
@@ -416,7 +416,7 @@ func (f *Fleet) afterLinkChange(podKey string, except *sbEntry) {
 	if ip == "" {
 		return
 	}
-	for e := range f.ipWatch.All(ip) {
+	for e := range f.history.watchers(ip) {
 		if e != except {
 			f.enqueueEntry(e)
 		}

@@ -25,7 +25,7 @@ type podEntry struct {
 func (pe *podEntry) ns() string   { return pe.pod.Namespace }
 func (pe *podEntry) name() string { return pe.pod.Name }
 
-// ip is the live IP the entry is indexed under (ipLive, the IP history), ""
+// ip is the live IP the entry is indexed under (the IP table), ""
 // when none. It is a function of the Pod, which only UpsertPod replaces, and
 // it re-indexes the entry as it does: so it is read from the Pod, not kept
 // in the entry, which is allocated per Pod.
@@ -36,7 +36,7 @@ func (pe *podEntry) ip() string { return liveIP(pe.pod) }
 //
 // An entry is allocated per sandbox, so it keeps no more than it must: the
 // agent Sandbox is kept in agentLink, which only agent entries have, and the
-// recorded IPs an entry watches (ipWatch) are read from its last row, whose
+// recorded IPs an entry watches (the IP table) are read from its last row, whose
 // slots relink indexed.
 type sbEntry struct {
 	key        string // "<engine>/<namespace>/<name>"; engine(), ns() and name() read it

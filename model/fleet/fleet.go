@@ -54,7 +54,6 @@ type Fleet struct {
 	changes chan struct{}
 
 	pods     map[string]*podEntry // "ns/name"
-	ipLive   mem.Index[*podEntry] // podIP → live Pods claiming it (normally one)
 	bsOwned  mem.Index[*podEntry] // BatchSandbox key → Pods it controls or that carry its name label, but for sbEntry.owned (see ownedBy)
 	agOwned  mem.Index[*podEntry] // agent Sandbox key → Pods it controls, but for sbEntry.owned
 	claims   mem.Index[string]    // "ns/pod" → keys of BatchSandboxes whose alloc-status lists it
@@ -63,7 +62,6 @@ type Fleet struct {
 	selKeys  map[string]bool      // label keys indexed in labelIdx (only grows)
 	labelIdx mem.Index[string]    // "ns\x00k=v" → Pod names, for keys in selKeys
 	podLinks mem.Index[*sbEntry]  // "ns/pod" → sandboxes whose slots name the Pod, but for podEntry.link (see linksOf)
-	ipWatch  mem.Index[*sbEntry]  // recorded IP → sandboxes recording it
 
 	sandboxes map[string]*sbEntry
 	pools     map[string]*model.Pool
@@ -106,6 +104,8 @@ type Fleet struct {
 	foreignCandsAt uint64
 	foreignBlocked string
 
+	// history is the table of IPs: per IP, its history (which Snapshots
+	// share), the live Pods claiming it and the sandboxes recording it.
 	history *ipHistory
 	snap    *Snapshot
 	masked  map[*sbEntry]maskedRow // while unknown: rows as shown masked, by entry
@@ -141,7 +141,6 @@ func New(opts Options) *Fleet {
 		opts:         opts,
 		changes:      make(chan struct{}, 1),
 		pods:         make(map[string]*podEntry),
-		ipLive:       mem.NewIndex[*podEntry](),
 		bsOwned:      mem.NewIndex[*podEntry](),
 		agOwned:      mem.NewIndex[*podEntry](),
 		claims:       mem.NewIndex[string](),
@@ -150,7 +149,6 @@ func New(opts Options) *Fleet {
 		selKeys:      make(map[string]bool),
 		labelIdx:     mem.NewIndex[string](),
 		podLinks:     mem.NewIndex[*sbEntry](),
-		ipWatch:      mem.NewIndex[*sbEntry](),
 		sandboxes:    make(map[string]*sbEntry),
 		pools:        make(map[string]*model.Pool),
 		images:       make(map[string]*model.ImageConfig),
@@ -213,7 +211,6 @@ func (f *Fleet) ReservePods(n int) {
 		return
 	}
 	f.pods = make(map[string]*podEntry, n)
-	f.ipLive.Reserve(n)
 	f.pendingPods = slices.Grow(f.pendingPods, n)
 	f.history.reserve(n)
 }
@@ -228,6 +225,6 @@ func (f *Fleet) ReserveBatchSandboxes(n int) {
 		return
 	}
 	f.sandboxes = make(map[string]*sbEntry, n)
-	f.ipWatch.Reserve(n)
+	f.history.reserve(n)
 	f.pendingSbs = slices.Grow(f.pendingSbs, n)
 }

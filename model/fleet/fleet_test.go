@@ -271,12 +271,21 @@ func TestIndexesStayFlat(t *testing.T) {
 	if len(s.Sandboxes()) != 0 || len(s.Pods()) != 0 {
 		t.Fatalf("%d sandboxes %d pods left", len(s.Sandboxes()), len(s.Pods()))
 	}
-	for name, n := range map[string]int{"pods": len(f.pods), "ipLive": f.ipLive.Keys(), "bsOwned": f.bsOwned.Keys(),
-		"claims": f.claims.Keys(), "podLinks": f.podLinks.Keys(), "ipWatch": f.ipWatch.Keys(), "sandboxes": len(f.sandboxes),
+	for name, n := range map[string]int{"pods": len(f.pods), "ipLive": f.history.liveKeys(), "bsOwned": f.bsOwned.Keys(),
+		"claims": f.claims.Keys(), "podLinks": f.podLinks.Keys(), "ipWatch": f.history.watchKeys(), "sandboxes": len(f.sandboxes),
 		"order": len(f.order), "podOrder": len(f.podOrder), "queue": len(f.queue), "selEq": f.selEq.Keys(), "timers": len(f.timers)} {
 		if n != 0 {
 			t.Errorf("%s holds %d entries after full churn", name, n)
 		}
+	}
+	// The IPs' nodes stay while the history remembers them, and go with it.
+	if f.history.len() == 0 || len(f.history.ips) != f.history.len() {
+		t.Errorf("%d IP nodes for %d remembered IPs", len(f.history.ips), f.history.len())
+	}
+	c.Advance(ipHistoryRetention + time.Minute)
+	f.Tick()
+	if n := len(f.history.ips); n != 0 || f.history.len() != 0 {
+		t.Errorf("%d IP nodes, %d remembered IPs after the retention period", n, f.history.len())
 	}
 }
 

@@ -12,11 +12,11 @@ import (
 // out is room for them (appended to from empty; a caller's array keeps the
 // usual one off the heap): the result is read only until out's next use.
 func (f *Fleet) holders(ip string, out []model.Holder) []model.Holder {
-	if !f.ipLive.Has(ip) {
+	if !f.history.hasLive(ip) {
 		return f.foreign[ip]
 	}
 	out = out[:0]
-	for pe := range f.ipLive.All(ip) {
+	for pe := range f.history.liveAt(ip) {
 		since := f.history.time(pe.since)
 		// Since is the Pod's start when it was first seen already holding
 		// the IP with a startTime; otherwise it is when sandscope saw it.
@@ -61,7 +61,7 @@ func (f *Fleet) SetForeignHolders(ip string, hs []model.Holder) {
 		}
 		f.foreign[ip] = slices.Clone(hs)
 	}
-	f.enqueueEntries(f.ipWatch.All(ip))
+	f.enqueueEntries(f.history.watchers(ip))
 	f.process(f.opts.Now())
 	f.notify()
 }
@@ -142,7 +142,7 @@ func (f *Fleet) SetForeignIndex(checked []string, holders map[string][]model.Hol
 		f.enqueueRecorders()
 	} else {
 		for ip := range touched {
-			f.enqueueEntries(f.ipWatch.All(ip))
+			f.enqueueEntries(f.history.watchers(ip))
 		}
 	}
 	f.process(f.opts.Now())
@@ -161,7 +161,7 @@ func (f *Fleet) ForeignLookupFailed() {
 	}
 	f.version++
 	for ip := range f.foreignChecked {
-		f.enqueueEntries(f.ipWatch.All(ip))
+		f.enqueueEntries(f.history.watchers(ip))
 	}
 	f.foreignChecked = nil
 	f.process(f.opts.Now())
@@ -171,7 +171,7 @@ func (f *Fleet) ForeignLookupFailed() {
 // holderUnchecked reports whether a dead or gone slot recording ip must say
 // its holder was not looked for outside the namespace.
 func (f *Fleet) holderUnchecked(ip string) bool {
-	if ip == "" || f.ipLive.Has(ip) {
+	if ip == "" || f.history.hasLive(ip) {
 		return false // a watched live Pod holds it: no Pod elsewhere can
 	}
 	if f.foreignBlocked != "" {
@@ -216,7 +216,7 @@ func (f *Fleet) ForeignCandidates() []string {
 			sl := &e.sb.Slots[i]
 			switch sl.Identity {
 			case model.IdentityPodDead, model.IdentityPodGone, model.IdentityIPStale:
-				if sl.RecordedIP != "" && !f.ipLive.Has(sl.RecordedIP) {
+				if sl.RecordedIP != "" && !f.history.hasLive(sl.RecordedIP) {
 					seen[sl.RecordedIP] = true
 				}
 			}

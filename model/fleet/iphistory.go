@@ -44,6 +44,10 @@ type ipRecord struct {
 	unheldSeq uint64
 }
 
+// recorded reports whether r holds a history (a holding's pod key is never
+// empty): an ipNode of an IP the history forgot, or never saw held, has none.
+func (r *ipRecord) recorded() bool { return r.first.pod != "" }
+
 func (r *ipRecord) len() int {
 	if r.rest == nil {
 		return 1
@@ -90,11 +94,38 @@ type unheldIP struct {
 	seq uint64 // matches the record's unheldSeq unless the entry is stale
 }
 
-// ipHistory records, per IP, the Pods seen holding it since the Fleet
-// started. It has its own lock so Snapshots can read it without the Fleet's.
+// ipNode is all the Fleet keeps under one IP: its history, the live Pod
+// claiming it and the sandbox recording it. One map of them, where the
+// history, the live Pods and the recording sandboxes each had a map keyed
+// by the IP, holds each IP's key once (about 60 bytes less per sandbox).
+//
+// live and watch hold a lone value, nil when there is none or several (then
+// ipHistory.liveMany and watchMany list them, in insertion order), as
+// mem.Index keeps a lone value: the usual IP costs no slice.
+type ipNode struct {
+	ipRecord // empty (recorded false) when the history has none for the IP
+	live     *podEntry
+	watch    *sbEntry
+}
+
+// ipHistory is the Fleet's table of IPs. It records, per IP, the Pods seen
+// holding it since the Fleet started: that history has its own lock so
+// Snapshots can read it without the Fleet's. Beside it, in the same nodes,
+// the live Pods claiming each IP and the sandboxes recording it: those are
+// read and written under the Fleet's lock alone (Snapshots never read
+// them), but a node is added to or taken from ips under mu too, since
+// Snapshots read the map.
 type ipHistory struct {
 	mu  sync.RWMutex
-	ips map[string]*ipRecord
+	ips map[string]*ipNode
+	// recs counts the nodes with a history: the IPs the history remembers.
+	recs int
+	// peak is the most nodes ips has held since it was made (see shrinkLocked).
+	peak int
+	// IPs with two or more live Pods, or recording sandboxes (never also in
+	// the node). Under the Fleet's lock only.
+	liveMany  map[string][]*podEntry
+	watchMany map[string][]*sbEntry
 	// unheld queues the IPs nobody holds, in the order they were let go, so
 	// prune and the cap forget the IPs let go longest ago by popping from the
 	// front: cost proportional to what they drop. An IP taken again leaves a
@@ -110,16 +141,72 @@ type ipHistory struct {
 }
 
 func newIPHistory() *ipHistory {
-	return &ipHistory{ips: make(map[string]*ipRecord), maxIPs: ipHistoryMaxIPs, loc: time.Local}
+	return &ipHistory{ips: make(map[string]*ipNode), maxIPs: ipHistoryMaxIPs, loc: time.Local,
+		liveMany: make(map[string][]*podEntry), watchMany: make(map[string][]*sbEntry)}
 }
 
-// reserve makes room for n IPs when the history has none yet (an initial list).
+// reserve makes room for n IPs (an initial list of Pods or sandboxes) when
+// the table holds fewer, so that filling it does not grow its map step by
+// step (each step rehashes every key so far, and holds the old table beside
+// the new one while it does). Called once per list: the IPs already there
+// are copied once.
 func (h *ipHistory) reserve(n int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.ips) == 0 {
-		h.ips = make(map[string]*ipRecord, min(n, h.maxIPs))
+	if n <= len(h.ips) {
+		return
 	}
+	ips := make(map[string]*ipNode, n)
+	for k, v := range h.ips {
+		ips[k] = v
+	}
+	h.ips = ips
+	h.peak = len(ips)
+}
+
+// minShrink: a map of fewer IPs than this is never made anew (see shrinkLocked).
+const minShrink = 1024
+
+// nodeLocked returns ip's node, adding an empty one when there is none.
+func (h *ipHistory) nodeLocked(ip string) *ipNode {
+	n := h.ips[ip]
+	if n == nil {
+		n = &ipNode{}
+		h.ips[ip] = n
+		h.peak = max(h.peak, len(h.ips))
+	}
+	return n
+}
+
+// dropIfEmptyLocked takes ip's node n out once nothing is under it.
+func (h *ipHistory) dropIfEmptyLocked(ip string, n *ipNode) {
+	if n.recorded() || n.live != nil || n.watch != nil || len(h.liveMany[ip]) > 0 || len(h.watchMany[ip]) > 0 {
+		return
+	}
+	delete(h.ips, ip)
+	h.shrinkLocked()
+}
+
+// shrinkLocked makes ips anew once it holds a quarter of its peak: a Go map
+// never gives back the memory of deleted entries, and copying the IPs left
+// costs less than the removals since the last time it was made.
+func (h *ipHistory) shrinkLocked() {
+	if h.peak < minShrink || len(h.ips) >= h.peak/4 {
+		return
+	}
+	ips := make(map[string]*ipNode, len(h.ips))
+	for k, v := range h.ips {
+		ips[k] = v
+	}
+	h.ips, h.peak = ips, len(ips)
+}
+
+// forgetRecordLocked drops n's history (the IP is forgotten) and n with it
+// when nothing else is under it.
+func (h *ipHistory) forgetRecordLocked(ip string, n *ipNode) {
+	n.ipRecord = ipRecord{}
+	h.recs--
+	h.dropIfEmptyLocked(ip, n)
 }
 
 // zeroNanos stands for the zero time.Time, whose UnixNano is undefined.
@@ -147,10 +234,11 @@ func (h *ipHistory) open(ip, pod, uid, sandbox string, at time.Time, ver uint64)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	hd := holding{pod: pod, uid: uid, sandbox: sandbox, from: h.nanos(at), fromVer: ver}
-	r := h.ips[ip]
-	if r == nil {
-		h.ips[ip] = &ipRecord{first: hd}
-		if len(h.ips) > h.maxIPs {
+	r := h.nodeLocked(ip)
+	if !r.recorded() {
+		r.ipRecord = ipRecord{first: hd}
+		h.recs++
+		if h.recs > h.maxIPs {
 			h.evictLocked(ip)
 		}
 		return
@@ -169,7 +257,7 @@ func (h *ipHistory) open(ip, pod, uid, sandbox string, at time.Time, ver uint64)
 func (h *ipHistory) setSandbox(ip, uid, sandbox string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if r := h.ips[ip]; r != nil {
+	if r := h.ips[ip]; r != nil && r.recorded() {
 		for i := range r.len() {
 			if hd := r.get(i); hd.uid == uid && hd.toVer == 0 {
 				hd.sandbox = sandbox
@@ -183,7 +271,7 @@ func (h *ipHistory) close(ip, uid string, at time.Time, ver uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.ips[ip]
-	if r == nil {
+	if r == nil || !r.recorded() {
 		return
 	}
 	to := h.nanos(at)
@@ -198,7 +286,7 @@ func (h *ipHistory) close(ip, uid string, at time.Time, ver uint64) {
 		h.seq++
 		r.unheldSeq = h.seq
 		h.unheld = append(h.unheld, unheldIP{ip: ip, at: to, seq: h.seq})
-		if len(h.unheld) > 2*len(h.ips)+64 {
+		if len(h.unheld) > 2*h.recs+64 {
 			h.compactLocked()
 		}
 	}
@@ -223,25 +311,25 @@ func (h *ipHistory) prune(now time.Time) {
 // than maxIPs Pods hold one), any held IP but the one just added.
 func (h *ipHistory) evictLocked(ip string) {
 	n := 0
-	for len(h.ips) > h.maxIPs && n < len(h.unheld) {
+	for h.recs > h.maxIPs && n < len(h.unheld) {
 		h.forgetLocked(h.unheld[n])
 		n++
 	}
 	h.popLocked(n)
-	for k := range h.ips {
-		if len(h.ips) <= h.maxIPs {
+	for k, r := range h.ips {
+		if h.recs <= h.maxIPs {
 			break
 		}
-		if k != ip {
-			delete(h.ips, k)
+		if k != ip && r.recorded() {
+			h.forgetRecordLocked(k, r)
 		}
 	}
 }
 
 // forgetLocked forgets e's IP unless e is stale.
 func (h *ipHistory) forgetLocked(e unheldIP) {
-	if r := h.ips[e.ip]; r != nil && r.unheldSeq == e.seq {
-		delete(h.ips, e.ip)
+	if r := h.ips[e.ip]; r != nil && r.recorded() && r.unheldSeq == e.seq {
+		h.forgetRecordLocked(e.ip, r)
 	}
 }
 
@@ -274,7 +362,7 @@ func (h *ipHistory) at(ip string, ver uint64) []model.IPHolding {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	r := h.ips[ip]
-	if r == nil {
+	if r == nil || !r.recorded() {
 		return nil
 	}
 	var out []model.IPHolding
@@ -294,8 +382,9 @@ func (h *ipHistory) at(ip string, ver uint64) []model.IPHolding {
 	return out
 }
 
+// len is the number of IPs the history remembers.
 func (h *ipHistory) len() int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return len(h.ips)
+	return h.recs
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -198,5 +199,94 @@ func TestIPHistoryMaxIPs(t *testing.T) {
 	open("g") // all held (b d e f): one of them goes, not g
 	if h.len() != 4 || h.at("g", 9) == nil {
 		t.Fatalf("after g: %d IPs, g %v", h.len(), h.at("g", 9))
+	}
+}
+
+// An IP's node holds its history, its live Pods and the sandboxes recording
+// it: each part comes and goes on its own, several Pods or sandboxes under
+// one IP are listed in the order they came, and the node goes once all three
+// are empty.
+func TestIPNodeParts(t *testing.T) {
+	h := newIPHistory()
+	h.maxIPs = 1
+	pa, pb := &podEntry{key: "ns/a"}, &podEntry{key: "ns/b"}
+	ea, eb := &sbEntry{key: "bsbx/ns/a"}, &sbEntry{key: "bsbx/ns/b"}
+	const ip = "10.1.2.1"
+	h.addLive(ip, pa)
+	h.addWatch(ip, ea)
+	h.open(ip, pa.key, "ua", ea.key, ft0, 1)
+	h.open("10.1.2.2", "ns/c", "uc", "", ft0, 2) // over the cap: ip's history goes, its Pod and sandbox stay
+	if h.at(ip, 9) != nil || !h.hasLive(ip) || !slices.Equal(slices.Collect(h.watchers(ip)), []*sbEntry{ea}) {
+		t.Fatalf("after the cap: history %v, live %v, watchers %v", h.at(ip, 9), h.hasLive(ip), slices.Collect(h.watchers(ip)))
+	}
+	h.close(ip, "ua", ft0.Add(time.Second), 3) // nothing recorded: nothing to close
+	if h.at(ip, 9) != nil || h.len() != 1 {
+		t.Fatalf("a close recorded a forgotten IP: %v, %d IPs", h.at(ip, 9), h.len())
+	}
+
+	h.addLive(ip, pb)
+	h.addLive(ip, pa) // once
+	h.addWatch(ip, eb)
+	if got := slices.Collect(h.liveAt(ip)); !slices.Equal(got, []*podEntry{pa, pb}) {
+		t.Errorf("live %v", got)
+	}
+	if got := slices.Collect(h.watchers(ip)); !slices.Equal(got, []*sbEntry{ea, eb}) {
+		t.Errorf("watchers %v", got)
+	}
+	if h.liveKeys() != 1 || h.watchKeys() != 1 {
+		t.Errorf("%d live IPs, %d watched IPs", h.liveKeys(), h.watchKeys())
+	}
+	h.removeLive(ip, pa)
+	h.removeWatch(ip, ea)
+	h.removeWatch(ip, ea) // once more: nothing
+	if got := slices.Collect(h.liveAt(ip)); !slices.Equal(got, []*podEntry{pb}) || len(h.liveMany) != 0 {
+		t.Errorf("live after a removal %v (%d lists)", got, len(h.liveMany))
+	}
+	h.removeLive(ip, pb)
+	if h.hasLive(ip) || h.ips[ip] == nil {
+		t.Fatalf("live %v, node %v: the sandbox recording the IP still needs the node", h.hasLive(ip), h.ips[ip])
+	}
+	h.removeWatch(ip, eb)
+	if h.ips[ip] != nil || len(h.ips) != 1 || len(h.watchMany) != 0 {
+		t.Errorf("an empty node stays: %d nodes", len(h.ips))
+	}
+	// A live Pod keeps the node of an IP whose history ages out.
+	h.removeLive("10.1.2.2", pa) // not among its Pods: nothing
+	h.addLive("10.1.2.2", pa)
+	h.close("10.1.2.2", "uc", ft0, 4)
+	h.prune(ft0.Add(ipHistoryRetention))
+	if h.len() != 0 || !h.hasLive("10.1.2.2") {
+		t.Errorf("%d IPs remembered, live %v", h.len(), h.hasLive("10.1.2.2"))
+	}
+	h.removeLive("10.1.2.2", pa)
+	if len(h.ips) != 0 {
+		t.Errorf("%d nodes left", len(h.ips))
+	}
+	// Several live Pods keep the node when its lone sandbox goes.
+	h.addLive(ip, pa)
+	h.addLive(ip, pb)
+	h.addWatch(ip, ea)
+	h.removeWatch(ip, ea)
+	h.removeLive(ip, pa)
+	h.removeLive(ip, pb)
+	if h.hasLive(ip) || len(h.ips) != 0 || len(h.liveMany) != 0 {
+		t.Errorf("live %v, %d nodes, %d lists left", h.hasLive(ip), len(h.ips), len(h.liveMany))
+	}
+}
+
+// The map of nodes is made anew once most IPs are gone: a Go map keeps the
+// room of deleted entries.
+func TestIPNodesShrink(t *testing.T) {
+	h := newIPHistory()
+	e := &sbEntry{key: "bsbx/ns/a"}
+	const n = 4 * minShrink
+	for i := range n {
+		h.addWatch(fmt.Sprint("10.2.", i/256, ".", i%256), e)
+	}
+	for i := range n - 10 {
+		h.removeWatch(fmt.Sprint("10.2.", i/256, ".", i%256), e)
+	}
+	if len(h.ips) != 10 || h.peak >= n {
+		t.Errorf("%d nodes, peak %d: not made anew", len(h.ips), h.peak)
 	}
 }

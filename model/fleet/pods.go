@@ -86,7 +86,7 @@ func (f *Fleet) UpsertPod(p *model.Pod) {
 			// Read back through the history's time (holders), in the location
 			// open is about to note under the history's lock.
 			pe.since = since.UnixNano()
-			f.ipLive.Add(newIP, pe)
+			f.history.addLive(newIP, pe)
 			f.history.open(newIP, pe.key, string(p.UID), "", since, f.version)
 		}
 	}
@@ -98,8 +98,8 @@ func (f *Fleet) UpsertPod(p *model.Pod) {
 	// a thousand other tenants' among them.
 	sameHolder := old != nil && oldIP == newIP && old.UID == p.UID
 	if !sameHolder {
-		f.enqueueEntries(f.ipWatch.All(oldIP))
-		f.enqueueEntries(f.ipWatch.All(newIP))
+		f.enqueueEntries(f.history.watchers(oldIP))
+		f.enqueueEntries(f.history.watchers(newIP))
 	}
 	f.enqueueCandidates(pe, old)
 	f.enqueueCandidates(pe, p)
@@ -121,7 +121,7 @@ func (f *Fleet) UpsertPod(p *model.Pod) {
 		sbx := f.podSandboxKey(pe)
 		f.history.setSandbox(newIP, string(p.UID), sbx)
 		if sameHolder && sbx != oldSandbox { // it changed hands: its holders say so
-			f.enqueueEntries(f.ipWatch.All(newIP))
+			f.enqueueEntries(f.history.watchers(newIP))
 			f.process(now)
 		}
 	}
@@ -158,7 +158,7 @@ func (f *Fleet) DeletePod(p *model.Pod) {
 	if ip := pe.ip(); ip != "" {
 		f.dropLive(pe, ip)
 		f.history.close(ip, string(pe.pod.UID), now, f.version)
-		f.enqueueEntries(f.ipWatch.All(ip))
+		f.enqueueEntries(f.history.watchers(ip))
 	}
 	pe.removed = true
 	f.dropPod(pe)
@@ -170,7 +170,7 @@ func (f *Fleet) DeletePod(p *model.Pod) {
 	f.notify()
 }
 
-func (f *Fleet) dropLive(pe *podEntry, ip string) { f.ipLive.Remove(ip, pe) }
+func (f *Fleet) dropLive(pe *podEntry, ip string) { f.history.removeLive(ip, pe) }
 
 // ownerNames is room for the owners podOwners lists: a Pod has one or two,
 // and a caller's array keeps them off the heap (podOwners runs several

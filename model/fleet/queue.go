@@ -35,7 +35,7 @@ func (f *Fleet) enqueueAll(keys iter.Seq[string]) {
 }
 
 // enqueueEntries queues the sandboxes an index of entries yields (podLinks,
-// ipWatch: removeSandbox takes an entry out of them).
+// the IPs' watchers: removeSandbox takes an entry out of them).
 func (f *Fleet) enqueueEntries(es iter.Seq[*sbEntry]) {
 	for e := range es {
 		f.enqueueEntry(e)

@@ -63,7 +63,7 @@ func (f *Fleet) touchPod(ns, name string) {
 	f.enqueueLinks(k)
 	f.enqueueAll(f.claims.All(k))
 	if pe := f.pods[k]; pe != nil && pe.ip() != "" {
-		f.enqueueEntries(f.ipWatch.All(pe.ip()))
+		f.enqueueEntries(f.history.watchers(pe.ip()))
 	}
 	f.ensurePlain(ns, name)
 }
@@ -276,10 +276,10 @@ func (f *Fleet) removeSandbox(e *sbEntry) {
 		pk := f.internPodKey(e.ns(), name)
 		f.unlinkPod(pk, e)
 		if pe := f.pods[pk]; pe != nil {
-			f.enqueueEntries(f.ipWatch.All(pe.ip()))
+			f.enqueueEntries(f.history.watchers(pe.ip()))
 		}
 	}
 	for ip := range e.watchedIPs() {
-		f.ipWatch.Remove(ip, e)
+		f.history.removeWatch(ip, e)
 	}
 }

@@ -42,12 +42,8 @@ func podLive(p *model.Pod) bool {
 }
 
 func podReadyCondition(p *model.Pod) (corev1.ConditionStatus, bool) {
-	for _, c := range p.Status.Conditions() {
-		if c.Type == corev1.PodReady {
-			return c.Status, true
-		}
-	}
-	return "", false
+	c, ok := p.Status.Condition(corev1.PodReady)
+	return c.Status, ok
 }
 
 // podEngineFailure returns the waiting reason that makes OpenSandbox set Failed, if any.
