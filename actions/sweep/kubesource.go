@@ -93,7 +93,13 @@ wait:
 				// answers ends Run, and is as unreachable as one the lists lost.
 				return nil, connRefusedError(s.Clients.Server, time.Now(), err)
 			}
-			return nil, slow(fmt.Errorf("watching the fleet: %w", err))
+			err = fmt.Errorf("watching the fleet: %w", err)
+			if timedOut(ctx) {
+				// The time ran out while discovery still waited for an
+				// answer: the fleet did not sync, as when the lists wait.
+				err = syncError(w.Status(), err)
+			}
+			return nil, slow(err)
 		case err := <-synced:
 			if err != nil {
 				return nil, slow(syncError(w.Status(), err))

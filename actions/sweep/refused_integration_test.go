@@ -36,6 +36,7 @@ func TestSweepServerGoneAfterConnect(t *testing.T) {
 		{"refusing", "/pods", f.c.StopAPIServer, 30 * time.Second, true, "refuses connections"},
 		{"refusing during discovery", "/apis", f.c.StopAPIServer, 30 * time.Second, true, "refuses connections"},
 		{"frozen", "/pods", f.c.FreezeAPIServer, 4 * time.Second, false, "did not sync"},
+		{"frozen during discovery", "/apis", f.c.FreezeAPIServer, 4 * time.Second, false, "did not sync"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The first request for the held path waits until the server is
