@@ -151,10 +151,8 @@ func (f *Fleet) mergeOrders() {
 		f.order, sbs = splice(f.order, f.sbVec.Flat(), drop, ins, adds, addVals)
 		f.sbVec.Reset(sbs)
 		f.sbLog.restart(f.version)
-		clear(f.pendingSbs)
-		f.pendingSbs = f.pendingSbs[:0]
-		clear(f.removedSbs)
-		f.removedSbs = f.removedSbs[:0]
+		f.pendingSbs = emptied(f.pendingSbs)
+		f.removedSbs = emptied(f.removedSbs)
 	}
 	if len(f.pendingPods) == 0 && len(f.droppedPods) == 0 {
 		return
@@ -188,10 +186,24 @@ func (f *Fleet) mergeOrders() {
 	var pods []*model.Pod
 	f.podOrder, pods = splice(f.podOrder, f.podVec.Flat(), drop, ins, adds, addVals)
 	f.podVec.Reset(pods)
-	clear(f.pendingPods)
-	f.pendingPods = f.pendingPods[:0]
-	clear(f.droppedPods)
-	f.droppedPods = f.droppedPods[:0]
+	f.pendingPods = emptied(f.pendingPods)
+	f.droppedPods = emptied(f.droppedPods)
+}
+
+// keptPendingCap is the most room a list of pending changes keeps once
+// merged: a Snapshot usually merges a few changes, and the initial load
+// (reserved for the whole fleet: ReservePods) would otherwise keep a
+// pointer's room for every sandbox for as long as the fleet lives.
+const keptPendingCap = 1024
+
+// emptied is list merged: cleared for reuse, or let go when it grew larger
+// than keptPendingCap.
+func emptied[T any](list []T) []T {
+	if cap(list) > keptPendingCap {
+		return nil
+	}
+	clear(list)
+	return list[:0]
 }
 
 // splice returns new copies of the parallel sorted slices order/vals without

@@ -66,3 +66,21 @@ func TestReserveKeepsAFilledFleet(t *testing.T) {
 		}
 	}
 }
+
+// Once a Snapshot merged the initial lists, the lists of pending changes
+// the reservation sized for the whole fleet are let go: they would keep a
+// pointer's room for every sandbox (2.4 MB at 150,000) for as long as the
+// fleet lives.
+func TestMergedPendingListsLetTheLoadsRoomGo(t *testing.T) {
+	const n = 4 * keptPendingCap
+	f := loadLists(n, true)
+	f.Snapshot()
+	if c1, c2 := cap(f.pendingPods), cap(f.pendingSbs); c1 > keptPendingCap || c2 > keptPendingCap {
+		t.Errorf("after the merge the pending lists keep room for %d Pods and %d sandboxes, want at most %d", c1, c2, keptPendingCap)
+	}
+	f.UpsertPod(model.SlimPod(modeltest.FleetPod(n)))
+	f.Snapshot()
+	if c := cap(f.pendingPods); c == 0 {
+		t.Error("a small pending list was let go too: every change would allocate it anew")
+	}
+}
