@@ -32,11 +32,15 @@ func TestSweepServerGoneAfterConnect(t *testing.T) {
 		timeout   time.Duration
 		wantFast  bool
 		wantError string
+		// orSlow: the Pods' list, which runs beside discovery, may have
+		// come in before the server froze; the sweep then says it is slow,
+		// with what it saw, and not that the server is unreachable.
+		orSlow bool
 	}{
-		{"refusing", "/pods", f.c.StopAPIServer, 30 * time.Second, true, "refuses connections"},
-		{"refusing during discovery", "/apis", f.c.StopAPIServer, 30 * time.Second, true, "refuses connections"},
-		{"frozen", "/pods", f.c.FreezeAPIServer, 4 * time.Second, false, "did not sync"},
-		{"frozen during discovery", "/apis", f.c.FreezeAPIServer, 4 * time.Second, false, "did not sync"},
+		{"refusing", "/pods", f.c.StopAPIServer, 30 * time.Second, true, "refuses connections", false},
+		{"refusing during discovery", "/apis", f.c.StopAPIServer, 30 * time.Second, true, "refuses connections", false},
+		{"frozen", "/pods", f.c.FreezeAPIServer, 4 * time.Second, false, "did not sync", false},
+		{"frozen during discovery", "/apis", f.c.FreezeAPIServer, 4 * time.Second, false, "did not sync", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The first request for the held path waits until the server is
@@ -70,14 +74,23 @@ func TestSweepServerGoneAfterConnect(t *testing.T) {
 			<-done
 			t.Logf("sweep of a %s server took %s, %s after the server was lost: %+v", tc.name,
 				took.Round(time.Millisecond), time.Since(lost).Round(time.Millisecond), rep.Contexts)
-			if !rep.Unreachable() || len(rep.Contexts) != 1 {
-				t.Fatalf("report: %+v, want the one context unreachable", rep.Contexts)
-			}
-			if msg := rep.Contexts[0].Error; !strings.Contains(msg, tc.wantError) {
-				t.Errorf("error %q does not say %q", msg, tc.wantError)
-			}
-			if u := findings(rep.Findings, model.CodeContextUnreachable); len(u) != 1 {
-				t.Errorf("CONTEXT_UNREACHABLE findings: %+v", u)
+			switch {
+			case len(rep.Contexts) != 1:
+				t.Fatalf("report: %+v, want one context", rep.Contexts)
+			case tc.orSlow && rep.Contexts[0].Reachable:
+				if c := rep.Contexts[0]; !c.Partial || !strings.Contains(c.Slow, "so far") {
+					t.Errorf("a reachable context not slow and partial: %+v", c)
+				}
+			default:
+				if !rep.Unreachable() {
+					t.Fatalf("report: %+v, want the one context unreachable", rep.Contexts)
+				}
+				if msg := rep.Contexts[0].Error; !strings.Contains(msg, tc.wantError) {
+					t.Errorf("error %q does not say %q", msg, tc.wantError)
+				}
+				if u := findings(rep.Findings, model.CodeContextUnreachable); len(u) != 1 {
+					t.Errorf("CONTEXT_UNREACHABLE findings: %+v", u)
+				}
 			}
 			switch {
 			case tc.wantFast && took > tc.timeout/3:
