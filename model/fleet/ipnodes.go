@@ -10,15 +10,19 @@ import (
 // take the history's lock only to add or take out a node, since Snapshots
 // read the map but never live or watch.
 
+// nodeOf is ip's node, made (under the history's lock) when it has none.
+func (h *ipHistory) nodeOf(ip string) *ipNode {
+	if n := h.ips[ip]; n != nil {
+		return n
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.nodeLocked(ip)
+}
+
 // addLive puts pe among the live Pods claiming ip, once.
 func (h *ipHistory) addLive(ip string, pe *podEntry) {
-	n := h.ips[ip]
-	if n == nil {
-		h.mu.Lock()
-		n = h.nodeLocked(ip)
-		h.mu.Unlock()
-	}
-	addOne(&n.live, h.liveMany, ip, pe)
+	addOne(&h.nodeOf(ip).live, h.liveMany, ip, pe)
 }
 
 // removeLive takes pe from the live Pods claiming ip.
@@ -44,13 +48,7 @@ func (h *ipHistory) liveAt(ip string) iter.Seq[*podEntry] {
 
 // addWatch puts e among the sandboxes recording ip, once.
 func (h *ipHistory) addWatch(ip string, e *sbEntry) {
-	n := h.ips[ip]
-	if n == nil {
-		h.mu.Lock()
-		n = h.nodeLocked(ip)
-		h.mu.Unlock()
-	}
-	addOne(&n.watch, h.watchMany, ip, e)
+	addOne(&h.nodeOf(ip).watch, h.watchMany, ip, e)
 }
 
 // removeWatch takes e from the sandboxes recording ip.
