@@ -361,6 +361,18 @@ func (w *Watcher) Sources(ctx context.Context) *Sources {
 	}
 }
 
+// Discovering reports whether Run still waits for discovery: until it
+// answers, no engine's objects are asked for, and SyncProgress says nothing
+// of them (its totals cover the Pods alone).
+func (w *Watcher) Discovering() bool {
+	select {
+	case <-w.sourcesKnown:
+		return false
+	default:
+		return true
+	}
+}
+
 // informerClients builds the informers' clients: their own, whose transport
 // reports every request's outcome to w.health (the freshness probe uses the
 // typed one), and the config they are built from (for more clients).

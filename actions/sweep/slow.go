@@ -96,6 +96,9 @@ type SlowError struct {
 	// Silent: nothing arrived for Idle; else the limit Limit passed.
 	Silent      bool
 	Idle, Limit time.Duration
+	// Undiscovered: discovery had not answered, so no engine's sandboxes
+	// were asked for, and Progress holds the Pods' list alone.
+	Undiscovered bool
 }
 
 func (e *SlowError) Error() string {
@@ -103,12 +106,25 @@ func (e *SlowError) Error() string {
 	if e.Silent {
 		why = fmt.Sprintf("its lists stopped arriving for --timeout %s", e.Idle)
 	}
-	received, total := model.SyncTotals(e.Progress)
+	received, total := e.totals()
 	so := model.Thousands(received) + " objects so far"
 	if total > 0 {
 		so = model.Thousands(received) + " of " + model.Thousands(total) + " objects so far"
 	}
+	if e.Undiscovered {
+		so += "; discovery had not answered, so no engine's sandboxes were asked for"
+	}
 	return fmt.Sprintf("slow: %s, %s (%s)", why, so, model.SyncLine(e.Progress))
+}
+
+// totals are the objects received and, when known, how many the lists
+// hold: unknown while discovery has not said which lists there are.
+func (e *SlowError) totals() (received, total int64) {
+	received, total = model.SyncTotals(e.Progress)
+	if e.Undiscovered {
+		total = 0
+	}
+	return received, total
 }
 
 // Syncing is how far a slow context's initial lists came (ContextResult).
@@ -122,7 +138,7 @@ type Syncing struct {
 // slowContext is the result of a context that answered too slowly to be
 // read whole: reachable, partial, and why.
 func slowContext(name, server string, e *SlowError) contextSweep {
-	received, total := model.SyncTotals(e.Progress)
+	received, total := e.totals()
 	unseen := []string{e.Error()}
 	return contextSweep{
 		result: ContextResult{Name: name, Server: server, Reachable: true, Partial: true, Unseen: unseen,
