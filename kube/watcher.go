@@ -247,7 +247,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 
 	sources := w.opts.Sources
 	if sources == nil {
-		found, err := w.clients.Sources(ctx)
+		found, err := discoverRetrying(ctx, discoveryBackoff, w.clients.Sources)
 		if err != nil {
 			w.discovered(nil)
 			stop()
