@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -12,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 
@@ -330,42 +328,20 @@ func (c *Clients) Sources(ctx context.Context) (Sources, error) {
 // about 6 s in all, within any command's time.
 var discoveryBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 6}
 
-// discoverRetrying runs discover again, after backoff, while it
-// fails in a way a second try may not: a connection cut in the middle of an
-// answer (the server restarting, a VPN's hiccup), or a server that says it
-// is overloaded or failing. Discovery decides what a watcher waits for, so
-// its failure ends the watcher: one lost answer must not read as a server
-// that is not there. A refused connection, a refusal or a malformed answer
-// is final at once.
+// discoverRetrying runs discover again, after backoff, while its answer
+// was lost (AnswerLost). Discovery decides what a watcher waits for, so its
+// failure ends the watcher: one lost answer must not read as a server that
+// is not there. A refused connection, a refusal or a malformed answer is
+// final at once.
 func discoverRetrying(ctx context.Context, backoff wait.Backoff, discover func(context.Context) (Sources, error)) (Sources, error) {
 	var found Sources
-	var last error
-	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
-		found, last = discover(ctx)
-		switch {
-		case last == nil:
-			return true, nil
-		case answerLost(last):
-			return false, nil
-		default:
-			return false, last
-		}
+	err := RetryLostAnswers(ctx, backoff, AnswerLost, func(ctx context.Context) error {
+		var err error
+		found, err = discover(ctx)
+		return err
 	})
-	switch {
-	case err == nil:
-		return found, nil
-	case last != nil: // the last try's own words, not "timed out waiting"
-		return Sources{}, last
-	default:
+	if err != nil {
 		return Sources{}, err
 	}
-}
-
-// answerLost reports whether err is an answer lost on the way or a
-// server's passing failure, as opposed to a refusal or nothing listening.
-func answerLost(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || utilnet.IsProbableEOF(err) ||
-		utilnet.IsConnectionReset(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) ||
-		apierrors.IsTimeout(err) || apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) ||
-		apierrors.IsUnexpectedServerError(err)
+	return found, nil
 }

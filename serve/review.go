@@ -13,13 +13,14 @@ import (
 	"golang.org/x/sync/singleflight"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/cache"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+
+	"github.com/sandscope/sandscope/kube"
 )
 
 // reviewCacheSize bounds each cache of review answers: a flood of made-up
@@ -207,33 +208,18 @@ func accessKey(s authorizationv1.SubjectAccessReviewSpec) string {
 }
 
 // withRetry runs call, each try within timeout, again after backoff while
-// the API server's failure is one that passes (a lost connection, an
-// overload, a timeout), and not past ctx.
+// the API server's failure is one that passes, and not past ctx.
 func withRetry(ctx context.Context, backoff wait.Backoff, timeout time.Duration, call func(context.Context) error) error {
-	var last error
-	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+	return kube.RetryLostAnswers(ctx, backoff, passing, func(ctx context.Context) error {
 		tctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		last = call(tctx)
-		switch {
-		case last == nil:
-			return true, nil
-		case passing(last):
-			return false, nil
-		default:
-			return false, last
-		}
+		return call(tctx)
 	})
-	if wait.Interrupted(err) && last != nil {
-		return last
-	}
-	return err
 }
 
-// passing reports whether an API server's failure may pass on a retry.
+// passing reports whether a review's failure may pass on a retry within
+// the scrape: an answer lost (kube.AnswerLost), a try that ran out of its
+// time, or an API server not listening for a moment (restarting).
 func passing(err error) bool {
-	return apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
-		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsUnexpectedServerError(err) ||
-		utilnet.IsConnectionReset(err) || utilnet.IsConnectionRefused(err) || utilnet.IsProbableEOF(err) ||
-		errors.Is(err, context.DeadlineExceeded)
+	return kube.AnswerLost(err) || utilnet.IsConnectionRefused(err) || errors.Is(err, context.DeadlineExceeded)
 }
