@@ -104,11 +104,7 @@ func BenchmarkFleetLoad(b *testing.B) {
 // first is a race between two streams), then the sync.
 func BenchmarkInitialLists(b *testing.B) {
 	const n = 10000
-	bs := make([]*model.BatchSandbox, n)
-	pods := make([]*model.Pod, n)
-	for i := range bs {
-		bs[i], pods[i] = benchBatchSandbox(i), model.SlimPod(modeltest.FleetPod(i))
-	}
+	bs, pods := benchLists(n)
 	// As kube/ hands a list over: the fleet is told its length first.
 	upsertSandboxes := func(f *Fleet) {
 		f.ReserveBatchSandboxes(len(bs))
@@ -249,11 +245,7 @@ func BenchmarkSnapshotAfterAdd(b *testing.B) {
 // order as client-go's temporary store hands a streamed list over.
 func BenchmarkSyncMerge(b *testing.B) {
 	const n = 50_000
-	bs := make([]*model.BatchSandbox, n)
-	pods := make([]*model.Pod, n)
-	for i := range bs {
-		bs[i], pods[i] = benchBatchSandbox(i), model.SlimPod(modeltest.FleetPod(i))
-	}
+	bs, pods := benchLists(n)
 	rng := rand.New(rand.NewSource(1))
 	rng.Shuffle(n, func(i, j int) { bs[i], bs[j] = bs[j], bs[i] })
 	rng.Shuffle(n, func(i, j int) { pods[i], pods[j] = pods[j], pods[i] })
@@ -288,4 +280,15 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchLists is a fleet of n sandboxes as its two initial lists bring it:
+// the BatchSandboxes and their Pods, in the same order.
+func benchLists(n int) ([]*model.BatchSandbox, []*model.Pod) {
+	bs := make([]*model.BatchSandbox, n)
+	pods := make([]*model.Pod, n)
+	for i := range bs {
+		bs[i], pods[i] = benchBatchSandbox(i), model.SlimPod(modeltest.FleetPod(i))
+	}
+	return bs, pods
 }
