@@ -1,6 +1,8 @@
 package model
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -8,7 +10,9 @@ import (
 )
 
 // ObjectMeta is the part of metav1.ObjectMeta that sandscope reads, with the
-// same field names, so code reads like code over API objects. It leaves out
+// same field names, so code reads like code over API objects; the
+// creationTimestamp and the finalizers, kept compact in every object the
+// fleet holds, are read through Created and Finalizers. It leaves out
 // what sandscope never reads (generateName, selfLink, generation,
 // annotations, managedFields), the deletionGracePeriodSeconds, which only a
 // Pod's deletion reads (a Pod keeps it, see
@@ -23,15 +27,64 @@ import (
 // to key, version and delete cached objects. Fields it does not keep read
 // as empty and ignore writes, as metav1.Common allows.
 type ObjectMeta struct {
-	Name              string
-	Namespace         string
-	UID               types.UID
-	CreationTimestamp metav1.Time
+	Name      string
+	Namespace string
+	UID       types.UID
+	// created is metadata.creationTimestamp as Unix nanoseconds, 0 when
+	// unset: a word where a time.Time took three, in every Pod and every
+	// sandbox object the fleet keeps. The API server sets it, always well
+	// within what an int64 of nanoseconds holds (1678 to 2262). Read it
+	// through Created, set it through SetCreated.
+	created           int64
 	DeletionTimestamp *metav1.Time
 	Labels            Labels
 	OwnerReferences   []OwnerReference
-	Finalizers        []string
+	// finalizers is the list of metadata.finalizers, nil when there are
+	// none: a pointer to a list shared among the objects that carry an
+	// equal one (mem.StringLists.ShareRef), where a slice header took three
+	// words in every object. Read it through Finalizers, set it through
+	// SetFinalizers.
+	finalizers *[]string
 }
+
+// Created is the object's creationTimestamp, the zero time when unset.
+func (m *ObjectMeta) Created() time.Time {
+	if m.created == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, m.created)
+}
+
+// SetCreated sets the creationTimestamp; the zero time unsets it.
+func (m *ObjectMeta) SetCreated(t time.Time) {
+	if t.IsZero() {
+		m.created = 0
+		return
+	}
+	m.created = t.UnixNano()
+}
+
+// Finalizers is metadata.finalizers, read only (it may be shared).
+func (m *ObjectMeta) Finalizers() []string {
+	if m.finalizers == nil {
+		return nil
+	}
+	return *m.finalizers
+}
+
+// SetFinalizers keeps finalizers (nil for none). The list is kept as it is,
+// so the caller must not change it afterwards.
+func (m *ObjectMeta) SetFinalizers(finalizers []string) {
+	if finalizers == nil {
+		m.finalizers = nil
+		return
+	}
+	m.finalizers = &finalizers
+}
+
+// SetSharedFinalizers keeps a list shared with other objects (see
+// mem.StringLists.ShareRef), nil for none.
+func (m *ObjectMeta) SetSharedFinalizers(finalizers *[]string) { m.finalizers = finalizers }
 
 // OwnerReference is what the model reads of an owner reference: which
 // engine object a Pod belongs to. The owner's UID and the controller flags
@@ -52,14 +105,13 @@ func (m *ObjectMeta) GetUID() types.UID                   { return m.UID }
 func (m *ObjectMeta) SetUID(uid types.UID)                { m.UID = uid }
 func (m *ObjectMeta) GetResourceVersion() string          { return "" }
 func (m *ObjectMeta) SetResourceVersion(string)           {}
-func (m *ObjectMeta) GetCreationTimestamp() metav1.Time   { return m.CreationTimestamp }
-func (m *ObjectMeta) SetCreationTimestamp(t metav1.Time)  { m.CreationTimestamp = t }
+func (m *ObjectMeta) GetCreationTimestamp() metav1.Time   { return metav1.NewTime(m.Created()) }
+func (m *ObjectMeta) SetCreationTimestamp(t metav1.Time)  { m.SetCreated(t.Time) }
 func (m *ObjectMeta) GetDeletionTimestamp() *metav1.Time  { return m.DeletionTimestamp }
 func (m *ObjectMeta) SetDeletionTimestamp(t *metav1.Time) { m.DeletionTimestamp = t }
 func (m *ObjectMeta) GetLabels() map[string]string        { return m.Labels.Map() }
 func (m *ObjectMeta) SetLabels(labels map[string]string)  { m.Labels = LabelsFrom(labels) }
-func (m *ObjectMeta) GetFinalizers() []string             { return m.Finalizers }
-func (m *ObjectMeta) SetFinalizers(finalizers []string)   { m.Finalizers = finalizers }
+func (m *ObjectMeta) GetFinalizers() []string             { return m.Finalizers() }
 
 // GetOwnerReferences returns the references as the API types, without the
 // UIDs and flags ObjectMeta does not keep.
@@ -114,7 +166,21 @@ func (m *ObjectMeta) DeepCopyInto(out *ObjectMeta) {
 	if m.OwnerReferences != nil {
 		out.OwnerReferences = append([]OwnerReference(nil), m.OwnerReferences...)
 	}
-	if m.Finalizers != nil {
-		out.Finalizers = append([]string(nil), m.Finalizers...)
+	if m.finalizers != nil {
+		out.SetFinalizers(append([]string{}, *m.finalizers...))
 	}
+}
+
+// WithCreated returns a copy of m with its creationTimestamp set to t, for
+// building an ObjectMeta in one expression.
+func (m ObjectMeta) WithCreated(t time.Time) *ObjectMeta {
+	m.SetCreated(t)
+	return &m
+}
+
+// WithFinalizers returns a copy of m with its finalizers set (see
+// SetFinalizers), for building an ObjectMeta in one expression.
+func (m ObjectMeta) WithFinalizers(finalizers ...string) *ObjectMeta {
+	m.SetFinalizers(finalizers)
+	return &m
 }

@@ -81,14 +81,15 @@ func TestBatchSandboxBookmarkAnnotation(t *testing.T) {
 
 func TestObjectMetaDeepCopyShares(t *testing.T) {
 	now := metav1.Now()
-	in := ObjectMeta{Name: "a", DeletionTimestamp: &now, Finalizers: []string{"f"},
+	in := ObjectMeta{Name: "a", DeletionTimestamp: &now,
 		OwnerReferences: []OwnerReference{{Kind: "BatchSandbox", Name: "a"}}}
+	in.SetFinalizers([]string{"f"})
 	var out ObjectMeta
 	in.DeepCopyInto(&out)
-	out.Finalizers[0] = "changed"
+	out.Finalizers()[0] = "changed"
 	out.OwnerReferences[0].Name = "changed"
 	out.DeletionTimestamp.Time = now.Add(1)
-	if in.Finalizers[0] != "f" || in.OwnerReferences[0].Name != "a" || !in.DeletionTimestamp.Equal(&now) {
+	if in.Finalizers()[0] != "f" || in.OwnerReferences[0].Name != "a" || !in.DeletionTimestamp.Equal(&now) {
 		t.Errorf("the copy shares memory with the original: %+v", in)
 	}
 }

@@ -560,10 +560,6 @@ func slimPod(p *corev1.Pod, lists *mem.StringLists, everyLimit bool) *Pod {
 	}
 	// The statuses first: which memory limits are kept depends on them.
 	statuses := slimStatuses(p.Status.ContainerStatuses)
-	finalizers := p.Finalizers
-	if lists != nil {
-		finalizers = lists.Share(p.Finalizers)
-	}
 	owners := ownerRefsOf(p.OwnerReferences)
 	var ownerNames []string
 	for _, o := range owners {
@@ -575,9 +571,7 @@ func slimPod(p *corev1.Pod, lists *mem.StringLists, everyLimit bool) *Pod {
 			Namespace:         mem.Intern(p.Namespace),
 			UID:               p.UID,
 			OwnerReferences:   owners,
-			CreationTimestamp: p.CreationTimestamp,
 			DeletionTimestamp: p.DeletionTimestamp,
-			Finalizers:        finalizers,
 			Labels:            LabelsFrom(p.Labels, ownerNames...),
 		},
 		Spec: PodSpec{
@@ -593,6 +587,8 @@ func slimPod(p *corev1.Pod, lists *mem.StringLists, everyLimit bool) *Pod {
 			ContainerStatuses: statuses,
 		},
 	}
+	out.SetCreated(p.CreationTimestamp.Time)
+	out.SetSharedFinalizers(lists.ShareRef(p.Finalizers))
 	out.Status.SetStartTime(p.Status.StartTime)
 	var podIPs []corev1.PodIP
 	if ips := p.Status.PodIPs; len(ips) > 0 && KeepsPodIPs(len(ips), ips[0].IP, p.Status.PodIP) {

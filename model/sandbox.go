@@ -85,7 +85,7 @@ func (s *Sandbox) CreatedAt() time.Time {
 	if s.Meta == nil {
 		return time.Time{}
 	}
-	return s.Meta.CreationTimestamp.Time
+	return s.Meta.Created()
 }
 
 // DeletingSince is the deletionTimestamp of the sandbox object, nil while
@@ -105,7 +105,7 @@ func (s *Sandbox) Finalizers() []string {
 	if s.Meta == nil || s.Engine() == EnginePod {
 		return nil
 	}
-	return s.Meta.Finalizers
+	return s.Meta.Finalizers()
 }
 
 // sandboxJSON is the JSON form of a Sandbox: the row as it was when it held
@@ -354,7 +354,7 @@ func (b *BatchSandbox) SetTask(hasTemplate bool, command []string, counts TaskCo
 // SetReady records the engine's Ready=True transition time when it came
 // later than LateReadyAfter after creation. Both decoders call it.
 func (b *BatchSandbox) SetReady(since time.Time) {
-	if since.IsZero() || b.CreationTimestamp.IsZero() || since.Sub(b.CreationTimestamp.Time) <= LateReadyAfter {
+	if created := b.Created(); since.IsZero() || created.IsZero() || since.Sub(created) <= LateReadyAfter {
 		return
 	}
 	since = since.UTC() // both decoders' times read alike (metav1 gives Local)

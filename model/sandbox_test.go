@@ -3,8 +3,6 @@ package model
 import (
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The accessors read a row without Meta (built by hand, no source) as empty.
@@ -44,7 +42,7 @@ func TestBatchSandboxReadySince(t *testing.T) {
 		time.Date(2026, 11, 29, 17, 12, 0, 500, time.UTC),
 		time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC),
 	} {
-		b := &BatchSandbox{ObjectMeta: ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}
+		b := &BatchSandbox{ObjectMeta: *ObjectMeta{}.WithCreated(created)}
 		b.SetReady(since.In(time.FixedZone("x", 3600)))
 		if r := b.ReadySince(); r == nil || !r.Equal(since) || r.Location() != time.UTC {
 			t.Fatalf("ReadySince %v, want %v (UTC)", r, since)
@@ -53,7 +51,7 @@ func TestBatchSandboxReadySince(t *testing.T) {
 			t.Fatalf("since %v: rare part %v", since, b.rare)
 		}
 	}
-	b := &BatchSandbox{ObjectMeta: ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}
+	b := &BatchSandbox{ObjectMeta: *ObjectMeta{}.WithCreated(created)}
 	b.SetReady(created.Add(LateReadyAfter))
 	if b.ReadySince() != nil || b.rare != nil {
 		t.Fatalf("a Ready on time is kept: %v", b.ReadySince())

@@ -14,12 +14,13 @@ import (
 // fullObjectMeta sets every field of ObjectMeta, for the fixtures below.
 func fullObjectMeta(name, finalizer string) ObjectMeta {
 	deleted := metav1.NewTime(time.Date(2026, 11, 29, 17, 30, 0, 0, time.UTC))
-	return ObjectMeta{Name: name, Namespace: "team-rl", UID: "6f1c",
-		CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 17, 20, 0, 0, time.UTC)),
+	m := ObjectMeta{Name: name, Namespace: "team-rl", UID: "6f1c",
 		DeletionTimestamp: &deleted,
 		Labels:            LabelsFrom(map[string]string{"app": "rl"}),
-		OwnerReferences:   []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}},
-		Finalizers:        []string{finalizer}}
+		OwnerReferences:   []OwnerReference{{APIVersion: "v1", Kind: "Owner", Name: "o"}}}
+	m.SetCreated(time.Date(2026, 11, 29, 17, 20, 0, 0, time.UTC))
+	m.SetFinalizers([]string{finalizer})
+	return m
 }
 
 // fullBatchSandbox sets every field of a BatchSandbox and of its rare part,

@@ -44,10 +44,10 @@ func slimMeta(u *unstructured.Unstructured) ObjectMeta {
 		Namespace:         u.GetNamespace(),
 		UID:               u.GetUID(),
 		Labels:            labelsOf(u),
-		CreationTimestamp: u.GetCreationTimestamp(),
 		DeletionTimestamp: u.GetDeletionTimestamp(),
-		Finalizers:        u.GetFinalizers(),
 	}
+	m.SetCreated(u.GetCreationTimestamp().Time)
+	m.SetFinalizers(u.GetFinalizers())
 	return m
 }
 

@@ -137,7 +137,7 @@ func TestSlimPod(t *testing.T) {
 		r.deletionGracePeriodSeconds != nil || r.terminationGrace != nil || r.startTime != nil || len(r.conditions) != 2 || s.Status.cond != 0 {
 		t.Errorf("kept a dropped field: %+v", s)
 	}
-	if s.Name != "a-0" || s.UID != "ua" || s.Labels.Get(osv1.LabelPodIndex) != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers) != 1 ||
+	if s.Name != "a-0" || s.UID != "ua" || s.Labels.Get(osv1.LabelPodIndex) != "0" || len(s.OwnerReferences) != 1 || len(s.Finalizers()) != 1 ||
 		s.Spec.graceSet != true || s.Spec.grace != 30 || s.Spec.NodeName != "node-1" || s.Spec.Containers[0].LivenessProbe == nil ||
 		s.Status.PodIP != "10.0.0.1" || !hasStart(s) || s.Spec.Containers[0].MemoryLimit == nil || s.Spec.Containers[0].MemoryLimit.String() != "1Gi" {
 		t.Errorf("lost a kept field: %+v", s)

@@ -132,8 +132,8 @@ func objectMeta(m *model.ObjectMeta) metav1.ObjectMeta {
 	}
 	out := metav1.ObjectMeta{
 		Name: m.Name, Namespace: m.Namespace, UID: m.UID,
-		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
-		Finalizers: m.Finalizers,
+		CreationTimestamp: m.GetCreationTimestamp(), DeletionTimestamp: m.DeletionTimestamp,
+		Finalizers: m.Finalizers(),
 	}
 	if m.Labels.Len() > 0 {
 		out.Labels = m.Labels.Map()

@@ -40,8 +40,8 @@ func fixtureWithReason(reason string) (*fleet.Snapshot, []model.Finding) {
 	created := metav1.NewTime(now.Add(-90 * time.Minute))
 	pod := func(ns, name, ip string, st corev1.ContainerState, restarts int32) *model.Pod {
 		return &model.Pod{
-			ObjectMeta: model.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), CreationTimestamp: created,
-				Labels: model.LabelsFrom(map[string]string{"team": "rl"})},
+			ObjectMeta: *model.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name),
+				Labels: model.LabelsFrom(map[string]string{"team": "rl"})}.WithCreated(created.Time),
 			Spec: model.PodSpec{NodeName: "node-1", Containers: []model.Container{{Name: "sandbox", Image: "python:3.12"}}},
 			Status: model.PodStatus{Phase: corev1.PodRunning, PodIP: ip,
 				ContainerStatuses: []model.ContainerStatus{{Name: "sandbox", State: st, RestartCount: restarts}}},
@@ -58,27 +58,27 @@ func fixtureWithReason(reason string) (*fleet.Snapshot, []model.Finding) {
 		Evidence: []model.Evidence{{Kind: model.Observed, Text: "engine records 10.0.0.7"}}}
 	sbs := []*model.Sandbox{
 		{Key: "agent/team-rl/sbx-b", EnginePhase: "Ready", State: model.StateRunning, Restarts: 2,
-			Meta: &model.ObjectMeta{Name: "sbx-b", Namespace: "team-rl", UID: "uid-b", CreationTimestamp: created, Labels: model.LabelsFrom(map[string]string{"team": "rl"}),
-				OwnerReferences: []model.OwnerReference{{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: model.KindSandboxClaim, Name: "claim-b"}}},
+			Meta: model.ObjectMeta{Name: "sbx-b", Namespace: "team-rl", UID: "uid-b", Labels: model.LabelsFrom(map[string]string{"team": "rl"}),
+				OwnerReferences: []model.OwnerReference{{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: model.KindSandboxClaim, Name: "claim-b"}}}.WithCreated(created.Time),
 			Slots: []model.Slot{{RecordedIP: "10.0.0.7", PodName: "sbx-b-0", BoundUID: "uid-sbx-b-0", Pod: b0, Identity: model.IdentityOK}}},
 		{Key: "bsbx/team-rl/sbx-a", EnginePhase: "Succeed", State: model.StateDead, Pool: "warm", ExpireTime: &expire,
-			Meta: &model.ObjectMeta{Name: "sbx-a", Namespace: "team-rl", UID: "uid-a", CreationTimestamp: created,
-				Labels: model.LabelsFrom(map[string]string{"team": "rl", "note": "x" + hostile})},
+			Meta: model.ObjectMeta{Name: "sbx-a", Namespace: "team-rl", UID: "uid-a",
+				Labels: model.LabelsFrom(map[string]string{"team": "rl", "note": "x" + hostile})}.WithCreated(created.Time),
 			Slots: []model.Slot{{RecordedIP: "10.0.0.7", PodName: "sbx-a-0", BoundUID: "uid-sbx-a-0", Pod: a0, Identity: model.IdentityIPTaken,
 				Holder: &model.Holder{Namespace: "team-rl", Pod: "sbx-b-0", UID: "uid-sbx-b-0", Sandbox: "agent/team-rl/sbx-b", Since: now.Add(-time.Minute)}}},
 			Notices: []model.Notice{taken}},
 		{Key: "pod/team-rl/plain-c", EnginePhase: "Running", State: model.StateRunning,
-			Meta:  &model.ObjectMeta{Name: "plain-c", Namespace: "team-rl", UID: "uid-plain-c", CreationTimestamp: created, Labels: model.LabelsFrom(map[string]string{"team": "eval"})},
+			Meta:  model.ObjectMeta{Name: "plain-c", Namespace: "team-rl", UID: "uid-plain-c", Labels: model.LabelsFrom(map[string]string{"team": "eval"})}.WithCreated(created.Time),
 			Slots: []model.Slot{{RecordedIP: "10.0.0.9", PodName: "plain-c", Pod: c, Identity: model.IdentityOK}}},
 	}
-	pool := &model.Pool{ObjectMeta: model.ObjectMeta{Name: "warm", Namespace: "team-rl", CreationTimestamp: created},
+	pool := &model.Pool{ObjectMeta: *model.ObjectMeta{Name: "warm", Namespace: "team-rl"}.WithCreated(created.Time),
 		Total: 5, Allocated: 4, Available: 1, BufferMin: 1, BufferMax: 2, PoolMin: 1, PoolMax: 10, Revision: "abc123"}
 	snap := fleet.NewSnapshot(1, model.SourceStatus{Namespaces: []string{"team-rl"}, Synced: true}, sbs, []*model.Pod{c, a0, b0}, []*model.Pool{pool})
-	snap.WarmPools = []*model.WarmPool{{ObjectMeta: model.ObjectMeta{Name: "agents-warm", Namespace: "team-rl", CreationTimestamp: created},
+	snap.WarmPools = []*model.WarmPool{{ObjectMeta: *model.ObjectMeta{Name: "agents-warm", Namespace: "team-rl"}.WithCreated(created.Time),
 		Template: "python", Desired: 3, Replicas: 3, ReadyReplicas: 0}}
 	snap.Claims = []*model.SandboxClaim{
-		{ObjectMeta: model.ObjectMeta{Name: "claim-b", Namespace: "team-rl", CreationTimestamp: created}, WarmPool: "agents-warm", Sandbox: "sbx-b", PodIPs: []string{"10.0.0.7"}},
-		{ObjectMeta: model.ObjectMeta{Name: "claim-waiting", Namespace: "team-rl", CreationTimestamp: created}, WarmPool: "agents-warm"},
+		{ObjectMeta: *model.ObjectMeta{Name: "claim-b", Namespace: "team-rl"}.WithCreated(created.Time), WarmPool: "agents-warm", Sandbox: "sbx-b", PodIPs: []string{"10.0.0.7"}},
+		{ObjectMeta: *model.ObjectMeta{Name: "claim-waiting", Namespace: "team-rl"}.WithCreated(created.Time), WarmPool: "agents-warm"},
 	}
 	findings := []model.Finding{
 		model.NewFinding("kind-rl", sbs[1], taken),

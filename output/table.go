@@ -110,7 +110,7 @@ func PodTable(pods []*model.Pod, sandboxOf func(*model.Pod) string, withNamespac
 			deleting = b.age(p.DeletionTimestamp.Time)
 		}
 		b.row(p.Namespace, p.Name, orNone(sandboxOf(p)), orNone(string(p.Status.Phase)), orNone(p.Status.PodIP),
-			orNone(p.Spec.NodeName), containerCell(mainContainer(p)), deleting, strconv.Itoa(int(p.Restarts())), b.age(p.CreationTimestamp.Time),
+			orNone(p.Spec.NodeName), containerCell(mainContainer(p)), deleting, strconv.Itoa(int(p.Restarts())), b.age(p.Created()),
 			image, orNone(string(p.UID)))
 	}
 	return &b.table
@@ -128,13 +128,13 @@ func PoolTable(pools []*model.Pool, warm []model.WarmPoolRow, withNamespace bool
 		"Pool Min/Max", "Revision", "Template"))
 	for _, p := range pools {
 		b.row(p.Namespace, p.Name, string(model.EngineBatchSandbox), itoa(p.BufferMin)+"-"+itoa(p.BufferMax), itoa(p.Total),
-			itoa(p.Available), itoa(p.Allocated), "<none>", b.age(p.CreationTimestamp.Time),
+			itoa(p.Available), itoa(p.Allocated), "<none>", b.age(p.Created()),
 			itoa(p.PoolMin)+"-"+itoa(p.PoolMax), orNone(p.Revision), "<none>")
 	}
 	for _, r := range warm {
 		p := r.Pool
 		b.row(p.Namespace, p.Name, string(model.EngineAgent), itoa(p.Desired), itoa(p.Replicas), itoa(p.ReadyReplicas),
-			strconv.Itoa(r.Claimed), strconv.Itoa(r.Waiting), b.age(p.CreationTimestamp.Time),
+			strconv.Itoa(r.Claimed), strconv.Itoa(r.Waiting), b.age(p.Created()),
 			"<none>", "<none>", orNone(p.Template))
 	}
 	return &b.table
@@ -158,7 +158,7 @@ func ClaimTable(claims []model.ClaimRow, withNamespace bool, now time.Time) *met
 		} else if c.Sandbox != "" {
 			state = "<gone>"
 		}
-		b.row(c.Namespace, c.Name, c.State(), sandbox, state, identity, orNone(c.WarmPool), b.age(c.CreationTimestamp.Time), launch, ip)
+		b.row(c.Namespace, c.Name, c.State(), sandbox, state, identity, orNone(c.WarmPool), b.age(c.Created()), launch, ip)
 	}
 	return &b.table
 }

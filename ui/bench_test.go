@@ -11,7 +11,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -122,7 +121,7 @@ func uuidSnapshot(n int) *fleet.Snapshot {
 		p := pod("bench", name+"-0", "uid-"+name, "", fmt.Sprintf("node-%d", i%50), "Running", t0)
 		sbs[i] = &model.Sandbox{
 			Key:         "bsbx/bench/" + name,
-			Meta:        &model.ObjectMeta{Namespace: "bench", Name: name, CreationTimestamp: metav1.NewTime(t0.Add(-time.Duration(i) * time.Second))},
+			Meta:        model.ObjectMeta{Namespace: "bench", Name: name}.WithCreated(t0.Add(-time.Duration(i) * time.Second)),
 			EnginePhase: "Succeed", State: model.StateRunning,
 			Slots: []model.Slot{{RecordedIP: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), PodName: name + "-0", Pod: p,
 				Identity: model.IdentityOK}},

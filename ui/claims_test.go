@@ -29,10 +29,10 @@ func TestClaimsViewGoesToTheSandbox(t *testing.T) {
 	claimed.Meta = &meta
 	created := metav1.NewTime(fixedNow().Add(-10 * 60e9))
 	snap.Claims = []*model.SandboxClaim{
-		{ObjectMeta: model.ObjectMeta{Namespace: "team-rl", Name: "alice", CreationTimestamp: created}, WarmPool: "py-warm", Sandbox: "sbx-c"},
-		{ObjectMeta: model.ObjectMeta{Namespace: "team-rl", Name: "bob", CreationTimestamp: created}, WarmPool: "py-warm"},
+		{ObjectMeta: *model.ObjectMeta{Namespace: "team-rl", Name: "alice"}.WithCreated(created.Time), WarmPool: "py-warm", Sandbox: "sbx-c"},
+		{ObjectMeta: *model.ObjectMeta{Namespace: "team-rl", Name: "bob"}.WithCreated(created.Time), WarmPool: "py-warm"},
 	}
-	snap.WarmPools = []*model.WarmPool{{ObjectMeta: model.ObjectMeta{Namespace: "team-rl", Name: "py-warm", CreationTimestamp: created},
+	snap.WarmPools = []*model.WarmPool{{ObjectMeta: *model.ObjectMeta{Namespace: "team-rl", Name: "py-warm"}.WithCreated(created.Time),
 		Desired: 3, Replicas: 3, ReadyReplicas: 0}}
 	app, tm := newTestApp(t, &fakeSource{snap: snap}, Backend{}, Options{})
 	keys(tm, ":", "pools", "enter")

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
@@ -45,8 +44,7 @@ func TestClockRedrawsOnlyWhenTextChanges(t *testing.T) {
 	now := t0
 	snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, []*model.Sandbox{{
 		Key: "bsbx/ns/old", State: model.StateRunning,
-		Meta: &model.ObjectMeta{Namespace: "ns", Name: "old",
-			CreationTimestamp: metav1.NewTime(t0.Add(-5*time.Minute - 20*time.Second))}, // "5m" until t0+40s
+		Meta: model.ObjectMeta{Namespace: "ns", Name: "old"}.WithCreated(t0.Add(-5*time.Minute - 20*time.Second)), // "5m" until t0+40s
 	}}, nil, nil)
 	a := directApp(snap, Options{Now: func() time.Time { return now }}, 120, 20)
 	ageRe := regexp.MustCompile(`(?m)^[ ›]?ns\s+old\s.*\s(\d+[smhd])\s*$`)
@@ -120,7 +118,7 @@ func TestNarrowTerminalShowsShortIDs(t *testing.T) {
 	id := "16952042-4659-404b-af6a-1ad692ff3444"
 	snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true, AsOf: t0}, []*model.Sandbox{{
 		Key: "bsbx/eval/" + id, State: model.StateRunning,
-		Meta:    &model.ObjectMeta{Namespace: "eval", Name: id, CreationTimestamp: metav1.NewTime(t0.Add(-14 * time.Minute))},
+		Meta:    model.ObjectMeta{Namespace: "eval", Name: id}.WithCreated(t0.Add(-14 * time.Minute)),
 		Notices: []model.Notice{{Code: model.CodeStuckTerminating, Severity: model.SeverityWarning}},
 	}}, nil, nil)
 	a := directApp(snap, Options{Now: func() time.Time { return t0 }}, 80, 12)

@@ -56,7 +56,7 @@ func (f *fakeSource) set(s *fleet.Snapshot) {
 
 func pod(ns, name, uid, ip, node string, phase corev1.PodPhase, created time.Time) *model.Pod {
 	return &model.Pod{
-		ObjectMeta: model.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid), CreationTimestamp: metav1.NewTime(created)},
+		ObjectMeta: *model.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid)}.WithCreated(created),
 		Spec:       model.PodSpec{NodeName: node},
 		Status: model.PodStatus{Phase: phase, PodIP: ip, ContainerStatuses: []model.ContainerStatus{{
 			Name: "sandbox", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, Ready: true,
@@ -87,16 +87,16 @@ func incidentSnapshot() *fleet.Snapshot {
 	sbs := []*model.Sandbox{
 		{
 			Key: "bsbx/batch/sbx-d", EnginePhase: "Pending", State: model.StateTerminating,
-			Meta: &model.ObjectMeta{Namespace: "batch", Name: "sbx-d", CreationTimestamp: metav1.NewTime(at("16:40:00")),
-				Labels: model.LabelsFrom(map[string]string{"app": "eval"})},
+			Meta: model.ObjectMeta{Namespace: "batch", Name: "sbx-d",
+				Labels: model.LabelsFrom(map[string]string{"app": "eval"})}.WithCreated(at("16:40:00")),
 			Slots: []model.Slot{{RecordedIP: "10.244.2.4", PodName: "sbx-d-0", BoundUID: "uid-d", Pod: podD, Identity: model.IdentityOK,
 				Stuck: &model.StuckInfo{DeletingSince: del.Time, GraceSeconds: 30, PodInitializing: true}}},
 			Notices: []model.Notice{{Code: model.CodeStuckTerminating, Severity: model.SeverityWarning, Message: "Pod deleting for 21m, main container still PodInitializing"}},
 		},
 		{
 			Key: "bsbx/team-rl/sbx-a", EnginePhase: "Succeed", State: model.StateDead,
-			Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-a", UID: "sbx-uid-a", CreationTimestamp: metav1.NewTime(at("17:24:05")),
-				Labels: model.LabelsFrom(map[string]string{"app": "rl"})},
+			Meta: model.ObjectMeta{Namespace: ns, Name: "sbx-a", UID: "sbx-uid-a",
+				Labels: model.LabelsFrom(map[string]string{"app": "rl"})}.WithCreated(at("17:24:05")),
 			Slots: []model.Slot{{RecordedIP: "10.244.1.17", PodName: "sbx-a-0", BoundUID: "uid-a", Pod: podA, Identity: model.IdentityIPTaken,
 				Holder: &model.Holder{Namespace: ns, Pod: "sbx-b-0", UID: "uid-b", Sandbox: "bsbx/team-rl/sbx-b", Since: at("17:25:19")}}},
 			Notices: []model.Notice{
@@ -109,14 +109,14 @@ func incidentSnapshot() *fleet.Snapshot {
 		},
 		{
 			Key: "bsbx/team-rl/sbx-b", EnginePhase: "Succeed", State: model.StateRunning,
-			Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-b", CreationTimestamp: metav1.NewTime(at("17:25:19")),
-				Labels: model.LabelsFrom(map[string]string{"app": "rl"})},
+			Meta: model.ObjectMeta{Namespace: ns, Name: "sbx-b",
+				Labels: model.LabelsFrom(map[string]string{"app": "rl"})}.WithCreated(at("17:25:19")),
 			Slots: []model.Slot{{RecordedIP: "10.244.1.17", PodName: "sbx-b-0", BoundUID: "uid-b", Pod: podB, Identity: model.IdentityOK}},
 		},
 		{
 			Key: "agent/team-rl/sbx-c", EnginePhase: "Ready", State: model.StateRunning, Restarts: 3,
-			Meta: &model.ObjectMeta{Namespace: ns, Name: "sbx-c", CreationTimestamp: metav1.NewTime(at("17:01:00")),
-				Labels: model.LabelsFrom(map[string]string{"app": "web"})},
+			Meta: model.ObjectMeta{Namespace: ns, Name: "sbx-c",
+				Labels: model.LabelsFrom(map[string]string{"app": "web"})}.WithCreated(at("17:01:00")),
 			Slots: []model.Slot{{RecordedIP: "10.244.1.30", PodName: "sbx-c-0", BoundUID: "uid-c", Pod: podC, Identity: model.IdentityOK}},
 			Notices: []model.Notice{{Code: model.CodeEntrypointNotRun, Severity: model.SeverityWarning,
 				Message:  "image config unreadable; started with sleep, ENTRYPOINT/CMD will not run",
@@ -126,7 +126,7 @@ func incidentSnapshot() *fleet.Snapshot {
 	slices.SortFunc(sbs, func(a, b *model.Sandbox) int { return strings.Compare(a.Key, b.Key) })
 	status := model.SourceStatus{Context: "kind-rl", Cluster: "kind-rl", Server: "https://127.0.0.1:6443",
 		Synced: true, AsOf: at("17:25:59")}
-	pools := []*model.Pool{{ObjectMeta: model.ObjectMeta{Namespace: ns, Name: "rl-pool", CreationTimestamp: metav1.NewTime(at("12:00:00"))},
+	pools := []*model.Pool{{ObjectMeta: *model.ObjectMeta{Namespace: ns, Name: "rl-pool"}.WithCreated(at("12:00:00")),
 		Total: 8, Allocated: 6, Available: 2, BufferMin: 2, BufferMax: 4, PoolMin: 4, PoolMax: 16, Revision: "r7"}}
 	return fleet.NewSnapshot(1, status, sbs, []*model.Pod{podD, podA, podB, podC}, pools)
 }
@@ -145,8 +145,8 @@ func bigSnapshot(n int) *fleet.Snapshot {
 		}
 		sbs[i] = &model.Sandbox{
 			Key: "bsbx/" + ns + "/" + name,
-			Meta: &model.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: metav1.NewTime(t0.Add(-time.Duration(i) * time.Second)),
-				Labels: model.LabelsFrom(map[string]string{"app": fmt.Sprintf("app-%d", i%7)})},
+			Meta: model.ObjectMeta{Namespace: ns, Name: name,
+				Labels: model.LabelsFrom(map[string]string{"app": fmt.Sprintf("app-%d", i%7)})}.WithCreated(t0.Add(-time.Duration(i) * time.Second)),
 			EnginePhase: "Succeed", State: st, Restarts: int32(i % 5),
 			Slots: []model.Slot{{RecordedIP: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), PodName: name + "-0", Identity: id}},
 		}

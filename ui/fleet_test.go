@@ -36,7 +36,7 @@ func fleetPod(ns, owner, uid, ip string, at time.Time) *corev1.Pod {
 
 func fleetSandbox(ns, name string, at time.Time, ip string) *model.BatchSandbox {
 	return &model.BatchSandbox{
-		ObjectMeta: model.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(at)},
+		ObjectMeta: *model.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name)}.WithCreated(at),
 		Replicas:   1, Phase: "Succeed", Endpoints: []string{ip},
 	}
 }
@@ -126,7 +126,8 @@ func pileUpFleet() *fleet.Snapshot {
 	}
 	// A sandbox object held Terminating by its finalizer, its Pod gone.
 	held := fleetSandbox(ns, "held", now, "")
-	held.DeletionTimestamp, held.Finalizers = &del, []string{"batch-sandbox.sandbox.opensandbox.io/task-cleanup"}
+	held.DeletionTimestamp = &del
+	held.SetFinalizers([]string{"batch-sandbox.sandbox.opensandbox.io/task-cleanup"})
 	f.UpsertBatchSandbox(held)
 	now = t0
 	f.Tick()

@@ -409,7 +409,7 @@ func buildPodRows(c *shared) []listRow {
 // podRow is one Pod's row.
 func podRow(c *shared, snap *fleet.Snapshot, p *model.Pod) listRow {
 	now := c.now()
-	r := listRow{created: p.CreationTimestamp.Time, labels: p.Labels}
+	r := listRow{created: p.Created(), labels: p.Labels}
 	sbName := "-"
 	if sb := snap.SandboxOfPod(p.Namespace, p.Name); sb != nil {
 		r.key, sbName = sb.Key, sb.Name()
@@ -479,7 +479,7 @@ func buildPoolRows(c *shared) []listRow {
 			if c.nsScope != "" && p.Namespace != c.nsScope {
 				continue
 			}
-			r := listRow{created: p.CreationTimestamp.Time, labels: p.Labels}
+			r := listRow{created: p.Created(), labels: p.Labels}
 			if p.Available == 0 && p.Total > 0 {
 				r.sev = sevWarn
 			}
@@ -493,7 +493,7 @@ func buildPoolRows(c *shared) []listRow {
 			if c.nsScope != "" && p.Namespace != c.nsScope {
 				continue
 			}
-			r := listRow{created: p.CreationTimestamp.Time, labels: p.Labels}
+			r := listRow{created: p.Created(), labels: p.Labels}
 			if p.ReadyReplicas == 0 && p.Desired > 0 {
 				r.sev = sevWarn
 				if w.Waiting > 0 || w.Cold > 0 {
@@ -538,7 +538,7 @@ func buildClaimRows(c *shared) []listRow {
 			if c.nsScope != "" && cl.Namespace != c.nsScope {
 				continue
 			}
-			r := listRow{created: cl.CreationTimestamp.Time, labels: cl.Labels}
+			r := listRow{created: cl.Created(), labels: cl.Labels}
 			sandbox, state, identity, launch := textsafe.OrDash(cl.Sandbox), "-", "-", "-"
 			if sb := cr.Sandbox; sb != nil {
 				r.key = sb.Key

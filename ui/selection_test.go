@@ -12,7 +12,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sandscope/sandscope/model"
@@ -31,7 +30,7 @@ func lookalikes(without ...string) *fleet.Snapshot {
 		}
 		return &model.Sandbox{
 			Key: "bsbx/fleet/" + name, EnginePhase: "Succeed", State: state,
-			Meta:  &model.ObjectMeta{Namespace: "fleet", Name: name, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour))},
+			Meta:  model.ObjectMeta{Namespace: "fleet", Name: name, UID: types.UID("uid-" + name)}.WithCreated(t0.Add(-time.Hour)),
 			Slots: []model.Slot{{RecordedIP: ip, PodName: name + "-0", BoundUID: string(p.UID), Pod: p, Identity: id}},
 		}
 	}
@@ -216,7 +215,7 @@ func TestNamesStayDistinguishable(t *testing.T) {
 	id := "49704847-8497-4803-b474-264b0e523218"
 	p := pod("sandboxes", id+"-0", "pod-uid", "10.244.0.5", "sim-node-0", corev1.PodRunning, t0.Add(-time.Hour))
 	uuid := &model.Sandbox{Key: "bsbx/sandboxes/" + id, EnginePhase: "Succeed", State: model.StateRunning,
-		Meta:    &model.ObjectMeta{Namespace: "sandboxes", Name: id, CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour))},
+		Meta:    model.ObjectMeta{Namespace: "sandboxes", Name: id}.WithCreated(t0.Add(-time.Hour)),
 		Slots:   []model.Slot{{RecordedIP: "10.244.0.5", PodName: id + "-0", Pod: p, Identity: model.IdentityOK}},
 		Notices: []model.Notice{{Code: model.CodeFailedSticky, Severity: model.SeverityWarning}}}
 	wide := fleet.NewSnapshot(1, model.SourceStatus{Context: "demo", Synced: true}, []*model.Sandbox{uuid}, nil, nil)
@@ -235,7 +234,7 @@ func TestForceDeleteAsksAndNamesFinalizers(t *testing.T) {
 	be.ForceDelete = func(_ context.Context, sb *model.Sandbox) error { log.add("force " + sb.Name()); return nil }
 	snap := withSandbox(lookalikes(), "code-runner-80e0aa11", func(sb model.Sandbox) model.Sandbox {
 		m := *sb.Meta
-		m.Finalizers = []string{"batch-sandbox.sandbox.opensandbox.io/cleanup"}
+		m.SetFinalizers([]string{"batch-sandbox.sandbox.opensandbox.io/cleanup"})
 		sb.Meta = &m
 		return sb
 	})
@@ -316,7 +315,7 @@ func TestPodsViewGapNeverMovesTheHand(t *testing.T) {
 	next := lookalikes("code-runner-80e0aa11")
 	p := pod("fleet", "agent-reuse-0", "pod-uid-agent-reuse", "10.244.8.10", "worker-0e0", corev1.PodRunning, t0)
 	reuse := &model.Sandbox{Key: "bsbx/fleet/agent-reuse", EnginePhase: "Succeed", State: model.StateRunning,
-		Meta:  &model.ObjectMeta{Namespace: "fleet", Name: "agent-reuse", UID: "uid-agent-reuse", CreationTimestamp: metav1.NewTime(t0)},
+		Meta:  model.ObjectMeta{Namespace: "fleet", Name: "agent-reuse", UID: "uid-agent-reuse"}.WithCreated(t0),
 		Slots: []model.Slot{{RecordedIP: "10.244.8.10", PodName: "agent-reuse-0", BoundUID: string(p.UID), Pod: p, Identity: model.IdentityOK}}}
 	sbs := append(slices.Clone(next.Sandboxes()), reuse)
 	slices.SortFunc(sbs, func(a, b *model.Sandbox) int { return strings.Compare(a.Key, b.Key) })

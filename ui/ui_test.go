@@ -621,8 +621,7 @@ func TestCreateOutcomeShownAfterLastStage(t *testing.T) {
 // A delete the API server accepted is a request: the object stays,
 // Terminating, while finalizers hold it, and the footer says so.
 func TestDeleteSaysRequested(t *testing.T) {
-	sb := &model.Sandbox{Key: "bsbx/ns/held", Meta: &model.ObjectMeta{Namespace: "ns", Name: "held",
-		Finalizers: []string{"pool.sandbox.opensandbox.io/pool-allocation"}}}
+	sb := &model.Sandbox{Key: "bsbx/ns/held", Meta: model.ObjectMeta{Namespace: "ns", Name: "held"}.WithFinalizers("pool.sandbox.opensandbox.io/pool-allocation")}
 	snap := fleet.NewSnapshot(1, model.SourceStatus{Synced: true}, []*model.Sandbox{sb}, nil, nil)
 	a := New(&fakeSource{snap: snap}, Backend{Delete: func(context.Context, *model.Sandbox) error { return nil }}, Options{}, DefaultKeyMap())
 	a.dialog = newDeleteConfirm(pick{sb: sb}, false)

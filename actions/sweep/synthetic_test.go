@@ -88,9 +88,8 @@ func synthPod(i int, kind synthKind) *corev1.Pod {
 func synthBatchSandbox(i int) *model.BatchSandbox {
 	owner := synthName(i)
 	return &model.BatchSandbox{
-		ObjectMeta: model.ObjectMeta{Name: owner, Namespace: "opensandbox", UID: types.UID("uid-" + owner),
-			CreationTimestamp: metav1.NewTime(synthT0), Labels: model.LabelsFrom(map[string]string{osv1.LabelSandboxID: owner})},
-		Replicas: 1, Phase: "Succeed",
+		ObjectMeta: *model.ObjectMeta{Name: owner, Namespace: "opensandbox", UID: types.UID("uid-" + owner), Labels: model.LabelsFrom(map[string]string{osv1.LabelSandboxID: owner})}.WithCreated(synthT0),
+		Replicas:   1, Phase: "Succeed",
 		Endpoints: []string{synthIP(i)},
 	}
 }

@@ -23,13 +23,13 @@ const maxSharedLists = 4096
 type StringLists struct {
 	seed  maphash.Seed
 	mu    sync.Mutex
-	lists map[uint64][][]string // by hash of the elements; collisions compared
+	lists map[uint64][]*[]string // by hash of the elements; collisions compared
 	n     int
 }
 
 // NewStringLists returns an empty table.
 func NewStringLists() *StringLists {
-	return &StringLists{seed: maphash.MakeSeed(), lists: make(map[uint64][][]string)}
+	return &StringLists{seed: maphash.MakeSeed(), lists: make(map[uint64][]*[]string)}
 }
 
 // Share returns a list equal to ss with its elements interned: the one
@@ -40,8 +40,19 @@ func (s *StringLists) Share(ss []string) []string {
 	if ss == nil {
 		return nil
 	}
+	return *s.ShareRef(ss)
+}
+
+// ShareRef is Share for a holder that keeps a pointer to the list (a word
+// where the list itself is three): equal lists get the same pointer. nil
+// in, nil out.
+func (s *StringLists) ShareRef(ss []string) *[]string {
+	if ss == nil {
+		return nil
+	}
 	if s == nil {
-		return InternAll(ss)
+		out := InternAll(ss)
+		return &out
 	}
 	var h maphash.Hash
 	h.SetSeed(s.seed)
@@ -53,14 +64,14 @@ func (s *StringLists) Share(ss []string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range s.lists[sum] {
-		if slices.Equal(l, ss) {
+		if slices.Equal(*l, ss) {
 			return l
 		}
 	}
 	out := InternAll(ss)
 	if s.n < maxSharedLists {
-		s.lists[sum] = append(s.lists[sum], out)
+		s.lists[sum] = append(s.lists[sum], &out)
 		s.n++
 	}
-	return out
+	return &out
 }

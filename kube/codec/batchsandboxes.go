@@ -466,14 +466,15 @@ func (w *wireBatchSandbox) toModel(lists *mem.StringLists) *model.BatchSandbox {
 	b := &model.BatchSandbox{
 		ObjectMeta: model.ObjectMeta{
 			Name: m.Name, Namespace: mem.Intern(m.Namespace), UID: types.UID(m.UID),
-			CreationTimestamp: m.CreationTimestamp.Time, DeletionTimestamp: m.DeletionTimestamp.metaTime(),
-			Finalizers: lists.Share(m.Finalizers), Labels: model.LabelsFrom(m.Labels, m.Name),
+			DeletionTimestamp: m.DeletionTimestamp.metaTime(), Labels: model.LabelsFrom(m.Labels, m.Name),
 		},
 		ResourceVersion: m.ResourceVersion,
 		Replicas:        int32(w.Spec.Replicas),
 		ExpireTime:      model.ParseTime(w.Spec.ExpireTime),
 		Phase:           mem.Intern(w.Status.Phase),
 	}
+	b.SetCreated(m.CreationTimestamp.Time.Time)
+	b.SetSharedFinalizers(lists.ShareRef(m.Finalizers))
 	b.SetPoolRef(w.Spec.PoolRef)
 	var taskCmd []string
 	if t := w.Spec.TaskTemplate; t != nil {

@@ -251,7 +251,7 @@ func TestBatchSandboxCodecFullObject(t *testing.T) {
 	b := decodeBatchSandbox(t, wireBSBX)
 	if b.Replicas != 2 || b.Phase != "Succeed" ||
 		len(b.Endpoints) != 2 || b.Endpoints[0] != "10.244.1.17" || b.ExpireTime == nil || b.DeletionTimestamp == nil ||
-		len(b.Finalizers) != 1 {
+		len(b.Finalizers()) != 1 {
 		t.Fatalf("decoded %+v", b)
 	}
 	if b.GetAnnotations() != nil || b.InitialEventsEnd {

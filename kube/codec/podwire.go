@@ -362,9 +362,7 @@ func (w *podWire) build() (*model.Pod, error) {
 			Namespace:         w.intern.bytes(w.namespace),
 			UID:               types.UID(w.uid),
 			OwnerReferences:   owners,
-			CreationTimestamp: w.creationTimestamp,
 			DeletionTimestamp: w.deletionTimestamp,
-			Finalizers:        shareStrings(w.lists, &w.finalizers),
 			Labels:            labels,
 		},
 		Spec: model.PodSpec{
@@ -378,6 +376,8 @@ func (w *podWire) build() (*model.Pod, error) {
 			ContainerStatuses: statuses,
 		},
 	}
+	p.SetCreated(w.creationTimestamp.Time)
+	p.SetSharedFinalizers(shareStringList(w.lists, &w.finalizers))
 	if w.startTimeSet {
 		p.Status.SetStartTime(&w.startTime)
 	}
@@ -774,6 +774,15 @@ func (w *podWire) slimLabels(owners []model.OwnerReference) (model.Labels, error
 // every string it keeps, and keeps none of its argument's, so the scratch
 // list may view the input.
 func shareStrings(lists *mem.StringLists, l *rawList) []string {
+	if r := shareStringList(lists, l); r != nil {
+		return *r
+	}
+	return nil
+}
+
+// shareStringList is shareStrings for a holder that keeps a pointer to the
+// list (ObjectMeta's finalizers).
+func shareStringList(lists *mem.StringLists, l *rawList) *[]string {
 	if l.len() == 0 {
 		return nil
 	}
@@ -782,5 +791,5 @@ func shareStrings(lists *mem.StringLists, l *rawList) []string {
 	for i := range l.len() {
 		ss = append(ss, viewString(l.at(i)))
 	}
-	return lists.Share(ss)
+	return lists.ShareRef(ss)
 }

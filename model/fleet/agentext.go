@@ -237,7 +237,7 @@ func (s *Snapshot) buildExtRows() {
 				}
 			case model.ClaimPending:
 				pc.waiting++
-				if pc.oldest.CreationTimestamp.IsZero() || c.CreationTimestamp.Before(&pc.oldest.CreationTimestamp) {
+				if pc.oldest.Created().IsZero() || c.Created().Before(pc.oldest.Created()) {
 					pc.oldest = c.ObjectMeta
 				}
 			}
@@ -255,7 +255,7 @@ func (s *Snapshot) buildExtRows() {
 			}
 			row.Replaced = s.replaced[k]
 			if pc := counts[k]; pc != nil {
-				row.Claimed, row.Waiting, row.OldestWaiting, row.Cold = pc.claimed, pc.waiting, pc.oldest.CreationTimestamp.Time, pc.cold
+				row.Claimed, row.Waiting, row.OldestWaiting, row.Cold = pc.claimed, pc.waiting, pc.oldest.Created(), pc.cold
 			}
 			s.poolRow = append(s.poolRow, row)
 		}
@@ -322,8 +322,8 @@ func (s *Snapshot) ExtensionFindings(now time.Time) []ExtFinding {
 		c := r.Claim
 		switch c.State() {
 		case model.ClaimPending:
-			if age := now.Sub(c.CreationTimestamp.Time); age > ClaimPendingAfter {
-				ev := []model.Evidence{obs(fmt.Sprintf("SandboxClaim %s/%s made %s, no status.sandbox", c.Namespace, c.Name, c.CreationTimestamp.UTC().Format(time.RFC3339)))}
+			if age := now.Sub(c.Created()); age > ClaimPendingAfter {
+				ev := []model.Evidence{obs(fmt.Sprintf("SandboxClaim %s/%s made %s, no status.sandbox", c.Namespace, c.Name, c.Created().UTC().Format(time.RFC3339)))}
 				if rc := c.ReadyCondition(); rc != nil {
 					ev = append(ev, obs("Ready "+rc.Status+" "+textsafe.OrDash(rc.Reason)+": "+rc.Message))
 				}

@@ -34,7 +34,7 @@ func TestAgentClaimsAndPools(t *testing.T) {
 		if m.ip != "" {
 			f.UpsertPod(agentPodOf(m.name, "u-"+m.name, m.ip))
 		}
-		a := &model.AgentSandbox{ObjectMeta: model.ObjectMeta{Name: m.name, Namespace: ns, UID: types.UID("s-" + m.name), CreationTimestamp: old, OwnerReferences: m.owner},
+		a := &model.AgentSandbox{ObjectMeta: *model.ObjectMeta{Name: m.name, Namespace: ns, UID: types.UID("s-" + m.name), OwnerReferences: m.owner}.WithCreated(old.Time),
 			Selector: "agents.x-k8s.io/sandbox-name-hash=h-" + m.name, Conditions: readyCond("False", "DependenciesNotReady")}
 		if m.ready {
 			a.PodIPs, a.Conditions = []string{m.ip}, readyCond("True", "DependenciesReady")
@@ -43,9 +43,9 @@ func TestAgentClaimsAndPools(t *testing.T) {
 	}
 	f.UpsertWarmPool(&model.WarmPool{ObjectMeta: model.ObjectMeta{Name: "warm", Namespace: ns}, Desired: 2, Replicas: 2, ReadyReplicas: 1})
 	f.UpsertWarmPool(&model.WarmPool{ObjectMeta: model.ObjectMeta{Name: "dry", Namespace: ns}, Desired: 1, Replicas: 0, ReadyReplicas: 0})
-	f.UpsertSandboxClaim(&model.SandboxClaim{ObjectMeta: model.ObjectMeta{Name: "alice", Namespace: ns, CreationTimestamp: old}, WarmPool: "warm", Sandbox: "warm-c"})
-	f.UpsertSandboxClaim(&model.SandboxClaim{ObjectMeta: model.ObjectMeta{Name: "bob", Namespace: ns, CreationTimestamp: old}, WarmPool: "dry"})
-	f.UpsertSandboxClaim(&model.SandboxClaim{ObjectMeta: model.ObjectMeta{Name: "carol", Namespace: ns, CreationTimestamp: old}, WarmPool: "dry", Sandbox: "carol"})
+	f.UpsertSandboxClaim(&model.SandboxClaim{ObjectMeta: *model.ObjectMeta{Name: "alice", Namespace: ns}.WithCreated(old.Time), WarmPool: "warm", Sandbox: "warm-c"})
+	f.UpsertSandboxClaim(&model.SandboxClaim{ObjectMeta: *model.ObjectMeta{Name: "bob", Namespace: ns}.WithCreated(old.Time), WarmPool: "dry"})
+	f.UpsertSandboxClaim(&model.SandboxClaim{ObjectMeta: *model.ObjectMeta{Name: "carol", Namespace: ns}.WithCreated(old.Time), WarmPool: "dry", Sandbox: "carol"})
 	c.Advance(time.Second)
 	snap := f.Snapshot()
 
@@ -108,8 +108,7 @@ func TestAgentClaimsAndPools(t *testing.T) {
 func TestWarmPoolDegradedAsTheControllerReplaces(t *testing.T) {
 	f, c := newSyncedFleet(t)
 	member := func(name, pool string, made time.Time, ready bool) {
-		a := &model.AgentSandbox{ObjectMeta: model.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("s-" + name),
-			CreationTimestamp: metav1.NewTime(made), OwnerReferences: poolOwner(pool)},
+		a := &model.AgentSandbox{ObjectMeta: *model.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("s-" + name), OwnerReferences: poolOwner(pool)}.WithCreated(made),
 			Selector: "agents.x-k8s.io/sandbox-name-hash=h-" + name, Conditions: readyCond("False", "DependenciesNotReady")}
 		if ready {
 			f.UpsertPod(agentPodOf(name, "u-"+name, "10.0.9."+name[len(name)-1:]))

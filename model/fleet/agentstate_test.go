@@ -31,7 +31,7 @@ func TestAgentExpiryIsNotPodDead(t *testing.T) {
 	f, c := newSyncedFleet(t)
 	pod := agentPodOf("ag", "u1", "10.0.0.5")
 	f.UpsertPod(pod)
-	meta := model.ObjectMeta{Name: "ag", Namespace: ns, UID: "uag", CreationTimestamp: metav1.NewTime(ft0)}
+	meta := *model.ObjectMeta{Name: "ag", Namespace: ns, UID: "uag"}.WithCreated(ft0)
 	f.UpsertAgentSandbox(&model.AgentSandbox{ObjectMeta: meta, Selector: "agents.x-k8s.io/sandbox-name-hash=h-ag",
 		PodIPs: []string{"10.0.0.5"}, Conditions: readyCond("True", "DependenciesReady")})
 	if sb := mustSandbox(t, f, agentKey("ag")); sb.Identity() != model.IdentityOK {

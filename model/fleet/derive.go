@@ -543,8 +543,8 @@ func (f *Fleet) orphanMeta(e *sbEntry, specs []slotSpec) *model.ObjectMeta {
 	m := &model.ObjectMeta{Namespace: e.ns(), Name: e.name()}
 	for _, sp := range specs {
 		if pe := f.podAt(e.ns(), sp.pod); pe != nil {
-			if t := pe.pod.CreationTimestamp; m.CreationTimestamp.IsZero() || t.Before(&m.CreationTimestamp) {
-				m.CreationTimestamp = t
+			if t := pe.pod.Created(); m.Created().IsZero() || t.Before(m.Created()) {
+				m.SetCreated(t)
 			}
 		}
 	}
@@ -638,8 +638,8 @@ func betterAgentPod(a, b *model.Pod) bool {
 	if ra != rb {
 		return ra > rb
 	}
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.After(b.CreationTimestamp.Time)
+	if !a.Created().Equal(b.Created()) {
+		return a.Created().After(b.Created())
 	}
 	return a.Name < b.Name
 }

@@ -562,7 +562,8 @@ func TestPlainPodRowHasNoObjectDeletion(t *testing.T) {
 	// The same meta on an engine object is that object's deletion.
 	del := metav1.NewTime(ft0.Add(time.Minute))
 	b := batchSandbox("a")
-	b.DeletionTimestamp, b.Finalizers = &del, []string{"example.com/hold"}
+	b.DeletionTimestamp = &del
+	b.SetFinalizers([]string{"example.com/hold"})
 	f.UpsertBatchSandbox(b)
 	sb = mustSandbox(t, f, bsKey("a"))
 	if d := sb.DeletingSince(); d == nil || !d.Equal(del.Time) || len(sb.Finalizers()) != 1 {

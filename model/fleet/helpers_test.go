@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
@@ -36,7 +35,7 @@ func newSyncedFleet(t testing.TB) (*Fleet, *testClock) {
 // batchSandbox is a non-pooled BatchSandbox in phase Succeed recording the given endpoints.
 func batchSandbox(name string, endpoints ...string) *model.BatchSandbox {
 	b := &model.BatchSandbox{
-		ObjectMeta: model.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(ft0)},
+		ObjectMeta: *model.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name)}.WithCreated(ft0),
 		Replicas:   1, Phase: model.PhaseSucceed, Endpoints: endpoints,
 	}
 	return b
@@ -45,7 +44,7 @@ func batchSandbox(name string, endpoints ...string) *model.BatchSandbox {
 func pooledSandbox(name string, created time.Time, pods []string, endpoints ...string) *model.BatchSandbox {
 	b := batchSandbox(name, endpoints...)
 	b.Replicas = int32(max(1, len(pods))) // the engine asks the pool for that many
-	b.CreationTimestamp = metav1.NewTime(created)
+	b.SetCreated(created)
 	b.SetPoolRef("pool-a")
 	alloc, _ := json.Marshal(map[string][]string{"pods": pods})
 	b.ReadAnnotations(map[string]string{osv1.AnnotationAllocStatus: string(alloc)})

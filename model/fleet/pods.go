@@ -350,7 +350,7 @@ func (f *Fleet) primaryClaim(podKey string) string {
 		if e == nil || e.bs == nil {
 			continue
 		}
-		t := e.bs.CreationTimestamp.Time
+		t := e.bs.Created()
 		if best == "" || t.After(bestT) || (t.Equal(bestT) && k > best) {
 			best, bestT = k, t
 		}
@@ -369,7 +369,7 @@ func (f *Fleet) newestClaims(podKey string) []string {
 		if e == nil || e.bs == nil {
 			continue
 		}
-		switch t := e.bs.CreationTimestamp.Time; {
+		switch t := e.bs.Created(); {
 		case len(best) == 0 || t.After(bestT):
 			best, bestT = append(best[:0], k), t
 		case t.Equal(bestT):

@@ -31,7 +31,7 @@ func goldenRows(t *testing.T) []*model.Sandbox {
 	b.DeletionTimestamp = &del
 	// The "&" pins HTML escaping: json.Marshal writes it as \u0026, an
 	// encoder told SetEscapeHTML(false) as is.
-	b.Finalizers = []string{"pool.sandbox.opensandbox.io/pool-allocation", "example.com/hold&keep"}
+	b.SetFinalizers([]string{"pool.sandbox.opensandbox.io/pool-allocation", "example.com/hold&keep"})
 	expire := ft0.Add(30 * time.Minute)
 	b.ExpireTime = &expire
 	f.UpsertPod(model.SlimPod(modeltest.RunningPod("a-pod0", "u-pod0", ipA, modeltest.PooledIn("pool-a"),
@@ -48,7 +48,7 @@ func goldenRows(t *testing.T) []*model.Sandbox {
 	agMeta := model.SlimPod(modeltest.RunningPod("ag", "u-ag", "")).ObjectMeta
 	agMeta.Labels = model.LabelsFrom(map[string]string{"owner": "bob"})
 	// Sub-second times pin the time.Time encoding (metav1.Time's drops them).
-	agMeta.CreationTimestamp = metav1.NewTime(ft0.Add(123456789 * time.Nanosecond))
+	agMeta.SetCreated(ft0.Add(123456789 * time.Nanosecond))
 	f.UpsertAgentSandbox(&model.AgentSandbox{ObjectMeta: agMeta, Selector: "app=agent",
 		PodIPs: []string{ipC}, Conditions: []model.Condition{{Type: "Ready", Status: "True"}}})
 

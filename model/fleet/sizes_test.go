@@ -22,15 +22,17 @@ func TestRecordsFitTheirSizeClass(t *testing.T) {
 		// The status fields few Pods set and the deletion grace, inline,
 		// took 88 bytes: the 416 class. The termination grace as a pointer,
 		// the restart policy and the conditions as a slice took 40 more:
-		// the 320 class.
-		{"Pod", unsafe.Sizeof(model.Pod{}), 288},
+		// the 320 class. The creationTimestamp as a time.Time and the
+		// finalizers as a slice took 32 more: the 288 class.
+		{"Pod", unsafe.Sizeof(model.Pod{}), 256},
 		// The whole last state (three pointers) took 104 bytes: the 112
 		// class, per container.
 		{"ContainerStatus", unsafe.Sizeof(model.ContainerStatus{}), 96},
 		// Pool, allocation, parse notices, task and late Ready inline took
-		// 64 bytes: the 288 class.
-		{"BatchSandbox", unsafe.Sizeof(model.BatchSandbox{}), 240},
-		{"AgentSandbox", unsafe.Sizeof(model.AgentSandbox{}), 288},
+		// 64 bytes: the 288 class; the metadata's creationTimestamp and
+		// finalizers as above, the 240 class.
+		{"BatchSandbox", unsafe.Sizeof(model.BatchSandbox{}), 208},
+		{"AgentSandbox", unsafe.Sizeof(model.AgentSandbox{}), 256},
 		// A derived row, allocated per sandbox and per change: copies of
 		// its source's metadata took 272 bytes (the 288 class).
 		{"Sandbox", unsafe.Sizeof(model.Sandbox{}), 144},

@@ -230,8 +230,8 @@ func stuckNotice(sl *model.Slot) model.Notice {
 	} else {
 		ev = append(ev, model.Evidence{Kind: model.Observed, Text: "main container is not waiting in PodInitializing"})
 	}
-	if sl.Pod != nil && len(sl.Pod.Finalizers) > 0 {
-		ev = append(ev, model.Evidence{Kind: model.Observed, Text: "finalizers " + joinComma(sl.Pod.Finalizers)})
+	if sl.Pod != nil && len(sl.Pod.Finalizers()) > 0 {
+		ev = append(ev, model.Evidence{Kind: model.Observed, Text: "finalizers " + joinComma(sl.Pod.Finalizers())})
 	}
 	return model.Notice{Code: model.CodeStuckTerminating, Severity: model.SeverityWarning, Pod: sl.PodName, Message: msg, Evidence: ev}
 }

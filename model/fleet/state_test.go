@@ -146,7 +146,7 @@ func TestBatchSandboxStuckOnFinalizers(t *testing.T) {
 	b := batchSandbox("a")
 	ts := metav1.NewTime(ft0)
 	b.DeletionTimestamp = &ts
-	b.Finalizers = []string{"pool.sandbox.opensandbox.io/pool-allocation"}
+	b.SetFinalizers([]string{"pool.sandbox.opensandbox.io/pool-allocation"})
 	f.UpsertBatchSandbox(b)
 	if hasNotice(mustSandbox(t, f, bsKey("a")), model.CodeStuckTerminating) != nil {
 		t.Fatal("stuck right away")
@@ -210,7 +210,7 @@ func TestTickTouchesOnlyTimedSandboxes(t *testing.T) {
 func TestShortLivedSandboxIsNotExpiringAtBirth(t *testing.T) {
 	f, c := newSyncedFleet(t)
 	b := batchSandbox("short", "10.0.0.4")
-	b.CreationTimestamp = metav1.NewTime(ft0)
+	b.SetCreated(ft0)
 	exp := ft0.Add(5 * time.Minute)
 	b.ExpireTime = &exp
 	f.UpsertBatchSandbox(b)

@@ -34,10 +34,10 @@ const ReasonSuccessfulCreate = "SuccessfulCreate"
 // and the linked Pod's creation.
 func RecreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *model.Slot) *model.Notice {
 	p := sl.Pod
-	if p == nil || sandboxCreated.IsZero() || p.CreationTimestamp.IsZero() || sl.Identity == model.IdentityUIDChanged {
+	if p == nil || sandboxCreated.IsZero() || p.Created().IsZero() || sl.Identity == model.IdentityUIDChanged {
 		return nil
 	}
-	created := p.CreationTimestamp.Time
+	created := p.Created()
 	gap := created.Sub(sandboxCreated)
 	readyBefore := readySince != nil && created.Sub(*readySince) >= time.Second
 	if gap <= PodRecreatedAfter && !readyBefore {
@@ -110,8 +110,8 @@ func RecreatedFromEvents(sb *model.Sandbox, events []corev1.Event) ([]model.Noti
 			continue
 		}
 		byPod[sl.Pod.Name] = len(out)
-		evidence := []model.Evidence{ev, {Kind: model.Observed, At: timePtr(sl.Pod.CreationTimestamp.Time),
-			Text: fmt.Sprintf("the Pod now is uid %s, created at %s", sl.Pod.UID, clock(sl.Pod.CreationTimestamp.Time))},
+		evidence := []model.Evidence{ev, {Kind: model.Observed, At: timePtr(sl.Pod.Created()),
+			Text: fmt.Sprintf("the Pod now is uid %s, created at %s", sl.Pod.UID, clock(sl.Pod.Created()))},
 			{Kind: model.Inferred, Text: "each re-creation is a new Pod (new UID): the earlier one's in-container state (files, processes) is gone"},
 			{Kind: model.Inferred, Text: "the Pod's and the sandbox's timestamps neither show nor rule out a re-creation this quick: the verdict rests on the Events, which agree with both objects' creation times"}}
 		out = append(out, model.Notice{Code: model.CodePodRecreated, Severity: model.SeverityWarning, Pod: sl.Pod.Name,
@@ -148,7 +148,7 @@ type creations struct {
 // Those the objects contradict are set aside.
 func createdCount(events []corev1.Event, sb *model.Sandbox, pod *model.Pod) creations {
 	var c creations
-	sandboxCreated, podCreated := sb.CreatedAt(), pod.CreationTimestamp.Time
+	sandboxCreated, podCreated := sb.CreatedAt(), pod.Created()
 	for i := range events {
 		e := &events[i]
 		if e.Reason != ReasonSuccessfulCreate || e.InvolvedObject.Namespace != "" && e.InvolvedObject.Namespace != sb.Namespace() {

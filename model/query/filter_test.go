@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -16,7 +14,7 @@ func testRows() []*model.Sandbox {
 	mk := func(name string, age time.Duration, st model.EffectiveState, id model.IdentityState, restarts int32, lbl map[string]string, notices ...model.Notice) *model.Sandbox {
 		return &model.Sandbox{
 			Key:   "bsbx/team/" + name,
-			Meta:  &model.ObjectMeta{Namespace: "team", Name: name, Labels: model.LabelsFrom(lbl), CreationTimestamp: metav1.NewTime(t0.Add(-age))},
+			Meta:  model.ObjectMeta{Namespace: "team", Name: name, Labels: model.LabelsFrom(lbl)}.WithCreated(t0.Add(-age)),
 			State: st, Restarts: restarts,
 			Slots:   []model.Slot{{RecordedIP: "10.0.0.1", PodName: name + "-0", Identity: id}},
 			Notices: notices,
@@ -216,7 +214,7 @@ func TestInOrderAroundAgreesWithSort(t *testing.T) {
 				Sort(rows, idx, o)
 				c, meta := *rows[changed], *rows[changed].Meta // a changed row: new values, never edits
 				c.Restarts = restarts
-				meta.CreationTimestamp = metav1.NewTime(c.CreatedAt().Add(time.Duration(restarts) * time.Hour))
+				meta.SetCreated(c.CreatedAt().Add(time.Duration(restarts) * time.Hour))
 				c.Meta = &meta
 				rows[changed] = &c
 				pos := slices.Index(idx, changed)
