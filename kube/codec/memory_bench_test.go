@@ -31,7 +31,7 @@ import (
 // (Pods as protobuf, BatchSandboxes as JSON), decoded by the watcher's own
 // decoders and transforms into informer stores, and fed to a Fleet. The
 // figure is the live heap after GC over N (target <= 3 KB per sandbox,
-// Pod + BatchSandbox). The real-cluster figure comes from bench/run.sh.
+// Pod + BatchSandbox). The real-cluster figure comes from test/bench/run.sh.
 //
 //	SANDSCOPE_BENCH_SIZES=10000 go test ./kube/codec/ -run '^$' -bench RetainedMemory -benchtime 1x
 func BenchmarkRetainedMemory(b *testing.B) {

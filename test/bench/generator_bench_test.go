@@ -154,7 +154,11 @@ func genBinary(b *testing.B, kubeconfig, ns string, n int, res *results) {
 	res.add("binary: start to synced full table", ms(full), fmt.Sprintf("CPU %s", ms(procCPU(pid))))
 	res.add("binary: RSS / peak RSS then", procMemory(proc, "VmRSS")+" / "+procMemory(proc, "VmHWM"),
 		"anonymous "+procMemory(proc, "RssAnon")+", files "+procMemory(proc, "RssFile"))
+	// The binary gives the load's garbage back once synced (cli's
+	// tuneMemoryForWatch), in a collection that may still run when the
+	// synced frame is drawn: RSS again once it has surely ended.
 	time.Sleep(2 * time.Second)
+	res.add("binary: RSS 2 s after sync", procMemory(proc, "VmRSS"), "anonymous "+procMemory(proc, "RssAnon"))
 	cpu0 := procCPU(pid)
 	time.Sleep(*idleFor)
 	idle := procCPU(pid) - cpu0

@@ -1,6 +1,8 @@
-// Package clustertest runs sandscope's scriptable commands (get, shell
-// completion, the kubectl plugin) the way a user does, against the real
-// kube-apiserver of kube/testcluster.
+// Package clustertest runs sandscope's command line the way a user does,
+// against the real kube-apiserver of internal/testcluster: get and its exit
+// codes, shell completion, the kubectl plugin, exec by claim name, every
+// command's output kept inert against hostile names, and the requests a
+// start makes.
 package clustertest
 
 import (
