@@ -177,7 +177,6 @@ func (a *App) takeSnapshot() {
 	if a.c.snap == nil {
 		a.c.snap = &fleet.Snapshot{}
 	}
-	a.c.snap.Status.ReadOnly = a.c.snap.Status.ReadOnly || a.c.opts.ReadOnly
 	a.one[0] = Fleet{Snap: a.c.snap}
 	a.c.fleets = a.one[:]
 }

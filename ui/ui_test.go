@@ -238,6 +238,11 @@ func TestReadOnlyRefusesMutations(t *testing.T) {
 	}
 	app, tm := newTestApp(t, src, be, Options{ReadOnly: true})
 	screenContains(t, tm, app, "READ-ONLY")
+	// The badge comes from the options: a snapshot the source hands out is
+	// shared with its other readers and is never written.
+	if src.Snapshot().Status.ReadOnly {
+		t.Fatal("the UI wrote its read-only option into the source's snapshot")
+	}
 	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlD})
 	screenContains(t, tm, app, "refused (READ_ONLY): delete is disabled in read-only mode")
 	keys(tm, "s")

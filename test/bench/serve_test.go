@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/sandscope/sandscope/internal/deadserver"
 	"github.com/sandscope/sandscope/internal/testcluster"
 	"github.com/sandscope/sandscope/internal/tmuxtest"
 )
@@ -24,11 +24,7 @@ import (
 // HTTP, as Prometheus sees it.
 func serveBinary(ctx context.Context, b *testing.B, c *testcluster.Cluster, ns string, res *results) {
 	bin := tmuxtest.BuildSandscope(b)
-	addr, err := freeLoopbackAddr()
-	if err != nil {
-		res.add("sandscope serve", "skipped", err.Error())
-		return
-	}
+	addr := deadserver.Refusing(b) // free now: serve listens on it
 	// Plain HTTP: the measurement is the fleet's cost, not TLS's or the token review's.
 	cmd := exec.CommandContext(ctx, bin, "serve", "--kubeconfig", c.Kubeconfig, "-n", ns, "--listen", addr, "--image-checks=off", "--insecure-plain-http")
 	start := time.Now()
@@ -41,7 +37,7 @@ func serveBinary(ctx context.Context, b *testing.B, c *testcluster.Cluster, ns s
 	}()
 	pid := cmd.Process.Pid
 	base := "http://" + addr
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Minute, true, func(context.Context) (bool, error) {
 		status, _, _ := get(base + "/readyz")
 		return status == http.StatusOK, nil
 	})
@@ -95,14 +91,4 @@ func get(url string) (int, int, error) {
 	defer resp.Body.Close()
 	n, err := io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode, int(n), err
-}
-
-// freeLoopbackAddr is a loopback host:port nothing listens on now.
-func freeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
