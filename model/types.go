@@ -7,6 +7,8 @@
 package model
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -64,22 +66,75 @@ func (s IdentityState) Rank() int {
 	return 0
 }
 
-// EffectiveState is what is actually true of a sandbox, whatever its engine says.
-type EffectiveState string
+// EffectiveState is what is actually true of a sandbox, whatever its engine
+// says. It is a byte in every derived row, where a string took two words
+// (the row and its one slot fill a smaller size class); it reads and writes
+// as its name (String, MarshalText), and the zero value as "".
+type EffectiveState uint16
 
 // The effective states, each with what makes it true.
 const (
-	StatePending     EffectiveState = "Pending"     // no Pod placed yet
-	StateStarting    EffectiveState = "Starting"    // Pod scheduled, containers not all running
-	StateRunning     EffectiveState = "Running"     // main container running, Pod not deleting
-	StateDead        EffectiveState = "Dead"        // Pod Failed/Succeeded or main container terminated
-	StateGone        EffectiveState = "Gone"        // the linked Pod no longer exists
-	StateTerminating EffectiveState = "Terminating" // the Pod (or the sandbox object) is being deleted
-	StateFailed      EffectiveState = "Failed"      // engine failure with no running Pod (image pull, crash loop, ...)
-	StateUnknown     EffectiveState = "Unknown"     // not synced / disconnected
-	StateSuspended   EffectiveState = "Suspended"   // paused on purpose (agent-sandbox operatingMode Suspended); no Pod
-	StateExpired     EffectiveState = "Expired"     // past its shutdown time; the engine removed the Pod and keeps the object
+	StatePending     EffectiveState = iota + 1 // no Pod placed yet
+	StateStarting                              // Pod scheduled, containers not all running
+	StateRunning                               // main container running, Pod not deleting
+	StateDead                                  // Pod Failed/Succeeded or main container terminated
+	StateGone                                  // the linked Pod no longer exists
+	StateTerminating                           // the Pod (or the sandbox object) is being deleted
+	StateFailed                                // engine failure with no running Pod (image pull, crash loop, ...)
+	StateUnknown                               // not synced / disconnected
+	StateSuspended                             // paused on purpose (agent-sandbox operatingMode Suspended); no Pod
+	StateExpired                               // past its shutdown time; the engine removed the Pod and keeps the object
 )
+
+// stateNames are the states' names, by value ("" for the zero value).
+var stateNames = [...]string{"", "Pending", "Starting", "Running", "Dead", "Gone", "Terminating", "Failed", "Unknown", "Suspended", "Expired"}
+
+// String is the state's name ("" for the zero value).
+func (s EffectiveState) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "EffectiveState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// MarshalText writes the state's name; a value no state has is an error.
+func (s EffectiveState) MarshalText() ([]byte, error) {
+	if int(s) >= len(stateNames) {
+		return nil, fmt.Errorf("no effective state %d", s)
+	}
+	return []byte(stateNames[s]), nil
+}
+
+// MarshalJSON writes the state's name as a JSON string. The text methods
+// alone would do for encoding/json, but apimachinery's unstructured
+// converter, which -o json and yaml go through, honours only this one.
+func (s EffectiveState) MarshalJSON() ([]byte, error) {
+	name, err := s.MarshalText()
+	if err != nil {
+		return nil, err
+	}
+	return strconv.AppendQuote(nil, string(name)), nil
+}
+
+// UnmarshalJSON reads a state's name from a JSON string.
+func (s *EffectiveState) UnmarshalJSON(b []byte) error {
+	name, err := strconv.Unquote(string(b))
+	if err != nil {
+		return fmt.Errorf("effective state %s: %w", b, err)
+	}
+	return s.UnmarshalText([]byte(name))
+}
+
+// UnmarshalText reads a state's name ("" is the zero value).
+func (s *EffectiveState) UnmarshalText(b []byte) error {
+	for i, n := range stateNames {
+		if n == string(b) {
+			*s = EffectiveState(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown effective state %q", b)
+}
 
 // Severity of a notice or finding.
 type Severity string

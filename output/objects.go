@@ -36,18 +36,18 @@ const (
 // (enginePhase) and what is actually true (state, identity, slots).
 type Sandbox struct {
 	metav1.TypeMeta `json:",inline"`
-	Metadata        metav1.ObjectMeta    `json:"metadata"`
-	Engine          model.Engine         `json:"engine"` // bsbx, agent or pod
-	EnginePhase     string               `json:"enginePhase"`
-	State           model.EffectiveState `json:"state"`
-	Identity        model.IdentityState  `json:"identity"` // the worst of its slots
-	Pool            string               `json:"pool,omitempty"`
-	Claim           string               `json:"claim,omitempty"`      // the SandboxClaim an agent Sandbox is bound to
-	LaunchType      string               `json:"launchType,omitempty"` // warm (from a warm pool) or cold (made for its claim)
-	ExpireTime      *metav1.Time         `json:"expireTime,omitempty"`
-	Restarts        int32                `json:"restarts"`
-	Slots           []model.Slot         `json:"slots"`
-	Notices         []model.Notice       `json:"notices"`
+	Metadata        metav1.ObjectMeta   `json:"metadata"`
+	Engine          model.Engine        `json:"engine"` // bsbx, agent or pod
+	EnginePhase     string              `json:"enginePhase"`
+	State           string              `json:"state"`    // a model.EffectiveState's name
+	Identity        model.IdentityState `json:"identity"` // the worst of its slots
+	Pool            string              `json:"pool,omitempty"`
+	Claim           string              `json:"claim,omitempty"`      // the SandboxClaim an agent Sandbox is bound to
+	LaunchType      string              `json:"launchType,omitempty"` // warm (from a warm pool) or cold (made for its claim)
+	ExpireTime      *metav1.Time        `json:"expireTime,omitempty"`
+	Restarts        int32               `json:"restarts"`
+	Slots           []model.Slot        `json:"slots"`
+	Notices         []model.Notice      `json:"notices"`
 }
 
 // Pod is one Pod behind a sandbox.
@@ -145,7 +145,7 @@ func objectMeta(m *model.ObjectMeta) metav1.ObjectMeta {
 func SandboxObject(sb *model.Sandbox) Sandbox {
 	out := Sandbox{
 		TypeMeta: typeMeta(KindSandbox), Metadata: objectMeta(sb.Meta),
-		Engine: sb.Engine(), EnginePhase: sb.EnginePhase, State: sb.State, Identity: sb.Identity(),
+		Engine: sb.Engine(), EnginePhase: sb.EnginePhase, State: sb.State.String(), Identity: sb.Identity(),
 		Pool: sb.Pool, Claim: sb.Claim(), LaunchType: sb.LaunchType(), Restarts: sb.Restarts, Slots: sb.Slots, Notices: sb.Notices,
 	}
 	if sb.ExpireTime != nil {
@@ -212,7 +212,7 @@ func ClaimObject(r model.ClaimRow) Claim {
 		out.Reason = rc.Reason
 	}
 	if sb := r.Sandbox; sb != nil {
-		out.Sandbox, out.SandboxState, out.Identity, out.LaunchType = sb.Name(), string(sb.State), sb.Identity(), sb.LaunchType()
+		out.Sandbox, out.SandboxState, out.Identity, out.LaunchType = sb.Name(), sb.State.String(), sb.Identity(), sb.LaunchType()
 	}
 	return out
 }

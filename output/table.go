@@ -87,7 +87,7 @@ func SandboxTable(sbs []*model.Sandbox, withNamespace bool, now time.Time) *meta
 				expires = duration.HumanDuration(left)
 			}
 		}
-		b.row(sb.Namespace(), sb.Name(), string(sb.Engine()), orNone(sb.EnginePhase), string(sb.State), identityCell(sb),
+		b.row(sb.Namespace(), sb.Name(), string(sb.Engine()), orNone(sb.EnginePhase), sb.State.String(), identityCell(sb),
 			ip, pod, node, strconv.Itoa(int(sb.Restarts)), b.age(sb.CreatedAt()), noticeCodes(sb.Notices),
 			orNone(sb.Pool), orNone(sb.Claim()), orNone(sb.LaunchType()), expires, orNone(string(sb.UID())))
 	}
@@ -151,7 +151,7 @@ func ClaimTable(claims []model.ClaimRow, withNamespace bool, now time.Time) *met
 		c := r.Claim
 		sandbox, state, identity, launch, ip := orNone(c.Sandbox), "<none>", "<none>", "<none>", "<none>"
 		if sb := r.Sandbox; sb != nil {
-			sandbox, state, identity, launch = sb.Name(), string(sb.State), identityCell(sb), orNone(sb.LaunchType())
+			sandbox, state, identity, launch = sb.Name(), sb.State.String(), identityCell(sb), orNone(sb.LaunchType())
 			if sl := sb.PrimarySlot(); sl != nil {
 				ip = orNone(sl.RecordedIP)
 			}

@@ -197,7 +197,7 @@ func (c *Collector) collectFleet(ch chan<- prometheus.Metric, snap *fleet.Snapsh
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	for k, v := range sbs {
-		gauge(c.sandboxes, float64(v), string(k.engine), k.namespace, string(k.state))
+		gauge(c.sandboxes, float64(v), string(k.engine), k.namespace, k.state.String())
 	}
 	for ns := range namespaces {
 		for _, s := range identityStates {

@@ -542,7 +542,7 @@ func buildClaimRows(c *shared) []listRow {
 			sandbox, state, identity, launch := textsafe.OrDash(cl.Sandbox), "-", "-", "-"
 			if sb := cr.Sandbox; sb != nil {
 				r.key = sb.Key
-				sandbox, state, identity, launch = sb.Name(), string(sb.State), string(sb.Identity()), textsafe.OrDash(sb.LaunchType())
+				sandbox, state, identity, launch = sb.Name(), sb.State.String(), string(sb.Identity()), textsafe.OrDash(sb.LaunchType())
 				switch sb.Identity() {
 				case model.IdentityIPTaken, model.IdentityPodDead, model.IdentityPodGone:
 					r.sev = sevErr

@@ -58,7 +58,7 @@ func sandboxCells(sb *model.Sandbox, disc bool) [nSandboxCols]string {
 	c[colClaim] = sb.Claim() // "" (no width) when unclaimed: the column then has no rows to show
 	c[colEngine] = string(sb.Engine())
 	c[colPhase] = textsafe.OrDash(sb.EnginePhase)
-	c[colState] = string(sb.State)
+	c[colState] = sb.State.String()
 	c[colIdentity] = identityCell(sb, disc)
 	c[colRestarts] = strconv.Itoa(int(sb.Restarts))
 	c[colNotices] = noticeCodes(sb.Notices)

@@ -341,9 +341,9 @@ func (s *Snapshot) ExtensionFindings(now time.Time) []ExtFinding {
 				why = "its Sandbox " + c.Sandbox + " no longer exists"
 				ev = []model.Evidence{obs("SandboxClaim " + c.Namespace + "/" + c.Name + " status.sandbox.name " + c.Sandbox), obs("Sandbox " + c.Namespace + "/" + c.Sandbox + " not found")}
 			case sb.State == model.StateDead || sb.State == model.StateGone || sb.State == model.StateFailed || sb.State == model.StateExpired:
-				why = "its Sandbox " + sb.Name() + " is " + string(sb.State)
+				why = "its Sandbox " + sb.Name() + " is " + sb.State.String()
 				ev = []model.Evidence{obs("SandboxClaim " + c.Namespace + "/" + c.Name + " bound to Sandbox " + sb.Name()),
-					{Kind: model.Inferred, Text: "Sandbox " + sb.Name() + " state " + string(sb.State) + ", identity " + string(sb.Identity())}}
+					{Kind: model.Inferred, Text: "Sandbox " + sb.Name() + " state " + sb.State.String() + ", identity " + string(sb.Identity())}}
 			}
 			if why != "" {
 				name := c.Sandbox

@@ -26,9 +26,9 @@ type slotSpec struct {
 }
 
 // rowWithSlot is a derived row and room for its slot, allocated as one:
-// nearly every sandbox has one slot, and the two took two objects (144 and
+// nearly every sandbox has one slot, and the two took two objects (128 and
 // 96 bytes) for each derivation, which the collector then marks one by
-// one; together they fill the 240-byte size class exactly. A row with more
+// one; together they fill the 224-byte size class exactly. A row with more
 // slots, or none, is allocated alone.
 type rowWithSlot struct {
 	sb   model.Sandbox

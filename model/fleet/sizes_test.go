@@ -34,8 +34,12 @@ func TestRecordsFitTheirSizeClass(t *testing.T) {
 		{"BatchSandbox", unsafe.Sizeof(model.BatchSandbox{}), 208},
 		{"AgentSandbox", unsafe.Sizeof(model.AgentSandbox{}), 256},
 		// A derived row, allocated per sandbox and per change: copies of
-		// its source's metadata took 272 bytes (the 288 class).
-		{"Sandbox", unsafe.Sizeof(model.Sandbox{}), 144},
+		// its source's metadata took 272 bytes (the 288 class), its state
+		// as a string 16 more (the 144 class).
+		{"Sandbox", unsafe.Sizeof(model.Sandbox{}), 128},
+		// A row and its one slot, allocated as one: the 240 class with the
+		// state as a string.
+		{"rowWithSlot", unsafe.Sizeof(rowWithSlot{}), 224},
 		// Its slot, one per sandbox nearly always: Index is an int32 that
 		// shares its word with NamespaceOnly.
 		{"Slot", unsafe.Sizeof(model.Slot{}), 96},

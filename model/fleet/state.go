@@ -155,9 +155,9 @@ func stateNotices(engine model.Engine, enginePhase string, engineReady bool, st 
 			phase = "Ready=True"
 		}
 		out = append(out, model.Notice{Code: model.CodeStateMismatch, Severity: model.SeverityWarning, Pod: slotPod(primary),
-			Message: "engine says " + textsafe.OrDash(phase) + " but the sandbox is " + string(st),
+			Message: "engine says " + textsafe.OrDash(phase) + " but the sandbox is " + st.String(),
 			Evidence: []model.Evidence{{Kind: model.Observed, Text: "engine phase " + textsafe.OrDash(phase)},
-				{Kind: model.Inferred, Text: "effective state " + string(st) + " from Pod " + slotPodSummary(primary)}}})
+				{Kind: model.Inferred, Text: "effective state " + st.String() + " from Pod " + slotPodSummary(primary)}}})
 	}
 	if enginePhase == model.PhaseFailed && primary != nil && primary.Pod != nil && podRunning(primary.Pod) {
 		if rs, ok := podReadyCondition(primary.Pod); ok && rs == corev1.ConditionTrue {

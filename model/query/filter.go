@@ -153,7 +153,7 @@ func AppendRowKey(dst []byte, s *model.Sandbox) []byte {
 	dst = append(dst, ' ')
 	dst = append(dst, s.Engine()...)
 	dst = append(dst, ' ')
-	dst = append(dst, s.State...)
+	dst = append(dst, s.State.String()...)
 	dst = append(dst, ' ')
 	dst = append(dst, s.Identity()...)
 	// The claim is the name a user of agent-sandbox holds and reports.

@@ -136,7 +136,7 @@ func TestAgentSandboxExpiryWithTheRealCRDs(t *testing.T) {
 	// The Pod ends: the sandbox stays, Expired (not Pending, not Gone).
 	kl.Release(ns, "expiring")
 	doc, raw = getSandboxJSON(t, c, ns, "expiring")
-	if doc["state"] != string(model.StateExpired) {
+	if doc["state"] != model.StateExpired.String() {
 		t.Errorf("expired sandbox state = %v, want Expired\n%s", doc["state"], raw)
 	}
 	rep, raw = sweepJSON(t, c, ns)
@@ -165,7 +165,7 @@ func TestAgentSandboxSuspendedWithTheRealCRDs(t *testing.T) {
 			"reason": "SandboxSuspended", "message": "", "observedGeneration": 1, "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)}),
 	})
 	doc, raw := getSandboxJSON(t, c, ns, "paused")
-	if doc["state"] != string(model.StateSuspended) {
+	if doc["state"] != model.StateSuspended.String() {
 		t.Errorf("suspended sandbox state = %v, want Suspended\n%s", doc["state"], raw)
 	}
 
@@ -175,7 +175,7 @@ func TestAgentSandboxSuspendedWithTheRealCRDs(t *testing.T) {
 	ct.Create(testcluster.AgentSandboxGVR, ns, obj)
 	ct.SetStatus(testcluster.AgentSandboxGVR, ns, "asleep", map[string]any{"conditions": readyCondition("False", model.ReasonSandboxSuspended)})
 	doc, raw = getSandboxJSON(t, c, ns, "asleep")
-	if doc["state"] != string(model.StateSuspended) {
+	if doc["state"] != model.StateSuspended.String() {
 		t.Errorf("fresh suspended sandbox state = %v, want Suspended\n%s", doc["state"], raw)
 	}
 }
