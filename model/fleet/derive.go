@@ -156,8 +156,8 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	}
 	if !orphan && forensics.RecreationApplies(sb) { // a deleted sandbox's row has no engine record to compare with
 		for i := range sb.Slots {
-			if n := forensics.RecreatedNotice(sb.CreatedAt(), readySince(e), &sb.Slots[i]); n != nil {
-				notices = append(notices, *n)
+			if n, ok := forensics.RecreatedNotice(sb.CreatedAt(), readySince(e), &sb.Slots[i]); ok {
+				notices = append(notices, n)
 			}
 		}
 	}
