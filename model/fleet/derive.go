@@ -440,13 +440,15 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		names := b.AllocatedPods()
 		fromClaims := len(names) > 0
 		if !fromClaims {
+			var buf [4]string // scratch: a pooled sandbox has a Pod or a few
+			names = buf[:0]
 			for pe := range f.ownedBy(e.key) {
 				names = append(names, pe.name())
 			}
 			slices.Sort(names)
 		}
 		n := min(max(len(names), len(b.Endpoints)), replicaCap(b))
-		specs := make([]slotSpec, n)
+		specs := f.newSpecs(n)
 		for i := range specs {
 			specs[i].ip = ep(i)
 			if i < len(names) {
@@ -458,33 +460,74 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		}
 		return specs
 	}
-	type indexed struct {
-		i    int
-		name string
-	}
-	var byIndex []indexed
-	maxIdx := -1
+	// Slot i is the first Pod (in ownedBy's order) with index i, so a Pod
+	// is put in its slot as it is found, the slots growing as far as the
+	// highest index.
+	specs := f.newSpecs(0)
 	for pe := range f.ownedBy(e.key) { // read only: no copy per derivation
 		if i := podIndex(pe.pod, b.Name); i >= 0 && i < maxSlots {
-			byIndex = append(byIndex, indexed{i, pe.name()})
-			maxIdx = max(maxIdx, i)
+			if i >= len(specs) {
+				specs = f.growSpecs(i + 1)
+			}
+			if specs[i].pod == "" {
+				specs[i].pod = pe.name()
+			}
 		}
 	}
 	// spec.replicas slots, more only for Pods this sandbox owns (a scale
 	// down in progress); endpoints entries past them are not slots.
-	n := min(max(maxIdx+1, int(b.Replicas)), maxSlots)
-	specs := make([]slotSpec, n)
+	specs = f.growSpecs(min(max(len(specs), int(b.Replicas)), maxSlots))
 	for i := range specs {
 		specs[i].ip = ep(i)
-		specs[i].pod = b.Name + "-" + strconv.Itoa(i)
-		for _, x := range byIndex {
-			if x.i == i {
-				specs[i].pod = x.name
-				break
-			}
+		if specs[i].pod == "" {
+			specs[i].pod = f.defaultPodName(e, i)
 		}
 	}
 	return specs
+}
+
+// newSpecs is the Fleet's slot scratch, zeroed, at length n. It is valid
+// until the next derivation: nothing keeps a slotSpec past derive.
+func (f *Fleet) newSpecs(n int) []slotSpec {
+	f.specScratch = f.specScratch[:0]
+	return f.growSpecs(n)
+}
+
+// growSpecs lengthens the slot scratch to n when it is shorter, the new
+// entries zero.
+func (f *Fleet) growSpecs(n int) []slotSpec {
+	s := f.specScratch
+	if old := len(s); n > old {
+		s = slices.Grow(s, n-old)[:n]
+		clear(s[old:])
+	}
+	f.specScratch = s
+	return s
+}
+
+// defaultPodName is the name of the Pod a non-pooled BatchSandbox's slot i
+// expects, <name>-<i>, while no Pod it owns has that index. The name is
+// built in scratch and a string kept only for the row: the Pod's own when
+// a Pod has that name, else the one the last row's slot already holds,
+// else a new one.
+func (f *Fleet) defaultPodName(e *sbEntry, i int) string {
+	buf := append(append(f.nameScratch[:0], e.bs.Name...), '-')
+	buf = strconv.AppendInt(buf, int64(i), 10)
+	f.nameScratch = buf
+	if pe := f.podAtBytes(e.ns(), buf); pe != nil {
+		return pe.name()
+	}
+	if e.sb != nil && i < len(e.sb.Slots) && e.sb.Slots[i].PodName == string(buf) {
+		return e.sb.Slots[i].PodName
+	}
+	return string(buf)
+}
+
+// podAtBytes is podAt for a name in bytes.
+func (f *Fleet) podAtBytes(ns string, name []byte) *podEntry {
+	var buf [128]byte
+	k := append(append(append(buf[:0], ns...), '/'), name...)
+	return f.pods[string(k)]
 }
 
 // pooledPodOwner names the sandbox a Pod that e's alloc-status lists
@@ -570,9 +613,13 @@ func podIndex(p *model.Pod, owner string) int {
 			return i
 		}
 	}
-	if rest, ok := strings.CutPrefix(p.Name, owner+"-"); ok {
-		if i, err := strconv.Atoi(rest); err == nil && i >= 0 {
-			return i
+	// owner and the dash are cut one after the other: owner+"-" would be
+	// a new string for every Pod of every derivation.
+	if rest, ok := strings.CutPrefix(p.Name, owner); ok {
+		if rest, ok := strings.CutPrefix(rest, "-"); ok {
+			if i, err := strconv.Atoi(rest); err == nil && i >= 0 {
+				return i
+			}
 		}
 	}
 	return -1
