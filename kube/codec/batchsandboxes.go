@@ -1,12 +1,14 @@
 package codec
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -119,16 +121,16 @@ type wireWatchEvent struct {
 func (d *batchSandboxEvents) Decode() (watch.EventType, runtime.Object, error) {
 	// The stream decodes every event into the same struct, zeroed first (a
 	// decode into a non-nil slice would reuse the backing array a model
-	// object may hold), except the label and annotation maps, which are
-	// cleared and refilled instead of rebuilt for each event: toModel copies
-	// what it keeps of them. A fresh struct each time was a heap allocation
-	// of half a kilobyte per event, and the maps another two.
+	// object may hold), except the buffers of the labels and annotations,
+	// which are emptied and refilled instead of made again for each event:
+	// toModel copies what it keeps of them. A fresh struct each time was a
+	// heap allocation of half a kilobyte per event, and the buffers a few
+	// more.
 	ev := &d.ev
-	labels, annotations := ev.Object.Metadata.Labels, ev.Object.Metadata.Annotations
-	clear(labels)
-	clear(annotations)
+	meta := &ev.Object.Metadata
+	labels, annotations := meta.Labels.emptied(), meta.Annotations.emptied()
 	*ev = wireWatchEvent{}
-	ev.Object.Metadata.Labels, ev.Object.Metadata.Annotations = labels, annotations
+	meta.Labels, meta.Annotations = labels, annotations
 	if err := json.UnmarshalDecode(d.dec, ev, wireJSON); err != nil {
 		return "", nil, err // io.EOF included: the stream watcher ends quietly on it
 	}
@@ -291,7 +293,7 @@ func (a *wireArgv) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 type wireBatchSandbox struct {
 	APIVersion string             `json:"apiVersion"`
 	Kind       string             `json:"kind"`
-	Metadata   wireMeta           `json:"metadata"`
+	Metadata   wireBatchMeta      `json:"metadata"`
 	Spec       wireBatchSpec      `json:"spec"`
 	Status     wireBatchStatus    `json:"status"`
 	Items      []wireBatchSandbox `json:"items"` // a BatchSandboxList
@@ -324,6 +326,14 @@ type wireMeta struct {
 	// A list's metadata.
 	Continue           string `json:"continue"`
 	RemainingItemCount *int64 `json:"remainingItemCount"`
+}
+
+// wireBatchMeta is the metadata with its labels and annotations read
+// without a map: theirs shadow wireMeta's own, which stay nil.
+type wireBatchMeta struct {
+	wireMeta
+	Labels      wireLabels      `json:"labels"`
+	Annotations wireAnnotations `json:"annotations"`
 }
 
 // skipped is a large part of the object the model does not read (the
@@ -462,7 +472,7 @@ func (t *wireMetaTime) metaTime() *metav1.Time {
 // Annotations are not kept, except the one that marks the end of a streamed
 // initial list on a bookmark: the reflector reads it from the object.
 func (w *wireBatchSandbox) toModel(lists *mem.StringLists) *model.BatchSandbox {
-	m := &w.Metadata
+	m := &w.Metadata.wireMeta // its labels and annotations are w.Metadata's
 	b := &model.BatchSandbox{
 		ObjectMeta: model.ObjectMeta{
 			Name: m.Name, Namespace: mem.Intern(m.Namespace), UID: types.UID(m.UID),
@@ -474,6 +484,7 @@ func (w *wireBatchSandbox) toModel(lists *mem.StringLists) *model.BatchSandbox {
 		ExpireTime:      model.ParseTime(w.Spec.ExpireTime),
 		Phase:           mem.Intern(w.Status.Phase),
 	}
+	b.Labels = w.Metadata.Labels.toModel(m.Name)
 	b.SetPoolRef(w.Spec.PoolRef)
 	var taskCmd []string
 	if t := w.Spec.TaskTemplate; t != nil {
@@ -493,7 +504,220 @@ func (w *wireBatchSandbox) toModel(lists *mem.StringLists) *model.BatchSandbox {
 			b.SetReady(c.LastTransitionTime.Time)
 		}
 	}
-	b.InitialEventsEnd = m.Annotations[metav1.InitialEventsAnnotationKey] == "true"
-	b.ReadAnnotations(m.Annotations)
+	ann := &w.Metadata.Annotations
+	b.InitialEventsEnd = ann.initialEventsEnd
+	engine := make(map[string]string, len(ann.engine)) // on the stack: ReadAnnotations only reads it
+	for i, a := range ann.engine {
+		if a.set {
+			engine[engineAnnotations[i]] = a.value
+		}
+	}
+	b.ReadAnnotations(engine)
 	return b
+}
+
+// Labels and annotations are read as a map[string]string is (a later entry
+// replaces an earlier one of its key, null reads as "", a second object
+// adds to the first, null empties them; a value of another type is the
+// error the map gives), without the map: the map and its strings were
+// garbage of every BatchSandbox decoded, toModel keeps the labels in
+// model.Labels' own form and reads only the engine's annotations.
+
+// wireLabels holds the labels, unquoted, until toModel builds model.Labels
+// of them: keys and values back to back in buf, ends[2i] where key i ends
+// and ends[2i+1] where its value does.
+type wireLabels struct {
+	buf  []byte
+	ends []int
+}
+
+func (l *wireLabels) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	isObject, err := openStringObject(dec)
+	if err != nil || !isObject {
+		if err == nil {
+			*l = l.emptied()
+		}
+		return err
+	}
+	for dec.PeekKind() != '}' {
+		key, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		l.buf = appendUnquoted(l.buf, key)
+		l.ends = append(l.ends, len(l.buf))
+		if l.buf, err = appendStringValue(dec, l.buf); err != nil {
+			return err
+		}
+		l.ends = append(l.ends, len(l.buf))
+	}
+	_, err = dec.ReadToken()
+	return err
+}
+
+// UnmarshalJSON reads the labels for encoding/json as for encoding/json/v2.
+func (l *wireLabels) UnmarshalJSON(b []byte) error {
+	return l.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(b), wireJSON))
+}
+
+// emptied is l without labels, its buffers kept for the next ones.
+func (l *wireLabels) emptied() wireLabels { return wireLabels{buf: l.buf[:0], ends: l.ends[:0]} }
+
+// toModel is the labels as model.Labels, a value equal to name sharing
+// name's string.
+func (l *wireLabels) toModel(name string) model.Labels {
+	if len(l.ends) == 0 {
+		return model.Labels{}
+	}
+	var buf [16]model.LabelPair // scratch: an object has a handful of labels
+	pairs := buf[:0]
+	start := 0
+	for i := 0; i+1 < len(l.ends); i += 2 {
+		k, v := l.ends[i], l.ends[i+1]
+		// Views of buf: LabelsFromPairs copies what it keeps.
+		pairs = append(pairs, model.LabelPair{Key: viewString(l.buf[start:k]), Value: viewString(l.buf[k:v])})
+		start = v
+	}
+	return model.LabelsFromPairs(pairs, name)
+}
+
+// engineAnnotations are the annotations model.BatchSandbox.ReadAnnotations
+// reads, the only ones kept of the object's.
+var engineAnnotations = [...]string{osv1.AnnotationEndpoints, osv1.AnnotationAllocStatus, osv1.AnnotationAllocReleased}
+
+// wireAnnotations holds what toModel reads of the annotations: the engine's
+// and whether the one that ends a streamed initial list says "true".
+type wireAnnotations struct {
+	engine [len(engineAnnotations)]struct {
+		value string
+		set   bool
+	}
+	initialEventsEnd bool
+	scratch          []byte // a key or value being read
+}
+
+// initialEventsEnd is wireAnnotations.key's answer for that annotation.
+const initialEventsEnd = len(engineAnnotations)
+
+func (a *wireAnnotations) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	isObject, err := openStringObject(dec)
+	if err != nil || !isObject {
+		if err == nil {
+			*a = a.emptied()
+		}
+		return err
+	}
+	for dec.PeekKind() != '}' {
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		i := a.key(raw)
+		if i < 0 { // not kept: only its type is checked
+			if err := skipStringValue(dec); err != nil {
+				return err
+			}
+			continue
+		}
+		if a.scratch, err = appendStringValue(dec, a.scratch[:0]); err != nil {
+			return err
+		}
+		if i == initialEventsEnd {
+			a.initialEventsEnd = string(a.scratch) == "true"
+		} else {
+			a.engine[i].value, a.engine[i].set = string(a.scratch), true
+		}
+	}
+	_, err = dec.ReadToken()
+	return err
+}
+
+// key says which kept annotation the JSON string raw names: an index of
+// engineAnnotations, initialEventsEnd, or -1 for any other.
+func (a *wireAnnotations) key(raw []byte) int {
+	k := raw[1 : len(raw)-1]
+	if bytes.IndexByte(k, '\\') >= 0 {
+		a.scratch = appendUnquoted(a.scratch[:0], raw)
+		k = a.scratch
+	}
+	if string(k) == metav1.InitialEventsAnnotationKey {
+		return initialEventsEnd
+	}
+	for i, name := range engineAnnotations {
+		if string(k) == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// UnmarshalJSON reads the annotations for encoding/json as for
+// encoding/json/v2.
+func (a *wireAnnotations) UnmarshalJSON(b []byte) error {
+	return a.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(b), wireJSON))
+}
+
+// emptied is a without annotations, its scratch kept.
+func (a *wireAnnotations) emptied() wireAnnotations { return wireAnnotations{scratch: a.scratch[:0]} }
+
+// openStringObject begins reading a JSON object of strings as a
+// map[string]string is read: it reads the '{' and says true, or reads a
+// null and says false; any other value is the error the map gives.
+func openStringObject(dec *jsontext.Decoder) (bool, error) {
+	switch dec.PeekKind() {
+	case 'n':
+		return false, dec.SkipValue()
+	case '{':
+		_, err := dec.ReadToken()
+		return true, err
+	}
+	var m map[string]string
+	return false, json.UnmarshalDecode(dec, &m)
+}
+
+// appendStringValue reads a string map's value and appends its text to
+// dst: a JSON string unquoted as the decoder unquotes one, null as "". Any
+// other value is the error the map gives.
+func appendStringValue(dec *jsontext.Decoder, dst []byte) ([]byte, error) {
+	switch dec.PeekKind() {
+	case '"':
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return dst, err
+		}
+		return appendUnquoted(dst, raw), nil
+	case 'n':
+		return dst, dec.SkipValue()
+	}
+	return dst, stringValueError(dec)
+}
+
+// skipStringValue is appendStringValue for a value not kept.
+func skipStringValue(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case '"', 'n':
+		return dec.SkipValue()
+	}
+	return stringValueError(dec)
+}
+
+// stringValueError is the error a string map gives for the next value,
+// one of another type than string (or an error reading it).
+func stringValueError(dec *jsontext.Decoder) error {
+	var s string
+	if err := json.UnmarshalDecode(dec, &s); err != nil {
+		return err
+	}
+	return errors.New("a JSON string read as not one") // not reached: the caller read strings
+}
+
+// appendUnquoted appends the text of the JSON string raw to dst as the
+// decoder reads it into a Go string: escapes undone, invalid UTF-8 as
+// U+FFFD.
+func appendUnquoted(dst, raw []byte) []byte {
+	if s := raw[1 : len(raw)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+		return append(dst, s...)
+	}
+	dst, _ = jsontext.AppendUnquote(dst, raw) // the error says raw had invalid UTF-8, now U+FFFD
+	return dst
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -582,4 +583,91 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// The labels and annotations are read without a map but as a
+// map[string]string is: the same entries (the last of a key, null as "",
+// escapes undone, invalid UTF-8 as U+FFFD, a second object added to the
+// first, null emptying them), and an error where the map has one.
+func TestWireLabelsAndAnnotationsReadAsMaps(t *testing.T) {
+	t.Parallel()
+	docs := []string{
+		`{}`,
+		`{"labels":{},"annotations":{}}`,
+		`{"labels":null,"annotations":null}`,
+		`{"labels":{"a":"1","b":"2","a":"3"},"annotations":{"sandbox.opensandbox.io/endpoints":"[\"10.0.0.1\"]","other":"x"}}`,
+		`{"labels":{"a":null},"annotations":{"sandbox.opensandbox.io/endpoints":null,"k8s.io/initial-events-end":null}}`,
+		`{"labels":{"a":"1"},"labels":{"b":"2"},"annotations":{"sandbox.opensandbox.io/alloc-status":"s"},"annotations":{"sandbox.opensandbox.io/alloc-released":"r"}}`,
+		`{"labels":{"a":"1"},"labels":null,"annotations":{"sandbox.opensandbox.io/alloc-status":"s"},"annotations":null}`,
+		`{"labels":{"a":"1"},"labels":null,"labels":{"c":"3"},"annotations":{"k8s.io/initial-events-end":"true"},"annotations":null,"annotations":{"x":"y"}}`,
+		`{"labels":{"a\u0041":"\u00e9\ud800x","\"q\"":"\\"},"annotations":{"sandbox.opensandbox.io\/endpoints":"[\"10.0.0.\u0031\"]","k8s.io/initial-events-end":"tru\u0065"}}`,
+		"{\"labels\":{\"a\xff\":\"b\xfe\"},\"annotations\":{\"sandbox.opensandbox.io/alloc-status\":\"\xff\"}}",
+		`{"labels":{"long":"` + strings.Repeat("é", 100) + `"},"annotations":{"sandbox.opensandbox.io/endpoints":"` + strings.Repeat(`\u00e9`, 100) + `"}}`,
+		`{"labels":{"a":7}}`,
+		`{"labels":{"a":"1","b":true}}`,
+		`{"labels":"x"}`,
+		`{"labels":[]}`,
+		`{"annotations":{"other":{}}}`,
+		`{"annotations":{"other":[1]}}`,
+		`{"annotations":{"sandbox.opensandbox.io/endpoints":1.5}}`,
+		`{"annotations":7}`,
+		`{"labels":{"a":"1"`,
+		`{"annotations":{"a":`,
+		`{"labels":{"a" "1"}}`,
+	}
+	for _, doc := range docs {
+		checkStringObjectsAsMaps(t, []byte(doc))
+	}
+}
+
+// checkStringObjectsAsMaps decodes the metadata doc with maps and with
+// wireBatchMeta and fails when they differ.
+func checkStringObjectsAsMaps(t *testing.T, doc []byte) {
+	t.Helper()
+	var want struct {
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	}
+	wantErr := jsonv2.Unmarshal(doc, &want, wireJSON)
+	var got wireBatchMeta
+	gotErr := jsonv2.Unmarshal(doc, &got, wireJSON)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%q: error %v, with maps %v", doc, gotErr, wantErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	labels := map[string]string{}
+	start := 0
+	for i := 0; i+1 < len(got.Labels.ends); i += 2 {
+		k, v := got.Labels.ends[i], got.Labels.ends[i+1]
+		labels[string(got.Labels.buf[start:k])] = string(got.Labels.buf[k:v])
+		start = v
+	}
+	if len(want.Labels) == 0 {
+		want.Labels = map[string]string{}
+	}
+	if !maps.Equal(labels, want.Labels) {
+		t.Errorf("%q: labels %q, with a map %q", doc, labels, want.Labels)
+	}
+	if model.LabelsFrom(want.Labels).String() != got.Labels.toModel("").String() {
+		t.Errorf("%q: model labels %q, from the map %q", doc, got.Labels.toModel("").String(), model.LabelsFrom(want.Labels).String())
+	}
+	for i, k := range engineAnnotations {
+		v, ok := want.Annotations[k]
+		if a := got.Annotations.engine[i]; a.set != ok || a.value != v {
+			t.Errorf("%q: annotation %s %q (%v), with a map %q (%v)", doc, k, a.value, a.set, v, ok)
+		}
+	}
+	if end := want.Annotations[metav1.InitialEventsAnnotationKey] == "true"; got.Annotations.initialEventsEnd != end {
+		t.Errorf("%q: initial events end %v, with a map %v", doc, got.Annotations.initialEventsEnd, end)
+	}
+}
+
+func FuzzWireLabelsAndAnnotations(f *testing.F) {
+	f.Add([]byte(`{"labels":{"a":"1","a":null},"annotations":{"sandbox.opensandbox.io/endpoints":"[]"}}`))
+	f.Add([]byte(`{"labels":{"a\u0041":"\ud800"},"labels":null,"annotations":{"k8s.io/initial-events-end":"true","x":7}}`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		checkStringObjectsAsMaps(t, doc)
+	})
 }
