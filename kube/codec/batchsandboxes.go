@@ -121,16 +121,18 @@ type wireWatchEvent struct {
 func (d *batchSandboxEvents) Decode() (watch.EventType, runtime.Object, error) {
 	// The stream decodes every event into the same struct, zeroed first (a
 	// decode into a non-nil slice would reuse the backing array a model
-	// object may hold), except the buffers of the labels and annotations,
-	// which are emptied and refilled instead of made again for each event:
-	// toModel copies what it keeps of them. A fresh struct each time was a
-	// heap allocation of half a kilobyte per event, and the buffers a few
-	// more.
+	// object may hold), except the buffers of the labels, the annotations
+	// and the conditions, which are emptied and refilled instead of made
+	// again for each event: toModel copies what it keeps of them. A fresh
+	// struct each time was a heap allocation of half a kilobyte per event,
+	// and the buffers a few more.
 	ev := &d.ev
 	meta := &ev.Object.Metadata
 	labels, annotations := meta.Labels.emptied(), meta.Annotations.emptied()
+	conditions := ev.Object.Status.Conditions[:0]
 	*ev = wireWatchEvent{}
 	meta.Labels, meta.Annotations = labels, annotations
+	ev.Object.Status.Conditions = conditions
 	if err := json.UnmarshalDecode(d.dec, ev, wireJSON); err != nil {
 		return "", nil, err // io.EOF included: the stream watcher ends quietly on it
 	}

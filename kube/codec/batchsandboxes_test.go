@@ -671,3 +671,25 @@ func FuzzWireLabelsAndAnnotations(f *testing.F) {
 		checkStringObjectsAsMaps(t, doc)
 	})
 }
+
+// A stream reuses its conditions' array from one event to the next: an
+// event without conditions inherits none.
+func TestBatchSandboxEventsConditions(t *testing.T) {
+	stream := `{"type":"ADDED","object":{"metadata":{"name":"a","creationTimestamp":"2026-11-29T17:00:00Z"},` +
+		`"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-11-29T18:00:00Z"}]}}}` + "\n" +
+		`{"type":"ADDED","object":{"metadata":{"name":"b","creationTimestamp":"2026-11-29T17:00:00Z"},"status":{"phase":"Running"}}}` + "\n" +
+		`{"type":"ADDED","object":{"metadata":{"name":"c","creationTimestamp":"2026-11-29T17:00:00Z"},` +
+		`"status":{"conditions":[{"type":"Other","status":"True","lastTransitionTime":"2026-11-29T19:00:00Z"}]}}}`
+	d := newBatchSandboxEvents(io.NopCloser(strings.NewReader(stream)), mem.NewStringLists())
+	var got []*time.Time
+	for range 3 {
+		_, obj, err := d.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, obj.(*model.BatchSandbox).ReadySince())
+	}
+	if got[0] == nil || !got[0].Equal(time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)) || got[1] != nil || got[2] != nil {
+		t.Errorf("ready since %v, want 18:00 for a only", got)
+	}
+}
