@@ -546,6 +546,12 @@ func (l *wireLabels) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
+		if l.ends == nil {
+			// Room for the usual labels at once: grown from nothing, the
+			// first buffers would be garbage, the smallest of them in the
+			// blocks the allocator packs the fleet's short strings into.
+			l.buf, l.ends = make([]byte, 0, 256), make([]int, 0, 16)
+		}
 		l.buf = appendUnquoted(l.buf, key)
 		l.ends = append(l.ends, len(l.buf))
 		if l.buf, err = appendStringValue(dec, l.buf); err != nil {
