@@ -47,7 +47,11 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	// client-go nor sandscope writes to afterwards.
 	// The row is filled in head until its slots are known: see rowWithSlot.
 	head := model.Sandbox{Key: e.key}
-	var notices []model.Notice
+	// The notices gather in scratch on the stack and the row gets a copy
+	// of exactly their number: grown by append, the list left every
+	// smaller array it outgrew as garbage, and kept unused room.
+	var noticeBuf [4]model.Notice
+	notices := noticeBuf[:0]
 	var engineReady bool
 	var expire *time.Time
 	expireField := ""
@@ -204,7 +208,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	}
 	due = earliest(due, next)
 	slices.SortStableFunc(notices, func(a, b model.Notice) int { return b.Severity.Rank() - a.Severity.Rank() })
-	sb.Notices = notices
+	if len(notices) > 0 {
+		sb.Notices = append(make([]model.Notice, 0, len(notices)), notices...)
+	}
 
 	e.sb = sb
 	f.publish(e)

@@ -52,3 +52,28 @@ func TestBatchSlotsReuseScratch(t *testing.T) {
 		t.Errorf("pending slot's name %q is not the row's %q", got, row)
 	}
 }
+
+// A row's notices are a list of exactly their number, nil when there are
+// none: the derivation gathers them in scratch and keeps no room to spare.
+func TestRowNoticesExactSize(t *testing.T) {
+	f, _ := newSyncedFleet(t)
+	linkedSandbox(f, "one", "uid-o0", "10.0.1.1")
+	f.UpsertBatchSandbox(batchSandbox("pending", "10.0.3.1"))
+	f.UpsertBatchSandbox(batchSandbox("bad", "10.0.4.1", "10.0.4.2", "10.0.4.3"))
+	linkedSandbox(f, "dead", "uid-d0", "10.0.5.1", modeltest.Exited(1, "Error"))
+	noticed := 0
+	for _, sb := range f.Snapshot().Sandboxes() {
+		if len(sb.Notices) != cap(sb.Notices) {
+			t.Errorf("%s: %d notices in a list of %d", sb.Key, len(sb.Notices), cap(sb.Notices))
+		}
+		if sb.Notices != nil && len(sb.Notices) == 0 {
+			t.Errorf("%s: an empty list of notices, want nil", sb.Key)
+		}
+		if len(sb.Notices) > 1 {
+			noticed++
+		}
+	}
+	if noticed == 0 {
+		t.Fatal("no row with several notices: the test checks nothing")
+	}
+}
