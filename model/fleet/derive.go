@@ -142,8 +142,8 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 
 	for i := range sb.Slots {
 		sl := &sb.Slots[i]
-		if n := identityNotice(sl, e.key); n != nil {
-			notices = append(notices, *n)
+		if n, ok := identityNotice(sl, e.key); ok {
+			notices = append(notices, n)
 		}
 		if sl.Stuck != nil {
 			n := stuckNotice(sl)
@@ -170,7 +170,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	} else {
 		due = earliest(due, next)
 	}
-	notices = append(notices, stateNotices(e.engine(), sb.EnginePhase, engineReady, sb.State, primary)...)
+	notices = appendStateNotices(notices, e.engine(), sb.EnginePhase, engineReady, sb.State, primary)
 
 	seen := make([]*model.Pod, 0, len(sb.Slots))
 	for i := range sb.Slots {
