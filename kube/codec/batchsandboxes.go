@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -119,20 +120,12 @@ type wireWatchEvent struct {
 // on malformed JSON, a value of the wrong type where the server types it,
 // or an event type it does not know.
 func (d *batchSandboxEvents) Decode() (watch.EventType, runtime.Object, error) {
-	// The stream decodes every event into the same struct, zeroed first (a
-	// decode into a non-nil slice would reuse the backing array a model
-	// object may hold), except the buffers of the labels, the annotations
-	// and the conditions, which are emptied and refilled instead of made
-	// again for each event: toModel copies what it keeps of them. A fresh
-	// struct each time was a heap allocation of half a kilobyte per event,
-	// and the buffers a few more.
+	// The stream decodes every event into the same struct, emptied first
+	// (see reset): a fresh struct each time was a heap allocation of half a
+	// kilobyte per event, and its buffers a few more.
 	ev := &d.ev
-	meta := &ev.Object.Metadata
-	labels, annotations := meta.Labels.emptied(), meta.Annotations.emptied()
-	conditions := ev.Object.Status.Conditions[:0]
-	*ev = wireWatchEvent{}
-	meta.Labels, meta.Annotations = labels, annotations
-	ev.Object.Status.Conditions = conditions
+	ev.Object.reset()
+	*ev = wireWatchEvent{Object: ev.Object}
 	if err := json.UnmarshalDecode(d.dec, ev, wireJSON); err != nil {
 		return "", nil, err // io.EOF included: the stream watcher ends quietly on it
 	}
@@ -177,8 +170,15 @@ func (batchSandboxCodec) Encode(runtime.Object, io.Writer) error {
 // wireJSON); malformed JSON, or the wrong type where the server types the
 // field, is an error.
 func (c batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
-	var doc wireBatchSandbox
-	if err := json.Unmarshal(data, &doc, wireJSON); err != nil {
+	// The wire struct is reused from one call to the next, as a stream
+	// reuses its own (see batchSandboxEvents.Decode): a new one for each
+	// object was half a kilobyte of garbage, its label buffers more.
+	doc := wireDocs.Get().(*wireBatchSandbox)
+	defer func() {
+		doc.reset()
+		wireDocs.Put(doc)
+	}()
+	if err := json.Unmarshal(data, doc, wireJSON); err != nil {
 		return nil, nil, fmt.Errorf("decoding a BatchSandbox: %w", err)
 	}
 	gvk := schema.FromAPIVersionAndKind(doc.APIVersion, doc.Kind)
@@ -205,6 +205,9 @@ func (c batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into 
 	}
 	return doc.toModel(c.lists), &gvk, nil
 }
+
+// wireDocs are the wire structs batchSandboxCodec decodes into, empty.
+var wireDocs = sync.Pool{New: func() any { return new(wireBatchSandbox) }}
 
 // wireJSON is how BatchSandboxes are read: encoding/json/v2 (its module
 // aliases the standard library's from Go 1.27), which skips what the model
@@ -305,6 +308,19 @@ type wireBatchSandbox struct {
 	Reason  metav1.StatusReason   `json:"reason"`
 	Message string                `json:"message"`
 	Details *metav1.StatusDetails `json:"details"`
+}
+
+// reset empties w for the next object, all but the buffers of its labels,
+// annotations and conditions, which are kept for the next ones to fill
+// (toModel copies what it keeps of them). The rest is zeroed, not reused:
+// a decode into a non-nil pointer or slice would write into what a model
+// object already holds (a deletion time, a list's items).
+func (w *wireBatchSandbox) reset() {
+	labels, annotations := w.Metadata.Labels.emptied(), w.Metadata.Annotations.emptied()
+	conditions := w.Status.Conditions[:0]
+	*w = wireBatchSandbox{}
+	w.Metadata.Labels, w.Metadata.Annotations = labels, annotations
+	w.Status.Conditions = conditions
 }
 
 // toStatus reads a Status sent as an ERROR watch event.

@@ -693,3 +693,53 @@ func TestBatchSandboxEventsConditions(t *testing.T) {
 		t.Errorf("ready since %v, want 18:00 for a only", got)
 	}
 }
+
+// The codec decodes every object into a wire struct it reuses: an object
+// already returned keeps its own labels, task command, annotations'
+// findings and deletion time when the next call fills the struct again,
+// and the next object (or list) inherits none of them.
+func TestBatchSandboxCodecDoesNotShareState(t *testing.T) {
+	first := `{"kind":"BatchSandbox","metadata":{"name":"a","creationTimestamp":"2026-11-29T17:00:00Z","labels":{"team":"red","x":"1"},` +
+		`"deletionTimestamp":"2026-01-02T03:04:05Z","annotations":{"sandbox.opensandbox.io/endpoints":"[\"10.0.0.1\"]"}},` +
+		`"spec":{"taskTemplate":{"spec":{"process":{"command":["run","a"],"args":["--x"]}}}},` +
+		`"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-11-29T18:00:00Z"}]}}`
+	second := `{"kind":"BatchSandbox","metadata":{"name":"b","labels":{"team":"blue"},"deletionTimestamp":"2027-01-02T03:04:05Z"},` +
+		`"spec":{"taskTemplate":{"spec":{"process":{"command":["other"]}}}}}`
+	list := `{"kind":"BatchSandboxList","metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"c"}}]}`
+	c := batchSandboxCodec{lists: mem.NewStringLists()}
+	decode := func(doc string) runtime.Object {
+		t.Helper()
+		obj, _, err := c.Decode([]byte(doc), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	a := decode(first).(*model.BatchSandbox)
+	b := decode(second).(*model.BatchSandbox)
+	l := decode(list).(*batchSandboxList)
+	if got := a.Labels.String(); got != "team=red,x=1" {
+		t.Errorf("a's labels after the next object: %q", got)
+	}
+	if task := a.Task(); task == nil || !slices.Equal(task.Command, []string{"run", "a", "--x"}) {
+		t.Errorf("a's task after the next object: %+v", task)
+	}
+	if len(a.Endpoints) != 1 || a.DeletionTimestamp == nil || !a.DeletionTimestamp.Time.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) || a.ReadySince() == nil {
+		t.Errorf("a's endpoints %v, deletion %v, ready since %v after the next object", a.Endpoints, a.DeletionTimestamp, a.ReadySince())
+	}
+	if got := b.Labels.String(); got != "team=blue" || len(b.Endpoints) != 0 || b.ReadySince() != nil {
+		t.Errorf("b has labels %q, endpoints %v, ready since %v: want only its own", got, b.Endpoints, b.ReadySince())
+	}
+	if task := b.Task(); task == nil || !slices.Equal(task.Command, []string{"other"}) {
+		t.Errorf("b's task: %+v", task)
+	}
+	if len(l.Items) != 1 || l.Items[0].Name != "c" || l.Items[0].Labels.Len() != 0 || l.Items[0].DeletionTimestamp != nil || l.Items[0].Task() != nil {
+		t.Errorf("list after two objects: %+v", l.Items)
+	}
+	if _, _, err := c.Decode([]byte(`{"kind":"BatchSandbox","metadata":{"labels":{"a":7}}}`), nil, nil); err == nil {
+		t.Fatal("a label of the wrong type decoded")
+	}
+	if got := decode(`{"kind":"BatchSandbox","metadata":{"name":"d"}}`).(*model.BatchSandbox); got.Labels.Len() != 0 {
+		t.Errorf("labels %q left by a failed decode", got.Labels.String())
+	}
+}
