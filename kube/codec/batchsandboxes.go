@@ -1,12 +1,15 @@
 package codec
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -117,18 +120,12 @@ type wireWatchEvent struct {
 // on malformed JSON, a value of the wrong type where the server types it,
 // or an event type it does not know.
 func (d *batchSandboxEvents) Decode() (watch.EventType, runtime.Object, error) {
-	// The stream decodes every event into the same struct, zeroed first (a
-	// decode into a non-nil slice would reuse the backing array a model
-	// object may hold), except the label and annotation maps, which are
-	// cleared and refilled instead of rebuilt for each event: toModel copies
-	// what it keeps of them. A fresh struct each time was a heap allocation
-	// of half a kilobyte per event, and the maps another two.
+	// The stream decodes every event into the same struct, emptied first
+	// (see reset): a fresh struct each time was a heap allocation of half a
+	// kilobyte per event, and its buffers a few more.
 	ev := &d.ev
-	labels, annotations := ev.Object.Metadata.Labels, ev.Object.Metadata.Annotations
-	clear(labels)
-	clear(annotations)
-	*ev = wireWatchEvent{}
-	ev.Object.Metadata.Labels, ev.Object.Metadata.Annotations = labels, annotations
+	ev.Object.reset()
+	*ev = wireWatchEvent{Object: ev.Object}
 	if err := json.UnmarshalDecode(d.dec, ev, wireJSON); err != nil {
 		return "", nil, err // io.EOF included: the stream watcher ends quietly on it
 	}
@@ -173,8 +170,15 @@ func (batchSandboxCodec) Encode(runtime.Object, io.Writer) error {
 // wireJSON); malformed JSON, or the wrong type where the server types the
 // field, is an error.
 func (c batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
-	var doc wireBatchSandbox
-	if err := json.Unmarshal(data, &doc, wireJSON); err != nil {
+	// The wire struct is reused from one call to the next, as a stream
+	// reuses its own (see batchSandboxEvents.Decode): a new one for each
+	// object was half a kilobyte of garbage, its label buffers more.
+	doc := wireDocs.Get().(*wireBatchSandbox)
+	defer func() {
+		doc.reset()
+		wireDocs.Put(doc)
+	}()
+	if err := json.Unmarshal(data, doc, wireJSON); err != nil {
 		return nil, nil, fmt.Errorf("decoding a BatchSandbox: %w", err)
 	}
 	gvk := schema.FromAPIVersionAndKind(doc.APIVersion, doc.Kind)
@@ -201,6 +205,9 @@ func (c batchSandboxCodec) Decode(data []byte, _ *schema.GroupVersionKind, into 
 	}
 	return doc.toModel(c.lists), &gvk, nil
 }
+
+// wireDocs are the wire structs batchSandboxCodec decodes into, empty.
+var wireDocs = sync.Pool{New: func() any { return new(wireBatchSandbox) }}
 
 // wireJSON is how BatchSandboxes are read: encoding/json/v2 (its module
 // aliases the standard library's from Go 1.27), which skips what the model
@@ -303,6 +310,19 @@ type wireBatchSandbox struct {
 	Details *metav1.StatusDetails `json:"details"`
 }
 
+// reset empties w for the next object, all but the buffers of its labels,
+// annotations and conditions, which are kept for the next ones to fill
+// (toModel copies what it keeps of them). The rest is zeroed, not reused:
+// a decode into a non-nil pointer or slice would write into what a model
+// object already holds (a deletion time, a list's items).
+func (w *wireBatchSandbox) reset() {
+	labels, annotations := w.Metadata.Labels.emptied(), w.Metadata.Annotations.emptied()
+	conditions := w.Status.Conditions[:0]
+	*w = wireBatchSandbox{}
+	w.Metadata.Labels, w.Metadata.Annotations = labels, annotations
+	w.Status.Conditions = conditions
+}
+
 // toStatus reads a Status sent as an ERROR watch event.
 func (w *wireBatchSandbox) toStatus() *metav1.Status {
 	return &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: w.APIVersion, Kind: w.Kind}, Status: metav1.StatusFailure,
@@ -310,17 +330,17 @@ func (w *wireBatchSandbox) toStatus() *metav1.Status {
 }
 
 type wireMeta struct {
-	Name              string            `json:"name"`
-	Namespace         string            `json:"namespace"`
-	UID               string            `json:"uid"`
-	ResourceVersion   string            `json:"resourceVersion"`
-	Generation        int64             `json:"generation"`
-	Labels            map[string]string `json:"labels"`
-	Annotations       map[string]string `json:"annotations"`
-	CreationTimestamp wireMetaTime      `json:"creationTimestamp"`
-	DeletionTimestamp *wireMetaTime     `json:"deletionTimestamp"`
-	Finalizers        []string          `json:"finalizers"`
-	ManagedFields     skipped           `json:"managedFields"`
+	Name              string          `json:"name"`
+	Namespace         string          `json:"namespace"`
+	UID               string          `json:"uid"`
+	ResourceVersion   string          `json:"resourceVersion"`
+	Generation        int64           `json:"generation"`
+	Labels            wireLabels      `json:"labels"`      // read without a map
+	Annotations       wireAnnotations `json:"annotations"` // only those the model reads
+	CreationTimestamp wireMetaTime    `json:"creationTimestamp"`
+	DeletionTimestamp *wireMetaTime   `json:"deletionTimestamp"`
+	Finalizers        []string        `json:"finalizers"`
+	ManagedFields     skipped         `json:"managedFields"`
 	// A list's metadata.
 	Continue           string `json:"continue"`
 	RemainingItemCount *int64 `json:"remainingItemCount"`
@@ -466,7 +486,7 @@ func (w *wireBatchSandbox) toModel(lists *mem.StringLists) *model.BatchSandbox {
 	b := &model.BatchSandbox{
 		ObjectMeta: model.ObjectMeta{
 			Name: m.Name, Namespace: mem.Intern(m.Namespace), UID: types.UID(m.UID),
-			DeletionTimestamp: m.DeletionTimestamp.metaTime(), Labels: model.LabelsFrom(m.Labels, m.Name),
+			DeletionTimestamp: m.DeletionTimestamp.metaTime(), Labels: m.Labels.toModel(m.Name),
 		},
 		ResourceVersion: m.ResourceVersion,
 		Replicas:        int32(w.Spec.Replicas),
@@ -494,7 +514,226 @@ func (w *wireBatchSandbox) toModel(lists *mem.StringLists) *model.BatchSandbox {
 			b.SetReady(c.LastTransitionTime.Time)
 		}
 	}
-	b.InitialEventsEnd = m.Annotations[metav1.InitialEventsAnnotationKey] == "true"
-	b.ReadAnnotations(m.Annotations)
+	ann := &w.Metadata.Annotations
+	b.InitialEventsEnd = ann.initialEventsEnd
+	engine := make(map[string]string, len(ann.engine)) // on the stack: ReadAnnotations only reads it
+	for i, a := range ann.engine {
+		if a.set {
+			engine[engineAnnotations[i]] = a.value
+		}
+	}
+	b.ReadAnnotations(engine)
 	return b
+}
+
+// Labels and annotations are read as a map[string]string is (a later entry
+// replaces an earlier one of its key, null reads as "", a second object
+// adds to the first, null empties them; a value of another type is the
+// error the map gives), without the map: the map and its strings were
+// garbage of every BatchSandbox decoded, toModel keeps the labels in
+// model.Labels' own form and reads only the engine's annotations.
+
+// wireLabels holds the labels, unquoted, until toModel builds model.Labels
+// of them: keys and values back to back in buf, ends[2i] where key i ends
+// and ends[2i+1] where its value does.
+type wireLabels struct {
+	buf  []byte
+	ends []int
+}
+
+func (l *wireLabels) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	isObject, err := openStringObject(dec)
+	if err != nil || !isObject {
+		if err == nil {
+			*l = l.emptied()
+		}
+		return err
+	}
+	for dec.PeekKind() != '}' {
+		key, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if l.ends == nil {
+			// Room for the usual labels at once: grown from nothing, the
+			// first buffers would be garbage, the smallest of them in the
+			// blocks the allocator packs the fleet's short strings into.
+			l.buf, l.ends = make([]byte, 0, 256), make([]int, 0, 16)
+		}
+		l.buf = appendUnquoted(l.buf, key)
+		l.ends = append(l.ends, len(l.buf))
+		if l.buf, err = appendStringValue(dec, l.buf); err != nil {
+			return err
+		}
+		l.ends = append(l.ends, len(l.buf))
+	}
+	_, err = dec.ReadToken()
+	return err
+}
+
+// UnmarshalJSON reads the labels for encoding/json as for encoding/json/v2.
+func (l *wireLabels) UnmarshalJSON(b []byte) error {
+	return l.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(b), wireJSON))
+}
+
+// emptied is l without labels, its buffers kept for the next ones.
+func (l *wireLabels) emptied() wireLabels { return wireLabels{buf: l.buf[:0], ends: l.ends[:0]} }
+
+// toModel is the labels as model.Labels, a value equal to name sharing
+// name's string.
+func (l *wireLabels) toModel(name string) model.Labels {
+	if len(l.ends) == 0 {
+		return model.Labels{}
+	}
+	var buf [16]model.LabelPair // scratch: an object has a handful of labels
+	pairs := buf[:0]
+	start := 0
+	for i := 0; i+1 < len(l.ends); i += 2 {
+		k, v := l.ends[i], l.ends[i+1]
+		// Views of buf: LabelsFromPairs copies what it keeps.
+		pairs = append(pairs, model.LabelPair{Key: viewString(l.buf[start:k]), Value: viewString(l.buf[k:v])})
+		start = v
+	}
+	return model.LabelsFromPairs(pairs, name)
+}
+
+// engineAnnotations are the annotations model.BatchSandbox.ReadAnnotations
+// reads, the only ones kept of the object's.
+var engineAnnotations = [...]string{osv1.AnnotationEndpoints, osv1.AnnotationAllocStatus, osv1.AnnotationAllocReleased}
+
+// wireAnnotations holds what toModel reads of the annotations: the engine's
+// and whether the one that ends a streamed initial list says "true".
+type wireAnnotations struct {
+	engine [len(engineAnnotations)]struct {
+		value string
+		set   bool
+	}
+	initialEventsEnd bool
+	scratch          []byte // a key or value being read
+}
+
+// initialEventsEnd is wireAnnotations.key's answer for that annotation.
+const initialEventsEnd = len(engineAnnotations)
+
+func (a *wireAnnotations) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	isObject, err := openStringObject(dec)
+	if err != nil || !isObject {
+		if err == nil {
+			*a = a.emptied()
+		}
+		return err
+	}
+	for dec.PeekKind() != '}' {
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		i := a.key(raw)
+		if i < 0 { // not kept: only its type is checked
+			if err := skipStringValue(dec); err != nil {
+				return err
+			}
+			continue
+		}
+		if a.scratch, err = appendStringValue(dec, a.scratch[:0]); err != nil {
+			return err
+		}
+		if i == initialEventsEnd {
+			a.initialEventsEnd = string(a.scratch) == "true"
+		} else {
+			a.engine[i].value, a.engine[i].set = string(a.scratch), true
+		}
+	}
+	_, err = dec.ReadToken()
+	return err
+}
+
+// key says which kept annotation the JSON string raw names: an index of
+// engineAnnotations, initialEventsEnd, or -1 for any other.
+func (a *wireAnnotations) key(raw []byte) int {
+	k := raw[1 : len(raw)-1]
+	if bytes.IndexByte(k, '\\') >= 0 {
+		a.scratch = appendUnquoted(a.scratch[:0], raw)
+		k = a.scratch
+	}
+	if string(k) == metav1.InitialEventsAnnotationKey {
+		return initialEventsEnd
+	}
+	for i, name := range engineAnnotations {
+		if string(k) == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// UnmarshalJSON reads the annotations for encoding/json as for
+// encoding/json/v2.
+func (a *wireAnnotations) UnmarshalJSON(b []byte) error {
+	return a.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(b), wireJSON))
+}
+
+// emptied is a without annotations, its scratch kept.
+func (a *wireAnnotations) emptied() wireAnnotations { return wireAnnotations{scratch: a.scratch[:0]} }
+
+// openStringObject begins reading a JSON object of strings as a
+// map[string]string is read: it reads the '{' and says true, or reads a
+// null and says false; any other value is the error the map gives.
+func openStringObject(dec *jsontext.Decoder) (bool, error) {
+	switch dec.PeekKind() {
+	case 'n':
+		return false, dec.SkipValue()
+	case '{':
+		_, err := dec.ReadToken()
+		return true, err
+	}
+	var m map[string]string
+	return false, json.UnmarshalDecode(dec, &m)
+}
+
+// appendStringValue reads a string map's value and appends its text to
+// dst: a JSON string unquoted as the decoder unquotes one, null as "". Any
+// other value is the error the map gives.
+func appendStringValue(dec *jsontext.Decoder, dst []byte) ([]byte, error) {
+	switch dec.PeekKind() {
+	case '"':
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return dst, err
+		}
+		return appendUnquoted(dst, raw), nil
+	case 'n':
+		return dst, dec.SkipValue()
+	}
+	return dst, stringValueError(dec)
+}
+
+// skipStringValue is appendStringValue for a value not kept.
+func skipStringValue(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case '"', 'n':
+		return dec.SkipValue()
+	}
+	return stringValueError(dec)
+}
+
+// stringValueError is the error a string map gives for the next value,
+// one of another type than string (or an error reading it).
+func stringValueError(dec *jsontext.Decoder) error {
+	var s string
+	if err := json.UnmarshalDecode(dec, &s); err != nil {
+		return err
+	}
+	return errors.New("a JSON string read as not one") // not reached: the caller read strings
+}
+
+// appendUnquoted appends the text of the JSON string raw to dst as the
+// decoder reads it into a Go string: escapes undone, invalid UTF-8 as
+// U+FFFD.
+func appendUnquoted(dst, raw []byte) []byte {
+	if s := raw[1 : len(raw)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+		return append(dst, s...)
+	}
+	dst, _ = jsontext.AppendUnquote(dst, raw) // the error says raw had invalid UTF-8, now U+FFFD
+	return dst
 }

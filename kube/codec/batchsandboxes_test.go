@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -582,4 +583,163 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// The labels and annotations are read without a map but as a
+// map[string]string is: the same entries (the last of a key, null as "",
+// escapes undone, invalid UTF-8 as U+FFFD, a second object added to the
+// first, null emptying them), and an error where the map has one.
+func TestWireLabelsAndAnnotationsReadAsMaps(t *testing.T) {
+	t.Parallel()
+	docs := []string{
+		`{}`,
+		`{"labels":{},"annotations":{}}`,
+		`{"labels":null,"annotations":null}`,
+		`{"labels":{"a":"1","b":"2","a":"3"},"annotations":{"sandbox.opensandbox.io/endpoints":"[\"10.0.0.1\"]","other":"x"}}`,
+		`{"labels":{"a":null},"annotations":{"sandbox.opensandbox.io/endpoints":null,"k8s.io/initial-events-end":null}}`,
+		`{"labels":{"a":"1"},"labels":{"b":"2"},"annotations":{"sandbox.opensandbox.io/alloc-status":"s"},"annotations":{"sandbox.opensandbox.io/alloc-released":"r"}}`,
+		`{"labels":{"a":"1"},"labels":null,"annotations":{"sandbox.opensandbox.io/alloc-status":"s"},"annotations":null}`,
+		`{"labels":{"a":"1"},"labels":null,"labels":{"c":"3"},"annotations":{"k8s.io/initial-events-end":"true"},"annotations":null,"annotations":{"x":"y"}}`,
+		`{"labels":{"a\u0041":"\u00e9\ud800x","\"q\"":"\\"},"annotations":{"sandbox.opensandbox.io\/endpoints":"[\"10.0.0.\u0031\"]","k8s.io/initial-events-end":"tru\u0065"}}`,
+		"{\"labels\":{\"a\xff\":\"b\xfe\"},\"annotations\":{\"sandbox.opensandbox.io/alloc-status\":\"\xff\"}}",
+		`{"labels":{"long":"` + strings.Repeat("é", 100) + `"},"annotations":{"sandbox.opensandbox.io/endpoints":"` + strings.Repeat(`\u00e9`, 100) + `"}}`,
+		`{"labels":{"a":7}}`,
+		`{"labels":{"a":"1","b":true}}`,
+		`{"labels":"x"}`,
+		`{"labels":[]}`,
+		`{"annotations":{"other":{}}}`,
+		`{"annotations":{"other":[1]}}`,
+		`{"annotations":{"sandbox.opensandbox.io/endpoints":1.5}}`,
+		`{"annotations":7}`,
+		`{"labels":{"a":"1"`,
+		`{"annotations":{"a":`,
+		`{"labels":{"a" "1"}}`,
+	}
+	for _, doc := range docs {
+		checkStringObjectsAsMaps(t, []byte(doc))
+	}
+}
+
+// checkStringObjectsAsMaps decodes the metadata doc with maps and with
+// wireMeta and fails when they differ.
+func checkStringObjectsAsMaps(t *testing.T, doc []byte) {
+	t.Helper()
+	var want struct {
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	}
+	wantErr := jsonv2.Unmarshal(doc, &want, wireJSON)
+	var got wireMeta
+	gotErr := jsonv2.Unmarshal(doc, &got, wireJSON)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%q: error %v, with maps %v", doc, gotErr, wantErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	labels := map[string]string{}
+	start := 0
+	for i := 0; i+1 < len(got.Labels.ends); i += 2 {
+		k, v := got.Labels.ends[i], got.Labels.ends[i+1]
+		labels[string(got.Labels.buf[start:k])] = string(got.Labels.buf[k:v])
+		start = v
+	}
+	if len(want.Labels) == 0 {
+		want.Labels = map[string]string{}
+	}
+	if !maps.Equal(labels, want.Labels) {
+		t.Errorf("%q: labels %q, with a map %q", doc, labels, want.Labels)
+	}
+	if model.LabelsFrom(want.Labels).String() != got.Labels.toModel("").String() {
+		t.Errorf("%q: model labels %q, from the map %q", doc, got.Labels.toModel("").String(), model.LabelsFrom(want.Labels).String())
+	}
+	for i, k := range engineAnnotations {
+		v, ok := want.Annotations[k]
+		if a := got.Annotations.engine[i]; a.set != ok || a.value != v {
+			t.Errorf("%q: annotation %s %q (%v), with a map %q (%v)", doc, k, a.value, a.set, v, ok)
+		}
+	}
+	if end := want.Annotations[metav1.InitialEventsAnnotationKey] == "true"; got.Annotations.initialEventsEnd != end {
+		t.Errorf("%q: initial events end %v, with a map %v", doc, got.Annotations.initialEventsEnd, end)
+	}
+}
+
+func FuzzWireLabelsAndAnnotations(f *testing.F) {
+	f.Add([]byte(`{"labels":{"a":"1","a":null},"annotations":{"sandbox.opensandbox.io/endpoints":"[]"}}`))
+	f.Add([]byte(`{"labels":{"a\u0041":"\ud800"},"labels":null,"annotations":{"k8s.io/initial-events-end":"true","x":7}}`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		checkStringObjectsAsMaps(t, doc)
+	})
+}
+
+// A stream reuses its conditions' array from one event to the next: an
+// event without conditions inherits none.
+func TestBatchSandboxEventsConditions(t *testing.T) {
+	stream := `{"type":"ADDED","object":{"metadata":{"name":"a","creationTimestamp":"2026-11-29T17:00:00Z"},` +
+		`"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-11-29T18:00:00Z"}]}}}` + "\n" +
+		`{"type":"ADDED","object":{"metadata":{"name":"b","creationTimestamp":"2026-11-29T17:00:00Z"},"status":{"phase":"Running"}}}` + "\n" +
+		`{"type":"ADDED","object":{"metadata":{"name":"c","creationTimestamp":"2026-11-29T17:00:00Z"},` +
+		`"status":{"conditions":[{"type":"Other","status":"True","lastTransitionTime":"2026-11-29T19:00:00Z"}]}}}`
+	d := newBatchSandboxEvents(io.NopCloser(strings.NewReader(stream)), mem.NewStringLists())
+	var got []*time.Time
+	for range 3 {
+		_, obj, err := d.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, obj.(*model.BatchSandbox).ReadySince())
+	}
+	if got[0] == nil || !got[0].Equal(time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)) || got[1] != nil || got[2] != nil {
+		t.Errorf("ready since %v, want 18:00 for a only", got)
+	}
+}
+
+// The codec decodes every object into a wire struct it reuses: an object
+// already returned keeps its own labels, task command, annotations'
+// findings and deletion time when the next call fills the struct again,
+// and the next object (or list) inherits none of them.
+func TestBatchSandboxCodecDoesNotShareState(t *testing.T) {
+	first := `{"kind":"BatchSandbox","metadata":{"name":"a","creationTimestamp":"2026-11-29T17:00:00Z","labels":{"team":"red","x":"1"},` +
+		`"deletionTimestamp":"2026-01-02T03:04:05Z","annotations":{"sandbox.opensandbox.io/endpoints":"[\"10.0.0.1\"]"}},` +
+		`"spec":{"taskTemplate":{"spec":{"process":{"command":["run","a"],"args":["--x"]}}}},` +
+		`"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-11-29T18:00:00Z"}]}}`
+	second := `{"kind":"BatchSandbox","metadata":{"name":"b","labels":{"team":"blue"},"deletionTimestamp":"2027-01-02T03:04:05Z"},` +
+		`"spec":{"taskTemplate":{"spec":{"process":{"command":["other"]}}}}}`
+	list := `{"kind":"BatchSandboxList","metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"c"}}]}`
+	c := batchSandboxCodec{lists: mem.NewStringLists()}
+	decode := func(doc string) runtime.Object {
+		t.Helper()
+		obj, _, err := c.Decode([]byte(doc), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	a := decode(first).(*model.BatchSandbox)
+	b := decode(second).(*model.BatchSandbox)
+	l := decode(list).(*batchSandboxList)
+	if got := a.Labels.String(); got != "team=red,x=1" {
+		t.Errorf("a's labels after the next object: %q", got)
+	}
+	if task := a.Task(); task == nil || !slices.Equal(task.Command, []string{"run", "a", "--x"}) {
+		t.Errorf("a's task after the next object: %+v", task)
+	}
+	if len(a.Endpoints) != 1 || a.DeletionTimestamp == nil || !a.DeletionTimestamp.Time.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) || a.ReadySince() == nil {
+		t.Errorf("a's endpoints %v, deletion %v, ready since %v after the next object", a.Endpoints, a.DeletionTimestamp, a.ReadySince())
+	}
+	if got := b.Labels.String(); got != "team=blue" || len(b.Endpoints) != 0 || b.ReadySince() != nil {
+		t.Errorf("b has labels %q, endpoints %v, ready since %v: want only its own", got, b.Endpoints, b.ReadySince())
+	}
+	if task := b.Task(); task == nil || !slices.Equal(task.Command, []string{"other"}) {
+		t.Errorf("b's task: %+v", task)
+	}
+	if len(l.Items) != 1 || l.Items[0].Name != "c" || l.Items[0].Labels.Len() != 0 || l.Items[0].DeletionTimestamp != nil || l.Items[0].Task() != nil {
+		t.Errorf("list after two objects: %+v", l.Items)
+	}
+	if _, _, err := c.Decode([]byte(`{"kind":"BatchSandbox","metadata":{"labels":{"a":7}}}`), nil, nil); err == nil {
+		t.Fatal("a label of the wrong type decoded")
+	}
+	if got := decode(`{"kind":"BatchSandbox","metadata":{"name":"d"}}`).(*model.BatchSandbox); got.Labels.Len() != 0 {
+		t.Errorf("labels %q left by a failed decode", got.Labels.String())
+	}
 }

@@ -47,7 +47,11 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	// client-go nor sandscope writes to afterwards.
 	// The row is filled in head until its slots are known: see rowWithSlot.
 	head := model.Sandbox{Key: e.key}
-	var notices []model.Notice
+	// The notices gather in scratch on the stack and the row gets a copy
+	// of exactly their number: grown by append, the list left every
+	// smaller array it outgrew as garbage, and kept unused room.
+	var noticeBuf [4]model.Notice
+	notices := noticeBuf[:0]
 	var engineReady bool
 	var expire *time.Time
 	expireField := ""
@@ -138,8 +142,8 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 
 	for i := range sb.Slots {
 		sl := &sb.Slots[i]
-		if n := identityNotice(sl, e.key); n != nil {
-			notices = append(notices, *n)
+		if n, ok := identityNotice(sl, e.key); ok {
+			notices = append(notices, n)
 		}
 		if sl.Stuck != nil {
 			n := stuckNotice(sl)
@@ -156,8 +160,8 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	}
 	if !orphan && forensics.RecreationApplies(sb) { // a deleted sandbox's row has no engine record to compare with
 		for i := range sb.Slots {
-			if n := forensics.RecreatedNotice(sb.CreatedAt(), readySince(e), &sb.Slots[i]); n != nil {
-				notices = append(notices, *n)
+			if n, ok := forensics.RecreatedNotice(sb.CreatedAt(), readySince(e), &sb.Slots[i]); ok {
+				notices = append(notices, n)
 			}
 		}
 	}
@@ -166,7 +170,7 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	} else {
 		due = earliest(due, next)
 	}
-	notices = append(notices, stateNotices(e.engine(), sb.EnginePhase, engineReady, sb.State, primary)...)
+	notices = appendStateNotices(notices, e.engine(), sb.EnginePhase, engineReady, sb.State, primary)
 
 	seen := make([]*model.Pod, 0, len(sb.Slots))
 	for i := range sb.Slots {
@@ -204,7 +208,9 @@ func (f *Fleet) derive(e *sbEntry, now time.Time) {
 	}
 	due = earliest(due, next)
 	slices.SortStableFunc(notices, func(a, b model.Notice) int { return b.Severity.Rank() - a.Severity.Rank() })
-	sb.Notices = notices
+	if len(notices) > 0 {
+		sb.Notices = append(make([]model.Notice, 0, len(notices)), notices...)
+	}
 
 	e.sb = sb
 	f.publish(e)
@@ -440,13 +446,15 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		names := b.AllocatedPods()
 		fromClaims := len(names) > 0
 		if !fromClaims {
+			var buf [4]string // scratch: a pooled sandbox has a Pod or a few
+			names = buf[:0]
 			for pe := range f.ownedBy(e.key) {
 				names = append(names, pe.name())
 			}
 			slices.Sort(names)
 		}
 		n := min(max(len(names), len(b.Endpoints)), replicaCap(b))
-		specs := make([]slotSpec, n)
+		specs := f.newSpecs(n)
 		for i := range specs {
 			specs[i].ip = ep(i)
 			if i < len(names) {
@@ -458,33 +466,74 @@ func (f *Fleet) batchSlots(e *sbEntry) []slotSpec {
 		}
 		return specs
 	}
-	type indexed struct {
-		i    int
-		name string
-	}
-	var byIndex []indexed
-	maxIdx := -1
+	// Slot i is the first Pod (in ownedBy's order) with index i, so a Pod
+	// is put in its slot as it is found, the slots growing as far as the
+	// highest index.
+	specs := f.newSpecs(0)
 	for pe := range f.ownedBy(e.key) { // read only: no copy per derivation
 		if i := podIndex(pe.pod, b.Name); i >= 0 && i < maxSlots {
-			byIndex = append(byIndex, indexed{i, pe.name()})
-			maxIdx = max(maxIdx, i)
+			if i >= len(specs) {
+				specs = f.growSpecs(i + 1)
+			}
+			if specs[i].pod == "" {
+				specs[i].pod = pe.name()
+			}
 		}
 	}
 	// spec.replicas slots, more only for Pods this sandbox owns (a scale
 	// down in progress); endpoints entries past them are not slots.
-	n := min(max(maxIdx+1, int(b.Replicas)), maxSlots)
-	specs := make([]slotSpec, n)
+	specs = f.growSpecs(min(max(len(specs), int(b.Replicas)), maxSlots))
 	for i := range specs {
 		specs[i].ip = ep(i)
-		specs[i].pod = b.Name + "-" + strconv.Itoa(i)
-		for _, x := range byIndex {
-			if x.i == i {
-				specs[i].pod = x.name
-				break
-			}
+		if specs[i].pod == "" {
+			specs[i].pod = f.defaultPodName(e, i)
 		}
 	}
 	return specs
+}
+
+// newSpecs is the Fleet's slot scratch, zeroed, at length n. It is valid
+// until the next derivation: nothing keeps a slotSpec past derive.
+func (f *Fleet) newSpecs(n int) []slotSpec {
+	f.specScratch = f.specScratch[:0]
+	return f.growSpecs(n)
+}
+
+// growSpecs lengthens the slot scratch to n when it is shorter, the new
+// entries zero.
+func (f *Fleet) growSpecs(n int) []slotSpec {
+	s := f.specScratch
+	if old := len(s); n > old {
+		s = slices.Grow(s, n-old)[:n]
+		clear(s[old:])
+	}
+	f.specScratch = s
+	return s
+}
+
+// defaultPodName is the name of the Pod a non-pooled BatchSandbox's slot i
+// expects, <name>-<i>, while no Pod it owns has that index. The name is
+// built in scratch and a string kept only for the row: the Pod's own when
+// a Pod has that name, else the one the last row's slot already holds,
+// else a new one.
+func (f *Fleet) defaultPodName(e *sbEntry, i int) string {
+	buf := append(append(f.nameScratch[:0], e.bs.Name...), '-')
+	buf = strconv.AppendInt(buf, int64(i), 10)
+	f.nameScratch = buf
+	if pe := f.podAtBytes(e.ns(), buf); pe != nil {
+		return pe.name()
+	}
+	if e.sb != nil && i < len(e.sb.Slots) && e.sb.Slots[i].PodName == string(buf) {
+		return e.sb.Slots[i].PodName
+	}
+	return string(buf)
+}
+
+// podAtBytes is podAt for a name in bytes.
+func (f *Fleet) podAtBytes(ns string, name []byte) *podEntry {
+	var buf [128]byte
+	k := append(append(append(buf[:0], ns...), '/'), name...)
+	return f.pods[string(k)]
 }
 
 // pooledPodOwner names the sandbox a Pod that e's alloc-status lists
@@ -570,9 +619,13 @@ func podIndex(p *model.Pod, owner string) int {
 			return i
 		}
 	}
-	if rest, ok := strings.CutPrefix(p.Name, owner+"-"); ok {
-		if i, err := strconv.Atoi(rest); err == nil && i >= 0 {
-			return i
+	// owner and the dash are cut one after the other: owner+"-" would be
+	// a new string for every Pod of every derivation.
+	if rest, ok := strings.CutPrefix(p.Name, owner); ok {
+		if rest, ok := strings.CutPrefix(rest, "-"); ok {
+			if i, err := strconv.Atoi(rest); err == nil && i >= 0 {
+				return i
+			}
 		}
 	}
 	return -1

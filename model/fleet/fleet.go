@@ -116,6 +116,12 @@ type Fleet struct {
 	queue   []*sbEntry
 	passed  []*sbEntry // derived in the current process call: their passes are reset at its end
 	unknown bool
+
+	// Scratch for the derivation in progress (derivations run one at a
+	// time, under mu): the slot layout of a BatchSandbox, read only until
+	// derive returns, and the bytes of a slot's default Pod name.
+	specScratch []slotSpec
+	nameScratch []byte
 }
 
 // New returns an empty Fleet.

@@ -81,24 +81,26 @@ func deriveIdentity(f slotFacts) (model.IdentityState, *model.Holder) {
 	return model.IdentityOK, nil
 }
 
-// identityNotice turns a slot's identity into a notice (nil for harmless
-// states). A slot checked in its own namespace only says so.
-func identityNotice(sl *model.Slot, sandboxKey string) *model.Notice {
-	n := slotNotice(sl, sandboxKey)
-	if n != nil && sl.NamespaceOnly {
+// identityNotice turns a slot's identity into a notice (ok false for
+// harmless states). A slot checked in its own namespace only says so. The
+// notice is returned by value: the caller copies it into the row's list,
+// and a pointer made it a heap object per derivation.
+func identityNotice(sl *model.Slot, sandboxKey string) (n model.Notice, ok bool) {
+	n, ok = slotNotice(sl, sandboxKey)
+	if ok && sl.NamespaceOnly {
 		n.Message += "; other namespaces were not checked for a Pod holding " + sl.RecordedIP
 		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Inferred,
 			Text: "no Pod in this namespace holds " + sl.RecordedIP + "; other namespaces could not be read or were not answered for, so one may hold it there (IP_TAKEN)"})
 	}
-	return n
+	return n, ok
 }
 
-func slotNotice(sl *model.Slot, sandboxKey string) *model.Notice {
+func slotNotice(sl *model.Slot, sandboxKey string) (model.Notice, bool) {
 	ev := func(text string) model.Evidence { return model.Evidence{Kind: model.Observed, Text: text} }
 	switch sl.Identity {
 	case model.IdentityIPTaken:
 		h := sl.Holder
-		n := &model.Notice{Code: model.CodeIPTaken, Severity: model.SeverityError, Pod: sl.PodName}
+		n := model.Notice{Code: model.CodeIPTaken, Severity: model.SeverityError, Pod: sl.PodName}
 		n.Message = "recorded IP " + sl.RecordedIP + " is held by Pod " + h.Pod
 		if h.Sandbox != "" {
 			n.Message += " (sandbox " + h.Sandbox + ")"
@@ -118,36 +120,36 @@ func slotNotice(sl *model.Slot, sandboxKey string) *model.Notice {
 				n.Evidence = append(n.Evidence, ev("linked Pod "+sl.PodName+" is "+podSummary(sl.Pod)))
 			}
 		}
-		return n
+		return n, true
 	case model.IdentityPodDead:
 		msg := "linked Pod " + sl.PodName + " is " + podSummary(sl.Pod) + " while the engine still records " + sl.RecordedIP
-		return &model.Notice{Code: model.CodePodDead, Severity: model.SeverityError, Pod: sl.PodName, Message: msg,
-			Evidence: []model.Evidence{ev("Pod " + sl.PodName + ": " + podSummary(sl.Pod)), ev("engine records " + sl.RecordedIP)}}
+		return model.Notice{Code: model.CodePodDead, Severity: model.SeverityError, Pod: sl.PodName, Message: msg,
+			Evidence: []model.Evidence{ev("Pod " + sl.PodName + ": " + podSummary(sl.Pod)), ev("engine records " + sl.RecordedIP)}}, true
 	case model.IdentityPodGone:
 		msg := "linked Pod " + sl.PodName + " no longer exists while the engine still records " + sl.RecordedIP
 		if sl.PodName == "" {
 			msg = "no Pod is linked to slot " + itoa(int(sl.Index)) + " while the engine still records " + sl.RecordedIP
 		}
-		return &model.Notice{Code: model.CodePodGone, Severity: model.SeverityError, Pod: sl.PodName, Message: msg,
-			Evidence: []model.Evidence{ev("engine records " + sl.RecordedIP + " for slot " + itoa(int(sl.Index)))}}
+		return model.Notice{Code: model.CodePodGone, Severity: model.SeverityError, Pod: sl.PodName, Message: msg,
+			Evidence: []model.Evidence{ev("engine records " + sl.RecordedIP + " for slot " + itoa(int(sl.Index)))}}, true
 	case model.IdentityUIDChanged:
 		uid := ""
 		if sl.Pod != nil {
 			uid = string(sl.Pod.UID)
 		}
-		return &model.Notice{Code: model.CodeUIDChanged, Severity: model.SeverityWarning, Pod: sl.PodName,
+		return model.Notice{Code: model.CodeUIDChanged, Severity: model.SeverityWarning, Pod: sl.PodName,
 			Message:  "Pod " + sl.PodName + " was re-created (uid " + sl.BoundUID + " → " + uid + "): it is not the Pod first bound to this sandbox",
-			Evidence: []model.Evidence{ev("first bound uid " + sl.BoundUID), ev("current uid " + uid)}}
+			Evidence: []model.Evidence{ev("first bound uid " + sl.BoundUID), ev("current uid " + uid)}}, true
 	case model.IdentityIPStale:
 		cur := ""
 		if sl.Pod != nil {
 			cur = sl.Pod.Status.PodIP
 		}
-		return &model.Notice{Code: model.CodeIPStale, Severity: model.SeverityWarning, Pod: sl.PodName,
+		return model.Notice{Code: model.CodeIPStale, Severity: model.SeverityWarning, Pod: sl.PodName,
 			Message:  "engine records " + sl.RecordedIP + " but Pod " + sl.PodName + " is at " + orNone(cur),
-			Evidence: []model.Evidence{ev("engine records " + sl.RecordedIP), ev("Pod " + sl.PodName + " podIP " + orNone(cur))}}
+			Evidence: []model.Evidence{ev("engine records " + sl.RecordedIP), ev("Pod " + sl.PodName + " podIP " + orNone(cur))}}, true
 	}
-	return nil
+	return model.Notice{}, false
 }
 
 func orNone(s string) string {

@@ -130,16 +130,17 @@ func effectiveState(deleting bool, enginePhase string, primary *model.Slot, fore
 	return st
 }
 
-// stateNotices compares the engine's phase with the effective state.
+// appendStateNotices appends to out what comparing the engine's phase with
+// the effective state finds (appended, not returned as a list of their
+// own: the derivation gathers its notices in scratch).
 //   - STATE_MISMATCH (warning): the engine says running (Succeed, Allocated, an
 //     agent Sandbox Ready=True) but the effective state is not Running; or it says
 //     Pending while recording an address whose Pod is Dead/Gone (the BatchSandbox
 //     controller drops back to Pending when the main container exits).
 //   - FAILED_STICKY (warning): the engine says Failed while the Pod is Running and Ready again.
-func stateNotices(engine model.Engine, enginePhase string, engineReady bool, st model.EffectiveState, primary *model.Slot) []model.Notice {
-	var out []model.Notice
+func appendStateNotices(out []model.Notice, engine model.Engine, enginePhase string, engineReady bool, st model.EffectiveState, primary *model.Slot) []model.Notice {
 	if st == model.StateUnknown || st == model.StateTerminating {
-		return nil
+		return out
 	}
 	runningClaim := false
 	switch engine {

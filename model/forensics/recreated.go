@@ -31,22 +31,28 @@ const ReasonSuccessfulCreate = "SuccessfulCreate"
 
 // RecreatedNotice is POD_RECREATED for one slot from the timestamps: the
 // sandbox's creation, its engine's Ready=True transition (nil when unknown)
-// and the linked Pod's creation.
-func RecreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *model.Slot) *model.Notice {
+// and the linked Pod's creation. ok is false when there is no notice.
+// The notice is returned by value: the caller copies it into the row's
+// list, and a pointer made it a heap object per slot per derivation.
+func RecreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *model.Slot) (n model.Notice, ok bool) {
 	p := sl.Pod
 	if p == nil || sandboxCreated.IsZero() || p.Created().IsZero() || sl.Identity == model.IdentityUIDChanged {
-		return nil
+		return model.Notice{}, false
 	}
 	created := p.Created()
 	gap := created.Sub(sandboxCreated)
 	readyBefore := readySince != nil && created.Sub(*readySince) >= time.Second
 	if gap <= PodRecreatedAfter && !readyBefore {
-		return nil
+		return model.Notice{}, false
 	}
-	n := &model.Notice{Code: model.CodePodRecreated, Severity: model.SeverityWarning, Pod: p.Name,
+	// The evidence points at copies made here, past the checks: the
+	// parameter's or created's address would move them to the heap on
+	// every call, notice or not.
+	at := &[2]time.Time{sandboxCreated, created}
+	n = model.Notice{Code: model.CodePodRecreated, Severity: model.SeverityWarning, Pod: p.Name,
 		Evidence: []model.Evidence{
-			{Kind: model.Observed, At: &sandboxCreated, Text: "sandbox created at " + clock(sandboxCreated)},
-			{Kind: model.Observed, At: &created, Text: fmt.Sprintf("Pod %s (uid %s) created at %s, %s after the sandbox", p.Name, p.UID, clock(created), duration(gap))},
+			{Kind: model.Observed, At: &at[0], Text: "sandbox created at " + clock(sandboxCreated)},
+			{Kind: model.Observed, At: &at[1], Text: fmt.Sprintf("Pod %s (uid %s) created at %s, %s after the sandbox", p.Name, p.UID, clock(created), duration(gap))},
 		}}
 	if readySince != nil {
 		n.Evidence = append(n.Evidence, model.Evidence{Kind: model.Observed, At: readySince,
@@ -62,7 +68,7 @@ func RecreatedNotice(sandboxCreated time.Time, readySince *time.Time, sl *model.
 	if readyBefore && gap <= PodRecreatedAfter {
 		n.Message = fmt.Sprintf("Pod %s was created after its sandbox was already Ready: re-created under the same name (inferred), in-container state lost", p.Name)
 	}
-	return n
+	return n, true
 }
 
 // RecreatedFromEvents adds what the controller's SuccessfulCreate Events
