@@ -542,18 +542,7 @@ type wireLabels struct {
 }
 
 func (l *wireLabels) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	isObject, err := openStringObject(dec)
-	if err != nil || !isObject {
-		if err == nil {
-			*l = l.emptied()
-		}
-		return err
-	}
-	for dec.PeekKind() != '}' {
-		key, err := dec.ReadValue()
-		if err != nil {
-			return err
-		}
+	return readStringObject(dec, func() { *l = l.emptied() }, func(key jsontext.Value) error {
 		if l.ends == nil {
 			// Room for the usual labels at once: grown from nothing, the
 			// first buffers would be garbage, the smallest of them in the
@@ -562,13 +551,13 @@ func (l *wireLabels) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		}
 		l.buf = appendUnquoted(l.buf, key)
 		l.ends = append(l.ends, len(l.buf))
+		var err error
 		if l.buf, err = appendStringValue(dec, l.buf); err != nil {
 			return err
 		}
 		l.ends = append(l.ends, len(l.buf))
-	}
-	_, err = dec.ReadToken()
-	return err
+		return nil
+	})
 }
 
 // UnmarshalJSON reads the labels for encoding/json as for encoding/json/v2.
@@ -616,25 +605,12 @@ type wireAnnotations struct {
 const initialEventsEnd = len(engineAnnotations)
 
 func (a *wireAnnotations) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	isObject, err := openStringObject(dec)
-	if err != nil || !isObject {
-		if err == nil {
-			*a = a.emptied()
-		}
-		return err
-	}
-	for dec.PeekKind() != '}' {
-		raw, err := dec.ReadValue()
-		if err != nil {
-			return err
-		}
-		i := a.key(raw)
+	return readStringObject(dec, func() { *a = a.emptied() }, func(key jsontext.Value) error {
+		i := a.key(key)
 		if i < 0 { // not kept: only its type is checked
-			if err := skipStringValue(dec); err != nil {
-				return err
-			}
-			continue
+			return skipStringValue(dec)
 		}
+		var err error
 		if a.scratch, err = appendStringValue(dec, a.scratch[:0]); err != nil {
 			return err
 		}
@@ -643,9 +619,8 @@ func (a *wireAnnotations) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		} else {
 			a.engine[i].value, a.engine[i].set = string(a.scratch), true
 		}
-	}
-	_, err = dec.ReadToken()
-	return err
+		return nil
+	})
 }
 
 // key says which kept annotation the JSON string raw names: an index of
@@ -676,19 +651,37 @@ func (a *wireAnnotations) UnmarshalJSON(b []byte) error {
 // emptied is a without annotations, its scratch kept.
 func (a *wireAnnotations) emptied() wireAnnotations { return wireAnnotations{scratch: a.scratch[:0]} }
 
-// openStringObject begins reading a JSON object of strings as a
-// map[string]string is read: it reads the '{' and says true, or reads a
-// null and says false; any other value is the error the map gives.
-func openStringObject(dec *jsontext.Decoder) (bool, error) {
+// readStringObject reads a JSON object of strings as a map[string]string
+// is read: a null calls null, an object calls member with each key in turn
+// (member reads the key's value, and must use key first: it is the
+// decoder's buffer), and any other value is the error the map gives.
+func readStringObject(dec *jsontext.Decoder, null func(), member func(key jsontext.Value) error) error {
 	switch dec.PeekKind() {
 	case 'n':
-		return false, dec.SkipValue()
+		if err := dec.SkipValue(); err != nil {
+			return err
+		}
+		null()
+		return nil
 	case '{':
-		_, err := dec.ReadToken()
-		return true, err
+	default:
+		var m map[string]string
+		return json.UnmarshalDecode(dec, &m)
 	}
-	var m map[string]string
-	return false, json.UnmarshalDecode(dec, &m)
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	for dec.PeekKind() != '}' {
+		key, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := member(key); err != nil {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
 }
 
 // appendStringValue reads a string map's value and appends its text to
