@@ -361,15 +361,18 @@ func (w *Watcher) Sources(ctx context.Context) *Sources {
 	}
 }
 
-// Discovering reports whether Run still waits for discovery: until it
-// answers, no engine's objects are asked for, and SyncProgress says nothing
-// of them (its totals cover the Pods alone).
-func (w *Watcher) Discovering() bool {
+// Discovered reports whether Run knows its sources (given, or discovery
+// answered). Until then, and for good when discovery failed or was cut
+// short, no engine's objects are asked for, and SyncProgress says nothing of
+// them (its totals cover the Pods alone). A caller whose time ran out may
+// read it after Run has already given discovery up: "not waiting any more"
+// is not "answered".
+func (w *Watcher) Discovered() bool {
 	select {
 	case <-w.sourcesKnown:
-		return false
+		return w.sourcesFound != nil
 	default:
-		return true
+		return false
 	}
 }
 

@@ -731,3 +731,44 @@ func TestWatcherOverFakeClients(t *testing.T) {
 		return s.Sandbox(bsbxKey("demo", "sbx-listed")) == nil
 	})
 }
+
+// Discovered is true only once the watcher knows its sources: not while
+// discovery waits, and not after Run has given a discovery up. A sweep whose
+// time runs out reads it after Run may have done so, and must not then take
+// the Pods' progress for the whole fleet's.
+func TestDiscoveredOnlyOnceDiscoveryAnswered(t *testing.T) {
+	hung := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select { // a server that takes every request and answers none
+		case <-r.Context().Done():
+		case <-hung:
+		}
+	}))
+	defer srv.Close()
+	defer close(hung)
+	clients, err := kube.NewClients(&rest.Config{Host: srv.URL}, "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	w := kube.NewWatcher(clients, kube.WatcherOptions{Namespace: "ns"})
+	if w.Discovered() {
+		t.Fatal("discovered before Run")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := w.Run(ctx); err == nil {
+		t.Fatal("Run ended without an error though discovery never answered")
+	}
+	if w.Discovered() {
+		t.Fatal("a watcher whose discovery was given up reads as discovered")
+	}
+
+	given := kube.NewWatcher(clients, kube.WatcherOptions{Namespace: "ns", Sources: &kube.Sources{}})
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- given.Run(ctx2) }()
+	waitUntil(t, 5*time.Second, "the given sources known", given.Discovered)
+	cancel2()
+	<-ran
+}

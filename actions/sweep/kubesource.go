@@ -77,7 +77,7 @@ func (s *clientsSource) Snapshot(ctx context.Context, opts Options) (*fleet.Snap
 		p := w.SyncProgress()
 		if got, _ := model.SyncTotals(p); got > 0 && timedOut(ctx) {
 			return &SlowError{Context: s.Clients.Context, Progress: p, Silent: errors.Is(context.Cause(ctx), errSilent),
-				Idle: opts.Timeout, Limit: max(opts.MaxTime, opts.Timeout), Undiscovered: w.Discovering()}
+				Idle: opts.Timeout, Limit: max(opts.MaxTime, opts.Timeout), Undiscovered: !w.Discovered()}
 		}
 		return err
 	}
