@@ -21,10 +21,22 @@ const (
 // SortKeys lists the supported sort keys in help order.
 var SortKeys = []SortKey{SortName, SortAge, SortState, SortRestarts}
 
-// stateRank puts the states an operator must act on first.
-var stateRank = map[model.EffectiveState]int{
-	model.StateDead: 0, model.StateGone: 1, model.StateFailed: 2, model.StateTerminating: 3, model.StateUnknown: 4,
-	model.StateStarting: 5, model.StatePending: 6, model.StateRunning: 7, model.StateSuspended: 8, model.StateExpired: 9,
+// stateRank puts the states an operator must act on first. It is indexed
+// by the state, since a sort by state at 150,000 rows asks it millions of
+// times; the zero state (none set) and any state it does not list sort last.
+var stateRank = [...]uint8{
+	0:               unranked,
+	model.StateDead: 1, model.StateGone: 2, model.StateFailed: 3, model.StateTerminating: 4, model.StateUnknown: 5,
+	model.StateStarting: 6, model.StatePending: 7, model.StateRunning: 8, model.StateSuspended: 9, model.StateExpired: 10,
+}
+
+const unranked = 255
+
+func stateOrder(s model.EffectiveState) uint8 {
+	if int(s) < len(stateRank) {
+		return stateRank[s]
+	}
+	return unranked
 }
 
 // SortOrder is a sort key and direction.
@@ -109,7 +121,7 @@ func comparer(k SortKey) func(a, b *model.Sandbox) int {
 			if c := cmp.Compare(b.Identity().Rank(), a.Identity().Rank()); c != 0 {
 				return c
 			}
-			return cmp.Compare(rank(stateRank, a.State), rank(stateRank, b.State))
+			return cmp.Compare(stateOrder(a.State), stateOrder(b.State))
 		}
 	case SortRestarts:
 		return func(a, b *model.Sandbox) int { return cmp.Compare(b.Restarts, a.Restarts) }
@@ -121,11 +133,4 @@ func comparer(k SortKey) func(a, b *model.Sandbox) int {
 			return cmp.Compare(a.Name(), b.Name())
 		}
 	}
-}
-
-func rank(m map[model.EffectiveState]int, s model.EffectiveState) int {
-	if r, ok := m[s]; ok {
-		return r
-	}
-	return len(m)
 }
