@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -24,14 +25,23 @@ import (
 const crashEnv = "SANDSCOPE_TEST_CRASH"
 
 // boomWriter panics when asked to write a frame holding "BOOM": a panic in
-// the screen's flush timer.
-type boomWriter struct{ w io.Writer }
+// the screen's flush timer. entered is closed once the UI's modes are
+// written (with the first frame).
+type boomWriter struct {
+	w       io.Writer
+	entered chan struct{}
+	once    *sync.Once
+}
 
 func (b boomWriter) Write(p []byte) (int, error) {
 	if bytes.Contains(p, []byte("BOOM")) {
 		panic("flush saw BOOM")
 	}
-	return b.w.Write(p)
+	n, err := b.w.Write(p)
+	if bytes.Contains(p, []byte(screen.EnterFullScreen)) {
+		b.once.Do(func() { close(b.entered) })
+	}
+	return n, err
 }
 
 // crashChild runs the UI full screen on stdout, as Run does, and panics
@@ -51,11 +61,13 @@ func crashChild(mode string) {
 		YAML:  func(ctx context.Context, sb *model.Sandbox) (string, error) { panic("yaml command panicked") },
 		Shell: func(sb *model.Sandbox) (tea.ExecCommand, error) { panic("update panicked") },
 	}
-	scr := screen.New(boomWriter{os.Stdout}, screen.Options{FullScreen: true})
+	out := boomWriter{w: os.Stdout, entered: make(chan struct{}), once: &sync.Once{}}
+	scr := screen.New(out, screen.Options{FullScreen: true})
 	app := New(&fakeSource{snap: snap}, be, Options{Now: fixedNow}, DefaultKeyMap())
 	started := func(p *tea.Program) func() {
 		go func() {
 			p.Send(tea.WindowSizeMsg{Width: 120, Height: 30})
+			<-out.entered // the panics come once the terminal is in the UI's modes
 			switch mode {
 			case "command":
 				p.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'y'}})

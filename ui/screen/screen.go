@@ -24,10 +24,14 @@
 // # What it guarantees
 //
 //   - TakeOver puts the terminal into the UI's modes: the keyboard's
-//     terminal (Options.TTY) in raw mode, and with Options.FullScreen the
-//     alternate screen, hidden cursor, mouse and bracketed paste
-//     (EnterFullScreen). GiveBack undoes exactly that (LeaveFullScreen, the
-//     TTY's previous mode) and holds frames back until the next TakeOver.
+//     terminal (Options.TTY) in raw mode at once, and with
+//     Options.FullScreen the alternate screen, hidden cursor, mouse and
+//     bracketed paste (EnterFullScreen) in the same write as the first frame
+//     that shows anything. Until then the terminal keeps what it shows (the
+//     "connecting to …" line): switching screens early would blank it until
+//     the program knows its size and draws. GiveBack undoes exactly what was
+//     done (LeaveFullScreen only when the modes were written, the TTY's
+//     previous mode) and holds frames back until the next TakeOver.
 //     GiveBack may be called any number of times and from any goroutine (a
 //     panic handler): only the first after a TakeOver acts.
 //   - HandOver wraps a command run with tea.Exec (a shell): the command gets
@@ -114,6 +118,10 @@ type Screen struct {
 	width, height int
 	lent          bool // the terminal is not ours: lent to a shell, or given back
 
+	// entering: TakeOver's full-screen modes wait for the first frame that
+	// shows anything; entered: they are on the terminal. Guarded by outMu.
+	entering, entered bool
+
 	outMu sync.Mutex  // serialises writes to out; guards the fields below
 	shown []string    // the lines on the terminal
 	saved *term.State // tty's mode before TakeOver
@@ -178,6 +186,14 @@ func (s *Screen) flush() {
 	s.dirty, s.repaint, s.lastWrite = false, false, s.now()
 	s.mu.Unlock()
 
+	var b strings.Builder
+	if s.entering {
+		if frame == "" {
+			return // nothing to show yet: the terminal keeps what it has
+		}
+		b.WriteString(EnterFullScreen)
+		s.entering, s.entered, repaint = false, true, true
+	}
 	if repaint {
 		s.shown = nil
 	}
@@ -185,7 +201,6 @@ func (s *Screen) flush() {
 	if height > 0 && len(lines) > height {
 		lines = lines[len(lines)-height:] // as the standard renderer: the top goes
 	}
-	var b strings.Builder
 	for i, line := range lines {
 		if i < len(s.shown) && s.shown[i] == line {
 			continue
@@ -226,9 +241,7 @@ func (s *Screen) TakeOver() error {
 			err = fmt.Errorf("entering raw mode: %w", err)
 		}
 	}
-	if s.fullScreen {
-		_, _ = io.WriteString(s.out, EnterFullScreen)
-	}
+	s.entering = s.fullScreen
 	s.shown = nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -249,9 +262,10 @@ func (s *Screen) GiveBack() error {
 	if lent {
 		return nil // given back already (a panic on the way out)
 	}
-	if s.fullScreen {
+	if s.entered {
 		_, _ = io.WriteString(s.out, LeaveFullScreen)
 	}
+	s.entering, s.entered = false, false
 	if s.saved == nil {
 		return nil
 	}

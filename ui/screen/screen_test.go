@@ -43,10 +43,16 @@ func (ts *testScreen) flushed(t *testing.T) string {
 }
 
 // showing is a test screen of width×height with frame on it and its
-// output reset: where most tests start.
+// output reset: where most tests start. A full screen is taken over first,
+// as the program does.
 func showing(t *testing.T, opts Options, width, height int, frame string) *testScreen {
 	t.Helper()
 	ts := newTestScreen(opts)
+	if opts.FullScreen {
+		if err := ts.TakeOver(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ts.Resize(width, height)
 	ts.Draw(frame)
 	ts.flushed(t)
@@ -54,15 +60,64 @@ func showing(t *testing.T, opts Options, width, height int, frame string) *testS
 	return ts
 }
 
-// tookBack checks that the UI has just taken the terminal back: its modes
-// written, then the one-line frame drawn meanwhile redrawn in full.
+// tookBack checks that the UI has just taken the terminal back: nothing
+// written yet, then its modes and the one-line frame drawn meanwhile,
+// redrawn in full, in one write.
 func (ts *testScreen) tookBack(t *testing.T, line string) {
 	t.Helper()
-	if got := ts.out.String(); got != EnterFullScreen {
-		t.Fatalf("taking the terminal back wrote %q, want the UI's modes", got)
+	if got := ts.out.String(); got != "" {
+		t.Fatalf("taking the terminal back wrote %q before a frame", got)
 	}
-	if got, want := ts.flushed(t), at(1, line)+ansi.CursorPosition(1, 2)+ansi.EraseScreenBelow; got != want {
+	if got, want := ts.flushed(t), EnterFullScreen+at(1, line)+ansi.CursorPosition(1, 2)+ansi.EraseScreenBelow; got != want {
 		t.Fatalf("first frame after taking the terminal back wrote %q, want %q", got, want)
+	}
+}
+
+// Until the program draws a frame that shows something (it cannot before
+// it knows its size), taking the terminal over writes nothing: the line
+// the terminal showed ("connecting to …") stays instead of a blank
+// alternate screen. The modes go out with the first frame, in one write;
+// given back before that, nothing is undone because nothing was done.
+func TestScreenEntersFullScreenWithItsFirstFrame(t *testing.T) {
+	ts := newTestScreen(Options{FullScreen: true})
+	if err := ts.TakeOver(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ts.flushed(t); got != "" {
+		t.Fatalf("with no frame yet, the flush wrote %q", got)
+	}
+	ts.Resize(20, 5)
+	if got := ts.flushed(t); got != "" {
+		t.Fatalf("with an empty frame, the flush wrote %q", got)
+	}
+	ts.Draw("table")
+	if got, want := ts.flushed(t), EnterFullScreen+at(1, "table")+ansi.CursorPosition(1, 2)+ansi.EraseScreenBelow; got != want {
+		t.Fatalf("first frame wrote %q, want %q", got, want)
+	}
+	ts.Draw("table 2")
+	ts.clock = ts.clock.Add(time.Second)
+	if got := ts.flushed(t); got != at(1, "table 2") {
+		t.Fatalf("second frame wrote %q: the modes go out once", got)
+	}
+	ts.out.Reset()
+	if err := ts.GiveBack(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ts.out.String(); got != LeaveFullScreen {
+		t.Fatalf("giving back wrote %q, want the UI's modes undone", got)
+	}
+
+	early := newTestScreen(Options{FullScreen: true})
+	if err := early.TakeOver(); err != nil {
+		t.Fatal(err)
+	}
+	if err := early.GiveBack(); err != nil {
+		t.Fatal(err)
+	}
+	early.pending = nil
+	early.flush()
+	if got := early.out.String(); got != "" {
+		t.Fatalf("taken over and given back before any frame: wrote %q", got)
 	}
 }
 
