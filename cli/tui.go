@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/term"
 
 	"github.com/sandscope/sandscope/backend"
@@ -40,9 +41,24 @@ func runTUI(ctx context.Context, g *Globals) error {
 	// terminal, rather than leave it blank. The UI's screen replaces the line.
 	// The line ends in a bare CR, which Err would show: it goes raw, its
 	// fields cleaned here. Several contexts connect behind the UI's header.
-	if _, stderr := g.rawStreams(); isTerminal(stderr) && e.HasCluster() && len(names) == 0 {
-		kctx, server := kube.Target(g.Kube)
-		fmt.Fprintf(stderr, "sandscope: connecting to %s (context %s)…\r", textsafe.Line(textsafe.OrDash(server)), textsafe.Line(textsafe.OrDash(kctx)))
+	// The demo's simulator plays its fleet's first minutes before the UI
+	// opens (a few hundred milliseconds of CPU): that is said too. The line
+	// stays on the main screen under the UI's, so it is erased when the UI
+	// is done (or never came), before any error is printed where it stood
+	// and before the shell's prompt comes back over it.
+	if _, stderr := g.rawStreams(); isTerminal(stderr) {
+		var line string
+		switch {
+		case !e.HasCluster():
+			line = "sandscope: starting the demo fleet…"
+		case len(names) == 0:
+			kctx, server := kube.Target(g.Kube)
+			line = fmt.Sprintf("sandscope: connecting to %s (context %s)…", textsafe.Line(textsafe.OrDash(server)), textsafe.Line(textsafe.OrDash(kctx)))
+		}
+		if line != "" {
+			fmt.Fprint(stderr, line+"\r")
+			defer fmt.Fprint(stderr, ansi.EraseEntireLine)
+		}
 	}
 	t, err := e.OpenTUI(ctx, names, backend.TUIOptions{
 		Shell:      g.Shell,

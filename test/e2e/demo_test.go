@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandscope/sandscope/internal/tmuxtest"
 )
 
 // TestTUIDemoShell opens `sandscope --demo` in a real terminal, opens the
@@ -73,4 +75,20 @@ func TestTUIDemoPileUp(t *testing.T) {
 	s.WaitForRegexp(regexp.MustCompile(`stuck \d+ \(\d+ init\)`), 30*time.Second)
 	s.SendKeys("/", "STUCK_TERMINATING", "Enter")
 	s.WaitForRegexp(regexp.MustCompile(`(?m)\bdeleted\b.*STUCK_TERMINATING`), 10*time.Second)
+}
+
+// The line that stands while the demo starts ("starting the demo fleet…",
+// as "connecting to …" does for a cluster) is gone once the UI has quit: the
+// shell's prompt comes back on a clean line, not over its leftovers.
+func TestTUIStartLineGoneAfterQuit(t *testing.T) {
+	needTmux(t)
+	bin := tmuxtest.BuildSandscope(t)
+	s := tmuxtest.Start(t, tmuxtest.Options{Width: 120, Height: 20, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
+		"sh", "-c", bin+" --demo; echo quit-status=$?")
+	s.WaitFor(`synced`, 30*time.Second)
+	s.SendKeys("q")
+	screen := s.WaitFor(`quit-status=0`, 10*time.Second)
+	if strings.Contains(screen, "demo fleet") {
+		t.Fatalf("the start line was left on the terminal after quitting:\n%s", screen)
+	}
 }
