@@ -137,13 +137,9 @@ func syncInProcess(ctx context.Context, b *testing.B, cfg *rest.Config, ns strin
 // genBinary runs the binary in tmux against the generator's kubeconfig:
 // start to the synced table showing all n, CPU then, RSS, GC share, idle.
 func genBinary(b *testing.B, kubeconfig, ns string, n int, res *results) {
-	bin, cpuProfile, ok := tmuxBinary(b, res)
+	bin, cpuProfile, env, ok := tmuxBinary(b, res)
 	if !ok {
 		return
-	}
-	env := []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}
-	if *binHeapProfile != "" {
-		env = append(env, "SANDSCOPE_HEAPPROFILE="+*binHeapProfile)
 	}
 	start := time.Now()
 	s := tmuxtest.Start(b, tmuxtest.Options{Width: 200, Height: 50, Env: env}, bin, "--kubeconfig", kubeconfig, "-n", ns)

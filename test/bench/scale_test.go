@@ -428,13 +428,9 @@ func eventToScreen(ctx context.Context, b *testing.B, c *testcluster.Cluster, ns
 // --disable-compression (the server gzips watch streams by default, which
 // on a fast network costs both sides CPU for nothing).
 func realBinary(b *testing.B, c *testcluster.Cluster, ns string, n int, res *results) {
-	bin, cpuProfile, ok := tmuxBinary(b, res)
+	bin, cpuProfile, env, ok := tmuxBinary(b, res)
 	if !ok {
 		return
-	}
-	env := []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}
-	if *binHeapProfile != "" {
-		env = append(env, "SANDSCOPE_HEAPPROFILE="+*binHeapProfile)
 	}
 	s, full, cpu := startBinary(b, bin, env, c, ns, n)
 	pid := s.PID()
@@ -464,19 +460,24 @@ func realBinary(b *testing.B, c *testcluster.Cluster, ns string, n int, res *res
 
 // tmuxBinary builds the binary for a run in tmux and names the CPU profile
 // its first run writes: the collector's share of the start-up comes from
-// its samples (-binaryprofile keeps the file). ok is false, the reason in
-// res, where tmux cannot run.
-func tmuxBinary(b *testing.B, res *results) (bin, cpuProfile string, ok bool) {
+// its samples (-binaryprofile keeps the file). env is what that run needs
+// to write its profiles (the heap profile too, with -binaryheapprofile).
+// ok is false, the reason in res, where tmux cannot run.
+func tmuxBinary(b *testing.B, res *results) (bin, cpuProfile string, env []string, ok bool) {
 	if err := tmuxtest.Available(); err != nil {
 		res.add("sandscope binary in tmux", "skipped", err.Error())
-		return "", "", false
+		return "", "", nil, false
 	}
 	bin = tmuxtest.BuildSandscope(b)
 	cpuProfile = *binProfile
 	if cpuProfile == "" {
 		cpuProfile = filepath.Join(b.TempDir(), "sandscope.cpu.prof")
 	}
-	return bin, cpuProfile, true
+	env = []string{"SANDSCOPE_CPUPROFILE=" + cpuProfile}
+	if *binHeapProfile != "" {
+		env = append(env, "SANDSCOPE_HEAPPROFILE="+*binHeapProfile)
+	}
+	return bin, cpuProfile, env, true
 }
 
 // churnTicks calls send with k = 0, 1, ... at -churn-rate for -churn-for:
