@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
+	"github.com/sandscope/sandscope/model"
 	"github.com/sandscope/sandscope/model/fleet"
 	"github.com/sandscope/sandscope/model/query"
 	"github.com/sandscope/sandscope/ui/screen"
@@ -691,8 +693,8 @@ func (a *App) favorites() []string {
 // most first.
 func (a *App) rankNamespaces() []string {
 	count := map[string]int{}
-	for _, sb := range a.c.sandboxes() {
-		count[sb.Namespace()]++
+	for _, f := range a.c.fleets {
+		countNamespaces(f.Snap, count)
 	}
 	names := make([]string, 0, len(count))
 	for ns := range count {
@@ -700,6 +702,27 @@ func (a *App) rankNamespaces() []string {
 	}
 	slices.SortFunc(names, func(x, y string) int { return cmp.Or(count[y]-count[x], strings.Compare(x, y)) })
 	return names[:min(len(names), 9)]
+}
+
+// countNamespaces adds to count how many sandboxes each namespace holds in
+// snap. A snapshot is sorted by Key, "<engine>/<namespace>/<name>", so one
+// engine's sandboxes of one namespace stand together, and a binary search
+// finds where each such run ends: the count costs a few probes a namespace
+// where reading every sandbox cost 15 ms at 150,000, on every frame after a
+// sandbox came or went. A key of any other form counts its sandbox alone.
+func countNamespaces(snap *fleet.Snapshot, count map[string]int) {
+	n := snap.NumSandboxes()
+	for i := 0; i < n; {
+		sb := snap.SandboxAt(i)
+		ns := sb.Namespace()
+		end := i + 1
+		if e, keyNS, _, ok := model.ParseSandboxKey(sb.Key); ok && keyNS == ns {
+			prefix := sb.Key[:len(e)+1+len(ns)+1]
+			end += sort.Search(n-end, func(k int) bool { return !strings.HasPrefix(snap.SandboxAt(end+k).Key, prefix) })
+		}
+		count[ns] += end - i
+		i = end
+	}
 }
 
 // sameNamespaceCounts reports whether the fleets in view hold as many

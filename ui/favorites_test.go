@@ -2,6 +2,9 @@ package ui
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
 )
 
 // The header's number keys rank the namespaces by sandboxes as the fleet
@@ -77,6 +81,38 @@ func TestAKeystrokeKeepsTheFavoritesRanked(t *testing.T) {
 		_ = app.View()
 		if len(app.busiest) == 0 || &app.busiest[0] != ranked {
 			t.Fatalf("%s ranked the favorites again", k)
+		}
+	}
+}
+
+// Counting a namespace's sandboxes by the runs of its keys gives what
+// reading every sandbox gives: several engines, namespaces that are
+// prefixes of each other, runs of one and of many, and a key of no known
+// form.
+func TestCountNamespacesByRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	engines := []model.Engine{model.EngineAgent, model.EngineBatchSandbox, model.EnginePod}
+	namespaces := []string{"a", "ab", "team", "team-2", "z"}
+	for round := range 200 {
+		var sbs []*model.Sandbox
+		for i := range rng.IntN(80) {
+			e, ns := engines[rng.IntN(len(engines))], namespaces[rng.IntN(len(namespaces))]
+			name := fmt.Sprintf("sb-%d", i)
+			key := model.SandboxKey(e, ns, name)
+			if rng.IntN(20) == 0 {
+				key = "odd:" + ns + ":" + name
+			}
+			sbs = append(sbs, &model.Sandbox{Key: key, Meta: &model.ObjectMeta{Namespace: ns, Name: name}})
+		}
+		slices.SortFunc(sbs, func(a, b *model.Sandbox) int { return strings.Compare(a.Key, b.Key) })
+		want := map[string]int{}
+		for _, sb := range sbs {
+			want[sb.Namespace()]++
+		}
+		got := map[string]int{}
+		countNamespaces(fleet.NewSnapshot(1, model.SourceStatus{}, sbs, nil, nil), got)
+		if !maps.Equal(got, want) {
+			t.Fatalf("round %d: counted %v, want %v", round, got, want)
 		}
 	}
 }
