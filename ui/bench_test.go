@@ -164,16 +164,18 @@ func BenchmarkLiveUpdate(b *testing.B) {
 // fleet names the replaced rows, so the cost should not grow with the fleet;
 // BenchmarkLiveUpdate is the same work when every row must be compared.
 // "filtered/": the same with a filter typed ("sbx-1", a character at a
-// time), which the replaced rows must be matched against.
+// time), which the replaced rows must be matched against. "by-restarts/":
+// sorted by restarts, which every write changes, so the written rows leave
+// their places.
 func BenchmarkFleetUpdate(b *testing.B) {
-	for _, c := range []struct{ prefix, filter string }{{"", ""}, {"filtered/", "sbx-1"}} {
+	for _, c := range []struct{ prefix, filter, sort string }{{"", "", ""}, {"filtered/", "sbx-1", ""}, {"by-restarts/", "", "R"}} {
 		for _, n := range []int{1000, 50000, 150000} {
-			b.Run(fmt.Sprintf("%srows=%d", c.prefix, n), func(b *testing.B) { benchFleetUpdate(b, n, c.filter) })
+			b.Run(fmt.Sprintf("%srows=%d", c.prefix, n), func(b *testing.B) { benchFleetUpdate(b, n, c.filter, c.sort) })
 		}
 	}
 }
 
-func benchFleetUpdate(b *testing.B, n int, filter string) {
+func benchFleetUpdate(b *testing.B, n int, filter, sortKey string) {
 	const ns, perRefresh = "bench", 2
 	at := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
 	name := func(i int) string { return fmt.Sprintf("sbx-%05d", i) }
@@ -197,6 +199,9 @@ func benchFleetUpdate(b *testing.B, n int, filter string) {
 		fl, _ := query.ParseFilter(filter[:k+1])
 		sv.setFilter(fl, app.c)
 	}
+	if sortKey != "" {
+		app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(sortKey)})
+	}
 	_ = app.View() // the first frame's ranking of the favorites, as above
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -210,6 +215,64 @@ func benchFleetUpdate(b *testing.B, n int, filter string) {
 				f.UpsertPod(pods[i])
 			}
 		}
+		src.set(f.Snapshot())
+		b.StartTimer()
+		app.Update(refreshMsg{})
+		_ = app.View()
+	}
+}
+
+// BenchmarkFleetChurn is a live refresh in which the fleet gained one
+// sandbox and lost another (creates and deletes at an engine's pace, a few
+// a second, land one or two to a refresh), then one frame. The new row has
+// to find its place in the sort order and the gone one to leave it; the
+// fleet's size stays the same. "filtered/" as in BenchmarkFleetUpdate.
+func BenchmarkFleetChurn(b *testing.B) {
+	for _, c := range []struct{ prefix, filter string }{{"", ""}, {"filtered/", "sbx-1"}} {
+		for _, n := range []int{1000, 50000, 150000} {
+			for _, sort := range []string{"N", "S"} {
+				b.Run(fmt.Sprintf("%srows=%d/sort=%s", c.prefix, n, sort), func(b *testing.B) { benchFleetChurn(b, n, c.filter, sort) })
+			}
+		}
+	}
+}
+
+func benchFleetChurn(b *testing.B, n int, filter, sortKey string) {
+	const ns = "bench"
+	at := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+	name := func(i int) string { return fmt.Sprintf("sbx-%07d", i*7919%(4*n)) } // new names land anywhere in the order
+	ip := func(i int) string { return fmt.Sprintf("10.%d.%d.%d", (i>>16)&255, (i>>8)&255, i&255) }
+	f := fleet.New(fleet.Options{Now: func() time.Time { return at }})
+	f.SetStatus(model.SourceStatus{Synced: true})
+	pods := map[int]*model.Pod{}
+	add := func(i int) {
+		f.UpsertBatchSandbox(fleetSandbox(ns, name(i), at, ip(i)))
+		pods[i] = model.SlimPod(fleetPod(ns, name(i), "uid-"+name(i), ip(i), at))
+		f.UpsertPod(pods[i])
+	}
+	remove := func(i int) {
+		f.DeleteBatchSandbox(ns, name(i))
+		f.DeletePod(pods[i])
+		delete(pods, i)
+	}
+	for i := range n {
+		add(i)
+	}
+	src := &fakeSource{snap: f.Snapshot()}
+	app := benchApp(src)
+	sv := app.top().(*sandboxesView)
+	for k := range len(filter) {
+		fl, _ := query.ParseFilter(filter[:k+1])
+		sv.setFilter(fl, app.c)
+	}
+	app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(sortKey)})
+	_ = app.View()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		b.StopTimer()
+		add(n + it)
+		remove(it)
 		src.set(f.Snapshot())
 		b.StartTimer()
 		app.Update(refreshMsg{})

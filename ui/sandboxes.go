@@ -174,7 +174,7 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 	// Every row is new, or the order does not cover the rows the events
 	// speak of: sort from scratch.
 	case ev.reset || (ev.renumbered && len(v.order) != len(ev.oldToNew)) ||
-		(len(ev.changed) > 0 && len(v.order) != v.rows.len()):
+		(!ev.renumbered && len(ev.changed) > 0 && len(v.order) != v.rows.len()):
 		v.resort()
 	case ev.renumbered:
 		v.renumber(ev)
@@ -184,8 +184,8 @@ func (v *sandboxesView) snapshotChanged(c *shared) {
 }
 
 // renumber carries the sort order over to the rows' new indexes: kept rows
-// keep their places, new ones are sorted in, and the order is sorted again
-// only when a new row came or a replaced one left its place.
+// keep their places and new ones are inserted at theirs. Replaced rows that
+// left their places are taken out and inserted again with them.
 func (v *sandboxesView) renumber(ev rowEvents) {
 	var isChanged []bool
 	if len(ev.changed) > 0 {
@@ -196,6 +196,7 @@ func (v *sandboxesView) renumber(ev rowEvents) {
 	}
 	order := make([]int, 0, v.rows.len())
 	var moved []int // positions in order of the rows that changed
+	monotonic, last := true, -1
 	for _, oi := range v.order {
 		if ni := ev.oldToNew[oi]; ni >= 0 {
 			if isChanged != nil && isChanged[ni] {
@@ -204,24 +205,53 @@ func (v *sandboxesView) renumber(ev rowEvents) {
 			order = append(order, int(ni))
 		}
 	}
-	order = append(order, ev.added...)
-	if len(ev.added) > 0 || !query.InOrderAround(v.rows.sandboxes, order, v.sort, moved) {
+	for _, ni := range ev.oldToNew {
+		if ni >= 0 {
+			monotonic = monotonic && int(ni) > last
+			last = int(ni)
+		}
+	}
+	if !monotonic {
+		// Rows that tie on every sort field (one key in two contexts) are
+		// ordered by index, and the renumbering reordered some indexes
+		// (contexts changed places): only a whole sort restores the order.
+		order = append(order, ev.added...)
 		query.Sort(v.rows.sandboxes, order, v.sort)
+	} else {
+		order = v.reinsert(order, moved, slices.Clone(ev.added))
 	}
 	v.order, v.whereOK = order, false
 	v.haveVis = false
 	v.refilter()
 }
 
-// replaced keeps the sort order over rows replaced in place, sorting again
-// only when one left its place.
+// reinsert inserts the rows add into order, sorted by v.sort but for the
+// rows at positions (ascending), which were replaced: when one of those
+// left its place, all of them are taken out and inserted with add. The
+// rest of order did not change and stays sorted. order's array is written.
+func (v *sandboxesView) reinsert(order, positions, add []int) []int {
+	if len(positions) > 0 && !query.InOrderAround(v.rows.sandboxes, order, v.sort, positions) {
+		kept, from := order[:0], 0
+		for _, p := range positions {
+			add = append(add, order[p])
+			kept = append(kept, order[from:p]...) // moves down over the taken: copy allows it
+			from = p + 1
+		}
+		order = append(kept, order[from:]...)
+	}
+	return query.Insert(v.rows.sandboxes, order, add, v.sort)
+}
+
+// replaced keeps the sort order over rows replaced in place, inserting
+// again only those that left their places.
 func (v *sandboxesView) replaced(rows []int) {
 	moved := make([]int, len(rows)) // indexes in order of the rows replaced
 	for i, j := range rows {
 		moved[i] = v.orderIndex(j)
 	}
 	if !query.InOrderAround(v.rows.sandboxes, v.order, v.sort, moved) {
-		query.Sort(v.rows.sandboxes, v.order, v.sort)
+		slices.Sort(moved)
+		v.order = v.reinsert(v.order, moved, nil)
 		v.whereOK = false
 		v.haveVis = false
 		v.refilter()

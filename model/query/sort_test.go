@@ -1,9 +1,12 @@
 package query
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandscope/sandscope/model"
 )
@@ -55,5 +58,35 @@ func BenchmarkSortByState(b *testing.B) {
 			idx[i] = (i * 7919) % n // the same scrambled order each round
 		}
 		Sort(rows, idx, SortOrder{Key: SortState})
+	}
+}
+
+// Inserting rows into a sorted order gives what sorting all of them gives,
+// whatever the sort key, direction, ties and the rows' count.
+func TestInsertIsSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	at := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+	for round := range 300 {
+		n := 1 + rng.IntN(60)
+		rows := make([]*model.Sandbox, n)
+		for i := range rows {
+			ns, name := fmt.Sprintf("ns-%d", rng.IntN(3)), fmt.Sprintf("sb-%d", rng.IntN(20))
+			rows[i] = &model.Sandbox{
+				Key:   string([]model.Engine{model.EngineBatchSandbox, model.EngineAgent}[rng.IntN(2)]) + "/" + ns + "/" + name,
+				Meta:  model.ObjectMeta{Namespace: ns, Name: name}.WithCreated(at.Add(time.Duration(rng.IntN(5)) * time.Minute)),
+				State: model.EffectiveState(rng.IntN(12)), Restarts: int32(rng.IntN(3)),
+			}
+		}
+		o := SortOrder{Key: SortKeys[rng.IntN(len(SortKeys))], Desc: rng.IntN(2) == 0}
+		perm := rng.Perm(n)
+		k := rng.IntN(n + 1)
+		idx, add := slices.Clone(perm[k:]), slices.Clone(perm[:k])
+		Sort(rows, idx, o)
+		got := Insert(rows, idx, add, o)
+		want := slices.Clone(perm)
+		Sort(rows, want, o)
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d, %+v: inserting %v into %v gave %v, want %v", round, o, perm[:k], idx, got, want)
+		}
 	}
 }
