@@ -45,19 +45,33 @@ func TestSortByStateRanksEveryState(t *testing.T) {
 	}
 }
 
-func BenchmarkSortByState(b *testing.B) {
+// BenchmarkSort is a sort key pressed over 150,000 rows: the order is
+// built from the rows' own (Key) order and sorted whole, as the view does.
+func BenchmarkSort(b *testing.B) {
 	const n = 150_000
+	at := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
 	rows := make([]*model.Sandbox, n)
 	for i := range rows {
-		rows[i] = &model.Sandbox{Key: "bsbx/team/sb-" + strings.Repeat("x", i%7), State: model.EffectiveState(1 + i%10)}
-	}
-	idx := make([]int, n)
-	b.ReportAllocs()
-	for b.Loop() {
-		for i := range idx {
-			idx[i] = (i * 7919) % n // the same scrambled order each round
+		ns, name := fmt.Sprintf("team-%02d", i%20), fmt.Sprintf("sandbox-%06d", i*7919%n)
+		rows[i] = &model.Sandbox{
+			Key:   "bsbx/" + ns + "/" + name,
+			Meta:  model.ObjectMeta{Namespace: ns, Name: name}.WithCreated(at.Add(time.Duration(i*7919%n) * time.Second)),
+			State: model.EffectiveState(1 + i%10), Restarts: int32(i % 4),
+			Slots: []model.Slot{{Identity: model.IdentityOK}},
 		}
-		Sort(rows, idx, SortOrder{Key: SortState})
+	}
+	slices.SortFunc(rows, func(a, b *model.Sandbox) int { return strings.Compare(a.Key, b.Key) })
+	idx := make([]int, n)
+	for _, k := range SortKeys {
+		b.Run(string(k), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range idx {
+					idx[i] = i
+				}
+				Sort(rows, idx, SortOrder{Key: k})
+			}
+		})
 	}
 }
 
@@ -87,6 +101,49 @@ func TestInsertIsSort(t *testing.T) {
 		Sort(rows, want, o)
 		if !slices.Equal(got, want) {
 			t.Fatalf("round %d, %+v: inserting %v into %v gave %v, want %v", round, o, perm[:k], idx, got, want)
+		}
+	}
+}
+
+// A large order by age, state or restarts is sorted on its field read once
+// a row (SortOrder.num): it must be exactly the order of the comparator that
+// sorts a small one, for every key and direction, with ties on every field,
+// a row never created and rows whose slots disagree on identity.
+func TestSortOnReadFieldsIsTheComparatorsOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	at := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+	identities := []model.IdentityState{model.IdentityOK, model.IdentityIPTaken, model.IdentityPodDead, model.IdentityUnknown, model.IdentityUnassigned}
+	n := decorateFrom + rng.IntN(500)
+	rows := make([]*model.Sandbox, n)
+	for i := range rows {
+		ns, name := fmt.Sprintf("ns-%d", rng.IntN(4)), fmt.Sprintf("sb-%d", rng.IntN(300))
+		meta := &model.ObjectMeta{Namespace: ns, Name: name}
+		if rng.IntN(10) > 0 {
+			meta = meta.WithCreated(at.Add(time.Duration(rng.IntN(30)) * time.Second))
+		}
+		var slots []model.Slot
+		for range rng.IntN(3) {
+			slots = append(slots, model.Slot{Identity: identities[rng.IntN(len(identities))]})
+		}
+		rows[i] = &model.Sandbox{
+			Key:  string([]model.Engine{model.EngineBatchSandbox, model.EngineAgent, model.EnginePod}[rng.IntN(3)]) + "/" + ns + "/" + name,
+			Meta: meta, State: model.EffectiveState(rng.IntN(12)), Restarts: int32(rng.IntN(4)), Slots: slots,
+		}
+	}
+	for _, key := range append(slices.Clone(SortKeys), "", "unknown") {
+		for _, desc := range []bool{false, true} {
+			o := SortOrder{Key: key, Desc: desc}
+			got := rng.Perm(n)
+			want := slices.Clone(got)
+			slices.SortFunc(want, o.total(rows))
+			Sort(rows, got, o)
+			if !slices.Equal(got, want) {
+				i := 0
+				for got[i] == want[i] {
+					i++
+				}
+				t.Fatalf("%+v: at %d the read fields put %s (%d), the comparator %s (%d)", o, i, rows[got[i]].Key, got[i], rows[want[i]].Key, want[i])
+			}
 		}
 	}
 }
