@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 
 	osv1 "github.com/sandscope/sandscope/api/opensandbox/v1alpha1"
@@ -193,5 +194,19 @@ func TestResolvePodByShortID(t *testing.T) {
 	}
 	if _, _, err := clients.ResolvePod(testcluster.Context(t), ns, "7f00aa0"); err == nil || !strings.Contains(err.Error(), "several") {
 		t.Errorf("ResolvePod(7f00aa0), two ids start so: %v, want an error naming both", err)
+	}
+}
+
+// A name no label value can spell (as an operator may type it) names no
+// sandbox: ResolvePod says not found, as for any name nothing carries. It
+// asked the API server for Pods by a selector that cannot parse, and the
+// server answered 400 (client-go's fake, the demo's, panicked).
+func TestResolvePodOfANameNoLabelCanSpell(t *testing.T) {
+	c, ns := testcluster.GetWithNamespace(t)
+	clients, _ := loggedClients(t, c.Config, ns)
+	for _, name := range []string{"Foo_", "a b", "x!", strings.Repeat("x", 70)} {
+		if _, _, err := clients.ResolvePod(testcluster.Context(t), ns, name); !apierrors.IsNotFound(err) {
+			t.Errorf("ResolvePod(%q): %v, want not found", name, err)
+		}
 	}
 }

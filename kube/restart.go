@@ -87,7 +87,14 @@ func sandboxKind(sb *model.Sandbox) string {
 func (c *Clients) podByLabels(ctx context.Context, namespace, name string) (*corev1.Pod, string, error) {
 	rctx, cancel := c.requestContext(ctx)
 	defer cancel()
-	for _, sel := range []labels.Set{{osv1.LabelBatchSandboxName: name}, {osv1.LabelSandboxID: name}} {
+	for _, set := range []labels.Set{{osv1.LabelBatchSandboxName: name}, {osv1.LabelSandboxID: name}} {
+		// A name no label value can spell (typed by the operator: "a b",
+		// "x/y", 64 characters) labels no Pod; asked for, the API server
+		// answers 400, and client-go's fake, the demo's, panics.
+		sel, err := labels.ValidatedSelectorFromSet(set)
+		if err != nil {
+			continue
+		}
 		list, err := c.Kube.CoreV1().Pods(namespace).List(rctx, metav1.ListOptions{LabelSelector: sel.String(), Limit: 100})
 		if err != nil {
 			return nil, "", fmt.Errorf("listing pods of sandbox %s/%s: %w", namespace, name, err)
