@@ -31,11 +31,18 @@ func TestUsageEdges(t *testing.T) {
 		{"exec -o without many", []string{"exec", "sb1", "-o", "jsonl", "--", "true"}, 2, "-o is for exec"},
 		{"get alone", []string{"get"}, 2, "sandboxes (sb), pods (po), pools, claims or findings"},
 		{"completion for no shell", []string{"completion", "nope"}, 2, `no completion for shell "nope": want bash`},
+		// A group of subcommands given another word: cobra printed the help
+		// and exited 0.
+		{"explain's typo", []string{"explain", "restrat"}, 2, `unknown command "restrat" for "sandscope explain"`},
+		{"entrypoints's typo", []string{"entrypoints", "list"}, 3, `unknown command "list" for "sandscope entrypoints"`},
 	} {
 		code, _, errOut := runArgs("sandscope", tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.stderr) {
 			t.Errorf("%s (%q): exit %d, stderr %q; want exit %d and %q", tc.name, tc.args, code, errOut, tc.code, tc.stderr)
 		}
+	}
+	if code, out, _ := runArgs("sandscope", "explain"); code != 0 || !strings.Contains(out, "Available Commands") {
+		t.Errorf("explain alone: exit %d, want its help and 0", code)
 	}
 	if code, out, errOut := runArgs("sandscope", "completion", "bash"); code != 0 || !strings.Contains(out, "__start_sandscope") {
 		t.Errorf("completion bash: exit %d, stderr %q, %d bytes", code, errOut, len(out))

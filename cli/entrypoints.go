@@ -30,8 +30,8 @@ func newEntrypointsCommand(g *Globals) *cobra.Command {
 		Long: `The entrypoint table is a ConfigMap in the namespace (default sandscope-entrypoints) mapping an
 image DIGEST to the start command create uses when none is given. Images are resolved to their digest
 through the registry, so a tag moved to another image is not matched by accident.`,
-		Args: cobra.NoArgs,
 	}
+	cmd.Args, cmd.RunE = subcommandsOnly(createExitUsage)
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&table, "entrypoint-table", kube.DefaultEntrypointsConfigMap, "ConfigMap holding the table")
 	pf.StringVar(&platform, "platform", "linux/amd64", "Platform used to read a multi-platform image")

@@ -22,8 +22,8 @@ func newExplainCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain",
 		Short: "Explain what happened to a sandbox from the evidence the cluster still holds",
-		Args:  cobra.NoArgs,
 	}
+	cmd.Args, cmd.RunE = subcommandsOnly(ExitUsage)
 	cmd.AddCommand(newExplainRestartCommand(g))
 	return cmd
 }

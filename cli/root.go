@@ -150,6 +150,19 @@ func seeHelp(cmd *cobra.Command, err error) error {
 	return fmt.Errorf("%w; see %s --help", err, cmd.CommandPath())
 }
 
+// subcommandsOnly is the run of a command that only groups subcommands:
+// alone it prints its help; given a word no subcommand answers to, it is a
+// usage error with code, where cobra prints the help and exits 0 (so a
+// script's typo, `explain restrat`, passes silently).
+func subcommandsOnly(code int) (cobra.PositionalArgs, func(*cobra.Command, []string) error) {
+	return cobra.ArbitraryArgs, func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return &ExitError{Code: code, Err: seeHelp(cmd, fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath()))}
+		}
+		return cmd.Help()
+	}
+}
+
 // strictCompletion makes `completion SHELL` refuse a shell it has no
 // script for: cobra's own command prints its help for any argument and
 // exits 0, so `source <(sandscope completion bsah)` fails silently.
