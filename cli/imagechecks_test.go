@@ -67,6 +67,21 @@ func TestConfigFileImageSettings(t *testing.T) {
 	if g.ImageChecks != "off" || !slices.Equal(g.ImageRegistries, []string{"quay.io"}) {
 		t.Errorf("flags over the file: %q %q", g.ImageChecks, g.ImageRegistries)
 	}
+	// Unquoted, YAML reads on and off as booleans; they mean what they say.
+	for value, want := range map[string]string{"off": "off", "on": "on", "OFF": "off", `"off"`: "off", "anonymous": "anonymous"} {
+		if err := os.WriteFile(path, []byte("imageChecks: "+value+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if g := parse(); g.ImageChecks != want {
+			t.Errorf("imageChecks: %s in the file read as %q, want %q", value, g.ImageChecks, want)
+		}
+	}
+	if err := os.WriteFile(path, []byte("imageChecks: sometimes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr, _ := runMain(t, "--config", path, "sweep"); code != ExitUsage || !strings.Contains(stderr, path) || !strings.Contains(stderr, "imageChecks must be on, off or anonymous") {
+		t.Errorf("a bad imageChecks in the file: exit %d, %q; want it named with the file", code, stderr)
+	}
 	if err := os.WriteFile(path, []byte("imageCheck: off\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
