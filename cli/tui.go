@@ -69,6 +69,9 @@ func runTUI(ctx context.Context, g *Globals) error {
 		},
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while starting (ctrl+c): as quitting, not a failure
+		}
 		return err
 	}
 	defer t.Close()
