@@ -110,7 +110,10 @@ func runSweep(ctx context.Context, g *Globals, f *sweepFlags) error {
 	case "junit":
 		err = output.WriteSweepJUnit(out, &report, failOn)
 	default:
-		err = output.WriteSweepTableWidth(out, &report, terminalWidth(out))
+		// The width is the terminal's under Out, the text-safe writer that
+		// wraps it (which is no terminal itself).
+		rawOut, _ := g.rawStreams()
+		err = output.WriteSweepTableWidth(out, &report, terminalWidth(rawOut))
 	}
 	if err != nil {
 		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("writing the report: %w", err)}

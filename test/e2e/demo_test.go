@@ -92,3 +92,31 @@ func TestTUIStartLineGoneAfterQuit(t *testing.T) {
 		t.Fatalf("the start line was left on the terminal after quitting:\n%s", screen)
 	}
 }
+
+// sweep's table on a terminal fits its width, each cut cell given whole
+// under it: the width was asked of the text-safe writer wrapping the
+// terminal, which is no terminal, so every row ran long and wrapped.
+func TestSweepTableFitsTheTerminal(t *testing.T) {
+	needTmux(t)
+	bin := tmuxtest.BuildSandscope(t)
+	const width = 100
+	s := tmuxtest.Start(t, tmuxtest.Options{Width: width, Height: 50, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
+		"sh", "-c", bin+" sweep --demo -n eval; echo sweep-status=$?")
+	s.WaitFor(`sweep-status=\d`, 60*time.Second)
+	all := s.CaptureAll()
+	start := strings.Index(all, "#   SEVERITY")
+	if start < 0 {
+		t.Fatalf("no table header:\n%s", all)
+	}
+	rows := 0
+	for _, line := range strings.Split(all[start:], "\n") {
+		if !regexp.MustCompile(`^(#|\d+)\s`).MatchString(line) {
+			break // the table ends where the evidence begins
+		}
+		rows++
+	}
+	// A row that wrapped leaves a line that is no row: the table ends there.
+	if rows < 10 || !strings.Contains(all[start:], "…") {
+		t.Fatalf("want the header and rows, one line each, with cut cells; got %d lines:\n%s", rows, all[start:])
+	}
+}
