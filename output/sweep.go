@@ -207,7 +207,8 @@ type junitFailure struct {
 }
 
 // WriteSweepJUnit writes one test suite per context and one test case per
-// sandbox (plus one for the context itself), with a failure per finding
+// sandbox (plus one for the context itself, and one for each namespace
+// with findings about no one sandbox, a warm pool's), with a failure per finding
 // failOn fails on (a partial read is the context's case); lower findings go to the case's system-out. Sandboxes
 // without findings (r.Swept) are passing cases.
 func WriteSweepJUnit(w io.Writer, r *sweep.Report, failOn sweep.FailOn) error {
@@ -221,8 +222,11 @@ func WriteSweepJUnit(w io.Writer, r *sweep.Report, failOn sweep.FailOn) error {
 				return i
 			}
 			name := k.ns + "/" + k.name
-			if k.name == "" {
+			switch {
+			case k.name == "" && k.ns == "":
 				name = "context " + c.Name
+			case k.name == "": // about a namespace's pools or claims, no one sandbox
+				name = "namespace " + k.ns
 			}
 			suite.Cases = append(suite.Cases, junitCase{Name: name, ClassName: "sandscope." + c.Name})
 			index[k] = len(suite.Cases) - 1

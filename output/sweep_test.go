@@ -215,3 +215,28 @@ func TestWriteSweepTableWidth(t *testing.T) {
 		}
 	}
 }
+
+// A finding about no one sandbox (a warm pool's) gets a case of its
+// namespace: it was filed under a second case named as the context's.
+func TestWriteSweepJUnitCaseNamesAreUnique(t *testing.T) {
+	t.Parallel()
+	r := outputtest.SampleReport()
+	r.Findings = append(r.Findings, model.Finding{Code: model.CodeWarmPoolExhausted, Severity: model.SeverityWarning,
+		Context: r.Contexts[0].Name, Namespace: "ns", Message: "warm pool p has no ready member"})
+	var buf bytes.Buffer
+	if err := WriteSweepJUnit(&buf, r, sweep.FailOn{Severity: model.SeverityWarning}); err != nil {
+		t.Fatal(err)
+	}
+	for _, suite := range outputtest.ParseJUnit(t, buf.Bytes()).Suites {
+		seen := map[string]bool{}
+		for _, c := range suite.Cases {
+			if seen[c.Name] {
+				t.Errorf("suite %s: two cases named %q", suite.Name, c.Name)
+			}
+			seen[c.Name] = true
+		}
+		if suite.Name == r.Contexts[0].Name && !seen["namespace ns"] {
+			t.Errorf("suite %s: no case for the namespace's pool finding", suite.Name)
+		}
+	}
+}
