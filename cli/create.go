@@ -172,7 +172,8 @@ func runCreate(cmd *cobra.Command, g *Globals, f *createFlags, argv []string) er
 	if cerr != nil {
 		var ce *create.Error
 		if !jsonOut && errors.As(cerr, &ce) && ce.Stage != "" {
-			fmt.Fprintf(errOut, "%7s  %-12s %s\n", "+"+time.Since(start).Round(100*time.Millisecond).String(), create.StageFailed, ce.Code)
+			fmt.Fprintf(errOut, "%7s  %-12s %s (executed: %s, retryable: %v)\n", "+"+time.Since(start).Round(100*time.Millisecond).String(),
+				create.StageFailed, ce.Code, ce.Executed, ce.Retryable)
 		}
 		return fail(cerr)
 	}

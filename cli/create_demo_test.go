@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/sandscope/sandscope/demo/sim"
@@ -46,4 +47,13 @@ func TestCreateDemoCommand(t *testing.T) {
 			t.Errorf("exit %d, lines %v; want 2 and NOT_FOUND, executed no", code, lines)
 		}
 	})
+}
+
+// In text, the Failed stage line says what the error object says of
+// whether anything ran and whether to retry, as the README promises.
+func TestCreateDemoTextFailedLineSaysExecutedAndRetryable(t *testing.T) {
+	r := clitest.Run(Main, "", "--demo", "create", "--wait-timeout", "1m", "--image", sim.ImageMissing)
+	if r.Code != 1 || !regexp.MustCompile(`(?m)^ *\+\S+\s+Failed\s+IMAGE_PULL_FAILED \(executed: no, retryable: false\)$`).MatchString(r.Stderr) {
+		t.Errorf("exit %d, stderr:\n%s\nwant 1 and the Failed line with executed and retryable", r.Code, r.Stderr)
+	}
 }
