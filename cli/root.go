@@ -117,7 +117,7 @@ Without a subcommand it opens the terminal UI.`,
 	pf := root.PersistentFlags()
 	g.Kube.AddFlags(pf)
 	pf.BoolVarP(&g.AllNamespaces, "all-namespaces", "A", false, "Look at sandboxes in every namespace")
-	pf.BoolVar(&g.ReadOnly, "readonly", false, "Refuse every mutating action (exec, create, delete)")
+	pf.BoolVar(&g.ReadOnly, "readonly", false, "Refuse every mutating action (exec, shell, create, delete, entrypoints set/rm, cp uploads)")
 	pf.BoolVar(&g.Demo, "demo", false, "Run on the embedded simulated fleet instead of a cluster")
 	pf.StringVar(&g.Selector, "selector", "", "Label selector for plain-Pod sandboxes (default: pods labelled opensandbox.io/id)")
 	pf.DurationVar(&g.StuckAfter, "stuck-after", 5*time.Minute, "A deleting Pod is stuck Terminating after its grace period plus this")
