@@ -66,6 +66,17 @@ func applyConfigFile(cmd *cobra.Command, g *Globals) error {
 	}
 	flags := cmd.Flags()
 	if fc.ImageChecks != "" && !flags.Changed("image-checks") {
+		// YAML reads an unquoted on or off as a boolean, which reaches the
+		// string field as "true" or "false": those are what was meant.
+		switch strings.ToLower(strings.TrimSpace(fc.ImageChecks)) {
+		case "true":
+			fc.ImageChecks = imageChecksOn
+		case "false":
+			fc.ImageChecks = imageChecksOff
+		case "", imageChecksOn, imageChecksOff, imageChecksAnonymous:
+		default:
+			return fmt.Errorf("config file %s: imageChecks must be on, off or anonymous, not %q", path, fc.ImageChecks)
+		}
 		g.ImageChecks = fc.ImageChecks
 	}
 	if len(fc.ImageRegistries) > 0 && !flags.Changed("image-registries") {
