@@ -2,9 +2,12 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/model"
 )
 
 func flags(namespace string) *kube.ConfigFlags {
@@ -147,4 +151,34 @@ func targetNames(targets []sweep.Target) []string {
 		out = append(out, t.Name)
 	}
 	return out
+}
+
+// sweep --demo --probe: the demo's targets answer the probe from their own
+// simulation; the sweep's network ping is never called.
+func TestDemoSweepProbeIsSimulated(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts, targets, err := New(Options{Kube: flags(""), Demo: &demo.Options{}}).Sweep(ctx, []string{"a", "b"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Probe = true
+	var dialled atomic.Int32
+	opts.Ping = func(context.Context, string) error {
+		dialled.Add(1)
+		return errors.New("dialled from this machine")
+	}
+	report := sweep.Sweep(ctx, targets, opts)
+	if n := dialled.Load(); n > 0 {
+		t.Errorf("sweep --demo --probe dialled %d simulated Pod IPs from this machine", n)
+	}
+	live := 0
+	for _, f := range report.Findings {
+		if f.Code == model.CodeNotExecReady && strings.Contains(f.Message, "does not answer") {
+			live++
+		}
+	}
+	if live == 0 || live*2 > report.Summary.Sandboxes {
+		t.Errorf("%d NOT_EXEC_READY from the probe of %d sandboxes: want the few the simulation runs without execd", live, report.Summary.Sandboxes)
+	}
 }
