@@ -182,3 +182,44 @@ func TestDemoSweepProbeIsSimulated(t *testing.T) {
 		t.Errorf("%d NOT_EXEC_READY from the probe of %d sandboxes: want the few the simulation runs without execd", live, report.Summary.Sandboxes)
 	}
 }
+
+// --image-registries holds the demo's simulated registry to the allowlist
+// as it holds a real one: an image elsewhere is IMAGE_CONFIG_UNREADABLE
+// (not allowed, nothing read), never ENTRYPOINT_NOT_RUN from a read the
+// list forbids, nor an attempt at the unreachable registry.
+func TestDemoImageRegistries(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, tc := range []struct {
+		registries       []string
+		entrypointNotRun bool
+		unreadable       int // at least, all of them not allowed
+	}{
+		{[]string{"other.example"}, false, 2},
+		{[]string{"registry.demo.local"}, true, 1},
+	} {
+		e := New(Options{Kube: flags(""), Demo: &demo.Options{},
+			ImageChecks: imageconfig.New(imageconfig.Options{Registries: tc.registries})})
+		opts, targets, err := e.Sweep(ctx, nil, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report := sweep.Sweep(ctx, targets, opts)
+		notRun, unreadable := 0, 0
+		for _, f := range report.Findings {
+			switch f.Code {
+			case model.CodeEntrypointNotRun:
+				notRun++
+			case model.CodeImageConfigUnreadable:
+				unreadable++
+				if !strings.Contains(f.Message, "is not among the allowed registries (--image-registries)") {
+					t.Errorf("registries %v: %s", tc.registries, f.Message)
+				}
+			}
+		}
+		if (notRun > 0) != tc.entrypointNotRun || unreadable < tc.unreadable {
+			t.Errorf("registries %v: %d ENTRYPOINT_NOT_RUN, %d IMAGE_CONFIG_UNREADABLE; want some: %v, and at least %d not allowed",
+				tc.registries, notRun, unreadable, tc.entrypointNotRun, tc.unreadable)
+		}
+	}
+}
