@@ -328,6 +328,18 @@ func TestCreateInTheDemo(t *testing.T) {
 		}
 	})
 
+	t.Run("warm pool", func(t *testing.T) {
+		// The claim adopts a free member of agents-warm, as the extensions
+		// controller does, instead of waiting for a binding that never comes.
+		res, cerr, _ := run(t, create.Request{WarmPool: "agents-warm"})
+		if cerr != nil {
+			t.Fatalf("warm-pool create failed: %v", cerr)
+		}
+		if res.Stage != create.StageReady || res.Claim == "" || !strings.HasPrefix(res.Sandbox, "agents-warm-") {
+			t.Errorf("result: stage %s, claim %q, sandbox %q; want Ready on a member of agents-warm", res.Stage, res.Claim, res.Sandbox)
+		}
+	})
+
 	if errs := d.Sim.Errors(); len(errs) > 0 {
 		t.Errorf("simulated operations failed: %v", errs)
 	}
