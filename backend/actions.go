@@ -18,13 +18,17 @@ import (
 )
 
 // ImageChecks reads image configs for the background checks: the
-// environment's reader on a cluster, the simulation in the demo; nil when
-// the checks are off.
+// environment's reader on a cluster, the simulation in the demo (held to
+// the environment reader's --image-registries, as a registry read is);
+// nil when the checks are off.
 func (c *Conn) ImageChecks() kube.ImageConfigReader {
 	switch {
 	case c.env.opts.ImageChecks == nil:
 		return nil
 	case c.Demo():
+		if r, ok := c.env.opts.ImageChecks.(*imageconfig.Reader); ok {
+			return r.Restrict(c.demo.Images)
+		}
 		return c.demo.Images
 	}
 	return c.env.opts.ImageChecks

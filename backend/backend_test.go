@@ -2,9 +2,12 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/sandscope/sandscope/demo"
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/kube/imageconfig"
+	"github.com/sandscope/sandscope/model"
 )
 
 func flags(namespace string) *kube.ConfigFlags {
@@ -147,4 +151,75 @@ func targetNames(targets []sweep.Target) []string {
 		out = append(out, t.Name)
 	}
 	return out
+}
+
+// sweep --demo --probe: the demo's targets answer the probe from their own
+// simulation; the sweep's network ping is never called.
+func TestDemoSweepProbeIsSimulated(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts, targets, err := New(Options{Kube: flags(""), Demo: &demo.Options{}}).Sweep(ctx, []string{"a", "b"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Probe = true
+	var dialled atomic.Int32
+	opts.Ping = func(context.Context, string) error {
+		dialled.Add(1)
+		return errors.New("dialled from this machine")
+	}
+	report := sweep.Sweep(ctx, targets, opts)
+	if n := dialled.Load(); n > 0 {
+		t.Errorf("sweep --demo --probe dialled %d simulated Pod IPs from this machine", n)
+	}
+	live := 0
+	for _, f := range report.Findings {
+		if f.Code == model.CodeNotExecReady && strings.Contains(f.Message, "does not answer") {
+			live++
+		}
+	}
+	if live == 0 || live*2 > report.Summary.Sandboxes {
+		t.Errorf("%d NOT_EXEC_READY from the probe of %d sandboxes: want the few the simulation runs without execd", live, report.Summary.Sandboxes)
+	}
+}
+
+// --image-registries holds the demo's simulated registry to the allowlist
+// as it holds a real one: an image elsewhere is IMAGE_CONFIG_UNREADABLE
+// (not allowed, nothing read), never ENTRYPOINT_NOT_RUN from a read the
+// list forbids, nor an attempt at the unreachable registry.
+func TestDemoImageRegistries(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, tc := range []struct {
+		registries       []string
+		entrypointNotRun bool
+		unreadable       int // at least, all of them not allowed
+	}{
+		{[]string{"other.example"}, false, 2},
+		{[]string{"registry.demo.local"}, true, 1},
+	} {
+		e := New(Options{Kube: flags(""), Demo: &demo.Options{},
+			ImageChecks: imageconfig.New(imageconfig.Options{Registries: tc.registries})})
+		opts, targets, err := e.Sweep(ctx, nil, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report := sweep.Sweep(ctx, targets, opts)
+		notRun, unreadable := 0, 0
+		for _, f := range report.Findings {
+			switch f.Code {
+			case model.CodeEntrypointNotRun:
+				notRun++
+			case model.CodeImageConfigUnreadable:
+				unreadable++
+				if !strings.Contains(f.Message, "is not among the allowed registries (--image-registries)") {
+					t.Errorf("registries %v: %s", tc.registries, f.Message)
+				}
+			}
+		}
+		if (notRun > 0) != tc.entrypointNotRun || unreadable < tc.unreadable {
+			t.Errorf("registries %v: %d ENTRYPOINT_NOT_RUN, %d IMAGE_CONFIG_UNREADABLE; want some: %v, and at least %d not allowed",
+				tc.registries, notRun, unreadable, tc.entrypointNotRun, tc.unreadable)
+		}
+	}
 }

@@ -40,7 +40,9 @@ func (e *Env) Sweep(ctx context.Context, names []string, timeout time.Duration) 
 				return opts, nil, err
 			}
 			opts.ImageConfig = conn.ImageChecks() // the same simulated catalog in every demo fleet
-			targets = append(targets, sweep.ClientsTarget(conn.Clients.Context, conn.Clients))
+			// Its fleet's probes (--probe) are answered by its simulation:
+			// the simulated Pod IPs are not to be dialled from this machine.
+			targets = append(targets, conn.demo.SweepTarget())
 		}
 		return opts, targets, nil
 	}

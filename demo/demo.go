@@ -207,10 +207,14 @@ func (d *Demo) WatcherOptions(base kube.WatcherOptions) kube.WatcherOptions {
 	return base
 }
 
-// SweepTarget is the demo fleet as a sweep target.
-// Pass Images as sweep.Options.ImageConfig so no registry is contacted.
+// SweepTarget is the demo fleet as a sweep target, named as its clients'
+// context. Its execd probe (sweep --probe) is answered by the simulation,
+// never dialled. Pass Images as sweep.Options.ImageConfig so no registry
+// is contacted.
 func (d *Demo) SweepTarget() sweep.Target {
-	return sweep.ClientsTarget(ContextName, d.Clients)
+	t := sweep.ClientsTarget(d.Clients.Context, d.Clients)
+	t.Ping = d.Sim.Ping
+	return t
 }
 
 // Creator creates sandboxes in the demo fleet (`sandscope create --demo`):

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -326,6 +328,18 @@ func TestCreateInTheDemo(t *testing.T) {
 		}
 	})
 
+	t.Run("warm pool", func(t *testing.T) {
+		// The claim adopts a free member of agents-warm, as the extensions
+		// controller does, instead of waiting for a binding that never comes.
+		res, cerr, _ := run(t, create.Request{WarmPool: "agents-warm"})
+		if cerr != nil {
+			t.Fatalf("warm-pool create failed: %v", cerr)
+		}
+		if res.Stage != create.StageReady || res.Claim == "" || !strings.HasPrefix(res.Sandbox, "agents-warm-") {
+			t.Errorf("result: stage %s, claim %q, sandbox %q; want Ready on a member of agents-warm", res.Stage, res.Claim, res.Sandbox)
+		}
+	})
+
 	if errs := d.Sim.Errors(); len(errs) > 0 {
 		t.Errorf("simulated operations failed: %v", errs)
 	}
@@ -400,4 +414,68 @@ func runningAndTaken(t *testing.T, w *kube.Watcher, quiet bool) (running, taken 
 		t.Fatalf("no OK and IP_TAKEN sandboxes (ok=%v taken=%v)", running != nil, taken != nil)
 	}
 	return running, taken
+}
+
+// TestSweepProbeIsSimulated: sweep --probe on the demo pings the simulated
+// exec daemons, never the network (the simulated Pod IPs may be anyone's
+// on this machine's). A sandbox the simulation runs without execd is
+// NOT_EXEC_READY from the probe; one whose execd answers is not.
+func TestSweepProbeIsSimulated(t *testing.T) {
+	ctx := t.Context()
+	d := startDemo(t, 5)
+	target := d.SweepTarget()
+	simulated := target.Ping
+	if simulated == nil {
+		t.Fatal("the demo's sweep target has no simulated probe")
+	}
+	var mu sync.Mutex
+	answers := map[string]error{} // host:port → what the simulation answered
+	target.Ping = func(ctx context.Context, hostPort string) error {
+		err := simulated(ctx, hostPort)
+		mu.Lock()
+		defer mu.Unlock()
+		answers[hostPort] = err
+		return err
+	}
+	report := sweep.Sweep(ctx, []sweep.Target{target}, sweep.Options{
+		AllNamespaces: true, Timeout: 30 * time.Second, Probe: true,
+		Ping: func(_ context.Context, hostPort string) error {
+			t.Errorf("the demo's probe of %s went to the network", hostPort)
+			return errors.New("dialled from this machine")
+		},
+	})
+	live := map[string]model.Finding{} // host:port → the probe's NOT_EXEC_READY
+	for _, f := range report.Findings {
+		if f.Code != model.CodeNotExecReady || !strings.Contains(f.Message, "does not answer") {
+			continue
+		}
+		addr, _, _ := strings.Cut(strings.TrimPrefix(f.Evidence[0].Text, "GET http://"), "/ping")
+		live[addr] = f
+	}
+	ready, down := 0, 0
+	for addr, err := range answers {
+		f, found := live[addr]
+		switch {
+		case err == nil && found:
+			t.Errorf("%s answered the simulated probe, yet %s/%s is NOT_EXEC_READY: %s", addr, f.Namespace, f.Sandbox, f.Message)
+		case err != nil && !found:
+			t.Errorf("%s did not answer the simulated probe (%v), yet no NOT_EXEC_READY", addr, err)
+		case err == nil:
+			ready++
+		default:
+			down++
+			// The simulation says so by another way in too: its execd
+			// refuses a command.
+			host, _, _ := net.SplitHostPort(addr)
+			if _, xerr := d.Sim.Exec(ctx, sim.ExecRequest{Address: host, Execd: true, Command: []string{"true"}}); xerr == nil {
+				t.Errorf("%s/%s: NOT_EXEC_READY from the probe, but its simulated execd runs commands", f.Namespace, f.Sandbox)
+			}
+		}
+	}
+	if ready == 0 || down == 0 {
+		t.Errorf("probed %d ready and %d execd-less sandboxes; want some of each (answers %v)", ready, down, answers)
+	}
+	if len(live) != down {
+		t.Errorf("%d NOT_EXEC_READY from the probe, %d sandboxes the simulation says are not exec-ready", len(live), down)
+	}
 }

@@ -56,6 +56,10 @@ type Source interface {
 type Target struct {
 	Name string
 	Open func(ctx context.Context) (Source, error)
+	// Ping, when set, is the live check of this target's addresses in
+	// place of Options.Ping: the demo's exec daemons are answered by its
+	// simulation, whose Pod IPs exist nowhere on the network.
+	Ping func(ctx context.Context, hostPort string) error
 }
 
 // ClientsTarget sweeps an already connected context.
@@ -244,6 +248,9 @@ func Sweep(ctx context.Context, targets []Target, opts Options) Report {
 // (including a panic in a source) ends as a CONTEXT_UNREACHABLE finding.
 func sweepContext(parent context.Context, t Target, opts Options) (cs contextSweep) {
 	cs.result = ContextResult{Name: t.Name}
+	if t.Ping != nil {
+		opts.Ping = t.Ping
+	}
 	ctx, opts, cancel := WithDeadline(parent, opts)
 	defer cancel()
 	defer func() {

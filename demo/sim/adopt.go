@@ -61,6 +61,13 @@ func (s *Sim) adoptPoll(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
+		if s.cfg.WarmPools {
+			// The extensions controller serves claims written by others
+			// (create --warm-pool) as it serves the simulation's own.
+			if err := s.adoptClaims(ctx, ns); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

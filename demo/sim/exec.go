@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sort"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,6 +75,26 @@ func (s *Sim) ShellLine(ctx context.Context, req ExecRequest, line string, last 
 	}
 	code, exited = runScript(ctx, t, line, last, orDiscard(req.Stdout), orDiscard(req.Stderr))
 	return code, exited, nil
+}
+
+// Ping is execd's GET /ping to hostPort, answered by the simulation as
+// it would be by the network: it reaches whichever live Pod holds the
+// address now, and fails as a dial would when nothing holds it, the port
+// is not execd's, the container is not running or execd is not listening
+// (a sandbox created without an entrypoint). Nothing leaves the process.
+func (s *Sim) Ping(ctx context.Context, hostPort string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return &ExecError{Reason: err.Error()}
+	}
+	if port != strconv.Itoa(osv1.ExecdPort) {
+		return &ExecError{Reason: fmt.Sprintf("dial tcp %s: connect: connection refused", hostPort)}
+	}
+	_, err = s.execTarget(ExecRequest{Address: host, Execd: true})
+	return err
 }
 
 func orDiscard(w io.Writer) io.Writer {

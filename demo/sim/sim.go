@@ -192,10 +192,11 @@ type Sim struct {
 	liveStart time.Time // when Start was called: the end of the warm-up
 	started   bool
 	ipam      *ipam
-	sandboxes map[string]*sandbox // by namespace/name
-	pools     map[string]*pool    // by namespace
-	warmPools []*warmPool         // agent-sandbox warm pools (warmpool.go)
-	podOwner  map[string]*sandbox // pod namespace/name -> sandbox
+	sandboxes map[string]*sandbox  // by namespace/name
+	pools     map[string]*pool     // by namespace
+	warmPools []*warmPool          // agent-sandbox warm pools (warmpool.go)
+	claims    map[string]*simClaim // SandboxClaims the extensions controller follows, by namespace/name
+	podOwner  map[string]*sandbox  // pod namespace/name -> sandbox
 	ops       int
 	errs      []error
 
@@ -223,6 +224,7 @@ func New(kube kubernetes.Interface, dyn dynamic.Interface, cfg Config) (*Sim, er
 		sandboxes: map[string]*sandbox{},
 		pools:     map[string]*pool{},
 		podOwner:  map[string]*sandbox{},
+		claims:    map[string]*simClaim{},
 	}, nil
 }
 

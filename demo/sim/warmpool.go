@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -47,9 +50,10 @@ type warmPool struct {
 // simClaim is a SandboxClaim.
 type simClaim struct {
 	ns, name string
-	pool     *warmPool
+	pool     *warmPool // nil: its warmPoolRef names no pool the simulation runs
 	obj      *unstructured.Unstructured
 	sb       *sandbox
+	released bool // deleted: nothing more is done for it
 }
 
 func (s *Sim) extGVR(resource string) schema.GroupVersionResource {
@@ -200,15 +204,129 @@ func (s *Sim) createClaim(ctx context.Context, wp *warmPool, name string) error 
 		return err
 	}
 	c := &simClaim{ns: wp.ns, name: name, pool: wp, obj: obj}
-	if m := pickMember(wp); m != nil {
+	s.claims[key(c.ns, c.name)] = c
+	return s.serveClaim(ctx, c)
+}
+
+// serveClaim plays the controller on a new claim on its pool: adopt a
+// member with podIPs (a ready one first), else, after 2 s, a cold Sandbox;
+// a claim that sets env or volumeClaimTemplates gets a cold one at once.
+func (s *Sim) serveClaim(ctx context.Context, c *simClaim) error {
+	if hasField(c.obj, "spec", "env") || hasField(c.obj, "spec", "volumeClaimTemplates") {
+		return s.coldSandbox(ctx, c)
+	}
+	if m := pickMember(c.pool); m != nil {
 		return s.adoptMember(ctx, c, m)
 	}
-	s.after(2*time.Second, "claim "+name+" cold", func(ctx context.Context) error {
-		if m := pickMember(wp); m != nil {
+	s.after(2*time.Second, "claim "+c.name+" cold", func(ctx context.Context) error {
+		if c.released {
+			return nil
+		}
+		if m := pickMember(c.pool); m != nil {
 			return s.adoptMember(ctx, c, m)
 		}
 		return s.coldSandbox(ctx, c)
 	})
+	return nil
+}
+
+func hasField(u *unstructured.Unstructured, path ...string) bool {
+	_, found, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
+	return found
+}
+
+// adoptClaims is the extensions controller on the SandboxClaims of ns that
+// others wrote (sandscope's create --warm-pool): a new one on a pool the
+// simulation runs is served as the simulation's own claims are; one on
+// another pool waits, bound to nothing. A claim deleted takes its Sandbox
+// with it (the Sandbox is owned by it: the garbage collector's part).
+func (s *Sim) adoptClaims(ctx context.Context, ns string) error {
+	gvr := s.extGVR(agentsandbox.ResourceClaims)
+	list, err := s.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil // not served here
+	}
+	if err != nil {
+		return fmt.Errorf("listing %s in %s: %w", gvr.Resource, ns, err)
+	}
+	items := list.Items
+	sort.Slice(items, func(i, j int) bool { return items[i].GetName() < items[j].GetName() })
+	present := make(map[string]bool, len(items))
+	var errs []error
+	keep := func(err error) {
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	for i := range items {
+		u := &items[i]
+		present[u.GetName()] = true
+		c := s.claims[key(ns, u.GetName())]
+		switch {
+		case c == nil && u.GetDeletionTimestamp() == nil:
+			if s.cfg.EmulateServer {
+				// The UID the Sandbox's ownerReference and claim-uid name.
+				stamped, err := s.mutateCR(ctx, gvr, u, false, "adopted", func(o *unstructured.Unstructured) { s.stampAdopted(o) })
+				if err != nil {
+					keep(err) // tried again on the next poll
+					continue
+				}
+				u = stamped
+			}
+			c = &simClaim{ns: ns, name: u.GetName(), obj: u}
+			s.claims[key(ns, c.name)] = c
+			pool, _, _ := unstructured.NestedString(u.Object, "spec", "warmPoolRef", "name")
+			if c.pool = s.warmPool(ns, pool); c.pool != nil {
+				keep(s.serveClaim(ctx, c))
+			}
+		case c != nil && u.GetDeletionTimestamp() != nil:
+			keep(s.releaseClaim(ctx, c))
+		}
+	}
+	var gone []string
+	for k, c := range s.claims {
+		if c.ns == ns && !present[c.name] {
+			gone = append(gone, k)
+		}
+	}
+	sort.Strings(gone)
+	for _, k := range gone {
+		keep(s.releaseClaim(ctx, s.claims[k]))
+	}
+	return errors.Join(errs...)
+}
+
+// warmPool is the pool the simulation runs as ns/name, or nil.
+func (s *Sim) warmPool(ns, name string) *warmPool {
+	for _, wp := range s.warmPools {
+		if wp.ns == ns && wp.name == name {
+			return wp
+		}
+	}
+	return nil
+}
+
+// releaseClaim: the claim is deleted, and with it the Sandbox it owns.
+func (s *Sim) releaseClaim(ctx context.Context, c *simClaim) error {
+	delete(s.claims, key(c.ns, c.name))
+	c.released = true
+	sb := c.sb
+	if sb == nil || sb.gone || sb.deleting {
+		return nil
+	}
+	sb.deleting = true
+	if sb.obj != nil {
+		if _, err := s.deleteCR(ctx, AgentSandboxGVR(s.cfg.AgentVersion), sb.obj, false, ""); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		sb.obj = nil
+	}
+	for _, p := range sb.pods {
+		if err := s.releasePod(ctx, p); err != nil {
+			return err
+		}
+	}
+	s.forget(sb)
 	return nil
 }
 

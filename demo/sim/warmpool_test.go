@@ -6,10 +6,14 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/sandscope/sandscope/api/agentsandbox"
+	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
 )
 
 // The simulated extensions controller writes what the facts file says:
@@ -152,5 +156,86 @@ func TestWarmPoolReplacesMembersStuckUnready(t *testing.T) {
 		if d <= 5*time.Minute || d > 5*time.Minute+2*time.Second {
 			t.Errorf("a stuck member lived %s, want just over 5m (the pool looks every 2 s)", d)
 		}
+	}
+}
+
+// A SandboxClaim written by others (sandscope's create --warm-pool) is
+// served as the controller serves any: on a pool with free members it
+// adopts one that has podIPs (the Sandbox keeps its pool-generated name,
+// is owned by the claim now, carries claim-uid, loses the pool label), the
+// claim names it, Ready, and the pool replaces the member; deleting the
+// claim takes its Sandbox with it.
+func TestClaimByOthersBindsAFreeMember(t *testing.T) {
+	r := &adoptionRun{t: t, at: t0}
+	r.kube, r.dyn = newFakes()
+	s, err := New(r.kube, r.dyn, Config{Seed: 3, Namespaces: []string{"sbx"}, WarmPools: true, ChurnPerHour: -1, PoolBuffer: -1,
+		EmulateServer: true, AdoptEvery: time.Second, Clock: testingclock.NewFakeClock(t0), OnOp: func(o Op) { r.ops = append(r.ops, o.String()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.s = s
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.advance(time.Minute) // members Ready, the simulation's own claims bound
+	sandboxes := r.dyn.Resource(AgentSandboxGVR("v1beta1")).Namespace("sbx")
+	claims := r.dyn.Resource(ExtensionGVR(agentsandbox.ResourceClaims, "v1beta1")).Namespace("sbx")
+	members := func() map[string]bool {
+		l, err := sandboxes.List(ctx, metav1.ListOptions{LabelSelector: agentsandbox.LabelWarmPoolSandbox + "=" + poolHash("agents-warm")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, u := range l.Items {
+			out[u.GetName()] = true
+		}
+		return out
+	}
+	free := members()
+	if len(free) != 3 {
+		t.Fatalf("agents-warm has %d free members, want 3", len(free))
+	}
+	claim := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": ExtensionGVR(agentsandbox.ResourceClaims, "v1beta1").GroupVersion().String(), "kind": agentsandbox.KindSandboxClaim,
+		"metadata": map[string]any{"name": "claim-by-sandscope", "namespace": "sbx", "labels": map[string]any{kube.LabelCreatedBy: "sandscope"}},
+		"spec":     map[string]any{"warmPoolRef": map[string]any{"name": "agents-warm"}},
+	}}
+	if _, err := claims.Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.advance(2 * time.Second)
+	c, err := claims.Get(ctx, "claim-by-sandscope", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, _, _ := unstructured.NestedString(c.Object, "status", "sandbox", "name")
+	if !free[name] || c.GetAnnotations()[agentsandbox.AnnotationSandboxName] != name {
+		t.Fatalf("claim bound to %q (annotation %v); want one of the free members %v", name, c.GetAnnotations(), free)
+	}
+	if cl := model.SandboxClaimFromUnstructured(c); cl.State() != model.ClaimBound || cl.ReadyCondition() == nil || cl.ReadyCondition().Status != "True" {
+		t.Errorf("claim state %s, Ready %+v; want bound and Ready", cl.State(), cl.ReadyCondition())
+	}
+	sb, err := sandboxes.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := sb.GetOwnerReferences()
+	if len(refs) != 1 || refs[0].Kind != agentsandbox.KindSandboxClaim || refs[0].Name != c.GetName() || refs[0].UID != c.GetUID() || c.GetUID() == "" {
+		t.Errorf("Sandbox %s owned by %+v; want the claim (UID %q)", name, refs, c.GetUID())
+	}
+	if l := sb.GetLabels(); l[agentsandbox.LabelClaimUID] != string(c.GetUID()) || l[agentsandbox.LabelWarmPoolSandbox] != "" {
+		t.Errorf("Sandbox %s labels %v; want claim-uid and no pool label", name, l)
+	}
+	if now := members(); len(now) != 3 || now[name] {
+		t.Errorf("free members after the claim: %v; want 3 without %s (replaced)", now, name)
+	}
+
+	if err := claims.Delete(ctx, c.GetName(), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.advance(2 * time.Second)
+	if _, err := sandboxes.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the deleted claim's Sandbox %s: %v; want it gone with the claim", name, err)
 	}
 }

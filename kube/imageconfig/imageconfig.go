@@ -201,13 +201,52 @@ func (r *Reader) Read(ctx context.Context, ref string) (model.ImageConfig, error
 	return cfg, err
 }
 
-func (r *Reader) read(ctx context.Context, ref string) (model.ImageConfig, error) {
+// admit parses ref and checks its registry against Options.Registries: an
+// *Error (Invalid, NotAllowed) when it may not be read.
+func (r *Reader) admit(ref string) (name.Reference, error) {
 	parsed, err := name.ParseReference(strings.TrimSpace(ref))
 	if err != nil {
-		return model.ImageConfig{Ref: ref}, &Error{Kind: Invalid, Ref: ref, Err: err}
+		return nil, &Error{Kind: Invalid, Ref: ref, Err: err}
 	}
 	if host := parsed.Context().RegistryStr(); len(r.allowed) > 0 && !r.allowed[host] {
-		return model.ImageConfig{Ref: ref}, &Error{Kind: NotAllowed, Host: host, Ref: ref}
+		return nil, &Error{Kind: NotAllowed, Host: host, Ref: ref}
+	}
+	return parsed, nil
+}
+
+// ConfigReader is what reads image configs: a Reader, or a stand-in for
+// the registries (the demo's simulated one).
+type ConfigReader interface {
+	Read(ctx context.Context, ref string) (model.ImageConfig, error)
+}
+
+// Restrict returns inner held to r's allowlist (Options.Registries): a
+// reference r would refuse fails exactly as r's own Read does, and inner
+// is not asked. With no allowlist it is inner itself. For a reader that
+// answers in place of the registries under the same flags.
+func (r *Reader) Restrict(inner ConfigReader) ConfigReader {
+	if len(r.allowed) == 0 {
+		return inner
+	}
+	return restricted{r: r, inner: inner}
+}
+
+type restricted struct {
+	r     *Reader
+	inner ConfigReader
+}
+
+func (x restricted) Read(ctx context.Context, ref string) (model.ImageConfig, error) {
+	if _, err := x.r.admit(ref); err != nil {
+		return model.ImageConfig{Ref: ref, Err: err.Error()}, err
+	}
+	return x.inner.Read(ctx, ref)
+}
+
+func (r *Reader) read(ctx context.Context, ref string) (model.ImageConfig, error) {
+	parsed, err := r.admit(ref)
+	if err != nil {
+		return model.ImageConfig{Ref: ref}, err
 	}
 	key := parsed.Name()
 	if cfg, err, ok := r.cached(parsed); ok {

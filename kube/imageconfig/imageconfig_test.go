@@ -21,6 +21,7 @@ import (
 
 	"github.com/sandscope/sandscope/kube/imageconfig"
 	"github.com/sandscope/sandscope/kube/imageconfig/registrytest"
+	"github.com/sandscope/sandscope/model"
 )
 
 func newReader(opts imageconfig.Options) *imageconfig.Reader {
@@ -556,5 +557,41 @@ func TestReadRegistryAllowlist(t *testing.T) {
 	ok := newReader(imageconfig.Options{Registries: []string{reg.Host}})
 	if _, err := ok.Read(context.Background(), ref); err != nil {
 		t.Fatalf("allowed registry: %v", err)
+	}
+}
+
+// countingReader stands in for the registries (as the demo's simulation
+// does) and counts what it is asked.
+type countingReader struct{ asked []string }
+
+func (c *countingReader) Read(_ context.Context, ref string) (model.ImageConfig, error) {
+	c.asked = append(c.asked, ref)
+	return model.ImageConfig{Ref: ref, Cmd: []string{"python3"}}, nil
+}
+
+// Restrict holds another reader to the allowlist: a reference elsewhere
+// fails exactly as the Reader's own read does, and the other reader is not
+// asked; one inside is its answer.
+func TestRestrictAppliesTheAllowlist(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newReader(imageconfig.Options{Registries: []string{"registry.example"}})
+	inner := &countingReader{}
+	held := r.Restrict(inner)
+	for _, ref := range []string{"other.example/app:1", "python:3.12", "not a reference"} {
+		cfg, err := held.Read(ctx, ref)
+		wantCfg, want := r.Read(ctx, ref)
+		if err == nil || err.Error() != want.Error() || cfg.Err != wantCfg.Err || cfg.Ref != ref {
+			t.Errorf("%s: %v (config %+v); want the reader's own %v", ref, err, cfg, want)
+		}
+	}
+	if _, err := held.Read(ctx, "registry.example/app:1"); err != nil {
+		t.Errorf("allowed registry: %v", err)
+	}
+	if !reflect.DeepEqual(inner.asked, []string{"registry.example/app:1"}) {
+		t.Errorf("the restricted reader was asked %v; want only the allowed image", inner.asked)
+	}
+	if got := newReader(imageconfig.Options{}).Restrict(inner); got != imageconfig.ConfigReader(inner) {
+		t.Errorf("no allowlist: %T, want the reader itself", got)
 	}
 }
