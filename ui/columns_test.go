@@ -1,0 +1,95 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
+)
+
+// uuidFleet is a fleet shaped as the demo's: sandboxes named by UUID in two
+// namespaces, Pods named after them, one agent Sandbox bound to a claim and
+// one whose IP a Pod of another sandbox took (a long IDENTITY cell).
+func uuidFleet() *fleet.Snapshot {
+	var sbs []*model.Sandbox
+	for i := range 12 {
+		ns := []string{"eval", "sandboxes"}[i%2]
+		name := fmt.Sprintf("%08x-9c91-4e77-890f-3574d666f1%02d", 0x1729c28e+i*0x01000000, i)
+		p := pod(ns, name+"-0", "uid-"+name, fmt.Sprintf("10.244.1.%d", 10+i), fmt.Sprintf("sim-node-%d", i%4), corev1.PodRunning, t0.Add(-time.Duration(i)*time.Minute))
+		sb := &model.Sandbox{
+			Key: "bsbx/" + ns + "/" + name, EnginePhase: "Succeed", State: model.StateRunning,
+			Meta:  model.ObjectMeta{Namespace: ns, Name: name}.WithCreated(t0.Add(-time.Duration(i) * time.Minute)),
+			Slots: []model.Slot{{RecordedIP: p.Status.PodIP, PodName: p.Name, BoundUID: string(p.UID), Pod: p, Identity: model.IdentityOK}},
+		}
+		switch i {
+		case 1:
+			sb.Key = "agent/" + ns + "/" + name
+			sb.Meta.OwnerReferences = []model.OwnerReference{{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: model.KindSandboxClaim, Name: "alice-session"}}
+		case 2:
+			sb.State = model.StateDead
+			sb.Slots[0].Identity = model.IdentityIPTaken
+			sb.Slots[0].Holder = &model.Holder{Namespace: "eval", Pod: sbs[0].Slots[0].PodName, Sandbox: sbs[0].Key}
+			sb.Notices = []model.Notice{{Code: model.CodeIPTaken, Severity: model.SeverityError}, {Code: model.CodePodDead, Severity: model.SeverityError}}
+		case 3:
+			sb.Notices = []model.Notice{{Code: model.CodeStuckTerminating, Severity: model.SeverityWarning}}
+		}
+		sbs = append(sbs, sb)
+	}
+	slices.SortFunc(sbs, func(a, b *model.Sandbox) int { return strings.Compare(a.Key, b.Key) })
+	return fleet.NewSnapshot(1, model.SourceStatus{Context: "demo", Synced: true, AsOf: t0}, sbs, nil, nil)
+}
+
+// tableColumns are the titles of the sandboxes table's header line in view.
+func tableColumns(t *testing.T, view string) []string {
+	t.Helper()
+	for _, l := range strings.Split(view, "\n") {
+		if f := strings.Fields(strings.TrimLeft(l, " ›")); len(f) > 0 && slices.Contains(f, "SANDBOX") {
+			return f
+		}
+	}
+	t.Fatalf("no table header in:\n%s", view)
+	return nil
+}
+
+// Widening the terminal never takes away a column a narrower one showed:
+// whole ids are a luxury taken only with the room the columns leave, and
+// NAMESPACE stays while the rows are of several namespaces (two sandboxes
+// of one name are told apart by it alone).
+func TestWiderTerminalNeverShowsFewerColumns(t *testing.T) {
+	a := directApp(uuidFleet(), Options{Now: fixedNow}, 80, 30)
+	var prev []string
+	for w := 80; w <= 220; w++ {
+		a.Update(tea.WindowSizeMsg{Width: w, Height: 30})
+		v := a.View()
+		cols := tableColumns(t, v)
+		if !slices.Contains(cols, "NAMESPACE") {
+			t.Errorf("width %d: rows of two namespaces and no NAMESPACE column: %v", w, cols)
+		}
+		for _, c := range prev {
+			if !slices.Contains(cols, c) {
+				t.Errorf("width %d drops %s, which width %d showed: %v, was %v", w, c, w-1, cols, prev)
+			}
+		}
+		for _, l := range strings.Split(v, "\n") {
+			if n := len([]rune(l)); n > w {
+				t.Errorf("width %d: a line of %d cells: %q", w, n, l)
+			}
+		}
+		prev = cols
+	}
+	for _, want := range []string{"NAMESPACE", "SANDBOX", "CLAIM", "ENGINE", "PHASE", "STATE", "IDENTITY", "IP", "POD", "NODE", "RESTARTS", "AGE", "NOTICES"} {
+		if !slices.Contains(prev, want) {
+			t.Errorf("220 columns lack %s: %v", want, prev)
+		}
+	}
+	if v := a.View(); !strings.Contains(v, "1729c28e-9c91-4e77-890f-3574d666f100") {
+		t.Errorf("220 columns, with every column placed, do not show the whole id:\n%s", v)
+	}
+}
