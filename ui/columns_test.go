@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/model"
@@ -91,5 +92,39 @@ func TestWiderTerminalNeverShowsFewerColumns(t *testing.T) {
 	}
 	if v := a.View(); !strings.Contains(v, "1729c28e-9c91-4e77-890f-3574d666f100") {
 		t.Errorf("220 columns, with every column placed, do not show the whole id:\n%s", v)
+	}
+}
+
+// The events view's columns are as wide as their widest cell: an object
+// named by a UUID does not run into the message, and every message starts
+// under MESSAGE.
+func TestEventsColumnsFitTheirCells(t *testing.T) {
+	a := directApp(uuidFleet(), Options{Now: fixedNow}, 160, 30)
+	ev := func(kind, name, reason, msg string) corev1.Event {
+		e := corev1.Event{Type: "Normal", Reason: reason, Message: msg, Count: 1}
+		e.InvolvedObject.Kind, e.InvolvedObject.Name = kind, name
+		e.LastTimestamp.Time = t0.Add(-time.Minute)
+		return e
+	}
+	lines := formatEvents([]corev1.Event{
+		ev("BatchSandbox", "1dbe3a5c-60bd-46cd-a6cd-7c60f1be910c", "SuccessfulCreate", "Created pod: 1dbe3a5c-60bd-46cd-a6cd-7c60f1be910c-0"),
+		ev("Pod", "1dbe3a5c-60bd-46cd-a6cd-7c60f1be910c-0", "FailedCreatePodSandBoxAndThenSome", "Failed to create pod sandbox"),
+		ev("Pod", "p", "Pulled", "Container image pulled"),
+	}, a.c)
+	cell := func(l, sub string) int { // the cell sub starts at in l
+		i := strings.Index(l, sub)
+		if i < 1 || l[i-1] != ' ' {
+			return -1 // not there, or run into the cell before
+		}
+		return ansi.StringWidth(l[:i])
+	}
+	at := cell(lines[0], "MESSAGE")
+	for i, want := range []string{"Created pod:", "Failed to create", "Container image"} {
+		if got := cell(lines[i+1], want); got != at {
+			t.Errorf("line %d: message at %d, MESSAGE at %d:\n%s\n%s", i+1, got, at, lines[0], lines[i+1])
+		}
+	}
+	if !strings.Contains(lines[1], "batchsandbox/1dbe3a5c-60bd-46cd-a6cd-7c60f1be910c ") {
+		t.Errorf("the object is not whole:\n%s", lines[1])
 	}
 }
