@@ -128,3 +128,29 @@ func TestEventsColumnsFitTheirCells(t *testing.T) {
 		t.Errorf("the object is not whole:\n%s", lines[1])
 	}
 }
+
+// The header's first line is exactly the terminal's width at every width,
+// and ends in its whole badge: the line is fitted by the measure the
+// screen cuts lines by, whatever the names in it (an emoji with its
+// variation selector, a flag, CJK), so the badge never loses its last
+// cell at the edge.
+func TestHeaderBadgeWholeAtEveryWidth(t *testing.T) {
+	for _, cluster := range []string{"sandscope-demo", "prod-☁️", "🇩🇪-eu-central", "東京-1", "café-e\u0301"} {
+		for _, ro := range []bool{false, true} {
+			base := uuidFleet()
+			st := base.Status
+			st.Cluster, st.Demo, st.ReadOnly = cluster, true, ro
+			a := directApp(fleet.NewSnapshot(1, st, base.Sandboxes(), nil, nil), Options{Now: fixedNow, Version: "devel"}, 80, 30)
+			bad := 0
+			for w := 20; w <= 220 && bad < 3; w++ {
+				a.Update(tea.WindowSizeMsg{Width: w, Height: 30})
+				head := strings.SplitN(a.View(), "\n", 2)[0]
+				if got := ansi.StringWidth(head); got != w || !strings.HasSuffix(head, " DEMO") {
+					bad++
+					r := []rune(head)
+					t.Errorf("cluster %q, width %d: the header is %d wide and ends %q", cluster, w, got, string(r[max(0, len(r)-12):]))
+				}
+			}
+		}
+	}
+}
