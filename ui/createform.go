@@ -28,6 +28,18 @@ type createForm struct {
 	// then asks in which one to create. nil: the one there is, only.
 	contexts []string
 	only     string
+	// cycle is where ctrl+n/ctrl+p stand among the known values of the
+	// field in focus that start with what was typed; it holds while the
+	// field keeps the value the last of them set.
+	cycle knownCycle
+}
+
+// knownCycle is a walk through a field's known values.
+type knownCycle struct {
+	field int
+	typed string // what was typed before the walk: the values shown start with it
+	shown string // the value the walk set last
+	at    int    // its index among the matching values
 }
 
 // The create form's fields, in tab order. The context is asked only with
@@ -190,23 +202,56 @@ func (f *createForm) update(msg tea.KeyMsg) (tea.Cmd, tea.Msg, bool) {
 
 // view is the field in focus, its place among the fields and a hint: the
 // keys (from the key map), the known values, or why enter was refused.
-// takeKnown fills an empty field with a known value when asked (→, or
-// ctrl+n/ctrl+p to go through them): bubbles suggests only once
-// something is typed, and an empty field is where a suggestion helps most.
+// takeKnown fills a field with a known value when asked: → takes the one
+// suggested on an empty field (bubbles suggests only once something is
+// typed, and an empty field is where a suggestion helps most), and
+// ctrl+n/ctrl+p step through the known values that start with what was
+// typed, each put in the field. bubbles' own next and previous
+// suggestion only move which suggestion it would complete, and on a
+// field that holds a whole known value there is no other to move to: the
+// field kept its value.
 func (f *createForm) takeKnown(msg tea.KeyMsg) bool {
 	known, in := f.known[f.focus_], &f.fields[f.focus_]
-	if len(known) == 0 || in.Value() != "" {
+	if len(known) == 0 {
 		return false
 	}
-	pick := 0
+	step := 0
 	switch {
-	case key.Matches(msg, f.keys.Accept), key.Matches(msg, f.keys.NextKnown):
+	case key.Matches(msg, f.keys.Accept):
+		if in.Value() != "" {
+			return false // bubbles completes what is typed
+		}
+		in.SetValue(known[0])
+		in.CursorEnd()
+		return true
+	case key.Matches(msg, f.keys.NextKnown):
+		step = 1
 	case key.Matches(msg, f.keys.PrevKnown):
-		pick = len(known) - 1
+		step = -1
 	default:
 		return false
 	}
-	in.SetValue(known[pick])
+	cy := &f.cycle
+	if cy.field != f.focus_ || cy.shown == "" || in.Value() != cy.shown {
+		// A new walk, from what is in the field now.
+		*cy = knownCycle{field: f.focus_, typed: in.Value(), at: -1}
+		if step < 0 {
+			cy.at = 0
+		}
+	}
+	var matching []string
+	for _, v := range known {
+		if strings.HasPrefix(strings.ToLower(v), strings.ToLower(cy.typed)) {
+			matching = append(matching, v)
+		}
+	}
+	if len(matching) == 0 {
+		return true // nothing known starts so: the field keeps what was typed
+	}
+	n := len(matching)
+	cy.at = ((cy.at+step)%n + n) % n
+	cy.shown = matching[cy.at]
+	in.SetValue(cy.shown)
 	in.CursorEnd()
 	return true
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +89,49 @@ func TestCreateFormEnterMovesOn(t *testing.T) {
 	outs, done = press(t, f, "enter")
 	if got, ok := last(outs).(createSubmitted); !done || !ok || got.req.Image != "img:1" {
 		t.Fatalf("enter on the last field: %+v (closed %v)", last(outs), done)
+	}
+}
+
+// ctrl+n and ctrl+p step through the known values, as the hint says, each
+// put in the field: from an empty field through all of them, round at
+// either end, and after something typed through those that start with it.
+func TestCreateFormCyclesKnownValues(t *testing.T) {
+	images := []string{"reg/a:1", "reg/b:1", "other/c:1"}
+	a := New(&fakeSource{snap: incidentSnapshot()}, Backend{}, Options{Now: fixedNow, Images: images}, DefaultKeyMap())
+	f := openCreateForm(a.c, "")
+	image := func() string { return f.fields[fieldImage].Value() }
+	known := f.known[fieldImage]
+	if len(known) < 3 || !slices.Equal(known[:3], images) {
+		t.Fatalf("the form knows %v", known)
+	}
+	n := len(known)
+	var seen []string
+	for range n + 1 {
+		press(t, f, "ctrl+n")
+		seen = append(seen, image())
+	}
+	if want := append(slices.Clone(known), known[0]); !slices.Equal(seen, want) {
+		t.Errorf("ctrl+n from the empty field put %v, want %v", seen, want)
+	}
+	press(t, f, "ctrl+p")
+	if got := image(); got != known[n-1] {
+		t.Errorf("ctrl+p on the first: %q, want the last known %q", got, known[n-1])
+	}
+	press(t, f, "ctrl+u", "reg/")
+	seen = nil
+	for range 3 {
+		press(t, f, "ctrl+n")
+		seen = append(seen, image())
+	}
+	if want := []string{"reg/a:1", "reg/b:1", "reg/a:1"}; !slices.Equal(seen, want) {
+		t.Errorf("ctrl+n after typing reg/ put %v, want %v", seen, want)
+	}
+	press(t, f, "ctrl+p")
+	if got := image(); got != "reg/b:1" {
+		t.Errorf("ctrl+p after typing reg/: %q, want reg/b:1", got)
+	}
+	press(t, f, "x")
+	if got := image(); got != "reg/b:1x" {
+		t.Errorf("typing after a known value: %q", got)
 	}
 }

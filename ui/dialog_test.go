@@ -18,6 +18,8 @@ var namedKeys = map[string]tea.KeyMsg{
 	"ctrl+c":    {Type: tea.KeyCtrlC},
 	"ctrl+u":    {Type: tea.KeyCtrlU},
 	"ctrl+s":    {Type: tea.KeyCtrlS},
+	"ctrl+n":    {Type: tea.KeyCtrlN},
+	"ctrl+p":    {Type: tea.KeyCtrlP},
 	"right":     {Type: tea.KeyRight},
 	"alt+y":     {Type: tea.KeyRunes, Runes: []rune("y"), Alt: true},
 }

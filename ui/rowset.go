@@ -36,7 +36,11 @@ type rowset struct {
 	// natural is each column's widest cell, an upper bound: replacing rows
 	// only widens it, a merge measures it again.
 	natural [nSandboxCols]int
-	tally   tally // the header's counts over the rows
+	// severalNS: the rows are of more than one namespace, so that only the
+	// NAMESPACE column tells apart rows of the same name. A replaced row
+	// keeps its Key, and so its namespace: only a merge changes this.
+	severalNS bool
+	tally     tally // the header's counts over the rows
 }
 
 // rowEvents is what one update did to the rows. Indexes in added and
@@ -266,6 +270,7 @@ func (s *rowset) merge(fleets []Fleet, nsScope string, multi bool) rowEvents {
 	batch := keyWriter{keys: keys, sets: keyBytes} // the keys of new and replaced rows
 	paired := make([]bool, len(oldParts))
 	var nat [nSandboxCols]int
+	severalNS := false
 	for p, f := range fleets {
 		i, end, discChanged := 0, 0, false // the old rows of the same context: oldRows[i:end]
 		if q := slices.IndexFunc(oldParts, func(o Fleet) bool { return o.Context == f.Context }); q >= 0 && !paired[q] {
@@ -275,6 +280,7 @@ func (s *rowset) merge(fleets []Fleet, nsScope string, multi bool) rowEvents {
 		disc, prefix := s.discs[p], keyPrefix(contextIf(multi, f))
 		for j := starts[p]; j < starts[p+1]; j++ {
 			sb := rows[j]
+			severalNS = severalNS || sb.Namespace() != rows[0].Namespace()
 			for i < end && oldRows[i] != sb && oldRows[i].Key < sb.Key {
 				drop(i)
 				i++
@@ -325,6 +331,7 @@ func (s *rowset) merge(fleets []Fleet, nsScope string, multi bool) rowEvents {
 		s.stale = 0
 	}
 	s.sandboxes, s.widths, s.keys, s.keyBytes, s.natural, s.starts = rows, widths, keys, keyBytes, nat, starts
+	s.severalNS = severalNS
 	return ev
 }
 

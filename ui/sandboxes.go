@@ -563,9 +563,9 @@ func cutName(name string, n int) string {
 var sortColumn = map[query.SortKey]int{query.SortName: colSandbox, query.SortAge: colAge,
 	query.SortState: colState, query.SortRestarts: colRestarts}
 
-// compactBelow is the terminal width under which the table shows short
-// ids: full UUIDs in SANDBOX, POD and IDENTITY take over a hundred columns
-// and push AGE and NOTICES off an 80-column screen.
+// compactBelow is the terminal width under which the table always shows
+// short ids: full UUIDs in SANDBOX, POD and IDENTITY take over a hundred
+// columns and push AGE and NOTICES off an 80-column screen.
 const compactBelow = 160
 
 // compactCols are sandboxCols for a narrow terminal: the id columns capped
@@ -576,45 +576,112 @@ var compactCols = func() []column {
 	return cols
 }()
 
+// luxuries are the columns that compactCols narrow, in the order they are
+// given their whole width back once every column that fits with short ids
+// is placed: the notices first (they are not ids), then the ids.
+var luxuries = [...]int{colNotices, colSandbox, colPod, colIdentity}
+
+// sandboxLayout is the columns of the table at one width, and which of the
+// id columns show whole ids.
+type sandboxLayout struct {
+	cols                         []column // with the CONTEXT column first when multi
+	keep, widths                 []int
+	nameLen                      int  // how much of a name a cut SANDBOX or POD shows
+	wholeName, wholePod, wholeID bool // SANDBOX, POD, IDENTITY uncut
+}
+
+// layoutColumns chooses the columns for width. The columns are chosen with
+// short ids, so that a wider terminal never shows fewer columns than a
+// narrower one; whole ids are the luxury taken only with the room left
+// once those columns are placed (wide, ctrl+w, takes every column whole).
+func (v *sandboxesView) layoutColumns(width, from, to int) sandboxLayout {
+	base := slices.Clone(sandboxCols)
+	if sc, ok := sortColumn[v.sort.Key]; ok {
+		// The column the table is sorted by is never the one dropped.
+		base[sc].Drop = 0
+	}
+	if v.rows.severalNS {
+		// Rows of several namespaces may share a name: which namespace a
+		// row is in is never the column dropped.
+		base[colNamespace].Drop = 0
+	}
+	if v.wide {
+		// Wide shows every column (the line is cut at the edge).
+		for i := range base {
+			base[i].Drop = 0
+		}
+	}
+	natural := v.rows.natural[:]
+	if natural[colClaim] == 0 {
+		// No sandbox in view is claimed: a column of dashes says nothing.
+		base[colClaim].Hidden = true
+	}
+	off := 0
+	if v.rows.multi {
+		// Several contexts: which cluster a row is in comes first, and is
+		// never the column dropped.
+		base = append([]column{contextCol}, base...)
+		natural = append([]int{contextWidth(v.rows.parts)}, natural...)
+		off = 1
+	}
+	if v.wide {
+		keep, widths := layout(base, natural, width)
+		return sandboxLayout{cols: base, keep: keep, widths: widths, wholeName: true, wholePod: true, wholeID: true}
+	}
+	// Names as short as the rows on screen allow and no shorter: the
+	// shortest prefix that tells each from the others.
+	l := sandboxLayout{cols: slices.Clone(base), nameLen: v.uniqueNameLen(from, to)}
+	for _, ci := range luxuries {
+		l.cols[off+ci].Max = compactCols[ci].Max
+	}
+	l.cols[off+colSandbox].Max = max(l.nameLen+1, len(sandboxCols[colSandbox].Title))
+	l.cols[off+colPod].Max = max(l.nameLen+1+len("-0"), len(sandboxCols[colPod].Title))
+	l.keep, l.widths = layout(l.cols, natural, width)
+	if width < compactBelow {
+		return l
+	}
+	slack := width
+	for _, w := range l.widths {
+		slack -= w + 1
+	}
+	for _, ci := range luxuries {
+		j := slices.Index(l.keep, off+ci)
+		if j < 0 {
+			continue
+		}
+		whole := max(min(natural[off+ci], base[off+ci].Max), len(base[off+ci].Title))
+		extra := whole - l.widths[j]
+		if extra <= 0 {
+			extra = 0
+		} else if extra > slack {
+			if ci != colNotices {
+				continue // an id cut short is the short id, or nothing
+			}
+			extra = slack // notices cut further on are still read from the left
+		}
+		l.widths[j] += extra
+		l.cols[off+ci].Max = base[off+ci].Max
+		slack -= extra
+		switch ci {
+		case colSandbox:
+			l.wholeName = true
+		case colPod:
+			l.wholePod = true
+		case colIdentity:
+			l.wholeID = true
+		}
+	}
+	return l
+}
+
 func (v *sandboxesView) render(c *shared, width, height int) string {
 	v.pageLines = height - 1
 	rowsH := height - 1
 	n := v.lines(len(v.visible))
 	v.offset = window(v.cursor, v.offset, rowsH, n)
 	end := min(n, v.offset+rowsH)
-	cols, compact := sandboxCols, width < compactBelow && !v.wide
-	nameLen := 0
-	if compact {
-		// Names as short as the rows on screen allow and no shorter: the
-		// shortest prefix that tells each from the others.
-		nameLen = v.uniqueNameLen(v.offset, end)
-		cols = slices.Clone(compactCols)
-		cols[colSandbox].Max = max(nameLen+1, len(cols[colSandbox].Title))
-		cols[colPod].Max = max(nameLen+1+len("-0"), len(cols[colPod].Title))
-	}
-	if sc, ok := sortColumn[v.sort.Key]; v.wide || (ok && cols[sc].Drop > 0) {
-		// Wide shows every column (the line is cut at the edge); otherwise
-		// the column the table is sorted by is never the one dropped.
-		cols = slices.Clone(cols)
-		for i := range cols {
-			if v.wide || i == sc {
-				cols[i].Drop = 0
-			}
-		}
-	}
-	natural := v.rows.natural[:]
-	if natural[colClaim] == 0 {
-		// No sandbox in view is claimed: a column of dashes says nothing.
-		cols = slices.Clone(cols)
-		cols[colClaim].Hidden = true
-	}
-	if v.rows.multi {
-		// Several contexts: which cluster a row is in comes first, and is
-		// never the column dropped.
-		cols = append([]column{contextCol}, cols...)
-		natural = append([]int{contextWidth(v.rows.parts)}, natural...)
-	}
-	keep, widths := layout(cols, natural, width)
+	l := v.layoutColumns(width, v.offset, end)
+	cols, keep, widths := l.cols, l.keep, l.widths
 	var b strings.Builder
 	var titles [nSandboxCols + 1]string // the CONTEXT column too; an array, not garbage per frame
 	head := titles[:len(cols)]
@@ -637,14 +704,18 @@ func (v *sandboxesView) render(c *shared, width, height int) string {
 		cells := sandboxCells(sb, disc)
 		cells[colAge] = c.drawAge(now, sb.CreatedAt())
 		cells[colClaim] = textsafe.OrDash(cells[colClaim])
-		if compact {
-			cells[colSandbox] = cutName(sb.Name(), nameLen)
-			if pod := cells[colPod]; strings.HasPrefix(pod, sb.Name()) {
-				// The Pod's index (-0) stays: it tells the Pods apart.
-				cells[colPod] = cutName(sb.Name(), nameLen) + pod[len(sb.Name()):]
-			} else {
-				cells[colPod] = shortIDs(pod)
-			}
+		if !l.wholeName {
+			cells[colSandbox] = cutName(sb.Name(), l.nameLen)
+		}
+		switch pod := cells[colPod]; {
+		case l.wholePod:
+		case strings.HasPrefix(pod, sb.Name()):
+			// The Pod's index (-0) stays: it tells the Pods apart.
+			cells[colPod] = cutName(sb.Name(), l.nameLen) + pod[len(sb.Name()):]
+		default:
+			cells[colPod] = shortIDs(pod)
+		}
+		if !l.wholeID {
 			cells[colIdentity] = shortIDs(cells[colIdentity])
 		}
 		line := cells[:]

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/mattn/go-runewidth"
@@ -111,16 +112,35 @@ func renderCells(b *strings.Builder, cells []string, cols []column, keep, widths
 }
 
 // fitLine pads or cuts s to exactly w cells (plain text only: any control
-// character in s, which came from the fleet, is shown, not obeyed).
+// character in s, which came from the fleet, is shown, not obeyed). Cells
+// are counted as the screen counts them when it cuts a line at the edge
+// (by grapheme, ansi's measure): runewidth counts an emoji with its
+// variation selector, or a flag, a cell short, and a line it fitted went
+// a cell past the edge, which cut the last cell of the line, the header's
+// DEMO badge.
 func fitLine(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
 	s = textsafe.Line(s)
-	if runewidth.StringWidth(s) > w {
-		return runewidth.Truncate(s, w, "…")
+	n := len(s) // an ASCII line, the usual one, is as wide as it is long
+	if !isASCII(s) {
+		n = ansi.StringWidth(s)
 	}
-	return runewidth.FillRight(s, w)
+	if n > w {
+		s = ansi.Truncate(s, w, "…")
+		n = ansi.StringWidth(s) // a wide character cut leaves a cell
+	}
+	return s + strings.Repeat(" ", w-n)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // window returns the first visible row so that cursor stays on screen.

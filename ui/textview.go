@@ -21,6 +21,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/mattn/go-runewidth"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
@@ -650,15 +651,42 @@ func formatEvents(evs []corev1.Event, c *shared) []string {
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return forensics.EventLast(&evs[i]).Before(forensics.EventLast(&evs[j])) })
 	now := c.now()
-	out := make([]string, 0, len(evs)+1)
-	out = append(out, fmt.Sprintf("%-6s %-8s %-22s %-28s %s", "AGE", "TYPE", "REASON", "OBJECT", "MESSAGE"))
-	for _, e := range evs {
-		obj := strings.ToLower(e.InvolvedObject.Kind) + "/" + e.InvolvedObject.Name
-		msg := strings.ReplaceAll(e.Message, "\n", " ")
-		if e.Count > 1 {
-			msg += fmt.Sprintf(" (x%d)", e.Count)
+	// Each column as wide as its widest cell, so that an object named by a
+	// UUID (batchsandbox/…, 49 cells) does not run into the message; a
+	// cell past the column's cap is cut with a mark, as the tables cut.
+	head := [...]string{"AGE", "TYPE", "REASON", "OBJECT"}
+	caps := [...]int{6, 8, 32, 64}
+	var widths [len(head)]int
+	for i, h := range head {
+		widths[i] = len(h)
+	}
+	cells := make([][len(head)]string, len(evs))
+	msgs := make([]string, len(evs))
+	for i := range evs {
+		e := &evs[i]
+		cells[i] = [...]string{age(now, forensics.EventLast(e)), e.Type, e.Reason,
+			strings.ToLower(e.InvolvedObject.Kind) + "/" + e.InvolvedObject.Name}
+		for k, cell := range cells[i] {
+			widths[k] = max(widths[k], min(runewidth.StringWidth(textsafe.Line(cell)), caps[k]))
 		}
-		out = append(out, textsafe.Line(fmt.Sprintf("%-6s %-8s %-22s %-28s %s", age(now, forensics.EventLast(&e)), e.Type, e.Reason, obj, msg)))
+		msgs[i] = strings.ReplaceAll(e.Message, "\n", " ")
+		if e.Count > 1 {
+			msgs[i] += fmt.Sprintf(" (x%d)", e.Count)
+		}
+	}
+	line := func(cells [len(head)]string, msg string) string {
+		var b strings.Builder
+		for k, cell := range cells {
+			b.WriteString(fitLine(cell, widths[k]))
+			b.WriteByte(' ')
+		}
+		b.WriteString(textsafe.Line(msg))
+		return b.String()
+	}
+	out := make([]string, 0, len(evs)+1)
+	out = append(out, line(head, "MESSAGE"))
+	for i := range evs {
+		out = append(out, line(cells[i], msgs[i]))
 	}
 	return out
 }
