@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -88,6 +89,19 @@ func podLog(s *sim.Sim, ns, name string, opts *corev1.PodLogOptions) ([]byte, in
 		st.APIVersion, st.Kind = "v1", "Status"
 		b, _ := json.Marshal(st) //nolint:errchkjson // a Status always marshals
 		return b, http.StatusBadRequest
+	}
+	// The window (the TUI's 1-6 keys) is the simulation's clock's, which
+	// stamps the lines; the tail is of what the window keeps, as the
+	// kubelet's.
+	var from time.Time
+	switch {
+	case opts.SinceTime != nil:
+		from = opts.SinceTime.Time
+	case opts.SinceSeconds != nil:
+		from = s.Now().Add(-time.Duration(*opts.SinceSeconds) * time.Second)
+	}
+	if !from.IsZero() {
+		lines = slices.DeleteFunc(slices.Clone(lines), func(l sim.LogLine) bool { return l.At.Before(from) })
 	}
 	if opts.TailLines != nil && int64(len(lines)) > *opts.TailLines {
 		lines = lines[int64(len(lines))-*opts.TailLines:]

@@ -77,3 +77,51 @@ func TestDemoPodsHaveLogsAndEvents(t *testing.T) {
 	}
 	t.Logf("%d running agent sandboxes with logs and events, %d with a previous log", running, restarted)
 }
+
+// A log read for the last seconds (the TUI's 1-6 keys) holds only the
+// lines the simulation stamped within them: the window was ignored and a
+// "last 1m" view showed lines of a quarter of an hour before.
+func TestDemoLogWindow(t *testing.T) {
+	ctx := t.Context()
+	d, w := startWatched(t, 3)
+	in := kube.NewInspector(d.Clients, nil)
+	read := func(sb *model.Sandbox, since *int64) []time.Time {
+		var b bytes.Buffer
+		if err := in.Logs(ctx, sb, kube.LogOptions{Timestamps: true, SinceSeconds: since}, &b); err != nil {
+			t.Fatalf("log of %s: %v", sb.Key, err)
+		}
+		var stamps []time.Time
+		for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+			if line == "" {
+				continue // an empty window
+			}
+			first, _, _ := strings.Cut(line, " ")
+			at, err := time.Parse(time.RFC3339Nano, first)
+			if err != nil {
+				t.Fatalf("log of %s: line %q: %v", sb.Key, line, err)
+			}
+			stamps = append(stamps, at)
+		}
+		return stamps
+	}
+	minute := int64(60)
+	cut := 0
+	for _, sb := range w.Fleet().Snapshot().Sandboxes() {
+		if !runningAgent(sb) {
+			continue
+		}
+		all, recent := read(sb, nil), read(sb, &minute)
+		from := d.Sim.Now().Add(-time.Minute)
+		for _, at := range recent {
+			if at.Before(from) {
+				t.Fatalf("%s: the last minute's log holds a line of %s (the window starts %s)", sb.Key, at, from)
+			}
+		}
+		if len(recent) < len(all) {
+			cut++
+		}
+	}
+	if cut == 0 {
+		t.Fatal("no running sandbox had a line older than a minute: the window was never tested")
+	}
+}
