@@ -18,6 +18,7 @@ import (
 	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
 )
 
 type execFlags struct {
@@ -210,9 +211,15 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		return fail(err)
 	}
 	defer conn.Close()
-	x, keys, err := conn.ManyExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, fanOutSelection(g, f), f.syncTimeout)
+	sel := fanOutSelection(g, f)
+	x, keys, err := conn.ManyExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, sel, f.syncTimeout)
 	if err != nil {
 		return fail(unreachedRefusal(err))
+	}
+	if len(keys) == 0 {
+		// A fan-out that ran nowhere is not a success: a mistyped pool or
+		// selector would otherwise pass a script's check unseen.
+		return fail(noTargets(sel))
 	}
 	var mu sync.Mutex
 	tally := x.RunMany(ctx, keys, execute.Request{Via: via, Container: f.container, Command: command, Timeout: f.timeout}, f.maxParallel,
@@ -228,6 +235,21 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		return exitWith(execExitRefused)
 	}
 	return nil
+}
+
+// noTargets is the refusal of a fan-out whose selection matched no
+// sandbox: NOT_FOUND, naming what was looked for and where.
+func noTargets(sel kube.SelectOptions) error {
+	where := "in namespace " + sel.Namespace
+	if sel.Namespace == "" {
+		where = "in any namespace"
+	}
+	if sel.Pool != "" {
+		return refusal.New(refusal.CodeNotFound, fmt.Sprintf("no sandbox of pool %q %s: nothing ran", sel.Pool, where), false,
+			model.Evidence{Kind: model.Observed, Text: fmt.Sprintf("listed no BatchSandbox of a Pool %q and no member or claimed Sandbox of a warm pool %q %s", sel.Pool, sel.Pool, where)})
+	}
+	return refusal.New(refusal.CodeNotFound, fmt.Sprintf("no sandbox matches --selector %q %s: nothing ran", sel.Selector, where), false,
+		model.Evidence{Kind: model.Observed, Text: fmt.Sprintf("listed no sandbox matching %q %s", sel.Selector, where)})
 }
 
 // Exit codes of `sandscope exec` besides the command's own (README).
