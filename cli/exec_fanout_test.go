@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -26,5 +28,63 @@ func TestExecFanOutToNothingIsNotFound(t *testing.T) {
 				t.Errorf("error %v, want NOT_FOUND, executed no", e)
 			}
 		})
+	}
+}
+
+// --all-of-pool of an agent-sandbox warm pool runs on its Sandboxes: its
+// free members and its claims' Sandboxes (the README's Exec section), the
+// ones get lists with that pool or a claim made on it.
+func TestExecAllOfWarmPool(t *testing.T) {
+	const pool = "agents-warm"
+	var sbs struct {
+		Items []struct {
+			Pool     string `json:"pool"`
+			Metadata struct{ Name, Namespace string }
+		}
+	}
+	var claims struct {
+		Items []struct {
+			WarmPool string `json:"warmPool"`
+			Sandbox  string `json:"sandbox"`
+			Metadata struct{ Namespace string }
+		}
+	}
+	for _, q := range []struct {
+		what string
+		into any
+	}{{"sandboxes", &sbs}, {"claims", &claims}} {
+		r := clitest.Run(Main, "", "--demo", "get", q.what, "-A", "-o", "json")
+		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), q.into) != nil {
+			t.Fatalf("get %s: exit %d, stderr %s", q.what, r.Code, r.Stderr)
+		}
+	}
+	want := map[string]bool{}
+	members, claimed := 0, 0
+	for _, s := range sbs.Items {
+		if s.Pool == pool {
+			want[s.Metadata.Namespace+"/"+s.Metadata.Name] = true
+			members++
+		}
+	}
+	for _, c := range claims.Items {
+		if c.WarmPool == pool && c.Sandbox != "" {
+			want[c.Metadata.Namespace+"/"+c.Sandbox] = true
+			claimed++
+		}
+	}
+	if members == 0 || claimed == 0 {
+		t.Fatalf("the demo's warm pool %s has %d free members and %d bound claims; the test wants both", pool, members, claimed)
+	}
+	for _, ns := range [][]string{nil, {"-n", "sandboxes"}} {
+		args := append(append([]string{"--demo", "exec"}, ns...), "--all-of-pool", pool, "-o", "jsonl", "--", "hostname")
+		r := clitest.Run(Main, "", args...)
+		got := map[string]bool{}
+		for _, l := range clitest.JSONLines(t, r.Stdout) {
+			key, _ := l["sandbox"].(string) // agent/NS/NAME
+			got[strings.TrimPrefix(key, "agent/")] = true
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%v: exit %d, ran on %v; want %v (stderr %s)", args, r.Code, got, want, r.Stderr)
+		}
 	}
 }
