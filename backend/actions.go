@@ -98,7 +98,21 @@ func (c *Conn) LookupExecutor(ctx context.Context, o ExecOptions, syncTimeout ti
 			return nil, "", fmt.Errorf("reading the demo fleet: %w", err)
 		}
 		o.Fleet = w.Fleet().Snapshot
-		return c.Executor(o), ns, nil
+		x := c.execOptions(o)
+		if ns != "" {
+			// The fleet is watched in -n only: a name not found there is
+			// looked for in every namespace, so NOT_FOUND can say where it is.
+			x.Elsewhere = func(ctx context.Context, _ string) (*fleet.Snapshot, error) {
+				wctx, cancel := context.WithTimeout(ctx, syncTimeout)
+				defer cancel()
+				all := c.Watch(wctx, "", nil)
+				if err := all.WaitForSync(wctx); err != nil {
+					return nil, err
+				}
+				return all.Fleet().Snapshot(), nil
+			}
+		}
+		return execute.New(x), ns, nil
 	}
 	x := c.execOptions(o)
 	lookup := kube.LookupOptions{PodSelector: c.env.opts.PodSelector, StuckAfter: c.env.opts.StuckAfter}

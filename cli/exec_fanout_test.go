@@ -88,3 +88,23 @@ func TestExecAllOfWarmPool(t *testing.T) {
 		}
 	}
 }
+
+// otherDemoNamespace is a namespace of the demo fleet other than ns.
+func otherDemoNamespace(ns string) string {
+	if ns == "eval" {
+		return "sandboxes"
+	}
+	return "eval"
+}
+
+// A sandbox exec'd in a namespace that lacks it is NOT_FOUND naming the
+// namespace that holds it (the README's Exec section), though the demo's
+// one-shot exec reads only -n's namespace to run.
+func TestExecDemoNotFoundNamesWhereItIs(t *testing.T) {
+	ns, sandbox, _ := steadyDemoSandbox(t)
+	r := clitest.Run(Main, "", "--demo", "exec", "-n", otherDemoNamespace(ns), sandbox, "--", "hostname")
+	e := r.ErrorObject(t, "code", "message", "executed")
+	if r.Code != execExitRefused || e["code"] != refusal.CodeNotFound || !strings.Contains(e["message"].(string), "in namespace "+ns) {
+		t.Errorf("exit %d, error %v; want 125, NOT_FOUND naming namespace %s", r.Code, e, ns)
+	}
+}

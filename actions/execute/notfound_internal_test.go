@@ -1,0 +1,74 @@
+package execute
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/model"
+	"github.com/sandscope/sandscope/model/fleet"
+)
+
+// noPods is a cluster in which every live read finds nothing.
+type noPods struct{}
+
+func (noPods) LivePod(_ context.Context, _, name string) (*corev1.Pod, error) {
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
+}
+
+func (noPods) PodsWithIP(context.Context, string, string) ([]corev1.Pod, bool, error) {
+	return nil, false, nil
+}
+
+func (noPods) LiveBatchSandbox(_ context.Context, _, name string) (*model.BatchSandbox, error) {
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "batchsandboxes"}, name)
+}
+
+// elsewhereFleet is a synced snapshot of namespace eval: sandbox web, its
+// Pod web-0, and a bare Pod loose.
+func elsewhereFleet() *fleet.Snapshot {
+	pod := &model.Pod{ObjectMeta: model.ObjectMeta{Namespace: "eval", Name: "web-0", UID: "u1"}}
+	loose := &model.Pod{ObjectMeta: model.ObjectMeta{Namespace: "eval", Name: "loose", UID: "u2"}}
+	sb := &model.Sandbox{Key: "bsbx/eval/web", Meta: &model.ObjectMeta{Namespace: "eval", Name: "web"},
+		Slots: []model.Slot{{PodName: "web-0", BoundUID: "u1", RecordedIP: "10.0.0.1", Pod: pod, Identity: model.IdentityOK}}}
+	return fleet.NewSnapshot(1, model.SourceStatus{Synced: true}, []*model.Sandbox{sb}, []*model.Pod{pod, loose}, nil)
+}
+
+// notFoundIn runs ref in namespace through the check before dispatch and
+// returns its refusal, which must be NOT_FOUND, executed no.
+func notFoundIn(t *testing.T, x *Executor, namespace, ref string) *refusal.Error {
+	t.Helper()
+	_, _, _, _, _, err := x.admit(context.Background(), Request{Namespace: namespace, Ref: ref, Command: []string{"id"}}, ViaKube)
+	e := asError(err)
+	if e == nil || e.Code != refusal.CodeNotFound || e.Executed != refusal.ExecutedNo {
+		t.Fatalf("%s in %s: %v, want NOT_FOUND, executed no", ref, namespace, err)
+	}
+	return e
+}
+
+// A sandbox name not in -n's namespace is NOT_FOUND naming the namespaces
+// that hold it, whether the fleet read is of every namespace (the TUI) or
+// of -n's only (the demo's one-shot exec, which reads the others through
+// Elsewhere).
+func TestNotFoundNamesTheNamespacesThatHoldTheSandbox(t *testing.T) {
+	empty := fleet.NewSnapshot(1, model.SourceStatus{Synced: true}, nil, nil, nil)
+	for name, x := range map[string]*Executor{
+		"watched everywhere": New(Options{Cluster: noPods{}, Snapshot: elsewhereFleet}),
+		"watched in -n": New(Options{Cluster: noPods{}, Snapshot: func() *fleet.Snapshot { return empty },
+			Elsewhere: func(context.Context, string) (*fleet.Snapshot, error) { return elsewhereFleet(), nil }}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if e := notFoundIn(t, x, "sandboxes", "web"); !strings.Contains(e.Message, "namespace eval") {
+				t.Errorf("message %q does not name namespace eval", e.Message)
+			}
+			if e := notFoundIn(t, x, "sandboxes", "nosuch"); strings.Contains(e.Message, "eval") {
+				t.Errorf("a name held nowhere: message %q names a namespace", e.Message)
+			}
+		})
+	}
+}
