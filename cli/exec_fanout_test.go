@@ -97,14 +97,18 @@ func otherDemoNamespace(ns string) string {
 	return "eval"
 }
 
-// A sandbox exec'd in a namespace that lacks it is NOT_FOUND naming the
-// namespace that holds it (the README's Exec section), though the demo's
-// one-shot exec reads only -n's namespace to run.
+// A sandbox (or pod/NAME) exec'd in a namespace that lacks it is NOT_FOUND
+// naming the namespace that holds it (the README's Exec section), though
+// the demo's one-shot exec reads only -n's namespace to run.
 func TestExecDemoNotFoundNamesWhereItIs(t *testing.T) {
-	ns, sandbox, _ := steadyDemoSandbox(t)
-	r := clitest.Run(Main, "", "--demo", "exec", "-n", otherDemoNamespace(ns), sandbox, "--", "hostname")
-	e := r.ErrorObject(t, "code", "message", "executed")
-	if r.Code != execExitRefused || e["code"] != refusal.CodeNotFound || !strings.Contains(e["message"].(string), "in namespace "+ns) {
-		t.Errorf("exit %d, error %v; want 125, NOT_FOUND naming namespace %s", r.Code, e, ns)
+	ns, sandbox, pod := steadyDemoSandbox(t)
+	// pod/NAME too: a Pod nobody saw in that namespace is not found there,
+	// not gone from it.
+	for _, ref := range []string{sandbox, "pod/" + pod} {
+		r := clitest.Run(Main, "", "--demo", "exec", "-n", otherDemoNamespace(ns), ref, "--", "hostname")
+		e := r.ErrorObject(t, "code", "message", "executed")
+		if r.Code != execExitRefused || e["code"] != refusal.CodeNotFound || !strings.Contains(e["message"].(string), "in namespace "+ns) {
+			t.Errorf("%s: exit %d, error %v; want 125, NOT_FOUND naming namespace %s", ref, r.Code, e, ns)
+		}
 	}
 }

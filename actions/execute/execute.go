@@ -278,6 +278,14 @@ func (x *Executor) admit(ctx context.Context, req Request, via Via) (Target, *fl
 	if err != nil {
 		return Target{}, nil, Verdict{}, nil, took, err
 	}
+	if live == nil && target.byPod && target.UID == "" {
+		// Neither the model nor the caller ever saw this Pod here: it is
+		// not gone, it was never found (perhaps in another namespace).
+		e := asError(refusal.New(refusal.CodeNotFound, fmt.Sprintf("no pod %q in namespace %s", target.Pod, target.Namespace), false,
+			observed("API server: pod %s not found", target.podRef())))
+		x.elsewhere(ctx, target.Namespace, req.Ref, e)
+		return Target{}, nil, Verdict{}, nil, took, e
+	}
 	if !before.OK() {
 		return Target{}, nil, Verdict{}, nil, took, refusal.New(before.Code(), before.Message(), before.Retryable(), append(before.Evidence, target.hints...)...)
 	}

@@ -72,3 +72,29 @@ func TestNotFoundNamesTheNamespacesThatHoldTheSandbox(t *testing.T) {
 		})
 	}
 }
+
+// pod/NAME of a Pod nobody saw in -n's namespace is NOT_FOUND naming the
+// namespaces that hold a Pod of that name, not POD_GONE: nothing says it
+// ever existed there. A Pod the model bound (or the caller's --expect-uid
+// names) that the API server no longer has is gone.
+func TestPodRefNotFoundIsNotGone(t *testing.T) {
+	x := New(Options{Cluster: noPods{}, Snapshot: elsewhereFleet})
+	for _, pod := range []string{"pod/loose", "pod/web-0"} {
+		if e := notFoundIn(t, x, "sandboxes", pod); !strings.Contains(e.Message, "namespace eval") {
+			t.Errorf("%s: message %q does not name namespace eval", pod, e.Message)
+		}
+	}
+	if e := notFoundIn(t, x, "sandboxes", "pod/nosuch"); strings.Contains(e.Message, "eval") {
+		t.Errorf("a Pod held nowhere: message %q names a namespace", e.Message)
+	}
+	for _, req := range []Request{
+		{Namespace: "eval", Ref: "pod/loose"},                   // the model bound it
+		{Namespace: "sandboxes", Ref: "pod/x", ExpectUID: "u9"}, // the caller recorded it
+	} {
+		req.Command = []string{"id"}
+		_, _, _, _, _, err := x.admit(context.Background(), req, ViaKube)
+		if e := asError(err); e == nil || e.Code != CodePodGone {
+			t.Errorf("%s in %s (uid %q): %v, want POD_GONE", req.Ref, req.Namespace, req.ExpectUID, err)
+		}
+	}
+}
