@@ -129,6 +129,9 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	if shell && !(f.stdin && f.tty) {
 		return usage("no command given after -- (use -i -t without a command for a shell)")
 	}
+	if err := execute.CheckExpectIP(f.expectIP); err != nil {
+		return fail(err) // before connecting: a usage error reads nothing
+	}
 	if g.ReadOnly {
 		// Refused by the action itself, before any connection.
 		_, err := execute.New(execute.Options{ReadOnly: true}).Run(ctx, execute.Request{Ref: ref, Command: []string{"-"}})

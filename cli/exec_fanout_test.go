@@ -112,3 +112,14 @@ func TestExecDemoNotFoundNamesWhereItIs(t *testing.T) {
 		}
 	}
 }
+
+// --expect-ip that is no IP address is a usage error: exit 2, USAGE in the
+// JSON error object, as exec's other usage errors.
+func TestExecExpectIPNotAnIP(t *testing.T) {
+	ns, sandbox, _ := steadyDemoSandbox(t)
+	r := clitest.Run(Main, "", "--demo", "exec", "-n", ns, sandbox, "--expect-ip", "notanip", "--", "hostname")
+	e := r.ErrorObject(t, "code", "message", "retryable", "executed", "evidence")
+	if r.Code != ExitUsage || e["code"] != refusal.CodeUsage || e["executed"] != "no" {
+		t.Errorf("exit %d, error %v; want 2, USAGE", r.Code, e)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -298,6 +299,9 @@ func (x *Executor) admit(ctx context.Context, req Request, via Via) (Target, *fl
 
 // resolve finds the target and the snapshot its identity was read from.
 func (x *Executor) resolve(ctx context.Context, req Request) (Target, *fleet.Snapshot, error) {
+	if err := CheckExpectIP(req.ExpectIP); err != nil {
+		return Target{}, nil, err
+	}
 	var snap *fleet.Snapshot
 	if x.opts.Snapshot != nil {
 		snap = x.opts.Snapshot()
@@ -332,6 +336,19 @@ func (x *Executor) resolve(ctx context.Context, req Request) (Target, *fleet.Sna
 	}
 	t.ExpectIP = req.ExpectIP
 	return t, snap, nil
+}
+
+// CheckExpectIP refuses (USAGE) an --expect-ip that is not an IP address:
+// no Pod could ever match it, and refusing it later as IP_STALE would blame
+// the Pod for the caller's typo.
+func CheckExpectIP(ip string) error {
+	if ip == "" {
+		return nil
+	}
+	if _, err := netip.ParseAddr(ip); err != nil {
+		return refusal.New(refusal.CodeUsage, fmt.Sprintf("--expect-ip %q is not an IP address", ip), false)
+	}
+	return nil
 }
 
 // elsewhere adds to a NOT_FOUND in namespace the namespaces that do hold

@@ -98,3 +98,18 @@ func TestPodRefNotFoundIsNotGone(t *testing.T) {
 		}
 	}
 }
+
+// An --expect-ip that is no IP address is the caller's usage error, refused
+// before the target is read, not IP_STALE blamed on the Pod.
+func TestExpectIPNotAnIPIsUsage(t *testing.T) {
+	x := New(Options{Cluster: noPods{}, Snapshot: elsewhereFleet})
+	_, _, _, _, _, err := x.admit(context.Background(), Request{Namespace: "eval", Ref: "web", Command: []string{"id"}, ExpectIP: "notanip"}, ViaKube)
+	if e := asError(err); e == nil || e.Code != refusal.CodeUsage || e.Executed != refusal.ExecutedNo {
+		t.Errorf("--expect-ip notanip: %v, want USAGE, executed no", err)
+	}
+	for _, ip := range []string{"10.0.0.1", "fd00::1"} {
+		if err := CheckExpectIP(ip); err != nil {
+			t.Errorf("--expect-ip %s: %v", ip, err)
+		}
+	}
+}
