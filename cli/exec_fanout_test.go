@@ -123,3 +123,29 @@ func TestExecExpectIPNotAnIP(t *testing.T) {
 		t.Errorf("exit %d, error %v; want 2, USAGE", r.Code, e)
 	}
 }
+
+// Every exec usage error, cobra's own (arguments, flags) and the root's
+// checks included, is the JSON error object with code USAGE and exit 2:
+// a program reading exec's stderr meets one shape (the README's commands
+// table).
+func TestExecUsageErrorsAreJSON(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"X", "--bogus", "--", "x"},
+		{"X", "--timeout", "soon", "--", "x"},
+		{"X", "--context", "a,b", "--", "x"},
+		{"X", "--image-checks", "bogus", "--", "x"},
+		{"X", "Y", "--", "x"},
+		{"X", "-o", "jsonl", "--", "x"},
+		{"X", "--all-of-pool", "p", "--", "x"},
+		{"X", "--via", "bogus", "--", "x"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := clitest.Run(Main, "", append([]string{"--demo", "exec"}, args...)...)
+			e := r.ErrorObject(t, "code", "message", "retryable", "executed", "evidence")
+			if r.Code != ExitUsage || e["code"] != refusal.CodeUsage || e["executed"] != "no" {
+				t.Errorf("exit %d, error %v; want 2, USAGE", r.Code, e)
+			}
+		})
+	}
+}
