@@ -102,7 +102,21 @@ func (c *Conn) LookupExecutor(ctx context.Context, o ExecOptions, syncTimeout ti
 			return nil, "", fmt.Errorf("reading the demo fleet: %w", err)
 		}
 		o.Fleet = w.Fleet().Snapshot
-		return c.Executor(o), ns, nil
+		x := c.execOptions(o)
+		if ns != "" {
+			// The fleet is watched in -n only: a name not found there is
+			// looked for in every namespace, so NOT_FOUND can say where it is.
+			x.Elsewhere = func(ctx context.Context, _ string) (*fleet.Snapshot, error) {
+				wctx, cancel := context.WithTimeout(ctx, syncTimeout)
+				defer cancel()
+				all := c.Watch(wctx, "", nil)
+				if err := all.WaitForSync(wctx); err != nil {
+					return nil, err
+				}
+				return all.Fleet().Snapshot(), nil
+			}
+		}
+		return execute.New(x), ns, nil
 	}
 	x := c.execOptions(o)
 	lookup := kube.LookupOptions{PodSelector: c.env.opts.PodSelector, StuckAfter: c.env.opts.StuckAfter}
@@ -148,13 +162,25 @@ func (c *Conn) ManyExecutor(ctx context.Context, o ExecOptions, sel kube.SelectO
 		return nil, nil, fmt.Errorf("reading the demo fleet: %w", err)
 	}
 	snap := w.Fleet().Snapshot()
+	// A warm pool's Sandboxes are its free members and, once claimed, the
+	// claims' (owned by the claim, no longer by the pool), as
+	// kube.Clients.SelectSandboxes picks them on a cluster.
+	claims := map[string]bool{}
+	for _, cl := range snap.Claims {
+		if sel.Pool != "" && cl != nil && cl.WarmPool == sel.Pool {
+			claims[cl.Namespace+"/"+cl.Name] = true
+		}
+	}
 	var keys []string
 	for _, sb := range snap.Sandboxes() {
 		switch {
 		case sb == nil:
 		case sel.Pool != "":
-			if sb.Engine() == model.EngineBatchSandbox && sb.Pool == sel.Pool {
-				keys = append(keys, sb.Key)
+			switch sb.Engine() {
+			case model.EngineBatchSandbox, model.EngineAgent:
+				if sb.Pool == sel.Pool || claims[sb.Namespace()+"/"+sb.Claim()] {
+					keys = append(keys, sb.Key)
+				}
 			}
 		case selector.Matches(sb.Labels()):
 			keys = append(keys, sb.Key)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,11 @@ func TestUnknownFlagPointsAtHelp(t *testing.T) {
 		"explain restart --bogus": "sandscope explain restart"} {
 		_, _, errOut := runArgs("sandscope", strings.Fields(args)...)
 		line := strings.TrimSpace(errOut)
+		if strings.HasPrefix(line, "{") { // exec's usage errors are its JSON error object: its message
+			var v struct{ Error struct{ Message string } }
+			_ = json.Unmarshal([]byte(line), &v)
+			line = v.Error.Message
+		}
 		if !strings.Contains(line, "unknown flag: --bogus") || !strings.HasSuffix(line, "see "+path+" --help") {
 			t.Errorf("sandscope %s: stderr %q; want it to end %q", args, line, "see "+path+" --help")
 		}

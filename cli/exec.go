@@ -18,6 +18,7 @@ import (
 	"github.com/sandscope/sandscope/backend"
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/kube"
+	"github.com/sandscope/sandscope/model"
 )
 
 type execFlags struct {
@@ -56,27 +57,42 @@ port-forward), execd-direct (http://<podIP>:44772, from inside the cluster). exe
 Exit codes: the command's own when it ran; 2 a usage error (code USAGE); 125 when sandscope refused or
 failed before anything ran; 126 when the outcome is unknown (the request may have run: never retry it blindly). A refusal or failure
 prints one JSON object on stderr: {"error":{"code","message","retryable","executed":"no|unknown|yes","evidence":[...]}}.`,
-		Args:              cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return execUsage(g, seeHelp(cmd, errors.New("exec wants a target (SANDBOX or pod/NAME, or --selector/--all-of-pool) and -- CMD")))
+			}
+			return nil
+		},
 		ValidArgsFunction: g.completeSandbox,
+		// The root's checks (config file, --image-checks, one context)
+		// run here so that their usage errors come out as exec's JSON.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if pre := cmd.Root().PersistentPreRunE; pre != nil {
+				return execUsage(g, pre(cmd, args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash < 0 {
 				dash = len(args)
 			}
+			usage := func(format string, args ...any) error { return printExecError(g, usageRefusal(format, args...)) }
 			fanOut := f.pool != "" || (dash == 0 && g.Selector != "")
 			switch {
 			case fanOut && dash != 0:
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("exec with --selector or --all-of-pool takes no target before --, got %d", dash)}
+				return usage("exec with --selector or --all-of-pool takes no target before --, got %d", dash)
 			case fanOut:
 				return runExecMany(cmd.Context(), g, f, args)
 			case dash != 1:
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("exec takes one target (SANDBOX or pod/NAME) before --, got %d (or --selector/--all-of-pool for many)", dash)}
+				return usage("exec takes one target (SANDBOX or pod/NAME) before --, got %d (or --selector/--all-of-pool for many)", dash)
 			case f.output != "":
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("-o is for exec --selector/--all-of-pool only")}
+				return usage("-o is for exec --selector/--all-of-pool only")
 			}
 			return runExec(cmd.Context(), g, f, args[0], args[dash:])
 		},
 	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return execUsage(g, seeHelp(c, err)) })
 	fl := cmd.Flags()
 	fl.BoolVarP(&f.stdin, "stdin", "i", false, "Pass stdin to the command (kube only)")
 	fl.BoolVarP(&f.tty, "tty", "t", false, "Allocate a terminal (kube only)")
@@ -127,6 +143,9 @@ func runExec(ctx context.Context, g *Globals, f *execFlags, ref string, command 
 	shell := len(command) == 0
 	if shell && !(f.stdin && f.tty) {
 		return usage("no command given after -- (use -i -t without a command for a shell)")
+	}
+	if err := execute.CheckExpectIP(f.expectIP); err != nil {
+		return fail(err) // before connecting: a usage error reads nothing
 	}
 	if g.ReadOnly {
 		// Refused by the action itself, before any connection.
@@ -210,9 +229,15 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		return fail(err)
 	}
 	defer conn.Close()
-	x, keys, err := conn.ManyExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, fanOutSelection(g, f), f.syncTimeout)
+	sel := fanOutSelection(g, f)
+	x, keys, err := conn.ManyExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, sel, f.syncTimeout)
 	if err != nil {
 		return fail(unreachedRefusal(err))
+	}
+	if len(keys) == 0 {
+		// A fan-out that ran nowhere is not a success: a mistyped pool or
+		// selector would otherwise pass a script's check unseen.
+		return fail(noTargets(sel))
 	}
 	var mu sync.Mutex
 	tally := x.RunMany(ctx, keys, execute.Request{Via: via, Container: f.container, Command: command, Timeout: f.timeout}, f.maxParallel,
@@ -228,6 +253,21 @@ func runExecMany(ctx context.Context, g *Globals, f *execFlags, command []string
 		return exitWith(execExitRefused)
 	}
 	return nil
+}
+
+// noTargets is the refusal of a fan-out whose selection matched no
+// sandbox: NOT_FOUND, naming what was looked for and where.
+func noTargets(sel kube.SelectOptions) error {
+	where := "in namespace " + sel.Namespace
+	if sel.Namespace == "" {
+		where = "in any namespace"
+	}
+	if sel.Pool != "" {
+		return refusal.New(refusal.CodeNotFound, fmt.Sprintf("no sandbox of pool %q %s: nothing ran", sel.Pool, where), false,
+			model.Evidence{Kind: model.Observed, Text: fmt.Sprintf("listed no BatchSandbox of a Pool %q and no member or claimed Sandbox of a warm pool %q %s", sel.Pool, sel.Pool, where)})
+	}
+	return refusal.New(refusal.CodeNotFound, fmt.Sprintf("no sandbox matches --selector %q %s: nothing ran", sel.Selector, where), false,
+		model.Evidence{Kind: model.Observed, Text: fmt.Sprintf("listed no sandbox matching %q %s", sel.Selector, where)})
 }
 
 // Exit codes of `sandscope exec` besides the command's own (README).
@@ -259,6 +299,24 @@ func printExecError(g *Globals, err error) error {
 		code = execExitRefused
 	}
 	return &ExitError{Code: code, Err: r, Silent: true}
+}
+
+// execUsage prints a usage error met before exec's own checks (cobra's
+// flag and argument errors, the root's pre-run checks) as exec's JSON error
+// object with code USAGE, as its other usage errors are: a program reading
+// stderr meets one shape. A usage ExitError already printed, any other
+// error, and nil pass unchanged.
+func execUsage(g *Globals, err error) error {
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee) && (ee.Silent || ee.Code != ExitUsage || ee.Err == nil):
+		return err
+	case ee != nil:
+		err = ee.Err
+	}
+	return printExecError(g, usageRefusal("%v", err))
 }
 
 // connectFailure: a cluster that cannot be reached now is worth a retry; a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -46,6 +47,11 @@ type Options struct {
 	// identity depends on (kube.Clients.LookupSandbox). namespace "" looks
 	// everywhere.
 	Lookup func(ctx context.Context, namespace, ref string) (*fleet.Snapshot, error)
+	// Elsewhere, when set, reads the sandboxes and Pods called ref (a name
+	// or pod/NAME) in every namespace, for a NOT_FOUND in one namespace to
+	// name the namespaces that do hold that name. Unset, Lookup does (in
+	// namespace ""), else the Snapshot is searched.
+	Elsewhere func(ctx context.Context, ref string) (*fleet.Snapshot, error)
 	// Transports by name. DefaultTransports builds the real ones.
 	Transports map[Via]Transport
 	// Forwarder opens Forward's tunnels (*kube.Clients); nil: Forward is
@@ -273,6 +279,14 @@ func (x *Executor) admit(ctx context.Context, req Request, via Via) (Target, *fl
 	if err != nil {
 		return Target{}, nil, Verdict{}, nil, took, err
 	}
+	if live == nil && target.byPod && target.UID == "" {
+		// Neither the model nor the caller ever saw this Pod here: it is
+		// not gone, it was never found (perhaps in another namespace).
+		e := asError(refusal.New(refusal.CodeNotFound, fmt.Sprintf("no pod %q in namespace %s", target.Pod, target.Namespace), false,
+			observed("API server: pod %s not found", target.podRef())))
+		x.elsewhere(ctx, target.Namespace, req.Ref, e)
+		return Target{}, nil, Verdict{}, nil, took, e
+	}
 	if !before.OK() {
 		return Target{}, nil, Verdict{}, nil, took, refusal.New(before.Code(), before.Message(), before.Retryable(), append(before.Evidence, target.hints...)...)
 	}
@@ -285,6 +299,9 @@ func (x *Executor) admit(ctx context.Context, req Request, via Via) (Target, *fl
 
 // resolve finds the target and the snapshot its identity was read from.
 func (x *Executor) resolve(ctx context.Context, req Request) (Target, *fleet.Snapshot, error) {
+	if err := CheckExpectIP(req.ExpectIP); err != nil {
+		return Target{}, nil, err
+	}
 	var snap *fleet.Snapshot
 	if x.opts.Snapshot != nil {
 		snap = x.opts.Snapshot()
@@ -300,11 +317,11 @@ func (x *Executor) resolve(ctx context.Context, req Request) (Target, *fleet.Sna
 			return Target{}, nil, readFailure(err)
 		}
 		t, err = Resolve(snap, req.Namespace, req.Ref)
-		if e := asError(err); e != nil && e.Code == refusal.CodeNotFound && req.Namespace != "" {
-			x.elsewhere(ctx, req.Ref, e)
-		}
 	default:
 		t, err = Resolve(snap, req.Namespace, req.Ref)
+	}
+	if e := asError(err); e != nil && e.Code == refusal.CodeNotFound && req.Namespace != "" && req.Sandbox == nil {
+		x.elsewhere(ctx, req.Namespace, req.Ref, e)
 	}
 	if err != nil {
 		return Target{}, nil, err
@@ -321,23 +338,72 @@ func (x *Executor) resolve(ctx context.Context, req Request) (Target, *fleet.Sna
 	return t, snap, nil
 }
 
-// elsewhere adds to a NOT_FOUND in one namespace the namespaces that do
-// hold a sandbox of that name (namespaces are case-sensitive, and the
-// kubeconfig's default is easy to forget).
-func (x *Executor) elsewhere(ctx context.Context, ref string, e *refusal.Error) {
-	snap, err := x.opts.Lookup(ctx, "", ref)
+// CheckExpectIP refuses (USAGE) an --expect-ip that is not an IP address:
+// no Pod could ever match it, and refusing it later as IP_STALE would blame
+// the Pod for the caller's typo.
+func CheckExpectIP(ip string) error {
+	if ip == "" {
+		return nil
+	}
+	if _, err := netip.ParseAddr(ip); err != nil {
+		return refusal.New(refusal.CodeUsage, fmt.Sprintf("--expect-ip %q is not an IP address", ip), false)
+	}
+	return nil
+}
+
+// elsewhere adds to a NOT_FOUND in namespace the namespaces that do hold
+// a sandbox (for pod/NAME, a Pod) of that name: namespaces are
+// case-sensitive, and the kubeconfig's default is easy to forget.
+func (x *Executor) elsewhere(ctx context.Context, namespace, ref string, e *refusal.Error) {
+	var snap *fleet.Snapshot
+	var err error
+	source := "API server"
+	switch {
+	case x.opts.Elsewhere != nil:
+		snap, err = x.opts.Elsewhere(ctx, ref)
+	case x.opts.Lookup != nil:
+		snap, err = x.opts.Lookup(ctx, "", ref)
+	case x.opts.Snapshot != nil:
+		snap, source = x.opts.Snapshot(), "fleet model"
+	}
 	if err != nil || snap == nil {
 		return
 	}
 	var where []string
-	for _, sb := range snap.Sandboxes() {
-		if sb.Name() == ref && !slices.Contains(where, sb.Namespace()) {
-			where = append(where, sb.Namespace())
+	add := func(ns string) {
+		if ns != namespace && !slices.Contains(where, ns) {
+			where = append(where, ns)
+		}
+	}
+	what, name := "sandbox", ref
+	if pod, ok := podRefName(ref); ok {
+		what, name = "Pod", pod
+		for _, sb := range snap.Sandboxes() {
+			if sb == nil {
+				continue
+			}
+			for i := range sb.Slots {
+				if sb.Slots[i].PodName == name {
+					add(sb.Namespace())
+				}
+			}
+		}
+		for _, p := range snap.Pods() {
+			if p != nil && p.Name == name {
+				add(p.Namespace)
+			}
+		}
+	} else {
+		for _, sb := range snap.Sandboxes() {
+			if sb != nil && sb.Name() == name {
+				add(sb.Namespace())
+			}
 		}
 	}
 	if len(where) > 0 {
-		e.Message += fmt.Sprintf("; a sandbox of that name is in namespace %s (use -n)", strings.Join(where, ", "))
-		e.Evidence = append(e.Evidence, observed("API server: sandboxes named %s exist in namespace %s", ref, strings.Join(where, ", ")))
+		slices.Sort(where)
+		e.Message += fmt.Sprintf("; a %s of that name is in namespace %s (use -n)", what, strings.Join(where, ", "))
+		e.Evidence = append(e.Evidence, observed("%s: a %s named %s is in namespace %s", source, what, name, strings.Join(where, ", ")))
 	}
 }
 

@@ -16,14 +16,12 @@ import (
 // A pod/NAME the model does not know resolves to a bare target with no UID
 // (bound live before dispatch).
 func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
-	_, _, _, isKey := model.ParseSandboxKey(ref) // "pod/NS/NAME" is a plain-Pod sandbox's key
-	for _, prefix := range []string{"pod/", "pods/"} {
-		if name, ok := strings.CutPrefix(ref, prefix); ok && !isKey {
-			t := resolvePod(snap, namespace, name)
-			t.byPod = true
-			return t, nil
-		}
+	if name, ok := podRefName(ref); ok {
+		t := resolvePod(snap, namespace, name)
+		t.byPod = true
+		return t, nil
 	}
+	_, _, _, isKey := model.ParseSandboxKey(ref)
 	if name, ok := strings.CutPrefix(ref, "claim/"); ok && !isKey {
 		return resolveClaim(snap, namespace, name, true)
 	}
@@ -66,6 +64,20 @@ func Resolve(snap *fleet.Snapshot, namespace, ref string) (Target, error) {
 		keys[i] = m.Key
 	}
 	return Target{}, refusal.New(CodeAmbiguous, fmt.Sprintf("%q names several sandboxes: %s; give -n NAMESPACE or the key", ref, strings.Join(keys, ", ")), false)
+}
+
+// podRefName is NAME of a pod/NAME (or pods/NAME) ref; a plain-Pod
+// sandbox's key ("pod/NS/NAME") is not one.
+func podRefName(ref string) (string, bool) {
+	if _, _, _, isKey := model.ParseSandboxKey(ref); isKey {
+		return "", false
+	}
+	for _, prefix := range []string{"pod/", "pods/"} {
+		if name, ok := strings.CutPrefix(ref, prefix); ok {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // resolveClaim resolves an agent-sandbox SandboxClaim to the Sandbox it is
