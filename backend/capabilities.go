@@ -25,6 +25,9 @@ func (e *Env) CanAuthenticate() bool { return !e.Demo() }
 // demo's simulated fleet, and whatever was created in it, ends with it.
 func (e *Env) Outlives() bool { return !e.Demo() }
 
+// CanForward is Env.CanForward for the connection's environment.
+func (c *Conn) CanForward() bool { return c.env.CanForward() }
+
 // NeedsToken is Env.NeedsToken for the connection's environment.
 func (c *Conn) NeedsToken() bool { return c.env.NeedsToken() }
 

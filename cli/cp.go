@@ -139,16 +139,23 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 		return fail(err)
 	}
 	defer conn.Close()
-	x, namespace, err := conn.LookupExecutor(ctx, backend.ExecOptions{Token: token, Port: f.execdPort}, f.syncTimeout)
+	if !conn.CanForward() {
+		return usage("cp copies through tar in the sandbox's Pod, which the demo's simulated Pods do not run: nothing was copied")
+	}
+	xo := backend.ExecOptions{Token: token, Port: f.execdPort}
+	copier := func(x *execute.Executor) *files.Copier {
+		return &files.Copier{Exec: x, ReadOnly: g.ReadOnly, Limits: files.Limits{MaxBytes: f.maxBytes, MaxEntries: f.maxEntries}}
+	}
+	target := files.Target{Container: f.container, Via: via, Timeout: f.timeout, ExpectUID: f.expectUID, ExpectIP: f.expectIP}
+	if fanOut {
+		return runCpMany(ctx, g, f, conn, xo, target, src.Path, dst.Path, copier)
+	}
+	x, namespace, err := conn.LookupExecutor(ctx, xo, f.syncTimeout)
 	if err != nil {
 		return fail(unreachedRefusal(err))
 	}
-	c := &files.Copier{Exec: x, ReadOnly: g.ReadOnly, Limits: files.Limits{MaxBytes: f.maxBytes, MaxEntries: f.maxEntries}}
-	target := files.Target{Namespace: namespace, Container: f.container, Via: via, Timeout: f.timeout,
-		ExpectUID: f.expectUID, ExpectIP: f.expectIP}
-	if fanOut {
-		return runCpMany(ctx, g, f, conn, c, target, src.Path, dst.Path)
-	}
+	c := copier(x)
+	target.Namespace = namespace
 	var out files.Outcome
 	if dst.Remote {
 		target.Ref = dst.Ref
@@ -179,17 +186,25 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 
 // runCpMany uploads one local file or directory to every sandbox the
 // selector or pool picks, each checked on its own, one JSON line each.
-func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *backend.Conn, c *files.Copier, target files.Target, local, remote string) error {
+// The targets are picked as exec's (backend.Conn.ManyExecutor); a
+// selection that picks none copies nothing and says so.
+func runCpMany(ctx context.Context, g *Globals, f *cpFlags, conn *backend.Conn, xo backend.ExecOptions, target files.Target, local, remote string,
+	copier func(*execute.Executor) *files.Copier) error {
 	if f.expectUID != "" || f.expectIP != "" {
 		return printCpError(g, usageRefusal("--expect-uid/--expect-ip name one Pod: give one target instead"))
 	}
 	if local == "-" {
 		return printCpError(g, usageRefusal("standard input cannot be uploaded to many sandboxes: give a local file"))
 	}
-	keys, err := conn.Clients.SelectSandboxes(ctx, fanOutSelection(g, &f.execFlags))
+	sel := fanOutSelection(g, &f.execFlags)
+	x, keys, err := conn.ManyExecutor(ctx, xo, sel, f.syncTimeout)
 	if err != nil {
 		return printCpError(g, unreachedRefusal(err))
 	}
+	if len(keys) == 0 {
+		return printCpError(g, noTargets(sel))
+	}
+	c := copier(x)
 	var mu sync.Mutex
 	var unknown, refused bool
 	eg := new(errgroup.Group)

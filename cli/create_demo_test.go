@@ -57,3 +57,19 @@ func TestCreateDemoTextFailedLineSaysExecutedAndRetryable(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s\nwant 1 and the Failed line with executed and retryable", r.Code, r.Stderr)
 	}
 }
+
+// cp in the demo is refused before anything, one target or many: its Pods
+// are simulated and run no tar. A fan-out crashed with a nil pointer (exit
+// 70), asking a cluster's API for the demo's sandboxes.
+func TestCpInTheDemoIsRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"cp", "--selector", "x=y", "cp_demo_test.go", ":/tmp/f", "-o", "jsonl"},
+		{"cp", "--all-of-pool", "agents-warm", "cp_demo_test.go", ":/tmp/f", "-o", "jsonl"},
+		{"cp", "1729c28e:/workspace/pi.txt", "-"},
+	} {
+		r := clitest.Run(Main, "", append([]string{"--demo"}, args...)...)
+		if obj := r.ErrorObject(t, "code", "written"); r.Code != 2 || obj["code"] != "USAGE" || obj["written"] != "no" {
+			t.Errorf("%q: exit %d, stderr %s; want 2 and USAGE, nothing written", args, r.Code, r.Stderr)
+		}
+	}
+}

@@ -392,6 +392,12 @@ func TestCopyFanOutUpload(t *testing.T) {
 	if n := e.requests(stranger); n != 0 {
 		t.Errorf("%d requests reached the stranger", n)
 	}
+	// A selection that picks no sandbox copies nothing and says so, where it
+	// printed nothing and exited 0.
+	r = e.cp("", "--selector", "team=nobody", src, ":/etc/app.cfg", "-o", "jsonl")
+	if obj := cpError(t, r); r.Code != 125 || obj["code"] != "NOT_FOUND" || obj["written"] != "no" || r.Stdout != "" {
+		t.Errorf("a selection of nothing: exit %d, stdout %q, stderr %s; want 125 and NOT_FOUND", r.Code, r.Stdout, r.Stderr)
+	}
 }
 
 // Usage errors exit 2 with code USAGE and one JSON line: two local paths,
