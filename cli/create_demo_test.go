@@ -2,6 +2,7 @@ package cli
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/sandscope/sandscope/demo/sim"
@@ -71,5 +72,19 @@ func TestCpInTheDemoIsRefused(t *testing.T) {
 		if obj := r.ErrorObject(t, "code", "written"); r.Code != 2 || obj["code"] != "USAGE" || obj["written"] != "no" {
 			t.Errorf("%q: exit %d, stderr %s; want 2 and USAGE, nothing written", args, r.Code, r.Stderr)
 		}
+	}
+}
+
+// A create whose image pull failed says, as its retry reason, which pull
+// failed: it named the last Pulling event's image, the execd installer's.
+func TestCreateDemoPullFailureReasonNamesThePull(t *testing.T) {
+	code, lines, stderr := createDemo(t, "--image", sim.ImageMissing)
+	if code != 1 || len(lines) == 0 {
+		t.Fatalf("exit %d, stderr %q; want 1", code, stderr)
+	}
+	obj, _ := lines[len(lines)-1]["error"].(map[string]any)
+	reason, _ := obj["retryReason"].(string)
+	if obj["code"] != "IMAGE_PULL_FAILED" || !strings.Contains(reason, "ErrImagePull") || strings.Contains(reason, "execd") {
+		t.Errorf("error %v: want IMAGE_PULL_FAILED with the failed pull as the retry reason", obj)
 	}
 }

@@ -289,7 +289,14 @@ func (r *run) fail(ctx context.Context, f *failure) *Error {
 		// and its image-pull slot until the pull ends, so each retry added
 		// one more. Not retryable now; the reason says when it is.
 		e.Retryable = false
-		e.RetryReason = "the sandbox's Pod was still pulling its image (" + r.stageDetail() + "); a deleted Pod keeps its quota and image-pull slot until the pull ends, so creating again now adds to the pile-up: retry once that image is on the node (or the pull failed)"
+		pulling := "still pulling its image (" + r.stageDetail() + ")"
+		if f.code == CodeImagePull {
+			// The pull that failed is the one the kubelet retries, whichever
+			// image the last Pulling event named (the execd installer's,
+			// often, pulled first).
+			pulling = "retrying a pull that failed (" + strings.TrimPrefix(f.message, "image pull failed: ") + ")"
+		}
+		e.RetryReason = "the sandbox's Pod was " + pulling + "; a deleted Pod keeps its quota and image-pull slot until the pull ends, so creating again now adds to the pile-up: retry once that image is on the node (or the pull failed)"
 		if e.Cleanup != nil && len(e.Cleanup.Terminating) > 0 {
 			e.RetryReason += "; still terminating: " + strings.Join(e.Cleanup.Terminating, ", ")
 		}
