@@ -88,3 +88,17 @@ func TestCreateDemoPullFailureReasonNamesThePull(t *testing.T) {
 		t.Errorf("error %v: want IMAGE_PULL_FAILED with the failed pull as the retry reason", obj)
 	}
 }
+
+// A create's result lists its notices as a JSON array, empty or not, for
+// every engine: an agent-sandbox create printed "notices":null.
+func TestCreateDemoNoticesAreAList(t *testing.T) {
+	for _, args := range [][]string{{"--image", sim.ImageScorer}, {"--template", "python-agent"}, {"--warm-pool", "agents-warm"}} {
+		code, lines, stderr := createDemo(t, args...)
+		if code != 0 || len(lines) == 0 {
+			t.Fatalf("%q: exit %d, stderr %q", args, code, stderr)
+		}
+		if _, ok := lines[len(lines)-1]["notices"].([]any); !ok {
+			t.Errorf("%q: notices %#v, want a list", args, lines[len(lines)-1]["notices"])
+		}
+	}
+}

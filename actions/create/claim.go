@@ -55,7 +55,7 @@ func (c *Creator) runClaim(ctx context.Context, req Request, src *kube.Sources, 
 	}
 	r := &run{c: c, req: req, engine: engineAgent, gvr: *src.Agent, id: name, onStage: onStage,
 		claim:  &claimRun{gvr: claimGVR, name: name},
-		result: &Result{Sandbox: "", Claim: name, Namespace: req.Namespace, Engine: model.EngineAgent, Entrypoint: Entrypoint{Source: SourceTemplate}, Stages: []StageRecord{}}}
+		result: &Result{Sandbox: "", Claim: name, Namespace: req.Namespace, Engine: model.EngineAgent, Entrypoint: Entrypoint{Source: SourceTemplate}, Notices: []model.Notice{}, Stages: []StageRecord{}}}
 	if _, err := c.Clients.CreateObject(ctx, claimGVR, obj); err != nil {
 		e := kubeError("creating the claim", err)
 		if e.Code == CodeConnection || ctx.Err() != nil {
@@ -172,7 +172,7 @@ func (c *Creator) runTemplate(ctx context.Context, req Request, src *kube.Source
 	}}
 	r := &run{c: c, req: req, engine: engine, gvr: gvr, id: id, onStage: onStage,
 		result: &Result{Sandbox: id, Namespace: req.Namespace, Engine: model.EngineAgent,
-			Entrypoint: Entrypoint{Argv: argv, Source: SourceTemplate}, Stages: []StageRecord{}}}
+			Entrypoint: Entrypoint{Argv: argv, Source: SourceTemplate}, Notices: []model.Notice{}, Stages: []StageRecord{}}}
 	return r.create(ctx, obj)
 }
 

@@ -317,7 +317,7 @@ func (c *Creator) Run(ctx context.Context, req Request, onStage func(StageUpdate
 		return nil, nothingCreated(CodeInternal, oerr.Error(), false)
 	}
 	run := &run{c: c, req: req, engine: engine, gvr: gvr, id: id, onStage: onStage,
-		result: &Result{Sandbox: id, Namespace: req.Namespace, Engine: modelEngine(engine), Entrypoint: ep, Notices: notices, Stages: []StageRecord{}}}
+		result: &Result{Sandbox: id, Namespace: req.Namespace, Engine: modelEngine(engine), Entrypoint: ep, Notices: append([]model.Notice{}, notices...), Stages: []StageRecord{}}}
 	return run.create(ctx, obj)
 }
 
