@@ -158,9 +158,20 @@ func TestLogsSaveToFile(t *testing.T) {
 	if strings.Contains(string(data), "\x1b") || !strings.HasSuffix(string(data), "second\n") || !strings.HasPrefix(string(data), "first ") {
 		t.Fatalf("saved %q: want the view's safe lines", data)
 	}
-	// A second save in the same second never overwrites the first.
+	// A second save in the same second never overwrites the first, nor
+	// fails: it takes the next free name.
+	if err := os.WriteFile(want, []byte("kept\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlS})
-	screenContains(t, tm, app, "file exists")
+	second := strings.TrimSuffix(want, ".txt") + "-2.txt"
+	screenContains(t, tm, app, "saved 2 lines to "+second)
+	if data, err := os.ReadFile(want); err != nil || string(data) != "kept\n" {
+		t.Fatalf("the first file now holds %q, %v", data, err)
+	}
+	if data, err := os.ReadFile(second); err != nil || !strings.HasSuffix(string(data), "second\n") {
+		t.Fatalf("the second save holds %q, %v", data, err)
+	}
 }
 
 func TestTextViewKeysShareWithListKeysOnly(t *testing.T) {

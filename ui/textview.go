@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -581,16 +583,14 @@ func (v *textView) save(c *shared) tea.Cmd {
 	if sb := v.target.sb; sb != nil {
 		name = sb.Namespace() + "_" + sb.Name()
 	}
-	name = fileSafe(name) + "_" + what + "_" + c.now().UTC().Format("20060102T150405Z") + ".txt"
-	path := filepath.Join(dir, name)
+	base := filepath.Join(dir, fileSafe(name)+"_"+what+"_"+c.now().UTC().Format("20060102T150405Z"))
 	data := []byte(strings.Join(v.lines, "\n") + "\n")
 	n := len(v.lines)
 	return func() tea.Msg {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return actionDone{err: fmt.Errorf("save: %w", err)}
 		}
-		// O_EXCL: never overwrite a file that is already there.
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, path, err := createNew(base, ".txt")
 		if err != nil {
 			return actionDone{err: fmt.Errorf("save: %w", err)}
 		}
@@ -602,6 +602,22 @@ func (v *textView) save(c *shared) tea.Cmd {
 			return actionDone{err: fmt.Errorf("save %s: %w", path, err)}
 		}
 		return actionDone{text: fmt.Sprintf("saved %d lines to %s", n, path)}
+	}
+}
+
+// createNew creates base+ext, or base-2+ext, base-3+ext, ... when that is
+// taken (a second save in the same second): never a file that is already
+// there (O_EXCL), and never a refusal for a name of its own choosing.
+func createNew(base, ext string) (*os.File, string, error) {
+	for i := 1; ; i++ {
+		path := base + ext
+		if i > 1 {
+			path = base + "-" + strconv.Itoa(i) + ext
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil || !errors.Is(err, fs.ErrExist) || i == 100 {
+			return f, path, err
+		}
 	}
 }
 
