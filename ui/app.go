@@ -619,7 +619,7 @@ func (a *App) onFilterEdited(line string) tea.Cmd {
 
 // startExec runs argv in target, in an exec view of its own.
 func (a *App) startExec(target pick, argv []string) tea.Cmd {
-	v := newTextView(a.c, kindExec, "Exec "+target.label()+": "+strings.Join(argv, " "), target)
+	v := newTextView(a.c, kindExec, "Exec "+target.label()+": "+shellQuote(argv), target)
 	a.push(v)
 	return v.startExec(a.c, argv)
 }
@@ -702,6 +702,24 @@ func (a *App) rankNamespaces() []string {
 	}
 	slices.SortFunc(names, func(x, y string) int { return cmp.Or(count[y]-count[x], strings.Compare(x, y)) })
 	return names[:min(len(names), 9)]
+}
+
+// shellQuote writes argv as a shell would read it back: a word of plain
+// characters as it is, any other in single quotes (so the title of
+// `sh -c 'exit 7'` says three words, not four).
+func shellQuote(argv []string) string {
+	words := make([]string, len(argv))
+	for i, w := range argv {
+		plain := w != "" && strings.IndexFunc(w, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-./:=@%+,", r))
+		}) < 0
+		if plain {
+			words[i] = w
+		} else {
+			words[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // countNamespaces adds to count how many sandboxes each namespace holds in

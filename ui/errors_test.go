@@ -100,3 +100,40 @@ func TestCreateFailureAfterCreatingIsNotARefusal(t *testing.T) {
 		t.Errorf("before creating: %q", got)
 	}
 }
+
+// A view's title says what its stream does: "following" only while lines
+// may still come (it read "(error (below))  following" after a failed
+// read), the error "below" without nested brackets, and the command of an
+// exec view as a shell would read it back.
+func TestViewTitlesSayWhatTheStreamDoes(t *testing.T) {
+	be := Backend{
+		Logs: func(context.Context, *model.Sandbox, LogOptions, io.Writer) error { return errLong },
+		Exec: func(_ context.Context, _ *model.Sandbox, _ []string, w io.Writer) (int, error) {
+			_, err := io.WriteString(w, "out\n")
+			return 7, err
+		},
+	}
+	src := &fakeSource{snap: incidentSnapshot()}
+	app, tm := newTestAppSized(t, src, be, Options{}, 120, 24)
+	screenContains(t, tm, app, "Sandboxes [4/4]")
+	keys(tm, "l")
+	s := screenContains(t, tm, app, "END-OF-ERROR")
+	if !strings.Contains(s, "(error below)") || strings.Contains(s, "following") {
+		t.Fatalf("a failed log's title:\n%s", s)
+	}
+	keys(tm, "q", "x", "sh -c 'exit 7'", "enter")
+	s = screenContains(t, tm, app, "out")
+	if !strings.Contains(s, "sh -c 'exit 7'") {
+		t.Fatalf("the exec view's title lost the quoting:\n%s", s)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for argv, want := range map[string]string{
+		"sh\x00-c\x00exit 7": `sh -c 'exit 7'`, "ls\x00-la\x00/tmp": "ls -la /tmp", "echo\x00it's": `echo 'it'\''s'`, "printf\x00": `printf ''`,
+	} {
+		if got := shellQuote(strings.Split(argv, "\x00")); got != want {
+			t.Errorf("shellQuote(%q) = %q, want %q", argv, got, want)
+		}
+	}
+}

@@ -130,14 +130,19 @@ func (v *textView) name() string {
 		if v.since != 0 {
 			s += "  " + sinceWindows[v.since].name
 		}
-		if v.follow {
-			s += "  following"
-		} else {
+		switch {
+		case !v.follow:
 			s += "  paused"
+		case v.live():
+			s += "  following"
 		}
 	}
 	return s
 }
+
+// live: the view's stream may still bring lines (it has not ended nor
+// failed): only then does "following" say something.
+func (v *textView) live() bool { return v.status == "" || v.status == "loading…" }
 
 func (v *textView) close() {
 	if v.cancel != nil {
@@ -333,7 +338,7 @@ func mainName(target pick) string {
 // whole and wrapped (the title has room for a word, the footer for a
 // line), after whatever it read before, and logs it for :messages.
 func (v *textView) showError(err error, c *shared) {
-	v.status = "error (below)"
+	v.status = "error below"
 	c.logError(err)
 	width := max(v.vp.Width, 40)
 	lines := slices.Clone(v.lines)
