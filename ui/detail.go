@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sandscope/sandscope/internal/textsafe"
 	"github.com/sandscope/sandscope/model"
@@ -155,7 +155,7 @@ func (v *detailView) refresh(c *shared) {
 	text := textsafe.Text(strings.Join(lines, "\n"))
 	if v.vp.Width > 0 {
 		// Long notices wrap instead of running off the screen.
-		text = lipgloss.NewStyle().Width(v.vp.Width).Render(text)
+		text = hangingWrap(text, v.vp.Width)
 	}
 	v.vp.SetContent(text)
 	v.vp.SetYOffset(off)
@@ -400,4 +400,69 @@ func scrollViewport(vp *viewport.Model, km tea.KeyMsg, k KeyMap) bool {
 		return false
 	}
 	return true
+}
+
+// hangingWrap wraps each line of s that is wider than width at its spaces
+// only, so that a timestamp, a UUID or a Pod name stays whole wherever it
+// fits (a hyphen is no place to break an id), and continues it under the
+// line's own indent plus two, so a wrapped notice still reads as one. The
+// spaces between words stay as they were (columns inside a line keep
+// their alignment) but where a line breaks. A word wider than the room
+// left is cut where it must be.
+func hangingWrap(s string, width int) string {
+	lines := strings.Split(s, "\n")
+	out := make([]string, 0, len(lines))
+	for _, line := range lines {
+		if width <= 0 || ansi.StringWidth(line) <= width {
+			out = append(out, line)
+			continue
+		}
+		body := strings.TrimLeft(line, " ")
+		lead := len(line) - len(body)
+		hang := strings.Repeat(" ", min(lead+2, width/2))
+		indent := min(lead, width/2) // an indent as wide as the screen leaves no room
+		var cur strings.Builder
+		cur.WriteString(line[:indent])
+		curW, started := indent, false
+		emit := func() {
+			out = append(out, strings.TrimRight(cur.String(), " "))
+			cur.Reset()
+			cur.WriteString(hang)
+			curW, started = len(hang), false
+		}
+		for body != "" {
+			word, rest, _ := strings.Cut(body, " ")
+			gap := len(rest) - len(strings.TrimLeft(rest, " ")) + 1 // the spaces after word, as written
+			if rest == "" && !strings.HasSuffix(body, " ") {
+				gap = 0
+			}
+			body = strings.TrimLeft(rest, " ")
+			w := ansi.StringWidth(word)
+			if started && curW+w > width {
+				emit()
+			}
+			for curW+w > width && !started { // wider than a whole line: cut it
+				part := ansi.Truncate(word, width-curW, "")
+				pw := ansi.StringWidth(part)
+				if pw == 0 {
+					break // one character wider than the room: let it overflow
+				}
+				cur.WriteString(part)
+				word, w = ansi.TruncateLeft(word, pw, ""), w-pw
+				emit()
+			}
+			cur.WriteString(word)
+			curW, started = curW+w, true
+			if body != "" && curW+gap < width {
+				cur.WriteString(strings.Repeat(" ", gap))
+				curW += gap
+			} else if body != "" {
+				emit() // the break falls in the gap
+			}
+		}
+		if started {
+			out = append(out, strings.TrimRight(cur.String(), " "))
+		}
+	}
+	return strings.Join(out, "\n")
 }
