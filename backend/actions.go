@@ -231,5 +231,10 @@ func (c *Conn) Locate(ctx context.Context, ref string, syncTimeout time.Duration
 	if len(pods) > 1 {
 		return "", "", fmt.Errorf("%q names Pods in several namespaces; give -n NAMESPACE", ref)
 	}
+	if c.Namespace() == "" {
+		// Every namespace was read: naming the default one in the answer
+		// would say only that one was.
+		return "", "", fmt.Errorf("no Pod or sandbox %q in any namespace", ref)
+	}
 	return c.Clients.Namespace, ref, nil // not in the fleet: read as given, which says it is not found
 }

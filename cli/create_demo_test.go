@@ -102,3 +102,18 @@ func TestCreateDemoNoticesAreAList(t *testing.T) {
 		}
 	}
 }
+
+// explain restart in the demo reads every namespace without -n: a name
+// found nowhere says so, not "in namespace sandboxes", the one namespace it
+// named though it read them all.
+func TestExplainDemoNotFoundSaysWhereItLooked(t *testing.T) {
+	for args, want := range map[string]string{
+		"nosuch":         `no Pod or sandbox "nosuch" in any namespace`,
+		"-n eval nosuch": `no Pod or sandbox "nosuch" in namespace eval`,
+	} {
+		r := clitest.Run(Main, "", append(append([]string{"--demo", "explain", "restart"}, strings.Fields(args)...), "--block-start", "2026-12-02T14:00:00Z")...)
+		if r.Code != 1 || !strings.Contains(r.Stderr, want) {
+			t.Errorf("explain restart %s: exit %d, %q; want 1 and %q", args, r.Code, r.Stderr, want)
+		}
+	}
+}
