@@ -29,7 +29,8 @@ func TestTUIDemoShell(t *testing.T) {
 	// The cursor mark (NO_COLOR) on the row under the column titles.
 	top := s.WaitFor(`(?m)SANDBOX .*\n›`, 10*time.Second)
 	// ENGINE is shown only when the terminal has room for it beside the rest.
-	row := regexp.MustCompile(`^[ ›]?\S+\s+(\S+)\s+(?:(?:bsbx|agent|pod)\s+)?\S+\s+Running\s+OK\s+\S+\s+(\S+)`)
+	// CLAIM, when shown, follows SANDBOX.
+	row := regexp.MustCompile(`^[ ›]?\S+\s+(\S+)\s+(?:\S+\s+)??(?:(?:bsbx|agent|pod)\s+)?\S+\s+Running\s+OK\s+\S+\s+(\S+)`)
 	// The oldest that is Running and OK: an old one may be between Pods.
 	lines := strings.Split(top, "\n")
 	first := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "›") })
@@ -84,7 +85,7 @@ func TestTUIStartLineGoneAfterQuit(t *testing.T) {
 	needTmux(t)
 	bin := tmuxtest.BuildSandscope(t)
 	s := tmuxtest.Start(t, tmuxtest.Options{Width: 120, Height: 20, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
-		"sh", "-c", bin+" --demo; echo quit-status=$?")
+		"sh", "-c", bin+" --demo; echo quit-status=$?; sleep 60") // alive: a dead pane's screen is tmux's, not the program's
 	s.WaitFor(`synced`, 30*time.Second)
 	s.SendKeys("q")
 	screen := s.WaitFor(`quit-status=0`, 10*time.Second)
@@ -101,7 +102,7 @@ func TestSweepTableFitsTheTerminal(t *testing.T) {
 	bin := tmuxtest.BuildSandscope(t)
 	const width = 100
 	s := tmuxtest.Start(t, tmuxtest.Options{Width: width, Height: 50, Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir()}},
-		"sh", "-c", bin+" sweep --demo -n eval; echo sweep-status=$?")
+		"sh", "-c", bin+" sweep --demo -n eval; echo sweep-status=$?; sleep 60")
 	s.WaitFor(`sweep-status=\d`, 60*time.Second)
 	all := s.CaptureAll()
 	start := strings.Index(all, "#   SEVERITY")
