@@ -175,6 +175,24 @@ func BenchmarkFleetUpdate(b *testing.B) {
 	}
 }
 
+// benchFleetApp is the TUI over fleet f with filter typed a character at a
+// time and sortKey pressed (none when ""), its first frame drawn: where a
+// refresh benchmark starts. src hands the App the fleet's snapshots.
+func benchFleetApp(f *fleet.Fleet, filter, sortKey string) (*App, *fakeSource) {
+	src := &fakeSource{snap: f.Snapshot()}
+	app := benchApp(src)
+	sv := app.top().(*sandboxesView)
+	for k := range len(filter) {
+		fl, _ := query.ParseFilter(filter[:k+1])
+		sv.setFilter(fl, app.c)
+	}
+	if sortKey != "" {
+		app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(sortKey)})
+	}
+	_ = app.View() // the first frame's ranking of the favorites, as above
+	return app, src
+}
+
 func benchFleetUpdate(b *testing.B, n int, filter, sortKey string) {
 	const ns, perRefresh = "bench", 2
 	at := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
@@ -192,17 +210,7 @@ func benchFleetUpdate(b *testing.B, n int, filter, sortKey string) {
 		restarted[i] = model.SlimPod(p)
 		f.UpsertPod(pods[i])
 	}
-	src := &fakeSource{snap: f.Snapshot()}
-	app := benchApp(src)
-	sv := app.top().(*sandboxesView)
-	for k := range len(filter) {
-		fl, _ := query.ParseFilter(filter[:k+1])
-		sv.setFilter(fl, app.c)
-	}
-	if sortKey != "" {
-		app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(sortKey)})
-	}
-	_ = app.View() // the first frame's ranking of the favorites, as above
+	app, src := benchFleetApp(f, filter, sortKey)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
@@ -258,15 +266,7 @@ func benchFleetChurn(b *testing.B, n int, filter, sortKey string) {
 	for i := range n {
 		add(i)
 	}
-	src := &fakeSource{snap: f.Snapshot()}
-	app := benchApp(src)
-	sv := app.top().(*sandboxesView)
-	for k := range len(filter) {
-		fl, _ := query.ParseFilter(filter[:k+1])
-		sv.setFilter(fl, app.c)
-	}
-	app.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(sortKey)})
-	_ = app.View()
+	app, src := benchFleetApp(f, filter, sortKey)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
