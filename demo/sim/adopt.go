@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,51 +75,29 @@ func (s *Sim) adoptPoll(ctx context.Context) error {
 }
 
 func (s *Sim) adoptIn(ctx context.Context, gvr schema.GroupVersionResource, ns string) error {
-	list, err := s.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil // the resource is not served here: nothing to adopt
-	}
-	if err != nil {
-		return fmt.Errorf("listing %s in %s for adoption: %w", gvr.Resource, ns, err)
-	}
-	// Sorted: the order of a list is not part of the simulation's input.
-	items := list.Items
-	sort.Slice(items, func(i, j int) bool { return items[i].GetName() < items[j].GetName() })
-	present := make(map[string]bool, len(items))
-	var errs []error
-	keep := func(err error) {
-		// Gone between the list and the write: the next poll sees it.
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, err)
-		}
-	}
-	for i := range items {
-		u := &items[i]
-		present[u.GetName()] = true
+	return s.pollList(ctx, gvr, ns, func(u *unstructured.Unstructured) error {
 		sb := s.sandboxes[key(ns, u.GetName())]
 		switch {
 		case sb == nil && u.GetDeletionTimestamp() == nil:
-			keep(s.adopt(ctx, gvr, u))
+			return s.adopt(ctx, gvr, u)
 		case sb != nil && sb.adopted && sb.servedBy(gvr):
-			keep(s.followAdopted(ctx, sb, u))
+			return s.followAdopted(ctx, sb, u)
 		case sb != nil && deletedByOthers(sb, gvr) && u.GetDeletionTimestamp() != nil:
 			// One of the simulator's own, deleted by a user (the TUI's
 			// delete): the engine cleans up and removes its finalizers.
 			sb.deleting = true
-			keep(s.teardown(ctx, sb))
+			return s.teardown(ctx, sb)
 		}
-	}
-	keys := make([]string, 0, len(s.sandboxes))
-	for k, sb := range s.sandboxes {
-		if sb.ns == ns && (sb.adopted && sb.servedBy(gvr) || deletedByOthers(sb, gvr)) && !present[sb.name] {
-			keys = append(keys, k)
+		return nil
+	}, func(listed map[string]bool) map[string]func() error {
+		lost := map[string]func() error{}
+		for k, sb := range s.sandboxes {
+			if sb.ns == ns && (sb.adopted && sb.servedBy(gvr) || deletedByOthers(sb, gvr)) && !listed[sb.name] {
+				lost[k] = func() error { return s.loseAdopted(ctx, sb) }
+			}
 		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		keep(s.loseAdopted(ctx, s.sandboxes[k]))
-	}
-	return errors.Join(errs...)
+		return lost
+	})
 }
 
 // deletedByOthers: sb is one of the simulator's own sandboxes with an
@@ -306,4 +286,39 @@ func (s *Sim) guarded(sb *sandbox, fn func(context.Context) error) func(context.
 		}
 		return nil
 	}
+}
+
+// pollList is one poll of a controller over gvr's objects in ns: each
+// listed object, in name order (the order of a list is not part of the
+// simulation's input), goes to visit; then the actions lost returns for
+// what the simulation tracks and the list no longer holds run, in key
+// order. An object gone between the list and a write is no error: the
+// next poll sees it. A resource the server does not serve lists nothing.
+func (s *Sim) pollList(ctx context.Context, gvr schema.GroupVersionResource, ns string,
+	visit func(u *unstructured.Unstructured) error, lost func(listed map[string]bool) map[string]func() error) error {
+	list, err := s.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("listing %s in %s: %w", gvr.Resource, ns, err)
+	}
+	items := list.Items
+	sort.Slice(items, func(i, j int) bool { return items[i].GetName() < items[j].GetName() })
+	listed := make(map[string]bool, len(items))
+	var errs []error
+	keep := func(err error) {
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	for i := range items {
+		listed[items[i].GetName()] = true
+		keep(visit(&items[i]))
+	}
+	gone := lost(listed)
+	for _, k := range slices.Sorted(maps.Keys(gone)) {
+		keep(gone[k]())
+	}
+	return errors.Join(errs...)
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -242,25 +240,7 @@ func hasField(u *unstructured.Unstructured, path ...string) bool {
 // with it (the Sandbox is owned by it: the garbage collector's part).
 func (s *Sim) adoptClaims(ctx context.Context, ns string) error {
 	gvr := s.extGVR(agentsandbox.ResourceClaims)
-	list, err := s.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil // not served here
-	}
-	if err != nil {
-		return fmt.Errorf("listing %s in %s: %w", gvr.Resource, ns, err)
-	}
-	items := list.Items
-	sort.Slice(items, func(i, j int) bool { return items[i].GetName() < items[j].GetName() })
-	present := make(map[string]bool, len(items))
-	var errs []error
-	keep := func(err error) {
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, err)
-		}
-	}
-	for i := range items {
-		u := &items[i]
-		present[u.GetName()] = true
+	return s.pollList(ctx, gvr, ns, func(u *unstructured.Unstructured) error {
 		c := s.claims[key(ns, u.GetName())]
 		switch {
 		case c == nil && u.GetDeletionTimestamp() == nil:
@@ -268,8 +248,7 @@ func (s *Sim) adoptClaims(ctx context.Context, ns string) error {
 				// The UID the Sandbox's ownerReference and claim-uid name.
 				stamped, err := s.mutateCR(ctx, gvr, u, false, "adopted", func(o *unstructured.Unstructured) { s.stampAdopted(o) })
 				if err != nil {
-					keep(err) // tried again on the next poll
-					continue
+					return err // tried again on the next poll
 				}
 				u = stamped
 			}
@@ -277,23 +256,21 @@ func (s *Sim) adoptClaims(ctx context.Context, ns string) error {
 			s.claims[key(ns, c.name)] = c
 			pool, _, _ := unstructured.NestedString(u.Object, "spec", "warmPoolRef", "name")
 			if c.pool = s.warmPool(ns, pool); c.pool != nil {
-				keep(s.serveClaim(ctx, c))
+				return s.serveClaim(ctx, c)
 			}
 		case c != nil && u.GetDeletionTimestamp() != nil:
-			keep(s.releaseClaim(ctx, c))
+			return s.releaseClaim(ctx, c)
 		}
-	}
-	var gone []string
-	for k, c := range s.claims {
-		if c.ns == ns && !present[c.name] {
-			gone = append(gone, k)
+		return nil
+	}, func(listed map[string]bool) map[string]func() error {
+		lost := map[string]func() error{}
+		for k, c := range s.claims {
+			if c.ns == ns && !listed[c.name] {
+				lost[k] = func() error { return s.releaseClaim(ctx, c) }
+			}
 		}
-	}
-	sort.Strings(gone)
-	for _, k := range gone {
-		keep(s.releaseClaim(ctx, s.claims[k]))
-	}
-	return errors.Join(errs...)
+		return lost
+	})
 }
 
 // warmPool is the pool the simulation runs as ns/name, or nil.
