@@ -2,6 +2,7 @@ package demo
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,5 +98,39 @@ func TestDynamicWatchReplaysDeletionAfterList(t *testing.T) {
 	evs := drain(w)
 	if len(evs) != 1 || evs[0].Type != watch.Deleted {
 		t.Errorf("events from the list's version %q = %v, want one DELETED b1", list.GetResourceVersion(), evs)
+	}
+}
+
+// Every deleting Pod of the demo reads as the API server writes one: its
+// deletionTimestamp is the end of the grace period it was granted, so the
+// request (that minus deletionGracePeriodSeconds) comes after its
+// creation. The held Pods of the pile-up were stamped with the request
+// time, and read as deleted before they were created.
+func TestDemoDeletionsAfterCreation(t *testing.T) {
+	d, err := Start(t.Context(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := d.Clients.Kube.CoreV1().Pods("").List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleting := 0
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			continue
+		}
+		deleting++
+		if p.DeletionGracePeriodSeconds == nil {
+			t.Errorf("%s/%s is deleting without deletionGracePeriodSeconds", p.Namespace, p.Name)
+			continue
+		}
+		requested := p.DeletionTimestamp.Add(-time.Duration(*p.DeletionGracePeriodSeconds) * time.Second)
+		if requested.Before(p.CreationTimestamp.Time) {
+			t.Errorf("%s/%s: deletion requested %s, before its creation %s", p.Namespace, p.Name, requested, p.CreationTimestamp)
+		}
+	}
+	if deleting == 0 {
+		t.Fatal("no Pod of the demo is deleting: the pile-up is gone and this test checks nothing")
 	}
 }

@@ -126,7 +126,11 @@ func (s *Sim) deletePod(ctx context.Context, pod *corev1.Pod, hold bool, finaliz
 		if s.cfg.EmulateServer {
 			return s.mutatePod(ctx, pod, false, "deleting, held by "+finalizer, func(p *corev1.Pod) {
 				addFinalizer(p, finalizer)
-				ts := metav1.NewTime(s.now)
+				// As the API server: the end of the grace period, the
+				// request time plus the grace granted (stamping the request
+				// time made the deletion read as asked for before the Pod
+				// was created).
+				ts := metav1.NewTime(s.now.Add(time.Duration(grace) * time.Second))
 				p.DeletionTimestamp = &ts
 				p.DeletionGracePeriodSeconds = &grace
 			})
