@@ -29,6 +29,9 @@ type Target struct {
 	// only): the exec is refused unless it is OK.
 	Identity         model.IdentityState `json:"-"`
 	identityEvidence []model.Evidence
+	// state is the sandbox's effective state (sandbox targets only): it
+	// says whether a sandbox with no running Pod may still get one.
+	state model.EffectiveState
 	// Pooled: a BatchSandbox whose Pod a Pool allocated; its allocation is
 	// re-read live before dispatch.
 	Pooled bool `json:"-"`

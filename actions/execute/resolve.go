@@ -136,11 +136,11 @@ func orAny(s string) string {
 func TargetOf(sb *model.Sandbox) (Target, error) {
 	slot := sb.PrimarySlot()
 	if slot == nil || slot.PodName == "" {
-		return Target{}, refusal.New(CodeNotExecReady, fmt.Sprintf("sandbox %s has no Pod yet", sb.Key), true,
+		return Target{}, notReady(sb.Key, sb.State, "has no Pod yet",
 			observed("fleet model: sandbox %s state %s, no linked Pod", sb.Key, sb.State))
 	}
 	t := Target{Namespace: sb.Namespace(), Sandbox: sb.Key, Pod: slot.PodName, UID: slot.BoundUID, IP: slot.RecordedIP,
-		Identity: slot.Identity, identityEvidence: identityEvidence(sb, slot)}
+		Identity: slot.Identity, identityEvidence: identityEvidence(sb, slot), state: sb.State}
 	t.Pooled = sb.Engine() == model.EngineBatchSandbox && sb.Pool != ""
 	t.hints = recreationHint(sb, slot)
 	t.fillFromPod(slot.Pod)
@@ -190,7 +190,30 @@ func (t Target) gate() error {
 	case model.IdentityUnknown:
 		return refusal.New(CodeNotSynced, fmt.Sprintf("sandbox %s: the fleet model cannot vouch for it now (disconnected)", t.Sandbox), true, ev...)
 	}
-	return refusal.New(CodeNotExecReady, fmt.Sprintf("sandbox %s has no running Pod at a recorded address yet", t.Sandbox), true, ev...)
+	return notReady(t.Sandbox, t.state, "has no running Pod at a recorded address yet", append([]model.Evidence{
+		observed("fleet model: sandbox %s state %s", t.Sandbox, t.state)}, ev...)...)
+}
+
+// notReady refuses a sandbox that has no running Pod to run in (why says
+// what is missing). That is worth a retry while the sandbox may still get
+// one (it is pending or starting); not once it is on its way out or over,
+// or paused on purpose: no wait brings it a Pod.
+func notReady(key string, state model.EffectiveState, why string, ev ...model.Evidence) error {
+	if final, ok := finalStates[state]; ok {
+		return refusal.New(CodeNotExecReady, fmt.Sprintf("sandbox %s %s: it has no running Pod and will not get one", key, final), false, ev...)
+	}
+	return refusal.New(CodeNotExecReady, fmt.Sprintf("sandbox %s %s", key, why), true, ev...)
+}
+
+// finalStates are the states no wait takes to Running, as said of a
+// sandbox.
+var finalStates = map[model.EffectiveState]string{
+	model.StateTerminating: "is being deleted",
+	model.StateExpired:     "has expired",
+	model.StateFailed:      "has failed",
+	model.StateDead:        "has ended",
+	model.StateGone:        "has lost its Pod",
+	model.StateSuspended:   "is suspended",
 }
 
 var identityMeaning = map[model.IdentityState]string{

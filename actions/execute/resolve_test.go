@@ -98,3 +98,28 @@ func TestResolveByShortID(t *testing.T) {
 		}
 	}
 }
+
+// A sandbox with no running Pod is worth a retry only while it may still
+// get one: a deleted, expired, failed or suspended one was refused
+// "retryable" as a starting one is, and a caller waited for nothing.
+func TestNotReadyIsRetryableOnlyWhileTheSandboxMayStart(t *testing.T) {
+	for state, retryable := range map[model.EffectiveState]bool{
+		model.StatePending: true, model.StateStarting: true,
+		model.StateTerminating: false, model.StateExpired: false, model.StateFailed: false, model.StateSuspended: false,
+	} {
+		noPod := &model.Sandbox{Key: "bsbx/ns/a", State: state, Meta: &model.ObjectMeta{Namespace: "ns", Name: "a"}}
+		_, err := TargetOf(noPod)
+		if e := asError(err); e == nil || e.Code != CodeNotExecReady || e.Retryable != retryable {
+			t.Errorf("%s, no Pod: %v; want NOT_EXEC_READY, retryable %v", state, err, retryable)
+		}
+		unassigned := &model.Sandbox{Key: "bsbx/ns/b", State: state, Meta: &model.ObjectMeta{Namespace: "ns", Name: "b"},
+			Slots: []model.Slot{{PodName: "b-0", Identity: model.IdentityUnassigned}}}
+		tgt, err := TargetOf(unassigned)
+		if err != nil {
+			t.Fatalf("%s: %v", state, err)
+		}
+		if e := asError(tgt.gate()); e == nil || e.Code != CodeNotExecReady || e.Retryable != retryable {
+			t.Errorf("%s, no address: %v; want NOT_EXEC_READY, retryable %v", state, e, retryable)
+		}
+	}
+}
