@@ -76,6 +76,23 @@ func (c *Clients) Node(ctx context.Context, name string) (*corev1.Node, error) {
 	return n, nil
 }
 
+// NamespaceExists reads whether namespace exists. Listing in a namespace
+// that does not exist answers an empty list, as an empty namespace does:
+// only the namespace itself tells the two apart. An error (forbidden,
+// unreachable) leaves it unknown.
+func (c *Clients) NamespaceExists(ctx context.Context, namespace string) (bool, error) {
+	ctx, cancel := c.requestContext(ctx)
+	defer cancel()
+	_, err := c.Kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("reading namespace %s: %w", namespace, err)
+}
+
 func (c *Clients) listEvents(ctx context.Context, namespace, fieldSelector string) ([]corev1.Event, error) {
 	ctx, cancel := c.requestContext(ctx)
 	defer cancel()

@@ -202,7 +202,8 @@ const (
 	CodeRestartEvicted        = "RESTART_EVICTED"
 	CodeRestartUnexplained    = "RESTART_UNEXPLAINED"
 	CodeContextUnreachable    = "CONTEXT_UNREACHABLE"
-	CodeContextPartial        = "CONTEXT_PARTIAL" // the read could not see everything (forbidden, timed out, CRD missing)
+	CodeContextPartial        = "CONTEXT_PARTIAL"     // the read could not see everything (forbidden, timed out, CRD missing)
+	CodeNamespaceNotFound     = "NAMESPACE_NOT_FOUND" // the namespace swept does not exist: nothing was there to see
 	CodeTaskFailed            = "TASK_FAILED"
 	CodePodRecreated          = "POD_RECREATED"
 	// agent-sandbox extensions: about a warm pool or a claim, not one sandbox.

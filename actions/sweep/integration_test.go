@@ -557,6 +557,30 @@ func TestSweepProbe(t *testing.T) {
 	}
 }
 
+// A namespace that does not exist lists as empty as one that holds no
+// sandbox; the sweep asks which it is. A mistyped -n scored 100 and exited
+// 0 (a CI gate that can never fail); an empty namespace stays clean.
+func TestSweepOfAMissingNamespace(t *testing.T) {
+	c, ns := testcluster.GetWithNamespace(t)
+	for _, tc := range []struct {
+		ns      string
+		missing bool
+	}{{ns, false}, {ns + "-typo", true}} {
+		clients, err := kube.NewClients(c.Config, tc.ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := sweep.Sweep(context.Background(), []sweep.Target{sweep.ClientsTarget("test", clients)}, sweep.Options{Timeout: 30 * time.Second})
+		got := findings(rep.Findings, model.CodeNamespaceNotFound)
+		switch {
+		case tc.missing && (len(got) != 1 || got[0].Severity != model.SeverityError || got[0].Namespace != tc.ns || rep.Summary.Score == 100):
+			t.Errorf("namespace %s does not exist: findings %+v, score %d; want one NAMESPACE_NOT_FOUND error", tc.ns, rep.Findings, rep.Summary.Score)
+		case !tc.missing && (len(rep.Findings) != 0 || rep.Summary.Score != 100):
+			t.Errorf("empty namespace %s: findings %+v, score %d; want none and 100", tc.ns, rep.Findings, rep.Summary.Score)
+		}
+	}
+}
+
 // ---- helpers -------------------------------------------------------------------
 
 func decodeReport(t *testing.T, out string) sweep.Report {

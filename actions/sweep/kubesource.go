@@ -33,8 +33,14 @@ func ClientsSource(c *kube.Clients) Source { return &clientsSource{Clients: c} }
 
 type clientsSource struct {
 	*kube.Clients
-	notes []string // where the last Snapshot was partial
+	notes   []string // where the last Snapshot was partial
+	missing string   // the namespace the last Snapshot read, when it does not exist
 }
+
+// MissingNamespace is the namespace the last Snapshot was asked to read
+// when the API server says it does not exist ("" otherwise): a sweep of a
+// mistyped namespace read nothing, which is no clean bill of health.
+func (s *clientsSource) MissingNamespace() string { return s.missing }
 
 // Notes says where the last Snapshot was partial.
 func (s *clientsSource) Notes() []string { return s.notes }
@@ -137,6 +143,18 @@ wait:
 	snap := w.Fleet().Snapshot()
 	stop()
 	<-ran // the informers are shut down before the next context's work counts
+	s.missing = ""
+	if ns != "" && snap.NumSandboxes() == 0 && snap.NumPods() == 0 {
+		// Listing a namespace that does not exist answers an empty list:
+		// only the namespace itself says whether there was anything to see.
+		exists, err := s.Clients.NamespaceExists(ctx, ns)
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("namespace %s holds nothing, and whether it exists could not be read: %v", ns, err))
+		case !exists:
+			s.missing = ns
+		}
+	}
 	s.notes = notes
 	return snap, nil
 }

@@ -282,6 +282,12 @@ func sweepContext(parent context.Context, t Target, opts Options) (cs contextSwe
 		cs.swept[i] = SandboxID{Context: t.Name, Namespace: sb.Namespace(), Name: sb.Name()}
 	}
 	cs.findings, cs.notes = Analyze(ctx, t.Name, snap, src, opts)
+	if m, ok := src.(interface{ MissingNamespace() string }); ok && m.MissingNamespace() != "" {
+		ns := m.MissingNamespace()
+		cs.findings = append(cs.findings, model.Finding{Code: model.CodeNamespaceNotFound, Severity: model.SeverityError,
+			Context: t.Name, Namespace: ns, Message: fmt.Sprintf("namespace %s does not exist: nothing was swept", ns),
+			Evidence: []model.Evidence{{Kind: model.Observed, Text: "API server: namespaces/" + ns + " not found"}}})
+	}
 	cs.notes = append(cs.notes, ReadNotes(t.Name, src, snap)...)
 	if unseen := Unseen(src, snap); len(unseen) > 0 {
 		cs.result.Partial, cs.result.Unseen = true, unseen
