@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -34,13 +35,13 @@ func WriteSweepJSON(w io.Writer, r *sweep.Report) error {
 func WriteSweepTable(w io.Writer, r *sweep.Report) error { return WriteSweepTableWidth(w, r, 0) }
 
 // On a terminal, MESSAGE is cut to fit, down to minMessageColumn; past
-// that the names (CONTEXT, NAMESPACE, SANDBOX, POD: ids of 36 characters)
+// that the names ([CONTEXT,] NAMESPACE, SANDBOX, POD: ids of 36 characters)
 // are cut too, down to minNameColumn each, every cut cell given whole in
 // the EVIDENCE block. Below that the row is left wider than the terminal
 // rather than unreadable.
 const (
 	minMessageColumn = 12
-	minNameColumn    = 10
+	minNameColumn    = 8 // the TUI's short ids
 )
 
 // fitColumns narrows the name columns of cols (widths, in the table's
@@ -77,7 +78,14 @@ func fitColumns(cols []int, width int) int {
 // width 0 cuts nothing.
 func WriteSweepTableWidth(w io.Writer, r *sweep.Report, width int) error {
 	safe := textsafe.Line
+	// With one context the CONTEXT column says the same on every row (the
+	// contexts' table below names it): it gives its room to the rest, so
+	// that the table fits 80 columns.
+	oneContext := len(r.Contexts) <= 1
 	header := []string{"#", "SEVERITY", "CODE", "CONTEXT", "NAMESPACE", "SANDBOX", "POD"}
+	if oneContext {
+		header = slices.Delete(header, 3, 4)
+	}
 	rows := make([][]string, len(r.Findings))
 	cols := make([]int, len(header))
 	for i, h := range header {
@@ -86,6 +94,9 @@ func WriteSweepTableWidth(w io.Writer, r *sweep.Report, width int) error {
 	for i, f := range r.Findings {
 		rows[i] = []string{strconv.Itoa(i + 1), safe(string(f.Severity)), safe(f.Code), safe(textsafe.OrDash(f.Context)),
 			safe(textsafe.OrDash(f.Namespace)), safe(textsafe.OrDash(f.Sandbox)), safe(textsafe.OrDash(f.Pod))}
+		if oneContext {
+			rows[i] = slices.Delete(rows[i], 3, 4)
+		}
 		for j, c := range rows[i] {
 			cols[j] = max(cols[j], runewidth.StringWidth(c))
 		}

@@ -214,6 +214,34 @@ func TestWriteSweepTableWidth(t *testing.T) {
 			t.Errorf("width %d: the message and names are not cut in the table and whole under EVIDENCE:\n%s", width, tty.String())
 		}
 	}
+
+	// One context: its column gives its room to the rest, and the table
+	// fits an 80-column terminal (it stayed 91 columns wide).
+	one := *r
+	one.Contexts = r.Contexts[:1]
+	one.Findings = nil
+	for _, f := range r.Findings {
+		if f.Context == r.Contexts[0].Name {
+			one.Findings = append(one.Findings, f)
+		}
+	}
+	one.Findings = append(one.Findings, model.Finding{Code: model.CodeRestartUnexplained, Severity: model.SeverityWarning,
+		Context: r.Contexts[0].Name, Namespace: "eval", Sandbox: id, Pod: id + "-0", Message: long})
+	for _, width := range []int{80, 90} {
+		var tty bytes.Buffer
+		if err := WriteSweepTableWidth(&tty, &one, width); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(tty.String(), "\n")
+		if strings.Contains(lines[0], "CONTEXT") {
+			t.Errorf("one context, width %d: the table still has a CONTEXT column: %q", width, lines[0])
+		}
+		for _, l := range lines[:len(one.Findings)+1] {
+			if n := runewidth.StringWidth(l); n > width {
+				t.Errorf("one context, width %d: a table line is %d columns: %q", width, n, l)
+			}
+		}
+	}
 }
 
 // A finding about no one sandbox (a warm pool's) gets a case of its
