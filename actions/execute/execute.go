@@ -282,8 +282,12 @@ func (x *Executor) admit(ctx context.Context, req Request, via Via) (Target, *fl
 	if live == nil && target.byPod && target.UID == "" {
 		// Neither the model nor the caller ever saw this Pod here: it is
 		// not gone, it was never found (perhaps in another namespace).
-		e := asError(refusal.New(refusal.CodeNotFound, fmt.Sprintf("no pod %q in namespace %s", target.Pod, target.Namespace), false,
-			observed("API server: pod %s not found", target.podRef())))
+		where, ref := "in any namespace", target.Pod
+		if target.Namespace != "" {
+			where, ref = "in namespace "+target.Namespace, target.podRef()
+		}
+		e := asError(refusal.New(refusal.CodeNotFound, fmt.Sprintf("no pod %q %s", target.Pod, where), false,
+			observed("API server: pod %s not found", ref)))
 		x.elsewhere(ctx, target.Namespace, req.Ref, e)
 		return Target{}, nil, Verdict{}, nil, took, e
 	}

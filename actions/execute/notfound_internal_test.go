@@ -87,6 +87,12 @@ func TestPodRefNotFoundIsNotGone(t *testing.T) {
 	if e := notFoundIn(t, x, "sandboxes", "pod/nosuch"); strings.Contains(e.Message, "eval") {
 		t.Errorf("a Pod held nowhere: message %q names a namespace", e.Message)
 	}
+	// Looked for in every namespace (no -n in the demo), it says so: it
+	// said "in namespace " with no name, and "pod /nosuch".
+	if e := notFoundIn(t, x, "", "pod/nosuch"); !strings.Contains(e.Message, `no pod "nosuch" in any namespace`) ||
+		len(e.Evidence) == 0 || strings.Contains(e.Evidence[0].Text, " /nosuch") {
+		t.Errorf("a Pod looked for everywhere: %q, evidence %v", e.Message, e.Evidence)
+	}
 	for _, req := range []Request{
 		{Namespace: "eval", Ref: "pod/loose"},                   // the model bound it
 		{Namespace: "sandboxes", Ref: "pod/x", ExpectUID: "u9"}, // the caller recorded it
