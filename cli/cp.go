@@ -116,6 +116,8 @@ func runCp(ctx context.Context, g *Globals, f *cpFlags, srcArg, dstArg string) e
 	}
 	fanOut := f.pool != "" || g.Selector != ""
 	switch {
+	case f.pool != "" && g.Selector != "":
+		return usage("--all-of-pool and --selector each pick the targets: give one (the pool's sandboxes are not filtered by labels)")
 	case src.Remote && dst.Remote:
 		return usage("copy between two sandboxes is not supported: one side must be local")
 	case !src.Remote && !dst.Remote:

@@ -30,6 +30,9 @@ func TestUsageEdges(t *testing.T) {
 		// 125 is a target refused.
 		{"exec without a command", []string{"exec", "sb1", "--"}, 2, `"code":"USAGE"`},
 		{"exec -o without many", []string{"exec", "sb1", "-o", "jsonl", "--", "true"}, 2, "-o is for exec"},
+		// Two ways of picking the targets at once: the selector was ignored.
+		{"exec pool and selector", []string{"exec", "--all-of-pool", "p", "--selector", "a=b", "-o", "jsonl", "--", "true"}, 2, "--all-of-pool and --selector each pick"},
+		{"cp pool and selector", []string{"cp", "--all-of-pool", "p", "--selector", "a=b", "f", ":/f", "-o", "jsonl"}, 2, "--all-of-pool and --selector each pick"},
 		{"get alone", []string{"get"}, 2, "sandboxes (sb), pods (po), pools, claims or findings"},
 		{"completion for no shell", []string{"completion", "nope"}, 2, `no completion for shell "nope": want bash`},
 		// A group of subcommands given another word: cobra printed the help

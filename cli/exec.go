@@ -80,6 +80,8 @@ prints one JSON object on stderr: {"error":{"code","message","retryable","execut
 			usage := func(format string, args ...any) error { return printExecError(g, usageRefusal(format, args...)) }
 			fanOut := f.pool != "" || (dash == 0 && g.Selector != "")
 			switch {
+			case f.pool != "" && g.Selector != "":
+				return usage("--all-of-pool and --selector each pick the targets: give one (the pool's sandboxes are not filtered by labels)")
 			case fanOut && dash != 0:
 				return usage("exec with --selector or --all-of-pool takes no target before --, got %d", dash)
 			case fanOut:
