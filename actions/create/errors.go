@@ -2,10 +2,12 @@ package create
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
 
@@ -113,9 +115,13 @@ func Usage(msg string) error { return usage(msg) }
 func Refuse(code, msg string, retryable bool) error { return nothingCreated(code, msg, retryable) }
 
 // ConnectionError is a failure to reach the cluster before anything was
-// created.
+// created: worth a retry, unless the configuration itself is wrong or
+// missing (no kubeconfig, no such context) or the server refused the
+// credentials, which no retry changes.
 func ConnectionError(err error) error {
-	e := nothingCreated(CodeConnection, err.Error(), true)
+	var ce *kube.ConnectError
+	final := errors.As(err, &ce) && (ce.Local || ce.Denied)
+	e := nothingCreated(CodeConnection, err.Error(), !final)
 	e.Err = err
 	return e
 }

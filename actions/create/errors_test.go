@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandscope/sandscope/actions/create"
 	"github.com/sandscope/sandscope/actions/refusal"
+	"github.com/sandscope/sandscope/kube"
 )
 
 // `create -o json` prints {"error":{...}}: the shared refusal.Error's fields in
@@ -28,6 +29,9 @@ func TestErrorJSON(t *testing.T) {
 		{failed, `{"error":{"code":"IMAGE_PULL_FAILED","message":"pull","retryable":false,"retryReason":"pulling","executed":"unknown","stage":"PullingImage","sandbox":"id","namespace":"ns","cleanup":{"deleted":true,"terminatingPods":["p"],"detail":"gone"},"stages":[{"stage":"Queued","at":"2026-01-02T03:04:05Z","detail":"d"}]}}`},
 		{create.Refuse(refusal.CodeReadOnly, "ro", false), `{"error":{"code":"READ_ONLY","message":"ro","retryable":false,"executed":"no"}}`},
 		{create.ConnectionError(errors.New("no route")), `{"error":{"code":"CONNECTION","message":"no route","retryable":true,"executed":"no"}}`},
+		// No kubeconfig, or credentials refused: no retry changes that.
+		{create.ConnectionError(&kube.ConnectError{Reason: "no cluster configured", Local: true}), `{"error":{"code":"CONNECTION","message":"no cluster configured","retryable":false,"executed":"no"}}`},
+		{create.ConnectionError(&kube.ConnectError{Reason: "credentials refused", Denied: true}), `{"error":{"code":"CONNECTION","message":"credentials refused","retryable":false,"executed":"no"}}`},
 	} {
 		b, err := json.Marshal(map[string]any{"error": tc.err})
 		if err != nil || string(b) != tc.want {
