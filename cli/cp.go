@@ -48,12 +48,13 @@ and failed there (nothing
 written for a download); 125 refused before anything was sent or written; 126 unknown (an upload may be
 partly written; a download is kept only under the temporary name it names). A failure prints one JSON
 object on stderr: {"error":{"code","message","retryable","executed","written","evidence"}}.`,
-		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: g.completeSandbox,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCp(cmd.Context(), g, f, args[0], args[1])
 		},
 	}
+	// Every usage error is the JSON error object, as cp's others are.
+	jsonUsage(cmd, func(err error) error { return usageAs(func(err error) error { return printCpError(g, err) }, err) }, cobra.ExactArgs(2))
 	addTargetFlags(cmd, g, &f.execFlags, targetFlagHelp{
 		via:         "Transport: kube (tar over pods/exec), execd or execd-direct (execd's files API, one file)",
 		timeout:     "Give up after this long (outcome unknown, exit 126); 0 = no limit",

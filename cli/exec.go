@@ -57,21 +57,7 @@ port-forward), execd-direct (http://<podIP>:44772, from inside the cluster). exe
 Exit codes: the command's own when it ran; 2 a usage error (code USAGE); 125 when sandscope refused or
 failed before anything ran; 126 when the outcome is unknown (the request may have run: never retry it blindly). A refusal or failure
 prints one JSON object on stderr: {"error":{"code","message","retryable","executed":"no|unknown|yes","evidence":[...]}}.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return execUsage(g, seeHelp(cmd, errors.New("exec wants a target (SANDBOX or pod/NAME, or --selector/--all-of-pool) and -- CMD")))
-			}
-			return nil
-		},
 		ValidArgsFunction: g.completeSandbox,
-		// The root's checks (config file, --image-checks, one context)
-		// run here so that their usage errors come out as exec's JSON.
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if pre := cmd.Root().PersistentPreRunE; pre != nil {
-				return execUsage(g, pre(cmd, args))
-			}
-			return nil
-		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash < 0 {
@@ -94,7 +80,14 @@ prints one JSON object on stderr: {"error":{"code","message","retryable","execut
 			return runExec(cmd.Context(), g, f, args[0], args[dash:])
 		},
 	}
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return execUsage(g, seeHelp(c, err)) })
+	// Every usage error, the root's checks (config file, --image-checks,
+	// one context) included, is exec's JSON error object.
+	jsonUsage(cmd, func(err error) error { return execUsage(g, err) }, func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return errors.New("exec wants a target (SANDBOX or pod/NAME, or --selector/--all-of-pool) and -- CMD")
+		}
+		return nil
+	})
 	fl := cmd.Flags()
 	fl.BoolVarP(&f.stdin, "stdin", "i", false, "Pass stdin to the command (kube only)")
 	fl.BoolVarP(&f.tty, "tty", "t", false, "Allocate a terminal (kube only)")
@@ -309,6 +302,12 @@ func printExecError(g *Globals, err error) error {
 // stderr meets one shape. A usage ExitError already printed, any other
 // error, and nil pass unchanged.
 func execUsage(g *Globals, err error) error {
+	return usageAs(func(err error) error { return printExecError(g, err) }, err)
+}
+
+// usageAs is execUsage for a command whose errors print (and map to exit
+// codes) through print: exec's and cp's.
+func usageAs(print func(error) error, err error) error {
 	var ee *ExitError
 	switch {
 	case err == nil:
@@ -318,7 +317,26 @@ func execUsage(g *Globals, err error) error {
 	case ee != nil:
 		err = ee.Err
 	}
-	return printExecError(g, usageRefusal("%v", err))
+	return print(usageRefusal("%v", err))
+}
+
+// jsonUsage makes cmd's cobra-level usage errors (a bad flag, the wrong
+// number of arguments, the root's pre-run checks) come out through usage
+// as its other usage errors do, with args checking the arguments.
+func jsonUsage(cmd *cobra.Command, usage func(error) error, args cobra.PositionalArgs) {
+	cmd.Args = func(c *cobra.Command, a []string) error {
+		if err := args(c, a); err != nil {
+			return usage(seeHelp(c, err))
+		}
+		return nil
+	}
+	cmd.PersistentPreRunE = func(c *cobra.Command, a []string) error {
+		if pre := c.Root().PersistentPreRunE; pre != nil {
+			return usage(pre(c, a))
+		}
+		return nil
+	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage(seeHelp(c, err)) })
 }
 
 // connectFailure: a cluster that cannot be reached now is worth a retry; a

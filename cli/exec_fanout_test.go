@@ -149,3 +149,23 @@ func TestExecUsageErrorsAreJSON(t *testing.T) {
 		})
 	}
 }
+
+// cp's usage errors are its JSON error object too (with "written"): cobra's
+// own (arguments, flags) and the root's checks printed plain text.
+func TestCpUsageErrorsAreJSON(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"a"},
+		{"a", "b", "--bogus"},
+		{"x:/a", "b", "--context", "a,b"},
+		{"x:/a", "b", "--image-checks", "bogus"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := clitest.Run(Main, "", append([]string{"cp"}, args...)...)
+			e := r.ErrorObject(t, "code", "message", "retryable", "executed", "written", "evidence")
+			if r.Code != ExitUsage || e["code"] != refusal.CodeUsage || e["written"] != "no" {
+				t.Errorf("exit %d, error %v; want 2, USAGE", r.Code, e)
+			}
+		})
+	}
+}
