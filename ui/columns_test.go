@@ -154,3 +154,19 @@ func TestHeaderBadgeWholeAtEveryWidth(t *testing.T) {
 		}
 	}
 }
+
+// A name column that may be cut is cut, down to its floor, before any
+// column is dropped: at 80 columns the Pods view showed POD whole (38
+// characters), PHASE and DELETING, and nothing else, not even NAMESPACE.
+func TestLayoutCutsNamesBeforeDroppingColumns(t *testing.T) {
+	cols := []column{{Title: "NS", Drop: 2}, {Title: "POD", Max: 40, Shrink: 14}, {Title: "PHASE"}, {Title: "IP", Drop: 3}, {Title: "AGE", Drop: 8}}
+	natural := []int{9, 38, 9, 11, 4}
+	keep, widths := layout(cols, natural, 60)
+	if !slices.Equal(keep, []int{0, 1, 2, 3, 4}) || widths[1] >= 38 || widths[1] < 14 {
+		t.Errorf("60 columns: kept %v widths %v; want every column, POD cut", keep, widths)
+	}
+	keep, widths = layout(cols, natural, 45)
+	if !slices.Contains(keep, 0) || widths[slices.Index(keep, 1)] != 14 {
+		t.Errorf("45 columns: kept %v widths %v; want NS kept and POD at its floor of 14 before NS goes", keep, widths)
+	}
+}

@@ -373,13 +373,13 @@ func (v *listView) sortRows() {
 }
 
 var podCols = []column{
-	{Title: "NAMESPACE", Drop: 4, Max: 20},
-	{Title: "POD", Max: 40},
-	{Title: "SANDBOX", Drop: 5, Max: 36},
+	{Title: "NAMESPACE", Drop: 2, Max: 20}, // Pods of several namespaces share names
+	{Title: "POD", Max: 40, Shrink: 14},
+	{Title: "SANDBOX", Drop: 5, Max: 36, Shrink: 12},
 	{Title: "PHASE", Max: 10},
 	{Title: "IP", Drop: 3, Max: 39},
 	{Title: "NODE", Drop: 6, Max: 20},
-	{Title: "CONTAINER", Drop: 2, Max: 32},
+	{Title: "CONTAINER", Drop: 4, Max: 32},
 	{Title: "DELETING", Drop: 1, Right: true},
 	{Title: "RESTARTS", Drop: 7, Right: true},
 	{Title: "AGE", Drop: 8, Right: true},

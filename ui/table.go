@@ -12,12 +12,16 @@ import (
 
 // column describes one table column. Drop is the order in which narrow
 // terminals give the column up (1 first; 0 = never dropped). Max caps the
-// natural width so one long name cannot starve the others. Hidden leaves
-// the column out whatever the width (a column with nothing to show).
+// natural width so one long name cannot starve the others. Shrink, when
+// set, is how narrow a name column may be cut (with …) before any column
+// is dropped: a cut id still tells its row apart, a dropped column tells
+// nothing. Hidden leaves the column out whatever the width (a column with
+// nothing to show).
 type column struct {
 	Title  string
 	Drop   int
 	Max    int
+	Shrink int
 	Right  bool
 	Hidden bool
 }
@@ -53,7 +57,21 @@ func layout(cols []column, natural []int, width int) (keep []int, widths []int) 
 		alive[i] = true
 		total += w[i] + gap
 	}
-	// Drop low-value columns first until the rest fits.
+	// Cut the name columns that may be cut, widest first, down to their
+	// floors; then drop low-value columns until the rest fits.
+	for total > width {
+		widest := -1
+		for i, c := range cols {
+			if alive[i] && c.Shrink > 0 && w[i] > c.Shrink && (widest < 0 || w[i] > w[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		w[widest]--
+		total--
+	}
 	for total > width {
 		victim, rank := -1, 0
 		for i, c := range cols {
