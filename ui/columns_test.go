@@ -170,3 +170,17 @@ func TestLayoutCutsNamesBeforeDroppingColumns(t *testing.T) {
 		t.Errorf("45 columns: kept %v widths %v; want NS kept and POD at its floor of 14 before NS goes", keep, widths)
 	}
 }
+
+// A UUID cut for a narrow column never ends in one of its hyphens: the
+// Pod cell adds "-0" after it, which read "1729c28e-9c91--0".
+func TestCutNameNeverEndsInAHyphen(t *testing.T) {
+	id := "1729c28e-9c91-4e77-890f-3574d666f10f"
+	for n := 1; n < len(id); n++ {
+		if got := cutName(id, n); strings.HasSuffix(got, "-") || !strings.HasPrefix(id, got) || len(got) < n-1 {
+			t.Errorf("cutName(%d) = %q", n, got)
+		}
+	}
+	if got := cutName("warm-python-59mgh", 10); got != "warm-pytho…" {
+		t.Errorf("a name that is no UUID: %q", got)
+	}
+}

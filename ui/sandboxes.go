@@ -547,14 +547,16 @@ func (v *sandboxesView) uniqueNameLen(from, to int) int {
 	return need
 }
 
-// cutName is name cut to n characters: a UUID as a short hash is, any
-// other name with a mark that it goes on.
+// cutName is name cut to n characters: a UUID as a short hash is (never
+// ending in one of its hyphens, which stand at fixed places and tell
+// nothing apart; a Pod's "-0" after one read "…9c91--0"), any other name
+// with a mark that it goes on.
 func cutName(name string, n int) string {
 	if len(name) <= n {
 		return name
 	}
 	if len(name) == 36 && model.IsUUID(name) {
-		return name[:n]
+		return strings.TrimRight(name[:n], "-")
 	}
 	return name[:n] + "…"
 }
