@@ -53,14 +53,6 @@ const (
 	ServerName  = "in-memory (simulated fleet)"
 )
 
-// defaultWarmup is the least history the demo fleet has when it opens:
-// stuck Pods are already stuck, kills already happened. historyMark is
-// the grid its history starts on.
-const (
-	defaultWarmup = 15 * time.Minute
-	historyMark   = 5 * time.Minute
-)
-
 // Options tune the demo. The zero value is the documented demo.
 type Options struct {
 	// Seed makes the fleet reproducible. 0 means 1.
@@ -68,7 +60,7 @@ type Options struct {
 	// Namespaces of the fleet. Default ["sandboxes", "eval"].
 	Namespaces []string
 	// Warmup is how much history the fleet has when the demo opens. Default
-	// 15 minutes and up to 5 more, back to a five-minute mark.
+	// 15 minutes: stuck Pods are already stuck, kills already happened.
 	Warmup time.Duration
 	// ChurnPerHour: sandboxes created and deleted per hour. Default 800.
 	ChurnPerHour int
@@ -101,15 +93,7 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 		opts.Namespaces = []string{"sandboxes", "eval"}
 	}
 	if opts.Warmup == 0 {
-		// The history starts at a five-minute mark: demos started within
-		// the same five minutes play the same fleet at the same times, so
-		// a time read in one (the TUI's previous log) names the same moment
-		// in another (explain restart --demo --block-start).
-		now := time.Now()
-		if opts.Clock != nil {
-			now = opts.Clock.Now()
-		}
-		opts.Warmup = defaultWarmup + now.Sub(now.Truncate(historyMark))
+		opts.Warmup = 15 * time.Minute
 	}
 	clients, api := newClients(opts.Namespaces[0])
 	s, err := sim.New(clients.Kube, clients.Dynamic, sim.Config{

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	testingclock "k8s.io/utils/clock/testing"
-
 	"github.com/sandscope/sandscope/kube"
 	"github.com/sandscope/sandscope/model"
 )
@@ -126,45 +123,5 @@ func TestDemoLogWindow(t *testing.T) {
 	}
 	if cut == 0 {
 		t.Fatal("no running sandbox had a line older than a minute: the window was never tested")
-	}
-}
-
-// Two demos started within the same five minutes play their history at
-// the same times: the moment the liveness example's worker blocked, read
-// in one (the TUI's previous log), is the one the other's
-// `explain restart --demo --block-start` compares with. Each demo played
-// its history back from its own start, and no time read in one named a
-// moment of another.
-func TestDemosOfTheSameFiveMinutesShareTheirHistory(t *testing.T) {
-	mark := time.Date(2026, 12, 2, 15, 45, 0, 0, time.UTC)
-	blocked := func(start time.Time) time.Time {
-		d, err := Start(t.Context(), Options{Clock: testingclock.NewFakeClock(start)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pods, err := d.Clients.Kube.CoreV1().Pods("").List(t.Context(), metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pods.Items {
-			if !strings.HasPrefix(p.Name, "agent-") {
-				continue
-			}
-			lines, _ := d.Sim.PodLog(p.Namespace, p.Name, true)
-			for _, l := range lines {
-				if strings.Contains(l.Text, "worker blocked") {
-					return l.At
-				}
-			}
-		}
-		t.Fatalf("the demo started at %s has no liveness example's block", start)
-		return time.Time{}
-	}
-	first, second := blocked(mark.Add(40*time.Second)), blocked(mark.Add(4*time.Minute+10*time.Second))
-	if !first.Equal(second) {
-		t.Fatalf("demos started 3.5 min apart in one five-minute window: the worker blocked at %s in one, %s in the other", first, second)
-	}
-	if next := blocked(mark.Add(5*time.Minute + time.Second)); next.Equal(first) {
-		t.Fatalf("a demo of the next five minutes played the same times (%s): the history did not move on", next)
 	}
 }
