@@ -167,20 +167,30 @@ func memberReady(m *sandbox) bool {
 // member at once.
 func (s *Sim) replaceMember(ctx context.Context, wp *warmPool, m *sandbox) error {
 	wp.members = slices.DeleteFunc(wp.members, func(x *sandbox) bool { return x == m })
-	m.deleting = true
-	if m.obj != nil {
-		if _, err := s.deleteCR(ctx, AgentSandboxGVR(s.cfg.AgentVersion), m.obj, false, ""); err != nil {
+	if err := s.deleteAgentSandbox(ctx, m); err != nil {
+		return err
+	}
+	return s.addWarmMember(ctx, wp)
+}
+
+// deleteAgentSandbox deletes an agent Sandbox the simulation plays and,
+// as the garbage collector would, its Pods, and forgets it. One already
+// gone from the server is as good as deleted.
+func (s *Sim) deleteAgentSandbox(ctx context.Context, sb *sandbox) error {
+	sb.deleting = true
+	if sb.obj != nil {
+		if _, err := s.deleteCR(ctx, AgentSandboxGVR(s.cfg.AgentVersion), sb.obj, false, ""); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
-		m.obj = nil
+		sb.obj = nil
 	}
-	for _, p := range m.pods {
+	for _, p := range sb.pods {
 		if err := s.releasePod(ctx, p); err != nil {
 			return err
 		}
 	}
-	s.forget(m)
-	return s.addWarmMember(ctx, wp)
+	s.forget(sb)
+	return nil
 }
 
 func firstPod(sb *sandbox) *simPod {
@@ -291,20 +301,7 @@ func (s *Sim) releaseClaim(ctx context.Context, c *simClaim) error {
 	if sb == nil || sb.gone || sb.deleting {
 		return nil
 	}
-	sb.deleting = true
-	if sb.obj != nil {
-		if _, err := s.deleteCR(ctx, AgentSandboxGVR(s.cfg.AgentVersion), sb.obj, false, ""); err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-		sb.obj = nil
-	}
-	for _, p := range sb.pods {
-		if err := s.releasePod(ctx, p); err != nil {
-			return err
-		}
-	}
-	s.forget(sb)
-	return nil
+	return s.deleteAgentSandbox(ctx, sb)
 }
 
 // pickMember is a member that has podIPs, a ready one first.
